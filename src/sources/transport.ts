@@ -1,0 +1,51 @@
+/**
+ * The transport contract: how nodescope runs one declared probe on a node.
+ *
+ * A transport returns the raw capture only, exactly as the node printed it
+ * (CONVENTIONS.md §2). It never parses. Local exec, `ip netns exec`, SSH,
+ * kubectl-debug and replay all implement the same {@link Transport}.
+ */
+
+/** Which kind of transport produced a result. */
+export type TransportKind = 'local' | 'netns' | 'ssh' | 'kubectl-debug' | 'replay';
+
+/**
+ * What one executed argv produced.
+ *
+ * - `stdout`/`stderr`: decoded as UTF-8, byte-for-byte otherwise.
+ * - `exitCode`: the process exit code; `null` when it did not start (binary missing,
+ *   `missing: true`) or was killed by the timeout (`timedOut: true`).
+ * - `startedAt`: ISO-8601 UTC time the process started.
+ * - `durationMs`: wall time in milliseconds.
+ */
+export interface ExecResult {
+  readonly argv: readonly string[];
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number | null;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly missing?: boolean;
+  readonly timedOut?: boolean;
+}
+
+/** Options for one exec: `timeoutMs` in milliseconds. */
+export interface ExecOptions {
+  readonly timeoutMs: number;
+}
+
+/**
+ * A way to run commands on one node. Implementations: {@link LocalTransport}
+ * (`src/sources/local.ts`), replay (`src/sources/replay.ts`), SSH, kubectl-debug.
+ *
+ * `exec` never throws for a failing command: a non-zero exit or a missing binary is a
+ * normal {@link ExecResult}. It throws `TransportError` only when the transport itself
+ * is broken (connection lost, replay bundle unreadable).
+ */
+export interface Transport {
+  readonly kind: TransportKind;
+  /** Human label of the node: host name, `local`, `netns:NAME`, `replay:DIR`. */
+  readonly label: string;
+  exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult>;
+  close(): Promise<void>;
+}
