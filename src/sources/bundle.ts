@@ -1,0 +1,158 @@
+/**
+ * Capture bundles: the raw outputs of every probe, byte for byte, plus the API
+ * objects and a manifest. Replay reads the same files back; nothing downstream
+ * knows whether data is live (DESIGN.md "One direction of data").
+ *
+ * Layout of a bundle directory:
+ * ```
+ * manifest.json           BundleManifest (below)
+ * probes/<id>.stdout      what the probe printed on stdout, unchanged
+ * probes/<id>.stderr      what it printed on stderr, unchanged
+ * api.json                API objects as `kubectl get … -o json` printed them (optional)
+ * extra/<name>            other recorded exchanges (DNS answers, kernel traces)
+ * ```
+ * No secret is ever written: the manifest's `source` holds only the kind and label.
+ */
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { ParseError, UserError } from '../errors.js';
+import type { ProbeRun, ProbeStatus } from './probe-runner.js';
+import type { TransportKind } from './transport.js';
+
+/** The bundle format version this code writes and reads. */
+export const BUNDLE_FORMAT_VERSION = 1;
+
+/** One probe as recorded in a manifest; times in ISO-8601 UTC and milliseconds. */
+export interface ManifestProbe {
+  readonly id: string;
+  /** The catalog argv (the replay key). */
+  readonly argv: readonly string[];
+  /** What was executed, with transport prefixes. */
+  readonly executedArgv: readonly string[];
+  readonly status: ProbeStatus;
+  readonly exitCode: number | null;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly stdoutFile: string;
+  readonly stderrFile: string;
+  /** Hex sha256 of the stdout and stderr bytes as written. */
+  readonly sha256: { readonly stdout: string; readonly stderr: string };
+}
+
+/** `manifest.json` of a capture bundle. */
+export interface BundleManifest {
+  readonly formatVersion: number;
+  readonly nodescopeVersion: string;
+  /** ISO-8601 UTC time the capture started. */
+  readonly capturedAt: string;
+  /** The node's name (from `uname -n` or the API) and the transport label. */
+  readonly node: string;
+  readonly source: { readonly kind: TransportKind; readonly label: string };
+  /** Tool versions read by the version probes, e.g. `{iptables: "v1.8.9 (nf_tables)"}`. */
+  readonly toolVersions: Readonly<Record<string, string>>;
+  readonly probes: readonly ManifestProbe[];
+  readonly api: { readonly file: string; readonly sha256: string } | null;
+  /** Free-form provenance note (how the capture was made). */
+  readonly note?: string;
+}
+
+/** A bundle read back: its manifest, and the directory to read files from. */
+export interface Bundle {
+  readonly dir: string;
+  readonly manifest: BundleManifest;
+}
+
+/** Hex sha256 of a string's UTF-8 bytes. */
+export function sha256(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}
+
+/** What {@link writeBundle} needs besides the probe runs. */
+export interface WriteBundleInput {
+  readonly capturedAt: string;
+  readonly nodescopeVersion: string;
+  readonly node: string;
+  readonly source: { readonly kind: TransportKind; readonly label: string };
+  readonly toolVersions: Readonly<Record<string, string>>;
+  readonly runs: readonly ProbeRun[];
+  /** API objects text exactly as the API (or kubectl) returned it. */
+  readonly apiText?: string;
+  readonly extras?: Readonly<Record<string, string>>;
+  readonly note?: string;
+}
+
+/**
+ * Writes a bundle into `dir` (created if needed). Returns the manifest.
+ * Throws the filesystem's `Error` when the directory cannot be written.
+ */
+export function writeBundle(dir: string, input: WriteBundleInput): BundleManifest {
+  mkdirSync(path.join(dir, 'probes'), { recursive: true });
+  const probes: ManifestProbe[] = input.runs.map((run) => {
+    const stdoutFile = `probes/${run.id}.stdout`;
+    const stderrFile = `probes/${run.id}.stderr`;
+    writeFileSync(path.join(dir, stdoutFile), run.result.stdout);
+    writeFileSync(path.join(dir, stderrFile), run.result.stderr);
+    return {
+      id: run.id,
+      argv: run.argv,
+      executedArgv: run.result.argv,
+      status: run.status,
+      exitCode: run.result.exitCode,
+      startedAt: run.result.startedAt,
+      durationMs: run.result.durationMs,
+      stdoutFile,
+      stderrFile,
+      sha256: { stdout: sha256(run.result.stdout), stderr: sha256(run.result.stderr) },
+    };
+  });
+  let api: BundleManifest['api'] = null;
+  if (input.apiText !== undefined) {
+    writeFileSync(path.join(dir, 'api.json'), input.apiText);
+    api = { file: 'api.json', sha256: sha256(input.apiText) };
+  }
+  for (const [name, text] of Object.entries(input.extras ?? {})) {
+    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new UserError(`bad extra file name ${JSON.stringify(name)}`);
+    mkdirSync(path.join(dir, 'extra'), { recursive: true });
+    writeFileSync(path.join(dir, 'extra', name), text);
+  }
+  const manifest: BundleManifest = {
+    formatVersion: BUNDLE_FORMAT_VERSION,
+    nodescopeVersion: input.nodescopeVersion,
+    capturedAt: input.capturedAt,
+    node: input.node,
+    source: input.source,
+    toolVersions: input.toolVersions,
+    probes,
+    api,
+    ...(input.note ? { note: input.note } : {}),
+  };
+  writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  return manifest;
+}
+
+/**
+ * Reads a bundle's manifest. Throws `UserError` when `dir` holds no manifest, and
+ * `ParseError` when the manifest is not valid JSON or of an unknown format version.
+ */
+export function readBundle(dir: string): Bundle {
+  const file = path.join(dir, 'manifest.json');
+  if (!existsSync(file)) throw new UserError(`${dir} is not a capture bundle (no manifest.json)`, 'capture one with `nodescope capture … -o DIR`');
+  const text = readFileSync(file, 'utf8');
+  let manifest: BundleManifest;
+  try {
+    manifest = JSON.parse(text) as BundleManifest;
+  } catch (e) {
+    throw new ParseError(`manifest.json is not JSON: ${(e as Error).message}`, file, 0, text.slice(0, 200));
+  }
+  if (manifest.formatVersion !== BUNDLE_FORMAT_VERSION) {
+    throw new ParseError(`unsupported bundle format version ${String(manifest.formatVersion)} (this nodescope reads ${BUNDLE_FORMAT_VERSION})`, file, 0, '');
+  }
+  return { dir, manifest };
+}
+
+/** Reads one file of a bundle as UTF-8 text, or undefined when absent. */
+export function readBundleFile(bundle: Bundle, relative: string): string | undefined {
+  const file = path.join(bundle.dir, relative);
+  return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+}

@@ -1,0 +1,83 @@
+/**
+ * The local transport: runs declared probes on this machine, optionally inside a
+ * network namespace through the catalog's `netns` wrapper (`ip netns exec NAME`).
+ */
+import { spawn } from 'node:child_process';
+import { wrapperArgv } from './catalog.js';
+import type { ExecOptions, ExecResult, Transport } from './transport.js';
+
+/** Options of {@link LocalTransport}: `netns` runs every probe inside that namespace. */
+export interface LocalOptions {
+  readonly netns?: string;
+  /** Injected clock (ms since epoch), for deterministic tests. */
+  readonly now?: () => number;
+}
+
+/**
+ * Runs an argv as a child process (no shell), collecting stdout and stderr as
+ * UTF-8. A missing binary gives `{exitCode: null, missing: true}`; a timeout kills
+ * the process (SIGKILL) and gives `{exitCode: null, timedOut: true}`. Never throws.
+ */
+export function runProcess(argv: readonly string[], timeoutMs: number, now: () => number = Date.now): Promise<ExecResult> {
+  const started = now();
+  const startedAt = new Date(started).toISOString();
+  return new Promise((resolve) => {
+    const [cmd, ...args] = argv;
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let timedOut = false;
+    let settled = false;
+    const finish = (r: Omit<ExecResult, 'argv' | 'startedAt' | 'durationMs' | 'stdout' | 'stderr'>, extraErr = '') => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve({
+        argv: [...argv],
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8') + extraErr,
+        startedAt,
+        durationMs: now() - started,
+        ...r,
+      });
+    };
+    const child = spawn(cmd ?? '', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.on('error', (e: NodeJS.ErrnoException) => {
+      finish({ exitCode: null, ...(e.code === 'ENOENT' ? { missing: true } : {}) }, `${cmd}: ${e.message}\n`);
+    });
+    child.on('close', (code) => {
+      if (timedOut) finish({ exitCode: null, timedOut: true }, `killed after ${timeoutMs} ms\n`);
+      // `ip netns exec` reports a missing binary as exit 255 with "No such file";
+      // a shell-less exec elsewhere gives ENOENT above; 127 is the shell convention.
+      else if (code === 127 || (code === 255 && /exec of ".*" failed: No such file or directory/.test(Buffer.concat(err).toString('utf8')))) {
+        finish({ exitCode: code, missing: true });
+      } else finish({ exitCode: code });
+    });
+  });
+}
+
+/** Runs probes on this machine (`--local`), or inside `--netns NAME`. */
+export class LocalTransport implements Transport {
+  readonly kind;
+  readonly label: string;
+  private readonly prefix: readonly string[];
+  private readonly now: () => number;
+
+  constructor(options: LocalOptions = {}) {
+    this.kind = options.netns ? ('netns' as const) : ('local' as const);
+    this.label = options.netns ? `netns:${options.netns}` : 'local';
+    this.prefix = options.netns ? wrapperArgv('netns', { netns: options.netns }) : [];
+    this.now = options.now ?? Date.now;
+  }
+
+  exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
+    return runProcess([...this.prefix, ...argv], options.timeoutMs, this.now);
+  }
+
+  async close(): Promise<void> {}
+}

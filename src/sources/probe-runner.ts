@@ -1,0 +1,79 @@
+/**
+ * Runs catalog probes through a transport and keeps what each one printed,
+ * exactly as printed. Alternatives are tried in order when a binary is missing.
+ * A failing probe never stops the others.
+ */
+import { catalog, fillArgv, type Catalog, type ProbeSpec } from './catalog.js';
+import type { ExecResult, Transport } from './transport.js';
+
+/** How a probe ended: `ok` (exit 0), `failed` (non-zero), `missing` (binary absent), `timeout`. */
+export type ProbeStatus = 'ok' | 'failed' | 'missing' | 'timeout';
+
+/**
+ * One probe's outcome.
+ * - `argv`: the catalog argv that produced `result` (alternatives resolved, placeholders
+ *   filled) — the key a replay uses; `result.argv` is what was really executed
+ *   (with transport prefixes such as `ip netns exec NAME`).
+ */
+export interface ProbeRun {
+  readonly id: string;
+  readonly argv: readonly string[];
+  readonly status: ProbeStatus;
+  readonly result: ExecResult;
+}
+
+/** Classifies an exec result. */
+export function statusOf(r: ExecResult): ProbeStatus {
+  if (r.missing) return 'missing';
+  if (r.timedOut) return 'timeout';
+  return r.exitCode === 0 ? 'ok' : 'failed';
+}
+
+/**
+ * Runs one probe: its argv, then each alternative while the binary is missing.
+ * `params` fills `{placeholders}` (validated; throws `UserError` on a bad value).
+ */
+export async function runProbe(
+  transport: Transport,
+  spec: ProbeSpec,
+  params: Readonly<Record<string, string | undefined>> = {},
+  cat: Catalog = catalog(),
+): Promise<ProbeRun> {
+  const candidates = [spec.argv, ...spec.alternatives].map((a) => fillArgv(a, cat.params, params));
+  let last: ProbeRun | undefined;
+  for (const argv of candidates) {
+    const result = await transport.exec(argv, { timeoutMs: spec.timeoutMs });
+    last = { id: spec.id, argv, status: statusOf(result), result };
+    if (last.status !== 'missing') return last;
+  }
+  return last!;
+}
+
+/** Options of {@link runProbes}. `concurrency`: probes in flight at once (default 4). */
+export interface RunProbesOptions {
+  readonly ids?: readonly string[];
+  readonly where?: 'node' | 'cilium-agent';
+  readonly params?: Readonly<Record<string, string | undefined>>;
+  readonly concurrency?: number;
+  readonly catalog?: Catalog;
+}
+
+/**
+ * Runs the selected probes (default: every probe for `where`, default `node`),
+ * returning one {@link ProbeRun} per probe in catalog order.
+ */
+export async function runProbes(transport: Transport, options: RunProbesOptions = {}): Promise<ProbeRun[]> {
+  const cat = options.catalog ?? catalog();
+  const where = options.where ?? 'node';
+  const specs = cat.probes.filter((p) => (options.ids ? options.ids.includes(p.id) : p.where === where));
+  const runs: ProbeRun[] = new Array(specs.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < specs.length) {
+      const i = next++;
+      runs[i] = await runProbe(transport, specs[i]!, options.params, cat);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, specs.length) }, worker));
+  return runs;
+}
