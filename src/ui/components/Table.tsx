@@ -1,0 +1,55 @@
+/**
+ * A virtualised table: only the rows that fit in `height` are rendered, so a
+ * million-row conntrack table costs the same per frame as ten rows.
+ */
+import { Box, Text } from 'ink';
+import React from 'react';
+import { fitCell, layoutColumns, type ColumnSpec } from '../text.js';
+import { theme, type ColorToken } from '../theme.js';
+
+/** One row: its cells in column order, and an optional colour role. */
+export interface TableRow {
+  readonly key: string;
+  readonly cells: readonly string[];
+  readonly color?: ColorToken;
+  readonly dim?: boolean;
+}
+
+/** Props of {@link Table}. `height` counts body rows (the header line is extra). */
+export interface TableProps {
+  readonly columns: readonly ColumnSpec[];
+  readonly rows: readonly TableRow[];
+  readonly cursor: number;
+  readonly width: number;
+  readonly height: number;
+  readonly focused: boolean;
+}
+
+/** The first visible row index that keeps `cursor` in view, centred when possible. */
+export function windowStart(count: number, cursor: number, height: number): number {
+  if (count <= height) return 0;
+  return Math.min(Math.max(0, cursor - Math.floor(height / 2)), count - height);
+}
+
+/** Renders a header line and the visible slice of rows; the cursor row is inverse. */
+export function Table({ columns, rows, cursor, width, height, focused }: TableProps): React.JSX.Element {
+  const widths = layoutColumns(columns, width);
+  const line = (cells: readonly string[]) => columns.map((c, i) => fitCell(cells[i] ?? '', widths[i]!, c.align)).join(' ');
+  const start = windowStart(rows.length, cursor, height);
+  const visible = rows.slice(start, start + height);
+  return (
+    <Box flexDirection="column">
+      <Text color={theme.header} bold>
+        {line(columns.map((c) => c.title))}
+      </Text>
+      {visible.map((row, i) => {
+        const selected = start + i === cursor;
+        return (
+          <Text key={row.key} inverse={selected && focused} bold={selected} color={row.color ? theme[row.color] : undefined} dimColor={row.dim}>
+            {line(row.cells)}
+          </Text>
+        );
+      })}
+    </Box>
+  );
+}

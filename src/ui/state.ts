@@ -1,0 +1,131 @@
+/**
+ * UI state and its pure reducer (no clock, no I/O): which pane is shown, the
+ * cursor of every list, the navigation stack of the rules pane, the filter being
+ * typed, and the help overlay. Components dispatch {@link UiAction}s.
+ */
+
+/** The panes, in tab order. */
+export const PANES = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step'] as const;
+/** A pane id. */
+export type PaneId = (typeof PANES)[number];
+
+/**
+ * Where the rules pane is: the list of all chains, or one chain of one ruleset
+ * (`ruleset`: `iptables` (IPv4), `ip6tables`, `iptables-legacy`, `nft`).
+ * `focusRule` is a 0-based rule index to put the cursor on when opening.
+ */
+export type RulesLocation =
+  | { readonly kind: 'chains' }
+  | { readonly kind: 'chain'; readonly ruleset: string; readonly table: string; readonly chain: string; readonly focusRule?: number }
+  | { readonly kind: 'set'; readonly ruleset: string; readonly table: string; readonly set: string };
+
+/** The whole UI state. `cursors` is keyed by a view key (see {@link viewKey}). */
+export interface UiState {
+  readonly pane: PaneId;
+  readonly cursors: Readonly<Record<string, number>>;
+  readonly rulesStack: readonly RulesLocation[];
+  readonly filters: Readonly<Record<string, string>>;
+  readonly typingFilter: boolean;
+  readonly help: boolean;
+  /** The Service chosen in the Services pane (`ns/name`), shared by other panes. */
+  readonly selectedService: string | null;
+  readonly quit: boolean;
+}
+
+/** Everything the UI can do to its state. `count` is the number of rows in the current view. */
+export type UiAction =
+  | { readonly type: 'switchPane'; readonly pane: PaneId }
+  | { readonly type: 'nextPane'; readonly delta: 1 | -1 }
+  | { readonly type: 'move'; readonly delta: number; readonly count: number }
+  | { readonly type: 'jumpTo'; readonly index: number; readonly count: number }
+  | { readonly type: 'openRules'; readonly location: RulesLocation }
+  | { readonly type: 'back' }
+  | { readonly type: 'selectService'; readonly service: string | null }
+  | { readonly type: 'filterStart' }
+  | { readonly type: 'filterInput'; readonly text: string }
+  | { readonly type: 'filterEnd'; readonly keep: boolean }
+  | { readonly type: 'toggleHelp' }
+  | { readonly type: 'quit' };
+
+/** The state a fresh UI starts in. */
+export const initialUiState: UiState = {
+  pane: 'services',
+  cursors: {},
+  rulesStack: [{ kind: 'chains' }],
+  filters: {},
+  typingFilter: false,
+  help: false,
+  selectedService: null,
+  quit: false,
+};
+
+/** The rules pane's current location (top of the stack). */
+export function currentRules(state: UiState): RulesLocation {
+  return state.rulesStack[state.rulesStack.length - 1] ?? { kind: 'chains' };
+}
+
+/** The key under which the current view keeps its cursor and filter. */
+export function viewKey(state: UiState): string {
+  if (state.pane !== 'rules') return state.pane;
+  const loc = currentRules(state);
+  if (loc.kind === 'chains') return 'rules:chains';
+  if (loc.kind === 'set') return `rules:${loc.ruleset}:${loc.table}:@${loc.set}`;
+  return `rules:${loc.ruleset}:${loc.table}:${loc.chain}`;
+}
+
+/** The cursor of the current view (0 when never moved). */
+export function cursorOf(state: UiState): number {
+  return state.cursors[viewKey(state)] ?? 0;
+}
+
+/** The filter text of the current view ('' when none). */
+export function filterOf(state: UiState): string {
+  return state.filters[viewKey(state)] ?? '';
+}
+
+function clamp(n: number, count: number): number {
+  return Math.max(0, Math.min(n, count - 1));
+}
+
+function setCursor(state: UiState, value: number): UiState {
+  return { ...state, cursors: { ...state.cursors, [viewKey(state)]: value } };
+}
+
+/** The reducer. Pure: same state and action, same result. */
+export function uiReducer(state: UiState, action: UiAction): UiState {
+  switch (action.type) {
+    case 'switchPane':
+      return { ...state, pane: action.pane, help: false, typingFilter: false };
+    case 'nextPane': {
+      const i = PANES.indexOf(state.pane);
+      return { ...state, pane: PANES[(i + action.delta + PANES.length) % PANES.length]!, typingFilter: false };
+    }
+    case 'move':
+      return setCursor(state, clamp(cursorOf(state) + action.delta, action.count));
+    case 'jumpTo':
+      return setCursor(state, clamp(action.index, action.count));
+    case 'openRules': {
+      const next: UiState = { ...state, pane: 'rules', rulesStack: [...state.rulesStack, action.location], typingFilter: false };
+      const focus = action.location.kind === 'chain' ? action.location.focusRule : undefined;
+      return focus === undefined ? next : setCursor(next, focus);
+    }
+    case 'back':
+      if (state.typingFilter) return { ...state, typingFilter: false };
+      if (state.help) return { ...state, help: false };
+      if (filterOf(state)) return { ...state, filters: { ...state.filters, [viewKey(state)]: '' } };
+      if (state.pane === 'rules' && state.rulesStack.length > 1) return { ...state, rulesStack: state.rulesStack.slice(0, -1) };
+      return state;
+    case 'selectService':
+      return { ...state, selectedService: action.service };
+    case 'filterStart':
+      return { ...state, typingFilter: true };
+    case 'filterInput':
+      return { ...state, filters: { ...state.filters, [viewKey(state)]: action.text }, cursors: { ...state.cursors, [viewKey(state)]: 0 } };
+    case 'filterEnd':
+      return action.keep ? { ...state, typingFilter: false } : { ...state, typingFilter: false, filters: { ...state.filters, [viewKey(state)]: '' } };
+    case 'toggleHelp':
+      return { ...state, help: !state.help };
+    case 'quit':
+      return { ...state, quit: true };
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * Terminal text measurement: cell widths (double-width CJK counted as 2 via
+ * string-width), truncation with an ellipsis, padding and column layout. Pure.
+ */
+import stringWidth from 'string-width';
+
+/** Display width of `text` in terminal cells. */
+export function cellWidth(text: string): number {
+  return stringWidth(text);
+}
+
+/**
+ * Cuts `text` to at most `width` cells (adding `…` when cut) and pads it to exactly
+ * `width` cells, left or right aligned. Never splits a double-width character.
+ */
+export function fitCell(text: string, width: number, align: 'left' | 'right' = 'left'): string {
+  if (width <= 0) return '';
+  let out = text;
+  if (cellWidth(out) > width) {
+    let acc = '';
+    let used = 0;
+    for (const ch of out) {
+      const w = cellWidth(ch);
+      if (used + w > width - 1) break;
+      acc += ch;
+      used += w;
+    }
+    out = acc + '…';
+  }
+  const pad = ' '.repeat(Math.max(0, width - cellWidth(out)));
+  return align === 'right' ? pad + out : out + pad;
+}
+
+/** A table column: a fixed `width` in cells, or a share of what remains (`flex`). */
+export interface ColumnSpec {
+  readonly key: string;
+  readonly title: string;
+  readonly width?: number;
+  readonly flex?: number;
+  readonly minWidth?: number;
+  readonly align?: 'left' | 'right';
+}
+
+/**
+ * Gives every column a width so that all columns plus one-space gaps fill
+ * `total` cells. Fixed columns keep their width; flex columns share the rest
+ * (at least `minWidth`, default 4). Columns that do not fit get width 0.
+ */
+export function layoutColumns(columns: readonly ColumnSpec[], total: number): number[] {
+  const gaps = Math.max(0, columns.length - 1);
+  const fixed = columns.reduce((s, c) => s + (c.width ?? 0), 0);
+  const flexSum = columns.reduce((s, c) => s + (c.width === undefined ? (c.flex ?? 1) : 0), 0);
+  let rest = Math.max(0, total - gaps - fixed);
+  const widths = columns.map((c) => {
+    if (c.width !== undefined) return c.width;
+    return Math.max(c.minWidth ?? 4, Math.floor((rest * (c.flex ?? 1)) / (flexSum || 1)));
+  });
+  // Shrink from the last flex column if minimum widths overflowed.
+  let over = widths.reduce((s, w) => s + w, 0) + gaps - total;
+  for (let i = widths.length - 1; i >= 0 && over > 0; i--) {
+    const cut = Math.min(over, widths[i]!);
+    widths[i]! -= cut;
+    over -= cut;
+  }
+  rest = total - gaps - widths.reduce((s, w) => s + w, 0);
+  // Give rounding leftovers to the first flex column so rows span the full width.
+  const firstFlex = columns.findIndex((c) => c.width === undefined);
+  if (rest > 0 && firstFlex >= 0) widths[firstFlex]! += rest;
+  return widths;
+}
+
+/** Formats an integer count (bigint or number) with thin grouping: 1234567 → `1.2M`. */
+export function humanCount(n: bigint | number): string {
+  const v = typeof n === 'bigint' ? Number(n) : n;
+  if (v < 1000) return String(n);
+  const units = ['K', 'M', 'G', 'T', 'P'];
+  let x = v;
+  let i = -1;
+  while (x >= 1000 && i < units.length - 1) {
+    x /= 1000;
+    i++;
+  }
+  return `${x >= 100 ? x.toFixed(0) : x.toFixed(1)}${units[i]}`;
+}
+
+/** Formats a byte count: 1536 → `1.5KiB`. */
+export function humanBytes(n: bigint | number): string {
+  const v = typeof n === 'bigint' ? Number(n) : n;
+  if (v < 1024) return `${v}B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let x = v;
+  let i = -1;
+  while (x >= 1024 && i < units.length - 1) {
+    x /= 1024;
+    i++;
+  }
+  return `${x >= 100 ? x.toFixed(0) : x.toFixed(1)}${units[i]}`;
+}
+
+/** Formats a rate in units per second: 0 → `0/s`, 2.5 → `2.5/s`, 12000 → `12K/s`. */
+export function humanRate(perSecond: number): string {
+  if (perSecond === 0) return '0/s';
+  if (perSecond < 10) return `${perSecond.toFixed(1)}/s`;
+  return `${humanCount(Math.round(perSecond))}/s`;
+}
+
+/** Formats an age in seconds: 5 → `5s`, 125 → `2m05s`, 7300 → `2h01m`. */
+export function humanAge(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+}
