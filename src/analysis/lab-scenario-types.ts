@@ -1,0 +1,147 @@
+/**
+ * Input types for the kube-proxy rule generators (`kubeproxy-iptables.ts`,
+ * `kubeproxy-nftables.ts`) and for the node lab scenario (`test/lab/scenario.ts`).
+ *
+ * They model what kube-proxy itself reads from the API server, reduced to the fields
+ * its proxiers use (k8s.io/kubernetes pkg/proxy/serviceport.go, endpoint.go,
+ * endpointslicecache.go): one Service with its ports, plus the endpoints of its
+ * EndpointSlices with their conditions and node name. Addresses are IPv4 dotted quads;
+ * ports are TCP/UDP/SCTP port numbers (1–65535).
+ */
+
+/** A Service port's L4 protocol, spelled as the Kubernetes API spells it. */
+export type L4Protocol = 'TCP' | 'UDP' | 'SCTP';
+
+/** `spec.type` of a Service that kube-proxy programs (ExternalName is never proxied). */
+export type ServiceType = 'ClusterIP' | 'NodePort' | 'LoadBalancer';
+
+/** `spec.externalTrafficPolicy` / `spec.internalTrafficPolicy`. */
+export type TrafficPolicy = 'Cluster' | 'Local';
+
+/** One entry of `spec.ports`. `targetPort` is numeric here (the resolved container port). */
+export interface ScenarioServicePort {
+  /** Port name; `''` for an unnamed single port (kube-proxy then writes `ns/name` without `:port`). */
+  readonly name: string;
+  readonly protocol: L4Protocol;
+  /** The Service port (ClusterIP side). */
+  readonly port: number;
+  /** The endpoint (container) port traffic is DNATed to. */
+  readonly targetPort: number;
+  /** `spec.ports[].nodePort`; absent or 0 when the Service has none. */
+  readonly nodePort?: number;
+}
+
+/**
+ * One endpoint of the Service's EndpointSlices (discovery.k8s.io/v1 `endpoints[]`), one
+ * address. Conditions follow the API's meaning: `ready` (may receive new traffic),
+ * `serving` (ready regardless of termination), `terminating`.
+ */
+export interface ScenarioEndpoint {
+  readonly ip: string;
+  /** `nodeName`; absent means kube-proxy treats it as not local to any node. */
+  readonly nodeName?: string;
+  readonly ready: boolean;
+  readonly serving: boolean;
+  readonly terminating: boolean;
+  /** Name of the backing Pod (for `targetRef` and the lab's servers); absent for manual endpoints. */
+  readonly podName?: string;
+}
+
+/** Session affinity `ClientIP` with its timeout in seconds (API default 10800). */
+export interface ScenarioSessionAffinity {
+  readonly timeoutSeconds: number;
+}
+
+/**
+ * A Service as kube-proxy sees it, together with its endpoints.
+ *
+ * `clusterIP: 'None'` is a headless Service: kube-proxy writes no rules for it.
+ */
+export interface ScenarioService {
+  readonly namespace: string;
+  readonly name: string;
+  readonly type: ServiceType;
+  /** `spec.clusterIP`; `'None'` for headless. */
+  readonly clusterIP: string;
+  readonly ports: readonly ScenarioServicePort[];
+  /** `spec.selector`; used only to write the API objects. */
+  readonly selector?: Readonly<Record<string, string>>;
+  readonly externalIPs?: readonly string[];
+  /** `status.loadBalancer.ingress[].ip`. */
+  readonly loadBalancerIPs?: readonly string[];
+  /** `spec.loadBalancerSourceRanges` (CIDRs; surrounding blanks tolerated as kube-proxy does). */
+  readonly loadBalancerSourceRanges?: readonly string[];
+  /** Default `Cluster`. Only meaningful when the Service is externally accessible. */
+  readonly externalTrafficPolicy?: TrafficPolicy;
+  /** Default `Cluster`. */
+  readonly internalTrafficPolicy?: TrafficPolicy;
+  readonly sessionAffinity?: ScenarioSessionAffinity;
+  /** `spec.healthCheckNodePort`; kube-proxy uses it only for LoadBalancer + externalTrafficPolicy Local. */
+  readonly healthCheckNodePort?: number;
+  /** The endpoints of all the Service's EndpointSlices; every port maps to `targetPort` on each. */
+  readonly endpoints: readonly ScenarioEndpoint[];
+}
+
+/**
+ * What one kube-proxy instance needs to compute its rules: its node and every Service.
+ *
+ * - `nodeName`: the node kube-proxy runs on (endpoints with this `nodeName` are local).
+ * - `nodeIPs`: the node's primary addresses (used for NodePort addresses in nftables mode
+ *   and the LoadBalancerSourceRanges "allow from node" case).
+ * - `clusterCIDR`: the pod CIDR of the cluster, kube-proxy's `--cluster-cidr` local-traffic
+ *   detector; absent means "detect-local not implemented" (no `! -s CIDR` masquerade rule).
+ * - `serviceCIDRs`: the Service ClusterIP ranges (nftables `cluster-ips-check` drops
+ *   traffic to unallocated ClusterIPs in them).
+ */
+export interface KubeProxyInput {
+  readonly nodeName: string;
+  readonly nodeIPs: readonly string[];
+  readonly clusterCIDR?: string;
+  readonly serviceCIDRs?: readonly string[];
+  readonly services: readonly ScenarioService[];
+}
+
+/** A Kubernetes Node of the lab: name, InternalIP, `spec.podCIDR`. */
+export interface ScenarioNode {
+  readonly name: string;
+  readonly internalIP: string;
+  readonly podCIDR: string;
+}
+
+/**
+ * A Pod of the lab: identity, where it runs, and what it runs.
+ *
+ * - `key`: short stable id used for network namespace and file names (`web-1`).
+ * - `role`: `web` pods run an HTTP server on `httpPort`; `dns` pods run a DNS server
+ *   (port 53, UDP and TCP); `client` pods run nothing.
+ */
+export interface ScenarioPod {
+  readonly key: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly ip: string;
+  readonly nodeName: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly role: 'client' | 'web' | 'dns';
+  readonly image: string;
+  /** Container port the pod serves on (web: HTTP; dns: 53). */
+  readonly httpPort?: number;
+  /** Owner ReplicaSet name, when the pod belongs to a Deployment. */
+  readonly replicaSet?: string;
+}
+
+/**
+ * A whole lab scenario: kube-proxy's input plus the nodes, pods and network addresses
+ * around it. `clusterDomain` is the DNS suffix (`cluster.local`); `createdAt` is the
+ * fixed ISO-8601 creation time of every API object (keeps captures deterministic).
+ */
+export interface LabScenario extends KubeProxyInput {
+  readonly nodes: readonly ScenarioNode[];
+  readonly pods: readonly ScenarioPod[];
+  readonly clusterDomain: string;
+  /** The host outside the cluster, on the node network (sends NodePort traffic). */
+  readonly outsideIP: string;
+  /** Prefix length of the node network (`192.168.49.0/24` → 24). */
+  readonly nodeNetworkPrefix: number;
+  readonly createdAt: string;
+}
