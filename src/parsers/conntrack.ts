@@ -1,0 +1,268 @@
+/**
+ * Parser for conntrack tables and events:
+ *
+ * - `conntrack -L` and `conntrack -E` (conntrack-tools `src/conntrack.c`, lines
+ *   built by libnetfilter_conntrack `src/conntrack/snprintf_default.c`);
+ * - `conntrack -L -o extended[,id,ktimestamp,labels]` and `-E -o timestamp`;
+ * - `/proc/net/nf_conntrack` (kernel `net/netfilter/nf_conntrack_standalone.c`).
+ *
+ * The formats differ by prefix and field set, not by shape, so one line parser
+ * (`conntrack-line.ts`) serves all of them. What this module adds is the stream
+ * around the lines: the stderr summary (`conntrack v1.4.6 (conntrack-tools): 296
+ * flow entries have been shown.`) that shells interleave into captured stdout,
+ * sometimes in the middle of a line; `cat -n` line-number prefixes; and
+ * diagnostics for every line that is not an entry.
+ *
+ * Two entry points give identical results: {@link parseConntrack} walks a string
+ * with `indexOf` (no `split` copy of a large capture), {@link parseConntrackStream}
+ * consumes lines from a file stream.
+ */
+import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
+import type {
+  ConntrackEntry,
+  ConntrackTable,
+  ConntrackTrailer,
+  ConntrackTrailerAction,
+  ConntrackTrailerUnit,
+} from '../model/conntrack.js';
+import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
+
+export { formatConntrackEntry, formatConntrackTable } from './conntrack-format.js';
+
+/** Past this many diagnostics, further ones are counted in one summary (binary input can have millions of lines). */
+export const CONNTRACK_MAX_DIAGNOSTICS = 10_000;
+
+const TRAILER_UNITS: ReadonlySet<string> = new Set<ConntrackTrailerUnit>([
+  'flow entries',
+  'flow events',
+  'expectation entries',
+  'expectation events',
+]);
+const TRAILER_ACTIONS: ReadonlySet<string> = new Set<ConntrackTrailerAction>(['shown', 'deleted', 'updated', 'created']);
+const TRAILER_TAG = ' (conntrack-tools): ';
+
+/** A summary line found inside `line`, with the text around it. */
+interface TrailerHit {
+  readonly trailer: ConntrackTrailer;
+  readonly before: string;
+  readonly after: string;
+}
+
+/**
+ * Finds `conntrack vX (conntrack-tools): N <unit> have been <action>.` anywhere in
+ * `line` (conntrack.c prints it with two unbuffered writes to stderr).
+ */
+function findTrailer(line: string, lineNo: number): TrailerHit | undefined {
+  const tag = line.indexOf(TRAILER_TAG);
+  if (tag < 0) return undefined;
+  const head = line.lastIndexOf('conntrack v', tag);
+  if (head < 0) return undefined;
+  const version = line.slice(head + 11, tag);
+  if (version.length === 0 || version.length > 20 || version.indexOf(' ') >= 0) return undefined;
+  const rest = tag + TRAILER_TAG.length;
+  const sp = line.indexOf(' ', rest);
+  if (sp < 0) return undefined;
+  const countText = line.slice(rest, sp);
+  if (countText.length === 0 || countText.length > 12) return undefined;
+  for (let k = 0; k < countText.length; k++) {
+    const c = countText.charCodeAt(k);
+    if (c < 48 || c > 57) return undefined;
+  }
+  const been = line.indexOf(' have been ', sp);
+  if (been < 0) return undefined;
+  const unit = line.slice(sp + 1, been);
+  const dot = line.indexOf('.', been + 11);
+  if (dot < 0) return undefined;
+  const action = line.slice(been + 11, dot);
+  if (!TRAILER_UNITS.has(unit) || !TRAILER_ACTIONS.has(action)) return undefined;
+  return {
+    trailer: {
+      line: lineNo,
+      version,
+      count: Number(countText),
+      unit: unit as ConntrackTrailerUnit,
+      action: action as ConntrackTrailerAction,
+    },
+    before: line.slice(0, head),
+    after: line.slice(dot + 1),
+  };
+}
+
+function isBlank(text: string): boolean {
+  for (let k = 0; k < text.length; k++) {
+    const c = text.charCodeAt(k);
+    if (c !== 32 && c !== 9 && c !== 13) return false;
+  }
+  return true;
+}
+
+/**
+ * The line-by-line state shared by both entry points. `push` takes one line
+ * without its terminator; `finish` returns the result.
+ */
+class ConntrackParseState {
+  private readonly entries: ConntrackEntry[] = [];
+  private readonly trailers: ConntrackTrailer[] = [];
+  private readonly diagnostics: Diagnostic[] = [];
+  private readonly interner = new ConntrackInterner();
+  private suppressed = 0;
+  private numberedNoted = false;
+  // Text before a summary that cut an entry line in two; joined with the next line.
+  private pending: { text: string; line: number } | undefined;
+
+  constructor(private readonly origin: string) {}
+
+  private report(d: Diagnostic): void {
+    if (this.diagnostics.length < CONNTRACK_MAX_DIAGNOSTICS) this.diagnostics.push(d);
+    else this.suppressed++;
+  }
+
+  push(rawLine: string, lineNo: number): void {
+    const line = rawLine.length > 0 && rawLine.charCodeAt(rawLine.length - 1) === 13 ? rawLine.slice(0, -1) : rawLine;
+    if (this.pending !== undefined) {
+      const { text, line: at } = this.pending;
+      this.pending = undefined;
+      const joined = text + line;
+      const { start } = entryStart(joined);
+      const outcome = parseConntrackLine(joined, start, at, this.interner);
+      if (outcome.ok) {
+        this.addEntry(outcome.entry, outcome.notes, joined, at, false);
+        this.report(
+          diagnostic('info', this.origin, at, joined, 'stderr-interleaved',
+            `conntrack's summary line was printed inside this entry; rejoined with line ${lineNo}`),
+        );
+        return;
+      }
+      this.plain(text, at);
+    }
+    if (line.indexOf(TRAILER_TAG) >= 0) {
+      const hit = findTrailer(line, lineNo);
+      if (hit !== undefined) {
+        this.trailers.push(hit.trailer);
+        const before = hit.before;
+        if (!isBlank(before) && before !== '^C') {
+          if (looksLikeEntry(before, entryStart(before).start)) this.pending = { text: before, line: lineNo };
+          else this.plain(before, lineNo);
+        }
+        if (!isBlank(hit.after)) this.plain(hit.after, lineNo);
+        return;
+      }
+    }
+    this.plain(line, lineNo);
+  }
+
+  private plain(line: string, lineNo: number): void {
+    if (isBlank(line)) return;
+    if (line.indexOf('\u0000') >= 0) {
+      this.report(diagnostic('error', this.origin, lineNo, line, 'binary', 'binary data (NUL bytes), not conntrack text'));
+      return;
+    }
+    const { start, numbered } = entryStart(line);
+    const outcome = parseConntrackLine(line, start, lineNo, this.interner);
+    if (outcome.ok) {
+      this.addEntry(outcome.entry, outcome.notes, line, lineNo, numbered);
+      return;
+    }
+    const { code, message } = outcome.failure;
+    if (code === 'not-conntrack') {
+      this.report(diagnostic('warning', this.origin, lineNo, line, 'unrecognized-line', 'not a conntrack entry'));
+    } else {
+      this.report(diagnostic('error', this.origin, lineNo, line, code, message));
+    }
+  }
+
+  private addEntry(
+    entry: ConntrackEntry,
+    notes: readonly { code: string; message: string }[],
+    line: string,
+    lineNo: number,
+    numbered: boolean,
+  ): void {
+    this.entries.push(entry);
+    for (const n of notes) this.report(diagnostic('warning', this.origin, lineNo, line, n.code, n.message));
+    if (numbered && !this.numberedNoted) {
+      this.numberedNoted = true;
+      this.report(
+        diagnostic('info', this.origin, lineNo, line, 'line-number-prefix',
+          'a `cat -n` line-number prefix was skipped (noted once; kept in raw)'),
+      );
+    }
+  }
+
+  finish(): ParseResult<ConntrackTable> {
+    if (this.pending !== undefined) {
+      const { text, line } = this.pending;
+      this.pending = undefined;
+      this.plain(text, line);
+    }
+    if (this.suppressed > 0) {
+      this.diagnostics.push(
+        diagnostic('warning', this.origin, 0, '', 'too-many-diagnostics',
+          `${this.suppressed} more diagnostics were suppressed after the first ${CONNTRACK_MAX_DIAGNOSTICS}`),
+      );
+    }
+    let reportedCount: number | undefined;
+    for (const t of this.trailers) {
+      if (t.action === 'shown' && (t.unit === 'flow entries' || t.unit === 'flow events')) reportedCount = t.count;
+    }
+    return { value: { entries: this.entries, trailers: this.trailers, reportedCount }, diagnostics: this.diagnostics };
+  }
+}
+
+/**
+ * Parses a conntrack capture held in one string (any of the formats in the module
+ * doc, mixed freely). Lines end with `\n` or `\r\n`. Never throws: a line that is
+ * not an entry becomes a diagnostic (`unrecognized-line` warning for text that is
+ * not conntrack output at all; `malformed`, `truncated`, `bad-value`,
+ * `bad-address`, `binary` errors for broken entries; `unknown-field`,
+ * `unknown-state`, `proto-mismatch`, `duplicate-field` warnings for entries kept
+ * with something unmodelled; `line-number-prefix`, `stderr-interleaved` infos).
+ *
+ * @param text   the capture (stdout, possibly with stderr interleaved)
+ * @param origin where it came from (probe id, file path), copied into diagnostics
+ */
+export function parseConntrack(text: string, origin: string): ParseResult<ConntrackTable> {
+  const state = new ConntrackParseState(origin);
+  const n = text.length;
+  let pos = 0;
+  let lineNo = 0;
+  while (pos < n) {
+    let nl = text.indexOf('\n', pos);
+    if (nl < 0) nl = n;
+    lineNo++;
+    state.push(text.slice(pos, nl), lineNo);
+    pos = nl + 1;
+  }
+  return state.finish();
+}
+
+/**
+ * Parses a conntrack capture given as lines, e.g. `readline.createInterface({input:
+ * fs.createReadStream(path)})`, without holding the whole text. Each item is one
+ * line without its terminator (a trailing `\r` is dropped); an item that still
+ * holds `\n` is split there, a final `\n` ending its last line. The result equals
+ * `parseConntrack` on the joined text. Rejects only when the iterable itself
+ * throws (an I/O error of the stream).
+ */
+export async function parseConntrackStream(
+  lines: AsyncIterable<string> | Iterable<string>,
+  origin: string,
+): Promise<ParseResult<ConntrackTable>> {
+  const state = new ConntrackParseState(origin);
+  let lineNo = 0;
+  for await (const item of lines) {
+    if (item.indexOf('\n') < 0) {
+      state.push(item, ++lineNo);
+      continue;
+    }
+    let pos = 0;
+    const n = item.length;
+    while (pos < n) {
+      let nl = item.indexOf('\n', pos);
+      if (nl < 0) nl = n;
+      state.push(item.slice(pos, nl), ++lineNo);
+      pos = nl + 1;
+    }
+  }
+  return state.finish();
+}
