@@ -1,0 +1,417 @@
+/**
+ * JSON object → typed model (src/model/k8s.ts) for Service, EndpointSlice, Pod and Node.
+ *
+ * Field names and defaults follow k8s.io/api core/v1 and discovery/v1 `types.go`.
+ * Never throws: a field of the wrong type is reported through {@link ConvertContext.report}
+ * and left unset (or given the API default); everything else of the object is kept.
+ */
+import type {
+  AddressType,
+  ContainerPort,
+  Endpoint,
+  EndpointPort,
+  EndpointSlice,
+  IpFamily,
+  IpFamilyPolicy,
+  JsonObject,
+  JsonValue,
+  K8sObject,
+  LoadBalancerIngress,
+  Node,
+  NodeAddress,
+  NodeAddressType,
+  ObjectMeta,
+  Pod,
+  PodPhase,
+  Protocol,
+  Service,
+  ServicePort,
+  ServiceType,
+  SessionAffinity,
+  SourceRef,
+  TargetRef,
+  TrafficPolicy,
+  TriState,
+} from '../model/k8s.js';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_TOPOLOGY_ZONE } from '../model/k8s.js';
+import type { Severity } from '../model/diagnostics.js';
+
+/** A path to a value inside one object, e.g. `['spec', 'ports', 0, 'port']`. */
+export type JsonPath = readonly (string | number)[];
+
+/** What the converter needs from its caller: where the object came from and where to report. */
+export interface ConvertContext {
+  readonly source: SourceRef;
+  /** Records a finding about the value at `path` (relative to the object being converted). */
+  report(severity: Severity, path: JsonPath, code: string, message: string): void;
+}
+
+const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
+const SERVICE_TYPES: readonly ServiceType[] = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
+const IP_FAMILIES: readonly IpFamily[] = ['IPv4', 'IPv6'];
+const IP_FAMILY_POLICIES: readonly IpFamilyPolicy[] = ['SingleStack', 'PreferDualStack', 'RequireDualStack'];
+const AFFINITIES: readonly SessionAffinity[] = ['None', 'ClientIP'];
+const TRAFFIC_POLICIES: readonly TrafficPolicy[] = ['Cluster', 'Local'];
+const ADDRESS_TYPES: readonly AddressType[] = ['IPv4', 'IPv6', 'FQDN'];
+const POD_PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
+const NODE_ADDRESS_TYPES: readonly NodeAddressType[] = ['InternalIP', 'ExternalIP', 'Hostname', 'InternalDNS', 'ExternalDNS'];
+
+/** True for a JSON object (not an array, not null). */
+export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** Typed field readers bound to one context; each reports a wrong type and returns "unset". */
+class Fields {
+  constructor(private readonly ctx: ConvertContext) {}
+
+  missing(path: JsonPath, what: string): void {
+    this.ctx.report('warning', path, 'missing-field', `${path.join('.')}: ${what} is missing; entry skipped`);
+  }
+
+  wrongType(path: JsonPath, want: string, got: JsonValue): void {
+    const shown = JSON.stringify(got);
+    this.ctx.report('warning', path, 'wrong-type', `${path.join('.')}: expected ${want}, got ${shown.slice(0, 60)}`);
+  }
+
+  obj(o: JsonObject, key: string, path: JsonPath): JsonObject | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (isJsonObject(v)) return v;
+    this.wrongType([...path, key], 'an object', v);
+    return undefined;
+  }
+
+  /** An array field; `null` and absent are `[]` (the API omits empty lists, watch events send `null`). */
+  arr(o: JsonObject, key: string, path: JsonPath): readonly JsonValue[] {
+    const v = o[key];
+    if (v === undefined || v === null) return [];
+    if (Array.isArray(v)) return v as readonly JsonValue[];
+    this.wrongType([...path, key], 'a list', v);
+    return [];
+  }
+
+  str(o: JsonObject, key: string, path: JsonPath): string | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'string') return v;
+    this.wrongType([...path, key], 'a string', v);
+    return undefined;
+  }
+
+  int(o: JsonObject, key: string, path: JsonPath): number | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'number' && Number.isInteger(v)) return v;
+    this.wrongType([...path, key], 'an integer', v);
+    return undefined;
+  }
+
+  bool(o: JsonObject, key: string, path: JsonPath): boolean | undefined {
+    const v = o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v === 'boolean') return v;
+    this.wrongType([...path, key], 'true or false', v);
+    return undefined;
+  }
+
+  /** A tri-state condition: absent or `null` is `null`; anything but a boolean is reported and `null`. */
+  tri(o: JsonObject, key: string, path: JsonPath): TriState {
+    const v = o[key];
+    if (v === undefined || v === null) return null;
+    if (typeof v === 'boolean') return v;
+    this.ctx.report('warning', [...path, key], 'condition-not-boolean',
+      `${[...path, key].join('.')}: ${JSON.stringify(v).slice(0, 60)} is not true/false; treated as unset`);
+    return null;
+  }
+
+  /** A string field restricted to `allowed`; other strings are reported and give `undefined`. */
+  oneOf<T extends string>(o: JsonObject, key: string, path: JsonPath, allowed: readonly T[]): T | undefined {
+    const v = this.str(o, key, path);
+    if (v === undefined) return undefined;
+    if ((allowed as readonly string[]).includes(v)) return v as T;
+    this.ctx.report('warning', [...path, key], 'unknown-value',
+      `${[...path, key].join('.')}: "${v}" is not one of ${allowed.join(', ')}`);
+    return undefined;
+  }
+
+  /** A `map[string]string` (labels, annotations, selector). YAML scalars that are not strings are stringified. */
+  strMap(o: JsonObject, key: string, path: JsonPath): Record<string, string> | undefined {
+    const m = this.obj(o, key, path);
+    if (m === undefined) return o[key] === null ? {} : undefined;
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(m)) {
+      if (typeof v === 'string') out[k] = v;
+      else if (typeof v === 'number' || typeof v === 'boolean') out[k] = String(v);
+      else if (v === null) out[k] = '';
+      else this.wrongType([...path, key, k], 'a string', v);
+    }
+    return out;
+  }
+
+  strList(o: JsonObject, key: string, path: JsonPath): string[] {
+    const out: string[] = [];
+    this.arr(o, key, path).forEach((v, i) => {
+      if (typeof v === 'string') out.push(v);
+      else this.wrongType([...path, key, i], 'a string', v);
+    });
+    return out;
+  }
+
+  /** Each element of a list of objects, with its path; non-objects are reported and skipped. */
+  objects(o: JsonObject, key: string, path: JsonPath): { item: JsonObject; path: JsonPath }[] {
+    const out: { item: JsonObject; path: JsonPath }[] = [];
+    this.arr(o, key, path).forEach((v, i) => {
+      if (isJsonObject(v)) out.push({ item: v, path: [...path, key, i] });
+      else this.wrongType([...path, key, i], 'an object', v);
+    });
+    return out;
+  }
+
+  protocol(o: JsonObject, key: string, path: JsonPath): Protocol {
+    return this.oneOf(o, key, path, PROTOCOLS) ?? 'TCP';
+  }
+}
+
+function readMeta(f: Fields, o: JsonObject): ObjectMeta {
+  const m = f.obj(o, 'metadata', []) ?? {};
+  const p = ['metadata'];
+  return {
+    namespace: f.str(m, 'namespace', p) ?? '',
+    name: f.str(m, 'name', p) ?? '',
+    uid: f.str(m, 'uid', p),
+    resourceVersion: f.str(m, 'resourceVersion', p),
+    creationTimestamp: f.str(m, 'creationTimestamp', p),
+    deletionTimestamp: f.str(m, 'deletionTimestamp', p),
+    labels: f.strMap(m, 'labels', p) ?? {},
+    annotations: f.strMap(m, 'annotations', p) ?? {},
+  };
+}
+
+function base(f: Fields, o: JsonObject, ctx: ConvertContext) {
+  return { apiVersion: f.str(o, 'apiVersion', []), meta: readMeta(f, o), raw: o, source: ctx.source };
+}
+
+function readServicePort(f: Fields, p: JsonObject, path: JsonPath): ServicePort | undefined {
+  const port = f.int(p, 'port', path);
+  if (port === undefined) {
+    if (p['port'] === undefined || p['port'] === null) f.missing([...path, 'port'], 'the port number');
+    return undefined;
+  }
+  const tp = p['targetPort'];
+  let targetPort: number | string = port;
+  if (typeof tp === 'number' || (typeof tp === 'string' && tp !== '')) targetPort = tp;
+  else if (tp !== undefined && tp !== null && tp !== '') f.wrongType([...path, 'targetPort'], 'a number or a port name', tp);
+  return {
+    name: f.str(p, 'name', path) ?? '',
+    protocol: f.protocol(p, 'protocol', path),
+    port,
+    targetPort,
+    nodePort: f.int(p, 'nodePort', path),
+    appProtocol: f.str(p, 'appProtocol', path),
+  };
+}
+
+/** core/v1 Service → {@link Service}. */
+export function toService(o: JsonObject, ctx: ConvertContext): Service {
+  const f = new Fields(ctx);
+  const spec = f.obj(o, 'spec', []) ?? {};
+  const status = f.obj(o, 'status', []) ?? {};
+  const sp = ['spec'];
+  const clusterIP = f.str(spec, 'clusterIP', sp);
+  const listed = f.strList(spec, 'clusterIPs', sp);
+  const all = listed.length > 0 ? listed : clusterIP !== undefined && clusterIP !== '' ? [clusterIP] : [];
+  const headless = all.some((ip) => ip.toLowerCase() === 'none');
+  if (all.some((ip) => ip.toLowerCase() === 'none' && ip !== 'None')) {
+    ctx.report('info', ['spec', 'clusterIP'], 'clusterip-none-case',
+      'clusterIP "none" in lower case: read as headless (the API only accepts "None")');
+  }
+  const ports: ServicePort[] = [];
+  for (const { item, path } of f.objects(spec, 'ports', sp)) {
+    const port = readServicePort(f, item, path);
+    if (port) ports.push(port);
+  }
+  const affinityConfig = f.obj(spec, 'sessionAffinityConfig', sp);
+  const clientIP = affinityConfig ? f.obj(affinityConfig, 'clientIP', [...sp, 'sessionAffinityConfig']) : undefined;
+  const lb = f.obj(status, 'loadBalancer', ['status']) ?? {};
+  const ingress: LoadBalancerIngress[] = f.objects(lb, 'ingress', ['status', 'loadBalancer']).map(({ item, path }) => ({
+    ip: f.str(item, 'ip', path),
+    hostname: f.str(item, 'hostname', path),
+    ipMode: f.str(item, 'ipMode', path),
+  }));
+  const families: IpFamily[] = [];
+  f.strList(spec, 'ipFamilies', sp).forEach((v, i) => {
+    if ((IP_FAMILIES as readonly string[]).includes(v)) families.push(v as IpFamily);
+    else ctx.report('warning', [...sp, 'ipFamilies', i], 'unknown-value', `spec.ipFamilies: "${v}" is not IPv4 or IPv6`);
+  });
+  return {
+    kind: 'Service',
+    ...base(f, o, ctx),
+    type: f.oneOf(spec, 'type', sp, SERVICE_TYPES) ?? 'ClusterIP',
+    clusterIP,
+    clusterIPs: all.filter((ip) => ip.toLowerCase() !== 'none' && ip !== ''),
+    headless,
+    ipFamilies: families,
+    ipFamilyPolicy: f.oneOf(spec, 'ipFamilyPolicy', sp, IP_FAMILY_POLICIES),
+    ports,
+    selector: f.strMap(spec, 'selector', sp),
+    externalName: f.str(spec, 'externalName', sp),
+    externalIPs: f.strList(spec, 'externalIPs', sp),
+    loadBalancerIngress: ingress,
+    sessionAffinity: f.oneOf(spec, 'sessionAffinity', sp, AFFINITIES) ?? 'None',
+    sessionAffinityTimeoutSeconds: clientIP ? f.int(clientIP, 'timeoutSeconds', [...sp, 'sessionAffinityConfig', 'clientIP']) : undefined,
+    externalTrafficPolicy: f.oneOf(spec, 'externalTrafficPolicy', sp, TRAFFIC_POLICIES),
+    internalTrafficPolicy: f.oneOf(spec, 'internalTrafficPolicy', sp, TRAFFIC_POLICIES),
+    trafficDistribution: f.str(spec, 'trafficDistribution', sp),
+    publishNotReadyAddresses: f.bool(spec, 'publishNotReadyAddresses', sp) ?? false,
+  };
+}
+
+function readEndpointPort(f: Fields, p: JsonObject, path: JsonPath): EndpointPort {
+  return {
+    name: f.str(p, 'name', path) ?? null,
+    protocol: f.protocol(p, 'protocol', path),
+    port: f.int(p, 'port', path) ?? null,
+    appProtocol: f.str(p, 'appProtocol', path),
+  };
+}
+
+function readTargetRef(f: Fields, e: JsonObject, path: JsonPath): TargetRef | undefined {
+  const t = f.obj(e, 'targetRef', path);
+  if (!t) return undefined;
+  const tp = [...path, 'targetRef'];
+  return { kind: f.str(t, 'kind', tp), namespace: f.str(t, 'namespace', tp), name: f.str(t, 'name', tp) ?? '', uid: f.str(t, 'uid', tp) };
+}
+
+function hintNames(f: Fields, hints: JsonObject | undefined, key: string, path: JsonPath): string[] {
+  if (!hints) return [];
+  return f.objects(hints, key, [...path, 'hints']).flatMap(({ item, path: p }) => f.str(item, 'name', p) ?? []);
+}
+
+function readEndpoint(f: Fields, e: JsonObject, path: JsonPath): Endpoint {
+  const cond = f.obj(e, 'conditions', path) ?? {};
+  const cp = [...path, 'conditions'];
+  const hints = f.obj(e, 'hints', path);
+  return {
+    addresses: f.strList(e, 'addresses', path),
+    ready: f.tri(cond, 'ready', cp),
+    serving: f.tri(cond, 'serving', cp),
+    terminating: f.tri(cond, 'terminating', cp),
+    hostname: f.str(e, 'hostname', path),
+    nodeName: f.str(e, 'nodeName', path),
+    zone: f.str(e, 'zone', path),
+    hintsForZones: hintNames(f, hints, 'forZones', path),
+    hintsForNodes: hintNames(f, hints, 'forNodes', path),
+    targetRef: readTargetRef(f, e, path),
+  };
+}
+
+/** discovery/v1 EndpointSlice → {@link EndpointSlice}. A missing addressType is reported and read as IPv4. */
+export function toEndpointSlice(o: JsonObject, ctx: ConvertContext): EndpointSlice {
+  const f = new Fields(ctx);
+  const b = base(f, o, ctx);
+  let addressType = f.oneOf(o, 'addressType', [], ADDRESS_TYPES);
+  if (addressType === undefined) {
+    if (o['addressType'] === undefined) ctx.report('warning', [], 'missing-address-type', 'EndpointSlice without addressType: read as IPv4');
+    addressType = 'IPv4';
+  }
+  return {
+    kind: 'EndpointSlice',
+    ...b,
+    addressType,
+    serviceName: b.meta.labels[LABEL_SERVICE_NAME],
+    managedBy: b.meta.labels[LABEL_MANAGED_BY],
+    ports: f.objects(o, 'ports', []).map(({ item, path }) => readEndpointPort(f, item, path)),
+    endpoints: f.objects(o, 'endpoints', []).map(({ item, path }) => readEndpoint(f, item, path)),
+  };
+}
+
+/** The `Ready` condition of a Pod or Node status: `"True"` → true, `"False"` → false, else null. */
+function readyCondition(f: Fields, status: JsonObject): TriState {
+  for (const { item, path } of f.objects(status, 'conditions', ['status'])) {
+    if (f.str(item, 'type', path) !== 'Ready') continue;
+    const s = f.str(item, 'status', path);
+    return s === 'True' ? true : s === 'False' ? false : null;
+  }
+  return null;
+}
+
+/** `[{ip}]` lists (podIPs, hostIPs) with the singular field as fallback. */
+function ipList(f: Fields, status: JsonObject, listKey: string, singleKey: string): string[] {
+  const listed = f.objects(status, listKey, ['status']).flatMap(({ item, path }) => f.str(item, 'ip', path) ?? []);
+  if (listed.length > 0) return listed;
+  const one = f.str(status, singleKey, ['status']);
+  return one ? [one] : [];
+}
+
+/** core/v1 Pod → {@link Pod}. */
+export function toPod(o: JsonObject, ctx: ConvertContext): Pod {
+  const f = new Fields(ctx);
+  const spec = f.obj(o, 'spec', []) ?? {};
+  const status = f.obj(o, 'status', []) ?? {};
+  const containerPorts: ContainerPort[] = [];
+  for (const { item: c, path } of f.objects(spec, 'containers', ['spec'])) {
+    for (const { item: p, path: pp } of f.objects(c, 'ports', path)) {
+      const containerPort = f.int(p, 'containerPort', pp);
+      if (containerPort === undefined) continue;
+      containerPorts.push({ name: f.str(p, 'name', pp), containerPort, protocol: f.protocol(p, 'protocol', pp) });
+    }
+  }
+  return {
+    kind: 'Pod',
+    ...base(f, o, ctx),
+    podIPs: ipList(f, status, 'podIPs', 'podIP'),
+    hostIPs: ipList(f, status, 'hostIPs', 'hostIP'),
+    nodeName: f.str(spec, 'nodeName', ['spec']),
+    phase: f.oneOf(status, 'phase', ['status'], POD_PHASES),
+    hostNetwork: f.bool(spec, 'hostNetwork', ['spec']) ?? false,
+    ready: readyCondition(f, status),
+    containerPorts,
+  };
+}
+
+/** core/v1 Node → {@link Node}. */
+export function toNode(o: JsonObject, ctx: ConvertContext): Node {
+  const f = new Fields(ctx);
+  const b = base(f, o, ctx);
+  const spec = f.obj(o, 'spec', []) ?? {};
+  const status = f.obj(o, 'status', []) ?? {};
+  const addresses: NodeAddress[] = [];
+  for (const { item, path } of f.objects(status, 'addresses', ['status'])) {
+    const type = f.oneOf(item, 'type', path, NODE_ADDRESS_TYPES);
+    const address = f.str(item, 'address', path);
+    if (type && address !== undefined) addresses.push({ type, address });
+  }
+  const cidrs = f.strList(spec, 'podCIDRs', ['spec']);
+  const cidr = f.str(spec, 'podCIDR', ['spec']);
+  return {
+    kind: 'Node',
+    ...b,
+    addresses,
+    podCIDRs: cidrs.length > 0 ? cidrs : cidr ? [cidr] : [],
+    zone: b.meta.labels[LABEL_TOPOLOGY_ZONE],
+    ready: readyCondition(f, status),
+  };
+}
+
+/**
+ * Converts one API object. `kind` is the object's kind (already resolved by the caller,
+ * which may have inferred it); kinds other than Service, EndpointSlice, Pod and Node
+ * become `unknown` objects kept whole.
+ */
+export function toK8sObject(o: JsonObject, kind: string, ctx: ConvertContext): K8sObject {
+  switch (kind) {
+    case 'Service':
+      return toService(o, ctx);
+    case 'EndpointSlice':
+      return toEndpointSlice(o, ctx);
+    case 'Pod':
+      return toPod(o, ctx);
+    case 'Node':
+      return toNode(o, ctx);
+    default: {
+      const f = new Fields(ctx);
+      return { kind: 'unknown', apiKind: kind, ...base(f, o, ctx) };
+    }
+  }
+}
