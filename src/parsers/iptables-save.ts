@@ -63,7 +63,8 @@ export const MAX_DIAGNOSTICS = 1000;
  * (warning: save-format data before any `*table`/after COMMIT, kept in the `unknown`
  * table), `truncated` (warning: input ends inside a table, no COMMIT), `missing-commit`
  * (warning: a new `*table` before the previous COMMIT), `unknown-table`, `duplicate-chain`,
- * `undeclared-chain` (warning: save format rule for a chain never declared; chain created),
+ * `undeclared-chain` (warning: save format rule for a user chain never declared; chain created;
+ * built-in chains need no declaration in restore input and are created silently),
  * `chain-inferred` (info: fragments/`-S` without declarations; one per table),
  * `unknown-target` (warning: save format jump to a chain that does not exist),
  * `unsupported-command`, `bad-counters`, `bad-chain-header`, `unknown-policy`,
@@ -502,10 +503,11 @@ class SaveParser {
     const chains: IptablesChain[] = [];
     for (const c of [...t.declared, ...t.inferred]) {
       if (c.inferred) {
-        if (dialect === 'save') {
-          this.add('warning', c.firstUseLine, c.firstUseText, 'undeclared-chain', `rule for chain ${c.name}, never declared; chain created`);
-        } else {
+        if (dialect !== 'save') {
           inferredNames.push(c.name);
+        } else if (t.name === 'unknown' || !c.builtin) {
+          // Built-in chains of a known table exist without a declaration (restore input omits them).
+          this.add('warning', c.firstUseLine, c.firstUseText, 'undeclared-chain', `rule for chain ${c.name}, never declared; chain created`);
         }
       }
       for (let k = 0; k < c.rules.length; k++) {

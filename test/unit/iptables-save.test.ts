@@ -142,8 +142,10 @@ describe('parser structure', () => {
   });
 
   it('keeps a rule for an undeclared chain in save format, creating the chain, with a warning', () => {
-    const r = parseIptablesSave(saveBlock('nat', [':OUTPUT ACCEPT [0:0]', '-A KUBE-X -j RETURN']), 't');
+    const r = parseIptablesSave(saveBlock('nat', [':OUTPUT ACCEPT [0:0]', '-A KUBE-X -j RETURN', '-A PREROUTING -j KUBE-X']), 't');
+    // PREROUTING is built into nat: restore input may use it undeclared.
     expect(codes(r)).toEqual(['undeclared-chain@3']);
+    expect(findChain(r.value, 'nat', 'PREROUTING')).toMatchObject({ inferred: true, builtin: true, policy: null });
     expect(r.diagnostics[0]!.severity).toBe('warning');
     expect(findChain(r.value, 'nat', 'KUBE-X')).toMatchObject({ inferred: true, line: 0, policy: null, counters: null });
     expect(findChain(r.value, 'nat', 'KUBE-X')!.rules).toHaveLength(1);
