@@ -1,0 +1,125 @@
+/**
+ * Builds a {@link NodeSnapshot} from probe runs and API objects text: runs each
+ * probe's parser (named in `commands/probes.yaml`) and keeps diagnostics and
+ * failures beside the values. Pure apart from the parsers it calls.
+ */
+import { tail } from '../errors.js';
+import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
+import type { NodeSnapshot, Parsed, ProbeSummary, SnapshotSource } from '../model/snapshot.js';
+import { parseConntrack } from '../parsers/conntrack.js';
+import { parseIptablesSave } from '../parsers/iptables-save.js';
+import { parseIpsetList } from '../parsers/ipset.js';
+import { parseIpvsadm } from '../parsers/ipvsadm.js';
+import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import type { ProbeRun } from '../sources/probe-runner.js';
+
+/** What {@link buildSnapshot} needs besides the runs. `capturedAt`: ISO-8601 UTC. */
+export interface SnapshotInput {
+  readonly runs: readonly ProbeRun[];
+  readonly apiText?: string;
+  readonly apiOrigin?: string;
+  readonly source: SnapshotSource;
+  readonly capturedAt: string;
+  /** Node name when known from elsewhere (API, manifest); else from `uname -n`. */
+  readonly node?: string;
+}
+
+/** Summarises a probe run for the snapshot (stderr cut to its last 2,000 characters). */
+export function summarize(run: ProbeRun): ProbeSummary {
+  return {
+    id: run.id,
+    argv: run.argv,
+    status: run.status,
+    exitCode: run.result.exitCode,
+    startedAt: run.result.startedAt,
+    durationMs: run.result.durationMs,
+    stderrTail: tail(run.result.stderr),
+  };
+}
+
+/** Why a probe produced nothing to parse, in words for a pane. */
+export function failureReason(run: ProbeRun): string {
+  switch (run.status) {
+    case 'missing':
+      return `${run.argv[0]} is not installed on the node`;
+    case 'timeout':
+      return `timed out after ${run.result.durationMs} ms`;
+    case 'failed': {
+      const last = run.result.stderr.trim().split('\n').pop() ?? '';
+      return `exit code ${run.result.exitCode}${last ? `: ${last}` : ''}`;
+    }
+    default:
+      return '';
+  }
+}
+
+/**
+ * Parses one run with `parse`. A probe that failed but printed something is still
+ * parsed (partial output is data), with the failure kept in `error`.
+ */
+export function parseRun<T>(run: ProbeRun | undefined, parse: (text: string, origin: string) => ParseResult<T>): Parsed<T> | null {
+  if (!run) return null;
+  const probe = summarize(run);
+  const error = run.status === 'ok' ? null : failureReason(run);
+  if (run.status !== 'ok' && run.result.stdout.trim() === '') return { value: null, diagnostics: [], probe, error };
+  const result = parse(run.result.stdout, run.id);
+  return { value: result.value, diagnostics: result.diagnostics, probe, error };
+}
+
+/** Parses a probe that prints one integer (e.g. nf_conntrack_max); null when absent or not a number. */
+export function parseIntegerRun(run: ProbeRun | undefined): number | null {
+  if (!run || run.status !== 'ok') return null;
+  const n = Number.parseInt(run.result.stdout.trim(), 10);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** The first line of a version probe's output, e.g. `iptables v1.8.9 (nf_tables)`. */
+export function versionLine(run: ProbeRun | undefined): string | null {
+  if (!run || run.status !== 'ok') return null;
+  return run.result.stdout.split('\n')[0]?.trim() || null;
+}
+
+/** Builds the snapshot. Never throws on bad probe output: that becomes diagnostics. */
+export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
+  const byId = new Map(input.runs.map((r) => [r.id, r]));
+  const uname = versionLine(byId.get('uname'))?.split(/\s+/) ?? [];
+  const toolVersions: Record<string, string> = {};
+  for (const [tool, id] of [['iptables', 'iptables-version'], ['nft', 'nft-version'], ['conntrack', 'conntrack-version']] as const) {
+    const v = versionLine(byId.get(id));
+    if (v) toolVersions[tool] = v;
+  }
+  if (uname[1]) toolVersions.kernel = uname[1];
+  let api: Parsed<ReturnType<typeof parseK8sObjects>['value']> | null = null;
+  if (input.apiText !== undefined) {
+    const r = parseK8sObjects(input.apiText, input.apiOrigin ?? 'api.json');
+    api = { value: r.value, diagnostics: r.diagnostics, probe: null, error: null };
+  }
+  return {
+    meta: {
+      node: input.node ?? uname[0] ?? input.source.label,
+      kernel: uname[1] ?? null,
+      source: input.source,
+      capturedAt: input.capturedAt,
+      toolVersions,
+    },
+    probes: input.runs.map(summarize),
+    iptables: parseRun(byId.get('iptables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
+    ip6tables: parseRun(byId.get('ip6tables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv6' })),
+    iptablesLegacy: parseRun(byId.get('iptables-legacy-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
+    conntrack: parseRun(byId.get('conntrack'), parseConntrack),
+    conntrackMax: parseIntegerRun(byId.get('conntrack-max')),
+    conntrackCount: parseIntegerRun(byId.get('conntrack-count')),
+    ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm),
+    ipset: parseRun(byId.get('ipset'), parseIpsetList),
+    api,
+  };
+}
+
+/** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
+export function allDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
+  const parts = [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
+  const out: Diagnostic[] = [];
+  for (const p of parts) if (p) out.push(...p.diagnostics);
+  for (const p of parts) if (p?.error && p.probe) out.push(diagnostic('error', p.probe.id, 0, '', 'probe-failed', p.error));
+  return out;
+}

@@ -1,0 +1,72 @@
+/**
+ * Which Service dataplane a node runs, with the evidence a reader can check:
+ * kube-proxy iptables (nf_tables or legacy backend, or both holding rules),
+ * kube-proxy nftables, IPVS, Cilium kube-proxy replacement, or none. Pure.
+ */
+import type { IptablesRuleset } from '../model/iptables.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+
+/** The detected mode. `iptables-mixed`: KUBE- chains in both iptables backends. */
+export type ProxyMode = 'iptables' | 'iptables-legacy' | 'iptables-mixed' | 'nftables' | 'ipvs' | 'cilium' | 'none' | 'unknown';
+
+/** A mode and why: each evidence line is a fact read from the snapshot. */
+export interface ProxyModeResult {
+  readonly mode: ProxyMode;
+  readonly evidence: readonly string[];
+}
+
+/** Counts chains whose name starts with `prefix` across all tables of a ruleset. */
+export function countChains(ruleset: IptablesRuleset | null | undefined, prefix: string): number {
+  if (!ruleset) return 0;
+  let n = 0;
+  for (const t of ruleset.tables) for (const c of t.chains) if (c.name.startsWith(prefix)) n++;
+  return n;
+}
+
+/** Extra facts from parts other modules parse (nftables tables, Cilium maps, interfaces). */
+export interface ModeHints {
+  /** Names of nftables tables as `family name`, e.g. `ip kube-proxy`. */
+  readonly nftTables?: readonly string[];
+  /** Number of entries in Cilium's lb4+lb6 service maps, when read. */
+  readonly ciliumServiceEntries?: number | null;
+  /** Interface names on the node (kube-ipvs0, cilium_host, …). */
+  readonly interfaces?: readonly string[];
+}
+
+/** Detects the mode. Order matters: a node mid-migration can show several; the header lists them all. */
+export function detectProxyMode(snapshot: NodeSnapshot, hints: ModeHints = {}): ProxyModeResult {
+  const evidence: string[] = [];
+  const nftKube = countChains(snapshot.iptables?.value, 'KUBE-');
+  const legacyKube = countChains(snapshot.iptablesLegacy?.value, 'KUBE-');
+  const ciliumChains = countChains(snapshot.iptables?.value, 'CILIUM_');
+  const backend = snapshot.iptables?.value?.generator?.backend ?? null;
+  const kubeProxyTable = hints.nftTables?.some((t) => /^(ip|ip6|inet) kube-proxy$/.test(t)) ?? false;
+  const ipvsServers = snapshot.ipvs?.value?.virtualServers.length ?? 0;
+  const hasIpvsIface = hints.interfaces?.includes('kube-ipvs0') ?? false;
+  const ciliumEntries = hints.ciliumServiceEntries ?? null;
+
+  if (kubeProxyTable) evidence.push('nftables: table ip kube-proxy present');
+  if (nftKube > 0) evidence.push(`iptables${backend ? ` (${backend})` : ''}: ${nftKube} KUBE- chains`);
+  if (legacyKube > 0) evidence.push(`iptables-legacy: ${legacyKube} KUBE- chains`);
+  if (hasIpvsIface || ipvsServers > 0) evidence.push(`IPVS: ${ipvsServers} virtual servers${hasIpvsIface ? ', kube-ipvs0 present' : ''}`);
+  if (ciliumEntries !== null && ciliumEntries > 0) evidence.push(`Cilium: lb services map has ${ciliumEntries} entries`);
+  if (ciliumChains > 0) evidence.push(`iptables: ${ciliumChains} CILIUM_ chains`);
+
+  let mode: ProxyMode;
+  if (hasIpvsIface && ipvsServers > 0) mode = 'ipvs';
+  else if (kubeProxyTable) mode = 'nftables';
+  else if (nftKube > 0 && legacyKube > 0) mode = 'iptables-mixed';
+  else if (nftKube > 0) mode = backend === 'legacy' ? 'iptables-legacy' : 'iptables';
+  else if (legacyKube > 0) mode = 'iptables-legacy';
+  else if ((ciliumEntries ?? 0) > 0 || ciliumChains > 0) {
+    mode = 'cilium';
+    evidence.unshift(`Cilium KPR: 0 KUBE- chains${ciliumEntries !== null ? `, lb services map has ${ciliumEntries} entries` : ''}`);
+  } else if (snapshot.iptables?.value || hints.nftTables) {
+    mode = 'none';
+    evidence.push('no KUBE- chains, no kube-proxy table, no Cilium LB maps');
+  } else {
+    mode = 'unknown';
+    evidence.push('no netfilter rules were read');
+  }
+  return { mode, evidence };
+}

@@ -1,0 +1,49 @@
+/**
+ * Where a Service lives in the node's rewrite table: the kube-proxy chains that
+ * implement each of its ports. Found the way a reader would find them — the
+ * KUBE-SERVICES rule whose comment names the Service — with kube-proxy's own chain
+ * name derivation as the fallback for dumps without comments. Pure.
+ */
+import { findChain, type IptablesRuleset } from '../model/iptables.js';
+import { IPTABLES_CHAINS, iptablesServiceChain, servicePortName } from './kubeproxy-names.js';
+
+/** One Service port's entry chain: `KUBE-SVC-…` (or `KUBE-SVL-`/`KUBE-EXT-`/`KUBE-FW-`). */
+export interface ServiceChainRef {
+  /** The kube-proxy comment of the KUBE-SERVICES rule, e.g. `default/web:http cluster IP`. */
+  readonly comment: string;
+  readonly table: 'nat';
+  readonly chain: string;
+  /** 0-based index of the KUBE-SERVICES rule that jumps there; null when found by name only. */
+  readonly servicesRuleIndex: number | null;
+}
+
+/**
+ * The chains implementing Service `namespace/name` in `ruleset`, in KUBE-SERVICES
+ * order. `ports` (name + protocol) enables the by-name fallback. Empty when the
+ * Service has no rules (headless, ExternalName, or not programmed).
+ */
+export function iptablesServiceChains(
+  ruleset: IptablesRuleset,
+  namespace: string,
+  name: string,
+  ports: readonly { readonly name: string; readonly protocol: string }[] = [],
+): ServiceChainRef[] {
+  const out: ServiceChainRef[] = [];
+  const services = findChain(ruleset, 'nat', IPTABLES_CHAINS.services);
+  const prefix = `${namespace}/${name}:`;
+  if (services) {
+    services.rules.forEach((rule, i) => {
+      const target = rule.target?.name ?? '';
+      if (!rule.comment?.startsWith(prefix) || !/^KUBE-(SVC|SVL|EXT|FW)-/.test(target)) return;
+      if (out.some((r) => r.chain === target)) return;
+      out.push({ comment: rule.comment, table: 'nat', chain: target, servicesRuleIndex: i });
+    });
+  }
+  if (out.length === 0) {
+    for (const port of ports) {
+      const chain = iptablesServiceChain('KUBE-SVC-', servicePortName(namespace, name, port.name), port.protocol);
+      if (findChain(ruleset, 'nat', chain)) out.push({ comment: `${namespace}/${name}:${port.name}`, table: 'nat', chain, servicesRuleIndex: null });
+    }
+  }
+  return out;
+}

@@ -1,0 +1,77 @@
+/**
+ * NodeSnapshot: everything nodescope knows about one node at one moment, parsed.
+ * It is the only thing analyses and panes read (DESIGN.md: parsers → NodeSnapshot
+ * → analyses → panes). Each part keeps the parser's diagnostics beside its value,
+ * and the probe that produced it, so a pane can say "failed: …" or show the
+ * offending line instead of crashing.
+ */
+import type { ApiObjects } from './k8s.js';
+import type { ConntrackTable } from './conntrack.js';
+import type { Diagnostic } from './diagnostics.js';
+import type { IptablesRuleset } from './iptables.js';
+import type { IpsetSet, IpvsListing } from './ipvs.js';
+
+/** How a probe ended (same words as the probe runner). */
+export type ProbeOutcome = 'ok' | 'failed' | 'missing' | 'timeout';
+
+/**
+ * One probe as the snapshot remembers it: what ran, how it ended, how long it took
+ * (`durationMs`, milliseconds), when it started (ISO-8601 UTC), and the last 2,000
+ * characters of its stderr.
+ */
+export interface ProbeSummary {
+  readonly id: string;
+  readonly argv: readonly string[];
+  readonly status: ProbeOutcome;
+  readonly exitCode: number | null;
+  readonly startedAt: string;
+  readonly durationMs: number;
+  readonly stderrTail: string;
+}
+
+/**
+ * A parsed part of the snapshot. `value` is null when the probe did not produce
+ * output to parse (missing, failed with empty output); `error` then says why.
+ */
+export interface Parsed<T> {
+  readonly value: T | null;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly probe: ProbeSummary | null;
+  readonly error: string | null;
+}
+
+/** Where the snapshot's data came from. `live`: re-readable now (not a replay). */
+export interface SnapshotSource {
+  readonly kind: 'local' | 'netns' | 'ssh' | 'kubectl-debug' | 'replay';
+  readonly label: string;
+  readonly live: boolean;
+}
+
+/** Identity and provenance of a snapshot. `capturedAt`: ISO-8601 UTC. */
+export interface SnapshotMeta {
+  readonly node: string;
+  readonly kernel: string | null;
+  readonly source: SnapshotSource;
+  readonly capturedAt: string;
+  readonly toolVersions: Readonly<Record<string, string>>;
+}
+
+/**
+ * The whole parsed state of a node. Every dataplane part is optional: a node in
+ * nftables mode has no useful `iptables`, a Cilium node may have neither.
+ * Counters inside rulesets are packets and bytes (bigint, exact).
+ */
+export interface NodeSnapshot {
+  readonly meta: SnapshotMeta;
+  readonly probes: readonly ProbeSummary[];
+  readonly iptables: Parsed<IptablesRuleset> | null;
+  readonly ip6tables: Parsed<IptablesRuleset> | null;
+  readonly iptablesLegacy: Parsed<IptablesRuleset> | null;
+  readonly conntrack: Parsed<ConntrackTable> | null;
+  /** nf_conntrack_max and nf_conntrack_count (entries), when read. */
+  readonly conntrackMax: number | null;
+  readonly conntrackCount: number | null;
+  readonly ipvs: Parsed<IpvsListing> | null;
+  readonly ipset: Parsed<IpsetSet[]> | null;
+  readonly api: Parsed<ApiObjects> | null;
+}

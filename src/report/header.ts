@@ -1,0 +1,33 @@
+/** The common head of every `show` document: which node, from where, when, in which mode. */
+import { detectProxyMode } from '../analysis/proxy-mode.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+
+/** `{node, kernel, source, live, capturedAt, mode, evidence}`; capturedAt ISO-8601 UTC. */
+export interface ShowHead {
+  readonly node: string;
+  readonly kernel: string | null;
+  readonly source: string;
+  readonly live: boolean;
+  readonly capturedAt: string;
+  readonly mode: string;
+  readonly evidence: readonly string[];
+}
+
+/** Builds the head from a snapshot. */
+export function showHead(snapshot: NodeSnapshot): ShowHead {
+  const mode = detectProxyMode(snapshot);
+  return {
+    node: snapshot.meta.node,
+    kernel: snapshot.meta.kernel,
+    source: snapshot.meta.source.label,
+    live: snapshot.meta.source.live,
+    capturedAt: snapshot.meta.capturedAt,
+    mode: mode.mode,
+    evidence: mode.evidence,
+  };
+}
+
+/** The head as text lines, for `-o text`. */
+export function headText(h: ShowHead): string {
+  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${h.source} · captured ${h.capturedAt}\nmode ${h.mode}: ${h.evidence.join('; ')}\n`;
+}

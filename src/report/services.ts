@@ -1,0 +1,61 @@
+/**
+ * `nodescope show services`: Services with ports and endpoints (EndpointSlice
+ * conditions ready/serving/terminating, node, zone), as JSON or a text table.
+ *
+ * JSON document (stable; README documents it):
+ * `{node, kernel, source, live, capturedAt, mode, evidence, services: [{namespace, name, type,
+ * clusterIPs, externalName, ports: [{name, protocol, port, targetPort, nodePort, endpointPorts}],
+ * endpoints: [{address, ports: [{name, protocol, port}], ready, serving, terminating, nodeName,
+ * zone, onNode}]}]}` — conditions are true/false/null (null: unset in the API object).
+ */
+import Table from 'cli-table3';
+import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { UserError } from '../errors.js';
+import { headText, showHead } from './header.js';
+import { toJson } from './json.js';
+
+function serviceJson(r: ServiceRow) {
+  return {
+    namespace: r.namespace,
+    name: r.name,
+    type: r.type,
+    clusterIPs: r.headless ? ['None'] : r.clusterIPs,
+    externalName: r.externalName ?? null,
+    ports: r.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port, targetPort: p.targetPort, nodePort: p.nodePort ?? null, endpointPorts: p.endpointPorts })),
+    endpoints: r.endpoints.map((e) => ({
+      address: e.address,
+      ports: e.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port })),
+      ready: e.ready,
+      serving: e.serving,
+      terminating: e.terminating,
+      nodeName: e.nodeName ?? null,
+      zone: e.zone ?? null,
+      onNode: e.onNode,
+    })),
+  };
+}
+
+/** The Service rows of a snapshot; throws `UserError` when it has no API objects. */
+export function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
+  if (!snapshot.api?.value) throw new UserError('this source has no API objects', 'pass --api-file FILE (kubectl get services,endpointslices,pods,nodes -A -o json)');
+  return buildServiceView(snapshot.api.value, { nodeName: snapshot.meta.node }).rows;
+}
+
+/** Renders `show services` in `format`. Throws `UserError` without API objects. */
+export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text'): string {
+  const rows = serviceRows(snapshot);
+  if (format === 'json') return toJson({ ...showHead(snapshot), services: rows.map(serviceJson) });
+  const table = new Table({ head: ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORTS', 'ENDPOINTS'], style: { head: [], border: [] } });
+  for (const r of rows) {
+    table.push([
+      r.namespace,
+      r.name,
+      r.type,
+      r.headless ? 'None' : r.externalName ?? r.clusterIPs.join(','),
+      r.ports.map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol}→${p.targetPort}`).join(' '),
+      r.endpoints.map((e) => `${e.address}${e.ready === false ? ' (not ready)' : ''}${e.terminating ? ' (terminating)' : ''}${e.nodeName ? ' @' + e.nodeName : ''}`).join('\n') || '<none>',
+    ]);
+  }
+  return headText(showHead(snapshot)) + table.toString() + '\n';
+}

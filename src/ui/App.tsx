@@ -1,0 +1,147 @@
+/**
+ * The app shell: header, the active pane, footer, help overlay; keys dispatch
+ * reducer actions. Data comes from a {@link SessionLike}; the UI never fetches.
+ */
+import { Box, Text, useApp, useInput, useStdout } from 'ink';
+import React, { useEffect, useMemo, useReducer, useState, useSyncExternalStore } from 'react';
+import { detectProxyMode } from '../analysis/proxy-mode.js';
+import { iptablesServiceChains } from '../analysis/service-dataplane.js';
+import type { SessionLike } from '../session.js';
+import { Footer } from './components/Footer.js';
+import { Header } from './components/Header.js';
+import { Help } from './components/Help.js';
+import { t, type Lang } from './i18n.js';
+import { RulesPane } from './panes/RulesPane.js';
+import { ServicesPane } from './panes/ServicesPane.js';
+import { cursorOf, currentRules, filterOf, initialUiState, PANES, uiReducer, type UiState } from './state.js';
+import { theme } from './theme.js';
+import { rulesView, servicesView } from './views.js';
+
+/** Props of {@link App}. `now`: injected clock (ms since epoch); `width`/`height` override the terminal size. */
+export interface AppProps {
+  readonly session: SessionLike;
+  readonly lang: Lang;
+  readonly now?: () => number;
+  readonly width?: number;
+  readonly height?: number;
+  readonly initialState?: UiState;
+  readonly onQuit?: () => void;
+}
+
+const HEADER_LINES = 3;
+const FOOTER_LINES = 1;
+
+/** The whole TUI. */
+export function App({ session, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit }: AppProps): React.JSX.Element {
+  const state = useSyncExternalStore(session.subscribe.bind(session), () => session.getState());
+  const [ui, dispatch] = useReducer(uiReducer, initialState ?? initialUiState);
+  const { stdout } = useStdout();
+  const { exit } = useApp();
+  const width = forcedWidth ?? stdout.columns ?? 80;
+  const height = forcedHeight ?? stdout.rows ?? 24;
+  const bodyHeight = Math.max(3, height - HEADER_LINES - FOOTER_LINES);
+  const snapshot = state.snapshot;
+  const live = snapshot?.meta.source.live ?? false;
+
+  // Tick once a second in live mode so the data's age stays true.
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    if (!live) return;
+    const id = setInterval(() => setTick((n) => n + 1), 1000);
+    return () => clearInterval(id);
+  }, [live]);
+
+  const filter = filterOf(ui);
+  const services = useMemo(() => servicesView(snapshot, ui.pane === 'services' ? filter : ''), [snapshot, ui.pane, filter]);
+  const rules = useMemo(() => rulesView(snapshot, state, ui, ui.pane === 'rules' ? filter : '', lang), [snapshot, state, ui, filter, lang]);
+  const mode = useMemo(() => (snapshot ? detectProxyMode(snapshot) : null), [snapshot]);
+
+  const rowCount = (): number => {
+    if (ui.pane === 'services') return services.rows?.length ?? 0;
+    if (ui.pane === 'rules') return rules.kind === 'message' ? 0 : rules.rows.length;
+    return 0;
+  };
+
+  const open = (): void => {
+    const cursor = cursorOf(ui);
+    if (ui.pane === 'services') {
+      const row = services.rows?.[cursor];
+      const ruleset = snapshot?.iptables?.value;
+      if (!row || !ruleset) return;
+      dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
+      const chains = iptablesServiceChains(ruleset, row.namespace, row.name, row.ports.map((p) => ({ name: p.name, protocol: p.protocol })));
+      if (chains[0]) dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'iptables', table: 'nat', chain: chains[0].chain } });
+      return;
+    }
+    if (ui.pane === 'rules') {
+      const loc = currentRules(ui);
+      if (rules.kind === 'chains') {
+        const row = rules.rows[cursor];
+        if (row) dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: row.ruleset, table: row.table, chain: row.chain } });
+      } else if (rules.kind === 'chain' && loc.kind === 'chain') {
+        const row = rules.rows[cursor];
+        if (row?.jumpTo) dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: loc.ruleset, table: loc.table, chain: row.jumpTo } });
+      }
+    }
+  };
+
+  useInput((input, key) => {
+    if (ui.typingFilter) {
+      if (key.escape) dispatch({ type: 'filterEnd', keep: false });
+      else if (key.return) dispatch({ type: 'filterEnd', keep: true });
+      else if (key.backspace || key.delete) dispatch({ type: 'filterInput', text: filter.slice(0, -1) });
+      else if (input && !key.ctrl && !key.meta) dispatch({ type: 'filterInput', text: filter + input });
+      return;
+    }
+    const count = rowCount();
+    const page = Math.max(1, bodyHeight - 4);
+    if (input === 'q' || (key.ctrl && input === 'c')) {
+      dispatch({ type: 'quit' });
+      onQuit?.();
+      exit();
+    } else if (input === '?') dispatch({ type: 'toggleHelp' });
+    else if (key.escape || key.backspace || key.delete) dispatch({ type: 'back' });
+    else if (key.tab) dispatch({ type: 'nextPane', delta: key.shift ? -1 : 1 });
+    else if (/^[1-6]$/.test(input)) dispatch({ type: 'switchPane', pane: PANES[Number(input) - 1]! });
+    else if (key.upArrow || input === 'k') dispatch({ type: 'move', delta: -1, count });
+    else if (key.downArrow || input === 'j') dispatch({ type: 'move', delta: 1, count });
+    else if (key.pageUp) dispatch({ type: 'move', delta: -page, count });
+    else if (key.pageDown) dispatch({ type: 'move', delta: page, count });
+    else if (input === 'g') dispatch({ type: 'jumpTo', index: 0, count });
+    else if (input === 'G') dispatch({ type: 'jumpTo', index: count - 1, count });
+    else if (key.return) open();
+    else if (input === '/') dispatch({ type: 'filterStart' });
+    else if (input === 'r') session.refreshNow();
+  });
+
+  const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
+  const paneHeight = bodyHeight;
+  let body: React.JSX.Element;
+  if (ui.help) body = <Help lang={lang} />;
+  else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'rules') body = <RulesPane data={rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else body = <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;
+
+  return (
+    <Box flexDirection="column" width={width}>
+      <Header
+        node={snapshot?.meta.node ?? '…'}
+        live={live}
+        sourceLabel={snapshot?.meta.source.label ?? ''}
+        capturedAt={snapshot?.meta.capturedAt ?? null}
+        mode={mode?.mode ?? '…'}
+        evidence={mode?.evidence.join('; ') ?? ''}
+        ageSeconds={age}
+        error={state.error}
+        refreshing={state.refreshing}
+        pane={ui.pane}
+        width={width}
+        lang={lang}
+      />
+      <Box flexDirection="column" height={bodyHeight}>
+        {body}
+      </Box>
+      <Footer typingFilter={ui.typingFilter} filter={filter} width={width} lang={lang} />
+    </Box>
+  );
+}

@@ -1,0 +1,22 @@
+/** The footer: the filter being typed, or the key hint line. */
+import { Text } from 'ink';
+import React from 'react';
+import { t, type Lang } from '../i18n.js';
+import { fitCell } from '../text.js';
+import { theme } from '../theme.js';
+
+/** Props of {@link Footer}. */
+export interface FooterProps {
+  readonly typingFilter: boolean;
+  readonly filter: string;
+  readonly width: number;
+  readonly lang: Lang;
+}
+
+/** Renders the footer line. */
+export function Footer({ typingFilter, filter, width, lang }: FooterProps): React.JSX.Element {
+  if (typingFilter || filter) {
+    return <Text color={theme.accent}>{fitCell(`${t(lang, 'filter.prompt')}${filter}${typingFilter ? '▏' : ''}`, width)}</Text>;
+  }
+  return <Text color={theme.muted}>{fitCell(t(lang, 'footer.hint'), width)}</Text>;
+}

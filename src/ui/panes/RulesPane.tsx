@@ -1,0 +1,124 @@
+/**
+ * The Rules pane: either every table and chain with rule counts and totals, or one
+ * chain's rules with packets, bytes, rate, the kube-proxy comment as label, the
+ * branch probability, and the target. The selected rule is shown in full below.
+ */
+import { Box, Text } from 'ink';
+import React from 'react';
+import { formatProbability, type ChainListRow, type RuleRow } from '../../analysis/rules-view.js';
+import type { Diagnostic } from '../../model/diagnostics.js';
+import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
+import { Table, type TableRow } from '../components/Table.js';
+import { t, tf, type Lang } from '../i18n.js';
+import { fitCell, humanBytes, humanCount, humanRate, type ColumnSpec } from '../text.js';
+import { theme } from '../theme.js';
+
+/** What the Rules pane shows. */
+export type RulesPaneData =
+  | { readonly kind: 'chains'; readonly rows: readonly ChainListRow[]; readonly diagnostics: readonly Diagnostic[] }
+  | {
+      readonly kind: 'chain';
+      readonly ruleset: string;
+      readonly table: string;
+      readonly chain: string;
+      readonly policy: string | null;
+      readonly rows: readonly RuleRow[];
+      readonly diagnostics: readonly Diagnostic[];
+      readonly backTo: string | null;
+    }
+  | { readonly kind: 'message'; readonly text: string; readonly diagnostics: readonly Diagnostic[] };
+
+/** Props of {@link RulesPane}. `height`: lines available, header included. */
+export interface RulesPaneProps {
+  readonly data: RulesPaneData;
+  readonly cursor: number;
+  readonly width: number;
+  readonly height: number;
+  readonly focused: boolean;
+  readonly lang: Lang;
+}
+
+function chainColumns(lang: Lang): ColumnSpec[] {
+  return [
+    { key: 'table', title: 'TABLE', width: 8 },
+    { key: 'chain', title: t(lang, 'col.chain'), flex: 3 },
+    { key: 'policy', title: t(lang, 'col.policy'), width: 7 },
+    { key: 'rules', title: t(lang, 'col.rules'), width: 6, align: 'right' },
+    { key: 'pkts', title: t(lang, 'col.pkts'), width: 8, align: 'right' },
+    { key: 'bytes', title: t(lang, 'col.bytes'), width: 8, align: 'right' },
+  ];
+}
+
+function ruleColumns(lang: Lang, width: number): ColumnSpec[] {
+  const cols: ColumnSpec[] = [
+    { key: 'num', title: t(lang, 'col.num'), width: 3, align: 'right' },
+    { key: 'pkts', title: t(lang, 'col.pkts'), width: 7, align: 'right' },
+    { key: 'rate', title: t(lang, 'col.rate'), width: 7, align: 'right' },
+    { key: 'prob', title: t(lang, 'col.prob'), width: 6, align: 'right' },
+    { key: 'rule', title: t(lang, 'col.rule'), flex: 3 },
+  ];
+  if (width >= 100) cols.push({ key: 'bytes', title: t(lang, 'col.bytes'), width: 8, align: 'right' });
+  cols.push({ key: 'target', title: t(lang, 'col.target'), flex: 2 });
+  return cols;
+}
+
+function ruleCells(r: RuleRow, width: number): string[] {
+  // The kube-proxy comment names the Service; without one the matches say what the rule does.
+  const rule = r.label ? (width >= 100 && r.matches ? `${r.label}  ${r.matches}` : r.label) : r.matches;
+  const cells = [String(r.index), r.packets === null ? '-' : humanCount(r.packets), r.rate === null ? '' : humanRate(r.rate), r.probability === null ? '' : formatProbability(r.probability), rule];
+  if (width >= 100) cells.push(r.bytes === null ? '-' : humanBytes(r.bytes));
+  cells.push((r.jumpTo ? '→ ' : '') + r.target);
+  return cells;
+}
+
+/** Renders the pane. */
+export function RulesPane({ data, cursor, width, height, focused, lang }: RulesPaneProps): React.JSX.Element {
+  const diagLines = diagnosticsHeight(data.diagnostics);
+  if (data.kind === 'message') {
+    return (
+      <Box flexDirection="column">
+        <Text color={theme.muted}>{fitCell(data.text, width)}</Text>
+        <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
+      </Box>
+    );
+  }
+  if (data.kind === 'chains') {
+    const rows: TableRow[] = data.rows.map((r) => ({
+      key: `${r.ruleset}/${r.table}/${r.chain}`,
+      cells: [r.table, r.ruleset === 'iptables' ? r.chain : `${r.chain} (${r.ruleset})`, r.policy ?? '-', String(r.ruleCount), humanCount(r.packets), humanBytes(r.bytes)],
+      ...(r.chain.startsWith('KUBE-') ? { color: 'jump' as const } : {}),
+    }));
+    return (
+      <Box flexDirection="column">
+        <Text bold>{fitCell(t(lang, 'rules.tables'), width)}</Text>
+        <Table columns={chainColumns(lang)} rows={rows} cursor={cursor} width={width} height={Math.max(1, height - 2 - diagLines)} focused={focused} />
+        <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
+      </Box>
+    );
+  }
+  const selected = data.rows[cursor];
+  const rows: TableRow[] = data.rows.map((r) => ({
+    key: String(r.index),
+    cells: ruleCells(r, width),
+    ...(r.target.startsWith('DNAT') || r.target.startsWith('MASQUERADE') || r.target.startsWith('SNAT') ? { color: 'nat' as const } : r.jumpTo ? { color: 'jump' as const } : {}),
+  }));
+  const title = `${tf(lang, 'rules.chain', { table: data.table, chain: data.chain })}${data.policy ? ` (policy ${data.policy})` : ''}${data.ruleset !== 'iptables' ? ` [${data.ruleset}]` : ''}`;
+  const detailLines = 2;
+  return (
+    <Box flexDirection="column">
+      <Text bold>{fitCell(title + (data.backTo ? `   ${tf(lang, 'rules.back', { chain: data.backTo })}` : ''), width)}</Text>
+      {data.rows.length === 0 ? (
+        <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>
+      ) : (
+        <Table columns={ruleColumns(lang, width)} rows={rows} cursor={cursor} width={width} height={Math.max(1, height - 2 - detailLines - diagLines)} focused={focused} />
+      )}
+      {selected ? (
+        <Box flexDirection="column">
+          <Text color={theme.muted}>{fitCell(`line ${selected.line}:`, width)}</Text>
+          <Text wrap="truncate-end">{fitCell(selected.raw, width)}</Text>
+        </Box>
+      ) : null}
+      <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
+    </Box>
+  );
+}

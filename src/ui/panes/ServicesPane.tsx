@@ -1,0 +1,116 @@
+/**
+ * The Services pane: every Service with type, ClusterIP, ports (port→targetPort,
+ * nodePort) and ready/total endpoints; below, the endpoints of the selected Service
+ * with their EndpointSlice conditions (ready/serving/terminating), node and zone.
+ */
+import { Box, Text } from 'ink';
+import React from 'react';
+import type { EndpointRow, ServiceRow } from '../../analysis/service-view.js';
+import type { Diagnostic } from '../../model/diagnostics.js';
+import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
+import { Table, type TableRow } from '../components/Table.js';
+import { t, tf, type Lang } from '../i18n.js';
+import { fitCell, type ColumnSpec } from '../text.js';
+import { theme } from '../theme.js';
+
+/** Props of {@link ServicesPane}. `rows` null: no API objects in this source. */
+export interface ServicesPaneProps {
+  readonly rows: readonly ServiceRow[] | null;
+  readonly diagnostics: readonly Diagnostic[];
+  readonly cursor: number;
+  readonly width: number;
+  readonly height: number;
+  readonly focused: boolean;
+  readonly lang: Lang;
+}
+
+/** `80/TCP→8080` or `dns:53/UDP→53` with `:30080` for a nodePort. */
+export function formatPorts(row: ServiceRow): string {
+  return row.ports
+    .map((p) => {
+      const target = p.endpointPorts.length ? p.endpointPorts.join('|') : String(p.targetPort);
+      return `${p.port}${p.nodePort ? `:${p.nodePort}` : ''}/${p.protocol}→${target}`;
+    })
+    .join(', ');
+}
+
+/** `2/3` ready of total endpoint addresses (unique). */
+export function endpointSummary(row: ServiceRow): string {
+  const all = new Set(row.endpoints.map((e) => e.address));
+  const ready = new Set(row.endpoints.filter((e) => e.ready !== false).map((e) => e.address));
+  return `${ready.size}/${all.size}`;
+}
+
+/** The conditions as the API names them: `ready serving`, `!ready terminating`… (unset shown as `?`). */
+export function formatConditions(e: EndpointRow): string {
+  const word = (name: string, v: boolean | null, showFalse: boolean) => (v === null ? `${name}?` : v ? name : showFalse ? `!${name}` : '');
+  return [word('ready', e.ready, true), word('serving', e.serving, true), word('terminating', e.terminating, false)].filter(Boolean).join(' ');
+}
+
+function serviceColumns(lang: Lang): ColumnSpec[] {
+  return [
+    { key: 'ns', title: t(lang, 'col.namespace'), flex: 1, minWidth: 8 },
+    { key: 'name', title: t(lang, 'col.name'), flex: 1, minWidth: 8 },
+    { key: 'type', title: t(lang, 'col.type'), width: 12 },
+    { key: 'ip', title: t(lang, 'col.clusterIP'), width: 15 },
+    { key: 'ports', title: t(lang, 'col.ports'), flex: 2 },
+    { key: 'eps', title: t(lang, 'col.endpoints'), width: 9, align: 'right' },
+  ];
+}
+
+function endpointColumns(lang: Lang): ColumnSpec[] {
+  return [
+    { key: 'addr', title: t(lang, 'col.address'), width: 16 },
+    { key: 'port', title: t(lang, 'col.port'), width: 12 },
+    { key: 'cond', title: t(lang, 'col.conditions'), flex: 2 },
+    { key: 'node', title: t(lang, 'col.nodeName'), flex: 2 },
+    { key: 'zone', title: t(lang, 'col.zone'), width: 10 },
+  ];
+}
+
+/** Renders the pane. */
+export function ServicesPane({ rows, diagnostics, cursor, width, height, focused, lang }: ServicesPaneProps): React.JSX.Element {
+  if (rows === null) {
+    return (
+      <Box flexDirection="column">
+        <Text color={theme.muted}>{fitCell(t(lang, 'status.noApi'), width)}</Text>
+        <Diagnostics diagnostics={diagnostics} width={width} lang={lang} />
+      </Box>
+    );
+  }
+  const selected = rows[cursor];
+  const endpoints = selected?.endpoints ?? [];
+  const diag = diagnosticsHeight(diagnostics);
+  const epHeight = Math.min(Math.max(endpoints.length, 1), Math.max(2, Math.floor((height - diag) / 3)));
+  const svcHeight = Math.max(1, height - diag - epHeight - 3);
+  const svcRows: TableRow[] = rows.map((r) => ({
+    key: `${r.namespace}/${r.name}`,
+    cells: [r.namespace, r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r)],
+    ...(r.endpoints.length === 0 && !r.externalName ? { color: 'warn' as const } : {}),
+  }));
+  const epRows: TableRow[] = endpoints.map((e, i) => ({
+    key: `${e.address}/${i}`,
+    cells: [
+      e.address,
+      e.ports.map((p) => `${p.port ?? '*'}/${p.protocol}`).join(','),
+      formatConditions(e),
+      `${e.nodeName ?? ''}${e.onNode ? ` (${t(lang, 'services.onThisNode')})` : ''}`,
+      e.zone ?? '',
+    ],
+    ...(e.terminating ? { color: 'warn' as const } : e.ready === false ? { color: 'error' as const } : {}),
+  }));
+  return (
+    <Box flexDirection="column">
+      <Table columns={serviceColumns(lang)} rows={svcRows} cursor={cursor} width={width} height={svcHeight} focused={focused} />
+      <Text bold color={theme.accent}>
+        {fitCell(selected ? tf(lang, 'services.endpointsOf', { name: `${selected.namespace}/${selected.name}` }) : '', width)}
+      </Text>
+      {selected && endpoints.length === 0 ? (
+        <Text color={theme.warn}>{fitCell(t(lang, 'services.noEndpoints'), width)}</Text>
+      ) : (
+        <Table columns={endpointColumns(lang)} rows={epRows} cursor={-1} width={width} height={epHeight} focused={false} />
+      )}
+      <Diagnostics diagnostics={diagnostics} width={width} lang={lang} />
+    </Box>
+  );
+}
