@@ -24,7 +24,7 @@ import { LineCounter, parseAllDocuments, parseDocument, isNode } from 'yaml';
 import type { Document } from 'yaml';
 import { diagnostic } from '../model/diagnostics.js';
 import type { Diagnostic, ParseResult, Severity } from '../model/diagnostics.js';
-import { EMPTY_API_OBJECTS, objectKey } from '../model/k8s.js';
+import { objectKey } from '../model/k8s.js';
 import type {
   ApiObjects,
   JsonObject,
@@ -56,10 +56,6 @@ class Lines {
   at(line: number): string {
     this.lines ??= this.text.split('\n');
     return (this.lines[line - 1] ?? '').replace(/\r$/, '');
-  }
-  count(): number {
-    this.lines ??= this.text.split('\n');
-    return this.lines.length;
   }
 }
 
@@ -339,7 +335,7 @@ function statusText(o: JsonObject): string {
  */
 export function parseK8sObjects(text: string, origin: string): ParseResult<ApiObjects> {
   const sink = new Sink(origin, new Lines(text));
-  const first = /\S/.exec(text.replace(/^\uFEFF/, ''))?.[0];
+  const first = /\S/.exec(text)?.[0]; // \s covers a byte-order mark
   const docs = first === '{' || first === '[' ? jsonDocs(text, sink) : yamlDocs(text, sink);
   const store = new Store();
   for (const doc of docs) {
@@ -450,9 +446,4 @@ export function formatK8sObjects(objects: ApiObjects): string {
     });
   for (const o of kindless) texts.push(JSON.stringify(o.raw, null, 4));
   return texts.length > 0 ? `${texts.join('\n')}\n` : '';
-}
-
-/** An ApiObjects holding exactly `objects`, split by kind (for builders and readers). */
-export function apiObjectsOf(objects: readonly K8sObject[]): ApiObjects {
-  return objects.length === 0 ? EMPTY_API_OBJECTS : splitByKind(objects);
 }

@@ -43,6 +43,7 @@ describe('parseK8sObjects: input shapes', () => {
     ['YAML kind: List', stringify({ apiVersion: 'v1', kind: 'List', items: [svc, slice, pod, node] })],
     ['watch events, one per line', [svc, slice, pod, node].map((o) => event('ADDED', o)).join('\n')],
     ['watch events, concatenated', [svc, slice, pod, node].map((o) => event('ADDED', o)).join('')],
+    ['JSON after a byte-order mark', `\uFEFF${listJson([svc, slice, pod, node])}`],
   ])('%s', (_, text) => {
     const r = parseK8sObjects(text, 'test');
     expect(r.diagnostics).toEqual([]);
