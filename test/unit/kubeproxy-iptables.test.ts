@@ -126,4 +126,20 @@ describe('generateIptablesRestore', () => {
       'kubernetes service nodeports; NOTE: this must be the last rule in this chain',
     ]);
   });
+
+  it('masquerades all ClusterIP traffic with masqueradeAll and no local detector', () => {
+    const input = { ...oneServiceInput({ endpoints: [makeEndpoint('10.0.0.1')] }), clusterCIDR: undefined };
+    const text = generateIptablesRestore(input, { masqueradeAll: true });
+    const masq = text.split('\n').filter((l) => l.startsWith('-A KUBE-SVC-') && l.endsWith('-j KUBE-MARK-MASQ'));
+    expect(masq).toHaveLength(1);
+    expect(masq[0]).not.toContain('! -s');
+  });
+
+  it('jumps to KUBE-NODEPORTS per node IP when nodePortIPs is set', () => {
+    const text = generateIptablesRestore(oneServiceInput(), { nodePortIPs: ['192.168.0.2', '10.1.1.1'] });
+    expect(rulesOf(text, 'KUBE-SERVICES').filter((l) => l.endsWith('-j KUBE-NODEPORTS')).map((l) => /-d (\S+)/.exec(l)?.[1])).toEqual([
+      '192.168.0.2',
+      '10.1.1.1',
+    ]);
+  });
 });
