@@ -151,7 +151,9 @@ function buildIndex(objects: ApiObjects, opts: DnsExpectOptions): Index {
   for (const s of objects.endpointSlices) {
     if (s.serviceName === undefined || s.addressType === 'FQDN') continue;
     const k = `${s.meta.namespace}/${s.serviceName}`;
-    slices.set(k, [...(slices.get(k) ?? []), s]);
+    const list = slices.get(k);
+    if (list) list.push(s);
+    else slices.set(k, [s]);
   }
   const podIPs = new Map<string, string>();
   for (const p of objects.pods) if (p.podIPs[0]) podIPs.set(`${p.meta.namespace}/${p.podIPs[0]}`, p.meta.name);

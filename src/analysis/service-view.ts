@@ -275,7 +275,9 @@ export function buildServiceView(objects: ApiObjects, options: ServiceViewOption
   const slicesOf = new Map<string, EndpointSlice[]>();
   for (const s of objects.endpointSlices) {
     const k = `${s.meta.namespace}/${s.serviceName ?? ''}`;
-    slicesOf.set(k, [...(slicesOf.get(k) ?? []), s]);
+    const list = slicesOf.get(k);
+    if (list) list.push(s);
+    else slicesOf.set(k, [s]);
   }
   const podsKnown = objects.pods.length > 0;
   const services = [...objects.services].sort(
