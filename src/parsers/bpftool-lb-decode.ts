@@ -1,0 +1,208 @@
+/**
+ * Decoding Cilium's LB maps from `bpftool -j map dump pinned <dir>/<map>` and joining
+ * them into an {@link LbTable} — the view `cilium-dbg bpf lb list` prints, from the raw bytes.
+ *
+ * The layout is chosen by map name and key/value size (`LB_MAP_LAYOUTS`). An entry whose
+ * sizes match no known layout for that map stays undecoded with the reason; it is never
+ * read with a guessed layout. Names may be the full pinned name or the kernel's 15-byte
+ * cut (`cilium_lb4_back` is then told apart by sizes).
+ */
+import type { Diagnostic, ParseResult } from '../model/diagnostics.js';
+import { diagnostic } from '../model/diagnostics.js';
+import type { LbBackend, LbRevNat, LbService, LbSlot, LbTable } from '../model/cilium.js';
+import { algorithmFromNumber, backendStateFromFlags, BPF_OBJ_NAME_MAX, formatFrontend, protocolFromNumber, SVC_FLAG, serviceTypeFromFlags } from '../model/cilium.js';
+import type { BpftoolMapDump } from './bpftool-map-dump.js';
+import { bytesToHex, parseBpftoolMapDump } from './bpftool-map-dump.js';
+import type { BackendEntry, DecodedLbEntry, HostByteOrder, LbMapKind, LbMapLayout, ServiceEntry } from './bpftool-lb-layouts.js';
+import { LB_MAP_LAYOUTS } from './bpftool-lb-layouts.js';
+import { compareFrontends } from './cilium-addr.js';
+
+/** An entry left undecoded: where it was, its bytes as hex, and why. */
+export interface UndecodedEntry {
+  readonly index: number;
+  readonly line: number;
+  readonly keyHex: string;
+  readonly valueHex: string;
+  readonly reason: string;
+}
+
+/** One decoded map: the name given, its kind and layout when recognised, entries, and leftovers. */
+export interface DecodedLbMap {
+  readonly map: string;
+  readonly kind: LbMapKind | null;
+  readonly layout: Pick<LbMapLayout, 'structs' | 'era' | 'keySize' | 'valueSize'> | null;
+  readonly entries: readonly HexEntry[];
+  readonly undecoded: readonly UndecodedEntry[];
+}
+
+/** A decoded entry with its source bytes, `key 0a 60 … value 00 …` as bpftool prints them. */
+export type HexEntry = DecodedLbEntry & { readonly hex: string };
+
+/** Decoding options: `hostByteOrder` of the node that wrote the map (default `little`). */
+export interface LbDecodeOptions {
+  readonly hostByteOrder?: HostByteOrder;
+}
+
+/** The map name from a pin path or name (`/sys/fs/bpf/tc/globals/cilium_lb4_services_v2` → basename). */
+export function lbMapBaseName(nameOrPath: string): string {
+  return nameOrPath.split('/').filter((p) => p !== '').pop() ?? '';
+}
+
+/** Layouts whose map name is `name`, or starts with it when `name` is a 15-byte kernel name. */
+function layoutsFor(name: string): LbMapLayout[] {
+  return LB_MAP_LAYOUTS.filter((l) => l.maps.some((m) => m === name || (name.length === BPF_OBJ_NAME_MAX && m.startsWith(name))));
+}
+
+function sizeMatches(l: LbMapLayout, keySize: number, valueSize: number): boolean {
+  return l.keySize === keySize && (l.valueSize === 'multiple-of-4' ? valueSize > 0 && valueSize % 4 === 0 : l.valueSize === valueSize);
+}
+
+/**
+ * Picks the layout for `name` and the entry sizes in bytes. Returns the layout, or the reason
+ * none applies (unknown map name, or sizes no Cilium version used for it).
+ */
+export function identifyLbMap(name: string, keySize: number, valueSize: number): LbMapLayout | string {
+  const base = lbMapBaseName(name);
+  const candidates = layoutsFor(base);
+  if (candidates.length === 0) return `"${base}" is not a Cilium LB map nodescope decodes`;
+  const match = candidates.find((l) => sizeMatches(l, keySize, valueSize));
+  if (match) return match;
+  const known = candidates.map((l) => `${l.keySize}/${l.valueSize} (${l.structs}, ${l.era})`).join('; ');
+  return `key/value size ${keySize}/${valueSize} bytes matches no known layout of ${base}: known ${known}`;
+}
+
+/**
+ * Decodes one parsed dump of map `name`. Entries with unknown sizes, unreadable bytes or
+ * values out of range go to `undecoded` with a reason; nothing is guessed.
+ */
+export function decodeLbMap(dump: BpftoolMapDump, name: string, opts: LbDecodeOptions = {}): DecodedLbMap {
+  const order = opts.hostByteOrder ?? 'little';
+  const entries: HexEntry[] = [];
+  const undecoded: UndecodedEntry[] = [];
+  let layout: LbMapLayout | null = null;
+  for (const e of dump.entries) {
+    const skip = (reason: string) => undecoded.push({ index: e.index, line: e.line, keyHex: bytesToHex(e.key), valueHex: bytesToHex(e.value), reason });
+    if (e.key === null || e.value === null) {
+      skip(e.perCpuValues ? 'per-CPU values: no Cilium LB map is per-CPU' : 'key or value bytes missing');
+      continue;
+    }
+    const found = identifyLbMap(name, e.key.length, e.value.length);
+    if (typeof found === 'string') {
+      skip(found);
+      continue;
+    }
+    layout ??= found;
+    const decoded = found.decode(e.key, e.value, order);
+    const hex = `key ${bytesToHex(e.key)} value ${bytesToHex(e.value)}`;
+    if (typeof decoded === 'string') skip(decoded);
+    else entries.push(e.innerMapId !== null && decoded.kind === 'maglev-outer' ? { ...decoded, innerMapId: e.innerMapId, hex } : { ...decoded, hex });
+  }
+  const candidates = layoutsFor(lbMapBaseName(name));
+  return {
+    map: lbMapBaseName(name),
+    kind: layout?.kind ?? candidates[0]?.kind ?? null,
+    layout: layout && { structs: layout.structs, era: layout.era, keySize: layout.keySize, valueSize: layout.valueSize },
+    entries,
+    undecoded,
+  };
+}
+
+/**
+ * Parses `bpftool -j map dump` text of map `name` and decodes it. Undecoded entries are
+ * also reported as `undecoded` warnings (with the entry's line), after bpftool's own diagnostics.
+ */
+export function parseCiliumLbMapDump(text: string, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
+  const parsed = parseBpftoolMapDump(text, origin);
+  const decoded = decodeLbMap(parsed.value, name, opts);
+  const diags = [...parsed.diagnostics, ...decoded.undecoded.map((u) => diagnostic('warning', origin, u.line, `key ${u.keyHex} value ${u.valueHex}`, 'undecoded', u.reason))];
+  return { value: decoded, diagnostics: diags };
+}
+
+function backendOf(e: BackendEntry, diags: Diagnostic[], origin: string): LbBackend {
+  const protocol = protocolFromNumber(e.proto);
+  if (protocol === null) diags.push(diagnostic('warning', origin, 0, `backend ${e.id}`, 'unknown-protocol', `backend ${e.id} has IP protocol ${e.proto}, which Cilium does not name`));
+  return { id: e.id, ip: e.ip, port: e.port, protocol, state: backendStateFromFlags(e.stateFlags), weight: null, clusterId: e.clusterId, zone: e.zone, nodeName: null };
+}
+
+/**
+ * Joins decoded maps into the table `cilium-dbg bpf lb list` shows: one {@link LbService} per
+ * (frontend, scope) with slot 0's id/flags/count/qcount/algorithm, slots resolved to backends
+ * by ID (IPv4 and IPv6 share one ID space). A slot whose backend is missing keeps its ID with
+ * `backend: null`; a frontend without slot 0 gets `type: null` and a warning. Maglev,
+ * affinity and source-range entries are not part of the table (see `DecodedLbMap.entries`).
+ */
+export function assembleLbTable(maps: readonly DecodedLbMap[], origin = 'bpf-maps'): ParseResult<LbTable> {
+  const diags: Diagnostic[] = [];
+  const all = maps.flatMap((m) => m.entries);
+  const backends = new Map<number, LbBackend>();
+  for (const e of all) if (e.kind === 'backends') backends.set(e.id, backendOf(e, diags, origin));
+  const revNats: LbRevNat[] = all.flatMap((e) => (e.kind === 'revnat' ? [{ id: e.id, ip: e.ip, port: e.port }] : []));
+
+  const groups = new Map<string, (ServiceEntry & { hex: string })[]>();
+  for (const e of all) {
+    if (e.kind !== 'services') continue;
+    const id = `${e.family}|${e.ip}|${e.port}|${e.proto}|${e.scope}`;
+    groups.set(id, [...(groups.get(id) ?? []), e]);
+  }
+  const services: LbService[] = [];
+  for (const entries of groups.values()) {
+    const svc = serviceOf(entries, backends, diags, origin);
+    if (svc) services.push(svc);
+  }
+  services.sort((a, b) => compareFrontends(a.frontend, b.frontend));
+  revNats.sort((a, b) => a.id - b.id);
+  return { value: { source: 'bpf-maps', services, backends: [...backends.values()].sort((a, b) => (a.id ?? 0) - (b.id ?? 0)), revNats }, diagnostics: diags };
+}
+
+function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<number, LbBackend>, diags: Diagnostic[], origin: string): LbService | null {
+  const first = entries[0];
+  if (!first) return null;
+  const protocol = protocolFromNumber(first.proto);
+  const frontend = { ip: first.ip, port: first.port, protocol, scope: first.scope === 1 ? ('internal' as const) : ('external' as const) };
+  const where = formatFrontend(frontend);
+  if (protocol === null) diags.push(diagnostic('warning', origin, 0, where, 'unknown-protocol', `frontend protocol number ${first.proto} is not one Cilium names`));
+  if (first.scope > 1) diags.push(diagnostic('warning', origin, 0, where, 'unknown-scope', `lookup scope ${first.scope} is neither external (0) nor internal (1)`));
+  const master = entries.find((e) => e.slot === 0);
+  if (!master) diags.push(diagnostic('warning', origin, 0, where, 'missing-frontend-slot', `no slot 0 entry for ${where}`));
+  const l7 = master?.flags !== null && master?.flags !== undefined && (master.flags & SVC_FLAG.l7LoadBalancer) !== 0;
+  const slots: LbSlot[] = entries
+    .filter((e) => e.slot !== 0)
+    .sort((a, b) => a.slot - b.slot)
+    .map((e) => {
+      const backend = backends.get(e.union) ?? null;
+      if (backend === null) diags.push(diagnostic('warning', origin, 0, `${where} slot ${e.slot}`, 'missing-backend', `backend ${e.union} not found`));
+      return { slot: e.slot, backendId: e.union, backend, flags: e.flags };
+    });
+  return {
+    frontend,
+    id: master?.revNatId ?? first.revNatId,
+    type: master && master.flags !== null ? serviceTypeFromFlags(master.flags) : null,
+    flags: master?.flags ?? null,
+    count: master?.count ?? null,
+    qcount: master?.qcount ?? null,
+    algorithm: master && !l7 && master.flags !== null ? algorithmFromNumber(master.union >>> 24) : null,
+    affinityTimeout: master && !l7 && master.flags !== null ? master.union & 0xffffff : null,
+    l7ProxyPort: master && l7 ? master.l7ProxyPort : null,
+    name: null,
+    slots,
+    raw: [...entries].sort((a, b) => a.slot - b.slot).map((e) => e.hex).join('\n'),
+  };
+}
+
+/** One dump to decode: the map's name (or pin path), bpftool's stdout, and its origin label. */
+export interface LbMapDumpText {
+  readonly name: string;
+  readonly text: string;
+  readonly origin: string;
+}
+
+/**
+ * Parses and decodes several dumps (typically services, backends and reverse NAT for both
+ * families) and joins them: `maps` per dump, `table` as {@link assembleLbTable} builds it.
+ */
+export function decodeCiliumLbMaps(dumps: readonly LbMapDumpText[], opts: LbDecodeOptions = {}): ParseResult<{ maps: readonly DecodedLbMap[]; table: LbTable }> {
+  const results = dumps.map((d) => parseCiliumLbMapDump(d.text, d.origin, d.name, opts));
+  const maps = results.map((r) => r.value);
+  const table = assembleLbTable(maps);
+  return { value: { maps, table: table.value }, diagnostics: [...results.flatMap((r) => r.diagnostics), ...table.diagnostics] };
+}
