@@ -5,7 +5,7 @@
  * inside namespaces. Scripts are written to `/run/nodescope-lab/bin/` (no dependency on a
  * build), then started with {@link labSpawn}.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LabScenario, ScenarioPod } from '../../src/analysis/lab-scenario-types.js';
 import { nsExec } from './exec.js';
@@ -72,9 +72,17 @@ export function writeLabScripts(): { httpServer: string; wireClient: string } {
   mkdirSync(LAB_BIN_DIR, { recursive: true });
   const httpServer = path.join(LAB_BIN_DIR, 'http-server.cjs');
   const wireClient = path.join(LAB_BIN_DIR, 'lab-wire.cjs');
-  writeFileSync(httpServer, HTTP_SERVER_SOURCE);
-  writeFileSync(wireClient, WIRE_CLIENT_SOURCE);
+  writeIfChanged(httpServer, HTTP_SERVER_SOURCE);
+  writeIfChanged(wireClient, WIRE_CLIENT_SOURCE);
   return { httpServer, wireClient };
+}
+
+// Another lab instance may be running the script right now: never truncate it in place.
+function writeIfChanged(file: string, text: string): void {
+  if (existsSync(file) && readFileSync(file, 'utf8') === text) return;
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
 }
 
 function podNs(names: LabNames, pod: ScenarioPod): string {
