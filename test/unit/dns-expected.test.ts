@@ -171,14 +171,12 @@ describe('expectedServiceDns', () => {
     expect(of('lonely')).toEqual([`lonely.${Z} A NXDOMAIN 0`]);
   });
 
-  it('reads the corpus headless and ExternalName Services', () => {
-    let dir = path.dirname(fileURLToPath(import.meta.url));
-    while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
-    const file = path.resolve(dir, '../shared/corpus/k8s-objects/externalname-and-headless-services.yaml.txt');
-    if (!existsSync(file)) {
-      console.warn(`skipping: ${file} is absent`);
-      return;
-    }
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(path.join(dir, 'package.json'))) dir = path.dirname(dir);
+  const file = path.resolve(dir, '../shared/corpus/k8s-objects/externalname-and-headless-services.yaml.txt');
+  if (!existsSync(file)) console.warn(`skipping corpus DNS expectations: ${file} is absent`);
+
+  it.skipIf(!existsSync(file))('reads the corpus headless and ExternalName Services', () => {
     const corpus = parseK8sObjects(readFileSync(file, 'utf8'), 'corpus').value;
     expect(short(expectedAnswer(corpus, 'echo.test.svc.cluster.local', 'A'))).toEqual(['NOERROR', ['A 10.244.1.1']]);
     expect(short(expectedAnswer(corpus, '_http._tcp.echo.test.svc.cluster.local', 'SRV'))).toEqual(['NOERROR', ['SRV 0 100 80 10-244-1-1.echo.test.svc.cluster.local']]);
