@@ -52,6 +52,7 @@ export function withTypeMeta(info: ResourceInfo, o: K8sObject): K8sObject {
 export function serveWatch(res: ServerResponse, store: ObjectStore, p: WatchParams): () => void {
   res.writeHead(200, { 'Content-Type': contentTypeOf(p.negotiated), 'Cache-Control': 'no-cache, private', 'Transfer-Encoding': 'chunked' });
   res.socket?.setNoDelay(true);
+  res.flushHeaders(); // the apiserver answers 200 at once, before any event
   let headersSent = false;
   const encode = (o: K8sObject): unknown => {
     const n = p.negotiated;
