@@ -6,11 +6,15 @@
 import { tail } from '../errors.js';
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type { NodeSnapshot, Parsed, ProbeSummary, SnapshotSource } from '../model/snapshot.js';
+import { localAddresses } from '../model/iproute.js';
+import type { ApiObjects } from '../model/k8s.js';
 import { parseConntrack } from '../parsers/conntrack.js';
+import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { parseIptablesSave } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import { catalog } from '../sources/catalog.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
 
 /** What {@link buildSnapshot} needs besides the runs. `capturedAt`: ISO-8601 UTC. */
@@ -34,6 +38,7 @@ export function summarize(run: ProbeRun): ProbeSummary {
     startedAt: run.result.startedAt,
     durationMs: run.result.durationMs,
     stderrTail: tail(run.result.stderr),
+    optional: catalog().probes.find((p) => p.id === run.id)?.optional ?? false,
   };
 }
 
@@ -79,6 +84,19 @@ export function versionLine(run: ProbeRun | undefined): string | null {
   return run.result.stdout.split('\n')[0]?.trim() || null;
 }
 
+/**
+ * The node's name: the API Node owning one of the node's own addresses (a netns or
+ * SSH host rarely knows its Kubernetes name), else the API Node named like the host
+ * (`uname -n`), else the host name itself.
+ */
+export function resolveNodeName(hostName: string | undefined, addresses: readonly string[], api: ApiObjects | null): string | undefined {
+  const nodes = api?.nodes ?? [];
+  const own = new Set(addresses);
+  const byAddress = nodes.find((n) => n.addresses.some((a) => (a.type === 'InternalIP' || a.type === 'ExternalIP') && own.has(a.address)));
+  if (byAddress) return byAddress.meta.name;
+  return nodes.find((n) => n.meta.name === hostName)?.meta.name ?? hostName;
+}
+
 /** Builds the snapshot. Never throws on bad probe output: that becomes diagnostics. */
 export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
   const byId = new Map(input.runs.map((r) => [r.id, r]));
@@ -94,15 +112,19 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
     const r = parseK8sObjects(input.apiText, input.apiOrigin ?? 'api.json');
     api = { value: r.value, diagnostics: r.diagnostics, probe: null, error: null };
   }
+  const addrs = parseRun(byId.get('ip-addr'), parseIpAddrJson);
+  const ownAddresses = addrs?.value ? localAddresses(addrs.value).map((a) => a.address) : [];
   return {
     meta: {
-      node: input.node ?? uname[0] ?? input.source.label,
+      node: input.node ?? resolveNodeName(uname[0], ownAddresses, api?.value ?? null) ?? input.source.label,
       kernel: uname[1] ?? null,
       source: input.source,
       capturedAt: input.capturedAt,
       toolVersions,
     },
     probes: input.runs.map(summarize),
+    addrs,
+    routes: parseRun(byId.get('ip-route'), parseIpRouteJson),
     iptables: parseRun(byId.get('iptables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
     ip6tables: parseRun(byId.get('ip6tables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv6' })),
     iptablesLegacy: parseRun(byId.get('iptables-legacy-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
@@ -117,9 +139,10 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
 export function allDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
-  const parts = [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
+  const parts = [snapshot.addrs, snapshot.routes, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
   const out: Diagnostic[] = [];
   for (const p of parts) if (p) out.push(...p.diagnostics);
-  for (const p of parts) if (p?.error && p.probe) out.push(diagnostic('error', p.probe.id, 0, '', 'probe-failed', p.error));
+  // An optional probe that fails (ipvsadm on a kernel without IPVS) is a fact, not an error.
+  for (const p of parts) if (p?.error && p.probe) out.push(diagnostic(p.probe.optional ? 'info' : 'error', p.probe.id, 0, '', 'probe-failed', p.error));
   return out;
 }

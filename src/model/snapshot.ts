@@ -8,6 +8,7 @@
 import type { ApiObjects } from './k8s.js';
 import type { ConntrackTable } from './conntrack.js';
 import type { Diagnostic } from './diagnostics.js';
+import type { NetInterface, Route } from './iproute.js';
 import type { IptablesRuleset } from './iptables.js';
 import type { IpsetSet, IpvsListing } from './ipvs.js';
 
@@ -27,6 +28,8 @@ export interface ProbeSummary {
   readonly startedAt: string;
   readonly durationMs: number;
   readonly stderrTail: string;
+  /** The catalog marks the probe optional: absent on many nodes, not an error when missing. */
+  readonly optional: boolean;
 }
 
 /**
@@ -64,6 +67,10 @@ export interface SnapshotMeta {
 export interface NodeSnapshot {
   readonly meta: SnapshotMeta;
   readonly probes: readonly ProbeSummary[];
+  /** Interfaces and addresses (`ip -j addr`). */
+  readonly addrs: Parsed<NetInterface[]> | null;
+  /** Routes of every table (`ip -j route show table all`). */
+  readonly routes: Parsed<Route[]> | null;
   readonly iptables: Parsed<IptablesRuleset> | null;
   readonly ip6tables: Parsed<IptablesRuleset> | null;
   readonly iptablesLegacy: Parsed<IptablesRuleset> | null;
