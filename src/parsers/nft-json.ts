@@ -1,0 +1,366 @@
+/**
+ * Parser for `nft -j list ruleset` (libnftables JSON, libnftables-json(5); nft 0.9.x–1.1.x):
+ * `{"nftables": [{"metainfo": {…}}, {"table": {…}}, {"chain": {…}}, {"rule": {…}}, …]}`.
+ *
+ * `JSON.parse` then one linear walk over the array. Never throws: text that is not JSON
+ * (e.g. `nft list` text given by mistake) and truncated JSON become an error diagnostic with
+ * line and column; from truncated output the complete objects before the cut are kept.
+ * A missing or non-1 `json_schema_version` is an error (knftables refuses such output) but
+ * the objects are still read. Counters above 2^53 keep full precision (read as text).
+ */
+import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
+import {
+  NFT_FAMILIES,
+  NFT_HOOK_ORDER,
+  type NftChainType,
+  type NftFamily,
+  type NftHook,
+  type NftRuleset,
+  type NftStatement,
+} from '../model/nftables.js';
+import { normalizeSetFlags, RulesetBuilder, type TableDraft } from './nft-builder.js';
+import { formatRuleText } from './nft-format-expr.js';
+import {
+  bigintOf,
+  elementOf,
+  isObject,
+  JsonShapeError,
+  num,
+  optNum,
+  optStr,
+  singleKey,
+  statementOf,
+  str,
+  stringList,
+} from './nft-json-expr.js';
+import { lineColumn, scanJson } from './nft-json-syntax.js';
+import { priorityText } from './nft-priority.js';
+
+/** The `metainfo` object nft puts first: nft version, release name, JSON schema version. */
+export interface NftMetainfo {
+  readonly version?: string;
+  readonly releaseName?: string;
+  readonly jsonSchemaVersion?: number;
+}
+
+/** A parsed JSON document: the ruleset plus nft's metainfo (absent when the input had none). */
+export interface NftJsonDocument {
+  readonly metainfo?: NftMetainfo;
+  readonly ruleset: NftRuleset;
+}
+
+type JsonObject = Record<string, unknown>;
+
+const RAW_OBJECTS: ReadonlySet<string> = new Set([
+  'flowtable', 'quota', 'limit', 'ct helper', 'ct timeout', 'ct expectation', 'synproxy', 'secmark', 'tunnel',
+]);
+const TABLE_FLAGS: ReadonlySet<string> = new Set(['dormant', 'owner', 'persist']);
+const CHAIN_TYPES: ReadonlySet<string> = new Set(['filter', 'nat', 'route']);
+
+/**
+ * Parses `nft -j list …` output into the ruleset model.
+ *
+ * Diagnostics (codes): `json-syntax` (error: not JSON / truncated; line and column given),
+ * `not-nftables` (error: JSON without an `nftables` array), `schema-version` (error: missing
+ * or non-1 `json_schema_version`), `bad-object`/`bad-element` (error: malformed object or set
+ * element, skipped), `unknown-statement`/`unknown-object` (warning: kept as unknown/raw or
+ * skipped), `implicit-table` (info: object of a table not listed, as `nft -j list chain`
+ * prints), `implicit-chain`/`implicit-set` (warning), `not-modelled` (info).
+ */
+export function parseNftJsonDocument(text: string, origin: string): ParseResult<NftJsonDocument> {
+  const walker = new JsonWalker(origin);
+  const doc = readJson(text, origin, walker.diagnostics);
+  if (doc !== undefined) walker.walk(doc);
+  return {
+    value: { ...(walker.metainfo && { metainfo: walker.metainfo }), ruleset: walker.builder.finish() },
+    diagnostics: walker.diagnostics,
+  };
+}
+
+/** Like {@link parseNftJsonDocument}, returning only the ruleset. */
+export function parseNftJson(text: string, origin: string): ParseResult<NftRuleset> {
+  const { value, diagnostics } = parseNftJsonDocument(text, origin);
+  return { value: value.ruleset, diagnostics };
+}
+
+// Counters can exceed 2^53; quote long integers after these keys so JSON.parse keeps every digit.
+const BIG_COUNTER = /"(packets|bytes)"(\s*):(\s*)(\d{16,})/g;
+
+function readJson(text: string, origin: string, diags: Diagnostic[]): unknown {
+  const prepared = text.replace(BIG_COUNTER, '"$1"$2:$3"$4"');
+  if (prepared.trim() === '') {
+    diags.push(diagnostic('error', origin, 0, '', 'json-syntax', 'empty input where nft JSON was expected'));
+    return undefined;
+  }
+  try {
+    return JSON.parse(prepared);
+  } catch {
+    const scan = scanJson(prepared);
+    const offset = scan.errorOffset ?? 0;
+    const { line, column } = lineColumn(prepared, offset);
+    const lineText = text.split('\n', line)[line - 1] ?? '';
+    const looksLikeText = /^\s*(table|add|chain|flush|insert|#)\b/.test(text);
+    const hint = looksLikeText ? ' (this looks like nft text; use the text parser)' : '';
+    diags.push(
+      diagnostic('error', origin, line, lineText, 'json-syntax', `not valid JSON: ${scan.message ?? 'syntax error'} at line ${line} column ${column}${hint}`),
+    );
+    const last = scan.itemEnds[scan.itemEnds.length - 1];
+    if (last === undefined) return undefined;
+    try {
+      const salvaged = JSON.parse(`${prepared.slice(0, last)}]}`);
+      diags.push(
+        diagnostic('warning', origin, line, lineText, 'json-syntax', `kept the ${scan.itemEnds.length} complete objects before the error`),
+      );
+      return salvaged;
+    } catch {
+      return undefined;
+    }
+  }
+}
+
+class JsonWalker {
+  readonly builder = new RulesetBuilder();
+  readonly diagnostics: Diagnostic[] = [];
+  metainfo: NftMetainfo | undefined;
+
+  constructor(private readonly origin: string) {}
+
+  private report(severity: 'error' | 'warning' | 'info', item: unknown, code: string, message: string): void {
+    this.diagnostics.push(diagnostic(severity, this.origin, 0, JSON.stringify(item) ?? '', code, message));
+  }
+
+  walk(doc: unknown): void {
+    const items = isObject(doc) ? doc['nftables'] : undefined;
+    if (!Array.isArray(items)) {
+      this.report('error', doc, 'not-nftables', 'JSON without an "nftables" array: not nft -j output');
+      return;
+    }
+    this.checkMetainfo(items);
+    items.forEach((item, i) => {
+      try {
+        this.item(item, `nftables[${i}]`);
+      } catch (e) {
+        if (!(e instanceof JsonShapeError)) throw e;
+        this.report('error', item, 'bad-object', `nftables[${i}]: ${e.message}`);
+      }
+    });
+  }
+
+  private checkMetainfo(items: unknown[]): void {
+    const meta = items.find((x) => singleKey(x) === 'metainfo') as JsonObject | undefined;
+    const m = meta?.['metainfo'];
+    if (isObject(m)) {
+      const version = typeof m['version'] === 'string' ? m['version'] : undefined;
+      const releaseName = typeof m['release_name'] === 'string' ? m['release_name'] : undefined;
+      const jsonSchemaVersion = typeof m['json_schema_version'] === 'number' ? m['json_schema_version'] : undefined;
+      this.metainfo = {
+        ...(version !== undefined && { version }),
+        ...(releaseName !== undefined && { releaseName }),
+        ...(jsonSchemaVersion !== undefined && { jsonSchemaVersion }),
+      };
+    }
+    const schema = this.metainfo?.jsonSchemaVersion;
+    if (schema !== 1) {
+      const what = schema === undefined ? 'no metainfo json_schema_version' : `json_schema_version ${schema}`;
+      this.report('error', meta ?? items[0], 'schema-version', `${what}: only schema 1 is understood (knftables refuses this output)`);
+    }
+  }
+
+  private item(item: unknown, path: string): void {
+    const key = singleKey(item);
+    if (key === undefined || !isObject(item)) {
+      this.report('warning', item, 'unknown-object', `${path}: not an object with one key`);
+      return;
+    }
+    const body = item[key];
+    if (key === 'metainfo') return;
+    if (key === 'add' || key === 'create' || key === 'insert') return this.item(body, `${path}.${key}`);
+    if (!isObject(body)) throw new JsonShapeError(`"${key}" must be an object`);
+    switch (key) {
+      case 'table':
+        return this.table(body);
+      case 'chain':
+        return this.chain(body, item);
+      case 'rule':
+        return this.rule(body, item);
+      case 'set':
+      case 'map':
+        return this.set(key, body, item);
+      case 'element':
+        return this.element(body, item);
+      case 'counter':
+        return this.counter(body, item);
+      default:
+        if (RAW_OBJECTS.has(key)) return this.rawObject(key, body, item);
+        this.report('warning', item, 'unknown-object', `${path}: "${key}" objects are not modelled; skipped`);
+    }
+  }
+
+  private family(body: JsonObject): NftFamily {
+    const family = str(body, 'family');
+    if (!(NFT_FAMILIES as readonly string[]).includes(family)) throw new JsonShapeError(`unknown family "${family}"`);
+    return family as NftFamily;
+  }
+
+  /** The table an object belongs to; created (and noted) when the listing did not include it. */
+  private tableOf(body: JsonObject, item: unknown): TableDraft {
+    const family = this.family(body);
+    const name = str(body, 'table');
+    if (!this.builder.findTable(family, name)) {
+      this.report('info', item, 'implicit-table', `table ${family} ${name} not listed; created for its objects`);
+    }
+    return this.builder.table(family, name);
+  }
+
+  private table(body: JsonObject): void {
+    const t = this.builder.table(this.family(body), str(body, 'name'));
+    const handle = optNum(body, 'handle');
+    if (handle !== undefined) t.handle = handle;
+    const comment = optStr(body, 'comment');
+    if (comment !== undefined) t.comment = comment;
+    if (body['flags'] !== undefined) {
+      // nft 1.0.6 prints garbage here for some tables (e.g. an object name); keep known flags only.
+      const flags = Array.isArray(body['flags']) || typeof body['flags'] === 'string' ? stringList(body['flags'], 'flags') : [];
+      const known = flags.filter((f) => TABLE_FLAGS.has(f));
+      if (known.length) t.flags = known;
+      if (known.length !== flags.length) {
+        this.report('info', body, 'not-modelled', `table ${t.name}: unknown table flags ${JSON.stringify(body['flags'])} ignored`);
+      }
+    }
+  }
+
+  private chain(body: JsonObject, item: unknown): void {
+    const table = this.tableOf(body, item);
+    const chain = this.builder.chain(table, str(body, 'name'));
+    const handle = optNum(body, 'handle');
+    if (handle !== undefined) chain.handle = handle;
+    const comment = optStr(body, 'comment');
+    if (comment !== undefined) chain.comment = comment;
+    if (body['hook'] === undefined) return;
+    const type = str(body, 'type');
+    const hook = str(body, 'hook');
+    if (!CHAIN_TYPES.has(type)) throw new JsonShapeError(`unknown chain type "${type}"`);
+    if (!(NFT_HOOK_ORDER as readonly string[]).includes(hook)) throw new JsonShapeError(`unknown hook "${hook}"`);
+    const priority = num(body, 'prio');
+    const policy = optStr(body, 'policy') ?? 'accept';
+    if (policy !== 'accept' && policy !== 'drop') throw new JsonShapeError(`unknown policy "${policy}"`);
+    const devices = body['dev'] === undefined ? undefined : stringList(body['dev'], 'dev');
+    chain.base = {
+      type: type as NftChainType,
+      hook: hook as NftHook,
+      priority,
+      priorityText: priorityText(priority, table.family, hook as NftHook, this.metainfo?.version),
+      policy,
+      ...(devices && { devices }),
+    };
+  }
+
+  private rule(body: JsonObject, item: unknown): void {
+    const table = this.tableOf(body, item);
+    const chainName = str(body, 'chain');
+    if (!table.chains.has(chainName)) {
+      this.report('warning', item, 'implicit-chain', `rule of chain ${chainName}, which is not listed`);
+    }
+    const chain = this.builder.chain(table, chainName);
+    const exprs = body['expr'];
+    if (!Array.isArray(exprs)) throw new JsonShapeError('rule "expr" must be a list');
+    const statements = exprs.map((e, i) => this.statement(e, table.family, item, i));
+    const counter = statements.find((s) => s.kind === 'counter' && s.name === undefined);
+    const handle = optNum(body, 'handle');
+    const comment = optStr(body, 'comment');
+    chain.rules.push({
+      statements,
+      raw: formatRuleText({ statements, ...(comment !== undefined && { comment }) }),
+      ...(handle !== undefined && { handle }),
+      ...(comment !== undefined && { comment }),
+      ...(counter?.kind === 'counter' && { counters: { packets: counter.packets ?? 0n, bytes: counter.bytes ?? 0n } }),
+    });
+  }
+
+  private statement(e: unknown, family: NftFamily, item: unknown, i: number): NftStatement {
+    try {
+      const stmt = statementOf(e, family);
+      if (stmt.kind === 'unknown') {
+        this.report('warning', item, 'unknown-statement', `expr[${i}] not modelled: ${stmt.raw}`);
+      }
+      return stmt;
+    } catch (err) {
+      if (!(err instanceof JsonShapeError)) throw err;
+      this.report('error', item, 'bad-object', `expr[${i}]: ${err.message}`);
+      return { kind: 'unknown', raw: JSON.stringify(e) ?? '' };
+    }
+  }
+
+  private set(kind: 'set' | 'map', body: JsonObject, item: unknown): void {
+    const table = this.tableOf(body, item);
+    const set = this.builder.set(table, str(body, 'name'), kind);
+    set.kind = kind;
+    const handle = optNum(body, 'handle');
+    if (handle !== undefined) set.handle = handle;
+    const comment = optStr(body, 'comment');
+    if (comment !== undefined) set.comment = comment;
+    set.keyTypes = stringList(body['type'], 'set type');
+    set.type = set.keyTypes.join(' . ');
+    if (kind === 'map') set.mapType = stringList(body['map'], 'map type').join(' . ');
+    const { flags, unknown } = normalizeSetFlags(stringList(body['flags'], 'set flags'));
+    if (unknown.length) this.report('info', item, 'not-modelled', `set flags not modelled: ${unknown.join(',')}`);
+    const timeout = optNum(body, 'timeout');
+    // A default timeout implies the flag (the text parser infers it the same way).
+    set.flags = normalizeSetFlags([...flags, ...(timeout !== undefined ? ['timeout'] : [])]).flags;
+    if (timeout !== undefined) set.timeout = timeout;
+    const gc = optNum(body, 'gc-interval');
+    if (gc !== undefined) set.gcInterval = gc;
+    const size = optNum(body, 'size');
+    if (size !== undefined) set.size = size;
+    const policy = optStr(body, 'policy');
+    if (policy === 'performance' || policy === 'memory') set.policy = policy;
+    const stmts = body['stmt'];
+    if (Array.isArray(stmts) && stmts.some((s) => singleKey(s) === 'counter')) set.counter = true;
+    this.elements(set.elements, body['elem'], kind === 'map', item);
+  }
+
+  private elements(into: unknown[], elem: unknown, isMap: boolean, item: unknown): void {
+    if (elem === undefined) return;
+    const list = Array.isArray(elem) && !(isMap && elem.length === 2 && !Array.isArray(elem[0])) ? elem : [elem];
+    list.forEach((e, i) => {
+      try {
+        into.push(elementOf(e, isMap));
+      } catch (err) {
+        if (!(err instanceof JsonShapeError)) throw err;
+        this.report('error', item, 'bad-element', `elem[${i}] ${JSON.stringify(e)}: ${err.message}; element skipped`);
+      }
+    });
+  }
+
+  private element(body: JsonObject, item: unknown): void {
+    const table = this.tableOf(body, item);
+    const name = str(body, 'name');
+    let set = table.sets.get(name);
+    if (!set) {
+      this.report('warning', item, 'implicit-set', `elements of set ${name}, which is not listed`);
+      set = this.builder.set(table, name, 'set');
+    }
+    this.elements(set.elements, body['elem'], set.kind === 'map', item);
+  }
+
+  private counter(body: JsonObject, item: unknown): void {
+    const table = this.tableOf(body, item);
+    const name = str(body, 'name');
+    const handle = optNum(body, 'handle');
+    const comment = optStr(body, 'comment');
+    table.counters.set(name, {
+      name,
+      packets: bigintOf(body['packets'] ?? 0),
+      bytes: bigintOf(body['bytes'] ?? 0),
+      ...(handle !== undefined && { handle }),
+      ...(comment !== undefined && { comment }),
+    });
+  }
+
+  private rawObject(kind: string, body: JsonObject, item: unknown): void {
+    const table = this.tableOf(body, item);
+    const handle = optNum(body, 'handle');
+    table.objects.push({ kind, name: str(body, 'name'), raw: JSON.stringify(body), ...(handle !== undefined && { handle }) });
+    if (kind !== 'flowtable') this.report('info', item, 'not-modelled', `${kind} ${str(body, 'name')} kept as JSON`);
+  }
+}
