@@ -10,10 +10,11 @@
  * trailing cells are padded too, which is why Cilium's rows end in spaces.
  */
 
-/** Writer options: `minwidth` and `padding` in characters. */
+/** Writer options: `minwidth` and `padding` in characters, `padchar` (default space). */
 export interface TabwriterOptions {
   readonly minwidth: number;
   readonly padding: number;
+  readonly padchar?: string;
 }
 
 /** Cilium's `tabwriter.NewWriter(os.Stdout, 5, 0, 3, ' ', 0)`. */
@@ -22,10 +23,15 @@ export const CILIUM_TABWRITER: TabwriterOptions = { minwidth: 5, padding: 3 };
 /**
  * Formats `text` (lines of `\t`-separated cells, `\n`-terminated) as Go's tabwriter would.
  * Width is counted in UTF-16 code units, which equals Go's rune count for the ASCII Cilium prints.
+ * Without a final newline, a trailing empty cell is dropped as Go's `Flush` does.
  */
 export function tabwrite(text: string, opts: TabwriterOptions): string {
   const endsWithNewline = text.endsWith('\n');
   const lines = (endsWithNewline ? text.slice(0, -1) : text).split('\n').map((l) => l.split('\t'));
+  const last = lines[lines.length - 1] ?? [];
+  // Flush adds an unterminated final cell only when it is non-empty.
+  if (!endsWithNewline && last.length > 1 && last[last.length - 1] === '') last.pop();
+  const pad = opts.padchar ?? ' ';
   const widths: number[] = [];
   const out: string[] = [];
 
@@ -36,7 +42,7 @@ export function tabwrite(text: string, opts: TabwriterOptions): string {
       cells.forEach((cell, j) => {
         line += cell;
         const w = widths[j];
-        if (j < cells.length - 1 && w !== undefined) line += ' '.repeat(Math.max(0, w - cell.length));
+        if (j < cells.length - 1 && w !== undefined) line += pad.repeat(Math.max(0, w - cell.length));
       });
       out.push(line);
     }
