@@ -26,7 +26,6 @@ import {
   CONNTRACK_PROTO_NUMBERS,
   CONNTRACK_STATES,
   formatIpv6Groups,
-  parseIpv4Number,
   parseIpv6Groups,
   type ConntrackEntry,
   type ConntrackEventKind,
@@ -62,28 +61,63 @@ export type LineOutcome =
  * all-distinct addresses does not grow it without limit.
  */
 export class ConntrackInterner {
-  private readonly addrs = new Map<string, string>();
+  private readonly v4 = new Map<number, string>();
+  private readonly v6 = new Map<string, string>();
   private static readonly MAX = 1 << 16;
 
-  /** Canonical address text for `text`, or `undefined` when it is not an address. */
-  address(text: string): string | undefined {
-    const hit = this.addrs.get(text);
-    if (hit !== undefined) return hit;
-    let canonical: string | undefined;
-    if (text.indexOf(':') >= 0) {
-      const groups = parseIpv6Groups(text);
-      canonical = groups === undefined ? undefined : formatIpv6Groups(groups);
-    } else {
-      canonical = parseIpv4Number(text) === undefined ? undefined : text;
+  /**
+   * Canonical address text for `s[from, to)`, or `undefined` when it is not an
+   * address. IPv4 is looked up by its value, so a repeated address costs no string.
+   */
+  address(s: string, from: number, to: number): string | undefined {
+    const n = ipv4Range(s, from, to);
+    if (n >= 0) {
+      const key = n | 0;
+      const hit = this.v4.get(key);
+      if (hit !== undefined) return hit;
+      if (this.v4.size >= ConntrackInterner.MAX) this.v4.clear();
+      const text = s.slice(from, to);
+      this.v4.set(key, text);
+      return text;
     }
-    if (canonical === undefined) return undefined;
-    if (this.addrs.size >= ConntrackInterner.MAX) this.addrs.clear();
-    // Share the canonical string too, so /proc and tool forms point at one string.
-    const shared = this.addrs.get(canonical) ?? canonical;
-    this.addrs.set(text, shared);
-    if (shared === canonical) this.addrs.set(canonical, canonical);
+    const text = s.slice(from, to);
+    if (text.indexOf(':') < 0) return undefined;
+    const hit = this.v6.get(text);
+    if (hit !== undefined) return hit;
+    const groups = parseIpv6Groups(text);
+    if (groups === undefined) return undefined;
+    const canonical = formatIpv6Groups(groups);
+    if (this.v6.size >= ConntrackInterner.MAX) this.v6.clear();
+    // Share one string between the /proc (expanded) and tool (compressed) spellings.
+    const shared = this.v6.get(canonical) ?? canonical;
+    this.v6.set(text, shared);
+    this.v6.set(canonical, shared);
     return shared;
   }
+}
+
+/** Dotted-quad IPv4 in `s[from, to)` → unsigned value; -1 when it is not one. */
+function ipv4Range(s: string, from: number, to: number): number {
+  let parts = 0;
+  let value = 0;
+  let octet = 0;
+  let digits = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || parts === 3) return -1;
+      value = value * 256 + octet;
+      parts++;
+      octet = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      octet = octet * 10 + (c - 48);
+      digits++;
+      if (octet > 255 || digits > 3) return -1;
+    } else return -1;
+  }
+  if (digits === 0 || parts !== 3) return -1;
+  return value * 256 + octet;
 }
 
 const SMALL_BIGINTS: bigint[] = Array.from({ length: 1024 }, (_, i) => BigInt(i));
@@ -108,34 +142,8 @@ const FLAG_SETS: readonly (readonly ConntrackFlag[])[] = Array.from({ length: 16
   Object.freeze(FLAG_ORDER.filter((f) => (mask & FLAG_BITS[f]) !== 0)),
 );
 
-/** The shared, frozen flag array for a set of flags (in printing order). */
-export function conntrackFlags(flags: Iterable<ConntrackFlag>): readonly ConntrackFlag[] {
-  let mask = 0;
-  for (const f of flags) mask |= FLAG_BITS[f];
-  return FLAG_SETS[mask] ?? [];
-}
-
 const U32_MAX = 4294967295;
 
-// Keys printed inside a tuple or right after it (per direction).
-const TUPLE_KEYS = new Set(['src', 'dst', 'sport', 'dport', 'type', 'code', 'id', 'srckey', 'dstkey',
-  'zone-orig', 'zone-reply', 'packets', 'bytes']);
-
-/** Mutable tuple under construction. */
-interface TupleDraft {
-  src?: string;
-  dst?: string;
-  sport?: number;
-  dport?: number;
-  icmpType?: number;
-  icmpCode?: number;
-  icmpId?: number;
-  srcKey?: number;
-  dstKey?: number;
-  zone?: number;
-  packets?: bigint;
-  bytes?: bigint;
-}
 
 function isSpace(c: number): boolean {
   return c === 32 || c === 9;
@@ -264,6 +272,151 @@ function parseTimestampOk(tag: string): boolean {
   return parseUint(tag, 0, dot, Number.MAX_SAFE_INTEGER) >= 0 && parseUint(tag, dot + 1, tag.length, 999999999) >= 0;
 }
 
+// ---------------------------------------------------------------------------
+// Field keys are resolved from the line without allocating a key string: by
+// length and first character, then `startsWith` (a million-line table has tens
+// of millions of keys, and a fresh string per key costs hashing and GC).
+
+const K_SRC = 1;
+const K_DST = 2;
+const K_SPORT = 3;
+const K_DPORT = 4;
+const K_TYPE = 5;
+const K_CODE = 6;
+const K_ID = 7;
+const K_SRCKEY = 8;
+const K_DSTKEY = 9;
+const K_ZONE_ORIG = 10;
+const K_ZONE_REPLY = 11;
+const K_PACKETS = 12;
+const K_BYTES = 13;
+const LAST_TUPLE_KEY = 13; // keys up to here belong to a tuple (or follow it)
+const K_MARK = 14;
+const K_SECMARK = 15;
+const K_ZONE = 16;
+const K_USE = 17;
+const K_DELTA_TIME = 18;
+const K_SECCTX = 19;
+const K_HELPER = 20;
+const K_LABELS = 21;
+const K_PORTID = 22;
+const K_PROGNAME = 23;
+
+const KEY_NAMES: readonly (readonly [string, number])[] = [
+  ['src', K_SRC], ['dst', K_DST], ['sport', K_SPORT], ['dport', K_DPORT], ['type', K_TYPE], ['code', K_CODE],
+  ['id', K_ID], ['srckey', K_SRCKEY], ['dstkey', K_DSTKEY], ['zone-orig', K_ZONE_ORIG], ['zone-reply', K_ZONE_REPLY],
+  ['packets', K_PACKETS], ['bytes', K_BYTES], ['mark', K_MARK], ['secmark', K_SECMARK], ['zone', K_ZONE],
+  ['use', K_USE], ['delta-time', K_DELTA_TIME], ['secctx', K_SECCTX], ['helper', K_HELPER], ['labels', K_LABELS],
+  ['portid', K_PORTID], ['progname', K_PROGNAME],
+];
+// Keys by a hash computed while scanning the token (see `keyHash`).
+const KEY_BY_HASH = new Map<number, readonly [string, number]>();
+for (const kv of KEY_NAMES) {
+  let h = 0;
+  for (let k = 0; k < kv[0].length; k++) h = (Math.imul(h, 31) + kv[0].charCodeAt(k)) | 0;
+  KEY_BY_HASH.set(h, kv);
+}
+
+/** The key code of `s[from, to)` whose hash is `h`; 0 for a key this parser does not know. */
+function keyCode(s: string, from: number, to: number, h: number): number {
+  const kv = KEY_BY_HASH.get(h);
+  if (kv === undefined) return 0;
+  const name = kv[0];
+  if (name.length !== to - from) return 0;
+  for (let k = 0; k < name.length; k++) if (name.charCodeAt(k) !== s.charCodeAt(from + k)) return 0;
+  return kv[1];
+}
+
+/** A tuple under construction: one reused object per direction, all keys present. */
+class TupleDraft {
+  src: string | undefined = undefined;
+  dst: string | undefined = undefined;
+  sport: number | undefined = undefined;
+  dport: number | undefined = undefined;
+  icmpType: number | undefined = undefined;
+  icmpCode: number | undefined = undefined;
+  icmpId: number | undefined = undefined;
+  srcKey: number | undefined = undefined;
+  dstKey: number | undefined = undefined;
+  zone: number | undefined = undefined;
+  packets: bigint | undefined = undefined;
+  bytes: bigint | undefined = undefined;
+
+  reset(): void {
+    this.src = this.dst = undefined;
+    this.sport = this.dport = this.icmpType = this.icmpCode = this.icmpId = undefined;
+    this.srcKey = this.dstKey = this.zone = undefined;
+    this.packets = this.bytes = undefined;
+  }
+}
+
+// Parsing is synchronous, so two drafts serve every line.
+const ORIG = new TupleDraft();
+const REPLY = new TupleDraft();
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const SHAPE_PORTED = 1;
+const SHAPE_ICMP = 2;
+const SHAPE_GRE = 3;
+const SHAPE_BARE = 4;
+
+function shapeOf(proto: ConntrackProto): number {
+  switch (proto) {
+    case 'tcp':
+    case 'udp':
+    case 'udplite':
+    case 'sctp':
+    case 'dccp':
+      return SHAPE_PORTED;
+    case 'icmp':
+    case 'icmpv6':
+      return SHAPE_ICMP;
+    case 'gre':
+      return SHAPE_GRE;
+    default:
+      return SHAPE_BARE;
+  }
+}
+
+/**
+ * The final tuple holds only the keys its protocol prints (fewer slots per
+ * object); anything printed that the protocol does not have is added after.
+ */
+function finishTuple(d: TupleDraft, shape: number): ConntrackTuple {
+  let t: Mutable<ConntrackTuple>;
+  const src = d.src as string;
+  const dst = d.dst as string;
+  if (shape === SHAPE_PORTED) t = { src, dst, sport: d.sport, dport: d.dport, packets: d.packets, bytes: d.bytes };
+  else if (shape === SHAPE_ICMP) {
+    t = { src, dst, icmpType: d.icmpType, icmpCode: d.icmpCode, icmpId: d.icmpId, packets: d.packets, bytes: d.bytes };
+  } else if (shape === SHAPE_GRE) t = { src, dst, srcKey: d.srcKey, dstKey: d.dstKey, packets: d.packets, bytes: d.bytes };
+  else t = { src, dst, packets: d.packets, bytes: d.bytes };
+  if (shape !== SHAPE_PORTED && (d.sport !== undefined || d.dport !== undefined)) {
+    t.sport = d.sport;
+    t.dport = d.dport;
+  }
+  if (shape !== SHAPE_ICMP && (d.icmpType !== undefined || d.icmpCode !== undefined || d.icmpId !== undefined)) {
+    t.icmpType = d.icmpType;
+    t.icmpCode = d.icmpCode;
+    t.icmpId = d.icmpId;
+  }
+  if (shape !== SHAPE_GRE && (d.srcKey !== undefined || d.dstKey !== undefined)) {
+    t.srcKey = d.srcKey;
+    t.dstKey = d.dstKey;
+  }
+  if (d.zone !== undefined) t.zone = d.zone;
+  return t;
+}
+
+function note(notes: LineNote[] | undefined, code: LineNote['code'], message: string): LineNote[] {
+  const out = notes ?? [];
+  out.push({ code, message });
+  return out;
+}
+
+const NO_NOTES: readonly LineNote[] = Object.freeze([]);
+
 /**
  * Parses one conntrack line (`line` without its line terminator) from index
  * `start` (see {@link entryStart}). `lineNo` is recorded in the entry; `raw` is
@@ -286,7 +439,7 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
     const kind = EVENT_BY_TAG.get(tag);
     if (kind !== undefined && event === undefined) event = kind;
     else if (kind === undefined && eventTime === undefined && event === undefined && parseTimestampOk(tag)) eventTime = tag;
-    else return fail('not-conntrack', `unexpected "[${tag}]" at the start of the line`);
+    else return fail('not-conntrack', `unexpected "[${tag.slice(0, 40)}]" at the start of the line`);
     i = skipSpaces(s, close + 1, end);
   }
 
@@ -319,9 +472,9 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
   }
   i = skipSpaces(s, w, end);
 
-  const notes: LineNote[] = [];
+  let notes: LineNote[] | undefined;
   if (proto !== 'unknown' && CONNTRACK_PROTO_NUMBERS[proto] !== protoNum) {
-    notes.push({ code: 'proto-mismatch', message: `"${proto}" printed with protocol number ${protoNum}` });
+    notes = note(notes, 'proto-mismatch', `"${proto}" printed with protocol number ${protoNum}`);
   }
 
   // timeout, state
@@ -340,14 +493,16 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
     const st = s.slice(i, w);
     if (CONNTRACK_STATES.has(st as ConntrackState)) state = st as ConntrackState;
     else {
-      notes.push({ code: 'unknown-state', message: `unknown state "${st}" kept in extra` });
+      notes = note(notes, 'unknown-state', `unknown state "${st.slice(0, 40)}" kept in extra`);
       (extra ??= []).push({ key: st });
     }
     i = skipSpaces(s, w, end);
   }
 
-  const orig: TupleDraft = {};
-  const reply: TupleDraft = {};
+  const orig = ORIG;
+  const reply = REPLY;
+  orig.reset();
+  reply.reset();
   let cur = orig;
   const icmpLike = proto === 'icmp' || proto === 'icmpv6';
   let flagMask = 0;
@@ -362,166 +517,192 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
   let use: number | undefined;
   let id: number | undefined;
   let labels: string[] | undefined;
-  let userspace: { portid?: number; progname?: string } | undefined;
+  let userspace: Mutable<ConntrackUserspace> | undefined;
   // Set by the first item that is not part of a tuple: an `id=` after it is the conntrack id.
   let metaSeen = false;
 
-  const dup = (key: string): void => {
-    notes.push({ code: 'duplicate-field', message: `"${key}" appears twice; the second kept in extra` });
-  };
-
   while (i < end) {
-    const c0 = s.charCodeAt(i);
-    if (c0 === 91 /* [ */) {
+    if (s.charCodeAt(i) === 91 /* [ */) {
       // A bracketed item; [start=Thu Jan  1 00:00:00 1970] holds spaces.
       const close = s.indexOf(']', i);
       if (close < 0 || close >= end) return fail('truncated', `unterminated "${s.slice(i, i + 20)}"`);
-      const inner = s.slice(i + 1, close);
+      const from = i + 1;
+      const len = close - from;
       i = skipSpaces(s, close + 1, end);
-      if (inner !== 'UNREPLIED') metaSeen = true;
-      if (inner in FLAG_BITS) {
-        const bit = FLAG_BITS[inner as ConntrackFlag];
-        if ((flagMask & bit) !== 0) dup(`[${inner}]`);
+      let bit = 0;
+      if (len === 9 && s.startsWith('UNREPLIED', from)) bit = 1;
+      else if (len === 7 && s.startsWith('ASSURED', from)) bit = 2;
+      else if (len === 7 && s.startsWith('OFFLOAD', from)) bit = 4;
+      else if (len === 10 && s.startsWith('HW_OFFLOAD', from)) bit = 8;
+      if (bit !== 0) {
+        if (bit !== 1) metaSeen = true;
+        if ((flagMask & bit) !== 0) notes = note(notes, 'duplicate-field', `"${s.slice(from - 1, close + 1)}" appears twice`);
         flagMask |= bit;
         continue;
       }
-      if (inner === 'USERSPACE') {
-        userspace ??= {};
+      metaSeen = true;
+      if (len === 9 && s.startsWith('USERSPACE', from)) {
+        userspace ??= { portid: -1 };
         continue;
       }
-      if (inner.startsWith('start=')) {
-        startText = inner.slice(6);
+      if (s.startsWith('start=', from)) {
+        startText = s.slice(from + 6, close);
         continue;
       }
-      if (inner.startsWith('stop=')) {
-        stopText = inner.slice(5);
+      if (s.startsWith('stop=', from)) {
+        stopText = s.slice(from + 5, close);
         continue;
       }
-      notes.push({ code: 'unknown-field', message: `unknown item "[${inner.slice(0, 40)}]" kept in extra` });
-      (extra ??= []).push({ key: `[${inner}]` });
+      const item = s.slice(from - 1, close + 1);
+      notes = note(notes, 'unknown-field', `unknown item "${item.slice(0, 40)}" kept in extra`);
+      (extra ??= []).push({ key: item });
       continue;
     }
-    w = wordEnd(s, i, end);
-    const eq = s.indexOf('=', i);
-    if (eq < 0 || eq >= w) {
+    // One token: find its end and its first '='.
+    let eq = -1;
+    let h = 0;
+    w = i;
+    while (w < end) {
+      const c = s.charCodeAt(w);
+      if (c === 32 || c === 9) break;
+      if (eq < 0) {
+        if (c === 61) eq = w;
+        else h = (Math.imul(h, 31) + c) | 0;
+      }
+      w++;
+    }
+    if (eq < 0) {
       // A bare word: keep it, but a tuple is never made of bare words.
       const bare = s.slice(i, w);
       if (orig.src === undefined) return fail('malformed', `unexpected "${bare.slice(0, 40)}" before the original tuple`);
-      notes.push({ code: 'unknown-field', message: `unexpected word "${bare.slice(0, 40)}" kept in extra` });
+      notes = note(notes, 'unknown-field', `unexpected word "${bare.slice(0, 40)}" kept in extra`);
       (extra ??= []).push({ key: bare });
       i = skipSpaces(s, w, end);
       continue;
     }
-    const key = s.slice(i, eq);
+    const ks = i;
     const vs = eq + 1;
     const ve = w;
     i = skipSpaces(s, w, end);
+    const k = keyCode(s, ks, eq, h);
+    if (k === 0 || k > LAST_TUPLE_KEY) metaSeen = true;
     let n: number;
-    if (!TUPLE_KEYS.has(key)) metaSeen = true;
-    switch (key) {
-      case 'src': {
+    switch (k) {
+      case K_SRC: {
         if (orig.src === undefined) cur = orig;
-        else if (reply.src === undefined) {
-          cur = reply;
-        } else return fail('malformed', 'a third "src=": two lines run together');
-        const a = interner.address(s.slice(vs, ve));
+        else if (reply.src === undefined) cur = reply;
+        else return fail('malformed', 'a third "src=": two lines run together');
+        const a = interner.address(s, vs, ve);
         if (a === undefined) return fail('bad-address', `bad address "${s.slice(vs, ve).slice(0, 60)}"`);
         cur.src = a;
         continue;
       }
-      case 'dst': {
+      case K_DST: {
         if (cur.dst !== undefined) return fail('malformed', '"dst=" twice in one tuple');
-        const a = interner.address(s.slice(vs, ve));
+        const a = interner.address(s, vs, ve);
         if (a === undefined) return fail('bad-address', `bad address "${s.slice(vs, ve).slice(0, 60)}"`);
         cur.dst = a;
         continue;
       }
-      case 'sport':
-      case 'dport':
+      case K_SPORT:
+      case K_DPORT:
         n = parseUint(s, vs, ve, 65535);
-        if (n < 0) return fail('bad-value', `bad ${key} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (cur[key] !== undefined) return fail('malformed', `"${key}=" twice in one tuple`);
-        cur[key] = n;
+        if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+        if (k === K_SPORT) {
+          if (cur.sport !== undefined) return fail('malformed', '"sport=" twice in one tuple');
+          cur.sport = n;
+        } else {
+          if (cur.dport !== undefined) return fail('malformed', '"dport=" twice in one tuple');
+          cur.dport = n;
+        }
         continue;
-      case 'type':
-      case 'code':
+      case K_TYPE:
+      case K_CODE:
         n = parseUint(s, vs, ve, 255);
-        if (n < 0) return fail('bad-value', `bad icmp ${key} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (key === 'type') cur.icmpType = n;
+        if (n < 0) return fail('bad-value', `bad icmp ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+        if (k === K_TYPE) cur.icmpType = n;
         else cur.icmpCode = n;
         continue;
-      case 'id':
-        // In an icmp tuple `id=` is the echo id; after it, the conntrack id.
+      case K_ID:
+        // In an icmp tuple `id=` is the echo id; after the tuples, the conntrack id.
         if (icmpLike && !metaSeen && cur.icmpType !== undefined && cur.icmpId === undefined) {
           n = parseUint(s, vs, ve, 65535);
           if (n < 0) return fail('bad-value', `bad icmp id "${s.slice(vs, ve).slice(0, 40)}"`);
           cur.icmpId = n;
           continue;
         }
+        metaSeen = true;
         n = parseUint(s, vs, ve, U32_MAX);
         if (n < 0) return fail('bad-value', `bad id "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (id !== undefined) dup(key);
+        if (id !== undefined) notes = note(notes, 'duplicate-field', '"id=" appears twice; the last kept');
         id = n;
         continue;
-      case 'srckey':
-      case 'dstkey':
+      case K_SRCKEY:
+      case K_DSTKEY:
         n = parseHex(s, vs, ve, 0xffffffff);
-        if (n < 0) return fail('bad-value', `bad GRE ${key} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (key === 'srckey') cur.srcKey = n;
+        if (n < 0) return fail('bad-value', `bad GRE ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+        if (k === K_SRCKEY) cur.srcKey = n;
         else cur.dstKey = n;
         continue;
-      case 'zone-orig':
-      case 'zone-reply':
+      case K_ZONE_ORIG:
+      case K_ZONE_REPLY:
         n = parseUint(s, vs, ve, 65535);
-        if (n < 0) return fail('bad-value', `bad ${key} "${s.slice(vs, ve).slice(0, 40)}"`);
-        (key === 'zone-orig' ? orig : reply).zone = n;
+        if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+        (k === K_ZONE_ORIG ? orig : reply).zone = n;
         continue;
-      case 'packets':
-      case 'bytes': {
+      case K_PACKETS:
+      case K_BYTES: {
         const v = parseCounter(s, vs, ve);
-        if (v === undefined) return fail('bad-value', `bad ${key} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (cur[key] !== undefined) return fail('malformed', `"${key}=" twice in one direction`);
-        cur[key] = v;
+        if (v === undefined) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+        if (k === K_PACKETS) {
+          if (cur.packets !== undefined) return fail('malformed', '"packets=" twice in one direction');
+          cur.packets = v;
+        } else {
+          if (cur.bytes !== undefined) return fail('malformed', '"bytes=" twice in one direction');
+          cur.bytes = v;
+        }
         continue;
       }
-      case 'mark':
-      case 'secmark':
-      case 'zone':
-      case 'use':
-      case 'delta-time':
-        n = parseUint(s, vs, ve, key === 'delta-time' ? Number.MAX_SAFE_INTEGER : U32_MAX);
-        if (n < 0) return fail('bad-value', `bad ${key} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (key === 'mark') mark === undefined ? (mark = n) : dup(key);
-        else if (key === 'secmark') secmark === undefined ? (secmark = n) : dup(key);
-        else if (key === 'zone') zone === undefined ? (zone = n) : dup(key);
-        else if (key === 'use') use === undefined ? (use = n) : dup(key);
-        else deltaTime === undefined ? (deltaTime = n) : dup(key);
+      case K_MARK:
+      case K_SECMARK:
+      case K_ZONE:
+      case K_USE:
+      case K_DELTA_TIME: {
+        n = parseUint(s, vs, ve, k === K_DELTA_TIME ? Number.MAX_SAFE_INTEGER : U32_MAX);
+        if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+        let before: number | undefined;
+        if (k === K_MARK) (before = mark), (mark = n);
+        else if (k === K_SECMARK) (before = secmark), (secmark = n);
+        else if (k === K_ZONE) (before = zone), (zone = n);
+        else if (k === K_USE) (before = use), (use = n);
+        else (before = deltaTime), (deltaTime = n);
+        if (before !== undefined) notes = note(notes, 'duplicate-field', `"${s.slice(ks, eq)}=" appears twice; the last kept`);
         continue;
-      case 'secctx':
+      }
+      case K_SECCTX:
         secctx = s.slice(vs, ve);
         continue;
-      case 'helper':
+      case K_HELPER:
         helper = s.slice(vs, ve);
         continue;
-      case 'labels':
+      case K_LABELS:
         labels = vs < ve ? s.slice(vs, ve).split(',') : [];
         continue;
-      case 'portid':
-      case 'progname':
-        if (userspace !== undefined) {
-          if (key === 'progname') userspace.progname = s.slice(vs, ve);
-          else {
-            n = parseUint(s, vs, ve, U32_MAX);
-            if (n < 0) return fail('bad-value', `bad portid "${s.slice(vs, ve).slice(0, 40)}"`);
-            userspace.portid = n;
-          }
-          continue;
+      case K_PORTID:
+      case K_PROGNAME:
+        if (userspace === undefined) break;
+        if (k === K_PROGNAME) userspace.progname = s.slice(vs, ve);
+        else {
+          n = parseUint(s, vs, ve, U32_MAX);
+          if (n < 0) return fail('bad-value', `bad portid "${s.slice(vs, ve).slice(0, 40)}"`);
+          userspace.portid = n;
         }
-        break;
+        continue;
       default:
         break;
     }
-    notes.push({ code: 'unknown-field', message: `unknown field "${key.slice(0, 40)}" kept in extra` });
+    const key = s.slice(ks, eq);
+    notes = note(notes, 'unknown-field', `unknown field "${key.slice(0, 40)}" kept in extra`);
     (extra ??= []).push({ key, value: s.slice(vs, ve) });
   }
 
@@ -529,65 +710,52 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
   if (orig.src === undefined || orig.dst === undefined) return fail('truncated', 'no original tuple');
   if (reply.src === undefined || reply.dst === undefined) return fail('truncated', 'no reply tuple');
   const family: ConntrackFamily = orig.src.indexOf(':') >= 0 ? 'ipv6' : 'ipv4';
-  for (const a of [orig.dst, reply.src, reply.dst]) {
-    if ((a.indexOf(':') >= 0 ? 'ipv6' : 'ipv4') !== family) return fail('malformed', 'IPv4 and IPv6 addresses mixed in one entry');
+  if (
+    (orig.dst.indexOf(':') >= 0) !== (family === 'ipv6') ||
+    (reply.src.indexOf(':') >= 0) !== (family === 'ipv6') ||
+    (reply.dst.indexOf(':') >= 0) !== (family === 'ipv6')
+  ) {
+    return fail('malformed', 'IPv4 and IPv6 addresses mixed in one entry');
   }
   if (l3 !== undefined && (l3 !== family || l3Num !== (family === 'ipv4' ? 2 : 10))) {
     return fail('malformed', `layer-3 prefix "${l3} ${l3Num}" does not match the ${family} addresses`);
   }
-  const ported = proto === 'tcp' || proto === 'udp' || proto === 'udplite' || proto === 'sctp' || proto === 'dccp';
-  if (ported && (orig.sport === undefined || orig.dport === undefined || reply.sport === undefined || reply.dport === undefined)) {
+  const shape = shapeOf(proto);
+  if (shape === SHAPE_PORTED && (orig.sport === undefined || orig.dport === undefined || reply.sport === undefined || reply.dport === undefined)) {
     return fail('truncated', `${proto} entry without ports in both tuples`);
   }
-  if (icmpLike && (orig.icmpType === undefined || orig.icmpCode === undefined || orig.icmpId === undefined || reply.icmpId === undefined)) {
+  if (shape === SHAPE_ICMP && (orig.icmpType === undefined || orig.icmpCode === undefined || orig.icmpId === undefined || reply.icmpId === undefined)) {
     return fail('truncated', `${proto} entry without type/code/id in both tuples`);
   }
-  if (userspace !== undefined && userspace.portid === undefined) return fail('truncated', '"[USERSPACE]" without portid=');
+  if (userspace !== undefined && userspace.portid < 0) return fail('truncated', '"[USERSPACE]" without portid=');
 
-  const entry: ConntrackEntry = {
+  // Common fields in one literal (one shape); the rare ones only when present.
+  const entry: Mutable<ConntrackEntry> = {
     line: lineNo,
     raw: line,
-    event,
-    eventTime,
     family,
     proto,
     protoNum,
     timeout,
     state,
-    orig: finishTuple(orig),
-    reply: finishTuple(reply),
+    orig: finishTuple(orig, shape),
+    reply: finishTuple(reply, shape),
     flags: FLAG_SETS[flagMask] ?? [],
     mark,
-    secmark,
-    secctx,
     zone,
     deltaTime,
-    start: startText,
-    stop: stopText,
-    helper,
     use,
     id,
-    labels,
-    userspace: userspace as ConntrackUserspace | undefined,
-    extra,
   };
-  return { ok: true, entry, notes };
-}
-
-/** One object shape for every tuple (all keys present) keeps V8's maps monomorphic. */
-function finishTuple(t: TupleDraft): ConntrackTuple {
-  return {
-    src: t.src as string,
-    dst: t.dst as string,
-    sport: t.sport,
-    dport: t.dport,
-    icmpType: t.icmpType,
-    icmpCode: t.icmpCode,
-    icmpId: t.icmpId,
-    srcKey: t.srcKey,
-    dstKey: t.dstKey,
-    zone: t.zone,
-    packets: t.packets,
-    bytes: t.bytes,
-  };
+  if (event !== undefined) entry.event = event;
+  if (eventTime !== undefined) entry.eventTime = eventTime;
+  if (secmark !== undefined) entry.secmark = secmark;
+  if (secctx !== undefined) entry.secctx = secctx;
+  if (startText !== undefined) entry.start = startText;
+  if (stopText !== undefined) entry.stop = stopText;
+  if (helper !== undefined) entry.helper = helper;
+  if (labels !== undefined) entry.labels = labels;
+  if (userspace !== undefined) entry.userspace = userspace;
+  if (extra !== undefined) entry.extra = extra;
+  return { ok: true, entry, notes: notes ?? NO_NOTES };
 }
