@@ -58,6 +58,10 @@ export type DnsStopReason =
  *   line cut to 255 characters, then at most 6 domains);
  * - `hostname`: the host name, whose domain part glibc uses when resolv.conf has no
  *   search/domain line;
+ * - `addrconfig`: set when the caller uses AI_ADDRCONFIG (glibc's default for NULL
+ *   hints; `getent ahosts`): which families have a configured address other than
+ *   loopback (an IPv6 link-local address counts), e.g. from `localAddresses()` of the
+ *   pod's namespace; unset means no AI_ADDRCONFIG;
  * - `answer`: what the DNS server answers for one query; default: NXDOMAIN for all,
  *   which gives the full sequence.
  */
@@ -65,6 +69,7 @@ export interface DnsSearchOptions {
   readonly family?: 'unspec' | 'inet' | 'inet6';
   readonly glibc?: '2.26+' | 'legacy';
   readonly hostname?: string;
+  readonly addrconfig?: { readonly ipv4: boolean; readonly ipv6: boolean };
   readonly answer?: (qname: string, type: DnsQueryType) => DnsOutcome;
 }
 
@@ -171,6 +176,20 @@ function effectiveSearch(conf: ResolvConf, opts: DnsSearchOptions): { list: stri
   return { list: cut, dropped };
 }
 
+/**
+ * The record types getaddrinfo asks for, in send order. With AI_ADDRCONFIG (glibc's
+ * default when `hints` is NULL, and what `getent ahosts` passes) a family without a
+ * configured non-loopback address is not asked for; when neither family has one, both
+ * are. Checked against glibc 2.36 in the lab (an IPv6-only host sends AAAA before A).
+ */
+function queryTypes(family: 'unspec' | 'inet' | 'inet6', ac: DnsSearchOptions['addrconfig']): DnsQueryType[] {
+  if (family === 'inet') return ac && !ac.ipv4 ? [] : ['A'];
+  if (family === 'inet6') return ac && !ac.ipv6 ? [] : ['AAAA'];
+  if (ac?.ipv4 && !ac.ipv6) return ['A'];
+  if (ac?.ipv6 && !ac.ipv4) return ['AAAA', 'A'];
+  return ['A', 'AAAA'];
+}
+
 const PRIORITY: Readonly<Record<DnsOutcome, number>> = { answer: 5, refused: 4, timeout: 4, servfail: 3, nodata: 2, nxdomain: 1 };
 
 /**
@@ -195,10 +214,7 @@ export function dnsSearchPlan(conf: ResolvConf, name: string, opts: DnsSearchOpt
   const problem = validateDnsName(name);
   if (problem) return bare('invalid-name', problem);
 
-  const family = opts.family ?? 'unspec';
-  const types = (['A', 'AAAA'] as const).filter(
-    (t) => (t === 'A' ? family !== 'inet6' : family !== 'inet' && !o.noAaaa),
-  );
+  const types = queryTypes(opts.family ?? 'unspec', opts.addrconfig).filter((t) => t !== 'AAAA' || !o.noAaaa);
   if (types.length === 0) return bare('no-query-types');
   const sending = o.singleRequestReopen ? 'sequential-reopen' : o.singleRequest ? 'sequential' : 'parallel';
   const answer = opts.answer ?? (() => 'nxdomain' as const);

@@ -111,6 +111,17 @@ describe('glibc search expansion', () => {
     expect(dnsSearchPlan(conf('options no-aaaa'), 'x', { family: 'inet6' }).stopReason).toBe('no-query-types');
   });
 
+  it('AI_ADDRCONFIG: only families with a non-loopback address are asked for', () => {
+    const types = (ipv4: boolean, ipv6: boolean, family?: 'inet' | 'inet6') =>
+      dnsSearchPlan(pod, 'x.', { addrconfig: { ipv4, ipv6 }, ...(family ? { family } : {}) }).steps.map((s) => s.types)[0] ?? [];
+    expect(types(true, false)).toEqual(['A']);
+    expect(types(true, true)).toEqual(['A', 'AAAA']);
+    expect(types(false, false)).toEqual(['A', 'AAAA']);
+    expect(types(false, true)).toEqual(['AAAA', 'A']);
+    expect(types(false, true, 'inet')).toEqual([]);
+    expect(types(true, false, 'inet6')).toEqual([]);
+  });
+
   it('legacy glibc (< 2.26) keeps 6 search domains and 255 characters; 2.26+ keeps all', () => {
     const seven = conf(`search ${Array.from({ length: 7 }, (_, i) => `d${i}.example`).join(' ')}`);
     expect(dnsSearchPlan(seven, 'x').searchList).toHaveLength(7);

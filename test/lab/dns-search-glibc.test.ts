@@ -1,0 +1,114 @@
+/**
+ * Lab: `dnsSearchPlan` against the real glibc stub resolver. Each case runs
+ * `getent ahosts NAME` (getaddrinfo, AF_UNSPEC) in a network namespace whose
+ * /etc/resolv.conf is the case's text (`ip netns exec` bind-mounts
+ * /etc/netns/NS/resolv.conf), against dnsmasq on 127.0.0.1 that logs every query, knows a
+ * few A records and answers NXDOMAIN for everything else. The logged query sequence
+ * must equal the plan's, type by type. getent passes AI_ADDRCONFIG, so the namespace's
+ * addresses matter: first only loopback (neither family counts), then an IPv4 address
+ * on a veth with IPv6 disabled.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { labAvailable } from '../helpers/lab.js';
+import { dnsSearchPlan, type DnsOutcome, type DnsQueryType } from '../../src/analysis/dns-search.js';
+import { parseResolvConf } from '../../src/parsers/resolv-conf.js';
+
+const NS = `nodescope-dns-${process.pid}`;
+const ETC = `/etc/netns/${NS}`;
+const LOG = path.join(tmpdir(), `nodescope-dns-${process.pid}.log`);
+const RECORDS = ['kubernetes.default.svc.cluster.local', 'web.cluster.local', 'x.b.example'];
+
+const labOk = labAvailable(['ip', 'dnsmasq', 'getent']);
+const run = (argv: string[]) => spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 30_000 });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+let dnsmasq: ChildProcess | null = null;
+
+/** The query lines dnsmasq logged since `from` (byte offset), as `TYPE name.`. */
+function loggedQueries(from: number): string[] {
+  const text = readFileSync(LOG, 'utf8').slice(from);
+  return [...text.matchAll(/query\[(A|AAAA)\] (\S+) from 127\.0\.0\.1/g)].map((m) => `${m[1]} ${m[2]}.`);
+}
+
+/** What dnsmasq answers: the records have A only, so their AAAA is NODATA. */
+const answer = (qname: string, type: DnsQueryType): DnsOutcome =>
+  RECORDS.includes(qname.slice(0, -1)) ? (type === 'A' ? 'answer' : 'nodata') : 'nxdomain';
+
+describe.runIf(labOk)('glibc getaddrinfo sends exactly the planned queries', () => {
+  beforeAll(async () => {
+    run(['ip', 'netns', 'del', NS]);
+    run(['ip', 'netns', 'add', NS]);
+    run(['ip', '-n', NS, 'link', 'set', 'lo', 'up']);
+    mkdirSync(ETC, { recursive: true });
+    writeFileSync(LOG, '');
+    dnsmasq = spawn('ip', [
+      'netns', 'exec', NS, 'dnsmasq', '--keep-in-foreground', '--conf-file=/dev/null', '--no-resolv', '--no-hosts',
+      '--log-queries', `--log-facility=${LOG}`, '--listen-address=127.0.0.1', '--bind-interfaces', '--user=root',
+      '--address=/#/', ...RECORDS.map((r, i) => `--host-record=${r},10.96.0.${i + 1}`),
+    ], { stdio: 'ignore' });
+    for (let i = 0; i < 50 && !readFileSync(LOG, 'utf8').includes('started'); i += 1) await sleep(100);
+  });
+
+  afterAll(() => {
+    dnsmasq?.kill();
+    run(['ip', 'netns', 'del', NS]);
+    rmSync(ETC, { recursive: true, force: true });
+    rmSync(LOG, { force: true });
+  });
+
+  const POD = ['search default.svc.cluster.local svc.cluster.local cluster.local', 'nameserver 127.0.0.1', 'options ndots:5'];
+
+  /** Runs getent with `text` as resolv.conf; returns [logged, planned] query lists. */
+  async function compare(lines: readonly string[], name: string, db: 'ahosts' | 'ahostsv4', addrconfig: { ipv4: boolean; ipv6: boolean }) {
+    const text = `${lines.join('\n')}\n`;
+    writeFileSync(path.join(ETC, 'resolv.conf'), text);
+    const from = readFileSync(LOG, 'utf8').length;
+    run(['ip', 'netns', 'exec', NS, 'getent', db, name]);
+    await sleep(200);
+    const conf = parseResolvConf(text, 'case').value;
+    const plan = dnsSearchPlan(conf, name, { answer, addrconfig, family: db === 'ahostsv4' ? 'inet' : 'unspec' });
+    return [loggedQueries(from), plan.steps.flatMap((s) => s.types.map((t) => `${t} ${s.qname}`))] as const;
+  }
+
+  describe('only loopback configured', () => {
+    const lo = { ipv4: false, ipv6: false };
+    it.each([
+      ['pod, kubernetes.default (found on the 2nd search domain)', POD, 'kubernetes.default'],
+      ['pod, an external name with 3 dots (not found)', POD, 's3.eu-west-1.amazonaws.com'],
+      ['pod, an absolute name', POD, 'kubernetes.default.svc.cluster.local.'],
+      ['ndots:1, a dotted name goes as-is first', ['search cluster.local', 'nameserver 127.0.0.1'], 'web.default'],
+      ['no-tld-query, dotless', ['search svc.cluster.local', 'nameserver 127.0.0.1', 'options no-tld-query'], 'nosuch'],
+      ['the root in the search list', ['search svc.cluster.local .', 'nameserver 127.0.0.1'], 'nosuch'],
+      ['domain after search wins', ['search a.example', 'domain b.example', 'nameserver 127.0.0.1'], 'x'],
+      ['single-request', [...POD, 'options single-request'], 'web'],
+      ['no-aaaa (glibc 2.36)', [...POD, 'options no-aaaa'], 'nosuch'],
+    ] as const)('%s', async (_title, lines, name) => {
+      const [logged, planned] = await compare(lines, name, 'ahosts', lo);
+      expect(planned.length).toBeGreaterThan(0);
+      expect(logged).toEqual(planned);
+    });
+
+    it('AF_INET without an IPv4 address sends nothing (AI_ADDRCONFIG)', async () => {
+      const [logged, planned] = await compare(POD, 'nosuch', 'ahostsv4', lo);
+      expect([logged, planned]).toEqual([[], []]);
+    });
+  });
+
+  describe('an IPv4 address, IPv6 disabled', () => {
+    beforeAll(() => {
+      run(['ip', '-n', NS, 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'peer0']);
+      run(['ip', 'netns', 'exec', NS, 'sysctl', '-qw', 'net.ipv6.conf.eth0.disable_ipv6=1']);
+      run(['ip', '-n', NS, 'addr', 'add', '10.244.0.9/24', 'dev', 'eth0']);
+      run(['ip', '-n', NS, 'link', 'set', 'eth0', 'up']);
+    });
+
+    it('AF_UNSPEC asks for A only (AI_ADDRCONFIG)', async () => {
+      const [logged, planned] = await compare(POD, 'kubernetes.default', 'ahosts', { ipv4: true, ipv6: false });
+      expect(planned).toEqual(['A kubernetes.default.default.svc.cluster.local.', 'A kubernetes.default.svc.cluster.local.']);
+      expect(logged).toEqual(planned);
+    });
+  });
+});
