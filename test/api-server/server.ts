@@ -128,7 +128,7 @@ type Route =
   | { kind: 'resource'; info: ResourceInfo; namespace?: string; name?: string; sub?: string; legacyWatch: boolean };
 
 /** Maps a path to what it names; throws a 404 StatusError for anything else. */
-function route(pathname: string, serverAddress: string): Route {
+function route(pathname: string): Route {
   const parts = pathname.split('/').filter((x) => x !== '');
   const text = (s: string) => ({ kind: 'info' as const, body: () => s, noAuth: true });
   if (parts.length === 1 && (parts[0] === 'healthz' || parts[0] === 'livez' || parts[0] === 'readyz')) return text('ok');
@@ -152,7 +152,6 @@ function route(pathname: string, serverAddress: string): Route {
     rest = parts.slice(3);
     if (rest.length === 0) return { kind: 'info', body: () => list };
   } else {
-    void serverAddress;
     throw new StatusError(pathNotFound());
   }
   let legacyWatch = false;
@@ -382,7 +381,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   };
 
   const handle = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
-    const r = route(url.pathname, serverAddress);
+    const r = route(url.pathname);
     if (!(r.kind === 'info' && r.noAuth) && !authenticated(req)) throw new StatusError(unauthorized());
     const method = req.method ?? 'GET';
     const q = url.searchParams;
@@ -456,7 +455,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     const record = (status: number) => log.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search, accept: req.headers.accept ?? '', status, upgrade });
     socket.on('error', () => undefined);
     try {
-      const r = route(url.pathname, serverAddress);
+      const r = route(url.pathname);
       if (!authenticated(req)) throw new StatusError(unauthorized());
       if (r.kind !== 'resource' || r.sub !== 'exec' || r.namespace === undefined || r.name === undefined) {
         throw new StatusError(badRequest(`the recorded API server upgrades only pod exec requests (asked: ${upgrade} ${url.pathname})`));

@@ -6,7 +6,7 @@
  */
 import { PassThrough } from 'node:stream';
 import {
-  ApiException, CoreV1Api, DiscoveryV1Api, Exec, KubeConfig, makeInformer, Watch, type V1EndpointSlice, type V1Status,
+  ApiException, CoreV1Api, DiscoveryV1Api, Exec, KubeConfig, makeInformer, Watch, type ObjectCache, type V1EndpointSlice, type V1Status,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeCapture } from '../api-server/builders.js';
@@ -100,7 +100,11 @@ describe('@kubernetes/client-node 1.3.0 against the recorded API server', () => 
 
   it('an informer lists, then sees the update through its watch', async () => {
     const d = kc.makeApiClient(DiscoveryV1Api);
-    const informer = makeInformer(kc, '/apis/discovery.k8s.io/v1/endpointslices', () => d.listEndpointSliceForAllNamespaces());
+    // makeInformer returns a ListWatch, which is also the object cache.
+    const informer = makeInformer(kc, '/apis/discovery.k8s.io/v1/endpointslices', () => d.listEndpointSliceForAllNamespaces()) as ReturnType<
+      typeof makeInformer<V1EndpointSlice>
+    > &
+      ObjectCache<V1EndpointSlice>;
     const updates: string[][] = [];
     informer.on('update', (obj: V1EndpointSlice) => updates.push(obj.endpoints.flatMap((e) => e.addresses)));
     await informer.start();
