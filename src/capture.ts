@@ -21,7 +21,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
   const capturedAt = new Date((options.now ?? Date.now)()).toISOString();
   const runs = await runProbes(source.transport, { ...(options.params ? { params: options.params } : {}) });
   await source.transport.close();
-  const snapshot = buildSnapshot({ runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt });
+  const snapshot = buildSnapshot({ runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(source.apiText !== undefined ? { apiText: source.apiText } : {}) });
   return writeBundle(dir, {
     capturedAt,
     nodescopeVersion: packageVersion(),

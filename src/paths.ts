@@ -33,7 +33,10 @@ export function packageVersion(): string {
   return pkg.version;
 }
 
+/** The bundle under fixtures/ that `npm start` opens when no source is named. */
+export const DEFAULT_CAPTURE = 'lab-iptables';
+
 /** The embedded default capture that `npm start` opens when no source is named. */
 export function defaultCaptureDir(): string {
-  return path.join(packageRoot(), 'fixtures', 'default');
+  return path.join(packageRoot(), 'fixtures', DEFAULT_CAPTURE);
 }

@@ -47,6 +47,8 @@ interface TextDoc {
   readonly line: number;
   /** 1-based line of the value at `path` (or of its nearest ancestor that exists). */
   readonly locate: (path: JsonPath) => number;
+  /** Whether `locate` is cheap (YAML: positions known) or re-reads the text (JSON). */
+  readonly cheapLocate: boolean;
 }
 
 /** Lines of the input, split once, for diagnostic excerpts. */
@@ -167,7 +169,7 @@ function jsonDocs(text: string, sink: Sink): TextDoc[] {
       }
       return locateIn(located.doc, located.lc, path, 1) + chunk.line - 1;
     };
-    docs.push({ value, line: chunk.line, locate });
+    docs.push({ value, line: chunk.line, locate, cheapLocate: false });
   }
   return docs;
 }
@@ -198,7 +200,7 @@ function yamlDocs(text: string, sink: Sink): TextDoc[] {
       sink.add('error', start, 'yaml-syntax', `YAML document cannot be read (${e instanceof Error ? e.message : String(e)}): skipped`);
       continue;
     }
-    docs.push({ value, line: start, locate: (path) => locateIn(doc, lc, path, start) });
+    docs.push({ value, line: start, locate: (path) => locateIn(doc, lc, path, start), cheapLocate: true });
   }
   return docs;
 }
@@ -340,7 +342,9 @@ export function parseK8sObjects(text: string, origin: string): ParseResult<ApiOb
   const store = new Store();
   for (const doc of docs) {
     for (const found of collect(doc, sink)) {
-      const line = doc.locate(found.path);
+      // Re-reading a JSON document for positions costs far more than the parse itself:
+      // objects of a JSON document carry the document's line, diagnostics the exact one.
+      const line = doc.cheapLocate ? doc.locate(found.path) : doc.line;
       const obj = convert(found, origin, line, doc.locate, sink);
       if (found.event === undefined) {
         if (store.has(obj)) sink.add('warning', line, 'duplicate-object', `${objectKey(obj)} appears again: the later one is kept`);
@@ -369,7 +373,7 @@ export function parseWatchEvent(event: JsonValue, origin: string): ParseResult<W
     sink.add('warning', 0, 'not-an-object', 'not a watch event ({"type": …, "object": {…}})');
     return { value: undefined, diagnostics: sink.diagnostics };
   }
-  const found = collect({ value: event, line: 0, locate: () => 0 }, sink)[0];
+  const found = collect({ value: event, line: 0, locate: () => 0, cheapLocate: true }, sink)[0];
   if (!found?.event) return { value: undefined, diagnostics: sink.diagnostics };
   const object = convert(found, origin, 0, () => 0, sink);
   if (found.event === 'ERROR') sink.add('warning', 0, 'watch-error', `watch ERROR event: ${statusText(found.json)}`);
