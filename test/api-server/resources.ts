@@ -194,15 +194,18 @@ export function aggregatedDiscovery(legacy: boolean, version: AggregatedVersion)
   };
 }
 
-/** `/version`: the `version.Info` this server claims (a real kube-apiserver release shape). */
+/**
+ * `/version`: the `version.Info` this server claims. Major/minor matter (kubectl's
+ * version dispatcher picks its client by them); commit and build date are zeroed, not invented.
+ */
 export function versionInfo(): object {
   return {
     major: '1',
     minor: '32',
     gitVersion: 'v1.32.4',
-    gitCommit: '59526cd4867447956156ae3a602fcbac10a2c335',
+    gitCommit: '0000000000000000000000000000000000000000',
     gitTreeState: 'clean',
-    buildDate: '2025-04-22T16:02:27Z',
+    buildDate: '1970-01-01T00:00:00Z',
     goVersion: 'go1.23.6',
     compiler: 'gc',
     platform: 'linux/amd64',
