@@ -62,7 +62,8 @@ function readJsonArrays(text: string, origin: string, diags: Diagnostic[]): { va
   }
   try {
     const whole: unknown = JSON.parse(text);
-    if (Array.isArray(whole)) return whole.map((value) => ({ value, line: 1 }));
+    // Pretty output (`ip -j -p`) spans lines: scan it so each element knows its line.
+    if (Array.isArray(whole)) return text.trim().includes('\n') ? scanArrays(text, origin, diags) : whole.map((value) => ({ value, line: 1 }));
     diags.push(diagnostic('error', origin, 1, text.split('\n')[0] ?? '', 'not-an-array', 'iproute2 JSON output is an array'));
     return [];
   } catch {

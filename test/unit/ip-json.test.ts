@@ -226,6 +226,12 @@ describe('ip -j bad input', () => {
     expect(bad.line).toBe(expectedLine - 1); // the element's opening brace
   });
 
+  it('diagnostics on valid pretty output point at the element\'s line', () => {
+    const pretty = JSON.stringify([link('eth0'), { ifindex: 9 }], null, 4);
+    const d = parseIpAddrJson(pretty, 'p').diagnostics;
+    expect(d.map((x) => [x.code, x.line])).toEqual([['bad-interface', pretty.split('\n').findIndex((l) => l.includes('"ifindex": 9'))]]);
+  });
+
   it('reports elements that are not interfaces/routes, odd values, non-arrays and emptiness', () => {
     const a = parseIpAddrJson(json([{ ifindex: 1 }, link('eth9', [], { operstate: 'WEIRD' })]), 'a');
     expect(a.value.map((i) => [i.ifname, i.operstate, i.extra.operstate])).toEqual([['eth9', null, 'WEIRD']]);
