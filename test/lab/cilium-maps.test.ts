@@ -3,29 +3,47 @@
  * layouts, dumped back with `bpftool -j map dump pinned …`, decoded, and checked against
  * what the lab wrote — and against the `cilium-dbg bpf lb list` text of the same model.
  */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labAvailable } from '../helpers/lab.js';
 import { createLabCiliumMaps, dumpLabCiliumMap, removeLabCiliumMaps } from './cilium-maps.js';
 import type { LabCiliumMaps } from './cilium-maps.js';
 import { LAB_CILIUM_SERVICES, LAB_NODE_IP } from './cilium-scenario.js';
 import { decodeCiliumLbMaps } from '../../src/parsers/bpftool-lb-decode.js';
+import { parseBpftoolMapDump } from '../../src/parsers/bpftool-map-dump.js';
 import { bpfLbListView, formatCiliumBpfLbList, parseCiliumBpfLbList } from '../../src/parsers/cilium-bpf-lb-list.js';
 import { formatCiliumServiceList, parseCiliumServiceList } from '../../src/parsers/cilium-service-list.js';
 import { formatFrontend, kernelMapName } from '../../src/model/cilium.js';
 import type { LbTable } from '../../src/model/cilium.js';
 
 const ROOT = '/sys/fs/bpf/nodescope-lab-test/tc/globals';
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../fixtures/cilium-maps');
 const available = labAvailable(['bpftool']);
+
+/** Entries of a dump as sorted `key=value` hex strings (hash maps iterate in seed-dependent order). */
+const entrySet = (json: string) =>
+  parseBpftoolMapDump(json, 'x')
+    .value.entries.map((e) => `${[...(e.key ?? [])]}=${[...(e.value ?? [])]}`)
+    .sort();
 
 describe.skipIf(!available)('Cilium LB maps in the kernel', () => {
   let lab: LabCiliumMaps;
   let decoded: { table: LbTable; diagnostics: readonly unknown[] };
+  let dumps: { name: string; text: string; origin: string }[];
 
   beforeAll(() => {
     lab = createLabCiliumMaps({ root: ROOT });
-    const dumps = lab.maps.map((m) => ({ name: m.path, text: dumpLabCiliumMap(m.path), origin: `bpftool -j map dump pinned ${m.path}` }));
+    dumps = lab.maps.map((m) => ({ name: m.path, text: dumpLabCiliumMap(m.path), origin: `bpftool -j map dump pinned ${m.path}` }));
     const r = decodeCiliumLbMaps(dumps);
     decoded = { table: r.value.table, diagnostics: r.diagnostics };
+    if (process.env.NODESCOPE_UPDATE_FIXTURES === '1') {
+      mkdirSync(FIXTURES, { recursive: true });
+      for (const [i, d] of dumps.entries()) writeFileSync(path.join(FIXTURES, `${lab.maps[i]?.name}.json`), d.text);
+      writeFileSync(path.join(FIXTURES, 'bpf-lb-list.txt'), formatCiliumBpfLbList(r.value.table));
+      writeFileSync(path.join(FIXTURES, 'service-list.txt'), formatCiliumServiceList(r.value.table));
+    }
   });
 
   afterAll(() => {
@@ -80,5 +98,13 @@ describe.skipIf(!available)('Cilium LB maps in the kernel', () => {
     expect(listed.diagnostics).toEqual([]);
     const view = (t: LbTable) => t.services.map((s) => `${s.id} ${formatFrontend(s.frontend)} ${s.slots.map((sl) => `${sl.backend?.ip}(${sl.backend?.state})`).join(',')}`).sort();
     expect(view(listed.value)).toEqual(view(decoded.table));
+  });
+
+  it('fixtures/cilium-maps holds what the kernel dumps today (NODESCOPE_UPDATE_FIXTURES=1 rewrites it)', () => {
+    for (const [i, m] of lab.maps.entries()) {
+      const file = path.join(FIXTURES, `${m.name}.json`);
+      expect(existsSync(file)).toBe(true);
+      expect(entrySet(readFileSync(file, 'utf8'))).toEqual(entrySet(dumps[i]?.text ?? ''));
+    }
   });
 });
