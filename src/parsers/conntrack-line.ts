@@ -25,8 +25,6 @@
 import {
   CONNTRACK_PROTO_NUMBERS,
   CONNTRACK_STATES,
-  formatIpv6Groups,
-  parseIpv6Groups,
   type ConntrackEntry,
   type ConntrackEventKind,
   type ConntrackExtraField,
@@ -37,6 +35,19 @@ import {
   type ConntrackTuple,
   type ConntrackUserspace,
 } from '../model/conntrack.js';
+import {
+  allUpperWord,
+  ConntrackInterner,
+  isSpace,
+  parseCounter,
+  parseHex,
+  parseUint,
+  skipSpaces,
+  U32_MAX,
+  wordEnd,
+} from './conntrack-scan.js';
+
+export { ConntrackInterner } from './conntrack-scan.js';
 
 /** A finding about a line that still produced an entry. */
 export interface LineNote {
@@ -54,73 +65,6 @@ export interface LineFailure {
 export type LineOutcome =
   | { readonly ok: true; readonly entry: ConntrackEntry; readonly notes: readonly LineNote[] }
   | { readonly ok: false; readonly failure: LineFailure };
-
-/**
- * Per-parse memo: equal address text and bigint counters are shared between
- * entries, which keeps a million-entry table compact. Bounded, so a table of
- * all-distinct addresses does not grow it without limit.
- */
-export class ConntrackInterner {
-  private readonly v4 = new Map<number, string>();
-  private readonly v6 = new Map<string, string>();
-  private static readonly MAX = 1 << 16;
-
-  /**
-   * Canonical address text for `s[from, to)`, or `undefined` when it is not an
-   * address. IPv4 is looked up by its value, so a repeated address costs no string.
-   */
-  address(s: string, from: number, to: number): string | undefined {
-    const n = ipv4Range(s, from, to);
-    if (n >= 0) {
-      const key = n | 0;
-      const hit = this.v4.get(key);
-      if (hit !== undefined) return hit;
-      if (this.v4.size >= ConntrackInterner.MAX) this.v4.clear();
-      const text = s.slice(from, to);
-      this.v4.set(key, text);
-      return text;
-    }
-    const text = s.slice(from, to);
-    if (text.indexOf(':') < 0) return undefined;
-    const hit = this.v6.get(text);
-    if (hit !== undefined) return hit;
-    const groups = parseIpv6Groups(text);
-    if (groups === undefined) return undefined;
-    const canonical = formatIpv6Groups(groups);
-    if (this.v6.size >= ConntrackInterner.MAX) this.v6.clear();
-    // Share one string between the /proc (expanded) and tool (compressed) spellings.
-    const shared = this.v6.get(canonical) ?? canonical;
-    this.v6.set(text, shared);
-    this.v6.set(canonical, shared);
-    return shared;
-  }
-}
-
-/** Dotted-quad IPv4 in `s[from, to)` → unsigned value; -1 when it is not one. */
-function ipv4Range(s: string, from: number, to: number): number {
-  let parts = 0;
-  let value = 0;
-  let octet = 0;
-  let digits = 0;
-  for (let i = from; i < to; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || parts === 3) return -1;
-      value = value * 256 + octet;
-      parts++;
-      octet = 0;
-      digits = 0;
-    } else if (c >= 48 && c <= 57) {
-      octet = octet * 10 + (c - 48);
-      digits++;
-      if (octet > 255 || digits > 3) return -1;
-    } else return -1;
-  }
-  if (digits === 0 || parts !== 3) return -1;
-  return value * 256 + octet;
-}
-
-const SMALL_BIGINTS: bigint[] = Array.from({ length: 1024 }, (_, i) => BigInt(i));
 
 const PROTO_BY_NAME = new Map<string, ConntrackProto>(
   (Object.keys(CONNTRACK_PROTO_NUMBERS) as ConntrackProto[]).concat('unknown').map((p) => [p, p]),
@@ -142,83 +86,8 @@ const FLAG_SETS: readonly (readonly ConntrackFlag[])[] = Array.from({ length: 16
   Object.freeze(FLAG_ORDER.filter((f) => (mask & FLAG_BITS[f]) !== 0)),
 );
 
-const U32_MAX = 4294967295;
-
-
-function isSpace(c: number): boolean {
-  return c === 32 || c === 9;
-}
-
-/** Decimal digits in `s[from, to)` → number; -1 when empty, not all digits, or above `max`. */
-function parseUint(s: string, from: number, to: number, max: number): number {
-  if (from >= to || to - from > 10) return -1;
-  let v = 0;
-  for (let i = from; i < to; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return -1;
-    v = v * 10 + (c - 48);
-  }
-  return v > max ? -1 : v;
-}
-
-/** `0x`-prefixed hex in `s[from, to)` → number (GRE keys); -1 when not one or above `max`. */
-function parseHex(s: string, from: number, to: number, max: number): number {
-  if (to - from < 3 || s.charCodeAt(from) !== 48 || (s.charCodeAt(from + 1) | 32) !== 120) return -1;
-  if (to - from > 10) return -1;
-  let v = 0;
-  for (let i = from + 2; i < to; i++) {
-    const c = s.charCodeAt(i);
-    let h: number;
-    if (c >= 48 && c <= 57) h = c - 48;
-    else if (c >= 97 && c <= 102) h = c - 87;
-    else if (c >= 65 && c <= 70) h = c - 55;
-    else return -1;
-    v = v * 16 + h;
-  }
-  return v > max ? -1 : v;
-}
-
-/** Decimal counter → bigint (u64); undefined when not digits or above 2^64-1. */
-function parseCounter(s: string, from: number, to: number): bigint | undefined {
-  const n = to - from;
-  if (n <= 0 || n > 20) return undefined;
-  if (n <= 15) {
-    const v = parseUint(s, from, to, Number.MAX_SAFE_INTEGER);
-    if (v < 0) return undefined;
-    return v < SMALL_BIGINTS.length ? SMALL_BIGINTS[v] : BigInt(v);
-  }
-  for (let i = from; i < to; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 48 || c > 57) return undefined;
-  }
-  const big = BigInt(s.slice(from, to));
-  return big > 0xffffffffffffffffn ? undefined : big;
-}
-
 function fail(code: LineFailure['code'], message: string): LineOutcome {
   return { ok: false, failure: { code, message } };
-}
-
-/** Ends of the word starting at `i` (stops at a space or tab). */
-function wordEnd(s: string, i: number, end: number): number {
-  while (i < end && !isSpace(s.charCodeAt(i))) i++;
-  return i;
-}
-
-function skipSpaces(s: string, i: number, end: number): number {
-  while (i < end && isSpace(s.charCodeAt(i))) i++;
-  return i;
-}
-
-function allUpperWord(s: string, from: number, to: number): boolean {
-  if (from >= to) return false;
-  const first = s.charCodeAt(from);
-  if (first < 65 || first > 90) return false;
-  for (let i = from + 1; i < to; i++) {
-    const c = s.charCodeAt(i);
-    if (!((c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95)) return false;
-  }
-  return true;
 }
 
 /**

@@ -105,13 +105,13 @@ describe('conntrack -L lines', () => {
     const { entry } = one(
       ctLine({
         afterOrig: 'packets=18446744073709551615 bytes=9007199254740993',
-        afterReply: 'packets=4 bytes=219 [ASSURED] mark=0 use=1',
+        afterReply: 'packets=4 bytes=123456789012 [ASSURED] mark=0 use=1',
       }),
     );
     expect(entry.orig.packets).toBe(18446744073709551615n);
     expect(entry.orig.bytes).toBe(9007199254740993n);
     expect(entry.reply.packets).toBe(4n);
-    expect(entry.reply.bytes).toBe(219n);
+    expect(entry.reply.bytes).toBe(123456789012n);
     expect(codes(ctLine({ afterOrig: 'packets=18446744073709551616 bytes=1' }))).toEqual(['bad-value']);
   });
 

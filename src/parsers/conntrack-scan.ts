@@ -1,0 +1,152 @@
+/**
+ * Scanning primitives for the conntrack line parser: numbers and words read
+ * in place from `s[from, to)` with `charCodeAt` (no substring, no regular
+ * expression), and the per-parse address memo.
+ */
+import { formatIpv6Groups, parseIpv6Groups } from '../model/conntrack.js';
+
+/**
+ * Per-parse memo of canonical address text: entries with equal addresses share
+ * one string, which keeps a million-entry table compact (small bigint counters
+ * likewise come from one table). Bounded, so a table of all-distinct addresses
+ * does not grow it without limit.
+ */
+export class ConntrackInterner {
+  private readonly v4 = new Map<number, string>();
+  private readonly v6 = new Map<string, string>();
+  private static readonly MAX = 1 << 16;
+
+  /**
+   * Canonical address text for `s[from, to)`, or `undefined` when it is not an
+   * address. IPv4 is looked up by its value, so a repeated address costs no string.
+   */
+  address(s: string, from: number, to: number): string | undefined {
+    const n = ipv4Range(s, from, to);
+    if (n >= 0) {
+      const key = n | 0;
+      const hit = this.v4.get(key);
+      if (hit !== undefined) return hit;
+      if (this.v4.size >= ConntrackInterner.MAX) this.v4.clear();
+      const text = s.slice(from, to);
+      this.v4.set(key, text);
+      return text;
+    }
+    const text = s.slice(from, to);
+    if (text.indexOf(':') < 0) return undefined;
+    const hit = this.v6.get(text);
+    if (hit !== undefined) return hit;
+    const groups = parseIpv6Groups(text);
+    if (groups === undefined) return undefined;
+    const canonical = formatIpv6Groups(groups);
+    if (this.v6.size >= ConntrackInterner.MAX) this.v6.clear();
+    // Share one string between the /proc (expanded) and tool (compressed) spellings.
+    const shared = this.v6.get(canonical) ?? canonical;
+    this.v6.set(text, shared);
+    this.v6.set(canonical, shared);
+    return shared;
+  }
+}
+
+/** Dotted-quad IPv4 in `s[from, to)` → unsigned value; -1 when it is not one. */
+function ipv4Range(s: string, from: number, to: number): number {
+  let parts = 0;
+  let value = 0;
+  let octet = 0;
+  let digits = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c === 46) {
+      if (digits === 0 || parts === 3) return -1;
+      value = value * 256 + octet;
+      parts++;
+      octet = 0;
+      digits = 0;
+    } else if (c >= 48 && c <= 57) {
+      octet = octet * 10 + (c - 48);
+      digits++;
+      if (octet > 255 || digits > 3) return -1;
+    } else return -1;
+  }
+  if (digits === 0 || parts !== 3) return -1;
+  return value * 256 + octet;
+}
+
+// Counters below 1024 (most packet counts) share one bigint each.
+const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 1024 }, (_, i) => BigInt(i));
+
+/** Largest unsigned 32-bit value (mark, id, use, zone, timeout are `%u`). */
+export const U32_MAX = 4294967295;
+
+/** True for a space or a tab (the separators conntrack and `cat -n` print). */
+export function isSpace(c: number): boolean {
+  return c === 32 || c === 9;
+}
+
+/** Decimal digits in `s[from, to)` → number; -1 when empty, not all digits, or above `max`. */
+export function parseUint(s: string, from: number, to: number, max: number): number {
+  if (from >= to || to - from > 10) return -1;
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return -1;
+    v = v * 10 + (c - 48);
+  }
+  return v > max ? -1 : v;
+}
+
+/** `0x`-prefixed hex in `s[from, to)` → number (GRE keys); -1 when not one or above `max`. */
+export function parseHex(s: string, from: number, to: number, max: number): number {
+  if (to - from < 3 || s.charCodeAt(from) !== 48 || (s.charCodeAt(from + 1) | 32) !== 120) return -1;
+  if (to - from > 10) return -1;
+  let v = 0;
+  for (let i = from + 2; i < to; i++) {
+    const c = s.charCodeAt(i);
+    let h: number;
+    if (c >= 48 && c <= 57) h = c - 48;
+    else if (c >= 97 && c <= 102) h = c - 87;
+    else if (c >= 65 && c <= 70) h = c - 55;
+    else return -1;
+    v = v * 16 + h;
+  }
+  return v > max ? -1 : v;
+}
+
+/** Decimal counter → bigint (u64); undefined when not digits or above 2^64-1. */
+export function parseCounter(s: string, from: number, to: number): bigint | undefined {
+  const n = to - from;
+  if (n <= 0 || n > 20) return undefined;
+  let v = 0;
+  for (let i = from; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+    v = v * 10 + (c - 48);
+  }
+  // Up to 15 digits the double is exact; beyond, let BigInt read the digits.
+  if (n <= 15) return v < SMALL_BIGINTS.length ? SMALL_BIGINTS[v] : BigInt(v);
+  const big = BigInt(s.slice(from, to));
+  return big > 0xffffffffffffffffn ? undefined : big;
+}
+
+/** Index just past the word starting at `i` (stops at a space or tab, at most `end`). */
+export function wordEnd(s: string, i: number, end: number): number {
+  while (i < end && !isSpace(s.charCodeAt(i))) i++;
+  return i;
+}
+
+/** Index of the first non-blank at or after `i` (at most `end`). */
+export function skipSpaces(s: string, i: number, end: number): number {
+  while (i < end && isSpace(s.charCodeAt(i))) i++;
+  return i;
+}
+
+/** True when `s[from, to)` is a state word: `A-Z` then `A-Z`, `0-9`, `_`. */
+export function allUpperWord(s: string, from: number, to: number): boolean {
+  if (from >= to) return false;
+  const first = s.charCodeAt(from);
+  if (first < 65 || first > 90) return false;
+  for (let i = from + 1; i < to; i++) {
+    const c = s.charCodeAt(i);
+    if (!((c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95)) return false;
+  }
+  return true;
+}
