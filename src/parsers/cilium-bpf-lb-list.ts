@@ -272,7 +272,7 @@ export function bpfLbListView(table: LbTable): LbTable {
           slot: sl.slot,
           backendId: sl.backend === null ? sl.backendId : null,
           flags: null,
-          backend: sl.backend && { ...backendOf({ ip: sl.backend.ip, port: sl.backend.port, protocol: sl.backend.protocol ?? 'ANY', scope: 'external', clusterId: sl.backend.clusterId ?? 0 }) },
+          backend: sl.backend && { ...backendOf({ ...sl.backend, protocol: sl.backend.protocol ?? 'ANY', scope: 'external', clusterId: sl.backend.clusterId ?? 0 }) },
         })),
       }),
     );

@@ -26,23 +26,20 @@ export interface HeaderColumn {
 }
 
 /**
- * Finds `names` in a header line in that order (each followed by 2+ spaces or the end).
- * Returns null if any name is missing — the line is then not that table's header.
+ * Finds `names` in a header line in that order, each starting the line or after a space and
+ * followed by 2+ spaces or the end. Returns null if any name is missing — the line is then
+ * not that table's header.
  */
 export function headerColumns(line: string, names: readonly string[]): HeaderColumn[] | null {
   const cols: HeaderColumn[] = [];
   let from = 0;
   for (const name of names) {
-    let at = line.indexOf(name, from);
-    while (at >= 0) {
-      const before = at === 0 || line.slice(Math.max(0, at - 2), at) === '  ' || at === from;
-      const after = line.slice(at + name.length);
-      if (before && (after === '' || after.startsWith('  ') || /^\s*$/.test(after))) break;
-      at = line.indexOf(name, at + 1);
-    }
-    if (at < 0) return null;
-    cols.push({ name, start: at });
-    from = at + name.length;
+    const re = new RegExp(`(?<=^| )${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?=  |\\s*$)`, 'g');
+    re.lastIndex = from;
+    const m = re.exec(line);
+    if (m === null) return null;
+    cols.push({ name, start: m.index });
+    from = m.index + name.length;
   }
   return cols;
 }
@@ -69,9 +66,4 @@ export function splitRow(line: string, cols: readonly HeaderColumn[]): string[] 
     }
   }
   return cells;
-}
-
-/** A shell prompt line inside a pasted capture (`$ cmd`, `host# cmd`, `# cmd`). */
-export function isPromptLine(line: string): boolean {
-  return /^(?:\S*[#$]|\$|#) +\S/.test(line) && !/^\s/.test(line);
 }

@@ -54,6 +54,21 @@ function backendSlot(text: string): LbSlot | null {
   return { slot: null, backendId: null, backend, flags: null };
 }
 
+/** One text row: whether it starts a service (and the service if readable) and its Backend cell. */
+function readRow(line: string, cols: readonly HeaderColumn[]): { starts: boolean; service: Omit<Building, 'slots' | 'raw'> | null; backendText: string } {
+  const cells = splitRow(line, cols);
+  const cell = (name: string) => cells[cols.findIndex((c) => c.name === name)] ?? '';
+  const hasId = cols.some((c) => c.name === 'ID');
+  const backendText = cell('Backend');
+  if ((hasId ? cell('ID') : cell('Frontend')) === '') return { starts: false, service: null, backendText };
+  const fe = parseL3n4(cell('Frontend'));
+  const typeText = cell('Service Type').replace(/ \(Remote\)$/, '');
+  const type = cols.some((c) => c.name === 'Service Type') ? serviceTypeFromName(typeText) : null;
+  if (fe === null || (hasId && !/^\d+$/.test(cell('ID'))) || (typeText !== '' && type === null)) return { starts: true, service: null, backendText };
+  const service = { id: hasId ? Number(cell('ID')) : null, frontend: { ip: fe.ip, port: fe.port, protocol: fe.protocol, scope: fe.scope }, type };
+  return { starts: true, service, backendText };
+}
+
 /** Parses `cilium-dbg service list` text or `-o json` into services (slots without numbers). Never throws. */
 export function parseCiliumServiceList(text: string, origin: string): ParseResult<LbTable> {
   if (/^\s*\[/.test(text)) return parseJson(text, origin);
@@ -61,52 +76,36 @@ export function parseCiliumServiceList(text: string, origin: string): ParseResul
   const services: LbService[] = [];
   let cols: HeaderColumn[] | null = null;
   let current: Building | null = null;
-  const flush = () => {
-    if (current) services.push(finish(current));
-    current = null;
-  };
-  textLines(text).forEach((line, i) => {
-    const n = i + 1;
-    if (line.trim() === '' || isKubectlNotice(line)) return;
+  const lines = textLines(text);
+  for (const [i, line] of lines.entries()) {
+    const report = (code: string, msg: string) => diags.push(diagnostic('error', origin, i + 1, line, code, msg));
+    if (line.trim() === '' || isKubectlNotice(line)) continue;
     const header = HEADERS.map((h) => headerColumns(line, h)).find((c) => c !== null && c[0]?.start === 0);
-    if (header) {
-      flush();
-      cols = header;
-      return;
+    if (header || cols === null) {
+      if (header) cols = header;
+      else report('no-header', 'row before the ID/Frontend/Backend header');
+      if (current) services.push(finish(current));
+      current = null;
+      continue;
     }
-    if (cols === null) {
-      diags.push(diagnostic('error', origin, n, line, 'no-header', 'row before the ID/Frontend/Backend header'));
-      return;
-    }
-    const cells = splitRow(line, cols);
-    const cell = (name: string) => cells[cols?.findIndex((c) => c.name === name) ?? -1] ?? '';
-    const hasId = cols.some((c) => c.name === 'ID');
-    const head = hasId ? cell('ID') : cell('Frontend');
-    const backendText = cell('Backend');
-    if (head !== '') {
-      flush();
-      const fe = parseL3n4(cell('Frontend'));
-      const idOk = !hasId || /^\d+$/.test(cell('ID'));
-      const typeText = cell('Service Type').replace(/ \(Remote\)$/, '');
-      const type = cols.some((c) => c.name === 'Service Type') ? serviceTypeFromName(typeText) : null;
-      if (fe === null || !idOk || (typeText !== '' && type === null)) {
-        diags.push(diagnostic('error', origin, n, line, 'bad-row', 'service row not understood (ID, frontend address or type)'));
-        return;
+    const row = readRow(line, cols);
+    if (row.starts) {
+      if (current) services.push(finish(current));
+      current = row.service && { ...row.service, slots: [], raw: [line] };
+      if (current === null) {
+        report('bad-row', 'service row not understood (ID, frontend address or type)');
+        continue;
       }
-      current = { id: hasId ? Number(cell('ID')) : null, frontend: { ip: fe.ip, port: fe.port, protocol: fe.protocol, scope: fe.scope }, type, slots: [], raw: [line] };
     } else if (current === null) {
-      diags.push(diagnostic('error', origin, n, line, 'orphan-row', 'backend row before any service row'));
-      return;
-    } else {
-      (current as Building).raw.push(line);
-    }
-    if (backendText !== '') {
-      const slot = backendSlot(backendText);
-      if (slot === null) diags.push(diagnostic('error', origin, n, line, 'bad-backend', `backend "${backendText}" not understood`));
-      else (current as Building | null)?.slots.push(slot);
-    }
-  });
-  flush();
+      report('orphan-row', 'backend row before any service row');
+      continue;
+    } else current.raw.push(line);
+    if (row.backendText === '') continue;
+    const slot = backendSlot(row.backendText);
+    if (slot === null) report('bad-backend', `backend "${row.backendText}" not understood`);
+    else current.slots.push(slot);
+  }
+  if (current) services.push(finish(current));
   return { value: { source: 'service-list', services, backends: [], revNats: [] }, diagnostics: diags };
 }
 

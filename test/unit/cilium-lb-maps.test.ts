@@ -20,6 +20,7 @@ import {
   lb6RevNat,
   lbService,
   makeBackend,
+  StructBytes,
   makeService,
   makeTable,
   revNatKey,
@@ -97,6 +98,41 @@ describe('reverse NAT map', () => {
     expect(m.entries[0]).toMatchObject({ id: 0x0102, ip: '10.96.0.10', port: 53 });
     const v6 = decode('cilium_lb6_reverse_nat', [{ key: revNatKey(8), value: lb6RevNat([0xfd, 0x8b, 0x0b, 0xab, 0xfc, 0xd3, 0, 0, 0, 0, 0, 0, 0, 0, 0xa6, 0x97], 9090) }]);
     expect(v6.entries[0]).toMatchObject({ id: 8, ip: 'fd8b:bab:fcd3::a697', port: 9090 });
+  });
+});
+
+describe('Maglev, affinity and source-range maps', () => {
+  it('Maglev outer: network-order rev-NAT key → inner map id (bpftool inner_map_id wins)', () => {
+    const text = '[{"key":["0x00","0x05"],"value":["0x2a","0x00","0x00","0x00"],"inner_map_id":77}]';
+    expect(parseCiliumLbMapDump(text, 't', 'cilium_lb4_maglev').value.entries[0]).toMatchObject({ kind: 'maglev-outer', revNatId: 5, innerMapId: 77 });
+  });
+
+  it('Maglev inner: a LUT of u32 backend ids', () => {
+    const lut = new StructBytes(12).u32(0, 1).u32(4, 2).u32(8, 1).bytes;
+    expect(decode('cilium_maglev_inner', [{ key: new Uint8Array(4), value: lut }]).entries[0]).toMatchObject({ backendIds: [1, 2, 1] });
+  });
+
+  it('affinity match: host-order backend id, network-order rev-NAT id', () => {
+    const key = new StructBytes(8).u32(0, 300).be16(4, 7).bytes;
+    expect(decode('cilium_lb_affinity_match', [{ key, value: new Uint8Array(1) }]).entries[0]).toMatchObject({ backendId: 300, revNatId: 7 });
+  });
+
+  it('lb4 affinity: client IP, or netns cookie when netns_cookie is set', () => {
+    const value = new StructBytes(16).u32(0, 1000).u32(8, 4).bytes; // last_used u64 (low word), backend_id
+    const byIp = new StructBytes(16).addr(0, ip4('10.244.0.9')).be16(8, 3).bytes;
+    const byCookie = new StructBytes(16).u32(0, 4096).be16(8, 3).u8(10, 1).bytes;
+    const m = decode('cilium_lb4_affinity', [{ key: byIp, value }, { key: byCookie, value }]);
+    expect(m.entries.map((e) => (e.kind === 'affinity' ? [e.client, e.revNatId, e.backendId, e.lastUsed] : null))).toEqual([
+      ['10.244.0.9', 3, 4, 1000n],
+      ['cookie:4096', 3, 4, 1000n],
+    ]);
+  });
+
+  it('source range: LPM prefix length counts the 32 bits of rev_nat_id + pad', () => {
+    const key = new StructBytes(12).u32(0, 32 + 24).be16(4, 2).addr(8, ip4('192.168.0.0')).bytes;
+    expect(decode('cilium_lb4_source_range', [{ key, value: new Uint8Array(1) }]).entries[0]).toMatchObject({ revNatId: 2, cidr: '192.168.0.0/24' });
+    const bad = new StructBytes(12).u32(0, 80).bytes;
+    expect(decode('cilium_lb4_source_range', [{ key: bad, value: new Uint8Array(1) }]).undecoded[0]?.reason).toMatch(/prefix length 80/);
   });
 });
 
