@@ -24,8 +24,9 @@ import { labCiliumTable } from './cilium-scenario.js';
 
 export { LAB_CILIUM_SERVICES, LAB_NODE_IP, labCiliumTable } from './cilium-scenario.js';
 
-/** Where the lab's bpffs lives and the default root of its maps (Cilium uses `/sys/fs/bpf/tc/globals`). */
+/** Where bpffs is mounted. */
 export const BPFFS = '/sys/fs/bpf';
+/** Default pin directory of the lab's maps (Cilium itself uses `/sys/fs/bpf/tc/globals`). */
 export const LAB_CILIUM_ROOT = '/sys/fs/bpf/nodescope-lab/tc/globals';
 
 /** Options: `root` (pin directory, must be under /sys/fs/bpf), `table` (default: the workshop scenario), `maxEntries` per map. */

@@ -8,10 +8,12 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { LbBackend, LbService, LbSlot, LbTable } from '../../src/model/cilium.js';
 
+/** An active TCP backend `10.244.0.23:8080`, id 1, local cluster, zone 0. */
 export function makeBackend(o: Partial<LbBackend> = {}): LbBackend {
   return { id: 1, ip: '10.244.0.23', port: 8080, protocol: 'TCP', state: 'active', weight: null, clusterId: 0, zone: 0, nodeName: null, ...o };
 }
 
+/** Slot `slot` pointing at `backend` (its id), slot flags 0. */
 export function makeSlot(slot: number, backend: LbBackend | null, o: Partial<LbSlot> = {}): LbSlot {
   return { slot, backendId: backend?.id ?? null, backend, flags: 0, ...o };
 }
@@ -35,6 +37,7 @@ export function makeService(o: Partial<LbService> = {}, backends: readonly LbBac
   };
 }
 
+/** A maps-shaped table: the services, their distinct backends, one rev-NAT entry per service. */
 export function makeTable(services: readonly LbService[], o: Partial<LbTable> = {}): LbTable {
   const backends = new Map<number, LbBackend>();
   for (const s of services) for (const sl of s.slots) if (sl.backend?.id != null) backends.set(sl.backend.id, sl.backend);
@@ -111,9 +114,11 @@ export const lb6BackendV3 = (addr: number[], port: number, proto: number, flags:
 /** backends_v2 / v1 `struct lb4_backend` (8 bytes): address; port; proto; flags (pad in v1). */
 export const lb4BackendV2 = (addr: number[], port: number, proto: number, flags: number) => new StructBytes(8).addr(0, addr).be16(4, port).u8(6, proto).u8(7, flags).bytes;
 
-/** Reverse NAT: `__be16` key; `struct lb4_reverse_nat` (packed 6): address; __be16 port. */
+/** `__be16` rev-NAT key. */
 export const revNatKey = (id: number) => new StructBytes(2).be16(0, id).bytes;
+/** `struct lb4_reverse_nat` (packed, 6 bytes). */
 export const lb4RevNat = (addr: number[], port: number) => new StructBytes(6).addr(0, addr).be16(4, port).bytes;
+/** `struct lb6_reverse_nat` (packed, 18 bytes). */
 export const lb6RevNat = (addr: number[], port: number) => new StructBytes(18).addr(0, addr).be16(16, port).bytes;
 
 /** bpftool's spelling of one byte in JSON: `"0x0a"`. */
