@@ -164,7 +164,7 @@ function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<nu
   if (first.scope > 1) diags.push(diagnostic('warning', origin, 0, where, 'unknown-scope', `lookup scope ${first.scope} is neither external (0) nor internal (1)`));
   const master = entries.find((e) => e.slot === 0);
   if (!master) diags.push(diagnostic('warning', origin, 0, where, 'missing-frontend-slot', `no slot 0 entry for ${where}`));
-  const l7 = master?.flags !== null && master?.flags !== undefined && (master.flags & SVC_FLAG.l7LoadBalancer) !== 0;
+  const l7 = ((master?.flags ?? 0) & SVC_FLAG.l7LoadBalancer) !== 0;
   const slots: LbSlot[] = entries
     .filter((e) => e.slot !== 0)
     .sort((a, b) => a.slot - b.slot)
