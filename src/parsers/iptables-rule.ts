@@ -128,8 +128,12 @@ export function parseCounter(s: string): bigint | null {
   return BigInt(s);
 }
 
+/** The counters of `[0:0]`, shared: most rules of a dump never matched. */
+export const ZERO_COUNTERS: IptablesCounters = { packets: 0n, bytes: 0n };
+
 /** Parses `[packets:bytes]` (iptables-save's counter syntax), or null when malformed. */
 export function parseBracketCounters(s: string): IptablesCounters | null {
+  if (s === '[0:0]') return ZERO_COUNTERS;
   if (s.length < 5 || s.charCodeAt(0) !== 91 || s.charCodeAt(s.length - 1) !== 93) return null;
   const colon = s.indexOf(':');
   if (colon < 0) return null;
@@ -148,10 +152,15 @@ export interface RuleProblem {
 export interface ParsedTarget {
   name: string;
   kind: IptablesTargetKind;
-  options: IptablesOption[];
+  options: readonly IptablesOption[];
 }
 
-/** The rule body (everything after `-A CHAIN`), before it is placed in a chain. */
+interface ParsedMatch {
+  module: string;
+  options: readonly IptablesOption[];
+}
+
+/** The fields of a rule that its words give (everything after `-A CHAIN`). */
 export interface ParsedRuleBody {
   counters: IptablesCounters | null;
   source: IptablesNegatable | null;
@@ -160,26 +169,26 @@ export interface ParsedRuleBody {
   outInterface: IptablesNegatable | null;
   protocol: IptablesNegatable | null;
   fragment: { readonly negated: boolean } | null;
-  matches: IptablesMatch[];
+  matches: readonly IptablesMatch[];
   target: ParsedTarget | null;
   comment: string | null;
 }
 
 /** Long spellings of the generic options (iptables(8) "OPTIONS"), mapped to the short letter. */
-const GENERIC_LONG: Readonly<Record<string, string>> = {
-  source: 's',
-  destination: 'd',
-  protocol: 'p',
-  'in-interface': 'i',
-  'out-interface': 'o',
-  fragment: 'f',
-  match: 'm',
-  jump: 'j',
-  goto: 'g',
-  'set-counters': 'c',
-  ipv4: '4',
-  ipv6: '6',
-};
+const GENERIC_LONG: ReadonlyMap<string, string> = new Map([
+  ['--source', 's'],
+  ['--destination', 'd'],
+  ['--protocol', 'p'],
+  ['--in-interface', 'i'],
+  ['--out-interface', 'o'],
+  ['--fragment', 'f'],
+  ['--match', 'm'],
+  ['--jump', 'j'],
+  ['--goto', 'g'],
+  ['--set-counters', 'c'],
+  ['--ipv4', '4'],
+  ['--ipv6', '6'],
+]);
 
 type AddressField = 'source' | 'destination' | 'inInterface' | 'outInterface' | 'protocol';
 
@@ -191,9 +200,16 @@ const SHORT_FIELD: Readonly<Record<string, AddressField>> = {
   p: 'protocol',
 };
 
+// Shared empty lists: a model of 200k rules must not carry 200k empty arrays. Not frozen:
+// frozen arrays have another elements kind and would make every reader's access polymorphic.
+const NO_VALUES: readonly string[] = [];
+const NO_OPTIONS: readonly IptablesOption[] = [];
+const NO_MATCHES: readonly IptablesMatch[] = [];
+
 /**
- * Parses rule words `buf.words[start..buf.count)` into a rule body, appending what it
- * could not understand to `problems` (the rule is kept with everything else).
+ * Parses rule words into rule fields. One instance serves a whole document: it interns
+ * the names that repeat in every rule (modules, options, targets, protocols) and reuses
+ * scratch lists, so the model holds exact-size arrays and no duplicate name strings.
  *
  * Options are attributed the way iptables-save prints them: a `--long` option belongs
  * to the most recent `-m` match or `-j`/`-g` target; before any, it belongs to the
@@ -201,179 +217,202 @@ const SHORT_FIELD: Readonly<Record<string, AddressField>> = {
  * `!` before an option negates it; the pre-1.4.3 `--opt ! value` / `-s ! addr` form is
  * accepted too. `-c PKTS BYTES` (from `iptables -S -v` / iptables-restore) sets counters.
  */
-export function parseRuleBody(buf: TokenBuffer, start: number, problems: RuleProblem[]): ParsedRuleBody {
-  const { words, quoted, count } = buf;
-  const body: ParsedRuleBody = {
-    counters: null,
-    source: null,
-    destination: null,
-    inInterface: null,
-    outInterface: null,
-    protocol: null,
-    fragment: null,
-    matches: [],
-    target: null,
-    comment: null,
-  };
-  const state: OwnerState = { owner: null };
-  let negate = false;
-  let i = start;
-  while (i < count) {
-    const word = words[i]!;
-    const q = quoted[i]!;
-    if (!q && word === '!') {
-      if (negate) problems.push({ code: 'double-negation', message: 'two "!" in a row' });
-      negate = true;
-      i++;
-      continue;
-    }
-    if (!isOptionWord(word, q)) {
-      problems.push({ code: 'unexpected-word', message: `word "${word}" does not follow an option` });
-      negate = false;
-      i++;
-      continue;
-    }
-    let short: string | undefined;
-    if (word.charCodeAt(1) === DASH) {
-      short = GENERIC_LONG[word.slice(2)];
-      if (short === undefined) {
-        // A module or target option: name then its values.
-        const name = word.slice(2);
+export class RuleBodyParser {
+  private readonly names = new Map<string, string>();
+  private readonly optionNames = new Map<string, string>();
+  // Scratch lists with explicit lengths (setting `.length` is a slow runtime call).
+  private readonly pendingOptions: IptablesOption[] = [];
+  private pendingOptionCount = 0;
+  private readonly pendingMatches: IptablesMatch[] = [];
+  private pendingMatchCount = 0;
+  /** Where options go now: a match, the target, or nowhere yet. */
+  private owner: ParsedMatch | ParsedTarget | null = null;
+
+  /** `s` as the one shared string equal to it. */
+  intern(s: string): string {
+    const known = this.names.get(s);
+    if (known !== undefined) return known;
+    this.names.set(s, s);
+    return s;
+  }
+
+  /**
+   * Fills `body` (all fields must start null / empty) from `buf.words[start..count)`,
+   * appending what it could not understand to `problems`; everything else is kept.
+   */
+  parse(buf: TokenBuffer, start: number, body: ParsedRuleBody, problems: RuleProblem[]): void {
+    const { words, quoted, count } = buf;
+    this.owner = null;
+    let negate = false;
+    let i = start;
+    while (i < count) {
+      const word = words[i]!;
+      const q = quoted[i]!;
+      if (!q && word === '!') {
+        if (negate) problems.push({ code: 'double-negation', message: 'two "!" in a row' });
+        negate = true;
         i++;
-        let negated = negate;
-        negate = false;
-        if (i + 1 < count && !quoted[i] && words[i] === '!' && !isOptionWord(words[i + 1]!, quoted[i + 1]!)) {
-          negated = true; // legacy `--opt ! value`
-          i++;
-        }
-        const values: string[] = [];
-        while (i < count && !isOptionWord(words[i]!, quoted[i]!) && !(words[i] === '!' && !quoted[i])) {
-          values.push(words[i]!);
-          i++;
-        }
-        if (state.owner === null) state.owner = impliedProtocolMatch(body, name, problems);
-        if (state.owner !== null) state.owner.push({ name, negated, values });
         continue;
       }
-    } else {
-      short = word[1]!;
+      if (!isOptionWord(word, q)) {
+        problems.push({ code: 'unexpected-word', message: `word "${word}" does not follow an option` });
+        negate = false;
+        i++;
+        continue;
+      }
+      let short: string | undefined;
+      if (word.charCodeAt(1) === DASH) {
+        short = GENERIC_LONG.get(word);
+        if (short === undefined) {
+          i = this.moduleOption(word, buf, i + 1, negate, body, problems);
+          negate = false;
+          continue;
+        }
+      } else {
+        short = word[1]!;
+      }
+      i = this.genericOption(short, word, buf, i + 1, negate, body, problems);
+      negate = false;
     }
-    i = parseGenericOption(short, word, buf, i + 1, negate, body, problems, state);
-    negate = false;
+    if (negate) problems.push({ code: 'dangling-negation', message: '"!" at the end of the rule negates nothing' });
+    this.closeOwner();
+    body.matches = this.pendingMatchCount === 0 ? NO_MATCHES : this.pendingMatches.slice(0, this.pendingMatchCount);
+    this.pendingMatchCount = 0;
+    body.comment = joinComments(body.matches);
   }
-  if (negate) problems.push({ code: 'dangling-negation', message: '"!" at the end of the rule negates nothing' });
-  body.comment = joinComments(body.matches);
-  return body;
-}
 
-/** Where the next `--option` goes: the options of the last `-m` match or of the target. */
-interface OwnerState {
-  owner: IptablesOption[] | null;
-}
-
-/**
- * Handles one generic option whose value words start at `i`; returns the index after
- * them. Sets `state.owner` when the option opens a match or target.
- */
-function parseGenericOption(
-  short: string,
-  word: string,
-  buf: TokenBuffer,
-  i: number,
-  negated: boolean,
-  body: ParsedRuleBody,
-  problems: RuleProblem[],
-  state: OwnerState,
-): number {
-  const { words, quoted, count } = buf;
-  const field = SHORT_FIELD[short];
-  if (field !== undefined) {
-    if (i < count && words[i] === '!' && !quoted[i] && i + 1 < count) {
-      negated = true; // legacy `-s ! 10.0.0.0/8`
+  /** `[!] --name values…` of the current match or target; returns the index after it. */
+  private moduleOption(word: string, buf: TokenBuffer, i: number, negated: boolean, body: ParsedRuleBody, problems: RuleProblem[]): number {
+    const { words, quoted, count } = buf;
+    let name = this.optionNames.get(word);
+    if (name === undefined) {
+      name = word.slice(2);
+      this.optionNames.set(word, name);
+    }
+    if (i + 1 < count && !quoted[i] && words[i] === '!' && !isOptionWord(words[i + 1]!, quoted[i + 1]!)) {
+      negated = true; // legacy `--opt ! value`
       i++;
     }
-    if (i >= count || isOptionWord(words[i]!, quoted[i]!)) {
-      problems.push({ code: 'missing-value', message: `${word} needs a value` });
-      return i;
-    }
-    if (body[field] !== null) {
-      problems.push({ code: 'duplicate-option', message: `${word} given twice; the first is kept` });
-    } else {
-      body[field] = { value: words[i]!, negated };
-    }
-    return i + 1;
+    const first = i;
+    while (i < count && !isOptionWord(words[i]!, quoted[i]!) && !(words[i] === '!' && !quoted[i])) i++;
+    if (this.owner === null && !this.openImpliedProtocolMatch(body, name, problems)) return i;
+    this.pendingOptions[this.pendingOptionCount++] = { name, negated, values: i === first ? NO_VALUES : words.slice(first, i) };
+    return i;
   }
-  switch (short) {
-    case 'f':
-      body.fragment = { negated };
-      return i;
-    case 'm': {
-      if (negated) problems.push({ code: 'bad-negation', message: '"!" cannot negate -m' });
+
+  /** Handles one generic option whose value words start at `i`; returns the index after them. */
+  private genericOption(
+    short: string,
+    word: string,
+    buf: TokenBuffer,
+    i: number,
+    negated: boolean,
+    body: ParsedRuleBody,
+    problems: RuleProblem[],
+  ): number {
+    const { words, quoted, count } = buf;
+    const field = SHORT_FIELD[short];
+    if (field !== undefined) {
+      if (i < count && words[i] === '!' && !quoted[i] && i + 1 < count) {
+        negated = true; // legacy `-s ! 10.0.0.0/8`
+        i++;
+      }
       if (i >= count || isOptionWord(words[i]!, quoted[i]!)) {
-        problems.push({ code: 'missing-value', message: `${word} needs a module name` });
+        problems.push({ code: 'missing-value', message: `${word} needs a value` });
         return i;
       }
-      const options: IptablesOption[] = [];
-      body.matches.push({ module: words[i]!, options });
-      state.owner = options;
+      if (body[field] !== null) {
+        problems.push({ code: 'duplicate-option', message: `${word} given twice; the first is kept` });
+      } else {
+        body[field] = { value: field === 'protocol' ? this.intern(words[i]!) : words[i]!, negated };
+      }
       return i + 1;
     }
-    case 'j':
-    case 'g': {
-      if (negated) problems.push({ code: 'bad-negation', message: `"!" cannot negate ${word}` });
-      if (i >= count || isOptionWord(words[i]!, quoted[i]!)) {
-        problems.push({ code: 'missing-value', message: `${word} needs a target` });
+    switch (short) {
+      case 'f':
+        body.fragment = { negated };
         return i;
-      }
-      if (body.target !== null) {
-        problems.push({ code: 'duplicate-option', message: 'a second target; the first is kept' });
+      case 'm': {
+        if (negated) problems.push({ code: 'bad-negation', message: '"!" cannot negate -m' });
+        if (i >= count || isOptionWord(words[i]!, quoted[i]!)) {
+          problems.push({ code: 'missing-value', message: `${word} needs a module name` });
+          return i;
+        }
+        this.openMatch(this.intern(words[i]!));
         return i + 1;
       }
-      const options: IptablesOption[] = [];
-      body.target = { name: words[i]!, kind: short === 'g' ? 'goto' : 'jump', options };
-      state.owner = options;
-      return i + 1;
-    }
-    case 'c': {
-      const packets = i < count ? parseCounter(words[i]!) : null;
-      const bytes = i + 1 < count ? parseCounter(words[i + 1]!) : null;
-      if (packets === null || bytes === null) {
-        problems.push({ code: 'bad-counters', message: `${word} needs two decimal counters` });
+      case 'j':
+      case 'g': {
+        if (negated) problems.push({ code: 'bad-negation', message: `"!" cannot negate ${word}` });
+        if (i >= count || isOptionWord(words[i]!, quoted[i]!)) {
+          problems.push({ code: 'missing-value', message: `${word} needs a target` });
+          return i;
+        }
+        if (body.target !== null) {
+          problems.push({ code: 'duplicate-option', message: 'a second target; the first is kept' });
+          return i + 1;
+        }
+        this.closeOwner();
+        body.target = { name: words[i]!, kind: short === 'g' ? 'goto' : 'jump', options: NO_OPTIONS };
+        this.owner = body.target;
+        return i + 1;
+      }
+      case 'c': {
+        const packets = i < count ? parseCounter(words[i]!) : null;
+        const bytes = i + 1 < count ? parseCounter(words[i + 1]!) : null;
+        if (packets === null || bytes === null) {
+          problems.push({ code: 'bad-counters', message: `${word} needs two decimal counters` });
+          return i;
+        }
+        body.counters = packets === 0n && bytes === 0n ? ZERO_COUNTERS : { packets, bytes };
+        return i + 2;
+      }
+      case '4':
+      case '6':
+        // iptables-restore files shared by both families; the family is the dump's, not the rule's.
+        problems.push({ code: 'ignored-option', message: `${word} (family selector) is ignored` });
+        return i;
+      default: {
+        problems.push({ code: 'unknown-option', message: `unknown option ${word}` });
+        while (i < count && !isOptionWord(words[i]!, quoted[i]!) && !(words[i] === '!' && !quoted[i])) i++;
         return i;
       }
-      body.counters = { packets, bytes };
-      return i + 2;
-    }
-    case '4':
-    case '6':
-      // iptables-restore files shared by both families; the family is the dump's, not the rule's.
-      problems.push({ code: 'ignored-option', message: `${word} (family selector) is ignored` });
-      return i;
-    default: {
-      problems.push({ code: 'unknown-option', message: `unknown option ${word}` });
-      while (i < count && !isOptionWord(words[i]!, quoted[i]!) && !(words[i] === '!' && !quoted[i])) i++;
-      return i;
     }
   }
-}
 
-/** The protocol match `-p NAME` implies for an option given before any `-m`, or null (with a problem). */
-function impliedProtocolMatch(body: ParsedRuleBody, option: string, problems: RuleProblem[]): IptablesOption[] | null {
-  const proto = body.protocol;
-  if (proto !== null && !proto.negated && /^[a-z][a-z0-9-]*$/i.test(proto.value)) {
-    const options: IptablesOption[] = [];
-    body.matches.push({ module: proto.value.toLowerCase(), options });
-    return options;
+  private openMatch(module: string): void {
+    this.closeOwner();
+    const m: ParsedMatch = { module, options: NO_OPTIONS };
+    this.pendingMatches[this.pendingMatchCount++] = m;
+    this.owner = m;
   }
-  problems.push({ code: 'option-without-module', message: `--${option} follows no -m, -j or -p; dropped` });
-  return null;
+
+  /** Gives the options collected so far to their owner, as an exact-size array. */
+  private closeOwner(): void {
+    if (this.owner !== null && this.pendingOptionCount > 0) this.owner.options = this.pendingOptions.slice(0, this.pendingOptionCount);
+    this.pendingOptionCount = 0;
+    this.owner = null;
+  }
+
+  /** Opens the protocol match `-p NAME` implies for an option given before any `-m`; false (with a problem) if none. */
+  private openImpliedProtocolMatch(body: ParsedRuleBody, option: string, problems: RuleProblem[]): boolean {
+    const proto = body.protocol;
+    if (proto !== null && !proto.negated && /^[a-z][a-z0-9-]*$/i.test(proto.value)) {
+      this.openMatch(this.intern(proto.value.toLowerCase()));
+      return true;
+    }
+    problems.push({ code: 'option-without-module', message: `--${option} follows no -m, -j or -p; dropped` });
+    return false;
+  }
 }
 
 function joinComments(matches: readonly IptablesMatch[]): string | null {
   let joined: string | null = null;
-  for (const m of matches) {
+  for (let i = 0; i < matches.length; i++) {
+    const m = matches[i]!;
     if (m.module !== 'comment') continue;
-    for (const o of m.options) {
+    for (let k = 0; k < m.options.length; k++) {
+      const o = m.options[k]!;
       if (o.name !== 'comment' || o.values.length === 0) continue;
       joined = joined === null ? o.values[0]! : joined + IPTABLES_COMMENT_JOINER + o.values[0]!;
     }

@@ -33,7 +33,7 @@ import {
 import {
   parseBracketCounters,
   parseCounter,
-  parseRuleBody,
+  RuleBodyParser,
   tokenizeLine,
   TokenBuffer,
   type ParsedTarget,
@@ -68,7 +68,7 @@ export const MAX_DIAGNOSTICS = 1000;
  * `chain-inferred` (info: fragments/`-S` without declarations; one per table),
  * `unknown-target` (warning: save format jump to a chain that does not exist),
  * `unsupported-command`, `bad-counters`, `bad-chain-header`, `unknown-policy`,
- * `unterminated-quote`, and the rule-level codes of `parseRuleBody` (warnings, rule kept):
+ * `unterminated-quote`, and the rule-level codes of `RuleBodyParser` (warnings, rule kept):
  * `unknown-option`, `unexpected-word`, `missing-value`, `duplicate-option`,
  * `option-without-module`, `bad-negation`, `double-negation`, `dangling-negation`,
  * `ignored-option`; `diagnostics-suppressed` (info) past {@link MAX_DIAGNOSTICS}.
@@ -111,6 +111,7 @@ class SaveParser {
   private readonly diags: Diagnostic[] = [];
   private suppressed = 0;
   private readonly buf = new TokenBuffer();
+  private readonly ruleParser = new RuleBodyParser();
   private readonly problems: RuleProblem[] = [];
   /** The open `*table` block, or null outside any. */
   private current: TableBuilder | null = null;
@@ -353,29 +354,30 @@ class SaveParser {
   ): void {
     const problems = this.problems;
     problems.length = 0;
-    const body = parseRuleBody(this.buf, start, problems);
-    for (const p of problems) this.add('warning', lineNo, line, p.code, p.message);
-    if (prefixCounters !== null && body.counters !== null) {
-      this.add('warning', lineNo, line, 'duplicate-option', 'counters given as [p:b] and -c; [p:b] is kept');
-    }
     const table = this.tableForData(line, lineNo);
     const chain = this.chainForRule(table, chainName, line, lineNo);
     const rule: MutableRule = {
-      chain: chainName,
+      chain: chain.name,
       index: 0,
       line: lineNo,
       raw: line,
-      counters: prefixCounters ?? body.counters,
-      source: body.source,
-      destination: body.destination,
-      inInterface: body.inInterface,
-      outInterface: body.outInterface,
-      protocol: body.protocol,
-      fragment: body.fragment,
-      matches: body.matches,
-      target: body.target,
-      comment: body.comment,
+      counters: prefixCounters,
+      source: null,
+      destination: null,
+      inInterface: null,
+      outInterface: null,
+      protocol: null,
+      fragment: null,
+      matches: [],
+      target: null,
+      comment: null,
     };
+    this.ruleParser.parse(this.buf, start, rule, problems);
+    if (prefixCounters !== null && rule.counters !== prefixCounters) {
+      rule.counters = prefixCounters;
+      problems.push({ code: 'duplicate-option', message: 'counters given as [p:b] and -c; [p:b] is kept' });
+    }
+    for (const p of problems) this.add('warning', lineNo, line, p.code, p.message);
     if (insertAt > 0) chain.rules.splice(Math.min(insertAt - 1, chain.rules.length), 0, rule);
     else chain.rules.push(rule);
   }
@@ -432,7 +434,7 @@ class SaveParser {
       return;
     }
     const chain: ChainBuilder = {
-      name,
+      name: this.ruleParser.intern(name),
       builtin,
       policy,
       counters,
@@ -450,7 +452,7 @@ class SaveParser {
     const existing = table.byName.get(name);
     if (existing !== undefined) return existing;
     const chain: ChainBuilder = {
-      name,
+      name: this.ruleParser.intern(name),
       builtin: isBuiltinChainName(table.name, name),
       policy: null,
       counters: null,
@@ -520,7 +522,7 @@ class SaveParser {
         builtin: c.builtin,
         policy: c.policy,
         counters: c.counters,
-        rules: c.rules,
+        rules: c.rules.slice(), // exact size: push-grown arrays carry spare capacity
         line: c.line,
         inferred: c.inferred,
       });
