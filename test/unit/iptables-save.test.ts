@@ -172,12 +172,18 @@ describe('parser structure', () => {
 
   it('keeps 64-bit counters exactly, beyond 2^53', () => {
     const max = 18446744073709551615n;
-    const text = saveBlock('filter', [`:INPUT ACCEPT [${max}:${max - 1n}]`, `[${max}:9007199254740993] -A INPUT -j ACCEPT`]);
+    const text = saveBlock('filter', [
+      `:INPUT ACCEPT [${max}:${max - 1n}]`,
+      `[${max}:9007199254740993] -A INPUT -j ACCEPT`,
+      '[999999999999999:1000000000000000] -A INPUT -j DROP',
+    ]);
     const r = parseIptablesSave(text, 't');
     expect(r.diagnostics).toEqual([]);
     const input = findChain(r.value, 'filter', 'INPUT')!;
     expect(input.counters).toEqual({ packets: max, bytes: max - 1n });
     expect(input.rules[0]!.counters).toEqual({ packets: max, bytes: 9007199254740993n });
+    // 15 and 16 digits: either side of the parser's fast path.
+    expect(input.rules[1]!.counters).toEqual({ packets: 999999999999999n, bytes: 1000000000000000n });
     expect(typeof input.rules[0]!.counters!.packets).toBe('bigint');
     expect(formatIptablesSave(r.value, { counters: true })).toContain(`[${max}:9007199254740993] -A INPUT`);
   });
