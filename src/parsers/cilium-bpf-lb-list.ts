@@ -21,8 +21,8 @@ import { formatFrontend, formatServiceFlags, joinHostPort, parseServiceFlags, se
 import type { L3n4 } from './cilium-addr.js';
 import { compareFrontends, formatAddrCluster, parseL3n4 } from './cilium-addr.js';
 import { isKubectlNotice, textLines } from './cilium-columns.js';
+import { obj, parseJsonDocument } from './cilium-json.js';
 import { CILIUM_TABWRITER, tabwrite } from './cilium-tabwriter.js';
-
 
 /** One entry of a `bpf lb list` row, as read. */
 type Entry =
@@ -189,14 +189,10 @@ export function parseCiliumBpfLbList(text: string, origin: string): ParseResult<
 
 /** `-o json`: `{"<key>": ["<entry>", …]}` (`command.PrintOutput(serviceList)`). */
 function parseJson(text: string, origin: string, builder: ServiceBuilder, diags: Diagnostic[]): void {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (e) {
-    diags.push(diagnostic('error', origin, 0, text.slice(0, 200), 'invalid-json', `not JSON: ${(e as Error).message}`));
-    return;
-  }
-  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+  const parsed = parseJsonDocument(text, origin, diags);
+  if (parsed === undefined) return;
+  const doc = obj(parsed);
+  if (doc === null) {
     diags.push(diagnostic('error', origin, 0, text.slice(0, 200), 'unexpected-json', 'expected an object of service address → entries'));
     return;
   }

@@ -22,6 +22,7 @@ import { backendStateFromName, formatFrontend, joinHostPort, protocolFromName, s
 import { canonicalIp, formatAddrCluster, parseL3n4 } from './cilium-addr.js';
 import type { HeaderColumn } from './cilium-columns.js';
 import { headerColumns, isKubectlNotice, splitRow, textLines } from './cilium-columns.js';
+import { num, obj, parseJsonDocument, str } from './cilium-json.js';
 import { CILIUM_TABWRITER, tabwrite } from './cilium-tabwriter.js';
 
 const HEADERS: readonly (readonly string[])[] = [
@@ -109,21 +110,10 @@ export function parseCiliumServiceList(text: string, origin: string): ParseResul
   return { value: { source: 'service-list', services, backends: [], revNats: [] }, diagnostics: diags };
 }
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null);
-
 function parseJson(text: string, origin: string): ParseResult<LbTable> {
   const diags: Diagnostic[] = [];
   const services: LbService[] = [];
-  let doc: unknown;
-  try {
-    doc = JSON.parse(text);
-  } catch (e) {
-    diags.push(diagnostic('error', origin, 0, text.slice(0, 200), 'invalid-json', `not JSON: ${(e as Error).message}`));
-    return { value: { source: 'service-list-json', services, backends: [], revNats: [] }, diagnostics: diags };
-  }
+  const doc = parseJsonDocument(text, origin, diags);
   (Array.isArray(doc) ? doc : []).forEach((item, i) => {
     const raw = JSON.stringify(item);
     const spec = obj(obj(obj(item)?.status)?.realized) ?? obj(obj(item)?.spec);
@@ -179,7 +169,7 @@ function parseJson(text: string, origin: string): ParseResult<LbTable> {
       raw,
     });
   });
-  if (!Array.isArray(doc)) diags.push(diagnostic('error', origin, 0, text.slice(0, 200), 'unexpected-json', 'expected an array of services'));
+  if (doc !== undefined && !Array.isArray(doc)) diags.push(diagnostic('error', origin, 0, text.slice(0, 200), 'unexpected-json', 'expected an array of services'));
   return { value: { source: 'service-list-json', services, backends: [], revNats: [] }, diagnostics: diags };
 }
 

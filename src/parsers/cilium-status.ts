@@ -17,6 +17,7 @@ import { diagnostic } from '../model/diagnostics.js';
 import type { CiliumStatus, KprDevice, KubeProxyReplacementMode } from '../model/cilium.js';
 import { canonicalIp } from './cilium-addr.js';
 import { isKubectlNotice, textLines } from './cilium-columns.js';
+import { bool, obj, parseJsonDocument, str } from './cilium-json.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly unknown[] ? T[K] : T[K] extends object ? Mutable<T[K]> : T[K] };
 
@@ -172,21 +173,12 @@ export function parseCiliumStatus(text: string, origin: string): ParseResult<Cil
   return { value: s, diagnostics: diags };
 }
 
-type Json = Record<string, unknown>;
-const obj = (v: unknown): Json | null => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Json) : null);
-const bool = (v: unknown): boolean | null => (typeof v === 'boolean' ? v : null);
-const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-
 function parseJson(text: string, origin: string): ParseResult<CiliumStatus> {
   const diags: Diagnostic[] = [];
   const s = emptyStatus(text);
-  let doc: Json | null;
-  try {
-    doc = obj(JSON.parse(text));
-  } catch (e) {
-    diags.push(diagnostic('error', origin, 0, text.slice(0, 200), 'invalid-json', `not JSON: ${(e as Error).message}`));
-    return { value: s, diagnostics: diags };
-  }
+  const parsed = parseJsonDocument(text, origin, diags);
+  if (parsed === undefined) return { value: s, diagnostics: diags };
+  const doc = obj(parsed);
   const cilium = obj(doc?.cilium);
   if (cilium) applyTopLevel(s, 'Cilium', `${str(cilium.state) ?? ''} ${str(cilium.msg) ?? ''}`.trim());
   const kpr = obj(doc?.['kube-proxy-replacement']);
