@@ -67,7 +67,7 @@ export const MAX_DIAGNOSTICS = 1000;
  * built-in chains need no declaration in restore input and are created silently),
  * `chain-inferred` (info: fragments/`-S` without declarations; one per table),
  * `unknown-target` (warning: save format jump to a chain that does not exist),
- * `unsupported-command`, `bad-counters`, `bad-chain-header`, `unknown-policy`,
+ * `unsupported-command`, `unknown-chain` (warning: `-X` of a chain that does not exist), `bad-counters`, `bad-chain-header`, `unknown-policy`,
  * `unterminated-quote`, and the rule-level codes of `RuleBodyParser` (warnings, rule kept):
  * `unknown-option`, `unexpected-word`, `missing-value`, `duplicate-option`,
  * `option-without-module`, `bad-negation`, `double-negation`, `dangling-negation`,
@@ -104,7 +104,7 @@ interface TableBuilder {
 
 type MutableRule = { -readonly [K in keyof IptablesRule]: IptablesRule[K] } & { target: ParsedTarget | null };
 
-const ALL_TABLE_HEADER = /^\*/m;
+const TABLE_LINE = /^\*/m;
 
 class SaveParser {
   private readonly tables: TableBuilder[] = [];
@@ -128,7 +128,7 @@ class SaveParser {
     private readonly options: IptablesParseOptions,
   ) {
     // Whether any `*table` line exists decides how lines outside tables are judged.
-    this.saveFormat = ALL_TABLE_HEADER.test(text);
+    this.saveFormat = TABLE_LINE.test(text);
   }
 
   parse(): ParseResult<IptablesRuleset> {
@@ -269,8 +269,9 @@ class SaveParser {
       i = 1;
     }
     if (buf.unterminatedQuote) this.add('warning', lineNo, line, 'unterminated-quote', 'a double quote is not closed');
-    const cmd = words[i];
-    const arg = words[i + 1];
+    // The buffer is reused: words at or past `count` are left over from earlier lines.
+    const cmd = i < count ? words[i] : undefined;
+    const arg = i + 1 < count ? words[i + 1] : undefined;
     switch (cmd) {
       case '-A':
       case '--append':
@@ -316,7 +317,7 @@ class SaveParser {
   /** `-P CHAIN POLICY [-c PKTS BYTES]` (iptables -S [-v]); false when malformed. */
   private policyCommand(name: string, i: number, line: string, lineNo: number): boolean {
     const { words, count } = this.buf;
-    const policy = words[i];
+    const policy = i < count ? words[i] : undefined;
     if (policy !== 'ACCEPT' && policy !== 'DROP') return false;
     let counters: IptablesCounters | null = null;
     if (count === i + 4 && words[i + 1] === '-c') {

@@ -233,6 +233,12 @@ describe('parser structure', () => {
     expect(input.rules[0]!).toMatchObject({ comment: 'x y', raw: '-A INPUT -m comment --comment "x y" -j ACCEPT', line: 5 });
   });
 
+  it('never reads words left over from an earlier, longer line', () => {
+    const r = parseIptablesSave('-A KUBE-A -m comment --comment x -j ACCEPT\n-A\n-P INPUT\n-N\n', 't');
+    expect(codes(r)).toEqual(['chain-inferred@1', 'unknown-line@2', 'unknown-line@3', 'unknown-line@4']);
+    expect(r.value.tables[0]!.chains.map((c) => [c.name, c.rules.length])).toEqual([['KUBE-A', 1]]);
+  });
+
   it('models -N, -P with -c, -I and -X, and reports commands it does not model', () => {
     const text = [
       '-P INPUT ACCEPT -c 5 300',
