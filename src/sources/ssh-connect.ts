@@ -1,0 +1,167 @@
+/**
+ * One SSH hop with ssh2: host key checked against known_hosts before anything else,
+ * then public-key authentication through the ssh-agent (`SSH_AUTH_SOCK`) and the
+ * identity files. An unknown or changed host key stops with a `UserError` naming the
+ * key's SHA256 fingerprint; an unknown key is added only when the caller says so
+ * (`--accept-new-host-key`); a changed or revoked key is never accepted.
+ */
+import { readFileSync } from 'node:fs';
+import { connect as netConnect } from 'node:net';
+import type { Duplex } from 'node:stream';
+import ssh2, { type AnyAuthMethod, type Client as SshClient, type ConnectConfig } from 'ssh2';
+import { TransportError, UserError } from '../errors.js';
+import {
+  appendKnownHost, fingerprintSha256, keyTypeOfBlob, knownHostsName, knownKeyTypes, loadKnownHosts, verifyHostKey, type HostKeyVerdict,
+} from './ssh-known-hosts.js';
+import type { SshEndpoint } from './ssh-target.js';
+
+const { Client, utils } = ssh2;
+
+/** Opens the first hop's byte stream (default: a TCP connection). */
+export type SocketFactory = (host: string, port: number) => Promise<Duplex>;
+
+/** Host key policy and credentials shared by every hop. */
+export interface HopOptions {
+  /** known_hosts files to read; the first is where an accepted key is appended. */
+  readonly knownHostsFiles: readonly string[];
+  /** Read-only extra known_hosts (e.g. `/etc/ssh/ssh_known_hosts`). */
+  readonly globalKnownHostsFiles?: readonly string[];
+  readonly acceptNewHostKey: boolean;
+  /** ssh-agent socket; `undefined` = none. */
+  readonly agentSocket: string | undefined;
+  /** SSH keep-alive period in milliseconds (0 = off); 3 unanswered ones drop the link. */
+  readonly keepaliveMs: number;
+  /** Handshake timeout in milliseconds. */
+  readonly readyTimeoutMs: number;
+}
+
+/** ssh2's default host key algorithms (lib/protocol/constants.js), to re-order known types first. */
+const HOST_KEY_ALGORITHMS = ['ssh-ed25519', 'ecdsa-sha2-nistp256', 'ecdsa-sha2-nistp384', 'ecdsa-sha2-nistp521', 'rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] as const;
+
+function algorithmsFor(keyType: string): string[] {
+  return keyType === 'ssh-rsa' ? ['rsa-sha2-512', 'rsa-sha2-256', 'ssh-rsa'] : [keyType];
+}
+
+/** Host key algorithms with those of already-known key types first, as OpenSSH orders them. */
+export function hostKeyOrder(knownTypes: readonly string[]): string[] {
+  const preferred = knownTypes.flatMap(algorithmsFor).filter((a) => (HOST_KEY_ALGORITHMS as readonly string[]).includes(a));
+  return [...new Set([...preferred, ...HOST_KEY_ALGORITHMS])];
+}
+
+/** The error for a refused host key: what was presented, what was expected, and what to do. */
+export function hostKeyError(verdict: Exclude<HostKeyVerdict, { kind: 'known' }>, name: string, blob: Buffer, firstFile: string): UserError {
+  const fp = `${keyTypeOfBlob(blob)} ${fingerprintSha256(blob)}`;
+  switch (verdict.kind) {
+    case 'unknown':
+      return new UserError(
+        `host key of ${name} is not known: ${fp}${verdict.otherTypes.length ? ` (known keys of other types: ${verdict.otherTypes.join(', ')})` : ''}`,
+        `check the fingerprint with the node's owner (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the node), then run again with --accept-new-host-key to add it to ${firstFile}`,
+      );
+    case 'changed':
+      return new UserError(
+        `HOST KEY OF ${name} HAS CHANGED: the server presented ${fp}, but ${verdict.entry.file}:${verdict.entry.line} holds ${verdict.entry.keyType} ${fingerprintSha256(verdict.entry.key)}`,
+        `someone may be intercepting the connection, or the node was reinstalled; nodescope never accepts a changed key — verify it, then remove the old line (ssh-keygen -R "${name}" -f ${verdict.entry.file})`,
+      );
+    case 'revoked':
+      return new UserError(`host key of ${name} is revoked (${verdict.entry.file}:${verdict.entry.line}): ${fp}`, 'the key is marked @revoked; it will not be used');
+  }
+}
+
+/** The authentication methods to try: agent first, then each readable unencrypted key file. */
+export function authMethods(endpoint: SshEndpoint, agentSocket: string | undefined): { methods: AnyAuthMethod[]; notes: string[] } {
+  const methods: AnyAuthMethod[] = [];
+  const notes: string[] = [];
+  if (agentSocket) methods.push({ type: 'agent', username: endpoint.user, agent: agentSocket });
+  for (const file of endpoint.identityFiles) {
+    let text: Buffer;
+    try {
+      text = readFileSync(file);
+    } catch (e) {
+      notes.push(`${file}: ${(e as Error).message}`);
+      continue;
+    }
+    const parsed = utils.parseKey(text);
+    if (parsed instanceof Error) {
+      // An encrypted key needs a passphrase nodescope cannot ask for: load it into ssh-agent.
+      notes.push(`${file}: ${parsed.message}${/encrypt|passphrase/i.test(parsed.message) ? ' (add it to ssh-agent with ssh-add)' : ''}`);
+      continue;
+    }
+    methods.push({ type: 'publickey', username: endpoint.user, key: text });
+  }
+  return { methods, notes };
+}
+
+/** Opens a TCP connection; rejects with the socket error. */
+export const tcpSocket: SocketFactory = (host, port) =>
+  new Promise((resolve, reject) => {
+    const s = netConnect({ host, port });
+    s.once('connect', () => {
+      s.removeListener('error', reject);
+      resolve(s);
+    });
+    s.once('error', reject);
+  });
+
+/**
+ * Connects one hop over `sock` and resolves with the ready client. Rejects with
+ * `UserError` for a refused host key or failed authentication, `TransportError` when
+ * the link fails (handshake timeout, reset).
+ */
+export function connectHop(endpoint: SshEndpoint, sock: Duplex, options: HopOptions): Promise<SshClient> {
+  const name = knownHostsName(endpoint.hostKeyAlias, endpoint.port);
+  const entries = loadKnownHosts([...options.knownHostsFiles, ...(options.globalKnownHostsFiles ?? [])]);
+  const { methods, notes } = authMethods(endpoint, options.agentSocket);
+  if (methods.length === 0) {
+    return Promise.reject(
+      new UserError(`no SSH credentials for ${endpoint.user}@${endpoint.alias}: no ssh-agent (SSH_AUTH_SOCK) and no usable identity file${notes.length ? ` (${notes.join('; ')})` : ''}`, 'start ssh-agent and ssh-add your key, or set IdentityFile in ~/.ssh/config'),
+    );
+  }
+  const firstFile = options.knownHostsFiles[0] ?? '~/.ssh/known_hosts';
+  let refused: UserError | undefined;
+  const client = new Client();
+  return new Promise((resolve, reject) => {
+    const fail = (e: Error) => {
+      client.end();
+      sock.destroy();
+      reject(e);
+    };
+    client.once('ready', () => {
+      client.removeAllListeners('error');
+      // Errors after ready surface as 'close'; keep one listener so none is thrown.
+      client.on('error', () => undefined);
+      resolve(client);
+    });
+    client.once('error', (e: Error & { level?: string }) => {
+      if (refused) return fail(refused);
+      if (/authentication methods failed/i.test(e.message)) {
+        return fail(new UserError(`${endpoint.user}@${endpoint.alias} refused every key (tried: ${methods.map((m) => (m.type === 'agent' ? 'ssh-agent' : 'key file')).join(', ')})${notes.length ? `; ${notes.join('; ')}` : ''}`, 'check the user name and that your public key is in its authorized_keys'));
+      }
+      fail(new TransportError(`SSH to ${endpoint.alias} (${endpoint.hostName}:${endpoint.port}) failed: ${e.message}`, `ssh:${endpoint.alias}`, [], null, ''));
+    });
+    const config: ConnectConfig = {
+      sock,
+      username: endpoint.user,
+      authHandler: methods,
+      keepaliveInterval: options.keepaliveMs,
+      keepaliveCountMax: 3,
+      readyTimeout: options.readyTimeoutMs,
+      algorithms: { serverHostKey: hostKeyOrder(knownKeyTypes(entries, name)) as NonNullable<ConnectConfig['algorithms']>['serverHostKey'] },
+      hostVerifier: (key: Buffer, verify: (ok: boolean) => void) => {
+        const verdict = verifyHostKey(entries, name, key);
+        if (verdict.kind === 'known') return verify(true);
+        if (verdict.kind === 'unknown' && options.acceptNewHostKey) {
+          try {
+            appendKnownHost(firstFile, name, key);
+          } catch (e) {
+            refused = new UserError(`cannot add the host key of ${name} to ${firstFile}: ${(e as Error).message}`);
+            return verify(false);
+          }
+          return verify(true);
+        }
+        refused = hostKeyError(verdict, name, key, firstFile);
+        verify(false);
+      },
+    };
+    client.connect(config);
+  });
+}
