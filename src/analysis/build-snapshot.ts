@@ -8,9 +8,12 @@ import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnost
 import type { NodeSnapshot, Parsed, ProbeSummary, SnapshotSource } from '../model/snapshot.js';
 import { localAddresses } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
+import type { NftRuleset } from '../model/nftables.js';
 import { parseConntrack } from '../parsers/conntrack.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { parseIptablesSave } from '../parsers/iptables-save.js';
+import { parseNftJson } from '../parsers/nft-json.js';
+import { parseNftText } from '../parsers/nft-text.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
@@ -128,6 +131,7 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
     iptables: parseRun(byId.get('iptables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
     ip6tables: parseRun(byId.get('ip6tables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv6' })),
     iptablesLegacy: parseRun(byId.get('iptables-legacy-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
+    nft: nftPart(byId.get('nft-json'), byId.get('nft-text')),
     conntrack: parseRun(byId.get('conntrack'), parseConntrack),
     conntrackMax: parseIntegerRun(byId.get('conntrack-max')),
     conntrackCount: parseIntegerRun(byId.get('conntrack-count')),
@@ -137,9 +141,19 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
   };
 }
 
+/**
+ * The nftables part: the JSON is the primary source; the text is parsed only when
+ * the JSON is missing or failed (old nft without -j, a pasted capture).
+ */
+function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined): Parsed<NftRuleset> | null {
+  const fromJson = parseRun(json, parseNftJson);
+  if (fromJson?.value && !fromJson.error) return fromJson;
+  return parseRun(text, parseNftText) ?? fromJson;
+}
+
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
 export function allDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
-  const parts = [snapshot.addrs, snapshot.routes, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
+  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
   const out: Diagnostic[] = [];
   for (const p of parts) if (p) out.push(...p.diagnostics);
   // An optional probe that fails (ipvsadm on a kernel without IPVS) is a fact, not an error.

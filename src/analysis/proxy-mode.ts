@@ -33,8 +33,22 @@ export interface ModeHints {
   readonly interfaces?: readonly string[];
 }
 
-/** Detects the mode. Order matters: a node mid-migration can show several; the header lists them all. */
-export function detectProxyMode(snapshot: NodeSnapshot, hints: ModeHints = {}): ProxyModeResult {
+/** The hints a snapshot itself carries: its nftables tables and interface names. */
+export function snapshotHints(snapshot: NodeSnapshot): ModeHints {
+  const nft = snapshot.nft?.value;
+  const addrs = snapshot.addrs?.value;
+  return {
+    ...(nft ? { nftTables: nft.tables.map((t) => `${t.family} ${t.name}`) } : {}),
+    ...(addrs ? { interfaces: addrs.map((i) => i.ifname) } : {}),
+  };
+}
+
+/**
+ * Detects the mode from the snapshot (plus `extra` hints, e.g. Cilium map entry
+ * counts). Order matters: a node mid-migration can show several; the evidence lists them all.
+ */
+export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): ProxyModeResult {
+  const hints: ModeHints = { ...snapshotHints(snapshot), ...extra };
   const evidence: string[] = [];
   const nftKube = countChains(snapshot.iptables?.value, 'KUBE-');
   const legacyKube = countChains(snapshot.iptablesLegacy?.value, 'KUBE-');

@@ -81,6 +81,12 @@ export interface RuleRow {
   readonly probability: number | null;
   readonly line: number;
   readonly raw: string;
+  /** nftables: the named map a `vmap @map` lookup leads to. */
+  readonly jumpSet?: string;
+  /** A branch of a vmap (one endpoint of `numgen … vmap {…}`), shown under its rule. */
+  readonly branch?: boolean;
+  /** Conntrack entries whose reply source is this branch's endpoint (rules without counters). */
+  readonly derivedCount?: number | null;
 }
 
 /**

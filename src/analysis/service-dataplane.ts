@@ -5,6 +5,7 @@
  * name derivation as the fallback for dumps without comments. Pure.
  */
 import { findChain, type IptablesRuleset } from '../model/iptables.js';
+import type { NftRuleset } from '../model/nftables.js';
 import { IPTABLES_CHAINS, iptablesServiceChain, servicePortName } from './kubeproxy-names.js';
 
 /** One Service port's entry chain: `KUBE-SVC-…` (or `KUBE-SVL-`/`KUBE-EXT-`/`KUBE-FW-`). */
@@ -43,6 +44,30 @@ export function iptablesServiceChains(
     for (const port of ports) {
       const chain = iptablesServiceChain('KUBE-SVC-', servicePortName(namespace, name, port.name), port.protocol);
       if (findChain(ruleset, 'nat', chain)) out.push({ comment: `${namespace}/${name}:${port.name}`, table: 'nat', chain, servicesRuleIndex: null });
+    }
+  }
+  return out;
+}
+
+/** One Service port's chain in kube-proxy's nftables table (`service-<hash>-ns/name/proto/port`). */
+export interface NftServiceChainRef {
+  /** `family name` of the table, e.g. `ip kube-proxy`. */
+  readonly table: string;
+  readonly chain: string;
+}
+
+/**
+ * The `service-…` chains of Service `namespace/name` in kube-proxy's nftables
+ * tables (`ip kube-proxy`, `ip6 kube-proxy`), whose names end in
+ * `-<namespace>/<name>/<proto>/<port name>` as kube-proxy's nftables proxier derives them.
+ */
+export function nftServiceChains(ruleset: NftRuleset, namespace: string, name: string): NftServiceChainRef[] {
+  const out: NftServiceChainRef[] = [];
+  const infix = `-${namespace}/${name}/`;
+  for (const table of ruleset.tables) {
+    if (table.name !== 'kube-proxy') continue;
+    for (const chain of table.chains) {
+      if (chain.name.startsWith('service-') && chain.name.includes(infix)) out.push({ table: `${table.family} ${table.name}`, chain: chain.name });
     }
   }
   return out;

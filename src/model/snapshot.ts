@@ -10,6 +10,7 @@ import type { ConntrackTable } from './conntrack.js';
 import type { Diagnostic } from './diagnostics.js';
 import type { NetInterface, Route } from './iproute.js';
 import type { IptablesRuleset } from './iptables.js';
+import type { NftRuleset } from './nftables.js';
 import type { IpsetSet, IpvsListing } from './ipvs.js';
 
 /** How a probe ended (same words as the probe runner). */
@@ -74,6 +75,8 @@ export interface NodeSnapshot {
   readonly iptables: Parsed<IptablesRuleset> | null;
   readonly ip6tables: Parsed<IptablesRuleset> | null;
   readonly iptablesLegacy: Parsed<IptablesRuleset> | null;
+  /** The nftables ruleset (`nft -j list ruleset`, else the `nft list ruleset` text). */
+  readonly nft: Parsed<NftRuleset> | null;
   readonly conntrack: Parsed<ConntrackTable> | null;
   /** nf_conntrack_max and nf_conntrack_count (entries), when read. */
   readonly conntrackMax: number | null;

@@ -5,7 +5,9 @@
 import { Box, Text, useApp, useInput, useStdout } from 'ink';
 import React, { useEffect, useMemo, useReducer, useState, useSyncExternalStore } from 'react';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
-import { iptablesServiceChains } from '../analysis/service-dataplane.js';
+import { nftChainRows } from '../analysis/nft-view.js';
+import { chainRows } from '../analysis/rules-view.js';
+import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
 import type { SessionLike } from '../session.js';
 import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
@@ -66,21 +68,38 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
     const cursor = cursorOf(ui);
     if (ui.pane === 'services') {
       const row = services.rows?.[cursor];
-      const ruleset = snapshot?.iptables?.value;
-      if (!row || !ruleset) return;
+      if (!row || !snapshot) return;
       dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
-      const chains = iptablesServiceChains(ruleset, row.namespace, row.name, row.ports.map((p) => ({ name: p.name, protocol: p.protocol })));
-      if (chains[0]) dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'iptables', table: 'nat', chain: chains[0].chain } });
+      // The Service's entry chain in whichever rewrite table the node has.
+      const ipt = snapshot.iptables?.value;
+      const viaIptables = ipt ? iptablesServiceChains(ipt, row.namespace, row.name, row.ports.map((p) => ({ name: p.name, protocol: p.protocol }))) : [];
+      // The cursor lands on the first endpoint branch, so Enter follows it straight to the DNAT.
+      if (ipt && viaIptables[0]) {
+        const rows = chainRows(ipt, 'nat', viaIptables[0].chain) ?? [];
+        const focus = Math.max(0, rows.findIndex((r) => r.probability !== null));
+        dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'iptables', table: 'nat', chain: viaIptables[0].chain, focusRule: focus } });
+        return;
+      }
+      const nft = snapshot.nft?.value;
+      const viaNft = nft ? nftServiceChains(nft, row.namespace, row.name) : [];
+      if (nft && viaNft[0]) {
+        const rows = nftChainRows(nft, viaNft[0].table, viaNft[0].chain) ?? [];
+        const focus = Math.max(0, rows.findIndex((r) => r.branch === true));
+        dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'nft', table: viaNft[0].table, chain: viaNft[0].chain, focusRule: focus } });
+      }
       return;
     }
     if (ui.pane === 'rules') {
       const loc = currentRules(ui);
       if (rules.kind === 'chains') {
         const row = rules.rows[cursor];
-        if (row) dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: row.ruleset, table: row.table, chain: row.chain } });
-      } else if (rules.kind === 'chain' && loc.kind === 'chain') {
+        if (!row) return;
+        if (row.kind === 'chain') dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: row.ruleset, table: row.table, chain: row.name } });
+        else dispatch({ type: 'openRules', location: { kind: 'set', ruleset: row.ruleset, table: row.table, set: row.name } });
+      } else if (rules.kind === 'chain' && loc.kind !== 'chains') {
         const row = rules.rows[cursor];
         if (row?.jumpTo) dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: loc.ruleset, table: loc.table, chain: row.jumpTo } });
+        else if (row?.jumpSet) dispatch({ type: 'openRules', location: { kind: 'set', ruleset: loc.ruleset, table: loc.table, set: row.jumpSet } });
       }
     }
   };

@@ -2,13 +2,15 @@
  * From snapshot + UI state to each pane's props. Selection logic only: the domain
  * work is in src/analysis. Pure, so frame tests and the app share it.
  */
+import { countByReplySource } from '../analysis/conntrack-nat.js';
+import { findTableByLabel, nftChainList, nftChainRows, nftEndpointCounts, nftSetRows } from '../analysis/nft-view.js';
 import { chainList, chainRows, iptablesRulesets, type IptablesRulesetId } from '../analysis/rules-view.js';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import { findChain } from '../model/iptables.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { SessionState } from '../session.js';
-import type { RulesPaneData } from './panes/RulesPane.js';
+import type { RulesListRow, RulesPaneData } from './panes/RulesPane.js';
 import { t, tf, type Lang } from './i18n.js';
 import { currentRules, type UiState } from './state.js';
 
@@ -30,37 +32,88 @@ export function servicesView(snapshot: NodeSnapshot | null, filter: string): { r
 
 function rulesetDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
   const out: Diagnostic[] = [];
-  for (const p of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy]) if (p) out.push(...p.diagnostics);
+  for (const p of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.nft]) if (p) out.push(...p.diagnostics);
   return out;
+}
+
+/**
+ * nftables tables that iptables-nft manages (`ip nat`, `ip6 filter`, …): the
+ * iptables-save view already shows them with their iptables syntax.
+ */
+export function iptablesNftTables(snapshot: NodeSnapshot): Set<string> {
+  const out = new Set<string>();
+  for (const [family, parsed] of [['ip', snapshot.iptables], ['ip6', snapshot.ip6tables]] as const) {
+    const rs = parsed?.value;
+    if (rs?.generator?.backend === 'nf_tables' || (rs && rs.tables.length > 0)) for (const table of rs.tables) out.add(`${family} ${table.name}`);
+  }
+  return out;
+}
+
+/** Every chain, set and map of every ruleset, iptables first, then nftables in hook order. */
+export function rulesList(snapshot: NodeSnapshot): RulesListRow[] {
+  const rows: RulesListRow[] = chainList(snapshot).map((r) => ({
+    ruleset: r.ruleset,
+    kind: 'chain',
+    table: r.table,
+    name: r.chain,
+    detail: '',
+    policy: r.policy,
+    count: r.ruleCount,
+    packets: r.packets,
+    bytes: r.bytes,
+  }));
+  const nft = snapshot.nft?.value;
+  if (nft) for (const r of nftChainList(nft, iptablesNftTables(snapshot))) rows.push({ ruleset: 'nft', kind: r.kind, table: r.table, name: r.name, detail: r.detail, policy: r.policy, count: r.count, packets: r.packets, bytes: r.bytes });
+  return rows;
 }
 
 /** The Rules pane data for the current location, filtered. */
 export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, ui: UiState, filter: string, lang: Lang): RulesPaneData {
   if (!snapshot) return { kind: 'message', text: session.error ? tf(lang, 'status.failed', { reason: session.error }) : t(lang, 'status.loading'), diagnostics: [] };
   const diagnostics = rulesetDiagnostics(snapshot);
-  const rulesets = iptablesRulesets(snapshot);
-  if (rulesets.length === 0) {
-    const err = snapshot.iptables?.error;
-    return { kind: 'message', text: err ? tf(lang, 'status.failed', { reason: err }) : t(lang, 'rules.noRules'), diagnostics };
-  }
   const loc = currentRules(ui);
-  if (loc.kind !== 'chain') {
-    const rows = applyFilter(chainList(snapshot), filter, (r) => `${r.table} ${r.chain}`);
-    return { kind: 'chains', rows, diagnostics };
-  }
-  const ruleset = rulesets.find((r) => r.id === (loc.ruleset as IptablesRulesetId))?.ruleset;
-  const rows = ruleset ? chainRows(ruleset, loc.table, loc.chain, session.rates) : null;
-  if (!ruleset || !rows) return { kind: 'message', text: `${loc.table}/${loc.chain}: no such chain in ${loc.ruleset}`, diagnostics };
-  const chain = findChain(ruleset, loc.table as never, loc.chain);
   const prev = ui.rulesStack[ui.rulesStack.length - 2];
-  return {
-    kind: 'chain',
-    ruleset: loc.ruleset,
-    table: loc.table,
-    chain: loc.chain,
-    policy: chain?.policy ?? null,
-    rows: applyFilter(rows, filter, (r) => `${r.label} ${r.matches} ${r.target}`),
-    diagnostics,
-    backTo: prev ? (prev.kind === 'chain' ? prev.chain : t(lang, 'rules.tables')) : null,
-  };
+  const backTo = prev ? (prev.kind === 'chain' ? prev.chain : prev.kind === 'set' ? `@${prev.set}` : t(lang, 'rules.tables')) : null;
+  const textOf = (r: { label: string; matches: string; target: string }) => `${r.label} ${r.matches} ${r.target}`;
+  if (loc.kind === 'chains') {
+    const rows = rulesList(snapshot);
+    if (rows.length === 0) {
+      const err = snapshot.iptables?.error ?? snapshot.nft?.error;
+      return { kind: 'message', text: err ? tf(lang, 'status.failed', { reason: err }) : t(lang, 'rules.noRules'), diagnostics };
+    }
+    return { kind: 'chains', rows: applyFilter(rows, filter, (r) => `${r.table} ${r.name}`), diagnostics };
+  }
+  const missing = (what: string): RulesPaneData => ({ kind: 'message', text: `${loc.table} ${what}: not in this capture (${loc.ruleset})`, diagnostics });
+  if (loc.ruleset === 'nft') {
+    const nft = snapshot.nft?.value;
+    if (!nft) return missing(loc.kind === 'set' ? `@${loc.set}` : loc.chain);
+    if (loc.kind === 'set') {
+      const rows = nftSetRows(nft, loc.table, loc.set);
+      if (!rows) return missing(`@${loc.set}`);
+      return { kind: 'chain', ruleset: 'nft', table: loc.table, chain: `@${loc.set}`, policy: null, rows: applyFilter(rows, filter, textOf), diagnostics, backTo, derivedNote: false };
+    }
+    const table = findTableByLabel(nft, loc.table);
+    const entries = snapshot.conntrack?.value?.entries;
+    const derived = table && entries ? nftEndpointCounts(table, countByReplySource(entries)) : undefined;
+    const rows = nftChainRows(nft, loc.table, loc.chain, derived);
+    if (!rows) return missing(loc.chain);
+    const chain = table?.chains.find((c) => c.name === loc.chain);
+    return {
+      kind: 'chain',
+      ruleset: 'nft',
+      table: loc.table,
+      chain: loc.chain,
+      policy: chain?.base?.policy ?? null,
+      rows: applyFilter(rows, filter, textOf),
+      diagnostics,
+      backTo,
+      derivedNote: rows.some((r) => r.derivedCount !== undefined && r.derivedCount !== null),
+    };
+  }
+  if (loc.kind !== 'chain') return missing('?');
+  const ruleset = iptablesRulesets(snapshot).find((r) => r.id === (loc.ruleset as IptablesRulesetId))?.ruleset;
+  const rows = ruleset ? chainRows(ruleset, loc.table, loc.chain, session.rates) : null;
+  if (!ruleset || !rows) return missing(loc.chain);
+  const chain = findChain(ruleset, loc.table as never, loc.chain);
+  return { kind: 'chain', ruleset: loc.ruleset, table: loc.table, chain: loc.chain, policy: chain?.policy ?? null, rows: applyFilter(rows, filter, textOf), diagnostics, backTo, derivedNote: false };
 }

@@ -5,7 +5,7 @@
  */
 import { Box, Text } from 'ink';
 import React from 'react';
-import { formatProbability, type ChainListRow, type RuleRow } from '../../analysis/rules-view.js';
+import { formatProbability, type RuleRow } from '../../analysis/rules-view.js';
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, type TableRow } from '../components/Table.js';
@@ -13,9 +13,26 @@ import { t, tf, type Lang } from '../i18n.js';
 import { fitCell, humanBytes, humanCount, humanRate, type ColumnSpec } from '../text.js';
 import { theme } from '../theme.js';
 
+/**
+ * One line of the chain list, for iptables-save and nftables alike: a chain, set or
+ * map, its table (`nat`, or `ip kube-proxy`), hook/priority or key type, policy,
+ * rule or element count, and counter totals (packets, bytes).
+ */
+export interface RulesListRow {
+  readonly ruleset: string;
+  readonly kind: 'chain' | 'set' | 'map';
+  readonly table: string;
+  readonly name: string;
+  readonly detail: string;
+  readonly policy: string | null;
+  readonly count: number;
+  readonly packets: bigint;
+  readonly bytes: bigint;
+}
+
 /** What the Rules pane shows. */
 export type RulesPaneData =
-  | { readonly kind: 'chains'; readonly rows: readonly ChainListRow[]; readonly diagnostics: readonly Diagnostic[] }
+  | { readonly kind: 'chains'; readonly rows: readonly RulesListRow[]; readonly diagnostics: readonly Diagnostic[] }
   | {
       readonly kind: 'chain';
       readonly ruleset: string;
@@ -25,6 +42,8 @@ export type RulesPaneData =
       readonly rows: readonly RuleRow[];
       readonly diagnostics: readonly Diagnostic[];
       readonly backTo: string | null;
+      /** Set when the branch counts come from conntrack (rules without counters). */
+      readonly derivedNote: boolean;
     }
   | { readonly kind: 'message'; readonly text: string; readonly diagnostics: readonly Diagnostic[] };
 
@@ -38,10 +57,11 @@ export interface RulesPaneProps {
   readonly lang: Lang;
 }
 
-function chainColumns(lang: Lang): ColumnSpec[] {
+function chainColumns(lang: Lang, width: number): ColumnSpec[] {
   return [
-    { key: 'table', title: 'TABLE', width: 8 },
+    { key: 'table', title: 'TABLE', width: 14 },
     { key: 'chain', title: t(lang, 'col.chain'), flex: 3 },
+    ...(width >= 100 ? [{ key: 'detail', title: 'HOOK / TYPE', flex: 2 } satisfies ColumnSpec] : []),
     { key: 'policy', title: t(lang, 'col.policy'), width: 7 },
     { key: 'rules', title: t(lang, 'col.rules'), width: 6, align: 'right' },
     { key: 'pkts', title: t(lang, 'col.pkts'), width: 8, align: 'right' },
@@ -64,10 +84,12 @@ function ruleColumns(lang: Lang, width: number): ColumnSpec[] {
 
 function ruleCells(r: RuleRow, width: number): string[] {
   // The kube-proxy comment names the Service; without one the matches say what the rule does.
-  const rule = r.label ? (width >= 100 && r.matches ? `${r.label}  ${r.matches}` : r.label) : r.matches;
-  const cells = [String(r.index), r.packets === null ? '-' : humanCount(r.packets), r.rate === null ? '' : humanRate(r.rate), r.probability === null ? '' : formatProbability(r.probability), rule];
+  // Branch rows always show where they lead; other rows show the comment, then matches when wide.
+  const rule = r.branch ? `${r.label} ${r.matches}` : r.label ? (width >= 100 && r.matches ? `${r.label}  ${r.matches}` : r.label) : r.matches;
+  const pkts = r.derivedCount !== undefined && r.derivedCount !== null ? `ct ${r.derivedCount}` : r.packets === null ? (r.branch ? '' : '-') : humanCount(r.packets);
+  const cells = [r.branch ? '' : String(r.index), pkts, r.rate === null ? '' : humanRate(r.rate), r.probability === null ? '' : formatProbability(r.probability), rule];
   if (width >= 100) cells.push(r.bytes === null ? '-' : humanBytes(r.bytes));
-  cells.push((r.jumpTo ? '→ ' : '') + r.target);
+  cells.push((r.jumpTo || r.jumpSet ? '→ ' : '') + r.target);
   return cells;
 }
 
@@ -83,27 +105,27 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
     );
   }
   if (data.kind === 'chains') {
-    const rows: TableRow[] = data.rows.map((r) => ({
-      key: `${r.ruleset}/${r.table}/${r.chain}`,
-      cells: [r.table, r.ruleset === 'iptables' ? r.chain : `${r.chain} (${r.ruleset})`, r.policy ?? '-', String(r.ruleCount), humanCount(r.packets), humanBytes(r.bytes)],
-      ...(r.chain.startsWith('KUBE-') ? { color: 'jump' as const } : {}),
-    }));
+    const rows: TableRow[] = data.rows.map((r) => {
+      const name = `${r.kind === 'chain' ? '' : '@'}${r.name}${r.ruleset === 'iptables' || r.ruleset === 'nft' ? '' : ` (${r.ruleset})`}`;
+      const cells = [r.table, name, ...(width >= 100 ? [r.detail] : []), r.policy ?? '-', String(r.count), humanCount(r.packets), humanBytes(r.bytes)];
+      return { key: `${r.ruleset}/${r.table}/${r.kind}/${r.name}`, cells, ...(r.name.startsWith('KUBE-') || r.kind !== 'chain' ? { color: 'jump' as const } : {}) };
+    });
     return (
       <Box flexDirection="column">
         <Text bold>{fitCell(t(lang, 'rules.tables'), width)}</Text>
-        <Table columns={chainColumns(lang)} rows={rows} cursor={cursor} width={width} height={Math.max(1, height - 2 - diagLines)} focused={focused} />
+        <Table columns={chainColumns(lang, width)} rows={rows} cursor={cursor} width={width} height={Math.max(1, height - 2 - diagLines)} focused={focused} />
         <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
       </Box>
     );
   }
   const selected = data.rows[cursor];
   const rows: TableRow[] = data.rows.map((r) => ({
-    key: String(r.index),
+    key: `${r.index}/${r.branch ? r.label : ''}`,
     cells: ruleCells(r, width),
-    ...(r.target.startsWith('DNAT') || r.target.startsWith('MASQUERADE') || r.target.startsWith('SNAT') ? { color: 'nat' as const } : r.jumpTo ? { color: 'jump' as const } : {}),
+    ...(/^(DNAT|SNAT|MASQUERADE|dnat|snat|masquerade)\b/.test(r.target) ? { color: 'nat' as const } : r.jumpTo || r.jumpSet ? { color: 'jump' as const } : {}),
   }));
   const title = `${tf(lang, 'rules.chain', { table: data.table, chain: data.chain })}${data.policy ? ` (policy ${data.policy})` : ''}${data.ruleset !== 'iptables' ? ` [${data.ruleset}]` : ''}`;
-  const detailLines = 2;
+  const detailLines = 2 + (data.derivedNote ? 1 : 0);
   return (
     <Box flexDirection="column">
       <Text bold>{fitCell(title + (data.backTo ? `   ${tf(lang, 'rules.back', { chain: data.backTo })}` : ''), width)}</Text>
@@ -112,9 +134,10 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
       ) : (
         <Table columns={ruleColumns(lang, width)} rows={rows} cursor={cursor} width={width} height={Math.max(1, height - 2 - detailLines - diagLines)} focused={focused} />
       )}
+      {data.derivedNote ? <Text color={theme.info}>{fitCell(`ct N = ${t(lang, 'rules.derived')}`, width)}</Text> : null}
       {selected ? (
         <Box flexDirection="column">
-          <Text color={theme.muted}>{fitCell(`line ${selected.line}:`, width)}</Text>
+          <Text color={theme.muted}>{fitCell(selected.line ? `line ${selected.line}:` : 'rule:', width)}</Text>
           <Text wrap="truncate-end">{fitCell(selected.raw, width)}</Text>
         </Box>
       ) : null}

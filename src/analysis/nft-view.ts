@@ -1,0 +1,203 @@
+/**
+ * Rows for the Rules pane from a parsed nftables ruleset: base chains in the order
+ * the kernel runs them (hook, then priority), then regular chains, then sets and
+ * maps; one chain's rules with `numgen`/vmap branches expanded so each endpoint
+ * can be followed; one set's or map's elements with their verdicts. Pure.
+ */
+import type { NftChain, NftElement, NftExpr, NftRule, NftRuleset, NftSet, NftStatement, NftTable } from '../model/nftables.js';
+import { chainsByHook, findChain } from '../model/nftables.js';
+import { formatExpr, formatStatement } from '../parsers/nft-format-expr.js';
+import { endpointKey } from './conntrack-nat.js';
+import type { RuleRow } from './rules-view.js';
+
+/** One line of the nft part of the chain list. `table` is `family name`, e.g. `ip kube-proxy`. */
+export interface NftListRow {
+  readonly kind: 'chain' | 'set' | 'map';
+  readonly table: string;
+  readonly name: string;
+  /** `nat prerouting dstnat` for base chains; the key type for sets and maps. */
+  readonly detail: string;
+  readonly policy: string | null;
+  /** Rules of a chain, elements of a set or map. */
+  readonly count: number;
+  readonly packets: bigint;
+  readonly bytes: bigint;
+}
+
+/** `family name` of a table, as nft prints it after `table`. */
+export function tableLabel(t: NftTable): string {
+  return `${t.family} ${t.name}`;
+}
+
+/** The table named `family name`. */
+export function findTableByLabel(ruleset: NftRuleset, label: string): NftTable | undefined {
+  return ruleset.tables.find((t) => tableLabel(t) === label);
+}
+
+function totals(chain: NftChain): { packets: bigint; bytes: bigint } {
+  let packets = 0n;
+  let bytes = 0n;
+  for (const r of chain.rules) {
+    if (r.counters) {
+      packets += r.counters.packets;
+      bytes += r.counters.bytes;
+    }
+  }
+  return { packets, bytes };
+}
+
+/**
+ * The chain list of `ruleset`, leaving out tables in `skipTables` (`family name`),
+ * used to hide the iptables-nft tables that the iptables-save view already shows.
+ */
+export function nftChainList(ruleset: NftRuleset, skipTables: ReadonlySet<string> = new Set()): NftListRow[] {
+  const rows: NftListRow[] = [];
+  const based = chainsByHook(ruleset).filter((h) => !skipTables.has(tableLabel(h.table)));
+  for (const { table, chain, base } of based) {
+    rows.push({ kind: 'chain', table: tableLabel(table), name: chain.name, detail: `${base.type} ${base.hook} ${base.priorityText}`, policy: base.policy, count: chain.rules.length, ...totals(chain) });
+  }
+  for (const table of ruleset.tables) {
+    const label = tableLabel(table);
+    if (skipTables.has(label)) continue;
+    for (const chain of table.chains) {
+      if (!chain.base) rows.push({ kind: 'chain', table: label, name: chain.name, detail: '', policy: null, count: chain.rules.length, ...totals(chain) });
+    }
+    for (const set of table.sets) {
+      rows.push({ kind: set.kind, table: label, name: set.name, detail: set.mapType ? `${set.type} : ${set.mapType}` : set.type, policy: null, count: set.elements.length, packets: 0n, bytes: 0n });
+    }
+  }
+  return rows;
+}
+
+/** `goto X` / `jump X` target chain of a verdict expression, if it is one. */
+function verdictTarget(e: NftExpr | undefined): { verdict: string; target: string | null } | null {
+  if (!e || e.kind !== 'verdict') return null;
+  return { verdict: e.verdict, target: e.target ?? null };
+}
+
+/** Branches of a vmap: for each element, its key text and verdict. */
+function vmapBranches(elements: readonly NftElement[]): { key: string; verdict: string; target: string | null; comment: string }[] {
+  return elements.map((el) => {
+    const v = verdictTarget(el.value);
+    return { key: formatExpr(el.key), verdict: v ? `${v.verdict}${v.target ? ' ' + v.target : ''}` : el.value ? formatExpr(el.value) : '', target: v?.target ?? null, comment: el.comment ?? '' };
+  });
+}
+
+function isTerminal(s: NftStatement): boolean {
+  return s.kind === 'verdict' || s.kind === 'vmap' || s.kind === 'nat' || s.kind === 'reject';
+}
+
+/** Counts to show for endpoint chains when rules carry no counters (kube-proxy's), keyed by chain name. */
+export type DerivedCounts = ReadonlyMap<string, number>;
+
+/**
+ * The rows of one chain (null when absent). A `numgen random mod N vmap {…}` rule
+ * gives one row per branch, each with probability 1/N and the chain it leads to;
+ * a vmap over a named map (`vmap @service-ips`) leads to that map (`jumpSet`).
+ * `derived` gives conntrack-derived entry counts for branch targets.
+ */
+export function nftChainRows(ruleset: NftRuleset, tableLabelText: string, chainName: string, derived?: DerivedCounts): RuleRow[] | null {
+  const table = findTableByLabel(ruleset, tableLabelText);
+  const chain = table ? findChain(table, chainName) : undefined;
+  if (!table || !chain) return null;
+  const rows: RuleRow[] = [];
+  chain.rules.forEach((rule, i) => rows.push(...ruleRows(table, rule, i + 1, derived)));
+  return rows;
+}
+
+function ruleRows(table: NftTable, rule: NftRule, index: number, derived?: DerivedCounts): RuleRow[] {
+  const matches = rule.statements.filter((s) => !isTerminal(s) && s.kind !== 'counter').map(formatStatement).join(' ');
+  const terminal = rule.statements.filter(isTerminal);
+  const base: RuleRow = {
+    index,
+    packets: rule.counters?.packets ?? null,
+    bytes: rule.counters?.bytes ?? null,
+    rate: null,
+    label: rule.comment ?? '',
+    matches,
+    target: terminal.map(formatStatement).join(' '),
+    jumpTo: null,
+    probability: null,
+    line: 0,
+    raw: rule.raw,
+  };
+  const last = terminal[terminal.length - 1];
+  if (last?.kind === 'verdict' && (last.verdict === 'jump' || last.verdict === 'goto') && last.target && findChain(table, last.target)) {
+    return [{ ...base, jumpTo: last.target }];
+  }
+  if (last?.kind === 'vmap') {
+    if (last.data.kind === 'setref') return [{ ...base, jumpSet: last.data.name }];
+    if (last.data.kind === 'set') {
+      const numgen = last.key.kind === 'numgen' ? last.key : null;
+      const branches = vmapBranches(last.data.elements);
+      const head: RuleRow = { ...base, target: numgen ? `numgen ${numgen.mode} mod ${numgen.mod} vmap {${branches.length} branches}` : `vmap {${branches.length} branches}` };
+      return [
+        head,
+        ...branches.map((b) => {
+          const count = b.target ? derived?.get(b.target) : undefined;
+          return {
+            ...base,
+            packets: null,
+            bytes: null,
+            derivedCount: count ?? null,
+            // The branch's key and the chain it leads to name the endpoint (`…__10.244.0.23/8080`).
+            label: `└ ${b.key}${b.comment ? ` ${b.comment}` : ''}`,
+            matches: b.target ?? '',
+            target: b.target ? b.verdict.split(' ')[0]! : b.verdict,
+            jumpTo: b.target && findChain(table, b.target) ? b.target : null,
+            probability: numgen && numgen.mode === 'random' ? 1 / numgen.mod : null,
+            branch: true,
+          } satisfies RuleRow;
+        }),
+      ];
+    }
+  }
+  return [base];
+}
+
+/** One element of a set or map, as a row: key, value (verdict), comment, and the chain it leads to. */
+export function nftSetRows(ruleset: NftRuleset, tableLabelText: string, setName: string): RuleRow[] | null {
+  const table = findTableByLabel(ruleset, tableLabelText);
+  const set: NftSet | undefined = table?.sets.find((s) => s.name === setName);
+  if (!table || !set) return null;
+  return set.elements.map((el, i) => {
+    const v = verdictTarget(el.value);
+    return {
+      index: i + 1,
+      packets: el.counters?.packets ?? null,
+      bytes: el.counters?.bytes ?? null,
+      rate: null,
+      label: el.comment ?? '',
+      matches: formatExpr(el.key),
+      target: v ? `${v.verdict}${v.target ? ' ' + v.target : ''}` : el.value ? formatExpr(el.value) : '',
+      jumpTo: v?.target && findChain(table, v.target) ? v.target : null,
+      probability: null,
+      line: 0,
+      raw: `${formatExpr(el.key)}${el.comment ? ` comment "${el.comment}"` : ''}${el.value ? ` : ${v ? `${v.verdict}${v.target ? ' ' + v.target : ''}` : formatExpr(el.value)}` : ''}`,
+    };
+  });
+}
+
+/**
+ * Conntrack-derived counts for kube-proxy's nftables endpoint chains, whose rules
+ * carry no counters: for each `endpoint-…` chain with a `dnat to IP:PORT`, the
+ * number of conntrack entries whose reply source is that IP:PORT over the protocol
+ * named in the chain (`…/tcp/…`). `replyCounts` comes from `countByReplySource`.
+ */
+export function nftEndpointCounts(table: NftTable, replyCounts: ReadonlyMap<string, number>): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const chain of table.chains) {
+    if (!chain.name.startsWith('endpoint-')) continue;
+    const proto = /\/(tcp|udp|sctp)\//.exec(chain.name)?.[1]?.toUpperCase() as 'TCP' | 'UDP' | 'SCTP' | undefined;
+    if (!proto) continue;
+    for (const rule of chain.rules) {
+      for (const s of rule.statements) {
+        if (s.kind !== 'nat' || s.type !== 'dnat' || !s.addr || !s.port) continue;
+        const port = Number(formatExpr(s.port));
+        if (!Number.isInteger(port)) continue;
+        out.set(chain.name, replyCounts.get(endpointKey({ protocol: proto, ip: formatExpr(s.addr), port })) ?? 0);
+      }
+    }
+  }
+  return out;
+}
