@@ -27,6 +27,8 @@ export interface ProbeSpec {
   readonly optional: boolean;
   readonly where: ProbeWhere;
   readonly refresh: boolean;
+  /** Run only when asked for by id (`dns-query`), never as part of every probe for `where`. */
+  readonly onDemand: boolean;
 }
 
 /** A `{name}` placeholder a probe argv may hold, with its default and allowed pattern. */
@@ -75,6 +77,7 @@ function readProbe(raw: Record<string, unknown>): ProbeSpec {
     optional: raw.optional === true,
     where,
     refresh: raw.refresh === true,
+    onDemand: raw.onDemand === true,
   };
 }
 

@@ -59,13 +59,14 @@ export interface RunProbesOptions {
 }
 
 /**
- * Runs the selected probes (default: every probe for `where`, default `node`),
+ * Runs the selected probes (default: every probe for `where`, default `node`, except
+ * the on-demand ones),
  * returning one {@link ProbeRun} per probe in catalog order.
  */
 export async function runProbes(transport: Transport, options: RunProbesOptions = {}): Promise<ProbeRun[]> {
   const cat = options.catalog ?? catalog();
   const where = options.where ?? 'node';
-  const specs = cat.probes.filter((p) => (options.ids ? options.ids.includes(p.id) : p.where === where));
+  const specs = cat.probes.filter((p) => (options.ids ? options.ids.includes(p.id) : p.where === where && !p.onDemand));
   const runs: ProbeRun[] = new Array(specs.length);
   let next = 0;
   const worker = async () => {

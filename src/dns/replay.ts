@@ -1,0 +1,96 @@
+/**
+ * Recording and replaying DNS exchanges. {@link RecordingDnsTransport} wraps a live
+ * transport and keeps every exchange; its capture is written as a bundle's
+ * `extra/dns.json` ({@link dnsCaptureExtras}). {@link ReplayDnsTransport} answers each
+ * question with the exchange recorded for the same server, port, name and type — in
+ * recorded order when the same question was asked more than once — and an exchange
+ * with outcome `not-captured` for a question the capture never asked.
+ */
+import path from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import type { Diagnostic } from '../model/diagnostics.js';
+import type { DnsCapture, DnsExchange } from '../model/dns.js';
+import { DNS_CAPTURE_FILE, formatDnsCapture, parseDnsCapture } from './capture.js';
+import { checkQuery, exchangeWithoutReply, type DnsQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
+
+/** The replay key of a question: server, port, lower-case name without final dot, type. */
+export function questionKey(q: Pick<DnsQuery, 'server' | 'port' | 'qname' | 'qtype'>): string {
+  return `${q.server}|${q.port}|${q.qname.replace(/\.$/, '').toLowerCase()}|${q.qtype}`;
+}
+
+/** Wraps `inner` and records every exchange it returns. */
+export class RecordingDnsTransport implements DnsTransport {
+  readonly kind = 'recording' as const;
+  readonly label: string;
+  private readonly recorded: DnsExchange[] = [];
+
+  constructor(private readonly inner: DnsTransport) {
+    this.label = inner.label;
+  }
+
+  async query(q: DnsQuery, options: DnsQueryOptions = {}): Promise<DnsExchange> {
+    const e = await this.inner.query(q, options);
+    this.recorded.push(e);
+    return e;
+  }
+
+  /** Everything recorded so far, in order. */
+  capture(): DnsCapture {
+    return { formatVersion: 1, exchanges: [...this.recorded] };
+  }
+
+  async close(): Promise<void> {
+    await this.inner.close();
+  }
+}
+
+/** The `extras` entry of `writeBundle` holding a capture: `{'dns.json': text}`. */
+export function dnsCaptureExtras(capture: DnsCapture): Record<string, string> {
+  return { [DNS_CAPTURE_FILE]: formatDnsCapture(capture) };
+}
+
+/** Answers from a recorded capture. `label` is `replay:DIR` for a bundle. */
+export class ReplayDnsTransport implements DnsTransport {
+  readonly kind = 'replay' as const;
+  private readonly byKey = new Map<string, DnsExchange[]>();
+  private readonly used = new Map<string, number>();
+
+  constructor(capture: DnsCapture, readonly label: string, readonly diagnostics: readonly Diagnostic[] = []) {
+    for (const e of capture.exchanges) {
+      const k = questionKey(e);
+      const list = this.byKey.get(k);
+      if (list) list.push(e);
+      else this.byKey.set(k, [e]);
+    }
+  }
+
+  /**
+   * The capture of bundle `dir` (`extra/dns.json`); an empty capture when the bundle has
+   * none (every question is then `not-captured`). Parse problems are in `diagnostics`.
+   */
+  static fromBundle(dir: string): ReplayDnsTransport {
+    const file = path.join(dir, 'extra', DNS_CAPTURE_FILE);
+    const label = `replay:${dir}`;
+    if (!existsSync(file)) return new ReplayDnsTransport({ formatVersion: 1, exchanges: [] }, label);
+    const parsed = parseDnsCapture(readFileSync(file, 'utf8'), file);
+    return new ReplayDnsTransport(parsed.value, label, parsed.diagnostics);
+  }
+
+  /** Throws `UserError` for an invalid question, as a live transport would. */
+  async query(q: DnsQuery, options: DnsQueryOptions = {}): Promise<DnsExchange> {
+    checkQuery(q, options);
+    const k = questionKey(q);
+    const list = this.byKey.get(k);
+    if (!list || list.length === 0) {
+      return exchangeWithoutReply(q, this.label, 'not-captured', 'this question is not in the capture', new Date(0).toISOString());
+    }
+    const i = this.used.get(k) ?? 0;
+    this.used.set(k, i + 1);
+    return list[Math.min(i, list.length - 1)]!;
+  }
+
+  async close(): Promise<void> {}
+}
+
+void (null as unknown as ReplayDnsTransport satisfies DnsTransport);
+void (null as unknown as RecordingDnsTransport satisfies DnsTransport);
