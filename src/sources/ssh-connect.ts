@@ -120,18 +120,22 @@ export function connectHop(endpoint: SshEndpoint, sock: Duplex, options: HopOpti
   let refused: UserError | undefined;
   const client = new Client();
   return new Promise((resolve, reject) => {
+    let settled = false;
     const fail = (e: Error) => {
+      if (settled) return;
+      settled = true;
       client.end();
       sock.destroy();
       reject(e);
     };
     client.once('ready', () => {
-      client.removeAllListeners('error');
-      // Errors after ready surface as 'close'; keep one listener so none is thrown.
-      client.on('error', () => undefined);
+      settled = true;
       resolve(client);
     });
-    client.once('error', (e: Error & { level?: string }) => {
+    // ssh2 may emit several errors for one failure, and errors after ready surface as
+    // 'close' too: one permanent listener, so none is ever thrown.
+    client.on('error', (e: Error & { level?: string }) => {
+      if (settled) return;
       if (refused) return fail(refused);
       if (/authentication methods failed/i.test(e.message)) {
         return fail(new UserError(`${endpoint.user}@${endpoint.alias} refused every key (tried: ${methods.map((m) => (m.type === 'agent' ? 'ssh-agent' : 'key file')).join(', ')})${notes.length ? `; ${notes.join('; ')}` : ''}`, 'check the user name and that your public key is in its authorized_keys'));
