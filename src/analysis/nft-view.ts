@@ -8,6 +8,7 @@ import type { NftChain, NftElement, NftExpr, NftRule, NftRuleset, NftSet, NftSta
 import { chainsByHook, findChain } from '../model/nftables.js';
 import { formatExpr, formatStatement } from '../parsers/nft-format-expr.js';
 import { endpointKey } from './conntrack-nat.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
 import type { RuleRow } from './rules-view.js';
 
 /** One line of the nft part of the chain list. `table` is `family name`, e.g. `ip kube-proxy`. */
@@ -198,6 +199,19 @@ export function nftEndpointCounts(table: NftTable, replyCounts: ReadonlyMap<stri
         out.set(chain.name, replyCounts.get(endpointKey({ protocol: proto, ip: formatExpr(s.addr), port })) ?? 0);
       }
     }
+  }
+  return out;
+}
+
+/**
+ * nftables tables that iptables-nft manages (`ip nat`, `ip6 filter`, …): the
+ * iptables-save view already shows them with their iptables syntax.
+ */
+export function iptablesNftTables(snapshot: NodeSnapshot): Set<string> {
+  const out = new Set<string>();
+  for (const [family, parsed] of [['ip', snapshot.iptables], ['ip6', snapshot.ip6tables]] as const) {
+    const rs = parsed?.value;
+    if (rs?.generator?.backend === 'nf_tables' || (rs && rs.tables.length > 0)) for (const table of rs.tables) out.add(`${family} ${table.name}`);
   }
   return out;
 }

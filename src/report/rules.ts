@@ -7,12 +7,18 @@
  * [{name, policy, packets, bytes, rules: [{index, packets, bytes, comment, matches, target,
  * jumpTo, probability, line, raw}]}]}]}]` — packets/bytes are decimal strings (64-bit exact),
  * null when the capture had no counters; probability is the chance (0..1) a KUBE-SVC branch
- * is taken; `diagnostics: [{severity, origin, line, text, message, code}]`.
+ * is taken; `nft: {tables: [{family, name, chains: [{name, type, hook, priority, priorityText,
+ * policy, rules: [{handle, comment, packets, bytes, text}]}], sets: [{name, kind, type, mapType,
+ * flags, elements: [{key, value, comment}]}]}]} | null` (nftables tables iptables-nft manages are
+ * left out: they are in `rulesets`); `diagnostics: [{severity, origin, line, text, message, code}]`.
  */
 import { chainRows, iptablesRulesets, type RuleRow } from '../analysis/rules-view.js';
 import { allDiagnostics } from '../analysis/build-snapshot.js';
 import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import { formatExpr, formatRuleText } from '../parsers/nft-format-expr.js';
+import type { NftRuleset } from '../model/nftables.js';
+import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
 
@@ -44,10 +50,11 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
       }))
       .filter((t) => t.chains.length > 0),
   }));
-  if (options.chain && rulesets.every((r) => r.tables.length === 0)) {
+  const nft = snapshot.nft?.value ? nftJson(snapshot.nft.value, iptablesNftTables(snapshot), options) : null;
+  if (options.chain && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
     throw new UserError(`no chain named ${options.chain}${options.table ? ` in table ${options.table}` : ''}`, 'list chains with `nodescope show rules`');
   }
-  if (format === 'json') return toJson({ ...showHead(snapshot), rulesets, diagnostics: allDiagnostics(snapshot) });
+  if (format === 'json') return toJson({ ...showHead(snapshot), rulesets, nft, diagnostics: allDiagnostics(snapshot) });
   let out = headText(showHead(snapshot));
   for (const rs of rulesets) {
     for (const t of rs.tables) {
@@ -61,7 +68,53 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
       }
     }
   }
+  for (const t of nft?.tables ?? []) {
+    for (const c of t.chains) {
+      out += `\nnft table ${t.family} ${t.name} chain ${c.name}${c.hook ? ` (${c.type} ${c.hook} priority ${c.priorityText}; policy ${c.policy})` : ''}\n`;
+      c.rules.forEach((r, i) => {
+        out += `  ${String(i + 1).padStart(3)} ${r.packets === null ? '' : `[${r.packets}:${r.bytes}] `}${r.text}\n`;
+      });
+    }
+    for (const set of t.sets) {
+      out += `\nnft table ${t.family} ${t.name} ${set.kind} ${set.name} { type ${set.type}${set.mapType ? ` : ${set.mapType}` : ''} }\n`;
+      for (const e of set.elements) out += `      ${e.key}${e.comment ? ` comment "${e.comment}"` : ''}${e.value ? ` : ${e.value}` : ''}\n`;
+    }
+  }
   for (const d of allDiagnostics(snapshot).filter((d) => d.severity !== 'info')) out += `! ${d.origin}:${d.line}: ${d.message}: ${d.text}\n`;
   return out;
 }
 
+
+function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRulesOptions) {
+  const wanted = (family: string, name: string) => !options.table || options.table === name || options.table === `${family} ${name}`;
+  return {
+    tables: ruleset.tables
+      .filter((t) => !skip.has(`${t.family} ${t.name}`) && wanted(t.family, t.name))
+      .map((t) => ({
+        family: t.family,
+        name: t.name,
+        chains: t.chains
+          .filter((c) => !options.chain || c.name === options.chain)
+          .map((c) => ({
+            name: c.name,
+            type: c.base?.type ?? null,
+            hook: c.base?.hook ?? null,
+            priority: c.base?.priority ?? null,
+            priorityText: c.base?.priorityText ?? null,
+            policy: c.base?.policy ?? null,
+            rules: c.rules.map((r) => ({ handle: r.handle ?? null, comment: r.comment ?? null, packets: r.counters?.packets ?? null, bytes: r.counters?.bytes ?? null, text: formatRuleText(r) })),
+          })),
+        sets: options.chain
+          ? []
+          : t.sets.map((set) => ({
+              name: set.name,
+              kind: set.kind,
+              type: set.type,
+              mapType: set.mapType ?? null,
+              flags: set.flags,
+              elements: set.elements.map((e) => ({ key: formatExpr(e.key), value: e.value ? formatExpr(e.value) : null, comment: e.comment ?? null })),
+            })),
+      }))
+      .filter((t) => t.chains.length > 0 || t.sets.length > 0),
+  };
+}

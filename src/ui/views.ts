@@ -3,7 +3,7 @@
  * work is in src/analysis. Pure, so frame tests and the app share it.
  */
 import { countByReplySource } from '../analysis/conntrack-nat.js';
-import { findTableByLabel, nftChainList, nftChainRows, nftEndpointCounts, nftSetRows } from '../analysis/nft-view.js';
+import { findTableByLabel, iptablesNftTables, nftChainList, nftChainRows, nftEndpointCounts, nftSetRows } from '../analysis/nft-view.js';
 import { chainList, chainRows, iptablesRulesets, type IptablesRulesetId } from '../analysis/rules-view.js';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import { findChain } from '../model/iptables.js';
@@ -33,19 +33,6 @@ export function servicesView(snapshot: NodeSnapshot | null, filter: string): { r
 function rulesetDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
   const out: Diagnostic[] = [];
   for (const p of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.nft]) if (p) out.push(...p.diagnostics);
-  return out;
-}
-
-/**
- * nftables tables that iptables-nft manages (`ip nat`, `ip6 filter`, …): the
- * iptables-save view already shows them with their iptables syntax.
- */
-export function iptablesNftTables(snapshot: NodeSnapshot): Set<string> {
-  const out = new Set<string>();
-  for (const [family, parsed] of [['ip', snapshot.iptables], ['ip6', snapshot.ip6tables]] as const) {
-    const rs = parsed?.value;
-    if (rs?.generator?.backend === 'nf_tables' || (rs && rs.tables.length > 0)) for (const table of rs.tables) out.add(`${family} ${table.name}`);
-  }
   return out;
 }
 
