@@ -52,7 +52,9 @@ function reply(opts: TestDnsServerOptions, query: dnsPacket.DecodedPacket, udp: 
   let answers = owned.filter((r) => r.type === q.type).map(answer);
   const cname = owned.find((r) => r.type === 'CNAME');
   if (answers.length === 0 && cname && q.type !== 'CNAME') {
-    answers = [answer(cname), ...opts.records.filter((r) => lc(r.name) === lc(String(cname.data)) && r.type === q.type).map(answer)];
+    // As CoreDNS: a CNAME is given only together with records of the asked type behind it.
+    const behind = opts.records.filter((r) => lc(r.name) === lc(String(cname.data)) && r.type === q.type).map(answer);
+    answers = behind.length > 0 ? [answer(cname), ...behind] : [];
   }
   if (udp && opts.truncateUdpAbove !== undefined && answers.length > opts.truncateUdpAbove) {
     return { ...base, flags: base.flags | dnsPacket.TRUNCATED_RESPONSE };
