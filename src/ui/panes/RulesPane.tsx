@@ -78,8 +78,26 @@ function ruleColumns(lang: Lang, width: number): ColumnSpec[] {
     { key: 'rule', title: t(lang, 'col.rule'), flex: 3 },
   ];
   if (width >= 100) cols.push({ key: 'bytes', title: t(lang, 'col.bytes'), width: 8, align: 'right' });
-  cols.push({ key: 'target', title: t(lang, 'col.target'), flex: 2 });
+  // KUBE-SEP-… names and `DNAT 10.244.0.23:8080` must fit whole: they are what the reader follows.
+  cols.push(width >= 100 ? { key: 'target', title: t(lang, 'col.target'), flex: 2, minWidth: 28 } : { key: 'target', title: t(lang, 'col.target'), width: 27 });
   return cols;
+}
+
+/** The target as a narrow column needs it: the NAT address is the point, its option name is not. */
+export function compactTarget(target: string): string {
+  return target.replace(/^(DNAT|SNAT) --to-(destination|source) /, '$1 ').replace(/^MARK --set-xmark /, 'MARK ');
+}
+
+/** `text` cut into at most `lines` lines of `width` cells (the last one ellipsised). */
+function wrapLines(text: string, width: number, lines: number): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (rest && out.length < lines - 1 && rest.length > width) {
+    out.push(rest.slice(0, width));
+    rest = rest.slice(width);
+  }
+  out.push(fitCell(rest, width));
+  return out;
 }
 
 function ruleCells(r: RuleRow, width: number): string[] {
@@ -89,7 +107,7 @@ function ruleCells(r: RuleRow, width: number): string[] {
   const pkts = r.derivedCount !== undefined && r.derivedCount !== null ? `ct ${r.derivedCount}` : r.packets === null ? (r.branch ? '' : '-') : humanCount(r.packets);
   const cells = [r.branch ? '' : String(r.index), pkts, r.rate === null ? '' : humanRate(r.rate), r.probability === null ? '' : formatProbability(r.probability), rule];
   if (width >= 100) cells.push(r.bytes === null ? '-' : humanBytes(r.bytes));
-  cells.push((r.jumpTo || r.jumpSet ? '→ ' : '') + r.target);
+  cells.push((r.jumpTo || r.jumpSet ? '→ ' : '') + compactTarget(r.target));
   return cells;
 }
 
@@ -125,7 +143,7 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
     ...(/^(DNAT|SNAT|MASQUERADE|dnat|snat|masquerade)\b/.test(r.target) ? { color: 'nat' as const } : r.jumpTo || r.jumpSet ? { color: 'jump' as const } : {}),
   }));
   const title = `${tf(lang, 'rules.chain', { table: data.table, chain: data.chain })}${data.policy ? ` (policy ${data.policy})` : ''}${data.ruleset !== 'iptables' ? ` [${data.ruleset}]` : ''}`;
-  const detailLines = 2 + (data.derivedNote ? 1 : 0);
+  const detailLines = 3 + (data.derivedNote ? 1 : 0);
   return (
     <Box flexDirection="column">
       <Text bold>{fitCell(title + (data.backTo ? `   ${tf(lang, 'rules.back', { chain: data.backTo })}` : ''), width)}</Text>
@@ -138,7 +156,9 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
       {selected ? (
         <Box flexDirection="column">
           <Text color={theme.muted}>{fitCell(selected.line ? `line ${selected.line}:` : 'rule:', width)}</Text>
-          <Text wrap="truncate-end">{fitCell(selected.raw, width)}</Text>
+          {wrapLines(selected.raw, width, 2).map((l, i) => (
+            <Text key={i}>{l}</Text>
+          ))}
         </Box>
       ) : null}
       <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />

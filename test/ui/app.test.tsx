@@ -1,0 +1,99 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import React from 'react';
+import { describe, expect, it } from 'vitest';
+import { staticSession } from '../../src/session.js';
+import { App } from '../../src/ui/App.js';
+import { copyFixture, snapshotOf, snapshotOfDir } from '../helpers/fixtures.js';
+import { FRAME_WIDTHS, KEYS, renderApp } from '../helpers/render.js';
+
+async function app(width: number, snapshotName = 'lab-iptables', height = 30) {
+  const snapshot = await snapshotOf(snapshotName);
+  return renderApp(<App session={staticSession(snapshot)} lang="en" width={width} height={height} />, width, height);
+}
+
+describe.each(FRAME_WIDTHS)('App on the iptables lab capture at %i columns', (width) => {
+  it('opens on the Services pane with endpoints and their conditions', async () => {
+    const r = await app(width);
+    const frame = r.frame();
+    expect(frame).toContain('node lab-node');
+    expect(frame).toContain('mode: iptables');
+    expect(frame).toMatch(/kube-system\s+kube-dns\s+ClusterIP\s+10\.96\.0\.10/);
+    expect(frame).toContain('endpoints of default/empty');
+    expect(frame).toMatchSnapshot();
+    r.unmount();
+  });
+
+  it('selects web, opens its KUBE-SVC chain with 1/N probabilities, follows a jump to KUBE-SEP, and goes back', async () => {
+    const r = await app(width);
+    await r.press(KEYS.down); // empty → web
+    expect(r.frame()).toContain('endpoints of default/web');
+    expect(r.frame()).toMatch(/10\.244\.1\.15.*lab-node2/);
+    await r.press(KEYS.enter);
+    let frame = r.frame();
+    expect(frame).toMatch(/chain nat\/KUBE-SVC-[A-Z2-7]{16}/);
+    expect(frame.match(/33\.3%/g)).toHaveLength(3);
+    expect(frame).toMatchSnapshot();
+    await r.press(KEYS.enter); // the cursor already sits on the first KUBE-SEP branch
+    frame = r.frame();
+    expect(frame).toMatch(/chain nat\/KUBE-SEP-[A-Z2-7]{16}/);
+    expect(frame).toContain('DNAT 10.244.0.23:8080');
+    expect(frame).toMatchSnapshot();
+    await r.press(KEYS.escape);
+    expect(r.frame()).toMatch(/chain nat\/KUBE-SVC-/);
+    r.unmount();
+  });
+
+  it('lists every chain on the Rules pane and filters them with /', async () => {
+    const r = await app(width);
+    await r.press('2');
+    expect(r.frame()).toContain('tables and chains');
+    expect(r.frame()).toContain('KUBE-POSTROUTING');
+    await r.press('/', 'M', 'A', 'S', 'Q', KEYS.enter);
+    const frame = r.frame();
+    expect(frame).toContain('KUBE-MARK-MASQ');
+    expect(frame).not.toContain('KUBE-POSTROUTING');
+    expect(frame).toContain('filter: MASQ');
+    r.unmount();
+  });
+});
+
+describe('App key handling', () => {
+  it('shows and hides help with ?', async () => {
+    const r = await app(80);
+    await r.press('?');
+    expect(r.frame()).toContain('Keys');
+    expect(r.frame()).toContain('follow jump');
+    await r.press('?');
+    expect(r.frame()).not.toContain('press ? or Esc to close');
+    r.unmount();
+  });
+
+  it('renders in Japanese with --lang ja', async () => {
+    const snapshot = await snapshotOf('lab-iptables');
+    const r = await renderApp(<App session={staticSession(snapshot)} lang="ja" width={80} height={30} />, 80);
+    expect(r.frame()).toContain('サービス');
+    expect(r.frame()).toContain('ノード lab-node');
+    r.unmount();
+  });
+});
+
+describe('App on damaged input', () => {
+  it('shows the line iptables-save could not parse, and the rules it could', async () => {
+    const dir = copyFixture('lab-iptables');
+    const file = path.join(dir, 'probes', 'iptables-save.stdout');
+    const lines = readFileSync(file, 'utf8').split('\n');
+    const at = lines.findIndex((l) => l.includes('-A KUBE-SERVICES'));
+    lines.splice(at, 0, '-A KUBE-SERVICES -x garbled \u0000\u0001 [oops');
+    // and cut the dump in the middle of the last table: no COMMIT
+    writeFileSync(file, lines.slice(0, lines.length - 4).join('\n'));
+    const snapshot = await snapshotOfDir(dir);
+    const r = await renderApp(<App session={staticSession(snapshot)} lang="en" width={120} height={30} />, 120, 30);
+    await r.press('2');
+    const frame = r.frame();
+    expect(frame).toMatch(/line\(s\) not understood/);
+    expect(frame).toContain(`iptables-save:${at + 1}`);
+    expect(frame).toContain('KUBE-SERVICES');
+    r.unmount();
+  });
+});
