@@ -175,6 +175,19 @@ describe('rule body', () => {
     expect(r.value.tables[0]!.chains[0]!.rules).toHaveLength(1);
   });
 
+  it('shares repeated parts between rules without mixing goto and jump', () => {
+    const lines = ['-A X -p tcp -m tcp --dport 80 -j Y', '-A X -p tcp -m tcp --dport 80 -g Y', '-A X -p tcp -m tcp --dport 81 -j Y'];
+    const r = parseIptablesSave([...lines, '-A X -p udp -m udp -j Y', '-A X -p udp -m udp -j Y', '-A Y -j ACCEPT'].join('\n'), 'share');
+    const [a, b, c, d, e] = findChain(r.value, 'unknown', 'X')!.rules;
+    expect(a!.matches[0]!.options[0]).toBe(b!.matches[0]!.options[0]);
+    expect(a!.matches[0]!.options[0]).not.toBe(c!.matches[0]!.options[0]);
+    expect(c!.matches[0]!.options[0]!.values).toEqual(['81']);
+    expect(d!.matches[0]).toBe(e!.matches[0]);
+    expect(a!.protocol).toBe(c!.protocol);
+    expect([a!.target!.kind, b!.target!.kind, c!.target!.kind]).toEqual(['jump', 'goto', 'jump']);
+    expect(a!.target).toBe(c!.target);
+  });
+
   it('keeps module options, target options and negation structured', () => {
     const rule = parseOne(
       '-A X -m conntrack ! --ctstate RELATED,ESTABLISHED -m set --match-set KUBE-LOOP-BACK dst,dst,src -j REJECT --reject-with icmp-port-unreachable',
