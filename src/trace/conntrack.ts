@@ -1,0 +1,173 @@
+/**
+ * Conntrack as step mode needs it: find the flow a packet belongs to in the captured
+ * table (original or reply direction), the state rules see (`ct state`, `--ctstate`),
+ * the NAT a known flow carries, and the entry a new flow creates, printed in
+ * conntrack's own words (libnetfilter_conntrack `__snprintf_conntrack_default`).
+ *
+ * Kernel sources: net/netfilter/nf_conntrack_core.c `resolve_normal_ct` (a packet in the
+ * original direction is ESTABLISHED once the flow has seen a reply, else still NEW; the
+ * reply direction is ESTABLISHED), nf_conntrack_proto_{tcp,udp,icmp}.c (initial
+ * timeouts), nf_nat_core.c (a flow's NAT is applied to every later packet).
+ */
+import { canonicalIp, CONNTRACK_PROTO_NUMBERS, type ConntrackEntry, type ConntrackTuple } from '../model/conntrack.js';
+import type { PacketHeader, TraceConntrack, TraceTuple } from './types.js';
+import type { TraceProtocol } from './packet.js';
+
+/** A flow of the capture that the packet belongs to, and in which direction. */
+export interface FlowMatch {
+  readonly entry: ConntrackEntry;
+  readonly direction: 'original' | 'reply';
+}
+
+function sameAddr(a: string, b: string): boolean {
+  return a === b || canonicalIp(a) === canonicalIp(b);
+}
+
+function tupleMatches(t: ConntrackTuple, h: PacketHeader): boolean {
+  if (!sameAddr(t.src, h.src) || !sameAddr(t.dst, h.dst)) return false;
+  if (h.proto === 'icmp' || h.proto === 'icmpv6') return t.icmpType === h.icmpType && t.icmpCode === h.icmpCode && t.icmpId === h.icmpId;
+  return t.sport === h.sport && t.dport === h.dport;
+}
+
+/** ICMP echo reply types that answer a request (RFC 792 / RFC 4443): 8 → 0, 128 → 129. */
+const ICMP_REPLY_TYPE: Readonly<Record<number, number>> = { 8: 0, 128: 129, 13: 14, 15: 16, 17: 18 };
+
+/**
+ * The captured flow whose original or reply tuple is the packet's 5-tuple (protocol,
+ * addresses, ports; type/code/id for ICMP), or null. Zones are not compared (all flows
+ * are taken as zone 0).
+ */
+export function findFlow(entries: readonly ConntrackEntry[], h: PacketHeader): FlowMatch | null {
+  for (const entry of entries) {
+    if (entry.proto !== h.proto) continue;
+    if (entry.family !== h.family) continue;
+    if (tupleMatches(entry.orig, h)) return { entry, direction: 'original' };
+    if (tupleMatches(entry.reply, h)) return { entry, direction: 'reply' };
+  }
+  return null;
+}
+
+/** The state a rule sees for a packet of a known flow (`resolve_normal_ct`). */
+export function knownFlowState(m: FlowMatch): 'new' | 'established' {
+  if (m.direction === 'reply') return 'established';
+  return m.entry.flags.includes('UNREPLIED') ? 'new' : 'established';
+}
+
+/** Whether a flow's NAT changed its destination (`IPS_DST_NAT`) and source (`IPS_SRC_NAT`). */
+export function flowNat(entry: ConntrackEntry): { dnat: boolean; snat: boolean } {
+  const o = entry.orig;
+  const r = entry.reply;
+  const dnat = !sameAddr(o.dst, r.src) || (o.dport !== undefined && o.dport !== r.sport);
+  const snat = !sameAddr(o.src, r.dst) || (o.sport !== undefined && o.sport !== r.dport);
+  return { dnat, snat };
+}
+
+/** An address/port rewrite of one side of the packet. `port` null: unchanged (or none). */
+export interface Rewrite {
+  readonly addr: string;
+  readonly port: number | null;
+}
+
+/**
+ * The NAT conntrack applies to a packet of a known flow: `dst` at the destination NAT
+ * station (prerouting/output), `src` at the source NAT station (postrouting/input).
+ * Original direction: the flow's DNAT/SNAT; reply direction: their inverse.
+ */
+export function storedNat(m: FlowMatch): { dst: Rewrite | null; src: Rewrite | null } {
+  const o = m.entry.orig;
+  const r = m.entry.reply;
+  const nat = flowNat(m.entry);
+  if (m.direction === 'original') {
+    return {
+      dst: nat.dnat ? { addr: r.src, port: r.sport ?? null } : null,
+      src: nat.snat ? { addr: r.dst, port: r.dport ?? null } : null,
+    };
+  }
+  return {
+    dst: nat.snat ? { addr: o.src, port: o.sport ?? null } : null,
+    src: nat.dnat ? { addr: o.dst, port: o.dport ?? null } : null,
+  };
+}
+
+/** The tuple of a packet header (`sport` null after fully-random NAT). */
+export function tupleOf(h: PacketHeader): TraceTuple {
+  return { src: h.src, dst: h.dst, sport: h.sport, dport: h.dport, icmpType: h.icmpType, icmpCode: h.icmpCode, icmpId: h.icmpId };
+}
+
+/** The tuple of a captured conntrack tuple. */
+export function tupleOfConntrack(t: ConntrackTuple): TraceTuple {
+  return {
+    src: t.src,
+    dst: t.dst,
+    sport: t.sport ?? null,
+    dport: t.dport ?? null,
+    icmpType: t.icmpType ?? null,
+    icmpCode: t.icmpCode ?? null,
+    icmpId: t.icmpId ?? null,
+  };
+}
+
+/**
+ * The reply tuple the kernel stores for a flow whose first packet entered as `orig` and
+ * left as `out` (after DNAT and SNAT): source and destination swapped, ICMP echo
+ * requests answered by echo replies.
+ */
+export function replyTupleOf(out: TraceTuple): TraceTuple {
+  const icmpType = out.icmpType === null ? null : (ICMP_REPLY_TYPE[out.icmpType] ?? out.icmpType);
+  return { src: out.dst, dst: out.src, sport: out.dport, dport: out.sport, icmpType, icmpCode: out.icmpCode, icmpId: out.icmpId };
+}
+
+function port(p: number | null): string {
+  return p === null ? '*' : String(p);
+}
+
+/** A tuple in conntrack's words: `src=… dst=… sport=… dport=… ` (trailing blank, as conntrack prints). */
+export function formatTuple(t: TraceTuple, proto: TraceProtocol): string {
+  let out = `src=${t.src} dst=${t.dst} `;
+  if (proto === 'icmp' || proto === 'icmpv6') return `${out}type=${t.icmpType ?? 0} code=${t.icmpCode ?? 0} id=${t.icmpId ?? 0} `;
+  out += `sport=${port(t.sport)} dport=${port(t.dport)} `;
+  return out;
+}
+
+/** Initial timeout (seconds) and state of a new flow's first packet (the kernel's defaults). */
+function initialState(proto: TraceProtocol, tcpSyn: boolean): { timeout: number | null; state: string | null } {
+  switch (proto) {
+    case 'tcp':
+      // nf_conntrack_tcp_timeout_syn_sent = 120 s; a mid-stream pickup (loose) is ESTABLISHED.
+      return tcpSyn ? { timeout: 120, state: 'SYN_SENT' } : { timeout: null, state: 'ESTABLISHED' };
+    case 'sctp':
+      return { timeout: 3, state: 'CLOSED' };
+    default:
+      // udp: nf_conntrack_udp_timeout = 30 s; icmp: nf_conntrack_icmp_timeout = 30 s.
+      return { timeout: 30, state: null };
+  }
+}
+
+/**
+ * The entry a NEW flow creates when its first packet is confirmed, printed as
+ * `conntrack -L` prints it right after (`[UNREPLIED]`, ct mark 0, use 1). Ports chosen
+ * at random by NAT are printed `*`. `tcpSyn`: the first packet had SYN set.
+ */
+export function newFlowEntry(proto: TraceProtocol, original: TraceTuple, reply: TraceTuple, tcpSyn: boolean): TraceConntrack {
+  const { timeout, state } = initialState(proto, tcpSyn);
+  const num = CONNTRACK_PROTO_NUMBERS[proto];
+  const text = `${proto.padEnd(8)} ${num} ${timeout === null ? '' : `${timeout} `}${state ? `${state} ` : ''}${formatTuple(original, proto)}[UNREPLIED] ${formatTuple(reply, proto)}mark=0 use=1`;
+  const dnat = original.dst !== reply.src || original.dport !== reply.sport;
+  const snat = original.src !== reply.dst || original.sport !== reply.dport;
+  return { proto, original, reply, state, dnat, snat, existing: false, text };
+}
+
+/** A captured flow as a {@link TraceConntrack} (its text is the line as captured). */
+export function existingFlow(m: FlowMatch): TraceConntrack {
+  const nat = flowNat(m.entry);
+  return {
+    proto: m.entry.proto as TraceProtocol,
+    original: tupleOfConntrack(m.entry.orig),
+    reply: tupleOfConntrack(m.entry.reply),
+    state: m.entry.state ?? null,
+    dnat: nat.dnat,
+    snat: nat.snat,
+    existing: true,
+    text: m.entry.raw.trim(),
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * Step mode's engine: walks one packet through the node's netfilter hooks in the
+ * kernel's order ({@link PACKET_PATHS}, {@link hookPlan}), rule by rule, with the routing
+ * decisions between hooks, and returns every step, the verdict, the packet as it leaves,
+ * the conntrack entry its flow has, and the reply's way back.
+ *
+ * Paths: a packet from a pod or from outside meets PREROUTING, then the routing decision
+ * (on the destination after DNAT) sends it to INPUT (a local address) or FORWARD and
+ * POSTROUTING; a packet the node sends meets the output route, OUTPUT (re-routed if NAT
+ * changed it) and POSTROUTING, and loops back through PREROUTING and INPUT when its
+ * destination is local.
+ *
+ * Not modelled (said in `notes`): policy routing (`ip rule`), rp_filter, the
+ * `ip_forward` sysctl, bridge netfilter, ingress/egress hooks, IPVS, eBPF.
+ */
+import type { NetfilterHook } from '../model/iptables.js';
+import { endpointText, WalkContext, WalkPacket, type BranchChoice, type ChainOutcome } from './context.js';
+import { existingFlow, newFlowEntry, replyTupleOf, tupleOf } from './conntrack.js';
+import { hookPlan } from './hooks.js';
+import type { TraceInput } from './input.js';
+import { resolveEntry, type PacketSpec } from './packet.js';
+import { routeDecision, type NetView } from './routing.js';
+import { confirmStation, conntrackIn, natStation, runChain, type FlowRecord } from './stations.js';
+import type { PacketHeader, TraceConntrack, TraceReply, TraceResult, TraceTuple, TraceVerdict, VerdictKind } from './types.js';
+
+/**
+ * Options of a walk.
+ * - `branch`: which outcome of a random rule to follow (default: the first);
+ */
+export interface WalkOptions {
+  readonly branch?: BranchChoice;
+}
+
+/** A verdict under construction (the step index is filled in at the end). */
+interface Ending {
+  readonly kind: VerdictKind;
+  readonly reason: string;
+  readonly nexthop?: string | null;
+}
+
+function branchText(b: BranchChoice): string | null {
+  if (b.kind === 'first') return null;
+  return b.kind === 'index' ? `index ${b.index}` : `endpoint ${b.endpoint}`;
+}
+
+/** Runs every chain and station of `hook`; returns an ending when the packet stops there. */
+function runHook(ctx: WalkContext, rec: FlowRecord, hook: NetfilterHook): Ending | null {
+  ctx.hook = hook;
+  const plan = hookPlan(ctx.input, hook, ctx.pkt.family);
+  for (const t of plan.skippedNftTables) ctx.note(`nft table ${t} is managed by iptables-nft: its rules are evaluated once, from the iptables dump`);
+  for (const item of plan.items) {
+    let outcome: ChainOutcome | null = null;
+    if (item.kind === 'station') {
+      if (item.station === 'conntrack-in') conntrackIn(ctx, rec, item.priority);
+      else if (item.station === 'nat') outcome = natStation(ctx, rec, plan.natChains, item.priority);
+      else confirmStation(ctx, rec, item.priority);
+    } else {
+      outcome = runChain(ctx, item);
+    }
+    if (outcome === null || outcome.kind === 'accept') continue;
+    if (outcome.kind === 'drop') return { kind: 'dropped', reason: outcome.reason };
+    if (outcome.kind === 'reject') return { kind: 'rejected', reason: outcome.reason };
+    return { kind: 'unsupported', reason: outcome.reason };
+  }
+  return null;
+}
+
+function stopForRoute(ctx: WalkContext, rd: ReturnType<typeof routeDecision>, local: boolean): Ending | null {
+  switch (rd.kind) {
+    case 'local':
+    case 'unicast':
+      return null;
+    case 'none':
+      return { kind: local ? 'rejected' : 'rejected', reason: `${rd.text}: the kernel answers "network unreachable"` };
+    case 'blackhole':
+      return { kind: 'dropped', reason: `route ${rd.text}: silently dropped` };
+    case 'unreachable':
+      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "host unreachable"` };
+    case 'prohibit':
+      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "administratively prohibited"` };
+    default:
+      return { kind: 'unsupported', reason: `route type ${rd.kind} (${rd.text}) is not modelled` };
+  }
+}
+
+function routingStep(ctx: WalkContext, what: string, rd: ReturnType<typeof routeDecision>): void {
+  ctx.hook = null;
+  const where = rd.kind === 'local' ? 'the destination is local: deliver to this host (INPUT)' : rd.kind === 'unicast' ? `send out ${rd.dev ?? '?'}${rd.gateway ? ` via ${rd.gateway}` : ''}` : `route type ${rd.kind}`;
+  ctx.record({ kind: 'routing', backend: 'kernel', reason: `${what} for ${ctx.pkt.dst}: ${rd.text} → ${where}` });
+}
+
+/** The path of a packet arriving from a pod or from outside. */
+function walkIngress(ctx: WalkContext, rec: FlowRecord): Ending {
+  const pre = runHook(ctx, rec, 'prerouting');
+  if (pre) return pre;
+  const rd = routeDecision(ctx.net, ctx.pkt.dst);
+  routingStep(ctx, 'routing decision', rd);
+  const stop = stopForRoute(ctx, rd, false);
+  if (stop) return stop;
+  if (rd.kind === 'local') {
+    const inp = runHook(ctx, rec, 'input');
+    if (inp) return inp;
+    return { kind: 'local', reason: `delivered to a local process listening on ${ctx.pkt.dstEndpoint()}` };
+  }
+  ctx.pkt.oif = rd.dev;
+  ctx.note('forwarding assumes net.ipv4.ip_forward=1 and that rp_filter accepts the source (neither is captured)');
+  const fwd = runHook(ctx, rec, 'forward');
+  if (fwd) return fwd;
+  const post = runHook(ctx, rec, 'postrouting');
+  if (post) return post;
+  return { kind: 'forwarded', reason: `forwarded out ${rd.dev ?? '?'} to ${rd.nexthop === ctx.pkt.dst ? ctx.pkt.dstEndpoint() : `${ctx.pkt.dstEndpoint()} via ${rd.nexthop ?? '?'}`}`, nexthop: rd.nexthop };
+}
+
+/** The path of a packet the node sends itself (and its loop back when the destination is local). */
+function walkOutput(ctx: WalkContext, rec: FlowRecord): Ending {
+  const rd = routeDecision(ctx.net, ctx.pkt.dst);
+  routingStep(ctx, 'output route', rd);
+  const stop = stopForRoute(ctx, rd, true);
+  if (stop) return stop;
+  ctx.pkt.oif = rd.kind === 'local' ? 'lo' : rd.dev;
+  const out = runHook(ctx, rec, 'output');
+  if (out) return out;
+  const post = runHook(ctx, rec, 'postrouting');
+  if (post) return post;
+  const now = routeDecision(ctx.net, ctx.pkt.dst);
+  if (now.kind !== 'local') {
+    return { kind: 'sent', reason: `sent out ${ctx.pkt.oif ?? '?'} to ${now.nexthop === ctx.pkt.dst ? ctx.pkt.dstEndpoint() : `${ctx.pkt.dstEndpoint()} via ${now.nexthop ?? '?'}`}`, nexthop: now.nexthop };
+  }
+  // Loopback: the packet re-enters through lo and meets PREROUTING and INPUT again.
+  ctx.pkt.iif = 'lo';
+  ctx.pkt.oif = null;
+  ctx.hook = null;
+  ctx.record({ kind: 'routing', backend: 'kernel', reason: `the destination ${ctx.pkt.dst} is local: the packet loops back through lo (PREROUTING, INPUT)` });
+  const pre = runHook(ctx, rec, 'prerouting');
+  if (pre) return pre;
+  const inp = runHook(ctx, rec, 'input');
+  if (inp) return inp;
+  return { kind: 'local', reason: `delivered to a local process listening on ${ctx.pkt.dstEndpoint()}` };
+}
+
+function conntrackOf(ctx: WalkContext, rec: FlowRecord, spec: PacketSpec): TraceConntrack | null {
+  if (rec.match) return existingFlow(rec.match);
+  if (!rec.confirmed || rec.original === null) return null;
+  const out = tupleOf(ctx.pkt.header());
+  return newFlowEntry(ctx.pkt.proto, rec.original, replyTupleOf(out), spec.tcpFlags.includes('syn'));
+}
+
+function swap(t: TraceTuple): TraceTuple {
+  return { src: t.dst, dst: t.src, sport: t.dport, dport: t.sport, icmpType: t.icmpType, icmpCode: t.icmpCode, icmpId: t.icmpId };
+}
+
+function replyOf(ct: TraceConntrack | null, direction: 'original' | 'reply' | null): TraceReply | null {
+  if (ct === null || direction === 'reply') return null;
+  const sent = ct.reply;
+  const received = { ...swap(ct.original), icmpType: ct.reply.icmpType };
+  const parts: string[] = [];
+  if (ct.dnat) parts.push(`its source ${endpointText(sent.src, sent.sport)} becomes ${endpointText(received.src, received.sport)} again (reverse DNAT, on the way in)`);
+  if (ct.snat) parts.push(`its destination ${endpointText(sent.dst, sent.dport ?? 0).replace(':0', ':<random port>')} becomes ${endpointText(received.dst, received.dport)} (reverse SNAT)`);
+  const reason = parts.length
+    ? `the reply ${endpointText(sent.src, sent.sport)} → ${endpointText(sent.dst, sent.dport)} matches the flow's reply tuple; conntrack rewrites it: ${parts.join('; ')}`
+    : `the reply ${endpointText(sent.src, sent.sport)} → ${endpointText(sent.dst, sent.dport)} matches the flow's reply tuple and is not rewritten`;
+  return { sent, received, reason };
+}
+
+/** The packet header as it enters the first hook. */
+function entryHeader(spec: PacketSpec, src: string, iif: string | null): PacketHeader {
+  return {
+    family: spec.family,
+    proto: spec.proto,
+    src,
+    dst: spec.dst,
+    sport: spec.sport,
+    dport: spec.dport,
+    icmpType: spec.icmpType,
+    icmpCode: spec.icmpCode,
+    icmpId: spec.icmpId,
+    tcpFlags: spec.tcpFlags,
+    mark: spec.mark,
+    iif,
+    oif: null,
+    ct: 'invalid',
+    randomSport: false,
+  };
+}
+
+/**
+ * Walks `spec` through the node described by `input` and returns the full result.
+ * This is also the function a benchmark times (one packet, start to end).
+ *
+ * Throws {@link UserError} (src/errors.ts) when the entry point cannot be resolved
+ * (`--entry host` with a foreign source) or when the branch option names an endpoint or
+ * index that no random choice on the way has. Everything nodescope cannot evaluate
+ * becomes an `unsupported` step and verdict, never an exception.
+ */
+export function walkPacket(input: TraceInput, spec: PacketSpec, options: WalkOptions = {}): TraceResult {
+  const net: NetView = { interfaces: input.addrs, routes: input.routes };
+  const branch = options.branch ?? { kind: 'first' };
+  const entry = resolveEntry(spec, net);
+  const header = entryHeader(spec, entry.src, entry.iif);
+  const ctx = new WalkContext(input, net, new WalkPacket(header), branch);
+  const rec: FlowRecord = { match: null, original: null, confirmed: false };
+  let ending: Ending;
+  if (input.routes.length === 0) {
+    ctx.record({ kind: 'unsupported', backend: 'kernel', reason: 'unsupported: the node\'s routes were not captured (ip -j route show table all): the way through the hooks cannot be decided' });
+    ending = { kind: 'unsupported', reason: 'routes not captured' };
+  } else {
+    ending = entry.entry === 'host' ? walkOutput(ctx, rec) : walkIngress(ctx, rec);
+  }
+  if (ending.kind !== 'unsupported' || ctx.steps[ctx.steps.length - 1]?.kind !== 'unsupported') {
+    ctx.hook = null;
+    ctx.record({ kind: 'final', backend: 'kernel', verdict: ending.kind, reason: ending.reason });
+  }
+  const last = ctx.steps[ctx.steps.length - 1]!;
+  const final = ctx.pkt.header();
+  const delivered = ending.kind === 'local' || ending.kind === 'forwarded' || ending.kind === 'sent';
+  const verdict: TraceVerdict = {
+    kind: ending.kind,
+    reason: ending.reason,
+    step: last.index,
+    oif: delivered ? final.oif : null,
+    nexthop: ending.nexthop ?? null,
+    endpoint: delivered ? endpointText(final.dst, final.dport) : null,
+  };
+  const conntrack = conntrackOf(ctx, rec, spec);
+  return {
+    request: { entry: entry.entry, entryInferred: entry.inferred, entryReason: entry.reason, packet: header, branch: branchText(branch) },
+    steps: ctx.steps,
+    verdict,
+    final,
+    conntrack,
+    reply: replyOf(conntrack, rec.match?.direction ?? null),
+    notes: ctx.notes,
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * What the step engine reads: the node's rulesets, addresses, routes and conntrack
+ * table. A small input type rather than the whole {@link NodeSnapshot}, so callers can
+ * add the nft ruleset (parsed from `nft -j list ruleset`) or hand-built data in tests.
+ */
+import type { ConntrackEntry } from '../model/conntrack.js';
+import type { NetInterface, Route } from '../model/iproute.js';
+import type { IptablesRuleset } from '../model/iptables.js';
+import type { NftRuleset } from '../model/nftables.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+
+/**
+ * One address of an `xt_recent` list (`/proc/net/xt_recent/NAME`): the address and how
+ * long ago it was last seen (seconds), null when unknown.
+ */
+export interface XtRecentEntry {
+  readonly address: string;
+  readonly ageSeconds: number | null;
+}
+
+/**
+ * The input of a walk.
+ * - `iptables`: every iptables ruleset of the node (iptables-save, ip6tables-save,
+ *   iptables-legacy-save), each with its `family` and `generator.backend`;
+ * - `nft`: the whole nftables ruleset (`nft -j list ruleset`). Tables iptables-nft
+ *   manages (`table ip nat` … of an nf_tables-backend dump) are evaluated once, through
+ *   the iptables model; the nft copy only lends its rule handles;
+ * - `addrs`, `routes`: `ip -j addr`, `ip -j route show table all`;
+ * - `conntrack`: the conntrack table (`conntrack -L`), to find flows already known;
+ * - `xtRecent`: contents of `-m recent` lists by name, when captured (else a rule that
+ *   checks one is unsupported).
+ */
+export interface TraceInput {
+  readonly iptables?: readonly IptablesRuleset[];
+  readonly nft?: NftRuleset;
+  readonly addrs: readonly NetInterface[];
+  readonly routes: readonly Route[];
+  readonly conntrack?: readonly ConntrackEntry[];
+  readonly xtRecent?: Readonly<Record<string, readonly XtRecentEntry[]>>;
+}
+
+/**
+ * The walk's input from a snapshot: its iptables rulesets (iptables, ip6tables,
+ * iptables-legacy, those that parsed), addresses, routes and conntrack entries, plus
+ * `nft` when the caller parsed the nft ruleset. Missing parts become empty lists; the
+ * walk then says what it could not decide. Never throws.
+ */
+export function traceInputFromSnapshot(snapshot: NodeSnapshot, nft?: NftRuleset): TraceInput {
+  const iptables: IptablesRuleset[] = [];
+  for (const part of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy]) {
+    if (part?.value && part.value.tables.length > 0) iptables.push(part.value);
+  }
+  return {
+    iptables,
+    ...(nft ? { nft } : {}),
+    addrs: snapshot.addrs?.value ?? [],
+    routes: snapshot.routes?.value ?? [],
+    conntrack: snapshot.conntrack?.value?.entries ?? [],
+  };
+}

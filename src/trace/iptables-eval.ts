@@ -1,0 +1,338 @@
+/**
+ * Runs one iptables base chain for the packet, rule by rule, as ipt_do_table does:
+ * `-j CHAIN` pushes a return point, `-g CHAIN` does not, `RETURN` (or the end of a user
+ * chain) goes back, the end of a built-in chain applies its policy; ACCEPT, DROP,
+ * REJECT and the NAT targets end the chain; MARK, LOG and rules without a target go on.
+ *
+ * Random load balancing (`-m statistic --mode random --probability P` runs, kube-proxy's
+ * KUBE-SVC-* chains) is a branch point: every branch is listed with its effective
+ * probability and the endpoint it DNATs to, and the walk follows the chosen one.
+ *
+ * Each evaluated rule becomes a step; for iptables-nft dumps whose nft JSON is known,
+ * the step carries the nft rule handle (the kernel trace's key for the rule).
+ */
+import type { IptablesChain, IptablesRule, IptablesRuleset, IptablesTableName } from '../model/iptables.js';
+import { findChain, findTargetOption } from '../model/iptables.js';
+import type { NftChain } from '../model/nftables.js';
+import { formatRule } from '../parsers/iptables-format.js';
+import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
+import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
+import { evalIptablesMatches } from './iptables-match.js';
+import type { TraceBranch } from './types.js';
+import { parseMarkMask, parseNatTarget } from './values.js';
+
+type IptablesItem = Extract<HookedChainItem, { kind: 'iptables' }>;
+
+interface Frame {
+  readonly chain: IptablesChain;
+  pos: number;
+  readonly nft: NftChain | null;
+}
+
+/** A random branch group being followed in a chain: which rule ends it, which was chosen. */
+interface BranchGroup {
+  readonly rules: readonly number[];
+  readonly chosenRule: number | null;
+  readonly branches: readonly TraceBranch[];
+}
+
+/** The text of a rule as `iptables-save` writes it, without counters. */
+export function iptablesRuleText(rule: IptablesRule): string {
+  return formatRule(rule, rule.chain);
+}
+
+function verdictOfTarget(rule: IptablesRule): string {
+  const t = rule.target;
+  if (t === null) return 'continue';
+  if (t.kind === 'jump') return `jump ${t.name}`;
+  if (t.kind === 'goto') return `goto ${t.name}`;
+  return t.name.toLowerCase();
+}
+
+/**
+ * Where a chain leads when it DNATs: the `--to-destination` of its first DNAT rule,
+ * looking one jump deep (KUBE-SEP-* chains DNAT themselves). Null when it does not DNAT.
+ */
+function chainEndpoint(ruleset: IptablesRuleset, table: IptablesTableName, name: string, dport: number | null, depth = 0): string | null {
+  const chain = findChain(ruleset, table, name);
+  if (!chain || depth > 2) return null;
+  for (const r of chain.rules) {
+    const ep = ruleEndpoint(ruleset, table, r, dport, depth + 1);
+    if (ep !== null) return ep;
+  }
+  return null;
+}
+
+function ruleEndpoint(ruleset: IptablesRuleset, table: IptablesTableName, rule: IptablesRule, dport: number | null, depth: number): string | null {
+  const t = rule.target;
+  if (t === null) return null;
+  if (t.name === 'DNAT') {
+    const nat = parseNatTarget(findTargetOption(rule, 'to-destination')?.values[0] ?? '');
+    if (!nat || nat.addr === null) return null;
+    return endpointText(nat.addr, nat.port ?? dport);
+  }
+  if ((t.kind === 'jump' || t.kind === 'goto') && t.name !== 'KUBE-MARK-MASQ') return chainEndpoint(ruleset, table, t.name, dport, depth);
+  return null;
+}
+
+/** Computes the random branch group that starts at rule `start` (0-based) of `frame`. */
+function branchGroup(ctx: WalkContext, item: IptablesItem, frame: Frame, start: number): BranchGroup {
+  const rules = frame.chain.rules;
+  const members: { rule: number; p: number | null }[] = [];
+  for (let j = start; j < rules.length; j++) {
+    const rule = rules[j]!;
+    const v = evalIptablesMatches(ctx, rule);
+    if (v.kind === 'unsupported') break;
+    if (v.kind === 'nomatch') continue;
+    members.push({ rule: j, p: v.probability });
+    if (v.probability === null) break; // the rule every packet left reaches
+  }
+  let remaining = 1;
+  const raw = members.map((m) => {
+    const p = m.p === null ? remaining : remaining * m.p;
+    remaining -= p;
+    const rule = rules[m.rule]!;
+    const target = rule.target === null ? 'continue' : rule.target.name;
+    return { rule: m.rule, p, target, endpoint: ruleEndpoint(item.ruleset, item.table, rule, ctx.pkt.dport, 0) };
+  });
+  if (remaining > 1e-9 && (members.length === 0 || members[members.length - 1]!.p !== null)) {
+    raw.push({ rule: -1, p: remaining, target: 'continue (no branch taken)', endpoint: null });
+  }
+  const chosen = chooseBranch(ctx.branch, raw);
+  const branches = raw.map((b, i) => ({
+    index: i,
+    probability: b.p,
+    target: b.target,
+    endpoint: b.endpoint,
+    ruleIndex: b.rule < 0 ? null : b.rule + 1,
+    chosen: i === chosen,
+  }));
+  return { rules: raw.map((b) => b.rule).filter((r) => r >= 0), chosenRule: raw[chosen]!.rule < 0 ? null : raw[chosen]!.rule, branches };
+}
+
+function natBinding(rule: IptablesRule): NatBinding | { unsupported: string } {
+  const t = rule.target!;
+  const text = `${t.name}${t.options.map((o) => ` --${o.name}${o.values.length ? ' ' + o.values.join(' ') : ''}`).join('')}`;
+  const randomFully = t.options.some((o) => o.name === 'random-fully');
+  if (t.name === 'MASQUERADE' || t.name === 'REDIRECT') {
+    const ports = findTargetOption(rule, 'to-ports')?.values[0];
+    let port: number | null = null;
+    if (ports !== undefined) {
+      const r = parseNatTarget(`:${ports}`);
+      if (!r || r.portMax !== null) return { unsupported: `${t.name} --to-ports ${ports}: a port range (the kernel picks one)` };
+      port = r.port;
+    }
+    return { type: t.name === 'MASQUERADE' ? 'masquerade' : 'redirect', addr: null, port, randomFully, text };
+  }
+  const option = t.name === 'DNAT' ? 'to-destination' : 'to-source';
+  const value = findTargetOption(rule, option)?.values[0];
+  const nat = value === undefined ? null : parseNatTarget(value);
+  if (!nat) return { unsupported: `${t.name} without a readable --${option}` };
+  if (nat.addrMax !== null || nat.portMax !== null) return { unsupported: `${t.name} --${option} ${value}: a range (the kernel picks one by hash)` };
+  return { type: t.name === 'DNAT' ? 'dnat' : 'snat', addr: nat.addr, port: nat.port, randomFully, text };
+}
+
+function applyMark(ctx: WalkContext, rule: IptablesRule): string | null {
+  const o = rule.target!.options[0];
+  if (!o || rule.target!.options.length !== 1) return null;
+  const before = ctx.pkt.mark;
+  const vm = parseMarkMask(o.values[0] ?? '');
+  if (!vm) return null;
+  const [v, m] = vm;
+  let next: number;
+  switch (o.name) {
+    case 'set-xmark':
+      next = ((before & ~m) ^ v) >>> 0;
+      break;
+    case 'set-mark':
+      next = ((before & ~m) | v) >>> 0;
+      break;
+    case 'or-mark':
+      next = (before | v) >>> 0;
+      break;
+    case 'and-mark':
+      next = (before & v) >>> 0;
+      break;
+    case 'xor-mark':
+      next = (before ^ v) >>> 0;
+      break;
+    default:
+      return null;
+  }
+  ctx.pkt.mark = next;
+  return `mark 0x${before.toString(16)} → 0x${next.toString(16)}`;
+}
+
+const twinCache = new WeakMap<IptablesRuleset, Map<string, ReturnType<typeof iptablesNftTwin>>>();
+
+function nftChainOf(ctx: WalkContext, item: IptablesItem, name: string): NftChain | null {
+  let perRuleset = twinCache.get(item.ruleset);
+  if (!perRuleset) {
+    perRuleset = new Map();
+    twinCache.set(item.ruleset, perRuleset);
+  }
+  if (!perRuleset.has(item.table)) perRuleset.set(item.table, iptablesNftTwin(item.ruleset, item.table, ctx.input.nft));
+  return perRuleset.get(item.table)?.chains.find((c) => c.name === name) ?? null;
+}
+
+function handleOf(frame: Frame, rule: IptablesRule): number | null {
+  if (!frame.nft || frame.nft.rules.length !== frame.chain.rules.length) return null;
+  return frame.nft.rules[rule.index - 1]?.handle ?? null;
+}
+
+/**
+ * Runs the built-in chain of `item` (and every chain it jumps to) for the packet in
+ * `ctx`, recording a step per rule. Returns how the chain ended; NAT targets record
+ * their binding in `ctx.flow` and end with `accept`.
+ */
+export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOutcome {
+  const base = item.chain;
+  const stack: Frame[] = [{ chain: base, pos: 0, nft: item.nftChain }];
+  const groups = new Map<IptablesChain, BranchGroup>();
+  const common = { backend: 'iptables' as const, family: item.family, table: item.table, priority: item.priority };
+  while (stack.length > 0) {
+    if (!ctx.budgetLeft()) return { kind: 'unsupported', reason: 'too many rules: a jump loop?' };
+    const frame = stack[stack.length - 1]!;
+    const chain = frame.chain;
+    if (frame.pos >= chain.rules.length) {
+      if (stack.length === 1) {
+        if (base.policy === null) {
+          ctx.record({ ...common, kind: 'unsupported', chain: base.name, reason: `end of built-in chain ${base.name}: its policy is not in the capture` });
+          return { kind: 'unsupported', reason: `policy of ${base.name} unknown` };
+        }
+        const verdict = base.policy === 'ACCEPT' ? 'accept' : 'drop';
+        ctx.record({ ...common, kind: 'policy', chain: base.name, verdict, counters: base.counters, reason: `end of ${base.name}${chain !== base ? ` (reached by goto ${chain.name})` : ''}: policy ${base.policy}` });
+        return verdict === 'accept' ? { kind: 'accept' } : { kind: 'drop', reason: `policy DROP of ${item.table} ${base.name}` };
+      }
+      stack.pop();
+      const back = stack[stack.length - 1]!;
+      ctx.record({ ...common, kind: 'return', chain: chain.name, verdict: 'return', reason: back.pos < back.chain.rules.length ? `end of ${chain.name}: back to ${back.chain.name} rule #${back.pos + 1}` : `end of ${chain.name}: back to the end of ${back.chain.name}` });
+      continue;
+    }
+    const rule = chain.rules[frame.pos]!;
+    const ruleNo = frame.pos;
+    frame.pos++;
+    const stepBase = { ...common, kind: 'rule' as const, chain: chain.name, ruleIndex: rule.index, handle: handleOf(frame, rule), ruleText: iptablesRuleText(rule), counters: rule.counters };
+    const m = evalIptablesMatches(ctx, rule);
+    if (m.kind === 'unsupported') {
+      ctx.record({ ...stepBase, kind: 'unsupported', reason: `unsupported: ${m.reason}` });
+      return { kind: 'unsupported', reason: m.reason };
+    }
+    if (m.kind === 'nomatch') {
+      ctx.record({ ...stepBase, matched: false, reason: m.reason });
+      continue;
+    }
+    let branches: readonly TraceBranch[] | null = null;
+    if (m.probability !== null) {
+      let group = groups.get(chain);
+      if (!group || !group.rules.includes(ruleNo)) {
+        group = branchGroup(ctx, item, frame, ruleNo);
+        groups.set(chain, group);
+      }
+      branches = group.branches;
+      if (group.chosenRule !== ruleNo) {
+        const chosen = group.branches.find((b) => b.chosen)!;
+        ctx.record({ ...stepBase, matched: false, branches, reason: `random (probability ${(m.probability * 100).toFixed(1)}% here): not taken, the walk follows branch ${chosen.index + 1} of ${group.branches.length} (${chosen.endpoint ?? chosen.target})` });
+        continue;
+      }
+    } else {
+      const group = groups.get(chain);
+      if (group && group.chosenRule === ruleNo) branches = group.branches;
+    }
+    const outcome = applyTarget(ctx, item, rule, stack, frame, { ...stepBase, reason: m.reason, branches });
+    if (outcome) return outcome;
+  }
+  throw new Error('unreachable: the base frame always ends the loop');
+}
+
+type RuleStep = Parameters<WalkContext['record']>[0];
+
+/** Applies the matched rule's target; returns an outcome when the base chain ends. */
+function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, stack: Frame[], frame: Frame, step: RuleStep): ChainOutcome | null {
+  const t = rule.target;
+  const matched = { ...step, matched: true };
+  if (t === null) {
+    ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason} (no target: counts and goes on)` });
+    return null;
+  }
+  if (t.kind === 'jump' || t.kind === 'goto') {
+    const target = findChain(item.ruleset, item.table, t.name);
+    if (!target) {
+      ctx.record({ ...matched, kind: 'unsupported', verdict: verdictOfTarget(rule), reason: `unsupported: ${t.kind} to chain ${t.name}, which is not in the capture` });
+      return { kind: 'unsupported', reason: `chain ${t.name} missing` };
+    }
+    ctx.record({ ...matched, verdict: verdictOfTarget(rule), reason: step.reason });
+    const next: Frame = { chain: target, pos: 0, nft: nftChainOf(ctx, item, target.name) };
+    if (t.kind === 'goto' && stack.length > 1) stack[stack.length - 1] = next;
+    else {
+      // goto from the built-in chain: no return point, its end falls to the policy.
+      if (t.kind === 'goto') frame.pos = frame.chain.rules.length;
+      stack.push(next);
+    }
+    return null;
+  }
+  switch (t.name) {
+    case 'ACCEPT':
+      ctx.record({ ...matched, verdict: 'accept', reason: step.reason });
+      return { kind: 'accept' };
+    case 'DROP':
+      ctx.record({ ...matched, verdict: 'drop', reason: step.reason });
+      return { kind: 'drop', reason: `${item.table} ${rule.chain} rule #${rule.index}: DROP` };
+    case 'RETURN': {
+      ctx.record({ ...matched, verdict: 'return', reason: step.reason });
+      frame.pos = frame.chain.rules.length;
+      return null;
+    }
+    case 'REJECT': {
+      const how = findTargetOption(rule, 'reject-with')?.values[0] ?? (ctx.pkt.family === 'ipv6' ? 'icmp6-port-unreachable' : 'icmp-port-unreachable');
+      ctx.record({ ...matched, verdict: 'drop', reason: `${step.reason}; REJECT --reject-with ${how}` });
+      return { kind: 'reject', reason: `${item.table} ${rule.chain} rule #${rule.index}: REJECT with ${how}` };
+    }
+    case 'DNAT':
+    case 'SNAT':
+    case 'MASQUERADE':
+    case 'REDIRECT': {
+      const b = natBinding(rule);
+      if ('unsupported' in b) {
+        ctx.record({ ...matched, kind: 'unsupported', reason: `unsupported: ${b.unsupported}` });
+        return { kind: 'unsupported', reason: b.unsupported };
+      }
+      if (b.type === 'dnat' || b.type === 'redirect') ctx.flow.dstBinding = b;
+      else ctx.flow.srcBinding = b;
+      ctx.record({ ...matched, verdict: 'accept', reason: `${step.reason}; ${b.text}: NAT binding set up, the rewrite is applied when the nat chain returns` });
+      return { kind: 'accept' };
+    }
+    case 'MARK': {
+      const change = applyMark(ctx, rule);
+      if (change === null) {
+        ctx.record({ ...matched, kind: 'unsupported', reason: `unsupported: MARK ${t.options.map((o) => `--${o.name} ${o.values.join(' ')}`).join(' ')}` });
+        return { kind: 'unsupported', reason: 'MARK option' };
+      }
+      ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason}; ${change}` });
+      return null;
+    }
+    case 'LOG':
+    case 'NFLOG':
+    case 'ULOG':
+    case 'TRACE':
+      ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason}; ${t.name} records the packet and it goes on` });
+      return null;
+    case 'NOTRACK':
+      ctx.flow.tracked = 'untracked';
+      ctx.pkt.ct = 'untracked';
+      ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason}; NOTRACK: conntrack will ignore this packet (no NAT)` });
+      return null;
+    case 'CT':
+      if (t.options.length === 1 && t.options[0]!.name === 'notrack') {
+        ctx.flow.tracked = 'untracked';
+        ctx.pkt.ct = 'untracked';
+        ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason}; CT --notrack: conntrack will ignore this packet (no NAT)` });
+        return null;
+      }
+      break;
+    default:
+      break;
+  }
+  ctx.record({ ...matched, kind: 'unsupported', reason: `unsupported: target ${t.name} is not modelled` });
+  return { kind: 'unsupported', reason: `target ${t.name}` };
+}

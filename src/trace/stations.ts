@@ -1,0 +1,188 @@
+/**
+ * The kernel's own stops on a hook, between the chains: the conntrack lookup
+ * (`nf_conntrack_in`), the NAT station (`nf_nat_inet_fn`: runs the nat chains of a NEW
+ * flow in priority order until one sets up a binding, then rewrites the packet; a known
+ * flow skips the nat chains and gets its stored NAT), and the confirmation of a new
+ * flow (`nf_conntrack_confirm`). Each records a kernel step that says what happened.
+ */
+import type { ConntrackEntry } from '../model/conntrack.js';
+import { endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
+import { findFlow, flowNat, knownFlowState, storedNat, tupleOf, type FlowMatch, type Rewrite } from './conntrack.js';
+import type { HookedChainItem } from './hooks.js';
+import { runIptablesChain } from './iptables-eval.js';
+import { runNftChain } from './nft-eval.js';
+import { routeDecision, selectSourceAddress } from './routing.js';
+import type { TraceTuple } from './types.js';
+
+/** What the stations learned about the flow, for the result. */
+export interface FlowRecord {
+  match: FlowMatch | null;
+  /** The tuple conntrack saw first (before any NAT), for a new flow. */
+  original: TraceTuple | null;
+  /** The flow was confirmed (entered the table) during this walk. */
+  confirmed: boolean;
+}
+
+/** Runs one chain of either backend. */
+export function runChain(ctx: WalkContext, item: HookedChainItem): ChainOutcome {
+  return item.kind === 'iptables' ? runIptablesChain(ctx, item) : runNftChain(ctx, item);
+}
+
+/** `nf_conntrack_in`: finds the packet's flow in the captured table, or starts a NEW one. */
+export function conntrackIn(ctx: WalkContext, rec: FlowRecord, priority: number): void {
+  const flow = ctx.flow;
+  const common = { kind: 'conntrack' as const, backend: 'kernel' as const, priority };
+  if (flow.tracked === 'untracked') {
+    ctx.pkt.ct = 'untracked';
+    ctx.record({ ...common, reason: 'conntrack: the packet is untracked (NOTRACK in raw): no flow, no NAT' });
+    return;
+  }
+  if (flow.tracked !== 'not-yet') return; // looped-back packet: it keeps its conntrack entry
+  const entries: readonly ConntrackEntry[] = ctx.input.conntrack ?? [];
+  if (ctx.input.conntrack === undefined) ctx.note('the conntrack table was not captured: the packet is taken as the first of a new flow');
+  const m = findFlow(entries, ctx.pkt.header());
+  if (m) {
+    const nat = flowNat(m.entry);
+    flow.tracked = 'known';
+    flow.direction = m.direction;
+    flow.seenReply = !m.entry.flags.includes('UNREPLIED');
+    flow.assured = m.entry.flags.includes('ASSURED');
+    flow.confirmed = true;
+    flow.dnat = nat.dnat;
+    flow.snat = nat.snat;
+    flow.ctMark = m.entry.mark ?? 0;
+    ctx.pkt.ct = knownFlowState(m);
+    rec.match = m;
+    const natWords = nat.dnat || nat.snat ? `; it carries ${[nat.dnat ? 'DNAT' : '', nat.snat ? 'SNAT' : ''].filter(Boolean).join(' and ')}, which conntrack applies again` : '';
+    ctx.record({
+      ...common,
+      reason: `conntrack: the packet belongs to a known flow (${m.direction} direction, ct state ${ctx.pkt.ct}): ${m.entry.raw.trim()}${natWords}; nat chains do not run for it`,
+    });
+    return;
+  }
+  flow.tracked = 'new';
+  flow.direction = 'original';
+  ctx.pkt.ct = 'new';
+  rec.original = tupleOf(ctx.pkt.header());
+  const pickup = ctx.pkt.proto === 'tcp' && !ctx.pkt.tcpFlags.includes('syn') ? ' (a TCP packet without SYN is picked up mid-stream, nf_conntrack_tcp_loose=1)' : '';
+  ctx.record({ ...common, reason: `conntrack: no entry has this 5-tuple, the packet starts a NEW flow${pickup}` });
+}
+
+function rewriteText(before: string, after: string): string {
+  return `${before} → ${after}`;
+}
+
+/** Applies a rewrite of the destination (`dst`) or source (`src`) of the packet; returns the words. */
+function applyRewrite(ctx: WalkContext, side: 'dst' | 'src', r: Rewrite, randomPort = false): string {
+  const p = ctx.pkt;
+  if (side === 'dst') {
+    const before = endpointText(p.dst, p.dport);
+    p.dst = r.addr;
+    if (r.port !== null && p.dport !== null) p.dport = r.port;
+    return rewriteText(before, endpointText(p.dst, p.dport));
+  }
+  const before = endpointText(p.src, p.sport);
+  p.src = r.addr;
+  if (randomPort && p.sport !== null) {
+    p.sport = null;
+    p.randomSport = true;
+  } else if (r.port !== null && p.sport !== null) p.sport = r.port;
+  return rewriteText(before, p.sport === null && p.randomSport ? `${p.src}:<random port>` : endpointText(p.src, p.sport));
+}
+
+/** The rewrite a NAT binding asks for, resolved against the packet (MASQUERADE, REDIRECT). */
+function resolveBinding(ctx: WalkContext, b: NatBinding): Rewrite | { error: string } {
+  const p = ctx.pkt;
+  switch (b.type) {
+    case 'dnat':
+      return { addr: b.addr ?? p.dst, port: b.port };
+    case 'snat':
+      return { addr: b.addr ?? p.src, port: b.port };
+    case 'masquerade': {
+      const rd = routeDecision(ctx.net, p.dst);
+      const addr = selectSourceAddress(ctx.net, p.oif, rd.nexthop, p.family);
+      if (addr === null) return { error: `MASQUERADE: no address to use on ${p.oif ?? 'the output interface'} (the kernel drops the packet)` };
+      return { addr, port: b.port };
+    }
+    case 'redirect': {
+      if (ctx.hook === 'output') return { addr: p.family === 'ipv4' ? '127.0.0.1' : '::1', port: b.port };
+      const iface = ctx.net.interfaces.find((i) => i.ifname === p.iif);
+      const fam = p.family === 'ipv4' ? 'inet' : 'inet6';
+      const addr = iface?.addresses.find((a) => a.family === fam)?.local;
+      if (addr === undefined) return { error: `REDIRECT: ${p.iif ?? 'the input interface'} has no address (the kernel drops the packet)` };
+      return { addr, port: b.port };
+    }
+  }
+}
+
+/** Re-routes a locally generated packet whose destination changed (`ip_route_me_harder`). */
+export function rerouteOutput(ctx: WalkContext, why: string): void {
+  const rd = routeDecision(ctx.net, ctx.pkt.dst);
+  const before = ctx.pkt.oif;
+  ctx.pkt.oif = rd.kind === 'local' ? 'lo' : rd.dev;
+  ctx.record({ kind: 'routing', backend: 'kernel', reason: `re-route after ${why} (ip_route_me_harder): ${rd.text}${before !== ctx.pkt.oif ? `; output interface ${before ?? '-'} → ${ctx.pkt.oif ?? '-'}` : ''}` });
+}
+
+/**
+ * The NAT station of the current hook. Returns a chain outcome when a nat chain stopped
+ * the packet (drop, reject, unsupported), else null.
+ */
+export function natStation(ctx: WalkContext, rec: FlowRecord, natChains: readonly HookedChainItem[], priority: number): ChainOutcome | null {
+  const hook = ctx.hook;
+  const side: 'dst' | 'src' = hook === 'prerouting' || hook === 'output' ? 'dst' : 'src';
+  const flow = ctx.flow;
+  const common = { kind: 'nat' as const, backend: 'kernel' as const, priority };
+  const manip = side === 'dst' ? 'destination' : 'source';
+  if (flow.tracked === 'untracked') {
+    if (natChains.length > 0) ctx.record({ ...common, reason: `NAT: skipped, the packet is untracked` });
+    return null;
+  }
+  if (flow.tracked === 'known' && rec.match) {
+    const stored = storedNat(rec.match)[side];
+    const skipped = natChains.length > 0 ? `nat chains skipped (${natChains.map((c) => c.chain.name).join(', ')}): ` : '';
+    if (stored) {
+      const words = applyRewrite(ctx, side, stored);
+      ctx.record({ ...common, reason: `${skipped}the flow is known, conntrack applies its stored ${manip} NAT: ${words}` });
+      if (hook === 'output') rerouteOutput(ctx, 'the stored DNAT');
+    } else if (natChains.length > 0) {
+      ctx.record({ ...common, reason: `${skipped}the flow is known and has no ${manip} NAT` });
+    }
+    return null;
+  }
+  const done = side === 'dst' ? flow.dstNatDone : flow.srcNatDone;
+  if (done) {
+    if (natChains.length > 0) ctx.record({ ...common, reason: `nat chains skipped: the flow already got its ${manip} NAT on an earlier hook (looped back)` });
+    return null;
+  }
+  for (const [i, item] of natChains.entries()) {
+    const outcome = runChain(ctx, item);
+    if (outcome.kind !== 'accept') return outcome;
+    const binding = side === 'dst' ? flow.dstBinding : flow.srcBinding;
+    if (binding === null) continue;
+    const r = resolveBinding(ctx, binding);
+    if ('error' in r) {
+      ctx.record({ ...common, reason: r.error });
+      return { kind: 'drop', reason: r.error };
+    }
+    const words = applyRewrite(ctx, side, r, binding.randomFully);
+    if (side === 'dst') flow.dnat = true;
+    else flow.snat = true;
+    const rest = natChains.slice(i + 1);
+    const random = binding.randomFully && side === 'src' ? ' (fully-random: the kernel picks a random source port)' : '';
+    ctx.record({ ...common, reason: `NAT: ${binding.text} rewrites the ${manip}: ${words}${random}${rest.length ? `; the remaining nat chains (${rest.map((c) => c.chain.name).join(', ')}) do not run` : ''}` });
+    if (hook === 'output' && side === 'dst') rerouteOutput(ctx, 'DNAT');
+    break;
+  }
+  if (side === 'dst') flow.dstNatDone = true;
+  else flow.srcNatDone = true;
+  return null;
+}
+
+/** `nf_conntrack_confirm`: a NEW flow enters the table as the packet leaves the last hook. */
+export function confirmStation(ctx: WalkContext, rec: FlowRecord, priority: number): void {
+  const flow = ctx.flow;
+  if (flow.tracked !== 'new' || flow.confirmed) return;
+  flow.confirmed = true;
+  rec.confirmed = true;
+  ctx.record({ kind: 'conntrack', backend: 'kernel', priority, reason: 'conntrack: the NEW flow is confirmed and enters the conntrack table (its entry is shown with the result)' });
+}
