@@ -9,6 +9,10 @@ import type { NodeSnapshot, Parsed, ProbeSummary, SnapshotSource } from '../mode
 import { localAddresses } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NftRuleset } from '../model/nftables.js';
+import type { LbTable } from '../model/cilium.js';
+import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
+import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
+import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack } from '../parsers/conntrack.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { parseIptablesSave } from '../parsers/iptables-save.js';
@@ -138,7 +142,30 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
     ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm),
     ipset: parseRun(byId.get('ipset'), parseIpsetList),
     api,
+    ...lbPart(byId),
+    ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus),
   };
+}
+
+/** The BPF map probes, each with the map whose pin path its argv names. */
+const LB_MAP_PROBES = ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat'];
+
+/**
+ * Cilium's LB table: the raw BPF maps decoded when any of them was read (this
+ * works while cilium-agent is down), else `cilium-dbg bpf lb list`.
+ */
+function lbPart(byId: ReadonlyMap<string, ProbeRun>): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
+  const read = LB_MAP_PROBES.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
+  if (read.length > 0) {
+    const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
+    const decoded = decodeCiliumLbMaps(dumps);
+    const services = read.find((r) => r.id.endsWith('-services')) ?? read[0]!;
+    return {
+      lb: { value: decoded.value.table, diagnostics: decoded.diagnostics, probe: summarize(services), error: null },
+      lbMapsRead: dumps.map((d) => d.name.split('/').pop()!),
+    };
+  }
+  return { lb: parseRun(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList), lbMapsRead: [] };
 }
 
 /**
@@ -153,7 +180,7 @@ function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined): Parsed
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
 export function allDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
-  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
+  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
   const out: Diagnostic[] = [];
   for (const p of parts) if (p) out.push(...p.diagnostics);
   // An optional probe that fails (ipvsadm on a kernel without IPVS) is a fact, not an error.

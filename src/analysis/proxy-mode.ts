@@ -37,7 +37,10 @@ export interface ModeHints {
 export function snapshotHints(snapshot: NodeSnapshot): ModeHints {
   const nft = snapshot.nft?.value;
   const addrs = snapshot.addrs?.value;
+  const lb = snapshot.lb?.value;
   return {
+    // One entry per frontend (slot 0) plus one per backend slot, as the map holds them.
+    ...(lb ? { ciliumServiceEntries: lb.services.reduce((n, svc) => n + 1 + svc.slots.length, 0) } : {}),
     ...(nft ? { nftTables: nft.tables.map((t) => `${t.family} ${t.name}`) } : {}),
     ...(addrs ? { interfaces: addrs.map((i) => i.ifname) } : {}),
   };

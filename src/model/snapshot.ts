@@ -6,6 +6,7 @@
  * offending line instead of crashing.
  */
 import type { ApiObjects } from './k8s.js';
+import type { CiliumStatus, LbTable } from './cilium.js';
 import type { ConntrackTable } from './conntrack.js';
 import type { Diagnostic } from './diagnostics.js';
 import type { NetInterface, Route } from './iproute.js';
@@ -84,4 +85,12 @@ export interface NodeSnapshot {
   readonly ipvs: Parsed<IpvsListing> | null;
   readonly ipset: Parsed<IpsetSet[]> | null;
   readonly api: Parsed<ApiObjects> | null;
+  /**
+   * Cilium's load-balancing table: decoded from the pinned BPF maps (bpftool) when
+   * they were read, else as cilium-agent prints it (`cilium-dbg bpf lb list`).
+   * `lbMapsRead` says which BPF maps answered (map names), for the mode evidence.
+   */
+  readonly lb: Parsed<LbTable> | null;
+  readonly lbMapsRead: readonly string[];
+  readonly ciliumStatus: Parsed<CiliumStatus> | null;
 }
