@@ -15,7 +15,6 @@ import type {
   IptablesMatch,
   IptablesNegatable,
   IptablesOption,
-  IptablesTarget,
   IptablesTargetKind,
 } from '../model/iptables.js';
 
@@ -256,7 +255,7 @@ export class RuleBodyParser {
   private targets = new Map<string, ParsedTarget>();
 
   /** `s` as the one shared string equal to it. */
-  intern(s: string): string {
+  private intern(s: string): string {
     const known = this.names.get(s);
     if (known !== undefined) return known;
     this.names.set(s, s);
