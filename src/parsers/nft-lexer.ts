@@ -36,6 +36,8 @@ export class NftLexer {
   private line = 1;
   private readonly buffer: NftToken[] = [];
   private head = 0;
+  /** String tokens whose closing quote was missing (the parser reports them). */
+  readonly unterminatedStrings: NftToken[] = [];
   /** End offset of the last token consumed by {@link next} (0 before any). */
   lastEnd = 0;
 
@@ -139,7 +141,9 @@ export class NftLexer {
       if (ch === undefined || ch === '\n') {
         value += text.slice(chunk, p);
         this.pos = p;
-        return { ...this.token('string', value, start, p), unterminated: true };
+        const t = { ...this.token('string', value, start, p), unterminated: true };
+        this.unterminatedStrings.push(t);
+        return t;
       }
       if (ch === '\\' && p + 1 < text.length && text[p + 1] !== '\n') {
         value += text.slice(chunk, p) + text[p + 1];

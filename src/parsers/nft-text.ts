@@ -55,7 +55,8 @@ const RAW_OBJECTS: ReadonlySet<string> = new Set(['flowtable', 'quota', 'limit',
  * `chain-outside-table` (warning: fragment chains go to a table with an empty name),
  * `implicit-table`/`implicit-chain`/`implicit-set` (warning: referenced before declared),
  * `redeclared` (info: a block repeated, contents merged as nft does), `command-applied`
- * (info: flush/delete/replace), `not-modelled` (info: kept as text or ignored).
+ * (info: flush/delete/replace), `no-such-rule` (warning: position handle/index absent; appended),
+ * `not-modelled` (info: kept as text or ignored).
  */
 export function parseNftText(text: string, origin: string): ParseResult<NftRuleset> {
   const parser = new TextParser(text, origin);
@@ -89,7 +90,10 @@ class TextParser {
     const lex = this.lex;
     for (;;) {
       const t = lex.peek();
-      if (t.type === 'eof') return;
+      if (t.type === 'eof') {
+        for (const s of lex.unterminatedStrings) this.report('error', s, 'unterminated', 'string not closed before end of line');
+        return;
+      }
       if (t.type === 'nl' || t.type === 'handle' || isPunct(t, ';')) {
         lex.next();
         continue;
@@ -108,6 +112,8 @@ class TextParser {
       const code = e.message.startsWith('unterminated') ? 'unterminated' : 'syntax';
       this.report('error', at, code, e.message);
       this.skipItem(start);
+      // A stray `}` at top level ends no item: step over it so reading goes on.
+      if (this.lex.peek() === start) this.lex.next();
     }
   }
 
@@ -126,7 +132,10 @@ class TextParser {
     }
     for (;;) {
       const t = lex.peek();
-      if (t.type === 'eof') return;
+      if (t.type === 'eof') {
+        for (const s of lex.unterminatedStrings) this.report('error', s, 'unterminated', 'string not closed before end of line');
+        return;
+      }
       if (depth === 0 && (t.type === 'nl' || isPunct(t, ';') || isPunct(t, '}'))) return;
       if (isPunct(t, '{')) depth++;
       if (isPunct(t, '}')) depth--;
@@ -617,7 +626,7 @@ class TextParser {
     }
     const i = anchor.by === 'index' ? anchor.value : rules.findIndex((r) => r.handle === anchor.value);
     if (i < 0 || i >= rules.length) {
-      this.report('warning', at, 'syntax', `no rule with ${anchor.by} ${anchor.value}; rule appended`);
+      this.report('warning', at, 'no-such-rule', `no rule with ${anchor.by} ${anchor.value}; rule appended`);
       rules.push(rule);
     } else if (verb === 'replace') {
       this.report('info', at, 'command-applied', `rule ${anchor.by} ${anchor.value} replaced`);
