@@ -6,7 +6,7 @@
 import { buildSnapshot } from './analysis/build-snapshot.js';
 import { packageVersion } from './paths.js';
 import { writeBundle, type BundleManifest } from './sources/bundle.js';
-import type { OpenedSource } from './sources/open.js';
+import { closeSource, type OpenedSource } from './sources/open.js';
 import { runProbes } from './sources/probe-runner.js';
 
 /** Options of {@link captureBundle}. */
@@ -19,9 +19,13 @@ export interface CaptureOptions {
 /** Captures `source` into `dir`; returns the manifest. Throws the filesystem's errors. */
 export async function captureBundle(source: OpenedSource, dir: string, options: CaptureOptions = {}): Promise<BundleManifest> {
   const capturedAt = new Date((options.now ?? Date.now)()).toISOString();
-  const runs = await runProbes(source.transport, { ...(options.params ? { params: options.params } : {}) });
-  await source.transport.close();
-  const snapshot = buildSnapshot({ runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(source.apiText !== undefined ? { apiText: source.apiText } : {}) });
+  const params = options.params ? { params: options.params } : {};
+  const runs = await runProbes(source.transport, params);
+  if (source.ciliumAgent) runs.push(...(await runProbes(source.ciliumAgent, { ...params, where: 'cilium-agent' })));
+  // A live feed's objects as of the end of the probes (the watch may have moved on since open).
+  const apiText = source.api ? source.api.text() : source.apiText;
+  await closeSource(source);
+  const snapshot = buildSnapshot({ runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
   return writeBundle(dir, {
     capturedAt,
     nodescopeVersion: packageVersion(),
@@ -29,7 +33,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
     source: { kind: source.transport.kind, label: source.transport.label },
     toolVersions: snapshot.meta.toolVersions,
     runs,
-    ...(source.apiText !== undefined ? { apiText: source.apiText } : {}),
+    ...(apiText !== undefined ? { apiText } : {}),
     ...(options.note ? { note: options.note } : {}),
   });
 }

@@ -14,7 +14,7 @@ import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
 import { captureBundle } from './capture.js';
 import { loadSnapshot, Session } from './session.js';
-import { openSource, type SourceOptions } from './sources/open.js';
+import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { App } from './ui/App.js';
 import { detectLang } from './ui/i18n.js';
 
@@ -30,6 +30,12 @@ function addSourceOptions(cmd: Command): Command {
     .option('--netns <name>', 'read inside a network namespace of this machine (live, implies --local)')
     .option('--replay <dir>', 'replay a capture bundle')
     .option('--api-file <file>', 'API objects as printed by `kubectl get … -o json`')
+    .option('--ssh <target>', 'read a node over SSH: [user@]host[:port] or a Host of ~/.ssh/config (live)')
+    .option('--node <name>', 'read a node through a debug pod, like kubectl debug node/NAME (live)')
+    .option('--context <name>', 'kubeconfig context (default: the current one)')
+    .option('-n, --namespace <ns>', 'API objects of this namespace only (default: all); also where --node puts its pod')
+    .option('--accept-new-host-key', "--ssh: add an unknown host key to known_hosts (a changed key is never accepted)")
+    .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
     .option('--interval <seconds>', 'live refresh period in seconds', '2')
     .option('--lang <lang>', 'UI language: en or ja (default from LANG)');
@@ -39,11 +45,23 @@ function params(opts: GlobalOptions): Record<string, string | undefined> {
   return { bpfRoot: opts.bpfRoot };
 }
 
+/** What Session and loadSnapshot need from an opened source. */
+function sessionSource(source: OpenedSource) {
+  return {
+    transport: source.transport,
+    live: source.live,
+    ...(source.apiText !== undefined ? { apiText: source.apiText } : {}),
+    ...(source.apiOrigin ? { apiOrigin: source.apiOrigin } : {}),
+    ...(source.api ? { api: source.api } : {}),
+    ...(source.ciliumAgent ? { ciliumAgent: source.ciliumAgent } : {}),
+  };
+}
+
 async function runTui(opts: GlobalOptions): Promise<void> {
-  const source = openSource(opts);
+  const source = await openSource(opts);
   const interval = Number(opts.interval);
   if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
-  const session = new Session({ transport: source.transport, live: source.live, intervalMs: interval * 1000, params: params(opts), ...(source.apiText !== undefined ? { apiText: source.apiText } : {}), ...(source.apiOrigin ? { apiOrigin: source.apiOrigin } : {}) });
+  const session = new Session({ ...sessionSource(source), intervalMs: interval * 1000, params: params(opts) });
   const app = render(<App session={session} lang={detectLang(opts.lang)} />, { exitOnCtrlC: false });
   void session.start();
   await app.waitUntilExit();
@@ -51,9 +69,9 @@ async function runTui(opts: GlobalOptions): Promise<void> {
 }
 
 async function runShow(what: string, opts: GlobalOptions & { output: 'json' | 'text'; chain?: string; table?: string }): Promise<void> {
-  const source = openSource(opts);
-  const { snapshot } = await loadSnapshot({ transport: source.transport, live: source.live, params: params(opts), ...(source.apiText !== undefined ? { apiText: source.apiText } : {}), ...(source.apiOrigin ? { apiOrigin: source.apiOrigin } : {}) });
-  await source.transport.close();
+  const source = await openSource(opts);
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts) });
+  await closeSource(source);
   let out: string;
   switch (what) {
     case 'services':
@@ -86,7 +104,7 @@ export function buildProgram(): Command {
     .requiredOption('-o, --output <dir>', 'bundle directory to write')
     .option('--note <text>', 'provenance note stored in the manifest')
     .action(async (opts: GlobalOptions & { output: string; note?: string }) => {
-      const source = openSource(opts);
+      const source = await openSource(opts);
       const manifest = await captureBundle(source, opts.output, { params: params(opts), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });

@@ -10,6 +10,7 @@ import { iptablesRates } from './analysis/rates.js';
 import type { RuleRates } from './analysis/rules-view.js';
 import type { NodeSnapshot, SnapshotSource } from './model/snapshot.js';
 import { catalog } from './sources/catalog.js';
+import type { ApiFeed } from './sources/cluster-api.js';
 import { runProbes, type ProbeRun } from './sources/probe-runner.js';
 import type { Transport } from './sources/transport.js';
 
@@ -41,22 +42,30 @@ export interface SessionOptions {
   readonly intervalMs?: number;
   readonly params?: Readonly<Record<string, string | undefined>>;
   readonly now?: () => number;
+  /** Live API objects (cluster list/watch): used instead of `apiText`; a watch update rebuilds the snapshot. */
+  readonly api?: ApiFeed;
+  /** Runs the `where: cilium-agent` probes (exec into the Cilium agent pod), when the source found one. */
+  readonly ciliumAgent?: Transport;
 }
 
 const EMPTY_RATES: RuleRates = new Map();
 
 /** Runs every node probe once and builds a snapshot. Throws only if the transport itself breaks. */
 export async function loadSnapshot(options: SessionOptions): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[] }> {
-  const runs = await runProbes(options.transport, { ...(options.params ? { params: options.params } : {}) });
+  const params = options.params ? { params: options.params } : {};
+  const runs = await runProbes(options.transport, params);
+  if (options.ciliumAgent) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
   return { snapshot: snapshotOf(options, runs), runs };
 }
 
 function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[]): NodeSnapshot {
   const first = runs.map((r) => r.result.startedAt).sort()[0];
+  const apiText = options.api ? options.api.text() : options.apiText;
+  const apiOrigin = options.api ? options.api.origin : options.apiOrigin;
   return buildSnapshot({
     runs,
-    ...(options.apiText !== undefined ? { apiText: options.apiText } : {}),
-    ...(options.apiOrigin ? { apiOrigin: options.apiOrigin } : {}),
+    ...(apiText !== undefined ? { apiText } : {}),
+    ...(apiOrigin ? { apiOrigin } : {}),
     source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,
     capturedAt: first ?? new Date((options.now ?? Date.now)()).toISOString(),
   });
@@ -68,6 +77,7 @@ export class Session implements SessionLike {
   private readonly listeners = new Set<() => void>();
   private runs: ProbeRun[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private unsubscribeApi: (() => void) | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: SessionOptions) {
@@ -98,6 +108,13 @@ export class Session implements SessionLike {
       this.set({ loading: false, error: (e as Error).message });
     }
     if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? 2000);
+    this.unsubscribeApi = this.options.api?.subscribe(() => this.apiChanged());
+  }
+
+  /** A watch event changed the API objects: rebuild from the probe outputs already read (no probe runs). */
+  private apiChanged(): void {
+    if (this.runs.length === 0) return;
+    this.set({ snapshot: snapshotOf(this.options, this.runs) });
   }
 
   /** Re-reads the probes marked `refresh` and rebuilds the snapshot; keeps the last good one on failure. */
@@ -121,10 +138,13 @@ export class Session implements SessionLike {
       .catch((e: Error) => this.set({ refreshing: false, error: e.message }));
   }
 
-  /** Stops refreshing and closes the transport. */
+  /** Stops refreshing and closes the transport (and the API feed and Cilium agent transport, if any). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    this.unsubscribeApi?.();
     await this.options.transport.close();
+    await this.options.ciliumAgent?.close();
+    await this.options.api?.close();
   }
 }
 

@@ -1,13 +1,22 @@
 /**
  * Chooses the source from the command-line options shared by every command:
- * `--local [--netns NAME]`, `--replay DIR`, `--api-file FILE`; none of them → the
- * embedded default capture. Later sources (`--ssh`, `--node`) plug in here.
+ * `--local [--netns NAME]`, `--replay DIR`, `--ssh [user@]host[:port]`, `--node NAME`
+ * (kubectl-debug), `--api-file FILE`; none of them → the embedded default capture.
+ * Live cluster sources also read the API (`--context`, `-n/--namespace`): `--node`
+ * always, `--ssh` when a kubeconfig exists.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { UserError } from '../errors.js';
 import { defaultCaptureDir } from '../paths.js';
+import { findCiliumAgent } from './cilium-agent.js';
+import { ClusterApi, type ApiFeed } from './cluster-api.js';
+import { loadKube, type KubeContext } from './k8s-client.js';
+import { openKubectlDebug } from './kubectl-debug.js';
 import { LocalTransport } from './local.js';
 import { ReplayTransport } from './replay.js';
+import { openSsh } from './ssh.js';
 import type { Transport } from './transport.js';
 
 /** Source options as parsed from the command line. */
@@ -16,23 +25,73 @@ export interface SourceOptions {
   readonly netns?: string;
   readonly replay?: string;
   readonly apiFile?: string;
+  /** `--ssh [user@]host[:port]` (or a Host alias of ~/.ssh/config). */
+  readonly ssh?: string;
+  /** `--node NAME`: a node-debug pod on that node. */
+  readonly node?: string;
+  readonly context?: string;
+  readonly namespace?: string;
+  readonly acceptNewHostKey?: boolean;
+  /** Debug pod image for `--node`. */
+  readonly image?: string;
 }
 
-/** An opened source: the transport, whether it is live, and the API objects text if any. */
+/** An opened source: the transport, whether it is live, and the API objects (text, or a live feed). */
 export interface OpenedSource {
   readonly transport: Transport;
   readonly live: boolean;
+  /** The API objects text when opened (for a live feed: its first list). */
   readonly apiText: string | undefined;
   readonly apiOrigin: string | undefined;
+  /** Live API objects (list + watch), for `--node` and `--ssh` with a kubeconfig. */
+  readonly api?: ApiFeed;
+  /** Runs the `where: cilium-agent` probes, when the node has a Cilium agent pod (or the bundle recorded them). */
+  readonly ciliumAgent?: Transport;
+}
+
+/** Hooks of {@link openSource}: where progress and warnings go (default: stderr). */
+export interface OpenHooks {
+  readonly progress?: (message: string) => void;
+}
+
+function kubeconfigPresent(): boolean {
+  const env = process.env['KUBECONFIG'];
+  if (env) return env.split(path.delimiter).some((f) => f !== '' && existsSync(f));
+  return existsSync(path.join(os.homedir(), '.kube', 'config'));
+}
+
+/** The Node of `api` owning one of `names` as an address or name (an SSH host rarely knows its Node name). */
+function nodeNameFor(api: ClusterApi, names: readonly string[]): string | undefined {
+  const list = JSON.parse(api.text()) as { items: { kind: string; metadata: { name: string } }[] };
+  for (const n of list.items.filter((o) => o.kind === 'Node')) {
+    const facts = api.node(n.metadata.name);
+    if (names.includes(n.metadata.name) || facts?.addresses.some((a) => names.includes(a.address))) return n.metadata.name;
+  }
+  return undefined;
+}
+
+/** Closes everything a source opened (transport, Cilium agent transport, API watches). */
+export async function closeSource(source: OpenedSource): Promise<void> {
+  await source.transport.close();
+  await source.ciliumAgent?.close();
+  await source.api?.close();
 }
 
 /**
- * Opens the source the options name. Throws `UserError` for contradictory options
- * or an unreadable `--api-file`, and what {@link ReplayTransport} throws for a bad bundle.
+ * Opens the source the options name. Throws `UserError` for contradictory options, an
+ * unreadable `--api-file`, a refused host key, RBAC denials and the like; what
+ * {@link ReplayTransport} throws for a bad bundle; `TransportError` when a live
+ * source cannot be reached.
  */
-export function openSource(options: SourceOptions): OpenedSource {
-  const chosen = [options.local || options.netns ? 'local' : null, options.replay ? 'replay' : null].filter(Boolean);
-  if (chosen.length > 1) throw new UserError('choose one source: --local/--netns or --replay');
+export async function openSource(options: SourceOptions, hooks: OpenHooks = {}): Promise<OpenedSource> {
+  const progress = hooks.progress ?? ((m: string) => process.stderr.write(`nodescope: ${m}\n`));
+  const chosen = [
+    options.local || options.netns ? '--local/--netns' : null,
+    options.replay ? '--replay' : null,
+    options.ssh ? '--ssh' : null,
+    options.node ? '--node' : null,
+  ].filter((x): x is string => x !== null);
+  if (chosen.length > 1) throw new UserError(`choose one source, not ${chosen.join(' and ')}`, 'one of --local/--netns, --replay, --ssh, --node');
   let apiText: string | undefined;
   let apiOrigin: string | undefined;
   if (options.apiFile) {
@@ -43,10 +102,66 @@ export function openSource(options: SourceOptions): OpenedSource {
   if (options.local || options.netns) {
     return { transport: new LocalTransport({ ...(options.netns ? { netns: options.netns } : {}) }), live: true, apiText, apiOrigin };
   }
+  if (options.node) return openNode(options, options.node, apiText, apiOrigin, progress);
+  if (options.ssh) return openSshSource(options, options.ssh, apiText, apiOrigin, progress);
   const replay = new ReplayTransport(options.replay ?? defaultCaptureDir());
   if (apiText === undefined) {
     apiText = replay.apiText();
     apiOrigin = replay.bundle.manifest.api ? `${replay.bundle.dir}/${replay.bundle.manifest.api.file}` : undefined;
   }
-  return { transport: replay, live: false, apiText, apiOrigin };
+  // A bundle that recorded Cilium agent probes replays them through the same transport.
+  const recordedAgent = replay.bundle.manifest.probes.some((p) => ['cilium-status', 'cilium-service-list', 'cilium-bpf-lb-list'].includes(p.id));
+  return { transport: replay, live: false, apiText, apiOrigin, ...(recordedAgent ? { ciliumAgent: replay } : {}) };
+}
+
+async function openNode(options: SourceOptions, node: string, apiText: string | undefined, apiOrigin: string | undefined, progress: (m: string) => void): Promise<OpenedSource> {
+  const kube = loadKube({ ...(options.context ? { context: options.context } : {}), ...(options.namespace ? { namespace: options.namespace } : {}) });
+  // The API first: an RBAC problem stops before a pod exists.
+  const api = apiText === undefined ? await ClusterApi.open(kube) : undefined;
+  try {
+    const transport = await openKubectlDebug({ kube, node, ...(options.image ? { image: options.image } : {}), onProgress: progress });
+    const ciliumAgent = await findCiliumAgent(kube, node).catch(() => undefined);
+    return {
+      transport,
+      live: true,
+      apiText: api ? api.text() : apiText,
+      apiOrigin: api ? api.origin : apiOrigin,
+      ...(api ? { api } : {}),
+      ...(ciliumAgent ? { ciliumAgent } : {}),
+    };
+  } catch (e) {
+    await api?.close();
+    throw e;
+  }
+}
+
+async function openSshSource(options: SourceOptions, target: string, apiText: string | undefined, apiOrigin: string | undefined, progress: (m: string) => void): Promise<OpenedSource> {
+  const explicit = options.context !== undefined || options.namespace !== undefined;
+  let api: ClusterApi | undefined;
+  let kube: KubeContext | undefined;
+  if (apiText === undefined && (explicit || kubeconfigPresent())) {
+    try {
+      kube = loadKube({ ...(options.context ? { context: options.context } : {}), ...(options.namespace ? { namespace: options.namespace } : {}) });
+      api = await ClusterApi.open(kube);
+    } catch (e) {
+      if (explicit) throw e;
+      progress(`reading the node without API objects: ${(e as Error).message}`);
+    }
+  }
+  try {
+    const transport = await openSsh({ target, ...(options.acceptNewHostKey ? { acceptNewHostKey: true } : {}) });
+    const nodeName = api && kube ? nodeNameFor(api, [transport.endpoint.hostName, transport.endpoint.alias]) : undefined;
+    const ciliumAgent = nodeName && kube ? await findCiliumAgent(kube, nodeName).catch(() => undefined) : undefined;
+    return {
+      transport,
+      live: true,
+      apiText: api ? api.text() : apiText,
+      apiOrigin: api ? api.origin : apiOrigin,
+      ...(api ? { api } : {}),
+      ...(ciliumAgent ? { ciliumAgent } : {}),
+    };
+  } catch (e) {
+    await api?.close();
+    throw e;
+  }
 }
