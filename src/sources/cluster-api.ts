@@ -49,6 +49,8 @@ export interface ClusterApiOptions {
   readonly backoffMs?: number;
   /** Do not watch (one list only, e.g. for `capture`). */
   readonly watch?: boolean;
+  /** Server-side end of each watch, after which it is restarted from the last version (default 300–600 s, like client-go). */
+  readonly watchTimeoutSeconds?: number;
 }
 
 /** A Node's addresses and pod CIDRs, from `status.addresses` and `spec.podCIDR(s)`. */
@@ -173,7 +175,8 @@ export class ClusterApi implements ApiFeed {
         this.startWatch(resource, next);
       });
     };
-    const query = { resourceVersion: this.versions.get(resource), allowWatchBookmarks: true, ...this.selectors(resource) };
+    const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 * (1 + Math.random()));
+    const query = { resourceVersion: this.versions.get(resource), allowWatchBookmarks: true, timeoutSeconds, ...this.selectors(resource) };
     new Watch(this.kube.kc)
       .watch(collectionPath(resource, ns), query, onEvent, onDone)
       .then((controller) => {
