@@ -54,6 +54,7 @@ type JsonObject = Record<string, unknown>;
 const RAW_OBJECTS: ReadonlySet<string> = new Set([
   'flowtable', 'quota', 'limit', 'ct helper', 'ct timeout', 'ct expectation', 'synproxy', 'secmark', 'tunnel',
 ]);
+const COMMANDS: ReadonlySet<string> = new Set(['delete', 'destroy', 'flush', 'replace', 'list', 'reset', 'rename']);
 const TABLE_FLAGS: ReadonlySet<string> = new Set(['dormant', 'owner', 'persist']);
 const CHAIN_TYPES: ReadonlySet<string> = new Set(['filter', 'nat', 'route']);
 
@@ -175,6 +176,10 @@ class JsonWalker {
     const body = item[key];
     if (key === 'metainfo') return;
     if (key === 'add' || key === 'create' || key === 'insert') return this.item(body, `${path}.${key}`);
+    if (COMMANDS.has(key)) {
+      this.report('info', item, 'not-modelled', `${path}: "${key}" command ignored`);
+      return;
+    }
     if (!isObject(body)) throw new JsonShapeError(`"${key}" must be an object`);
     switch (key) {
       case 'table':
@@ -282,6 +287,8 @@ class JsonWalker {
       const stmt = statementOf(e, family);
       if (stmt.kind === 'unknown') {
         this.report('warning', item, 'unknown-statement', `expr[${i}] not modelled: ${stmt.raw}`);
+      } else if (hasUnknown(stmt)) {
+        this.report('warning', item, 'unknown-statement', `expr[${i}] has an expression not modelled: ${JSON.stringify(e)}`);
       }
       return stmt;
     } catch (err) {
@@ -363,4 +370,11 @@ class JsonWalker {
     table.objects.push({ kind, name: str(body, 'name'), raw: JSON.stringify(body), ...(handle !== undefined && { handle }) });
     if (kind !== 'flowtable') this.report('info', item, 'not-modelled', `${kind} ${str(body, 'name')} kept as JSON`);
   }
+}
+
+/** Whether a statement holds an `unknown` expression anywhere inside. */
+function hasUnknown(x: unknown): boolean {
+  if (typeof x !== 'object' || x === null) return false;
+  if ((x as { kind?: unknown }).kind === 'unknown') return true;
+  return Object.values(x).some(hasUnknown);
 }
