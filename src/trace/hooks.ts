@@ -152,7 +152,9 @@ function rulesetFamily(ruleset: IptablesRuleset): PacketFamily {
 
 /**
  * The nft table iptables-nft keeps for `table` of `ruleset`: same family (ip/ip6), same
- * name, and every chain of the iptables table present in it. Null for legacy dumps.
+ * name, and every user chain of the iptables table present in it. Built-in chains may be
+ * missing: iptables-nft registers a base chain only once it is used, while
+ * iptables-nft-save prints every built-in chain of a table. Null for legacy dumps.
  */
 export function iptablesNftTwin(ruleset: IptablesRuleset, table: IptablesTableName, nft: NftRuleset | undefined): NftTable | null {
   if (!nft || !mayBeNfTables(ruleset)) return null;
@@ -162,7 +164,7 @@ export function iptablesNftTwin(ruleset: IptablesRuleset, table: IptablesTableNa
   const tbl = ruleset.tables.find((t) => t.name === table);
   if (!tbl) return null;
   const names = new Set(twin.chains.map((c) => c.name));
-  return tbl.chains.every((c) => names.has(c.name)) ? twin : null;
+  return tbl.chains.every((c) => c.builtin || names.has(c.name)) ? twin : null;
 }
 
 const planCache = new WeakMap<TraceInput, Map<string, HookPlan>>();
@@ -199,6 +201,7 @@ export function hookPlan(input: TraceInput, hook: NetfilterHook, family: PacketF
       for (const chain of tbl.chains) {
         if (!chain.builtin || chainHook(chain.name) !== hook) continue;
         const nftChain = twin?.chains.find((c) => c.name === chain.name) ?? null;
+        if (twin && !nftChain?.base) continue; // printed by iptables-nft-save, but not registered in the kernel
         const priority = nftChain?.base?.priority ?? placement.priority[hook];
         const type = nftChain?.base?.type ?? placement.type[hook];
         if (priority === undefined || type === undefined) continue; // a chain this table does not have at this hook
