@@ -1,0 +1,213 @@
+/**
+ * The kubectl-debug source against the recorded API server, whose pod exec runs for
+ * real inside the lab's node namespace (so `chroot /host iptables-save` reads the lab
+ * node's rules): the pod it creates has the shape `kubectl debug node/… --profile=sysadmin`
+ * gives (checked against the real kubectl), panes' snapshot is filled (Services and
+ * iptables rules), the pod is deleted on close, after SIGINT and after an error thrown in
+ * the real binary, RBAC denials name verb and resource, and leftovers are swept.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UserError } from '../../src/errors.js';
+import { packageRoot } from '../../src/paths.js';
+import { loadSnapshot } from '../../src/session.js';
+import { MANAGED_BY_LABEL, OWNER_ANNOTATION, PID_ANNOTATION, localOwner } from '../../src/sources/k8s-debug-pod.js';
+import { closeSource, openSource, type OpenedSource } from '../../src/sources/open.js';
+import { startApiServer, type ApiServerHandle, type K8sObject } from '../api-server/index.js';
+import { labAvailable } from '../helpers/lab.js';
+import { LAB_SCENARIO, labDown, labUp, type LabHandle } from './lab.js';
+
+const PREFIX = 'nkd-';
+const canRun = labAvailable(['ip', 'nft', 'iptables-restore', 'curl', 'dnsmasq', 'conntrack', 'sysctl', 'openssl']);
+const NODE = LAB_SCENARIO.nodeName;
+const CLI = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+const haveKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
+
+let lab: LabHandle;
+let server: ApiServerHandle;
+let home: string;
+const savedKubeconfig = process.env['KUBECONFIG'];
+
+const ours = (s: ApiServerHandle = server) => s.pods().filter((p) => p.metadata.labels?.[MANAGED_BY_LABEL] === 'nodescope');
+const quiet = { progress: () => undefined };
+
+async function until(what: string, ok: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** Runs the built CLI with the test server's kubeconfig; resolves with exit code and output. */
+function cli(args: string[], s: ApiServerHandle = server, onStart?: (pid: number) => void): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, KUBECONFIG: s.kubeconfigPath, HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('spawn', () => onStart?.(child.pid!));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  if (!canRun) return;
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: build first (npx tsc -p . — npm test does)`);
+  lab = await labUp('iptables', { prefix: PREFIX });
+  server = await startApiServer({ objectsFile: lab.apiObjectsPath, netns: lab.names.node, podStartDelayMs: 200 });
+  process.env['KUBECONFIG'] = server.kubeconfigPath;
+  home = mkdtempSync(path.join(tmpdir(), 'nodescope-kd-home-'));
+}, 120_000);
+
+afterAll(async () => {
+  if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
+  else process.env['KUBECONFIG'] = savedKubeconfig;
+  if (!canRun) return;
+  await server?.close();
+  await labDown({ prefix: PREFIX });
+  rmSync(home, { recursive: true, force: true });
+}, 60_000);
+
+describe.runIf(canRun)('kubectl-debug source', () => {
+  it('creates the debug pod, fills the snapshot from the node and the API, and deletes the pod on close', async () => {
+    const progress: string[] = [];
+    const source = await openSource({ node: NODE }, { progress: (m) => progress.push(m) });
+    let closed = false;
+    try {
+      expect(source.transport.kind).toBe('kubectl-debug');
+      expect(ours()).toHaveLength(1);
+      const pod = ours()[0]!;
+      expect(pod['spec']).toMatchObject({
+        nodeName: NODE, hostNetwork: true, hostPID: true, hostIPC: true, restartPolicy: 'Never', tolerations: [{ operator: 'Exists' }],
+        volumes: [{ name: 'host-root', hostPath: { path: '/' } }],
+        containers: [{ name: 'debugger', image: 'busybox:1.36.1', securityContext: { privileged: true }, volumeMounts: [{ name: 'host-root', mountPath: '/host' }] }],
+      });
+      expect(pod.metadata.annotations?.[OWNER_ANNOTATION]).toBe(localOwner());
+      expect(progress.some((m) => m.endsWith('Running'))).toBe(true);
+
+      const { snapshot, runs } = await loadSnapshot({ transport: source.transport, live: true, ...(source.api ? { api: source.api } : {}) });
+      const ipt = runs.find((r) => r.id === 'iptables-save')!;
+      expect(ipt.result.argv.slice(0, 4)).toEqual(['chroot', '/host', 'env', 'LC_ALL=C']);
+      expect(snapshot.iptables?.value?.tables.some((t) => t.chains.some((c) => c.name === 'KUBE-SERVICES'))).toBe(true);
+      expect(snapshot.api?.value?.services.map((s) => s.meta.name).sort()).toEqual(LAB_SCENARIO.services.map((s) => s.name).sort());
+      expect(snapshot.meta.node).toBe(NODE);
+      await closeSource(source);
+      closed = true;
+      expect(ours()).toEqual([]);
+    } finally {
+      if (!closed) await closeSource(source);
+    }
+  });
+
+  it.runIf(haveKubectl)('the pod has the fields kubectl debug node/… --profile=sysadmin sets', async () => {
+    // Asynchronously: the API server runs in this process and must keep answering.
+    const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+      const child = spawn('kubectl', ['--cache-dir', path.join(home, 'kcache'), 'debug', `node/${NODE}`, '--image=busybox:1.36.1', '--profile=sysadmin', '--', 'true'], { env: { ...process.env, HOME: home } });
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stderr }));
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const theirs = server.pods().find((p) => p.metadata.name?.startsWith(`node-debugger-${NODE}-`)) as K8sObject;
+    server.remove({ kind: 'Pod', namespace: 'default', name: theirs.metadata.name! });
+    const source = await openSource({ node: NODE }, quiet);
+    const mine = ours()[0]!;
+    await closeSource(source);
+    const shape = (p: K8sObject) => {
+      const spec = p['spec'] as Record<string, unknown> & { containers: Record<string, unknown>[] };
+      const c = spec.containers[0]!;
+      return {
+        pod: Object.fromEntries(['nodeName', 'hostNetwork', 'hostPID', 'hostIPC', 'restartPolicy', 'tolerations', 'volumes'].map((k) => [k, spec[k]])),
+        container: Object.fromEntries(['image', 'securityContext', 'volumeMounts'].map((k) => [k, c[k]])),
+      };
+    };
+    expect(shape(mine)).toEqual(shape(theirs));
+  });
+
+  it('a 403 on create pods or on pods/exec is a UserError naming it, and no pod stays', async () => {
+    server.setForbidden([{ verb: 'create', resource: 'pods' }]);
+    try {
+      const e = await openSource({ node: NODE }, quiet).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(UserError);
+      expect((e as UserError).message).toMatch(/"create" on "pods" in namespace "default"/);
+    } finally {
+      server.setForbidden([]);
+    }
+    server.setForbidden([{ verb: 'create', resource: 'pods/exec' }]);
+    let source: OpenedSource | undefined;
+    try {
+      source = await openSource({ node: NODE }, quiet);
+      const e = await loadSnapshot({ transport: source.transport, live: true }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(UserError);
+      expect((e as UserError).message).toMatch(/"create" on "pods\/exec"/);
+    } finally {
+      server.setForbidden([]);
+      if (source) await closeSource(source);
+    }
+    expect(ours()).toEqual([]);
+  });
+
+  it('an unknown node is a UserError before any pod exists', async () => {
+    await expect(openSource({ node: 'no-such-node' }, quiet)).rejects.toBeInstanceOf(UserError);
+    expect(ours()).toEqual([]);
+  });
+
+  it('at start, deletes its own leftover from a dead process and an ended one, and leaves a colleague\'s running pod', async () => {
+    const dead = spawnSync('true').pid!;
+    const leftover = (name: string, owner: string, pid: number, phase = 'Running') => ({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name, namespace: 'default', labels: { [MANAGED_BY_LABEL]: 'nodescope' }, annotations: { [OWNER_ANNOTATION]: owner, [PID_ANNOTATION]: String(pid) } },
+      spec: { nodeName: NODE, containers: [{ name: 'debugger', image: 'busybox:1.36.1' }] },
+      status: { phase },
+    });
+    server.upsert(leftover('nodescope-old-mine', localOwner(), dead));
+    server.upsert(leftover('nodescope-old-ended', 'someone@elsewhere', 1, 'Failed'));
+    server.upsert(leftover('nodescope-colleague', 'someone@elsewhere', 1));
+    const progress: string[] = [];
+    const source = await openSource({ node: NODE }, { progress: (m) => progress.push(m) });
+    await closeSource(source);
+    expect(ours().map((p) => p.metadata.name)).toEqual(['nodescope-colleague']);
+    expect(progress.filter((m) => /leftover|alone/.test(m)).sort()).toEqual([
+      'deleted leftover debug pod default/nodescope-old-ended: it already ended (Failed)',
+      `deleted leftover debug pod default/nodescope-old-mine: its nodescope (pid ${dead} on this machine) is gone`,
+      'left debug pod default/nodescope-colleague alone: it belongs to someone@elsewhere',
+    ]);
+    server.remove({ kind: 'Pod', namespace: 'default', name: 'nodescope-colleague' });
+  });
+
+  it('the real binary: show rules --node prints the node\'s rules and deletes its pod', async () => {
+    const r = await cli(['show', 'rules', '--node', NODE]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('KUBE-SERVICES');
+    expect(ours()).toEqual([]);
+  });
+
+  it('the real binary deletes its pod after an error thrown mid-run', async () => {
+    const r = await cli(['show', 'rules', '--node', NODE, '--bpf-root', 'not a path']);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('invalid bpfRoot');
+    expect(server.requests().some((q) => q.method === 'POST' && q.path === '/api/v1/namespaces/default/pods')).toBe(true);
+    expect(ours()).toEqual([]);
+  });
+
+  it('the real binary deletes its pod after SIGINT', async () => {
+    const slow = await startApiServer({ objectsFile: lab.apiObjectsPath, netns: lab.names.node, podStartDelayMs: 60_000 });
+    try {
+      let pid = 0;
+      const done = cli(['show', 'rules', '--node', NODE], slow, (p) => (pid = p));
+      await until('the debug pod to exist', () => ours(slow).length === 1);
+      process.kill(pid, 'SIGINT');
+      const r = await done;
+      expect(r.code).toBe(130);
+      expect(ours(slow)).toEqual([]);
+      expect(slow.requests().some((q) => q.method === 'DELETE' && q.path.startsWith('/api/v1/namespaces/default/pods/nodescope-'))).toBe(true);
+    } finally {
+      await slow.close();
+    }
+  });
+});
