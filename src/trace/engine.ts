@@ -16,6 +16,7 @@
 import type { NetfilterHook } from '../model/iptables.js';
 import { endpointText, WalkContext, WalkPacket, type BranchChoice, type ChainOutcome } from './context.js';
 import { existingFlow, newFlowEntry, replyTupleOf, tupleOf } from './conntrack.js';
+import { tupleText } from './describe.js';
 import { hookPlan } from './hooks.js';
 import type { TraceInput } from './input.js';
 import { resolveEntry, type PacketSpec } from './packet.js';
@@ -154,11 +155,12 @@ function replyOf(ct: TraceConntrack | null, direction: 'original' | 'reply' | nu
   const sent = ct.reply;
   const received = { ...swap(ct.original), icmpType: ct.reply.icmpType };
   const parts: string[] = [];
-  if (ct.dnat) parts.push(`its source ${endpointText(sent.src, sent.sport)} becomes ${endpointText(received.src, received.sport)} again (reverse DNAT, on the way in)`);
-  if (ct.snat) parts.push(`its destination ${endpointText(sent.dst, sent.dport ?? 0).replace(':0', ':<random port>')} becomes ${endpointText(received.dst, received.dport)} (reverse SNAT)`);
+  const ends = (t: TraceTuple) => tupleText(t).split(' → ') as [string, string];
+  if (ct.dnat) parts.push(`its source ${ends(sent)[0]} becomes ${ends(received)[0]} again (reverse DNAT)`);
+  if (ct.snat) parts.push(`its destination ${ends(sent)[1]} becomes ${ends(received)[1]} (reverse SNAT)`);
   const reason = parts.length
-    ? `the reply ${endpointText(sent.src, sent.sport)} → ${endpointText(sent.dst, sent.dport)} matches the flow's reply tuple; conntrack rewrites it: ${parts.join('; ')}`
-    : `the reply ${endpointText(sent.src, sent.sport)} → ${endpointText(sent.dst, sent.dport)} matches the flow's reply tuple and is not rewritten`;
+    ? `the reply ${tupleText(sent)} matches the flow's reply tuple; conntrack rewrites it: ${parts.join('; ')}`
+    : `the reply ${tupleText(sent)} matches the flow's reply tuple and is not rewritten`;
   return { sent, received, reason };
 }
 

@@ -71,7 +71,7 @@ function evalMatch(ctx: WalkContext, table: NftTable, s: NftMatchStmt): StmtResu
   const what = formatExpr(s.left);
   if (isStop(left)) return left.stop === 'absent' ? { kind: 'failed', text: left.why } : { kind: 'unsupported', text: left.why };
   const types = keyTypesOf(s.left);
-  const shown = `${what} ${showValue(left, s.left)}`;
+  const shown = s.left.kind === 'binop' ? `(${what}) = ${showValue(left, s.left)}` : `${what} ${showValue(left, s.left)}`;
   const right = s.right;
   if (right.kind === 'setref' || right.kind === 'set') {
     if (s.op !== '==' && s.op !== '!=') return { kind: 'unsupported', text: `${s.op} with a set` };

@@ -1,0 +1,62 @@
+/**
+ * Short words for a walk, shared by `nodescope trace -o text` and the Step pane: the
+ * packet header on one line, where a step happened, its mark (✓ matched, ✗ not), and
+ * branch probabilities. Pure text; no colours, no terminal widths.
+ */
+import type { PacketHeader, TraceBranch, TraceStep, TraceTuple } from './types.js';
+import { endpointText } from './context.js';
+
+/** `tcp 10.244.0.9:43210 → 10.96.12.34:80 [syn] mark 0x4000 ct new iif cali… oif eth0`. */
+export function formatHeader(h: PacketHeader): string {
+  const src = h.randomSport ? `${h.src}:<random>` : endpointText(h.src, h.sport);
+  const parts = [`${h.proto} ${src} → ${endpointText(h.dst, h.dport)}`];
+  if (h.proto === 'tcp' && h.tcpFlags.length) parts.push(`[${h.tcpFlags.join(',')}]`);
+  if (h.icmpType !== null) parts.push(`type ${h.icmpType} code ${h.icmpCode ?? 0} id ${h.icmpId ?? 0}`);
+  if (h.mark !== 0) parts.push(`mark 0x${h.mark.toString(16)}`);
+  parts.push(`ct ${h.ct}`);
+  if (h.iif) parts.push(`iif ${h.iif}`);
+  if (h.oif) parts.push(`oif ${h.oif}`);
+  return parts.join(' ');
+}
+
+/** `src:port → dst:port` of a conntrack tuple (random ports as `<random>`). */
+export function tupleText(t: TraceTuple): string {
+  const port = (p: number | null, random: boolean) => (p === null ? (random ? '<random>' : null) : p);
+  const s = port(t.sport, t.icmpType === null);
+  const d = port(t.dport, t.icmpType === null);
+  return `${s === null ? t.src : s === '<random>' ? `${t.src}:<random>` : endpointText(t.src, s)} → ${d === null ? t.dst : d === '<random>' ? `${t.dst}:<random>` : endpointText(t.dst, d)}`;
+}
+
+/** Where a step happened: `prerouting nat/KUBE-SERVICES #3`, `routing`, `conntrack`. */
+export function stepPlace(s: TraceStep): string {
+  const hook = s.hook ?? '';
+  if (s.table !== null && s.chain !== null) {
+    const fam = s.backend === 'nft' ? `${s.family} ` : '';
+    return `${hook} ${fam}${s.table}/${s.chain}${s.ruleIndex !== null ? ` #${s.ruleIndex}` : ''}`.trim();
+  }
+  return `${hook} ${s.kind}`.trim();
+}
+
+/** ✓ for a matched rule, ✗ for one that did not match, ! for unsupported, · otherwise. */
+export function stepMark(s: TraceStep): string {
+  if (s.kind === 'unsupported') return '!';
+  if (s.matched === true) return '✓';
+  if (s.matched === false) return '✗';
+  return '·';
+}
+
+/** One line for a step: `prerouting nat/KUBE-SERVICES #2 ✓ jump KUBE-SVC-X: daddr … matches`. */
+export function stepLine(s: TraceStep): string {
+  const verdict = s.verdict && s.kind !== 'final' ? ` ${s.verdict}` : '';
+  return `${stepPlace(s)} ${stepMark(s)}${verdict}: ${s.reason}`;
+}
+
+/** A probability as a percentage with one decimal: 0.3333 → `33.3%`. */
+export function percent(p: number): string {
+  return `${(p * 100).toFixed(1)}%`;
+}
+
+/** One line per branch: `→ 2  33.3%  KUBE-SEP-X  10.244.0.31:8080` (arrow on the chosen one). */
+export function branchLines(branches: readonly TraceBranch[]): string[] {
+  return branches.map((b) => `${b.chosen ? '→' : ' '} ${b.index + 1} ${percent(b.probability).padStart(6)}  ${b.target}${b.endpoint ? `  ${b.endpoint}` : ''}`);
+}
