@@ -28,6 +28,7 @@ export { labSpawn, stopProcess } from './processes.js';
 export { clearProxyRules, labRulesText, loadProxyRules } from './rules.js';
 export { buildApiObjects, writeApiObjects } from './api-objects.js';
 export { LAB_SCENARIO } from './scenario.js';
+export type { LabDnsExtras } from './servers.js';
 export type { LabProcess, LabState, ProxyMode } from './state.js';
 
 /** A running lab instance. */
@@ -101,7 +102,7 @@ export async function labUp(mode: ProxyMode = 'iptables', options: LabOptions = 
           } catch {
             return false;
           }
-        });
+        }, options.dns);
       }
     }
     const apiObjectsPath = writeApiObjects(path.join(names.stateDir, 'api-objects.json'), scenario);

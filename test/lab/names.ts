@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { LabScenario, ScenarioPod } from '../../src/analysis/lab-scenario-types.js';
 import { UserError } from '../../src/errors.js';
 import { LAB_SCENARIO } from './scenario.js';
+import type { LabDnsExtras } from './servers.js';
 
 /** Root of all lab state directories. */
 export const LAB_STATE_ROOT = '/run/nodescope-lab';
@@ -21,6 +22,8 @@ export interface LabOptions {
   readonly prefix?: string;
   /** The scenario; default {@link LAB_SCENARIO}. */
   readonly scenario?: LabScenario;
+  /** Extra records for the DNS servers of the dns pods (see `LabDnsExtras` in servers.ts); default none. */
+  readonly dns?: LabDnsExtras;
 }
 
 /** The names of one lab instance. `pods` maps a pod `key` (`web-1`) to its namespace. */

@@ -118,19 +118,42 @@ export function dnsRecords(scenario: LabScenario): DnsRecord[] {
 }
 
 /**
- * SRV records of named ports, `_<port>._<proto>.<svc>.<ns>.svc.<domain>` → port on the
- * Service name (Kubernetes DNS spec §2.4.1, ClusterIP Services only).
+ * SRV records of named ports, `_<port>._<proto>.<svc>.<ns>.svc.<domain>`, with CoreDNS's
+ * priority 0 and weight ⌊100/n⌋ for n records of the name (kubernetes plugin
+ * `backend_lookup.go`; Kubernetes DNS spec §2.4.1):
+ * - ClusterIP Service: port on the Service name;
+ * - headless Service: one record per ready endpoint, the endpoint's port (targetPort) on
+ *   the endpoint's name ({@link dnsEndpointRecords}).
  */
-export function dnsSrvRecords(scenario: LabScenario): { name: string; target: string; port: number }[] {
+export function dnsSrvRecords(scenario: LabScenario): { name: string; target: string; port: number; priority: number; weight: number }[] {
+  return scenario.services.flatMap((s) => {
+    const fqdn = `${s.name}.${s.namespace}.svc.${scenario.clusterDomain}`;
+    return s.ports
+      .filter((p) => p.name !== '')
+      .flatMap((p) => {
+        const name = `_${p.name}._${p.protocol.toLowerCase()}.${fqdn}`;
+        if (s.clusterIP !== 'None') return [{ name, target: fqdn, port: p.port, priority: 0, weight: 100 }];
+        const ready = s.endpoints.filter((e) => e.ready);
+        return ready.map((e) => ({ name, target: `${endpointLabelOf(e.ip)}.${fqdn}`, port: p.targetPort, priority: 0, weight: Math.floor(100 / ready.length) }));
+      });
+  });
+}
+
+/** CoreDNS's name for an endpoint without hostname: its IPv4 address with dashes (`10-244-0-23`). */
+function endpointLabelOf(ip: string): string {
+  return ip.replaceAll('.', '-');
+}
+
+/**
+ * A records of a headless Service's ready endpoints, `<dashed-ip>.<svc>.<ns>.svc.<domain>`
+ * (CoreDNS answers them; the lab's endpoints have no `hostname`).
+ */
+export function dnsEndpointRecords(scenario: LabScenario): DnsRecord[] {
   return scenario.services
-    .filter((s) => s.clusterIP !== 'None')
+    .filter((s) => s.clusterIP === 'None')
     .flatMap((s) =>
-      s.ports
-        .filter((p) => p.name !== '')
-        .map((p) => ({
-          name: `_${p.name}._${p.protocol.toLowerCase()}.${s.name}.${s.namespace}.svc.${scenario.clusterDomain}`,
-          target: `${s.name}.${s.namespace}.svc.${scenario.clusterDomain}`,
-          port: p.port,
-        })),
+      s.endpoints
+        .filter((e) => e.ready)
+        .map((e) => ({ name: `${endpointLabelOf(e.ip)}.${s.name}.${s.namespace}.svc.${scenario.clusterDomain}`, addresses: [e.ip] })),
     );
 }

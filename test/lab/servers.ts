@@ -11,7 +11,7 @@ import type { LabScenario, ScenarioPod } from '../../src/analysis/lab-scenario-t
 import { nsExec } from './exec.js';
 import { LAB_STATE_ROOT, type LabNames } from './names.js';
 import { labSpawn, waitUntil } from './processes.js';
-import { dnsRecords, dnsSrvRecords } from './scenario.js';
+import { dnsEndpointRecords, dnsRecords, dnsSrvRecords, type DnsRecord } from './scenario.js';
 import type { LabProcess } from './state.js';
 
 /** Directory of the helper scripts shared by all lab instances. */
@@ -105,32 +105,49 @@ export async function startWebServer(names: LabNames, pod: ScenarioPod): Promise
 }
 
 /**
- * dnsmasq arguments serving the scenario's records: A records for every Service name
- * (headless → endpoint IPs), SRV for named ports, NXDOMAIN for any other name under the
- * cluster domain, TTL 5 s (CoreDNS kubernetes plugin default), queries logged to stderr.
+ * Extra records for the lab's DNS servers (tests that need more than the scenario):
+ * `records` are added; `overrides` replace the scenario's addresses of a name (a stale or
+ * wrong record); `cnames` are CNAME records (an ExternalName Service; dnsmasq answers a
+ * CNAME only when it knows the target, so give the target a record too).
  */
-export function dnsmasqArgs(scenario: LabScenario, listenIP: string): string[] {
+export interface LabDnsExtras {
+  readonly records?: readonly DnsRecord[];
+  readonly overrides?: readonly DnsRecord[];
+  readonly cnames?: readonly { readonly name: string; readonly target: string }[];
+}
+
+/**
+ * dnsmasq arguments serving the scenario's records: A records for every Service name
+ * (headless → endpoint IPs, plus each endpoint's own name), SRV for named ports (CoreDNS's
+ * priority and weight), NXDOMAIN for any other name under the cluster domain, TTL 5 s
+ * (CoreDNS kubernetes plugin default), queries logged to stderr; then `extras`.
+ */
+export function dnsmasqArgs(scenario: LabScenario, listenIP: string, extras: LabDnsExtras = {}): string[] {
   const args = [
     'dnsmasq', '--keep-in-foreground', '--conf-file=/dev/null', '--no-resolv', '--no-hosts',
     '--bind-interfaces', `--listen-address=${listenIP}`, '--port=53',
     `--local=/${scenario.clusterDomain}/`, '--local-ttl=5', '--log-queries', '--log-facility=-',
   ];
-  for (const rec of dnsRecords(scenario)) {
+  const overridden = new Map((extras.overrides ?? []).map((r) => [r.name, r]));
+  const records = [...dnsRecords(scenario), ...dnsEndpointRecords(scenario)].map((r) => overridden.get(r.name) ?? r);
+  for (const rec of [...records, ...(extras.records ?? [])]) {
     for (const ip of rec.addresses) args.push(`--host-record=${rec.name},${ip}`);
   }
-  for (const srv of dnsSrvRecords(scenario)) args.push(`--srv-host=${srv.name},${srv.target},${srv.port}`);
+  for (const srv of dnsSrvRecords(scenario)) args.push(`--srv-host=${srv.name},${srv.target},${srv.port},${srv.priority},${srv.weight}`);
+  for (const c of extras.cnames ?? []) args.push(`--cname=${c.name},${c.target}`);
   return args;
 }
 
-/** Starts dnsmasq in a dns pod; `ready` resolves once it answers on `pod.ip:53`. */
+/** Starts dnsmasq in a dns pod (with `extras`); `ready` resolves once it answers on `pod.ip:53`. */
 export async function startDnsServer(
   names: LabNames,
   pod: ScenarioPod,
   scenario: LabScenario,
   ready: (ns: string, ip: string) => Promise<boolean>,
+  extras: LabDnsExtras = {},
 ): Promise<LabProcess> {
   const ns = podNs(names, pod);
-  const proc = await labSpawn(names, `dns-${pod.key}`, ns, dnsmasqArgs(scenario, pod.ip));
+  const proc = await labSpawn(names, `dns-${pod.key}`, ns, dnsmasqArgs(scenario, pod.ip, extras));
   await waitUntil(`DNS server of ${pod.name}`, () => ready(ns, pod.ip));
   return proc;
 }

@@ -1,0 +1,52 @@
+/**
+ * Short texts of DNS results shared by the `show dns` report, `dig` and the DNS pane:
+ * names relative to the cluster zone, milliseconds, a reply's status word and the
+ * answer data in one cell. Language-neutral (protocol words only); the pane adds its
+ * translated words around them. Pure.
+ */
+import type { DnsExchange, DnsRecord } from '../model/dns.js';
+import { REPLY_OUTCOMES } from '../model/dns.js';
+
+/** `web.default.svc` for `web.default.svc.cluster.local` in zone `cluster.local`; other names unchanged. */
+export function relativeName(name: string, zone: string): string {
+  const n = name.replace(/\.$/, '');
+  const z = zone.replace(/\.$/, '');
+  return n.toLowerCase().endsWith(`.${z.toLowerCase()}`) ? n.slice(0, -(z.length + 1)) : n;
+}
+
+/** Milliseconds for display: one decimal under 100 ms (`1.2`), whole above (`3001`). */
+export function msText(ms: number): string {
+  return ms < 100 ? ms.toFixed(1) : String(Math.round(ms));
+}
+
+/** The reply's status: its RCODE (`NOERROR`, `NXDOMAIN`…) or, without a reply, the outcome upper-cased (`TIMEOUT`). */
+export function statusWord(e: DnsExchange): string {
+  return REPLY_OUTCOMES.has(e.outcome) && e.rcode ? e.rcode : e.outcome.toUpperCase();
+}
+
+/** One record's data for a cell: SRV/CNAME targets relative to the zone, CNAME as `→ target`. */
+export function recordCell(r: Pick<DnsRecord, 'type' | 'data'>, zone: string): string {
+  if (r.type === 'CNAME') return `→ ${relativeName(r.data, zone)}`;
+  if (r.type === 'SRV') {
+    const p = r.data.split(' ');
+    return `${p.slice(0, 3).join(' ')} ${relativeName(p.slice(3).join(' '), zone)}`;
+  }
+  return r.data;
+}
+
+/** The answer section in one cell (`10.96.12.34, 10.96.12.35`); `''` when there is none. */
+export function answersCell(e: DnsExchange, zone: string): string {
+  return e.answers.map((a) => recordCell(a, zone)).join(', ');
+}
+
+/** `a`/`b` comparison texts such as `A 10.96.0.10` with SRV/CNAME targets relative to the zone. */
+export function comparedCell(text: string | null, zone: string): string {
+  if (text === null) return '—';
+  const sp = text.indexOf(' ');
+  return sp === -1 ? text : `${text.slice(0, sp)} ${recordCell({ type: text.slice(0, sp), data: text.slice(sp + 1) }, zone).replace(/^→ /, '')}`;
+}
+
+/** The "no reply" sentence of an exchange: `TIMEOUT from 10.96.0.10:53 after 3001 ms (2 tries)`. */
+export function noReplyText(e: DnsExchange): string {
+  return `${statusWord(e)} from ${e.server}:${e.port} after ${msText(e.latencyMs)} ms (${e.tries} ${e.tries === 1 ? 'try' : 'tries'})${e.error && e.error !== 'timeout' ? `: ${e.error}` : ''}`;
+}

@@ -1,0 +1,95 @@
+/**
+ * `nodescope dig NAME [--type A|AAAA|SRV|CNAME] [--server IP]`: one question, asked the
+ * way the source reaches DNS (this process, the node's namespace, an SSH channel, a
+ * replay), printed in dig's layout (sections with `name. TTL IN TYPE data`) and, when the
+ * name is in the cluster zone and API objects are at hand, checked against the answer
+ * the kubernetes plugin should give. No search list: the name is asked as written.
+ */
+import { expectedAnswer, type DnsExpectOptions } from '../analysis/dns-expected.js';
+import { UserError } from '../errors.js';
+import type { DnsCheck, DnsExchange, DnsRecord } from '../model/dns.js';
+import type { ApiObjects } from '../model/k8s.js';
+import { toJson } from '../report/json.js';
+import { compareExchange, TTL_NOTE } from './compare.js';
+import { comparedCell, msText, noReplyText } from './describe.js';
+import { chooseServer } from './resolve.js';
+import { checkQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
+import { isQuestionType } from './wire.js';
+
+/**
+ * Options of {@link runDigCommand}: the name and type (default A), the server and port
+ * (default: the kube-dns Service's ClusterIP from `api`), the transport, the Corefile
+ * settings for the expected answer, the output format (default text), query options.
+ */
+export interface DigCommandOptions {
+  readonly name: string;
+  readonly type?: string;
+  readonly server?: string;
+  readonly port?: number;
+  readonly dns: DnsTransport;
+  readonly api?: ApiObjects | null;
+  readonly expect?: DnsExpectOptions;
+  readonly format?: 'text' | 'json';
+  readonly query?: DnsQueryOptions;
+}
+
+/** What `dig` found: the exchange and, when predictable, the comparison. */
+export interface DigResult {
+  readonly exchange: DnsExchange;
+  readonly check: DnsCheck | null;
+}
+
+/**
+ * Asks one question and returns it with its check. Throws `UserError` for an invalid
+ * name or type, or when there is no server to ask (no `--server`, no kube-dns Service).
+ */
+export async function dig(options: DigCommandOptions): Promise<DigResult> {
+  const type = (options.type ?? 'A').toUpperCase();
+  if (!isQuestionType(type)) throw new UserError(`--type ${options.type}: not a type nodescope asks`, 'use A, AAAA, SRV or CNAME');
+  const server = chooseServer(options.api ?? null, options.server, options.port);
+  const q = { server: server.address, port: server.port, qname: options.name, qtype: type };
+  checkQuery(q, options.query);
+  const exchange = await options.dns.query(q, options.query);
+  const expected = options.api ? expectedAnswer(options.api, options.name, type, options.expect) : null;
+  return { exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null };
+}
+
+const line = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' ? `${r.data}.` : r.type === 'SRV' ? `${r.data}.` : r.data}`;
+
+/** dig-like text of a result. */
+export function digText(r: DigResult, zone = 'cluster.local'): string {
+  const e = r.exchange;
+  const out = [`; <<>> nodescope dig <<>> ${e.qname} ${e.qtype} @${e.server} via ${e.via}`];
+  if (e.rcode === null || e.flags === null) {
+    out.push(`;; no reply: ${noReplyText(e)}`);
+  } else {
+    const flags = ['qr', ...(['aa', 'tc', 'rd', 'ra'] as const).filter((f) => e.flags?.[f])].join(' ');
+    out.push(`;; ->>HEADER<<- status: ${e.rcode}, flags: ${flags}; ANSWER: ${e.answers.length}, AUTHORITY: ${e.authorities.length}, ADDITIONAL: ${e.additionals.length}`);
+    out.push('', ';; QUESTION SECTION:', `;${e.qname}.\t\tIN\t${e.qtype}`);
+    for (const [title, list] of [['ANSWER', e.answers], ['AUTHORITY', e.authorities], ['ADDITIONAL', e.additionals]] as const) {
+      if (list.length > 0) out.push('', `;; ${title} SECTION:`, ...list.map(line));
+    }
+    out.push('', `;; Query time: ${msText(e.latencyMs)} msec over ${e.transport.toUpperCase()}${e.truncated ? ' (the UDP reply was truncated)' : ''}, ${e.tries} ${e.tries === 1 ? 'try' : 'tries'}`);
+  }
+  out.push(`;; SERVER: ${e.server}#${e.port}`, `;; WHEN: ${e.startedAt}`);
+  const c = r.check;
+  if (c && c.verdict !== 'unpredicted' && c.expectedRcode) {
+    out.push('', `;; EXPECTED from the API: ${c.expectedRcode} (${c.expectedReason}): ${c.verdict}`);
+    for (const x of c.records) out.push(`;;   ${x.verdict.padEnd(10)} expected ${comparedCell(x.expected, zone)}  got ${comparedCell(x.actual, zone)}`);
+    out.push(`;; ${TTL_NOTE}`);
+  }
+  return out.join('\n') + '\n';
+}
+
+/**
+ * `nodescope dig`: asks and renders (`text`, dig's layout; `json`, `{exchange, check}`).
+ * Throws like {@link dig}.
+ */
+export async function runDigCommand(options: DigCommandOptions): Promise<string> {
+  const r = await dig(options);
+  if (options.format === 'json') {
+    const { replyHex: _hex, ...exchange } = r.exchange;
+    return toJson({ exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false });
+  }
+  return digText(r, options.expect?.zone);
+}

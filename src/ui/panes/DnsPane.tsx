@@ -1,0 +1,233 @@
+/**
+ * The DNS pane: for the selected Service, every question asked of the cluster DNS
+ * server (names relative to the cluster zone) with the reply, the answer, the latency
+ * and the check against the API; below, the selected question's expected-vs-actual
+ * records; then the search expansion a pod sends for the Service's short names, step by
+ * step with real replies, and what `ndots` cost. A timeout or SERVFAIL is shown as such,
+ * with the server and the time spent.
+ */
+import { Box, Text } from 'ink';
+import React from 'react';
+import { answersCell, comparedCell, msText, relativeName, statusWord } from '../../dns/describe.js';
+import type { DnsCheck, DnsCheckVerdict, DnsExchange, DnsRecordVerdict, DnsSearchRun, ServiceDnsResult } from '../../model/dns.js';
+import { Table, type TableRow } from '../components/Table.js';
+import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { fitCell, type ColumnSpec } from '../text.js';
+import { theme, type ColorToken } from '../theme.js';
+
+/**
+ * What the pane shows: no API objects, no Service selected yet, a check in flight
+ * (`server` when known), a check that could not run, or the result.
+ */
+export type DnsPaneData =
+  | { readonly kind: 'no-api' }
+  | { readonly kind: 'no-service' }
+  | { readonly kind: 'loading'; readonly service: string; readonly server: string | null }
+  | { readonly kind: 'failed'; readonly service: string; readonly reason: string }
+  | { readonly kind: 'result'; readonly result: ServiceDnsResult };
+
+/** Props of {@link DnsPane}. `cursor`: the selected question; `height`: lines available. */
+export interface DnsPaneProps {
+  readonly data: DnsPaneData;
+  readonly width: number;
+  readonly height: number;
+  readonly focused: boolean;
+  readonly cursor: number;
+  readonly lang: Lang;
+}
+
+/**
+ * The pane's data from what the app knows: whether there are API objects, the selected
+ * Service (`ns/name`), the latest result for it, whether a check runs, its error.
+ * A result for another Service than the selected one is not shown.
+ */
+export function dnsPaneData(input: {
+  readonly hasApi: boolean;
+  readonly selectedService: string | null;
+  readonly result: ServiceDnsResult | null;
+  readonly loading: boolean;
+  readonly error: string | null;
+  readonly server?: string | null;
+}): DnsPaneData {
+  if (!input.hasApi) return { kind: 'no-api' };
+  const service = input.selectedService;
+  if (service === null) return { kind: 'no-service' };
+  if (input.error !== null) return { kind: 'failed', service, reason: input.error };
+  const r = input.result;
+  if (r && `${r.namespace}/${r.name}` === service && !input.loading) return { kind: 'result', result: r };
+  return { kind: 'loading', service, server: input.server ?? null };
+}
+
+/** Rows the cursor moves over (the questions). */
+export function dnsRowCount(data: DnsPaneData): number {
+  return data.kind === 'result' ? data.result.checks.length : 0;
+}
+
+const VERDICT_COLOR: Readonly<Record<DnsCheckVerdict, ColorToken>> = { ok: 'ok', mismatch: 'error', 'no-reply': 'warn', unpredicted: 'muted' };
+const RECORD_COLOR: Readonly<Record<DnsRecordVerdict, ColorToken>> = { match: 'ok', mismatch: 'error', missing: 'error', unexpected: 'error', upstream: 'muted' };
+
+/** One text line of the pane below the table. */
+interface Line {
+  readonly text: string;
+  readonly color?: ColorToken;
+  readonly bold?: boolean;
+}
+
+function columns(lang: Lang, width: number): ColumnSpec[] {
+  // At 80 columns `_http._tcp.<svc>.<ns>.svc` names and a server address both fit.
+  return [
+    { key: 'q', title: t(lang, 'dns.col.question'), flex: 13, minWidth: 12 },
+    { key: 't', title: t(lang, 'dns.col.type'), width: 5 },
+    { key: 'r', title: t(lang, 'dns.col.reply'), width: 9 },
+    { key: 'a', title: t(lang, 'dns.col.answer'), flex: width >= 100 ? 16 : 10, minWidth: 10 },
+    { key: 'm', title: t(lang, 'dns.col.ms'), width: 6, align: 'right' },
+    { key: 'c', title: t(lang, 'dns.col.check'), width: 9 },
+  ];
+}
+
+function triesText(lang: Lang, n: number): string {
+  return n === 1 ? t(lang, 'dns.try') : tf(lang, 'dns.tries', { n });
+}
+
+function outcomeWord(lang: Lang, e: DnsExchange): string {
+  return t(lang, `dns.outcome.${e.outcome}` as MessageKey);
+}
+
+function answerCell(lang: Lang, c: DnsCheck, zone: string): string {
+  const e = c.exchange;
+  if (c.verdict === 'no-reply') return tf(lang, 'dns.noReplyCell', { server: `${e.server}:${e.port}` });
+  return answersCell(e, zone) || t(lang, 'dns.nodata');
+}
+
+function checkRows(lang: Lang, r: ServiceDnsResult): TableRow[] {
+  return r.checks.map((c, i) => ({
+    key: `${c.qtype} ${c.qname} ${i}`,
+    cells: [
+      relativeName(c.qname, r.zone),
+      c.qtype,
+      c.verdict === 'no-reply' ? outcomeWord(lang, c.exchange) : statusWord(c.exchange),
+      answerCell(lang, c, r.zone),
+      msText(c.exchange.latencyMs),
+      t(lang, `dns.verdict.${c.verdict}` as MessageKey),
+    ],
+    color: VERDICT_COLOR[c.verdict],
+  }));
+}
+
+function detailLines(lang: Lang, c: DnsCheck | undefined, zone: string): Line[] {
+  if (!c) return [];
+  const e = c.exchange;
+  const qname = relativeName(c.qname, zone);
+  const tries = triesText(lang, e.tries);
+  const head = c.verdict === 'no-reply'
+    ? `${c.qtype} ${qname}: ${outcomeWord(lang, e)}`
+    : tf(lang, 'dns.detail', { qtype: c.qtype, qname, reply: statusWord(e), transport: e.transport.toUpperCase(), tries, ms: msText(e.latencyMs) });
+  const lines: Line[] = [{ text: head, color: VERDICT_COLOR[c.verdict], bold: true }];
+  if (c.verdict === 'no-reply') {
+    lines.push({ text: `  ${tf(lang, 'dns.noReply', { server: `${e.server}:${e.port}`, ms: msText(e.latencyMs), tries })}`, color: 'warn' });
+  }
+  if (e.truncated) lines.push({ text: `  ${t(lang, 'dns.truncated')}`, color: 'info' });
+  if (c.verdict === 'no-reply' && e.error && e.error !== 'timeout') lines.push({ text: `  ${e.error}`, color: 'warn' });
+  lines.push({
+    text: `  ${c.expectedRcode === null ? t(lang, 'dns.unpredictedLine') : tf(lang, 'dns.expectedLine', { rcode: c.expectedRcode, reason: c.expectedReason ?? '' })}`,
+    color: 'muted',
+  });
+  for (const x of c.records) {
+    const word = t(lang, `dns.record.${x.verdict}` as MessageKey);
+    const text = x.verdict === 'match' || x.verdict === 'upstream'
+      ? `  ${word}: ${comparedCell(x.actual ?? x.expected, zone)}`
+      : `  ${word}: ${t(lang, 'dns.want')} ${comparedCell(x.expected, zone)} · ${t(lang, 'dns.got')} ${comparedCell(x.actual, zone)}`;
+    lines.push({ text, color: RECORD_COLOR[x.verdict] });
+  }
+  return lines;
+}
+
+function stepName(qname: string, origin: 'as-is' | 'search', zone: string): string {
+  return origin === 'as-is' ? qname : relativeName(qname, zone);
+}
+
+function searchLines(lang: Lang, s: DnsSearchRun, zone: string): Line[] {
+  const lines: Line[] = [{
+    text: tf(lang, 'dns.search', { name: s.name, origin: t(lang, `dns.resolv.${s.resolvOrigin}` as MessageKey), ndots: s.ndots, server: s.nameserver }),
+    bold: true, color: 'accent',
+  }];
+  const names = s.steps.map((st) => stepName(st.qname, st.origin, zone));
+  const nameWidth = Math.max(0, ...names.map((n) => n.length));
+  s.steps.forEach((st, i) => {
+    const qs = st.exchanges.map((e) => `${e.qtype} ${REPLY_WORD(lang, e).padEnd(8)}`).join('  ');
+    lines.push({
+      text: `  ${String(i + 1).padStart(2)} ${names[i]!.padEnd(nameWidth)}  ${qs}  ${msText(st.elapsedMs).padStart(5)} ms`,
+      color: st.outcome === 'answer' ? 'ok' : st.outcome === 'timeout' || st.outcome === 'servfail' || st.outcome === 'refused' ? 'warn' : 'muted',
+    });
+  });
+  const totals = { queries: s.queries, ms: msText(s.elapsedMs) };
+  lines.push(s.answeredBy
+    ? { text: `  ${tf(lang, 'dns.answeredBy', { ...totals, qname: stepName(s.answeredBy, s.steps[s.steps.length - 1]?.origin ?? 'search', zone) })}` }
+    : { text: `  ${tf(lang, 'dns.notAnswered', { ...totals, reason: s.stopReason })}`, color: 'warn' });
+  if (s.incomplete) lines.push({ text: `  ${t(lang, 'dns.incomplete')}`, color: 'warn' });
+  if (s.wastedQueries > 0) lines.push({ text: `  ${tf(lang, 'dns.ndotsCost', { ndots: s.ndots, wasted: s.wastedQueries, queries: s.queries })}`, color: 'warn' });
+  return lines;
+}
+
+function REPLY_WORD(lang: Lang, e: DnsExchange): string {
+  return e.rcode ?? outcomeWord(lang, e);
+}
+
+function Lines({ lines, width }: { readonly lines: readonly Line[]; readonly width: number }): React.JSX.Element {
+  return (
+    <>
+      {lines.map((l, i) => (
+        <Text key={i} color={l.color ? theme[l.color] : undefined} bold={l.bold}>
+          {fitCell(l.text, width)}
+        </Text>
+      ))}
+    </>
+  );
+}
+
+function message(text: string, width: number, color: ColorToken = 'muted'): React.JSX.Element {
+  return (
+    <Box flexDirection="column">
+      <Text color={theme[color]}>{fitCell(text, width)}</Text>
+    </Box>
+  );
+}
+
+/** Renders the pane. */
+export function DnsPane({ data, width, height, focused, cursor, lang }: DnsPaneProps): React.JSX.Element {
+  switch (data.kind) {
+    case 'no-api':
+      return message(t(lang, 'dns.noApi'), width);
+    case 'no-service':
+      return message(t(lang, 'dns.noService'), width);
+    case 'loading':
+      return message(tf(lang, 'dns.asking', { server: data.server ?? 'DNS', service: data.service }), width);
+    case 'failed':
+      return message(tf(lang, 'dns.failed', { service: data.service, reason: data.reason }), width, 'error');
+    case 'result':
+      break;
+  }
+  const r = data.result;
+  const source = t(lang, `dns.source.${r.server.source}` as MessageKey);
+  const head: Line[] = [
+    { text: `${r.namespace}/${r.name} · ${r.fqdn} · ${tf(lang, 'dns.relative', { zone: r.zone })}`, bold: true, color: 'accent' },
+    { text: tf(lang, 'dns.server', { server: `${r.server.address}:${r.server.port}`, source, via: r.via }), color: 'muted' },
+  ];
+  const detail = detailLines(lang, r.checks[Math.min(cursor, r.checks.length - 1)], r.zone);
+  const rest: Line[] = [];
+  for (const s of r.searches) rest.push(...searchLines(lang, s, r.zone));
+  if (!r.serviceExists) rest.push({ text: t(lang, 'dns.noSuchService'), color: 'warn' });
+  rest.push({ text: t(lang, 'dns.ttlNote'), color: 'muted' });
+  // The table keeps at least two rows; the lines below it give way first.
+  const fixed = head.length + 1 + detail.length;
+  const tableRows = Math.max(Math.min(2, r.checks.length), Math.min(r.checks.length, height - fixed - rest.length));
+  const room = Math.max(0, height - head.length - 1 - tableRows);
+  const below = [...detail, ...rest].slice(0, room);
+  return (
+    <Box flexDirection="column">
+      <Lines lines={head} width={width} />
+      <Table columns={columns(lang, width)} rows={checkRows(lang, r)} cursor={cursor} width={width} height={tableRows} focused={focused} />
+      <Lines lines={below} width={width} />
+    </Box>
+  );
+}
