@@ -1,10 +1,18 @@
 /**
  * The replay transport: a real {@link Transport} that answers each catalog argv
  * with what a capture bundle recorded for it. An argv the bundle never ran is
- * answered as "missing" (not captured), like a binary absent on a node.
+ * answered as "missing" (not captured), like a binary absent on a node — except that
+ * the same catalog argv with another `{bpfRoot}` (a capture made with `--bpf-root DIR`)
+ * is answered with that recording: where the node keeps its maps was fixed when it was
+ * captured.
  */
-import { readBundle, readBundleFile, type Bundle } from './bundle.js';
+import { readBundle, readBundleFile, type Bundle, type ManifestProbe } from './bundle.js';
+import { catalog } from './catalog.js';
+import { matchesTemplate, probeForArgv } from './ssh-command.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
+
+/** Parameters that say where the node keeps things (not what to ask): a capture fixes them. */
+const NODE_LAYOUT_PARAMS: ReadonlySet<string> = new Set(['bpfRoot']);
 
 /** Replays a capture bundle directory. Throws like {@link readBundle}. */
 export class ReplayTransport implements Transport {
@@ -19,7 +27,7 @@ export class ReplayTransport implements Transport {
 
   async exec(argv: readonly string[], _options: ExecOptions): Promise<ExecResult> {
     const key = JSON.stringify(argv);
-    const entry = this.bundle.manifest.probes.find((p) => JSON.stringify(p.argv) === key);
+    const entry = this.bundle.manifest.probes.find((p) => JSON.stringify(p.argv) === key) ?? this.sameTemplate(argv);
     if (!entry) {
       return { argv: [...argv], stdout: '', stderr: 'not in this capture\n', exitCode: null, missing: true, startedAt: this.bundle.manifest.capturedAt, durationMs: 0 };
     }
@@ -33,6 +41,19 @@ export class ReplayTransport implements Transport {
       ...(entry.status === 'missing' ? { missing: true } : {}),
       ...(entry.status === 'timeout' ? { timedOut: true } : {}),
     };
+  }
+
+  /**
+   * The recorded run of `argv`'s catalog template (same probe, same argv or alternative)
+   * with other values of {@link NODE_LAYOUT_PARAMS} only — never a question's parameters.
+   */
+  private sameTemplate(argv: readonly string[]): ManifestProbe | undefined {
+    const cat = catalog();
+    const probe = probeForArgv(argv, cat);
+    const template = probe && [probe.argv, ...probe.alternatives].find((t) => matchesTemplate(t, argv, cat));
+    const params = [...(template ?? []).join(' ').matchAll(/\{([A-Za-z][A-Za-z0-9]*)\}/g)].map((m) => m[1]!);
+    if (!probe || !template || params.length === 0 || !params.every((p) => NODE_LAYOUT_PARAMS.has(p))) return undefined;
+    return this.bundle.manifest.probes.find((p) => p.id === probe.id && matchesTemplate(template, p.argv, cat));
   }
 
   /** The API objects text of the bundle, or undefined when it has none. */

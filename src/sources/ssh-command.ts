@@ -35,7 +35,7 @@ function escapeRegExp(s: string): string {
 }
 
 /** True when `argv` is `template` with its `{param}` placeholders filled by values matching the params' patterns. */
-function matchesTemplate(template: readonly string[], argv: readonly string[], cat: Catalog): boolean {
+export function matchesTemplate(template: readonly string[], argv: readonly string[], cat: Catalog): boolean {
   if (template.length !== argv.length) return false;
   return template.every((t, i) => {
     const a = argv[i]!;

@@ -138,6 +138,16 @@ function containerPorts(pod: ScenarioPod): Json {
   return [];
 }
 
+/**
+ * A pod whose endpoint is terminating is being deleted: the API server set its
+ * deletionTimestamp (deletion time + grace period; here one hour after creation, 30 s grace).
+ */
+function deletionOf(s: LabScenario, pod: ScenarioPod): Record<string, Json> {
+  const terminating = s.services.some((svc) => svc.endpoints.some((e) => e.podName === pod.name && e.terminating));
+  if (!terminating) return {};
+  return { deletionGracePeriodSeconds: 30, deletionTimestamp: new Date(Date.parse(s.createdAt) + 3_630_000).toISOString().replace('.000Z', 'Z') };
+}
+
 function podObject(s: LabScenario, pod: ScenarioPod, rv: Versions): Json {
   const node = s.nodes.find((n) => n.name === pod.nodeName);
   const container = pod.role === 'dns' ? 'coredns' : pod.role === 'web' ? 'web' : 'client';
@@ -153,6 +163,7 @@ function podObject(s: LabScenario, pod: ScenarioPod, rv: Versions): Json {
     kind: 'Pod',
     metadata: {
       creationTimestamp: t,
+      ...deletionOf(s, pod),
       ...(pod.replicaSet !== undefined ? { generateName: `${pod.replicaSet}-` } : {}),
       labels: { ...pod.labels },
       name: pod.name,

@@ -10,8 +10,11 @@
  * the NUL), so `bpftool map show` reports `cilium_lb4_serv`; the pin path keeps the full
  * name, which is why nodescope identifies maps by pin path (see `kernelMapName`).
  *
- * Needs root and bpftool; mounts bpffs at /sys/fs/bpf when it is not mounted. Everything it
- * creates is under `root` and `removeLabCiliumMaps` deletes exactly that.
+ * Needs root and bpftool; mounts bpffs at `bpffs` (default /sys/fs/bpf) when it is not
+ * mounted. Everything it creates is under `root` and `removeLabCiliumMaps` deletes exactly that.
+ * The lab's Cilium mode pins under its own bpffs mount in the state directory: `ip netns exec`
+ * mounts a fresh sysfs on /sys, which hides /sys/fs/bpf from commands run in the node
+ * namespace (checked with iproute2 6.1), while other mounts stay visible.
  */
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,9 +32,13 @@ export const BPFFS = '/sys/fs/bpf';
 /** Default pin directory of the lab's maps (Cilium itself uses `/sys/fs/bpf/tc/globals`). */
 export const LAB_CILIUM_ROOT = '/sys/fs/bpf/nodescope-lab/tc/globals';
 
-/** Options: `root` (pin directory, must be under /sys/fs/bpf), `table` (default: the workshop scenario), `maxEntries` per map. */
+/**
+ * Options: `root` (pin directory, must be under `bpffs`), `bpffs` (where a bpffs is or gets
+ * mounted, default /sys/fs/bpf), `table` (default: the workshop scenario), `maxEntries` per map.
+ */
 export interface LabCiliumMapsOptions {
   readonly root?: string;
+  readonly bpffs?: string;
   readonly table?: LbTable;
   readonly maxEntries?: number;
 }
@@ -61,17 +68,27 @@ function run(argv: readonly string[]): string {
 
 const hex = (b: Uint8Array) => [...b].map((x) => x.toString(16).padStart(2, '0')).join(' ');
 
-/** Mounts bpffs at /sys/fs/bpf unless it already is. */
-function ensureBpffs(): void {
+/** True when a bpffs is mounted exactly at `dir` (per /proc/mounts). */
+export function bpffsMounted(dir: string): boolean {
   const mounts = run(['cat', '/proc/mounts']);
-  if (mounts.split('\n').some((l) => l.split(' ')[1] === BPFFS && l.split(' ')[2] === 'bpf')) return;
-  mkdirSync(BPFFS, { recursive: true });
-  run(['mount', '-t', 'bpf', 'bpf', BPFFS]);
+  return mounts.split('\n').some((l) => l.split(' ')[1] === dir && l.split(' ')[2] === 'bpf');
+}
+
+/** Mounts a bpffs at `dir` (default /sys/fs/bpf) unless one already is; each mount is its own instance. */
+export function ensureBpffs(dir: string = BPFFS): void {
+  if (bpffsMounted(dir)) return;
+  mkdirSync(dir, { recursive: true });
+  run(['mount', '-t', 'bpf', 'bpf', dir]);
+}
+
+function mountOf(opts: LabCiliumMapsOptions): string {
+  return path.resolve(opts.bpffs ?? BPFFS);
 }
 
 function rootOf(opts: LabCiliumMapsOptions): string {
   const root = path.resolve(opts.root ?? LAB_CILIUM_ROOT);
-  if (!root.startsWith(`${BPFFS}/`)) throw new Error(`lab map root ${root} is not under ${BPFFS}`);
+  const mount = mountOf(opts);
+  if (!root.startsWith(`${mount}/`)) throw new Error(`lab map root ${root} is not under ${mount}`);
   return root;
 }
 
@@ -82,8 +99,8 @@ function rootOf(opts: LabCiliumMapsOptions): string {
 export function createLabCiliumMaps(opts: LabCiliumMapsOptions = {}): LabCiliumMaps {
   const root = rootOf(opts);
   const table = opts.table ?? labCiliumTable();
-  ensureBpffs();
-  removeLabCiliumMaps({ root });
+  ensureBpffs(mountOf(opts));
+  removeLabCiliumMaps({ root, bpffs: mountOf(opts) });
   mkdirSync(root, { recursive: true });
   const encoded: EncodedLbMap[] = encodeLbTable(table);
   const work = mkdtempSync(path.join(os.tmpdir(), 'nodescope-cilium-'));
@@ -115,12 +132,13 @@ export function dumpLabCiliumMap(pin: string): string {
 
 /**
  * Unpins every map under `root` (the kernel frees a map when its last reference goes) and
- * removes the directories the lab created, up to but not including /sys/fs/bpf.
+ * removes the directories the lab created, up to but not including the bpffs mount point.
  */
 export function removeLabCiliumMaps(opts: LabCiliumMapsOptions = {}): void {
   const root = rootOf(opts);
+  const mount = mountOf(opts);
   if (existsSync(root)) for (const f of readdirSync(root)) rmSync(path.join(root, f), { force: true });
-  for (let dir = root; dir.startsWith(`${BPFFS}/`); dir = path.dirname(dir)) {
+  for (let dir = root; dir.startsWith(`${mount}/`); dir = path.dirname(dir)) {
     if (!existsSync(dir) || readdirSync(dir).length > 0) break;
     rmdirSync(dir);
   }

@@ -1,6 +1,16 @@
 /**
- * The workshop scenario as Cilium's LB maps hold it (kube-proxy replacement, Cilium 1.16+
- * layouts), built the way the agent lays it out:
+ * The workshop scenario of the node lab in Cilium mode, twice: as a {@link LabScenario}
+ * ({@link LAB_CILIUM_SCENARIO}: pods, Services, EndpointSlice conditions, for the lab's
+ * namespaces, servers and API objects) and as Cilium's LB maps hold it
+ * ({@link labCiliumTable}, kube-proxy replacement, Cilium 1.16+ layouts). The second is
+ * derived from the first ({@link ciliumServicesOf}), so the maps and the API objects agree.
+ *
+ * The Cilium scenario is the kube-proxy lab's scenario plus what issue 4's workshop adds:
+ * - `default/api` ClusterIP 10.96.40.7:443/TCP (`https`) → 10.244.0.52:8443 (pod on lab-node);
+ * - web's third endpoint 10.244.1.15 (lab-node2) is terminating: `ready=false, serving=true,
+ *   terminating=true`, its pod carries a deletionTimestamp.
+ *
+ * How the agent lays the table out (what {@link labCiliumTable} reproduces):
  *
  * - one frontend per (address, port, protocol): ClusterIP entries are `ClusterIP, non-routable`;
  *   a NodePort gets the wildcard `0.0.0.0:<nodePort>` (`NodePort, non-routable`) and one
@@ -14,6 +24,8 @@
  */
 import type { LbBackend, LbBackendState, LbProtocol, LbRevNat, LbService, LbServiceType, LbTable } from '../../src/model/cilium.js';
 import { SVC_FLAG, serviceTypeBit } from '../../src/model/cilium.js';
+import type { LabScenario, ScenarioPod, ScenarioService } from '../../src/analysis/lab-scenario-types.js';
+import { endpointsFor, LAB_PODS, LAB_SCENARIO } from './scenario.js';
 
 /** The lab node's address (minikube's default node IP). */
 export const LAB_NODE_IP = '192.168.49.2';
@@ -29,24 +41,74 @@ export interface LabCiliumService {
   readonly backends: readonly { readonly ip: string; readonly port: number; readonly state: LbBackendState }[];
 }
 
-const active = (ip: string, port: number) => ({ ip, port, state: 'active' as const });
+const API_RS = 'api-6f8b9d7c5';
+const API_LABELS = { app: 'api' } as const;
+const TERMINATING_POD = 'web-3';
 
-/** The workshop Services: web (with a terminating third endpoint), api, kube-dns UDP+TCP, one without endpoints. */
-export const LAB_CILIUM_SERVICES: readonly LabCiliumService[] = [
-  {
-    name: 'default/web',
-    type: 'NodePort',
-    clusterIP: '10.96.12.34',
-    port: 80,
-    protocol: 'TCP',
-    nodePort: 30080,
-    backends: [active('10.244.0.23', 8080), active('10.244.0.31', 8080), { ip: '10.244.1.15', port: 8080, state: 'terminating' }],
-  },
-  { name: 'default/api', type: 'ClusterIP', clusterIP: '10.96.40.7', port: 443, protocol: 'TCP', backends: [active('10.244.0.52', 8443)] },
-  { name: 'kube-system/kube-dns', type: 'ClusterIP', clusterIP: '10.96.0.10', port: 53, protocol: 'UDP', backends: [active('10.244.0.2', 53), active('10.244.0.3', 53)] },
-  { name: 'kube-system/kube-dns', type: 'ClusterIP', clusterIP: '10.96.0.10', port: 53, protocol: 'TCP', backends: [active('10.244.0.2', 53), active('10.244.0.3', 53)] },
-  { name: 'default/empty', type: 'ClusterIP', clusterIP: '10.96.50.5', port: 80, protocol: 'TCP', backends: [] },
-];
+/** The `default/api` pod: an HTTP server on 8443 on lab-node (the lab runs it like a web pod). */
+const API_POD: ScenarioPod = {
+  key: 'api-1',
+  namespace: 'default',
+  name: `${API_RS}-m9x4k`,
+  ip: '10.244.0.52',
+  nodeName: LAB_SCENARIO.nodeName,
+  role: 'web',
+  image: 'registry.k8s.io/e2e-test-images/agnhost:2.47',
+  labels: { ...API_LABELS, 'pod-template-hash': API_RS.slice(API_RS.lastIndexOf('-') + 1) },
+  httpPort: 8443,
+  replicaSet: API_RS,
+};
+
+const CILIUM_PODS: readonly ScenarioPod[] = [...LAB_PODS, API_POD];
+const terminatingIp = LAB_PODS.find((p) => p.key === TERMINATING_POD)?.ip;
+
+/** The scenario's Services with web's third endpoint terminating and `default/api` added after web. */
+function ciliumLabServices(): ScenarioService[] {
+  const api: ScenarioService = {
+    namespace: 'default', name: 'api', type: 'ClusterIP', clusterIP: '10.96.40.7', selector: API_LABELS,
+    ports: [{ name: 'https', protocol: 'TCP', port: 443, targetPort: 8443 }],
+    endpoints: endpointsFor(API_LABELS, CILIUM_PODS),
+  };
+  return LAB_SCENARIO.services.flatMap((s) => {
+    const endpoints = s.endpoints.map((e) => (e.ip === terminatingIp ? { ...e, ready: false, serving: true, terminating: true } : e));
+    const svc = { ...s, endpoints };
+    return s.namespace === 'default' && s.name === 'web' ? [svc, api] : [svc];
+  });
+}
+
+/**
+ * The lab scenario in Cilium mode: {@link LAB_SCENARIO} plus `default/api` and its pod, with
+ * web's endpoint on lab-node2 terminating. `npm run lab -- up cilium` builds it.
+ */
+export const LAB_CILIUM_SCENARIO: LabScenario = { ...LAB_SCENARIO, services: ciliumLabServices(), pods: CILIUM_PODS };
+
+/**
+ * The Service ports Cilium load-balances, from a scenario: every port of every Service with a
+ * ClusterIP (headless ones get no frontend), in scenario order; backends are the serving
+ * endpoints, `active` when ready and `terminating` when terminating (Cilium keeps a
+ * terminating-but-serving backend for existing connections; `BE_STATE_TERMINATING`), each on
+ * the port's targetPort.
+ */
+export function ciliumServicesOf(scenario: LabScenario): LabCiliumService[] {
+  return scenario.services
+    .filter((s) => s.clusterIP !== 'None')
+    .flatMap((s) =>
+      s.ports.map((p) => ({
+        name: `${s.namespace}/${s.name}`,
+        type: s.type === 'NodePort' ? ('NodePort' as const) : ('ClusterIP' as const),
+        clusterIP: s.clusterIP,
+        port: p.port,
+        protocol: p.protocol,
+        ...(s.type === 'NodePort' && p.nodePort ? { nodePort: p.nodePort } : {}),
+        backends: s.endpoints
+          .filter((e) => e.ready || (e.serving && e.terminating))
+          .map((e) => ({ ip: e.ip, port: p.targetPort, state: e.ready ? ('active' as const) : ('terminating' as const) })),
+      })),
+    );
+}
+
+/** The workshop Services as Cilium sees them: web (terminating third endpoint), api, kube-dns UDP+TCP, one without endpoints. */
+export const LAB_CILIUM_SERVICES: readonly LabCiliumService[] = ciliumServicesOf(LAB_CILIUM_SCENARIO);
 
 /** Frontends Cilium creates for one Service port: address, port, type and routability. */
 function frontendsOf(svc: LabCiliumService, nodeIps: readonly string[]): { ip: string; port: number; type: LbServiceType; routable: boolean }[] {

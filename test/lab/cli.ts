@@ -2,11 +2,11 @@
  * `npm run lab -- <command>`: the node lab from the command line (compiled to
  * dist/test/lab/cli.js).
  *
- *   up [iptables|nftables]     build the lab (tears down an older one of the same prefix)
- *   mode <iptables|nftables>   switch the loaded proxy mode of a running lab
- *   down                       remove namespaces, processes and state
- *   status                     what exists of the lab
- *   rules <iptables|nftables>  print the rules text the lab loads (no root needed)
+ *   up [iptables|nftables|cilium]     build the lab (tears down an older one of the same prefix)
+ *   mode <iptables|nftables>          switch the loaded proxy mode of a running lab (not cilium)
+ *   down                              remove namespaces, processes, maps and state
+ *   status                            what exists of the lab
+ *   rules <iptables|nftables|cilium>  print the rules text the lab loads (no root needed)
  *   traffic http URL [-n N] [--from POD]      HTTP from a pod namespace (default: client)
  *   traffic dns NAME [--server IP] [--type T] [--tcp] [--from POD]
  *
@@ -16,6 +16,7 @@ import { Command, Option } from 'commander';
 import { UserError } from '../../src/errors.js';
 import {
   DEFAULT_PREFIX,
+  LAB_CILIUM_SCENARIO,
   LAB_SCENARIO,
   dnsQuery,
   httpProbe,
@@ -27,13 +28,13 @@ import {
   labUp,
   requireRoot,
   sendHttp,
-  type ProxyMode,
+  type LabMode,
 } from './lab.js';
 
-const MODES: readonly ProxyMode[] = ['iptables', 'nftables'];
+const MODES: readonly LabMode[] = ['iptables', 'nftables', 'cilium'];
 
-function parseMode(text: string | undefined): ProxyMode {
-  const mode = (text ?? 'iptables') as ProxyMode;
+function parseMode(text: string | undefined): LabMode {
+  const mode = (text ?? 'iptables') as LabMode;
   if (!MODES.includes(mode)) throw new UserError(`unknown mode ${JSON.stringify(text)}`, `use one of: ${MODES.join(', ')}`);
   return mode;
 }
@@ -54,7 +55,7 @@ const prefixOption = new Option('--prefix <prefix>', 'namespace name prefix').de
 
 program
   .command('up')
-  .argument('[mode]', 'iptables or nftables', 'iptables')
+  .argument('[mode]', 'iptables, nftables or cilium', 'iptables')
   .addOption(prefixOption)
   .action(async (modeText: string, opts: { prefix: string }) => {
     const lab = await labUp(parseMode(modeText), { prefix: opts.prefix });
@@ -62,8 +63,9 @@ program
     console.log(`  node namespace:  ${lab.names.node}   outside: ${lab.names.outside}`);
     console.log(`  pods:            ${Object.entries(lab.names.pods).map(([k, ns]) => `${k}=${ns}`).join(' ')}`);
     console.log(`  rules loaded:    ${lab.rulesFile}`);
+    if (lab.bpfRoot) console.log(`  LB maps pinned:  ${lab.bpfRoot}   (nodescope --netns ${lab.names.node} --bpf-root ${lab.bpfRoot})`);
     console.log(`  API objects:     ${lab.apiObjectsPath}`);
-    console.log(`  try: npm run lab -- traffic http http://10.96.12.34/ -n 10`);
+    if (lab.mode !== 'cilium') console.log(`  try: npm run lab -- traffic http http://10.96.12.34/ -n 10`);
   });
 
 program
@@ -99,9 +101,10 @@ program
 
 program
   .command('rules')
-  .argument('<mode>', 'iptables or nftables')
+  .argument('<mode>', 'iptables, nftables or cilium')
   .action((modeText: string) => {
-    process.stdout.write(labRulesText(parseMode(modeText), LAB_SCENARIO));
+    const mode = parseMode(modeText);
+    process.stdout.write(labRulesText(mode, mode === 'cilium' ? LAB_CILIUM_SCENARIO : LAB_SCENARIO));
   });
 
 const traffic = program.command('traffic').description('send real traffic inside the lab');

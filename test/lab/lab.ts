@@ -4,8 +4,9 @@
  * `labUp(mode)` builds network namespaces for a node (kube-proxy's), a second node, an
  * outside host and the scenario's pods, loads the rules kube-proxy would write
  * (iptables or nftables mode) into the node namespace, starts real servers (HTTP in web
- * pods, dnsmasq in coredns pods) and writes the matching API objects. `labDown` removes
- * all of it. Root only. Entry point for tests and for the CLI (`test/lab/cli.ts`).
+ * pods, dnsmasq in coredns pods) and writes the matching API objects. In `cilium` mode the
+ * node holds Cilium's chains and pinned LB maps instead of kube-proxy's rules, with the
+ * Cilium scenario (cilium-scenario.ts). `labDown` removes all of it. Root only. Entry point for tests and for the CLI (`test/lab/cli.ts`).
  */
 import path from 'node:path';
 import type { LabScenario } from '../../src/analysis/lab-scenario-types.js';
@@ -14,10 +15,12 @@ import { writeApiObjects } from './api-objects.js';
 import { haveTool } from './exec.js';
 import { DEFAULT_PREFIX, labNames, type LabNames, type LabOptions } from './names.js';
 import { alive, stopAllProcesses } from './processes.js';
+import { removeCiliumMaps } from './cilium-mode.js';
+import { LAB_CILIUM_SCENARIO } from './cilium-scenario.js';
 import { loadProxyRules } from './rules.js';
 import { LAB_SCENARIO } from './scenario.js';
 import { startDnsServer, startWebServer } from './servers.js';
-import { readState, removeStateDir, updateState, type LabProcess, type ProxyMode } from './state.js';
+import { readState, removeStateDir, updateState, type LabMode, type LabProcess } from './state.js';
 import { createTopology, destroyTopology, existingNamespaces } from './topology.js';
 import { dnsQuery } from './traffic.js';
 
@@ -28,19 +31,22 @@ export { labSpawn, stopProcess } from './processes.js';
 export { clearProxyRules, labRulesText, loadProxyRules } from './rules.js';
 export { buildApiObjects, writeApiObjects } from './api-objects.js';
 export { LAB_SCENARIO } from './scenario.js';
-export type { LabDnsExtras } from './servers.js';
-export type { LabProcess, LabState, ProxyMode } from './state.js';
+export { LAB_CILIUM_SCENARIO } from './cilium-scenario.js';
+export { labBpfRoot } from './cilium-mode.js';
+export type { LabMode, LabProcess, LabState, ProxyMode } from './state.js';
 
 /** A running lab instance. */
 export interface LabHandle {
   readonly names: LabNames;
   readonly scenario: LabScenario;
-  readonly mode: ProxyMode;
+  readonly mode: LabMode;
   readonly stateDir: string;
   /** The `kubectl get services,endpointslices,pods,nodes -A -o json` List of the scenario. */
   readonly apiObjectsPath: string;
   /** The rules text loaded into the node namespace. */
   readonly rulesFile: string;
+  /** Cilium mode: the directory of the pinned LB maps (pass it as `--bpf-root`); else null. */
+  readonly bpfRoot: string | null;
   /** Namespace of the pod with `key` (`client`, `web-1`, …); throws UserError for an unknown key. */
   podNs(key: string): string;
 }
@@ -53,14 +59,15 @@ export function requireRoot(): void {
 }
 
 /** Tools the lab needs for `mode` that are missing from PATH (empty when all are there). */
-export async function labPrerequisites(mode: ProxyMode = 'iptables'): Promise<string[]> {
-  const tools = ['ip', 'sysctl', 'curl', 'dnsmasq', 'nft', 'conntrack', ...(mode === 'iptables' ? ['iptables-restore'] : [])];
+export async function labPrerequisites(mode: LabMode = 'iptables'): Promise<string[]> {
+  const extra = mode === 'iptables' ? ['iptables-restore'] : mode === 'cilium' ? ['iptables-restore', 'bpftool', 'mount', 'umount'] : [];
+  const tools = ['ip', 'sysctl', 'curl', 'dnsmasq', 'nft', 'conntrack', ...extra];
   const missing: string[] = [];
   for (const t of tools) if (!(await haveTool(t))) missing.push(t);
   return missing;
 }
 
-function handle(names: LabNames, scenario: LabScenario, mode: ProxyMode, rulesFile: string, apiObjectsPath: string): LabHandle {
+function handle(names: LabNames, scenario: LabScenario, mode: LabMode, rulesFile: string, apiObjectsPath: string): LabHandle {
   return {
     names,
     scenario,
@@ -68,6 +75,7 @@ function handle(names: LabNames, scenario: LabScenario, mode: ProxyMode, rulesFi
     stateDir: names.stateDir,
     apiObjectsPath,
     rulesFile,
+    bpfRoot: readState(names.stateDir)?.bpfRoot ?? null,
     podNs(key: string): string {
       const ns = names.pods[key];
       if (ns === undefined) throw new UserError(`no pod ${JSON.stringify(key)} in the lab`, `pods: ${Object.keys(names.pods).join(', ')}`);
@@ -76,17 +84,22 @@ function handle(names: LabNames, scenario: LabScenario, mode: ProxyMode, rulesFi
   };
 }
 
+/** The scenario an instance runs: the given one, else Cilium mode's or the kube-proxy lab's. */
+function scenarioFor(mode: LabMode, options: LabOptions): LabScenario {
+  return options.scenario ?? (mode === 'cilium' ? LAB_CILIUM_SCENARIO : LAB_SCENARIO);
+}
+
 /**
  * Builds the lab in `mode` and returns its handle. Tears down leftovers of the same
  * prefix first, so calling it twice is safe. On failure it removes what it built and
  * rethrows. Throws {@link UserError} when not root or a tool is missing, and
  * {@link TransportError} when a command fails.
  */
-export async function labUp(mode: ProxyMode = 'iptables', options: LabOptions = {}): Promise<LabHandle> {
+export async function labUp(mode: LabMode = 'iptables', options: LabOptions = {}): Promise<LabHandle> {
   requireRoot();
   const missing = await labPrerequisites(mode);
   if (missing.length > 0) throw new UserError(`the node lab needs: ${missing.join(', ')}`, 'install them (see .ci/run)');
-  const scenario = options.scenario ?? LAB_SCENARIO;
+  const scenario = scenarioFor(mode, options);
   const names = labNames(options.prefix ?? DEFAULT_PREFIX, scenario);
   await labDown(options);
   try {
@@ -102,7 +115,7 @@ export async function labUp(mode: ProxyMode = 'iptables', options: LabOptions = 
           } catch {
             return false;
           }
-        }, options.dns);
+        });
       }
     }
     const apiObjectsPath = writeApiObjects(path.join(names.stateDir, 'api-objects.json'), scenario);
@@ -127,10 +140,14 @@ export interface LabDownResult {
  */
 export async function labDown(options: LabOptions = {}): Promise<LabDownResult> {
   requireRoot();
-  const names = labNames(options.prefix ?? DEFAULT_PREFIX, options.scenario ?? LAB_SCENARIO);
+  const defaults = labNames(options.prefix ?? DEFAULT_PREFIX, options.scenario ?? LAB_SCENARIO);
+  // An instance of another scenario (Cilium mode adds a pod) recorded its namespaces.
+  const recorded = readState(defaults.stateDir)?.namespaces ?? [];
+  const names: LabNames = { ...defaults, all: [...new Set([...defaults.all, ...recorded])] };
   const before = await existingNamespaces();
   await stopAllProcesses(names);
   const strayPids = await destroyTopology(names);
+  removeCiliumMaps(names);
   removeStateDir(names.stateDir);
   return { namespaces: names.all.filter((ns) => before.has(ns)), strayPids };
 }
@@ -139,7 +156,7 @@ export async function labDown(options: LabOptions = {}): Promise<LabDownResult> 
 export interface LabStatus {
   readonly prefix: string;
   readonly stateDir: string;
-  readonly mode: ProxyMode | null;
+  readonly mode: LabMode | null;
   /** Namespaces of the instance that exist now. */
   readonly namespaces: readonly string[];
   /** Namespaces of the instance that do not exist. */
@@ -170,12 +187,15 @@ export async function labStatus(options: LabOptions = {}): Promise<LabStatus> {
  * Switches a running instance to `mode` (flushes the node's ruleset and conntrack, loads
  * the other mode's rules); servers and namespaces stay. Returns the new handle.
  */
-export async function labSwitchMode(mode: ProxyMode, options: LabOptions = {}): Promise<LabHandle> {
+export async function labSwitchMode(mode: LabMode, options: LabOptions = {}): Promise<LabHandle> {
   requireRoot();
   const scenario = options.scenario ?? LAB_SCENARIO;
   const names = labNames(options.prefix ?? DEFAULT_PREFIX, scenario);
   const state = readState(names.stateDir);
   if (state === null) throw new UserError(`no lab with prefix ${names.prefix} is up`, `run: npm run lab -- up ${mode}`);
+  if (mode === 'cilium' || state.mode === 'cilium') {
+    throw new UserError('Cilium mode runs its own scenario (default/api, a terminating web endpoint)', `run: npm run lab -- up ${mode}`);
+  }
   const rulesFile = await loadProxyRules(names, scenario, mode);
   return handle(names, scenario, mode, rulesFile, state.apiObjects ?? '');
 }

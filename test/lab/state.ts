@@ -6,8 +6,11 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** The proxy modes the lab can load into the node namespace. */
+/** kube-proxy's modes the lab can load into the node namespace. */
 export type ProxyMode = 'iptables' | 'nftables';
+
+/** Every mode the lab can load: kube-proxy's, or Cilium with kube-proxy replacement (CILIUM_* chains, LB BPF maps). */
+export type LabMode = ProxyMode | 'cilium';
 
 /**
  * A process the lab started: `key` (e.g. `http-web-1`, `dns-coredns-1`), the namespace it
@@ -25,15 +28,17 @@ export interface LabProcess {
  * - `mode`: the proxy mode whose rules are loaded, or `null` before loading.
  * - `rulesFile`: the exact text loaded (iptables-restore or nft -f input).
  * - `apiObjects`: path of the `kubectl get … -o json` List the lab wrote.
+ * - `bpfRoot`: in Cilium mode, the directory holding the pinned LB maps (`--bpf-root`).
  * - `updatedAt`: ISO-8601 UTC time of the last change.
  */
 export interface LabState {
   readonly prefix: string;
-  readonly mode: ProxyMode | null;
+  readonly mode: LabMode | null;
   readonly namespaces: readonly string[];
   readonly processes: readonly LabProcess[];
   readonly rulesFile: string | null;
   readonly apiObjects: string | null;
+  readonly bpfRoot?: string | null;
   readonly updatedAt: string;
 }
 
