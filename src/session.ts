@@ -5,7 +5,7 @@
  * (a failed load is a state the panes show, not a crash — after k9s).
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
-import { buildSnapshot } from './analysis/build-snapshot.js';
+import { buildSnapshot, ParseCache } from './analysis/build-snapshot.js';
 import { iptablesRates } from './analysis/rates.js';
 import type { RuleRates } from './analysis/rules-view.js';
 import type { NodeSnapshot, SnapshotSource } from './model/snapshot.js';
@@ -58,7 +58,7 @@ export async function loadSnapshot(options: SessionOptions): Promise<{ snapshot:
   return { snapshot: snapshotOf(options, runs), runs };
 }
 
-function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[]): NodeSnapshot {
+function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[], cache?: ParseCache): NodeSnapshot {
   const first = runs.map((r) => r.result.startedAt).sort()[0];
   const apiText = options.api ? options.api.text() : options.apiText;
   const apiOrigin = options.api ? options.api.origin : options.apiOrigin;
@@ -68,6 +68,7 @@ function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[]): NodeSna
     ...(apiOrigin ? { apiOrigin } : {}),
     source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,
     capturedAt: first ?? new Date((options.now ?? Date.now)()).toISOString(),
+    ...(cache ? { cache } : {}),
   });
 }
 
@@ -77,6 +78,8 @@ export class Session implements SessionLike {
   private readonly listeners = new Set<() => void>();
   private runs: ProbeRun[] = [];
   private timer: NodeJS.Timeout | undefined;
+  // An unchanged ruleset re-read on refresh is not parsed again.
+  private readonly cache = new ParseCache();
   private unsubscribeApi: (() => void) | undefined;
   private readonly now: () => number;
 
@@ -128,7 +131,7 @@ export class Session implements SessionLike {
         const byId = new Map(fresh.filter((r) => !failed.includes(r)).map((r) => [r.id, r]));
         this.runs = this.runs.map((r) => byId.get(r.id) ?? r);
         const previous = this.state.snapshot;
-        const snapshot = snapshotOf(this.options, this.runs);
+        const snapshot = snapshotOf(this.options, this.runs, this.cache);
         const at = this.now();
         const elapsed = this.state.dataAt === null ? 0 : (at - this.state.dataAt) / 1000;
         const rates = previous?.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;

@@ -33,7 +33,27 @@ export interface SnapshotInput {
   readonly capturedAt: string;
   /** Node name when known from elsewhere (API, manifest); else from `uname -n`. */
   readonly node?: string;
+  /** Parses of earlier snapshots, reused when a probe printed the same text again (live refresh). */
+  readonly cache?: ParseCache;
 }
+
+/**
+ * Remembers, per probe id, the last text parsed and its result, so a refresh that
+ * re-reads an unchanged ruleset does not parse it again. One per session.
+ */
+export class ParseCache {
+  private readonly entries = new Map<string, { readonly text: string; readonly result: ParseResult<unknown> }>();
+
+  /** The parse of `text` for probe `id`: the cached one when the text is unchanged. */
+  parse<T>(id: string, text: string, parse: () => ParseResult<T>): ParseResult<T> {
+    const hit = this.entries.get(id);
+    if (hit && hit.text === text) return hit.result as ParseResult<T>;
+    const result = parse();
+    this.entries.set(id, { text, result });
+    return result;
+  }
+}
+
 
 /** Summarises a probe run for the snapshot (stderr cut to its last 2,000 characters). */
 export function summarize(run: ProbeRun): ProbeSummary {
@@ -69,12 +89,12 @@ export function failureReason(run: ProbeRun): string {
  * Parses one run with `parse`. A probe that failed but printed something is still
  * parsed (partial output is data), with the failure kept in `error`.
  */
-export function parseRun<T>(run: ProbeRun | undefined, parse: (text: string, origin: string) => ParseResult<T>): Parsed<T> | null {
+export function parseRunCached<T>(run: ProbeRun | undefined, parse: (text: string, origin: string) => ParseResult<T>, cache?: ParseCache): Parsed<T> | null {
   if (!run) return null;
   const probe = summarize(run);
   const error = run.status === 'ok' ? null : failureReason(run);
   if (run.status !== 'ok' && run.result.stdout.trim() === '') return { value: null, diagnostics: [], probe, error };
-  const result = parse(run.result.stdout, run.id);
+  const result = cache ? cache.parse(run.id, run.result.stdout, () => parse(run.result.stdout, run.id)) : parse(run.result.stdout, run.id);
   return { value: result.value, diagnostics: result.diagnostics, probe, error };
 }
 
@@ -106,6 +126,8 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
 
 /** Builds the snapshot. Never throws on bad probe output: that becomes diagnostics. */
 export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
+  const cache = input.cache;
+  const parseRun = <T>(run: ProbeRun | undefined, parse: (text: string, origin: string) => ParseResult<T>) => parseRunCached(run, parse, cache);
   const byId = new Map(input.runs.map((r) => [r.id, r]));
   const uname = versionLine(byId.get('uname'))?.split(/\s+/) ?? [];
   const toolVersions: Record<string, string> = {};
@@ -135,14 +157,14 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
     iptables: parseRun(byId.get('iptables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
     ip6tables: parseRun(byId.get('ip6tables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv6' })),
     iptablesLegacy: parseRun(byId.get('iptables-legacy-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
-    nft: nftPart(byId.get('nft-json'), byId.get('nft-text')),
+    nft: nftPart(byId.get('nft-json'), byId.get('nft-text'), cache),
     conntrack: parseRun(byId.get('conntrack'), parseConntrack),
     conntrackMax: parseIntegerRun(byId.get('conntrack-max')),
     conntrackCount: parseIntegerRun(byId.get('conntrack-count')),
     ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm),
     ipset: parseRun(byId.get('ipset'), parseIpsetList),
     api,
-    ...lbPart(byId),
+    ...lbPart(byId, cache),
     ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus),
   };
 }
@@ -154,7 +176,7 @@ const LB_MAP_PROBES = ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-
  * Cilium's LB table: the raw BPF maps decoded when any of them was read (this
  * works while cilium-agent is down), else `cilium-dbg bpf lb list`.
  */
-function lbPart(byId: ReadonlyMap<string, ProbeRun>): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
+function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
   const read = LB_MAP_PROBES.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
@@ -165,17 +187,17 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>): { lb: Parsed<LbTable> | nu
       lbMapsRead: dumps.map((d) => d.name.split('/').pop()!),
     };
   }
-  return { lb: parseRun(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList), lbMapsRead: [] };
+  return { lb: parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache), lbMapsRead: [] };
 }
 
 /**
  * The nftables part: the JSON is the primary source; the text is parsed only when
  * the JSON is missing or failed (old nft without -j, a pasted capture).
  */
-function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined): Parsed<NftRuleset> | null {
-  const fromJson = parseRun(json, parseNftJson);
+function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined, cache?: ParseCache): Parsed<NftRuleset> | null {
+  const fromJson = parseRunCached(json, parseNftJson, cache);
   if (fromJson?.value && !fromJson.error) return fromJson;
-  return parseRun(text, parseNftText) ?? fromJson;
+  return parseRunCached(text, parseNftText, cache) ?? fromJson;
 }
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
