@@ -77,7 +77,7 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
       if (ipt && viaIptables[0]) {
         const rows = chainRows(ipt, 'nat', viaIptables[0].chain) ?? [];
         const focus = Math.max(0, rows.findIndex((r) => r.probability !== null));
-        dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'iptables', table: 'nat', chain: viaIptables[0].chain, focusRule: focus } });
+        dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'iptables', table: 'nat', chain: viaIptables[0].chain, focusRule: focus, from: 'services' } });
         return;
       }
       const nft = snapshot.nft?.value;
@@ -85,7 +85,7 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
       if (nft && viaNft[0]) {
         const rows = nftChainRows(nft, viaNft[0].table, viaNft[0].chain) ?? [];
         const focus = Math.max(0, rows.findIndex((r) => r.branch === true));
-        dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'nft', table: viaNft[0].table, chain: viaNft[0].chain, focusRule: focus } });
+        dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'nft', table: viaNft[0].table, chain: viaNft[0].chain, focusRule: focus, from: 'services' } });
       }
       return;
     }

@@ -16,7 +16,15 @@ export type PaneId = (typeof PANES)[number];
  */
 export type RulesLocation =
   | { readonly kind: 'chains' }
-  | { readonly kind: 'chain'; readonly ruleset: string; readonly table: string; readonly chain: string; readonly focusRule?: number }
+  | {
+      readonly kind: 'chain';
+      readonly ruleset: string;
+      readonly table: string;
+      readonly chain: string;
+      readonly focusRule?: number;
+      /** The pane the user came from (Services): Esc returns there. */
+      readonly from?: PaneId;
+    }
   | { readonly kind: 'set'; readonly ruleset: string; readonly table: string; readonly set: string };
 
 /** The whole UI state. `cursors` is keyed by a view key (see {@link viewKey}). */
@@ -113,7 +121,11 @@ export function uiReducer(state: UiState, action: UiAction): UiState {
       if (state.typingFilter) return { ...state, typingFilter: false };
       if (state.help) return { ...state, help: false };
       if (filterOf(state)) return { ...state, filters: { ...state.filters, [viewKey(state)]: '' } };
-      if (state.pane === 'rules' && state.rulesStack.length > 1) return { ...state, rulesStack: state.rulesStack.slice(0, -1) };
+      if (state.pane === 'rules' && state.rulesStack.length > 1) {
+        const top = currentRules(state);
+        const from = top.kind === 'chain' ? top.from : undefined;
+        return { ...state, rulesStack: state.rulesStack.slice(0, -1), ...(from ? { pane: from } : {}) };
+      }
       return state;
     case 'selectService':
       return { ...state, selectedService: action.service };

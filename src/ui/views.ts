@@ -60,7 +60,8 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
   const diagnostics = rulesetDiagnostics(snapshot);
   const loc = currentRules(ui);
   const prev = ui.rulesStack[ui.rulesStack.length - 2];
-  const backTo = prev ? (prev.kind === 'chain' ? prev.chain : prev.kind === 'set' ? `@${prev.set}` : t(lang, 'rules.tables')) : null;
+  const from = loc.kind === 'chain' ? loc.from : undefined;
+  const backTo = from ? t(lang, 'pane.services') : prev ? (prev.kind === 'chain' ? prev.chain : prev.kind === 'set' ? `@${prev.set}` : t(lang, 'rules.tables')) : null;
   const textOf = (r: { label: string; matches: string; target: string }) => `${r.label} ${r.matches} ${r.target}`;
   if (loc.kind === 'chains') {
     const rows = rulesList(snapshot);

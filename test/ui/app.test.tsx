@@ -97,3 +97,14 @@ describe('App on damaged input', () => {
     r.unmount();
   });
 });
+
+describe('navigation back from a Service', () => {
+  it('returns to the Services pane with Esc after opening a Service chain', async () => {
+    const r = await app(120);
+    await r.press(KEYS.down, KEYS.enter);
+    expect(r.frame()).toContain('Esc: back to Services');
+    await r.press(KEYS.escape);
+    expect(r.frame()).toContain('endpoints of default/web');
+    r.unmount();
+  });
+});
