@@ -7,7 +7,7 @@
  * the real binary, RBAC denials name verb and resource, and leftovers are swept.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -210,4 +210,41 @@ describe.runIf(canRun)('kubectl-debug source', () => {
       await slow.close();
     }
   });
+
+  it('capture --node writes a bundle that show --replay prints like the live show, with no secret in it', async () => {
+    const dir = path.join(home, 'bundle-node');
+    const live = { services: await cli(['show', 'services', '--node', NODE]), rules: await cli(['show', 'rules', '--node', NODE]) };
+    const cap = await cli(['capture', '--node', NODE, '-o', dir]);
+    expect(cap.code, cap.stderr).toBe(0);
+    expect(ours()).toEqual([]);
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { source: { kind: string }; api: unknown };
+    expect(manifest.source.kind).toBe('kubectl-debug');
+    expect(manifest.api).not.toBeNull();
+    for (const what of ['services', 'rules'] as const) {
+      const replay = await cli(['show', what, '--replay', dir]);
+      expect(replay.code, replay.stderr).toBe(0);
+      expect(live[what].code, live[what].stderr).toBe(0);
+      const [liveHead, ...liveBody] = live[what].stdout.split('\n');
+      const [replayHead, ...replayBody] = replay.stdout.split('\n');
+      expect(replayBody.join('\n')).toBe(liveBody.join('\n'));
+      // The head differs only in live/replay, the source label and the capture time.
+      expect(replayHead!.split(' · ')[0]).toBe(liveHead!.split(' · ')[0]);
+    }
+    const kubeconfig = readFileSync(server.kubeconfigPath, 'utf8');
+    const caData = /certificate-authority-data: (\S+)/.exec(kubeconfig)![1]!;
+    for (const file of filesUnder(dir)) {
+      const text = readFileSync(file, 'utf8');
+      expect(text, file).not.toContain(server.token);
+      expect(text, file).not.toContain(caData.slice(0, 40));
+      expect(text, file).not.toContain('BEGIN');
+    }
+  });
 });
+
+/** Every file under `dir`, recursively. */
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((n) => {
+    const p = path.join(dir, n);
+    return statSync(p).isDirectory() ? filesUnder(p) : [p];
+  });
+}
