@@ -211,6 +211,33 @@ describe.runIf(canRun)('kubectl-debug source', () => {
     }
   });
 
+  it('runs the cilium-agent probes in the Cilium agent pod of the node, when there is one', async () => {
+    server.upsert({
+      apiVersion: 'v1', kind: 'Pod',
+      metadata: { name: 'cilium-x2k9p', namespace: 'kube-system', labels: { 'k8s-app': 'cilium' } },
+      spec: { nodeName: NODE, containers: [{ name: 'cilium-agent', image: 'quay.io/cilium/cilium:v1.16.5' }] },
+      status: { phase: 'Running' },
+    });
+    try {
+      const source = await openSource({ node: NODE }, quiet);
+      try {
+        expect(source.ciliumAgent?.label).toBe('cilium-agent:kube-system/cilium-x2k9p');
+        const { runs } = await loadSnapshot({ transport: source.transport, live: true, ...(source.ciliumAgent ? { ciliumAgent: source.ciliumAgent } : {}) });
+        const status = runs.find((r) => r.id === 'cilium-status')!;
+        // This machine has no cilium-dbg: the probe reaches the agent container and reports it missing.
+        expect(status.status).toBe('missing');
+        const execs = server.requests().filter((q) => q.path === '/api/v1/namespaces/kube-system/pods/cilium-x2k9p/exec');
+        expect(execs.length).toBeGreaterThanOrEqual(3);
+        for (const q of execs) expect(new URLSearchParams(q.query).get('container')).toBe('cilium-agent');
+        expect(new URLSearchParams(execs[0]!.query).getAll('command').slice(0, 3)).toEqual(['env', 'LC_ALL=C', 'cilium-dbg']);
+      } finally {
+        await closeSource(source);
+      }
+    } finally {
+      server.remove({ kind: 'Pod', namespace: 'kube-system', name: 'cilium-x2k9p' });
+    }
+  });
+
   it('capture --node writes a bundle that show --replay prints like the live show, with no secret in it', async () => {
     const dir = path.join(home, 'bundle-node');
     const live = { services: await cli(['show', 'services', '--node', NODE]), rules: await cli(['show', 'rules', '--node', NODE]) };
