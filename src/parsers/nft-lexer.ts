@@ -27,8 +27,15 @@ export interface NftToken {
   readonly unterminated?: boolean;
 }
 
-const SPACE = new Set([' ', '\t', '\r', '\f', '\v']);
-const PUNCT = new Set(['{', '}', ';', ',']);
+// Character classes by char code (ASCII); everything else is part of a word.
+const SPACE = 1;
+const PUNCT = 2;
+const STOP = 4; // ends a word: space, punctuation, newline, `"`, `#`
+const CLASS = new Uint8Array(128);
+for (const c of ' \t\r\f\v') CLASS[c.charCodeAt(0)] = SPACE | STOP;
+for (const c of '{};,') CLASS[c.charCodeAt(0)] = PUNCT | STOP;
+for (const c of '\n"#') CLASS[c.charCodeAt(0)] = STOP;
+const isClass = (code: number, cls: number): boolean => code < 128 && ((CLASS[code] as number) & cls) !== 0;
 
 /** Streaming tokenizer with arbitrary look-ahead (`peek(n)`). */
 export class NftLexer {
@@ -72,35 +79,35 @@ export class NftLexer {
   private scan(): NftToken {
     const text = this.text;
     for (;;) {
-      const ch = text[this.pos];
-      if (ch === undefined) return this.token('eof', '', this.pos, this.pos);
-      if (SPACE.has(ch)) {
+      const code = text.charCodeAt(this.pos);
+      if (Number.isNaN(code)) return this.token('eof', '', this.pos, this.pos);
+      if (isClass(code, SPACE)) {
         this.pos++;
         continue;
       }
-      if (ch === '\\' && text[this.pos + 1] === '\n') {
+      if (code === 0x5c && text.charCodeAt(this.pos + 1) === 0x0a) {
         // Line continuation.
         this.pos += 2;
         this.line++;
         continue;
       }
-      if (ch === '\n') {
+      if (code === 0x0a) {
         const t = this.token('nl', '\n', this.pos, this.pos + 1);
         this.pos++;
         this.line++;
         return t;
       }
-      if (ch === '#') {
+      if (code === 0x23) {
         const special = this.comment();
         if (special) return special;
         continue;
       }
-      if (PUNCT.has(ch)) {
-        const t = this.token('punct', ch, this.pos, this.pos + 1);
+      if (isClass(code, PUNCT)) {
+        const t = this.token('punct', text[this.pos] as string, this.pos, this.pos + 1);
         this.pos++;
         return t;
       }
-      if (ch === '"') return this.string();
+      if (code === 0x22) return this.string();
       return this.word();
     }
   }
@@ -122,7 +129,7 @@ export class NftLexer {
     }
     if (text.startsWith('# xt_', start)) {
       let p = start + 5;
-      while (p < end && !SPACE.has(text[p] as string)) p++;
+      while (p < end && !isClass(text.charCodeAt(p), SPACE)) p++;
       this.pos = p;
       return this.token('xt', text.slice(start + 5, p), start, p);
     }
@@ -164,11 +171,7 @@ export class NftLexer {
     const text = this.text;
     const start = this.pos;
     let p = start;
-    for (;;) {
-      const ch = text[p];
-      if (ch === undefined || ch === '\n' || ch === '"' || ch === '#' || SPACE.has(ch) || PUNCT.has(ch)) break;
-      p++;
-    }
+    while (p < text.length && !isClass(text.charCodeAt(p), STOP)) p++;
     this.pos = p;
     return this.token('word', text.slice(start, p), start, p);
   }
@@ -179,6 +182,8 @@ export class NftLexer {
  * trimmed: the form a rule's `raw` takes (iptables-nft prints double spaces).
  */
 export function collapseSpaces(text: string): string {
+  // Most rules are printed with single spaces: nothing to do.
+  if (!/\s\s|[\t\n\r]/.test(text) && text.trim() === text) return text;
   let out = '';
   let inQuote = false;
   let pendingSpace = false;

@@ -154,12 +154,26 @@ export function startsExpr(lex: NftLexer): boolean {
   return false;
 }
 
+// Rules repeat the same few header expressions (`ip daddr`, `meta l4proto`) hundreds of
+// thousands of times; the model is immutable, so one shared object per key saves memory.
+const INTERNED = new Map<string, NftExpr>();
+const INTERN_MAX = 4096;
+
+function interned(key: string, make: (key: string) => NftExpr): NftExpr {
+  let e = INTERNED.get(key);
+  if (!e) {
+    e = Object.freeze(make(key));
+    if (INTERNED.size < INTERN_MAX) INTERNED.set(key, e);
+  }
+  return e;
+}
+
 function parsePrimary(lex: NftLexer): NftExpr {
   const t = lex.next();
   if (t.type !== 'word') throw new Unparsed('expected an expression', t);
   const w = t.value;
-  if (w === 'meta') return { kind: 'meta', key: expectWord(lex) };
-  if (UNQUALIFIED_META_KEYS.has(w)) return { kind: 'meta', key: w };
+  if (w === 'meta') return interned(`meta ${expectWord(lex)}`, (k) => ({ kind: 'meta', key: k.slice(5) }));
+  if (UNQUALIFIED_META_KEYS.has(w)) return interned(`meta ${w}`, () => ({ kind: 'meta', key: w }));
   if (w === 'ct') return parseCt(lex);
   if (w === 'fib') {
     const flags = [expectWord(lex)];
@@ -181,7 +195,10 @@ function parsePrimary(lex: NftLexer): NftExpr {
     }
     return { kind: 'numgen', mode, mod, offset };
   }
-  if (PAYLOAD_PROTOCOLS.has(w)) return { kind: 'payload', protocol: w, field: expectWord(lex) };
+  if (PAYLOAD_PROTOCOLS.has(w)) {
+    const field = expectWord(lex);
+    return interned(`payload ${w} ${field}`, () => ({ kind: 'payload', protocol: w, field }));
+  }
   throw new Unparsed(`unknown expression "${w}"`, t);
 }
 
@@ -198,7 +215,7 @@ function parseCt(lex: NftLexer): NftExpr {
   }
   let key = expectWord(lex);
   if ((key === 'ip' || key === 'ip6') && isWord(lex.peek())) key = `${key} ${expectWord(lex)}`;
-  return dir ? { kind: 'ct', key, dir } : { kind: 'ct', key };
+  return interned(`ct ${dir ?? ''} ${key}`, () => (dir ? { kind: 'ct', key, dir } : { kind: 'ct', key }));
 }
 
 function isEnd(t: NftToken): boolean {
