@@ -15,7 +15,12 @@ import { kubernetesDefaultResolvConf, type DnsSearchOptions } from '../analysis/
 import { UserError } from '../errors.js';
 import type { DnsCheck, DnsQuestionType, DnsServerRef, ResolvOrigin, ServiceDnsResult } from '../model/dns.js';
 import type { ApiObjects, Service } from '../model/k8s.js';
+import type { Diagnostic } from '../model/diagnostics.js';
 import type { ResolvConf } from '../model/resolv.js';
+import { parseResolvConf } from '../parsers/resolv-conf.js';
+import { probe } from '../sources/catalog.js';
+import { runProbe } from '../sources/probe-runner.js';
+import type { Transport } from '../sources/transport.js';
 import { compareExchange, TTL_NOTE } from './compare.js';
 import { runSearch } from './search.js';
 import type { DnsQueryOptions, DnsTransport } from './transport.js';
@@ -131,4 +136,17 @@ export async function resolveServiceDns(options: ResolveServiceDnsOptions): Prom
   return {
     namespace, name, fqdn: serviceFqdn(namespace, name, zone), zone, serviceExists, server, via: dns.label, checks, searches, notes,
   };
+}
+
+/**
+ * The node's /etc/resolv.conf through the `resolv-conf` probe (live or replayed), for
+ * `resolveServiceDns({resolv: {conf, origin: 'node'}})` — what a hostNetwork pod with
+ * `dnsPolicy: Default` uses. Null when the probe did not print anything (missing, failed).
+ * Note that its name servers are the node's upstream resolvers, which the search then asks.
+ */
+export async function readNodeResolvConf(transport: Transport): Promise<{ conf: ResolvConf; diagnostics: readonly Diagnostic[] } | null> {
+  const run = await runProbe(transport, probe('resolv-conf'));
+  if (run.status !== 'ok' || run.result.stdout === '') return null;
+  const parsed = parseResolvConf(run.result.stdout, 'resolv-conf');
+  return { conf: parsed.value, diagnostics: parsed.diagnostics };
 }

@@ -18,6 +18,9 @@ import { labAvailable } from '../helpers/lab.js';
 import { ProbeDnsTransport } from '../../src/dns/probe.js';
 import { dnsCaptureExtras, RecordingDnsTransport, ReplayDnsTransport } from '../../src/dns/replay.js';
 import { resolveServiceDns } from '../../src/dns/resolve.js';
+import { runDigCommand } from '../../src/dns/dig.js';
+import type { DnsTransport } from '../../src/dns/transport.js';
+import { showDns } from '../../src/report/dns.js';
 import type { ApiObjects } from '../../src/model/k8s.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
 import { packageRoot } from '../../src/paths.js';
@@ -53,7 +56,7 @@ const EXTRA_API_OBJECTS = [
 describe.runIf(canRun)('DNS through the kube-dns ClusterIP from the node namespace', () => {
   let lab: LabHandle;
   let api: ApiObjects;
-  let dns: RecordingDnsTransport;
+  let dns: DnsTransport;
 
   beforeAll(async () => {
     if (!existsSync(QUERY_MAIN)) throw new Error(`${QUERY_MAIN} is missing: build first (npx tsc -p . — npm test does)`);
@@ -61,7 +64,7 @@ describe.runIf(canRun)('DNS through the kube-dns ClusterIP from the node namespa
     const list = JSON.parse(readFileSync(lab.apiObjectsPath, 'utf8')) as { items: unknown[] };
     list.items.push(...EXTRA_API_OBJECTS);
     api = parseK8sObjects(JSON.stringify(list), 'lab api objects').value;
-    dns = new RecordingDnsTransport(new ProbeDnsTransport(new LocalTransport({ netns: lab.names.node })));
+    dns = new ProbeDnsTransport(new LocalTransport({ netns: lab.names.node }));
   });
   afterAll(async () => {
     await labDown({ prefix: PREFIX });
@@ -141,11 +144,25 @@ describe.runIf(canRun)('DNS through the kube-dns ClusterIP from the node namespa
     expect(ct.stdout).toMatch(/dport=53 /);
   });
 
-  it('reports a server that never answers as a timeout, with the time waited', async () => {
+  it('reports a ClusterIP without a DNS endpoint as a timeout, with the server and the time waited', async () => {
+    // default/empty's ClusterIP has no rule for 53/udp: the query is routed away and never answered.
     const e = await dns.query({ server: '10.96.50.5', port: 53, qname: `web.${Z}`, qtype: 'A' }, { timeoutMs: 400, tries: 2 });
     expect(e).toMatchObject({ outcome: 'timeout', tries: 2, rcode: null, server: '10.96.50.5' });
     expect(e.latencyMs).toBeGreaterThanOrEqual(790);
     expect(e.latencyMs).toBeLessThan(3000);
+    const dig = await runDigCommand({ name: `web.${Z}`, server: '10.96.50.5', dns, api, query: { timeoutMs: 300, tries: 1 } });
+    expect(dig).toMatch(/;; no reply: TIMEOUT from 10\.96\.50\.5:53 after (29\d|3\d\d)(\.\d)? ms \(1 try\)/);
+    const r = await resolveServiceDns({ api, service: 'default/web', dns, server: '10.96.50.5', shortNames: [], query: { timeoutMs: 300, tries: 1 } });
+    const text = showDns(api, [r], 'text');
+    expect(r.checks.every((c) => c.verdict === 'no-reply')).toBe(true);
+    expect(text).toMatch(/│ web\.default\.svc\s+│ A\s+│ TIMEOUT │ TIMEOUT from 10\.96\.50\.5:53 after \d+ ms \(1 try\)/);
+  });
+
+  it('answers nodescope dig through the node namespace, checked against the API', async () => {
+    const text = await runDigCommand({ name: `_http._tcp.web.${Z}`, type: 'SRV', dns, api });
+    expect(text).toContain(`; <<>> nodescope dig <<>> _http._tcp.web.${Z} SRV @${KUBE_DNS} via netns:${lab.names.node}`);
+    expect(text).toContain(`_http._tcp.web.${Z}.\t5\tIN\tSRV\t0 100 80 web.${Z}.`);
+    expect(text).toContain(';; EXPECTED from the API: NOERROR (Service default/web): ok');
   });
 
   it('replays a capture of these exchanges exactly', async () => {
