@@ -159,7 +159,8 @@ export function formatStatement(stmt: NftStatement): string {
     case 'mangle':
       return `${formatExpr(stmt.key)} set ${formatExpr(stmt.value, hintOf(stmt.key))}`;
     case 'counter':
-      if (stmt.name !== undefined) return `counter name ${formatString(stmt.name, undefined)}`;
+      // nft quotes the name of a referenced counter object (`counter name "x"`).
+      if (stmt.name !== undefined) return `counter name ${quote(stmt.name)}`;
       return stmt.packets !== undefined ? `counter packets ${stmt.packets} bytes ${stmt.bytes ?? 0n}` : 'counter';
     case 'log': {
       let out = 'log';

@@ -1,7 +1,7 @@
 /**
  * Prints the ruleset model as `nft list ruleset` text (nftables 1.0.x src/rule.c
  * `table_print()`, `chain_print()`, `set_print()`): tab indentation, a blank line between
- * objects, named counters then sets then chains, elements wrapped as nft wraps them, and
+ * objects (none after the table comment, as 1.0.6 prints), named counters then sets then chains, elements wrapped as nft wraps them, and
  * `# handle N` where the model has handles (as `nft -a` prints). `parseNftText` reads the
  * result back to an equal model (tested); objects kept as JSON (flowtables etc. from
  * `nft -j`) cannot be printed as nft syntax and come out as `#` comments.
@@ -33,10 +33,8 @@ export function formatTable(table: NftTable): string {
       out.push(`\tflags ${table.flags.join(',')}\n`);
       delim = '\n';
     }
-    if (table.comment !== undefined) {
-      out.push(`\tcomment ${quote(table.comment)}\n`);
-      delim = '\n';
-    }
+    // nft 1.0.6 puts a blank line after `flags` but not after the comment (`table_print()`).
+    if (table.comment !== undefined) out.push(`\tcomment ${quote(table.comment)}\n`);
   }
   for (const c of table.counters) add(formatCounter(c, ind));
   for (const o of table.objects) if (o.kind !== 'flowtable') add(formatRawObject(o, ind));

@@ -57,6 +57,7 @@ const RULES: [NftFamily, string, unknown[], string?][] = [
   ['ip', 'log prefix "x" group 2 snaplen 100 queue-threshold 5', [{ log: { prefix: 'x', group: 2, snaplen: 100, 'queue-threshold': 5 } }]],
   ['ip', 'log level debug flags all', [{ log: { level: 'debug', flags: 'all' } }]],
   ['ip', 'notrack', [{ notrack: null }]],
+  ['ip', 'ip daddr 10.96.0.10 udp dport 53 counter name "dns-packets"', [match(ip('daddr'), '10.96.0.10'), match({ payload: { protocol: 'udp', field: 'dport' } }, 53), { counter: 'dns-packets' }]],
   ['ip', 'ip daddr 10.96.0.1 tcp dport 443 counter packets 3 bytes 180 jump helper', [match(ip('daddr'), '10.96.0.1'), match(tcp('dport'), 443), counter(3, 180), jump('helper')]],
   ['ip', 'dnat to numgen random mod 2 map { 0 : 10.0.0.1, 1 : 10.0.0.2 }', [{ dnat: { addr: { map: { key: { numgen: { mode: 'random', mod: 2, offset: 0 } }, data: { set: [[0, '10.0.0.1'], [1, '10.0.0.2']] } } } } }]],
   ['ip', 'update @aff { ip saddr }', [{ set: { op: 'update', elem: ip('saddr'), set: '@aff' } }]],
