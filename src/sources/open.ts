@@ -151,6 +151,10 @@ async function openSshSource(options: SourceOptions, target: string, apiText: st
   try {
     const transport = await openSsh({ target, ...(options.acceptNewHostKey ? { acceptNewHostKey: true } : {}) });
     const nodeName = api && kube ? nodeNameFor(api, [transport.endpoint.hostName, transport.endpoint.alias]) : undefined;
+    if (api && kube) {
+      // The kubeconfig is not tied to the SSH host: say which cluster the objects come from.
+      progress(`API objects from context ${kube.context} (${kube.server})${nodeName ? `, node ${nodeName}` : `; no Node there has the address ${transport.endpoint.hostName} — if it is another cluster, use --context or --api-file`}`);
+    }
     const ciliumAgent = nodeName && kube ? await findCiliumAgent(kube, nodeName).catch(() => undefined) : undefined;
     return {
       transport,

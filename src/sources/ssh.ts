@@ -9,7 +9,6 @@
  * password is required`), never as a prompt.
  */
 import os from 'node:os';
-import path from 'node:path';
 import type { Duplex } from 'node:stream';
 import type { Client as SshClient, ClientChannel } from 'ssh2';
 import { TransportError, UserError } from '../errors.js';
@@ -258,9 +257,4 @@ export async function openSsh(options: SshOptions): Promise<SshTransport> {
     throw e;
   }
   return t;
-}
-
-/** The default `~/.ssh/config` path for `home`. */
-export function defaultSshConfig(home: string = os.homedir()): string {
-  return path.join(home, '.ssh', 'config');
 }
