@@ -49,8 +49,9 @@ export interface DnsTransport {
   close(): Promise<void>;
 }
 
-/** Upper bounds that keep one query under the probe's kill timeout (15 s). */
+/** Longest wait per attempt, milliseconds: keeps one query under the probe's kill timeout (15 s). */
 export const MAX_TIMEOUT_MS = 5000;
+/** Most UDP sends per question (with {@link MAX_TIMEOUT_MS}, under the probe's 15 s). */
 export const MAX_TRIES = 3;
 
 /**
