@@ -1,0 +1,221 @@
+/**
+ * The Conntrack pane: the node's conntrack entries as NAT views (`client → VIP:port ⇒
+ * endpoint`, with the SNAT the endpoint sees), the Service each belongs to, and stale
+ * entries — those still sending a Service's flow to an address that is no longer one of
+ * its endpoints — in the warning colour. A summary line above (entries shown / total,
+ * `nf_conntrack_count` / `nf_conntrack_max`, stale count, sort order); the selected
+ * entry's verdict, NAT, counters and raw line below.
+ *
+ * Only the visible rows are turned into display rows, so a million entries cost what
+ * twenty do. Timeouts count down between refreshes by `elapsedSeconds`.
+ */
+import { Box, Text } from 'ink';
+import React from 'react';
+import { formatEndpoint } from '../../analysis/conntrack-nat.js';
+import { conntrackRow, type ConntrackRowView, type ConntrackView } from '../../analysis/conntrack-view.js';
+import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
+import { Table, windowStart, type TableRow } from '../components/Table.js';
+import { t, tf, type Lang } from '../i18n.js';
+import { cellWidth, fitCell, layoutColumns, type ColumnSpec } from '../text.js';
+import { theme, type ColorToken } from '../theme.js';
+
+/**
+ * Props of {@link ConntrackPane}. `data` from `conntrackView`; `elapsedSeconds` since
+ * the table was read (`conntrackElapsedSeconds`, 0 in a replay); `cursor` indexes
+ * `data.order`; `height`: lines available; `sessionError`: why loading failed, shown
+ * instead of "loading…".
+ */
+export interface ConntrackPaneProps {
+  readonly data: ConntrackView;
+  readonly elapsedSeconds: number;
+  readonly cursor: number;
+  readonly width: number;
+  readonly height: number;
+  readonly focused: boolean;
+  readonly lang: Lang;
+  readonly sessionError?: string | null;
+}
+
+/** Wide layouts (≥ 100 columns) add the status, Service and packet columns. */
+const WIDE = 100;
+
+function columns(lang: Lang, width: number): ColumnSpec[] {
+  if (width < WIDE) {
+    return [
+      { key: 'mark', title: ' ', width: 1 },
+      { key: 'proto', title: t(lang, 'col.proto'), width: 6 },
+      { key: 'state', title: t(lang, 'col.state'), width: 11 },
+      { key: 'ttl', title: t(lang, 'col.ttl'), width: 6, align: 'right' },
+      { key: 'nat', title: t(lang, 'col.nat'), flex: 1 },
+    ];
+  }
+  return [
+    { key: 'status', title: t(lang, 'col.status'), width: 6 },
+    { key: 'proto', title: t(lang, 'col.proto'), width: 6 },
+    { key: 'state', title: t(lang, 'col.state'), width: 11 },
+    { key: 'ttl', title: t(lang, 'col.ttl'), width: 6, align: 'right' },
+    { key: 'service', title: t(lang, 'col.service'), flex: 1, minWidth: 20 },
+    { key: 'nat', title: t(lang, 'col.nat'), flex: 3, minWidth: 52 },
+    { key: 'pkts', title: t(lang, 'col.pkts'), width: 8, align: 'right' },
+  ];
+}
+
+function ttl(r: ConntrackRowView): string {
+  return r.timeoutLeft === null ? '-' : String(r.timeoutLeft);
+}
+
+function statusWord(r: ConntrackRowView, lang: Lang): string {
+  return r.status === 'stale' ? t(lang, 'conntrack.status.stale') : r.status === 'ok' ? t(lang, 'conntrack.status.ok') : '-';
+}
+
+/** `client → VIP ⇒ endpoint` without the SNAT note. */
+function natCore(r: ConntrackRowView): string {
+  return `${formatEndpoint(r.nat.client)} → ${formatEndpoint(r.nat.destination)} ⇒ ${formatEndpoint(r.nat.answeredBy)}`;
+}
+
+/**
+ * The NAT view as a cell of `width` cells: whole when it fits, else without the SNAT
+ * note, then without the client's port, then without the client — the VIP and the
+ * endpoint are what the reader follows, so they are the last to go.
+ */
+export function natCell(r: ConntrackRowView, width: number): string {
+  const tail = `${formatEndpoint(r.nat.destination)} ⇒ ${formatEndpoint(r.nat.answeredBy)}`;
+  const candidates = [r.nat.text, natCore(r), `${r.nat.client.ip} → ${tail}`, `… → ${tail}`];
+  return candidates.find((c) => cellWidth(c) <= width) ?? tail;
+}
+
+function cells(r: ConntrackRowView, natWidth: number, wide: boolean, lang: Lang): string[] {
+  const proto = r.entry.proto === 'unknown' ? String(r.entry.protoNum) : r.entry.proto;
+  if (!wide) return [r.status === 'stale' ? '!' : '', proto, r.entry.state ?? '', ttl(r), natCell(r, natWidth)];
+  const pkts = r.packets ? String(r.packets.orig + r.packets.reply) : '';
+  return [statusWord(r, lang), proto, r.entry.state ?? '', ttl(r), r.service ?? '', natCell(r, natWidth), pkts];
+}
+
+function rowColor(r: ConntrackRowView): ColorToken | undefined {
+  return r.status === 'stale' ? 'warn' : undefined;
+}
+
+/** The verdict on one entry, in words: why it is stale, or which Service answered it. */
+export function conntrackVerdict(r: ConntrackRowView, lang: Lang): string {
+  if (r.status === 'stale' && r.staleReason === 'endpoint-gone') {
+    return tf(lang, 'conntrack.staleGone', { endpoint: formatEndpoint(r.pointsAt ?? r.nat.answeredBy), service: r.service ?? '' });
+  }
+  if (r.status === 'stale') return tf(lang, 'conntrack.staleUntranslated', { service: r.service ?? '' });
+  if (r.status === 'ok') return tf(lang, 'conntrack.ok', { service: r.service ?? '', via: r.via === 'nodePort' ? 'NodePort' : 'VIP' });
+  return tf(lang, 'conntrack.noService', { destination: formatEndpoint(r.nat.destination) });
+}
+
+/**
+ * `tcp TIME_WAIT · timeout 118s · [ASSURED] mark=0 zone=1 · packets 5/5 bytes 369/477
+ * (original/reply) · line 12`, led by `SNAT as ip:port` when `withSnat` (the NAT line
+ * had no room for it).
+ */
+function facts(r: ConntrackRowView, lang: Lang, withSnat: boolean): string {
+  const e = r.entry;
+  const parts = [`${e.proto}${e.state ? ` ${e.state}` : ''}`];
+  if (withSnat && r.nat.snat) parts.unshift(`SNAT as ${formatEndpoint(r.nat.clientAsSeen)}`);
+  if (r.timeoutLeft !== null) parts.push(tf(lang, 'conntrack.timeout', { seconds: r.timeoutLeft }));
+  const fields = [...e.flags.map((f) => `[${f}]`), ...(e.mark !== undefined ? [`mark=${e.mark}`] : []), ...(e.zone !== undefined ? [`zone=${e.zone}`] : [])];
+  if (fields.length) parts.push(fields.join(' '));
+  if (r.packets && r.bytes) {
+    parts.push(tf(lang, 'conntrack.counters', { po: String(r.packets.orig), pr: String(r.packets.reply), bo: String(r.bytes.orig), br: String(r.bytes.reply) }));
+  }
+  parts.push(tf(lang, 'conntrack.line', { line: e.line }));
+  return parts.join(' · ');
+}
+
+/** `text` cut into exactly `lines` lines of `width` cells (the last one ellipsised when longer). */
+function wrapLines(text: string, width: number, lines: number): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (out.length < lines - 1) {
+    out.push(fitCell(rest.slice(0, width), width));
+    rest = rest.slice(width);
+  }
+  out.push(fitCell(rest, width));
+  return out;
+}
+
+function percentText(percent: number): string {
+  return percent > 0 && percent < 0.1 ? '<0.1%' : `${percent.toFixed(1)}%`;
+}
+
+/** The summary line: scope, entries shown / total, table usage, stale count, sort order. */
+export function conntrackSummaryLine(data: ConntrackView, lang: Lang): string {
+  const s = data.summary;
+  const parts: string[] = [];
+  if (data.scope) parts.push(tf(lang, 'conntrack.scope', { service: data.scope.service }));
+  parts.push(tf(lang, 'conntrack.entries', { shown: s.shown, total: s.total }));
+  if (s.count !== null && s.max !== null && s.percent !== null) parts.push(tf(lang, 'conntrack.usage', { count: s.count, max: s.max, pct: percentText(s.percent) }));
+  parts.push(s.shown === s.total ? tf(lang, 'conntrack.stale', { count: s.stale }) : tf(lang, 'conntrack.staleShown', { count: s.stale, shown: s.staleShown }));
+  parts.push(tf(lang, 'conntrack.sort', { column: data.query.sort.column, dir: data.query.sort.descending ? '↓' : '↑' }));
+  return parts.join(' · ');
+}
+
+/** Renders the pane. */
+export function ConntrackPane({ data, elapsedSeconds, cursor, width, height, focused, lang, sessionError }: ConntrackPaneProps): React.JSX.Element {
+  const a = data.availability;
+  if (a.kind !== 'table') {
+    const text =
+      a.kind === 'loading'
+        ? sessionError ? tf(lang, 'status.failed', { reason: sessionError }) : t(lang, 'status.loading')
+        : a.reason ? tf(lang, 'status.failed', { reason: a.reason }) : tf(lang, 'status.notCaptured', { what: 'conntrack' });
+    return (
+      <Box flexDirection="column">
+        <Text color={theme.muted}>{fitCell(text, width)}</Text>
+        <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
+      </Box>
+    );
+  }
+  const notes: { text: string; color: ColorToken }[] = [];
+  if (data.error) notes.push({ text: tf(lang, 'conntrack.partial', { reason: data.error }), color: 'error' });
+  if (!data.index.servicesKnown) notes.push({ text: t(lang, 'conntrack.noApi'), color: 'muted' });
+  else if (data.scope && !data.scope.found) notes.push({ text: tf(lang, 'conntrack.scopeMissing', { service: data.scope.service }), color: 'warn' });
+
+  const rawLines = width >= 120 ? 2 : 3;
+  const detailLines = 3 + rawLines;
+  const bodyHeight = Math.max(1, height - 1 - notes.length - 1 - detailLines - diagnosticsHeight(data.diagnostics));
+  const count = data.order.length;
+  const at = Math.max(0, Math.min(cursor, count - 1));
+  const start = windowStart(count, at, bodyHeight);
+  const visible = [...data.order.subarray(start, start + bodyHeight)].map((i) => conntrackRow(data.index, i, elapsedSeconds));
+  const cols = columns(lang, width);
+  const natWidth = layoutColumns(cols, width)[cols.findIndex((c) => c.key === 'nat')] ?? width;
+  const rows: TableRow[] = visible.map((r) => {
+    const color = rowColor(r);
+    return { key: String(r.index), cells: cells(r, natWidth, width >= WIDE, lang), ...(color ? { color } : {}), ...(r.status === 'no-service' ? { dim: true } : {}) };
+  });
+  const selected = visible[at - start];
+  const empty = data.scope ? tf(lang, 'conntrack.noneFor', { service: data.scope.service }) : data.query.filter ? t(lang, 'conntrack.noneMatch') : t(lang, 'conntrack.none');
+
+  return (
+    <Box flexDirection="column">
+      <Text bold>{fitCell(conntrackSummaryLine(data, lang), width)}</Text>
+      {notes.map((n, i) => (
+        <Text key={i} color={theme[n.color]}>
+          {fitCell(n.text, width)}
+        </Text>
+      ))}
+      {count === 0 ? (
+        <Box height={bodyHeight + 1}>
+          <Text color={theme.muted}>{fitCell(empty, width)}</Text>
+        </Box>
+      ) : (
+        <Box height={bodyHeight + 1} flexDirection="column">
+          <Table columns={cols} rows={rows} cursor={at - start} width={width} height={bodyHeight} focused={focused} />
+        </Box>
+      )}
+      {selected ? (
+        <Box flexDirection="column">
+          <Text color={selected.status === 'stale' ? theme.warn : selected.status === 'ok' ? theme.ok : theme.muted}>{fitCell(conntrackVerdict(selected, lang), width)}</Text>
+          <Text color={theme.nat}>{fitCell(cellWidth(selected.nat.text) <= width ? selected.nat.text : natCore(selected), width)}</Text>
+          <Text>{fitCell(facts(selected, lang, cellWidth(selected.nat.text) > width), width)}</Text>
+          {wrapLines(selected.entry.raw, width, rawLines).map((l, i) => (
+            <Text key={i}>{l}</Text>
+          ))}
+        </Box>
+      ) : null}
+      <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
+    </Box>
+  );
+}
