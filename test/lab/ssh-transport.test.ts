@@ -11,14 +11,14 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TransportError, UserError } from '../../src/errors.js';
+import { BugError, TransportError, UserError } from '../../src/errors.js';
 import { runProbe, runProbes } from '../../src/sources/probe-runner.js';
 import { probe } from '../../src/sources/catalog.js';
 import { openSsh, type SshOptions, type SshTransport } from '../../src/sources/ssh.js';
 import { Session } from '../../src/session.js';
 import { labAvailable } from '../helpers/lab.js';
 import { runOk, sleep } from './exec.js';
-import { LAB_SCENARIO, labDown, labUp, type LabHandle } from './lab.js';
+import { LAB_SCENARIO, labDown, labUp, stopProcess, type LabHandle } from './lab.js';
 import { makeKey, makeUser, nsSocket, sshdSessions, startSshd, type KeyPair } from './ssh-lab.js';
 import type { LabProcess } from './state.js';
 
@@ -204,5 +204,28 @@ describe.runIf(canRun)('SSH source against sshd in the node namespace', () => {
       expect(byId[id]!.result.stderr).toContain('sudo: a password is required');
       expect(byId[id]!.result.argv.slice(0, 3)).toEqual(['sudo', '-n', '--']);
     }
+  });
+
+  it('runs only catalog probes, and a probe past its timeout is reported timed out', async () => {
+    const t = await connect({ knownHostsFiles: [await knownHosts('kh-misc', [`${nodeIP} ${hostKey.publicLine}`])] });
+    await expect(t.exec(['sh', '-c', 'id'], { timeoutMs: 5000 })).rejects.toBeInstanceOf(BugError);
+    const r = await runProbe(t, { ...probe('conntrack'), timeoutMs: 1 });
+    expect(r.status).toBe('timeout');
+    expect(r.result.exitCode).toBeNull();
+    expect((await runProbe(t, probe('uname'))).status).toBe('ok'); // the connection survives
+  });
+
+  it('a host key that changed while reconnecting stops the reconnects (failed), never connects', async () => {
+    const t = await connect({ knownHostsFiles: [await knownHosts('kh-mitm', [`${nodeIP} ${hostKey.publicLine}`])] });
+    // A stopped listener leaves running sessions alone (OpenSSH): end both.
+    const sessions = await sshdSessions(sshd.pid);
+    await stopProcess(lab.names, sshd);
+    for (const pid of sessions) process.kill(pid, 'SIGKILL');
+    await until('the link to drop', () => t.state().state !== 'connected');
+    const other = await makeKey(path.join(dir, 'other_host_key'), 'other-host');
+    sshd = await startSshd(lab.names, { key: 'sshd-other', ns: lab.names.node, address: nodeIP, port: 22, dir, hostKey: other, authorized: [userKey.publicLine] });
+    await until('reconnecting to give up', () => t.state().state === 'failed');
+    expect(t.state().error).toContain(other.fingerprint);
+    await expect(runProbe(t, probe('uname'))).rejects.toBeInstanceOf(TransportError);
   });
 });
