@@ -41,18 +41,19 @@ export interface TraceInput {
 
 /**
  * The walk's input from a snapshot: its iptables rulesets (iptables, ip6tables,
- * iptables-legacy, those that parsed), addresses, routes and conntrack entries, plus
- * `nft` when the caller parsed the nft ruleset. Missing parts become empty lists; the
- * walk then says what it could not decide. Never throws.
+ * iptables-legacy, those that parsed), its nft ruleset (`nft` overrides it when given),
+ * addresses, routes and conntrack entries. Missing parts become empty lists; the walk
+ * then says what it could not decide. Never throws.
  */
 export function traceInputFromSnapshot(snapshot: NodeSnapshot, nft?: NftRuleset): TraceInput {
   const iptables: IptablesRuleset[] = [];
   for (const part of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy]) {
     if (part?.value && part.value.tables.length > 0) iptables.push(part.value);
   }
+  const ruleset = nft ?? snapshot.nft?.value ?? undefined;
   return {
     iptables,
-    ...(nft ? { nft } : {}),
+    ...(ruleset ? { nft: ruleset } : {}),
     addrs: snapshot.addrs?.value ?? [],
     routes: snapshot.routes?.value ?? [],
     conntrack: snapshot.conntrack?.value?.entries ?? [],

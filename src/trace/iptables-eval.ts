@@ -163,13 +163,19 @@ function applyMark(ctx: WalkContext, rule: IptablesRule): string | null {
   return `mark 0x${before.toString(16)} → 0x${next.toString(16)}`;
 }
 
-const twinCache = new WeakMap<IptablesRuleset, Map<string, ReturnType<typeof iptablesNftTwin>>>();
+// Per walk input (the nft ruleset is part of it), per ruleset, per table.
+const twinCache = new WeakMap<object, Map<IptablesRuleset, Map<string, ReturnType<typeof iptablesNftTwin>>>>();
 
 function nftChainOf(ctx: WalkContext, item: IptablesItem, name: string): NftChain | null {
-  let perRuleset = twinCache.get(item.ruleset);
+  let perInput = twinCache.get(ctx.input);
+  if (!perInput) {
+    perInput = new Map();
+    twinCache.set(ctx.input, perInput);
+  }
+  let perRuleset = perInput.get(item.ruleset);
   if (!perRuleset) {
     perRuleset = new Map();
-    twinCache.set(item.ruleset, perRuleset);
+    perInput.set(item.ruleset, perRuleset);
   }
   if (!perRuleset.has(item.table)) perRuleset.set(item.table, iptablesNftTwin(item.ruleset, item.table, ctx.input.nft));
   return perRuleset.get(item.table)?.chains.find((c) => c.name === name) ?? null;

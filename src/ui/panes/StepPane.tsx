@@ -1,0 +1,135 @@
+/**
+ * The Step pane: one packet walked through the node's hooks. On top the packet and the
+ * verdict; then every step (hook, table/chain and rule number, ✓/✗, verdict, why) with
+ * the current step highlighted (`cursor` is the step index; the app moves it with n/p);
+ * below, the current step in full: the rule's text, why it matched or not, the packet
+ * header as it is at that step, the rule's counters, and the branches of a random choice
+ * with their probabilities. The last step adds the conntrack entry and the reply's way back.
+ */
+import { Box, Text } from 'ink';
+import React from 'react';
+import { branchLines, formatHeader, stepMark, tupleText } from '../../trace/describe.js';
+import type { TraceResult, TraceStep, VerdictKind } from '../../trace/types.js';
+import { Table, type TableRow } from '../components/Table.js';
+import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { cellWidth, fitCell, humanBytes, humanCount, layoutColumns, type ColumnSpec } from '../text.js';
+import { theme, type ColorToken } from '../theme.js';
+
+/** What the pane shows: nothing walked yet, a walk that could not start (why), or a walk. */
+export type StepPaneData =
+  | { readonly kind: 'none' }
+  | { readonly kind: 'failed'; readonly reason: string }
+  | { readonly kind: 'result'; readonly result: TraceResult };
+
+/** Props of {@link StepPane}. `cursor`: index of the current step; `height`: lines available. */
+export interface StepPaneProps {
+  readonly data: StepPaneData;
+  readonly width: number;
+  readonly height: number;
+  readonly focused: boolean;
+  readonly cursor: number;
+  readonly lang: Lang;
+}
+
+const VERDICT_COLOR: Readonly<Record<VerdictKind, ColorToken>> = {
+  local: 'ok',
+  forwarded: 'ok',
+  sent: 'ok',
+  dropped: 'error',
+  rejected: 'error',
+  unsupported: 'warn',
+};
+
+function columns(lang: Lang, width: number): ColumnSpec[] {
+  const cols: ColumnSpec[] = [
+    { key: 'num', title: t(lang, 'col.num'), width: 3, align: 'right' },
+    { key: 'hook', title: t(lang, 'col.hook'), width: 11 },
+    { key: 'where', title: t(lang, 'col.where'), flex: 3, minWidth: 12 },
+    { key: 'mark', title: '', width: 1 },
+    { key: 'verdict', title: t(lang, 'col.verdict'), flex: 2, minWidth: 8 },
+  ];
+  if (width >= 100) cols.push({ key: 'why', title: t(lang, 'col.why'), flex: 4 });
+  return cols;
+}
+
+/** `table/chain #n`, cut in the chain name so the rule number always shows in `width` cells. */
+function where(s: TraceStep, width: number): string {
+  if (s.table === null || s.chain === null) return s.kind;
+  const base = `${s.backend === 'nft' ? `${s.family} ` : ''}${s.table}/${s.chain}`;
+  const suffix = s.ruleIndex !== null ? ` #${s.ruleIndex}` : '';
+  if (cellWidth(base + suffix) <= width) return base + suffix;
+  return fitCell(base, Math.max(1, width - suffix.length)).trimEnd() + suffix;
+}
+
+function rowColor(s: TraceStep): ColorToken | undefined {
+  if (s.kind === 'unsupported') return 'warn';
+  if (s.kind === 'nat') return 'nat';
+  if (s.kind === 'final') return s.verdict === 'dropped' || s.verdict === 'rejected' ? 'error' : 'ok';
+  if (s.verdict === 'drop') return 'error';
+  if (s.matched && s.verdict && /^(jump|goto) /.test(s.verdict)) return 'jump';
+  return undefined;
+}
+
+function stepRow(s: TraceStep, width: number, whereWidth: number): TableRow {
+  const cells = [String(s.index), s.hook ?? '', where(s, whereWidth), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
+  if (width >= 100) cells.push(s.reason);
+  const color = rowColor(s);
+  return { key: String(s.index), cells, ...(color ? { color } : {}), ...(s.matched === false ? { dim: true } : {}) };
+}
+
+/** The detail lines for the current step (label, text, colour), fitted by the caller. */
+function detailLines(r: TraceResult, s: TraceStep, lang: Lang): { label: string; text: string; color?: ColorToken }[] {
+  const out: { label: string; text: string; color?: ColorToken }[] = [];
+  if (s.ruleText !== null) out.push({ label: t(lang, 'step.rule'), text: `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}` });
+  out.push({ label: t(lang, 'step.why'), text: s.reason, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
+  out.push({ label: t(lang, 'step.here'), text: formatHeader(s.header) });
+  if (s.counters) out.push({ label: t(lang, 'step.counters'), text: `${humanCount(s.counters.packets)} pkts  ${humanBytes(s.counters.bytes)}` });
+  if (s.branches) for (const [i, line] of branchLines(s.branches).entries()) out.push({ label: i === 0 ? t(lang, 'step.branches') : '', text: line, color: 'accent' });
+  if (s.kind === 'final') {
+    out.push({ label: t(lang, 'step.leaves'), text: formatHeader(r.final) });
+    if (r.conntrack) out.push({ label: t(lang, 'step.conntrack'), text: r.conntrack.text });
+    if (r.reply) out.push({ label: t(lang, 'step.reply'), text: `${tupleText(r.reply.sent)} ⇒ ${tupleText(r.reply.received)}` });
+  }
+  return out;
+}
+
+function Line({ label, text, color, width }: { label: string; text: string; color?: ColorToken | undefined; width: number }): React.JSX.Element {
+  const labelWidth = 11;
+  return (
+    <Text>
+      <Text color={theme.muted}>{fitCell(label, labelWidth)}</Text>
+      <Text color={color ? theme[color] : undefined}>{fitCell(text, Math.max(1, width - labelWidth))}</Text>
+    </Text>
+  );
+}
+
+/** Renders the pane. */
+export function StepPane({ data, width, height, focused, cursor, lang }: StepPaneProps): React.JSX.Element {
+  if (data.kind === 'none') return <Text color={theme.muted}>{fitCell(t(lang, 'step.none'), width)}</Text>;
+  if (data.kind === 'failed') return <Text color={theme.error}>{fitCell(tf(lang, 'step.failed', { reason: data.reason }), width)}</Text>;
+  const r = data.result;
+  const steps = r.steps;
+  const at = Math.min(Math.max(0, cursor), steps.length - 1);
+  const current = steps[at]!;
+  const verdictWord = t(lang, `step.verdict.${r.verdict.kind}` as MessageKey);
+  const endpoint = r.verdict.endpoint ? ` → ${r.verdict.endpoint}` : '';
+  const via = r.verdict.oif ? ` (${r.verdict.oif}${r.verdict.nexthop && r.verdict.nexthop !== r.final.dst ? ` via ${r.verdict.nexthop}` : ''})` : '';
+  const details = detailLines(r, current, lang);
+  const headLines = 2;
+  const footer = 1;
+  const tableHeight = Math.max(1, height - headLines - 1 - details.length - footer);
+  const cols = columns(lang, width);
+  const whereWidth = layoutColumns(cols, width)[cols.findIndex((c) => c.key === 'where')]!;
+  const rows = steps.map((s) => stepRow(s, width, whereWidth));
+  return (
+    <Box flexDirection="column">
+      <Text bold>{fitCell(`${formatHeader(r.request.packet)}  ·  ${tf(lang, 'step.entry', { entry: r.request.entry })}${r.request.packet.iif ? ` (${r.request.packet.iif})` : ''}`, width)}</Text>
+      <Text color={theme[VERDICT_COLOR[r.verdict.kind]]}>{fitCell(`${verdictWord}${endpoint}${via}: ${r.verdict.reason}`, width)}</Text>
+      <Table columns={cols} rows={rows} cursor={at} width={width} height={tableHeight} focused={focused} />
+      {details.map((d, i) => (
+        <Line key={i} label={d.label} text={d.text} color={d.color} width={width} />
+      ))}
+      <Text color={theme.muted}>{fitCell(`${tf(lang, 'step.count', { n: at + 1, total: steps.length })}   ${t(lang, 'step.keys')}`, width)}</Text>
+    </Box>
+  );
+}
