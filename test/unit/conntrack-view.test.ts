@@ -21,6 +21,8 @@ import {
   type ConntrackSortColumn,
 } from '../../src/analysis/conntrack-view.js';
 import { addressSortKey } from '../../src/analysis/service-view.js';
+import { UserError } from '../../src/errors.js';
+import { showConntrack } from '../../src/report/conntrack.js';
 import type { ConntrackEntry } from '../../src/model/conntrack.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { MOVED_DNS_ENDPOINT, snapshotWithMovedDnsEndpoint } from '../helpers/conntrack-fixtures.js';
@@ -346,4 +348,56 @@ describe('a million entries', () => {
       rowMs: expect.toSatisfy((ms: number) => ms < 50),
     });
   }, 120_000);
+});
+
+describe('show conntrack', () => {
+  it('prints the stable JSON document, limited to a Service, with the stale entry and where it points', async () => {
+    const snapshot = await snapshotWithMovedDnsEndpoint('lab-iptables');
+    const doc = JSON.parse(showConntrack(snapshot, 'json', { service: 'kube-system/kube-dns' })) as {
+      service: string;
+      summary: Record<string, number | null>;
+      entries: { line: number; proto: string; status: string; staleReason: string | null; pointsAt: unknown; service: unknown; orig: { packets: unknown; sport: number }; nat: { answeredBy: unknown }; raw: string }[];
+      node: string;
+    };
+    const entries = snapshot.conntrack!.value!.entries;
+    const dns = entries.filter((e) => e.orig.dst === '10.96.0.10');
+    const moved = entries.filter((e) => e.reply.src === MOVED_DNS_ENDPOINT.from);
+    expect(doc.node).toBe('lab-node');
+    expect(doc.service).toBe('kube-system/kube-dns');
+    expect(doc.summary).toEqual({
+      shown: dns.length, total: entries.length, nfConntrackCount: snapshot.conntrackCount, nfConntrackMax: snapshot.conntrackMax,
+      percent: (snapshot.conntrackCount! / snapshot.conntrackMax!) * 100, stale: moved.length, staleShown: moved.length,
+    });
+    expect(doc.entries.map((e) => e.line)).toEqual(dns.map((e) => e.line));
+    expect(doc.entries.every((e) => e.proto === 'udp' && typeof e.orig.packets === 'string')).toBe(true);
+    const stale = doc.entries.filter((e) => e.status === 'stale');
+    expect(stale.map((e) => [e.orig.sport, e.staleReason, e.pointsAt, e.service])).toEqual(
+      moved.map((e) => [e.orig.sport, 'endpoint-gone', { ip: MOVED_DNS_ENDPOINT.from, port: 53 }, { namespace: 'kube-system', name: 'kube-dns', via: 'vip' }]),
+    );
+    expect(stale.map((e) => e.raw)).toEqual(moved.map((e) => e.raw));
+  });
+
+  it('prints one line per entry as text, with the stale verdict under the stale ones', async () => {
+    const snapshot = await snapshotWithMovedDnsEndpoint('lab-nftables');
+    const text = showConntrack(snapshot, 'text');
+    const entries = snapshot.conntrack!.value!.entries;
+    expect(text).toContain(`${entries.length}/${entries.length} entries · nf_conntrack ${snapshot.conntrackCount}/${snapshot.conntrackMax}`);
+    const lines = text.split('\n');
+    const nat = (e: ConntrackEntry) => conntrackRow(buildConntrackIndex([e], [], []), 0).nat.text;
+    for (const e of entries) expect(lines.some((l) => l.includes(nat(e)))).toBe(true);
+    const warnings = lines.filter((l) => l.startsWith('  ! '));
+    expect(warnings).toEqual(entries.filter((e) => e.reply.src === MOVED_DNS_ENDPOINT.from).map(() => `  ! stale: points at ${MOVED_DNS_ENDPOINT.from}:53, not an endpoint of kube-system/kube-dns`));
+    expect(warnings.length).toBeGreaterThan(0);
+    const at = lines.indexOf(warnings[0]!);
+    expect(lines[at - 1]).toMatch(/^udp - \d+ kube-system\/kube-dns 10\.244\.0\.9:\d+ → 10\.96\.0\.10:53 ⇒ 10\.244\.0\.3:53 mark=0$/);
+  });
+
+  it('refuses what it cannot show, saying what to do', async () => {
+    const snapshot = await snapshotOf('lab-iptables');
+    expect(() => showConntrack(snapshot, 'json', { service: 'default/nosuch' })).toThrow(UserError);
+    expect(() => showConntrack(snapshot, 'json', { service: 'web' })).toThrow(UserError);
+    expect(() => showConntrack({ ...snapshot, api: null }, 'text', { service: 'default/web' })).toThrow(UserError);
+    expect(() => showConntrack({ ...snapshot, conntrack: null }, 'text')).toThrow(UserError);
+    expect(showConntrack({ ...snapshot, api: null }, 'text')).toContain('! no API objects');
+  });
 });

@@ -1,0 +1,145 @@
+/**
+ * `nodescope show conntrack [--service NS/NAME] -o json|text`: the node's conntrack
+ * entries with their NAT view, the Service each belongs to and whether it is stale (the
+ * Conntrack pane's data, for scripts), in the order conntrack printed them.
+ *
+ * JSON document (stable; README documents it): the head fields (`node, kernel, source,
+ * live, capturedAt, mode, evidence`), then
+ * - `service`: the `--service` asked for, or null;
+ * - `summary: {shown, total, nfConntrackCount, nfConntrackMax, percent, stale, staleShown}` —
+ *   entries listed / in the table, the kernel's counters (null when not read), count/max × 100;
+ * - `entries: [{line, family, proto, protoNum, state, timeout, flags, mark, zone, use, id,
+ *   orig: {src, dst, sport, dport, icmpType, icmpCode, icmpId, zone, packets, bytes}, reply: {…},
+ *   nat: {text, client: {ip, port}, destination, answeredBy, clientAsSeen, dnat, snat},
+ *   service: {namespace, name, via: 'vip'|'nodePort'} | null, status: 'ok'|'stale'|'no-service',
+ *   staleReason: 'endpoint-gone'|'not-translated'|null, pointsAt: {ip, port} | null, raw}]` —
+ *   field names are conntrack's own; `timeout` in seconds as read (no countdown); absent
+ *   values are null; packets/bytes are decimal strings (64-bit exact), null without accounting;
+ * - `error`: why the conntrack probe failed after printing part of the table, or null;
+ * - `diagnostics: [{severity, origin, line, text, message, code}]` of the conntrack output.
+ *
+ * Throws `UserError` when conntrack was not read, when `service` is not `ns/name`, and
+ * when it names a Service the API objects do not have (or there are none).
+ */
+import { formatEndpoint, type ConntrackEndpoint } from '../analysis/conntrack-nat.js';
+import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis/conntrack-view.js';
+import { UserError } from '../errors.js';
+import type { ConntrackTuple } from '../model/conntrack.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { headText, showHead } from './header.js';
+import { toJson } from './json.js';
+
+/** Options of {@link showConntrack}: only the entries of Service `service` (`ns/name`). */
+export interface ShowConntrackOptions {
+  readonly service?: string;
+}
+
+function tupleJson(t: ConntrackTuple) {
+  return {
+    src: t.src,
+    dst: t.dst,
+    sport: t.sport ?? null,
+    dport: t.dport ?? null,
+    icmpType: t.icmpType ?? null,
+    icmpCode: t.icmpCode ?? null,
+    icmpId: t.icmpId ?? null,
+    zone: t.zone ?? null,
+    packets: t.packets ?? null,
+    bytes: t.bytes ?? null,
+  };
+}
+
+function endpointJson(e: ConntrackEndpoint) {
+  return { ip: e.ip, port: e.port ?? null };
+}
+
+function entryJson(r: ConntrackRowView) {
+  const e = r.entry;
+  const [namespace, name] = r.service === null ? [] : r.service.split('/');
+  return {
+    line: e.line,
+    family: e.family,
+    proto: e.proto,
+    protoNum: e.protoNum,
+    state: e.state ?? null,
+    timeout: e.timeout ?? null,
+    flags: e.flags,
+    mark: e.mark ?? null,
+    zone: e.zone ?? null,
+    use: e.use ?? null,
+    id: e.id ?? null,
+    orig: tupleJson(e.orig),
+    reply: tupleJson(e.reply),
+    nat: {
+      text: r.nat.text,
+      client: endpointJson(r.nat.client),
+      destination: endpointJson(r.nat.destination),
+      answeredBy: endpointJson(r.nat.answeredBy),
+      clientAsSeen: endpointJson(r.nat.clientAsSeen),
+      dnat: r.nat.dnat,
+      snat: r.nat.snat,
+    },
+    service: r.service === null ? null : { namespace, name, via: r.via },
+    status: r.status,
+    staleReason: r.staleReason,
+    pointsAt: r.pointsAt ? endpointJson(r.pointsAt) : null,
+    raw: e.raw,
+  };
+}
+
+/** Why an entry is stale, in the words the pane uses. */
+export function staleText(r: ConntrackRowView): string {
+  if (r.staleReason === 'endpoint-gone' && r.pointsAt) return `stale: points at ${formatEndpoint(r.pointsAt)}, not an endpoint of ${r.service ?? ''}`;
+  return `stale: not translated, made while ${r.service ?? ''} had no endpoints`;
+}
+
+function entryText(r: ConntrackRowView): string {
+  const e = r.entry;
+  const fields = [...e.flags.map((f) => `[${f}]`), ...(e.mark !== undefined ? [`mark=${e.mark}`] : []), ...(e.zone !== undefined ? [`zone=${e.zone}`] : [])];
+  const head = [e.proto, e.state ?? '-', e.timeout ?? '-', r.service ?? '-', r.nat.text, ...fields].join(' ');
+  return r.status === 'stale' ? `${head}\n  ! ${staleText(r)}\n` : `${head}\n`;
+}
+
+/** Renders `show conntrack` in `format` (see the module doc). */
+export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', options: ShowConntrackOptions = {}): string {
+  const ct = snapshot.conntrack;
+  if (!ct?.value) {
+    throw new UserError(
+      `conntrack was not read on ${snapshot.meta.node}${ct?.error ? `: ${ct.error}` : ''}`,
+      'install conntrack-tools on the node, and read it as root (conntrack -L needs CAP_NET_ADMIN)',
+    );
+  }
+  const index = conntrackIndex(snapshot);
+  const service = options.service ?? null;
+  let selected = -1;
+  if (service !== null) {
+    if (!/^[^/\s]+\/[^/\s]+$/.test(service)) throw new UserError(`--service ${service}: expected NAMESPACE/NAME`, 'e.g. --service kube-system/kube-dns');
+    if (!index.servicesKnown) throw new UserError('--service needs API objects, and this source has none', 'pass --api-file FILE (kubectl get services,endpointslices,pods,nodes -A -o json)');
+    selected = index.services.findIndex((s) => s.label === service);
+    if (selected < 0) throw new UserError(`no Service ${service} in the API objects`, 'list them with `nodescope show services`');
+  }
+  const rows: ConntrackRowView[] = [];
+  for (let i = 0; i < index.entries.length; i++) if (service === null || index.serviceOf[i] === selected) rows.push(conntrackRow(index, i));
+  const count = snapshot.conntrackCount;
+  const max = snapshot.conntrackMax;
+  const summary = {
+    shown: rows.length,
+    total: index.entries.length,
+    nfConntrackCount: count,
+    nfConntrackMax: max,
+    percent: count !== null && max !== null && max > 0 ? (count / max) * 100 : null,
+    stale: index.staleCount,
+    staleShown: rows.filter((r) => r.status === 'stale').length,
+  };
+  if (format === 'json') {
+    return toJson({ ...showHead(snapshot), service, summary, entries: rows.map(entryJson), error: ct.error, diagnostics: ct.diagnostics });
+  }
+  const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max} (${summary.percent!.toFixed(2)}%)` : '';
+  let out = headText(showHead(snapshot));
+  out += `${service ? `Service ${service} · ` : ''}${summary.shown}/${summary.total} entries${usage} · ${summary.stale} stale\n`;
+  if (ct.error) out += `! conntrack output incomplete: ${ct.error}\n`;
+  if (!index.servicesKnown) out += '! no API objects: entries are not matched to Services\n';
+  for (const r of rows) out += entryText(r);
+  for (const d of ct.diagnostics.filter((d) => d.severity !== 'info')) out += `! ${d.origin}:${d.line}: ${d.message}: ${d.text}\n`;
+  return out;
+}
