@@ -5,12 +5,11 @@
  * Cilium's Helm chart gives the agent pods), through the exec API. No wrapper: the agent
  * container already sees the node's BPF maps and the agent's API socket.
  */
-import { TransportError } from '../errors.js';
+import { BugError, TransportError } from '../errors.js';
 import { K8sStatusError, explainK8sError, k8sRequest, type KubeContext } from './k8s-client.js';
 import { execInPod } from './k8s-exec.js';
 import { probeForArgv, remoteArgv } from './ssh-command.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
-import { BugError } from '../errors.js';
 
 /** Label selector of Cilium agent pods. */
 export const CILIUM_AGENT_SELECTOR = 'k8s-app=cilium';

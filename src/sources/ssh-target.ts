@@ -128,15 +128,14 @@ export function resolveSshTarget(target: SshTarget, ctx: SshConfigContext = {}, 
   const named = c['identityfile'];
   const files = named === undefined ? DEFAULT_IDENTITIES.map((n) => path.join(home, '.ssh', n)) : (Array.isArray(named) ? named : [named]).map((f) => expandSshPath(f, tokens));
   const jumpText = first(c['proxyjump']);
+  // Each hop is resolved through the same config; a hop's own ProxyJump hops come before it.
   const jumps =
     jumpText === undefined || jumpText.toLowerCase() === 'none'
       ? []
-      : jumpText.split(',').map((hop) => {
+      : jumpText.split(',').flatMap((hop) => {
           const resolved = resolveSshTarget(parseSshTarget(hop), ctx, depth + 1);
-          // A hop's own jumps come before it (OpenSSH chains them the same way).
-          return resolved;
+          return [...resolved.jumps, { ...resolved, jumps: [] }];
         });
-  const flatJumps = jumps.flatMap((j) => [...j.jumps, { ...j, jumps: [] }]);
   return {
     alias: target.host,
     hostName,
@@ -144,6 +143,6 @@ export function resolveSshTarget(target: SshTarget, ctx: SshConfigContext = {}, 
     user,
     identityFiles: files.filter((f) => existsSync(f)),
     hostKeyAlias: first(c['hostkeyalias']) ?? hostName,
-    jumps: flatJumps,
+    jumps,
   };
 }
