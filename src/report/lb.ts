@@ -1,0 +1,94 @@
+/**
+ * `nodescope show lb`: Cilium's load-balancing table (what the LB pane shows) as JSON or text.
+ *
+ * JSON document (stable; README documents it): the head fields (`node, kernel, source, live,
+ * capturedAt, mode, evidence`), then
+ * `lb: {status: 'ready'|'absent', absentReason: string|null,
+ *   source: {kind: 'bpf-maps'|'bpf-lb-list'|'bpf-lb-list-json'|'service-list'|'service-list-json'|'maps-dump'|null,
+ *            maps: string[], probe: string|null, agent: 'answered'|'unreachable'|'not-asked', agentDetail: string|null},
+ *   frontends: [{address, ip, port, protocol, scope: 'external'|'internal', type, flags, id, count, qcount,
+ *                service: {namespace, name, portName}|null,
+ *                backends: [{slot, backendId, address, protocol, state, newConnections, nodeName, onNode,
+ *                            conditions: {ready, serving, terminating}|null}]}],
+ *   undecoded: [{origin, map, reason, lines: number[]}],
+ *   diagnostics: [{severity, origin, line, text, message, code}]}`.
+ *
+ * `address` is `ip:port/PROTO[/i]` (frontend) or `ip:port` (backend, null when the slot names a
+ * backend ID missing from the backend map, `state: 'missing'`); `id` is the service ID, also the
+ * rev-NAT index; `count` slots take new connections and `qcount` slots after them keep existing
+ * ones (`newConnections` says which side a slot is on); conditions are the EndpointSlice's,
+ * true/false/null (null: unset). Frontends are ordered by address, port, protocol. An absent
+ * table is not an error: `status: 'absent'` with the reason (what was read and how it failed).
+ */
+import { buildLbView, foldMapNames, lbConditionsText, type LbFrontendRow, type LbView } from '../analysis/lb-view.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { headText, showHead } from './header.js';
+import { toJson } from './json.js';
+
+function frontendJson(f: LbFrontendRow) {
+  return {
+    address: f.address,
+    ip: f.frontend.ip,
+    port: f.frontend.port,
+    protocol: f.frontend.protocol,
+    scope: f.frontend.scope,
+    type: f.type,
+    flags: f.flags,
+    id: f.revNatId,
+    count: f.count,
+    qcount: f.qcount,
+    service: f.service,
+    backends: f.backends.map((b) => ({
+      slot: b.slot,
+      backendId: b.backendId,
+      address: b.address,
+      protocol: b.protocol,
+      state: b.state,
+      newConnections: b.newConnections,
+      nodeName: b.nodeName,
+      onNode: b.onNode,
+      conditions: b.conditions,
+    })),
+  };
+}
+
+/** The `lb` member of the JSON document (see the module comment). */
+export function lbJson(view: LbView) {
+  return {
+    status: view.status,
+    absentReason: view.absentReason,
+    source: view.source,
+    frontends: view.frontends.map(frontendJson),
+    undecoded: view.undecoded,
+    diagnostics: view.diagnostics,
+  };
+}
+
+function sourceText(view: LbView): string {
+  const s = view.source;
+  const from = s.kind === 'bpf-maps' ? `pinned BPF maps (bpftool): ${foldMapNames(s.maps).join(', ')}` : s.kind ? `cilium-dbg (${s.kind})` : 'nothing';
+  const agent = s.agent === 'answered' ? `cilium-agent answered (Cilium ${s.agentDetail ?? '?'})` : s.agent === 'unreachable' ? `cilium-agent unreachable: ${s.agentDetail ?? ''}` : 'cilium-agent not reached';
+  return `source: ${from}; ${agent}\n`;
+}
+
+/** Renders `show lb` in `format`. Never throws for a node without Cilium: the document says why there is no table. */
+export function showLb(snapshot: NodeSnapshot, format: 'json' | 'text'): string {
+  const view = buildLbView(snapshot);
+  if (format === 'json') return toJson({ ...showHead(snapshot), lb: lbJson(view) });
+  let out = headText(showHead(snapshot));
+  if (view.status !== 'ready') return `${out}no Cilium LB table: ${view.absentReason ?? ''}\n`;
+  out += sourceText(view);
+  for (const f of view.frontends) {
+    const svc = f.service ? `${f.service.namespace}/${f.service.name}${f.service.portName ? ` (${f.service.portName})` : ''}` : '(no Service)';
+    out += `\n${f.address}  [${f.flags}]  id ${f.revNatId ?? '?'}  count ${f.count ?? '?'} qcount ${f.qcount ?? '?'}  ${svc}\n`;
+    if (f.backends.length === 0) out += '    (no backends)\n';
+    for (const b of f.backends) {
+      const where = b.newConnections === null ? '' : b.newConnections ? 'new' : 'held';
+      const cells = [String(b.slot ?? '-').padStart(4), (b.address ?? `backend ${b.backendId ?? '?'} not found`).padEnd(22), (b.state ?? '?').padEnd(11), where.padEnd(4), (b.nodeName ?? '').padEnd(12), lbConditionsText(b)];
+      out += `${cells.join('  ').trimEnd()}\n`;
+    }
+  }
+  for (const u of view.undecoded) out += `! ${u.map}: ${u.lines.length} entries not decoded (lines ${u.lines.join(', ')}): ${u.reason}\n`;
+  for (const d of view.diagnostics.filter((d) => d.severity !== 'info')) out += `! ${d.origin}:${d.line}: ${d.message}: ${d.text}\n`;
+  return out;
+}
