@@ -7,13 +7,14 @@
  * the real binary, RBAC denials name verb and resource, and leftovers are swept.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, connect as netConnect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
-import { loadSnapshot } from '../../src/session.js';
+import { Session, loadSnapshot } from '../../src/session.js';
 import { MANAGED_BY_LABEL, OWNER_ANNOTATION, PID_ANNOTATION, localOwner } from '../../src/sources/k8s-debug-pod.js';
 import { closeSource, openSource, type OpenedSource } from '../../src/sources/open.js';
 import { startApiServer, type ApiServerHandle, type K8sObject } from '../api-server/index.js';
@@ -208,6 +209,55 @@ describe.runIf(canRun)('kubectl-debug source', () => {
       expect(slow.requests().some((q) => q.method === 'DELETE' && q.path.startsWith('/api/v1/namespaces/default/pods/nodescope-'))).toBe(true);
     } finally {
       await slow.close();
+    }
+  });
+
+  it('a lost API connection fails refreshes (stale data kept) and they resume when it is back', async () => {
+    // A TCP proxy in front of the server stands for the network path to the API.
+    const port = Number(new URL(server.url).port);
+    const sockets = new Set<Socket>();
+    let proxy: Server | undefined;
+    const up = (listenPort = 0) =>
+      new Promise<number>((resolve) => {
+        proxy = createServer((c) => {
+          const u = netConnect(port, '127.0.0.1');
+          for (const s of [c, u]) {
+            sockets.add(s);
+            s.on('close', () => sockets.delete(s));
+            s.on('error', () => undefined);
+          }
+          c.pipe(u).pipe(c);
+        });
+        proxy.listen(listenPort, '127.0.0.1', () => resolve((proxy!.address() as { port: number }).port));
+      });
+    const down = () => new Promise<void>((resolve) => {
+      proxy!.close(() => resolve());
+      for (const s of sockets) s.destroy();
+    });
+    const proxyPort = await up();
+    const kubeconfig = path.join(home, 'kubeconfig-proxy');
+    writeFileSync(kubeconfig, readFileSync(server.kubeconfigPath, 'utf8').replace(`:${port}`, `:${proxyPort}`));
+    process.env['KUBECONFIG'] = kubeconfig;
+    try {
+      const source = await openSource({ node: NODE }, quiet);
+      const session = new Session({ transport: source.transport, live: true, intervalMs: 3_600_000, ...(source.api ? { api: source.api } : {}) });
+      await session.start();
+      const first = session.getState();
+      expect(first.snapshot?.iptables?.value).toBeTruthy();
+      await down();
+      session.refreshNow();
+      await until('the failed refresh', () => !session.getState().refreshing && session.getState().error !== null);
+      expect(session.getState().error).toMatch(/exec in debug pod .* failed/);
+      expect(session.getState().snapshot).toBe(first.snapshot);
+      await up(proxyPort);
+      session.refreshNow();
+      await until('a refresh after the API came back', () => !session.getState().refreshing && session.getState().dataAt! > first.dataAt!);
+      expect(session.getState().error ?? '').not.toMatch(/exec in debug pod/);
+      await session.stop();
+      expect(ours()).toEqual([]);
+    } finally {
+      process.env['KUBECONFIG'] = server.kubeconfigPath;
+      if (proxy?.listening) await down();
     }
   });
 
