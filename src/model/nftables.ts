@@ -436,6 +436,33 @@ export interface NftRuleset {
   readonly tables: readonly NftTable[];
 }
 
+/** Whether `s` is a {@link NftFamily}. */
+export function isNftFamily(s: string): s is NftFamily {
+  return (NFT_FAMILIES as readonly string[]).includes(s);
+}
+
+/** Whether `s` is a {@link NftHook}. */
+export function isNftHook(s: string): s is NftHook {
+  return (NFT_HOOK_ORDER as readonly string[]).includes(s);
+}
+
+/** Whether `s` is a {@link NftChainType}. */
+export function isNftChainType(s: string): s is NftChainType {
+  return s === 'filter' || s === 'nat' || s === 'route';
+}
+
+/**
+ * A rule's counters: those of its first anonymous `counter` statement (0/0 when the
+ * statement carries no values, as in `nft -f` input); undefined without one. Named-counter
+ * references (`counter name "x"`) are not the rule's own.
+ */
+export function ruleCounters(statements: readonly NftStatement[]): NftCounters | undefined {
+  for (const s of statements) {
+    if (s.kind === 'counter' && s.name === undefined) return { packets: s.packets ?? 0n, bytes: s.bytes ?? 0n };
+  }
+  return undefined;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Lookups
 

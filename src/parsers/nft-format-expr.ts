@@ -6,12 +6,10 @@
  */
 import type { NftElement, NftExpr, NftRule, NftStatement } from '../model/nftables.js';
 import { atomFromWord } from './nft-text-expr.js';
-import { exprType, isQuotedType, PRINTED_UNQUALIFIED_META_KEYS } from './nft-types.js';
+import { exprType, isBitmaskType, isQuotedType, PRINTED_UNQUALIFIED_META_KEYS } from './nft-types.js';
 
 /** Datatype of a value being printed: one name, or one per field of a concatenation. */
 export type TypeHint = string | readonly string[] | undefined;
-
-const BITMASK_TYPES = new Set(['ct_state', 'ct_status', 'tcp_flag']);
 
 /** The type hint an expression gives the value it is compared with. */
 export function hintOf(expr: NftExpr): TypeHint {
@@ -117,7 +115,7 @@ function opText(stmt: Extract<NftStatement, { kind: 'match' }>): string {
   if (stmt.op === 'in') return '';
   if (stmt.op !== '==') return `${stmt.op} `;
   const type = exprType(stmt.left);
-  const bitmaskValue = type !== undefined && BITMASK_TYPES.has(type) && stmt.right.kind === 'value';
+  const bitmaskValue = isBitmaskType(type) && stmt.right.kind === 'value';
   return stmt.left.kind === 'binop' || bitmaskValue ? '== ' : '';
 }
 
@@ -136,7 +134,7 @@ export function formatStatement(stmt: NftStatement): string {
   switch (stmt.kind) {
     case 'match': {
       const { left } = stmt;
-      if (left.kind === 'binop' && left.op === '&' && BITMASK_TYPES.has(exprType(left.left) ?? '')) {
+      if (left.kind === 'binop' && left.op === '&' && isBitmaskType(exprType(left.left))) {
         // Flag tests print as `value / mask` (`tcp flags syn / syn,ack`).
         const hint = hintOf(left.left);
         const op = stmt.op === '==' ? '' : `${stmt.op} `;

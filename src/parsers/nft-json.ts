@@ -10,11 +10,12 @@
  */
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import {
-  NFT_FAMILIES,
-  NFT_HOOK_ORDER,
-  type NftChainType,
+  isNftChainType,
+  isNftFamily,
+  isNftHook,
+  ruleCounters,
+  type NftElement,
   type NftFamily,
-  type NftHook,
   type NftRuleset,
   type NftStatement,
 } from '../model/nftables.js';
@@ -56,7 +57,6 @@ const RAW_OBJECTS: ReadonlySet<string> = new Set([
 ]);
 const COMMANDS: ReadonlySet<string> = new Set(['delete', 'destroy', 'flush', 'replace', 'list', 'reset', 'rename']);
 const TABLE_FLAGS: ReadonlySet<string> = new Set(['dormant', 'owner', 'persist']);
-const CHAIN_TYPES: ReadonlySet<string> = new Set(['filter', 'nat', 'route']);
 
 /**
  * Parses `nft -j list …` output into the ruleset model.
@@ -203,8 +203,8 @@ class JsonWalker {
 
   private family(body: JsonObject): NftFamily {
     const family = str(body, 'family');
-    if (!(NFT_FAMILIES as readonly string[]).includes(family)) throw new JsonShapeError(`unknown family "${family}"`);
-    return family as NftFamily;
+    if (!isNftFamily(family)) throw new JsonShapeError(`unknown family "${family}"`);
+    return family;
   }
 
   /** The table an object belongs to; created (and noted) when the listing did not include it. */
@@ -244,17 +244,17 @@ class JsonWalker {
     if (body['hook'] === undefined) return;
     const type = str(body, 'type');
     const hook = str(body, 'hook');
-    if (!CHAIN_TYPES.has(type)) throw new JsonShapeError(`unknown chain type "${type}"`);
-    if (!(NFT_HOOK_ORDER as readonly string[]).includes(hook)) throw new JsonShapeError(`unknown hook "${hook}"`);
+    if (!isNftChainType(type)) throw new JsonShapeError(`unknown chain type "${type}"`);
+    if (!isNftHook(hook)) throw new JsonShapeError(`unknown hook "${hook}"`);
     const priority = num(body, 'prio');
     const policy = optStr(body, 'policy') ?? 'accept';
     if (policy !== 'accept' && policy !== 'drop') throw new JsonShapeError(`unknown policy "${policy}"`);
     const devices = body['dev'] === undefined ? undefined : stringList(body['dev'], 'dev');
     chain.base = {
-      type: type as NftChainType,
-      hook: hook as NftHook,
+      type,
+      hook,
       priority,
-      priorityText: priorityText(priority, table.family, hook as NftHook, this.metainfo?.version),
+      priorityText: priorityText(priority, table.family, hook, this.metainfo?.version),
       policy,
       ...(devices && { devices }),
     };
@@ -270,7 +270,7 @@ class JsonWalker {
     const exprs = body['expr'];
     if (!Array.isArray(exprs)) throw new JsonShapeError('rule "expr" must be a list');
     const statements = exprs.map((e, i) => this.statement(e, table.family, item, i));
-    const counter = statements.find((s) => s.kind === 'counter' && s.name === undefined);
+    const counters = ruleCounters(statements);
     const handle = optNum(body, 'handle');
     const comment = optStr(body, 'comment');
     chain.rules.push({
@@ -278,7 +278,7 @@ class JsonWalker {
       raw: formatRuleText({ statements, ...(comment !== undefined && { comment }) }),
       ...(handle !== undefined && { handle }),
       ...(comment !== undefined && { comment }),
-      ...(counter?.kind === 'counter' && { counters: { packets: counter.packets ?? 0n, bytes: counter.bytes ?? 0n } }),
+      ...(counters && { counters }),
     });
   }
 
@@ -326,7 +326,7 @@ class JsonWalker {
     this.elements(set.elements, body['elem'], kind === 'map', item);
   }
 
-  private elements(into: unknown[], elem: unknown, isMap: boolean, item: unknown): void {
+  private elements(into: NftElement[], elem: unknown, isMap: boolean, item: unknown): void {
     if (elem === undefined) return;
     const list = Array.isArray(elem) && !(isMap && elem.length === 2 && !Array.isArray(elem[0])) ? elem : [elem];
     list.forEach((e, i) => {

@@ -5,15 +5,15 @@
  * rule (its counter, its verdict) is still modelled.
  */
 import { diagnostic, type Diagnostic } from '../model/diagnostics.js';
-import type {
-  NftCounters,
-  NftFamily,
-  NftLimitStmt,
-  NftLogStmt,
-  NftNatStmt,
-  NftRejectStmt,
-  NftRule,
-  NftStatement,
+import {
+  ruleCounters,
+  type NftFamily,
+  type NftLimitStmt,
+  type NftLogStmt,
+  type NftNatStmt,
+  type NftRejectStmt,
+  type NftRule,
+  type NftStatement,
 } from '../model/nftables.js';
 import { collapseSpaces, type NftLexer, type NftToken } from './nft-lexer.js';
 import {
@@ -106,9 +106,7 @@ export function readRule(lex: NftLexer, ctx: RuleContext): NftRule | undefined {
     rawEnd = lex.lastEnd;
   }
   if (rawStart < 0) return undefined;
-  const counter = statements.find((s) => s.kind === 'counter' && s.name === undefined);
-  const counters: NftCounters | undefined =
-    counter?.kind === 'counter' ? { packets: counter.packets ?? 0n, bytes: counter.bytes ?? 0n } : undefined;
+  const counters = ruleCounters(statements);
   return {
     statements,
     raw: collapseSpaces(lex.text.slice(rawStart, rawEnd)),

@@ -14,12 +14,11 @@
  */
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import {
-  NFT_FAMILIES,
-  NFT_HOOK_ORDER,
-  type NftChainType,
+  isNftChainType,
+  isNftFamily,
+  isNftHook,
   type NftExpr,
   type NftFamily,
-  type NftHook,
   type NftRule,
   type NftRuleset,
 } from '../model/nftables.js';
@@ -44,7 +43,6 @@ import { endsRule, readRule, type RuleContext } from './nft-text-rule.js';
 import { exprType, splitConcatType } from './nft-types.js';
 
 const MAX_DIAGNOSTICS = 1000;
-const CHAIN_TYPES: ReadonlySet<string> = new Set(['filter', 'nat', 'route']);
 const RAW_OBJECTS: ReadonlySet<string> = new Set(['flowtable', 'quota', 'limit', 'synproxy', 'secmark', 'tunnel']);
 
 /**
@@ -190,9 +188,9 @@ class TextParser {
 
   private family(): NftFamily {
     const t = this.lex.peek();
-    if (t.type === 'word' && (NFT_FAMILIES as readonly string[]).includes(t.value)) {
+    if (t.type === 'word' && isNftFamily(t.value)) {
       this.lex.next();
-      return t.value as NftFamily;
+      return t.value;
     }
     return 'ip';
   }
@@ -328,8 +326,8 @@ class TextParser {
     const type = expectWord(lex);
     expectWord(lex, 'hook');
     const hook = expectWord(lex);
-    if (!CHAIN_TYPES.has(type)) throw new Unparsed(`unknown chain type "${type}"`, start);
-    if (!(NFT_HOOK_ORDER as readonly string[]).includes(hook)) throw new Unparsed(`unknown hook "${hook}"`, start);
+    if (!isNftChainType(type)) throw new Unparsed(`unknown chain type "${type}"`, start);
+    if (!isNftHook(hook)) throw new Unparsed(`unknown hook "${hook}"`, start);
     let devices: string[] | undefined;
     if (isWord(lex.peek(), 'device')) {
       lex.next();
@@ -346,8 +344,8 @@ class TextParser {
     const priority = resolvePriority(priorityText, family);
     if (priority === undefined) throw new Unparsed(`unknown priority "${priorityText}"`, start);
     chain.base = {
-      type: type as NftChainType,
-      hook: hook as NftHook,
+      type,
+      hook,
       priority,
       priorityText,
       policy: chain.base?.policy ?? 'accept',

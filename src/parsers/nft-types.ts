@@ -27,8 +27,12 @@ export const PRINTED_UNQUALIFIED_META_KEYS: ReadonlySet<string> = new Set([
   'iif', 'oif', 'iifname', 'oifname', 'iifgroup', 'oifgroup',
 ]);
 
-/** Bitmask datatypes: a bare value on the right means "any of these bits" (`in`). */
 const BITMASK_TYPES: ReadonlySet<string> = new Set(['ct_state', 'ct_status', 'tcp_flag', 'ct_event']);
+
+/** Bitmask datatypes: a bare value on the right means "any of these bits" (`in`). */
+export function isBitmaskType(type: string | undefined): boolean {
+  return type !== undefined && BITMASK_TYPES.has(type);
+}
 
 const PORT_FIELDS = new Set(['sport', 'dport']);
 const L4_HEADERS = new Set(['tcp', 'udp', 'udplite', 'sctp', 'dccp', 'th']);
@@ -112,7 +116,7 @@ export function exprType(expr: NftExpr): string | undefined {
 export function implicitOp(left: NftExpr, right: NftExpr): '==' | 'in' {
   const type = exprType(left);
   // A set literal on the right is a lookup, not a bit test.
-  return type && BITMASK_TYPES.has(type) && right.kind !== 'set' ? 'in' : '==';
+  return isBitmaskType(type) && right.kind !== 'set' ? 'in' : '==';
 }
 
 /** Whether values of `type` print in double quotes (interface names, strings). */

@@ -10,18 +10,19 @@
  *   kube-proxy nftables generator).
  */
 import type { KubeProxyInput, ScenarioService } from '../../src/analysis/lab-scenario-types.js';
-import type {
-  NftBaseChain,
-  NftChain,
-  NftElement,
-  NftExpr,
-  NftFamily,
-  NftHook,
-  NftRule,
-  NftRuleset,
-  NftSet,
-  NftStatement,
-  NftTable,
+import {
+  ruleCounters,
+  type NftBaseChain,
+  type NftChain,
+  type NftElement,
+  type NftExpr,
+  type NftFamily,
+  type NftHook,
+  type NftRule,
+  type NftRuleset,
+  type NftSet,
+  type NftStatement,
+  type NftTable,
 } from '../../src/model/nftables.js';
 import { formatRuleText } from '../../src/parsers/nft-format-expr.js';
 import { priorityText } from '../../src/parsers/nft-priority.js';
@@ -46,13 +47,13 @@ const go = (kind: 'jump' | 'goto', target: string): NftStatement & NftExpr => ({
 
 /** A rule as the parsers give it: `raw` printed from the statements, counters from the counter statement. */
 export function makeRule(statements: NftStatement[], extra: { comment?: string; handle?: number } = {}): NftRule {
-  const counter = statements.find((s) => s.kind === 'counter' && s.name === undefined);
+  const counters = ruleCounters(statements);
   return {
     statements,
     raw: formatRuleText({ statements, ...(extra.comment !== undefined && { comment: extra.comment }) }),
     ...(extra.handle !== undefined && { handle: extra.handle }),
     ...(extra.comment !== undefined && { comment: extra.comment }),
-    ...(counter?.kind === 'counter' && { counters: { packets: counter.packets ?? 0n, bytes: counter.bytes ?? 0n } }),
+    ...(counters && { counters }),
   };
 }
 
