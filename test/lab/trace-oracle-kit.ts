@@ -18,7 +18,10 @@ import { traceInputFromSnapshot, type TraceInput } from '../../src/trace/input.j
 import { diffKernelEvents, diffPacketsSeen, formatKernelEvent, kernelEventsOfTrace, kernelEventsOfWalk, packetsOfTrace } from '../../src/trace/kernel-trace.js';
 import { parsePacketArgs, type TraceEntry } from '../../src/trace/packet.js';
 import type { TraceResult } from '../../src/trace/types.js';
+import { expect } from 'vitest';
+import type { VerdictKind } from '../../src/trace/types.js';
 import { nsExec, nsExecOk, sleep } from './exec.js';
+import type { LabHandle, ProxyMode } from './lab.js';
 
 /** Name of the temporary table that marks packets for tracing. */
 export const TRACE_TABLE = 'nodescope_trace';
@@ -183,4 +186,86 @@ s.bind(Number(sport), () => s.send(Buffer.from(hex, 'hex'), Number(port), server
 export async function sendUdp(ns: string, server: string, port: number, sport: number, hex: string, timeoutMs = 2000): Promise<string> {
   const r = await nsExec(ns, [process.execPath, '-e', UDP_SENDER, server, String(port), String(sport), hex, String(timeoutMs)], { timeoutMs: timeoutMs + 5000 });
   return r.stdout.trim();
+}
+
+/** One oracle scenario: the packet, how to send it for real, and what the kernel should make of it. */
+export interface OracleScenario {
+  readonly name: string;
+  readonly entry: TraceEntry;
+  readonly match: TraceMatch;
+  /** Sends one round of real packets. */
+  readonly send: (lab: LabHandle, m: TraceMatch) => Promise<void>;
+  /** Runs before the snapshot and the trace (e.g. the first packet of a flow). */
+  readonly prime?: (lab: LabHandle, m: TraceMatch) => Promise<void>;
+  /** Endpoints that must each be reached (rounds repeat until all were seen). */
+  readonly endpoints?: readonly string[];
+  /** Endpoints that must never be reached. */
+  readonly never?: readonly string[];
+  readonly verdict: Readonly<Record<ProxyMode, VerdictKind>>;
+  /** Every traced packet of a round counts (UDP), not only connection starts. */
+  readonly allPackets?: boolean;
+  /** Extra checks of each walk (the walk's text report is the message). */
+  readonly check?: (outcome: OracleOutcome, mode: ProxyMode) => void;
+  /** Adds to the captured input (e.g. xt_recent lists read from /proc). */
+  readonly extend?: (lab: LabHandle, input: TraceInput) => Promise<TraceInput>;
+}
+
+/**
+ * Runs one scenario against the lab's kernel: flushes conntrack, primes, loads the
+ * trace table and starts the monitor, captures the node, then sends rounds of packets
+ * (at most 6) and compares every traced connection start with nodescope's walk.
+ * The trace table and the monitor are removed whatever happens.
+ */
+export async function runOracleScenario(lab: LabHandle, mode: ProxyMode, sc: OracleScenario): Promise<void> {
+  const node = lab.names.node;
+  await nsExec(node, ['conntrack', '-F']);
+  if (sc.prime) await sc.prime(lab, sc.match);
+  await sleep(100);
+  const session = await TraceSession.open(node, sc.match);
+  try {
+    let input = await captureInput(node);
+    if (sc.extend) input = await sc.extend(lab, input);
+    const seen = new Set<string>();
+    let compared = 0;
+    for (let round = 0; round < 6; round++) {
+      await sc.send(lab, sc.match);
+      for (const pass of firstPackets(await session.collect())) {
+        const facts = passFacts(pass);
+        if (seen.has(`sport ${facts.sport}`)) continue;
+        seen.add(`sport ${facts.sport}`);
+        const outcome = compareWithKernel(input, pass, sc.match, sc.entry);
+        expect(outcome.differences, outcome.report).toEqual([]);
+        expect(outcome.result.verdict.kind, outcome.report).toBe(sc.verdict[mode]);
+        sc.check?.(outcome, mode);
+        if (facts.endpoint) {
+          seen.add(`endpoint ${facts.endpoint}`);
+          expect(sc.never ?? [], outcome.report).not.toContain(facts.endpoint);
+        }
+        compared++;
+        if (!sc.allPackets && !sc.endpoints) break;
+      }
+      const missing = (sc.endpoints ?? []).filter((e) => !seen.has(`endpoint ${e}`));
+      if (compared > 0 && missing.length === 0) break;
+    }
+    expect(compared, 'traced packets compared').toBeGreaterThan(0);
+    const missing = (sc.endpoints ?? []).filter((e) => !seen.has(`endpoint ${e}`));
+    expect(missing, 'endpoints the kernel never chose in 6 rounds').toEqual([]);
+  } finally {
+    await session.close();
+  }
+}
+
+/**
+ * The `-m recent` lists named in the node's iptables rules, read from
+ * `/proc/net/xt_recent/NAME` (lines `src=ADDR ttl: … last_seen: JIFFIES …`).
+ * `ageSeconds`: the test's own upper bound for how long ago the entries were seen.
+ */
+export async function readXtRecent(ns: string, names: readonly string[], ageSeconds: number | null): Promise<Record<string, { address: string; ageSeconds: number | null }[]>> {
+  const out: Record<string, { address: string; ageSeconds: number | null }[]> = {};
+  for (const name of names) {
+    const r = await nsExec(ns, ['cat', `/proc/net/xt_recent/${name}`]);
+    if (r.exitCode !== 0) continue;
+    out[name] = [...r.stdout.matchAll(/^src=(\S+)/gm)].map((m) => ({ address: m[1]!, ageSeconds }));
+  }
+  return out;
 }

@@ -7,21 +7,9 @@
  * headers seen on entering each base chain must be equal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { TraceEntry } from '../../src/trace/packet.js';
-import type { VerdictKind } from '../../src/trace/types.js';
 import { labAvailable } from '../helpers/lab.js';
-import { sleep } from './exec.js';
-import { LAB_SCENARIO, httpProbe, labDown, labUp, nsExec, sendHttp, type LabHandle, type ProxyMode } from './lab.js';
-import {
-  TraceSession,
-  captureInput,
-  compareWithKernel,
-  dnsQueryHex,
-  firstPackets,
-  passFacts,
-  sendUdp,
-  type TraceMatch,
-} from './trace-oracle-kit.js';
+import { LAB_SCENARIO, httpProbe, labDown, labUp, sendHttp, type LabHandle, type ProxyMode } from './lab.js';
+import { dnsQueryHex, runOracleScenario, sendUdp, type OracleScenario, type TraceMatch } from './trace-oracle-kit.js';
 
 const PREFIX = 'nsto-';
 const canRun = labAvailable(['ip', 'nft', 'iptables-restore', 'curl', 'dnsmasq', 'conntrack', 'sysctl']);
@@ -35,25 +23,7 @@ const empty = svc('empty');
 const nodeIP = LAB_SCENARIO.nodeIPs[0]!;
 const webEndpoints = web.endpoints.map((e) => `${e.ip}:${webPort.targetPort}`).sort();
 
-/** One oracle scenario: the packet, how to send it for real, and what the kernel should make of it. */
-interface Scenario {
-  readonly name: string;
-  readonly entry: TraceEntry;
-  readonly match: TraceMatch;
-  /** Namespace the packet is sent from. */
-  readonly from: (lab: LabHandle) => string;
-  /** Sends one round of real packets. */
-  readonly send: (lab: LabHandle, m: TraceMatch) => Promise<void>;
-  /** Runs before the snapshot and the trace (e.g. the first packet of a flow). */
-  readonly prime?: (lab: LabHandle, m: TraceMatch) => Promise<void>;
-  /** Endpoints that must each be reached (rounds repeat until all were seen). */
-  readonly endpoints?: readonly string[];
-  readonly verdict: Readonly<Record<ProxyMode, VerdictKind>>;
-  /** Every traced packet of a round counts (UDP), not only connection starts. */
-  readonly allPackets?: boolean;
-  /** The walk must skip the nat chains (a known flow). */
-  readonly knownFlow?: boolean;
-}
+type Scenario = OracleScenario;
 
 const curl = (n: number) => async (lab: LabHandle, m: TraceMatch, ns: string) => {
   await sendHttp(ns, `http://${m.dst}:${m.dport}/`, n, { timeoutMs: 2000 });
@@ -68,7 +38,6 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'ClusterIP from a pod reaches each endpoint',
     entry: 'pod',
     match: { src: pod('client').ip, dst: web.clusterIP, proto: 'tcp', dport: webPort.port },
-    from: (lab) => lab.podNs('client'),
     send: (lab, m) => curl(9)(lab, m, lab.podNs('client')),
     endpoints: webEndpoints,
     verdict: { iptables: 'forwarded', nftables: 'forwarded' },
@@ -77,7 +46,6 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'ClusterIP from the host',
     entry: 'host',
     match: { src: nodeIP, dst: web.clusterIP, proto: 'tcp', dport: webPort.port },
-    from: (lab) => lab.names.node,
     send: (lab, m) => curl(1)(lab, m, lab.names.node),
     verdict: { iptables: 'sent', nftables: 'sent' },
   },
@@ -85,7 +53,6 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'NodePort from outside',
     entry: 'external',
     match: { src: LAB_SCENARIO.outsideIP, dst: nodeIP, proto: 'tcp', dport: webPort.nodePort! },
-    from: (lab) => lab.names.outside,
     send: (lab, m) => curl(1)(lab, m, lab.names.outside),
     verdict: { iptables: 'forwarded', nftables: 'forwarded' },
   },
@@ -93,7 +60,6 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'hairpin: a web pod to its own Service, landing on itself',
     entry: 'pod',
     match: { src: pod('web-1').ip, dst: web.clusterIP, proto: 'tcp', dport: webPort.port },
-    from: (lab) => lab.podNs('web-1'),
     send: (lab, m) => curl(6)(lab, m, lab.podNs('web-1')),
     endpoints: [`${pod('web-1').ip}:${webPort.targetPort}`],
     verdict: { iptables: 'forwarded', nftables: 'forwarded' },
@@ -102,7 +68,6 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'a Service without endpoints is rejected',
     entry: 'pod',
     match: { src: pod('client').ip, dst: empty.clusterIP, proto: 'tcp', dport: empty.ports[0]!.port },
-    from: (lab) => lab.podNs('client'),
     send: async (lab, m) => {
       const p = await httpProbe(lab.podNs('client'), `http://${m.dst}:${m.dport}/`, { timeoutMs: 2000 });
       expect(p.exitCode).toBe(7); // connection refused: the kernel really rejected it
@@ -113,7 +78,6 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'an unallocated port of a ClusterIP',
     entry: 'pod',
     match: { src: pod('client').ip, dst: web.clusterIP, proto: 'tcp', dport: 81 },
-    from: (lab) => lab.podNs('client'),
     send: async (lab, m) => {
       await httpProbe(lab.podNs('client'), `http://${m.dst}:${m.dport}/`, { timeoutMs: 1000 });
     },
@@ -124,7 +88,6 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'DNS over UDP to kube-dns',
     entry: 'pod',
     match: { src: pod('client').ip, dst: dns.clusterIP, proto: 'udp', dport: 53 },
-    from: (lab) => lab.podNs('client'),
     send: async (lab, m) => {
       const from = await sendUdp(lab.podNs('client'), m.dst, m.dport, DNS_SPORT, dnsHex);
       expect(from).toBe(`${m.dst}:53`); // the reply came back un-DNATed
@@ -136,7 +99,6 @@ const SCENARIOS: readonly Scenario[] = [
     name: 'the second packet of an established flow skips the nat chains',
     entry: 'pod',
     match: { src: pod('client').ip, dst: dns.clusterIP, proto: 'udp', dport: 53 },
-    from: (lab) => lab.podNs('client'),
     prime: async (lab, m) => {
       expect(await sendUdp(lab.podNs('client'), m.dst, m.dport, DNS_SPORT + 1, dnsHex)).toBe(`${m.dst}:53`);
     },
@@ -144,7 +106,10 @@ const SCENARIOS: readonly Scenario[] = [
       expect(await sendUdp(lab.podNs('client'), m.dst, m.dport, DNS_SPORT + 1, dnsHex)).toBe(`${m.dst}:53`);
     },
     allPackets: true,
-    knownFlow: true,
+    check: ({ result, report }) => {
+      expect(result.steps.some((s) => s.kind === 'conntrack' && /known flow/.test(s.reason)), report).toBe(true);
+      expect(result.steps.filter((s) => s.hook === 'prerouting' && s.kind === 'rule' && (s.table === 'nat' || s.chain === 'nat-prerouting')), report).toEqual([]);
+    },
     verdict: { iptables: 'forwarded', nftables: 'forwarded' },
   },
 ];
@@ -161,43 +126,6 @@ describe.each<ProxyMode>(['iptables', 'nftables'])('step mode against nft monito
   });
 
   it.runIf(canRun).each(SCENARIOS)('$name', async (sc) => {
-    const node = lab.names.node;
-    await nsExec(node, ['conntrack', '-F']);
-    if (sc.prime) await sc.prime(lab, sc.match);
-    await sleep(100);
-    const session = await TraceSession.open(node, sc.match);
-    try {
-      const input = await captureInput(node);
-      const seen = new Map<string, boolean>();
-      let compared = 0;
-      for (let round = 0; round < 6; round++) {
-        await sc.send(lab, sc.match);
-        const text = await session.collect();
-        const passes = firstPackets(text);
-        for (const pass of passes) {
-          const facts = passFacts(pass);
-          const key = `${facts.sport}`;
-          if (seen.has(key)) continue;
-          seen.set(key, true);
-          const outcome = compareWithKernel(input, pass, sc.match, sc.entry);
-          expect(outcome.differences, outcome.report).toEqual([]);
-          expect(outcome.result.verdict.kind, outcome.report).toBe(sc.verdict[mode]);
-          if (sc.knownFlow) {
-            expect(outcome.result.steps.some((s) => s.kind === 'conntrack' && /known flow/.test(s.reason)), outcome.report).toBe(true);
-            expect(outcome.result.steps.some((s) => s.kind === 'rule' && s.matched && s.chain !== null && /nat|services|KUBE-S/.test(s.chain) && s.hook === 'prerouting'), outcome.report).toBe(false);
-          }
-          if (facts.endpoint) seen.set(`endpoint ${facts.endpoint}`, true);
-          compared++;
-          if (!sc.allPackets && !sc.endpoints) break;
-        }
-        const missing = (sc.endpoints ?? []).filter((e) => !seen.has(`endpoint ${e}`));
-        if (compared > 0 && missing.length === 0) break;
-      }
-      expect(compared).toBeGreaterThan(0);
-      const missing = (sc.endpoints ?? []).filter((e) => !seen.has(`endpoint ${e}`));
-      expect(missing, 'endpoints the kernel never chose in 6 rounds').toEqual([]);
-    } finally {
-      await session.close();
-    }
+    await runOracleScenario(lab, mode, sc);
   });
 });
