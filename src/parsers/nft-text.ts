@@ -406,7 +406,7 @@ class TextParser {
           return;
         case 'elements':
           expectWord(lex, '=');
-          set.elements.push(...parseElementList(lex));
+          appendAll(set.elements, parseElementList(lex));
           return;
         default:
           throw new Unparsed(`unknown set property "${t.value}"`, t);
@@ -566,7 +566,7 @@ class TextParser {
         const nameToken = lex.peek();
         const name = expectName(lex);
         const set = this.existingSet(table, name, nameToken);
-        set.elements.push(...parseElementList(lex));
+        appendAll(set.elements, parseElementList(lex));
         return;
       }
       case 'counter':
@@ -684,6 +684,11 @@ class TextParser {
         throw new Unparsed(`unknown object "${obj}"`, at);
     }
   }
+}
+
+/** `target.push(...items)` without the argument-count limit a million-element set would hit. */
+function appendAll<T>(target: T[], items: readonly T[]): void {
+  for (const item of items) target.push(item);
 }
 
 function keyOf(expr: NftExpr): string {

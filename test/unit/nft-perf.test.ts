@@ -84,6 +84,14 @@ describe('inputs shaped to be slow', () => {
     expect(r.value.diagnostics.length).toBeLessThanOrEqual(1001);
   });
 
+  it('a set of 1,000,000 elements (regression: `push(...elements)` overflowed the stack)', () => {
+    const text = `table ip t {\n\tset s {\n\t\ttype inet_service\n\t\telements = { ${Array.from({ length: 1_000_000 }, (_, i) => i % 65536).join(', ')} }\n\t}\n}\n`;
+    const r = timed(() => parseNftText(text, 'million'));
+    expect(r.value.diagnostics).toEqual([]);
+    expect(r.value.value.tables[0]!.sets[0]!.elements).toHaveLength(1_000_000);
+    expect(r.ms).toBeLessThan(BOUND_MS);
+  });
+
   it('truncated JSON of 10 MB locates its error and salvages in linear time', () => {
     const full = JSON.stringify({ nftables: [{ metainfo: { json_schema_version: 1 } }, ...Array.from({ length: 100_000 }, (_, i) => ({ table: { family: 'ip', name: `t${i}` } }))] });
     const r = timed(() => parseNftJson(full.slice(0, full.length - 30), 'cut.json'));
