@@ -10,8 +10,15 @@ import React from 'react';
 import { runCleanups } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
 import { packageVersion } from './paths.js';
+import { showConntrack } from './report/conntrack.js';
+import { showDns } from './report/dns.js';
+import { showLb } from './report/lb.js';
 import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
+import { runTraceCommand, type TraceCommandArgs } from './report/trace.js';
+import { runDigCommand } from './dns/dig.js';
+import { dnsTransportFor } from './dns/open.js';
+import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle } from './capture.js';
 import { loadSnapshot, Session } from './session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
@@ -68,20 +75,54 @@ async function runTui(opts: GlobalOptions): Promise<void> {
   await session.stop();
 }
 
-async function runShow(what: string, opts: GlobalOptions & { output: 'json' | 'text'; chain?: string; table?: string }): Promise<void> {
+interface ShowOptions extends GlobalOptions {
+  readonly output: 'json' | 'text';
+  readonly chain?: string;
+  readonly table?: string;
+  readonly service?: string;
+  readonly dnsServer?: string;
+}
+
+async function loadOnce(opts: GlobalOptions) {
   const source = await openSource(opts);
   const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts) });
-  await closeSource(source);
+  return { source, snapshot };
+}
+
+async function runShow(what: string, opts: ShowOptions): Promise<void> {
+  const { source, snapshot } = await loadOnce(opts);
   let out: string;
-  switch (what) {
-    case 'services':
-      out = showServices(snapshot, opts.output);
-      break;
-    case 'rules':
-      out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}) });
-      break;
-    default:
-      throw new UserError(`nothing to show called "${what}"`, 'try: services, rules');
+  try {
+    switch (what) {
+      case 'services':
+        out = showServices(snapshot, opts.output);
+        break;
+      case 'rules':
+        out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}) });
+        break;
+      case 'lb':
+        out = showLb(snapshot, opts.output);
+        break;
+      case 'conntrack':
+        out = showConntrack(snapshot, opts.output, { ...(opts.service ? { service: opts.service } : {}) });
+        break;
+      case 'dns': {
+        if (!opts.service) throw new UserError('show dns needs --service NS/NAME');
+        if (!snapshot.api?.value) throw new UserError('show dns needs API objects', 'pass --api-file FILE');
+        const dns = dnsTransportFor(source.transport);
+        try {
+          const result = await resolveServiceDns({ api: snapshot.api.value, service: opts.service, dns, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
+          out = showDns(snapshot, [result], opts.output);
+        } finally {
+          await dns.close();
+        }
+        break;
+      }
+      default:
+        throw new UserError(`nothing to show called "${what}"`, 'try: services, rules, lb, conntrack, dns');
+    }
+  } finally {
+    await closeSource(source);
   }
   process.stdout.write(out);
 }
@@ -94,11 +135,55 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 
-  addSourceOptions(program.command('show').argument('<what>', 'services | rules').description('print what a pane shows, for scripts'))
+  addSourceOptions(program.command('show').argument('<what>', 'services | rules | lb | conntrack | dns').description('print what a pane shows, for scripts'))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--chain <name>', 'rules: only this chain')
     .option('--table <name>', 'rules: only this table')
-    .action(async (what: string, opts: GlobalOptions & { output: 'json' | 'text'; chain?: string; table?: string }) => runShow(what, opts));
+    .option('--service <ns/name>', 'conntrack, dns: only this Service')
+    .option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP')
+    .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
+
+  addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
+    .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')
+    .option('--from <ip[:port]>', 'source address (default: a pod on this node)')
+    .addOption(new Option('--entry <where>', 'where the packet enters (default: inferred)').choices(['pod', 'host', 'external']))
+    .option('--endpoint <ip:port>', 'follow the random branch that leads to this endpoint')
+    .option('--branch <index>', 'follow the random branch with this 0-based index')
+    .option('--flags <tcp flags>', 'TCP flags, e.g. SYN (default) or ACK')
+    .option('--mark <mark>', 'packet mark')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (opts: GlobalOptions & TraceCommandArgs) => {
+      const { source, snapshot } = await loadOnce(opts);
+      await closeSource(source);
+      const args: TraceCommandArgs = {
+        to: opts.to,
+        ...(opts.from ? { from: opts.from } : {}),
+        ...(opts.entry ? { entry: opts.entry } : {}),
+        ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+        ...(opts.branch ? { branch: opts.branch } : {}),
+        ...(opts.flags ? { flags: opts.flags } : {}),
+        ...(opts.mark ? { mark: opts.mark } : {}),
+        ...(opts.output ? { output: opts.output } : {}),
+        ...(snapshot.nft?.value ? { nft: snapshot.nft.value } : {}),
+      };
+      process.stdout.write(runTraceCommand(snapshot, args));
+    });
+
+  addSourceOptions(program.command('dig').argument('<name>', 'DNS name to resolve').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
+    .addOption(new Option('--type <type>', 'record type').choices(['A', 'AAAA', 'SRV', 'CNAME', 'PTR', 'TXT']).default('A'))
+    .option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (name: string, opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json' }) => {
+      const source = await openSource(opts);
+      const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
+      const dns = dnsTransportFor(source.transport);
+      try {
+        process.stdout.write(await runDigCommand({ name, type: opts.type, dns, api, format: opts.output, ...(opts.server ? { server: opts.server } : {}) }));
+      } finally {
+        await dns.close();
+        await closeSource(source);
+      }
+    });
 
   addSourceOptions(program.command('capture').description('write a capture bundle of the source'))
     .requiredOption('-o, --output <dir>', 'bundle directory to write')
