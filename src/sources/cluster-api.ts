@@ -139,13 +139,13 @@ export class ClusterApi implements ApiFeed {
     const ns = this.namespace(resource);
     const kind = KINDS.find((k) => k.resource === resource)!;
     const onEvent = (type: string, obj: Json) => {
-      sawEvent = true;
       if (type === 'ERROR') {
         const code = (obj as { code?: number }).code;
         if (code === 410) expired = true;
         this.lastError = `watch ${resource}: ${String((obj as { message?: string }).message ?? code)}`;
         return;
       }
+      sawEvent = true;
       const rv = rvOf(obj);
       if (rv) this.versions.set(resource, rv);
       if (type === 'BOOKMARK') return;
@@ -161,7 +161,9 @@ export class ClusterApi implements ApiFeed {
       const status = (err as { statusCode?: number } | null)?.statusCode;
       if (status === 410) expired = true;
       if (err) this.lastError = `watch ${resource}: ${(err as Error).message ?? String(err)}`;
-      const next = err && !sawEvent ? attempt + 1 : 0;
+      // A watch that delivered events and ended cleanly restarts at once; failures and
+      // expiries back off (so a list that keeps failing is not retried in a tight loop).
+      const next = (err || expired) && !(sawEvent && !expired && !err) ? attempt + 1 : 0;
       const delay = next === 0 ? 0 : Math.min((this.options.backoffMs ?? 500) * 2 ** (next - 1), 30_000);
       this.later(delay, async () => {
         if (expired) {
@@ -169,10 +171,10 @@ export class ClusterApi implements ApiFeed {
             await this.list(resource);
           } catch (e) {
             this.lastError = (e as Error).message;
-            return this.startWatch(resource, next + 1);
+            return this.startWatch(resource, next);
           }
         }
-        this.startWatch(resource, next);
+        this.startWatch(resource, expired ? 0 : next);
       });
     };
     const timeoutSeconds = this.options.watchTimeoutSeconds ?? Math.floor(300 * (1 + Math.random()));

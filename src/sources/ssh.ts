@@ -100,6 +100,11 @@ export class SshTransport implements Transport {
       for (const c of clients.reverse()) c.end();
       throw e instanceof UserError || e instanceof TransportError ? e : new TransportError(`cannot reach ${this.endpoint.alias}: ${(e as Error).message}`, this.label, [], null, '');
     }
+    if (this.link.state === 'closed') {
+      // close() came while this (re)connect was under way.
+      for (const c of clients.reverse()) c.end();
+      return;
+    }
     this.clients = clients;
     for (const c of clients) c.once('close', () => this.dropped(c));
     this.setLink({ state: 'connected', since: this.now(), error: null, attempts: 0 });
