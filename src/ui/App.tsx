@@ -4,6 +4,7 @@
  */
 import { Box, Text, useApp, useInput, useStdout } from 'ink';
 import React, { useEffect, useMemo, useReducer, useState, useSyncExternalStore } from 'react';
+import { buildLbView, lbFrontendIndexForService } from '../analysis/lb-view.js';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { chainRows } from '../analysis/rules-view.js';
@@ -13,6 +14,7 @@ import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
 import { Help } from './components/Help.js';
 import { t, type Lang } from './i18n.js';
+import { LbPane } from './panes/LbPane.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
 import { cursorOf, currentRules, filterOf, initialUiState, PANES, uiReducer, type UiState } from './state.js';
@@ -57,10 +59,12 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
   const services = useMemo(() => servicesView(snapshot, ui.pane === 'services' ? filter : ''), [snapshot, ui.pane, filter]);
   const rules = useMemo(() => rulesView(snapshot, state, ui, ui.pane === 'rules' ? filter : '', lang), [snapshot, state, ui, filter, lang]);
   const mode = useMemo(() => (snapshot ? detectProxyMode(snapshot) : null), [snapshot]);
+  const lb = useMemo(() => buildLbView(snapshot, ui.pane === 'lb' ? filter : ''), [snapshot, ui.pane, filter]);
 
   const rowCount = (): number => {
     if (ui.pane === 'services') return services.rows?.length ?? 0;
     if (ui.pane === 'rules') return rules.kind === 'message' ? 0 : rules.rows.length;
+    if (ui.pane === 'lb') return lb.frontends.length;
     return 0;
   };
 
@@ -86,6 +90,13 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
         const rows = nftChainRows(nft, viaNft[0].table, viaNft[0].chain) ?? [];
         const focus = Math.max(0, rows.findIndex((r) => r.branch === true));
         dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'nft', table: viaNft[0].table, chain: viaNft[0].chain, focusRule: focus, from: 'services' } });
+        return;
+      }
+      // A Cilium node: the Service's frontend in the LB maps.
+      const fe = lbFrontendIndexForService(lb, row.namespace, row.name);
+      if (fe >= 0) {
+        dispatch({ type: 'switchPane', pane: 'lb' });
+        dispatch({ type: 'jumpTo', index: fe, count: lb.frontends.length });
       }
       return;
     }
@@ -139,6 +150,7 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
   if (ui.help) body = <Help lang={lang} />;
   else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'rules') body = <RulesPane data={rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'lb') body = <LbPane data={lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else body = <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;
 
   return (

@@ -107,12 +107,13 @@ function titleText(f: LbFrontendRow, lang: Lang): string {
 export function LbPane({ data, width, height, focused, cursor, lang }: LbPaneProps): React.JSX.Element {
   const wide = width >= 100;
   const diagLines = diagnosticsHeight(data.diagnostics);
-  const undecoded = data.undecoded.map((u) => tf(lang, 'lb.undecoded', { map: u.map, count: u.lines.length, reason: u.reason }));
+  // The reason is the point (which sizes were found, which layouts exist): it gets three lines.
+  const undecoded = data.undecoded.flatMap((u) => wrapWords(`⚠ ${tf(lang, 'lb.undecoded', { map: u.map, count: u.lines.length, reason: u.reason })}`, width, 3));
   const notes = (
     <>
       {undecoded.map((line, i) => (
         <Text key={`u${i}`} color={theme.warn}>
-          {fitCell(`⚠ ${line}`, width)}
+          {line}
         </Text>
       ))}
       <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
