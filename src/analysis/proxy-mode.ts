@@ -77,6 +77,9 @@ export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): 
   else if (legacyKube > 0) mode = 'iptables-legacy';
   else if ((ciliumEntries ?? 0) > 0 || ciliumChains > 0) {
     mode = 'cilium';
+    // The KPR line below already says how full the map is.
+    const dup = evidence.findIndex((e) => e.startsWith('Cilium: lb services map'));
+    if (dup >= 0) evidence.splice(dup, 1);
     evidence.unshift(`Cilium KPR: 0 KUBE- chains${ciliumEntries !== null ? `, lb services map has ${ciliumEntries} entries` : ''}`);
   } else if (snapshot.iptables?.value || hints.nftTables) {
     mode = 'none';
