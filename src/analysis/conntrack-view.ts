@@ -217,18 +217,16 @@ export function reverseConntrackSort(sort: ConntrackSort): ConntrackSort {
   return { column: sort.column, descending: !sort.descending };
 }
 
-/** Ranks of distinct texts under `order` (0-based), for numeric sort keys. */
-function ranks(values: Iterable<string>, order: (a: string, b: string) => number): Map<string, number> {
-  const distinct = [...new Set(values)].sort(order);
-  return new Map(distinct.map((v, i) => [v, i]));
+/** Ranks (0-based) of the distinct `value(e)` of `entries`, ordered by `sortKey` of each (computed once per distinct value). */
+function ranks(entries: readonly ConntrackEntry[], value: (e: ConntrackEntry) => string, sortKey: (v: string) => string = (v) => v): Map<string, number> {
+  const distinct = new Set<string>();
+  for (const e of entries) distinct.add(value(e));
+  const keyed = [...distinct].map((v) => [sortKey(v), v] as const).sort(([a], [b]) => byText(a, b));
+  return new Map(keyed.map(([, v], i) => [v, i]));
 }
 
 function byText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
-}
-
-function* pick(entries: readonly ConntrackEntry[], f: (e: ConntrackEntry) => string): Generator<string> {
-  for (const e of entries) yield f(e);
 }
 
 /**
@@ -240,20 +238,21 @@ function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Ar
   const keys = new Float64Array(entries.length);
   if (column === 'service') {
     const labels = index.services.map((s) => s.label);
-    const rank = ranks(labels, byText);
+    const sorted = [...labels].sort(byText);
+    const rank = labels.map((l) => sorted.indexOf(l));
     const none = labels.length;
     for (let i = 0; i < entries.length; i++) {
       const s = index.serviceOf[i]!;
-      keys[i] = s < 0 ? none : rank.get(labels[s]!)!;
+      keys[i] = s < 0 ? none : rank[s]!;
     }
   } else if (column === 'vip' || column === 'endpoint') {
     const addr = column === 'vip' ? (e: ConntrackEntry) => e.orig.dst : (e: ConntrackEntry) => e.reply.src;
     const port = column === 'vip' ? (e: ConntrackEntry) => e.orig.dport : (e: ConntrackEntry) => e.reply.sport;
-    const rank = ranks(pick(entries, addr), (a, b) => byText(addressSortKey(a), addressSortKey(b)));
+    const rank = ranks(entries, addr, addressSortKey);
     for (let i = 0; i < entries.length; i++) keys[i] = rank.get(addr(entries[i]!))! * 65536 + (port(entries[i]!) ?? 0);
   } else if (column === 'protocol' || column === 'state') {
     const word = column === 'protocol' ? (e: ConntrackEntry) => e.proto : (e: ConntrackEntry) => e.state ?? '';
-    const rank = ranks(pick(entries, word), byText);
+    const rank = ranks(entries, word);
     for (let i = 0; i < entries.length; i++) keys[i] = rank.get(word(entries[i]!))!;
   } else {
     let max = 0;
