@@ -127,7 +127,7 @@ class JsonWalker {
   constructor(private readonly origin: string) {}
 
   private report(severity: 'error' | 'warning' | 'info', item: unknown, code: string, message: string): void {
-    this.diagnostics.push(diagnostic(severity, this.origin, 0, JSON.stringify(item) ?? '', code, message));
+    this.diagnostics.push(diagnostic(severity, this.origin, 0, excerpt(item), code, message));
   }
 
   walk(doc: unknown): void {
@@ -141,8 +141,10 @@ class JsonWalker {
       try {
         this.item(item, `nftables[${i}]`);
       } catch (e) {
-        if (!(e instanceof JsonShapeError)) throw e;
-        this.report('error', item, 'bad-object', `nftables[${i}]: ${e.message}`);
+        // RangeError: an expression nested deeper than the stack allows.
+        if (!(e instanceof JsonShapeError) && !(e instanceof RangeError)) throw e;
+        const why = e instanceof RangeError ? 'nested too deep' : e.message;
+        this.report('error', item, 'bad-object', `nftables[${i}]: ${why}`);
       }
     });
   }
@@ -294,7 +296,7 @@ class JsonWalker {
     } catch (err) {
       if (!(err instanceof JsonShapeError)) throw err;
       this.report('error', item, 'bad-object', `expr[${i}]: ${err.message}`);
-      return { kind: 'unknown', raw: JSON.stringify(e) ?? '' };
+      return { kind: 'unknown', raw: excerpt(e) };
     }
   }
 
@@ -377,4 +379,13 @@ function hasUnknown(x: unknown): boolean {
   if (typeof x !== 'object' || x === null) return false;
   if ((x as { kind?: unknown }).kind === 'unknown') return true;
   return Object.values(x).some(hasUnknown);
+}
+
+/** JSON text of a parsed value for a diagnostic; a value too deep to print says so. */
+function excerpt(x: unknown): string {
+  try {
+    return JSON.stringify(x) ?? '';
+  } catch {
+    return '(nested too deep to print)';
+  }
 }

@@ -133,6 +133,15 @@ describe('objects and statements', () => {
     expect(rules(r.value, 'c')[0]!.statements.map((s) => s.kind)).toEqual(['unknown', 'verdict']);
   });
 
+  it('reports an expression nested deeper than the stack as an error, no throw', () => {
+    const n = 100_000;
+    const deep = `${'{"concat":['.repeat(n)}"x"${']}'.repeat(n)}`;
+    const text = doc([tableObj(), chainObj('c'), ruleObj('c', [{ match: { op: '==', left: 'DEEP', right: 1 } }]), chainObj('after')]).replace('"DEEP"', deep);
+    const r = parseNftJson(text, 'deep');
+    expect(codes(r)).toEqual(['error:bad-object@0']);
+    expect(r.value.tables[0]!.chains.map((c) => c.name)).toEqual(['c', 'after']);
+  });
+
   it('reports a malformed object as an error and reads the rest', () => {
     const r = parseNftJson(doc([tableObj(), { chain: { family: 'ip', table: 't', name: 42 } }, chainObj('ok'), { chain: { family: 'ipx', table: 't', name: 'z' } }]), 'objs');
     expect(codes(r)).toEqual(['error:bad-object@0', 'error:bad-object@0']);
