@@ -189,18 +189,34 @@ export interface NftTracePass {
 }
 
 /**
- * Splits events into passes, one per packet: a pass ends when the trace id changes, or
- * when a `packet` event appears in one of `startChains` (`family table chain`, e.g. the
- * chain that set nftrace), since the kernel reuses ids for later packets of a flow.
+ * Splits events into passes, one per packet. Without `startChains`, a pass is a run of
+ * consecutive events with one trace id. With `startChains` (`family table chain`, e.g.
+ * the chain that set nftrace), a pass starts at a `packet` event in one of them and
+ * collects every later event with the same id until that id starts again: packets
+ * handled at the same time on other CPUs interleave their events, and the kernel reuses
+ * ids for later packets of a flow.
  */
 export function splitTracePasses(events: readonly NftTraceEvent[], startChains: readonly string[] = []): NftTracePass[] {
   const passes: { id: string; events: NftTraceEvent[] }[] = [];
+  if (startChains.length === 0) {
+    for (const e of events) {
+      const last = passes[passes.length - 1];
+      if (!last || last.id !== e.id) passes.push({ id: e.id, events: [e] });
+      else last.events.push(e);
+    }
+    return passes;
+  }
   const starts = new Set(startChains);
+  const open = new Map<string, { id: string; events: NftTraceEvent[] }>();
   for (const e of events) {
-    const last = passes[passes.length - 1];
     const startsHere = e.kind === 'packet' && starts.has(`${e.family} ${e.table ?? ''} ${e.chain ?? ''}`);
-    if (!last || last.id !== e.id || (startsHere && last.events.length > 0)) passes.push({ id: e.id, events: [e] });
-    else last.events.push(e);
+    let pass = open.get(e.id);
+    if (!pass || (startsHere && pass.events.length > 0)) {
+      pass = { id: e.id, events: [] };
+      passes.push(pass);
+      open.set(e.id, pass);
+    }
+    pass.events.push(e);
   }
   return passes;
 }

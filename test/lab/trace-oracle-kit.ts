@@ -118,8 +118,8 @@ export async function captureInput(nodeNs: string): Promise<TraceInput> {
 export function firstPackets(text: string): NftTracePass[] {
   const { value } = parseNftTrace(text, 'nft monitor trace');
   return splitTracePasses(value, TRACE_START_CHAINS).filter((p) => {
-    const start = p.events.find((e) => e.kind === 'packet');
-    if (!start) return false;
+    const start = p.events[0];
+    if (!start || start.kind !== 'packet' || !TRACE_START_CHAINS.includes(`${start.family} ${start.table ?? ''} ${start.chain ?? ''}`)) return false;
     const flags = start.fields['tcp flags'];
     return flags === undefined || flags === 'syn';
   });

@@ -78,6 +78,18 @@ describe('splitTracePasses and the kernel view', () => {
     expect(splitTracePasses(value).map((p) => p.events.length)).toEqual([20, 3]);
   });
 
+  it('keeps a packet\'s events together when another packet\'s events interleave', () => {
+    const a = LAB_LINES;
+    const b = LAB_LINES.map((l) => l.replace('1c8fd9c1', '0badf00d'));
+    const mixed = [...a.slice(0, 5), ...b.slice(0, 4), ...a.slice(5), ...b.slice(4)];
+    const { value } = parseNftTrace(mixed.join('\n'), 'trace');
+    const passes = splitTracePasses(value, ['ip nodescope_trace pre']);
+    expect(passes.map((p) => [p.id, p.events.map((e) => e.line)])).toEqual([
+      ['1c8fd9c1', [1, 2, 3, 4, 5, 10, 11, 12, 13, 14]],
+      ['0badf00d', [6, 7, 8, 9, 15, 16, 17, 18, 19, 20]],
+    ]);
+  });
+
   it('keeps rule and policy events, leaves out the trace table, and reads headers of base chain entries', () => {
     const { value } = parseNftTrace(LAB_LINES.join('\n'), 'trace');
     const events = kernelEventsOfTrace(value, ['ip nodescope_trace']);
