@@ -79,7 +79,8 @@ describe('LB pane in the App on a Cilium node', () => {
     expect(frame).toContain('default/web (http) · 10.96.12.34:80/TCP · ID 1 · count 2 + qcount 1');
     expect(frame).toMatch(/10\.244\.0\.23:8080 +active +yes +lab-node \(this node\)/);
     expect(frame).toMatch(/10\.244\.1\.15:8080 +terminating +no +lab-node2/);
-    expect(frame).toMatchSnapshot();
+    // The header (mode evidence) belongs to the Header's tests; the pane's body is kept whole.
+    expect(frame.split('\n').slice(3).join('\n')).toMatchSnapshot();
     r.unmount();
   });
 
