@@ -8,12 +8,45 @@ import { packageVersion } from './paths.js';
 import { writeBundle, type BundleManifest } from './sources/bundle.js';
 import { closeSource, type OpenedSource } from './sources/open.js';
 import { runProbes } from './sources/probe-runner.js';
+import { dnsTransportFor } from './dns/open.js';
+import { recordServiceDns } from './dns/record.js';
+import { UserError } from './errors.js';
+import { parseK8sObjects } from './parsers/k8s-objects.js';
 
-/** Options of {@link captureBundle}. */
+/**
+ * Options of {@link captureBundle}. `dns` (default true): also ask the cluster DNS
+ * every Service's questions and keep the exact answers in `extra/dns.json`
+ * (`dnsTimeoutMs`, default 1,000 ms per try, one try: a capture must not hang on
+ * a dead DNS).
+ */
 export interface CaptureOptions {
   readonly params?: Readonly<Record<string, string | undefined>>;
   readonly note?: string;
   readonly now?: () => number;
+  readonly dns?: boolean;
+  readonly dnsServer?: string;
+  readonly dnsTimeoutMs?: number;
+}
+
+/**
+ * Records DNS answers for every Service of the API objects, through the source's own
+ * way of reaching the cluster DNS. Returns no extras, with a reason, when it cannot
+ * (no API objects, no kube-dns Service, no way to reach it).
+ */
+async function recordDns(source: OpenedSource, options: CaptureOptions): Promise<{ extras: Record<string, string>; skipped: string | null }> {
+  if (options.dns === false) return { extras: {}, skipped: 'disabled' };
+  if (source.apiText === undefined) return { extras: {}, skipped: 'no API objects' };
+  const api = parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value;
+  const dns = dnsTransportFor(source.transport);
+  try {
+    const { extras } = await recordServiceDns({ api, dns, ...(options.dnsServer ? { server: options.dnsServer } : {}), query: { timeoutMs: options.dnsTimeoutMs ?? 1000, tries: 1 } });
+    return { extras, skipped: null };
+  } catch (e) {
+    if (e instanceof UserError) return { extras: {}, skipped: e.message };
+    throw e;
+  } finally {
+    await dns.close();
+  }
 }
 
 /** Captures `source` into `dir`; returns the manifest. Throws the filesystem's errors. */
@@ -24,6 +57,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
   if (source.ciliumAgent) runs.push(...(await runProbes(source.ciliumAgent, { ...params, where: 'cilium-agent' })));
   // A live feed's objects as of the end of the probes (the watch may have moved on since open).
   const apiText = source.api ? source.api.text() : source.apiText;
+  const dns = await recordDns({ ...source, apiText }, options);
   await closeSource(source);
   const snapshot = buildSnapshot({ runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
   return writeBundle(dir, {
@@ -34,6 +68,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
     toolVersions: snapshot.meta.toolVersions,
     runs,
     ...(apiText !== undefined ? { apiText } : {}),
-    ...(options.note ? { note: options.note } : {}),
+    ...(Object.keys(dns.extras).length ? { extras: dns.extras } : {}),
+    ...(options.note || dns.skipped ? { note: [options.note, dns.skipped && dns.skipped !== 'disabled' ? `DNS answers not recorded: ${dns.skipped}` : null].filter(Boolean).join('; ') } : {}),
   });
 }

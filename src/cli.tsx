@@ -188,9 +188,11 @@ export function buildProgram(): Command {
   addSourceOptions(program.command('capture').description('write a capture bundle of the source'))
     .requiredOption('-o, --output <dir>', 'bundle directory to write')
     .option('--note <text>', 'provenance note stored in the manifest')
-    .action(async (opts: GlobalOptions & { output: string; note?: string }) => {
+    .option('--no-dns', 'do not record the cluster DNS answers of every Service')
+    .option('--dns-server <ip>', 'ask this DNS server instead of the kube-dns ClusterIP')
+    .action(async (opts: GlobalOptions & { output: string; note?: string; dns: boolean; dnsServer?: string }) => {
       const source = await openSource(opts);
-      const manifest = await captureBundle(source, opts.output, { params: params(opts), ...(opts.note ? { note: opts.note } : {}) });
+      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });
 
