@@ -4,6 +4,7 @@
  */
 import { Box, Text, useApp, useInput, useStdout } from 'ink';
 import React, { useEffect, useMemo, useReducer, useState, useSyncExternalStore } from 'react';
+import { conntrackElapsedSeconds, conntrackView } from '../analysis/conntrack-view.js';
 import { buildLbView, lbFrontendIndexForService } from '../analysis/lb-view.js';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
 import { nftChainRows } from '../analysis/nft-view.js';
@@ -14,6 +15,7 @@ import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
 import { Help } from './components/Help.js';
 import { t, type Lang } from './i18n.js';
+import { ConntrackPane } from './panes/ConntrackPane.js';
 import { LbPane } from './panes/LbPane.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
@@ -60,11 +62,16 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
   const rules = useMemo(() => rulesView(snapshot, state, ui, ui.pane === 'rules' ? filter : '', lang), [snapshot, state, ui, filter, lang]);
   const mode = useMemo(() => (snapshot ? detectProxyMode(snapshot) : null), [snapshot]);
   const lb = useMemo(() => buildLbView(snapshot, ui.pane === 'lb' ? filter : ''), [snapshot, ui.pane, filter]);
+  const ct = useMemo(
+    () => conntrackView(snapshot, { sort: ui.conntrackSort, filter: ui.pane === 'conntrack' ? filter : '', service: ui.conntrackAll ? null : ui.selectedService }),
+    [snapshot, ui.conntrackSort, ui.conntrackAll, ui.selectedService, ui.pane, filter],
+  );
 
   const rowCount = (): number => {
     if (ui.pane === 'services') return services.rows?.length ?? 0;
     if (ui.pane === 'rules') return rules.kind === 'message' ? 0 : rules.rows.length;
     if (ui.pane === 'lb') return lb.frontends.length;
+    if (ui.pane === 'conntrack') return ct.order.length;
     return 0;
   };
 
@@ -142,6 +149,9 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
     else if (key.return) open();
     else if (input === '/') dispatch({ type: 'filterStart' });
     else if (input === 'r') session.refreshNow();
+    else if (ui.pane === 'conntrack' && input === 's') dispatch({ type: 'conntrackSortNext' });
+    else if (ui.pane === 'conntrack' && input === 'S') dispatch({ type: 'conntrackSortReverse' });
+    else if (ui.pane === 'conntrack' && input === 'a') dispatch({ type: 'conntrackScopeToggle' });
   });
 
   const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
@@ -151,6 +161,7 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
   else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'rules') body = <RulesPane data={rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'lb') body = <LbPane data={lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'conntrack') body = <ConntrackPane data={ct} elapsedSeconds={conntrackElapsedSeconds(ct, now())} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} sessionError={state.error} />;
   else body = <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;
 
   return (

@@ -4,6 +4,8 @@
  * typed, and the help overlay. Components dispatch {@link UiAction}s.
  */
 
+import { DEFAULT_CONNTRACK_SORT, nextConntrackSort, reverseConntrackSort, type ConntrackSort } from '../analysis/conntrack-view.js';
+
 /** The panes, in tab order. */
 export const PANES = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step'] as const;
 /** A pane id. */
@@ -37,6 +39,9 @@ export interface UiState {
   readonly help: boolean;
   /** The Service chosen in the Services pane (`ns/name`), shared by other panes. */
   readonly selectedService: string | null;
+  /** Conntrack pane: sort column and direction, and whether to show all flows or the selected Service's. */
+  readonly conntrackSort: ConntrackSort;
+  readonly conntrackAll: boolean;
   readonly quit: boolean;
 }
 
@@ -52,6 +57,9 @@ export type UiAction =
   | { readonly type: 'filterStart' }
   | { readonly type: 'filterInput'; readonly text: string }
   | { readonly type: 'filterEnd'; readonly keep: boolean }
+  | { readonly type: 'conntrackSortNext' }
+  | { readonly type: 'conntrackSortReverse' }
+  | { readonly type: 'conntrackScopeToggle' }
   | { readonly type: 'toggleHelp' }
   | { readonly type: 'quit' };
 
@@ -64,6 +72,8 @@ export const initialUiState: UiState = {
   typingFilter: false,
   help: false,
   selectedService: null,
+  conntrackSort: DEFAULT_CONNTRACK_SORT,
+  conntrackAll: false,
   quit: false,
 };
 
@@ -135,6 +145,12 @@ export function uiReducer(state: UiState, action: UiAction): UiState {
       return { ...state, filters: { ...state.filters, [viewKey(state)]: action.text }, cursors: { ...state.cursors, [viewKey(state)]: 0 } };
     case 'filterEnd':
       return action.keep ? { ...state, typingFilter: false } : { ...state, typingFilter: false, filters: { ...state.filters, [viewKey(state)]: '' } };
+    case 'conntrackSortNext':
+      return { ...state, conntrackSort: nextConntrackSort(state.conntrackSort) };
+    case 'conntrackSortReverse':
+      return { ...state, conntrackSort: reverseConntrackSort(state.conntrackSort) };
+    case 'conntrackScopeToggle':
+      return { ...state, conntrackAll: !state.conntrackAll, cursors: { ...state.cursors, conntrack: 0 } };
     case 'toggleHelp':
       return { ...state, help: !state.help };
     case 'quit':

@@ -15,6 +15,8 @@ export const KEY_HELP: readonly (readonly [string, MessageKey])[] = [
   ['/', 'key.filter'],
   ['r', 'key.refresh'],
   ['t', 'key.trace'],
+  ['s  S', 'key.sort'],
+  ['a', 'key.scope'],
   ['?', 'key.help'],
   ['q  Ctrl-C', 'key.quit'],
 ];
