@@ -36,9 +36,16 @@ interface BranchGroup {
   readonly branches: readonly TraceBranch[];
 }
 
-/** The text of a rule as `iptables-save` writes it, without counters. */
+const ruleTexts = new WeakMap<IptablesRule, string>();
+
+/** The text of a rule as `iptables-save` writes it, without counters (cached per rule). */
 export function iptablesRuleText(rule: IptablesRule): string {
-  return formatRule(rule, rule.chain);
+  let text = ruleTexts.get(rule);
+  if (text === undefined) {
+    text = formatRule(rule, rule.chain);
+    ruleTexts.set(rule, text);
+  }
+  return text;
 }
 
 function verdictOfTarget(rule: IptablesRule): string {

@@ -13,7 +13,7 @@ import { parseIp } from '../model/iproute.js';
 import type { WalkContext } from './context.js';
 import { PROTOCOL_NUMBERS, TCP_FLAG_BITS, type TcpFlag } from './packet.js';
 import { addressType, interfaceMatches } from './routing.js';
-import { inRange, parseAddrRange, parseMarkMask, parsePortRange } from './values.js';
+import { addrRangeOf, inRange, parseMarkMask, parsePortRange } from './values.js';
 
 /** The outcome of a rule's matches: held (with what held), failed (with why), or unsupported. */
 export type MatchVerdict =
@@ -31,7 +31,7 @@ function negate(c: Cond, negated: boolean): Cond {
 }
 
 function addrCond(opt: string, what: 'saddr' | 'daddr', value: string, a: IptablesNegatable): Cond {
-  const r = parseAddrRange(a.value);
+  const r = addrRangeOf(a.value);
   if (!r) return { unsupported: `${opt} ${a.value}: not an address` };
   const inside = inRange(value, r);
   return negate({ ok: inside, text: `${what} ${value} ${inside ? 'is' : 'is not'} in ${a.value}` }, a.negated);

@@ -19,7 +19,7 @@ import { formatExpr } from '../parsers/nft-format-expr.js';
 import { exprType } from '../parsers/nft-types.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import type { HookedChainItem } from './hooks.js';
-import { constant, elementTest, evalNftExpr, isStop, keyTypesOf, showValue, valueTest, type NftEvalStop, type NftValue } from './nft-values.js';
+import { constant, elementTest, evalNftExpr, exactKeyOf, isStop, keyTypesOf, showValue, valueKey, valueTest, type NftEvalStop, type NftValue, type ValueTest } from './nft-values.js';
 import type { TraceBranch } from './types.js';
 
 type NftItem = Extract<HookedChainItem, { kind: 'nft' }>;
@@ -52,13 +52,51 @@ function elementsOf(table: NftTable, data: NftExpr): { elements: readonly NftEle
   return { stop: 'unsupported', why: `lookup in a ${data.kind}` };
 }
 
-/** Finds the first element whose key matches `value`; `unsupported` when an element cannot be read. */
-function lookup(elements: readonly NftElement[], value: NftValue, types: readonly (string | undefined)[]): NftElement | null | NftEvalStop {
-  for (const el of elements) {
-    const test = elementTest(el, types);
-    if (isStop(test)) return test;
-    if (test(value)) return el;
+/** Elements compiled for lookups: exact keys in a hash map, prefixes/ranges/wildcards scanned. */
+interface CompiledElements {
+  readonly exact: Map<string, NftElement>;
+  readonly scanned: readonly { readonly el: NftElement; readonly test: ValueTest }[];
+}
+
+// Per element list and key types: sets and maps of thousands of Services are compiled once.
+const compiled = new WeakMap<readonly NftElement[], Map<string, CompiledElements | NftEvalStop>>();
+
+function compile(elements: readonly NftElement[], types: readonly (string | undefined)[]): CompiledElements | NftEvalStop {
+  const key = types.join(',');
+  let perList = compiled.get(elements);
+  if (!perList) {
+    perList = new Map();
+    compiled.set(elements, perList);
   }
+  const hit = perList.get(key);
+  if (hit) return hit;
+  const exact = new Map<string, NftElement>();
+  const scanned: { el: NftElement; test: ValueTest }[] = [];
+  let result: CompiledElements | NftEvalStop = { exact, scanned };
+  for (const el of elements) {
+    const k = exactKeyOf(el, types);
+    if (k !== null) {
+      if (!exact.has(k)) exact.set(k, el);
+      continue;
+    }
+    const test = elementTest(el, types);
+    if (isStop(test)) {
+      result = test;
+      break;
+    }
+    scanned.push({ el, test });
+  }
+  perList.set(key, result);
+  return result;
+}
+
+/** Finds the element whose key matches `value` (nft sets never overlap); `unsupported` when an element cannot be read. */
+function lookup(elements: readonly NftElement[], value: NftValue, types: readonly (string | undefined)[]): NftElement | null | NftEvalStop {
+  const c = compile(elements, types);
+  if (isStop(c)) return c;
+  const exact = c.exact.get(valueKey(value));
+  if (exact) return exact;
+  for (const { el, test } of c.scanned) if (test(value)) return el;
   return null;
 }
 

@@ -322,3 +322,27 @@ export function showValue(v: NftValue, e?: NftExpr): string {
   }
   return String(v.v);
 }
+
+/** A hash key of a value (`i167772170`, `s"eth0"`, concatenations joined by `|`). */
+export function valueKey(v: NftValue): string {
+  if (v.t === 'int') return `i${v.v}`;
+  if (v.t === 'str') return `s${v.v}`;
+  return v.items.map(valueKey).join('|');
+}
+
+/**
+ * The hash key of an element whose key is exact (constants only, no prefix, range or
+ * wildcard), read with `types`; null when the element needs a scan.
+ */
+export function exactKeyOf(el: NftElement, types: readonly (string | undefined)[]): string | null {
+  const parts = el.key.kind === 'concat' ? el.key.items : [el.key];
+  const keys: string[] = [];
+  for (const [i, p] of parts.entries()) {
+    if (p.kind !== 'value') return null;
+    const c = constant(p, types[i]);
+    if (isStop(c) || (c.t === 'str' && c.v.endsWith('*'))) return null;
+    keys.push(valueKey(c));
+  }
+  if (el.key.kind === 'concat') return keys.join('|');
+  return keys[0] ?? null;
+}

@@ -20,6 +20,19 @@ function maskLength(mask: string): number | null {
   return (m.value & ((1n << BigInt(32 - len)) - 1n)) === 0n ? len : null;
 }
 
+const rangeCache = new Map<string, AddrRange | null>();
+
+/** {@link parseAddrRange}, remembered (rules repeat the same few prefixes). */
+export function addrRangeOf(text: string): AddrRange | null {
+  let r = rangeCache.get(text);
+  if (r === undefined) {
+    r = parseAddrRange(text);
+    if (rangeCache.size > 100_000) rangeCache.clear();
+    rangeCache.set(text, r);
+  }
+  return r;
+}
+
 /**
  * Parses `10.0.0.0/8`, `10.0.0.1`, `10.0.0.0/255.0.0.0`, `fd00::/64` into a range; null
  * when it is not an address (e.g. a host name, which iptables-save never prints).
