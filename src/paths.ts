@@ -34,7 +34,7 @@ export function packageVersion(): string {
 }
 
 /** The bundle under fixtures/ that `npm start` opens when no source is named. */
-export const DEFAULT_CAPTURE = 'lab-iptables';
+export const DEFAULT_CAPTURE = 'lab-cilium';
 
 /** The embedded default capture that `npm start` opens when no source is named. */
 export function defaultCaptureDir(): string {
