@@ -14,8 +14,10 @@ import type { SessionLike } from '../session.js';
 import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
 import { Help } from './components/Help.js';
+import { TourBar, tourBarLines, useTour, useTourSteps, type TourRun } from './components/TourBar.js';
 import { t, type Lang } from './i18n.js';
 import { ConntrackPane } from './panes/ConntrackPane.js';
+import { DnsPane, dnsPaneData, dnsRowCount } from './panes/DnsPane.js';
 import { LbPane } from './panes/LbPane.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
@@ -32,21 +34,27 @@ export interface AppProps {
   readonly height?: number;
   readonly initialState?: UiState;
   readonly onQuit?: () => void;
+  /** A guided tour: its steps drive the panes (keys n, p, .) and its bar sits under the pane. */
+  readonly tour?: TourRun;
 }
 
 const HEADER_LINES = 3;
 const FOOTER_LINES = 1;
 
 /** The whole TUI. */
-export function App({ session, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit }: AppProps): React.JSX.Element {
+export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, tour }: AppProps): React.JSX.Element {
+  const tourControl = useTour(tour);
+  const session = tourControl?.session ?? ownSession;
   const state = useSyncExternalStore(session.subscribe.bind(session), () => session.getState());
   const [ui, dispatch] = useReducer(uiReducer, initialState ?? initialUiState);
   const { stdout } = useStdout();
   const { exit } = useApp();
   const width = forcedWidth ?? stdout.columns ?? 80;
   const height = forcedHeight ?? stdout.rows ?? 24;
-  const bodyHeight = Math.max(3, height - HEADER_LINES - FOOTER_LINES);
   const snapshot = state.snapshot;
+  const tourResolution = useTourSteps(tourControl, snapshot, ui, dispatch, lang);
+  const tourBar = tour && tourControl ? { tour: tour.tour, position: tourControl.position, resolution: tourResolution, error: snapshot ? null : state.error, width, lang } : null;
+  const bodyHeight = Math.max(3, height - HEADER_LINES - FOOTER_LINES - (tourBar ? tourBarLines(tourBar).length : 0));
   const live = snapshot?.meta.source.live ?? false;
 
   // Tick once a second in live mode so the data's age stays true.
@@ -62,6 +70,13 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
   const rules = useMemo(() => rulesView(snapshot, state, ui, ui.pane === 'rules' ? filter : '', lang), [snapshot, state, ui, filter, lang]);
   const mode = useMemo(() => (snapshot ? detectProxyMode(snapshot) : null), [snapshot]);
   const lb = useMemo(() => buildLbView(snapshot, ui.pane === 'lb' ? filter : ''), [snapshot, ui.pane, filter]);
+  // The DNS pane asks about the Service chosen in the Services pane, else the one under its cursor.
+  const dnsService = ui.selectedService ?? (services.rows?.[ui.cursors['services'] ?? 0] ? `${services.rows[ui.cursors['services'] ?? 0]!.namespace}/${services.rows[ui.cursors['services'] ?? 0]!.name}` : null);
+  useEffect(() => {
+    if (ui.pane === 'dns' && dnsService) session.resolveDns?.(dnsService);
+  }, [ui.pane, dnsService, session, snapshot]);
+  const dnsState = state.dns?.service === dnsService ? state.dns : null;
+  const dns = dnsPaneData({ hasApi: Boolean(snapshot?.api?.value), selectedService: dnsService, result: dnsState?.result ?? null, loading: dnsState?.loading ?? dnsService !== null, error: dnsState?.error ?? null });
   const ct = useMemo(
     () => conntrackView(snapshot, { sort: ui.conntrackSort, filter: ui.pane === 'conntrack' ? filter : '', service: ui.conntrackAll ? null : ui.selectedService }),
     [snapshot, ui.conntrackSort, ui.conntrackAll, ui.selectedService, ui.pane, filter],
@@ -72,6 +87,7 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
     if (ui.pane === 'rules') return rules.kind === 'message' ? 0 : rules.rows.length;
     if (ui.pane === 'lb') return lb.frontends.length;
     if (ui.pane === 'conntrack') return ct.order.length;
+    if (ui.pane === 'dns') return dnsRowCount(dns);
     return 0;
   };
 
@@ -130,6 +146,7 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
       else if (input && !key.ctrl && !key.meta) dispatch({ type: 'filterInput', text: filter + input });
       return;
     }
+    if (tourControl?.onKey(input)) return;
     const count = rowCount();
     const page = Math.max(1, bodyHeight - 4);
     if (input === 'q' || (key.ctrl && input === 'c')) {
@@ -161,6 +178,7 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
   else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'rules') body = <RulesPane data={rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'lb') body = <LbPane data={lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'dns') body = <DnsPane data={dns} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'conntrack') body = <ConntrackPane data={ct} elapsedSeconds={conntrackElapsedSeconds(ct, now())} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} sessionError={state.error} />;
   else body = <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;
 
@@ -183,6 +201,7 @@ export function App({ session, lang, now = Date.now, width: forcedWidth, height:
       <Box flexDirection="column" height={bodyHeight}>
         {body}
       </Box>
+      {tourBar ? <TourBar {...tourBar} /> : null}
       <Footer typingFilter={ui.typingFilter} filter={filter} width={width} lang={lang} />
     </Box>
   );

@@ -1,0 +1,241 @@
+/**
+ * What kube-proxy (or Cilium) would read for a capture: the capture's API objects turned
+ * into the generators' input ({@link KubeProxyInput}), and that input turned into the LB
+ * table Cilium's agent would write (kube-proxy replacement). Used by `compare-modes.ts`.
+ *
+ * Settings kube-proxy takes from flags rather than the API are inferred from the capture
+ * and said so in `notes`: the cluster CIDR (`--cluster-cidr`) from the node's own
+ * masquerade rules, else the prefix covering every Node's podCIDR; the Service CIDRs from
+ * the nftables `cluster-ips-check` rule, else the prefix covering every ClusterIP. Both only
+ * change rule text, not rule counts, when inferred from the covering prefix.
+ *
+ * IPv4 only, like the generators (src/analysis/kubeproxy-*.ts). Pure.
+ */
+import type { LbBackend, LbBackendState, LbProtocol, LbRevNat, LbService, LbServiceType, LbTable } from '../model/cilium.js';
+import { serviceTypeBit, SVC_FLAG } from '../model/cilium.js';
+import type { ApiObjects, JsonObject } from '../model/k8s.js';
+import { parseIp } from '../model/iproute.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import type { KubeProxyInput, ScenarioEndpoint, ScenarioService, ScenarioServicePort } from './lab-scenario-types.js';
+import { isProxied } from './kubeproxy-serviceports.js';
+import { buildServiceView, type ServiceRow } from './service-view.js';
+
+/** The generators' input for a capture, and what had to be inferred or left out (English sentences). */
+export interface CompareInput {
+  readonly input: KubeProxyInput;
+  readonly notes: readonly string[];
+}
+
+const isV4 = (ip: string): boolean => parseIp(ip)?.family === 'inet';
+
+function v4ToInt(ip: string): number {
+  return ip.split('.').reduce((acc, p) => acc * 256 + Number(p), 0);
+}
+
+function intToV4(n: number): string {
+  return [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+}
+
+/** The smallest prefix holding every address or CIDR in `items` (IPv4), or undefined for none. */
+export function coveringPrefix(items: readonly string[]): string | undefined {
+  const ranges = items
+    .map((c) => {
+      const [ip = '', len = '32'] = c.split('/');
+      if (!isV4(ip)) return null;
+      const bits = Number(len);
+      const start = v4ToInt(ip) - (v4ToInt(ip) % 2 ** (32 - bits));
+      return { start, end: start + 2 ** (32 - bits) - 1 };
+    })
+    .filter((r): r is { start: number; end: number } => r !== null);
+  if (ranges.length === 0) return undefined;
+  const lo = Math.min(...ranges.map((r) => r.start));
+  const hi = Math.max(...ranges.map((r) => r.end));
+  let len = 32;
+  while (len > 0 && Math.floor(lo / 2 ** (32 - len)) !== Math.floor(hi / 2 ** (32 - len))) len--;
+  return `${intToV4(lo - (lo % 2 ** (32 - len)))}/${len}`;
+}
+
+/** `--cluster-cidr` as the node's kube-proxy rules show it (`! -s CIDR -j KUBE-MARK-MASQ`, `ip saddr != CIDR jump mark-for-masquerade`). */
+function clusterCidrFromRules(snapshot: NodeSnapshot): string | undefined {
+  for (const table of snapshot.iptables?.value?.tables ?? []) {
+    for (const chain of table.chains) {
+      for (const rule of chain.rules) {
+        if (rule.target?.name === 'KUBE-MARK-MASQ' && rule.source?.negated) return rule.source.value;
+      }
+    }
+  }
+  for (const table of snapshot.nft?.value?.tables ?? []) {
+    if (table.name !== 'kube-proxy') continue;
+    for (const chain of table.chains) {
+      for (const rule of chain.rules) {
+        const m = /ip saddr != (\S+) jump mark-for-masquerade/.exec(rule.raw);
+        if (m?.[1]) return m[1];
+      }
+    }
+  }
+  return undefined;
+}
+
+/** The Service CIDRs of nftables' `cluster-ips-check` drop rule. */
+function serviceCidrsFromRules(snapshot: NodeSnapshot): string[] | undefined {
+  for (const table of snapshot.nft?.value?.tables ?? []) {
+    const chain = table.name === 'kube-proxy' ? table.chains.find((c) => c.name === 'cluster-ips-check') : undefined;
+    for (const rule of chain?.rules ?? []) {
+      const m = /ip daddr (?:\{ ([^}]+) \}|(\S+)) drop/.exec(rule.raw);
+      const list = m?.[1] ?? m?.[2];
+      if (list) return list.split(/\s*,\s*/).map((s) => s.trim()).filter(Boolean);
+    }
+  }
+  return undefined;
+}
+
+function rawSpec(raw: JsonObject): Record<string, unknown> {
+  const spec = raw['spec'];
+  return typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : {};
+}
+
+/** One Service row as kube-proxy reads it; notes what the generators' model cannot say. */
+function scenarioService(row: ServiceRow, notes: string[]): ScenarioService | null {
+  if (row.type === 'ExternalName') return null;
+  const name = `${row.namespace}/${row.name}`;
+  const clusterIP = row.headless ? 'None' : row.clusterIPs.find(isV4);
+  if (clusterIP === undefined) {
+    if (row.clusterIPs.length > 0) notes.push(`${name}: IPv6 only, not counted (the generators write IPv4 rules)`);
+    return null;
+  }
+  const ports: ScenarioServicePort[] = row.ports.map((p) => {
+    if (p.endpointPorts.length > 1) notes.push(`${name}:${p.name || p.port}: its named targetPort resolves to ${p.endpointPorts.join(', ')}; counted with ${p.endpointPorts[0]}`);
+    const targetPort = p.endpointPorts[0] ?? (typeof p.targetPort === 'number' ? p.targetPort : p.port);
+    return { name: p.name, protocol: p.protocol, port: p.port, targetPort, ...(p.nodePort ? { nodePort: p.nodePort } : {}) };
+  });
+  const seen = new Map<string, ScenarioEndpoint>();
+  for (const e of row.endpoints) {
+    if (e.addressType !== 'IPv4' || seen.has(e.address)) continue;
+    const ready = e.ready !== false;
+    seen.set(e.address, {
+      ip: e.address,
+      ...(e.nodeName ? { nodeName: e.nodeName } : {}),
+      ready,
+      serving: e.serving ?? ready,
+      terminating: e.terminating ?? false,
+    });
+  }
+  const spec = rawSpec(row.service.raw);
+  const ranges = Array.isArray(spec['loadBalancerSourceRanges']) ? (spec['loadBalancerSourceRanges'] as unknown[]).filter((r): r is string => typeof r === 'string') : [];
+  const hc = typeof spec['healthCheckNodePort'] === 'number' ? spec['healthCheckNodePort'] : undefined;
+  return {
+    namespace: row.namespace,
+    name: row.name,
+    type: row.type === 'NodePort' || row.type === 'LoadBalancer' ? row.type : 'ClusterIP',
+    clusterIP,
+    ports,
+    ...(row.selector ? { selector: row.selector } : {}),
+    externalIPs: row.externalIPs.filter(isV4),
+    loadBalancerIPs: row.loadBalancerIPs.filter(isV4),
+    loadBalancerSourceRanges: ranges,
+    ...(row.externalTrafficPolicy ? { externalTrafficPolicy: row.externalTrafficPolicy } : {}),
+    ...(row.internalTrafficPolicy ? { internalTrafficPolicy: row.internalTrafficPolicy } : {}),
+    ...(row.sessionAffinity === 'ClientIP' ? { sessionAffinity: { timeoutSeconds: row.sessionAffinityTimeoutSeconds ?? 10800 } } : {}),
+    ...(hc !== undefined ? { healthCheckNodePort: hc } : {}),
+    endpoints: [...seen.values()],
+  };
+}
+
+/**
+ * The generators' input for the capture's API objects, as seen from the snapshot's node.
+ * `nodeIPs`: the Node object's InternalIPs, else the node's global IPv4 addresses.
+ */
+export function kubeProxyInputOf(snapshot: NodeSnapshot, objects: ApiObjects): CompareInput {
+  const notes: string[] = [];
+  const nodeName = snapshot.meta.node;
+  const view = buildServiceView(objects, { nodeName });
+  const services = view.rows.map((r) => scenarioService(r, notes)).filter((s): s is ScenarioService => s !== null);
+  const node = objects.nodes.find((n) => n.meta.name === nodeName);
+  let nodeIPs = (node?.addresses ?? []).filter((a) => a.type === 'InternalIP' && isV4(a.address)).map((a) => a.address);
+  if (nodeIPs.length === 0) {
+    nodeIPs = (snapshot.addrs?.value ?? []).flatMap((i) => i.addresses.filter((a) => a.family === 'inet' && a.scope === 'global').map((a) => a.local));
+    if (nodeIPs.length > 0) notes.push(`node IPs taken from the node's addresses (${nodeIPs.join(', ')}): no Node object names ${nodeName}`);
+  }
+  let clusterCIDR = clusterCidrFromRules(snapshot);
+  if (clusterCIDR === undefined) {
+    clusterCIDR = coveringPrefix(objects.nodes.flatMap((n) => n.podCIDRs));
+    if (clusterCIDR !== undefined) notes.push(`cluster CIDR inferred as ${clusterCIDR} (covers every Node's podCIDR; the node has no kube-proxy rule naming it)`);
+    else notes.push('cluster CIDR unknown: the per-Service "masquerade what is not from a pod" rules are not counted');
+  }
+  let serviceCIDRs = serviceCidrsFromRules(snapshot);
+  if (serviceCIDRs === undefined) {
+    const covering = coveringPrefix(services.filter(isProxied).map((s) => s.clusterIP));
+    serviceCIDRs = covering ? [covering] : [];
+    if (covering) notes.push(`Service CIDR inferred as ${covering} (covers every ClusterIP; nftables mode drops traffic to unallocated ones)`);
+  }
+  return { input: { nodeName, nodeIPs, ...(clusterCIDR ? { clusterCIDR } : {}), serviceCIDRs, services }, notes };
+}
+
+/** One frontend Cilium creates for a Service port. */
+interface CiliumFrontend {
+  readonly ip: string;
+  readonly port: number;
+  readonly type: LbServiceType;
+  readonly routable: boolean;
+}
+
+/** Frontends of one Service port: ClusterIP; NodePort wildcard plus one per node IP; each external and LB IP. */
+function ciliumFrontends(svc: ScenarioService, port: ScenarioServicePort, nodeIPs: readonly string[]): CiliumFrontend[] {
+  const out: CiliumFrontend[] = [{ ip: svc.clusterIP, port: port.port, type: 'ClusterIP', routable: false }];
+  if ((svc.type === 'NodePort' || svc.type === 'LoadBalancer') && port.nodePort) {
+    out.push({ ip: '0.0.0.0', port: port.nodePort, type: 'NodePort', routable: false });
+    for (const ip of nodeIPs) out.push({ ip, port: port.nodePort, type: 'NodePort', routable: true });
+  }
+  for (const ip of svc.externalIPs ?? []) out.push({ ip, port: port.port, type: 'ExternalIPs', routable: true });
+  for (const ip of svc.loadBalancerIPs ?? []) out.push({ ip, port: port.port, type: 'LoadBalancer', routable: true });
+  return out;
+}
+
+/**
+ * The LB table Cilium's agent (kube-proxy replacement, 1.16+ map layouts) writes for
+ * `input`: per Service port and frontend a master entry and one slot per backend (ready
+ * ones `active` first, then serving-and-terminating ones counted in `qcount`), one backend
+ * entry per distinct `ip:port/PROTO`, one reverse-NAT entry per frontend. Headless
+ * Services get none. Layout as the node lab's Cilium mode writes (test/lab/cilium-scenario.ts).
+ */
+export function ciliumTableOf(input: KubeProxyInput): LbTable {
+  const backends = new Map<string, LbBackend>();
+  const services: LbService[] = [];
+  const revNats: LbRevNat[] = [];
+  for (const svc of input.services.filter(isProxied)) {
+    for (const port of svc.ports) {
+      const usable = svc.endpoints.filter((e) => e.ready || (e.serving && e.terminating));
+      const ordered = [...usable.filter((e) => e.ready), ...usable.filter((e) => !e.ready)];
+      const protocol: LbProtocol = port.protocol;
+      for (const fe of ciliumFrontends(svc, port, input.nodeIPs)) {
+        const id = revNats.length + 1;
+        const flags = serviceTypeBit(fe.type) | (fe.routable ? SVC_FLAG.routable : 0);
+        revNats.push({ id, ip: fe.ip, port: fe.port });
+        services.push({
+          frontend: { ip: fe.ip, port: fe.port, protocol, scope: 'external' },
+          id,
+          type: fe.type,
+          flags,
+          count: ordered.filter((e) => e.ready).length,
+          qcount: ordered.filter((e) => !e.ready).length,
+          algorithm: 'undef',
+          affinityTimeout: 0,
+          l7ProxyPort: null,
+          name: `${svc.namespace}/${svc.name}`,
+          slots: ordered.map((e, i) => {
+            const key = `${e.ip}:${port.targetPort}/${protocol}`;
+            const state: LbBackendState = e.ready ? 'active' : 'terminating';
+            let be = backends.get(key);
+            if (!be) {
+              be = { id: backends.size + 1, ip: e.ip, port: port.targetPort, protocol, state, weight: null, clusterId: 0, zone: 0, nodeName: null };
+              backends.set(key, be);
+            }
+            return { slot: i + 1, backendId: be.id, backend: be, flags };
+          }),
+          raw: '',
+        });
+      }
+    }
+  }
+  return { source: 'bpf-maps', services, backends: [...backends.values()], revNats };
+}

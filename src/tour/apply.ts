@@ -1,0 +1,90 @@
+/**
+ * A tour step as the app's own reducer actions (src/ui/state.ts): switch to the step's
+ * pane, select its Service, put the Services cursor on its row, open the Rules pane's
+ * chains in the order a reader follows them with the cursor on the highlighted rule,
+ * set the Conntrack filter, move the Step pane's cursor. Pure: the same UI state, step
+ * and snapshot give the same actions, and the actions are the ones keys dispatch.
+ *
+ * The Rules pane keeps a navigation stack; a step first unwinds it (as repeated Esc
+ * would) so that after the step, Esc walks back along the step's own path.
+ */
+import type { NodeSnapshot } from '../model/snapshot.js';
+import type { Lang } from '../ui/i18n.js';
+import { currentRules, PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../ui/state.js';
+import type { TourStep } from './model.js';
+import { resolveStep, type StepResolution } from './resolve.js';
+
+/** Whether the app has a pane of that name (the tour also names `compare`). */
+function appPane(pane: string): PaneId | null {
+  return (PANES as readonly string[]).includes(pane) ? (pane as PaneId) : null;
+}
+
+/** Actions that empty the Rules pane's stack back to its chain list, from `ui`. */
+function unwindRules(ui: UiState): UiAction[] {
+  const out: UiAction[] = [];
+  let state = ui;
+  // Each `back` pops one location (after clearing that view's filter, which takes its own back).
+  for (let guard = 0; state.rulesStack.length > 1 && guard < 4 * ui.rulesStack.length + 4; guard++) {
+    for (const a of [{ type: 'switchPane', pane: 'rules' } as const, { type: 'back' } as const]) {
+      out.push(a);
+      state = uiReducer(state, a);
+    }
+  }
+  return out;
+}
+
+/** The actions for an already resolved step (see {@link applyTourStep}). */
+export function actionsFor(ui: UiState, step: TourStep, where: StepResolution): UiAction[] {
+  const actions: UiAction[] = [];
+  const pane = appPane(step.pane);
+  actions.push({ type: 'switchPane', pane: pane ?? 'services' });
+  if (where.service !== null) actions.push({ type: 'selectService', service: where.service });
+  if (where.serviceRow !== null && (step.pane === 'services' || step.pane === 'dns' || step.pane === 'compare' || where.rulesPath.length > 0 || pane === null)) {
+    // Put the Services cursor on the Service too, so going back there shows it.
+    actions.push({ type: 'switchPane', pane: 'services' }, { type: 'filterInput', text: '' });
+    actions.push({ type: 'jumpTo', index: where.serviceRow.index, count: where.serviceRow.count });
+  }
+  if (step.pane === 'rules') {
+    actions.push(...unwindRules(actions.reduce(uiReducer, ui)));
+    where.rulesPath.forEach((hop, i) => {
+      const from = i === 0 && where.service !== null ? { from: 'services' as const } : {};
+      const location = hop.set !== null
+        ? { kind: 'set' as const, ruleset: hop.ruleset, table: hop.table, set: hop.set }
+        : { kind: 'chain' as const, ruleset: hop.ruleset, table: hop.table, chain: hop.chain ?? '', focusRule: hop.cursor.index, ...from };
+      actions.push({ type: 'openRules', location }, { type: 'filterInput', text: '' }, { type: 'jumpTo', index: hop.cursor.index, count: hop.cursor.count });
+    });
+    if (where.rulesPath.length === 0) actions.push({ type: 'switchPane', pane: 'rules' });
+  } else if (pane !== null) {
+    actions.push({ type: 'switchPane', pane });
+    if (step.pane === 'conntrack') actions.push({ type: 'filterInput', text: where.filter ?? '' });
+    if (where.cursor !== null && step.pane !== 'conntrack') actions.push({ type: 'jumpTo', index: where.cursor.index, count: where.cursor.count });
+  } else {
+    actions.push({ type: 'switchPane', pane: 'services' });
+  }
+  return actions;
+}
+
+/**
+ * The reducer actions that show `step` of a tour on `snapshot`, from the current UI
+ * state `ui`, and the resolution they came from (its `focus` lines are what the tour
+ * bar highlights; its `problem` says when the capture lacks the object). A pane the
+ * app does not have (`compare`) leaves the app on the Services pane with the Service
+ * selected; the tour bar carries the step's lines.
+ */
+export function applyTourStep(ui: UiState, step: TourStep, snapshot: NodeSnapshot, lang: Lang): { actions: UiAction[]; resolution: StepResolution } {
+  const resolution = resolveStep(snapshot, step, lang);
+  return { actions: actionsFor(ui, step, resolution), resolution };
+}
+
+/** The UI state after the step's actions (what a frame test of the step renders). */
+export function uiAfterStep(ui: UiState, step: TourStep, snapshot: NodeSnapshot, lang: Lang): UiState {
+  return applyTourStep(ui, step, snapshot, lang).actions.reduce(uiReducer, ui);
+}
+
+/** Whether the Rules pane shows the last hop of the step's path (the check behind "return to the step"). */
+export function onStep(ui: UiState, where: StepResolution): boolean {
+  const last = where.rulesPath[where.rulesPath.length - 1];
+  if (!last) return true;
+  const loc = currentRules(ui);
+  return loc.kind === 'set' ? loc.set === last.set : loc.kind === 'chain' ? loc.chain === last.chain : false;
+}
