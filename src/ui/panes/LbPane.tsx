@@ -74,7 +74,7 @@ function backendColumns(lang: Lang, wide: boolean): ColumnSpec[] {
   ];
 }
 
-function serviceText(f: LbFrontendRow, lang: Lang, wide: boolean): string {
+function serviceText(f: LbFrontendRow, wide: boolean): string {
   if (!f.service) return '';
   const name = `${f.service.namespace}/${f.service.name}`;
   return wide && f.service.portName ? `${name} (${f.service.portName})` : name;
@@ -82,7 +82,7 @@ function serviceText(f: LbFrontendRow, lang: Lang, wide: boolean): string {
 
 function frontendCells(f: LbFrontendRow, lang: Lang, wide: boolean): string[] {
   const slots = f.count === null ? String(f.backends.length) : `${f.count}+${f.qcount ?? 0}`;
-  return [f.address, f.flags, f.revNatId === null ? '' : String(f.revNatId), slots, serviceText(f, lang, wide)];
+  return [f.address, f.flags, f.revNatId === null ? '' : String(f.revNatId), slots, serviceText(f, wide)];
 }
 
 function backendCells(b: LbBackendRow, lang: Lang, wide: boolean): string[] {
