@@ -43,6 +43,7 @@ export const FIB_TYPES: Readonly<Record<string, number>> = {
 /** Well-known service names nft may print for ports (`/etc/services` subset). */
 const SERVICES: Readonly<Record<string, number>> = { ssh: 22, domain: 53, http: 80, https: 443, 'http-alt': 8080, bootps: 67, bootpc: 68, ntp: 123 };
 
+/** True for an {@link NftEvalStop} (no value: header absent, or not modelled). */
 export function isStop(x: NftEval | unknown): x is NftEvalStop {
   return typeof x === 'object' && x !== null && 'stop' in x;
 }
