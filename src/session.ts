@@ -9,6 +9,10 @@ import { buildSnapshot, ParseCache } from './analysis/build-snapshot.js';
 import { iptablesRates } from './analysis/rates.js';
 import type { RuleRates } from './analysis/rules-view.js';
 import type { NodeSnapshot, SnapshotSource } from './model/snapshot.js';
+import type { ServiceDnsResult } from './model/dns.js';
+import { dnsTransportFor } from './dns/open.js';
+import { resolveServiceDns } from './dns/resolve.js';
+import type { DnsTransport } from './dns/transport.js';
 import { catalog } from './sources/catalog.js';
 import type { ApiFeed } from './sources/cluster-api.js';
 import { runProbes, type ProbeRun } from './sources/probe-runner.js';
@@ -24,6 +28,16 @@ export interface SessionState {
   readonly error: string | null;
   /** When the shown snapshot was read (ms since epoch); null before the first. */
   readonly dataAt: number | null;
+  /** The DNS pane's Service (`ns/name`) and what its questions got; null until one is asked. */
+  readonly dns?: SessionDns | null;
+}
+
+/** A Service's DNS resolution as the DNS pane shows it. */
+export interface SessionDns {
+  readonly service: string;
+  readonly result: ServiceDnsResult | null;
+  readonly loading: boolean;
+  readonly error: string | null;
 }
 
 /** A read-only view of a session, what the UI depends on (a static one is used in tests). */
@@ -31,6 +45,8 @@ export interface SessionLike {
   getState(): SessionState;
   subscribe(listener: () => void): () => void;
   refreshNow(): void;
+  /** Asks the cluster DNS every question of Service `ns/name` (the DNS pane); no-op without API objects. */
+  resolveDns?(service: string): void;
 }
 
 /** Options of {@link Session}. `intervalMs`: live counter refresh period (default 2,000 ms). */
@@ -74,10 +90,11 @@ function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[], cache?: 
 
 /** A live or replayed session over one transport. */
 export class Session implements SessionLike {
-  private state: SessionState = { snapshot: null, rates: EMPTY_RATES, loading: true, refreshing: false, error: null, dataAt: null };
+  private state: SessionState = { snapshot: null, rates: EMPTY_RATES, loading: true, refreshing: false, error: null, dataAt: null, dns: null };
   private readonly listeners = new Set<() => void>();
   private runs: ProbeRun[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private dnsTransport: DnsTransport | undefined;
   // An unchanged ruleset re-read on refresh is not parsed again.
   private readonly cache = new ParseCache();
   private unsubscribeApi: (() => void) | undefined;
@@ -142,8 +159,27 @@ export class Session implements SessionLike {
   }
 
   /** Stops refreshing and closes the transport (and the API feed and Cilium agent transport, if any). */
+  /**
+   * Resolves a Service's DNS names through the source's own way to the cluster DNS
+   * (replay: the recorded answers). One at a time: a newer request wins.
+   */
+  resolveDns(service: string): void {
+    const api = this.state.snapshot?.api?.value;
+    if (!api || this.state.dns?.service === service) return;
+    this.set({ dns: { service, result: null, loading: true, error: null } });
+    this.dnsTransport ??= dnsTransportFor(this.options.transport);
+    resolveServiceDns({ api, service, dns: this.dnsTransport, query: { timeoutMs: 2000, tries: 1 } })
+      .then((result) => {
+        if (this.state.dns?.service === service) this.set({ dns: { service, result, loading: false, error: null } });
+      })
+      .catch((e: Error) => {
+        if (this.state.dns?.service === service) this.set({ dns: { service, result: null, loading: false, error: e.message } });
+      });
+  }
+
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
+    await this.dnsTransport?.close();
     this.unsubscribeApi?.();
     await this.options.transport.close();
     await this.options.ciliumAgent?.close();
@@ -153,6 +189,6 @@ export class Session implements SessionLike {
 
 /** A session over a fixed snapshot (tests, and `show` of one read). */
 export function staticSession(snapshot: NodeSnapshot | null, patch: Partial<SessionState> = {}): SessionLike {
-  const state: SessionState = { snapshot, rates: EMPTY_RATES, loading: snapshot === null, refreshing: false, error: null, dataAt: 0, ...patch };
-  return { getState: () => state, subscribe: () => () => {}, refreshNow: () => {} };
+  const state: SessionState = { snapshot, rates: EMPTY_RATES, loading: snapshot === null, refreshing: false, error: null, dataAt: 0, dns: null, ...patch };
+  return { getState: () => state, subscribe: () => () => {}, refreshNow: () => {}, resolveDns: () => {} };
 }
