@@ -15,11 +15,21 @@ export interface ProxyModeResult {
   readonly evidence: readonly string[];
 }
 
-/** Counts chains whose name starts with `prefix` across all tables of a ruleset. */
+/**
+ * KUBE- chains that exist whatever the Service proxy is: kubelet's canary and
+ * firewall chains, and the hint chain iptables-wrapper reads. They say nothing about
+ * kube-proxy's mode (a Cilium node has them too).
+ */
+export const NON_PROXY_KUBE_CHAINS: ReadonlySet<string> = new Set(['KUBE-KUBELET-CANARY', 'KUBE-FIREWALL', 'KUBE-IPTABLES-HINT', 'KUBE-MARK-DROP', 'KUBE-PROXY-CANARY']);
+
+/**
+ * Counts chains whose name starts with `prefix` across all tables of a ruleset,
+ * leaving out {@link NON_PROXY_KUBE_CHAINS}.
+ */
 export function countChains(ruleset: IptablesRuleset | null | undefined, prefix: string): number {
   if (!ruleset) return 0;
   let n = 0;
-  for (const t of ruleset.tables) for (const c of t.chains) if (c.name.startsWith(prefix)) n++;
+  for (const t of ruleset.tables) for (const c of t.chains) if (c.name.startsWith(prefix) && !NON_PROXY_KUBE_CHAINS.has(c.name)) n++;
   return n;
 }
 
