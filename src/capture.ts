@@ -37,7 +37,14 @@ async function recordDns(source: OpenedSource, options: CaptureOptions): Promise
   if (options.dns === false) return { extras: {}, skipped: 'disabled' };
   if (source.apiText === undefined) return { extras: {}, skipped: 'no API objects' };
   const api = parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value;
-  const dns = dnsTransportFor(source.transport);
+  let dns: ReturnType<typeof dnsTransportFor>;
+  try {
+    dns = dnsTransportFor(source.transport);
+  } catch (e) {
+    // A source with no way to the cluster DNS (kubectl-debug today) still captures the rest.
+    if (e instanceof UserError) return { extras: {}, skipped: e.message };
+    throw e;
+  }
   try {
     const { extras } = await recordServiceDns({ api, dns, ...(options.dnsServer ? { server: options.dnsServer } : {}), query: { timeoutMs: options.dnsTimeoutMs ?? 1000, tries: 1 } });
     return { extras, skipped: null };

@@ -13,6 +13,7 @@
  * Succeeded/Failed) or that this user on this machine made from a process that is gone;
  * leave any other alone and name it (it may be a colleague's running session).
  */
+import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 
 /** Label every nodescope pod carries (the recommended `app.kubernetes.io/managed-by` label). */
@@ -48,6 +49,7 @@ export function localOwner(): string {
 
 /** Options of {@link debugPodManifest}. */
 export interface DebugPodSpec {
+  readonly name: string;
   readonly node: string;
   readonly namespace: string;
   readonly image: string;
@@ -55,10 +57,22 @@ export interface DebugPodSpec {
   readonly pid: number;
 }
 
-/** `generateName` prefix: `nodescope-<node>-`, cut so the generated name stays ≤ 63 characters. */
+/** Name prefix: `nodescope-<node>-`, cut so the name with its 5-character suffix stays ≤ 63 characters. */
 export function debugPodPrefix(node: string): string {
   const safe = node.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+|-+$/g, '');
   return `nodescope-${safe.slice(0, 63 - 'nodescope-'.length - 6)}`.replace(/-+$/, '') + '-';
+}
+
+/** The apiserver's generateName alphabet (k8s.io/apimachinery/pkg/util/rand: no vowels, no confusable digits). */
+const SUFFIX_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
+
+/**
+ * A pod name for `node`: {@link debugPodPrefix} + 5 random characters, chosen here rather
+ * than by `generateName` so the undo can be registered before the pod is even requested
+ * (a Ctrl-C while the create is in flight still deletes it).
+ */
+export function debugPodName(node: string, random: Buffer = randomBytes(5)): string {
+  return debugPodPrefix(node) + [...random.subarray(0, 5)].map((b) => SUFFIX_ALPHABET[b % SUFFIX_ALPHABET.length]).join('');
 }
 
 /** The pod to POST to `/api/v1/namespaces/NS/pods`. */
@@ -67,7 +81,7 @@ export function debugPodManifest(spec: DebugPodSpec): Record<string, unknown> {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: {
-      generateName: debugPodPrefix(spec.node),
+      name: spec.name,
       namespace: spec.namespace,
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
       annotations: { [OWNER_ANNOTATION]: spec.owner, [PID_ANNOTATION]: String(spec.pid) },

@@ -10,7 +10,7 @@
 import { onCleanup } from '../cleanup.js';
 import { TransportError, UserError } from '../errors.js';
 import {
-  DEBUG_CONTAINER, DEFAULT_DEBUG_IMAGE, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, PID_ANNOTATION, debugPodManifest, leftoverAction, localOwner,
+  DEBUG_CONTAINER, DEFAULT_DEBUG_IMAGE, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, PID_ANNOTATION, debugPodManifest, debugPodName, leftoverAction, localOwner,
 } from './k8s-debug-pod.js';
 import { K8sStatusError, explainK8sError, k8sRequest, type KubeContext } from './k8s-client.js';
 import { execInPod } from './k8s-exec.js';
@@ -93,15 +93,15 @@ export class KubectlDebugTransport implements Transport {
   constructor(
     private readonly kube: KubeContext,
     readonly node: string,
-    readonly pod: { readonly namespace: string; readonly name: string; readonly uid: string | undefined },
+    readonly pod: { readonly namespace: string; readonly name: string },
     private readonly now: () => number,
   ) {
     this.label = `node/${node}`;
   }
 
-  /** Ties the pod's deletion to nodescope's exit paths (src/cleanup.ts). */
-  armCleanup(): void {
-    this.unregister = onCleanup(`delete debug pod ${this.pod.namespace}/${this.pod.name}`, () => this.deletePod());
+  /** Ties the pod's deletion to nodescope's exit paths (src/cleanup.ts), after `created` settles. */
+  armCleanup(created: Promise<void> = Promise.resolve()): void {
+    this.unregister = onCleanup(`delete debug pod ${this.pod.namespace}/${this.pod.name}`, () => created.then(() => this.deletePod()));
   }
 
   /**
@@ -128,7 +128,7 @@ export class KubectlDebugTransport implements Transport {
         await sleep(wait);
         try {
           await k8sRequest(this.kube, 'DELETE', podPath(this.pod.namespace, this.pod.name), {
-            body: { gracePeriodSeconds: 0, ...(this.pod.uid ? { preconditions: { uid: this.pod.uid } } : {}) },
+            body: { gracePeriodSeconds: 0 },
             timeoutMs: 10_000,
           });
           return;
@@ -143,6 +143,11 @@ export class KubectlDebugTransport implements Transport {
       );
     })();
     return this.deleted;
+  }
+
+  /** Drops the undo without deleting (the create was refused, so there is no pod). */
+  forget(): void {
+    this.unregister();
   }
 
   async close(): Promise<void> {
@@ -169,16 +174,22 @@ export async function openKubectlDebug(options: KubectlDebugOptions): Promise<Ku
     if (e instanceof K8sStatusError && e.code === 404) throw new UserError(`--node ${node}: the cluster has no such node`, 'list them with: kubectl get nodes');
     throw explainK8sError(e, { verb: 'get', resource: 'nodes' }, kube.server);
   }
-  const manifest = debugPodManifest({ node, namespace: ns, image: options.image ?? DEFAULT_DEBUG_IMAGE, owner: localOwner(), pid: process.pid });
-  progress(`creating a debug pod on node ${node} in namespace ${ns}`);
-  let created: PodJson;
+  const name = debugPodName(node);
+  const manifest = debugPodManifest({ name, node, namespace: ns, image: options.image ?? DEFAULT_DEBUG_IMAGE, owner: localOwner(), pid: process.pid });
+  progress(`creating debug pod ${ns}/${name} on node ${node}`);
+  // The undo exists before the request: Ctrl-C while the create is in flight waits for
+  // it to settle, then deletes whatever it made.
+  const t = new KubectlDebugTransport(kube, node, { namespace: ns, name }, now);
+  const creating = k8sRequest(kube, 'POST', podPath(ns), { body: manifest });
+  t.armCleanup(creating.then(() => undefined, () => undefined));
   try {
-    created = JSON.parse(await k8sRequest(kube, 'POST', podPath(ns), { body: manifest })) as PodJson;
+    await creating;
   } catch (e) {
+    // An answered refusal created nothing; after a network failure the pod may exist.
+    if (e instanceof K8sStatusError) t.forget();
+    else await t.close();
     throw explainK8sError(e, { verb: 'create', resource: 'pods', namespace: ns }, kube.server);
   }
-  const t = new KubectlDebugTransport(kube, node, { namespace: ns, name: created.metadata.name, uid: created.metadata.uid }, now);
-  t.armCleanup();
   try {
     await waitRunning(t, kube, options, progress);
   } catch (e) {

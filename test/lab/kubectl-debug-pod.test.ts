@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { TransportError, UserError } from '../../src/errors.js';
 import {
-  DEBUG_POD_DEADLINE_S, MANAGED_BY_LABEL, debugPodManifest, debugPodPrefix, leftoverAction, type LeftoverPod,
+  DEBUG_POD_DEADLINE_S, MANAGED_BY_LABEL, debugPodManifest, debugPodName, leftoverAction, type LeftoverPod,
 } from '../../src/sources/k8s-debug-pod.js';
 import { K8sStatusError, collectionPath, explainK8sError, statusFromBody } from '../../src/sources/k8s-client.js';
 import { exitCodeOf } from '../../src/sources/k8s-exec.js';
@@ -20,18 +20,19 @@ function leftover(o: Partial<LeftoverPod> = {}): LeftoverPod {
 
 describe('debug pod', () => {
   it.each(['n1', 'ip-10-0-1-23.eu-west-1.compute.internal', 'A'.repeat(253), 'node_with_underscores'])('prefix of %s leaves a valid ≤63-char name', (node) => {
-    const name = debugPodPrefix(node) + 'x7k2p';
+    const name = debugPodName(node);
     expect(name.length).toBeLessThanOrEqual(63);
     expect(name).toMatch(DNS_LABEL);
     expect(name.startsWith('nodescope-')).toBe(true);
   });
 
   it('binds to the node with host namespaces, privileged, host root at /host, a deadline and nodescope labels', () => {
-    const pod = debugPodManifest({ node: 'n1', namespace: 'ops', image: 'img:1', owner: 'me@laptop', pid: 7 }) as {
+    const pod = debugPodManifest({ name: debugPodName('n1', Buffer.from([0, 1, 2, 3, 4])), node: 'n1', namespace: 'ops', image: 'img:1', owner: 'me@laptop', pid: 7 }) as {
       metadata: { namespace: string; labels: Record<string, string>; annotations: Record<string, string> };
       spec: Record<string, unknown> & { containers: { command: string[]; image: string }[] };
     };
     expect(pod.metadata.namespace).toBe('ops');
+    expect((pod.metadata as { name?: string }).name).toBe('nodescope-n1-bcdfg');
     expect(pod.metadata.labels[MANAGED_BY_LABEL]).toBe('nodescope');
     expect(Object.values(pod.metadata.annotations).sort()).toEqual(['7', 'me@laptop']);
     expect(pod.spec).toMatchObject({ nodeName: 'n1', hostNetwork: true, hostPID: true, hostIPC: true, activeDeadlineSeconds: DEBUG_POD_DEADLINE_S });
