@@ -104,11 +104,14 @@ function unknownKeys(c: Checker, map: YAMLMap, allowed: readonly string[], field
   }
 }
 
-/** A scalar string (numbers are accepted as their text); null with an error otherwise. */
-function str(c: Checker, map: YAMLMap, key: string, field: string, required: boolean): string | null {
+/**
+ * A scalar string (numbers are accepted as their text); null with an error otherwise.
+ * `missingLine`: where a missing value is reported (the line of the key holding `map`).
+ */
+function str(c: Checker, map: YAMLMap, key: string, field: string, required: boolean, missingLine = c.at(map)): string | null {
   const node = get(map, key);
   if (node === undefined || (isScalar(node) && node.value === null)) {
-    if (required) c.error(c.at(map), field, 'missing');
+    if (required) c.error(missingLine, field, 'missing');
     return null;
   }
   if (!isScalar(node) || (typeof node.value !== 'string' && typeof node.value !== 'number')) {
@@ -148,7 +151,7 @@ function localized(c: Checker, parent: YAMLMap, key: string, field: string): Loc
   unknownKeys(c, node, TOUR_LANGS, field);
   const out: Partial<Record<string, string>> = {};
   for (const lang of TOUR_LANGS) {
-    const text = str(c, node, lang, `${field}.${lang}`, true);
+    const text = str(c, node, lang, `${field}.${lang}`, true, c.at(keyNode(parent, key)));
     if (text !== null) out[lang] = normalizeNarration(text);
   }
   if (out['en'] !== undefined && out['ja'] !== undefined && out['en'] === out['ja']) {
@@ -213,12 +216,13 @@ function target(c: Checker, step: YAMLMap, field: string): TourTarget | null {
   // `service` is both a kind and an option of `flow`: an option of another named kind is not a kind.
   const kinds = named.filter((k) => !named.some((o) => o !== k && TARGET_KEYS[o].includes(k)));
   if (kinds.length !== 1) {
-    c.error(c.at(node), field, kinds.length === 0 ? `names no object (one key of: ${TOUR_TARGET_KINDS.join(', ')})` : `names ${kinds.length} objects (${kinds.join(', ')}); a step highlights one`);
+    c.error(c.at(keyNode(step, 'target')), field, kinds.length === 0 ? `names no object (one key of: ${TOUR_TARGET_KINDS.join(', ')})` : `names ${kinds.length} objects (${kinds.join(', ')}); a step highlights one`);
     return null;
   }
   const kind = kinds[0]!;
   unknownKeys(c, node, [kind, ...TARGET_KEYS[kind]], field);
   const f = `${field}.${kind}`;
+  const at = c.at(keyNode(step, 'target'));
   const value = str(c, node, kind, f, true);
   if (value === null) return null;
   const valueNode = get(node, kind);
@@ -231,7 +235,7 @@ function target(c: Checker, step: YAMLMap, field: string): TourTarget | null {
       return service === null ? null : { kind, service };
     }
     case 'chain': {
-      const table = str(c, node, 'table', `${field}.table`, true);
+      const table = str(c, node, 'table', `${field}.table`, true, at);
       const rulesetText = str(c, node, 'ruleset', `${field}.ruleset`, false);
       const ruleset = rulesetText === null ? null : oneOf(c, rulesetText, ['iptables', 'nft'] as const, get(node, 'ruleset'), `${field}.ruleset`);
       if (table === null || (rulesetText !== null && ruleset === null)) return null;
@@ -239,7 +243,7 @@ function target(c: Checker, step: YAMLMap, field: string): TourTarget | null {
     }
     case 'serviceChain': {
       const service = serviceName(c, value, valueNode, f);
-      const hop = oneOf(c, str(c, node, 'hop', `${field}.hop`, true), HOPS, get(node, 'hop'), `${field}.hop`);
+      const hop = oneOf(c, str(c, node, 'hop', `${field}.hop`, true, at), HOPS, get(node, 'hop'), `${field}.hop`);
       const endpoint = str(c, node, 'endpoint', `${field}.endpoint`, false);
       if (endpoint !== null && !parseIp(endpoint)) {
         c.error(c.at(get(node, 'endpoint')), `${field}.endpoint`, `${JSON.stringify(endpoint)} is not an IP address`);
@@ -253,7 +257,7 @@ function target(c: Checker, step: YAMLMap, field: string): TourTarget | null {
       return { kind, service, hop, endpoint, port: str(c, node, 'port', `${field}.port`, false) };
     }
     case 'set': {
-      const table = str(c, node, 'table', `${field}.table`, true);
+      const table = str(c, node, 'table', `${field}.table`, true, at);
       return table === null ? null : { kind, set: value, table, match: str(c, node, 'match', `${field}.match`, false) };
     }
     case 'lbEntry':

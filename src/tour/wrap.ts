@@ -117,5 +117,5 @@ export function wrapCells(text: string, width: number): string[] {
 /** Whether `line` breaks a kinsoku rule (starts with closing punctuation or ends with an opening bracket). */
 export function breaksKinsoku(line: string): boolean {
   const gs = graphemes(line);
-  return (gs.length > 1 && NO_START.has(gs[0]!)) || (gs.length > 1 && NO_END.has(gs[gs.length - 1]!));
+  return gs.length > 0 && (NO_START.has(gs[0]!) || NO_END.has(gs[gs.length - 1]!));
 }
