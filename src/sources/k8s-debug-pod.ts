@@ -18,9 +18,11 @@ import os from 'node:os';
 
 /** Label every nodescope pod carries (the recommended `app.kubernetes.io/managed-by` label). */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
+/** Value of {@link MANAGED_BY_LABEL} on nodescope's pods (the leftover sweep's selector). */
 export const MANAGED_BY_VALUE = 'nodescope';
-/** Annotations naming who made the pod. */
+/** Annotation naming who made the pod (`user@host`). */
 export const OWNER_ANNOTATION = 'nodescope/owner';
+/** Annotation holding the pid of the nodescope process that made the pod. */
 export const PID_ANNOTATION = 'nodescope/pid';
 /** The container name (as kubectl debug names it). */
 export const DEBUG_CONTAINER = 'debugger';
