@@ -7,6 +7,9 @@ import React, { useEffect, useMemo, useReducer, useState, useSyncExternalStore }
 import { conntrackElapsedSeconds, conntrackView } from '../analysis/conntrack-view.js';
 import { buildLbView, lbFrontendIndexForService } from '../analysis/lb-view.js';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
+import { defaultStepPacket } from '../analysis/step-defaults.js';
+import { UserError } from '../errors.js';
+import { traceFromSnapshot } from '../report/trace.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { chainRows } from '../analysis/rules-view.js';
 import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
@@ -19,6 +22,7 @@ import { t, type Lang } from './i18n.js';
 import { ConntrackPane } from './panes/ConntrackPane.js';
 import { DnsPane, dnsPaneData, dnsRowCount } from './panes/DnsPane.js';
 import { LbPane } from './panes/LbPane.js';
+import { StepPane, type StepPaneData } from './panes/StepPane.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
 import { cursorOf, currentRules, filterOf, initialUiState, PANES, uiReducer, type UiState } from './state.js';
@@ -77,6 +81,16 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   }, [ui.pane, dnsService, session, snapshot]);
   const dnsState = state.dns?.service === dnsService ? state.dns : null;
   const dns = dnsPaneData({ hasApi: Boolean(snapshot?.api?.value), selectedService: dnsService, result: dnsState?.result ?? null, loading: dnsState?.loading ?? dnsService !== null, error: dnsState?.error ?? null });
+  const step = useMemo((): StepPaneData => {
+    if (!snapshot || !ui.step) return { kind: 'none' };
+    try {
+      return { kind: 'result', result: traceFromSnapshot(snapshot, { from: ui.step.from, to: ui.step.to, branch: String(ui.step.branch) }) };
+    } catch (e) {
+      if (e instanceof UserError) return { kind: 'failed', reason: `${e.message}${e.hint ? ` (${e.hint})` : ''}` };
+      throw e;
+    }
+  }, [snapshot, ui.step]);
+  const stepBranches = step.kind === 'result' ? (step.result.steps.find((s) => s.branches && s.branches.length > 1)?.branches?.length ?? 0) : 0;
   const ct = useMemo(
     () => conntrackView(snapshot, { sort: ui.conntrackSort, filter: ui.pane === 'conntrack' ? filter : '', service: ui.conntrackAll ? null : ui.selectedService }),
     [snapshot, ui.conntrackSort, ui.conntrackAll, ui.selectedService, ui.pane, filter],
@@ -88,7 +102,18 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     if (ui.pane === 'lb') return lb.frontends.length;
     if (ui.pane === 'conntrack') return ct.order.length;
     if (ui.pane === 'dns') return dnsRowCount(dns);
+    if (ui.pane === 'step') return step.kind === 'result' ? step.result.steps.length : 0;
     return 0;
+  };
+
+  // Step mode from the Service under the cursor: a pod on this node to its ClusterIP.
+  const startStep = (): void => {
+    const row = services.rows?.[cursorOf(ui)];
+    if (!row || !snapshot) return;
+    const packet = defaultStepPacket(snapshot, row.namespace, row.name);
+    dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
+    if ('from' in packet) dispatch({ type: 'startStep', from: packet.from, to: packet.to });
+    else dispatch({ type: 'switchPane', pane: 'step' });
   };
 
   const open = (): void => {
@@ -166,6 +191,9 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     else if (key.return) open();
     else if (input === '/') dispatch({ type: 'filterStart' });
     else if (input === 'r') session.refreshNow();
+    else if (input === 't' && ui.pane === 'services') startStep();
+    else if (ui.pane === 'step' && (input === 'n' || input === 'p')) dispatch({ type: 'move', delta: input === 'n' ? 1 : -1, count });
+    else if (ui.pane === 'step' && input === 'b') dispatch({ type: 'stepBranch', branches: stepBranches });
     else if (ui.pane === 'conntrack' && input === 's') dispatch({ type: 'conntrackSortNext' });
     else if (ui.pane === 'conntrack' && input === 'S') dispatch({ type: 'conntrackSortReverse' });
     else if (ui.pane === 'conntrack' && input === 'a') dispatch({ type: 'conntrackScopeToggle' });
@@ -178,6 +206,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'rules') body = <RulesPane data={rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'lb') body = <LbPane data={lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'step') body = <StepPane data={step} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'dns') body = <DnsPane data={dns} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'conntrack') body = <ConntrackPane data={ct} elapsedSeconds={conntrackElapsedSeconds(ct, now())} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} sessionError={state.error} />;
   else body = <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;

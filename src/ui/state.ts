@@ -42,6 +42,8 @@ export interface UiState {
   /** Conntrack pane: sort column and direction, and whether to show all flows or the selected Service's. */
   readonly conntrackSort: ConntrackSort;
   readonly conntrackAll: boolean;
+  /** Step mode's packet (`from` IP, `to` `IP:PORT/proto`) and which random branch it follows (0-based). */
+  readonly step: { readonly from: string; readonly to: string; readonly branch: number } | null;
   readonly quit: boolean;
 }
 
@@ -60,6 +62,8 @@ export type UiAction =
   | { readonly type: 'conntrackSortNext' }
   | { readonly type: 'conntrackSortReverse' }
   | { readonly type: 'conntrackScopeToggle' }
+  | { readonly type: 'startStep'; readonly from: string; readonly to: string }
+  | { readonly type: 'stepBranch'; readonly branches: number }
   | { readonly type: 'toggleHelp' }
   | { readonly type: 'quit' };
 
@@ -74,6 +78,7 @@ export const initialUiState: UiState = {
   selectedService: null,
   conntrackSort: DEFAULT_CONNTRACK_SORT,
   conntrackAll: false,
+  step: null,
   quit: false,
 };
 
@@ -151,6 +156,11 @@ export function uiReducer(state: UiState, action: UiAction): UiState {
       return { ...state, conntrackSort: reverseConntrackSort(state.conntrackSort) };
     case 'conntrackScopeToggle':
       return { ...state, conntrackAll: !state.conntrackAll, cursors: { ...state.cursors, conntrack: 0 } };
+    case 'startStep':
+      return { ...state, pane: 'step', step: { from: action.from, to: action.to, branch: 0 }, cursors: { ...state.cursors, step: 0 } };
+    case 'stepBranch':
+      if (!state.step || action.branches < 2) return state;
+      return { ...state, step: { ...state.step, branch: (state.step.branch + 1) % action.branches }, cursors: { ...state.cursors, step: 0 } };
     case 'toggleHelp':
       return { ...state, help: !state.help };
     case 'quit':

@@ -108,3 +108,20 @@ describe('navigation back from a Service', () => {
     r.unmount();
   });
 });
+
+describe('step mode from the Services pane', () => {
+  it('walks a pod → web ClusterIP packet with t, steps with n, and follows another branch with b', async () => {
+    const r = await app(120, 'lab-iptables', 34);
+    await r.press(KEYS.down, 't');
+    let frame = r.frame();
+    expect(frame).toContain('tcp 10.244.0.9:43210 → 10.96.12.34:80');
+    expect(frame).toMatch(/forwarded → 10\.244\.0\.23:8080/);
+    expect(frame).toContain('step 1 of');
+    await r.press('n', 'n');
+    expect(r.frame()).toContain('step 3 of');
+    await r.press('b');
+    frame = r.frame();
+    expect(frame).toMatch(/forwarded → 10\.244\.0\.31:8080/);
+    r.unmount();
+  });
+});

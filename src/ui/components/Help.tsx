@@ -15,6 +15,8 @@ export const KEY_HELP: readonly (readonly [string, MessageKey])[] = [
   ['/', 'key.filter'],
   ['r', 'key.refresh'],
   ['t', 'key.trace'],
+  ['n  p', 'key.stepMove'],
+  ['b', 'key.branch'],
   ['s  S', 'key.sort'],
   ['a', 'key.scope'],
   ['?', 'key.help'],
