@@ -10,6 +10,7 @@ import React from 'react';
 import { runCleanups } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
 import { packageVersion } from './paths.js';
+import { showCompare } from './report/compare.js';
 import { showConntrack } from './report/conntrack.js';
 import { showDns } from './report/dns.js';
 import { showLb } from './report/lb.js';
@@ -24,6 +25,9 @@ import { loadSnapshot, Session } from './session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { App } from './ui/App.js';
 import { detectLang } from './ui/i18n.js';
+import { loadTour } from './tour/load.js';
+import { tourSessions } from './tour/sessions.js';
+import { runDash } from './dash/run.js';
 
 interface GlobalOptions extends SourceOptions {
   readonly interval: string;
@@ -75,6 +79,25 @@ async function runTui(opts: GlobalOptions): Promise<void> {
   await session.stop();
 }
 
+async function runTour(name: string, lang: string | undefined): Promise<void> {
+  const tour = loadTour(name);
+  const sessions = tourSessions(tour);
+  const app = render(<App session={sessions.session(tour.steps[0]!.capture)} lang={detectLang(lang)} tour={sessions} />, { exitOnCtrlC: false });
+  await app.waitUntilExit();
+  await sessions.stop();
+}
+
+async function runDashCommand(opts: GlobalOptions & { service: string }): Promise<void> {
+  const source = await openSource(opts);
+  const interval = Number(opts.interval);
+  if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
+  const session = new Session({ ...sessionSource(source), intervalMs: interval * 1000, params: params(opts) });
+  const dash = runDash({ session, service: opts.service, lang: detectLang(opts.lang) });
+  void session.start();
+  await dash.done;
+  await session.stop();
+}
+
 interface ShowOptions extends GlobalOptions {
   readonly output: 'json' | 'text';
   readonly chain?: string;
@@ -103,6 +126,9 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
       case 'lb':
         out = showLb(snapshot, opts.output);
         break;
+      case 'compare':
+        out = showCompare(snapshot, opts.output, opts.service);
+        break;
       case 'conntrack':
         out = showConntrack(snapshot, opts.output, { ...(opts.service ? { service: opts.service } : {}) });
         break;
@@ -119,7 +145,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         break;
       }
       default:
-        throw new UserError(`nothing to show called "${what}"`, 'try: services, rules, lb, conntrack, dns');
+        throw new UserError(`nothing to show called "${what}"`, 'try: services, rules, lb, conntrack, dns, compare');
     }
   } finally {
     await closeSource(source);
@@ -135,11 +161,11 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 
-  addSourceOptions(program.command('show').argument('<what>', 'services | rules | lb | conntrack | dns').description('print what a pane shows, for scripts'))
+  addSourceOptions(program.command('show').argument('<what>', 'services | rules | lb | conntrack | dns | compare').description('print what a pane shows, for scripts'))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--chain <name>', 'rules: only this chain')
     .option('--table <name>', 'rules: only this table')
-    .option('--service <ns/name>', 'conntrack, dns: only this Service')
+    .option('--service <ns/name>', 'conntrack, dns, compare: only this Service')
     .option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP')
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
 
@@ -195,6 +221,17 @@ export function buildProgram(): Command {
       const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });
+
+  program
+    .command('tour')
+    .argument('<name>', 'a tour of fixtures/tours (where-rewritten, no-endpoints, second-packet)')
+    .description('a guided workshop tour over the shipped captures (n: next, p: previous, .: back to the step)')
+    .option('--lang <lang>', 'UI language: en or ja (default from LANG)')
+    .action(async (name: string, opts: { lang?: string }) => runTour(name, opts.lang));
+
+  addSourceOptions(program.command('dash').description("projector dashboard of one Service: per-endpoint rates, conntrack use, LB map fill"))
+    .requiredOption('--service <ns/name>', 'the Service to follow')
+    .action(async (opts: GlobalOptions & { service: string }) => runDashCommand(opts));
 
   addSourceOptions(program.command('replay').argument('<dir>', 'capture bundle').description('open the TUI on a capture bundle'))
     .action(async (dir: string, opts: GlobalOptions) => runTui({ ...opts, replay: dir }));

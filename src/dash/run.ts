@@ -1,0 +1,143 @@
+/**
+ * `nodescope dash`: a projector dashboard in blessed-contrib (a renderer of its own, not
+ * Ink: big braille line charts and gauges read from the back of a room). It follows one
+ * Service: packets (iptables) or new connections (nftables, from conntrack) per second
+ * for each endpoint, the conntrack table against `nf_conntrack_max`, and the Cilium LB
+ * map against its size. Data comes from a {@link SessionLike}: a live session refreshes
+ * every interval and the charts move; a replay has one snapshot, which the screen says,
+ * showing totals instead of inventing motion.
+ *
+ * Only this directory imports blessed. Strings come from the UI's i18n table and are laid
+ * out with the UI's cell-width helpers, so Japanese labels keep their columns.
+ */
+import blessed from 'blessed';
+import contrib, { type BarChart, type LineChart } from 'blessed-contrib';
+import type { SessionLike } from '../session.js';
+import { t, tf, type Lang } from '../ui/i18n.js';
+import { fitCell, humanCount } from '../ui/text.js';
+import { dashSample, DashHistory, DEFAULT_LB_MAP_MAX, HISTORY_POINTS, type DashSample } from './series.js';
+
+/**
+ * Options of {@link runDash}.
+ * - `session`: the data (already started, or started by the caller after this returns);
+ * - `service`: `namespace/name` of the Service to follow;
+ * - `screen`: a blessed screen to draw on (default: a new one on the process's terminal);
+ * - `lbMapMax`: the LB map size the fill is measured against (entries, default 65,536).
+ */
+export interface DashOptions {
+  readonly session: SessionLike;
+  readonly service: string;
+  readonly lang: Lang;
+  readonly screen?: blessed.Widgets.Screen;
+  readonly lbMapMax?: number;
+}
+
+/** A running dashboard: `done` settles when the user quits (q, Esc, Ctrl-C); `stop` quits. */
+export interface DashHandle {
+  readonly done: Promise<void>;
+  stop(): void;
+}
+
+const COLORS = ['yellow', 'cyan', 'magenta', 'green', 'red', 'blue', 'white'];
+
+function percent(count: number | null, max: number | null): number {
+  return count === null || !max ? 0 : Math.min(100, (count / max) * 100);
+}
+
+/** The endpoint table as text lines, `width` cells wide. */
+function tableLines(history: DashHistory, lang: Lang, width: number, replay: boolean): string[] {
+  const w = Math.max(20, width);
+  const rateW = 9;
+  const totalW = 9;
+  const epW = w - rateW - totalW - 2;
+  const lines = [`${fitCell(t(lang, 'dash.col.endpoint'), epW)} ${fitCell(t(lang, 'dash.col.rate'), rateW, 'right')} ${fitCell(t(lang, 'dash.col.total'), totalW, 'right')}`];
+  for (const s of history.endpointSeries()) {
+    const rate = replay || s.rates.length === 0 ? '-' : (s.rates[s.rates.length - 1] ?? 0).toFixed(1);
+    lines.push(`${fitCell(s.endpoint, epW)} ${fitCell(rate, rateW, 'right')} ${fitCell(humanCount(s.total), totalW, 'right')}`);
+  }
+  return lines;
+}
+
+function statusLine(sample: DashSample | null, history: DashHistory, replay: boolean, lang: Lang, service: string): string {
+  if (!sample) return t(lang, 'status.loading');
+  if (!sample.serviceFound) return sample.kind === 'none' && sample.mode !== 'iptables' && sample.mode !== 'nftables' ? tf(lang, 'dash.noCounters', { mode: sample.mode }) : tf(lang, 'dash.noService', { service });
+  if (replay) return t(lang, 'dash.replay');
+  if (!history.hasRates()) return t(lang, 'dash.waiting');
+  return t(lang, 'dash.keys');
+}
+
+/**
+ * Draws the dashboard for `options.service` and keeps it current with the session.
+ * Returns at once; see {@link DashHandle}.
+ */
+export function runDash(options: DashOptions): DashHandle {
+  const { session, service, lang } = options;
+  const lbMapMax = options.lbMapMax ?? DEFAULT_LB_MAP_MAX;
+  const screen = options.screen ?? blessed.screen({ smartCSR: true, fullUnicode: true, title: 'nodescope dash' });
+  const grid = new contrib.grid({ rows: 12, cols: 12, screen });
+  const head = grid.set(0, 0, 2, 12, blessed.box, { tags: false });
+  let chart: LineChart | BarChart | null = null;
+  const table = grid.set(2, 8, 7, 4, blessed.box, { tags: false });
+  const ctGauge = grid.set(9, 0, 3, 6, contrib.gauge, { label: ' conntrack ', stroke: 'green', fill: 'white' });
+  const lbGauge = grid.set(9, 6, 3, 6, contrib.gauge, { label: ' LB map ', stroke: 'cyan', fill: 'white' });
+  let history = DashHistory.empty();
+  let lastAt: number | null = null;
+  let finish: () => void = () => {};
+  const done = new Promise<void>((resolve) => (finish = resolve));
+
+  const render = (): void => {
+    const state = session.getState();
+    const snapshot = state.snapshot;
+    const replay = snapshot ? !snapshot.meta.source.live : false;
+    if (snapshot && state.dataAt !== null && state.dataAt !== lastAt) {
+      lastAt = state.dataAt;
+      history = history.add(dashSample(snapshot, service, state.dataAt, lbMapMax));
+    }
+    const sample = history.latest();
+    const width = typeof screen.width === 'number' ? screen.width : 80;
+    const title = tf(lang, 'dash.title', { service, node: snapshot?.meta.node ?? '…' });
+    const source = snapshot ? `${replay ? t(lang, 'header.replay') : t(lang, 'header.live')} ${snapshot.meta.source.label} · ${t(lang, 'header.mode')} ${sample?.mode ?? '…'}` : '';
+    head.setContent(`${fitCell(`${title} · ${source}`, width - 2)}\n${fitCell(statusLine(sample, history, replay, lang, service), width - 2)}`);
+
+    const chartLabel = ` ${tf(lang, sample?.kind === 'conntrack-flows' ? 'dash.ratesNft' : 'dash.rates', { service })} `;
+    if (chart === null && sample) {
+      chart = replay
+        ? grid.set(2, 0, 7, 8, contrib.bar, { label: chartLabel, barWidth: 8, barSpacing: 20, xOffset: 2, maxHeight: 1 })
+        : grid.set(2, 0, 7, 8, contrib.line, { label: chartLabel, showLegend: true, legend: { width: 20 }, minY: 0, wholeNumbersOnly: false });
+    }
+    const series = history.endpointSeries();
+    if (chart && sample) {
+      if (replay) (chart as BarChart).setData({ titles: series.map((s) => s.endpoint.split(':')[0]!.split('.').slice(-2).join('.')), data: series.map((s) => s.total) });
+      else {
+        const points = Math.max(2, Math.min(HISTORY_POINTS, Math.max(...series.map((s) => s.rates.length), 2)));
+        const x = Array.from({ length: points }, (_, i) => `${i - points + 1}`);
+        const lines = series.map((s, i) => {
+          const y = [...Array<number>(Math.max(0, points - s.rates.length)).fill(0), ...s.rates].slice(-points);
+          return { title: s.endpoint, x, y, style: { line: COLORS[i % COLORS.length]! } };
+        });
+        if (lines.length > 0) (chart as LineChart).setData(lines);
+      }
+    }
+    const tableWidth = typeof table.width === 'number' ? table.width - 2 : 30;
+    table.setContent(tableLines(history, lang, tableWidth, replay).join('\n'));
+
+    const ct = sample ?? (snapshot ? dashSample(snapshot, service, 0, lbMapMax) : null);
+    ctGauge.setLabel(` ${ct?.conntrackMax ? tf(lang, 'dash.conntrack', { count: ct.conntrackCount ?? 0, max: ct.conntrackMax }) : t(lang, 'dash.noConntrack')} `);
+    ctGauge.setPercent(percent(ct?.conntrackCount ?? null, ct?.conntrackMax ?? null));
+    const map = ct?.lbMaps[0];
+    lbGauge.setLabel(` ${map ? tf(lang, 'dash.lbFill', { map: map.map, count: map.entries, max: map.max }) : t(lang, 'dash.noLb')} `);
+    lbGauge.setPercent(map ? percent(map.entries, map.max) : 0);
+    screen.render();
+  };
+
+  const unsubscribe = session.subscribe(render);
+  const stop = (): void => {
+    unsubscribe();
+    screen.destroy();
+    finish();
+  };
+  screen.key(['q', 'escape', 'C-c'], stop);
+  screen.on('resize', render);
+  render();
+  return { done, stop };
+}
