@@ -33,6 +33,7 @@ export { buildApiObjects, writeApiObjects } from './api-objects.js';
 export { LAB_SCENARIO } from './scenario.js';
 export { LAB_CILIUM_SCENARIO } from './cilium-scenario.js';
 export { labBpfRoot } from './cilium-mode.js';
+export type { LabDnsExtras } from './servers.js';
 export type { LabMode, LabProcess, LabState, ProxyMode } from './state.js';
 
 /** A running lab instance. */
@@ -115,7 +116,7 @@ export async function labUp(mode: LabMode = 'iptables', options: LabOptions = {}
           } catch {
             return false;
           }
-        });
+        }, options.dns);
       }
     }
     const apiObjectsPath = writeApiObjects(path.join(names.stateDir, 'api-objects.json'), scenario);
