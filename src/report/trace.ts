@@ -19,6 +19,8 @@ import type { NftRuleset } from '../model/nftables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { branchLines, formatHeader, stepLine, tupleText } from '../trace/describe.js';
 import { walkPacket } from '../trace/engine.js';
+import { walkCilium } from '../trace/cilium.js';
+import { detectProxyMode } from '../analysis/proxy-mode.js';
 import { traceInputFromSnapshot } from '../trace/input.js';
 import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
@@ -56,9 +58,32 @@ export function branchChoice(args: Pick<TraceCommandArgs, 'endpoint' | 'branch'>
   return { kind: 'first' };
 }
 
-/** The walk for the arguments over `snapshot` (throws {@link UserError} for bad arguments). */
+/**
+ * True when `snapshot` is a Cilium kube-proxy-replacement node: the detected mode is
+ * `cilium`, or the LB table has services and no kube-proxy KUBE- chain exists.
+ */
+export function isCiliumKpr(snapshot: NodeSnapshot): boolean {
+  const lb = snapshot.lb?.value;
+  if (!lb || lb.services.length === 0) return false;
+  return detectProxyMode(snapshot).mode === 'cilium';
+}
+
+/**
+ * The walk for the arguments over `snapshot` (throws {@link UserError} for bad arguments).
+ * On a Cilium kube-proxy-replacement node ({@link isCiliumKpr}) the packet is walked
+ * through Cilium's eBPF programs and LB maps (`src/trace/cilium.ts`), same result shape.
+ */
 export function traceFromSnapshot(snapshot: NodeSnapshot, args: TraceCommandArgs): TraceResult {
   const spec = parsePacketArgs(args);
+  if (isCiliumKpr(snapshot)) {
+    const addrs = snapshot.addrs?.value ?? [];
+    const routes = snapshot.routes?.value ?? [];
+    if (routes.length === 0 && addrs.length === 0) {
+      throw new UserError('this source has no addresses and routes of the node (ip -j addr, ip -j route)', 'capture them (nodescope capture) or use a live source');
+    }
+    const input = { lb: snapshot.lb!.value!, addrs, routes, status: snapshot.ciliumStatus?.value ?? null, mapsRead: snapshot.lbMapsRead };
+    return walkCilium(input, spec, { branch: branchChoice(args) });
+  }
   const input = traceInputFromSnapshot(snapshot, args.nft);
   if (input.routes.length === 0 && input.addrs.length === 0) {
     throw new UserError('this source has no addresses and routes of the node (ip -j addr, ip -j route)', 'capture them (nodescope capture) or use a live source');
@@ -76,6 +101,7 @@ export function traceText(r: TraceResult): string {
   lines.push('');
   for (const s of r.steps) {
     lines.push(`${String(s.index).padStart(3)} ${stepLine(s)}`);
+    if (s.backend === 'ebpf' && s.ruleText) lines.push(`      ${s.ruleText}`);
     if (s.branches && s.matched !== false) for (const b of branchLines(s.branches)) lines.push(`      ${b}`);
   }
   lines.push('');

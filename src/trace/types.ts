@@ -41,8 +41,11 @@ export interface PacketHeader {
   readonly randomSport: boolean;
 }
 
-/** Which engine produced a step: an iptables ruleset, an nft table, or the kernel itself. */
-export type StepBackend = 'iptables' | 'nft' | 'kernel';
+/**
+ * Which engine produced a step: an iptables ruleset, an nft table, the kernel itself, or
+ * Cilium's eBPF datapath (programs and LB maps, `src/trace/cilium.ts`).
+ */
+export type StepBackend = 'iptables' | 'nft' | 'kernel' | 'ebpf';
 
 /**
  * What a step is.
@@ -53,9 +56,13 @@ export type StepBackend = 'iptables' | 'nft' | 'kernel';
  * - `nat`: the NAT station (bindings made, or nat chains skipped for a known flow);
  * - `routing`: a routing decision;
  * - `final`: where the packet ends (delivered, sent, dropped, rejected);
- * - `unsupported`: something nodescope cannot evaluate: the walk stops here.
+ * - `unsupported`: something nodescope cannot evaluate: the walk stops here;
+ * - `bpf-prog`: a Cilium eBPF program runs at its attach point (`table`: the program's
+ *   object, e.g. `bpf_lxc`; `chain`: the attach point, e.g. `tc ingress lxc…`);
+ * - `map-lookup`: a lookup in a Cilium map (`chain`: the map name; `ruleText`: the key
+ *   and value bytes as `bpftool map dump` shows them).
  */
-export type StepKind = 'rule' | 'policy' | 'return' | 'conntrack' | 'nat' | 'routing' | 'final' | 'unsupported';
+export type StepKind = 'rule' | 'policy' | 'return' | 'conntrack' | 'nat' | 'routing' | 'final' | 'unsupported' | 'bpf-prog' | 'map-lookup';
 
 /** Packet and byte counters of a rule (packets, bytes), exact. */
 export interface StepCounters {
