@@ -47,8 +47,8 @@ function percent(count: number | null, max: number | null): number {
 /** The endpoint table as text lines, `width` cells wide. */
 function tableLines(history: DashHistory, lang: Lang, width: number, replay: boolean): string[] {
   const w = Math.max(20, width);
-  const rateW = 9;
-  const totalW = 9;
+  const rateW = 7;
+  const totalW = 6;
   const epW = w - rateW - totalW - 2;
   const lines = [`${fitCell(t(lang, 'dash.col.endpoint'), epW)} ${fitCell(t(lang, 'dash.col.rate'), rateW, 'right')} ${fitCell(t(lang, 'dash.col.total'), totalW, 'right')}`];
   for (const s of history.endpointSeries()) {
@@ -73,7 +73,10 @@ function statusLine(sample: DashSample | null, history: DashHistory, replay: boo
 export function runDash(options: DashOptions): DashHandle {
   const { session, service, lang } = options;
   const lbMapMax = options.lbMapMax ?? DEFAULT_LB_MAP_MAX;
-  const screen = options.screen ?? blessed.screen({ smartCSR: true, fullUnicode: true, title: 'nodescope dash' });
+  const screen = options.screen ?? blessed.screen({ smartCSR: true, fullUnicode: true, forceUnicode: true, title: 'nodescope dash' });
+  // UTF-8 box drawing rather than the VT100 line-drawing set: the labels are UTF-8 anyway
+  // (Japanese), and terminal multiplexers (tmux, screen) then show and capture the same text.
+  (screen.tput as unknown as { brokenACS: boolean }).brokenACS = true;
   const grid = new contrib.grid({ rows: 12, cols: 12, screen });
   const head = grid.set(0, 0, 2, 12, blessed.box, { tags: false });
   let chart: LineChart | BarChart | null = null;
@@ -97,7 +100,8 @@ export function runDash(options: DashOptions): DashHandle {
     const width = typeof screen.width === 'number' ? screen.width : 80;
     const title = tf(lang, 'dash.title', { service, node: snapshot?.meta.node ?? '…' });
     const source = snapshot ? `${replay ? t(lang, 'header.replay') : t(lang, 'header.live')} ${snapshot.meta.source.label} · ${t(lang, 'header.mode')} ${sample?.mode ?? '…'}` : '';
-    head.setContent(`${fitCell(`${title} · ${source}`, width - 2)}\n${fitCell(statusLine(sample, history, replay, lang, service), width - 2)}`);
+    const counted = sample?.kind === 'dnat-packets' ? t(lang, 'dash.fromDnat') : sample?.kind === 'conntrack-flows' ? t(lang, 'dash.fromConntrack') : '';
+    head.setContent([`${title} · ${source}`, counted, statusLine(sample, history, replay, lang, service)].map((l) => fitCell(l, width - 2)).join('\n'));
 
     const chartLabel = ` ${tf(lang, sample?.kind === 'conntrack-flows' ? 'dash.ratesNft' : 'dash.rates', { service })} `;
     if (chart === null && sample) {

@@ -267,6 +267,8 @@ const en = {
   'dash.col.rate': 'RATE/s',
   'dash.col.total': 'TOTAL',
   'dash.keys': 'q: quit',
+  'dash.fromDnat': 'counted by the DNAT rule of each KUBE-SEP chain: the first packet of every connection',
+  'dash.fromConntrack': 'counted from conntrack: a connection counts when its entry appears (kube-proxy nftables rules have no counters)',
 } as const;
 
 /** A UI string key. */
@@ -533,6 +535,8 @@ const ja: Record<MessageKey, string> = {
   'dash.col.rate': 'レート/秒',
   'dash.col.total': '累計',
   'dash.keys': 'q: 終了',
+  'dash.fromDnat': '各 KUBE-SEP チェインの DNAT ルールのカウンタ: 接続ごとの最初のパケットを数えます',
+  'dash.fromConntrack': 'conntrack から算出: エントリが現れた時点で 1 接続と数えます（kube-proxy の nftables ルールにはカウンタがありません）',
 };
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, ja };
