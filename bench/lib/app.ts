@@ -1,0 +1,89 @@
+/**
+ * The real binary (`node dist/src/cli.js --replay DIR --lang en`) in a 120×40 tmux
+ * terminal: process start → first frame, → first frame with data, keypress → next frame
+ * while scrolling nat KUBE-SERVICES and the conntrack pane, and the process's peak RSS.
+ *
+ * Frames are detected by polling `tmux capture-pane` (see tmux.ts): the first frame is the
+ * first screen showing the header (`nodescope │`), the data frame the first one showing the
+ * node's name and a Service row. Peak RSS comes from a tiny `--require` preload that writes
+ * `process.resourceUsage().maxRSS` when the process exits (after `q`).
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { packageRoot } from '../../src/paths.js';
+import { TmuxProgram } from './tmux.js';
+
+/** One run of the app on one bundle. Times in ms; null where the step could not be measured. */
+export interface AppRun {
+  readonly firstFrameMs: number;
+  readonly dataFrameMs: number;
+  readonly kubeServicesKeysMs: readonly number[];
+  /** Key → frame in the conntrack pane; null when the binary has no conntrack pane yet. */
+  readonly conntrackKeysMs: readonly number[] | null;
+  readonly rssMb: number | null;
+}
+
+const HOOK = "const fs=require('fs');process.on('exit',()=>{try{fs.writeFileSync(process.env.NODESCOPE_BENCH_RSS,String(process.resourceUsage().maxRSS))}catch{}});\n";
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * Runs the app once on `bundleDir`, presses `keys` keys in each pane. Throws when the app
+ * never shows its data (within `timeoutMs`); always ends the tmux session.
+ */
+export async function measureApp(bundleDir: string, node: string, keys: number, timeoutMs: number): Promise<AppRun> {
+  const work = path.join(os.tmpdir(), `nodescope-bench-app-${process.pid}`);
+  const hook = `${work}.cjs`;
+  const rssFile = `${work}.rss`;
+  writeFileSync(hook, HOOK);
+  rmSync(rssFile, { force: true });
+  const cli = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+  const cmd = `NODESCOPE_BENCH_RSS=${rssFile} ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
+  const app = TmuxProgram.start(`nodescope-bench-${process.pid}`, cmd, 120, 40);
+  try {
+    const first = await app.waitFor((s) => s.includes('nodescope │'), timeoutMs);
+    const data = await app.waitFor((s) => s.includes(`node ${node}`) && s.includes('kube-dns'), timeoutMs);
+    app.keys('2');
+    await app.waitFor((s) => s.includes('KUBE-SERVICES'), timeoutMs);
+    // Each key waits for the frame of the previous one: the app's key handler reads the
+    // state of the last render, so keys sent faster than frames are read with stale state.
+    app.keys('/');
+    await app.waitFor((s) => s.includes('filter:'), timeoutMs);
+    app.type('nat KUBE-SERVICES');
+    await app.waitFor((s) => s.includes('filter: nat KUBE-SERVICES'), timeoutMs);
+    app.keys('Enter');
+    await app.waitFor((s) => !s.includes('▏'), timeoutMs);
+    app.keys('Enter');
+    await app.waitFor((s) => s.includes('chain nat/KUBE-SERVICES'), timeoutMs);
+    await sleep(100);
+    const kubeServices = await keyTimes(app, keys);
+    app.keys('4');
+    await sleep(300);
+    const conntrackShown = !/nothing here/.test(app.screen());
+    const conntrack = conntrackShown ? await keyTimes(app, keys) : null;
+    app.keys('q');
+    for (let i = 0; i < 200 && app.alive(); i++) await sleep(50);
+    let rssMb: number | null = null;
+    try {
+      rssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
+    } catch {
+      rssMb = null;
+    }
+    return { firstFrameMs: first.ms, dataFrameMs: data.ms, kubeServicesKeysMs: kubeServices, conntrackKeysMs: conntrack, rssMb };
+  } finally {
+    app.kill();
+    rmSync(hook, { force: true });
+    rmSync(rssFile, { force: true });
+  }
+}
+
+async function keyTimes(app: TmuxProgram, n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const ms = await app.keyToFrame('j');
+    if (ms !== null) out.push(ms);
+    // Let Ink's 30 fps render throttle settle so each key is a leading-edge render.
+    await sleep(60);
+  }
+  return out;
+}

@@ -1,0 +1,236 @@
+/**
+ * `npm run bench [-- --sizes small,large,huge --runs 5 --sections parse,app,engine,modules
+ * --timeout 180 --write bench/RESULTS.md]`: generates captures of each size (cached in a
+ * temporary directory), measures nodescope on them and prints markdown tables (medians of
+ * `--runs` runs; every parse in a fresh process, its peak RSS its own):
+ *
+ * - parse: time and peak memory per format against the line-split floor (and JSON.parse
+ *   for the JSON formats), ratio = parse / split floor;
+ * - app: the real binary in tmux — start → first frame, → data frame, keypress → next frame
+ *   in nat KUBE-SERVICES and in the conntrack pane, peak RSS;
+ * - engine: one step-mode walk (iptables and nftables captures), one live refresh of
+ *   counters, and the render-path work of one keypress measured in-process;
+ * - modules: the cost of importing each heavy dependency and nodescope's entry points.
+ *
+ * Every child is bounded by `--timeout` seconds. Exit code 0 even when a measurement
+ * failed (it shows as `failed: …` in its cell); 1 for bad arguments.
+ */
+import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { packageRoot } from '../src/paths.js';
+import { measureApp, type AppRun } from './lib/app.js';
+import { ensureBundles, SIZES, type BenchSize } from './lib/bundles.js';
+import { loadAverage, machineLine } from './lib/machine.js';
+import { failed, measureInChild, median, type Measurement, type MeasureFailure } from './lib/measure.js';
+import { tmuxAvailable, tmuxFloorMs } from './lib/tmux.js';
+
+const SECTIONS = ['parse', 'app', 'engine', 'modules'] as const;
+type Section = (typeof SECTIONS)[number];
+
+interface Options {
+  readonly sizes: readonly BenchSize[];
+  readonly runs: number;
+  readonly sections: ReadonlySet<Section>;
+  readonly timeoutMs: number;
+  readonly seed: string;
+  readonly write: string | null;
+  readonly cache: string | undefined;
+}
+
+function usage(message: string): never {
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--write FILE]\n`);
+  process.exit(1);
+}
+
+function options(): Options {
+  let v: Record<string, string | undefined>;
+  try {
+    v = parseArgs({
+      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' } },
+    }).values as Record<string, string | undefined>;
+  } catch (e) {
+    usage((e as Error).message);
+  }
+  const sizes = (v.sizes ?? 'small,large').split(',').map((s) => SIZES[s.trim()] ?? usage(`unknown size ${s}`));
+  const sections = new Set((v.sections ?? SECTIONS.join(',')).split(',').map((s) => (SECTIONS.includes(s as Section) ? (s as Section) : usage(`unknown section ${s}`))));
+  const runs = Number(v.runs ?? '3');
+  const timeout = Number(v.timeout ?? '180');
+  if (!Number.isInteger(runs) || runs < 1 || runs > 50) usage('--runs must be 1–50');
+  if (!(timeout > 0)) usage('--timeout must be a positive number of seconds');
+  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache };
+}
+
+const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
+/** A failure reason fit for one table cell. */
+const why = (text: string | null) => `failed: ${(text ?? 'unknown').replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 120)}`;
+const ms = (n: number) => (Number.isNaN(n) ? '–' : n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
+const mb = (n: number) => (Number.isNaN(n) ? '–' : Math.round(n).toLocaleString('en-US'));
+
+/** Runs a child `runs` times; the successful measurements and the first failure. */
+async function repeat(args: readonly string[], o: Options, script?: string): Promise<{ ok: Measurement[]; error: string | null }> {
+  const ok: Measurement[] = [];
+  let error: string | null = null;
+  for (let i = 0; i < o.runs; i++) {
+    const m: Measurement | MeasureFailure = await measureInChild(args, o.timeoutMs, script ? { script } : {});
+    if (failed(m)) {
+      error ??= m.error;
+      break;
+    } else ok.push(m);
+  }
+  return { ok, error };
+}
+
+const PARSE_FORMATS: readonly { id: string; label: string; json: boolean }[] = [
+  { id: 'iptables-save', label: 'iptables-save -c', json: false },
+  { id: 'nft-json', label: 'nft -j list ruleset', json: true },
+  { id: 'nft-text', label: 'nft list ruleset', json: false },
+  { id: 'conntrack', label: 'conntrack -L -o extended', json: false },
+  { id: 'cilium', label: 'Cilium LB maps (bpftool -j, 6 maps)', json: true },
+  { id: 'api', label: 'API objects (kubectl -o json)', json: true },
+];
+
+async function parseSection(o: Options, roots: ReadonlyMap<string, string>): Promise<string[]> {
+  const rows = ['| format | size | lines | MB | parse ms | cpu ms | split floor ms | ratio | JSON.parse ms | peak RSS MB | diagnostics |', '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|'];
+  for (const size of o.sizes) {
+    const root = roots.get(size.name)!;
+    for (const f of PARSE_FORMATS) {
+      log(`parse ${f.id} ${size.name}`);
+      const parse = await repeat(['parse', f.id, root], o);
+      const floor = await repeat(['floor', f.id, root], o);
+      const json = f.json ? await repeat(['jsonparse', f.id, root], o) : null;
+      const p = median(parse.ok.map((m) => m.ms));
+      const fl = median(floor.ok.map((m) => m.ms));
+      const first = parse.ok[0] ?? floor.ok[0];
+      const cell = (x: number, err: string | null) => (err && Number.isNaN(x) ? why(err) : ms(x));
+      rows.push(
+        `| ${f.label} | ${size.name} | ${first?.lines?.toLocaleString('en-US') ?? '–'} | ${first?.bytesMb?.toFixed(1) ?? '–'} | ${cell(p, parse.error)} | ${ms(median(parse.ok.map((m) => m.cpuMs)))} | ${ms(fl)} | ${Number.isNaN(p / fl) ? '–' : `${(p / fl).toFixed(0)}×`} | ${json ? ms(median(json.ok.map((m) => m.ms))) : ''} | ${mb(Math.max(...parse.ok.map((m) => m.rssMb)))} | ${parse.ok[0]?.diagnostics ?? '–'} |`,
+      );
+    }
+  }
+  return rows;
+}
+
+async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promise<string[]> {
+  if (!tmuxAvailable()) return ['(tmux is not installed: app figures skipped)'];
+  const floor = await tmuxFloorMs(10);
+  const rows = [
+    `Real binary \`node dist/src/cli.js --replay DIR/iptables\` in a 120×40 tmux terminal; frames seen by polling \`tmux capture-pane\`. tmux round trip alone (key → \`cat\` echo): median ${ms(median(floor))} ms — included in the keypress figures.`,
+    '',
+    '| size | start → first frame ms | start → data frame ms | key → frame, nat KUBE-SERVICES ms | key → frame, conntrack pane ms | peak RSS MB |',
+    '|---|--:|--:|--:|--:|--:|',
+  ];
+  for (const size of o.sizes) {
+    const runs: AppRun[] = [];
+    let error: string | null = null;
+    for (let i = 0; i < o.runs; i++) {
+      log(`app ${size.name} run ${i + 1}`);
+      try {
+        runs.push(await measureApp(path.join(roots.get(size.name)!, 'iptables'), 'gen-node-0', 10, o.timeoutMs));
+      } catch (e) {
+        error = (e as Error).message.split('\n')[0] ?? 'failed';
+        break;
+      }
+    }
+    if (runs.length === 0) {
+      rows.push(`| ${size.name} | ${why(error)} | | | | |`);
+      continue;
+    }
+    const ct = runs.every((r) => r.conntrackKeysMs === null) ? 'pending (no conntrack pane in the binary yet)' : ms(median(runs.flatMap((r) => r.conntrackKeysMs ?? [])));
+    const rss = runs.map((r) => r.rssMb).filter((x): x is number => x !== null);
+    rows.push(`| ${size.name} | ${ms(median(runs.map((r) => r.firstFrameMs)))} | ${ms(median(runs.map((r) => r.dataFrameMs)))} | ${ms(median(runs.flatMap((r) => r.kubeServicesKeysMs)))} | ${ct} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
+  }
+  return rows;
+}
+
+async function engineSection(o: Options, roots: ReadonlyMap<string, string>): Promise<string[]> {
+  const rows = [
+    '| size | walk iptables: first / next ms | walk nftables: first / next ms | verdict (iptables) | refresh today ms | refresh, changed probes only ms | keypress render work (Rules, KUBE-SERVICES) ms | Services view ms |',
+    '|---|--:|--:|---|--:|--:|--:|--:|',
+  ];
+  for (const size of o.sizes) {
+    const root = roots.get(size.name)!;
+    log(`engine ${size.name}`);
+    const walkI = await repeat(['walk', 'iptables', root], o);
+    const walkN = await repeat(['walk', 'nftables', root], o);
+    const refresh = await repeat(['refresh', root], o);
+    const views = await repeat(['views', root], o);
+    const walkCell = (w: typeof walkI) =>
+      w.ok.length ? `${ms(median(w.ok.map((m) => m.ms)))} / ${ms(median(w.ok.map((m) => Number(m.extra?.medianMs))))}` : why(w.error);
+    rows.push(
+      `| ${size.name} | ${walkCell(walkI)} | ${walkCell(walkN)} | ${walkI.ok[0]?.extra?.verdict ?? '–'} | ${refresh.ok.length ? ms(median(refresh.ok.map((m) => m.ms))) : why(refresh.error)} | ${ms(median(refresh.ok.map((m) => Number(m.extra?.changedOnlyMs))))} | ${views.ok.length ? ms(median(views.ok.map((m) => m.ms))) : why(views.error)} | ${ms(median(views.ok.map((m) => Number(m.extra?.servicesViewMs))))} |`,
+    );
+  }
+  return rows;
+}
+
+const MODULES: readonly { spec: string; label: string }[] = [
+  { spec: 'react', label: 'react' },
+  { spec: 'ink', label: 'ink (with react)' },
+  { spec: 'yaml', label: 'yaml' },
+  { spec: 'commander', label: 'commander' },
+  { spec: 'cli-table3', label: 'cli-table3' },
+  { spec: 'ssh2', label: 'ssh2' },
+  { spec: '@kubernetes/client-node', label: '@kubernetes/client-node' },
+  { spec: '../src/ui/App.js', label: 'nodescope src/ui/App.js' },
+  { spec: '../src/session.js', label: 'nodescope src/session.js (parsers, catalog)' },
+  { spec: '../src/sources/open.js', label: 'nodescope src/sources/open.js (all sources)' },
+];
+
+async function modulesSection(o: Options): Promise<string[]> {
+  const rows = ['| import | ms | cpu ms |', '|---|--:|--:|'];
+  const cli = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+  const spawnMs = (args: string[]) => {
+    const t0 = performance.now();
+    spawnSync(process.execPath, args, { stdio: 'ignore' });
+    return performance.now() - t0;
+  };
+  const bare: number[] = [];
+  const version: number[] = [];
+  for (let i = 0; i < o.runs; i++) {
+    bare.push(spawnMs(['-e', '0']));
+    version.push(spawnMs([cli, '--version']));
+  }
+  rows.push(`| \`node -e 0\` (process floor) | ${ms(median(bare))} | |`, `| \`node dist/src/cli.js --version\` (every import, nothing read) | ${ms(median(version))} | |`);
+  for (const m of MODULES) {
+    log(`import ${m.spec}`);
+    const r = await repeat([m.spec], o, 'import-worker.js');
+    rows.push(`| ${m.label} | ${r.ok.length ? ms(median(r.ok.map((x) => x.ms))) : why(r.error)} | ${ms(median(r.ok.map((x) => x.cpuMs)))} |`);
+  }
+  return rows;
+}
+
+async function main(): Promise<void> {
+  const o = options();
+  const started = new Date();
+  const loadBefore = loadAverage();
+  const roots = new Map<string, string>();
+  const generated: string[] = [];
+  if (o.sections.has('parse') || o.sections.has('app') || o.sections.has('engine')) {
+    for (const size of o.sizes) {
+      log(`captures for ${size.name} (${size.services} Services × ${size.endpoints}, ${size.conntrack} flows)`);
+      const { root, generatedMs } = await ensureBundles(size, o.seed, o.cache);
+      roots.set(size.name, root);
+      generated.push(`${size.name}: ${root}${generatedMs ? ` (generated in ${(generatedMs / 1000).toFixed(0)} s)` : ' (reused)'}`);
+    }
+  }
+  const out: string[] = [
+    `# nodescope benchmark`,
+    '',
+    `Machine: ${machineLine()}.`,
+    `Run: ${started.toISOString()}, \`npm run bench -- --sizes ${o.sizes.map((s) => s.name).join(',')} --runs ${o.runs}\`; load average ${loadBefore} at start.`,
+    `Sizes: ${o.sizes.map((s) => `${s.name} = ${s.services.toLocaleString('en-US')} Services × ${s.endpoints} endpoints, ${s.conntrack.toLocaleString('en-US')} conntrack flows`).join('; ')} (generated by \`npm run gen\`, seed \`${o.seed}\`).`,
+    '',
+  ];
+  if (o.sections.has('parse')) out.push('## Parse (cold, fresh process per run)', '', ...(await parseSection(o, roots)), '');
+  if (o.sections.has('app')) out.push('## App (real binary, tmux)', '', ...(await appSection(o, roots)), '');
+  if (o.sections.has('engine')) out.push('## Step walk, refresh, render-path work (in-process)', '', ...(await engineSection(o, roots)), '');
+  if (o.sections.has('modules')) out.push('## Module loading (fresh process per import)', '', ...(await modulesSection(o)), '');
+  out.push(`Load average ${loadAverage()} at the end. Captures: ${generated.join('; ') || 'none'}.`, '');
+  const text = out.join('\n');
+  process.stdout.write(text);
+  if (o.write) writeFileSync(o.write, text);
+}
+
+await main();
