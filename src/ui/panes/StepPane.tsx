@@ -80,7 +80,7 @@ function stepRow(s: TraceStep, width: number, whereWidth: number): TableRow {
 /** The detail lines for the current step (label, text, colour), fitted by the caller. */
 function detailLines(r: TraceResult, s: TraceStep, lang: Lang): { label: string; text: string; color?: ColorToken }[] {
   const out: { label: string; text: string; color?: ColorToken }[] = [];
-  if (s.ruleText !== null) out.push({ label: t(lang, 'step.rule'), text: `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}` });
+  if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}` });
   out.push({ label: t(lang, 'step.why'), text: s.reason, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
   out.push({ label: t(lang, 'step.here'), text: formatHeader(s.header) });
   if (s.counters) out.push({ label: t(lang, 'step.counters'), text: `${humanCount(s.counters.packets)} pkts  ${humanBytes(s.counters.bytes)}` });
