@@ -20,10 +20,24 @@ import type { KubeProxyInput, ScenarioEndpoint, ScenarioService, ScenarioService
 import { isProxied } from './kubeproxy-serviceports.js';
 import { buildServiceView, type ServiceRow } from './service-view.js';
 
-/** The generators' input for a capture, and what had to be inferred or left out (English sentences). */
+/** What had to be inferred or left out to build the input. */
+export type CompareNoteKind = 'ipv6-only' | 'named-port-split' | 'node-ips-from-addresses' | 'cluster-cidr-inferred' | 'cluster-cidr-unknown' | 'service-cidr-inferred';
+
+/** One note: its kind, its values (`service`, `cidr`, `ports`, …) and the English sentence. */
+export interface CompareNote {
+  readonly kind: CompareNoteKind;
+  readonly params: Readonly<Record<string, string>>;
+  readonly text: string;
+}
+
+/** The generators' input for a capture, and what had to be inferred or left out. */
 export interface CompareInput {
   readonly input: KubeProxyInput;
-  readonly notes: readonly string[];
+  readonly notes: readonly CompareNote[];
+}
+
+function note(kind: CompareNoteKind, params: Record<string, string>, text: string): CompareNote {
+  return { kind, params, text };
 }
 
 const isV4 = (ip: string): boolean => parseIp(ip)?.family === 'inet';
@@ -95,16 +109,19 @@ function rawSpec(raw: JsonObject): Record<string, unknown> {
 }
 
 /** One Service row as kube-proxy reads it; notes what the generators' model cannot say. */
-function scenarioService(row: ServiceRow, notes: string[]): ScenarioService | null {
+function scenarioService(row: ServiceRow, notes: CompareNote[]): ScenarioService | null {
   if (row.type === 'ExternalName') return null;
   const name = `${row.namespace}/${row.name}`;
   const clusterIP = row.headless ? 'None' : row.clusterIPs.find(isV4);
   if (clusterIP === undefined) {
-    if (row.clusterIPs.length > 0) notes.push(`${name}: IPv6 only, not counted (the generators write IPv4 rules)`);
+    if (row.clusterIPs.length > 0) notes.push(note('ipv6-only', { service: name }, `${name}: IPv6 only, not counted (the generators write IPv4 rules)`));
     return null;
   }
   const ports: ScenarioServicePort[] = row.ports.map((p) => {
-    if (p.endpointPorts.length > 1) notes.push(`${name}:${p.name || p.port}: its named targetPort resolves to ${p.endpointPorts.join(', ')}; counted with ${p.endpointPorts[0]}`);
+    if (p.endpointPorts.length > 1) {
+      const params = { service: `${name}:${p.name || p.port}`, ports: p.endpointPorts.join(', '), port: String(p.endpointPorts[0]) };
+      notes.push(note('named-port-split', params, `${params.service}: its named targetPort resolves to ${params.ports}; counted with ${params.port}`));
+    }
     const targetPort = p.endpointPorts[0] ?? (typeof p.targetPort === 'number' ? p.targetPort : p.port);
     return { name: p.name, protocol: p.protocol, port: p.port, targetPort, ...(p.nodePort ? { nodePort: p.nodePort } : {}) };
   });
@@ -146,7 +163,7 @@ function scenarioService(row: ServiceRow, notes: string[]): ScenarioService | nu
  * `nodeIPs`: the Node object's InternalIPs, else the node's global IPv4 addresses.
  */
 export function kubeProxyInputOf(snapshot: NodeSnapshot, objects: ApiObjects): CompareInput {
-  const notes: string[] = [];
+  const notes: CompareNote[] = [];
   const nodeName = snapshot.meta.node;
   const view = buildServiceView(objects, { nodeName });
   const services = view.rows.map((r) => scenarioService(r, notes)).filter((s): s is ScenarioService => s !== null);
@@ -154,19 +171,19 @@ export function kubeProxyInputOf(snapshot: NodeSnapshot, objects: ApiObjects): C
   let nodeIPs = (node?.addresses ?? []).filter((a) => a.type === 'InternalIP' && isV4(a.address)).map((a) => a.address);
   if (nodeIPs.length === 0) {
     nodeIPs = (snapshot.addrs?.value ?? []).flatMap((i) => i.addresses.filter((a) => a.family === 'inet' && a.scope === 'global').map((a) => a.local));
-    if (nodeIPs.length > 0) notes.push(`node IPs taken from the node's addresses (${nodeIPs.join(', ')}): no Node object names ${nodeName}`);
+    if (nodeIPs.length > 0) notes.push(note('node-ips-from-addresses', { ips: nodeIPs.join(', '), node: nodeName }, `node IPs taken from the node's addresses (${nodeIPs.join(', ')}): no Node object names ${nodeName}`));
   }
   let clusterCIDR = clusterCidrFromRules(snapshot);
   if (clusterCIDR === undefined) {
     clusterCIDR = coveringPrefix(objects.nodes.flatMap((n) => n.podCIDRs));
-    if (clusterCIDR !== undefined) notes.push(`cluster CIDR inferred as ${clusterCIDR} (covers every Node's podCIDR; the node has no kube-proxy rule naming it)`);
-    else notes.push('cluster CIDR unknown: the per-Service "masquerade what is not from a pod" rules are not counted');
+    if (clusterCIDR !== undefined) notes.push(note('cluster-cidr-inferred', { cidr: clusterCIDR }, `cluster CIDR inferred as ${clusterCIDR} (covers every Node's podCIDR; the node has no kube-proxy rule naming it)`));
+    else notes.push(note('cluster-cidr-unknown', {}, 'cluster CIDR unknown: the per-Service "masquerade what is not from a pod" rules are not counted'));
   }
   let serviceCIDRs = serviceCidrsFromRules(snapshot);
   if (serviceCIDRs === undefined) {
     const covering = coveringPrefix(services.filter(isProxied).map((s) => s.clusterIP));
     serviceCIDRs = covering ? [covering] : [];
-    if (covering) notes.push(`Service CIDR inferred as ${covering} (covers every ClusterIP; nftables mode drops traffic to unallocated ones)`);
+    if (covering) notes.push(note('service-cidr-inferred', { cidr: covering }, `Service CIDR inferred as ${covering} (covers every ClusterIP; nftables mode drops traffic to unallocated ones)`));
   }
   return { input: { nodeName, nodeIPs, ...(clusterCIDR ? { clusterCIDR } : {}), serviceCIDRs, services }, notes };
 }

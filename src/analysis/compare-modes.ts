@@ -25,7 +25,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { encodeLbTable } from '../parsers/bpftool-lb-encode.js';
 import { parseIptablesSave } from '../parsers/iptables-save.js';
 import { parseNftText } from '../parsers/nft-text.js';
-import { ciliumTableOf, kubeProxyInputOf } from './compare-modes-input.js';
+import { ciliumTableOf, kubeProxyInputOf, type CompareNote } from './compare-modes-input.js';
 import { generateIptablesRestore } from './kubeproxy-iptables.js';
 import { generateNftablesRules } from './kubeproxy-nftables.js';
 import type { KubeProxyInput } from './lab-scenario-types.js';
@@ -82,7 +82,7 @@ export interface ModeComparison {
   readonly predicted: Readonly<Record<CompareMode, ModeCount>>;
   readonly actual: readonly ActualCount[];
   readonly perService: readonly ServiceCost[];
-  readonly notes: readonly string[];
+  readonly notes: readonly CompareNote[];
 }
 
 const NO_MAPS: Readonly<Record<string, number>> = {};

@@ -55,6 +55,6 @@ export function showCompare(snapshot: NodeSnapshot, format: 'json' | 'text', ser
     const p = cmp.perService[0]!;
     for (const m of COMPARE_MODES) lines.push(`${m}: ${p.names[m].join(', ') || '(no chain of its own)'}`);
   }
-  if (cmp.notes.length) lines.push('inferred:', ...cmp.notes.map((n) => `  ${n}`));
+  if (cmp.notes.length) lines.push('inferred:', ...cmp.notes.map((n) => `  ${n.text}`));
   return `${lines.join('\n')}\n`;
 }

@@ -231,7 +231,7 @@ const en = {
   'tour.focus.compareSame': 'this node ({mode}): {actual}, exactly as generated',
   'tour.focus.compareDiff': 'this node ({mode}): {actual}, generated {predicted}',
   // Compare pane
-  'compare.title': 'what each proxy mode programs for the {services} Services of this capture ({ports} ports, {endpoints} endpoints)',
+  'compare.title': '{services} Services, {ports} ports, {endpoints} endpoints: what each proxy mode programs',
   'compare.noApi': 'no API objects in this source: nothing to generate rules from (use --api-file)',
   'compare.mode': 'MODE',
   'compare.chains': 'CHAINS',
@@ -252,6 +252,12 @@ const en = {
   'compare.short.iptables': 'rules',
   'compare.short.nftables': 'rules + elements',
   'compare.short.cilium': 'map entries',
+  'compare.note.ipv6-only': '{service}: IPv6 only, not counted (the generators write IPv4 rules)',
+  'compare.note.named-port-split': '{service}: named targetPort resolves to {ports}; counted with {port}',
+  'compare.note.node-ips-from-addresses': "node IPs from the node's addresses ({ips}): no Node object {node}",
+  'compare.note.cluster-cidr-inferred': "cluster CIDR {cidr}, covering every Node's podCIDR",
+  'compare.note.cluster-cidr-unknown': 'cluster CIDR unknown: masquerade rules for non-pod sources not counted',
+  'compare.note.service-cidr-inferred': 'Service CIDR {cidr}, covering every ClusterIP',
   // Projector dashboard
   'dash.title': 'nodescope dash · {service} · node {node}',
   'dash.rates': 'packets/s per endpoint of {service}',
@@ -500,7 +506,7 @@ const ja: Record<MessageKey, string> = {
   'tour.focus.compareSame': 'このノード（{mode}）: {actual}、生成結果と一致',
   'tour.focus.compareDiff': 'このノード（{mode}）: {actual}、生成結果は {predicted}',
   // 比較ペイン
-  'compare.title': 'このキャプチャの {services} サービス（ポート {ports}、エンドポイント {endpoints}）に各プロキシモードが書き込む量',
+  'compare.title': '{services} サービス・{ports} ポート・{endpoints} エンドポイントを各モードで書くと',
   'compare.noApi': 'このソースにはAPIオブジェクトがないため、ルールを生成できません（--api-file を指定）',
   'compare.mode': 'モード',
   'compare.chains': 'チェイン',
@@ -521,6 +527,12 @@ const ja: Record<MessageKey, string> = {
   'compare.short.iptables': 'ルール',
   'compare.short.nftables': 'ルール＋要素',
   'compare.short.cilium': 'マップエントリ',
+  'compare.note.ipv6-only': '{service}: IPv6 のみのため数えていません（生成は IPv4 のルールのみ）',
+  'compare.note.named-port-split': '{service}: 名前付き targetPort が {ports} に解決されるため {port} で数えています',
+  'compare.note.node-ips-from-addresses': 'ノードの IP はノードのアドレス（{ips}）から: Node オブジェクト {node} がありません',
+  'compare.note.cluster-cidr-inferred': 'クラスタ CIDR は全 Node の podCIDR を含む {cidr}',
+  'compare.note.cluster-cidr-unknown': 'クラスタ CIDR が不明: Pod 以外からの通信をマスカレードするルールは数えていません',
+  'compare.note.service-cidr-inferred': 'Service CIDR は全 ClusterIP を含む {cidr}',
   // プロジェクタ用ダッシュボード
   'dash.title': 'nodescope dash · {service} · ノード {node}',
   'dash.rates': '{service} のエンドポイント別 パケット/秒',

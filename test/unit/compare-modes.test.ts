@@ -88,7 +88,7 @@ describe('the generators are fed what kube-proxy would read', () => {
     const s = await snapshotOf('lab-cilium');
     const { input, notes } = kubeProxyInputOf(s, s.api!.value!);
     expect(input.clusterCIDR).toBe(coveringPrefix(LAB_SCENARIO.nodes.map((n) => n.podCIDR)));
-    expect(notes.join('\n')).toMatch(/cluster CIDR inferred/);
+    expect(notes.find((n) => n.kind === 'cluster-cidr-inferred')).toMatchObject({ params: { cidr: input.clusterCIDR }, text: expect.stringContaining('cluster CIDR inferred') });
   });
 });
 

@@ -93,8 +93,8 @@ export function ComparePane({ data, cursor, width, height, focused, lang }: Comp
         </Box>
       ) : null}
       {notes.map((n) => (
-        <Text key={n} color={theme.info}>
-          {fitCell(`${t(lang, 'compare.notes')}: ${n}`, width)}
+        <Text key={n.kind} color={theme.info}>
+          {fitCell(`${t(lang, 'compare.notes')}: ${tf(lang, `compare.note.${n.kind}`, n.params)}`, width)}
         </Text>
       ))}
     </Box>
