@@ -146,13 +146,41 @@ function jsonErrorLine(message: string, chunkText: string, chunkLine: number): n
   return chunkLine + (chunkText.match(/\n/g)?.length ?? 0);
 }
 
+/** JSON's four blanks (what `JSON.parse` skips around a value). */
+function isJsonBlank(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+/**
+ * The common case, one value with blanks around it (`kubectl get -o json`), read by one
+ * `JSON.parse` of the whole text: the same chunk and value {@link splitJson} would give,
+ * without walking the text character by character first. Null when the text is anything
+ * else (several values, garbage, a syntax error): the caller then splits.
+ */
+function wholeJson(text: string): { chunk: JsonChunk; value: JsonValue } | null {
+  let start = 0;
+  while (start < text.length && isJsonBlank(text.charCodeAt(start))) start++;
+  let end = text.length;
+  while (end > start && isJsonBlank(text.charCodeAt(end - 1))) end--;
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch {
+    return null;
+  }
+  let line = 1;
+  for (let i = text.indexOf('\n'); i !== -1 && i < start; i = text.indexOf('\n', i + 1)) line++;
+  return { chunk: { start, end, line }, value };
+}
+
 function jsonDocs(text: string, sink: Sink): TextDoc[] {
   const docs: TextDoc[] = [];
-  for (const chunk of splitJson(text, sink)) {
+  const whole = wholeJson(text);
+  for (const chunk of whole ? [whole.chunk] : splitJson(text, sink)) {
     const chunkText = text.slice(chunk.start, chunk.end);
     let value: JsonValue;
     try {
-      value = JSON.parse(chunkText) as JsonValue;
+      value = whole ? whole.value : (JSON.parse(chunkText) as JsonValue);
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       const truncated = /end of (JSON|data)|Unterminated/i.test(message);
