@@ -10,7 +10,7 @@
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { Lang } from '../ui/i18n.js';
-import { currentRules, PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../ui/state.js';
+import { PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../ui/state.js';
 import type { TourStep } from './model.js';
 import { resolveStep, type StepResolution } from './resolve.js';
 
@@ -79,12 +79,4 @@ export function applyTourStep(ui: UiState, step: TourStep, snapshot: NodeSnapsho
 /** The UI state after the step's actions (what a frame test of the step renders). */
 export function uiAfterStep(ui: UiState, step: TourStep, snapshot: NodeSnapshot, lang: Lang): UiState {
   return applyTourStep(ui, step, snapshot, lang).actions.reduce(uiReducer, ui);
-}
-
-/** Whether the Rules pane shows the last hop of the step's path (the check behind "return to the step"). */
-export function onStep(ui: UiState, where: StepResolution): boolean {
-  const last = where.rulesPath[where.rulesPath.length - 1];
-  if (!last) return true;
-  const loc = currentRules(ui);
-  return loc.kind === 'set' ? loc.set === last.set : loc.kind === 'chain' ? loc.chain === last.chain : false;
 }
