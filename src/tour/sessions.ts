@@ -60,6 +60,11 @@ class PendingSession implements SessionLike {
     this.inner?.refreshNow();
   }
 
+  resolveDns(service: string): void {
+    // Asked before the bundle was read: asked again once it is (the app re-asks on a new snapshot).
+    this.inner?.resolveDns(service);
+  }
+
   async stop(): Promise<void> {
     await this.inner?.stop();
   }
