@@ -2,7 +2,8 @@
  * A tour step as the app's own reducer actions (src/ui/state.ts): switch to the step's
  * pane, select its Service, put the Services cursor on its row, open the Rules pane's
  * chains in the order a reader follows them with the cursor on the highlighted rule,
- * set the Conntrack filter, move the Step pane's cursor. Pure: the same UI state, step
+ * set the Conntrack filter, start the step-mode walk of a packet with the cursor on the
+ * step to look at. Pure: the same UI state, step
  * and snapshot give the same actions, and the actions are the ones keys dispatch.
  *
  * The Rules pane keeps a navigation stack; a step first unwinds it (as repeated Esc
@@ -54,6 +55,10 @@ export function actionsFor(ui: UiState, step: TourStep, where: StepResolution): 
       actions.push({ type: 'openRules', location }, { type: 'filterInput', text: '' }, { type: 'jumpTo', index: hop.cursor.index, count: hop.cursor.count });
     });
     if (where.rulesPath.length === 0) actions.push({ type: 'switchPane', pane: 'rules' });
+  } else if (step.target.kind === 'packet') {
+    const { from, to, flags, entry } = step.target;
+    actions.push({ type: 'startStep', from, to, ...(flags ? { flags } : {}), ...(entry ? { entry } : {}) });
+    if (where.cursor !== null) actions.push({ type: 'jumpTo', index: where.cursor.index, count: where.cursor.count });
   } else if (pane !== null) {
     actions.push({ type: 'switchPane', pane });
     if (step.pane === 'conntrack') actions.push({ type: 'filterInput', text: where.filter ?? '' });

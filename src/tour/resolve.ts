@@ -19,10 +19,8 @@ import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import { UserError } from '../errors.js';
 import { formatFrontend, formatServiceFlags } from '../model/cilium.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import { traceFromSnapshot } from '../report/trace.js';
 import { stepLine, formatHeader } from '../trace/describe.js';
-import { walkPacket } from '../trace/engine.js';
-import { traceInputFromSnapshot } from '../trace/input.js';
-import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceStep } from '../trace/types.js';
 import { t, tf, type Lang } from '../ui/i18n.js';
 import { describeTarget, type TourStep, type TourTarget } from './model.js';
@@ -284,8 +282,8 @@ function focusStep(steps: readonly TraceStep[], focus: Extract<TourTarget, { kin
 
 function packetTarget(snapshot: NodeSnapshot, step: TourStep, target: Extract<TourTarget, { kind: 'packet' }>, lang: Lang): StepResolution {
   try {
-    const spec = parsePacketArgs({ from: target.from, to: target.to, ...(target.flags ? { flags: target.flags } : {}), ...(target.entry ? { entry: target.entry } : {}) });
-    const result = walkPacket(traceInputFromSnapshot(snapshot), spec);
+    // The walk the Step pane shows: the same function, so the step index is the pane's row.
+    const result = traceFromSnapshot(snapshot, { from: target.from, to: target.to, ...(target.flags ? { flags: target.flags } : {}), ...(target.entry ? { entry: target.entry } : {}) });
     const at = focusStep(result.steps, target.focus);
     const s = result.steps[at]!;
     const focus = [

@@ -84,7 +84,8 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   const step = useMemo((): StepPaneData => {
     if (!snapshot || !ui.step) return { kind: 'none' };
     try {
-      return { kind: 'result', result: traceFromSnapshot(snapshot, { from: ui.step.from, to: ui.step.to, branch: String(ui.step.branch) }) };
+      const { from, to, branch, flags, entry } = ui.step;
+      return { kind: 'result', result: traceFromSnapshot(snapshot, { from, to, branch: String(branch), ...(flags ? { flags } : {}), ...(entry ? { entry } : {}) }) };
     } catch (e) {
       if (e instanceof UserError) return { kind: 'failed', reason: `${e.message}${e.hint ? ` (${e.hint})` : ''}` };
       throw e;

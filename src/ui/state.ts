@@ -42,8 +42,11 @@ export interface UiState {
   /** Conntrack pane: sort column and direction, and whether to show all flows or the selected Service's. */
   readonly conntrackSort: ConntrackSort;
   readonly conntrackAll: boolean;
-  /** Step mode's packet (`from` IP, `to` `IP:PORT/proto`) and which random branch it follows (0-based). */
-  readonly step: { readonly from: string; readonly to: string; readonly branch: number } | null;
+  /**
+   * Step mode's packet (`from` IP, `to` `IP:PORT/proto`, optional TCP `flags` such as `ack`
+   * and `entry` point, as `nodescope trace` takes them) and which random branch it follows (0-based).
+   */
+  readonly step: { readonly from: string; readonly to: string; readonly branch: number; readonly flags?: string; readonly entry?: string } | null;
   readonly quit: boolean;
 }
 
@@ -62,7 +65,7 @@ export type UiAction =
   | { readonly type: 'conntrackSortNext' }
   | { readonly type: 'conntrackSortReverse' }
   | { readonly type: 'conntrackScopeToggle' }
-  | { readonly type: 'startStep'; readonly from: string; readonly to: string }
+  | { readonly type: 'startStep'; readonly from: string; readonly to: string; readonly flags?: string; readonly entry?: string }
   | { readonly type: 'stepBranch'; readonly branches: number }
   | { readonly type: 'toggleHelp' }
   | { readonly type: 'quit' };
@@ -157,7 +160,12 @@ export function uiReducer(state: UiState, action: UiAction): UiState {
     case 'conntrackScopeToggle':
       return { ...state, conntrackAll: !state.conntrackAll, cursors: { ...state.cursors, conntrack: 0 } };
     case 'startStep':
-      return { ...state, pane: 'step', step: { from: action.from, to: action.to, branch: 0 }, cursors: { ...state.cursors, step: 0 } };
+      return {
+        ...state,
+        pane: 'step',
+        step: { from: action.from, to: action.to, branch: 0, ...(action.flags ? { flags: action.flags } : {}), ...(action.entry ? { entry: action.entry } : {}) },
+        cursors: { ...state.cursors, step: 0 },
+      };
     case 'stepBranch':
       if (!state.step || action.branches < 2) return state;
       return { ...state, step: { ...state.step, branch: (state.step.branch + 1) % action.branches }, cursors: { ...state.cursors, step: 0 } };

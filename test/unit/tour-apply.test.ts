@@ -118,6 +118,7 @@ describe('other targets', () => {
     const { actions, resolution } = applyTourStep(initialUiState, st, s, 'en');
     const ui = actions.reduce(uiReducer, initialUiState);
     expect(ui.pane).toBe('step');
+    expect(ui.step).toEqual({ from: '10.244.0.9:32982', to: '10.96.12.34:80/tcp', branch: 0, flags: 'ack' });
     expect(cursorOf(ui)).toBe(resolution.cursor!.index);
     expect(resolution.focus.map((f) => f.text).join('\n')).toMatch(/nat chains skipped .*10\.96\.12\.34:80 → 10\.244\.0\.23:8080/);
   });
