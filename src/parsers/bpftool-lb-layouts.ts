@@ -168,21 +168,33 @@ function serviceLayout(family: 4 | 6, era: 'current' | 'packed'): LbMapLayout {
       const k = view(key);
       const v = view(value);
       const le = order === 'little';
-      const base = {
-        kind: 'services' as const,
+      // One literal per era (not a spread of a shared base): tables hold 10^5 of these.
+      if (packed) {
+        // lb4_service_v2 (packed): count u16, backend_id u16, rev_nat_index u16, weight u16
+        return {
+          kind: 'services',
+          family,
+          ip: ip(key, 0, family),
+          port: k.getUint16(a, false),
+          slot: k.getUint16(a + 2, le),
+          proto: k.getUint8(a + 4),
+          scope: 0,
+          union: v.getUint16(2, le),
+          l7ProxyPort: 0,
+          count: v.getUint16(0, le),
+          qcount: null,
+          revNatId: v.getUint16(4, false),
+          flags: null,
+        };
+      }
+      return {
+        kind: 'services',
         family,
         ip: ip(key, 0, family),
         port: k.getUint16(a, false),
         slot: k.getUint16(a + 2, le),
         proto: k.getUint8(a + 4),
-        scope: packed ? 0 : k.getUint8(a + 5),
-      };
-      if (packed) {
-        // lb4_service_v2 (packed): count u16, backend_id u16, rev_nat_index u16, weight u16
-        return { ...base, union: v.getUint16(2, le), l7ProxyPort: 0, count: v.getUint16(0, le), qcount: null, revNatId: v.getUint16(4, false), flags: null };
-      }
-      return {
-        ...base,
+        scope: k.getUint8(a + 5),
         union: v.getUint32(0, le),
         l7ProxyPort: l7PortFromUnion(v.getUint32(0, le), order),
         count: v.getUint16(4, le),

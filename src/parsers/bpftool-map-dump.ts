@@ -40,15 +40,32 @@ export function hexBytes(v: unknown): Uint8Array | null {
   const out = new Uint8Array(v.length);
   for (let i = 0; i < v.length; i++) {
     const s = v[i];
-    if (typeof s !== 'string' || !/^0x[0-9a-fA-F]{1,2}$/.test(s)) return null;
-    out[i] = parseInt(s.slice(2), 16);
+    // `0x` and one or two hex digits (what /^0x[0-9a-fA-F]{1,2}$/ accepts), read without a regex or substring.
+    if (typeof s !== 'string' || (s.length !== 3 && s.length !== 4) || s.charCodeAt(0) !== 48 || s.charCodeAt(1) !== 120) return null;
+    const hi = hexDigit(s.charCodeAt(2));
+    const lo = s.length === 4 ? hexDigit(s.charCodeAt(3)) : 0;
+    if (hi < 0 || lo < 0) return null;
+    out[i] = s.length === 4 ? hi * 16 + lo : hi;
   }
   return out;
 }
 
+/** Value of one hex digit's char code; -1 when it is not one. */
+function hexDigit(c: number): number {
+  if (c >= 48 && c <= 57) return c - 48;
+  if (c >= 97 && c <= 102) return c - 87;
+  if (c >= 65 && c <= 70) return c - 55;
+  return -1;
+}
+
+const BYTE_HEX: readonly string[] = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
 /** Bytes → `0a 60 0c 22` (bpftool's plain-text spelling), for diagnostics and panes. */
 export function bytesToHex(b: Uint8Array | null): string {
-  return b === null ? '' : [...b].map((x) => x.toString(16).padStart(2, '0')).join(' ');
+  if (b === null) return '';
+  const parts = new Array<string>(b.length);
+  for (let i = 0; i < b.length; i++) parts[i] = BYTE_HEX[b[i]!]!;
+  return parts.join(' ');
 }
 
 /** Splits the top-level array into element texts; `complete` is false when the text ends mid-array. */
@@ -57,19 +74,20 @@ function splitTopLevel(text: string, start: number): { elements: { text: string;
   let depth = 0;
   let inString = false;
   let elemStart = -1;
+  // Char codes: quote 34, backslash 92, [ 91, ] 93, { 123, } 125.
   for (let i = start + 1; i < text.length; i++) {
-    const c = text[i];
+    const c = text.charCodeAt(i);
     if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
       continue;
     }
-    if (c === '"') inString = true;
-    else if (c === '{' || c === '[') {
+    if (c === 34) inString = true;
+    else if (c === 123 || c === 91) {
       if (depth === 0) elemStart = i;
       depth++;
-    } else if (c === '}' || c === ']') {
-      if (depth === 0) return { elements, complete: c === ']', endAt: i };
+    } else if (c === 125 || c === 93) {
+      if (depth === 0) return { elements, complete: c === 93, endAt: i };
       depth--;
       if (depth === 0) elements.push({ text: text.slice(elemStart, i + 1), at: elemStart });
     }

@@ -177,8 +177,11 @@ export function formatAddrCluster(ip: string, clusterId: number | null): string 
 
 /** Orders addresses: IPv4 before IPv6, then bytewise. */
 export function compareIps(a: string, b: string): number {
-  const x = ipBytes(a) ?? [];
-  const y = ipBytes(b) ?? [];
+  return compareIpBytes(ipBytes(a) ?? [], ipBytes(b) ?? []);
+}
+
+/** {@link compareIps} on addresses already read by {@link ipBytes} (`[]` for a non-address). */
+export function compareIpBytes(x: readonly number[], y: readonly number[]): number {
   if (x.length !== y.length) return x.length - y.length;
   for (let i = 0; i < x.length; i++) if (x[i] !== y[i]) return (x[i] ?? 0) - (y[i] ?? 0);
   return 0;
