@@ -6,6 +6,7 @@ import { Box, Text, useApp, useInput, useStdout } from 'ink';
 import React, { useEffect, useMemo, useReducer, useState, useSyncExternalStore } from 'react';
 import { conntrackElapsedSeconds, conntrackView } from '../analysis/conntrack-view.js';
 import { buildLbView, lbFrontendIndexForService } from '../analysis/lb-view.js';
+import { compareModes } from '../analysis/compare-modes.js';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
 import { defaultStepPacket } from '../analysis/step-defaults.js';
 import { UserError } from '../errors.js';
@@ -21,6 +22,7 @@ import { TourBar, tourBarLines, useTour, useTourSteps, type TourRun } from './co
 import { t, type Lang } from './i18n.js';
 import { ConntrackPane } from './panes/ConntrackPane.js';
 import { DnsPane, dnsPaneData, dnsRowCount } from './panes/DnsPane.js';
+import { ComparePane } from './panes/ComparePane.js';
 import { LbPane } from './panes/LbPane.js';
 import { StepPane, type StepPaneData } from './panes/StepPane.js';
 import { RulesPane } from './panes/RulesPane.js';
@@ -92,6 +94,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     }
   }, [snapshot, ui.step]);
   const stepBranches = step.kind === 'result' ? (step.result.steps.find((s) => s.branches && s.branches.length > 1)?.branches?.length ?? 0) : 0;
+  const compare = useMemo(() => (snapshot && ui.pane === 'compare' ? compareModes(snapshot) : null), [snapshot, ui.pane]);
   const ct = useMemo(
     () => conntrackView(snapshot, { sort: ui.conntrackSort, filter: ui.pane === 'conntrack' ? filter : '', service: ui.conntrackAll ? null : ui.selectedService }),
     [snapshot, ui.conntrackSort, ui.conntrackAll, ui.selectedService, ui.pane, filter],
@@ -103,6 +106,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     if (ui.pane === 'lb') return lb.frontends.length;
     if (ui.pane === 'conntrack') return ct.order.length;
     if (ui.pane === 'dns') return dnsRowCount(dns);
+    if (ui.pane === 'compare') return compare?.perService.length ?? 0;
     if (ui.pane === 'step') return step.kind === 'result' ? step.result.steps.length : 0;
     return 0;
   };
@@ -182,7 +186,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     } else if (input === '?') dispatch({ type: 'toggleHelp' });
     else if (key.escape || key.backspace || key.delete) dispatch({ type: 'back' });
     else if (key.tab) dispatch({ type: 'nextPane', delta: key.shift ? -1 : 1 });
-    else if (/^[1-6]$/.test(input)) dispatch({ type: 'switchPane', pane: PANES[Number(input) - 1]! });
+    else if (/^[1-7]$/.test(input)) dispatch({ type: 'switchPane', pane: PANES[Number(input) - 1]! });
     else if (key.upArrow || input === 'k') dispatch({ type: 'move', delta: -1, count });
     else if (key.downArrow || input === 'j') dispatch({ type: 'move', delta: 1, count });
     else if (key.pageUp) dispatch({ type: 'move', delta: -page, count });
@@ -208,6 +212,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   else if (ui.pane === 'rules') body = <RulesPane data={rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'lb') body = <LbPane data={lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'step') body = <StepPane data={step} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'compare') body = <ComparePane data={compare} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'dns') body = <DnsPane data={dns} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'conntrack') body = <ConntrackPane data={ct} elapsedSeconds={conntrackElapsedSeconds(ct, now())} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} sessionError={state.error} />;
   else body = <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;

@@ -7,7 +7,7 @@
 import { DEFAULT_CONNTRACK_SORT, nextConntrackSort, reverseConntrackSort, type ConntrackSort } from '../analysis/conntrack-view.js';
 
 /** The panes, in tab order. */
-export const PANES = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step'] as const;
+export const PANES = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step', 'compare'] as const;
 /** A pane id. */
 export type PaneId = (typeof PANES)[number];
 

@@ -3,7 +3,7 @@ import { Box, Text } from 'ink';
 import React from 'react';
 import { t, tf, type Lang } from '../i18n.js';
 import { PANES, type PaneId } from '../state.js';
-import { fitCell, humanAge } from '../text.js';
+import { cellWidth, fitCell, humanAge } from '../text.js';
 import { theme } from '../theme.js';
 
 /** Props of {@link Header}. `ageSeconds`: age of the shown data; null for a replay. */
@@ -29,7 +29,18 @@ const PANE_KEYS: Record<PaneId, Parameters<typeof t>[1]> = {
   conntrack: 'pane.conntrack',
   dns: 'pane.dns',
   step: 'pane.step',
+  compare: 'pane.compare',
 };
+
+/**
+ * The pane tabs as they fit in `width` cells: every label when they fit, else the
+ * numbers with only the current pane named (Japanese labels are twice as wide).
+ */
+export function paneTabs(current: PaneId, width: number, lang: Lang): { id: PaneId; label: string }[] {
+  const full = PANES.map((id, i) => ({ id, label: ` ${i + 1} ${t(lang, PANE_KEYS[id])} ` }));
+  if (cellWidth(full.map((f) => f.label).join('')) <= width) return full;
+  return PANES.map((id, i) => ({ id, label: id === current ? full[i]!.label : ` ${i + 1} ` }));
+}
 
 /** Renders the header. */
 export function Header(p: HeaderProps): React.JSX.Element {
@@ -47,14 +58,11 @@ export function Header(p: HeaderProps): React.JSX.Element {
       </Text>
       <Text color={theme.muted}>{fitCell(line2, p.width)}</Text>
       <Text>
-        {PANES.map((id, i) => {
-          const label = ` ${i + 1} ${t(p.lang, PANE_KEYS[id])} `;
-          return (
-            <Text key={id} inverse={id === p.pane} bold={id === p.pane} color={id === p.pane ? theme.accent : undefined}>
-              {label}
-            </Text>
-          );
-        })}
+        {paneTabs(p.pane, p.width, p.lang).map(({ id, label }) => (
+          <Text key={id} inverse={id === p.pane} bold={id === p.pane} color={id === p.pane ? theme.accent : undefined}>
+            {label}
+          </Text>
+        ))}
       </Text>
     </Box>
   );

@@ -6,7 +6,7 @@ import { theme } from '../theme.js';
 
 /** The key map shown by {@link Help}: keys and the message that explains them. */
 export const KEY_HELP: readonly (readonly [string, MessageKey])[] = [
-  ['1-6  Tab', 'key.panes'],
+  ['1-7  Tab', 'key.panes'],
   ['↑↓  j k', 'key.move'],
   ['PgUp PgDn', 'key.page'],
   ['g  G', 'key.ends'],

@@ -18,7 +18,7 @@ import { dashSample, DashHistory, HISTORY_POINTS, type DashSample } from '../../
 import { packageRoot } from '../../src/paths.js';
 import { labAvailable } from '../helpers/lab.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
-import { labDown, labUp, sendHttp } from '../lab/lab.js';
+import { labDown, labUp, sendHttp } from './lab.js';
 
 const binary = path.join(packageRoot(), 'dist', 'src', 'cli.js');
 const PREFIX = 'nsdash-';
