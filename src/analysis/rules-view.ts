@@ -52,8 +52,20 @@ export function chainTotals(chain: IptablesChain): IptablesCounters {
   return { packets, bytes };
 }
 
+// The views are pure functions of immutable models: each is computed once per model (the UI
+// asks again on every keypress) and handed out as a fresh array of the same row objects.
+const chainListCache = new WeakMap<NodeSnapshot, readonly ChainListRow[]>();
+
 /** Every chain of every ruleset, in the order the dump lists them. */
 export function chainList(snapshot: NodeSnapshot): ChainListRow[] {
+  const cached = chainListCache.get(snapshot);
+  if (cached) return [...cached];
+  const rows = computeChainList(snapshot);
+  chainListCache.set(snapshot, rows);
+  return [...rows];
+}
+
+function computeChainList(snapshot: NodeSnapshot): ChainListRow[] {
   const rows: ChainListRow[] = [];
   for (const { id, ruleset } of iptablesRulesets(snapshot)) {
     for (const table of ruleset.tables) {
@@ -161,6 +173,18 @@ export function ruleKey(table: string, chain: string, index: number): string {
 export function chainRows(ruleset: IptablesRuleset, table: string, chainName: string, rates?: RuleRates): RuleRow[] | null {
   const chain = findChain(ruleset, table as never, chainName);
   if (!chain) return null;
+  // A chain belongs to one ruleset and table, so (chain, rates) determines the rows; only the
+  // latest rates are kept per chain.
+  const cached = chainRowsCache.get(chain);
+  if (cached && cached.rates === rates) return [...cached.rows];
+  const rows = computeChainRows(ruleset, table, chainName, chain, rates);
+  chainRowsCache.set(chain, { rates, rows });
+  return [...rows];
+}
+
+const chainRowsCache = new WeakMap<IptablesChain, { readonly rates: RuleRates | undefined; readonly rows: readonly RuleRow[] }>();
+
+function computeChainRows(ruleset: IptablesRuleset, table: string, chainName: string, chain: IptablesChain, rates: RuleRates | undefined): RuleRow[] {
   const probs = branchProbabilities(chain.rules);
   return chain.rules.map((rule, i) => {
     const targetName = rule.target?.name ?? '';
