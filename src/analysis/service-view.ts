@@ -270,7 +270,27 @@ function portRow(p: ServicePort, slices: readonly EndpointSlice[]): PortRow {
  * `options.nodeName` is the node being viewed (for {@link EndpointRow.onNode}).
  */
 export function buildServiceView(objects: ApiObjects, options: ServiceViewOptions = {}): ServiceView {
+  // A pure function of immutable objects, asked for by several panes: computed once per node.
+  let byNode = viewCache.get(objects);
+  if (!byNode) viewCache.set(objects, (byNode = new Map()));
+  const cached = byNode.get(options.nodeName);
+  if (cached) return cached;
+  const view = computeServiceView(objects, options);
+  byNode.set(options.nodeName, view);
+  return view;
+}
+
+const viewCache = new WeakMap<ApiObjects, Map<string | undefined, ServiceView>>();
+
+function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): ServiceView {
   const pods = new Map(objects.pods.map((p) => [`${p.meta.namespace}/${p.meta.name}`, p]));
+  // Pods by namespace, in input order: a selector is matched against its namespace only.
+  const podsByNamespace = new Map<string, Pod[]>();
+  for (const p of objects.pods) {
+    const list = podsByNamespace.get(p.meta.namespace);
+    if (list) list.push(p);
+    else podsByNamespace.set(p.meta.namespace, [p]);
+  }
   const nodes = new Map(objects.nodes.map((n) => [n.meta.name, n]));
   const slicesOf = new Map<string, EndpointSlice[]>();
   for (const s of objects.endpointSlices) {
@@ -285,14 +305,17 @@ export function buildServiceView(objects: ApiObjects, options: ServiceViewOption
   );
   const rows = services.map((svc): ServiceRow => {
     const slices = [...(slicesOf.get(`${svc.meta.namespace}/${svc.meta.name}`) ?? [])].sort((a, b) => byText(a.meta.name, b.meta.name));
+    // Sort keys computed once per endpoint, not once per comparison.
     const endpoints = slices
       .flatMap((s) => endpointRows(s, svc, pods, nodes, options.nodeName))
-      .sort((a, b) => byText(addressSortKey(a.address), addressSortKey(b.address)) || byText(a.sliceName, b.sliceName));
+      .map((row) => ({ row, key: addressSortKey(row.address) }))
+      .sort((a, b) => byText(a.key, b.key) || byText(a.row.sliceName, b.row.sliceName))
+      .map((x) => x.row);
     const selector = selectorOf(svc);
     const selectedPods =
       selector && podsKnown
-        ? objects.pods
-            .filter((p) => p.meta.namespace === svc.meta.namespace && matches(selector, p.meta.labels))
+        ? (podsByNamespace.get(svc.meta.namespace) ?? [])
+            .filter((p) => matches(selector, p.meta.labels))
             .map((p) => ({
               name: p.meta.name,
               phase: p.phase,

@@ -1,12 +1,14 @@
 /**
- * The views that are now computed once per model (rules-view's chain list and chain rows)
- * answer exactly as a fresh computation would, on a generated capture: same rows, a new
- * array each call (callers may sort or filter it), new rows when the rates change.
+ * The views that are now computed once per model (rules-view's chain list and chain rows,
+ * the Services view per node) answer exactly as a fresh computation would, on a generated
+ * capture: same rows, a new array each call where callers may sort or filter it, new rows
+ * when the rates or the node change.
  */
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
 import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
 import { chainList, chainRows, type RuleRates } from '../../src/analysis/rules-view.js';
+import { buildServiceView } from '../../src/analysis/service-view.js';
 import { catalog, fillArgv, probe } from '../../src/sources/catalog.js';
 import type { ProbeRun } from '../../src/sources/probe-runner.js';
 
@@ -45,5 +47,19 @@ describe('rules-view caches', () => {
     expect(again[0]!.rate).toBeNull();
     expect(chainRows(ruleset, 'nat', 'KUBE-SERVICES', new Map())![0]!.rate).toBeNull();
     expect(chainRows(ruleset, 'nat', 'NO-SUCH-CHAIN')).toBeNull();
+  });
+});
+
+describe('service view cache', () => {
+  it('answers per node: the same view for the same objects and node, another for another node', () => {
+    const api = snapshotOf(30, 'services').api!.value!;
+    const a = buildServiceView(api, { nodeName: 'gen-node-0' });
+    expect(buildServiceView(api, { nodeName: 'gen-node-0' })).toBe(a);
+    const b = buildServiceView(api, { nodeName: 'gen-node-1' });
+    expect(b).not.toBe(a);
+    const onNode = (v: typeof a) => v.rows.flatMap((r) => r.endpoints.map((e) => e.onNode));
+    expect(onNode(a)).not.toEqual(onNode(b));
+    expect(onNode(buildServiceView(api)).every((x) => x === null)).toBe(true);
+    expect(a.rows.map((r) => `${r.namespace}/${r.name}`)).toEqual(b.rows.map((r) => `${r.namespace}/${r.name}`));
   });
 });
