@@ -9,7 +9,7 @@ import { chainsByHook, findChain } from '../model/nftables.js';
 import { formatExpr, formatStatement } from '../parsers/nft-format-expr.js';
 import { endpointKey } from './conntrack-nat.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import type { RuleRow } from './rules-view.js';
+import { sumCounters, type RuleRow } from './rules-view.js';
 
 /** One line of the nft part of the chain list. `table` is `family name`, e.g. `ip kube-proxy`. */
 export interface NftListRow {
@@ -36,15 +36,7 @@ export function findTableByLabel(ruleset: NftRuleset, label: string): NftTable |
 }
 
 function totals(chain: NftChain): { packets: bigint; bytes: bigint } {
-  let packets = 0n;
-  let bytes = 0n;
-  for (const r of chain.rules) {
-    if (r.counters) {
-      packets += r.counters.packets;
-      bytes += r.counters.bytes;
-    }
-  }
-  return { packets, bytes };
+  return sumCounters(chain.rules.map((r) => r.counters));
 }
 
 /**

@@ -39,17 +39,22 @@ export interface ChainListRow {
   readonly bytes: bigint;
 }
 
-/** Sums the counters of a chain's rules (0 when the capture had no counters). */
-export function chainTotals(chain: IptablesChain): IptablesCounters {
+/** Sums packet and byte counters, skipping absent ones (rules without `counter`). */
+export function sumCounters(counters: Iterable<{ readonly packets: bigint; readonly bytes: bigint } | null | undefined>): IptablesCounters {
   let packets = 0n;
   let bytes = 0n;
-  for (const r of chain.rules) {
-    if (r.counters) {
-      packets += r.counters.packets;
-      bytes += r.counters.bytes;
+  for (const c of counters) {
+    if (c) {
+      packets += c.packets;
+      bytes += c.bytes;
     }
   }
   return { packets, bytes };
+}
+
+/** Sums the counters of a chain's rules (0 when the capture had no counters). */
+export function chainTotals(chain: IptablesChain): IptablesCounters {
+  return sumCounters(chain.rules.map((r) => r.counters));
 }
 
 // The views are pure functions of immutable models: each is computed once per model (the UI

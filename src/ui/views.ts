@@ -50,7 +50,7 @@ export function rulesList(snapshot: NodeSnapshot): RulesListRow[] {
     bytes: r.bytes,
   }));
   const nft = snapshot.nft?.value;
-  if (nft) for (const r of nftChainList(nft, iptablesNftTables(snapshot))) rows.push({ ruleset: 'nft', kind: r.kind, table: r.table, name: r.name, detail: r.detail, policy: r.policy, count: r.count, packets: r.packets, bytes: r.bytes });
+  if (nft) for (const r of nftChainList(nft, iptablesNftTables(snapshot))) rows.push({ ruleset: 'nft', ...r });
   return rows;
 }
 

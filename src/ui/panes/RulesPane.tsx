@@ -5,6 +5,7 @@
  */
 import { Box, Text } from 'ink';
 import React from 'react';
+import type { NftListRow } from '../../analysis/nft-view.js';
 import { formatProbability, type RuleRow } from '../../analysis/rules-view.js';
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
@@ -18,16 +19,9 @@ import { theme } from '../theme.js';
  * map, its table (`nat`, or `ip kube-proxy`), hook/priority or key type, policy,
  * rule or element count, and counter totals (packets, bytes).
  */
-export interface RulesListRow {
+export interface RulesListRow extends NftListRow {
+  /** `iptables`, `ip6tables`, `iptables-legacy` or `nft`. */
   readonly ruleset: string;
-  readonly kind: 'chain' | 'set' | 'map';
-  readonly table: string;
-  readonly name: string;
-  readonly detail: string;
-  readonly policy: string | null;
-  readonly count: number;
-  readonly packets: bigint;
-  readonly bytes: bigint;
 }
 
 /** What the Rules pane shows. */
