@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- --sizes small,large,huge --runs 5 --sections parse,app,engine,modules
- * --timeout 180 --write bench/RESULTS.md]`: generates captures of each size (cached in a
+ * --timeout 180 --cli dist/src/cli.js --write bench/RESULTS.md]`: generates captures of each size (cached in a
  * temporary directory), measures nodescope on them and prints markdown tables (medians of
  * `--runs` runs; every parse in a fresh process, its peak RSS its own):
  *
@@ -37,10 +37,11 @@ interface Options {
   readonly seed: string;
   readonly write: string | null;
   readonly cache: string | undefined;
+  readonly cli: string;
 }
 
 function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--write FILE]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/src/cli.js] [--write FILE]\n`);
   process.exit(1);
 }
 
@@ -48,7 +49,7 @@ function options(): Options {
   let v: Record<string, string | undefined>;
   try {
     v = parseArgs({
-      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' } },
+      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' }, cli: { type: 'string' } },
     }).values as Record<string, string | undefined>;
   } catch (e) {
     usage((e as Error).message);
@@ -59,7 +60,8 @@ function options(): Options {
   const timeout = Number(v.timeout ?? '180');
   if (!Number.isInteger(runs) || runs < 1 || runs > 50) usage('--runs must be 1–50');
   if (!(timeout > 0)) usage('--timeout must be a positive number of seconds');
-  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache };
+  const cli = path.resolve(v.cli ?? path.join(packageRoot(), 'dist', 'src', 'cli.js'));
+  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache, cli };
 }
 
 const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
@@ -116,7 +118,7 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
   if (!tmuxAvailable()) return ['(tmux is not installed: app figures skipped)'];
   const floor = await tmuxFloorMs(10);
   const rows = [
-    `Real binary \`node dist/src/cli.js --replay DIR/iptables\` in a 120×40 tmux terminal; frames seen by polling \`tmux capture-pane\`. tmux round trip alone (key → \`cat\` echo): median ${ms(median(floor))} ms — included in the keypress figures.`,
+    `Real binary \`node ${path.relative(packageRoot(), o.cli)} --replay DIR/iptables\` in a 120×40 tmux terminal; frames seen by polling \`tmux capture-pane\`. tmux round trip alone (key → \`cat\` echo): median ${ms(median(floor))} ms — included in the keypress figures.`,
     '',
     '| size | start → first frame ms | start → data frame ms | key → frame, nat KUBE-SERVICES ms | key → frame, conntrack pane ms | peak RSS MB |',
     '|---|--:|--:|--:|--:|--:|',
@@ -127,7 +129,7 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
     for (let i = 0; i < o.runs; i++) {
       log(`app ${size.name} run ${i + 1}`);
       try {
-        runs.push(await measureApp(path.join(roots.get(size.name)!, 'iptables'), 'gen-node-0', 10, o.timeoutMs));
+        runs.push(await measureApp(o.cli, path.join(roots.get(size.name)!, 'iptables'), 'gen-node-0', 10, o.timeoutMs));
       } catch (e) {
         error = (e as Error).message.split('\n')[0] ?? 'failed';
         break;
@@ -154,12 +156,13 @@ async function engineSection(o: Options, roots: ReadonlyMap<string, string>): Pr
     log(`engine ${size.name}`);
     const walkI = await repeat(['walk', 'iptables', root], o);
     const walkN = await repeat(['walk', 'nftables', root], o);
-    const refresh = await repeat(['refresh', root], o);
+    const refresh = await repeat(['refresh', root, 'full'], o);
+    const refreshChanged = await repeat(['refresh', root, 'changed'], o);
     const views = await repeat(['views', root], o);
     const walkCell = (w: typeof walkI) =>
-      w.ok.length ? `${ms(median(w.ok.map((m) => m.ms)))} / ${ms(median(w.ok.map((m) => Number(m.extra?.medianMs))))}` : why(w.error);
+      w.ok.length ? `${ms(median(w.ok.map((m) => m.ms)))} / ${ms(median(w.ok.map((m) => Number(m.extra?.medianMs))))} (${w.ok[0]?.extra?.steps} steps)` : why(w.error);
     rows.push(
-      `| ${size.name} | ${walkCell(walkI)} | ${walkCell(walkN)} | ${walkI.ok[0]?.extra?.verdict ?? '–'} | ${refresh.ok.length ? ms(median(refresh.ok.map((m) => m.ms))) : why(refresh.error)} | ${ms(median(refresh.ok.map((m) => Number(m.extra?.changedOnlyMs))))} | ${views.ok.length ? ms(median(views.ok.map((m) => m.ms))) : why(views.error)} | ${ms(median(views.ok.map((m) => Number(m.extra?.servicesViewMs))))} |`,
+      `| ${size.name} | ${walkCell(walkI)} | ${walkCell(walkN)} | ${walkI.ok[0]?.extra?.verdict ?? '–'} | ${refresh.ok.length ? ms(median(refresh.ok.map((m) => m.ms))) : why(refresh.error)} | ${refreshChanged.ok.length ? ms(median(refreshChanged.ok.map((m) => m.ms))) : why(refreshChanged.error)} | ${views.ok.length ? ms(median(views.ok.map((m) => m.ms))) : why(views.error)} | ${ms(median(views.ok.map((m) => Number(m.extra?.servicesViewMs))))} |`,
     );
   }
   return rows;

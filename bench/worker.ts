@@ -8,8 +8,9 @@
  * - `jsonparse FORMAT ROOT`: the same text through `JSON.parse` (the floor of a JSON format);
  * - `walk MODE ROOT`: load the bundle, then time one step-mode walk (first, and median of 20)
  *   of a TCP SYN from a pod of the node to the Service whose KUBE-SERVICES rule is last;
- * - `refresh ROOT`: load the iptables bundle, change its counters and flows, then time the
- *   snapshot rebuild the session does today and the parse of the changed probes alone;
+ * - `refresh ROOT full|changed`: load the iptables bundle, change its counters and flows, then
+ *   time the snapshot rebuild the session does today (`full`) or the parse of the changed
+ *   probes alone (`changed`, what a cache by probe id and text would leave);
  * - `views ROOT`: load the iptables bundle, time the render-path work of one keypress in
  *   the Rules pane on nat KUBE-SERVICES and in the Services pane;
  * Module loading is timed by `bench/import-worker.ts` (a process that imports nothing else).
@@ -130,23 +131,24 @@ function changed(run: ProbeRun): ProbeRun {
   return { ...run, result: { ...run.result, stdout } };
 }
 
-async function refreshTask(root: string): Promise<void> {
+async function refreshTask(root: string, kind: string): Promise<void> {
   const { snapshot, runs, apiText } = await snapshotOf(path.join(root, 'iptables'));
   const fresh = runs.map(changed);
   const input = { source: snapshot.meta.source, capturedAt: snapshot.meta.capturedAt, ...(apiText !== undefined ? { apiText, apiOrigin: 'api.json' } : {}) };
-  // Today: Session.refreshNow rebuilds the whole snapshot from every run (API objects included).
-  const full = timed(() => {
-    const next = buildSnapshot({ ...input, runs: fresh });
-    iptablesRates(snapshot.iptables!.value!, next.iptables!.value!, 2);
-    return next;
-  });
-  // With a cache by probe id + text: only the probes whose text changed are parsed again.
-  const onlyChanged = timed(() => {
-    const ipt = parseIptablesSave(fresh.find((r) => r.id === 'iptables-save')!.result.stdout, 'iptables-save', { family: 'ipv4' });
-    parseConntrack(fresh.find((r) => r.id === 'conntrack')!.result.stdout, 'conntrack');
-    iptablesRates(snapshot.iptables!.value!, ipt.value, 2);
-  });
-  report({ ms: full.ms, cpuMs: full.cpuMs, extra: { changedOnlyMs: Math.round(onlyChanged.ms) } });
+  const t =
+    kind === 'full'
+      ? // Today: Session.refreshNow rebuilds the whole snapshot from every run (API objects included).
+        timed(() => {
+          const next = buildSnapshot({ ...input, runs: fresh });
+          iptablesRates(snapshot.iptables!.value!, next.iptables!.value!, 2);
+        })
+      : // With a cache by probe id + text: only the probes whose text changed are parsed again.
+        timed(() => {
+          const ipt = parseIptablesSave(fresh.find((r) => r.id === 'iptables-save')!.result.stdout, 'iptables-save', { family: 'ipv4' });
+          parseConntrack(fresh.find((r) => r.id === 'conntrack')!.result.stdout, 'conntrack');
+          iptablesRates(snapshot.iptables!.value!, ipt.value, 2);
+        });
+  report({ ms: t.ms, cpuMs: t.cpuMs });
 }
 
 async function viewsTask(root: string): Promise<void> {
@@ -174,7 +176,7 @@ async function main(): Promise<void> {
   const [task, a, b] = process.argv.slice(2);
   if (task === 'parse' || task === 'floor' || task === 'jsonparse') parseTask(task, a!, b!);
   else if (task === 'walk') await walkTask(a!, b!);
-  else if (task === 'refresh') await refreshTask(a!);
+  else if (task === 'refresh') await refreshTask(a!, b ?? 'full');
   else if (task === 'views') await viewsTask(a!);
   else throw new Error(`unknown task ${task}`);
 }

@@ -11,7 +11,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { packageRoot } from '../../src/paths.js';
 import { TmuxProgram } from './tmux.js';
 
 /** One run of the app on one bundle. Times in ms; null where the step could not be measured. */
@@ -28,16 +27,15 @@ const HOOK = "const fs=require('fs');process.on('exit',()=>{try{fs.writeFileSync
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Runs the app once on `bundleDir`, presses `keys` keys in each pane. Throws when the app
+ * Runs the app (`cli`: the script node starts) once on `bundleDir`, presses `keys` keys in each pane. Throws when the app
  * never shows its data (within `timeoutMs`); always ends the tmux session.
  */
-export async function measureApp(bundleDir: string, node: string, keys: number, timeoutMs: number): Promise<AppRun> {
+export async function measureApp(cli: string, bundleDir: string, node: string, keys: number, timeoutMs: number): Promise<AppRun> {
   const work = path.join(os.tmpdir(), `nodescope-bench-app-${process.pid}`);
   const hook = `${work}.cjs`;
   const rssFile = `${work}.rss`;
   writeFileSync(hook, HOOK);
   rmSync(rssFile, { force: true });
-  const cli = path.join(packageRoot(), 'dist', 'src', 'cli.js');
   const cmd = `NODESCOPE_BENCH_RSS=${rssFile} ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
   const app = TmuxProgram.start(`nodescope-bench-${process.pid}`, cmd, 120, 40);
   try {
