@@ -15,7 +15,7 @@ import { PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../u
 import type { TourStep } from './model.js';
 import { resolveStep, type StepResolution } from './resolve.js';
 
-/** Whether the app has a pane of that name (the tour also names `compare`). */
+/** The app's pane of that name, or null for a pane name the app does not know. */
 function appPane(pane: string): PaneId | null {
   return (PANES as readonly string[]).includes(pane) ? (pane as PaneId) : null;
 }
@@ -72,9 +72,9 @@ export function actionsFor(ui: UiState, step: TourStep, where: StepResolution): 
 /**
  * The reducer actions that show `step` of a tour on `snapshot`, from the current UI
  * state `ui`, and the resolution they came from (its `focus` lines are what the tour
- * bar highlights; its `problem` says when the capture lacks the object). A pane the
- * app does not have (`compare`) leaves the app on the Services pane with the Service
- * selected; the tour bar carries the step's lines.
+ * bar highlights; its `problem` says when the capture lacks the object). A pane name
+ * the app does not know leaves the app on the Services pane with the Service selected;
+ * the tour bar carries the step's lines.
  */
 export function applyTourStep(ui: UiState, step: TourStep, snapshot: NodeSnapshot, lang: Lang): { actions: UiAction[]; resolution: StepResolution } {
   const resolution = resolveStep(snapshot, step, lang);

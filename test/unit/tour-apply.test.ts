@@ -123,12 +123,12 @@ describe('other targets', () => {
     expect(resolution.focus.map((f) => f.text).join('\n')).toMatch(/nat chains skipped .*10\.96\.12\.34:80 → 10\.244\.0\.23:8080/);
   });
 
-  it('a compare step (a pane the app may not have) leaves the app on the Service, the counts in the focus', async () => {
+  it('a compare step opens the Modes pane with the Service selected, the counts in the focus', async () => {
     const s = await snap('lab-iptables');
     const st = step('compare', { kind: 'compare', service: 'default/web' });
     const { actions, resolution } = applyTourStep(initialUiState, st, s, 'ja');
     const ui = actions.reduce(uiReducer, initialUiState);
-    expect(ui.pane).toBe('services');
+    expect(ui.pane).toBe('compare');
     expect(ui.selectedService).toBe('default/web');
     expect(resolution.focus.some((f) => f.text.includes('生成結果と一致'))).toBe(true);
   });
