@@ -65,6 +65,8 @@ function options(): Options {
 }
 
 const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
+/** Figures the targets table reads: `parse:<format>:<size>` ratio, `app:<size>:…`, `walk:<size>`… */
+const facts = new Map<string, number>();
 /** A failure reason fit for one table cell. */
 const why = (text: string | null) => `failed: ${(text ?? 'unknown').replace(/\|/g, '/').replace(/\s+/g, ' ').slice(0, 120)}`;
 const ms = (n: number) => (Number.isNaN(n) ? '–' : n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
@@ -104,6 +106,8 @@ async function parseSection(o: Options, roots: ReadonlyMap<string, string>): Pro
       const json = f.json ? await repeat(['jsonparse', f.id, root], o) : null;
       const p = median(parse.ok.map((m) => m.ms));
       const fl = median(floor.ok.map((m) => m.ms));
+      facts.set(`parse:${f.id}:${size.name}:ratio`, p / fl);
+      facts.set(`parse:${f.id}:${size.name}:ms`, p);
       const first = parse.ok[0] ?? floor.ok[0];
       const cell = (x: number, err: string | null) => (err && Number.isNaN(x) ? why(err) : ms(x));
       rows.push(
@@ -141,6 +145,11 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
     }
     const ct = runs.every((r) => r.conntrackKeysMs === null) ? 'pending (no conntrack pane in the binary yet)' : ms(median(runs.flatMap((r) => r.conntrackKeysMs ?? [])));
     const rss = runs.map((r) => r.rssMb).filter((x): x is number => x !== null);
+    facts.set(`app:${size.name}:first`, median(runs.map((r) => r.firstFrameMs)));
+    facts.set(`app:${size.name}:data`, median(runs.map((r) => r.dataFrameMs)));
+    facts.set(`app:${size.name}:key-rules`, median(runs.flatMap((r) => r.kubeServicesKeysMs)));
+    facts.set(`app:${size.name}:key-conntrack`, median(runs.flatMap((r) => r.conntrackKeysMs ?? [])));
+    facts.set(`app:${size.name}:rss`, rss.length ? Math.max(...rss) : Number.NaN);
     rows.push(`| ${size.name} | ${ms(median(runs.map((r) => r.firstFrameMs)))} | ${ms(median(runs.map((r) => r.dataFrameMs)))} | ${ms(median(runs.flatMap((r) => r.kubeServicesKeysMs)))} | ${ct} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
   }
   return rows;
@@ -161,6 +170,8 @@ async function engineSection(o: Options, roots: ReadonlyMap<string, string>): Pr
     const views = await repeat(['views', root], o);
     const walkCell = (w: typeof walkI) =>
       w.ok.length ? `${ms(median(w.ok.map((m) => m.ms)))} / ${ms(median(w.ok.map((m) => Number(m.extra?.medianMs))))} (${w.ok[0]?.extra?.steps} steps)` : why(w.error);
+    facts.set(`walk:${size.name}`, median(walkI.ok.map((m) => Number(m.extra?.medianMs))));
+    facts.set(`walk-first:${size.name}`, median(walkI.ok.map((m) => m.ms)));
     rows.push(
       `| ${size.name} | ${walkCell(walkI)} | ${walkCell(walkN)} | ${walkI.ok[0]?.extra?.verdict ?? '–'} | ${refresh.ok.length ? ms(median(refresh.ok.map((m) => m.ms))) : why(refresh.error)} | ${refreshChanged.ok.length ? ms(median(refreshChanged.ok.map((m) => m.ms))) : why(refreshChanged.error)} | ${views.ok.length ? ms(median(views.ok.map((m) => m.ms))) : why(views.error)} | ${ms(median(views.ok.map((m) => Number(m.extra?.servicesViewMs))))} |`,
     );
@@ -176,9 +187,14 @@ const MODULES: readonly { spec: string; label: string }[] = [
   { spec: 'cli-table3', label: 'cli-table3' },
   { spec: 'ssh2', label: 'ssh2' },
   { spec: '@kubernetes/client-node', label: '@kubernetes/client-node' },
+  { spec: 'blessed-contrib', label: 'blessed-contrib (dash)' },
   { spec: '../src/ui/App.js', label: 'nodescope src/ui/App.js' },
   { spec: '../src/session.js', label: 'nodescope src/session.js (parsers, catalog)' },
   { spec: '../src/sources/open.js', label: 'nodescope src/sources/open.js (all sources)' },
+  {
+    spec: 'commander,ink,react,../src/session.js,../src/sources/replay.js,../src/ui/App.js',
+    label: 'what `--replay` needs to draw: commander, ink, react, session, replay transport, App',
+  },
 ];
 
 async function modulesSection(o: Options): Promise<string[]> {
@@ -201,6 +217,27 @@ async function modulesSection(o: Options): Promise<string[]> {
     const r = await repeat([m.spec], o, 'import-worker.js');
     rows.push(`| ${m.label} | ${r.ok.length ? ms(median(r.ok.map((x) => x.ms))) : why(r.error)} | ${ms(median(r.ok.map((x) => x.cpuMs)))} |`);
   }
+  return rows;
+}
+
+/** The issue's targets against what this run measured (a size not run reads `–`). */
+function targetsSection(): string[] {
+  const f = (k: string) => facts.get(k) ?? Number.NaN;
+  const verdict = (value: number, limit: number) => (Number.isNaN(value) ? '–' : value <= limit ? 'met' : 'not met');
+  const rows = ['| target | measured | verdict |', '|---|--:|---|'];
+  const add = (label: string, value: number, limit: number, unit: string) =>
+    rows.push(`| ${label} | ${Number.isNaN(value) ? '–' : `${unit === '×' ? value.toFixed(0) : ms(value)} ${unit}`} | ${verdict(value, limit)} |`);
+  for (const p of PARSE_FORMATS) add(`parse ≤ 5× line split, ${p.label} (large)`, f(`parse:${p.id}:large:ratio`), 5, '×');
+  add('conntrack 1,000,000 lines parse ≤ 5× line split (huge)', f('parse:conntrack:huge:ratio'), 5, '×');
+  add('large iptables capture parsed ≤ 1.0 s', f('parse:iptables-save:large:ms'), 1000, 'ms');
+  add('first frame ≤ 0.5 s, small (header drawn)', f('app:small:first'), 500, 'ms');
+  add('first frame with data ≤ 0.5 s, small', f('app:small:data'), 500, 'ms');
+  add('first frame ≤ 2 s, large (header drawn)', f('app:large:first'), 2000, 'ms');
+  add('first frame with data ≤ 2 s, large', f('app:large:data'), 2000, 'ms');
+  add('keypress → frame ≤ 50 ms, large, nat KUBE-SERVICES', f('app:large:key-rules'), 50, 'ms');
+  add('keypress → frame ≤ 50 ms, 1,000,000 conntrack entries (huge)', f('app:huge:key-conntrack'), 50, 'ms');
+  add('one step walk ≤ 10 ms, large (warm; first walk in the engine table)', f('walk:large'), 10, 'ms');
+  add('peak memory ≤ 1 GB, huge + 1,000,000 conntrack entries (app RSS)', f('app:huge:rss'), 1024, 'MB');
   return rows;
 }
 
@@ -230,6 +267,7 @@ async function main(): Promise<void> {
   if (o.sections.has('app')) out.push('## App (real binary, tmux)', '', ...(await appSection(o, roots)), '');
   if (o.sections.has('engine')) out.push('## Step walk, refresh, render-path work (in-process)', '', ...(await engineSection(o, roots)), '');
   if (o.sections.has('modules')) out.push('## Module loading (fresh process per import)', '', ...(await modulesSection(o)), '');
+  out.push('## Against the targets (2-core machine)', '', ...targetsSection(), '');
   out.push(`Load average ${loadAverage()} at the end. Captures: ${generated.join('; ') || 'none'}.`, '');
   const text = out.join('\n');
   process.stdout.write(text);
