@@ -15,6 +15,7 @@ import { BugError, TransportError, UserError } from '../../src/errors.js';
 import { runProbe, runProbes } from '../../src/sources/probe-runner.js';
 import { probe } from '../../src/sources/catalog.js';
 import { openSsh, type SshOptions, type SshTransport } from '../../src/sources/ssh.js';
+import { dnsTransportFor } from '../../src/dns/open.js';
 import { Session } from '../../src/session.js';
 import { labAvailable } from '../helpers/lab.js';
 import { runOk, sleep } from './exec.js';
@@ -163,6 +164,17 @@ describe.runIf(canRun)('SSH source against sshd in the node namespace', () => {
     });
     expect(reply).toMatch(/^HTTP\/1\.[01] 200/);
     expect(reply).toContain(pod.name);
+  });
+
+  it('resolves a Service name through a forwarded channel to the kube-dns ClusterIP (DNS over TCP)', async () => {
+    const t = await connect({ knownHostsFiles: [await knownHosts('kh-dns', [`${nodeIP} ${hostKey.publicLine}`])] });
+    const dns = dnsTransportFor(t);
+    expect(dns.kind).toBe('tcp-stream');
+    const exchange = await dns.query({ server: '10.96.0.10', port: 53, qname: 'web.default.svc.cluster.local', qtype: 'A' });
+    expect(exchange.rcode).toBe('NOERROR');
+    expect(exchange.transport).toBe('tcp');
+    expect(exchange.answers.filter((a) => a.type === 'A').map((a) => a.data)).toEqual(['10.96.12.34']);
+    await dns.close();
   });
 
   it('a cut link fails refreshes with TransportError, the session keeps its data, and the link comes back', async () => {
