@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- --sizes small,large,huge --runs 5 --sections parse,app,engine,modules
- * --timeout 180 --cli dist/src/cli.js --write bench/RESULTS.md]`: generates captures of each size (cached in a
+ * --timeout 180 --cli dist/src/cli.js --node-env production --write bench/RESULTS.md]`: generates captures of each size (cached in a
  * temporary directory), measures nodescope on them and prints markdown tables (medians of
  * `--runs` runs; every parse in a fresh process, its peak RSS its own):
  *
@@ -38,10 +38,12 @@ interface Options {
   readonly write: string | null;
   readonly cache: string | undefined;
   readonly cli: string;
+  /** `NODE_ENV` for the app under test (unset by default, as a user runs it). */
+  readonly nodeEnv: string | null;
 }
 
 function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/src/cli.js] [--write FILE]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/src/cli.js] [--node-env production] [--write FILE]\n`);
   process.exit(1);
 }
 
@@ -49,7 +51,7 @@ function options(): Options {
   let v: Record<string, string | undefined>;
   try {
     v = parseArgs({
-      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' }, cli: { type: 'string' } },
+      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' }, cli: { type: 'string' }, 'node-env': { type: 'string' } },
     }).values as Record<string, string | undefined>;
   } catch (e) {
     usage((e as Error).message);
@@ -61,7 +63,9 @@ function options(): Options {
   if (!Number.isInteger(runs) || runs < 1 || runs > 50) usage('--runs must be 1–50');
   if (!(timeout > 0)) usage('--timeout must be a positive number of seconds');
   const cli = path.resolve(v.cli ?? path.join(packageRoot(), 'dist', 'src', 'cli.js'));
-  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache, cli };
+  const nodeEnv = v['node-env'] ?? null;
+  if (nodeEnv !== null && !/^[a-z]+$/.test(nodeEnv)) usage('--node-env takes a word such as production');
+  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache, cli, nodeEnv };
 }
 
 const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
@@ -122,7 +126,7 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
   if (!tmuxAvailable()) return ['(tmux is not installed: app figures skipped)'];
   const floor = await tmuxFloorMs(10);
   const rows = [
-    `Real binary \`node ${path.relative(packageRoot(), o.cli)} --replay DIR/iptables\` in a 120×40 tmux terminal; frames seen by polling \`tmux capture-pane\`. tmux round trip alone (key → \`cat\` echo): median ${ms(median(floor))} ms — included in the keypress figures.`,
+    `Real binary \`${o.nodeEnv ? `NODE_ENV=${o.nodeEnv} ` : ''}node ${path.relative(packageRoot(), o.cli)} --replay DIR/iptables\` in a 120×40 tmux terminal; frames seen by polling \`tmux capture-pane\`. tmux round trip alone (key → \`cat\` echo): median ${ms(median(floor))} ms — included in the keypress figures.`,
     '',
     '| size | start → first frame ms | start → data frame ms | key → frame, nat KUBE-SERVICES ms | key → frame, conntrack pane ms | peak RSS MB |',
     '|---|--:|--:|--:|--:|--:|',
@@ -133,7 +137,7 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
     for (let i = 0; i < o.runs; i++) {
       log(`app ${size.name} run ${i + 1}`);
       try {
-        runs.push(await measureApp(o.cli, path.join(roots.get(size.name)!, 'iptables'), 'gen-node-0', 10, o.timeoutMs));
+        runs.push(await measureApp(o.cli, path.join(roots.get(size.name)!, 'iptables'), 'gen-node-0', 10, o.timeoutMs, o.nodeEnv));
       } catch (e) {
         error = (e as Error).message.split('\n')[0] ?? 'failed';
         break;

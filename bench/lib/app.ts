@@ -27,16 +27,17 @@ const HOOK = "const fs=require('fs');process.on('exit',()=>{try{fs.writeFileSync
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Runs the app (`cli`: the script node starts) once on `bundleDir`, presses `keys` keys in each pane. Throws when the app
+ * Runs the app (`cli`: the script node starts; `nodeEnv`: its NODE_ENV, unset by default) once
+ * on `bundleDir`, presses `keys` keys in each pane. Throws when the app
  * never shows its data (within `timeoutMs`); always ends the tmux session.
  */
-export async function measureApp(cli: string, bundleDir: string, node: string, keys: number, timeoutMs: number): Promise<AppRun> {
+export async function measureApp(cli: string, bundleDir: string, node: string, keys: number, timeoutMs: number, nodeEnv: string | null = null): Promise<AppRun> {
   const work = path.join(os.tmpdir(), `nodescope-bench-app-${process.pid}`);
   const hook = `${work}.cjs`;
   const rssFile = `${work}.rss`;
   writeFileSync(hook, HOOK);
   rmSync(rssFile, { force: true });
-  const cmd = `NODESCOPE_BENCH_RSS=${rssFile} ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
+  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}NODESCOPE_BENCH_RSS=${rssFile} ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
   const app = TmuxProgram.start(`nodescope-bench-${process.pid}`, cmd, 120, 40);
   try {
     const first = await app.waitFor((s) => s.includes('nodescope │'), timeoutMs);
