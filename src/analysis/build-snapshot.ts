@@ -14,6 +14,7 @@ import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack } from '../parsers/conntrack.js';
+import { joinCiliumBackends, parseCiliumCt } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { parseIptablesSave } from '../parsers/iptables-save.js';
 import { parseNftJson } from '../parsers/nft-json.js';
@@ -143,6 +144,10 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
   }
   const addrs = parseRun(byId.get('ip-addr'), parseIpAddrJson);
   const ownAddresses = addrs?.value ? localAddresses(addrs.value).map((a) => a.address) : [];
+  const lb = lbPart(byId, cache);
+  const ciliumCt = parseRun(byId.get('cilium-ct-list'), parseCiliumCt);
+  // The backend join depends on the LB table too, so it is not part of the cached parse.
+  const ciliumConntrack = ciliumCt?.value ? { ...ciliumCt, value: joinCiliumBackends(ciliumCt.value, lb.lb?.value ?? null) } : ciliumCt;
   return {
     meta: {
       node: input.node ?? resolveNodeName(uname[0], ownAddresses, api?.value ?? null) ?? input.source.label,
@@ -164,7 +169,8 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
     ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm),
     ipset: parseRun(byId.get('ipset'), parseIpsetList),
     api,
-    ...lbPart(byId, cache),
+    ciliumConntrack,
+    ...lb,
     ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus),
   };
 }
@@ -202,7 +208,7 @@ function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined, cache?:
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
 export function allDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
-  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
+  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ciliumConntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
   const out: Diagnostic[] = [];
   for (const p of parts) if (p) out.push(...p.diagnostics);
   // An optional probe that fails (ipvsadm on a kernel without IPVS) is a fact, not an error.

@@ -18,10 +18,10 @@
  */
 import { buildServiceView, dataplaneTargets, addressSortKey } from './service-view.js';
 import { conntrackNatView, serviceProtocolOf, type ConntrackEndpoint, type ConntrackNatView, type ServiceFrontends } from './conntrack-nat.js';
-import { canonicalIp, type ConntrackEntry } from '../model/conntrack.js';
+import { canonicalIp, type ConntrackEntry, type ConntrackTable } from '../model/conntrack.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { localAddresses } from '../model/iproute.js';
-import type { NodeSnapshot } from '../model/snapshot.js';
+import type { NodeSnapshot, Parsed } from '../model/snapshot.js';
 
 // ---- classification ---------------------------------------------------------------------------
 
@@ -184,7 +184,7 @@ export function conntrackIndex(snapshot: NodeSnapshot): ConntrackIndex {
   const api = snapshot.api?.value ?? null;
   const services = api ? dataplaneTargets(buildServiceView(api, { nodeName: snapshot.meta.node })) : [];
   const nodeAddresses = snapshot.addrs?.value ? localAddresses(snapshot.addrs.value).map((a) => a.address) : [];
-  const index = buildConntrackIndex(snapshot.conntrack?.value?.entries ?? NO_ENTRIES, services, nodeAddresses, api !== null);
+  const index = buildConntrackIndex(conntrackSource(snapshot).part?.value?.entries ?? NO_ENTRIES, services, nodeAddresses, api !== null);
   indexCache.set(snapshot, index);
   return index;
 }
@@ -508,6 +508,8 @@ export interface ConntrackView {
   readonly live: boolean;
   readonly error: string | null;
   readonly diagnostics: readonly Diagnostic[];
+  /** Which table the rows are: netfilter conntrack, or Cilium's CT maps (no netfilter entries). */
+  readonly source: ConntrackSourceKind;
 }
 
 const EMPTY_INDEX = buildConntrackIndex([], [], [], false);
@@ -522,12 +524,29 @@ function countStale(index: ConntrackIndex, order: Uint32Array): number {
   return n;
 }
 
+/**
+ * Which conntrack a snapshot's pane shows: netfilter's (`conntrack -L`) when it has
+ * entries, else Cilium's CT map (`cilium-dbg bpf ct list global`) when that was read,
+ * else netfilter's part as it is (empty, failed or null).
+ */
+export function conntrackSource(snapshot: NodeSnapshot): { readonly kind: ConntrackSourceKind; readonly part: Parsed<ConntrackTable> | null } {
+  const nf = snapshot.conntrack ?? null;
+  const cilium = snapshot.ciliumConntrack ?? null;
+  if ((nf?.value?.entries.length ?? 0) === 0 && cilium?.value) return { kind: 'cilium', part: cilium };
+  return { kind: 'netfilter', part: nf };
+}
+
+/** Where the pane's entries come from: netfilter conntrack, or Cilium's CT BPF maps. */
+export type ConntrackSourceKind = 'netfilter' | 'cilium';
+
 /** The pane's data for `snapshot` (null: still loading) and `query`. Never throws. */
 export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQuery): ConntrackView {
-  const ct = snapshot?.conntrack ?? null;
+  const source = snapshot ? conntrackSource(snapshot) : null;
+  const ct = source?.part ?? null;
   const readAt = ct?.probe ? Date.parse(ct.probe.startedAt) : NaN;
   const base = {
     query,
+    source: source?.kind ?? 'netfilter',
     readAt: Number.isFinite(readAt) ? readAt : null,
     live: snapshot?.meta.source.live ?? false,
     error: ct?.error ?? null,

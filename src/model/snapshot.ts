@@ -79,6 +79,12 @@ export interface NodeSnapshot {
   /** The nftables ruleset (`nft -j list ruleset`, else the `nft list ruleset` text). */
   readonly nft: Parsed<NftRuleset> | null;
   readonly conntrack: Parsed<ConntrackTable> | null;
+  /**
+   * Cilium's own conntrack (`cilium-dbg bpf ct list global`: the `cilium_ct{4,6}_global` and
+   * `cilium_ct_any{4,6}_global` maps), service entries joined to their backend address from
+   * `lb` (src/parsers/cilium-ct.ts says what it can and cannot show). Null when not read.
+   */
+  readonly ciliumConntrack?: Parsed<ConntrackTable> | null;
   /** nf_conntrack_max and nf_conntrack_count (entries), when read. */
   readonly conntrackMax: number | null;
   readonly conntrackCount: number | null;
