@@ -17,6 +17,8 @@ import { showLb } from './report/lb.js';
 import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
 import { runTraceCommand, type TraceCommandArgs } from './report/trace.js';
+import { runLiveTraceCommand } from './report/trace-live.js';
+import { traceSeconds } from './trace/live-trace.js';
 import { runDigCommand } from './dns/dig.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
@@ -178,9 +180,13 @@ export function buildProgram(): Command {
     .option('--flags <tcp flags>', 'TCP flags, e.g. SYN (default) or ACK')
     .option('--mark <mark>', 'packet mark')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (opts: GlobalOptions & TraceCommandArgs) => {
+    .option('--allow-trace', 'live sources: also trace the packet in the kernel (adds a temporary nft table, removed on exit) and compare')
+    .option('--trace-seconds <n>', '--allow-trace: how long nft monitor trace runs (seconds)', '10')
+    .action(async (opts: GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; traceSeconds: string }) => {
+      if (opts.allowTrace && opts.replay) throw new UserError('--allow-trace needs a live source, not --replay', 'use --local, --netns, --ssh or --node');
+      const seconds = traceSeconds(opts.traceSeconds);
       const { source, snapshot } = await loadOnce(opts);
-      await closeSource(source);
+      if (!opts.allowTrace) await closeSource(source);
       const args: TraceCommandArgs = {
         to: opts.to,
         ...(opts.from ? { from: opts.from } : {}),
@@ -192,7 +198,16 @@ export function buildProgram(): Command {
         ...(opts.output ? { output: opts.output } : {}),
         ...(snapshot.nft?.value ? { nft: snapshot.nft.value } : {}),
       };
-      process.stdout.write(runTraceCommand(snapshot, args));
+      if (!opts.allowTrace) {
+        process.stdout.write(runTraceCommand(snapshot, args));
+        return;
+      }
+      try {
+        const onListening = () => void process.stderr.write(`tracing for ${seconds} s on ${source.transport.label}: send the traffic now\n`);
+        process.stdout.write(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening }));
+      } finally {
+        await closeSource(source);
+      }
     });
 
   addSourceOptions(program.command('dig').argument('<name>', 'DNS name to resolve').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))

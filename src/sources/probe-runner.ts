@@ -3,6 +3,7 @@
  * exactly as printed. Alternatives are tried in order when a binary is missing.
  * A failing probe never stops the others.
  */
+import { BugError } from '../errors.js';
 import { catalog, fillArgv, type Catalog, type ProbeSpec } from './catalog.js';
 import type { ExecResult, Transport } from './transport.js';
 
@@ -30,19 +31,35 @@ export function statusOf(r: ExecResult): ProbeStatus {
 }
 
 /**
+ * Options of {@link runProbe}: `allowWrites` must be true to run a `readOnly: false`
+ * probe (the live trace table, behind `--allow-trace`); `timeoutMs` replaces the
+ * catalog's timeout (milliseconds; the trace monitor's bound is chosen by the user).
+ */
+export interface RunProbeOptions {
+  readonly allowWrites?: boolean;
+  readonly timeoutMs?: number;
+}
+
+/**
  * Runs one probe: its argv, then each alternative while the binary is missing.
  * `params` fills `{placeholders}` (validated; throws `UserError` on a bad value).
+ * Throws `BugError` for a probe that writes (`readOnly: false`) unless
+ * `options.allowWrites` is true; nothing is executed then.
  */
 export async function runProbe(
   transport: Transport,
   spec: ProbeSpec,
   params: Readonly<Record<string, string | undefined>> = {},
   cat: Catalog = catalog(),
+  options: RunProbeOptions = {},
 ): Promise<ProbeRun> {
+  if (!spec.readOnly && options.allowWrites !== true) {
+    throw new BugError(`probe ${spec.id} writes to the node and was run without allowWrites (only --allow-trace may)`);
+  }
   const candidates = [spec.argv, ...spec.alternatives].map((a) => fillArgv(a, cat.params, params));
   let last: ProbeRun | undefined;
   for (const argv of candidates) {
-    const result = await transport.exec(argv, { timeoutMs: spec.timeoutMs });
+    const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs });
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status !== 'missing') return last;
   }

@@ -17,11 +17,11 @@ function tempCatalog(probesYaml: string): string {
 }
 
 describe('probe catalog', () => {
-  it('declares every probe read-only with a parser and a timeout', () => {
+  it('declares every probe read-only (writes only on demand) with a parser and a timeout', () => {
     const cat = catalog();
     expect(cat.probes.length).toBeGreaterThan(10);
     for (const p of cat.probes) {
-      expect(p.readOnly, p.id).toBe(true);
+      expect(p.readOnly || p.onDemand, p.id).toBe(true);
       expect(p.parser, p.id).not.toBe('');
       expect(p.timeoutMs, p.id).toBeGreaterThan(0);
     }

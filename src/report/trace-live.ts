@@ -1,0 +1,184 @@
+/**
+ * `nodescope trace … --allow-trace`: the kernel's walk (`nft monitor trace`) beside
+ * nodescope's walk of the same packet, marking where they differ.
+ *
+ * Text: the head of `show`, what was traced, then one row per event — kernel on the
+ * left, nodescope on the right, `≠` in front of a row where they differ (an event one
+ * side lacks shows as `-`), then the differences in words (`diffKernelEvents`,
+ * `diffPacketsSeen`) and nodescope's whole walk (`traceText`).
+ *
+ * JSON document: the head fields of `show`, then `traced: {seconds, packets, table,
+ * removed, chain, sport, endpoint, raw: [lines]}`, `rows: [{kernel, nodescope, same}]`
+ * (events as `formatKernelEvent` prints them, null for a side that lacks one),
+ * `differences: [text]`, `walk` (the `trace -o json` document) or null when nothing was
+ * traced, `notes: [text]`.
+ */
+import stringWidth from 'string-width';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { diffKernelEvents, diffPacketsSeen, formatKernelEvent, kernelEventsOfTrace, kernelEventsOfWalk, packetsOfTrace, type KernelEvent } from '../trace/kernel-trace.js';
+import type { Transport } from '../sources/transport.js';
+import { captureKernelTrace, chosenPass, LIVE_TRACE_SKIP, LIVE_TRACE_TABLE, liveTraceMatch, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../trace/live-trace.js';
+import { parsePacketArgs } from '../trace/packet.js';
+import type { TraceResult } from '../trace/types.js';
+import { headText, showHead } from './header.js';
+import { toJson } from './json.js';
+import { traceFromSnapshot, traceJson, traceText, type TraceCommandArgs } from './trace.js';
+
+/** One row of the side-by-side view; `same` false marks a difference. */
+export interface LiveTraceRow {
+  readonly kernel: KernelEvent | null;
+  readonly nodescope: KernelEvent | null;
+  readonly same: boolean;
+}
+
+/** The comparison of one traced packet (or of none: `walk` null, `facts` null). */
+export interface LiveTraceComparison {
+  readonly match: LiveTraceMatch;
+  readonly seconds: number;
+  readonly packets: number;
+  readonly removed: boolean;
+  readonly facts: PassFacts | null;
+  /** The kernel's lines of the compared packet, as printed. */
+  readonly raw: readonly string[];
+  readonly rows: readonly LiveTraceRow[];
+  readonly differences: readonly string[];
+  readonly walk: TraceResult | null;
+  readonly notes: readonly string[];
+}
+
+function sameEvent(a: KernelEvent, b: KernelEvent): boolean {
+  return diffKernelEvents([a], [b]).length === 0;
+}
+
+/** Aligns two event lists by their longest common subsequence (rows in walk order). */
+export function alignEvents(kernel: readonly KernelEvent[], mine: readonly KernelEvent[]): LiveTraceRow[] {
+  const n = kernel.length;
+  const m = mine.length;
+  const lcs: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
+  for (let i = n - 1; i >= 0; i--) {
+    for (let j = m - 1; j >= 0; j--) {
+      lcs[i]![j] = sameEvent(kernel[i]!, mine[j]!) ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+    }
+  }
+  const rows: LiveTraceRow[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < n || j < m) {
+    if (i < n && j < m && sameEvent(kernel[i]!, mine[j]!)) rows.push({ kernel: kernel[i++]!, nodescope: mine[j++]!, same: true });
+    else if (j < m && (i === n || lcs[i]![j + 1]! >= lcs[i + 1]![j]!)) rows.push({ kernel: null, nodescope: mine[j++]!, same: false });
+    else rows.push({ kernel: kernel[i++]!, nodescope: null, same: false });
+  }
+  return rows;
+}
+
+/**
+ * Walks the kernel's packet with nodescope over `snapshot` (the kernel's source port,
+ * its random branch, host entry when it was traced on output) and compares. Throws
+ * `UserError` as `traceFromSnapshot` does.
+ */
+export function compareLiveTrace(snapshot: NodeSnapshot, args: TraceCommandArgs, match: LiveTraceMatch, capture: KernelTraceCapture, seconds: number): LiveTraceComparison {
+  const pass = chosenPass(capture.passes);
+  const base = { match, seconds, packets: capture.passes.length, removed: capture.removed };
+  if (!pass) {
+    return { ...base, facts: null, raw: [], rows: [], differences: [], walk: null, notes: [`the kernel traced no packet of ${tuple(match)} in ${seconds} s: send the traffic while the trace runs`] };
+  }
+  const facts = passFacts(pass);
+  const notes: string[] = [];
+  if (facts.tcpFlags !== null && facts.tcpFlags !== 'syn') notes.push(`the first traced packet is not a connection start (tcp flags ${facts.tcpFlags}); nodescope walks it as sent`);
+  if ((args.endpoint !== undefined || args.branch !== undefined) && facts.endpoint !== null) notes.push(`the kernel chose ${facts.endpoint}; nodescope follows that branch`);
+  const from = facts.sport !== null ? (match.l3 === 'ip6' ? `[${match.src}]:${facts.sport}` : `${match.src}:${facts.sport}`) : match.src;
+  const { endpoint: _e, branch: _b, ...rest } = args;
+  const walk = traceFromSnapshot(snapshot, {
+    ...rest,
+    from,
+    ...(facts.tcpFlags !== null && facts.tcpFlags !== 'syn' && /^[a-z|]+$/.test(facts.tcpFlags) ? { flags: facts.tcpFlags.split('|').join(',') } : {}),
+    ...(args.entry === undefined && facts.chain === 'out' ? { entry: 'host' } : {}),
+    ...(facts.endpoint !== null ? { endpoint: facts.endpoint } : {}),
+  });
+  const kernel = kernelEventsOfTrace(pass.events, LIVE_TRACE_SKIP);
+  const mine = kernelEventsOfWalk(walk);
+  const differences = [...diffKernelEvents(mine, kernel), ...diffPacketsSeen(walk, packetsOfTrace(pass.events, LIVE_TRACE_SKIP))];
+  return { ...base, facts, raw: pass.events.map((e) => e.raw), rows: alignEvents(kernel, mine), differences, walk, notes };
+}
+
+function tuple(m: LiveTraceMatch): string {
+  return `${m.src}${m.sport !== null ? `:${m.sport}` : ''} → ${m.dst}:${m.dport}/${m.proto}`;
+}
+
+function pad(text: string, width: number): string {
+  return text + ' '.repeat(Math.max(0, width - stringWidth(text)));
+}
+
+/** The comparison as text (see the module comment). */
+export function liveTraceText(c: LiveTraceComparison): string {
+  const lines: string[] = [];
+  lines.push(`kernel trace of ${tuple(c.match)}: ${c.packets} packet${c.packets === 1 ? '' : 's'} traced in ${c.seconds} s; table inet ${LIVE_TRACE_TABLE} ${c.removed ? 'removed' : 'NOT removed (delete it by hand)'}`);
+  if (c.facts) lines.push(`compared: the first ${c.facts.tcpFlags === null || c.facts.tcpFlags === 'syn' ? 'connection start' : 'packet'}, source port ${c.facts.sport ?? '?'}, ${c.facts.chain === 'out' ? 'sent by the node' : 'arriving'}${c.facts.endpoint ? `, kernel chose ${c.facts.endpoint}` : ''}`);
+  if (c.rows.length) {
+    const left = c.rows.map((r) => (r.kernel ? formatKernelEvent(r.kernel) : '-'));
+    const width = Math.min(70, Math.max(stringWidth('kernel (nft monitor trace)'), ...left.map((l) => stringWidth(l))));
+    lines.push('');
+    lines.push(`    ${pad('kernel (nft monitor trace)', width)} | nodescope (simulated)`);
+    c.rows.forEach((r, i) => {
+      lines.push(`${r.same ? ' ' : '≠'}${String(i + 1).padStart(3)} ${pad(left[i]!, width)} | ${r.nodescope ? formatKernelEvent(r.nodescope) : '-'}`);
+    });
+  }
+  lines.push('');
+  if (c.walk) lines.push(c.differences.length === 0 ? "same walk: the kernel's events equal nodescope's" : `differences (${c.differences.length}):`);
+  for (const d of c.differences) lines.push(`  ${d}`);
+  for (const n of c.notes) lines.push(`note: ${n}`);
+  if (c.raw.length) {
+    lines.push('', 'kernel (raw):', ...c.raw.map((r) => `  ${r}`));
+  }
+  let out = `${lines.join('\n')}\n`;
+  if (c.walk) out += `\nnodescope walk:\n${traceText(c.walk)}`;
+  return out;
+}
+
+/** The comparison as the JSON value described in the module comment (without the head). */
+export function liveTraceJson(c: LiveTraceComparison): unknown {
+  return {
+    traced: { seconds: c.seconds, packets: c.packets, table: `inet ${LIVE_TRACE_TABLE}`, removed: c.removed, chain: c.facts?.chain ?? null, sport: c.facts?.sport ?? null, endpoint: c.facts?.endpoint ?? null, raw: c.raw },
+    rows: c.rows.map((r) => ({ kernel: r.kernel ? formatKernelEvent(r.kernel) : null, nodescope: r.nodescope ? formatKernelEvent(r.nodescope) : null, same: r.same })),
+    differences: c.differences,
+    walk: c.walk ? traceJson(c.walk) : null,
+    notes: c.notes,
+  };
+}
+
+/** The whole `trace --allow-trace` document for `snapshot` (`output` default text). */
+export function liveTraceDocument(snapshot: NodeSnapshot, c: LiveTraceComparison, output: 'text' | 'json' = 'text'): string {
+  if (output === 'json') return toJson({ ...showHead(snapshot), ...(liveTraceJson(c) as object) });
+  return headText(showHead(snapshot)) + liveTraceText(c);
+}
+
+/** Inputs of {@link runLiveTraceCommand}; `seconds` is the monitor's bound. */
+export interface LiveTraceCommand {
+  readonly transport: Transport;
+  readonly snapshot: NodeSnapshot;
+  readonly args: TraceCommandArgs;
+  readonly allowTrace: boolean;
+  readonly seconds: number;
+  readonly onListening?: () => void | Promise<void>;
+  readonly settleMs?: number;
+}
+
+/**
+ * `nodescope trace --allow-trace`: validates the packet (before anything is written),
+ * traces it in the kernel through `transport`, compares, returns the document. Throws
+ * `UserError` without `allowTrace`, on a replay source, and for bad packet words.
+ */
+export async function runLiveTraceCommand(cmd: LiveTraceCommand): Promise<string> {
+  const spec = parsePacketArgs(cmd.args);
+  const sportGiven = cmd.args.from !== undefined && /:[0-9]+$/.test(cmd.args.from.trim()) && !/^[^[]*:.*:/.test(cmd.args.from.trim());
+  const match = liveTraceMatch(spec, sportGiven);
+  const capture = await captureKernelTrace({
+    transport: cmd.transport,
+    match,
+    allowTrace: cmd.allowTrace,
+    seconds: cmd.seconds,
+    ...(cmd.onListening ? { onListening: cmd.onListening } : {}),
+    ...(cmd.settleMs !== undefined ? { settleMs: cmd.settleMs } : {}),
+  });
+  return liveTraceDocument(cmd.snapshot, compareLiveTrace(cmd.snapshot, cmd.args, match, capture, cmd.seconds), cmd.args.output ?? 'text');
+}

@@ -1,0 +1,223 @@
+/**
+ * Live kernel trace (`nodescope trace … --allow-trace`): the one place nodescope writes
+ * to a node. Through the declared probes `trace-*` of `commands/probes.yaml` it adds a
+ * temporary table `inet nodescope-trace` whose chains (prerouting and output, priority
+ * raw − 1 = −301, before every other chain) set `meta nftrace set 1` for exactly one
+ * 5-tuple, runs `nft -a monitor trace` for a bounded time while the user's traffic
+ * passes, and deletes the table on every exit path (the delete is registered with
+ * `onCleanup` before the table is added). Then the kernel's walk of the first traced
+ * packet is compared with nodescope's walk of the same packet (same source port, same
+ * random branch the kernel took), as the lab oracle `test/lab/trace-oracle-kit.ts` does.
+ *
+ * Kernel event semantics: `src/trace/kernel-trace.ts`; trace format: `src/parsers/nft-trace.ts`.
+ */
+import { isIP } from 'node:net';
+import { onCleanup } from '../cleanup.js';
+import { BugError, UserError } from '../errors.js';
+import type { Diagnostic } from '../model/diagnostics.js';
+import { parseNftTrace, splitTracePasses, type NftTraceEvent, type NftTracePass } from '../parsers/nft-trace.js';
+import { catalog, probe, type Catalog } from '../sources/catalog.js';
+import { runProbe, type ProbeRun } from '../sources/probe-runner.js';
+import type { Transport } from '../sources/transport.js';
+import type { PacketSpec } from './packet.js';
+
+/** Name of the temporary table (family `inet`). */
+export const LIVE_TRACE_TABLE = 'nodescope-trace';
+/** `family table` of that table, as the kernel prints it (its own events are left out). */
+export const LIVE_TRACE_SKIP = [`inet ${LIVE_TRACE_TABLE}`] as const;
+/** Chains where a traced packet's walk starts (`family table chain`). */
+export const LIVE_TRACE_START_CHAINS = [`inet ${LIVE_TRACE_TABLE} pre`, `inet ${LIVE_TRACE_TABLE} out`] as const;
+/** Default bound of the monitor, seconds. */
+export const DEFAULT_TRACE_SECONDS = 10;
+/** Largest bound accepted, seconds (the catalog's pattern allows two digits). */
+export const MAX_TRACE_SECONDS = 60;
+
+/**
+ * The 5-tuple the trace table marks: `l3` is the nft address expression (`ip`/`ip6`),
+ * `sport` null traces every source port (1-65535).
+ */
+export interface LiveTraceMatch {
+  readonly l3: 'ip' | 'ip6';
+  readonly src: string;
+  readonly dst: string;
+  readonly proto: 'tcp' | 'udp' | 'sctp';
+  readonly sport: number | null;
+  readonly dport: number;
+}
+
+/**
+ * The match for a parsed packet. Throws {@link UserError} when the packet has no source
+ * address (`--from` is required for a live trace) or no ports (icmp).
+ * `sportGiven`: whether the user wrote a source port (parsePacketArgs fills a default).
+ */
+export function liveTraceMatch(spec: PacketSpec, sportGiven: boolean): LiveTraceMatch {
+  if (spec.src === null) throw new UserError('--allow-trace needs --from IP[:PORT]', 'the kernel trace marks exactly one source address');
+  if (spec.proto !== 'tcp' && spec.proto !== 'udp' && spec.proto !== 'sctp') {
+    throw new UserError(`--allow-trace traces tcp, udp or sctp (this is ${spec.proto})`, 'give --to IP:PORT/tcp or /udp');
+  }
+  if (spec.dport === null) throw new BugError('a tcp/udp/sctp packet without a destination port');
+  return { l3: spec.family === 'ipv6' ? 'ip6' : 'ip', src: spec.src, dst: spec.dst, proto: spec.proto, sport: sportGiven ? spec.sport : null, dport: spec.dport };
+}
+
+/** The `--trace-seconds` value as seconds; throws {@link UserError} outside 1–60. */
+export function traceSeconds(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_TRACE_SECONDS;
+  if (!/^[0-9]{1,2}$/.test(text.trim()) || Number(text) < 1 || Number(text) > MAX_TRACE_SECONDS) {
+    throw new UserError(`--trace-seconds ${text}: not a number of seconds from 1 to ${MAX_TRACE_SECONDS}`, 'e.g. --trace-seconds 10');
+  }
+  return Number(text);
+}
+
+/** The probe parameters of the `trace-rule-add` probe for one chain. */
+export function traceRuleParams(m: LiveTraceMatch, chain: 'pre' | 'out'): Record<string, string> {
+  for (const a of [m.src, m.dst]) if (isIP(a) === 0) throw new UserError(`${JSON.stringify(a)} is not an IP address`);
+  return {
+    traceChain: chain,
+    traceL3: m.l3,
+    traceSrc: m.src,
+    traceDst: m.dst,
+    traceProto: m.proto,
+    traceSport: m.sport === null ? '1-65535' : String(m.sport),
+    traceDport: String(m.dport),
+  };
+}
+
+/** Options of {@link captureKernelTrace}. */
+export interface KernelTraceOptions {
+  readonly transport: Transport;
+  readonly match: LiveTraceMatch;
+  /** Must be true (`--allow-trace`); otherwise a {@link UserError} and nothing runs. */
+  readonly allowTrace: boolean;
+  /** Bound of the monitor, seconds (default {@link DEFAULT_TRACE_SECONDS}). */
+  readonly seconds?: number;
+  /** Milliseconds given to the monitor to subscribe before `onListening` (default 400). */
+  readonly settleMs?: number;
+  /** Called once the monitor listens (print "send the traffic now", or send it in a test). */
+  readonly onListening?: () => void | Promise<void>;
+  readonly catalog?: Catalog;
+}
+
+/** What the kernel printed during the window: the monitor's run, its events and passes. */
+export interface KernelTraceCapture {
+  readonly monitor: ProbeRun;
+  readonly events: readonly NftTraceEvent[];
+  readonly diagnostics: readonly Diagnostic[];
+  /** One per traced packet, starting in a chain of the trace table. */
+  readonly passes: readonly NftTracePass[];
+  /** Whether the table was deleted again (false: the delete failed; it stays registered as a cleanup). */
+  readonly removed: boolean;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Adds the trace table, runs the monitor for the bound, deletes the table and returns
+ * what the kernel printed. Throws {@link UserError} without `allowTrace`, on a replay
+ * transport, or when nft refuses the table (the error names nft's message); the table is
+ * deleted on every path, including an error thrown by `onListening`, Ctrl-C and SIGTERM
+ * (through `onCleanup`).
+ */
+export async function captureKernelTrace(options: KernelTraceOptions): Promise<KernelTraceCapture> {
+  if (!options.allowTrace) throw new UserError('a kernel trace writes a temporary nft table to the node', 'pass --allow-trace to allow it');
+  const { transport } = options;
+  if (transport.kind === 'replay') throw new UserError('--allow-trace needs a live source', 'use --local, --netns, --ssh or --node; a replay cannot trace');
+  const cat = options.catalog ?? catalog();
+  const seconds = options.seconds ?? DEFAULT_TRACE_SECONDS;
+  const write = (id: string, params: Record<string, string> = {}, timeoutMs?: number) =>
+    runProbe(transport, probe(id, cat), params, cat, { allowWrites: true, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
+  const must = async (id: string, params: Record<string, string> = {}) => {
+    const r = await write(id, params);
+    if (r.status !== 'ok') throw new UserError(`${r.argv.join(' ')} failed on ${transport.label}: ${r.result.stderr.trim() || r.status}`, 'a live trace needs nft and root on the node');
+    return r;
+  };
+  let deleted = false;
+  const remove = async () => {
+    if (deleted) return;
+    const r = await write('trace-table-delete');
+    // "No such file or directory": never added, or gone already.
+    if (r.status === 'ok' || /No such file or directory/.test(r.result.stderr)) deleted = true;
+  };
+  const unregister = onCleanup(`delete nft table inet ${LIVE_TRACE_TABLE} on ${transport.label}`, remove);
+  let monitor: Promise<ProbeRun> | null = null;
+  try {
+    await remove(); // a table left by a run that was killed hard
+    deleted = false;
+    await must('trace-table-add');
+    await must('trace-chain-add', { traceChain: 'pre', traceHook: 'prerouting' });
+    await must('trace-chain-add', { traceChain: 'out', traceHook: 'output' });
+    await must('trace-rule-add', traceRuleParams(options.match, 'pre'));
+    await must('trace-rule-add', traceRuleParams(options.match, 'out'));
+    monitor = write('trace-monitor', { traceSeconds: String(seconds) }, seconds * 1000 + 3000);
+    monitor.catch(() => undefined); // awaited below; an early throw must not leave it unhandled
+    await sleep(options.settleMs ?? 400);
+    await options.onListening?.();
+    const run = await monitor;
+    await remove();
+    const parsed = parseNftTrace(run.result.stdout, `${transport.label}: nft monitor trace`);
+    // `timeout` ends nft with SIGTERM (exit 124); the runner's own kill gives `timeout`.
+    if (run.status !== 'ok' && run.result.exitCode !== 124 && run.status !== 'timeout') {
+      throw new UserError(`nft monitor trace failed on ${transport.label}: ${run.result.stderr.trim() || run.status}`, 'a live trace needs nft and root on the node');
+    }
+    const passes = splitTracePasses(parsed.value, LIVE_TRACE_START_CHAINS).filter((p) => isTraceStart(p.events[0]));
+    return { monitor: run, events: parsed.value, diagnostics: parsed.diagnostics, passes, removed: deleted };
+  } finally {
+    await remove();
+    if (deleted) unregister();
+  }
+}
+
+function isTraceStart(e: NftTraceEvent | undefined): boolean {
+  return e !== undefined && e.kind === 'packet' && (LIVE_TRACE_START_CHAINS as readonly string[]).includes(`${e.family} ${e.table ?? ''} ${e.chain ?? ''}`);
+}
+
+/** True when a pass is the first packet of a flow (TCP SYN without ACK; any UDP/SCTP packet). */
+export function startsFlow(pass: NftTracePass): boolean {
+  const flags = pass.events[0]?.fields['tcp flags'];
+  return flags === undefined || flags === 'syn';
+}
+
+/**
+ * What the kernel's pass tells about the packet: source port and chain at the trace
+ * table (`pre` = arrived, `out` = sent by the node), and the endpoint it was DNATed to
+ * (`IP:PORT` from a `dnat to` rule, else from the first later `packet:` line whose
+ * destination changed; null when it was not rewritten).
+ */
+export interface PassFacts {
+  readonly sport: number | null;
+  readonly chain: 'pre' | 'out';
+  readonly endpoint: string | null;
+  readonly tcpFlags: string | null;
+}
+
+/** The {@link PassFacts} of one pass. */
+export function passFacts(pass: NftTracePass): PassFacts {
+  const start = pass.events[0]!;
+  const f = start.fields;
+  const sportText = f['tcp sport'] ?? f['udp sport'] ?? f['sctp sport'];
+  let endpoint: string | null = null;
+  for (const e of pass.events) {
+    const m = e.kind === 'rule' && e.ruleText ? /dnat (?:ip |ip6 )?to (\S+)/.exec(e.ruleText) : null;
+    if (m) endpoint = m[1]!;
+  }
+  if (endpoint === null) {
+    const dst = f['ip daddr'] ?? f['ip6 daddr'];
+    const dport = f['tcp dport'] ?? f['udp dport'] ?? f['sctp dport'];
+    const moved = pass.events.find((e) => e.kind === 'packet' && (e.fields['ip daddr'] ?? e.fields['ip6 daddr']) !== undefined && (e.fields['ip daddr'] ?? e.fields['ip6 daddr']) !== dst);
+    if (moved) {
+      const d = moved.fields['ip daddr'] ?? moved.fields['ip6 daddr']!;
+      const p = moved.fields['tcp dport'] ?? moved.fields['udp dport'] ?? moved.fields['sctp dport'] ?? dport;
+      endpoint = p ? (d.includes(':') ? `[${d}]:${p}` : `${d}:${p}`) : d;
+    }
+  }
+  return {
+    sport: sportText !== undefined && /^\d+$/.test(sportText) ? Number(sportText) : null,
+    chain: start.chain === 'out' ? 'out' : 'pre',
+    endpoint,
+    tcpFlags: f['tcp flags'] ?? null,
+  };
+}
+
+/** The pass to compare: the first that starts a flow, else the first; null when none was traced. */
+export function chosenPass(passes: readonly NftTracePass[]): NftTracePass | null {
+  return passes.find(startsFlow) ?? passes[0] ?? null;
+}
