@@ -9,6 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../errors.js';
+import { catalog } from './catalog.js';
 import { defaultCaptureDir } from '../paths.js';
 import { findCiliumAgent } from './cilium-agent.js';
 import { ClusterApi, type ApiFeed } from './cluster-api.js';
@@ -110,7 +111,8 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
     apiOrigin = replay.bundle.manifest.api ? `${replay.bundle.dir}/${replay.bundle.manifest.api.file}` : undefined;
   }
   // A bundle that recorded Cilium agent probes replays them through the same transport.
-  const recordedAgent = replay.bundle.manifest.probes.some((p) => ['cilium-status', 'cilium-service-list', 'cilium-bpf-lb-list'].includes(p.id));
+  const agentProbes = new Set(catalog().probes.filter((p) => p.where === 'cilium-agent').map((p) => p.id));
+  const recordedAgent = replay.bundle.manifest.probes.some((p) => agentProbes.has(p.id));
   return { transport: replay, live: false, apiText, apiOrigin, ...(recordedAgent ? { ciliumAgent: replay } : {}) };
 }
 

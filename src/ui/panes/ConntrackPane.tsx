@@ -144,6 +144,8 @@ function percentText(percent: number): string {
 export function conntrackSummaryLine(data: ConntrackView, lang: Lang): string {
   const s = data.summary;
   const parts: string[] = [];
+  // Cilium's CT map has no reply tuple: say where the rows come from when it is that table.
+  if (data.source === 'cilium') parts.push(t(lang, 'conntrack.fromCilium'));
   if (data.scope) parts.push(tf(lang, 'conntrack.scope', { service: data.scope.service }));
   parts.push(tf(lang, 'conntrack.entries', { shown: s.shown, total: s.total }));
   if (s.count !== null && s.max !== null && s.percent !== null) parts.push(tf(lang, 'conntrack.usage', { count: s.count, max: s.max, pct: percentText(s.percent) }));
