@@ -70,7 +70,15 @@ function sessionSource(source: OpenedSource) {
   };
 }
 
+/** The TUI reads keys in raw mode: without a terminal say so, rather than fail inside Ink. */
+function requireTerminal(): void {
+  if (!process.stdin.isTTY || !process.stdout.isTTY) {
+    throw new UserError('the TUI needs a terminal (stdin and stdout are not a TTY)', 'use `nodescope show services|rules|lb|conntrack|dns -o text|json` for scripts');
+  }
+}
+
 async function runTui(opts: GlobalOptions): Promise<void> {
+  requireTerminal();
   const source = await openSource(opts);
   const interval = Number(opts.interval);
   if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
@@ -82,6 +90,7 @@ async function runTui(opts: GlobalOptions): Promise<void> {
 }
 
 async function runTour(name: string, lang: string | undefined): Promise<void> {
+  requireTerminal();
   const tour = loadTour(name);
   const sessions = tourSessions(tour);
   const app = render(<App session={sessions.session(tour.steps[0]!.capture)} lang={detectLang(lang)} tour={sessions} />, { exitOnCtrlC: false });
@@ -90,6 +99,7 @@ async function runTour(name: string, lang: string | undefined): Promise<void> {
 }
 
 async function runDashCommand(opts: GlobalOptions & { service: string }): Promise<void> {
+  requireTerminal();
   const source = await openSource(opts);
   const interval = Number(opts.interval);
   if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
@@ -147,7 +157,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         break;
       }
       default:
-        throw new UserError(`nothing to show called "${what}"`, 'try: services, rules, lb, conntrack, dns, compare');
+        throw new UserError(`nothing to show called "${what}"`, 'services, rules, lb, conntrack, dns, compare');
     }
   } finally {
     await closeSource(source);
@@ -250,6 +260,15 @@ export function buildProgram(): Command {
 
   addSourceOptions(program.command('replay').argument('<dir>', 'capture bundle').description('open the TUI on a capture bundle'))
     .action(async (dir: string, opts: GlobalOptions) => runTui({ ...opts, replay: dir }));
+  // Source options given before the subcommand (`nodescope --replay DIR show rules`) hold for it
+  // too; the subcommand's own flags win.
+  program.hook('preAction', (root, action) => {
+    if (action === root) return;
+    for (const [key, value] of Object.entries(root.opts())) {
+      const mine = action.getOptionValueSource(key);
+      if (value !== undefined && root.getOptionValueSource(key) !== 'default' && (mine === undefined || mine === 'default')) action.setOptionValueWithSource(key, value, 'cli');
+    }
+  });
   return program;
 }
 

@@ -29,5 +29,7 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
 
 /** The head as text lines, for `-o text`. */
 export function headText(h: ShowHead): string {
-  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${h.source} · captured ${h.capturedAt}\nmode ${h.mode}: ${h.evidence.join('; ')}\n`;
+  // Transport labels already name their kind (`replay:DIR`, `netns:NAME`): say it once.
+  const where = h.source.replace(/^replay:/, '');
+  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${where} · captured ${h.capturedAt}\nmode ${h.mode}: ${h.evidence.join('; ')}\n`;
 }

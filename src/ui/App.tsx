@@ -179,6 +179,11 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     if (tourControl?.onKey(input)) return;
     const count = rowCount();
     const page = Math.max(1, bodyHeight - 4);
+    // A held or fast-typed j/k arrives as one chunk ("jjj"): move by all of it.
+    if (input.length > 1 && /^[jk]+$/.test(input)) {
+      dispatch({ type: 'move', delta: input.split('').reduce((d, c) => d + (c === 'j' ? 1 : -1), 0), count });
+      return;
+    }
     if (input === 'q' || (key.ctrl && input === 'c')) {
       dispatch({ type: 'quit' });
       onQuit?.();

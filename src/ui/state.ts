@@ -144,6 +144,8 @@ export function uiReducer(state: UiState, action: UiAction): UiState {
         const from = top.kind === 'chain' ? top.from : undefined;
         return { ...state, rulesStack: state.rulesStack.slice(0, -1), ...(from ? { pane: from } : {}) };
       }
+      // The LB and Step panes are opened from a Service (Enter, t): Esc goes back there.
+      if ((state.pane === 'lb' || state.pane === 'step') && state.selectedService !== null) return { ...state, pane: 'services' };
       return state;
     case 'selectService':
       return { ...state, selectedService: action.service };

@@ -125,3 +125,16 @@ describe('step mode from the Services pane', () => {
     r.unmount();
   });
 });
+
+describe('keys as a terminal sends them', () => {
+  it('moves by every j of a burst ("jj" in one read), and Esc from the Step pane returns to Services', async () => {
+    const r = await app(120, 'lab-iptables', 34);
+    await r.press('jj'); // empty → web → web-headless
+    expect(r.frame()).toContain('endpoints of default/web-headless');
+    await r.press('k', 't');
+    expect(r.frame()).toContain('step 1 of');
+    await r.press(KEYS.escape);
+    expect(r.frame()).toContain('endpoints of default/web');
+    r.unmount();
+  });
+});
