@@ -76,7 +76,12 @@ export function showLb(snapshot: NodeSnapshot, format: 'json' | 'text'): string 
   const view = buildLbView(snapshot);
   if (format === 'json') return toJson({ ...showHead(snapshot), lb: lbJson(view) });
   let out = headText(showHead(snapshot));
-  if (view.status !== 'ready') return `${out}no Cilium LB table: ${view.absentReason ?? ''}\n`;
+  if (view.status !== 'ready') {
+    // On a node whose mode is not Cilium the missing maps are expected, not a failure.
+    const mode = showHead(snapshot).mode;
+    const lead = mode === 'cilium' || mode === 'unknown' ? 'no Cilium LB table' : `no Cilium LB maps on this node (its Service dataplane is ${mode})`;
+    return `${out}${lead}: ${view.absentReason ?? ''}\n`;
+  }
   out += sourceText(view);
   for (const f of view.frontends) {
     const svc = f.service ? `${f.service.namespace}/${f.service.name}${f.service.portName ? ` (${f.service.portName})` : ''}` : '(no Service)';
