@@ -187,7 +187,7 @@ describe('show lb', async () => {
 
   it('says why there is no table instead of failing', async () => {
     const iptables = await snapshotOf('lab-iptables');
-    expect(showLb(iptables, 'text')).toMatch(/no Cilium LB table: bpftool -j map dump pinned \/sys\/fs\/bpf\/tc\/globals\/cilium_lb4_services_v2: exit code 255\n$/);
+    expect(showLb(iptables, 'text')).toMatch(/no Cilium LB maps on this node \(its Service dataplane is iptables\): bpftool -j map dump pinned \/sys\/fs\/bpf\/tc\/globals\/cilium_lb4_services_v2: exit code 255\n$/);
     expect(JSON.parse(showLb(iptables, 'json'))).toMatchObject({ lb: { status: 'absent', frontends: [] } });
   });
 });
