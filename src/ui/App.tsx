@@ -19,7 +19,7 @@ import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
 import { Help } from './components/Help.js';
 import { TourBar, tourBarLines, useTour, useTourSteps, type TourRun } from './components/TourBar.js';
-import { t, type Lang } from './i18n.js';
+import { t, tf, type Lang } from './i18n.js';
 import { ConntrackPane } from './panes/ConntrackPane.js';
 import { DnsPane, dnsPaneData, dnsRowCount } from './panes/DnsPane.js';
 import { ComparePane } from './panes/ComparePane.js';
@@ -213,6 +213,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   const paneHeight = bodyHeight;
   let body: React.JSX.Element;
   if (ui.help) body = <Help lang={lang} />;
+  else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
   else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'rules') body = <RulesPane data={rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'lb') body = <LbPane data={lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;

@@ -138,3 +138,14 @@ describe('keys as a terminal sends them', () => {
     r.unmount();
   });
 });
+
+describe('before the first snapshot', () => {
+  it('says loading, then the failure when the first load failed', async () => {
+    const loading = await renderApp(<App session={staticSession(null)} lang="en" width={80} height={20} />, 80, 20);
+    expect(loading.frame()).toContain('loading…');
+    loading.unmount();
+    const failed = await renderApp(<App session={staticSession(null, { loading: false, error: 'ssh: connection refused' })} lang="en" width={80} height={20} />, 80, 20);
+    expect(failed.frame()).toContain('failed: ssh: connection refused');
+    failed.unmount();
+  });
+});
