@@ -32,9 +32,13 @@ export class TmuxSession {
     return spawnSync('tmux', args, { encoding: 'utf8' });
   }
 
-  /** Starts `command` in a `width` × `height` terminal; returns tmux's exit status. */
+  /**
+   * Starts `command` in a `width` × `height` terminal; returns tmux's exit status.
+   * `CI=false`: Ink draws only the last frame when it believes it runs in CI (is-in-ci
+   * reads CI and CI_* variables), and a tmux server started by the test inherits them.
+   */
   start(command: string, width: number, height: number): number | null {
-    return this.tmux('new-session', '-d', '-s', this.name, '-x', String(width), '-y', String(height), command).status;
+    return this.tmux('new-session', '-d', '-s', this.name, '-x', String(width), '-y', String(height), `env CI=false ${command}`).status;
   }
 
   /** The screen as text. */
