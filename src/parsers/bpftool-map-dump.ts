@@ -68,6 +68,70 @@ export function bytesToHex(b: Uint8Array | null): string {
   return parts.join(' ');
 }
 
+/**
+ * The entry `{"key":["0x0a",…],"value":["0x00",…]}` exactly as `bpftool -j` prints it (no
+ * blanks, no other member, every byte `"0x"` + one or two hex digits), read in place: the
+ * bytes {@link hexBytes} would return from `JSON.parse`. Null for anything else (`-p` output,
+ * BTF `formatted`, per-CPU values, escapes): the caller then parses the element as JSON.
+ */
+function compactEntry(text: string, store: ByteStore): { key: Uint8Array; value: Uint8Array } | null {
+  if (!text.startsWith('{"key":[')) return null;
+  const mark = store.used;
+  const key = compactBytes(text, 8, store);
+  if (key !== null && text.startsWith(',"value":[', key.end)) {
+    const value = compactBytes(text, key.end + 10, store);
+    if (value !== null && value.end === text.length - 1 && text.charCodeAt(value.end) === 125) return { key: key.bytes, value: value.bytes };
+  }
+  store.used = mark;
+  return null;
+}
+
+/**
+ * The bytes of one dump's compact entries, in one buffer: each key and value is a view of
+ * it (a typed array with a buffer of its own per key and per value made half a million
+ * buffers for a large node's maps). Sized for the text's worst case, 5 characters a byte.
+ */
+class ByteStore {
+  used = 0;
+  constructor(private readonly bytes: Uint8Array) {}
+  static forText(text: string): ByteStore {
+    return new ByteStore(new Uint8Array(Math.ceil(text.length / 5)));
+  }
+  push(b: number): void {
+    this.bytes[this.used++] = b;
+  }
+  view(from: number): Uint8Array {
+    return this.bytes.subarray(from, this.used);
+  }
+}
+
+/** `"0xNN","0xN",…]` from `at` → the bytes (in `store`) and the index after `]`; null on any other text. */
+function compactBytes(text: string, at: number, store: ByteStore): { bytes: Uint8Array; end: number } | null {
+  const from = store.used;
+  let i = at;
+  if (text.charCodeAt(i) === 93) return { bytes: store.view(from), end: i + 1 };
+  for (;;) {
+    // "0x then one or two hex digits then "
+    if (text.charCodeAt(i) !== 34 || text.charCodeAt(i + 1) !== 48 || text.charCodeAt(i + 2) !== 120) return null;
+    const hi = hexDigit(text.charCodeAt(i + 3));
+    if (hi < 0) return null;
+    const lo = hexDigit(text.charCodeAt(i + 4));
+    if (lo >= 0) {
+      if (text.charCodeAt(i + 5) !== 34) return null;
+      store.push(hi * 16 + lo);
+      i += 6;
+    } else {
+      if (text.charCodeAt(i + 4) !== 34) return null;
+      store.push(hi);
+      i += 5;
+    }
+    const c = text.charCodeAt(i);
+    if (c === 93) return { bytes: store.view(from), end: i + 1 };
+    if (c !== 44) return null;
+    i++;
+  }
+}
+
 /** Splits the top-level array into element texts; `complete` is false when the text ends mid-array. */
 function splitTopLevel(text: string, start: number): { elements: { text: string; at: number }[]; complete: boolean; endAt: number } {
   const elements: { text: string; at: number }[] = [];
@@ -140,8 +204,14 @@ export function parseBpftoolMapDump(text: string, origin: string): ParseResult<B
     return { value: { entries }, diagnostics: diags };
   }
   const { elements, complete, endAt } = splitTopLevel(text, start);
+  const store = ByteStore.forText(text);
   for (const el of elements) {
     const line = lineOf(el.at);
+    const compact = compactEntry(el.text, store);
+    if (compact !== null) {
+      entries.push({ index: entries.length, line, key: compact.key, value: compact.value, perCpuValues: null, innerMapId: null, formatted: null, raw: el.text });
+      continue;
+    }
     let doc: Record<string, unknown>;
     try {
       const parsed: unknown = JSON.parse(el.text);
