@@ -272,6 +272,15 @@ async function main(): Promise<void> {
   if (o.sections.has('engine')) out.push('## Step walk, refresh, render-path work (in-process)', '', ...(await engineSection(o, roots)), '');
   if (o.sections.has('modules')) out.push('## Module loading (fresh process per import)', '', ...(await modulesSection(o)), '');
   out.push('## Against the targets (2-core machine)', '', ...targetsSection(), '');
+  out.push(
+    '## How to read this',
+    '',
+    '- Parse: text already in memory, one parser call, in a fresh `node` (cold JIT, as at start-up); peak RSS is that process\'s `maxRSS` (text + model + garbage). The line-split floor is `text.split(\'\\n\')`: for the JSON formats (one line) it is not a meaningful floor, so `JSON.parse` of the same text is given beside it.',
+    '- App: first frame = the header is on screen (data still loading); data frame = node name and the Service rows are on screen. Key → frame: `j` sent with `tmux send-keys`, timed until `capture-pane` shows a changed screen (each key after the previous frame, 60 ms apart so Ink\'s 30 fps throttle renders on its leading edge). Peak RSS is the app process\'s `maxRSS`, written by a `--require` preload at exit.',
+    '- Walk: `walkPacket` of a TCP SYN from a pod (10.128.0.200) to the ClusterIP whose KUBE-SERVICES rule is last (kube-proxy orders rules by name), on the snapshot loaded from the capture; first walk and median of 20 more. Refresh: `buildSnapshot` of all runs with changed counters and 1 % fewer flows (what `Session.refreshNow` does) vs parsing only the changed probes. Render work: `rulesView` for one cursor move in nat KUBE-SERVICES, in-process.',
+    '- Wall times move with the machine\'s load (printed above); the CPU column is steadier.',
+    '',
+  );
   out.push(`Load average ${loadAverage()} at the end. Captures: ${generated.join('; ') || 'none'}.`, '');
   const text = out.join('\n');
   process.stdout.write(text);
