@@ -290,6 +290,12 @@ function report(e: unknown): number {
   return 2;
 }
 
+// `nodescope show rules | head` closes the pipe early: that is the reader's choice, not an error.
+process.stdout.on('error', (e: NodeJS.ErrnoException) => {
+  if (e.code === 'EPIPE') process.exit(0);
+  throw e;
+});
+
 buildProgram()
   .parseAsync(process.argv)
   .then(() => runCleanups())

@@ -40,3 +40,13 @@ describe('nodescope command line', () => {
     expect(r.stderr).not.toContain('try: try:');
   });
 });
+
+describe('the nodescope executable', () => {
+  const main = path.join(packageRoot(), 'dist', 'src', 'main.js');
+  it('runs the command line with React in production mode, and a closed pipe is not an error', () => {
+    const r = spawnSync('sh', ['-c', `node ${main} show rules --replay ${fixture('lab-iptables')} | head -1`], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toMatch(/^node lab-node /);
+    expect(r.stderr).toBe('');
+  });
+});
