@@ -5,8 +5,6 @@
  * it (UserError), 2 anything else (a bug or a broken transport).
  */
 import { Command, Option } from 'commander';
-import { render } from 'ink';
-import React from 'react';
 import { runCleanups } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
 import { packageVersion } from './paths.js';
@@ -25,11 +23,7 @@ import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle } from './capture.js';
 import { loadSnapshot, Session } from './session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
-import { App } from './ui/App.js';
 import { detectLang } from './ui/i18n.js';
-import { loadTour } from './tour/load.js';
-import { tourSessions } from './tour/sessions.js';
-import { runDash } from './dash/run.js';
 
 interface GlobalOptions extends SourceOptions {
   readonly interval: string;
@@ -70,6 +64,12 @@ function sessionSource(source: OpenedSource) {
   };
 }
 
+/** Ink, React and the app load only for the TUI commands: `show` and `capture` never need them. */
+async function loadUi() {
+  const [{ render }, { App }] = await Promise.all([import('ink'), import('./ui/App.js')]);
+  return { render, App };
+}
+
 /** The TUI reads keys in raw mode: without a terminal say so, rather than fail inside Ink. */
 function requireTerminal(): void {
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
@@ -83,6 +83,7 @@ async function runTui(opts: GlobalOptions): Promise<void> {
   const interval = Number(opts.interval);
   if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
   const session = new Session({ ...sessionSource(source), intervalMs: interval * 1000, params: params(opts) });
+  const { render, App } = await loadUi();
   const app = render(<App session={session} lang={detectLang(opts.lang)} />, { exitOnCtrlC: false });
   void session.start();
   await app.waitUntilExit();
@@ -91,6 +92,7 @@ async function runTui(opts: GlobalOptions): Promise<void> {
 
 async function runTour(name: string, lang: string | undefined): Promise<void> {
   requireTerminal();
+  const [{ render, App }, { loadTour }, { tourSessions }] = await Promise.all([loadUi(), import('./tour/load.js'), import('./tour/sessions.js')]);
   const tour = loadTour(name);
   const sessions = tourSessions(tour);
   const app = render(<App session={sessions.session(tour.steps[0]!.capture)} lang={detectLang(lang)} tour={sessions} />, { exitOnCtrlC: false });
@@ -104,6 +106,7 @@ async function runDashCommand(opts: GlobalOptions & { service: string }): Promis
   const interval = Number(opts.interval);
   if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
   const session = new Session({ ...sessionSource(source), intervalMs: interval * 1000, params: params(opts) });
+  const { runDash } = await import('./dash/run.js');
   const dash = runDash({ session, service: opts.service, lang: detectLang(opts.lang) });
   void session.start();
   await dash.done;
