@@ -321,6 +321,16 @@ export function dnatDestination(rule: IptablesRule): DnatDestination | null {
   if (rule.target?.name !== 'DNAT') return null;
   const text = findTargetOption(rule, 'to-destination')?.values[0];
   if (text === undefined || text === '') return null;
+  return splitNatTarget(text);
+}
+
+/**
+ * A NAT target as iptables' DNAT/SNAT/MASQUERADE options write it,
+ * `[ipaddr[-ipaddr]][:port[-port]]` with IPv6 in brackets before a port
+ * (iptables-extensions(8)): address and port ranges, null where absent. Null when a
+ * port is not 1–65535 or a bracket is unclosed; addresses are not validated here.
+ */
+export function splitNatTarget(text: string): DnatDestination | null {
   let addrPart = text;
   let portPart = '';
   if (text.startsWith('[')) {

@@ -4,6 +4,7 @@
  * (`[ipaddr[-ipaddr]][:port[-port]]`, libxt_DNAT/libxt_SNAT), and u32 marks.
  */
 import { parseIp, type IpValue } from '../model/iproute.js';
+import { splitNatTarget } from '../model/iptables.js';
 
 /** An address range [lo, hi] of one family, as integers. */
 export interface AddrRange {
@@ -78,31 +79,9 @@ export function parsePortRange(text: string): [number, number] | null {
  * addresses and ports, `null` where absent. Null when malformed.
  */
 export function parseNatTarget(text: string): { addr: string | null; addrMax: string | null; port: number | null; portMax: number | null } | null {
-  let addrPart = text;
-  let portPart = '';
-  if (text.startsWith('[')) {
-    const close = text.indexOf(']');
-    if (close < 0) return null;
-    addrPart = text.slice(1, close);
-    const rest = text.slice(close + 1);
-    if (rest !== '' && !rest.startsWith(':')) return null;
-    portPart = rest.slice(1);
-  } else if ((text.match(/:/g) ?? []).length === 1) {
-    const c = text.indexOf(':');
-    addrPart = text.slice(0, c);
-    portPart = text.slice(c + 1);
-  }
-  const [a0, a1] = addrPart === '' ? [null, null] : addrPart.includes('-') ? addrPart.split('-', 2) : [addrPart, null];
-  if ((a0 && !parseIp(a0)) || (a1 && !parseIp(a1))) return null;
-  let port: number | null = null;
-  let portMax: number | null = null;
-  if (portPart !== '') {
-    const r = parsePortRange(portPart.replace('-', ':'));
-    if (!r) return null;
-    port = r[0];
-    portMax = r[0] === r[1] ? null : r[1];
-  }
-  return { addr: a0 ?? null, addrMax: a1 ?? null, port, portMax };
+  const t = splitNatTarget(text);
+  if (!t || (t.address && !parseIp(t.address)) || (t.addressMax && !parseIp(t.addressMax))) return null;
+  return { addr: t.address, addrMax: t.addressMax, port: t.port, portMax: t.port === t.portMax ? null : t.portMax };
 }
 
 /** Parses a mark (`0x4000`, `16384`) as an unsigned 32-bit number; null if not a number. */
