@@ -15,6 +15,7 @@
 import type {
   AddressType,
   ApiObjects,
+  Endpoint,
   EndpointPort,
   EndpointSlice,
   Node,
@@ -89,21 +90,12 @@ export interface EndpointNode {
  * - `onNode`: whether it runs on the viewed node; `null` when no node was given or the
  *   endpoint's node is unknown.
  */
-export interface EndpointRow {
+export interface EndpointRow extends Omit<Endpoint, 'addresses'> {
   readonly address: string;
   readonly addressType: AddressType;
   readonly sliceName: string;
   readonly ports: readonly EndpointPortRow[];
-  readonly ready: TriState;
-  readonly serving: TriState;
-  readonly terminating: TriState;
-  readonly hostname: string | undefined;
-  readonly nodeName: string | undefined;
-  readonly zone: string | undefined;
-  readonly hintsForZones: readonly string[];
-  readonly hintsForNodes: readonly string[];
   readonly onNode: boolean | null;
-  readonly targetRef: TargetRef | undefined;
   readonly pod: EndpointPod | undefined;
   readonly node: EndpointNode | undefined;
 }
