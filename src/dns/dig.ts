@@ -33,10 +33,11 @@ export interface DigCommandOptions {
   readonly query?: DnsQueryOptions;
 }
 
-/** What `dig` found: the exchange and, when predictable, the comparison. */
+/** What `dig` found: the exchange, when predictable the comparison, and the transport's note on its path (null: none). */
 export interface DigResult {
   readonly exchange: DnsExchange;
   readonly check: DnsCheck | null;
+  readonly note: string | null;
 }
 
 /**
@@ -51,7 +52,7 @@ export async function dig(options: DigCommandOptions): Promise<DigResult> {
   checkQuery(q, options.query);
   const exchange = await options.dns.query(q, options.query);
   const expected = options.api ? expectedAnswer(options.api, options.name, type, options.expect) : null;
-  return { exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null };
+  return { exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null, note: options.dns.note ?? null };
 }
 
 const line = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' ? `${r.data}.` : r.type === 'SRV' ? `${r.data}.` : r.data}`;
@@ -72,6 +73,7 @@ export function digText(r: DigResult, zone = 'cluster.local'): string {
     out.push('', `;; Query time: ${msText(e.latencyMs)} msec over ${e.transport.toUpperCase()}${e.truncated ? ' (the UDP reply was truncated)' : ''}, ${e.tries} ${e.tries === 1 ? 'try' : 'tries'}`);
   }
   out.push(`;; SERVER: ${e.server}#${e.port}`, `;; WHEN: ${e.startedAt}`);
+  if (r.note) out.push(`;; NOTE: ${r.note}`);
   const c = r.check;
   if (c && c.verdict !== 'unpredicted' && c.expectedRcode) {
     out.push('', `;; EXPECTED from the API: ${c.expectedRcode} (${c.expectedReason}): ${c.verdict}`);
@@ -89,7 +91,7 @@ export async function runDigCommand(options: DigCommandOptions): Promise<string>
   const r = await dig(options);
   if (options.format === 'json') {
     const { replyHex: _hex, ...exchange } = r.exchange;
-    return toJson({ exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false });
+    return toJson({ exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false, ...(r.note ? { note: r.note } : {}) });
   }
   return digText(r, options.expect?.zone);
 }

@@ -41,16 +41,17 @@ export class DirectDnsTransport implements DnsTransport {
 
 /**
  * Queries over TCP streams from `opener` (RFC 7766 framing via dns-packet's
- * `streamEncode`). `label` names the far end (`ssh:node-1`).
+ * `streamEncode`). `label` names the far end (`ssh:node-1`); the exchanges' `via` is
+ * `tcp-stream:LABEL` unless `via` says the path (`port-forward to NS/POD:53`).
  */
 export class StreamDnsTransport implements DnsTransport {
   readonly kind = 'tcp-stream' as const;
   readonly label: string;
   private readonly wire: DnsWire;
 
-  constructor(opener: TcpOpener, label: string, private readonly clocks: DnsClock = {}) {
+  constructor(opener: TcpOpener, label: string, private readonly clocks: DnsClock = {}, via?: string) {
     this.wire = streamWire(opener);
-    this.label = `tcp-stream:${label}`;
+    this.label = via ?? `tcp-stream:${label}`;
   }
 
   async query(q: DnsQuery, options: DnsQueryOptions = {}): Promise<DnsExchange> {

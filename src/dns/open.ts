@@ -1,12 +1,15 @@
 /**
  * The DNS transport that matches an opened source: a replay bundle's recorded
  * exchanges, the `dns-query` probe inside `--netns`, this process's sockets for
- * `--local`, a forwarded TCP channel for `--ssh` (when the SSH transport can open one).
+ * `--local`, a forwarded TCP channel for `--ssh` (when the SSH transport can open one),
+ * a Kubernetes port-forward to a CoreDNS pod for `--node`.
  */
 import { UserError } from '../errors.js';
+import type { KubeContext } from '../sources/k8s-client.js';
 import type { Transport } from '../sources/transport.js';
 import type { TcpOpener } from './engine.js';
 import { DirectDnsTransport, StreamDnsTransport } from './direct.js';
+import { PortForwardDnsTransport } from './portforward.js';
 import { ProbeDnsTransport } from './probe.js';
 import { ReplayDnsTransport } from './replay.js';
 import type { DnsTransport } from './transport.js';
@@ -15,9 +18,14 @@ function canOpenTcp(t: Transport): t is Transport & TcpOpener {
   return typeof (t as Partial<TcpOpener>).openTcp === 'function';
 }
 
+function kubeOf(t: Transport): KubeContext | undefined {
+  return (t as Transport & { kube?: KubeContext }).kube;
+}
+
 /**
  * Chooses the DNS transport for `transport`. Throws `UserError` for a source that cannot
- * ask DNS (kubectl-debug today, an SSH transport without `openTcp`).
+ * ask DNS (an SSH transport without `openTcp`, a kubectl-debug transport without its
+ * kubeconfig context).
  */
 export function dnsTransportFor(transport: Transport): DnsTransport {
   switch (transport.kind) {
@@ -33,6 +41,11 @@ export function dnsTransportFor(transport: Transport): DnsTransport {
     case 'ssh':
       if (canOpenTcp(transport)) return new StreamDnsTransport(transport, transport.label);
       throw new UserError('this SSH source cannot forward a TCP channel for DNS', 'use --dns-server with --local on a machine inside the cluster network');
+    case 'kubectl-debug': {
+      const kube = kubeOf(transport);
+      if (kube) return PortForwardDnsTransport.forKube(kube);
+      throw new UserError('this kubectl-debug source has no kubeconfig context to port-forward with');
+    }
     default:
       throw new UserError(`DNS questions are not supported over ${transport.kind} yet`, 'use --local, --netns or --ssh');
   }

@@ -21,11 +21,17 @@ export function questionKey(q: Pick<DnsQuery, 'server' | 'port' | 'qname' | 'qty
 /** Wraps `inner` and records every exchange it returns. */
 export class RecordingDnsTransport implements DnsTransport {
   readonly kind = 'recording' as const;
-  readonly label: string;
   private readonly recorded: DnsExchange[] = [];
 
-  constructor(private readonly inner: DnsTransport) {
-    this.label = inner.label;
+  constructor(private readonly inner: DnsTransport) {}
+
+  /** The inner transport's label, read each time (a port-forward names its pod once chosen). */
+  get label(): string {
+    return this.inner.label;
+  }
+
+  get note(): string | undefined {
+    return this.inner.note;
   }
 
   async query(q: DnsQuery, options: DnsQueryOptions = {}): Promise<DnsExchange> {

@@ -132,6 +132,7 @@ export async function resolveServiceDns(options: ResolveServiceDnsOptions): Prom
     }));
   }
   const notes = [TTL_NOTE];
+  if (dns.note) notes.unshift(dns.note);
   if (!serviceExists) notes.unshift(`no Service ${namespace}/${name} in the API objects: NXDOMAIN is expected`);
   return {
     namespace, name, fqdn: serviceFqdn(namespace, name, zone), zone, serviceExists, server, via: dns.label, checks, searches, notes,

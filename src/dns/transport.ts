@@ -1,10 +1,12 @@
 /**
- * How nodescope reaches a DNS server. Four implementations share {@link DnsTransport}:
+ * How nodescope reaches a DNS server. Five implementations share {@link DnsTransport}:
  * - {@link DirectDnsTransport} (`direct.ts`): this process's own UDP/TCP sockets (`--local`);
  * - {@link ProbeDnsTransport} (`probe.ts`): the declared `dns-query` probe, so the query
  *   leaves from inside the node's network namespace as a pod's would (`--netns`);
  * - {@link StreamDnsTransport} (`direct.ts`): DNS over TCP through a stream opened
  *   elsewhere, e.g. an SSH `forwardOut` channel (`--ssh`);
+ * - {@link PortForwardDnsTransport} (`portforward.ts`): DNS over TCP through a Kubernetes
+ *   port-forward to a CoreDNS pod (`--node`), around the node's ClusterIP DNAT;
  * - {@link ReplayDnsTransport} (`replay.ts`): the exchanges a capture recorded.
  * Each returns the same {@link DnsExchange} model.
  */
@@ -33,18 +35,20 @@ export interface DnsQueryOptions {
 }
 
 /** Which implementation a transport is. */
-export type DnsTransportKind = 'direct' | 'netns-probe' | 'tcp-stream' | 'replay' | 'recording';
+export type DnsTransportKind = 'direct' | 'netns-probe' | 'tcp-stream' | 'port-forward' | 'replay' | 'recording';
 
 /**
  * Asks DNS questions. `query` throws `UserError` for an invalid question (a name that
  * fails `validateDnsName`, a server that is not an IP address, a port outside 1–65535,
  * an unknown type) and never for a DNS or network failure, which is an outcome.
  * `label` says how the server is reached (`direct`, `netns:NAME`, `tcp-stream:HOST`,
- * `replay:DIR`).
+ * `port-forward to NS/POD:PORT`, `replay:DIR`). `note`, when set, says what this path
+ * leaves out compared with a pod's query (results carry it in their notes).
  */
 export interface DnsTransport {
   readonly kind: DnsTransportKind;
   readonly label: string;
+  readonly note?: string;
   query(q: DnsQuery, options?: DnsQueryOptions): Promise<DnsExchange>;
   close(): Promise<void>;
 }

@@ -13,13 +13,17 @@ import WebSocket from 'ws';
 import { statusFromBody } from './k8s-client.js';
 import type { ExecResult } from './transport.js';
 
-const PROTOCOLS = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
+/** Sub-protocols offered for exec, in preference order. */
+export const EXEC_PROTOCOLS: readonly string[] = ['v5.channel.k8s.io', 'v4.channel.k8s.io'];
 
 type Handler = ((stream: number, buff: Buffer) => boolean) | null;
 
-/** client-node's `WebSocketInterface`, answering a refused upgrade with a {@link K8sStatusError}. */
-class StatusAwareSockets {
-  constructor(private readonly kc: KubeConfig) {}
+/**
+ * client-node's `WebSocketInterface` (what `Exec` and `PortForward` take), offering
+ * `protocols` and answering a refused upgrade with a {@link K8sStatusError}.
+ */
+export class StatusAwareSockets {
+  constructor(private readonly kc: KubeConfig, private readonly protocols: readonly string[] = EXEC_PROTOCOLS) {}
 
   async connect(path: string, textHandler: ((text: string) => boolean) | null, binaryHandler: Handler): Promise<WebSocket> {
     const server = this.kc.getCurrentCluster()?.server ?? '';
@@ -27,7 +31,7 @@ class StatusAwareSockets {
     const opts: WebSocket.ClientOptions = {};
     await this.kc.applyToHTTPSOptions(opts);
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(uri, PROTOCOLS, opts);
+      const ws = new WebSocket(uri, [...this.protocols], opts);
       let open = false;
       ws.on('unexpected-response', (req, res) => {
         const chunks: Buffer[] = [];

@@ -91,7 +91,8 @@ export class KubectlDebugTransport implements Transport {
   private deleted: Promise<void> | undefined;
 
   constructor(
-    private readonly kube: KubeContext,
+    /** The API connection (also used by the DNS port-forward, src/dns/portforward.ts). */
+    readonly kube: KubeContext,
     readonly node: string,
     readonly pod: { readonly namespace: string; readonly name: string },
     private readonly now: () => number,
