@@ -69,7 +69,7 @@ export function podForServer(targets: ClusterDnsTargets, server: string): DnsPod
  * once a pod is chosen (before: `port-forward to a CoreDNS pod`). `query` throws
  * `UserError` for an invalid question, a server this path cannot reach, RBAC refusals
  * (listing the CoreDNS pods, `create pods/portforward`) and no Ready pod; a forward that
- * fails or closes early is an exchange with outcome `failed` and the reason.
+ * fails or closes early is an exchange with outcome `network-error` and the reason.
  */
 export class PortForwardDnsTransport implements DnsTransport {
   readonly kind = 'port-forward' as const;

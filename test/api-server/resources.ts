@@ -65,7 +65,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
   {
     resource: 'pods', group: '', version: 'v1', kind: 'Pod', listKind: 'PodList', singular: 'pod',
     namespaced: true, shortNames: ['po'], categories: ['all'], verbs: ['create', 'delete', 'get', 'list', 'watch'],
-    subresources: [{ name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] }],
+    subresources: [{ name: 'exec', kind: 'PodExecOptions', verbs: ['create', 'get'] }, { name: 'portforward', kind: 'PodPortForwardOptions', verbs: ['create', 'get'] }],
     fieldLabels: {
       ...META_FIELDS,
       'spec.nodeName': (o) => str(at(o, 'spec', 'nodeName')),

@@ -12,6 +12,8 @@
  *        (collections: list or `?watch=1`; also the legacy `/api/v1/watch/…` prefix)
  *   POST /api/v1/namespaces/NS/pods          DELETE /api/v1/namespaces/NS/pods/NAME
  *   GET  /api/v1/namespaces/NS/pods/NAME/exec  (WebSocket upgrade; see exec.ts)
+ *   GET|POST /api/v1/namespaces/NS/pods/NAME/portforward  (WebSocket `v4.channel.k8s.io`,
+ *        see portforward.ts; kubectl's SPDY/3.1, raw or tunnelled in a WebSocket, see spdy-portforward.ts)
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -24,7 +26,9 @@ import { STATUS_CODES } from 'node:http';
 import { WebSocketServer } from 'ws';
 import { parse as parseYaml } from 'yaml';
 import { generateCertificates } from './cert.js';
+import type { PodDialer } from './dial.js';
 import { EXEC_PROTOCOLS, runExecSession } from './exec.js';
+import { parsePorts, PORT_FORWARD_PROTOCOLS, runPortForwardSession } from './portforward.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { contentTypeOf, negotiate, type Negotiated } from './negotiate.js';
 import { decodeK8sProtobuf, ProtobufUnsupported } from './protobuf.js';
@@ -51,6 +55,8 @@ export interface ApiServerOptions {
   objects?: K8sList | readonly K8sObject[];
   /** Network namespace that exec commands run in (`ip netns exec NAME`); needs root. */
   netns?: string;
+  /** How a port-forward reaches a pod's port (e.g. `netnsDialer`); without it every forward fails on the error channel. */
+  portForward?: PodDialer;
   /** Milliseconds a created pod stays Pending before it turns Running (default 300). */
   podStartDelayMs?: number;
   /** Requests to deny with an RBAC-style 403 (initial set; see {@link ApiServerHandle.setForbidden}). */
@@ -396,7 +402,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       return sendJson(res, 200, r.legacy ? apiVersions(serverAddress) : apiGroupList());
     }
     const { info, namespace, name, sub } = r;
-    if (sub === 'exec') throw new StatusError(badRequest('Upgrade request required'));
+    if (sub === 'exec' || sub === 'portforward') throw new StatusError(badRequest('Upgrade request required'));
     const n = negotiate(req.headers.accept, false);
     const watch = r.legacyWatch || q.get('watch') === '1' || q.get('watch') === 'true';
     if (method === 'GET' && name === undefined) {
@@ -432,6 +438,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   };
 
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => EXEC_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
+  const pfWss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => PORT_FORWARD_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
   const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const record = (status: number) => log.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search, accept: req.headers.accept ?? '', status });
@@ -457,14 +464,37 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     try {
       const r = route(url.pathname);
       if (!authenticated(req)) throw new StatusError(unauthorized());
-      if (r.kind !== 'resource' || r.sub !== 'exec' || r.namespace === undefined || r.name === undefined) {
-        throw new StatusError(badRequest(`the recorded API server upgrades only pod exec requests (asked: ${upgrade} ${url.pathname})`));
+      if (r.kind !== 'resource' || (r.sub !== 'exec' && r.sub !== 'portforward') || r.namespace === undefined || r.name === undefined) {
+        throw new StatusError(badRequest(`the recorded API server upgrades only pod exec and portforward requests (asked: ${upgrade} ${url.pathname})`));
       }
       const { info, namespace, name } = r;
-      authorize('create', info, namespace, name, 'exec');
+      authorize('create', info, namespace, name, r.sub);
       const pod = store.get('pods', namespace, name);
       if (!pod) throw new StatusError(notFound('', 'pods', name));
       const phase = (pod['status'] as { phase?: string } | undefined)?.phase ?? '';
+      if (r.sub === 'portforward') {
+        if (phase !== 'Running') throw new StatusError(badRequest(`unable to upgrade connection: pod ${name} is not running (phase ${phase || 'Pending'})`));
+        let ports: number[];
+        try {
+          ports = parsePorts(url.searchParams.getAll('ports'));
+        } catch (e) {
+          throw new StatusError(badRequest((e as Error).message));
+        }
+        const target = { namespace, name, uid: pod.metadata.uid ?? '' };
+        if (upgrade.toLowerCase() !== 'websocket') {
+          throw new StatusError(badRequest(`the recorded API server speaks port-forward only over WebSockets (${PORT_FORWARD_PROTOCOLS.join(', ')}), not ${upgrade}`));
+        }
+        const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+        if (!PORT_FORWARD_PROTOCOLS.some((p) => offered.includes(p))) {
+          throw new StatusError(badRequest(`unable to upgrade: no supported sub-protocol among [${offered.join(' ')}]; this server speaks ${PORT_FORWARD_PROTOCOLS.join(', ')}`));
+        }
+        if (ports.length === 0) throw new StatusError(badRequest('query parameter "ports" is required'));
+        pfWss.handleUpgrade(req, socket, head, (ws) => {
+          record(101);
+          void runPortForwardSession(ws, { pod: target, ports, dial: opts.portForward });
+        });
+        return;
+      }
       if (phase === 'Succeeded' || phase === 'Failed') throw new StatusError(badRequest(`cannot exec into a container in a completed pod; current phase is ${phase}`));
       const spec = pod['spec'] as { containers?: { name: string }[]; ephemeralContainers?: { name: string }[] } | undefined;
       const names = [...(spec?.containers ?? []), ...(spec?.ephemeralContainers ?? [])].map((c) => c.name);
@@ -552,6 +582,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       for (const t of timers) clearTimeout(t);
       for (const stop of [...watches]) stop();
       for (const c of wss.clients) c.terminate();
+      for (const c of pfWss.clients) c.terminate();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const s of sockets) s.destroy();

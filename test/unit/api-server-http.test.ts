@@ -21,7 +21,7 @@ describe('discovery', () => {
   it('answers legacy discovery documents', async () => {
     const core = await api(server, '/api/v1');
     expect(core.json.kind).toBe('APIResourceList');
-    expect(core.json.resources.map((r: { name: string }) => r.name)).toEqual(['namespaces', 'nodes', 'pods', 'pods/exec', 'services']);
+    expect(core.json.resources.map((r: { name: string }) => r.name)).toEqual(['namespaces', 'nodes', 'pods', 'pods/exec', 'pods/portforward', 'services']);
     const groups = await api(server, '/apis');
     expect(groups.json.groups[0].preferredVersion.groupVersion).toBe('discovery.k8s.io/v1');
     expect((await api(server, '/api')).json.versions).toEqual(['v1']);

@@ -1,0 +1,234 @@
+/**
+ * Lab: DNS over `--node` through a Kubernetes port-forward. The recorded API server
+ * serves the lab's API objects and forwards `pods/portforward` for real: it dials
+ * `localhost:53` inside the CoreDNS pod's network namespace (as containerd does), where a
+ * real dnsmasq answers on 127.0.0.1 (a CoreDNS container listens on every address; the
+ * lab's own dnsmasq binds the pod IP only, so each coredns pod gets a second one on
+ * loopback here). Each pod's loopback server also answers `whoami.kube-system.svc…` with
+ * its own address, so a test can tell which pod a question reached.
+ *
+ * Checked: the real `kubectl port-forward` binary through the server (kubectl speaks
+ * SPDY/3.1, tunnelled in a WebSocket or raw), nodescope's client (dig, the Service
+ * resolution the DNS pane shows, the built binary), and the failures: RBAC forbidding
+ * `create pods/portforward`, no Ready CoreDNS pod, nothing listening in the pod.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runDigCommand, dig } from '../../src/dns/dig.js';
+import { dnsTransportFor } from '../../src/dns/open.js';
+import { PORT_FORWARD_NOTE } from '../../src/dns/portforward.js';
+import { resolveServiceDns } from '../../src/dns/resolve.js';
+import { UserError } from '../../src/errors.js';
+import type { ApiObjects } from '../../src/model/k8s.js';
+import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
+import { packageRoot } from '../../src/paths.js';
+import { closeSource, openSource, type OpenedSource } from '../../src/sources/open.js';
+import { netnsDialer, startApiServer, type ApiServerHandle, type K8sObject } from '../api-server/index.js';
+import { labAvailable } from '../helpers/lab.js';
+import { LAB_SCENARIO, labDown, labSpawn, labUp, nsExec, type LabHandle } from './lab.js';
+import { dnsmasqArgs } from './servers.js';
+
+const PREFIX = 'ndpf-';
+const canRun = labAvailable(['ip', 'nft', 'iptables-restore', 'curl', 'dnsmasq', 'conntrack', 'sysctl', 'openssl', 'socat']);
+const haveKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
+const CLI = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+const NODE = LAB_SCENARIO.nodeName;
+const ZONE = LAB_SCENARIO.clusterDomain;
+const DNS_PODS = LAB_SCENARIO.pods.filter((p) => p.role === 'dns');
+const WHOAMI = `whoami.kube-system.svc.${ZONE}`;
+/** The address `whoami` answers in the n-th CoreDNS pod. */
+const whoamiOf = (i: number) => `192.0.2.${i + 1}`;
+const svcIp = (name: string) => LAB_SCENARIO.services.find((s) => s.name === name)!.clusterIP;
+const KUBE_DNS_IP = svcIp('kube-dns');
+const quiet = { progress: () => undefined };
+
+let lab: LabHandle;
+let server: ApiServerHandle;
+let source: OpenedSource;
+let api: ApiObjects;
+let home: string;
+const savedKubeconfig = process.env['KUBECONFIG'];
+
+/** The kube-dns EndpointSlice, for edits that are undone afterwards. */
+function kubeDnsSlice(): K8sObject {
+  return server.list('endpointslices').find((s) => s.metadata.labels?.['kubernetes.io/service-name'] === 'kube-dns')!;
+}
+
+/** Runs `edit` on the kube-dns slice for the duration of `body`, then restores it. */
+async function withSlice<T>(edit: (slice: K8sObject) => void, body: () => Promise<T>): Promise<T> {
+  const before = structuredClone(kubeDnsSlice());
+  const ref = { kind: 'EndpointSlice', namespace: 'kube-system', name: before.metadata.name! };
+  server.mutate(ref, (s) => edit(s));
+  try {
+    return await body();
+  } finally {
+    server.mutate(ref, before);
+  }
+}
+
+function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { env: { ...process.env, KUBECONFIG: server.kubeconfigPath, HOME: home, NO_COLOR: '1', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+beforeAll(async () => {
+  if (!canRun) return;
+  lab = await labUp('iptables', { prefix: PREFIX });
+  const nsByPod = new Map(LAB_SCENARIO.pods.map((p) => [`${p.namespace}/${p.name}`, lab.podNs(p.key)]));
+  for (const [i, pod] of DNS_PODS.entries()) {
+    const args = dnsmasqArgs(LAB_SCENARIO, '127.0.0.1', { records: [{ name: WHOAMI, addresses: [whoamiOf(i)] }] });
+    await labSpawn(lab.names, `dns-lo-${pod.key}`, lab.podNs(pod.key), args);
+  }
+  server = await startApiServer({
+    objectsFile: lab.apiObjectsPath, netns: lab.names.node, podStartDelayMs: 100,
+    portForward: netnsDialer((pod) => nsByPod.get(`${pod.namespace}/${pod.name}`)),
+  });
+  process.env['KUBECONFIG'] = server.kubeconfigPath;
+  home = mkdtempSync(path.join(tmpdir(), 'nodescope-pf-home-'));
+  source = await openSource({ node: NODE }, quiet);
+  api = parseK8sObjects(source.apiText!, 'api').value;
+  // The loopback servers answer before the tests start.
+  for (const pod of DNS_PODS) {
+    const deadline = Date.now() + 10_000;
+    while ((await nsExec(lab.podNs(pod.key), ['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/53'])).exitCode !== 0) {
+      if (Date.now() > deadline) throw new Error(`no DNS server on 127.0.0.1:53 in ${pod.name}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}, 180_000);
+
+afterAll(async () => {
+  if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
+  else process.env['KUBECONFIG'] = savedKubeconfig;
+  if (!canRun) return;
+  if (source) await closeSource(source);
+  await server?.close();
+  await labDown({ prefix: PREFIX });
+  rmSync(home, { recursive: true, force: true });
+}, 60_000);
+
+describe.runIf(canRun)('DNS over --node through a port-forward to CoreDNS', () => {
+  it('dig: the kube-dns ClusterIP question is answered by the first Ready CoreDNS pod, through pods/portforward, with no exec on the node', async () => {
+    const dns = dnsTransportFor(source.transport);
+    const before = server.requests().length;
+    const r = await dig({ name: `web.default.svc.${ZONE}`, dns, api });
+    const [first] = DNS_PODS;
+    expect(r.exchange).toMatchObject({ outcome: 'answer', rcode: 'NOERROR', transport: 'tcp', server: KUBE_DNS_IP, via: `port-forward to kube-system/${first!.name}:53` });
+    expect(r.exchange.answers.map((a) => a.data)).toEqual([svcIp('web')]);
+    expect(r.check?.verdict).toBe('ok');
+    expect(r.note).toBe(PORT_FORWARD_NOTE);
+    const asked = server.requests().slice(before);
+    expect(asked.filter((q) => q.path.endsWith('/portforward')).map((q) => [q.path, q.query, q.status])).toEqual([
+      [`/api/v1/namespaces/kube-system/pods/${first!.name}/portforward`, '?ports=53', 101],
+    ]);
+    expect(asked.some((q) => q.path.endsWith('/exec'))).toBe(false);
+    // The answer came from that pod's server, not through the ClusterIP.
+    const who = await dig({ name: WHOAMI, dns, api });
+    expect(who.exchange.answers.map((a) => a.data)).toEqual([whoamiOf(0)]);
+    await dns.close();
+  });
+
+  it('a question for a CoreDNS pod\'s own IP goes to that pod', async () => {
+    const dns = dnsTransportFor(source.transport);
+    const second = DNS_PODS[1]!;
+    const r = await dig({ name: WHOAMI, dns, api, server: second.ip });
+    expect(r.exchange.via).toBe(`port-forward to kube-system/${second.name}:53`);
+    expect(r.exchange.answers.map((a) => a.data)).toEqual([whoamiOf(1)]);
+    await expect(dig({ name: WHOAMI, dns, api, server: '10.244.0.23' })).rejects.toThrow(/cannot be asked/);
+  });
+
+  it('the DNS pane\'s resolution of a Service says the path and that the ClusterIP DNAT is skipped', async () => {
+    const dns = dnsTransportFor(source.transport);
+    const r = await resolveServiceDns({ api, service: 'default/web', dns, query: { timeoutMs: 2000, tries: 1 } });
+    expect(r.via).toBe(`port-forward to kube-system/${DNS_PODS[0]!.name}:53`);
+    expect(r.notes).toContain(PORT_FORWARD_NOTE);
+    const a = r.checks.find((c) => c.exchange.qtype === 'A')!;
+    expect(a.verdict).toBe('ok');
+    // The search expansion a pod would send (`web` → web.default.svc.cluster.local) went the same way.
+    expect(r.searches[0]!.answeredBy).toBe(`web.default.svc.${ZONE}.`);
+    expect(r.searches[0]!.steps.flatMap((s) => s.exchanges).every((x) => x.via === r.via)).toBe(true);
+  });
+
+  it('RBAC forbidding create pods/portforward is a UserError naming verb, resource and namespace', async () => {
+    server.setForbidden([{ verb: 'create', resource: 'pods/portforward' }]);
+    try {
+      const dns = dnsTransportFor(source.transport);
+      const e = await dig({ name: `web.default.svc.${ZONE}`, dns, api }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(UserError);
+      expect((e as UserError).message).toMatch(/"create" on "pods\/portforward" in namespace "kube-system"/);
+      expect((e as UserError).hint).toMatch(/kubectl auth can-i create pods\/portforward -n kube-system/);
+    } finally {
+      server.setForbidden([]);
+    }
+  });
+
+  it('no Ready CoreDNS pod: the ClusterIP question is a UserError; a pod IP may still be asked', async () => {
+    await withSlice(
+      (s) => {
+        for (const ep of s['endpoints'] as { conditions: { ready: boolean } }[]) ep.conditions.ready = false;
+      },
+      async () => {
+        const dns = dnsTransportFor(source.transport);
+        const e = await dig({ name: `web.default.svc.${ZONE}`, dns, api }).catch((x: unknown) => x);
+        expect(e).toBeInstanceOf(UserError);
+        expect((e as UserError).message).toMatch(new RegExp(`no Ready CoreDNS pod behind ${KUBE_DNS_IP.replace(/\./g, '\\.')}`));
+        const r = await dig({ name: WHOAMI, dns, api, server: DNS_PODS[0]!.ip });
+        expect(r.exchange.answers.map((a) => a.data)).toEqual([whoamiOf(0)]);
+      },
+    );
+  });
+
+  it('nothing listening on the pod\'s port: a network-error exchange carrying the dial error, not a crash', async () => {
+    await withSlice(
+      (s) => {
+        for (const p of s['ports'] as { name: string; port: number }[]) p.port = 5353;
+      },
+      async () => {
+        const dns = dnsTransportFor(source.transport);
+        const r = await dig({ name: `web.default.svc.${ZONE}`, dns, api, query: { timeoutMs: 3000, tries: 1 } });
+        expect(r.exchange.outcome).toBe('network-error');
+        expect(r.exchange.via).toBe(`port-forward to kube-system/${DNS_PODS[0]!.name}:5353`);
+        expect(r.exchange.error).toMatch(/error forwarding port 5353 to pod .*failed to connect to localhost:5353 inside namespace .*Connection refused/);
+      },
+    );
+  });
+
+  it('runDigCommand prints the path and the note (text and JSON)', async () => {
+    const dns = dnsTransportFor(source.transport);
+    const text = await runDigCommand({ name: `web.default.svc.${ZONE}`, dns, api });
+    expect(text).toContain(`@${KUBE_DNS_IP} via port-forward to kube-system/${DNS_PODS[0]!.name}:53`);
+    expect(text).toContain(`;; NOTE: ${PORT_FORWARD_NOTE}`);
+    const json = JSON.parse(await runDigCommand({ name: `web.default.svc.${ZONE}`, dns, api, format: 'json' })) as { note: string; exchange: { via: string } };
+    expect(json.note).toBe(PORT_FORWARD_NOTE);
+    expect(json.exchange.via).toBe(`port-forward to kube-system/${DNS_PODS[0]!.name}:53`);
+  });
+
+  it.runIf(existsSync(CLI))('the built binary: dig --node answers through the port-forward and deletes its debug pod', async () => {
+    const r = await run(process.execPath, [CLI, 'dig', `web.default.svc.${ZONE}`, '--node', NODE]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(`via port-forward to kube-system/${DNS_PODS[0]!.name}:53`);
+    expect(r.stdout).toMatch(new RegExp(`web\\.default\\.svc\\.cluster\\.local\\.\\t\\d+\\tIN\\tA\\t${svcIp('web').replace(/\./g, '\\.')}`));
+    expect(r.stdout).toContain(';; NOTE: asked through a port-forward');
+    expect(server.pods().filter((p) => p.metadata.labels?.['app.kubernetes.io/managed-by'] === 'nodescope' && p.metadata.name !== (source.transport as { pod?: { name: string } }).pod?.name)).toEqual([]);
+  });
+
+  it.runIf(existsSync(CLI))('the built binary: a forbidden port-forward exits 1 with the RBAC message', async () => {
+    server.setForbidden([{ verb: 'create', resource: 'pods/portforward' }]);
+    try {
+      const r = await run(process.execPath, [CLI, 'dig', `web.default.svc.${ZONE}`, '--node', NODE]);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/"create" on "pods\/portforward" in namespace "kube-system"/);
+    } finally {
+      server.setForbidden([]);
+    }
+  });
+});
