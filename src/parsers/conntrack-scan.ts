@@ -5,6 +5,11 @@
  */
 import { formatIpv6Groups, parseIpv6Groups } from '../model/conntrack.js';
 
+// The IPv4 table starts small (most captures are small) and doubles up to this many
+// slots (a million-flow table of a large cluster has some 300,000 distinct addresses).
+const V4_MIN_SLOTS = 1 << 12;
+const V4_MAX_SLOTS = 1 << 20;
+
 /**
  * Per-parse memo of canonical address text: entries with equal addresses share
  * one string, which keeps a million-entry table compact (small bigint counters
@@ -12,7 +17,12 @@ import { formatIpv6Groups, parseIpv6Groups } from '../model/conntrack.js';
  * does not grow it without limit.
  */
 export class ConntrackInterner {
-  private readonly v4 = new Map<number, string>();
+  // IPv4 by value in an open-addressing table (a Map costs a hashing builtin call per
+  // address, four per line); emptied when three quarters full at its largest.
+  private v4Keys = new Int32Array(V4_MIN_SLOTS);
+  private v4Texts: (string | undefined)[] = new Array<string | undefined>(V4_MIN_SLOTS).fill(undefined);
+  private v4Shift = 32 - Math.log2(V4_MIN_SLOTS);
+  private v4Count = 0;
   private readonly v6 = new Map<string, string>();
   private static readonly MAX = 1 << 16;
 
@@ -22,15 +32,7 @@ export class ConntrackInterner {
    */
   address(s: string, from: number, to: number): string | undefined {
     const n = ipv4Range(s, from, to);
-    if (n >= 0) {
-      const key = n | 0;
-      const hit = this.v4.get(key);
-      if (hit !== undefined) return hit;
-      if (this.v4.size >= ConntrackInterner.MAX) this.v4.clear();
-      const text = s.slice(from, to);
-      this.v4.set(key, text);
-      return text;
-    }
+    if (n >= 0) return this.ipv4(s, from, to, n | 0);
     const text = s.slice(from, to);
     if (text.indexOf(':') < 0) return undefined;
     const hit = this.v6.get(text);
@@ -44,6 +46,56 @@ export class ConntrackInterner {
     this.v6.set(text, shared);
     this.v6.set(canonical, shared);
     return shared;
+  }
+
+  /** The text of the IPv4 address `s[from, to)`, whose value (as int32) is `key`. */
+  ipv4(s: string, from: number, to: number, key: number): string {
+    const keys = this.v4Keys;
+    const texts = this.v4Texts;
+    const mask = texts.length - 1;
+    let slot = Math.imul(key, 0x9e3779b1) >>> this.v4Shift;
+    for (;;) {
+      const hit = texts[slot];
+      if (hit === undefined) break;
+      if (keys[slot] === key) return hit;
+      slot = (slot + 1) & mask;
+    }
+    const text = s.slice(from, to);
+    if (this.v4Count >= (texts.length >> 2) * 3) {
+      this.grow();
+      this.put(key, text);
+    } else {
+      keys[slot] = key;
+      texts[slot] = text;
+    }
+    this.v4Count++;
+    return text;
+  }
+
+  private grow(): void {
+    const oldKeys = this.v4Keys;
+    const oldTexts = this.v4Texts;
+    const size = oldTexts.length >= V4_MAX_SLOTS ? V4_MAX_SLOTS : oldTexts.length * 2;
+    this.v4Keys = new Int32Array(size);
+    this.v4Texts = new Array<string | undefined>(size).fill(undefined);
+    this.v4Shift = 32 - Math.log2(size);
+    this.v4Count = 0;
+    if (size === oldTexts.length) return; // at the bound: start again, empty
+    for (let k = 0; k < oldTexts.length; k++) {
+      const t = oldTexts[k];
+      if (t !== undefined) {
+        this.put(oldKeys[k]!, t);
+        this.v4Count++;
+      }
+    }
+  }
+
+  private put(key: number, text: string): void {
+    const mask = this.v4Texts.length - 1;
+    let slot = Math.imul(key, 0x9e3779b1) >>> this.v4Shift;
+    while (this.v4Texts[slot] !== undefined) slot = (slot + 1) & mask;
+    this.v4Keys[slot] = key;
+    this.v4Texts[slot] = text;
   }
 }
 
@@ -71,8 +123,10 @@ function ipv4Range(s: string, from: number, to: number): number {
   return value * 256 + octet;
 }
 
-// Counters below 1024 (most packet counts) share one bigint each.
-const SMALL_BIGINTS: readonly bigint[] = Array.from({ length: 1024 }, (_, i) => BigInt(i));
+// Counters below 65536 (most packet and many byte counts) share one bigint each,
+// made on first use: a million-entry table then holds a few thousand counters, not millions.
+const SMALL_BIGINT_LIMIT = 1 << 16;
+const SMALL_BIGINTS: (bigint | undefined)[] = new Array<bigint | undefined>(SMALL_BIGINT_LIMIT).fill(undefined);
 
 /** Largest unsigned 32-bit value (mark, id, use, zone, timeout are `%u`). */
 export const U32_MAX = 4294967295;
@@ -122,7 +176,10 @@ export function parseCounter(s: string, from: number, to: number): bigint | unde
     v = v * 10 + (c - 48);
   }
   // Up to 15 digits the double is exact; beyond, let BigInt read the digits.
-  if (n <= 15) return v < SMALL_BIGINTS.length ? SMALL_BIGINTS[v] : BigInt(v);
+  if (n <= 15) {
+    if (v >= SMALL_BIGINT_LIMIT) return BigInt(v);
+    return (SMALL_BIGINTS[v] ??= BigInt(v));
+  }
   const big = BigInt(s.slice(from, to));
   return big > 0xffffffffffffffffn ? undefined : big;
 }

@@ -25,6 +25,7 @@ import type {
   ConntrackTrailerAction,
   ConntrackTrailerUnit,
 } from '../model/conntrack.js';
+import { parseConntrackFast } from './conntrack-fast.js';
 import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
 
 export { formatConntrackEntry, formatConntrackTable } from './conntrack-format.js';
@@ -115,6 +116,19 @@ class ConntrackParseState {
   private report(d: Diagnostic): void {
     if (this.diagnostics.length < CONNTRACK_MAX_DIAGNOSTICS) this.diagnostics.push(d);
     else this.suppressed++;
+  }
+
+  /**
+   * The fast path for `text[from, end)` (a line without its `\n`, free of NULs and
+   * summaries): true when it was an entry of the common shape and has been added.
+   */
+  pushFast(text: string, from: number, end: number, lineNo: number): boolean {
+    if (this.pending !== undefined) return false;
+    if (end > from && text.charCodeAt(end - 1) === 13) end--;
+    const entry = parseConntrackFast(text, from, end, lineNo, this.interner);
+    if (entry === undefined) return false;
+    this.entries.push(entry);
+    return true;
   }
 
   push(rawLine: string, lineNo: number): void {
@@ -226,11 +240,18 @@ export function parseConntrack(text: string, origin: string): ParseResult<Conntr
   const n = text.length;
   let pos = 0;
   let lineNo = 0;
+  // Lines holding a summary or a NUL go the general way; both are searched for once
+  // in the whole text rather than once per line.
+  let nextTag = text.indexOf(TRAILER_TAG);
+  let nextNul = text.indexOf('\u0000');
   while (pos < n) {
     let nl = text.indexOf('\n', pos);
     if (nl < 0) nl = n;
     lineNo++;
-    state.push(text.slice(pos, nl), lineNo);
+    if (nextTag >= 0 && nextTag < pos) nextTag = text.indexOf(TRAILER_TAG, pos);
+    if (nextNul >= 0 && nextNul < pos) nextNul = text.indexOf('\u0000', pos);
+    const plainLine = (nextTag < 0 || nextTag >= nl) && (nextNul < 0 || nextNul >= nl);
+    if (!plainLine || !state.pushFast(text, pos, nl, lineNo)) state.push(text.slice(pos, nl), lineNo);
     pos = nl + 1;
   }
   return state.finish();
