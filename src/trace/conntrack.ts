@@ -24,9 +24,11 @@ function sameAddr(a: string, b: string): boolean {
 }
 
 function tupleMatches(t: ConntrackTuple, h: PacketHeader): boolean {
-  if (!sameAddr(t.src, h.src) || !sameAddr(t.dst, h.dst)) return false;
-  if (h.proto === 'icmp' || h.proto === 'icmpv6') return t.icmpType === h.icmpType && t.icmpCode === h.icmpCode && t.icmpId === h.icmpId;
-  return t.sport === h.sport && t.dport === h.dport;
+  // Numbers first: they rule out almost every flow without parsing an address.
+  if (h.proto === 'icmp' || h.proto === 'icmpv6') {
+    if (t.icmpType !== h.icmpType || t.icmpCode !== h.icmpCode || t.icmpId !== h.icmpId) return false;
+  } else if (t.sport !== h.sport || t.dport !== h.dport) return false;
+  return sameAddr(t.src, h.src) && sameAddr(t.dst, h.dst);
 }
 
 /** ICMP echo reply types that answer a request (RFC 792 / RFC 4443): 8 → 0, 128 → 129. */
@@ -34,10 +36,33 @@ const ICMP_REPLY_TYPE: Readonly<Record<number, number>> = { 8: 0, 128: 129, 13: 
 
 /**
  * The captured flow whose original or reply tuple is the packet's 5-tuple (protocol,
- * addresses, ports; type/code/id for ICMP), or null. Zones are not compared (all flows
+ * addresses, ports; type/code/id for ICMP), or null: the first such entry in table
+ * order, its original tuple before its reply tuple. Zones are not compared (all flows
  * are taken as zone 0).
+ *
+ * The first lookups in an `entries` array scan it ({@link findFlowLinear}, numbers
+ * compared before addresses); from the {@link INDEX_AFTER_LOOKUPS}th on, an index by ports
+ * (ICMP: type, code, id) built once for that array answers (kept in a WeakMap), with the
+ * same result. A one-off walk (or a table replaced every refresh) never pays for the
+ * index; repeated walks on one capture do not rescan it. `indexed: false` always scans.
  */
-export function findFlow(entries: readonly ConntrackEntry[], h: PacketHeader): FlowMatch | null {
+export function findFlow(entries: readonly ConntrackEntry[], h: PacketHeader, indexed = true): FlowMatch | null {
+  const key = indexed ? headerKey(h) : null;
+  if (key === null) return findFlowLinear(entries, h);
+  const index = flowIndexOf(entries);
+  if (index === null) return findFlowLinear(entries, h);
+  let slot = (isIcmp(h.proto) ? index.icmp : index.ports).get(key);
+  while (slot !== undefined && slot >= 0) {
+    const entry = entries[slot >> 1]!;
+    const direction = (slot & 1) === 0 ? 'original' : 'reply';
+    if (entry.proto === h.proto && entry.family === h.family && tupleMatches(direction === 'original' ? entry.orig : entry.reply, h)) return { entry, direction };
+    slot = index.next[slot]!;
+  }
+  return null;
+}
+
+/** {@link findFlow} by a scan of every entry in order (the reference the index must agree with). */
+export function findFlowLinear(entries: readonly ConntrackEntry[], h: PacketHeader): FlowMatch | null {
   for (const entry of entries) {
     if (entry.proto !== h.proto) continue;
     if (entry.family !== h.family) continue;
@@ -45,6 +70,75 @@ export function findFlow(entries: readonly ConntrackEntry[], h: PacketHeader): F
     if (tupleMatches(entry.reply, h)) return { entry, direction: 'reply' };
   }
   return null;
+}
+
+/** Lookups in one conntrack table answered by a scan before its index is built. */
+export const INDEX_AFTER_LOOKUPS = 8;
+
+/**
+ * Candidate tuples by their numbers: `ports` by sport·65536+dport (every protocol but
+ * ICMP), `icmp` by type·2^32+code·2^16+id. A slot is entry·2 (original tuple) or
+ * entry·2+1 (reply tuple); the map holds a key's first slot and `next` the following one
+ * (−1 at the end), in table order with an entry's original tuple before its reply tuple,
+ * so the first candidate whose tuple matches is the entry a linear scan finds first.
+ */
+interface FlowIndex {
+  readonly ports: Map<number, number>;
+  readonly icmp: Map<number, number>;
+  readonly next: Int32Array;
+}
+
+const flowIndexes = new WeakMap<readonly ConntrackEntry[], FlowIndex | number>();
+
+const isIcmp = (proto: string) => proto === 'icmp' || proto === 'icmpv6';
+
+function portKey(sport: number | null | undefined, dport: number | null | undefined): number | null {
+  return typeof sport === 'number' && typeof dport === 'number' && Number.isInteger(sport) && Number.isInteger(dport) && sport >= 0 && sport < 65536 && dport >= 0 && dport < 65536 ? sport * 65536 + dport : null;
+}
+
+function icmpKey(type: number | null | undefined, code: number | null | undefined, id: number | null | undefined): number | null {
+  const ok = (n: number | null | undefined, max: number): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n < max;
+  return ok(type, 256) && ok(code, 256) && ok(id, 65536) ? type * 2 ** 32 + code * 65536 + id : null;
+}
+
+/** The packet's key; null when it has none (then the linear scan decides, as before). */
+function headerKey(h: PacketHeader): number | null {
+  return isIcmp(h.proto) ? icmpKey(h.icmpType, h.icmpCode, h.icmpId) : portKey(h.sport, h.dport);
+}
+
+/** The index of `entries` once it has been looked up {@link INDEX_AFTER_LOOKUPS} times, else null. */
+function flowIndexOf(entries: readonly ConntrackEntry[]): FlowIndex | null {
+  const seen = flowIndexes.get(entries) ?? 0;
+  if (typeof seen !== 'number') return seen;
+  if (seen + 1 < INDEX_AFTER_LOOKUPS) {
+    flowIndexes.set(entries, seen + 1);
+    return null;
+  }
+  const index = buildFlowIndex(entries);
+  flowIndexes.set(entries, index);
+  return index;
+}
+
+function buildFlowIndex(entries: readonly ConntrackEntry[]): FlowIndex {
+  const ports = new Map<number, number>();
+  const icmp = new Map<number, number>();
+  const next = new Int32Array(entries.length * 2);
+  // Backwards, each slot put in front of its key's list: the lists end up in table order.
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const entry = entries[i]!;
+    const icmpEntry = isIcmp(entry.proto);
+    const map = icmpEntry ? icmp : ports;
+    for (let d = 1; d >= 0; d--) {
+      const t = d === 0 ? entry.orig : entry.reply;
+      // A tuple without a key cannot equal a packet's numbers (undefined ≠ number): left out.
+      const key = icmpEntry ? icmpKey(t.icmpType, t.icmpCode, t.icmpId) : portKey(t.sport, t.dport);
+      if (key === null) continue;
+      const slot = i * 2 + d;
+      next[slot] = map.get(key) ?? -1;
+      map.set(key, slot);
+    }
+  }
+  return { ports, icmp, next };
 }
 
 /** The state a rule sees for a packet of a known flow (`resolve_normal_ct`). */

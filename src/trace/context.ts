@@ -145,14 +145,32 @@ export interface StepFields {
   readonly branches?: readonly TraceBranch[] | null;
 }
 
-/** Steps one walk may take before it is stopped as a loop (rules, policies, stations). */
-export const MAX_STEPS = 20_000;
+/** Where a chain's rule steps happen: backend, family, table, priority (fields of {@link StepFields}). */
+export interface RuleWhere {
+  readonly backend: StepBackend;
+  readonly family: string;
+  readonly table: string;
+  readonly priority: number;
+}
+
+/**
+ * Chain entries one walk may make before it is stopped as a jump loop: every base chain
+ * run, `-j`/`-g`, nft `jump`/`goto`. A walk that enters no chain again only moves forward
+ * through finite rule lists, so only repeated entries can loop; rule counts do not matter
+ * (a 25,000-Service KUBE-SERVICES is one entry).
+ */
+export const MAX_CHAIN_ENTRIES = 10_000;
+
+/** Steps one walk may record at most: a safety net behind {@link MAX_CHAIN_ENTRIES}. */
+export const MAX_STEPS = 5_000_000;
 
 /** Everything a walk carries from hook to hook. */
 export class WalkContext {
   readonly steps: TraceStep[] = [];
   readonly notes: string[] = [];
   hook: NetfilterHook | null = null;
+  /** Chains entered so far (see {@link MAX_CHAIN_ENTRIES}). */
+  chainEntries = 0;
   readonly flow: FlowFacts = {
     tracked: 'not-yet',
     direction: null,
@@ -167,13 +185,48 @@ export class WalkContext {
     dstNatDone: false,
     srcNatDone: false,
   };
+  /** The header of the last step, reused while the packet has not changed. */
+  private lastHeader: PacketHeader | null = null;
 
+  /**
+   * `indexed`: evaluators may use the indexes built once per capture (rule prefilters,
+   * the conntrack index); false evaluates every rule in full and scans every flow.
+   */
   constructor(
     readonly input: TraceInput,
     readonly net: NetView,
     readonly pkt: WalkPacket,
     readonly branch: BranchChoice,
+    readonly indexed = true,
   ) {}
+
+  /** The packet's header now: the previous step's object when no field changed (steps never mutate it). */
+  private header(): PacketHeader {
+    const h = this.lastHeader;
+    const p = this.pkt;
+    if (
+      h !== null &&
+      h.src === p.src &&
+      h.dst === p.dst &&
+      h.sport === p.sport &&
+      h.dport === p.dport &&
+      h.mark === p.mark &&
+      h.iif === p.iif &&
+      h.oif === p.oif &&
+      h.ct === p.ct &&
+      h.proto === p.proto &&
+      h.family === p.family &&
+      h.icmpType === p.icmpType &&
+      h.icmpCode === p.icmpCode &&
+      h.icmpId === p.icmpId &&
+      h.tcpFlags === p.tcpFlags &&
+      h.randomSport === p.randomSport
+    ) {
+      return h;
+    }
+    this.lastHeader = p.header();
+    return this.lastHeader;
+  }
 
   /** Appends a step with the packet as it is now; returns it. Throws BugError past {@link MAX_STEPS}. */
   record(f: StepFields): TraceStep {
@@ -193,7 +246,7 @@ export class WalkContext {
       matched: f.matched ?? null,
       verdict: f.verdict ?? null,
       reason: f.reason,
-      header: this.pkt.header(),
+      header: this.header(),
       counters: f.counters ?? null,
       branches: f.branches ?? null,
     };
@@ -201,7 +254,46 @@ export class WalkContext {
     return step;
   }
 
-  /** True when the walk may run more rules (a loop guard for evaluators). */
+  /**
+   * {@link record} of a rule that did not match, without the intermediate fields object
+   * (the steps of a 10,000-rule chain are mostly these): the same step `record` makes
+   * from `{ ...where, kind: 'rule', chain, ruleIndex, handle, ruleText, counters, matched: false, reason }`.
+   */
+  recordMiss(where: RuleWhere, chain: string, ruleIndex: number, handle: number | null, ruleText: string, counters: StepCounters | null, reason: string): void {
+    if (this.steps.length >= MAX_STEPS) throw new BugError(`the walk took more than ${MAX_STEPS} steps (a rule loop?)`);
+    this.steps.push({
+      index: this.steps.length,
+      kind: 'rule',
+      backend: where.backend,
+      hook: this.hook,
+      family: where.family,
+      table: where.table,
+      chain,
+      priority: where.priority,
+      ruleIndex,
+      handle,
+      ruleText,
+      matched: false,
+      verdict: null,
+      reason,
+      header: this.header(),
+      counters,
+      branches: null,
+    });
+  }
+
+  /**
+   * Counts the entry into `chain` (a base chain run, a jump or goto); returns the reason to
+   * stop when the walk has entered more than {@link MAX_CHAIN_ENTRIES} chains (a jump loop),
+   * else null.
+   */
+  enterChain(chain: string): string | null {
+    this.chainEntries++;
+    if (this.chainEntries <= MAX_CHAIN_ENTRIES) return null;
+    return `the walk entered chains more than ${MAX_CHAIN_ENTRIES} times (the last was ${chain}): a jump loop`;
+  }
+
+  /** True when the walk may record more steps (a safety net for evaluators). */
   budgetLeft(): boolean {
     return this.steps.length < MAX_STEPS - 10;
   }

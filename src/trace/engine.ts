@@ -27,9 +27,13 @@ import type { PacketHeader, TraceConntrack, TraceReply, TraceResult, TraceTuple,
 /**
  * Options of a walk.
  * - `branch`: which outcome of a random rule to follow (default: the first);
+ * - `indexed`: use the lookups built once per capture (iptables rule prefilters, the
+ *   conntrack index by ports; default true). `false` evaluates every rule in full and
+ *   scans every conntrack entry: slower, the same result (the reference tests compare).
  */
 export interface WalkOptions {
   readonly branch?: BranchChoice;
+  readonly indexed?: boolean;
 }
 
 /** A verdict under construction (the step index is filled in at the end). */
@@ -199,7 +203,7 @@ export function walkPacket(input: TraceInput, spec: PacketSpec, options: WalkOpt
   const branch = options.branch ?? { kind: 'first' };
   const entry = resolveEntry(spec, net);
   const header = entryHeader(spec, entry.src, entry.iif);
-  const ctx = new WalkContext(input, net, new WalkPacket(header), branch);
+  const ctx = new WalkContext(input, net, new WalkPacket(header), branch, options.indexed ?? true);
   const rec: FlowRecord = { match: null, original: null, confirmed: false };
   let ending: Ending;
   if (input.routes.length === 0) {

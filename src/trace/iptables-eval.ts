@@ -18,6 +18,7 @@ import { formatRule } from '../parsers/iptables-format.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
 import { evalIptablesMatches } from './iptables-match.js';
+import { chainPrefilters, prefilterReject, type Prefilter } from './iptables-prefilter.js';
 import type { TraceBranch } from './types.js';
 import { parseMarkMask, parseNatTarget } from './values.js';
 
@@ -27,6 +28,26 @@ interface Frame {
   readonly chain: IptablesChain;
   pos: number;
   readonly nft: NftChain | null;
+  /** The chain's rule prefilters (null when the walk runs without indexes). */
+  readonly filters: readonly (Prefilter | null)[] | null;
+  /** The chain's rule texts, by position (filled as rules are met). */
+  readonly texts: (string | undefined)[];
+}
+
+const chainTexts = new WeakMap<IptablesChain, (string | undefined)[]>();
+
+function frameOf(ctx: WalkContext, chain: IptablesChain, nft: NftChain | null): Frame {
+  let texts = chainTexts.get(chain);
+  if (!texts) {
+    texts = new Array<string | undefined>(chain.rules.length);
+    chainTexts.set(chain, texts);
+  }
+  return { chain, pos: 0, nft, filters: ctx.indexed ? chainPrefilters(chain) : null, texts };
+}
+
+/** {@link iptablesRuleText} of the rule at `pos` of the frame's chain, kept by position. */
+function textAt(frame: Frame, pos: number): string {
+  return (frame.texts[pos] ??= iptablesRuleText(frame.chain.rules[pos]!));
 }
 
 /** A random branch group being followed in a chain: which rule ends it, which was chosen. */
@@ -88,6 +109,7 @@ function branchGroup(ctx: WalkContext, item: IptablesItem, frame: Frame, start: 
   const members: { rule: number; p: number | null }[] = [];
   for (let j = start; j < rules.length; j++) {
     const rule = rules[j]!;
+    if (frame.filters !== null && prefilterReject(frame.filters[j]!, ctx.pkt) !== null) continue;
     const v = evalIptablesMatches(ctx, rule);
     if (v.kind === 'unsupported') break;
     if (v.kind === 'nomatch') continue;
@@ -200,11 +222,13 @@ function handleOf(frame: Frame, rule: IptablesRule): number | null {
  */
 export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOutcome {
   const base = item.chain;
-  const stack: Frame[] = [{ chain: base, pos: 0, nft: item.nftChain }];
+  const stack: Frame[] = [frameOf(ctx, base, item.nftChain)];
   const groups = new Map<IptablesChain, BranchGroup>();
   const common = { backend: 'iptables' as const, family: item.family, table: item.table, priority: item.priority };
+  const loop = ctx.enterChain(base.name);
+  if (loop !== null) return { kind: 'unsupported', reason: loop };
   while (stack.length > 0) {
-    if (!ctx.budgetLeft()) return { kind: 'unsupported', reason: 'too many rules: a jump loop?' };
+    if (!ctx.budgetLeft()) return { kind: 'unsupported', reason: 'too many steps: a jump loop?' };
     const frame = stack[stack.length - 1]!;
     const chain = frame.chain;
     if (frame.pos >= chain.rules.length) {
@@ -225,7 +249,13 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
     const rule = chain.rules[frame.pos]!;
     const ruleNo = frame.pos;
     frame.pos++;
-    const stepBase = { ...common, kind: 'rule' as const, chain: chain.name, ruleIndex: rule.index, handle: handleOf(frame, rule), ruleText: iptablesRuleText(rule), counters: rule.counters };
+    // Most rules of a big chain cannot match: say so cheaply, with the words a full evaluation gives.
+    const rejected = frame.filters === null ? null : prefilterReject(frame.filters[ruleNo]!, ctx.pkt);
+    if (rejected !== null) {
+      ctx.recordMiss(common, chain.name, rule.index, handleOf(frame, rule), textAt(frame, ruleNo), rule.counters, rejected);
+      continue;
+    }
+    const stepBase = { ...common, kind: 'rule' as const, chain: chain.name, ruleIndex: rule.index, handle: handleOf(frame, rule), ruleText: textAt(frame, ruleNo), counters: rule.counters };
     const m = evalIptablesMatches(ctx, rule);
     if (m.kind === 'unsupported') {
       ctx.record({ ...stepBase, kind: 'unsupported', reason: `unsupported: ${m.reason}` });
@@ -274,8 +304,13 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
       ctx.record({ ...matched, kind: 'unsupported', verdict: verdictOfTarget(rule), reason: `unsupported: ${t.kind} to chain ${t.name}, which is not in the capture` });
       return { kind: 'unsupported', reason: `chain ${t.name} missing` };
     }
+    const loop = ctx.enterChain(t.name);
+    if (loop !== null) {
+      ctx.record({ ...matched, kind: 'unsupported', verdict: verdictOfTarget(rule), reason: `unsupported: ${loop}` });
+      return { kind: 'unsupported', reason: loop };
+    }
     ctx.record({ ...matched, verdict: verdictOfTarget(rule), reason: step.reason });
-    const next: Frame = { chain: target, pos: 0, nft: nftChainOf(ctx, item, target.name) };
+    const next = frameOf(ctx, target, nftChainOf(ctx, item, target.name));
     if (t.kind === 'goto' && stack.length > 1) stack[stack.length - 1] = next;
     else {
       // goto from the built-in chain: no return point, its end falls to the policy.

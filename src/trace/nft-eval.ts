@@ -326,8 +326,10 @@ export function runNftChain(ctx: WalkContext, item: NftItem): ChainOutcome {
   const { table, base } = item;
   const stack: Frame[] = [{ chain: item.chain, pos: 0 }];
   const common = { backend: 'nft' as const, family: table.family, table: table.name, priority: item.priority };
+  const loop = ctx.enterChain(item.chain.name);
+  if (loop !== null) return { kind: 'unsupported', reason: loop };
   while (stack.length > 0) {
-    if (!ctx.budgetLeft()) return { kind: 'unsupported', reason: 'too many rules: a jump loop?' };
+    if (!ctx.budgetLeft()) return { kind: 'unsupported', reason: 'too many steps: a jump loop?' };
     const frame = stack[stack.length - 1]!;
     if (frame.pos >= frame.chain.rules.length) {
       if (stack.length === 1) {
@@ -399,6 +401,11 @@ function applyVerdict(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Fr
       if (!target) {
         ctx.record({ backend: 'nft', family: item.table.family, table: item.table.name, chain: frame.chain.name, kind: 'unsupported', reason: `unsupported: ${v.verdict} to chain ${v.target ?? '?'}, which is not in the capture` });
         return { kind: 'unsupported', reason: `chain ${v.target ?? '?'} missing` };
+      }
+      const loop = ctx.enterChain(target.name);
+      if (loop !== null) {
+        ctx.record({ backend: 'nft', family: item.table.family, table: item.table.name, chain: frame.chain.name, kind: 'unsupported', reason: `unsupported: ${loop}` });
+        return { kind: 'unsupported', reason: loop };
       }
       const next: Frame = { chain: target, pos: 0 };
       if (v.verdict === 'goto' && stack.length > 1) stack[stack.length - 1] = next;

@@ -40,7 +40,7 @@ export function conntrackIn(ctx: WalkContext, rec: FlowRecord, priority: number)
   if (flow.tracked !== 'not-yet') return; // looped-back packet: it keeps its conntrack entry
   const entries: readonly ConntrackEntry[] = ctx.input.conntrack ?? [];
   if (ctx.input.conntrack === undefined) ctx.note('the conntrack table was not captured: the packet is taken as the first of a new flow');
-  const m = findFlow(entries, ctx.pkt.header());
+  const m = findFlow(entries, ctx.pkt.header(), ctx.indexed);
   if (m) {
     const nat = flowNat(m.entry);
     flow.tracked = 'known';
