@@ -5,10 +5,10 @@
  * (a failed load is a state the panes show, not a crash — after k9s).
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
-import { buildSnapshot, ParseCache } from './analysis/build-snapshot.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, type SnapshotInput } from './analysis/build-snapshot.js';
 import { iptablesRates } from './analysis/rates.js';
 import type { RuleRates } from './analysis/rules-view.js';
-import type { NodeSnapshot, SnapshotSource } from './model/snapshot.js';
+import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from './model/snapshot.js';
 import type { ServiceDnsResult } from './model/dns.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
@@ -74,34 +74,77 @@ export async function loadSnapshot(options: SessionOptions): Promise<{ snapshot:
   return { snapshot: snapshotOf(options, runs), runs };
 }
 
-function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[], cache?: ParseCache): NodeSnapshot {
+function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse'> = {}): SnapshotInput {
   const first = runs.map((r) => r.result.startedAt).sort()[0];
   const apiText = options.api ? options.api.text() : options.apiText;
   const apiOrigin = options.api ? options.api.origin : options.apiOrigin;
-  return buildSnapshot({
+  return {
     runs,
     ...(apiText !== undefined ? { apiText } : {}),
     ...(apiOrigin ? { apiOrigin } : {}),
     source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,
     capturedAt: first ?? new Date((options.now ?? Date.now)()).toISOString(),
-    ...(cache ? { cache } : {}),
-  });
+    ...extra,
+  };
 }
 
-/** A live or replayed session over one transport. */
+function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[]): NodeSnapshot {
+  return buildSnapshot(inputOf(options, runs));
+}
+
+/** Probes whose output becomes a {@link SnapshotPart}: their text is dropped once parsed. */
+const PART_PROBE_IDS: ReadonlySet<string> = new Set(Object.values(PART_PROBES).flat());
+
+/** The run without its stdout when that stdout is parsed into a part (its text is never read again). */
+function withoutPartText(run: ProbeRun): ProbeRun {
+  return PART_PROBE_IDS.has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
+}
+
+/** The conntrack table is re-read at most this often however slow it is to read and parse (ms). */
+export const MAX_CONNTRACK_INTERVAL_MS = 60_000;
+
+/**
+ * How long to wait before re-reading the conntrack table: `intervalMs`, or ten times what
+ * reading and parsing it took last time (so that it costs at most ~10 % of the time), at most
+ * {@link MAX_CONNTRACK_INTERVAL_MS}. A 1M-entry table (~5 s) is re-read every ~50 s.
+ */
+export function conntrackIntervalMs(intervalMs: number, lastCostMs: number): number {
+  return Math.min(MAX_CONNTRACK_INTERVAL_MS, Math.max(intervalMs, lastCostMs * 10));
+}
+
+/**
+ * A live or replayed session over one transport.
+ *
+ * Staged load: {@link start} shows a first snapshot with the node's identity and the API
+ * objects (the Services pane), then parses the other parts off the render path
+ * ({@link completeSnapshot}), publishing a snapshot after each group; parts not parsed
+ * yet are listed in `snapshot.pending`. The probe texts of those parts are dropped once
+ * parsed (a refresh re-reads what it re-parses).
+ *
+ * Refresh (live sources): re-reads the catalog's `refresh` probes, re-parses only the parts
+ * whose text changed (fingerprints in a {@link ParseCache}), with the same turns of the event
+ * loop; a refresh still running makes the next one a no-op. The conntrack table is re-read
+ * less often when it is slow: see {@link conntrackIntervalMs}.
+ */
 export class Session implements SessionLike {
   private state: SessionState = { snapshot: null, rates: EMPTY_RATES, loading: true, refreshing: false, error: null, dataAt: null, dns: null };
   private readonly listeners = new Set<() => void>();
   private runs: ProbeRun[] = [];
   private timer: NodeJS.Timeout | undefined;
   private dnsTransport: DnsTransport | undefined;
-  // An unchanged ruleset re-read on refresh is not parsed again.
-  private readonly cache = new ParseCache();
+  // An unchanged ruleset re-read on refresh is not parsed again (live sources only: a replay never refreshes).
+  private readonly cache: ParseCache | undefined;
   private unsubscribeApi: (() => void) | undefined;
   private readonly now: () => number;
+  /** The staged load is still parsing; refreshes and API rebuilds wait for it. */
+  private staging = false;
+  private apiDirty = false;
+  /** When the conntrack table may be re-read next (performance.now() ms), and its last cost. */
+  private conntrackDueAt = 0;
 
   constructor(private readonly options: SessionOptions) {
     this.now = options.now ?? Date.now;
+    this.cache = options.live ? new ParseCache() : undefined;
   }
 
   getState(): SessionState {
@@ -118,42 +161,80 @@ export class Session implements SessionLike {
     for (const l of this.listeners) l();
   }
 
-  /** Loads the first snapshot, then (live sources) refreshes counters every interval. */
+  /**
+   * Loads the first snapshot (identity and API objects), then the other parts in stages;
+   * resolves when the snapshot is complete. Live sources then refresh every interval.
+   */
   async start(): Promise<void> {
     try {
-      const { snapshot, runs } = await loadSnapshot(this.options);
-      this.runs = runs;
-      this.set({ snapshot, loading: false, error: null, dataAt: this.now() });
+      const params = this.options.params ? { params: this.options.params } : {};
+      const runs = await runProbes(this.options.transport, params);
+      if (this.options.ciliumAgent) runs.push(...(await runProbes(this.options.ciliumAgent, { ...params, where: 'cilium-agent' })));
+      const input = inputOf(this.options, runs, this.cache ? { cache: this.cache } : {});
+      const first = buildFirstSnapshot(input);
+      this.set({ snapshot: first, loading: false, error: null, dataAt: this.now() });
+      this.staging = true;
+      const snapshot = await completeSnapshot(input, first, {
+        onProgress: (s) => this.set({ snapshot: s }),
+        onPartParsed: (part, ms) => this.partParsed(part, ms, runs),
+      });
+      this.runs = runs.map(withoutPartText);
+      this.set({ snapshot });
     } catch (e) {
       this.set({ loading: false, error: (e as Error).message });
+    } finally {
+      this.staging = false;
     }
+    if (this.apiDirty) this.apiChanged();
     if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? 2000);
     this.unsubscribeApi = this.options.api?.subscribe(() => this.apiChanged());
   }
 
-  /** A watch event changed the API objects: rebuild from the probe outputs already read (no probe runs). */
+  private partParsed(part: SnapshotPart, ms: number, runs: readonly ProbeRun[]): void {
+    if (part !== 'conntrack') return;
+    const read = runs.find((r) => r.id === 'conntrack')?.result.durationMs ?? 0;
+    this.conntrackDueAt = performance.now() + conntrackIntervalMs(this.options.intervalMs ?? 2000, read + ms);
+  }
+
+  /** A watch event changed the API objects: re-parse them, keep every other part (no probe runs). */
   private apiChanged(): void {
-    if (this.runs.length === 0) return;
-    this.set({ snapshot: snapshotOf(this.options, this.runs) });
+    const current = this.state.snapshot;
+    if (this.staging || this.state.refreshing) {
+      this.apiDirty = true;
+      return;
+    }
+    this.apiDirty = false;
+    if (this.runs.length === 0 || !current) return;
+    const first = buildFirstSnapshot(inputOf(this.options, this.runs, this.cache ? { cache: this.cache } : {}));
+    this.set({ snapshot: { ...current, meta: first.meta, api: first.api } });
   }
 
   /** Re-reads the probes marked `refresh` and rebuilds the snapshot; keeps the last good one on failure. */
   refreshNow(): void {
-    if (!this.options.live || this.state.refreshing) return;
+    if (!this.options.live || this.state.refreshing || this.staging || !this.state.snapshot) return;
     this.set({ refreshing: true });
-    const ids = catalog().probes.filter((p) => p.refresh).map((p) => p.id);
+    const conntrackDue = performance.now() >= this.conntrackDueAt;
+    const ids = catalog()
+      .probes.filter((p) => p.refresh && (conntrackDue || p.id !== 'conntrack'))
+      .map((p) => p.id);
     runProbes(this.options.transport, { ids, ...(this.options.params ? { params: this.options.params } : {}) })
-      .then((fresh) => {
+      .then(async (fresh) => {
         const failed = fresh.filter((r) => r.status === 'timeout' || (r.status === 'failed' && r.result.stdout === ''));
         const byId = new Map(fresh.filter((r) => !failed.includes(r)).map((r) => [r.id, r]));
-        this.runs = this.runs.map((r) => byId.get(r.id) ?? r);
-        const previous = this.state.snapshot;
-        const snapshot = snapshotOf(this.options, this.runs, this.cache);
+        const runs = this.runs.map((r) => byId.get(r.id) ?? r);
+        const previous = this.state.snapshot!;
+        // Parts none of whose probes were re-read stay as they are (their texts are gone).
+        const reuse = new Set<SnapshotPart | 'api'>(SNAPSHOT_PARTS.filter((part) => !PART_PROBES[part].some((id) => byId.has(id))));
+        if (!this.options.api) reuse.add('api');
+        const input = inputOf(this.options, runs, { ...(this.cache ? { cache: this.cache } : {}), reuse: { snapshot: previous, parts: reuse } });
+        const snapshot = await completeSnapshot(input, buildFirstSnapshot(input), { onPartParsed: (part, ms) => this.partParsed(part, ms, runs) });
+        this.runs = runs.map(withoutPartText);
         const at = this.now();
         const elapsed = this.state.dataAt === null ? 0 : (at - this.state.dataAt) / 1000;
-        const rates = previous?.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;
+        const rates = previous.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;
         const error = failed.length ? failed.map((r) => `${r.id}: ${r.status}`).join(', ') : null;
         this.set({ snapshot, rates, refreshing: false, error, dataAt: at });
+        if (this.apiDirty) this.apiChanged();
       })
       .catch((e: Error) => this.set({ refreshing: false, error: e.message }));
   }

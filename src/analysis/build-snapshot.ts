@@ -3,9 +3,11 @@
  * probe's parser (named in `commands/probes.yaml`) and keeps diagnostics and
  * failures beside the values. Pure apart from the parsers it calls.
  */
+import { createHash } from 'node:crypto';
 import { tail } from '../errors.js';
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
-import type { NodeSnapshot, Parsed, ProbeSummary, SnapshotSource } from '../model/snapshot.js';
+import { SNAPSHOT_PARTS, type NodeSnapshot, type Parsed, type ProbeSummary, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
+import type { ConntrackTable } from '../model/conntrack.js';
 import { localAddresses } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NftRuleset } from '../model/nftables.js';
@@ -13,8 +15,8 @@ import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
-import { parseConntrack } from '../parsers/conntrack.js';
-import { joinCiliumBackends, parseCiliumCt } from '../parsers/cilium-ct.js';
+import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
+import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { parseIptablesSave } from '../parsers/iptables-save.js';
 import { parseNftJson } from '../parsers/nft-json.js';
@@ -36,25 +38,61 @@ export interface SnapshotInput {
   readonly node?: string;
   /** Parses of earlier snapshots, reused when a probe printed the same text again (live refresh). */
   readonly cache?: ParseCache;
+  /**
+   * Parts taken as they are from an earlier snapshot instead of parsed (a refresh reuses
+   * every part whose probes it did not re-read; `api`: the API objects did not change).
+   */
+  readonly reuse?: { readonly snapshot: NodeSnapshot; readonly parts: ReadonlySet<SnapshotPart | 'api'> };
 }
 
 /**
- * Remembers, per probe id, the last text parsed and its result, so a refresh that
- * re-reads an unchanged ruleset does not parse it again. One per session.
+ * The probes each {@link SnapshotPart} is parsed from (a refresh re-parses a part only
+ * when one of them was re-read). `ciliumConntrack` also reads `lb` (the backend join).
+ */
+export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
+  iptables: ['iptables-save'],
+  ip6tables: ['ip6tables-save'],
+  iptablesLegacy: ['iptables-legacy-save'],
+  nft: ['nft-json', 'nft-text'],
+  lb: ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat', 'cilium-bpf-lb-list'],
+  ciliumStatus: ['cilium-status'],
+  ipvs: ['ipvsadm-stats', 'ipvsadm'],
+  ipset: ['ipset'],
+  conntrack: ['conntrack'],
+  ciliumConntrack: ['cilium-ct-list'],
+};
+
+/**
+ * Remembers, per probe id, a fingerprint of the last text parsed (its length and SHA-1,
+ * not the text: a 1M-entry conntrack table is 220 MB) and the parse result, so a refresh
+ * that re-reads an unchanged ruleset does not parse it again. One per session.
  */
 export class ParseCache {
-  private readonly entries = new Map<string, { readonly text: string; readonly result: ParseResult<unknown> }>();
+  private readonly entries = new Map<string, { readonly length: number; readonly digest: string; readonly result: ParseResult<unknown> }>();
 
   /** The parse of `text` for probe `id`: the cached one when the text is unchanged. */
   parse<T>(id: string, text: string, parse: () => ParseResult<T>): ParseResult<T> {
+    return this.lookup<T>(id, text) ?? this.store(id, text, parse());
+  }
+
+  /** The cached parse when `text` is what `id` printed last time; else undefined (nothing is parsed). */
+  lookup<T>(id: string, text: string): ParseResult<T> | undefined {
     const hit = this.entries.get(id);
-    if (hit && hit.text === text) return hit.result as ParseResult<T>;
-    const result = parse();
-    this.entries.set(id, { text, result });
+    // The length rules out most changed texts without hashing them.
+    if (hit && hit.length === text.length && hit.digest === fingerprint(text)) return hit.result as ParseResult<T>;
+    return undefined;
+  }
+
+  /** Remembers `result` as the parse of `text` for probe `id`; returns it. */
+  store<T>(id: string, text: string, result: ParseResult<T>): ParseResult<T> {
+    this.entries.set(id, { length: text.length, digest: fingerprint(text), result });
     return result;
   }
 }
 
+function fingerprint(text: string): string {
+  return createHash('sha1').update(text).digest('base64');
+}
 
 /** Summarises a probe run for the snapshot (stderr cut to its last 2,000 characters). */
 export function summarize(run: ProbeRun): ProbeSummary {
@@ -125,10 +163,55 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
   return nodes.find((n) => n.meta.name === hostName)?.meta.name ?? hostName;
 }
 
-/** Builds the snapshot. Never throws on bad probe output: that becomes diagnostics. */
-export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
+/** The fields of a snapshot that a staged load fills after the first frame. */
+export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipset' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
+
+/** The fields of the first snapshot of a staged load. */
+type FirstFields = Omit<NodeSnapshot, keyof PartFields | 'pending'>;
+
+/** The runs by probe id, and the cache, as every part parser reads them. */
+interface PartContext {
+  readonly byId: ReadonlyMap<string, ProbeRun>;
+  readonly cache: ParseCache | undefined;
+  readonly reuse: SnapshotInput['reuse'];
+}
+
+/**
+ * Assembles a snapshot from its first-stage fields and whichever parts are parsed; a
+ * part not given is null (`lbMapsRead` empty). Keys keep one order (JSON output).
+ */
+function assemble(first: FirstFields, parts: Partial<PartFields>, pending: readonly SnapshotPart[]): NodeSnapshot {
+  return {
+    meta: first.meta,
+    probes: first.probes,
+    addrs: first.addrs,
+    routes: first.routes,
+    iptables: parts.iptables ?? null,
+    ip6tables: parts.ip6tables ?? null,
+    iptablesLegacy: parts.iptablesLegacy ?? null,
+    nft: parts.nft ?? null,
+    conntrack: parts.conntrack ?? null,
+    conntrackMax: first.conntrackMax,
+    conntrackCount: first.conntrackCount,
+    ipvs: parts.ipvs ?? null,
+    ipset: parts.ipset ?? null,
+    api: first.api,
+    ciliumConntrack: parts.ciliumConntrack ?? null,
+    lb: parts.lb ?? null,
+    lbMapsRead: parts.lbMapsRead ?? [],
+    ciliumStatus: parts.ciliumStatus ?? null,
+    ...(pending.length ? { pending } : {}),
+  };
+}
+
+/**
+ * The first snapshot of a staged load: node identity (uname, addresses, API Node),
+ * routes, conntrack count/max and the API objects (the Services pane's data); every
+ * {@link SnapshotPart} is null and listed in `pending`. Cheap next to the full build
+ * (no ruleset, no conntrack table is parsed). Never throws on bad probe output.
+ */
+export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
   const cache = input.cache;
-  const parseRun = <T>(run: ProbeRun | undefined, parse: (text: string, origin: string) => ParseResult<T>) => parseRunCached(run, parse, cache);
   const byId = new Map(input.runs.map((r) => [r.id, r]));
   const uname = versionLine(byId.get('uname'))?.split(/\s+/) ?? [];
   const toolVersions: Record<string, string> = {};
@@ -137,18 +220,17 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
     if (v) toolVersions[tool] = v;
   }
   if (uname[1]) toolVersions.kernel = uname[1];
-  let api: Parsed<ReturnType<typeof parseK8sObjects>['value']> | null = null;
-  if (input.apiText !== undefined) {
-    const r = parseK8sObjects(input.apiText, input.apiOrigin ?? 'api.json');
+  let api: Parsed<ApiObjects> | null = null;
+  if (input.reuse?.parts.has('api')) api = input.reuse.snapshot.api;
+  else if (input.apiText !== undefined) {
+    const text = input.apiText;
+    const origin = input.apiOrigin ?? 'api.json';
+    const r = cache ? cache.parse(`api:${origin}`, text, () => parseK8sObjects(text, origin)) : parseK8sObjects(text, origin);
     api = { value: r.value, diagnostics: r.diagnostics, probe: null, error: null };
   }
-  const addrs = parseRun(byId.get('ip-addr'), parseIpAddrJson);
+  const addrs = parseRunCached(byId.get('ip-addr'), parseIpAddrJson, cache);
   const ownAddresses = addrs?.value ? localAddresses(addrs.value).map((a) => a.address) : [];
-  const lb = lbPart(byId, cache);
-  const ciliumCt = parseRun(byId.get('cilium-ct-list'), parseCiliumCt);
-  // The backend join depends on the LB table too, so it is not part of the cached parse.
-  const ciliumConntrack = ciliumCt?.value ? { ...ciliumCt, value: joinCiliumBackends(ciliumCt.value, lb.lb?.value ?? null) } : ciliumCt;
-  return {
+  const base = {
     meta: {
       node: input.node ?? resolveNodeName(uname[0], ownAddresses, api?.value ?? null) ?? input.source.label,
       kernel: uname[1] ?? null,
@@ -158,21 +240,135 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
     },
     probes: input.runs.map(summarize),
     addrs,
-    routes: parseRun(byId.get('ip-route'), parseIpRouteJson),
-    iptables: parseRun(byId.get('iptables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
-    ip6tables: parseRun(byId.get('ip6tables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv6' })),
-    iptablesLegacy: parseRun(byId.get('iptables-legacy-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })),
-    nft: nftPart(byId.get('nft-json'), byId.get('nft-text'), cache),
-    conntrack: parseRun(byId.get('conntrack'), parseConntrack),
+    routes: parseRunCached(byId.get('ip-route'), parseIpRouteJson, cache),
     conntrackMax: parseIntegerRun(byId.get('conntrack-max')),
     conntrackCount: parseIntegerRun(byId.get('conntrack-count')),
-    ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm),
-    ipset: parseRun(byId.get('ipset'), parseIpsetList),
     api,
-    ciliumConntrack,
-    ...lb,
-    ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus),
   };
+  return assemble(base, {}, SNAPSHOT_PARTS);
+}
+
+/** Parses one part synchronously, given the parts parsed before it (the CT join needs `lb`). */
+function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartFields>): Partial<PartFields> {
+  const { byId, cache, reuse } = ctx;
+  if (reuse?.parts.has(part)) return reusedPart(part, reuse.snapshot);
+  const parseRun = <T>(run: ProbeRun | undefined, parse: (text: string, origin: string) => ParseResult<T>) => parseRunCached(run, parse, cache);
+  switch (part) {
+    case 'iptables':
+      return { iptables: parseRun(byId.get('iptables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })) };
+    case 'ip6tables':
+      return { ip6tables: parseRun(byId.get('ip6tables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv6' })) };
+    case 'iptablesLegacy':
+      return { iptablesLegacy: parseRun(byId.get('iptables-legacy-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })) };
+    case 'nft':
+      return { nft: nftPart(byId.get('nft-json'), byId.get('nft-text'), cache) };
+    case 'lb':
+      return lbPart(byId, cache);
+    case 'ciliumStatus':
+      return { ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus) };
+    case 'ipvs':
+      return { ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm) };
+    case 'ipset':
+      return { ipset: parseRun(byId.get('ipset'), parseIpsetList) };
+    case 'conntrack':
+      return { conntrack: parseRun(byId.get('conntrack'), parseConntrack) };
+    case 'ciliumConntrack':
+      return { ciliumConntrack: ciliumCtPart(parseRun(byId.get('cilium-ct-list'), parseCiliumCt), done) };
+  }
+}
+
+function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {
+  if (part === 'lb') return { lb: from.lb, lbMapsRead: from.lbMapsRead };
+  return { [part]: from[part] ?? null };
+}
+
+// The backend join depends on the LB table too, so it is not part of the cached parse.
+function ciliumCtPart(ciliumCt: Parsed<CiliumCtTable> | null, done: Partial<PartFields>): Parsed<ConntrackTable> | null {
+  return ciliumCt?.value ? { ...ciliumCt, value: joinCiliumBackends(ciliumCt.value, done.lb?.value ?? null) } : ciliumCt;
+}
+
+/** Builds the whole snapshot at once (`show`, `capture`). Never throws on bad probe output: that becomes diagnostics. */
+export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
+  const first = buildFirstSnapshot(input);
+  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse };
+  let done: Partial<PartFields> = {};
+  for (const part of SNAPSHOT_PARTS) done = { ...done, ...parsePart(part, ctx, done) };
+  return assemble(first, done, []);
+}
+
+/**
+ * The groups of a staged load, each followed by a new snapshot: what the Rules pane and
+ * the mode need, then the LB maps and the small listings, then the conntrack tables
+ * (seconds at 1M entries, parsed in chunks).
+ */
+const STAGES: readonly (readonly SnapshotPart[])[] = [['iptables', 'ip6tables', 'iptablesLegacy', 'nft'], ['lb', 'ciliumStatus', 'ipvs', 'ipset'], ['conntrack'], ['ciliumConntrack']];
+
+/** Options of {@link completeSnapshot}. */
+export interface CompleteOptions {
+  /** Called with each intermediate snapshot (fewer `pending` parts each time), not with the last. */
+  readonly onProgress?: (snapshot: NodeSnapshot) => void;
+  /** Characters of conntrack text parsed between two turns of the event loop (default 512 KiB, ~10 ms). */
+  readonly chunkChars?: number;
+  /** Called after each part parsed (not reused) with its wall time in ms, turns of the event loop included. */
+  readonly onPartParsed?: (part: SnapshotPart, ms: number) => void;
+}
+
+/**
+ * Parses the parts a {@link buildFirstSnapshot} left pending, off the render path: the
+ * event loop turns (setImmediate) between parts and between chunks of the conntrack
+ * text, so keys and frames are handled meanwhile. Resolves to the complete snapshot,
+ * equal to {@link buildSnapshot} of the same input. Never rejects on bad probe output.
+ */
+export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot, options: CompleteOptions = {}): Promise<NodeSnapshot> {
+  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse };
+  let done: Partial<PartFields> = {};
+  let pending = [...(first.pending ?? SNAPSHOT_PARTS)];
+  for (const [i, stage] of STAGES.entries()) {
+    for (const part of stage) {
+      if (!pending.includes(part)) continue;
+      const reused = ctx.reuse?.parts.has(part) ?? false;
+      if (!reused) await turn();
+      const started = performance.now();
+      const fields = part === 'conntrack' && !reused ? { conntrack: await conntrackChunked(ctx.byId.get('conntrack'), ctx.cache, options.chunkChars ?? 512 * 1024) } : parsePart(part, ctx, done);
+      if (!reused) options.onPartParsed?.(part, performance.now() - started);
+      done = { ...done, ...fields };
+      pending = pending.filter((p) => p !== part);
+    }
+    if (i < STAGES.length - 1 && pending.length > 0) options.onProgress?.(assemble(first, done, pending));
+  }
+  return assemble(first, done, []);
+}
+
+/** One turn of the event loop: pending input and timers run before the next piece of work. */
+function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The conntrack part parsed by {@link parseConntrackStream} from line-aligned chunks of
+ * the text, a turn of the event loop between chunks. Same result as `parseConntrack`.
+ */
+async function conntrackChunked(run: ProbeRun | undefined, cache: ParseCache | undefined, chunkChars: number): Promise<Parsed<ConntrackTable> | null> {
+  if (!run) return null;
+  const probe = summarize(run);
+  const error = run.status === 'ok' ? null : failureReason(run);
+  const text = run.result.stdout;
+  if (run.status !== 'ok' && text.trim() === '') return { value: null, diagnostics: [], probe, error };
+  const result = cache?.lookup<ConntrackTable>(run.id, text) ?? (await parseConntrackStream(chunksOf(text, chunkChars), run.id));
+  cache?.store(run.id, text, result);
+  return { value: result.value, diagnostics: result.diagnostics, probe, error };
+}
+
+/** Line-aligned pieces of `text` of about `size` characters, a turn of the event loop before each but the first. */
+async function* chunksOf(text: string, size: number): AsyncGenerator<string> {
+  let pos = 0;
+  while (pos < text.length) {
+    if (pos > 0) await turn();
+    let end = text.indexOf('\n', Math.min(text.length, pos + size));
+    end = end < 0 ? text.length : end + 1;
+    yield text.slice(pos, end);
+    pos = end;
+  }
 }
 
 /** The BPF map probes, each with the map whose pin path its argv names. */

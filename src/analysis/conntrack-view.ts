@@ -21,7 +21,7 @@ import { conntrackNatView, serviceProtocolOf, type ConntrackEndpoint, type Connt
 import { canonicalIp, type ConntrackEntry, type ConntrackTable } from '../model/conntrack.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { localAddresses } from '../model/iproute.js';
-import type { NodeSnapshot, Parsed } from '../model/snapshot.js';
+import { isPending, type NodeSnapshot, type Parsed } from '../model/snapshot.js';
 
 // ---- classification ---------------------------------------------------------------------------
 
@@ -169,23 +169,26 @@ export function buildConntrackIndex(
   };
 }
 
-const indexCache = new WeakMap<NodeSnapshot, ConntrackIndex>();
+const indexCache = new WeakMap<readonly ConntrackEntry[], { readonly api: unknown; readonly node: string; readonly addrs: unknown; readonly index: ConntrackIndex }>();
 const NO_ENTRIES: readonly ConntrackEntry[] = [];
 
 /**
- * The index of a snapshot's conntrack table, memoised by snapshot identity (a live
- * session builds a new snapshot per refresh; re-renders of the same one cost nothing).
+ * The index of a snapshot's conntrack table, memoised by the identity of its entries, API
+ * objects, node and addresses (a staged load or a refresh that re-reads only the rules
+ * builds new snapshots around the same table; they share the index).
  * Services come from the snapshot's API objects (none when it has no API objects), node
  * addresses from its `ip -j addr`.
  */
 export function conntrackIndex(snapshot: NodeSnapshot): ConntrackIndex {
-  const cached = indexCache.get(snapshot);
-  if (cached) return cached;
+  const entries = conntrackSource(snapshot).part?.value?.entries ?? NO_ENTRIES;
   const api = snapshot.api?.value ?? null;
+  const addrs = snapshot.addrs?.value ?? null;
+  const cached = indexCache.get(entries);
+  if (cached && cached.api === api && cached.node === snapshot.meta.node && cached.addrs === addrs) return cached.index;
   const services = api ? dataplaneTargets(buildServiceView(api, { nodeName: snapshot.meta.node })) : [];
-  const nodeAddresses = snapshot.addrs?.value ? localAddresses(snapshot.addrs.value).map((a) => a.address) : [];
-  const index = buildConntrackIndex(conntrackSource(snapshot).part?.value?.entries ?? NO_ENTRIES, services, nodeAddresses, api !== null);
-  indexCache.set(snapshot, index);
+  const nodeAddresses = addrs ? localAddresses(addrs).map((a) => a.address) : [];
+  const index = buildConntrackIndex(entries, services, nodeAddresses, api !== null);
+  indexCache.set(entries, { api, node: snapshot.meta.node, addrs, index });
   return index;
 }
 
@@ -479,7 +482,7 @@ export interface ConntrackSummary {
 }
 
 /**
- * Whether there is a table to show: `loading` (no snapshot yet), `none` (conntrack
+ * Whether there is a table to show: `loading` (no snapshot yet, or the table still pending), `none` (conntrack
  * was not captured, or its probe printed nothing: `reason` says why, null when the
  * probe was not run), or `table`.
  */
@@ -539,7 +542,16 @@ export function conntrackSource(snapshot: NodeSnapshot): { readonly kind: Conntr
 /** Where the pane's entries come from: netfilter conntrack, or Cilium's CT BPF maps. */
 export type ConntrackSourceKind = 'netfilter' | 'cilium';
 
-/** The pane's data for `snapshot` (null: still loading) and `query`. Never throws. */
+/**
+ * The table is still being parsed (staged load): netfilter's, or Cilium's when netfilter's
+ * came out empty (the pane then shows Cilium's).
+ */
+function conntrackPending(snapshot: NodeSnapshot): boolean {
+  if (isPending(snapshot, 'conntrack')) return true;
+  return isPending(snapshot, 'ciliumConntrack') && (snapshot.conntrack?.value?.entries.length ?? 0) === 0;
+}
+
+/** The pane's data for `snapshot` (null or a part still pending: loading) and `query`. Never throws. */
 export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQuery): ConntrackView {
   const source = snapshot ? conntrackSource(snapshot) : null;
   const ct = source?.part ?? null;
@@ -555,8 +567,8 @@ export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQue
   const count = snapshot?.conntrackCount ?? null;
   const max = snapshot?.conntrackMax ?? null;
   const percent = count !== null && max !== null && max > 0 ? (count / max) * 100 : null;
-  if (!snapshot || !ct?.value) {
-    const availability: ConntrackAvailability = snapshot ? { kind: 'none', reason: ct?.error ?? null } : { kind: 'loading' };
+  if (!snapshot || !ct?.value || conntrackPending(snapshot)) {
+    const availability: ConntrackAvailability = snapshot && !conntrackPending(snapshot) ? { kind: 'none', reason: ct?.error ?? null } : { kind: 'loading' };
     const summary = { shown: 0, total: 0, count, max, percent, stale: 0, staleShown: 0 };
     return { ...base, availability, index: EMPTY_INDEX, order: new Uint32Array(0), scope: null, summary };
   }

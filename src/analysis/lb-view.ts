@@ -15,7 +15,7 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import type { LbBackendState, LbFrontend, LbProtocol, LbService, LbServiceType, LbSource, LbTable } from '../model/cilium.js';
 import { formatFrontend, formatServiceFlags, joinHostPort, SVC_FLAG } from '../model/cilium.js';
 import type { TriState } from '../model/k8s.js';
-import type { NodeSnapshot } from '../model/snapshot.js';
+import { isPending, type NodeSnapshot } from '../model/snapshot.js';
 import { buildServiceView, type EndpointRow, type ServiceRow } from './service-view.js';
 
 /**
@@ -107,7 +107,7 @@ export interface LbUndecoded {
 
 /**
  * The LB pane's data.
- * - `status`: `loading` (no snapshot yet), `absent` (no LB table: `absentReason` says what
+ * - `status`: `loading` (no snapshot yet, or its LB table still pending), `absent` (no LB table: `absentReason` says what
  *   was tried), `ready`.
  * - `total`: frontends in the table before the filter.
  * - `diagnostics`: the table's diagnostics other than undecoded entries (those are in `undecoded`).
@@ -258,7 +258,7 @@ export function lbFilterText(row: LbFrontendRow): string {
  * frontends whose {@link lbFilterText} contains it (case-insensitive).
  */
 export function buildLbView(snapshot: NodeSnapshot | null, filter = ''): LbView {
-  if (!snapshot) return { status: 'loading', total: 0, absentReason: null, source: NO_SOURCE, frontends: [], undecoded: [], diagnostics: [] };
+  if (!snapshot || isPending(snapshot, 'lb')) return { status: 'loading', total: 0, absentReason: null, source: NO_SOURCE, frontends: [], undecoded: [], diagnostics: [] };
   const part = snapshot.lb;
   const table: LbTable | null = part?.value ?? null;
   const source: LbSourceInfo = { kind: table?.source ?? null, maps: snapshot.lbMapsRead, probe: part?.probe?.id ?? null, ...agentOf(snapshot) };

@@ -52,6 +52,24 @@ export interface SnapshotSource {
   readonly live: boolean;
 }
 
+/**
+ * A part of {@link NodeSnapshot} that a staged load parses after the first frame
+ * (the field of the same name). The first snapshot carries the node's identity,
+ * addresses, routes and API objects; these follow, in this order of need.
+ */
+export type SnapshotPart = 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'lb' | 'ciliumStatus' | 'ipvs' | 'ipset' | 'conntrack' | 'ciliumConntrack';
+
+/** Every {@link SnapshotPart}, in the order a staged load parses them. */
+export const SNAPSHOT_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'lb', 'ciliumStatus', 'ipvs', 'ipset', 'conntrack', 'ciliumConntrack'];
+
+/**
+ * True when `part` of the snapshot is still being parsed (staged load): its field is
+ * null for now and must be shown as "loading", never as absent or empty.
+ */
+export function isPending(snapshot: NodeSnapshot | null | undefined, part: SnapshotPart): boolean {
+  return snapshot?.pending?.includes(part) ?? false;
+}
+
 /** Identity and provenance of a snapshot. `capturedAt`: ISO-8601 UTC. */
 export interface SnapshotMeta {
   readonly node: string;
@@ -99,4 +117,10 @@ export interface NodeSnapshot {
   readonly lb: Parsed<LbTable> | null;
   readonly lbMapsRead: readonly string[];
   readonly ciliumStatus: Parsed<CiliumStatus> | null;
+  /**
+   * Parts not parsed yet (staged load, src/session.ts): each listed field is null until a
+   * later snapshot of the same session carries it. Absent or empty: the snapshot is complete
+   * (`show`, `capture` and every refresh build complete snapshots).
+   */
+  readonly pending?: readonly SnapshotPart[];
 }

@@ -3,14 +3,12 @@
  * reducer actions. Data comes from a {@link SessionLike}; the UI never fetches.
  */
 import { Box, Text, useApp, useInput, useStdout } from 'ink';
-import React, { useEffect, useMemo, useReducer, useState, useSyncExternalStore } from 'react';
-import { conntrackElapsedSeconds, conntrackView } from '../analysis/conntrack-view.js';
-import { buildLbView, lbFrontendIndexForService } from '../analysis/lb-view.js';
-import { compareModes } from '../analysis/compare-modes.js';
-import { detectProxyMode } from '../analysis/proxy-mode.js';
+import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { conntrackElapsedSeconds } from '../analysis/conntrack-view.js';
+import { lbFrontendIndexForService } from '../analysis/lb-view.js';
 import { defaultStepPacket } from '../analysis/step-defaults.js';
-import { UserError } from '../errors.js';
-import { traceFromSnapshot } from '../report/trace.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import type { ServiceRow } from '../analysis/service-view.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { chainRows } from '../analysis/rules-view.js';
 import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
@@ -24,12 +22,12 @@ import { ConntrackPane } from './panes/ConntrackPane.js';
 import { DnsPane, dnsPaneData, dnsRowCount } from './panes/DnsPane.js';
 import { ComparePane } from './panes/ComparePane.js';
 import { LbPane } from './panes/LbPane.js';
-import { StepPane, type StepPaneData } from './panes/StepPane.js';
+import { StepPane } from './panes/StepPane.js';
+import { createAppViews, lbViewForOpen, type AppViews, type AppViewsOf } from './app-views.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
-import { cursorOf, currentRules, filterOf, initialUiState, PANES, uiReducer, type UiState } from './state.js';
+import { cursorOf, currentRules, filterOf, initialUiState, PANES, uiReducer, type UiAction, type UiState } from './state.js';
 import { theme } from './theme.js';
-import { rulesView, servicesView } from './views.js';
 
 /** Props of {@link App}. `now`: injected clock (ms since epoch); `width`/`height` override the terminal size. */
 export interface AppProps {
@@ -44,6 +42,12 @@ export interface AppProps {
   readonly tour?: TourRun;
 }
 
+/** `ns/name` of the Service under the Services pane's cursor, if any. */
+function serviceUnderCursor(rows: readonly ServiceRow[] | null, ui: UiState): string | null {
+  const row = rows?.[ui.cursors['services'] ?? 0];
+  return row ? `${row.namespace}/${row.name}` : null;
+}
+
 const HEADER_LINES = 3;
 const FOOTER_LINES = 1;
 
@@ -52,7 +56,17 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   const tourControl = useTour(tour);
   const session = tourControl?.session ?? ownSession;
   const state = useSyncExternalStore(session.subscribe.bind(session), () => session.getState());
-  const [ui, dispatch] = useReducer(uiReducer, initialState ?? initialUiState);
+  // The UI state lives in a ref that each action updates at once, so keys that arrive
+  // faster than frames act on the state the previous keys made, in order; the React
+  // state only triggers the render.
+  const uiRef = useRef<UiState>(initialState ?? initialUiState);
+  const [ui, setUi] = useState<UiState>(uiRef.current);
+  const dispatch = useCallback((action: UiAction) => {
+    uiRef.current = uiReducer(uiRef.current, action);
+    setUi(uiRef.current);
+  }, []);
+  const viewsOf = useRef<AppViewsOf | null>(null);
+  viewsOf.current ??= createAppViews();
   const { stdout } = useStdout();
   const { exit } = useApp();
   const width = forcedWidth ?? stdout.columns ?? 80;
@@ -72,63 +86,46 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   }, [live]);
 
   const filter = filterOf(ui);
-  const services = useMemo(() => servicesView(snapshot, ui.pane === 'services' ? filter : ''), [snapshot, ui.pane, filter]);
-  const rules = useMemo(() => rulesView(snapshot, state, ui, ui.pane === 'rules' ? filter : '', lang), [snapshot, state, ui, filter, lang]);
-  const mode = useMemo(() => (snapshot ? detectProxyMode(snapshot) : null), [snapshot]);
-  const lb = useMemo(() => buildLbView(snapshot, ui.pane === 'lb' ? filter : ''), [snapshot, ui.pane, filter]);
+  const views = viewsOf.current(snapshot, state, ui, lang);
+  const { services, mode } = views;
   // The DNS pane asks about the Service chosen in the Services pane, else the one under its cursor.
-  const dnsService = ui.selectedService ?? (services.rows?.[ui.cursors['services'] ?? 0] ? `${services.rows[ui.cursors['services'] ?? 0]!.namespace}/${services.rows[ui.cursors['services'] ?? 0]!.name}` : null);
+  const dnsService = ui.selectedService ?? serviceUnderCursor(services.rows, ui);
   useEffect(() => {
     if (ui.pane === 'dns' && dnsService) session.resolveDns?.(dnsService);
   }, [ui.pane, dnsService, session, snapshot]);
   const dnsState = state.dns?.service === dnsService ? state.dns : null;
   const dns = dnsPaneData({ hasApi: Boolean(snapshot?.api?.value), selectedService: dnsService, result: dnsState?.result ?? null, loading: dnsState?.loading ?? dnsService !== null, error: dnsState?.error ?? null });
-  const step = useMemo((): StepPaneData => {
-    if (!snapshot || !ui.step) return { kind: 'none' };
-    try {
-      const { from, to, branch, flags, entry } = ui.step;
-      return { kind: 'result', result: traceFromSnapshot(snapshot, { from, to, branch: String(branch), ...(flags ? { flags } : {}), ...(entry ? { entry } : {}) }) };
-    } catch (e) {
-      if (e instanceof UserError) return { kind: 'failed', reason: `${e.message}${e.hint ? ` (${e.hint})` : ''}` };
-      throw e;
-    }
-  }, [snapshot, ui.step]);
-  const stepBranches = step.kind === 'result' ? (step.result.steps.find((s) => s.branches && s.branches.length > 1)?.branches?.length ?? 0) : 0;
-  const compare = useMemo(() => (snapshot && ui.pane === 'compare' ? compareModes(snapshot) : null), [snapshot, ui.pane]);
-  const ct = useMemo(
-    () => conntrackView(snapshot, { sort: ui.conntrackSort, filter: ui.pane === 'conntrack' ? filter : '', service: ui.conntrackAll ? null : ui.selectedService }),
-    [snapshot, ui.conntrackSort, ui.conntrackAll, ui.selectedService, ui.pane, filter],
-  );
 
-  const rowCount = (): number => {
-    if (ui.pane === 'services') return services.rows?.length ?? 0;
-    if (ui.pane === 'rules') return rules.kind === 'message' ? 0 : rules.rows.length;
-    if (ui.pane === 'lb') return lb.frontends.length;
-    if (ui.pane === 'conntrack') return ct.order.length;
-    if (ui.pane === 'dns') return dnsRowCount(dns);
-    if (ui.pane === 'compare') return compare?.perService.length ?? 0;
-    if (ui.pane === 'step') return step.kind === 'result' ? step.result.steps.length : 0;
+  // Key handling reads the latest state (uiRef, session.getState()), never this render's.
+  const rowCount = (u: UiState, v: AppViews): number => {
+    if (u.pane === 'services') return v.services.rows?.length ?? 0;
+    if (u.pane === 'rules') return !v.rules || v.rules.kind === 'message' ? 0 : v.rules.rows.length;
+    if (u.pane === 'lb') return v.lb?.frontends.length ?? 0;
+    if (u.pane === 'conntrack') return v.conntrack?.order.length ?? 0;
+    if (u.pane === 'dns') return dnsRowCount(dns);
+    if (u.pane === 'compare') return v.compare?.perService.length ?? 0;
+    if (u.pane === 'step') return v.step.kind === 'result' ? v.step.result.steps.length : 0;
     return 0;
   };
 
   // Step mode from the Service under the cursor: a pod on this node to its ClusterIP.
-  const startStep = (): void => {
-    const row = services.rows?.[cursorOf(ui)];
-    if (!row || !snapshot) return;
-    const packet = defaultStepPacket(snapshot, row.namespace, row.name);
+  const startStep = (u: UiState, v: AppViews, snap: NodeSnapshot | null): void => {
+    const row = v.services.rows?.[cursorOf(u)];
+    if (!row || !snap) return;
+    const packet = defaultStepPacket(snap, row.namespace, row.name);
     dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
     if ('from' in packet) dispatch({ type: 'startStep', from: packet.from, to: packet.to });
     else dispatch({ type: 'switchPane', pane: 'step' });
   };
 
-  const open = (): void => {
-    const cursor = cursorOf(ui);
-    if (ui.pane === 'services') {
-      const row = services.rows?.[cursor];
-      if (!row || !snapshot) return;
+  const open = (u: UiState, v: AppViews, snap: NodeSnapshot | null): void => {
+    const cursor = cursorOf(u);
+    if (u.pane === 'services') {
+      const row = v.services.rows?.[cursor];
+      if (!row || !snap) return;
       dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
       // The Service's entry chain in whichever rewrite table the node has.
-      const ipt = snapshot.iptables?.value;
+      const ipt = snap.iptables?.value;
       const viaIptables = ipt ? iptablesServiceChains(ipt, row.namespace, row.name, row.ports.map((p) => ({ name: p.name, protocol: p.protocol }))) : [];
       // The cursor lands on the first endpoint branch, so Enter follows it straight to the DNAT.
       if (ipt && viaIptables[0]) {
@@ -137,7 +134,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'iptables', table: 'nat', chain: viaIptables[0].chain, focusRule: focus, from: 'services' } });
         return;
       }
-      const nft = snapshot.nft?.value;
+      const nft = snap.nft?.value;
       const viaNft = nft ? nftServiceChains(nft, row.namespace, row.name) : [];
       if (nft && viaNft[0]) {
         const rows = nftChainRows(nft, viaNft[0].table, viaNft[0].chain) ?? [];
@@ -146,6 +143,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         return;
       }
       // A Cilium node: the Service's frontend in the LB maps.
+      const lb = lbViewForOpen(snap);
       const fe = lbFrontendIndexForService(lb, row.namespace, row.name);
       if (fe >= 0) {
         dispatch({ type: 'switchPane', pane: 'lb' });
@@ -153,8 +151,9 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
       }
       return;
     }
-    if (ui.pane === 'rules') {
-      const loc = currentRules(ui);
+    if (u.pane === 'rules' && v.rules) {
+      const loc = currentRules(u);
+      const rules = v.rules;
       if (rules.kind === 'chains') {
         const row = rules.rows[cursor];
         if (!row) return;
@@ -169,21 +168,26 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   };
 
   useInput((input, key) => {
-    if (ui.typingFilter) {
+    const u = uiRef.current;
+    if (u.typingFilter) {
+      const typed = filterOf(u);
       if (key.escape) dispatch({ type: 'filterEnd', keep: false });
       else if (key.return) dispatch({ type: 'filterEnd', keep: true });
-      else if (key.backspace || key.delete) dispatch({ type: 'filterInput', text: filter.slice(0, -1) });
-      else if (input && !key.ctrl && !key.meta) dispatch({ type: 'filterInput', text: filter + input });
+      else if (key.backspace || key.delete) dispatch({ type: 'filterInput', text: typed.slice(0, -1) });
+      else if (input && !key.ctrl && !key.meta) dispatch({ type: 'filterInput', text: typed + input });
       return;
     }
     if (tourControl?.onKey(input)) return;
-    const count = rowCount();
+    const current = session.getState();
+    const v = viewsOf.current!(current.snapshot, current, u, lang);
+    const count = rowCount(u, v);
     const page = Math.max(1, bodyHeight - 4);
     // A held or fast-typed j/k arrives as one chunk ("jjj"): move by all of it.
     if (input.length > 1 && /^[jk]+$/.test(input)) {
       dispatch({ type: 'move', delta: input.split('').reduce((d, c) => d + (c === 'j' ? 1 : -1), 0), count });
       return;
     }
+    const stepBranches = v.step.kind === 'result' ? (v.step.result.steps.find((s) => s.branches && s.branches.length > 1)?.branches?.length ?? 0) : 0;
     if (input === 'q' || (key.ctrl && input === 'c')) {
       dispatch({ type: 'quit' });
       onQuit?.();
@@ -198,15 +202,15 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     else if (key.pageDown) dispatch({ type: 'move', delta: page, count });
     else if (input === 'g') dispatch({ type: 'jumpTo', index: 0, count });
     else if (input === 'G') dispatch({ type: 'jumpTo', index: count - 1, count });
-    else if (key.return) open();
+    else if (key.return) open(u, v, current.snapshot);
     else if (input === '/') dispatch({ type: 'filterStart' });
     else if (input === 'r') session.refreshNow();
-    else if (input === 't' && ui.pane === 'services') startStep();
-    else if (ui.pane === 'step' && (input === 'n' || input === 'p')) dispatch({ type: 'move', delta: input === 'n' ? 1 : -1, count });
-    else if (ui.pane === 'step' && input === 'b') dispatch({ type: 'stepBranch', branches: stepBranches });
-    else if (ui.pane === 'conntrack' && input === 's') dispatch({ type: 'conntrackSortNext' });
-    else if (ui.pane === 'conntrack' && input === 'S') dispatch({ type: 'conntrackSortReverse' });
-    else if (ui.pane === 'conntrack' && input === 'a') dispatch({ type: 'conntrackScopeToggle' });
+    else if (input === 't' && u.pane === 'services') startStep(u, v, current.snapshot);
+    else if (u.pane === 'step' && (input === 'n' || input === 'p')) dispatch({ type: 'move', delta: input === 'n' ? 1 : -1, count });
+    else if (u.pane === 'step' && input === 'b') dispatch({ type: 'stepBranch', branches: stepBranches });
+    else if (u.pane === 'conntrack' && input === 's') dispatch({ type: 'conntrackSortNext' });
+    else if (u.pane === 'conntrack' && input === 'S') dispatch({ type: 'conntrackSortReverse' });
+    else if (u.pane === 'conntrack' && input === 'a') dispatch({ type: 'conntrackScopeToggle' });
   });
 
   const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
@@ -215,12 +219,13 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   if (ui.help) body = <Help lang={lang} />;
   else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
   else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
-  else if (ui.pane === 'rules') body = <RulesPane data={rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
-  else if (ui.pane === 'lb') body = <LbPane data={lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
-  else if (ui.pane === 'step') body = <StepPane data={step} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
-  else if (ui.pane === 'compare') body = <ComparePane data={compare} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'rules' && views.rules) body = <RulesPane data={views.rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'lb' && views.lb) body = <LbPane data={views.lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'step') body = <StepPane data={views.step} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'compare' && snapshot.pending?.length) body = <Text color={theme.muted}>{t(lang, 'status.loading')}</Text>;
+  else if (ui.pane === 'compare') body = <ComparePane data={views.compare} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'dns') body = <DnsPane data={dns} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
-  else if (ui.pane === 'conntrack') body = <ConntrackPane data={ct} elapsedSeconds={conntrackElapsedSeconds(ct, now())} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} sessionError={state.error} />;
+  else if (ui.pane === 'conntrack' && views.conntrack) body = <ConntrackPane data={views.conntrack} elapsedSeconds={conntrackElapsedSeconds(views.conntrack, now())} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} sessionError={state.error} />;
   else body = <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;
 
   return (

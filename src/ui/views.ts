@@ -8,11 +8,24 @@ import { chainList, chainRows, iptablesRulesets, type IptablesRulesetId } from '
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import { findChain } from '../model/iptables.js';
 import type { Diagnostic } from '../model/diagnostics.js';
-import type { NodeSnapshot } from '../model/snapshot.js';
+import type { ConntrackEntry } from '../model/conntrack.js';
+import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import type { SessionState } from '../session.js';
 import type { RulesListRow, RulesPaneData } from './panes/RulesPane.js';
 import { t, tf, type Lang } from './i18n.js';
 import { currentRules, type UiState } from './state.js';
+
+/** The parts the Rules pane shows: it waits for all of them (staged load). */
+const RULESET_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft'];
+
+const replyCounts = new WeakMap<readonly ConntrackEntry[], Map<string, number>>();
+
+/** {@link countByReplySource}, once per conntrack table (a cursor move must not recount 1M entries). */
+function replySourceCounts(entries: readonly ConntrackEntry[]): Map<string, number> {
+  let counts = replyCounts.get(entries);
+  if (!counts) replyCounts.set(entries, (counts = countByReplySource(entries)));
+  return counts;
+}
 
 /** Keeps rows whose text contains `filter` (case-insensitive); all rows when empty. */
 export function applyFilter<T>(rows: readonly T[], filter: string, text: (row: T) => string): readonly T[] {
@@ -57,6 +70,7 @@ export function rulesList(snapshot: NodeSnapshot): RulesListRow[] {
 /** The Rules pane data for the current location, filtered. */
 export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, ui: UiState, filter: string, lang: Lang): RulesPaneData {
   if (!snapshot) return { kind: 'message', text: session.error ? tf(lang, 'status.failed', { reason: session.error }) : t(lang, 'status.loading'), diagnostics: [] };
+  if (RULESET_PARTS.some((p) => isPending(snapshot, p))) return { kind: 'message', text: t(lang, 'status.loading'), diagnostics: [] };
   const diagnostics = rulesetDiagnostics(snapshot);
   const loc = currentRules(ui);
   const prev = ui.rulesStack[ui.rulesStack.length - 2];
@@ -81,8 +95,9 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
       return { kind: 'chain', ruleset: 'nft', table: loc.table, chain: `@${loc.set}`, policy: null, rows: applyFilter(rows, filter, textOf), diagnostics, backTo, derivedNote: false };
     }
     const table = findTableByLabel(nft, loc.table);
-    const entries = snapshot.conntrack?.value?.entries;
-    const derived = table && entries ? nftEndpointCounts(table, countByReplySource(entries)) : undefined;
+    // Counts from a conntrack table still being parsed would not be final: none until it is.
+    const entries = isPending(snapshot, 'conntrack') ? undefined : snapshot.conntrack?.value?.entries;
+    const derived = table && entries ? nftEndpointCounts(table, replySourceCounts(entries)) : undefined;
     const rows = nftChainRows(nft, loc.table, loc.chain, derived);
     if (!rows) return missing(loc.chain);
     const chain = table?.chains.find((c) => c.name === loc.chain);

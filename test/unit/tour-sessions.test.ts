@@ -4,12 +4,12 @@ import { tourCaptures } from '../../src/tour/model.js';
 import { tourSessions } from '../../src/tour/sessions.js';
 import type { SessionLike } from '../../src/session.js';
 
-/** Resolves when `session` has a snapshot or an error (at most 10 s). */
+/** Resolves when `session` has a complete snapshot (no part still pending) or an error (at most 10 s). */
 function loaded(session: SessionLike): Promise<void> {
   return new Promise((resolve, reject) => {
     const done = () => {
       const s = session.getState();
-      if (s.snapshot || s.error) {
+      if ((s.snapshot && !s.snapshot.pending?.length) || s.error) {
         unsubscribe();
         resolve();
       }

@@ -131,7 +131,8 @@ export function useTour(run: TourRun | undefined): TourControl | null {
 export function useTourSteps(control: TourControl | null, snapshot: NodeSnapshot | null, ui: UiState, dispatch: (a: UiAction) => void, lang: Lang): StepResolution | null {
   const applied = useRef(-1);
   const step = control?.step ?? null;
-  const resolution = useMemo(() => (step && snapshot ? resolveStep(snapshot, step, lang) : null), [step, snapshot, lang]);
+  // A snapshot with parts still loading (staged load) would resolve chains as missing: wait.
+  const resolution = useMemo(() => (step && snapshot && !snapshot.pending?.length ? resolveStep(snapshot, step, lang) : null), [step, snapshot, lang]);
   const epoch = control?.position.epoch ?? -1;
   useEffect(() => {
     if (!step || !resolution || applied.current === epoch) return;

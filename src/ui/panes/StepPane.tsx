@@ -18,6 +18,8 @@ import { theme, type ColorToken } from '../theme.js';
 /** What the pane shows: nothing walked yet, a walk that could not start (why), or a walk. */
 export type StepPaneData =
   | { readonly kind: 'none' }
+  /** The snapshot's dataplane parts are still being parsed (staged load); `text` says so. */
+  | { readonly kind: 'loading'; readonly text: string }
   | { readonly kind: 'failed'; readonly reason: string }
   | { readonly kind: 'result'; readonly result: TraceResult };
 
@@ -106,6 +108,7 @@ function Line({ label, text, color, width }: { label: string; text: string; colo
 /** Renders the pane. */
 export function StepPane({ data, width, height, focused, cursor, lang }: StepPaneProps): React.JSX.Element {
   if (data.kind === 'none') return <Text color={theme.muted}>{fitCell(t(lang, 'step.none'), width)}</Text>;
+  if (data.kind === 'loading') return <Text color={theme.muted}>{fitCell(data.text, width)}</Text>;
   if (data.kind === 'failed') return <Text color={theme.error}>{fitCell(tf(lang, 'step.failed', { reason: data.reason }), width)}</Text>;
   const r = data.result;
   const steps = r.steps;

@@ -1,0 +1,99 @@
+/**
+ * Every pane's data for one UI state, memoised on what each view reads, so the key
+ * handler can compute the views of the state its previous keys produced (not the last
+ * render's) and the render that follows reuses them. A view is built only while its
+ * pane is shown (the conntrack index of 1M entries is not built behind the Services pane).
+ */
+import { conntrackView, type ConntrackView } from '../analysis/conntrack-view.js';
+import { compareModes, type ModeComparison } from '../analysis/compare-modes.js';
+import { buildLbView, type LbView } from '../analysis/lb-view.js';
+import { detectProxyMode, type ProxyModeResult } from '../analysis/proxy-mode.js';
+import { UserError } from '../errors.js';
+import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
+import { traceFromSnapshot } from '../report/trace.js';
+import type { SessionState } from '../session.js';
+import type { RulesPaneData } from './panes/RulesPane.js';
+import type { StepPaneData } from './panes/StepPane.js';
+import { t, type Lang } from './i18n.js';
+import { filterOf, type UiState } from './state.js';
+import { rulesView, servicesView } from './views.js';
+
+/** The data of every pane; null for a pane not shown (its view is not built). */
+export interface AppViews {
+  readonly services: ReturnType<typeof servicesView>;
+  readonly rules: RulesPaneData | null;
+  readonly lb: LbView | null;
+  readonly conntrack: ConntrackView | null;
+  readonly compare: ModeComparison | null;
+  readonly step: StepPaneData;
+  readonly mode: ProxyModeResult | null;
+}
+
+/** The parts the proxy mode is read from: the header says `…` until they are parsed. */
+const MODE_PARTS: readonly SnapshotPart[] = ['iptables', 'iptablesLegacy', 'nft', 'lb', 'ipvs'];
+
+/** The parts a step walk reads (everything of the dataplane). */
+const STEP_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'lb', 'ipvs', 'ipset', 'conntrack'];
+
+/**
+ * A function remembering its last arguments and result: the first `keys` arguments (all by
+ * default) are compared with `Object.is`; the others are only passed through.
+ */
+function memoLast<A extends readonly unknown[], R>(fn: (...args: A) => R, keys = Infinity): (...args: A) => R {
+  let last: { args: A; value: R } | null = null;
+  return (...args: A): R => {
+    const n = Math.min(keys, args.length);
+    if (last && last.args.slice(0, n).every((a, i) => Object.is(a, args[i]))) return last.value;
+    const value = fn(...args);
+    last = { args, value };
+    return value;
+  };
+}
+
+/** The memoised view builders of one App instance (see {@link createAppViews}). */
+export type AppViewsOf = (snapshot: NodeSnapshot | null, state: SessionState, ui: UiState, lang: Lang) => AppViews;
+
+/** A views function for one App: call it with the current snapshot, session state and UI state. */
+export function createAppViews(): AppViewsOf {
+  const services = memoLast((snapshot: NodeSnapshot | null, filter: string) => servicesView(snapshot, filter));
+  // Keyed on the location stack and the filter, not the whole UI state: a cursor move reuses it.
+  const rules = memoLast(
+    (snapshot: NodeSnapshot | null, _rates: unknown, _error: unknown, _stack: unknown, filter: string, lang: Lang, state: SessionState, ui: UiState) => rulesView(snapshot, state, ui, filter, lang),
+    6,
+  );
+  const lb = memoLast((snapshot: NodeSnapshot | null, filter: string) => buildLbView(snapshot, filter));
+  const conntrack = memoLast((snapshot: NodeSnapshot | null, sort: UiState['conntrackSort'], all: boolean, service: string | null, filter: string) =>
+    conntrackView(snapshot, { sort, filter, service: all ? null : service }),
+  );
+  const compare = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !snapshot.pending?.length ? compareModes(snapshot) : null));
+  const mode = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !MODE_PARTS.some((p) => isPending(snapshot, p)) ? detectProxyMode(snapshot) : null));
+  const step = memoLast((snapshot: NodeSnapshot | null, ui: UiState['step'], lang: Lang): StepPaneData => {
+    if (!snapshot || !ui) return { kind: 'none' };
+    if (STEP_PARTS.some((p) => isPending(snapshot, p))) return { kind: 'loading', text: t(lang, 'status.loading') };
+    try {
+      const { from, to, branch, flags, entry } = ui;
+      return { kind: 'result', result: traceFromSnapshot(snapshot, { from, to, branch: String(branch), ...(flags ? { flags } : {}), ...(entry ? { entry } : {}) }) };
+    } catch (e) {
+      if (e instanceof UserError) return { kind: 'failed', reason: `${e.message}${e.hint ? ` (${e.hint})` : ''}` };
+      throw e;
+    }
+  });
+  return (snapshot, state, ui, lang) => {
+    const filter = filterOf(ui);
+    const pane = ui.pane;
+    return {
+      services: services(snapshot, pane === 'services' ? filter : ''),
+      rules: pane === 'rules' ? rules(snapshot, state.rates, state.error, ui.rulesStack, filter, lang, state, ui) : null,
+      lb: pane === 'lb' ? lb(snapshot, filter) : null,
+      conntrack: pane === 'conntrack' ? conntrack(snapshot, ui.conntrackSort, ui.conntrackAll, ui.selectedService, filter) : null,
+      compare: pane === 'compare' ? compare(snapshot) : null,
+      step: pane === 'step' ? step(snapshot, ui.step, lang) : { kind: 'none' },
+      mode: mode(snapshot),
+    };
+  };
+}
+
+/** The LB view unfiltered, for Enter on a Cilium node's Service (the LB pane is not open then). */
+export function lbViewForOpen(snapshot: NodeSnapshot | null): LbView {
+  return buildLbView(snapshot, '');
+}
