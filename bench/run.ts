@@ -1,21 +1,23 @@
 /**
  * `npm run bench [-- --sizes small,large,huge --runs 5 --sections parse,app,engine,modules
- * --timeout 180 --cli dist/src/cli.js --node-env production --write bench/RESULTS.md]`: generates captures of each size (cached in a
+ * --timeout 180 --cli dist/bin/nodescope.js --node-env production --write bench/RESULTS.md]`: generates captures of each size (cached in a
  * temporary directory), measures nodescope on them and prints markdown tables (medians of
  * `--runs` runs; every parse in a fresh process, its peak RSS its own):
  *
  * - parse: time and peak memory per format against the line-split floor (and JSON.parse
  *   for the JSON formats), ratio = parse / split floor;
- * - app: the real binary in tmux — start → first frame, → data frame, keypress → next frame
- *   in nat KUBE-SERVICES and in the conntrack pane, peak RSS;
+ * - app: the real binary (default: the package's bin, the bundled dist/bin/nodescope.js) in
+ *   tmux — start → first frame, → data frame (wall and the app's own CPU ms), keypress → next
+ *   frame in nat KUBE-SERVICES and in the conntrack pane, peak RSS;
  * - engine: one step-mode walk (iptables and nftables captures), one live refresh of
  *   counters, and the render-path work of one keypress measured in-process;
- * - modules: the cost of importing each heavy dependency and nodescope's entry points.
+ * - modules: the cost of importing each heavy dependency and nodescope's entry points
+ *   (unbundled, from node_modules and dist/src), and of starting the bundled bin.
  *
  * Every child is bounded by `--timeout` seconds. Exit code 0 even when a measurement
  * failed (it shows as `failed: …` in its cell); 1 for bad arguments.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -37,13 +39,14 @@ interface Options {
   readonly seed: string;
   readonly write: string | null;
   readonly cache: string | undefined;
+  /** The script the app section starts (default: package.json's bin). */
   readonly cli: string;
   /** `NODE_ENV` for the app under test (unset by default, as a user runs it). */
   readonly nodeEnv: string | null;
 }
 
 function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/src/cli.js] [--node-env production] [--write FILE]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/bin/nodescope.js] [--node-env production] [--write FILE]\n`);
   process.exit(1);
 }
 
@@ -62,10 +65,16 @@ function options(): Options {
   const timeout = Number(v.timeout ?? '180');
   if (!Number.isInteger(runs) || runs < 1 || runs > 50) usage('--runs must be 1–50');
   if (!(timeout > 0)) usage('--timeout must be a positive number of seconds');
-  const cli = path.resolve(v.cli ?? path.join(packageRoot(), 'dist', 'src', 'cli.js'));
+  const cli = path.resolve(v.cli ?? packageBin());
   const nodeEnv = v['node-env'] ?? null;
   if (nodeEnv !== null && !/^[a-z]+$/.test(nodeEnv)) usage('--node-env takes a word such as production');
   return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache, cli, nodeEnv };
+}
+
+/** The executable users run: package.json's `bin.nodescope`, absolute. */
+function packageBin(): string {
+  const pkg = JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { bin: Record<string, string> };
+  return path.join(packageRoot(), pkg.bin.nodescope!);
 }
 
 const log = (text: string) => process.stderr.write(`bench: ${text}\n`);
@@ -128,8 +137,8 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
   const rows = [
     `Real binary \`${o.nodeEnv ? `NODE_ENV=${o.nodeEnv} ` : ''}node ${path.relative(packageRoot(), o.cli)} --replay DIR/iptables\` in a 120×40 tmux terminal; frames seen by polling \`tmux capture-pane\`. tmux round trip alone (key → \`cat\` echo): median ${ms(median(floor))} ms — included in the keypress figures.`,
     '',
-    '| size | start → first frame ms | start → data frame ms | key → frame, nat KUBE-SERVICES ms | key → frame, conntrack pane ms | peak RSS MB |',
-    '|---|--:|--:|--:|--:|--:|',
+    '| size | start → first frame ms | start → data frame ms | first / data frame, app CPU ms | key → frame, nat KUBE-SERVICES ms | key → frame, conntrack pane ms | peak RSS MB |',
+    '|---|--:|--:|--:|--:|--:|--:|',
   ];
   for (const size of o.sizes) {
     const runs: AppRun[] = [];
@@ -144,17 +153,19 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
       }
     }
     if (runs.length === 0) {
-      rows.push(`| ${size.name} | ${why(error)} | | | | |`);
+      rows.push(`| ${size.name} | ${why(error)} | | | | | |`);
       continue;
     }
     const ct = runs.every((r) => r.conntrackKeysMs === null) ? 'pending (no conntrack pane in the binary yet)' : ms(median(runs.flatMap((r) => r.conntrackKeysMs ?? [])));
     const rss = runs.map((r) => r.rssMb).filter((x): x is number => x !== null);
     facts.set(`app:${size.name}:first`, median(runs.map((r) => r.firstFrameMs)));
     facts.set(`app:${size.name}:data`, median(runs.map((r) => r.dataFrameMs)));
+    facts.set(`app:${size.name}:first-cpu`, median(runs.flatMap((r) => (r.firstFrameCpuMs === null ? [] : [r.firstFrameCpuMs]))));
     facts.set(`app:${size.name}:key-rules`, median(runs.flatMap((r) => r.kubeServicesKeysMs)));
     facts.set(`app:${size.name}:key-conntrack`, median(runs.flatMap((r) => r.conntrackKeysMs ?? [])));
     facts.set(`app:${size.name}:rss`, rss.length ? Math.max(...rss) : Number.NaN);
-    rows.push(`| ${size.name} | ${ms(median(runs.map((r) => r.firstFrameMs)))} | ${ms(median(runs.map((r) => r.dataFrameMs)))} | ${ms(median(runs.flatMap((r) => r.kubeServicesKeysMs)))} | ${ct} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
+    const cpu = (xs: (number | null)[]) => ms(median(xs.filter((x): x is number => x !== null)));
+    rows.push(`| ${size.name} | ${ms(median(runs.map((r) => r.firstFrameMs)))} | ${ms(median(runs.map((r) => r.dataFrameMs)))} | ${cpu(runs.map((r) => r.firstFrameCpuMs))} / ${cpu(runs.map((r) => r.dataFrameCpuMs))} | ${ms(median(runs.flatMap((r) => r.kubeServicesKeysMs)))} | ${ct} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
   }
   return rows;
 }
@@ -209,13 +220,20 @@ async function modulesSection(o: Options): Promise<string[]> {
     spawnSync(process.execPath, args, { stdio: 'ignore' });
     return performance.now() - t0;
   };
+  const bin = packageBin();
   const bare: number[] = [];
   const version: number[] = [];
+  const bundled: number[] = [];
   for (let i = 0; i < o.runs; i++) {
     bare.push(spawnMs(['-e', '0']));
     version.push(spawnMs([cli, '--version']));
+    bundled.push(spawnMs([bin, '--version']));
   }
-  rows.push(`| \`node -e 0\` (process floor) | ${ms(median(bare))} | |`, `| \`node dist/src/cli.js --version\` (every import, nothing read) | ${ms(median(version))} | |`);
+  rows.push(
+    `| \`node -e 0\` (process floor) | ${ms(median(bare))} | |`,
+    `| \`node dist/src/cli.js --version\` (unbundled: every static import, nothing read) | ${ms(median(version))} | |`,
+    `| \`node ${path.relative(packageRoot(), bin)} --version\` (the bin, bundled: the same imports) | ${ms(median(bundled))} | |`,
+  );
   for (const m of MODULES) {
     log(`import ${m.spec}`);
     const r = await repeat([m.spec], o, 'import-worker.js');
@@ -276,7 +294,7 @@ async function main(): Promise<void> {
     '## How to read this',
     '',
     '- Parse: text already in memory, one parser call, in a fresh `node` (cold JIT, as at start-up); peak RSS is that process\'s `maxRSS` (text + model + garbage). The line-split floor is `text.split(\'\\n\')`: for the JSON formats (one line) it is not a meaningful floor, so `JSON.parse` of the same text is given beside it.',
-    '- App: first frame = the header is on screen (data still loading); data frame = node name and the Service rows are on screen. Key → frame: `j` sent with `tmux send-keys`, timed until `capture-pane` shows a changed screen (each key after the previous frame, 60 ms apart so Ink\'s 30 fps throttle renders on its leading edge). Peak RSS is the app process\'s `maxRSS`, written by a `--require` preload at exit.',
+    '- App: first frame = the header is on screen (data still loading); data frame = node name and the Service rows are on screen; app CPU ms = the CPU time (user + system, all threads) the app process had used when it wrote that frame, from a `--require` preload (steadier than wall time when the machine is shared). Key → frame: `j` sent with `tmux send-keys`, timed until `capture-pane` shows a changed screen (each key after the previous frame, 60 ms apart so Ink\'s 30 fps throttle renders on its leading edge). Peak RSS is the app process\'s `maxRSS`, written by a `--require` preload at exit.',
     '- Walk: `walkPacket` of a TCP SYN from a pod (10.128.0.200) to the ClusterIP whose KUBE-SERVICES rule is last (kube-proxy orders rules by name), on the snapshot loaded from the capture; first walk and median of 20 more. Refresh: `buildSnapshot` of all runs with changed counters and 1 % fewer flows (what `Session.refreshNow` does) vs parsing only the changed probes. Render work: `rulesView` for one cursor move in nat KUBE-SERVICES, in-process.',
     '- Wall times move with the machine\'s load (printed above); the CPU column is steadier.',
     '',

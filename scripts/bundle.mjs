@@ -17,14 +17,53 @@
  * installed). Usage: `node scripts/bundle.mjs [--metafile FILE]`.
  */
 import { build } from 'esbuild';
-import { rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+import { parse as parseYaml } from 'yaml';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = path.join(root, 'dist', 'bin');
 
 export const EXTERNAL = ['ssh2', '@kubernetes/client-node', 'ws', 'blessed', 'blessed-contrib', 'react-devtools-core'];
+
+/**
+ * YAML read at every start (src/shipped-yaml.ts): text and parse, keyed by package-relative
+ * path, inlined as one JSON string (an object `define` would become a module of its own).
+ */
+export const SHIPPED_YAML = ['commands/probes.yaml', 'commands/wrappers.yaml'];
+
+function shippedYaml() {
+  const out = {};
+  for (const rel of SHIPPED_YAML) {
+    const text = readFileSync(path.join(root, rel), 'utf8');
+    const value = parseYaml(text);
+    // Only what JSON carries unchanged can be inlined; anything else is parsed at run time.
+    if (!isDeepStrictEqual(JSON.parse(JSON.stringify(value)), value)) {
+      console.warn(`bundle: ${rel} does not survive JSON, left to parse at run time`);
+      continue;
+    }
+    out[rel] = { text, value };
+  }
+  return out;
+}
+
+/**
+ * yoga-layout's Emscripten loader fetch()es its own embedded `data:` URL when a global
+ * fetch exists, which loads Node's undici (~60 ms of start-up); without fetch it decodes
+ * the same base64 itself. A module-scoped `fetch` hides the global from that file only.
+ */
+const yogaWithoutFetch = {
+  name: 'yoga-without-fetch',
+  setup(b) {
+    b.onLoad({ filter: /yoga-layout[\\/]dist[\\/]binaries[\\/].*\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!text.includes('typeof fetch')) return { contents: text, loader: 'js', warnings: [{ text: 'yoga-layout no longer tests for fetch: the yoga-without-fetch plugin can go' }] };
+      return { contents: `var fetch = undefined;\n${text}`, loader: 'js' };
+    });
+  },
+};
 
 rmSync(outdir, { recursive: true, force: true });
 const result = await build({
@@ -33,7 +72,7 @@ const result = await build({
   outdir,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
-  splitting: true,
+  splitting: process.env.NS_SPLIT !== '0',
   format: 'esm',
   platform: 'node',
   target: 'node20',
@@ -45,12 +84,31 @@ const result = await build({
   legalComments: 'linked',
   external: EXTERNAL,
   // React's production build, chosen at build time (main.ts does the same at run time for dist/src).
-  define: { 'process.env.NODE_ENV': '"production"' },
-  // CommonJS dependencies bundled into ESM still call require() for Node's built-ins.
-  banner: { js: "import { createRequire as __nodescopeCreateRequire } from 'node:module'; const require = __nodescopeCreateRequire(import.meta.url);" },
+  define: { 'process.env.NODE_ENV': '"production"', __NODESCOPE_SHIPPED_YAML__: JSON.stringify(JSON.stringify(shippedYaml())) },
+  plugins: [yogaWithoutFetch],
   metafile: true,
+  write: false,
   logLevel: 'warning',
 });
+
+// CommonJS dependencies bundled into ESM still call require() for Node's built-ins, through
+// esbuild's `__require` helper, which reads a free `require`: only the chunk defining the
+// helper gets one (a banner on every chunk costs a createRequire per chunk at start-up).
+const REQUIRE_LINE = "import { createRequire as __nodescopeCreateRequire } from 'node:module'; const require = __nodescopeCreateRequire(import.meta.url);\n";
+const needsRequire = new Set(result.outputFiles.filter((f) => f.path.endsWith('.js') && f.text.includes('var __require=')).map((f) => f.path));
+if (needsRequire.size !== 1) throw new Error(`bundle: expected one chunk defining __require, found ${needsRequire.size}`);
+for (const f of result.outputFiles) {
+  let contents = f.contents;
+  if (needsRequire.has(f.path)) contents = Buffer.from(REQUIRE_LINE + f.text);
+  else if (needsRequire.has(f.path.replace(/\.map$/, ''))) {
+    // One line more at the top of the chunk: its mappings start one line later.
+    const map = JSON.parse(f.text);
+    map.mappings = `;${map.mappings}`;
+    contents = Buffer.from(JSON.stringify(map));
+  }
+  mkdirSync(path.dirname(f.path), { recursive: true });
+  writeFileSync(f.path, contents, { mode: f.path.endsWith('nodescope.js') ? 0o755 : 0o644 });
+}
 
 const metaIndex = process.argv.indexOf('--metafile');
 if (metaIndex > 0) writeFileSync(process.argv[metaIndex + 1], JSON.stringify(result.metafile));

@@ -1,12 +1,15 @@
 /**
- * The real binary (`node dist/src/cli.js --replay DIR --lang en`) in a 120×40 tmux
- * terminal: process start → first frame, → first frame with data, keypress → next frame
- * while scrolling nat KUBE-SERVICES and the conntrack pane, and the process's peak RSS.
+ * The real binary (`node dist/bin/nodescope.js --replay DIR --lang en`, the package's bin)
+ * in a 120×40 tmux terminal: process start → first frame, → first frame with data,
+ * keypress → next frame while scrolling nat KUBE-SERVICES and the conntrack pane, and the
+ * process's peak RSS.
  *
  * Frames are detected by polling `tmux capture-pane` (see tmux.ts): the first frame is the
  * first screen showing the header (`nodescope │`), the data frame the first one showing the
- * node's name and a Service row. Peak RSS comes from a tiny `--require` preload that writes
- * `process.resourceUsage().maxRSS` when the process exits (after `q`).
+ * node's name and a Service row. A tiny `--require` preload records, inside the app, the
+ * CPU time it had used when it first wrote the header and the data to its terminal (wall
+ * times on a shared machine move with the load; CPU time much less), and its
+ * `process.resourceUsage().maxRSS`; it writes them as JSON when the process exits (after `q`).
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -21,9 +24,35 @@ export interface AppRun {
   /** Key → frame in the conntrack pane; null when the binary has no conntrack pane yet. */
   readonly conntrackKeysMs: readonly number[] | null;
   readonly rssMb: number | null;
+  /** CPU ms (user + system, all threads) from process start to the first write of the header. */
+  readonly firstFrameCpuMs: number | null;
+  /** CPU ms from process start to the first write holding the node's name and a Service row. */
+  readonly dataFrameCpuMs: number | null;
 }
 
-const HOOK = "const fs=require('fs');process.on('exit',()=>{try{fs.writeFileSync(process.env.NODESCOPE_BENCH_RSS,String(process.resourceUsage().maxRSS))}catch{}});\n";
+/** What the preload writes at exit (NODESCOPE_BENCH_OUT): CPU ms at the two frames, maxRSS in KB. */
+interface HookReport {
+  readonly firstCpuMs?: number;
+  readonly dataCpuMs?: number;
+  readonly maxRssKb?: number;
+}
+
+const HOOK = `const fs = require('fs');
+const out = {};
+const [node, service] = (process.env.NODESCOPE_BENCH_MARK || '').split(',');
+const cpu = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
+const write = process.stdout.write;
+process.stdout.write = function (chunk, ...rest) {
+  const s = typeof chunk === 'string' ? chunk : String(chunk);
+  if (out.firstCpuMs === undefined && s.includes('nodescope')) out.firstCpuMs = cpu();
+  if (out.dataCpuMs === undefined && s.includes(node) && s.includes(service)) out.dataCpuMs = cpu();
+  return write.call(this, chunk, ...rest);
+};
+process.on('exit', () => {
+  out.maxRssKb = process.resourceUsage().maxRSS;
+  try { fs.writeFileSync(process.env.NODESCOPE_BENCH_OUT, JSON.stringify(out)); } catch {}
+});
+`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -34,10 +63,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function measureApp(cli: string, bundleDir: string, node: string, keys: number, timeoutMs: number, nodeEnv: string | null = null): Promise<AppRun> {
   const work = path.join(os.tmpdir(), `nodescope-bench-app-${process.pid}`);
   const hook = `${work}.cjs`;
-  const rssFile = `${work}.rss`;
+  const outFile = `${work}.json`;
   writeFileSync(hook, HOOK);
-  rmSync(rssFile, { force: true });
-  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}NODESCOPE_BENCH_RSS=${rssFile} ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
+  rmSync(outFile, { force: true });
+  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
   const app = TmuxProgram.start(`nodescope-bench-${process.pid}`, cmd, 120, 40);
   try {
     const first = await app.waitFor((s) => s.includes('nodescope │'), timeoutMs);
@@ -62,17 +91,25 @@ export async function measureApp(cli: string, bundleDir: string, node: string, k
     const conntrack = conntrackShown ? await keyTimes(app, keys) : null;
     app.keys('q');
     for (let i = 0; i < 200 && app.alive(); i++) await sleep(50);
-    let rssMb: number | null = null;
+    let report: HookReport = {};
     try {
-      rssMb = Number(readFileSync(rssFile, 'utf8')) / 1024;
+      report = JSON.parse(readFileSync(outFile, 'utf8')) as HookReport;
     } catch {
-      rssMb = null;
+      report = {};
     }
-    return { firstFrameMs: first.ms, dataFrameMs: data.ms, kubeServicesKeysMs: kubeServices, conntrackKeysMs: conntrack, rssMb };
+    return {
+      firstFrameMs: first.ms,
+      dataFrameMs: data.ms,
+      kubeServicesKeysMs: kubeServices,
+      conntrackKeysMs: conntrack,
+      rssMb: report.maxRssKb !== undefined ? report.maxRssKb / 1024 : null,
+      firstFrameCpuMs: report.firstCpuMs ?? null,
+      dataFrameCpuMs: report.dataCpuMs ?? null,
+    };
   } finally {
     app.kill();
     rmSync(hook, { force: true });
-    rmSync(rssFile, { force: true });
+    rmSync(outFile, { force: true });
   }
 }
 

@@ -3,11 +3,10 @@
  * commands nodescope ever runs on a node. This module loads and validates it and
  * turns a probe into a concrete argv. It never executes anything.
  */
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import { BugError, UserError } from '../errors.js';
 import { packageRoot } from '../paths.js';
+import { readShippedYaml } from '../shipped-yaml.js';
 
 /** Where a probe runs: the node's host namespaces, or the cilium-agent container. */
 export type ProbeWhere = 'node' | 'cilium-agent';
@@ -86,11 +85,11 @@ function readProbe(raw: Record<string, unknown>): ProbeSpec {
  * Throws `BugError` when the catalog is malformed (it ships with nodescope).
  */
 export function loadCatalog(dir = path.join(packageRoot(), 'commands')): Catalog {
-  const probesDoc = parseYaml(readFileSync(path.join(dir, 'probes.yaml'), 'utf8')) as {
+  const probesDoc = readShippedYaml(path.join(dir, 'probes.yaml')) as {
     probes: Record<string, unknown>[];
     params?: Record<string, { description: string; default: string; pattern: string }>;
   };
-  const wrappersDoc = parseYaml(readFileSync(path.join(dir, 'wrappers.yaml'), 'utf8')) as {
+  const wrappersDoc = readShippedYaml(path.join(dir, 'wrappers.yaml')) as {
     wrappers: Record<string, { description: string; argv: string[]; pattern?: string }>;
   };
   const probes = probesDoc.probes.map(readProbe);
