@@ -17,6 +17,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DirectDnsTransport } from '../../src/dns/direct.js';
 import { runDigCommand, dig } from '../../src/dns/dig.js';
 import { dnsTransportFor } from '../../src/dns/open.js';
 import { PORT_FORWARD_NOTE } from '../../src/dns/portforward.js';
@@ -115,6 +116,93 @@ afterAll(async () => {
   await labDown({ prefix: PREFIX });
   rmSync(home, { recursive: true, force: true });
 }, 60_000);
+
+/** A running `kubectl port-forward`: resolves once it prints "Forwarding from". */
+async function kubectlPortForward(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stop: () => Promise<string>; exited: Promise<number | null> }> {
+  const child = spawn('kubectl', ['--cache-dir', path.join(home, 'kcache'), 'port-forward', ...args], {
+    env: { ...process.env, KUBECONFIG: server.kubeconfigPath, HOME: home, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`kubectl port-forward did not start: ${out}`)), 15_000);
+    const look = (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('Forwarding from')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', look);
+    child.stderr.on('data', look);
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`kubectl port-forward exited: ${out}`));
+    });
+  });
+  return {
+    exited,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+      return out;
+    },
+  };
+}
+
+/** Asks `name` A over TCP of 127.0.0.1:`port` (the local end of kubectl's forward). */
+async function askLocal(port: number, name: string): Promise<string[]> {
+  const e = await new DirectDnsTransport().query({ server: '127.0.0.1', port, qname: name, qtype: 'A' }, { proto: 'tcp', timeoutMs: 3000 });
+  expect(e.outcome, e.error ?? '').toBe('answer');
+  return e.answers.map((a) => a.data);
+}
+
+describe.runIf(canRun && haveKubectl)('the real kubectl port-forward through the recorded server', () => {
+  // kubectl ≥ 1.30 tunnels SPDY in a WebSocket first; KUBECTL_PORT_FORWARD_WEBSOCKETS=false makes it upgrade to SPDY directly.
+  for (const [mode, env, upgrade] of [['SPDY in a WebSocket', {}, 'websocket'], ['SPDY/3.1 upgrade', { KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false' }, 'SPDY/3.1']] as const) {
+    it(`${mode}: DNS questions reach the CoreDNS pod's dnsmasq, one per connection`, async () => {
+      const [first, second] = DNS_PODS;
+      const before = server.requests().length;
+      const pf = await kubectlPortForward(['-n', 'kube-system', `pod/${first!.name}`, '25353:53'], env);
+      try {
+        expect(await askLocal(25353, `web.default.svc.${ZONE}`)).toEqual([svcIp('web')]);
+        expect(await askLocal(25353, WHOAMI)).toEqual([whoamiOf(0)]);
+      } finally {
+        await pf.stop();
+      }
+      const pf2 = await kubectlPortForward(['-n', 'kube-system', `pod/${second!.name}`, '25354:53'], env);
+      try {
+        expect(await askLocal(25354, WHOAMI)).toEqual([whoamiOf(1)]);
+      } finally {
+        await pf2.stop();
+      }
+      const upgrades = server.requests().slice(before).filter((q) => q.path.endsWith('/portforward') && q.status === 101);
+      expect(upgrades.map((q) => q.upgrade)).toEqual([upgrade, upgrade]);
+    });
+  }
+
+  it('nothing listening in the pod: kubectl reports the kubelet-style error from the error stream', async () => {
+    const pf = await kubectlPortForward(['-n', 'kube-system', `pod/${DNS_PODS[0]!.name}`, '25355:5353']);
+    const e = await new DirectDnsTransport().query({ server: '127.0.0.1', port: 25355, qname: WHOAMI, qtype: 'A' }, { proto: 'tcp', timeoutMs: 2000 });
+    expect(e.outcome).not.toBe('answer');
+    await pf.exited; // kubectl ≥ 1.29 gives up after a forwarding error
+    const out = await pf.stop();
+    // klog quotes the message, so the namespace's quotes come escaped.
+    expect(out).toMatch(/an error occurred forwarding 25355 -> 5353: error forwarding port 5353 to pod coredns-[a-z0-9-]+, uid [0-9a-f-]+: failed to connect to localhost:5353 inside namespace \\?"ndpf-[a-z0-9-]+\\?", IPv4: .*Connection refused/);
+    expect(out).toContain('lost connection to pod');
+  });
+
+  it('RBAC forbidding create pods/portforward: kubectl shows the apiserver\'s message', async () => {
+    server.setForbidden([{ verb: 'create', resource: 'pods/portforward', namespace: 'kube-system' }]);
+    try {
+      const r = await run('kubectl', ['--cache-dir', path.join(home, 'kcache'), 'port-forward', '-n', 'kube-system', `pod/${DNS_PODS[0]!.name}`, '25356:53']);
+      expect(r.code).not.toBe(0);
+      expect(r.stderr).toContain(`pods "${DNS_PODS[0]!.name}" is forbidden: User "${server.user}" cannot create resource "pods/portforward" in API group "" in the namespace "kube-system"`);
+    } finally {
+      server.setForbidden([]);
+    }
+  });
+});
 
 describe.runIf(canRun)('DNS over --node through a port-forward to CoreDNS', () => {
   it('dig: the kube-dns ClusterIP question is answered by the first Ready CoreDNS pod, through pods/portforward, with no exec on the node', async () => {
