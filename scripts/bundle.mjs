@@ -8,7 +8,13 @@
  *   dist/bin/nodescope.js          the bin (package.json "bin", `npm start`)
  *   dist/bin/chunks/*.js           the command line, the TUI (ink + App), tours, dash, …
  *                                  split at cli.tsx's dynamic imports, loaded on demand
- *   *.js.map                       source maps (main.ts turns them on for stack traces)
+ *   *.js.map                       source maps (src/stack-trace.ts maps stack traces
+ *                                  through them when one is printed)
+ *
+ * Also done here for start-up: React's production build is chosen at build time; the
+ * probe catalog's YAML is parsed now (src/shipped-yaml.ts uses it while the file is
+ * unchanged); yoga's embedded wasm is decoded without Node's fetch (see yogaWithoutFetch);
+ * only the chunk that needs `require` creates one.
  *
  * Kept external (loaded from node_modules at run time, as before): the lazy, heavy or
  * native dependencies — ssh2 (optional native addons), @kubernetes/client-node and ws
@@ -17,7 +23,7 @@
  * installed). Usage: `node scripts/bundle.mjs [--metafile FILE]`.
  */
 import { build } from 'esbuild';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -26,13 +32,13 @@ import { parse as parseYaml } from 'yaml';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const outdir = path.join(root, 'dist', 'bin');
 
-export const EXTERNAL = ['ssh2', '@kubernetes/client-node', 'ws', 'blessed', 'blessed-contrib', 'react-devtools-core'];
+const EXTERNAL = ['ssh2', '@kubernetes/client-node', 'ws', 'blessed', 'blessed-contrib', 'react-devtools-core'];
 
 /**
  * YAML read at every start (src/shipped-yaml.ts): text and parse, keyed by package-relative
  * path, inlined as one JSON string (an object `define` would become a module of its own).
  */
-export const SHIPPED_YAML = ['commands/probes.yaml', 'commands/wrappers.yaml'];
+const SHIPPED_YAML = ['commands/probes.yaml', 'commands/wrappers.yaml'];
 
 function shippedYaml() {
   const out = {};
@@ -65,19 +71,18 @@ const yogaWithoutFetch = {
   },
 };
 
-rmSync(outdir, { recursive: true, force: true });
 const result = await build({
   absWorkingDir: root,
   entryPoints: { nodescope: 'src/main.ts' },
   outdir,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,
-  splitting: process.env.NS_SPLIT !== '0',
+  splitting: true,
   format: 'esm',
   platform: 'node',
   target: 'node20',
   sourcemap: true,
-  // Node reads each map when its file loads (source maps on): no sources text keeps them small.
+  // Maps point into src/ (read only when a stack is printed, see src/stack-trace.ts): no copy of it.
   sourcesContent: false,
   minifyWhitespace: true,
   minifySyntax: true,
@@ -95,9 +100,13 @@ const result = await build({
 // esbuild's `__require` helper, which reads a free `require`: only the chunk defining the
 // helper gets one (a banner on every chunk costs a createRequire per chunk at start-up).
 const REQUIRE_LINE = "import { createRequire as __nodescopeCreateRequire } from 'node:module'; const require = __nodescopeCreateRequire(import.meta.url);\n";
-const needsRequire = new Set(result.outputFiles.filter((f) => f.path.endsWith('.js') && f.text.includes('var __require=')).map((f) => f.path));
+const needsRequire = new Set(result.outputFiles.filter((f) => f.path.endsWith('.js') && f.text.includes('Dynamic require of "')).map((f) => f.path));
 if (needsRequire.size !== 1) throw new Error(`bundle: expected one chunk defining __require, found ${needsRequire.size}`);
-for (const f of result.outputFiles) {
+// Others may run the bin while this builds: every file is written aside and renamed into
+// place, chunks (content-hashed names) before the entry, and stale chunks removed last.
+const entry = path.join(outdir, 'nodescope.js');
+const ordered = [...result.outputFiles].sort((a, b) => Number(a.path.startsWith(entry)) - Number(b.path.startsWith(entry)));
+for (const f of ordered) {
   let contents = f.contents;
   if (needsRequire.has(f.path)) contents = Buffer.from(REQUIRE_LINE + f.text);
   else if (needsRequire.has(f.path.replace(/\.map$/, ''))) {
@@ -107,7 +116,16 @@ for (const f of result.outputFiles) {
     contents = Buffer.from(JSON.stringify(map));
   }
   mkdirSync(path.dirname(f.path), { recursive: true });
-  writeFileSync(f.path, contents, { mode: f.path.endsWith('nodescope.js') ? 0o755 : 0o644 });
+  const aside = `${f.path}.${process.pid}.tmp`;
+  writeFileSync(aside, contents, { mode: f.path === entry ? 0o755 : 0o644 });
+  renameSync(aside, f.path);
+}
+const written = new Set(result.outputFiles.map((f) => f.path));
+for (const dir of [outdir, path.join(outdir, 'chunks')]) {
+  for (const name of readdirSync(dir, { withFileTypes: true })) {
+    const file = path.join(dir, name.name);
+    if (name.isFile() && !written.has(file) && !file.endsWith('.tmp')) rmSync(file, { force: true });
+  }
 }
 
 const metaIndex = process.argv.indexOf('--metafile');
