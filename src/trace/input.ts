@@ -39,13 +39,40 @@ export interface TraceInput {
   readonly xtRecent?: Readonly<Record<string, readonly XtRecentEntry[]>>;
 }
 
+/** Inputs built from one snapshot: without an `nft` override, and by override (weakly). */
+interface SnapshotInputs {
+  plain?: TraceInput;
+  readonly byNft: WeakMap<NftRuleset, TraceInput>;
+}
+
+const inputs = new WeakMap<NodeSnapshot, SnapshotInputs>();
+
 /**
  * The walk's input from a snapshot: its iptables rulesets (iptables, ip6tables,
  * iptables-legacy, those that parsed), its nft ruleset (`nft` overrides it when given),
  * addresses, routes and conntrack entries. Missing parts become empty lists; the walk
  * then says what it could not decide. Never throws.
+ *
+ * The same snapshot (and `nft`) gives the same input object (remembered in WeakMaps;
+ * snapshots are never changed in place), so what walks build once per input (hook plans,
+ * nft twins) is kept from one walk to the next.
  */
 export function traceInputFromSnapshot(snapshot: NodeSnapshot, nft?: NftRuleset): TraceInput {
+  let memo = inputs.get(snapshot);
+  if (!memo) {
+    memo = { byNft: new WeakMap() };
+    inputs.set(snapshot, memo);
+  }
+  let input = nft === undefined ? memo.plain : memo.byNft.get(nft);
+  if (!input) {
+    input = buildInput(snapshot, nft);
+    if (nft === undefined) memo.plain = input;
+    else memo.byNft.set(nft, input);
+  }
+  return input;
+}
+
+function buildInput(snapshot: NodeSnapshot, nft: NftRuleset | undefined): TraceInput {
   const iptables: IptablesRuleset[] = [];
   for (const part of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy]) {
     if (part?.value && part.value.tables.length > 0) iptables.push(part.value);

@@ -19,7 +19,7 @@ import type { IptablesChain, IptablesRule } from '../model/iptables.js';
 import { parseIp, type IpValue } from '../model/iproute.js';
 import type { WalkPacket } from './context.js';
 import type { TraceProtocol } from './packet.js';
-import { addrRangeOf, parsePortRange } from './values.js';
+import { addrRangeOf, ipv4Number, parsePortRange } from './values.js';
 
 /**
  * What one rule's prefilter checks. `daddr`: the packet's destination must lie in
@@ -38,31 +38,6 @@ const NO_OP = new Set(['comment', 'nfacct']);
 
 const PROTO_BY_NUMBER: Readonly<Record<string, TraceProtocol>> = { '6': 'tcp', '17': 'udp', '132': 'sctp' };
 const L4: ReadonlySet<string> = new Set(['tcp', 'udp', 'sctp']);
-
-/**
- * A dotted quad as an unsigned number, accepting exactly what parseIp accepts
- * (`^\d{1,3}(\.\d{1,3}){3}$`, each part ≤ 255); null otherwise.
- */
-export function ipv4Number(text: string): number | null {
-  let n = 0;
-  let part = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      if (++digits > 3) return null;
-      part = part * 10 + (c - 48);
-    } else if (c === 46) {
-      if (digits === 0 || part > 255 || ++dots > 3) return null;
-      n = n * 256 + part;
-      part = 0;
-      digits = 0;
-    } else return null;
-  }
-  if (digits === 0 || part > 255 || dots !== 3) return null;
-  return n * 256 + part;
-}
 
 /** `A.B.C.D` or `A.B.C.D/LEN` as a number range (what parseAddrRange gives, without bigints); null for other forms. */
 function ipv4Range(text: string): { lo: number; hi: number } | null {

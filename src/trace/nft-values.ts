@@ -14,6 +14,7 @@ import { exprType } from '../parsers/nft-types.js';
 import type { WalkContext } from './context.js';
 import { PROTOCOL_NUMBERS, TCP_FLAG_BITS, type TcpFlag } from './packet.js';
 import { addressType, ifindexOf } from './routing.js';
+import { ipv4Number } from './values.js';
 
 /** A runtime value: an integer of some width, a string (interface names), or a concatenation. */
 export type NftValue =
@@ -184,6 +185,9 @@ function symbolic(text: string, type: string | undefined): NftEval {
   switch (type) {
     case 'ipv4_addr':
     case 'ipv6_addr': {
+      // Dotted quads without parseIp's regex and bigint arithmetic: maps hold thousands of them.
+      const v4 = ipv4Number(text);
+      if (v4 !== null) return int(BigInt(v4));
       const ip = parseIp(text);
       return ip ? int(ip.value) : { stop: 'unsupported', why: `${text} is not an address` };
     }

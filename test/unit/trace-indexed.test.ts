@@ -80,6 +80,19 @@ for (const mode of ['iptables', 'nftables'] as const) {
       input = traceInputFromSnapshot(await snapshotOf(mode));
     });
 
+    it('is given the same input object for the same snapshot (and nft ruleset), a new one for another', async () => {
+      const snapshot = await snapshotOf(mode);
+      const first = traceInputFromSnapshot(snapshot);
+      expect(traceInputFromSnapshot(snapshot)).toBe(first);
+      expect(traceInputFromSnapshot({ ...snapshot })).not.toBe(first);
+      expect(traceInputFromSnapshot({ ...snapshot })).toEqual(first);
+      if (snapshot.nft?.value) {
+        const nft = { ...snapshot.nft.value };
+        expect(traceInputFromSnapshot(snapshot, nft)).toBe(traceInputFromSnapshot(snapshot, nft));
+        expect(traceInputFromSnapshot(snapshot, nft).nft).toBe(nft);
+      }
+    });
+
     it('for every Service port (from a pod, NodePorts from outside) and a port without rules', () => {
       const packets = servicePackets();
       expect(packets.length).toBeGreaterThan(80);
