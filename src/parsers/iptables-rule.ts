@@ -125,8 +125,15 @@ export function parseCounter(s: string): bigint | null {
     if (c < 48 || c > 57) return null;
   }
   // Up to 15 digits a double is exact, and BigInt(number) is cheaper than parsing the string.
-  return s.length <= 15 ? BigInt(+s) : BigInt(s);
+  if (s.length > 15) return BigInt(s);
+  const v = +s;
+  if (v >= SMALL_COUNTER_LIMIT) return BigInt(v);
+  return (SMALL_COUNTERS[v] ??= BigInt(v));
 }
+
+// Counters below 65536 share one bigint each, made on first use (most rule counters of a dump).
+const SMALL_COUNTER_LIMIT = 1 << 16;
+const SMALL_COUNTERS: (bigint | undefined)[] = new Array<bigint | undefined>(SMALL_COUNTER_LIMIT).fill(undefined);
 
 /** The counters of `[0:0]`, shared: most rules of a dump never matched. */
 export const ZERO_COUNTERS: IptablesCounters = { packets: 0n, bytes: 0n };
@@ -210,6 +217,36 @@ const NO_VALUES: readonly string[] = [];
 const NO_OPTIONS: readonly IptablesOption[] = [];
 const NO_MATCHES: readonly IptablesMatch[] = [];
 
+/**
+ * Lists of shared items, shared in turn: the list for the same items in the same order
+ * is built once (a trie over item identity). Used for matches whose options are all
+ * shared, and for rules' match lists whose matches are all shared.
+ */
+class SharedLists<T extends object, L> {
+  private readonly root = new Map<T, TrieNode<T, L>>();
+
+  /** The shared value for `items[0..n)`, made by `make` the first time. */
+  get(items: readonly T[], n: number, make: () => L): L {
+    let map = this.root;
+    let node: TrieNode<T, L> | undefined;
+    for (let k = 0; k < n; k++) {
+      const item = items[k]!;
+      node = map.get(item);
+      if (node === undefined) {
+        node = { value: undefined, next: undefined };
+        map.set(item, node);
+      }
+      if (k < n - 1) map = node.next ??= new Map();
+    }
+    return (node!.value ??= make());
+  }
+}
+
+interface TrieNode<T, L> {
+  value: L | undefined;
+  next: Map<T, TrieNode<T, L>> | undefined;
+}
+
 /** Options whose value is unique to one rule in practice (an endpoint address): not shared. */
 const UNSHARED_OPTIONS: ReadonlySet<string> = new Set(['to-destination', 'to-source', 'to']);
 
@@ -244,8 +281,16 @@ export class RuleBodyParser {
   // Scratch lists with explicit lengths (setting `.length` is a slow runtime call).
   private readonly pendingOptions: IptablesOption[] = [];
   private pendingOptionCount = 0;
+  /** How many of the pending options are not shared objects. */
+  private pendingUnsharedOptions = 0;
   private readonly pendingMatches: IptablesMatch[] = [];
   private pendingMatchCount = 0;
+  /** How many of the pending matches are not shared objects. */
+  private pendingUnsharedMatches = 0;
+  /** Matches by module name and their (all shared) options. */
+  private readonly matchesByOptions = new Map<string, SharedLists<IptablesOption, IptablesMatch>>();
+  /** Match lists whose matches are all shared. */
+  private readonly matchLists = new SharedLists<IptablesMatch, readonly IptablesMatch[]>();
   /** What the options being collected belong to: nothing yet, a match, or the target. */
   private ownerKind = OWNER_NONE;
   private ownerName = '';
@@ -311,8 +356,13 @@ export class RuleBodyParser {
     }
     if (negate) problems.push({ code: 'dangling-negation', message: '"!" at the end of the rule negates nothing' });
     this.closeOwner(body);
-    body.matches = this.pendingMatchCount === 0 ? NO_MATCHES : exactCopy(this.pendingMatches, this.pendingMatchCount);
+    const m = this.pendingMatchCount;
+    const pending = this.pendingMatches;
+    if (m === 0) body.matches = NO_MATCHES;
+    else if (this.pendingUnsharedMatches === 0 && m <= 4) body.matches = this.matchLists.get(pending, m, () => exactCopy(pending, m));
+    else body.matches = exactCopy(pending, m);
     this.pendingMatchCount = 0;
+    this.pendingUnsharedMatches = 0;
     body.comment = joinComments(body.matches);
   }
 
@@ -331,6 +381,7 @@ export class RuleBodyParser {
       option = this.sharedOption(name, negated, words[first]!);
     } else {
       option = { name, negated, values: i === first ? NO_VALUES : words.slice(first, i) };
+      this.pendingUnsharedOptions++;
     }
     this.pendingOptions[this.pendingOptionCount++] = option;
     return i;
@@ -462,8 +513,19 @@ export class RuleBodyParser {
           match = { module: this.intern(this.ownerName), options: NO_OPTIONS };
           this.sharedMatches.set(match.module, match);
         }
+      } else if (this.pendingUnsharedOptions === 0 && n <= 3) {
+        // Every option shared: so is the match (`-m statistic --mode random --probability 0.5`).
+        const module = this.intern(this.ownerName);
+        let lists = this.matchesByOptions.get(module);
+        if (lists === undefined) {
+          lists = new SharedLists();
+          this.matchesByOptions.set(module, lists);
+        }
+        const options = this.pendingOptions;
+        match = lists.get(options, n, () => ({ module, options: exactCopy(options, n) }));
       } else {
         match = { module: this.intern(this.ownerName), options: exactCopy(this.pendingOptions, n) };
+        this.pendingUnsharedMatches++;
       }
       this.pendingMatches[this.pendingMatchCount++] = match;
     } else if (this.ownerKind === OWNER_TARGET) {
@@ -482,6 +544,7 @@ export class RuleBodyParser {
       }
     }
     this.pendingOptionCount = 0;
+    this.pendingUnsharedOptions = 0;
     this.ownerKind = OWNER_NONE;
   }
 

@@ -123,6 +123,9 @@ class SaveParser {
   private readonly saveFormat: boolean;
   private lastLine = 0;
   private lastText = '';
+  /** The chain of the last rule (reset when chains are deleted or redeclared). */
+  private lastChain: ChainBuilder | null = null;
+  private lastChainTable: TableBuilder | null = null;
 
   constructor(
     private readonly text: string,
@@ -343,6 +346,7 @@ class SaveParser {
       return;
     }
     table.byName.delete(name);
+    this.lastChain = null;
     const list = chain.inferred ? table.inferred : table.declared;
     list.splice(list.indexOf(chain), 1);
   }
@@ -452,6 +456,16 @@ class SaveParser {
   }
 
   private chainForRule(table: TableBuilder, name: string, line: string, lineNo: number): ChainBuilder {
+    // A chain's rules come one after another: compare with the last one before hashing the name.
+    const last = this.lastChain;
+    if (last !== null && this.lastChainTable === table && last.name === name) return last;
+    const chain = this.lookupChainForRule(table, name, line, lineNo);
+    this.lastChain = chain;
+    this.lastChainTable = table;
+    return chain;
+  }
+
+  private lookupChainForRule(table: TableBuilder, name: string, line: string, lineNo: number): ChainBuilder {
     const existing = table.byName.get(name);
     if (existing !== undefined) return existing;
     const chain: ChainBuilder = {
@@ -506,6 +520,7 @@ class SaveParser {
   private finishTable(t: TableBuilder, dialect: IptablesDialect): IptablesTable {
     const inferredNames: string[] = [];
     const chains: IptablesChain[] = [];
+    const settled = new Map<ParsedTarget, boolean>();
     for (const c of [...t.declared, ...t.inferred]) {
       if (c.inferred) {
         if (dialect !== 'save') {
@@ -518,7 +533,17 @@ class SaveParser {
       for (let k = 0; k < c.rules.length; k++) {
         const r = c.rules[k]!;
         r.index = k + 1;
-        if (r.target !== null) this.settleTarget(r.target, t, r, dialect);
+        const target = r.target;
+        if (target === null) continue;
+        // Option-less targets are shared by the table's rules: settle each once.
+        if (target.options.length === 0) {
+          let unknown = settled.get(target);
+          if (unknown === undefined) {
+            unknown = this.settleTarget(target, t, dialect);
+            settled.set(target, unknown);
+          }
+          if (unknown) this.unknownTarget(target, t, r);
+        } else if (this.settleTarget(target, t, dialect)) this.unknownTarget(target, t, r);
       }
       chains.push({
         name: c.name,
@@ -544,18 +569,24 @@ class SaveParser {
     return { name: t.name, chains, line: t.line, committed: t.committed };
   }
 
-  /** Decides jump / goto / builtin / extension once every chain of the table is known. */
-  private settleTarget(target: ParsedTarget, t: TableBuilder, r: MutableRule, dialect: IptablesDialect): void {
+  /**
+   * Decides jump / goto / builtin / extension once every chain of the table is known;
+   * true when the target is neither a chain of the table nor a verdict or an extension
+   * (worth an `unknown-target` warning in a save-format dump).
+   */
+  private settleTarget(target: ParsedTarget, t: TableBuilder, dialect: IptablesDialect): boolean {
     const isChain = t.byName.has(target.name);
     if (target.kind !== 'goto') {
       if (IPTABLES_VERDICTS.has(target.name)) target.kind = 'builtin';
       else if (isChain) target.kind = 'jump';
-      else if (IPTABLES_EXTENSION_TARGETS.has(target.name) || target.options.length > 0) target.kind = 'extension';
+      else if (target.options.length > 0 || IPTABLES_EXTENSION_TARGETS.has(target.name)) target.kind = 'extension';
       else target.kind = 'jump';
     }
-    if (dialect === 'save' && t.name !== 'unknown' && !isChain && target.kind !== 'builtin' && target.kind !== 'extension') {
-      this.add('warning', r.line, r.raw, 'unknown-target', `target ${target.name} is neither a chain of table ${t.name} nor a known extension`);
-    }
+    return dialect === 'save' && t.name !== 'unknown' && !isChain && target.kind !== 'builtin' && target.kind !== 'extension';
+  }
+
+  private unknownTarget(target: ParsedTarget, t: TableBuilder, r: MutableRule): void {
+    this.add('warning', r.line, r.raw, 'unknown-target', `target ${target.name} is neither a chain of table ${t.name} nor a known extension`);
   }
 
   private add(severity: Severity, line: number, text: string, code: string, message: string): void {
