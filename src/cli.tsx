@@ -77,12 +77,17 @@ function requireTerminal(): void {
   }
 }
 
-async function runTui(opts: GlobalOptions): Promise<void> {
-  requireTerminal();
+/** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
+async function openSession(opts: GlobalOptions): Promise<Session> {
   const source = await openSource(opts);
   const interval = Number(opts.interval);
   if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
-  const session = new Session({ ...sessionSource(source), intervalMs: interval * 1000, params: params(opts) });
+  return new Session({ ...sessionSource(source), intervalMs: interval * 1000, params: params(opts) });
+}
+
+async function runTui(opts: GlobalOptions): Promise<void> {
+  requireTerminal();
+  const session = await openSession(opts);
   const { render, App } = await loadUi();
   const app = render(<App session={session} lang={detectLang(opts.lang)} />, { exitOnCtrlC: false });
   void session.start();

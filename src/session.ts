@@ -100,6 +100,11 @@ function withoutPartText(run: ProbeRun): ProbeRun {
   return PART_PROBE_IDS.has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
 }
 
+/** One turn of the event loop (the frame of what was just published gets drawn). */
+function turn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 /** The conntrack table is re-read at most this often however slow it is to read and parse (ms). */
 export const MAX_CONNTRACK_INTERVAL_MS = 60_000;
 
@@ -142,7 +147,7 @@ export class Session implements SessionLike {
   /** When the conntrack table may be re-read next (performance.now() ms), and its last cost. */
   private conntrackDueAt = 0;
 
-  constructor(private readonly options: SessionOptions) {
+  constructor(private options: SessionOptions) {
     this.now = options.now ?? Date.now;
     this.cache = options.live ? new ParseCache() : undefined;
   }
@@ -167,13 +172,22 @@ export class Session implements SessionLike {
    */
   async start(): Promise<void> {
     try {
+      // Two waves: the probes of the first snapshot, then (after its frame) the parts' probes,
+      // whose outputs are the big ones (a replay reads 300 MB of rules and flows from disk).
       const params = this.options.params ? { params: this.options.params } : {};
-      const runs = await runProbes(this.options.transport, params);
-      if (this.options.ciliumAgent) runs.push(...(await runProbes(this.options.ciliumAgent, { ...params, where: 'cilium-agent' })));
-      const input = inputOf(this.options, runs, this.cache ? { cache: this.cache } : {});
-      const first = buildFirstSnapshot(input);
+      const node = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand);
+      const firstRuns = await runProbes(this.options.transport, { ...params, ids: node.filter((p) => !PART_PROBE_IDS.has(p.id)).map((p) => p.id) });
+      const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}));
+      // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
+      if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
       this.set({ snapshot: first, loading: false, error: null, dataAt: this.now() });
       this.staging = true;
+      await turn();
+      const rest = await runProbes(this.options.transport, { ...params, ids: node.filter((p) => PART_PROBE_IDS.has(p.id)).map((p) => p.id) });
+      if (this.options.ciliumAgent) rest.push(...(await runProbes(this.options.ciliumAgent, { ...params, where: 'cilium-agent' })));
+      const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
+      const runs = [...firstRuns, ...rest].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+      const input = inputOf(this.options, runs, this.cache ? { cache: this.cache } : {});
       const snapshot = await completeSnapshot(input, first, {
         onProgress: (s) => this.set({ snapshot: s }),
         onPartParsed: (part, ms) => this.partParsed(part, ms, runs),
@@ -181,7 +195,10 @@ export class Session implements SessionLike {
       this.runs = runs.map(withoutPartText);
       this.set({ snapshot });
     } catch (e) {
-      this.set({ loading: false, error: (e as Error).message });
+      // Parts that will never come are shown as not read (with the error), not as loading.
+      const shown = this.state.snapshot;
+      const settled = shown?.pending ? (({ pending: _, ...rest }: NodeSnapshot) => rest)(shown) : shown;
+      this.set({ loading: false, error: (e as Error).message, snapshot: settled });
     } finally {
       this.staging = false;
     }

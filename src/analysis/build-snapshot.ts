@@ -319,7 +319,9 @@ export interface CompleteOptions {
  * text, so keys and frames are handled meanwhile. Resolves to the complete snapshot,
  * equal to {@link buildSnapshot} of the same input. Never rejects on bad probe output.
  */
-export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot, options: CompleteOptions = {}): Promise<NodeSnapshot> {
+export async function completeSnapshot(input: SnapshotInput, firstStage: NodeSnapshot, options: CompleteOptions = {}): Promise<NodeSnapshot> {
+  // The first stage may have been built from fewer runs (the session reads the parts' probes after it).
+  const first = { ...firstStage, probes: input.runs.map(summarize) };
   const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse };
   let done: Partial<PartFields> = {};
   let pending = [...(first.pending ?? SNAPSHOT_PARTS)];

@@ -242,7 +242,12 @@ function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Ar
   if (column === 'service') {
     const labels = index.services.map((s) => s.label);
     const sorted = [...labels].sort(byText);
-    const rank = labels.map((l) => sorted.indexOf(l));
+    // A label's rank is its first place in the sorted list (a Map: indexOf was O(services²)).
+    const firstAt = new Map<string, number>();
+    sorted.forEach((l, i) => {
+      if (!firstAt.has(l)) firstAt.set(l, i);
+    });
+    const rank = labels.map((l) => firstAt.get(l)!);
     const none = labels.length;
     for (let i = 0; i < entries.length; i++) {
       const s = index.serviceOf[i]!;

@@ -185,6 +185,16 @@ function matches(selector: Readonly<Record<string, string>>, labels: Readonly<Re
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
 }
 
+function labelKey(namespace: string, key: string, value: string): string {
+  return `${namespace}\u0000${key}\u0000${value}`;
+}
+
+/** The Pods of `namespace` carrying the selector's first label (a superset of the matches). */
+function candidates(podsByLabel: ReadonlyMap<string, readonly Pod[]>, namespace: string, selector: Readonly<Record<string, string>>): readonly Pod[] {
+  const [k, v] = Object.entries(selector)[0]!;
+  return podsByLabel.get(labelKey(namespace, k, v)) ?? [];
+}
+
 function selectorOf(svc: Service): Readonly<Record<string, string>> | undefined {
   return svc.selector && Object.keys(svc.selector).length > 0 ? svc.selector : undefined;
 }
@@ -276,12 +286,16 @@ const viewCache = new WeakMap<ApiObjects, Map<string | undefined, ServiceView>>(
 
 function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): ServiceView {
   const pods = new Map(objects.pods.map((p) => [`${p.meta.namespace}/${p.meta.name}`, p]));
-  // Pods by namespace, in input order: a selector is matched against its namespace only.
-  const podsByNamespace = new Map<string, Pod[]>();
+  // Pods by namespace and label (`ns`, `key=value`), in input order: a selector is matched
+  // only against the Pods of its namespace that carry its first label.
+  const podsByLabel = new Map<string, Pod[]>();
   for (const p of objects.pods) {
-    const list = podsByNamespace.get(p.meta.namespace);
-    if (list) list.push(p);
-    else podsByNamespace.set(p.meta.namespace, [p]);
+    for (const [k, v] of Object.entries(p.meta.labels)) {
+      const key = labelKey(p.meta.namespace, k, v);
+      const list = podsByLabel.get(key);
+      if (list) list.push(p);
+      else podsByLabel.set(key, [p]);
+    }
   }
   const nodes = new Map(objects.nodes.map((n) => [n.meta.name, n]));
   const slicesOf = new Map<string, EndpointSlice[]>();
@@ -306,7 +320,7 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
     const selector = selectorOf(svc);
     const selectedPods =
       selector && podsKnown
-        ? (podsByNamespace.get(svc.meta.namespace) ?? [])
+        ? candidates(podsByLabel, svc.meta.namespace, selector)
             .filter((p) => matches(selector, p.meta.labels))
             .map((p) => ({
               name: p.meta.name,
