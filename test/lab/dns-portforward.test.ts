@@ -21,6 +21,8 @@ import { DirectDnsTransport } from '../../src/dns/direct.js';
 import { runDigCommand, dig } from '../../src/dns/dig.js';
 import { dnsTransportFor } from '../../src/dns/open.js';
 import { PORT_FORWARD_NOTE } from '../../src/dns/portforward.js';
+import { ReplayDnsTransport } from '../../src/dns/replay.js';
+import { captureBundle } from '../../src/capture.js';
 import { resolveServiceDns } from '../../src/dns/resolve.js';
 import { UserError } from '../../src/errors.js';
 import type { ApiObjects } from '../../src/model/k8s.js';
@@ -298,6 +300,19 @@ describe.runIf(canRun)('DNS over --node through a port-forward to CoreDNS', () =
     const json = JSON.parse(await runDigCommand({ name: `web.default.svc.${ZONE}`, dns, api, format: 'json' })) as { note: string; exchange: { via: string } };
     expect(json.note).toBe(PORT_FORWARD_NOTE);
     expect(json.exchange.via).toBe(`port-forward to kube-system/${DNS_PODS[0]!.name}:53`);
+  });
+
+  it('capture --node records every Service\'s answers through the port-forward; the replay gives them back', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-pf-capture-'));
+    try {
+      await captureBundle(await openSource({ node: NODE }, quiet), dir, { dnsTimeoutMs: 2000 });
+      const replay = ReplayDnsTransport.fromBundle(dir);
+      const e = await replay.query({ server: KUBE_DNS_IP, port: 53, qname: `web.default.svc.${ZONE}`, qtype: 'A' });
+      expect(e).toMatchObject({ outcome: 'answer', via: `port-forward to kube-system/${DNS_PODS[0]!.name}:53` });
+      expect(e.answers.map((a) => a.data)).toEqual([svcIp('web')]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it.runIf(existsSync(CLI))('the built binary: dig --node answers through the port-forward and deletes its debug pod', async () => {
