@@ -88,7 +88,12 @@ export class PortForwardDnsTransport implements DnsTransport {
         try {
           return await openPortForward(kube.kc, { namespace: pod.namespace, pod: pod.name, port: pod.port });
         } catch (e) {
-          if (e instanceof K8sStatusError && (e.code === 401 || e.code === 403)) throw explainK8sError(e, { verb: 'create', resource: 'pods/portforward', namespace: pod.namespace }, kube.server);
+          if (e instanceof K8sStatusError && (e.code === 401 || e.code === 403)) {
+            // A WebSocket port-forward is a GET: RBAC checks `get` (newer clusters `create`
+            // too); name the verb the API server says it refused.
+            const verb = /cannot (\w+) resource "pods\/portforward"/.exec(e.message)?.[1] ?? 'create';
+            throw explainK8sError(e, { verb, resource: 'pods/portforward', namespace: pod.namespace }, kube.server);
+          }
           const why = e instanceof K8sStatusError ? `refused (${e.code}${e.reason ? ` ${e.reason}` : ''}): ${e.message}` : `failed: ${(e as Error).message}`;
           throw new Error(`${portForwardVia(pod)} ${why}`);
         }

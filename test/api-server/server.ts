@@ -487,6 +487,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         throw new StatusError(badRequest(`the recorded API server upgrades only pod exec and portforward requests (asked: ${upgrade} ${url.pathname})`));
       }
       const { info, namespace, name } = r;
+      // A WebSocket upgrade is a GET, which RBAC sees as `get` (clusters with
+      // AuthorizePodWebsocketUpgradeCreatePermission also check `create`); kubectl's SPDY
+      // upgrade is a POST: `create`. Exec keeps this server's original `create` only.
+      if (r.sub === 'portforward' && req.method === 'GET') authorize('get', info, namespace, name, r.sub);
       authorize('create', info, namespace, name, r.sub);
       const pod = store.get('pods', namespace, name);
       if (!pod) throw new StatusError(notFound('', 'pods', name));

@@ -15,6 +15,7 @@ import { startTestDnsServer, type TestDnsServer } from './builders/dns.js';
 import { makeEndpointSlice, makePod, makeService, type EndpointOpts } from './builders/k8s.js';
 
 const NS = 'kube-system';
+const CLOSING_PORT = 54;
 const Z = 'default.svc.cluster.local';
 const DNS_LABELS = { 'k8s-app': 'kube-dns' };
 const dnsPorts = [{ name: 'dns', port: 53, protocol: 'UDP' }, { name: 'dns-tcp', port: 53, protocol: 'TCP' }, { name: 'metrics', port: 9153, protocol: 'TCP' }];
@@ -63,8 +64,12 @@ describe('PortForwardDnsTransport through the recorded API server (WebSocket por
   let server: ApiServerHandle;
   const dialled: string[] = [];
 
+  const closing = { server: net.createServer((c) => c.end()), port: 0 };
+
   beforeAll(async () => {
     dnsServer = await startTestDnsServer({ records: [{ name: `web.${Z}`, type: 'A', data: '10.96.12.34' }] });
+    await new Promise<void>((r) => closing.server.listen(0, '127.0.0.1', () => r()));
+    closing.port = (closing.server.address() as net.AddressInfo).port;
     const objects: K8sObject[] = [
       { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } },
       kubeDns() as K8sObject,
@@ -74,11 +79,11 @@ describe('PortForwardDnsTransport through the recorded API server (WebSocket por
     ];
     server = await startApiServer({
       objects,
-      // Every pod's port 53 is the test DNS server; anything else is refused.
+      // Every pod's port 53 is the test DNS server, CLOSING_PORT accepts and hangs up; anything else is refused.
       portForward: (pod, port) =>
         new Promise((resolve, reject) => {
           dialled.push(`${pod.namespace}/${pod.name}:${port}`);
-          const s = net.connect(port === 53 ? dnsServer.port : 1, '127.0.0.1');
+          const s = net.connect(port === 53 ? dnsServer.port : port === CLOSING_PORT ? closing.port : 1, '127.0.0.1');
           s.once('connect', () => resolve(s));
           s.once('error', reject);
         }),
@@ -87,6 +92,7 @@ describe('PortForwardDnsTransport through the recorded API server (WebSocket por
   afterAll(async () => {
     await server?.close();
     await dnsServer?.close();
+    closing.server.close();
   });
 
   const transport = () => PortForwardDnsTransport.forKube(loadKube({ kubeconfig: server.kubeconfigPath }));
@@ -116,6 +122,30 @@ describe('PortForwardDnsTransport through the recorded API server (WebSocket por
       server.setForbidden([]);
     }
     expect((await t.query(ask())).outcome).toBe('answer');
+  });
+
+  it('RBAC refusing get (a WebSocket upgrade is a GET) is named as get', async () => {
+    server.setForbidden([{ verb: 'get', resource: 'pods/portforward' }]);
+    try {
+      await expect(transport().query(ask())).rejects.toThrow(/needs "get" on "pods\/portforward" in namespace "kube-system"/);
+    } finally {
+      server.setForbidden([]);
+    }
+  });
+
+  it('a connection the pod closes before replying is a network-error exchange, and the next question looks the pods up again', async () => {
+    let lookups = 0;
+    const t = new PortForwardDnsTransport({
+      findPods: async () => {
+        lookups++;
+        return { clusterIPs: ['10.96.0.10'], servicePorts: [], pods: [{ namespace: NS, name: 'coredns-b', ip: '10.244.0.3', port: CLOSING_PORT, ready: true, from: 'endpointslice' }] };
+      },
+      open: async (pod) => (await import('../../src/sources/k8s-portforward.js')).openPortForward(loadKube({ kubeconfig: server.kubeconfigPath }).kc, { namespace: pod.namespace, pod: pod.name, port: pod.port }),
+    });
+    const e = await t.query(ask(), { tries: 1, timeoutMs: 2000 });
+    expect(e).toMatchObject({ outcome: 'network-error', error: 'connection closed before a full reply' });
+    await t.query(ask(), { tries: 1, timeoutMs: 2000 });
+    expect(lookups).toBe(2);
   });
 
   it('a refused dial in the pod is a network-error exchange with the kubelet-style reason', async () => {
