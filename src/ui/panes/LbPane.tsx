@@ -9,7 +9,7 @@ import { Box, Text } from 'ink';
 import React from 'react';
 import { foldMapNames, lbConditionsText, type LbBackendRow, type LbFrontendRow, type LbView } from '../../analysis/lb-view.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
-import { Table, type TableRow } from '../components/Table.js';
+import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang } from '../i18n.js';
 import { fitCell, type ColumnSpec } from '../text.js';
 import { theme } from '../theme.js';
@@ -140,7 +140,9 @@ export function LbPane({ data, width, height, focused, cursor, lang }: LbPanePro
   const fixed = source.length + 1 + 1 + 1 + undecoded.length + diagLines; // source, frontend header, title, backend header
   const beHeight = Math.min(Math.max(backends.length, 1), Math.max(2, Math.floor((height - fixed) / 3)));
   const feHeight = Math.max(1, height - fixed - beHeight);
-  const feRows: TableRow[] = data.frontends.map((f) => ({
+  // Only the frontends in view are formatted.
+  const feStart = windowStart(data.frontends.length, cursor, feHeight);
+  const feRows: TableRow[] = data.frontends.slice(feStart, feStart + feHeight).map((f) => ({
     key: f.key,
     cells: frontendCells(f, lang, wide),
     ...(f.backends.length === 0 ? { color: 'warn' as const } : f.backends.some((b) => b.state === 'missing') ? { color: 'error' as const } : {}),
@@ -160,7 +162,7 @@ export function LbPane({ data, width, height, focused, cursor, lang }: LbPanePro
       {data.frontends.length === 0 ? (
         <Text color={theme.muted}>{fitCell(t(lang, data.total === 0 ? 'lb.empty' : 'lb.noMatch'), width)}</Text>
       ) : (
-        <Table columns={frontendColumns(lang, wide)} rows={feRows} cursor={cursor} width={width} height={feHeight} focused={focused} />
+        <Table columns={frontendColumns(lang, wide)} rows={feRows} cursor={cursor - feStart} width={width} height={feHeight} focused={focused} />
       )}
       <Text bold color={theme.accent}>
         {fitCell(selected ? titleText(selected, lang) : '', width)}

@@ -9,7 +9,7 @@ import type { NftListRow } from '../../analysis/nft-view.js';
 import { formatProbability, type RuleRow } from '../../analysis/rules-view.js';
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
-import { Table, type TableRow } from '../components/Table.js';
+import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang } from '../i18n.js';
 import { fitCell, humanBytes, humanCount, humanRate, type ColumnSpec } from '../text.js';
 import { theme } from '../theme.js';
@@ -117,7 +117,10 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
     );
   }
   if (data.kind === 'chains') {
-    const rows: TableRow[] = data.rows.map((r) => {
+    // Only the rows in view are formatted (60,000 chains on a large node).
+    const listHeight = Math.max(1, height - 2 - diagLines);
+    const listStart = windowStart(data.rows.length, cursor, listHeight);
+    const rows: TableRow[] = data.rows.slice(listStart, listStart + listHeight).map((r) => {
       const name = `${r.kind === 'chain' ? '' : '@'}${r.name}${r.ruleset === 'iptables' || r.ruleset === 'nft' ? '' : ` (${r.ruleset})`}`;
       const cells = [r.table, name, ...(width >= 100 ? [r.detail] : []), r.policy ?? '-', String(r.count), humanCount(r.packets), humanBytes(r.bytes)];
       return { key: `${r.ruleset}/${r.table}/${r.kind}/${r.name}`, cells, ...(r.name.startsWith('KUBE-') || r.kind !== 'chain' ? { color: 'jump' as const } : {}) };
@@ -125,26 +128,28 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
     return (
       <Box flexDirection="column">
         <Text bold>{fitCell(t(lang, 'rules.tables'), width)}</Text>
-        <Table columns={chainColumns(lang, width)} rows={rows} cursor={cursor} width={width} height={Math.max(1, height - 2 - diagLines)} focused={focused} />
+        <Table columns={chainColumns(lang, width)} rows={rows} cursor={cursor - listStart} width={width} height={listHeight} focused={focused} />
         <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
       </Box>
     );
   }
   const selected = data.rows[cursor];
-  const rows: TableRow[] = data.rows.map((r) => ({
+  const detailLines = 3 + (data.derivedNote ? 1 : 0);
+  const tableHeight = Math.max(1, height - 2 - detailLines - diagLines);
+  const start = windowStart(data.rows.length, cursor, tableHeight);
+  const rows: TableRow[] = data.rows.slice(start, start + tableHeight).map((r) => ({
     key: `${r.index}/${r.branch ? r.label : ''}`,
     cells: ruleCells(r, width),
     ...(/^(DNAT|SNAT|MASQUERADE|dnat|snat|masquerade)\b/.test(r.target) ? { color: 'nat' as const } : r.jumpTo || r.jumpSet ? { color: 'jump' as const } : {}),
   }));
   const title = `${tf(lang, 'rules.chain', { table: data.table, chain: data.chain })}${data.policy ? ` (policy ${data.policy})` : ''}${data.ruleset !== 'iptables' ? ` [${data.ruleset}]` : ''}`;
-  const detailLines = 3 + (data.derivedNote ? 1 : 0);
   return (
     <Box flexDirection="column">
       <Text bold>{fitCell(title + (data.backTo ? `   ${tf(lang, 'rules.back', { chain: data.backTo })}` : ''), width)}</Text>
       {data.rows.length === 0 ? (
         <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>
       ) : (
-        <Table columns={ruleColumns(lang, width)} rows={rows} cursor={cursor} width={width} height={Math.max(1, height - 2 - detailLines - diagLines)} focused={focused} />
+        <Table columns={ruleColumns(lang, width)} rows={rows} cursor={cursor - start} width={width} height={tableHeight} focused={focused} />
       )}
       {data.derivedNote ? <Text color={theme.info}>{fitCell(`ct N = ${t(lang, 'rules.derived')}`, width)}</Text> : null}
       {selected ? (
