@@ -6,7 +6,9 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dnsTransportFor } from '../../src/dns/open.js';
 import { podForServer, PORT_FORWARD_NOTE, PortForwardDnsTransport } from '../../src/dns/portforward.js';
+import type { Transport } from '../../src/sources/transport.js';
 import { UserError } from '../../src/errors.js';
 import { loadKube } from '../../src/sources/k8s-client.js';
 import { podsFromList, podsFromSlices, serviceAddresses, type ClusterDnsTargets } from '../../src/sources/k8s-coredns.js';
@@ -56,6 +58,16 @@ describe('which CoreDNS pod (pure)', () => {
     expect(() => podForServer(targets, '8.8.8.8')).toThrow(/8\.8\.8\.8 cannot be asked/);
     const noneReady = { ...targets, pods: targets.pods.map((p) => ({ ...p, ready: false })) };
     expect(() => podForServer(noneReady, '10.96.0.10')).toThrow(/no Ready CoreDNS pod behind 10\.96\.0\.10: kube-system\/coredns-b, kube-system\/coredns-a are not Ready/);
+  });
+});
+
+describe('dnsTransportFor a kubectl-debug source', () => {
+  const debugSource = (kube?: unknown) => ({ kind: 'kubectl-debug', label: 'node/n1', ...(kube ? { kube } : {}), exec: async () => { throw new Error('unused'); }, close: async () => {} }) as unknown as Transport;
+
+  it('is a port-forward transport from its kubeconfig context; without one a UserError', () => {
+    const t = dnsTransportFor(debugSource({ kc: {}, server: 'https://x', namespace: 'default' }));
+    expect([t.kind, t.label, t.note]).toEqual(['port-forward', 'port-forward to a CoreDNS pod', PORT_FORWARD_NOTE]);
+    expect(() => dnsTransportFor(debugSource())).toThrow(UserError);
   });
 });
 
