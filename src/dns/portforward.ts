@@ -49,8 +49,9 @@ export function podForServer(targets: ClusterDnsTargets, server: string): DnsPod
   if (own) return own;
   const known = [...targets.clusterIPs, ...targets.pods.flatMap((p) => (p.ip ? [p.ip] : []))];
   if (!targets.clusterIPs.includes(server)) {
+    const unknownService = targets.serviceProblem ? ` (the kube-dns ClusterIP is unknown: ${targets.serviceProblem})` : '';
     throw new UserError(
-      `over --node, DNS questions go through a port-forward to a CoreDNS pod, so ${server} cannot be asked`,
+      `over --node, DNS questions go through a port-forward to a CoreDNS pod, so ${server} cannot be asked${unknownService}`,
       `ask the kube-dns ClusterIP or a CoreDNS pod: ${known.join(', ') || '(none found)'}`,
     );
   }

@@ -32,6 +32,8 @@ export interface ClusterDnsTargets {
   /** The Service's ports (`port` → the pods' `targetPort` when numeric). */
   readonly servicePorts: readonly { readonly name: string; readonly protocol: string; readonly port: number }[];
   readonly pods: readonly DnsPodCandidate[];
+  /** Why the Service's ClusterIPs are unknown (`get services` forbidden, no such Service); absent when they were read. */
+  readonly serviceProblem?: string;
 }
 
 interface SliceJson {
@@ -122,11 +124,14 @@ async function getJson<T>(kube: KubeContext, path: string, query: Record<string,
 export async function findClusterDnsPods(kube: KubeContext): Promise<ClusterDnsTargets> {
   const ns = CLUSTER_DNS.namespace;
   let svc: ServiceJson | null = null;
+  let serviceProblem: string | undefined;
   try {
     svc = await getJson<ServiceJson>(kube, `${collectionPath('services', ns)}/${CLUSTER_DNS.service}`, undefined, { verb: 'get', resource: 'services' });
+    if (!svc) serviceProblem = `there is no Service ${ns}/${CLUSTER_DNS.service}`;
   } catch (e) {
     // Without the Service the pods are still found by label; only the ClusterIP mapping is lost.
     if (!(e instanceof UserError)) throw e;
+    serviceProblem = e.message;
   }
   let pods: DnsPodCandidate[] = [];
   let sliceError: Error | null = null;
@@ -151,5 +156,5 @@ export async function findClusterDnsPods(kube: KubeContext): Promise<ClusterDnsT
       `check with: kubectl -n ${ns} get endpointslices,pods -l ${CLUSTER_DNS.podLabel}`,
     );
   }
-  return { ...serviceAddresses(svc), pods };
+  return { ...serviceAddresses(svc), pods, ...(serviceProblem ? { serviceProblem } : {}) };
 }

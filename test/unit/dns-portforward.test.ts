@@ -56,6 +56,9 @@ describe('which CoreDNS pod (pure)', () => {
     expect(podForServer(targets, '10.244.0.2').name).toBe('coredns-a');
     expect(() => podForServer(targets, '8.8.8.8')).toThrow(UserError);
     expect(() => podForServer(targets, '8.8.8.8')).toThrow(/8\.8\.8\.8 cannot be asked/);
+    const noService = { ...targets, clusterIPs: [], serviceProblem: 'there is no Service kube-system/kube-dns' };
+    expect(() => podForServer(noService, '10.96.0.10')).toThrow(/10\.96\.0\.10 cannot be asked \(the kube-dns ClusterIP is unknown: there is no Service kube-system\/kube-dns\)/);
+    expect(podForServer(noService, '10.244.0.3').name).toBe('coredns-b');
     const noneReady = { ...targets, pods: targets.pods.map((p) => ({ ...p, ready: false })) };
     expect(() => podForServer(noneReady, '10.96.0.10')).toThrow(/no Ready CoreDNS pod behind 10\.96\.0\.10: kube-system\/coredns-b, kube-system\/coredns-a are not Ready/);
   });
