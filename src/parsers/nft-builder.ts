@@ -59,40 +59,66 @@ export function normalizeSetFlags(names: readonly string[]): { flags: NftSetFlag
 /** Mutable ruleset under construction; tables keep first-seen order. */
 export class RulesetBuilder {
   private readonly tables = new Map<string, TableDraft>();
+  // The table and chain asked for last: objects of one table and rules of one chain come
+  // in runs, so most lookups are answered without building a key or hashing a name.
+  private lastTable: TableDraft | undefined;
+  private lastChain: ChainDraft | undefined;
+  private lastChainTable: TableDraft | undefined;
 
   /** The table, or undefined. */
   findTable(family: NftFamily, name: string): TableDraft | undefined {
+    const last = this.lastTable;
+    if (last !== undefined && last.family === family && last.name === name) return last;
     return this.tables.get(`${family} ${name}`);
   }
 
   /** The table, created empty when absent. */
   table(family: NftFamily, name: string): TableDraft {
+    const last = this.lastTable;
+    if (last !== undefined && last.family === family && last.name === name) return last;
     const key = `${family} ${name}`;
     let t = this.tables.get(key);
     if (!t) {
       t = { family, name, chains: new Map(), sets: new Map(), counters: new Map(), objects: [] };
       this.tables.set(key, t);
     }
+    this.lastTable = t;
     return t;
   }
 
   /** Removes a table; false when it was absent. */
   deleteTable(family: NftFamily, name: string): boolean {
+    this.forget();
     return this.tables.delete(`${family} ${name}`);
   }
 
   /** Removes every table (`flush ruleset`). */
   clear(): void {
+    this.forget();
     this.tables.clear();
+  }
+
+  /**
+   * Drops the remembered table and chain; callers that delete or replace chains or
+   * tables themselves call it too.
+   */
+  forget(): void {
+    this.lastTable = undefined;
+    this.lastChain = undefined;
+    this.lastChainTable = undefined;
   }
 
   /** The chain, created empty when absent. */
   chain(table: TableDraft, name: string): ChainDraft {
+    const last = this.lastChain;
+    if (last !== undefined && this.lastChainTable === table && last.name === name) return last;
     let c = table.chains.get(name);
     if (!c) {
       c = { name, rules: [] };
       table.chains.set(name, c);
     }
+    this.lastChain = c;
+    this.lastChainTable = table;
     return c;
   }
 

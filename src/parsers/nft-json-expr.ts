@@ -85,7 +85,19 @@ const VERDICTS: ReadonlySet<string> = new Set(['accept', 'drop', 'continue', 're
 const BINOPS: ReadonlySet<string> = new Set(['&', '|', '^', '<<', '>>']);
 const MATCH_OPS: ReadonlySet<string> = new Set(['==', '!=', '<', '>', '<=', '>=', 'in']);
 
+let unknownsMade = 0;
+
+/**
+ * How many `unknown` expressions or statements this module has made so far (a running
+ * count): a caller compares it before and after {@link statementOf} to learn whether the
+ * statement holds one, without walking the statement.
+ */
+export function unknownsMadeCount(): number {
+  return unknownsMade;
+}
+
 function unknown(v: Json): { kind: 'unknown'; raw: string } {
+  unknownsMade++;
   return { kind: 'unknown', raw: JSON.stringify(v) };
 }
 

@@ -33,6 +33,7 @@ import {
   statementOf,
   str,
   stringList,
+  unknownsMadeCount,
 } from './nft-json-expr.js';
 import { lineColumn, scanJson } from './nft-json-syntax.js';
 import { priorityText } from './nft-priority.js';
@@ -286,10 +287,12 @@ class JsonWalker {
 
   private statement(e: unknown, family: NftFamily, item: unknown, i: number): NftStatement {
     try {
+      const before = unknownsMadeCount();
       const stmt = statementOf(e, family);
       if (stmt.kind === 'unknown') {
         this.report('warning', item, 'unknown-statement', `expr[${i}] not modelled: ${stmt.raw}`);
-      } else if (hasUnknown(stmt)) {
+      } else if (unknownsMadeCount() !== before) {
+        // An unknown expression somewhere inside (every one is made by nft-json-expr's `unknown`).
         this.report('warning', item, 'unknown-statement', `expr[${i}] has an expression not modelled: ${JSON.stringify(e)}`);
       }
       return stmt;
@@ -372,13 +375,6 @@ class JsonWalker {
     table.objects.push({ kind, name: str(body, 'name'), raw: JSON.stringify(body), ...(handle !== undefined && { handle }) });
     if (kind !== 'flowtable') this.report('info', item, 'not-modelled', `${kind} ${str(body, 'name')} kept as JSON`);
   }
-}
-
-/** Whether a statement holds an `unknown` expression anywhere inside. */
-function hasUnknown(x: unknown): boolean {
-  if (typeof x !== 'object' || x === null) return false;
-  if ((x as { kind?: unknown }).kind === 'unknown') return true;
-  return Object.values(x).some(hasUnknown);
 }
 
 /** JSON text of a parsed value for a diagnostic; a value too deep to print says so. */

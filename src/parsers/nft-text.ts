@@ -76,6 +76,8 @@ class TextParser {
   readonly diagnostics: Diagnostic[] = [];
   private readonly lex: NftLexer;
   private readonly declared = new Set<string>();
+  /** Chains and sets declared, by table (`family name`), then by kind and name: no key string per chain. */
+  private readonly declaredItems = new Map<string, { chain: Set<string>; set: Set<string> }>();
 
   constructor(
     text: string,
@@ -170,6 +172,19 @@ class TextParser {
     }
   }
 
+  /** {@link noteRedeclared} for a chain or set of `table`. */
+  private noteItemRedeclared(at: NftToken, kind: 'chain' | 'set', table: TableDraft, name: string): void {
+    const tableKey = `${table.family} ${table.name}`;
+    let items = this.declaredItems.get(tableKey);
+    if (items === undefined) {
+      items = { chain: new Set(), set: new Set() };
+      this.declaredItems.set(tableKey, items);
+    }
+    const names = items[kind];
+    if (names.has(name)) this.report('info', at, 'redeclared', `${kind} ${tableKey} ${name} declared again; contents merged`);
+    else names.add(name);
+  }
+
   private noteRedeclared(at: NftToken, key: string): void {
     if (this.declared.has(key)) this.report('info', at, 'redeclared', `${key} declared again; contents merged`);
     this.declared.add(key);
@@ -243,7 +258,7 @@ class TextParser {
         return;
       case 'chain': {
         const name = expectName(lex);
-        this.noteRedeclared(t, `chain ${table.family} ${table.name} ${name}`);
+        this.noteItemRedeclared(t, 'chain', table, name);
         const chain = this.builder.chain(table, name);
         if (isPunct(lex.peek(), '{')) this.chainBody(chain, table.family);
         return;
@@ -251,7 +266,7 @@ class TextParser {
       case 'set':
       case 'map': {
         const name = expectName(lex);
-        this.noteRedeclared(t, `set ${table.family} ${table.name} ${name}`);
+        this.noteItemRedeclared(t, 'set', table, name);
         this.setBody(this.builder.set(table, name, t.value));
         return;
       }
@@ -656,7 +671,10 @@ class TextParser {
     switch (obj) {
       case 'chain':
         if (verb === 'flush') table?.chains.get(name)?.rules.splice(0);
-        else table?.chains.delete(name);
+        else {
+          table?.chains.delete(name);
+          this.builder.forget();
+        }
         return done(what);
       case 'set':
       case 'map':

@@ -11,8 +11,12 @@
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
 import type { IptablesRule } from '../../src/model/iptables.js';
+import type { NftRuleset } from '../../src/model/nftables.js';
 import { formatIptablesSave } from '../../src/parsers/iptables-format.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
+import { formatNftText } from '../../src/parsers/nft-format.js';
+import { parseNftJson } from '../../src/parsers/nft-json.js';
+import { parseNftText } from '../../src/parsers/nft-text.js';
 
 const SEEDS = ['s9', 'equiv-2'];
 
@@ -79,5 +83,41 @@ describe('iptables-save: generated captures', () => {
       }
     }
     expect(compared).toBe(wholeRules.length);
+  });
+});
+
+/**
+ * What `nft -j` and `nft list` of one ruleset both say: without handles (`nft list`
+ * prints them only with `-a`) and without table and chain comments (nft 1.0.6's JSON
+ * has none).
+ */
+function common(x: unknown): unknown {
+  if (Array.isArray(x)) return x.map(common);
+  if (x === null || typeof x !== 'object') return x;
+  const container = 'chains' in x || 'rules' in x;
+  return Object.fromEntries(
+    Object.entries(x)
+      .filter(([k]) => k !== 'handle' && !(container && k === 'comment'))
+      .map(([k, v]) => [k, common(v)]),
+  );
+}
+
+describe('nft: generated captures', () => {
+  it.each(SEEDS)('format(parse(text)) is the text (seed %s)', (seed) => {
+    const text = outputs(seed, 'nftables').get('nft-text')!;
+    const parsed = parseNftText(text, 'gen');
+    expect(parsed.diagnostics).toEqual([]);
+    expect(parsed.value.tables[0]!.chains.length).toBeGreaterThan(100);
+    expect(formatNftText(parsed.value)).toBe(text);
+  });
+
+  it.each(SEEDS)('the JSON and the text of one ruleset give equal models (seed %s)', (seed) => {
+    const out = outputs(seed, 'nftables');
+    const fromText = parseNftText(out.get('nft-text')!, 'text');
+    const fromJson = parseNftJson(out.get('nft-json')!, 'json');
+    expect(fromJson.diagnostics).toEqual([]);
+    // JSON rules carry handles: the model really holds them (so `common` strips something).
+    expect(fromJson.value.tables[0]!.chains.some((c) => c.rules.some((r) => r.handle !== undefined))).toBe(true);
+    expect(common(fromJson.value)).toStrictEqual(common(fromText.value as NftRuleset));
   });
 });
