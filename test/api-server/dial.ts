@@ -1,11 +1,11 @@
 /**
  * How the recorded API server reaches a pod's port for a port-forward: like the
  * container runtime behind the kubelet (containerd's `portForward`, dockershim's
- * `nsenter -t PID -n socat - TCP4:localhost:PORT`), it dials `localhost:PORT` inside the
- * pod's network namespace. Here that is `ip netns exec NS socat -d -d STDIO TCP4:localhost:PORT`
- * (a process cannot enter another namespace for one socket from Node), and the
- * connection is socat's stdin/stdout. socat's `-d -d` notices tell a made connection
- * ("starting data transfer loop") from a failed one (exit before it, the error on stderr).
+ * `nsenter -t PID -n socat - TCP4:localhost:PORT`), it dials `localhost:PORT` (IPv4)
+ * inside the pod's network namespace. A Node process cannot enter another namespace for
+ * one socket, so a small Node program does the dial there (`ip netns exec NS node -e …
+ * PORT`), announcing the made connection on stderr, and the connection is its
+ * stdin/stdout — socat's role, without needing socat.
  */
 import { spawn } from 'node:child_process';
 import { Duplex } from 'node:stream';
@@ -13,12 +13,21 @@ import { Duplex } from 'node:stream';
 /** Dials `port` of the pod; rejects with the reason the connection could not be made. */
 export type PodDialer = (pod: { namespace: string; name: string }, port: number) => Promise<Duplex>;
 
-/** The socat stderr line of a failed connect, without socat's timestamp prefix (`connect(5, …): Connection refused`). */
-function socatError(stderr: string): string {
-  const lines = stderr.split('\n').filter((l) => / E /.test(l));
-  const last = lines[lines.length - 1] ?? stderr.trim().split('\n').pop() ?? '';
-  return last.replace(/^.*? E /, '').trim() || 'socat failed';
-}
+/** Marker the dial program prints on stderr once connected. */
+const CONNECTED = 'connected';
+
+/**
+ * The dial program: connects to localhost:PORT over IPv4, prints {@link CONNECTED} (or
+ * `error: MESSAGE` and exits 1), then copies stdin → socket → stdout; exits when the
+ * socket closes. An ended stdin half-closes the socket.
+ */
+const DIAL_SOURCE = `'use strict';
+const net = require('node:net');
+const s = net.connect({ host: 'localhost', port: Number(process.argv[1]), family: 4 });
+s.on('connect', () => { process.stderr.write('${CONNECTED}\\n'); process.stdin.pipe(s); s.pipe(process.stdout); });
+s.on('error', (e) => { process.stderr.write('error: ' + e.message + '\\n'); process.exit(1); });
+s.on('close', () => process.exit(0)); // writes to a pipe are synchronous on Linux: nothing is lost
+`;
 
 /**
  * A dialer into network namespaces: `netnsOf(pod)` names the pod's namespace (undefined:
@@ -33,26 +42,26 @@ export function netnsDialer(netnsOf: (pod: { namespace: string; name: string }) 
         reject(new Error(`failed to find the network namespace of pod ${pod.namespace}/${pod.name}`));
         return;
       }
-      const child = spawn('ip', ['netns', 'exec', ns, 'socat', '-d', '-d', 'STDIO', `TCP4:localhost:${port}`], { stdio: ['pipe', 'pipe', 'pipe'] });
+      const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '-e', DIAL_SOURCE, String(port)], { stdio: ['pipe', 'pipe', 'pipe'] });
       let stderr = '';
       let connected = false;
       const fail = (why: string) => reject(new Error(`failed to connect to localhost:${port} inside namespace "${ns}", IPv4: ${why}`));
       child.on('error', (e) => fail(e.message));
-      child.stdin.on('error', () => undefined); // socat may exit before reading
+      child.stdin.on('error', () => undefined); // the program may exit before reading
       child.stderr.on('data', (d: Buffer) => {
         stderr += d.toString('utf8');
-        if (!connected && stderr.includes('starting data transfer loop')) {
+        if (!connected && stderr.split('\n').includes(CONNECTED)) {
           connected = true;
           resolve(processStream(child));
         }
       });
       child.on('exit', () => {
-        if (!connected) fail(socatError(stderr));
+        if (!connected) fail(/^error: (.*)$/m.exec(stderr)?.[1] ?? (stderr.trim() || 'the dial program failed'));
       });
     });
 }
 
-/** The connection as a Duplex over socat's stdin/stdout; destroying it ends socat. */
+/** The connection as a Duplex over the program's stdin/stdout; destroying it ends the program. */
 function processStream(child: ReturnType<typeof spawn>): Duplex {
   const stream = new Duplex({
     read: () => child.stdout!.resume(),
