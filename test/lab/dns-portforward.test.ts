@@ -119,20 +119,21 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 }, 60_000);
 
-/** A running `kubectl port-forward`: resolves once it prints "Forwarding from". */
-async function kubectlPortForward(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ stop: () => Promise<string>; exited: Promise<number | null> }> {
+/** A running `kubectl port-forward` (`:REMOTE`: kubectl picks the local port): resolves once it prints "Forwarding from". */
+async function kubectlPortForward(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ port: number; stop: () => Promise<string>; exited: Promise<number | null> }> {
   const child = spawn('kubectl', ['--cache-dir', path.join(home, 'kcache'), 'port-forward', ...args], {
     env: { ...process.env, KUBECONFIG: server.kubeconfigPath, HOME: home, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve));
-  await new Promise<void>((resolve, reject) => {
+  const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`kubectl port-forward did not start: ${out}`)), 15_000);
     const look = (d: Buffer) => {
       out += d.toString();
-      if (out.includes('Forwarding from')) {
+      const m = /Forwarding from 127\.0\.0\.1:(\d+)/.exec(out);
+      if (m) {
         clearTimeout(timer);
-        resolve();
+        resolve(Number(m[1]));
       }
     };
     child.stdout.on('data', look);
@@ -143,6 +144,7 @@ async function kubectlPortForward(args: string[], env: NodeJS.ProcessEnv = {}): 
     });
   });
   return {
+    port,
     exited,
     stop: async () => {
       child.kill('SIGTERM');
@@ -165,16 +167,16 @@ describe.runIf(canRun && haveKubectl)('the real kubectl port-forward through the
     it(`${mode}: DNS questions reach the CoreDNS pod's dnsmasq, one per connection`, async () => {
       const [first, second] = DNS_PODS;
       const before = server.requests().length;
-      const pf = await kubectlPortForward(['-n', 'kube-system', `pod/${first!.name}`, '25353:53'], env);
+      const pf = await kubectlPortForward(['-n', 'kube-system', `pod/${first!.name}`, ':53'], env);
       try {
-        expect(await askLocal(25353, `web.default.svc.${ZONE}`)).toEqual([svcIp('web')]);
-        expect(await askLocal(25353, WHOAMI)).toEqual([whoamiOf(0)]);
+        expect(await askLocal(pf.port, `web.default.svc.${ZONE}`)).toEqual([svcIp('web')]);
+        expect(await askLocal(pf.port, WHOAMI)).toEqual([whoamiOf(0)]);
       } finally {
         await pf.stop();
       }
-      const pf2 = await kubectlPortForward(['-n', 'kube-system', `pod/${second!.name}`, '25354:53'], env);
+      const pf2 = await kubectlPortForward(['-n', 'kube-system', `pod/${second!.name}`, ':53'], env);
       try {
-        expect(await askLocal(25354, WHOAMI)).toEqual([whoamiOf(1)]);
+        expect(await askLocal(pf2.port, WHOAMI)).toEqual([whoamiOf(1)]);
       } finally {
         await pf2.stop();
       }
@@ -184,20 +186,21 @@ describe.runIf(canRun && haveKubectl)('the real kubectl port-forward through the
   }
 
   it('nothing listening in the pod: kubectl reports the kubelet-style error from the error stream', async () => {
-    const pf = await kubectlPortForward(['-n', 'kube-system', `pod/${DNS_PODS[0]!.name}`, '25355:5353']);
-    const e = await new DirectDnsTransport().query({ server: '127.0.0.1', port: 25355, qname: WHOAMI, qtype: 'A' }, { proto: 'tcp', timeoutMs: 2000 });
+    const pf = await kubectlPortForward(['-n', 'kube-system', `pod/${DNS_PODS[0]!.name}`, ':5353']);
+    const e = await new DirectDnsTransport().query({ server: '127.0.0.1', port: pf.port, qname: WHOAMI, qtype: 'A' }, { proto: 'tcp', timeoutMs: 2000 });
     expect(e.outcome).not.toBe('answer');
     await pf.exited; // kubectl ≥ 1.29 gives up after a forwarding error
     const out = await pf.stop();
     // klog quotes the message, so the namespace's quotes come escaped.
-    expect(out).toMatch(/an error occurred forwarding 25355 -> 5353: error forwarding port 5353 to pod coredns-[a-z0-9-]+, uid [0-9a-f-]+: failed to connect to localhost:5353 inside namespace \\?"ndpf-[a-z0-9-]+\\?", IPv4: connect ECONNREFUSED 127\.0\.0\.1:5353/);
+    expect(out).toContain(`an error occurred forwarding ${pf.port} -> 5353`);
+    expect(out).toMatch(/error forwarding port 5353 to pod coredns-[a-z0-9-]+, uid [0-9a-f-]+: failed to connect to localhost:5353 inside namespace \\?"ndpf-[a-z0-9-]+\\?", IPv4: connect ECONNREFUSED 127\.0\.0\.1:5353/);
     expect(out).toContain('lost connection to pod');
   });
 
   it('RBAC forbidding create pods/portforward: kubectl shows the apiserver\'s message', async () => {
     server.setForbidden([{ verb: 'create', resource: 'pods/portforward', namespace: 'kube-system' }]);
     try {
-      const r = await run('kubectl', ['--cache-dir', path.join(home, 'kcache'), 'port-forward', '-n', 'kube-system', `pod/${DNS_PODS[0]!.name}`, '25356:53']);
+      const r = await run('kubectl', ['--cache-dir', path.join(home, 'kcache'), 'port-forward', '-n', 'kube-system', `pod/${DNS_PODS[0]!.name}`, ':53']);
       expect(r.code).not.toBe(0);
       expect(r.stderr).toContain(`pods "${DNS_PODS[0]!.name}" is forbidden: User "${server.user}" cannot create resource "pods/portforward" in API group "" in the namespace "kube-system"`);
     } finally {
