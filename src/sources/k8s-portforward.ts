@@ -45,12 +45,11 @@ export function targetText(t: PortForwardTarget): string {
  */
 class ForwardedStream extends Duplex {
   private errorText = '';
-  constructor(private readonly ws: WebSocket, private readonly input: PassThrough, output: PassThrough, target: PortForwardTarget) {
+  constructor(private readonly ws: WebSocket, private readonly input: PassThrough, private readonly output: PassThrough, target: PortForwardTarget) {
     super();
     output.on('data', (d: Buffer) => {
       if (!this.push(d)) output.pause();
     });
-    this.on('drain', () => output.resume());
     ws.on('close', () => {
       const why = this.errorText.trim();
       if (why) this.destroy(new PortForwardError(`port-forward to ${targetText(target)}: ${why}`));
@@ -69,7 +68,8 @@ class ForwardedStream extends Duplex {
   }
 
   override _read(): void {
-    // Pushed from the output channel; nothing to pull.
+    // Data is pushed from the data channel; a full buffer paused it until now.
+    this.output.resume();
   }
 
   override _write(chunk: Buffer, _enc: BufferEncoding, cb: (e?: Error | null) => void): void {

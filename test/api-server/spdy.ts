@@ -55,8 +55,6 @@ export const SPDY_DICTIONARY: Buffer = Buffer.concat([
 export const SPDY = { synStream: 1, synReply: 2, rstStream: 3, settings: 4, ping: 6, goAway: 7, headers: 8, windowUpdate: 9 } as const;
 /** FIN flag of data and SYN frames. */
 export const FLAG_FIN = 0x01;
-/** RST_STREAM status: the stream is cancelled. */
-export const RST_CANCEL = 5;
 
 /** Headers of a stream: lower-case name → values. */
 export type SpdyHeaders = ReadonlyMap<string, readonly string[]>;
