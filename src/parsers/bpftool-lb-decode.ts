@@ -12,7 +12,7 @@ import { diagnostic } from '../model/diagnostics.js';
 import type { LbBackend, LbRevNat, LbService, LbSlot, LbTable } from '../model/cilium.js';
 import { algorithmFromNumber, backendStateFromFlags, BPF_OBJ_NAME_MAX, formatFrontend, protocolFromNumber, SVC_FLAG, serviceTypeFromFlags } from '../model/cilium.js';
 import type { BpftoolMapDump } from './bpftool-map-dump.js';
-import { bytesToHex, parseBpftoolMapDump } from './bpftool-map-dump.js';
+import { bytesToHex, entryHex, parseBpftoolMapDump } from './bpftool-map-dump.js';
 import type { BackendEntry, DecodedLbEntry, HostByteOrder, LbMapKind, LbMapLayout, ServiceEntry } from './bpftool-lb-layouts.js';
 import { LB_MAP_LAYOUTS } from './bpftool-lb-layouts.js';
 import { compareFrontends, compareIpBytes, ipBytes } from './cilium-addr.js';
@@ -99,7 +99,7 @@ export function decodeLbMap(dump: BpftoolMapDump, name: string, opts: LbDecodeOp
     }
     layout ??= found;
     const decoded = found.decode(e.key, e.value, order);
-    const hex = `key ${bytesToHex(e.key)} value ${bytesToHex(e.value)}`;
+    const hex = entryHex(e.key, e.value);
     if (typeof decoded === 'string') skip(decoded);
     else {
       // `decoded` is fresh: completing it in place keeps the key order a spread gives, at a

@@ -68,6 +68,39 @@ export function bytesToHex(b: Uint8Array | null): string {
   return parts.join(' ');
 }
 
+// ASCII codes of the hex digits, and a scratch buffer the text of one entry is written into.
+const HEX_DIGITS = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+let scratch = Buffer.alloc(1024);
+
+function putHex(b: Uint8Array, at: number): number {
+  for (let i = 0; i < b.length; i++) {
+    const v = b[i]!;
+    if (i > 0) scratch[at++] = 32;
+    scratch[at++] = HEX_DIGITS[v >>> 4]!;
+    scratch[at++] = HEX_DIGITS[v & 15]!;
+  }
+  return at;
+}
+
+function putAscii(text: string, at: number): number {
+  for (let i = 0; i < text.length; i++) scratch[at++] = text.charCodeAt(i);
+  return at;
+}
+
+/**
+ * `key 0a 60 … value 00 …`: both byte strings as {@link bytesToHex} spells them, in one
+ * string made once (not a list of two-digit strings joined, twice per entry).
+ */
+export function entryHex(key: Uint8Array, value: Uint8Array): string {
+  const need = 12 + 3 * (key.length + value.length);
+  if (scratch.length < need) scratch = Buffer.alloc(need * 2);
+  let at = putAscii('key ', 0);
+  at = putHex(key, at);
+  at = putAscii(' value ', at);
+  at = putHex(value, at);
+  return scratch.toString('latin1', 0, at);
+}
+
 /**
  * The entry `{"key":["0x0a",…],"value":["0x00",…]}` exactly as `bpftool -j` prints it (no
  * blanks, no other member, every byte `"0x"` + one or two hex digits), read in place: the
