@@ -13,7 +13,7 @@
  *   POST /api/v1/namespaces/NS/pods          DELETE /api/v1/namespaces/NS/pods/NAME
  *   GET  /api/v1/namespaces/NS/pods/NAME/exec  (WebSocket upgrade; see exec.ts)
  *   GET|POST /api/v1/namespaces/NS/pods/NAME/portforward  (WebSocket `v4.channel.k8s.io`,
- *        see portforward.ts; kubectl's SPDY/3.1, raw or tunnelled in a WebSocket, see spdy-portforward.ts)
+ *        see portforward-upgrade.ts: v4 channels, kubectl's SPDY/3.1 raw or tunnelled in a WebSocket)
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -28,9 +28,8 @@ import { parse as parseYaml } from 'yaml';
 import { generateCertificates } from './cert.js';
 import type { PodDialer } from './dial.js';
 import { EXEC_PROTOCOLS, runExecSession } from './exec.js';
-import { parsePorts, PORT_FORWARD_PROTOCOLS, runPortForwardSession } from './portforward.js';
-import { SpdySession } from './spdy.js';
-import { PORT_FORWARD_STREAM_PROTOCOL, serveSpdyPortForward, SPDY_TUNNEL_PROTOCOL } from './spdy-portforward.js';
+import { parsePorts } from './portforward.js';
+import { portForwardUpgrader } from './portforward-upgrade.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { contentTypeOf, negotiate, type Negotiated } from './negotiate.js';
 import { decodeK8sProtobuf, ProtobufUnsupported } from './protobuf.js';
@@ -440,24 +439,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   };
 
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => EXEC_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
-  const pfWss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => PORT_FORWARD_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
-  const spdyWss = new WebSocketServer({ noServer: true, handleProtocols: () => SPDY_TUNNEL_PROTOCOL });
-  const spdySessions = new Set<SpdySession>();
-  /** A SPDY port-forward session over `write`; returns its feed. */
-  const spdyPortForward = (write: (b: Buffer) => void, stop: (protocolError: boolean) => void, target: { namespace: string; name: string; uid: string }) => {
-    const session = new SpdySession(write);
-    spdySessions.add(session);
-    session.on('error', () => stop(true));
-    session.on('goaway', () => stop(false));
-    serveSpdyPortForward(session, { pod: target, dial: opts.portForward });
-    return {
-      feed: (b: Buffer) => session.feed(b),
-      end: () => {
-        spdySessions.delete(session);
-        session.closeAll();
-      },
-    };
-  };
+  const forwards = portForwardUpgrader(() => opts.portForward);
   const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => {
     const url = new URL(req.url ?? '/', 'https://localhost');
     const record = (status: number) => log.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search, accept: req.headers.accept ?? '', status });
@@ -503,45 +485,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         } catch (e) {
           throw new StatusError(badRequest((e as Error).message));
         }
-        const target = { namespace, name, uid: pod.metadata.uid ?? '' };
-        const streamProtocols = String(req.headers['x-stream-protocol-version'] ?? '').split(',').map((p) => p.trim());
-        if (upgrade.toLowerCase() === 'spdy/3.1') {
-          // kubectl's SPDY upgrade: answer 101 and speak SPDY on the socket.
-          if (!streamProtocols.includes(PORT_FORWARD_STREAM_PROTOCOL)) {
-            throw new StatusError(badRequest(`unable to upgrade: X-Stream-Protocol-Version must offer ${PORT_FORWARD_STREAM_PROTOCOL} (got ${streamProtocols.join(', ') || 'none'})`));
-          }
-          record(101);
-          socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: SPDY/3.1\r\nX-Stream-Protocol-Version: ${PORT_FORWARD_STREAM_PROTOCOL}\r\n\r\n`);
-          const io = spdyPortForward((b) => socket.write(b), (bad) => (bad ? socket.destroy() : socket.end()), target);
-          socket.on('data', io.feed);
-          socket.on('close', io.end);
-          if (head.length) io.feed(head);
-          return;
-        }
-        if (upgrade.toLowerCase() !== 'websocket') {
-          throw new StatusError(badRequest(`the recorded API server speaks port-forward over WebSockets or SPDY/3.1, not ${upgrade}`));
-        }
-        const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
-        if (offered.includes(SPDY_TUNNEL_PROTOCOL)) {
-          // ws refuses '/' in a sub-protocol (RFC 7230 token rules) that Go's server takes:
-          // hand it a token, and answer with the real name (spdyWss's handleProtocols).
-          req.headers['sec-websocket-protocol'] = 'spdy-tunnel';
-          spdyWss.handleUpgrade(req, socket, head, (ws) => {
-            record(101);
-            const io = spdyPortForward((b) => ws.send(b), (bad) => ws.close(bad ? 1002 : 1000), target);
-            ws.on('message', (d: Buffer) => io.feed(d));
-            ws.on('close', io.end);
-          });
-          return;
-        }
-        if (!PORT_FORWARD_PROTOCOLS.some((p) => offered.includes(p))) {
-          throw new StatusError(badRequest(`unable to upgrade: no supported sub-protocol among [${offered.join(' ')}]; this server speaks ${[...PORT_FORWARD_PROTOCOLS, SPDY_TUNNEL_PROTOCOL].join(', ')}`));
-        }
-        if (ports.length === 0) throw new StatusError(badRequest('query parameter "ports" is required'));
-        pfWss.handleUpgrade(req, socket, head, (ws) => {
-          record(101);
-          void runPortForwardSession(ws, { pod: target, ports, dial: opts.portForward });
-        });
+        forwards.upgrade(req, socket, head, { namespace, name, uid: pod.metadata.uid ?? '' }, ports, record);
         return;
       }
       if (phase === 'Succeeded' || phase === 'Failed') throw new StatusError(badRequest(`cannot exec into a container in a completed pod; current phase is ${phase}`));
@@ -631,9 +575,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       for (const t of timers) clearTimeout(t);
       for (const stop of [...watches]) stop();
       for (const c of wss.clients) c.terminate();
-      for (const c of pfWss.clients) c.terminate();
-      for (const c of spdyWss.clients) c.terminate();
-      for (const sess of spdySessions) sess.closeAll();
+      forwards.close();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
