@@ -47,6 +47,6 @@ export function dnsTransportFor(transport: Transport): DnsTransport {
       throw new UserError('this kubectl-debug source has no kubeconfig context to port-forward with');
     }
     default:
-      throw new UserError(`DNS questions are not supported over ${transport.kind} yet`, 'use --local, --netns or --ssh');
+      throw new UserError(`DNS questions are not supported over ${transport.kind} yet`, 'use --local, --netns, --ssh or --node');
   }
 }
