@@ -41,7 +41,10 @@ interface Options {
   readonly cache: string | undefined;
   /** The script the app section starts (default: package.json's bin). */
   readonly cli: string;
-  /** `NODE_ENV` for the app under test (unset by default, as a user runs it). */
+  /**
+   * `NODE_ENV` for the app under test (unset by default, as a user runs it). The bundled bin
+   * has React's production build compiled in; this matters for dist/src/main.js and cli.js.
+   */
   readonly nodeEnv: string | null;
 }
 
