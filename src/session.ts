@@ -172,26 +172,29 @@ export class Session implements SessionLike {
    */
   async start(): Promise<void> {
     try {
-      // Two waves: the probes of the first snapshot, then (after its frame) the parts' probes,
-      // whose outputs are the big ones (a replay reads 300 MB of rules and flows from disk).
+      // The probes of the first snapshot first; the parts' probes (the big outputs: a replay
+      // reads 300 MB of rules and flows from disk) after its frame, stage by stage.
       const params = this.options.params ? { params: this.options.params } : {};
-      const node = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand);
-      const firstRuns = await runProbes(this.options.transport, { ...params, ids: node.filter((p) => !PART_PROBE_IDS.has(p.id)).map((p) => p.id) });
+      const node = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand && !PART_PROBE_IDS.has(p.id));
+      const firstRuns = await runProbes(this.options.transport, { ...params, ids: node.map((p) => p.id) });
       const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}));
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
       if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
       this.set({ snapshot: first, loading: false, error: null, dataAt: this.now() });
       this.staging = true;
-      await turn();
-      const rest = await runProbes(this.options.transport, { ...params, ids: node.filter((p) => PART_PROBE_IDS.has(p.id)).map((p) => p.id) });
-      if (this.options.ciliumAgent) rest.push(...(await runProbes(this.options.ciliumAgent, { ...params, where: 'cilium-agent' })));
-      const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
-      const runs = [...firstRuns, ...rest].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-      const input = inputOf(this.options, runs, this.cache ? { cache: this.cache } : {});
-      const snapshot = await completeSnapshot(input, first, {
+      const fetched: ProbeRun[] = [];
+      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}), first, {
         onProgress: (s) => this.set({ snapshot: s }),
-        onPartParsed: (part, ms) => this.partParsed(part, ms, runs),
+        onPartParsed: (part, ms) => this.partParsed(part, ms, fetched),
+        fetchRuns: async (ids) => {
+          const got = await this.runPartProbes(ids);
+          // The session keeps each run without its text: completeSnapshot lets the text go once parsed.
+          fetched.push(...got.map(withoutPartText));
+          return got;
+        },
       });
+      const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
+      const runs = [...firstRuns, ...fetched].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
       this.runs = runs.map(withoutPartText);
       this.set({ snapshot });
     } catch (e) {
@@ -205,6 +208,17 @@ export class Session implements SessionLike {
     if (this.apiDirty) this.apiChanged();
     if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? 2000);
     this.unsubscribeApi = this.options.api?.subscribe(() => this.apiChanged());
+  }
+
+  /** Runs the parts' probes among `ids`: node probes through the transport, agent probes through the agent's (if any). */
+  private async runPartProbes(ids: readonly string[]): Promise<ProbeRun[]> {
+    const params = this.options.params ? { params: this.options.params } : {};
+    const where = new Map(catalog().probes.map((p) => [p.id, p.where]));
+    const node = ids.filter((id) => where.get(id) === 'node');
+    const agent = ids.filter((id) => where.get(id) === 'cilium-agent');
+    const runs = node.length ? await runProbes(this.options.transport, { ...params, ids: node }) : [];
+    if (this.options.ciliumAgent && agent.length) runs.push(...(await runProbes(this.options.ciliumAgent, { ...params, ids: agent })));
+    return runs;
   }
 
   private partParsed(part: SnapshotPart, ms: number, runs: readonly ProbeRun[]): void {

@@ -311,34 +311,60 @@ export interface CompleteOptions {
   readonly chunkChars?: number;
   /** Called after each part parsed (not reused) with its wall time in ms, turns of the event loop included. */
   readonly onPartParsed?: (part: SnapshotPart, ms: number) => void;
+  /**
+   * Reads probes not in `input.runs`, asked for stage by stage just before their parts are
+   * parsed (so only one stage's texts are in memory at a time); the session runs them.
+   * Each text is let go once its part is parsed.
+   */
+  readonly fetchRuns?: (ids: readonly string[]) => Promise<readonly ProbeRun[]>;
 }
 
 /**
  * Parses the parts a {@link buildFirstSnapshot} left pending, off the render path: the
  * event loop turns (setImmediate) between parts and between chunks of the conntrack
  * text, so keys and frames are handled meanwhile. Resolves to the complete snapshot,
- * equal to {@link buildSnapshot} of the same input. Never rejects on bad probe output.
+ * equal to {@link buildSnapshot} of the same input (plus the fetched runs). Rejects only
+ * when `fetchRuns` does (a transport failure); never on bad probe output.
  */
-export async function completeSnapshot(input: SnapshotInput, firstStage: NodeSnapshot, options: CompleteOptions = {}): Promise<NodeSnapshot> {
+export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot, options: CompleteOptions = {}): Promise<NodeSnapshot> {
+  const byId = new Map(input.runs.map((r) => [r.id, r]));
+  const summaries = new Map(input.runs.map((r) => [r.id, summarize(r)]));
+  const ctx: PartContext = { byId, cache: input.cache, reuse: input.reuse };
   // The first stage may have been built from fewer runs (the session reads the parts' probes after it).
-  const first = { ...firstStage, probes: input.runs.map(summarize) };
-  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse };
+  const withProbes = () => ({ ...first, probes: inCatalogOrder([...summaries.values()]) });
   let done: Partial<PartFields> = {};
   let pending = [...(first.pending ?? SNAPSHOT_PARTS)];
   for (const [i, stage] of STAGES.entries()) {
+    const todo = stage.filter((part) => pending.includes(part) && !ctx.reuse?.parts.has(part));
+    const missing = todo.flatMap((part) => PART_PROBES[part]).filter((id) => !byId.has(id));
+    if (options.fetchRuns && missing.length > 0) {
+      await turn();
+      for (const r of await options.fetchRuns(missing)) {
+        byId.set(r.id, r);
+        summaries.set(r.id, summarize(r));
+      }
+    }
     for (const part of stage) {
       if (!pending.includes(part)) continue;
       const reused = ctx.reuse?.parts.has(part) ?? false;
       if (!reused) await turn();
       const started = performance.now();
-      const fields = part === 'conntrack' && !reused ? { conntrack: await conntrackChunked(ctx.byId.get('conntrack'), ctx.cache, options.chunkChars ?? 512 * 1024) } : parsePart(part, ctx, done);
+      const fields = part === 'conntrack' && !reused ? { conntrack: await conntrackChunked(byId.get('conntrack'), ctx.cache, options.chunkChars ?? 512 * 1024) } : parsePart(part, ctx, done);
       if (!reused) options.onPartParsed?.(part, performance.now() - started);
       done = { ...done, ...fields };
       pending = pending.filter((p) => p !== part);
     }
-    if (i < STAGES.length - 1 && pending.length > 0) options.onProgress?.(assemble(first, done, pending));
+    // The texts of this stage are parsed: keep no reference to them here.
+    if (options.fetchRuns) for (const part of stage) for (const id of PART_PROBES[part]) byId.delete(id);
+    if (i < STAGES.length - 1 && pending.length > 0) options.onProgress?.(assemble(withProbes(), done, pending));
   }
-  return assemble(first, done, []);
+  return assemble(withProbes(), done, []);
+}
+
+/** Probe summaries in the catalog's order (the order a one-shot run lists them). */
+function inCatalogOrder(probes: ProbeSummary[]): ProbeSummary[] {
+  const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
+  return probes.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
 }
 
 /** One turn of the event loop: pending input and timers run before the next piece of work. */

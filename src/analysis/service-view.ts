@@ -170,10 +170,33 @@ function portName(p: { readonly name: string | null }): string {
  * IPv6 (fully expanded), then anything else (FQDN endpoints) as text.
  */
 export function addressSortKey(address: string): string {
-  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
-  if (v4) return `4 ${v4.slice(1).map((o) => o.padStart(3, '0')).join('.')}`;
+  const v4 = ipv4Key(address);
+  if (v4 !== undefined) return v4;
   const v6 = address.includes(':') ? expandIpv6(address) : undefined;
   return v6 ? `6 ${v6}` : `9 ${address}`;
+}
+
+/**
+ * `4 010.096.000.001` for a dotted quad of 1–3 digit parts, else undefined. Hand-rolled:
+ * called once per endpoint (250,000 at 25,000 Services), where a regex and arrays showed.
+ */
+function ipv4Key(address: string): string | undefined {
+  let out = '4 ';
+  let start = 0;
+  for (let part = 0; part < 4; part++) {
+    let end = start;
+    while (end < address.length && end - start < 4) {
+      const c = address.charCodeAt(end);
+      if (c < 48 || c > 57) break;
+      end++;
+    }
+    const len = end - start;
+    if (len < 1 || len > 3) return undefined;
+    if (part < 3 ? address.charCodeAt(end) !== 46 : end !== address.length) return undefined;
+    out += (len === 1 ? '00' : len === 2 ? '0' : '') + address.slice(start, end) + (part < 3 ? '.' : '');
+    start = end + 1;
+  }
+  return out;
 }
 
 function byText(a: string, b: string): number {
@@ -205,6 +228,18 @@ function podOf(ref: TargetRef | undefined, sliceNs: string, pods: ReadonlyMap<st
   // A uid that differs names an earlier Pod of the same name: not this one.
   if (pod && ref.uid && pod.meta.uid && ref.uid !== pod.meta.uid) return undefined;
   return pod;
+}
+
+const nodeSummaries = new WeakMap<Node, NonNullable<EndpointRow['node']>>();
+
+/** An endpoint's node as its row shows it; one object per Node, shared by its endpoints. */
+function nodeSummary(node: Node): NonNullable<EndpointRow['node']> {
+  let summary = nodeSummaries.get(node);
+  if (!summary) {
+    summary = { name: node.meta.name, zone: node.zone, internalIPs: node.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address) };
+    nodeSummaries.set(node, summary);
+  }
+  return summary;
 }
 
 function endpointRows(
@@ -240,11 +275,7 @@ function endpointRows(
       onNode: viewed === undefined || nodeName === undefined ? null : nodeName === viewed,
       targetRef: e.targetRef,
       pod: pod && { namespace: pod.meta.namespace, name: pod.meta.name, phase: pod.phase, hostNetwork: pod.hostNetwork, ready: pod.ready },
-      node: node && {
-        name: node.meta.name,
-        zone: node.zone,
-        internalIPs: node.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address),
-      },
+      node: node && nodeSummary(node),
     }));
   });
 }
