@@ -25,6 +25,7 @@ import { ReplayDnsTransport } from '../../src/dns/replay.js';
 import { captureBundle } from '../../src/capture.js';
 import { resolveServiceDns } from '../../src/dns/resolve.js';
 import { UserError } from '../../src/errors.js';
+import { Session } from '../../src/session.js';
 import type { ApiObjects } from '../../src/model/k8s.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
 import { packageRoot } from '../../src/paths.js';
@@ -303,6 +304,38 @@ describe.runIf(canRun)('DNS over --node through a port-forward to CoreDNS', () =
     const json = JSON.parse(await runDigCommand({ name: `web.default.svc.${ZONE}`, dns, api, format: 'json' })) as { note: string; exchange: { via: string } };
     expect(json.note).toBe(PORT_FORWARD_NOTE);
     expect(json.exchange.via).toBe(`port-forward to kube-system/${DNS_PODS[0]!.name}:53`);
+  });
+
+  it('the TUI session over --node: the DNS pane\'s state holds the path and the note; an RBAC refusal is the pane\'s error, not a crash', async () => {
+    const opened = await openSource({ node: NODE }, quiet);
+    const session = new Session({ transport: opened.transport, live: true, intervalMs: 3_600_000, ...(opened.api ? { api: opened.api } : {}) });
+    const settled = async () => {
+      const end = Date.now() + 15_000;
+      while (session.getState().dns?.loading !== false) {
+        if (Date.now() > end) throw new Error('the DNS resolution did not finish');
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return session.getState().dns!;
+    };
+    try {
+      await session.start();
+      session.resolveDns('default/web');
+      const ok = await settled();
+      expect(ok.error).toBeNull();
+      expect(ok.result?.via).toBe(`port-forward to kube-system/${DNS_PODS[0]!.name}:53`);
+      expect(ok.result?.notes).toContain(PORT_FORWARD_NOTE);
+      server.setForbidden([{ verb: 'create', resource: 'pods/portforward' }]);
+      try {
+        session.resolveDns('default/web-headless');
+        const refused = await settled();
+        expect(refused.result).toBeNull();
+        expect(refused.error).toMatch(/"create" on "pods\/portforward" in namespace "kube-system"/);
+      } finally {
+        server.setForbidden([]);
+      }
+    } finally {
+      await session.stop();
+    }
   });
 
   it('capture --node records every Service\'s answers through the port-forward; the replay gives them back', async () => {
