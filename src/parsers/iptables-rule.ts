@@ -220,13 +220,13 @@ const NO_MATCHES: readonly IptablesMatch[] = [];
 /**
  * Lists of shared items, shared in turn: the list for the same items in the same order
  * is built once (a trie over item identity). Used for matches whose options are all
- * shared, and for rules' match lists whose matches are all shared.
+ * shared (`-m statistic --mode random --probability 0.5` is one object in every rule).
  */
 class SharedLists<T extends object, L> {
   private readonly root = new Map<T, TrieNode<T, L>>();
 
-  /** The shared value for `items[0..n)`, made by `make` the first time. */
-  get(items: readonly T[], n: number, make: () => L): L {
+  /** The node for `items[0..n)`, made on first use; its `value` is the shared list, once set. */
+  node(items: readonly T[], n: number): TrieNode<T, L> {
     let map = this.root;
     let node: TrieNode<T, L> | undefined;
     for (let k = 0; k < n; k++) {
@@ -238,7 +238,7 @@ class SharedLists<T extends object, L> {
       }
       if (k < n - 1) map = node.next ??= new Map();
     }
-    return (node!.value ??= make());
+    return node!;
   }
 }
 
@@ -289,8 +289,8 @@ export class RuleBodyParser {
   private pendingUnsharedMatches = 0;
   /** Matches by module name and their (all shared) options. */
   private readonly matchesByOptions = new Map<string, SharedLists<IptablesOption, IptablesMatch>>();
-  /** Match lists whose matches are all shared. */
-  private readonly matchLists = new SharedLists<IptablesMatch, readonly IptablesMatch[]>();
+  /** One-item match lists of a shared match. */
+  private readonly singleMatchLists = new Map<IptablesMatch, readonly IptablesMatch[]>();
   /** What the options being collected belong to: nothing yet, a match, or the target. */
   private ownerKind = OWNER_NONE;
   private ownerName = '';
@@ -359,7 +359,16 @@ export class RuleBodyParser {
     const m = this.pendingMatchCount;
     const pending = this.pendingMatches;
     if (m === 0) body.matches = NO_MATCHES;
-    else if (this.pendingUnsharedMatches === 0 && m <= 4) body.matches = this.matchLists.get(pending, m, () => exactCopy(pending, m));
+    else if (this.pendingUnsharedMatches === 0 && m === 1) {
+      // A lone shared match (`-m tcp`, `-m statistic …`): its one-item list is shared too.
+      const only = pending[0]!;
+      let list = this.singleMatchLists.get(only);
+      if (list === undefined) {
+        list = [only];
+        this.singleMatchLists.set(only, list);
+      }
+      body.matches = list;
+    }
     else body.matches = exactCopy(pending, m);
     this.pendingMatchCount = 0;
     this.pendingUnsharedMatches = 0;
@@ -521,8 +530,8 @@ export class RuleBodyParser {
           lists = new SharedLists();
           this.matchesByOptions.set(module, lists);
         }
-        const options = this.pendingOptions;
-        match = lists.get(options, n, () => ({ module, options: exactCopy(options, n) }));
+        const node = lists.node(this.pendingOptions, n);
+        match = node.value ??= { module, options: exactCopy(this.pendingOptions, n) };
       } else {
         match = { module: this.intern(this.ownerName), options: exactCopy(this.pendingOptions, n) };
         this.pendingUnsharedMatches++;
