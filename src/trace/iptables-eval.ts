@@ -9,7 +9,10 @@
  * probability and the endpoint it DNATs to, and the walk follows the chosen one.
  *
  * Each evaluated rule becomes a step; for iptables-nft dumps whose nft JSON is known,
- * the step carries the nft rule handle (the kernel trace's key for the rule).
+ * the step carries the nft rule handle (the kernel trace's key for the rule). Rules a
+ * prefilter rules out (iptables-prefilter.ts: kube-proxy's `-d VIP/32 …` and `--dport N`
+ * shapes) still become their "no match" step, with the words a full evaluation gives;
+ * a walk with `indexed: false` evaluates every rule in full.
  */
 import type { IptablesChain, IptablesRule, IptablesRuleset, IptablesTableName } from '../model/iptables.js';
 import { findChain, findTargetOption } from '../model/iptables.js';

@@ -26,10 +26,17 @@ import { addrRangeOf, ipv4Number, parsePortRange } from './values.js';
  * [lo, hi] of `family` (IPv4 as plain numbers, IPv6 as bigints); `dport`: the protocol
  * must be `proto` and the destination port in [lo, hi].
  */
-export type Prefilter =
+export type Prefilter = (
   | { readonly kind: 'daddr4'; readonly lo: number; readonly hi: number; readonly text: string }
   | { readonly kind: 'daddr'; readonly family: 'inet' | 'inet6'; readonly lo: bigint; readonly hi: bigint; readonly text: string }
-  | { readonly kind: 'dport'; readonly proto: TraceProtocol; readonly protoText: string; readonly lo: number; readonly hi: number; readonly spec: string };
+  | { readonly kind: 'dport'; readonly proto: TraceProtocol; readonly protoText: string; readonly lo: number; readonly hi: number; readonly spec: string }
+) & ReasonMemo;
+
+/** The last destination a `daddr` prefilter turned away and its words (walks repeat packets). */
+interface ReasonMemo {
+  lastDst?: string;
+  lastReason?: string;
+}
 
 const chainFilters = new WeakMap<IptablesChain, readonly (Prefilter | null)[]>();
 
@@ -103,6 +110,12 @@ function readDst(dst: string): void {
   lastDst = dst;
 }
 
+function daddrReason(f: Prefilter & { readonly text: string }, dst: string): string {
+  f.lastDst = dst;
+  f.lastReason = `daddr ${dst} is not in ${f.text}`;
+  return f.lastReason;
+}
+
 /**
  * The reason the rule of prefilter `f` cannot match `pkt`, in the words a full evaluation
  * gives; null when the rule may match or `f` is null (then evaluate it in full).
@@ -111,11 +124,13 @@ export function prefilterReject(f: Prefilter | null, pkt: WalkPacket): string | 
   if (f === null) return null;
   switch (f.kind) {
     case 'daddr4':
+      if (f.lastDst === pkt.dst) return f.lastReason!;
       readDst(pkt.dst);
-      return lastDst4 !== null && lastDst4 >= f.lo && lastDst4 <= f.hi ? null : `daddr ${pkt.dst} is not in ${f.text}`;
+      return lastDst4 !== null && lastDst4 >= f.lo && lastDst4 <= f.hi ? null : daddrReason(f, pkt.dst);
     case 'daddr':
+      if (f.lastDst === pkt.dst) return f.lastReason!;
       readDst(pkt.dst);
-      return lastDstIp !== null && lastDstIp.family === f.family && lastDstIp.value >= f.lo && lastDstIp.value <= f.hi ? null : `daddr ${pkt.dst} is not in ${f.text}`;
+      return lastDstIp !== null && lastDstIp.family === f.family && lastDstIp.value >= f.lo && lastDstIp.value <= f.hi ? null : daddrReason(f, pkt.dst);
     case 'dport': {
       if (pkt.proto !== f.proto) return `protocol ${pkt.proto} ≠ ${f.protoText}`;
       const port = pkt.dport;
