@@ -5,12 +5,16 @@
  * general parser gives (`parseConntrackStream`, which never takes the fast path) —
  * entries, diagnostics, trailers — and the fast path really takes the common lines.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
 import { parseConntrack, parseConntrackStream, formatConntrackEntry } from '../../src/parsers/conntrack.js';
 import { parseConntrackFast } from '../../src/parsers/conntrack-fast.js';
 import { ConntrackInterner } from '../../src/parsers/conntrack-scan.js';
-import { ctLine } from './conntrack-builders.js';
+import { conntrackCorpusDir, ctLine } from './conntrack-builders.js';
+
+const corpus = conntrackCorpusDir();
 
 /** The general parser's result for the same text (one line at a time, no fast path). */
 async function reference(text: string) {
@@ -92,5 +96,17 @@ describe('conntrack fast path', () => {
   it.each(Object.entries(edges))('parses the edge case %s as the general parser does', async (_name, line) => {
     const text = `${ctLine()}\n${line}\n${ctLine({ head: 'udp      17 30' , afterReply: 'use=1' })}\n`;
     expect(parseConntrack(text, 'ct')).toStrictEqual(await reference(text));
+  });
+});
+
+describe.skipIf(corpus === undefined)('conntrack fast path on shared/corpus/conntrack', () => {
+  const files = corpus === undefined ? [] : readdirSync(corpus).filter((f) => f.endsWith('.txt'));
+  it.each(files)('%s parses as the general parser reads it', async (file) => {
+    const text = readFileSync(path.join(corpus!, file), 'utf8');
+    const fast = parseConntrack(text, file);
+    expect(fast.value.entries.length).toBeGreaterThan(0);
+    const lines = text.split('\n');
+    if (lines[lines.length - 1] === '') lines.pop();
+    expect(fast).toStrictEqual(await parseConntrackStream(lines, file));
   });
 });
