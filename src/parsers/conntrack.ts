@@ -14,8 +14,9 @@
  * diagnostics for every line that is not an entry.
  *
  * Two entry points give identical results: {@link parseConntrack} walks a string
- * with `indexOf` (no `split` copy of a large capture), {@link parseConntrackStream}
- * consumes lines from a file stream.
+ * with `indexOf` (no `split` copy of a large capture) and reads lines of the common
+ * shape in place (`conntrack-fast.ts`, falling back to the line parser for any other),
+ * {@link parseConntrackStream} consumes lines from a file stream.
  */
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type {
