@@ -51,12 +51,10 @@ export function findFlow(entries: readonly ConntrackEntry[], h: PacketHeader, in
   if (key === null) return findFlowLinear(entries, h);
   const index = flowIndexOf(entries);
   if (index === null) return findFlowLinear(entries, h);
-  let slot = (isIcmp(h.proto) ? index.icmp : index.ports).get(key);
-  while (slot !== undefined && slot >= 0) {
+  for (let slot = index.first(key); slot >= 0; slot = index.next[slot]!) {
     const entry = entries[slot >> 1]!;
     const direction = (slot & 1) === 0 ? 'original' : 'reply';
     if (entry.proto === h.proto && entry.family === h.family && tupleMatches(direction === 'original' ? entry.orig : entry.reply, h)) return { entry, direction };
-    slot = index.next[slot]!;
   }
   return null;
 }
@@ -72,20 +70,53 @@ export function findFlowLinear(entries: readonly ConntrackEntry[], h: PacketHead
   return null;
 }
 
-/** Lookups in one conntrack table answered by a scan before its index is built. */
+/** Lookups in one conntrack table answered by a scan before its index is built (building it costs about ten scans). */
 export const INDEX_AFTER_LOOKUPS = 8;
 
 /**
- * Candidate tuples by their numbers: `ports` by sport·65536+dport (every protocol but
- * ICMP), `icmp` by type·2^32+code·2^16+id. A slot is entry·2 (original tuple) or
- * entry·2+1 (reply tuple); the map holds a key's first slot and `next` the following one
- * (−1 at the end), in table order with an entry's original tuple before its reply tuple,
- * so the first candidate whose tuple matches is the entry a linear scan finds first.
+ * Candidate tuples by a 32-bit key of their numbers: sport·65536+dport (every protocol but
+ * ICMP), type·2^24+code·2^16+id (ICMP); candidates of another protocol fail the protocol
+ * check. A slot is entry·2 (original tuple) or entry·2+1 (reply tuple). An open-addressing
+ * table (typed arrays: a million flows without a million Map entries) holds each key's
+ * first slot, `next` the following one (−1 at the end), in table order with an entry's
+ * original tuple before its reply tuple, so the first candidate whose tuple matches is
+ * the entry a linear scan finds first.
  */
-interface FlowIndex {
-  readonly ports: Map<number, number>;
-  readonly icmp: Map<number, number>;
+class FlowIndex {
   readonly next: Int32Array;
+  private readonly keys: Uint32Array;
+  private readonly heads: Int32Array;
+  private readonly shift: number;
+  private readonly mask: number;
+
+  constructor(slots: number) {
+    let bits = 4;
+    while (1 << bits < slots * 2 && bits < 30) bits++;
+    this.keys = new Uint32Array(1 << bits);
+    this.heads = new Int32Array(1 << bits).fill(-1);
+    this.next = new Int32Array(slots);
+    this.shift = 32 - bits;
+    this.mask = (1 << bits) - 1;
+  }
+
+  private home(key: number): number {
+    return Math.imul(key, 0x9e3779b1) >>> this.shift;
+  }
+
+  /** Puts `slot` in front of the list of `key`. */
+  add(key: number, slot: number): void {
+    let i = this.home(key);
+    while (this.heads[i] !== -1 && this.keys[i] !== key) i = (i + 1) & this.mask;
+    this.keys[i] = key;
+    this.next[slot] = this.heads[i]!;
+    this.heads[i] = slot;
+  }
+
+  /** The first slot of `key`, −1 when none. */
+  first(key: number): number {
+    for (let i = this.home(key); this.heads[i] !== -1; i = (i + 1) & this.mask) if (this.keys[i] === key) return this.heads[i]!;
+    return -1;
+  }
 }
 
 const flowIndexes = new WeakMap<readonly ConntrackEntry[], FlowIndex | number>();
@@ -98,7 +129,7 @@ function portKey(sport: number | null | undefined, dport: number | null | undefi
 
 function icmpKey(type: number | null | undefined, code: number | null | undefined, id: number | null | undefined): number | null {
   const ok = (n: number | null | undefined, max: number): n is number => typeof n === 'number' && Number.isInteger(n) && n >= 0 && n < max;
-  return ok(type, 256) && ok(code, 256) && ok(id, 65536) ? type * 2 ** 32 + code * 65536 + id : null;
+  return ok(type, 256) && ok(code, 256) && ok(id, 65536) ? type * 16777216 + code * 65536 + id : null;
 }
 
 /** The packet's key; null when it has none (then the linear scan decides, as before). */
@@ -120,25 +151,19 @@ function flowIndexOf(entries: readonly ConntrackEntry[]): FlowIndex | null {
 }
 
 function buildFlowIndex(entries: readonly ConntrackEntry[]): FlowIndex {
-  const ports = new Map<number, number>();
-  const icmp = new Map<number, number>();
-  const next = new Int32Array(entries.length * 2);
+  const index = new FlowIndex(entries.length * 2);
   // Backwards, each slot put in front of its key's list: the lists end up in table order.
   for (let i = entries.length - 1; i >= 0; i--) {
     const entry = entries[i]!;
     const icmpEntry = isIcmp(entry.proto);
-    const map = icmpEntry ? icmp : ports;
     for (let d = 1; d >= 0; d--) {
       const t = d === 0 ? entry.orig : entry.reply;
       // A tuple without a key cannot equal a packet's numbers (undefined ≠ number): left out.
       const key = icmpEntry ? icmpKey(t.icmpType, t.icmpCode, t.icmpId) : portKey(t.sport, t.dport);
-      if (key === null) continue;
-      const slot = i * 2 + d;
-      next[slot] = map.get(key) ?? -1;
-      map.set(key, slot);
+      if (key !== null) index.add(key, i * 2 + d);
     }
   }
-  return { ports, icmp, next };
+  return index;
 }
 
 /** The state a rule sees for a packet of a known flow (`resolve_normal_ct`). */

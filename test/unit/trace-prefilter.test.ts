@@ -184,6 +184,44 @@ describe('conntrack index', () => {
   });
 });
 
+describe('conntrack index on a table of thousands of flows', () => {
+  // Few distinct ports and addresses: many tuples share a key, many entries repeat a tuple.
+  const table: ConntrackEntry[] = [];
+  for (let i = 0; i < 3000; i++) {
+    const client: [string, number] = [`10.244.${i % 7}.${i % 11}`, 40000 + (i % 13)];
+    table.push(makeEntry({ line: i + 1, client, vip: [`10.96.0.${i % 5}`, 80 + (i % 3)], endpoint: [`10.244.9.${i % 17}`, 8080], ...(i % 4 === 0 ? { seenAs: ['10.0.0.1', 2000 + (i % 9)] } : {}) }));
+  }
+  const header = (t: ConntrackEntry['orig'], dst?: string): PacketHeader => ({
+    family: 'ipv4',
+    proto: 'tcp',
+    src: t.src,
+    dst: dst ?? t.dst,
+    sport: t.sport ?? null,
+    dport: t.dport ?? null,
+    icmpType: null,
+    icmpCode: null,
+    icmpId: null,
+    tcpFlags: [],
+    mark: 0,
+    iif: null,
+    oif: null,
+    ct: 'invalid',
+    randomSport: false,
+  });
+
+  it('agrees with the scan for every original and reply tuple, and for misses', () => {
+    const probes = table.slice(0, 400).flatMap((e) => [header(e.orig), header(e.reply), header(e.orig, '10.96.1.1')]);
+    for (let i = 0; i < INDEX_AFTER_LOOKUPS; i++) findFlow(table, probes[0]!);
+    let found = 0;
+    for (const h of probes) {
+      const want = findFlowLinear(table, h);
+      if (want) found++;
+      expect(findFlow(table, h)).toEqual(want);
+    }
+    expect(found).toBe(800);
+  });
+});
+
 describe('loop guard', () => {
   const toVip = packet({ from: `${client.ip}:40000`, to: '10.96.0.99:80/tcp' });
   const iptablesInput = (text: string): TraceInput => {
