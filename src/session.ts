@@ -5,7 +5,7 @@
  * (a failed load is a state the panes show, not a crash — after k9s).
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
-import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, type SnapshotInput } from './analysis/build-snapshot.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, summarize, type SnapshotInput } from './analysis/build-snapshot.js';
 import { iptablesRates } from './analysis/rates.js';
 import type { RuleRates } from './analysis/rules-view.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from './model/snapshot.js';
@@ -193,10 +193,14 @@ export class Session implements SessionLike {
           return got;
         },
       });
+      // The agent's probes that feed no part (cilium-service-list) are still read, as a one-shot load reads them.
+      const agentOnly = this.options.ciliumAgent
+        ? await runProbes(this.options.ciliumAgent, { ...params, ids: catalog().probes.filter((p) => p.where === 'cilium-agent' && !p.onDemand && !PART_PROBE_IDS.has(p.id)).map((p) => p.id) })
+        : [];
       const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
-      const runs = [...firstRuns, ...fetched].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+      const runs = [...firstRuns, ...fetched, ...agentOnly].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
       this.runs = runs.map(withoutPartText);
-      this.set({ snapshot });
+      this.set({ snapshot: agentOnly.length ? { ...snapshot, probes: runs.map(summarize) } : snapshot });
     } catch (e) {
       // Parts that will never come are shown as not read (with the error), not as loading.
       const shown = this.state.snapshot;

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, type SnapshotInput } from '../../src/analysis/build-snapshot.js';
 import { SNAPSHOT_PARTS, isPending, type NodeSnapshot } from '../../src/model/snapshot.js';
-import { conntrackIntervalMs, MAX_CONNTRACK_INTERVAL_MS, Session } from '../../src/session.js';
+import { conntrackIntervalMs, loadSnapshot, MAX_CONNTRACK_INTERVAL_MS, Session } from '../../src/session.js';
+import { openSource } from '../../src/sources/open.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import type { Transport } from '../../src/sources/transport.js';
@@ -165,6 +166,46 @@ describe('session', () => {
     expect(c.iptables?.value).not.toBe(b.iptables?.value);
     expect(c.conntrack?.value).toBe(b.conntrack?.value);
     expect([...session.getState().rates.values()].some((r) => r > 0)).toBe(true);
+    await session.stop();
+  });
+
+  it.each(['lab-iptables', 'lab-nftables', 'lab-cilium'])('%s: ends with the snapshot a one-shot load builds (Cilium agent probes included)', async (name) => {
+    const source = await openSource({ replay: fixtureDir(name) }, { progress: () => {} });
+    const options = {
+      transport: source.transport,
+      live: false,
+      ...(source.apiText !== undefined ? { apiText: source.apiText } : {}),
+      ...(source.ciliumAgent ? { ciliumAgent: source.ciliumAgent } : {}),
+    };
+    const { snapshot: once } = await loadSnapshot(options);
+    const session = new Session(options);
+    await session.start();
+    expect(session.getState().snapshot).toEqual(once);
+    await session.stop();
+  });
+
+  it('reads the Cilium agent probes through the agent transport, those feeding no part too', async () => {
+    const asked: string[] = [];
+    const agent: Transport = {
+      kind: 'local',
+      label: 'agent',
+      exec: (argv) => {
+        asked.push(argv.join(' '));
+        // Read after the node's probes, as an agent always is.
+        return Promise.resolve({ argv, stdout: '', stderr: '', exitCode: 0, startedAt: '2100-01-01T00:00:00.000Z', durationMs: 1 });
+      },
+      close: async () => {},
+    };
+    const replay = new ReplayTransport(fixtureDir('lab-cilium'));
+    const options = { transport: replay, live: false, apiText: replay.apiText()!, ciliumAgent: agent };
+    const { snapshot: once } = await loadSnapshot(options);
+    const oneShotAsks = [...asked].sort();
+    asked.length = 0;
+    const session = new Session(options);
+    await session.start();
+    expect([...asked].sort()).toEqual(oneShotAsks);
+    expect(session.getState().snapshot).toEqual(once);
+    expect(once.probes.some((p) => p.id === 'cilium-service-list')).toBe(true);
     await session.stop();
   });
 
