@@ -33,30 +33,99 @@ function identityEnd(raw: string, from: number): number {
   return e;
 }
 
+type Chain = IptablesRuleset['tables'][number]['chains'][number];
+
+function chainsByKey(ruleset: IptablesRuleset): Map<string, Chain> {
+  const out = new Map<string, Chain>();
+  for (const table of ruleset.tables) for (const chain of table.chains) out.set(`${table.name}/${chain.name}`, chain);
+  return out;
+}
+
 /**
- * Packets per second for every rule present in both rulesets with the same text.
- * `elapsedSeconds` must be > 0 (seconds between the two reads); otherwise the
- * result is empty. A counter that went down (reset, e.g. a chain flush) gives no rate.
- * Rules are matched by table, chain and position, chains by name (one pass, no copies:
- * a 1M-rule ruleset takes a fraction of a second).
+ * The rates of {@link iptablesRates}, computed one chain at a time when first asked for
+ * (`get`, `has`): the Rules pane shows one chain, and reading every rule of a 1M-rule
+ * ruleset each refresh took seconds. Iterating (`entries`, `size`, …) computes them all.
  */
-export function iptablesRates(previous: IptablesRuleset, current: IptablesRuleset, elapsedSeconds: number): RuleRates {
-  const rates = new Map<string, number>();
-  if (!(elapsedSeconds > 0)) return rates;
-  const before = new Map<string, IptablesRuleset['tables'][number]['chains'][number]>();
-  for (const table of previous.tables) for (const chain of table.chains) before.set(`${table.name}/${chain.name}`, chain);
-  for (const table of current.tables) {
-    for (const chain of table.chains) {
-      const old = before.get(`${table.name}/${chain.name}`);
-      if (!old) continue;
-      const oldByIndex = new Map(old.rules.map((r) => [r.index, r]));
-      for (const rule of chain.rules) {
-        const was = oldByIndex.get(rule.index);
-        if (!was?.counters || !rule.counters || !sameRule(was.raw, rule.raw)) continue;
-        const delta = rule.counters.packets - was.counters.packets;
-        if (delta >= 0n) rates.set(ruleKey(table.name, chain.name, rule.index), Number(delta) / elapsedSeconds);
-      }
+class LazyRuleRates implements ReadonlyMap<string, number> {
+  private readonly byChain = new Map<string, ReadonlyMap<string, number>>();
+  private before: Map<string, Chain> | undefined;
+  private after: Map<string, Chain> | undefined;
+  private everything: Map<string, number> | undefined;
+
+  constructor(
+    private readonly previous: IptablesRuleset,
+    private readonly current: IptablesRuleset,
+    private readonly elapsedSeconds: number,
+  ) {}
+
+  private chain(tableChain: string): ReadonlyMap<string, number> {
+    let rates = this.byChain.get(tableChain);
+    if (rates) return rates;
+    this.before ??= chainsByKey(this.previous);
+    this.after ??= chainsByKey(this.current);
+    const slash = tableChain.indexOf('/');
+    rates = chainRates(tableChain.slice(0, slash), tableChain.slice(slash + 1), this.before.get(tableChain), this.after.get(tableChain), this.elapsedSeconds);
+    this.byChain.set(tableChain, rates);
+    return rates;
+  }
+
+  private all(): Map<string, number> {
+    if (!this.everything) {
+      this.everything = new Map();
+      for (const table of this.current.tables) for (const chain of table.chains) for (const [k, v] of this.chain(`${table.name}/${chain.name}`)) this.everything.set(k, v);
     }
+    return this.everything;
+  }
+
+  get(key: string): number | undefined {
+    const hash = key.lastIndexOf('#');
+    return hash < 0 ? undefined : this.chain(key.slice(0, hash)).get(key);
+  }
+  has(key: string): boolean {
+    return this.get(key) !== undefined;
+  }
+  get size(): number {
+    return this.all().size;
+  }
+  forEach(fn: (value: number, key: string, map: ReadonlyMap<string, number>) => void): void {
+    for (const [k, v] of this.all()) fn(v, k, this);
+  }
+  entries(): MapIterator<[string, number]> {
+    return this.all().entries();
+  }
+  keys(): MapIterator<string> {
+    return this.all().keys();
+  }
+  values(): MapIterator<number> {
+    return this.all().values();
+  }
+  [Symbol.iterator](): MapIterator<[string, number]> {
+    return this.all()[Symbol.iterator]();
+  }
+}
+
+/** The rates of one chain's rules, matched by position; none when the chain is new or gone. */
+function chainRates(table: string, chainName: string, old: Chain | undefined, chain: Chain | undefined, elapsedSeconds: number): Map<string, number> {
+  const rates = new Map<string, number>();
+  if (!old || !chain) return rates;
+  const oldByIndex = new Map(old.rules.map((r) => [r.index, r]));
+  for (const rule of chain.rules) {
+    const was = oldByIndex.get(rule.index);
+    if (!was?.counters || !rule.counters || !sameRule(was.raw, rule.raw)) continue;
+    const delta = rule.counters.packets - was.counters.packets;
+    if (delta >= 0n) rates.set(ruleKey(table, chainName, rule.index), Number(delta) / elapsedSeconds);
   }
   return rates;
+}
+
+/**
+ * Packets per second for every rule present in both rulesets with the same text, keyed by
+ * {@link ruleKey}. `elapsedSeconds` must be > 0 (seconds between the two reads); otherwise
+ * the result is empty. A counter that went down (reset, e.g. a chain flush) gives no rate.
+ * Rules are matched by table, chain and position, without copying their text; each chain's
+ * rates are computed when first read (see {@link LazyRuleRates}).
+ */
+export function iptablesRates(previous: IptablesRuleset, current: IptablesRuleset, elapsedSeconds: number): RuleRates {
+  if (!(elapsedSeconds > 0)) return new Map();
+  return new LazyRuleRates(previous, current, elapsedSeconds);
 }

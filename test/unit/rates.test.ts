@@ -23,6 +23,11 @@ describe('iptablesRates', () => {
       { packets: 9, to: '10.0.0.9:80' }, // another endpoint: not the same rule
     ]);
     const rates = iptablesRates(before, after, 2);
+    // One rule asked for (the Rules pane's way), then all of them.
+    expect(rates.get('nat/KUBE-SVC-A#1')).toBe(10);
+    expect(rates.get('nat/KUBE-SVC-A#3')).toBeUndefined();
+    expect(rates.get('filter/KUBE-SVC-A#1')).toBeUndefined();
+    expect(rates.size).toBe(2);
     expect([...rates.entries()].sort()).toEqual([
       ['nat/KUBE-SVC-A#1', 10],
       ['nat/KUBE-SVC-A#2', 0],
