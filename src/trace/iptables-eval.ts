@@ -16,7 +16,7 @@
  */
 import type { IptablesChain, IptablesRule, IptablesRuleset, IptablesTableName } from '../model/iptables.js';
 import { findChain, findTargetOption } from '../model/iptables.js';
-import type { NftChain } from '../model/nftables.js';
+import type { NftChain, NftTable } from '../model/nftables.js';
 import { formatRule } from '../parsers/iptables-format.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
@@ -210,7 +210,21 @@ function nftChainOf(ctx: WalkContext, item: IptablesItem, name: string): NftChai
     perInput.set(item.ruleset, perRuleset);
   }
   if (!perRuleset.has(item.table)) perRuleset.set(item.table, iptablesNftTwin(item.ruleset, item.table, ctx.input.nft));
-  return perRuleset.get(item.table)?.chains.find((c) => c.name === name) ?? null;
+  const twin = perRuleset.get(item.table);
+  return twin ? (twinChains(twin).get(name) ?? null) : null;
+}
+
+const twinChainIndex = new WeakMap<NftTable, Map<string, NftChain>>();
+
+/** The chains of an nft twin table by name (the first of a name, as a scan finds it); built once per table. */
+function twinChains(table: NftTable): Map<string, NftChain> {
+  let byName = twinChainIndex.get(table);
+  if (!byName) {
+    byName = new Map();
+    for (const c of table.chains) if (!byName.has(c.name)) byName.set(c.name, c);
+    twinChainIndex.set(table, byName);
+  }
+  return byName;
 }
 
 function handleOf(frame: Frame, rule: IptablesRule): number | null {
