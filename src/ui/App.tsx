@@ -55,7 +55,9 @@ const FOOTER_LINES = 1;
 export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, tour }: AppProps): React.JSX.Element {
   const tourControl = useTour(tour);
   const session = tourControl?.session ?? ownSession;
-  const state = useSyncExternalStore(session.subscribe.bind(session), () => session.getState());
+  // A stable subscribe: a new function each render would make React re-subscribe each render.
+  const subscribe = useCallback((listener: () => void) => session.subscribe(listener), [session]);
+  const state = useSyncExternalStore(subscribe, () => session.getState());
   // The UI state lives in a ref that each action updates at once, so keys that arrive
   // faster than frames act on the state the previous keys made, in order; the React
   // state only triggers the render.
