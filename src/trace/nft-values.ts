@@ -336,6 +336,21 @@ export function valueKey(v: NftValue): string {
 }
 
 /**
+ * `valueKey(constant(value, type))` without bigints for the values that fill kube-proxy's
+ * maps (safe integers, dotted quads as addresses, protocol names); null for the rest.
+ */
+function quickIntKey(value: string | number | boolean, type: string | undefined): string | null {
+  if (typeof value === 'number') return Number.isSafeInteger(value) ? `i${value}` : null;
+  if (typeof value === 'boolean') return value ? 'i1' : 'i0';
+  if (type === 'ipv4_addr' || type === 'ipv6_addr') {
+    const v4 = ipv4Number(value);
+    return v4 === null ? null : `i${v4}`;
+  }
+  if (type === 'inet_proto' && Object.hasOwn(PROTOCOL_NUMBERS, value)) return `i${PROTOCOL_NUMBERS[value as keyof typeof PROTOCOL_NUMBERS]}`;
+  return null;
+}
+
+/**
  * The hash key of an element whose key is exact (constants only, no prefix, range or
  * wildcard), read with `types`; null when the element needs a scan.
  */
@@ -344,6 +359,11 @@ export function exactKeyOf(el: NftElement, types: readonly (string | undefined)[
   const keys: string[] = [];
   for (const [i, p] of parts.entries()) {
     if (p.kind !== 'value') return null;
+    const quick = quickIntKey(p.value, types[i]);
+    if (quick !== null) {
+      keys.push(quick);
+      continue;
+    }
     const c = constant(p, types[i]);
     if (isStop(c) || (c.t === 'str' && c.v.endsWith('*'))) return null;
     keys.push(valueKey(c));
