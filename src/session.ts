@@ -171,6 +171,14 @@ export class Session implements SessionLike {
    * resolves when the snapshot is complete. Live sources then refresh every interval.
    */
   async start(): Promise<void> {
+    await this.load();
+    if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? 2000);
+    this.unsubscribeApi = this.options.api?.subscribe(() => this.apiChanged());
+  }
+
+  /** The staged load (see the class comment); a failure becomes `error`, never a rejection. */
+  private async load(): Promise<void> {
+    this.staging = true;
     try {
       // The probes of the first snapshot first; the parts' probes (the big outputs: a replay
       // reads 300 MB of rules and flows from disk) after its frame, stage by stage.
@@ -181,7 +189,6 @@ export class Session implements SessionLike {
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
       if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
       this.set({ snapshot: first, loading: false, error: null, dataAt: this.now() });
-      this.staging = true;
       const fetched: ProbeRun[] = [];
       const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}), first, {
         onProgress: (s) => this.set({ snapshot: s }),
@@ -210,8 +217,6 @@ export class Session implements SessionLike {
       this.staging = false;
     }
     if (this.apiDirty) this.apiChanged();
-    if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? 2000);
-    this.unsubscribeApi = this.options.api?.subscribe(() => this.apiChanged());
   }
 
   /** Runs the parts' probes among `ids`: node probes through the transport, agent probes through the agent's (if any). */
@@ -246,7 +251,13 @@ export class Session implements SessionLike {
 
   /** Re-reads the probes marked `refresh` and rebuilds the snapshot; keeps the last good one on failure. */
   refreshNow(): void {
-    if (!this.options.live || this.state.refreshing || this.staging || !this.state.snapshot) return;
+    if (!this.options.live || this.state.refreshing || this.staging) return;
+    // The first load failed (a transport hiccup): try it again rather than refresh nothing.
+    if (!this.state.snapshot) {
+      this.set({ refreshing: true });
+      void this.load().then(() => this.set({ refreshing: false }));
+      return;
+    }
     this.set({ refreshing: true });
     const conntrackDue = performance.now() >= this.conntrackDueAt;
     const ids = catalog()

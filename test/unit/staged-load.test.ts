@@ -209,6 +209,22 @@ describe('session', () => {
     await session.stop();
   });
 
+  it('a live session whose first load failed loads again on refresh', async () => {
+    const src = liveFixture('lab-iptables');
+    let down = true;
+    const transport: Transport = { ...src.transport, exec: (argv, o) => (down ? Promise.reject(new Error('connection reset')) : src.transport.exec(argv, o)) };
+    const session = new Session({ transport, apiText: src.apiText, live: true, intervalMs: 3_600_000 });
+    await session.start();
+    expect(session.getState()).toMatchObject({ snapshot: null, error: 'connection reset' });
+    down = false;
+    const loaded = snapshotsUntil(session, (s) => !s.pending && !session.getState().refreshing).finished;
+    session.refreshNow();
+    await loaded;
+    expect(session.getState().error).toBeNull();
+    expect(session.getState().snapshot?.iptables?.value).toBeTruthy();
+    await session.stop();
+  });
+
   it('does not start a refresh while the staged load is running', async () => {
     const src = liveFixture('lab-iptables');
     const session = new Session({ transport: src.transport, apiText: src.apiText, live: true, intervalMs: 3_600_000 });
