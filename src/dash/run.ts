@@ -92,7 +92,9 @@ export function runDash(options: DashOptions): DashHandle {
     const state = session.getState();
     const snapshot = state.snapshot;
     const replay = snapshot ? !snapshot.meta.source.live : false;
-    if (snapshot && state.dataAt !== null && state.dataAt !== lastAt) {
+    // A staged load publishes partial snapshots first (rules, conntrack still parsing): sample only whole ones.
+    const whole = snapshot !== null && (snapshot.pending?.length ?? 0) === 0;
+    if (snapshot && whole && state.dataAt !== null && state.dataAt !== lastAt) {
       lastAt = state.dataAt;
       history = history.add(dashSample(snapshot, service, state.dataAt, lbMapMax));
     }
