@@ -267,6 +267,10 @@ export class Session implements SessionLike {
       .then(async (fresh) => {
         const failed = fresh.filter((r) => r.status === 'timeout' || (r.status === 'failed' && r.result.stdout === ''));
         const byId = new Map(fresh.filter((r) => !failed.includes(r)).map((r) => [r.id, r]));
+        // Stale means data that was there is now old: a probe that never read anything
+        // (ipvsadm on a kernel without IPVS) already shows as a diagnostic, not as staleness.
+        const hadData = new Set(this.runs.filter((r) => r.status === 'ok').map((r) => r.id));
+        const lost = failed.filter((r) => hadData.has(r.id));
         const runs = this.runs.map((r) => byId.get(r.id) ?? r);
         const previous = this.state.snapshot!;
         // Parts none of whose probes were re-read stay as they are (their texts are gone).
@@ -278,14 +282,13 @@ export class Session implements SessionLike {
         const at = this.now();
         const elapsed = this.state.dataAt === null ? 0 : (at - this.state.dataAt) / 1000;
         const rates = previous.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;
-        const error = failed.length ? failed.map((r) => `${r.id}: ${r.status}`).join(', ') : null;
+        const error = lost.length ? lost.map((r) => `${r.id}: ${r.status}`).join(', ') : null;
         this.set({ snapshot, rates, refreshing: false, error, dataAt: at });
         if (this.apiDirty) this.apiChanged();
       })
       .catch((e: Error) => this.set({ refreshing: false, error: e.message }));
   }
 
-  /** Stops refreshing and closes the transport (and the API feed and Cilium agent transport, if any). */
   /**
    * Resolves a Service's DNS names through the source's own way to the cluster DNS
    * (replay: the recorded answers). One at a time: a newer request wins.
@@ -304,6 +307,7 @@ export class Session implements SessionLike {
       });
   }
 
+  /** Stops refreshing and closes the transport (and the API feed and Cilium agent transport, if any). */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     await this.dnsTransport?.close();

@@ -81,6 +81,36 @@ describe('live session', () => {
   });
 });
 
+describe('refresh staleness', () => {
+  it('does not call data stale because a probe that never read anything failed again', async () => {
+    const src = editableSource();
+    // ipvsadm on a kernel without IPVS: fails on the first load and on every refresh.
+    const transport: Transport = {
+      ...src.transport,
+      exec: (argv, o) =>
+        argv[0] === 'ipvsadm'
+          ? Promise.resolve({ argv, stdout: '', stderr: "Can't initialize ipvs: Protocol not available", exitCode: 2, timedOut: false, startedAt: new Date(0).toISOString(), durationMs: 1 })
+          : src.transport.exec(argv, o),
+    };
+    let now = 1_000_000;
+    const session = new Session({ transport, apiText: src.apiText, live: true, intervalMs: 3_600_000, now: () => now });
+    await session.start();
+    await waitFor(session, () => (session.getState().snapshot?.pending?.length ?? 0) === 0);
+    expect(session.getState().snapshot?.ipvs?.error).toMatch(/exit code 2/);
+    now += 2000;
+    session.refreshNow();
+    await waitFor(session, () => !session.getState().refreshing && session.getState().dataAt === now);
+    expect(session.getState().error).toBeNull();
+    // A probe that had data and then fails is stale data, and says so.
+    src.breakIt();
+    now += 2000;
+    session.refreshNow();
+    await waitFor(session, () => !session.getState().refreshing && session.getState().error !== null);
+    expect(session.getState().error).toBe('iptables-save: timeout');
+    await session.stop();
+  });
+});
+
 describe('parse cache', () => {
   it('parses an unchanged probe output once', () => {
     const cache = new ParseCache();
