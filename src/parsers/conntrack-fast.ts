@@ -216,6 +216,15 @@ function readTuple(r: FastLine, interner: ConntrackInterner): ConntrackTuple | u
 }
 
 /**
+ * Lets go of the text the fast path last read: its cursor is shared between calls
+ * (one object, no allocation per line) and would otherwise keep a whole capture — up
+ * to hundreds of MB — alive after the parse. Call once when a parse ends.
+ */
+export function releaseConntrackFast(): void {
+  CUR.s = '';
+}
+
+/**
  * Parses `s[from, end)` (one line: no terminator, no carriage return) as an entry of
  * the common shape, or returns `undefined` so the general parser takes the line.
  * `raw` is `s[from, end)` (a slice, as the general parser keeps it). Never throws.

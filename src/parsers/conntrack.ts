@@ -26,7 +26,7 @@ import type {
   ConntrackTrailerAction,
   ConntrackTrailerUnit,
 } from '../model/conntrack.js';
-import { parseConntrackFast } from './conntrack-fast.js';
+import { parseConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
 import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
 
 export { formatConntrackEntry, formatConntrackTable } from './conntrack-format.js';
@@ -205,6 +205,7 @@ class ConntrackParseState {
   }
 
   finish(): ParseResult<ConntrackTable> {
+    releaseConntrackFast();
     if (this.pending !== undefined) {
       const { text, line } = this.pending;
       this.pending = undefined;
