@@ -8,6 +8,7 @@ import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { expectedAnswer } from '../../src/analysis/dns-expected.js';
 import { compareExchange } from '../../src/dns/compare.js';
+import { PORT_FORWARD_NOTE } from '../../src/dns/portforward.js';
 import type { DnsExchange, DnsSearchStepRun, ServiceDnsResult } from '../../src/model/dns.js';
 import { DnsPane, dnsPaneData, dnsRowCount, type DnsPaneData } from '../../src/ui/panes/DnsPane.js';
 import type { Lang } from '../../src/ui/i18n.js';
@@ -113,6 +114,18 @@ describe('DnsPane states and language', () => {
     expect(r.frame()).toContain('no such Service in the API objects: NXDOMAIN is expected');
     expect(r.frame()).toMatch(/nosuch\.default\.svc\s+A\s+NXDOMAIN\s+\(no data\).*ok/);
     r.unmount();
+  });
+
+  it('warns that a port-forward (--node) skips the node\'s ClusterIP DNAT, and only then', () => {
+    const via = 'port-forward to kube-system/coredns-5d78c9869d-abcde:53';
+    const forwarded = makeResult({ via, notes: [PORT_FORWARD_NOTE] });
+    const r = pane({ kind: 'result', result: forwarded }, 120);
+    expect(r.frame()).toContain(`via ${via}`);
+    expect(r.frame()).toContain("asked through a port-forward to one CoreDNS pod: the node's ClusterIP DNAT is not on this path");
+    r.unmount();
+    const direct = pane({ kind: 'result', result: makeResult() }, 120);
+    expect(direct.frame()).not.toContain('port-forward');
+    direct.unmount();
   });
 
   it('derives its data from the selection and the latest result', () => {

@@ -9,6 +9,7 @@
 import { Box, Text } from 'ink';
 import React from 'react';
 import { answersCell, comparedCell, msText, relativeName, statusWord } from '../../dns/describe.js';
+import { PORT_FORWARD_NOTE } from '../../dns/portforward.js';
 import type { DnsCheck, DnsCheckVerdict, DnsExchange, DnsRecordVerdict, DnsSearchRun, ServiceDnsResult } from '../../model/dns.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../i18n.js';
@@ -213,6 +214,8 @@ export function DnsPane({ data, width, height, focused, cursor, lang }: DnsPaneP
     { text: `${r.namespace}/${r.name} · ${r.fqdn} · ${tf(lang, 'dns.relative', { zone: r.zone })}`, bold: true, color: 'accent' },
     { text: tf(lang, 'dns.server', { server: `${r.server.address}:${r.server.port}`, source, via: r.via }), color: 'muted' },
   ];
+  // --node asks one CoreDNS pod through the API: the answer is CoreDNS's, not the node's path to it.
+  if (r.notes.includes(PORT_FORWARD_NOTE)) head.push({ text: t(lang, 'dns.portForwardNote'), color: 'warn' });
   const detail = detailLines(lang, r.checks[Math.min(cursor, r.checks.length - 1)], r.zone);
   const rest: Line[] = [];
   for (const s of r.searches) rest.push(...searchLines(lang, s, r.zone));
