@@ -8,7 +8,7 @@ import path from 'node:path';
 import { packageRoot } from '../../src/paths.js';
 
 /** The built binary every end-to-end test runs (`npm test` builds it first). */
-export const BINARY = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+export const BINARY = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
 
 /**
  * Whether tmux can run the binary here: false (with a printed reason) when tmux is

@@ -20,7 +20,7 @@ import { labAvailable } from '../helpers/lab.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
 import { labDown, labUp, sendHttp } from './lab.js';
 
-const binary = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+const binary = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
 const PREFIX = 'nsdash-';
 const tmux = (...args: string[]) => spawnSync('tmux', args, { encoding: 'utf8' });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

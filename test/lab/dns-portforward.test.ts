@@ -38,7 +38,7 @@ import { dnsmasqArgs } from './servers.js';
 const PREFIX = 'ndpf-';
 const canRun = labAvailable(['ip', 'nft', 'iptables-restore', 'curl', 'dnsmasq', 'conntrack', 'sysctl', 'openssl']);
 const haveKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
-const CLI = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+const CLI = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
 const NODE = LAB_SCENARIO.nodeName;
 const ZONE = LAB_SCENARIO.clusterDomain;
 const DNS_PODS = LAB_SCENARIO.pods.filter((p) => p.role === 'dns');

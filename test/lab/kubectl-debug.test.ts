@@ -24,7 +24,7 @@ import { LAB_SCENARIO, labDown, labUp, type LabHandle } from './lab.js';
 const PREFIX = 'nkd-';
 const canRun = labAvailable(['ip', 'nft', 'iptables-restore', 'curl', 'dnsmasq', 'conntrack', 'sysctl', 'openssl']);
 const NODE = LAB_SCENARIO.nodeName;
-const CLI = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+const CLI = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
 const haveKubectl = spawnSync('kubectl', ['version', '--client'], { encoding: 'utf8' }).status === 0;
 
 let lab: LabHandle;

@@ -20,7 +20,7 @@ import { makeKey, startSshd, type KeyPair } from './ssh-lab.js';
 
 const PREFIX = 'nssc-';
 const canRun = labAvailable(['ip', 'nft', 'iptables-restore', 'curl', 'dnsmasq', 'conntrack', 'sysctl', 'ssh-keygen']);
-const CLI = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+const CLI = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
 const nodeIP = LAB_SCENARIO.nodes.find((n) => n.name === LAB_SCENARIO.nodeName)?.internalIP ?? '';
 
 let lab: LabHandle;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
 
-const binary = path.join(packageRoot(), 'dist', 'src', 'cli.js');
+const binary = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
 const fixture = (name: string) => path.join(packageRoot(), 'fixtures', name);
 const run = (...args: string[]) => spawnSync('node', [binary, ...args], { encoding: 'utf8', input: '' });
 
