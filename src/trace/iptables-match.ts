@@ -27,7 +27,8 @@ const neg = (n: boolean) => (n ? '! ' : '');
 
 function negate(c: Cond, negated: boolean): Cond {
   if ('unsupported' in c || !negated) return c;
-  return { ok: !c.ok, text: c.text };
+  // Say so, as iptables writes it: "✗ saddr 10.244.0.9 is in 10.244.0.0/16" alone reads as a contradiction.
+  return { ok: !c.ok, text: `! (${c.text})` };
 }
 
 function addrCond(opt: string, what: 'saddr' | 'daddr', value: string, a: IptablesNegatable): Cond {
