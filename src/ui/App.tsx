@@ -126,6 +126,11 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
       const row = v.services.rows?.[cursor];
       if (!row || !snap) return;
       dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
+      // A headless Service has no ClusterIP, so kube-proxy and Cilium write nothing for it.
+      if (row.headless) {
+        dispatch({ type: 'notice', notice: 'headless' });
+        return;
+      }
       // The Service's entry chain in whichever rewrite table the node has.
       const ipt = snap.iptables?.value;
       const viaIptables = ipt ? iptablesServiceChains(ipt, row.namespace, row.name, row.ports.map((p) => ({ name: p.name, protocol: p.protocol }))) : [];
@@ -150,7 +155,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
       if (fe >= 0) {
         dispatch({ type: 'switchPane', pane: 'lb' });
         dispatch({ type: 'jumpTo', index: fe, count: lb.frontends.length });
-      }
+      } else dispatch({ type: 'notice', notice: 'noDataplane' });
       return;
     }
     if (u.pane === 'rules' && v.rules) {
@@ -250,7 +255,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         {body}
       </Box>
       {tourBar ? <TourBar {...tourBar} /> : null}
-      <Footer typingFilter={ui.typingFilter} filter={filter} width={width} lang={lang} />
+      <Footer typingFilter={ui.typingFilter} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
     </Box>
   );
 }

@@ -48,7 +48,12 @@ export interface UiState {
    */
   readonly step: { readonly from: string; readonly to: string; readonly branch: number; readonly flags?: string; readonly entry?: string } | null;
   readonly quit: boolean;
+  /** A one-line answer to the last key when it could do nothing (shown in the footer until the next key). */
+  readonly notice: UiNotice | null;
 }
+
+/** Why a key did nothing: an Enter on a headless Service, or on one with no rules, maps or chains on this node. */
+export type UiNotice = 'headless' | 'noDataplane';
 
 /** Everything the UI can do to its state. `count` is the number of rows in the current view. */
 export type UiAction =
@@ -68,7 +73,8 @@ export type UiAction =
   | { readonly type: 'startStep'; readonly from: string; readonly to: string; readonly flags?: string; readonly entry?: string }
   | { readonly type: 'stepBranch'; readonly branches: number }
   | { readonly type: 'toggleHelp' }
-  | { readonly type: 'quit' };
+  | { readonly type: 'quit' }
+  | { readonly type: 'notice'; readonly notice: UiNotice };
 
 /** The state a fresh UI starts in. */
 export const initialUiState: UiState = {
@@ -83,6 +89,7 @@ export const initialUiState: UiState = {
   conntrackAll: false,
   step: null,
   quit: false,
+  notice: null,
 };
 
 /** The rules pane's current location (top of the stack). */
@@ -117,8 +124,13 @@ function setCursor(state: UiState, value: number): UiState {
   return { ...state, cursors: { ...state.cursors, [viewKey(state)]: value } };
 }
 
-/** The reducer. Pure: same state and action, same result. */
+/** The reducer. Pure: same state and action, same result. A notice lasts until the next action. */
 export function uiReducer(state: UiState, action: UiAction): UiState {
+  if (action.type === 'notice') return { ...state, notice: action.notice };
+  return reduce(state.notice === null ? state : { ...state, notice: null }, action);
+}
+
+function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): UiState {
   switch (action.type) {
     case 'switchPane':
       return { ...state, pane: action.pane, help: false, typingFilter: false };

@@ -149,3 +149,19 @@ describe('before the first snapshot', () => {
     failed.unmount();
   });
 });
+
+describe('Enter on a Service with nothing to open', () => {
+  it('says a headless Service has no dataplane rules, until the next key', async () => {
+    const r = await app(120);
+    await r.press(KEYS.down, KEYS.down); // empty → web → web-headless
+    expect(r.frame()).toContain('endpoints of default/web-headless');
+    await r.press(KEYS.enter);
+    const frame = r.frame();
+    expect(frame).toContain('headless Service (clusterIP: None): no ClusterIP, so no dataplane rules');
+    expect(frame).toMatch(/default\s+web-headless\s+ClusterIP\s+None/); // still on the Services pane
+    await r.press(KEYS.up);
+    expect(r.frame()).not.toContain('headless Service (clusterIP: None)');
+    expect(r.frame()).toContain('endpoints of default/web');
+    r.unmount();
+  });
+});

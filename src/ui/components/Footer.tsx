@@ -1,4 +1,4 @@
-/** The footer: the filter being typed, or the key hint line. */
+/** The footer: the filter being typed, a notice about the last key, or the key hint line. */
 import { Text } from 'ink';
 import React from 'react';
 import { t, type Lang } from '../i18n.js';
@@ -9,14 +9,17 @@ import { theme } from '../theme.js';
 export interface FooterProps {
   readonly typingFilter: boolean;
   readonly filter: string;
+  /** Why the last key did nothing, already translated; null for none. */
+  readonly notice?: string | null;
   readonly width: number;
   readonly lang: Lang;
 }
 
 /** Renders the footer line. */
-export function Footer({ typingFilter, filter, width, lang }: FooterProps): React.JSX.Element {
-  if (typingFilter || filter) {
+export function Footer({ typingFilter, filter, notice = null, width, lang }: FooterProps): React.JSX.Element {
+  if (typingFilter || (filter && !notice)) {
     return <Text color={theme.accent}>{fitCell(`${t(lang, 'filter.prompt')}${filter}${typingFilter ? '▏' : ''}`, width)}</Text>;
   }
+  if (notice) return <Text color={theme.warn}>{fitCell(notice, width)}</Text>;
   return <Text color={theme.muted}>{fitCell(t(lang, 'footer.hint'), width)}</Text>;
 }
