@@ -55,11 +55,16 @@ export function dnsCaptureExtras(capture: DnsCapture): Record<string, string> {
   return { [DNS_CAPTURE_FILE]: formatDnsCapture(capture) };
 }
 
+/** The note of every replayed answer (`dig --replay`, the DNS pane on a capture). */
+export const REPLAY_NOTE = 'recorded answer replayed from the capture: its path (via), query time and WHEN are the capture\'s, not asked now';
+
 /** Answers from a recorded capture. `label` is `replay:DIR` for a bundle. */
 export class ReplayDnsTransport implements DnsTransport {
   readonly kind = 'replay' as const;
   private readonly byKey = new Map<string, DnsExchange[]>();
   private readonly used = new Map<string, number>();
+  /** Replayed answers carry the capture's path (`via`), time and WHEN: said, so they are not read as asked now. */
+  readonly note = REPLAY_NOTE;
 
   constructor(capture: DnsCapture, readonly label: string, readonly diagnostics: readonly Diagnostic[] = []) {
     for (const e of capture.exchanges) {

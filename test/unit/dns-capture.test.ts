@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DNS_CAPTURE_FILE, formatDnsCapture, parseDnsCapture } from '../../src/dns/capture.js';
 import { DirectDnsTransport } from '../../src/dns/direct.js';
 import { parseRawExchange } from '../../src/dns/raw.js';
-import { dnsCaptureExtras, RecordingDnsTransport, ReplayDnsTransport } from '../../src/dns/replay.js';
+import { dnsCaptureExtras, RecordingDnsTransport, REPLAY_NOTE, ReplayDnsTransport } from '../../src/dns/replay.js';
 import { UserError } from '../../src/errors.js';
 import type { DnsCapture } from '../../src/model/dns.js';
 import { writeBundle } from '../../src/sources/bundle.js';
@@ -101,6 +101,7 @@ describe('recording and replay', () => {
     const replay = ReplayDnsTransport.fromBundle(dir);
     expect(replay.diagnostics).toEqual([]);
     expect(replay.label).toBe(`replay:${dir}`);
+    expect(replay.note).toBe(REPLAY_NOTE); // dig prints it as ;; NOTE:, so the recorded via and WHEN are not read as now
     const again = [await replay.query(q(`WEB.${Z}.`)), await replay.query(q(`nope.${Z}`)), await replay.query(q(`web.${Z}`))];
     expect(again).toEqual(live);
     expect(again[0]).not.toBe(again[2]); // the second recording, not the first one again

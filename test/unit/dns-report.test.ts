@@ -12,7 +12,7 @@ import { dnsTransportFor } from '../../src/dns/open.js';
 import { parseDnsCapture } from '../../src/dns/capture.js';
 import { recordServiceDns } from '../../src/dns/record.js';
 import { ProbeDnsTransport } from '../../src/dns/probe.js';
-import { ReplayDnsTransport } from '../../src/dns/replay.js';
+import { REPLAY_NOTE, ReplayDnsTransport } from '../../src/dns/replay.js';
 import { resolveServiceDns } from '../../src/dns/resolve.js';
 import { UserError } from '../../src/errors.js';
 import type { ServiceDnsResult } from '../../src/model/dns.js';
@@ -136,6 +136,8 @@ describe('recordServiceDns (DNS for a capture)', () => {
     expect(parsed.diagnostics).toEqual([]);
     const replay = new ReplayDnsTransport(parsed.value, 'replay:x');
     const again = await recordServiceDns({ api, dns: replay, server: '127.0.0.1', port: server.port, query: { timeoutMs: 100, tries: 1 } });
-    expect(again.results.map((r) => ({ ...r, via: 'direct' }))).toEqual(live.results);
+    // The same answers and checks; the replay adds one note saying they are recorded.
+    expect(again.results.map((r) => ({ ...r, via: 'direct', notes: r.notes.filter((n) => n !== REPLAY_NOTE) }))).toEqual(live.results);
+    expect(again.results.every((r) => r.notes.includes(REPLAY_NOTE))).toBe(true);
   });
 });
