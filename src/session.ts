@@ -5,6 +5,7 @@
  * (a failed load is a state the panes show, not a crash — after k9s).
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
+import { collectGarbage } from './memory.js';
 import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, summarize, type SnapshotInput } from './analysis/build-snapshot.js';
 import { iptablesRates } from './analysis/rates.js';
 import type { RuleRates } from './analysis/rules-view.js';
@@ -191,7 +192,11 @@ export class Session implements SessionLike {
       this.set({ snapshot: first, loading: false, error: null, dataAt: this.now() });
       const fetched: ProbeRun[] = [];
       const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}), first, {
-        onProgress: (s) => this.set({ snapshot: s }),
+        onProgress: (s) => {
+          this.set({ snapshot: s });
+          // The stage's texts and parse garbage are unreachable now: free them before the next stage allocates.
+          collectGarbage();
+        },
         onPartParsed: (part, ms) => this.partParsed(part, ms, fetched),
         fetchRuns: async (ids) => {
           const got = await this.runPartProbes(ids);
