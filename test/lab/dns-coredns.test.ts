@@ -16,7 +16,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labAvailable } from '../helpers/lab.js';
 import { ProbeDnsTransport } from '../../src/dns/probe.js';
-import { dnsCaptureExtras, RecordingDnsTransport, ReplayDnsTransport } from '../../src/dns/replay.js';
+import { dnsCaptureExtras, RecordingDnsTransport, REPLAY_NOTE, ReplayDnsTransport } from '../../src/dns/replay.js';
 import { resolveServiceDns } from '../../src/dns/resolve.js';
 import { runDigCommand } from '../../src/dns/dig.js';
 import type { DnsTransport } from '../../src/dns/transport.js';
@@ -177,7 +177,9 @@ describe.runIf(canRun)('DNS through the kube-dns ClusterIP from the node namespa
       const replay = ReplayDnsTransport.fromBundle(dir);
       const again = await resolveServiceDns({ api, service: 'default/web-headless', dns: replay });
       expect(again.via).toBe(`replay:${dir}`);
-      expect({ ...again, via: live.via }).toEqual(live);
+      // The same answers and checks; the replay adds one note saying they are recorded.
+      expect({ ...again, via: live.via, notes: again.notes.filter((n) => n !== REPLAY_NOTE) }).toEqual(live);
+      expect(again.notes).toContain(REPLAY_NOTE);
       expect(again.checks[0]!.exchange.via).toBe(`netns:${lab.names.node}`);
     } finally {
       rmSync(dir, { recursive: true, force: true });
