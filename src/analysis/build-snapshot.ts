@@ -10,6 +10,7 @@ import { SNAPSHOT_PARTS, type NodeSnapshot, type Parsed, type ProbeSummary, type
 import type { ConntrackTable } from '../model/conntrack.js';
 import { localAddresses } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
+import type { IptablesRuleset } from '../model/iptables.js';
 import type { NftRuleset } from '../model/nftables.js';
 import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
@@ -18,7 +19,7 @@ import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
-import { parseIptablesSave } from '../parsers/iptables-save.js';
+import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
 import { parseNftJson } from '../parsers/nft-json.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseIpsetList } from '../parsers/ipset.js';
@@ -349,7 +350,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
       const reused = ctx.reuse?.parts.has(part) ?? false;
       if (!reused) await turn();
       const started = performance.now();
-      const fields = part === 'conntrack' && !reused ? { conntrack: await conntrackChunked(byId.get('conntrack'), ctx.cache, options.chunkChars ?? 512 * 1024) } : parsePart(part, ctx, done);
+      const fields = (reused ? null : await chunkedPart(part, ctx, options.chunkChars ?? 512 * 1024)) ?? parsePart(part, ctx, done);
       if (!reused) options.onPartParsed?.(part, performance.now() - started);
       done = { ...done, ...fields };
       pending = pending.filter((p) => p !== part);
@@ -383,6 +384,35 @@ async function conntrackChunked(run: ProbeRun | undefined, cache: ParseCache | u
   const text = run.result.stdout;
   if (run.status !== 'ok' && text.trim() === '') return { value: null, diagnostics: [], probe, error };
   const result = cache?.lookup<ConntrackTable>(run.id, text) ?? (await parseConntrackStream(chunksOf(text, chunkChars), run.id));
+  cache?.store(run.id, text, result);
+  return { value: result.value, diagnostics: result.diagnostics, probe, error };
+}
+
+/** The parts with big texts (rules, flows), parsed in pieces with turns of the event loop between; null for the others. */
+async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: number): Promise<Partial<PartFields> | null> {
+  if (part === 'conntrack') return { conntrack: await conntrackChunked(ctx.byId.get('conntrack'), ctx.cache, chunkChars) };
+  if (part === 'iptables' || part === 'ip6tables' || part === 'iptablesLegacy') {
+    const { probe, family } = IPTABLES_PARTS[part];
+    return { [part]: await iptablesChunked(ctx.byId.get(probe), family, ctx.cache, chunkChars) };
+  }
+  return null;
+}
+
+/** The iptables parts: the probe each reads and the family its rules are. */
+const IPTABLES_PARTS = {
+  iptables: { probe: 'iptables-save', family: 'ipv4' },
+  ip6tables: { probe: 'ip6tables-save', family: 'ipv6' },
+  iptablesLegacy: { probe: 'iptables-legacy-save', family: 'ipv4' },
+} as const;
+
+/** An iptables-save run parsed in pieces of `chunkChars` characters, a turn of the event loop between (the cache as parseRunCached uses it). */
+async function iptablesChunked(run: ProbeRun | undefined, family: 'ipv4' | 'ipv6', cache: ParseCache | undefined, chunkChars: number): Promise<Parsed<IptablesRuleset> | null> {
+  if (!run) return null;
+  const probe = summarize(run);
+  const error = run.status === 'ok' ? null : failureReason(run);
+  const text = run.result.stdout;
+  if (run.status !== 'ok' && text.trim() === '') return { value: null, diagnostics: [], probe, error };
+  const result = cache?.lookup<IptablesRuleset>(run.id, text) ?? (await parseIptablesSaveChunked(text, run.id, { family }, chunkChars, turn));
   cache?.store(run.id, text, result);
   return { value: result.value, diagnostics: result.diagnostics, probe, error };
 }

@@ -81,6 +81,22 @@ export function parseIptablesSave(
   return new SaveParser(text, origin, options).parse();
 }
 
+/**
+ * {@link parseIptablesSave} in pieces: awaits `turn()` (e.g. one turn of the event loop)
+ * after about every `chunkChars` characters, so a 1M-line ruleset (90 MB) is parsed
+ * without holding a caller's event loop for seconds. The result equals
+ * `parseIptablesSave(text, origin, options)`. Rejects only if `turn` rejects.
+ */
+export function parseIptablesSaveChunked(
+  text: string,
+  origin: string,
+  options: IptablesParseOptions,
+  chunkChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<IptablesRuleset>> {
+  return new SaveParser(text, origin, options).parseChunked(chunkChars, turn);
+}
+
 interface ChainBuilder {
   readonly name: string;
   builtin: boolean;
@@ -126,6 +142,9 @@ class SaveParser {
   /** The chain of the last rule (reset when chains are deleted or redeclared). */
   private lastChain: ChainBuilder | null = null;
   private lastChainTable: TableBuilder | null = null;
+  /** Where the next line starts, and the number of the last line read (1-based). */
+  private pos = 0;
+  private lineNo = 0;
 
   constructor(
     private readonly text: string,
@@ -134,14 +153,27 @@ class SaveParser {
   ) {
     // Whether any `*table` line exists decides how lines outside tables are judged.
     this.saveFormat = TABLE_LINE.test(text);
+    this.pos = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   }
 
   parse(): ParseResult<IptablesRuleset> {
+    this.advance(this.text.length);
+    return this.finish();
+  }
+
+  /** Like {@link parse}, awaiting `turn()` after every `chunkChars` characters of text. */
+  async parseChunked(chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<IptablesRuleset>> {
+    while (!this.advance(this.pos + Math.max(1, chunkChars))) await turn();
+    return this.finish();
+  }
+
+  /** Parses the lines that start before character `until`; true when the text is done. */
+  private advance(until: number): boolean {
     const text = this.text;
-    let pos = text.charCodeAt(0) === 0xfeff ? 1 : 0;
-    let lineNo = 0;
     const n = text.length;
-    while (pos < n) {
+    let pos = this.pos;
+    let lineNo = this.lineNo;
+    while (pos < n && pos < until) {
       let end = text.indexOf('\n', pos);
       if (end < 0) end = n;
       lineNo++;
@@ -155,7 +187,9 @@ class SaveParser {
         this.handleLine(line, lineNo);
       }
     }
-    return this.finish();
+    this.pos = pos;
+    this.lineNo = lineNo;
+    return pos >= n;
   }
 
   private handleLine(line: string, lineNo: number): void {
