@@ -9,6 +9,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../errors.js';
+import { formatDiagnostic } from '../model/diagnostics.js';
+import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { catalog } from './catalog.js';
 import { defaultCaptureDir } from '../paths.js';
 // The live sources (client-node ~400 ms, ssh2 ~50 ms to import) load only when asked for.
@@ -69,6 +71,25 @@ function nodeNameFor(api: ClusterApi, names: readonly string[]): string | undefi
   return undefined;
 }
 
+const API_FILE_HINT = 'write it with `kubectl get services,endpointslices,pods,nodes -A -o json > FILE`';
+
+/**
+ * Refuses an `--api-file` that yields nothing: empty, or no object parsed while the
+ * parser reported errors or warnings (JSON/YAML that does not parse, or valid JSON of
+ * another shape). A file with some objects keeps working, its diagnostics shown as
+ * usual; an empty `List` (a cluster with nothing in it) is accepted.
+ * Throws `UserError` naming the file with the parser's first diagnostic (line, text).
+ */
+export function checkApiFileText(text: string, file: string): void {
+  if (!/\S/.test(text)) throw new UserError(`--api-file ${file}: the file is empty`, API_FILE_HINT);
+  const { value, diagnostics } = parseK8sObjects(text, file);
+  const objects = value.services.length + value.endpointSlices.length + value.pods.length + value.nodes.length + value.others.length;
+  const problems = diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
+  if (objects > 0 || problems.length === 0) return;
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  throw new UserError(`--api-file ${file}: no API objects in it: ${formatDiagnostic(problems[0]!)}${more}`, API_FILE_HINT);
+}
+
 /** Closes everything a source opened (transport, Cilium agent transport, API watches). */
 export async function closeSource(source: OpenedSource): Promise<void> {
   await source.transport.close();
@@ -95,7 +116,12 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
   let apiOrigin: string | undefined;
   if (options.apiFile) {
     if (!existsSync(options.apiFile)) throw new UserError(`--api-file ${options.apiFile}: no such file`);
-    apiText = readFileSync(options.apiFile, 'utf8');
+    try {
+      apiText = readFileSync(options.apiFile, 'utf8');
+    } catch (e) {
+      throw new UserError(`--api-file ${options.apiFile}: cannot read it: ${(e as Error).message}`, API_FILE_HINT);
+    }
+    checkApiFileText(apiText, options.apiFile);
     apiOrigin = options.apiFile;
   }
   if (options.local || options.netns) {
