@@ -3,6 +3,9 @@
  * network namespace through the catalog's `netns` wrapper (`ip netns exec NAME`).
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { UserError } from '../errors.js';
 import { wrapperArgv } from './catalog.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
 
@@ -59,6 +62,25 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
       } else finish({ exitCode: code });
     });
   });
+}
+
+/**
+ * Where `ip netns` keeps named network namespaces: iproute2's `NETNS_RUN_DIR`
+ * (Makefile default `/var/run/netns`; `/var/run` is `/run` on Debian and systemd
+ * systems). `ip netns add NAME` mounts the namespace at `DIR/NAME`, `ip netns exec NAME`
+ * opens that file, `ip netns list` lists the directory.
+ */
+export const NETNS_RUN_DIR = '/var/run/netns';
+
+/**
+ * Throws `UserError` naming `name` (hint: `ip netns list`) when no network namespace
+ * of that name exists in `runDir` (default {@link NETNS_RUN_DIR}). Reads the file
+ * system only: nothing runs.
+ */
+export function assertNetnsExists(name: string, runDir: string = NETNS_RUN_DIR): void {
+  if (!existsSync(path.join(runDir, name))) {
+    throw new UserError(`no network namespace "${name}" (${path.join(runDir, name)} does not exist)`, 'ip netns list');
+  }
 }
 
 /** Runs probes on this machine (`--local`), or inside `--netns NAME`. */

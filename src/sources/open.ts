@@ -16,7 +16,7 @@ import { defaultCaptureDir } from '../paths.js';
 // The live sources (client-node ~400 ms, ssh2 ~50 ms to import) load only when asked for.
 import type { ApiFeed, ClusterApi } from './cluster-api.js';
 import type { KubeContext } from './k8s-client.js';
-import { LocalTransport } from './local.js';
+import { assertNetnsExists, LocalTransport } from './local.js';
 import { ReplayTransport } from './replay.js';
 import type { Transport } from './transport.js';
 
@@ -99,7 +99,7 @@ export async function closeSource(source: OpenedSource): Promise<void> {
 
 /**
  * Opens the source the options name. Throws `UserError` for contradictory options, an
- * unreadable `--api-file`, a refused host key, RBAC denials and the like; what
+ * unreadable `--api-file`, a `--netns` that does not exist, a refused host key, RBAC denials and the like; what
  * {@link ReplayTransport} throws for a bad bundle; `TransportError` when a live
  * source cannot be reached.
  */
@@ -125,7 +125,10 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
     apiOrigin = options.apiFile;
   }
   if (options.local || options.netns) {
-    return { transport: new LocalTransport({ ...(options.netns ? { netns: options.netns } : {}) }), live: true, apiText, apiOrigin };
+    // The name is checked against the wrapper's pattern (constructor) before it becomes a path.
+    const transport = new LocalTransport({ ...(options.netns ? { netns: options.netns } : {}) });
+    if (options.netns) assertNetnsExists(options.netns);
+    return { transport, live: true, apiText, apiOrigin };
   }
   if (options.node) return openNode(options, options.node, apiText, apiOrigin, progress);
   if (options.ssh) return openSshSource(options, options.ssh, apiText, apiOrigin, progress);

@@ -22,3 +22,16 @@ describe('--api-file that holds no API objects', () => {
     expect(r.stderr).toMatch(/^ {2}try: /m);
   });
 });
+
+describe('--netns that does not exist', () => {
+  it('exits 1 naming it, with the hint `ip netns list`, for show and trace alike', () => {
+    const name = `nosuchns-${process.pid}`;
+    for (const args of [['show', 'rules'], ['trace', '--to', '10.96.12.34:80/tcp']]) {
+      const r = run(...args, '--netns', name);
+      expect(r.status).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toContain(`"${name}"`);
+      expect(r.stderr).toContain('try: ip netns list');
+    }
+  });
+});
