@@ -250,6 +250,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         pane={ui.pane}
         width={width}
         lang={lang}
+        now={now}
       />
       <Box flexDirection="column" height={bodyHeight}>
         {body}

@@ -1,12 +1,15 @@
 /** The two header lines: node, source and freshness, detected mode with evidence; then the pane tabs. */
 import { Box, Text } from 'ink';
-import React from 'react';
+import React, { useEffect, useRef, useState } from 'react';
 import { t, tf, type Lang } from '../i18n.js';
 import { PANES, type PaneId } from '../state.js';
 import { cellWidth, fitCell, humanAge } from '../text.js';
 import { theme } from '../theme.js';
 
-/** Props of {@link Header}. `ageSeconds`: age of the shown data; null for a replay. */
+/**
+ * Props of {@link Header}. `ageSeconds`: age of the shown data; null for a replay.
+ * `now`: the clock (ms since epoch) the stale age is counted on; default `Date.now`.
+ */
 export interface HeaderProps {
   readonly node: string;
   readonly live: boolean;
@@ -20,6 +23,7 @@ export interface HeaderProps {
   readonly pane: PaneId;
   readonly width: number;
   readonly lang: Lang;
+  readonly now?: () => number;
 }
 
 const PANE_KEYS: Record<PaneId, Parameters<typeof t>[1]> = {
@@ -42,14 +46,61 @@ export function paneTabs(current: PaneId, width: number, lang: Lang): { id: Pane
   return PANES.map((id, i) => ({ id, label: id === current ? full[i]!.label : ` ${i + 1} ` }));
 }
 
+/**
+ * A session error as the header shows it: `id: status` lists (the session's lost probes)
+ * grouped by status, so the statuses and probe names come before the cut instead of
+ * `: failed` repeated (`failed: iptables-save, nft-json`); any other text as it is.
+ */
+export function compactReason(reason: string): string {
+  const parts = reason.split(', ').map((part) => /^([\w.-]+): (\w+)$/.exec(part));
+  if (parts.some((m) => m === null)) return reason;
+  const byStatus = new Map<string, string[]>();
+  for (const m of parts) byStatus.set(m![2]!, [...(byStatus.get(m![2]!) ?? []), m![1]!]);
+  return [...byStatus].map(([status, ids]) => `${status}: ${ids.join(', ')}`).join('; ');
+}
+
+/**
+ * Seconds the data has been stale while `error` is set: counted from when the data first
+ * went stale (its age then) and kept while the error stays, even if the session's data
+ * time moves; re-renders once a second meanwhile, since nothing else may (a dead source
+ * sends no events). 0 when not stale.
+ */
+function useStaleSeconds(error: string | null, ageSeconds: number | null, now: () => number): number {
+  const since = useRef<number | null>(null);
+  if (error === null) since.current = null;
+  else since.current ??= now() - (ageSeconds ?? 0) * 1000;
+  const stale = error !== null;
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    if (!stale) return;
+    const id = setInterval(() => setTick((n) => n + 1), 1000);
+    return () => clearInterval(id);
+  }, [stale]);
+  return since.current === null ? 0 : (now() - since.current) / 1000;
+}
+
+/**
+ * The first line while stale: the age first, then the reason cut to the room the node
+ * and source leave (at least 16 cells), so neither the age nor the node is cut away.
+ */
+function staleLine(error: string, age: string, where: string, p: HeaderProps): string {
+  const head = 'nodescope │ ';
+  const tail = ` │ ${where}`;
+  const room = Math.max(16, p.width - cellWidth(head + tf(p.lang, 'header.stale', { age, reason: '' }) + tail));
+  const reason = compactReason(error);
+  const fitted = cellWidth(reason) > room ? fitCell(reason, room).trimEnd() : reason;
+  return head + tf(p.lang, 'header.stale', { age, reason: fitted }) + tail;
+}
+
 /** Renders the header. */
 export function Header(p: HeaderProps): React.JSX.Element {
+  const staleSeconds = useStaleSeconds(p.error, p.ageSeconds, p.now ?? Date.now);
   const source = p.live ? `${t(p.lang, 'header.live')} ${p.sourceLabel}` : `${t(p.lang, 'header.replay')} ${p.capturedAt ? tf(p.lang, 'header.capturedAt', { time: p.capturedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z') }) : ''}`;
   let freshness = '';
-  if (p.error) freshness = tf(p.lang, 'header.stale', { age: humanAge(p.ageSeconds ?? 0), reason: p.error });
-  else if (p.refreshing) freshness = t(p.lang, 'header.refreshing');
+  if (p.refreshing) freshness = t(p.lang, 'header.refreshing');
   else if (p.live && p.ageSeconds !== null) freshness = tf(p.lang, 'header.age', { age: humanAge(p.ageSeconds) });
-  const line1 = `nodescope │ ${t(p.lang, 'header.node')} ${p.node} │ ${source}${freshness ? ' │ ' + freshness : ''}`;
+  const where = `${t(p.lang, 'header.node')} ${p.node} │ ${source}`;
+  const line1 = p.error ? staleLine(p.error, humanAge(staleSeconds), where, p) : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
   const line2 = `${t(p.lang, 'header.mode')}: ${p.mode} — ${p.evidence}`;
   return (
     <Box flexDirection="column">

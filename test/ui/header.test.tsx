@@ -1,0 +1,70 @@
+import { act } from 'react';
+import React from 'react';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { compactReason, Header, type HeaderProps } from '../../src/ui/components/Header.js';
+import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';
+
+/** The error a live session reports when the netns went away under it (its lost probes). */
+const LOST = ['iptables-save', 'ip6tables-save', 'nft-json', 'conntrack', 'conntrack-count'].map((id) => `${id}: failed`).join(', ');
+
+function props(width: number, patch: Partial<HeaderProps> = {}): HeaderProps {
+  return {
+    node: 'vm', live: true, sourceLabel: 'netns:nsx-lab', capturedAt: null, mode: 'iptables', evidence: 'KUBE-SERVICES in nat',
+    ageSeconds: 1, error: null, refreshing: false, pane: 'services', width, lang: 'en', ...patch,
+  };
+}
+
+const tick = (ms: number) => act(() => { vi.advanceTimersByTime(ms); });
+const firstLine = (frame: string) => frame.split('\n')[0]!;
+
+describe('compactReason', () => {
+  it('groups the lost probes by status, names first', () => {
+    expect(compactReason(LOST)).toBe('failed: iptables-save, ip6tables-save, nft-json, conntrack, conntrack-count');
+    expect(compactReason('nft-json: timeout, conntrack: failed, ip-addr: timeout')).toBe('timeout: nft-json, ip-addr; failed: conntrack');
+  });
+
+  it('keeps any other text as it is', () => {
+    const text = 'exit code 1: Cannot open network namespace "nsx-lab": No such file or directory';
+    expect(compactReason(text)).toBe(text);
+  });
+});
+
+describe.each(FRAME_WIDTHS)('Header while stale at %i columns', (width) => {
+  beforeEach(() => vi.useFakeTimers({ now: Date.parse('2026-11-29T18:00:00Z') }));
+  afterEach(() => vi.useRealTimers());
+
+  it('counts the stale age up once a second with no new props, and keeps the probe names in view', () => {
+    const r = renderAt(<Header {...props(width, { error: LOST, ageSeconds: 2 })} />, width);
+    expect(firstLine(r.frame())).toMatch(/^nodescope │ stale since 2s: failed: iptables-.* │ node vm │ live netns:nsx-lab$/);
+    tick(3000);
+    expect(firstLine(r.frame())).toContain('stale since 5s: failed: iptables-');
+    tick(60_000);
+    expect(firstLine(r.frame())).toMatch(/^nodescope │ stale since 1m05s: failed: iptables-.* │ node vm │ live netns:nsx-lab$/);
+    expect(firstLine(r.frame()).length).toBeLessThanOrEqual(width);
+    if (width >= 120) expect(firstLine(r.frame())).toContain('ip6tables-save, nft-json');
+    r.unmount();
+  });
+
+  it('keeps counting when the session moves the data time while still failing, and starts over after a success', () => {
+    const r = renderAt(<Header {...props(width, { error: LOST, ageSeconds: 0 })} />, width);
+    tick(4000);
+    // A refresh that lost probes again: same error, data age back to 0.
+    expect(firstLine(r.rerender(<Header {...props(width, { error: LOST, ageSeconds: 0 })} />))).toContain('stale since 4s');
+    expect(firstLine(r.rerender(<Header {...props(width, { error: null, ageSeconds: 0 })} />))).toContain('data 0s old');
+    expect(vi.getTimerCount()).toBe(0);
+    expect(firstLine(r.rerender(<Header {...props(width, { error: LOST, ageSeconds: 0 })} />))).toContain('stale since 0s');
+    r.unmount();
+  });
+
+  it('stops ticking on unmount', () => {
+    // Ink may leave a timer of its own at unmount: compare with a header that never ticked.
+    const calm = renderAt(<Header {...props(width)} />, width);
+    calm.unmount();
+    const inkTimers = vi.getTimerCount();
+    vi.clearAllTimers();
+    const r = renderAt(<Header {...props(width, { error: LOST })} />, width);
+    expect(vi.getTimerCount()).toBe(1);
+    r.unmount();
+    expect(vi.getTimerCount()).toBe(inkTimers);
+  });
+});
