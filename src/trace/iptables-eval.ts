@@ -20,7 +20,7 @@ import type { NftChain, NftTable } from '../model/nftables.js';
 import { formatRule } from '../parsers/iptables-format.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
-import { evalIptablesMatches } from './iptables-match.js';
+import { evalIptablesMatches, NO_CONDITIONS } from './iptables-match.js';
 import { chainPrefilters, prefilterReject, type Prefilter } from './iptables-prefilter.js';
 import type { TraceBranch } from './types.js';
 import { parseMarkMask, parseNatTarget } from './values.js';
@@ -283,6 +283,7 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
       continue;
     }
     let branches: readonly TraceBranch[] | null = null;
+    let reason = m.reason;
     if (m.probability !== null) {
       let group = groups.get(chain);
       if (!group || !group.rules.includes(ruleNo)) {
@@ -295,11 +296,20 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
         ctx.record({ ...stepBase, matched: false, branches, reason: `random (probability ${(m.probability * 100).toFixed(1)}% here): not taken, the walk follows branch ${chosen.index + 1} of ${group.branches.length} (${chosen.endpoint ?? chosen.target})` });
         continue;
       }
+      // The kernel's trace shows this rule's `statistic` match: say it was the random draw, not "no conditions".
+      const chosen = group.branches.find((b) => b.chosen)!;
+      const taken = `branch ${chosen.index + 1} of ${group.branches.length}: random draw taken (probability ${(m.probability * 100).toFixed(1)}% here)`;
+      reason = m.reason === NO_CONDITIONS ? taken : `${m.reason}; ${taken}`;
     } else {
       const group = groups.get(chain);
-      if (group && group.chosenRule === ruleNo) branches = group.branches;
+      if (group && group.chosenRule === ruleNo) {
+        branches = group.branches;
+        // The group's last rule has no draw of its own: every packet the others left reaches it.
+        const last = `branch ${group.branches.length} of ${group.branches.length}: the earlier random draws were not taken`;
+        reason = m.reason === NO_CONDITIONS ? last : `${m.reason}; ${last}`;
+      }
     }
-    const outcome = applyTarget(ctx, item, rule, stack, frame, { ...stepBase, reason: m.reason, branches });
+    const outcome = applyTarget(ctx, item, rule, stack, frame, { ...stepBase, reason, branches });
     if (outcome) return outcome;
   }
   throw new Error('unreachable: the base frame always ends the loop');

@@ -25,6 +25,9 @@ type Cond = { ok: boolean; text: string } | { unsupported: string };
 
 const neg = (n: boolean) => (n ? '! ' : '');
 
+/** The reason of a rule with nothing to check (a bare `-j`, or only a random draw). */
+export const NO_CONDITIONS = 'no conditions: every packet matches';
+
 function negate(c: Cond, negated: boolean): Cond {
   if ('unsupported' in c || !negated) return c;
   // Say so, as iptables writes it: "✗ saddr 10.244.0.9 is in 10.244.0.0/16" alone reads as a contradiction.
@@ -343,5 +346,5 @@ export function evalIptablesMatches(ctx: WalkContext, rule: IptablesRule): Match
       if (r) return r;
     }
   }
-  return { kind: 'match', reason: held.length === 0 ? 'no conditions: every packet matches' : held.join('; '), probability };
+  return { kind: 'match', reason: held.length === 0 ? NO_CONDITIONS : held.join('; '), probability };
 }

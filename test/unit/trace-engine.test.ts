@@ -87,6 +87,15 @@ describe.each(MODES)('ClusterIP from a pod, %s mode, each endpoint', (mode) => {
     expect(branches.map((b) => b.endpoint).sort()).toEqual(web.endpoints.map((e) => `${e.ip}:${webPort.targetPort}`).sort());
     for (const b of branches) expect(b.probability).toBeCloseTo(1 / web.endpoints.length, 9);
     expect(branches.filter((b) => b.chosen).map((b) => b.endpoint)).toEqual([endpoint]);
+    // The rule taken says it was the random draw (the kernel's trace shows its statistic match).
+    const chosen = branches.find((b) => b.chosen)!;
+    const taken = r.steps.filter((s) => s.branches && s.matched);
+    expect(taken).toHaveLength(1);
+    if (mode === 'iptables') {
+      const last = chosen.index === branches.length - 1;
+      expect(taken[0]!.reason).toMatch(`branch ${chosen.index + 1} of ${branches.length}: `);
+      expect(taken[0]!.reason).toMatch(last ? /: the earlier random draws were not taken$/ : /: random draw taken \(probability \d+\.\d% here\)$/);
+    }
     // The conntrack entry, in conntrack's words, parses back to the same tuples.
     const ct = r.conntrack!;
     const parsed = parseConntrack(ct.text, 'walk').value.entries[0]!;
