@@ -31,5 +31,4 @@ else
   for i in 1 2 3 4; do lab traffic dns web.default.svc.cluster.local --from client >/dev/null; done
   note="node lab ($mode mode), captured by scripts/capture-lab-fixture.sh: 9 HTTP requests client→10.96.12.34:80, 3 outside→192.168.49.2:30080, 4 DNS queries client→10.96.0.10:53/udp"
 fi
-rm -rf "$out/manifest.json" "$out/api.json" "$out/probes" "$out/extra"
-node dist/src/cli.js capture --netns ns-node --api-file /run/nodescope-lab/ns-/api-objects.json "${extra[@]}" -o "$out" --note "$note"
+node dist/src/cli.js capture --netns ns-node --api-file /run/nodescope-lab/ns-/api-objects.json "${extra[@]}" -o "$out" --force --note "$note"

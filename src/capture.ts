@@ -3,6 +3,8 @@
  * bundle (src/sources/bundle.ts) with the API objects. Secrets never enter it:
  * only probe outputs, the API objects text, and the source's kind and label.
  */
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { buildSnapshot } from './analysis/build-snapshot.js';
 import { packageVersion } from './paths.js';
 import { writeBundle, type BundleManifest } from './sources/bundle.js';
@@ -54,6 +56,28 @@ async function recordDns(source: OpenedSource, options: CaptureOptions): Promise
   } finally {
     await dns.close();
   }
+}
+
+/** The entries a bundle writes in its directory (src/sources/bundle.ts). */
+const BUNDLE_ENTRIES = ['manifest.json', 'api.json', 'probes', 'extra'] as const;
+
+/**
+ * Makes `dir` ready for a new bundle, before anything is captured: a missing or empty
+ * directory is fine; a non-empty one is refused (`UserError`) unless `force`, which
+ * removes the bundle's own entries (manifest.json, api.json, probes/, extra/) so no
+ * stale file of an earlier capture survives; other files stay. A path that is not a
+ * directory is a `UserError`.
+ */
+export function prepareCaptureDir(dir: string, force: boolean): void {
+  if (!existsSync(dir)) return;
+  if (!statSync(dir).isDirectory()) throw new UserError(`-o ${dir}: not a directory`, 'name a new or empty directory');
+  const entries = readdirSync(dir);
+  if (entries.length === 0) return;
+  if (!force) {
+    const what = entries.includes('manifest.json') ? 'holds a capture bundle' : `is not empty (${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', …' : ''})`;
+    throw new UserError(`-o ${dir}: the directory ${what}`, 'name a new or empty directory, or pass --force to replace the bundle in it');
+  }
+  for (const name of BUNDLE_ENTRIES) rmSync(path.join(dir, name), { recursive: true, force: true });
 }
 
 /** Captures `source` into `dir`; returns the manifest. Throws the filesystem's errors. */

@@ -7,7 +7,7 @@
 import { Command, Option } from 'commander';
 import { runCleanups } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
-import { packageVersion } from './paths.js';
+import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showCompare } from './report/compare.js';
 import { showConntrack } from './report/conntrack.js';
 import { showDns } from './report/dns.js';
@@ -20,7 +20,7 @@ import { traceSeconds } from './trace/live-trace.js';
 import { runDigCommand } from './dns/dig.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
-import { captureBundle } from './capture.js';
+import { captureBundle, prepareCaptureDir } from './capture.js';
 import { loadSnapshot, Session } from './session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { detectLang } from './ui/i18n.js';
@@ -249,7 +249,12 @@ export function buildProgram(): Command {
     .option('--note <text>', 'provenance note stored in the manifest')
     .option('--no-dns', 'do not record the cluster DNS answers of every Service')
     .option('--dns-server <ip>', 'ask this DNS server instead of the kube-dns ClusterIP')
-    .action(async (opts: GlobalOptions & { output: string; note?: string; dns: boolean; dnsServer?: string }) => {
+    .option('--force', 'write into a non-empty directory, removing the bundle files already there')
+    .action(async (opts: GlobalOptions & { output: string; note?: string; dns: boolean; dnsServer?: string; force?: boolean }) => {
+      prepareCaptureDir(opts.output, opts.force === true);
+      if (!opts.local && !opts.netns && !opts.replay && !opts.ssh && !opts.node) {
+        process.stderr.write(`nodescope: no source given: capturing the embedded default capture (replay of ${defaultCaptureDir()}); name one with --local, --netns, --ssh, --node or --replay\n`);
+      }
       const source = await openSource(opts);
       const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);

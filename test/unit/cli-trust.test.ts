@@ -1,6 +1,6 @@
 /** The real binary refuses what it cannot honour, instead of printing an empty answer with exit 0. */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -33,5 +33,31 @@ describe('--netns that does not exist', () => {
       expect(r.stderr).toContain(`"${name}"`);
       expect(r.stderr).toContain('try: ip netns list');
     }
+  });
+});
+
+describe('capture -o DIR', () => {
+  it('refuses a non-empty DIR; --force replaces the old bundle without leaving its files', () => {
+    const dir = tmp();
+    mkdirSync(path.join(dir, 'probes'));
+    writeFileSync(path.join(dir, 'probes', 'stale.stdout'), 'stale');
+    writeFileSync(path.join(dir, 'api.json'), 'stale');
+    const refused = run('capture', '--replay', fixture('lab-iptables'), '--no-dns', '-o', dir);
+    expect(refused.status).toBe(1);
+    expect(refused.stderr).toMatch(/--force/);
+    const forced = run('capture', '--replay', fixture('lab-iptables'), '--no-dns', '--force', '-o', dir);
+    expect(forced.status).toBe(0);
+    const manifest = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
+    expect(readFileSync(path.join(dir, 'api.json'), 'utf8')).not.toBe('stale');
+    expect(manifest.api).not.toBeNull();
+    expect(existsSync(path.join(dir, 'probes', 'stale.stdout'))).toBe(false);
+  });
+
+  it('says on stderr that it captured the embedded default capture when no source is named', () => {
+    const r = run('capture', '--no-dns', '-o', path.join(tmp(), 'out'));
+    expect(r.status).toBe(0);
+    expect(r.stderr).toMatch(/no source given: capturing the embedded default capture \(replay of .*lab-cilium\)/);
+    const named = run('capture', '--replay', fixture('lab-iptables'), '--no-dns', '-o', path.join(tmp(), 'out'));
+    expect(named.stderr).not.toMatch(/no source given/);
   });
 });
