@@ -138,7 +138,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   try {
     switch (what) {
       case 'services':
-        out = showServices(snapshot, opts.output);
+        out = showServices(snapshot, opts.output, opts.service);
         break;
       case 'rules':
         out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}) });
@@ -185,7 +185,7 @@ export function buildProgram(): Command {
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--chain <name>', 'rules: only this chain')
     .option('--table <name>', 'rules: only this table')
-    .option('--service <ns/name>', 'conntrack, dns, compare: only this Service')
+    .option('--service <ns/name>', 'services, conntrack, dns, compare: only this Service')
     .option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP')
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
 

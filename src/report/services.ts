@@ -12,6 +12,7 @@ import Table from 'cli-table3';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { UserError } from '../errors.js';
+import { closeNames } from './close-names.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
 
@@ -42,9 +43,21 @@ export function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
   return buildServiceView(snapshot.api.value, { nodeName: snapshot.meta.node }).rows;
 }
 
-/** Renders `show services` in `format`. Throws `UserError` without API objects. */
-export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text'): string {
-  const rows = serviceRows(snapshot);
+/**
+ * Renders `show services` in `format`; `service` (`NAMESPACE/NAME`) shows that Service
+ * alone. Throws `UserError` without API objects, or when `service` is not among them
+ * (the hint lists the closest names).
+ */
+export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', service?: string): string {
+  let rows = serviceRows(snapshot);
+  if (service !== undefined) {
+    const all = rows.map((r) => `${r.namespace}/${r.name}`);
+    rows = rows.filter((_, i) => all[i] === service);
+    if (rows.length === 0) {
+      const close = closeNames(service, all);
+      throw new UserError(`no Service ${service} in the API objects`, close.length ? `one of ${close.join(', ')}` : 'list them with `nodescope show services`');
+    }
+  }
   if (format === 'json') return toJson({ ...showHead(snapshot), services: rows.map(serviceJson) });
   const table = new Table({ head: ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORTS', 'ENDPOINTS'], style: { head: [], border: [] } });
   for (const r of rows) {

@@ -61,3 +61,13 @@ describe('capture -o DIR', () => {
     expect(named.stderr).not.toMatch(/no source given/);
   });
 });
+
+describe('show services --service', () => {
+  it('exits 1 for a Service that is not there, naming close ones, and prints no table', () => {
+    const r = run('show', 'services', '--replay', fixture('lab-iptables'), '--service', 'default/wbe');
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/no Service default\/wbe/);
+    expect(r.stderr).toMatch(/try: one of default\/web/);
+  });
+});
