@@ -6,14 +6,20 @@
 import type { PacketHeader, TraceBranch, TraceStep, TraceTuple } from './types.js';
 import { endpointText } from './context.js';
 
-/** `tcp 10.244.0.9:43210 → 10.96.12.34:80 [syn] mark 0x4000 ct new iif cali… oif eth0`. */
+/**
+ * `tcp 10.244.0.9:43210 → 10.96.12.34:80 [syn] mark 0x4000 ct new iif cali… oif eth0`.
+ * A header before the conntrack hook (ct `invalid`: the kernel has no entry yet, so nft's
+ * `ct state` reads invalid there, and the walk only sets invalid then) says
+ * `ct (not tracked yet)`, so the packet line does not contradict the conntrack step
+ * right after it that starts a NEW flow.
+ */
 export function formatHeader(h: PacketHeader): string {
   const src = h.randomSport ? `${h.src}:<random>` : endpointText(h.src, h.sport);
   const parts = [`${h.proto} ${src} → ${endpointText(h.dst, h.dport)}`];
   if (h.proto === 'tcp' && h.tcpFlags.length) parts.push(`[${h.tcpFlags.join(',')}]`);
   if (h.icmpType !== null) parts.push(`type ${h.icmpType} code ${h.icmpCode ?? 0} id ${h.icmpId ?? 0}`);
   if (h.mark !== 0) parts.push(`mark 0x${h.mark.toString(16)}`);
-  parts.push(`ct ${h.ct}`);
+  parts.push(h.ct === 'invalid' ? 'ct (not tracked yet)' : `ct ${h.ct}`);
   if (h.iif) parts.push(`iif ${h.iif}`);
   if (h.oif) parts.push(`oif ${h.oif}`);
   return parts.join(' ');
