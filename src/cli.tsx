@@ -2,7 +2,7 @@
 /**
  * nodescope's command line: argument parsing (commander), choosing the source,
  * and rendering the app or a `show` document. Exit codes: 0 ok, 1 the user can fix
- * it (UserError), 2 anything else (a bug or a broken transport).
+ * it (UserError), 2 anything else (a bug or a broken transport), 9 `dig` got no reply (as dig(1)).
  */
 import { Command, Option } from 'commander';
 import { runCleanups } from './cleanup.js';
@@ -17,7 +17,7 @@ import { showServices } from './report/services.js';
 import { runTraceCommand, type TraceCommandArgs } from './report/trace.js';
 import { runLiveTraceCommand } from './report/trace-live.js';
 import { traceSeconds } from './trace/live-trace.js';
-import { runDigCommand } from './dns/dig.js';
+import { dig, digExitCode, digOutput } from './dns/dig.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle, prepareCaptureDir } from './capture.js';
@@ -237,7 +237,11 @@ export function buildProgram(): Command {
       const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
       const dns = dnsTransportFor(source.transport);
       try {
-        process.stdout.write(await runDigCommand({ name, type: opts.type, dns, api, format: opts.output, ...(opts.server ? { server: opts.server } : {}) }));
+        const args = { name, type: opts.type, dns, api, format: opts.output, ...(opts.server ? { server: opts.server } : {}) };
+        const result = await dig(args);
+        process.stdout.write(digOutput(result, args));
+        // Like dig(1): 9 when the server never replied (the text says why).
+        process.exitCode = digExitCode(result.exchange);
       } finally {
         await dns.close();
         await closeSource(source);

@@ -7,7 +7,7 @@
  */
 import { expectedAnswer, type DnsExpectOptions } from '../analysis/dns-expected.js';
 import { UserError } from '../errors.js';
-import type { DnsCheck, DnsExchange, DnsRecord } from '../model/dns.js';
+import { REPLY_OUTCOMES, type DnsCheck, type DnsExchange, type DnsRecord } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import { toJson } from '../report/json.js';
 import { compareExchange, TTL_NOTE } from './compare.js';
@@ -83,12 +83,29 @@ export function digText(r: DigResult, zone = 'cluster.local'): string {
   return out.join('\n') + '\n';
 }
 
+/** dig(1)'s exit status for "no reply from the server". */
+export const DIG_NO_REPLY_EXIT = 9;
+
+/**
+ * The exit status of `nodescope dig`, as dig(1) has it: 0 for any reply (NXDOMAIN and
+ * SERVFAIL included; a mismatch with the API is not an error), {@link DIG_NO_REPLY_EXIT}
+ * when no reply came (timeout, network error, undecodable reply, not in the capture,
+ * the query could not be sent).
+ */
+export function digExitCode(exchange: DnsExchange): number {
+  return REPLY_OUTCOMES.has(exchange.outcome) ? 0 : DIG_NO_REPLY_EXIT;
+}
+
 /**
  * `nodescope dig`: asks and renders (`text`, dig's layout; `json`, `{exchange, check}`).
  * Throws like {@link dig}.
  */
 export async function runDigCommand(options: DigCommandOptions): Promise<string> {
-  const r = await dig(options);
+  return digOutput(await dig(options), options);
+}
+
+/** Renders a {@link dig} result in `options.format` (see {@link runDigCommand}). */
+export function digOutput(r: DigResult, options: Pick<DigCommandOptions, 'format' | 'expect'>): string {
   if (options.format === 'json') {
     const { replyHex: _hex, ...exchange } = r.exchange;
     return toJson({ exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false, ...(r.note ? { note: r.note } : {}) });

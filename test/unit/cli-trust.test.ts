@@ -71,3 +71,14 @@ describe('show services --service', () => {
     expect(r.stderr).toMatch(/try: one of default\/web/);
   });
 });
+
+describe('dig exit status', () => {
+  it('is 9 for a question the capture does not hold (no reply), 0 for a recorded answer', () => {
+    const missing = run('dig', 'nope.default.svc.cluster.local', '--replay', fixture('lab-iptables'));
+    expect(missing.status).toBe(9);
+    expect(missing.stdout).toMatch(/no reply: NOT-CAPTURED/);
+    const answered = run('dig', 'web.default.svc.cluster.local', '--replay', fixture('lab-iptables'));
+    expect(answered.status).toBe(0);
+    expect(answered.stdout).toMatch(/status: NOERROR/);
+  });
+});
