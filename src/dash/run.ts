@@ -15,7 +15,8 @@ import contrib, { type BarChart, type LineChart } from 'blessed-contrib';
 import type { SessionLike } from '../session.js';
 import { t, tf, type Lang } from '../ui/i18n.js';
 import { fitCell, humanCount } from '../ui/text.js';
-import { dashSample, DashHistory, DEFAULT_LB_MAP_MAX, HISTORY_POINTS, type DashSample } from './series.js';
+import { dashSample, DashHistory, DEFAULT_LB_MAP_MAX, gaugeValue, HISTORY_POINTS, percentText, type DashSample } from './series.js';
+import { canCheckService, dashServiceError } from './service-check.js';
 
 /**
  * Options of {@link runDash}.
@@ -32,7 +33,11 @@ export interface DashOptions {
   readonly lbMapMax?: number;
 }
 
-/** A running dashboard: `done` settles when the user quits (q, Esc, Ctrl-C); `stop` quits. */
+/**
+ * A running dashboard: `done` resolves when the user quits (q, Esc, Ctrl-C), and rejects
+ * with a UserError, before any screen opens, when the source does not know the Service
+ * (see {@link dashServiceError}); `stop` quits.
+ */
 export interface DashHandle {
   readonly done: Promise<void>;
   stop(): void;
@@ -67,10 +72,50 @@ function statusLine(sample: DashSample | null, history: DashHistory, replay: boo
 }
 
 /**
- * Draws the dashboard for `options.service` and keeps it current with the session.
- * Returns at once; see {@link DashHandle}.
+ * Draws the dashboard for `options.service` and keeps it current with the session, once
+ * the session's data shows the Service exists (the screen opens then; a failed load opens
+ * it too, to show the failure). Returns at once; see {@link DashHandle}.
  */
 export function runDash(options: DashOptions): DashHandle {
+  let finish: () => void = () => {};
+  let fail: (e: Error) => void = () => {};
+  const done = new Promise<void>((resolve, reject) => {
+    finish = resolve;
+    fail = reject;
+  });
+  let ended = false;
+  let close: (() => void) | null = null;
+  const check = (): void => {
+    if (ended || close) return;
+    const state = options.session.getState();
+    const checkable = canCheckService(state.snapshot);
+    if (!checkable && !(state.error !== null && !state.loading)) return;
+    unsubscribe();
+    const error = checkable ? dashServiceError(state.snapshot!, options.service) : null;
+    ended = error !== null;
+    if (error) fail(error);
+    else
+      close = openScreen(options, () => {
+        ended = true;
+        finish();
+      });
+  };
+  const unsubscribe = options.session.subscribe(check);
+  check();
+  const stop = (): void => {
+    if (ended) return;
+    unsubscribe();
+    if (close) close();
+    else {
+      ended = true;
+      finish();
+    }
+  };
+  return { done, stop };
+}
+
+/** Opens the screen and draws; `onQuit` runs when the user quits. Returns the quit function. */
+function openScreen(options: DashOptions, onQuit: () => void): () => void {
   const { session, service, lang } = options;
   const lbMapMax = options.lbMapMax ?? DEFAULT_LB_MAP_MAX;
   const screen = options.screen ?? blessed.screen({ smartCSR: true, fullUnicode: true, forceUnicode: true, title: 'nodescope dash' });
@@ -81,12 +126,11 @@ export function runDash(options: DashOptions): DashHandle {
   const head = grid.set(0, 0, 2, 12, blessed.box, { tags: false });
   let chart: LineChart | BarChart | null = null;
   const table = grid.set(2, 8, 7, 4, blessed.box, { tags: false });
-  const ctGauge = grid.set(9, 0, 3, 6, contrib.gauge, { label: ' conntrack ', stroke: 'green', fill: 'white' });
-  const lbGauge = grid.set(9, 6, 3, 6, contrib.gauge, { label: ' LB map ', stroke: 'cyan', fill: 'white' });
+  // The gauges' own label rounds (16 of 262,144 reads 1%): the percentage goes in the border label instead.
+  const ctGauge = grid.set(9, 0, 3, 6, contrib.gauge, { label: ' conntrack ', stroke: 'green', fill: 'white', showLabel: false });
+  const lbGauge = grid.set(9, 6, 3, 6, contrib.gauge, { label: ' LB map ', stroke: 'cyan', fill: 'white', showLabel: false });
   let history = DashHistory.empty();
   let lastAt: number | null = null;
-  let finish: () => void = () => {};
-  const done = new Promise<void>((resolve) => (finish = resolve));
 
   const render = (): void => {
     const state = session.getState();
@@ -101,7 +145,8 @@ export function runDash(options: DashOptions): DashHandle {
     const sample = history.latest();
     const width = typeof screen.width === 'number' ? screen.width : 80;
     const title = tf(lang, 'dash.title', { service, node: snapshot?.meta.node ?? '…' });
-    const source = snapshot ? `${replay ? t(lang, 'header.replay') : t(lang, 'header.live')} ${snapshot.meta.source.label} · ${t(lang, 'header.mode')} ${sample?.mode ?? '…'}` : '';
+    // Transport labels already name their kind (`replay:DIR`): say it once.
+    const source = snapshot ? `${replay ? t(lang, 'header.replay') : t(lang, 'header.live')} ${snapshot.meta.source.label.replace(/^replay:/, '')} · ${t(lang, 'header.mode')} ${sample?.mode ?? '…'}` : '';
     const counted = sample?.kind === 'dnat-packets' ? t(lang, 'dash.fromDnat') : sample?.kind === 'conntrack-flows' ? t(lang, 'dash.fromConntrack') : '';
     head.setContent([`${title} · ${source}`, counted, statusLine(sample, history, replay, lang, service)].map((l) => fitCell(l, width - 2)).join('\n'));
 
@@ -128,11 +173,15 @@ export function runDash(options: DashOptions): DashHandle {
     table.setContent(tableLines(history, lang, tableWidth, replay).join('\n'));
 
     const ct = sample ?? (snapshot ? dashSample(snapshot, service, 0, lbMapMax) : null);
-    ctGauge.setLabel(` ${ct?.conntrackMax ? tf(lang, 'dash.conntrack', { count: ct.conntrackCount ?? 0, max: ct.conntrackMax }) : t(lang, 'dash.noConntrack')} `);
-    ctGauge.setPercent(percent(ct?.conntrackCount ?? null, ct?.conntrackMax ?? null));
+    ctGauge.setLabel(` ${ct?.conntrackMax ? `${tf(lang, 'dash.conntrack', { count: ct.conntrackCount ?? 0, max: ct.conntrackMax })} (${percentText(ct.conntrackCount ?? 0, ct.conntrackMax)})` : t(lang, 'dash.noConntrack')} `);
+    ctGauge.setPercent(gaugeValue(percent(ct?.conntrackCount ?? null, ct?.conntrackMax ?? null)));
     const map = ct?.lbMaps[0];
-    lbGauge.setLabel(` ${map ? tf(lang, 'dash.lbFill', { map: map.map, count: map.entries, max: map.max }) : t(lang, 'dash.noLb')} `);
-    lbGauge.setPercent(map ? percent(map.entries, map.max) : 0);
+    // Only a Cilium node has LB maps: elsewhere an empty gauge would only say 0%.
+    if (map || ct?.mode === 'cilium') {
+      lbGauge.show();
+      lbGauge.setLabel(` ${map ? `${tf(lang, 'dash.lbFill', { map: map.map, count: map.entries, max: map.max })} (${percentText(map.entries, map.max)})` : t(lang, 'dash.noLb')} `);
+      lbGauge.setPercent(gaugeValue(map ? percent(map.entries, map.max) : 0));
+    } else lbGauge.hide();
     screen.render();
   };
 
@@ -140,10 +189,10 @@ export function runDash(options: DashOptions): DashHandle {
   const stop = (): void => {
     unsubscribe();
     screen.destroy();
-    finish();
+    onQuit();
   };
   screen.key(['q', 'escape', 'C-c'], stop);
   screen.on('resize', render);
   render();
-  return { done, stop };
+  return stop;
 }

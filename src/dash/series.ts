@@ -147,6 +147,26 @@ export function dashSample(snapshot: NodeSnapshot, service: string, at: number, 
   };
 }
 
+/**
+ * `count` of `max` as the dashboard's gauges label it, rounded as the Conntrack pane does:
+ * one decimal, `<0.1%` for a use above 0 that would round to 0.0 (16 of 262,144). Empty
+ * without a max.
+ */
+export function percentText(count: number | null, max: number | null): string {
+  if (count === null || !max) return '';
+  const percent = Math.min(100, (count / max) * 100);
+  return percent > 0 && percent < 0.1 ? '<0.1%' : `${percent.toFixed(1)}%`;
+}
+
+/**
+ * What to hand blessed-contrib's `gauge.setPercent` for `percent` (0–100): the gauge reads
+ * any value below 1.001 as a fraction and multiplies it by 100 (`lib/widget/gauge.js`),
+ * so a use under 1% is passed as its fraction.
+ */
+export function gaugeValue(percent: number): number {
+  return percent < 1.001 ? percent / 100 : percent;
+}
+
 /** One endpoint's rate series (per second, oldest first) and its latest total. */
 export interface EndpointSeries {
   readonly endpoint: string;

@@ -34,11 +34,11 @@ function tmuxAvailable(): boolean {
   return ok;
 }
 
-/** Starts `nodescope dash ARGS` in a new tmux session; returns a screen reader. */
-function startDash(name: string, args: string): () => string {
+/** Starts `nodescope dash ARGS` in a new tmux session (then the shell words `after`); returns a screen reader. */
+function startDash(name: string, args: string, after = ''): () => string {
   const session = `${name}-${process.pid}`;
   sessions.push(session);
-  const started = tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '36', `LANG=C.UTF-8 node ${binary} dash ${args} --lang en`);
+  const started = tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '36', `LANG=C.UTF-8 node ${binary} dash ${args} --lang en${after}`);
   expect(started.status).toBe(0);
   return () => tmux('capture-pane', '-p', '-t', session).stdout;
 }
@@ -139,7 +139,26 @@ describe.runIf(haveTmux)('nodescope dash in tmux on a capture', () => {
     const rows = tableRows(s);
     const expected = dashSample(await snapshotOf('lab-iptables'), 'default/web', 0).endpoints;
     for (const e of expected) expect(rows.get(e.endpoint)).toEqual({ rate: null, total: e.total });
-    expect(s).toContain('conntrack table:');
+    // The source's kind once; the use as the Conntrack pane rounds it; no LB gauge off Cilium.
+    expect(s).toContain(`replay ${fixtureDir('lab-iptables')}`);
+    expect(s).not.toContain('replay replay:');
+    expect(s).toMatch(/conntrack table: \d+ of \d+ \((<0\.1|\d+\.\d)%\)/);
+    expect(s).not.toMatch(/LB map/);
+  });
+
+  it('says a Service the capture does not have is not there, with the closest names, and opens no screen', async () => {
+    const screen = startDash('nodescope-dash-nope', `--replay ${fixtureDir('lab-iptables')} --service default/nope`, '; echo EXIT=$?; sleep 60');
+    const s = await waitFor(screen, (x) => x.includes('EXIT='), 'the command ending');
+    expect(s).toContain('nodescope: no Service default/nope in the API objects');
+    expect(s).toMatch(/try: one of .*default\/web/);
+    expect(s).toContain('EXIT=1');
+    expect(s).not.toContain('nodescope dash ·');
+  });
+
+  it('on a Cilium capture shows the LB map fill with its percentage', async () => {
+    const screen = startDash('nodescope-dash-cilium', `--replay ${fixtureDir('lab-cilium')} --service default/web`);
+    const s = await waitFor(screen, (x) => x.includes('LB map cilium_lb4_services_v2'), 'the LB map gauge');
+    expect(s).toMatch(/LB map cilium_lb4_services_v2: \d+ of 65536 \((<0\.1|\d+\.\d)%\)/);
   });
 });
 

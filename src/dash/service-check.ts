@@ -1,0 +1,36 @@
+/**
+ * Whether `nodescope dash --service NS/NAME` names a Service the source knows, decided
+ * before the dashboard's screen opens (a typo then ends with a message and the closest
+ * names instead of an empty dashboard). Pure.
+ */
+import { UserError } from '../errors.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { closeNames } from '../report/close-names.js';
+import { dashSample } from './series.js';
+
+/**
+ * True when `snapshot` holds what {@link dashServiceError} needs: API objects (the Service
+ * list), or else every part parsed (the rewrite table, for a source without API objects).
+ */
+export function canCheckService(snapshot: NodeSnapshot | null): snapshot is NodeSnapshot {
+  return snapshot !== null && (Boolean(snapshot.api?.value) || (snapshot.pending?.length ?? 0) === 0);
+}
+
+/**
+ * The UserError for a `service` (`namespace/name`) the source does not know, else null.
+ * With API objects: not among their Services (the hint lists the closest `ns/name`s).
+ * Without: an iptables/nftables node whose kube-proxy rules have no chain of it (other
+ * modes have no per-endpoint counter to look it up by, and the dashboard says so).
+ */
+export function dashServiceError(snapshot: NodeSnapshot, service: string): UserError | null {
+  const api = snapshot.api?.value;
+  if (api) {
+    const names = api.services.map((s) => `${s.meta.namespace}/${s.meta.name}`);
+    if (names.includes(service)) return null;
+    const close = closeNames(service, names);
+    return new UserError(`no Service ${service} in the API objects`, close.length ? `one of ${close.join(', ')}` : 'list them with `nodescope show services`');
+  }
+  const sample = dashSample(snapshot, service, 0);
+  if (sample.serviceFound || !['iptables', 'iptables-legacy', 'iptables-mixed', 'nftables'].includes(sample.mode)) return null;
+  return new UserError(`no Service ${service} in the kube-proxy rules of this node`, 'check the name with `nodescope show rules`, or pass --api-file to list the Services');
+}
