@@ -287,7 +287,9 @@ export class Session implements SessionLike {
         const at = this.now();
         const elapsed = this.state.dataAt === null ? 0 : (at - this.state.dataAt) / 1000;
         const rates = previous.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;
-        const error = lost.length ? lost.map((r) => `${r.id}: ${r.status}`).join(', ') : null;
+        // Which probes, then the node's own words for the first of them ("Cannot open network namespace …").
+        const detail = lost.map((r) => r.result.stderr.trim().split('\n').pop()?.trim() ?? '').find((line) => line !== '');
+        const error = lost.length ? `${lost.map((r) => `${r.id}: ${r.status}`).join(', ')}${detail ? ` — ${detail}` : ''}` : null;
         this.set({ snapshot, rates, refreshing: false, error, dataAt: at });
         if (this.apiDirty) this.apiChanged();
       })

@@ -21,6 +21,10 @@ describe('compactReason', () => {
   it('groups the lost probes by status, names first', () => {
     expect(compactReason(LOST)).toBe('failed: iptables-save, ip6tables-save, nft-json, conntrack, conntrack-count');
     expect(compactReason('nft-json: timeout, conntrack: failed, ip-addr: timeout')).toBe('timeout: nft-json, ip-addr; failed: conntrack');
+    // The node's own words after " — " stay after the grouped list.
+    expect(compactReason('iptables-save: failed, nft-json: failed — Cannot open network namespace "x": No such file or directory')).toBe(
+      'failed: iptables-save, nft-json — Cannot open network namespace "x": No such file or directory',
+    );
   });
 
   it('keeps any other text as it is', () => {

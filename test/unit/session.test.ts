@@ -106,7 +106,7 @@ describe('refresh staleness', () => {
     now += 2000;
     session.refreshNow();
     await waitFor(session, () => !session.getState().refreshing && session.getState().error !== null);
-    expect(session.getState().error).toBe('iptables-save: timeout');
+    expect(session.getState().error).toBe('iptables-save: timeout — connection lost'); // the node's own words follow
     await session.stop();
   });
 });

@@ -49,14 +49,19 @@ export function paneTabs(current: PaneId, width: number, lang: Lang): { id: Pane
 /**
  * A session error as the header shows it: `id: status` lists (the session's lost probes)
  * grouped by status, so the statuses and probe names come before the cut instead of
- * `: failed` repeated (`failed: iptables-save, nft-json`); any other text as it is.
+ * `: failed` repeated (`failed: iptables-save, nft-json`), then the node's words the
+ * session appends after ` — `; any other text as it is.
  */
 export function compactReason(reason: string): string {
-  const parts = reason.split(', ').map((part) => /^([\w.-]+): (\w+)$/.exec(part));
+  // The session appends the node's own words after " — ": keep them after the grouped list.
+  const cut = reason.indexOf(' — ');
+  const list = cut < 0 ? reason : reason.slice(0, cut);
+  const detail = cut < 0 ? '' : reason.slice(cut);
+  const parts = list.split(', ').map((part) => /^([\w.-]+): (\w+)$/.exec(part));
   if (parts.some((m) => m === null)) return reason;
   const byStatus = new Map<string, string[]>();
   for (const m of parts) byStatus.set(m![2]!, [...(byStatus.get(m![2]!) ?? []), m![1]!]);
-  return [...byStatus].map(([status, ids]) => `${status}: ${ids.join(', ')}`).join('; ');
+  return [...byStatus].map(([status, ids]) => `${status}: ${ids.join(', ')}`).join('; ') + detail;
 }
 
 /**
