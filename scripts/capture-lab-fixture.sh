@@ -23,7 +23,8 @@ extra=()
 if [ "$mode" = cilium ]; then
   lab traffic http http://10.244.0.23:8080/ -n 3 --from client
   for i in 1 2; do lab traffic dns web.default.svc.cluster.local --server 10.244.0.2 --from client >/dev/null; done
-  extra=(--bpf-root /run/nodescope-lab/ns-/bpffs/tc/globals)
+  # The lab translates no ClusterIP: record the DNS answers from the first CoreDNS pod.
+  extra=(--bpf-root /run/nodescope-lab/ns-/bpffs/tc/globals --dns-server 10.244.0.2)
   note="node lab (cilium mode: CILIUM_* chains, LB maps pinned under /run/nodescope-lab/ns-/bpffs/tc/globals, no cilium-agent), captured by scripts/capture-lab-fixture.sh: 3 HTTP requests client→10.244.0.23:8080, 2 DNS queries client→10.244.0.2:53/udp (pod to pod: the lab translates no Service address)"
 else
   lab traffic http http://10.96.12.34/ -n 9 --from client

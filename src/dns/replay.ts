@@ -66,13 +66,23 @@ export class ReplayDnsTransport implements DnsTransport {
   /** Replayed answers carry the capture's path (`via`), time and WHEN: said, so they are not read as asked now. */
   readonly note = REPLAY_NOTE;
 
+  /**
+   * The one server every recorded question went to, if only one: a capture made with
+   * `--dns-server POD_IP` (where the ClusterIP is not translated, as in the Cilium lab)
+   * answers a replay that asks the kube-dns ClusterIP; the answers keep their real server.
+   */
+  private readonly onlyServer: string | null;
+
   constructor(capture: DnsCapture, readonly label: string, readonly diagnostics: readonly Diagnostic[] = []) {
+    const servers = new Set<string>();
     for (const e of capture.exchanges) {
+      servers.add(e.server);
       const k = questionKey(e);
       const list = this.byKey.get(k);
       if (list) list.push(e);
       else this.byKey.set(k, [e]);
     }
+    this.onlyServer = servers.size === 1 ? [...servers][0]! : null;
   }
 
   /**
@@ -90,7 +100,8 @@ export class ReplayDnsTransport implements DnsTransport {
   /** Throws `UserError` for an invalid question, as a live transport would. */
   async query(q: DnsQuery, options: DnsQueryOptions = {}): Promise<DnsExchange> {
     checkQuery(q, options);
-    const k = questionKey(q);
+    let k = questionKey(q);
+    if (!this.byKey.has(k) && this.onlyServer !== null) k = questionKey({ ...q, server: this.onlyServer });
     const list = this.byKey.get(k);
     if (!list || list.length === 0) {
       return exchangeWithoutReply(q, this.label, 'not-captured', 'this question is not in the capture', new Date(0).toISOString());

@@ -121,3 +121,33 @@ describe('recording and replay', () => {
     expect(Object.keys(dnsCaptureExtras(capture()))).toEqual([DNS_CAPTURE_FILE]);
   });
 });
+
+describe('replay of a capture asked of one other server (capture --dns-server POD_IP)', () => {
+  const podDns = '10.244.0.2';
+  const q = (server: string, qname = 'web.default.svc.cluster.local') => ({ server, port: 53, qname, qtype: 'A' as const });
+
+  it('answers the kube-dns ClusterIP question with the recorded answer, which keeps its real server', async () => {
+    const recorded = makeExchange({ server: podDns });
+    const replay = new ReplayDnsTransport({ formatVersion: 1, exchanges: [recorded] }, 'replay:x');
+    const e = await replay.query(q('10.96.0.10'));
+    expect(e).toEqual(recorded);
+    expect(e.server).toBe(podDns);
+    expect((await replay.query(q('10.96.0.10', 'nope.default.svc.cluster.local'))).outcome).toBe('not-captured');
+  });
+
+  it('does not mix servers when the capture asked more than one', async () => {
+    const replay = new ReplayDnsTransport({ formatVersion: 1, exchanges: [makeExchange({ server: podDns }), makeExchange({ server: '10.244.1.3' })] }, 'replay:x');
+    expect((await replay.query(q('10.96.0.10'))).outcome).toBe('not-captured');
+    expect((await replay.query(q(podDns))).server).toBe(podDns);
+  });
+});
+
+describe('the default capture (fixtures/lab-cilium, what npm start opens)', () => {
+  it('answers the kube-dns ClusterIP questions from its recorded CoreDNS-pod answers', async () => {
+    const replay = ReplayDnsTransport.fromBundle(path.resolve(import.meta.dirname, '../../fixtures/lab-cilium'));
+    expect(replay.diagnostics).toEqual([]);
+    const e = await replay.query({ server: '10.96.0.10', port: 53, qname: 'web.default.svc.cluster.local', qtype: 'A' });
+    expect(e).toMatchObject({ outcome: 'answer', rcode: 'NOERROR', server: '10.244.0.2' });
+    expect(e.answers.map((a) => a.data)).toEqual(['10.96.12.34']);
+  });
+});
