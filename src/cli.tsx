@@ -4,7 +4,7 @@
  * and rendering the app or a `show` document. Exit codes: 0 ok, 1 the user can fix
  * it (UserError), 2 anything else (a bug or a broken transport), 9 `dig` got no reply (as dig(1)).
  */
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { runCleanups } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
@@ -26,7 +26,8 @@ import { closeSource, openSource, type OpenedSource, type SourceOptions } from '
 import { detectLang } from './ui/i18n.js';
 
 interface GlobalOptions extends SourceOptions {
-  readonly interval: string;
+  /** Live refresh period, seconds (> 0). */
+  readonly interval: number;
   readonly lang?: string;
   readonly bpfRoot?: string;
 }
@@ -44,8 +45,20 @@ function addSourceOptions(cmd: Command): Command {
     .option('--accept-new-host-key', "--ssh: add an unknown host key to known_hosts (a changed key is never accepted)")
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
-    .option('--interval <seconds>', 'live refresh period in seconds', '2')
-    .option('--lang <lang>', 'UI language: en or ja (default from LANG)');
+    .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(2).argParser(positiveSeconds))
+    .addOption(langOption());
+}
+
+/** `--interval`: a positive number of seconds, checked for every command (a replay too). */
+function positiveSeconds(text: string): number {
+  const n = Number(text);
+  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number of seconds');
+  return n;
+}
+
+/** `--lang`: one of the UI's languages; absent means from LANG. */
+function langOption(): Option {
+  return new Option('--lang <lang>', 'UI language (default from LANG)').choices(['en', 'ja']);
 }
 
 function params(opts: GlobalOptions): Record<string, string | undefined> {
@@ -80,9 +93,7 @@ function requireTerminal(): void {
 /** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
 async function openSession(opts: GlobalOptions): Promise<Session> {
   const source = await openSource(opts);
-  const interval = Number(opts.interval);
-  if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
-  return new Session({ ...sessionSource(source), intervalMs: interval * 1000, params: params(opts) });
+  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts) });
 }
 
 async function runTui(opts: GlobalOptions): Promise<void> {
@@ -108,9 +119,7 @@ async function runTour(name: string, lang: string | undefined): Promise<void> {
 async function runDashCommand(opts: GlobalOptions & { service: string }): Promise<void> {
   requireTerminal();
   const source = await openSource(opts);
-  const interval = Number(opts.interval);
-  if (!(interval > 0)) throw new UserError(`--interval ${opts.interval}: must be a positive number of seconds`);
-  const session = new Session({ ...sessionSource(source), intervalMs: interval * 1000, params: params(opts) });
+  const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts) });
   const { runDash } = await import('./dash/run.js');
   const dash = runDash({ session, service: opts.service, lang: detectLang(opts.lang) });
   void session.start();
@@ -268,7 +277,7 @@ export function buildProgram(): Command {
     .command('tour')
     .argument('<name>', 'a tour of fixtures/tours (where-rewritten, no-endpoints, second-packet)')
     .description('a guided workshop tour over the shipped captures (n: next, p: previous, .: back to the step)')
-    .option('--lang <lang>', 'UI language: en or ja (default from LANG)')
+    .addOption(langOption())
     .action(async (name: string, opts: { lang?: string }) => runTour(name, opts.lang));
 
   addSourceOptions(program.command('dash').description("projector dashboard of one Service: per-endpoint rates, conntrack use, LB map fill"))

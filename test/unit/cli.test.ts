@@ -26,6 +26,22 @@ describe('nodescope command line', () => {
     }
   });
 
+  it('checks --interval and --lang for every command, a replay and show too', () => {
+    for (const args of [
+      ['show', 'services', '--replay', fixture('lab-iptables'), '--interval', 'abc'],
+      ['--interval', '0', 'show', 'services', '--replay', fixture('lab-iptables')],
+      ['show', 'services', '--replay', fixture('lab-iptables'), '--lang', 'fr'],
+      ['tour', 'where-rewritten', '--lang', 'xx'],
+    ]) {
+      const r = run(...args);
+      expect(r.status, args.join(' ')).toBe(1);
+      expect(r.stderr).toMatch(/option '--(interval <seconds>|lang <lang>)' argument '(abc|0|fr|xx)' is invalid\. (must be a positive number of seconds|Allowed choices are en, ja\.)/);
+    }
+    const ok = run('--interval', '0.5', '--lang', 'ja', 'show', 'services', '--replay', fixture('lab-iptables'), '-o', 'json');
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(JSON.parse(ok.stdout).mode).toBe('iptables');
+  });
+
   it('refuses to start the TUI without a terminal, pointing to show', () => {
     const r = run('--replay', fixture('lab-iptables'));
     expect(r.status).toBe(1);
