@@ -13,7 +13,7 @@
  * `create pods/portforward`, no Ready CoreDNS pod, nothing listening in the pod.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -84,14 +84,23 @@ function run(cmd: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<
   });
 }
 
+/** Whether process `pid` still runs (signal 0 checks without signalling). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 beforeAll(async () => {
   if (!canRun) return;
   lab = await labUp('iptables', { prefix: PREFIX });
   const nsByPod = new Map(LAB_SCENARIO.pods.map((p) => [`${p.namespace}/${p.name}`, lab.podNs(p.key)]));
-  for (const [i, pod] of DNS_PODS.entries()) {
-    const args = dnsmasqArgs(LAB_SCENARIO, '127.0.0.1', { records: [{ name: WHOAMI, addresses: [whoamiOf(i)] }] });
-    await labSpawn(lab.names, `dns-lo-${pod.key}`, lab.podNs(pod.key), args);
-  }
+  const loopbackArgs = (i: number) => dnsmasqArgs(LAB_SCENARIO, '127.0.0.1', { records: [{ name: WHOAMI, addresses: [whoamiOf(i)] }] });
+  const loopbackServers = new Map<string, { pid: number; log: string }>();
+  for (const [i, pod] of DNS_PODS.entries()) loopbackServers.set(pod.key, await labSpawn(lab.names, `dns-lo-${pod.key}`, lab.podNs(pod.key), loopbackArgs(i)));
   server = await startApiServer({
     objectsFile: lab.apiObjectsPath, netns: lab.names.node, podStartDelayMs: 100,
     portForward: netnsDialer((pod) => nsByPod.get(`${pod.namespace}/${pod.name}`)),
@@ -100,11 +109,18 @@ beforeAll(async () => {
   home = mkdtempSync(path.join(tmpdir(), 'nodescope-pf-home-'));
   source = await openSource({ node: NODE }, quiet);
   api = parseK8sObjects(source.apiText!, 'api').value;
-  // The loopback servers answer before the tests start.
-  for (const pod of DNS_PODS) {
-    const deadline = Date.now() + 10_000;
+  // The loopback servers answer before the tests start. Under a full CI run one was once
+  // not up after 10 s: start it again if it exited, and say what its log says if it never answers.
+  for (const [i, pod] of DNS_PODS.entries()) {
+    const deadline = Date.now() + 30_000;
+    let restarted = false;
     while ((await nsExec(lab.podNs(pod.key), ['bash', '-c', 'exec 3<>/dev/tcp/127.0.0.1/53'])).exitCode !== 0) {
-      if (Date.now() > deadline) throw new Error(`no DNS server on 127.0.0.1:53 in ${pod.name}`);
+      const proc = loopbackServers.get(pod.key)!;
+      if (Date.now() > deadline) throw new Error(`no DNS server on 127.0.0.1:53 in ${pod.name}; its log: ${readFileSync(proc.log, 'utf8').slice(-500)}`);
+      if (!restarted && !processAlive(proc.pid)) {
+        restarted = true;
+        loopbackServers.set(pod.key, await labSpawn(lab.names, `dns-lo-${pod.key}`, lab.podNs(pod.key), loopbackArgs(i)));
+      }
       await new Promise((r) => setTimeout(r, 100));
     }
   }
