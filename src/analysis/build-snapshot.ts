@@ -10,7 +10,6 @@ import { SNAPSHOT_PARTS, type NodeSnapshot, type Parsed, type ProbeSummary, type
 import type { ConntrackTable } from '../model/conntrack.js';
 import { localAddresses } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
-import type { IptablesRuleset } from '../model/iptables.js';
 import type { NftRuleset } from '../model/nftables.js';
 import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
@@ -374,26 +373,32 @@ function turn(): Promise<void> {
 }
 
 /**
- * The conntrack part parsed by {@link parseConntrackStream} from line-aligned chunks of
- * the text, a turn of the event loop between chunks. Same result as `parseConntrack`.
+ * A run parsed by `parse` (which may take turns of the event loop), as parseRunCached
+ * does it: a failed run with output is still parsed, an unchanged text is not parsed again.
  */
-async function conntrackChunked(run: ProbeRun | undefined, cache: ParseCache | undefined, chunkChars: number): Promise<Parsed<ConntrackTable> | null> {
+async function parseRunAsync<T>(run: ProbeRun | undefined, cache: ParseCache | undefined, parse: (text: string, origin: string) => Promise<ParseResult<T>>): Promise<Parsed<T> | null> {
   if (!run) return null;
   const probe = summarize(run);
   const error = run.status === 'ok' ? null : failureReason(run);
   const text = run.result.stdout;
   if (run.status !== 'ok' && text.trim() === '') return { value: null, diagnostics: [], probe, error };
-  const result = cache?.lookup<ConntrackTable>(run.id, text) ?? (await parseConntrackStream(chunksOf(text, chunkChars), run.id));
+  const result = cache?.lookup<T>(run.id, text) ?? (await parse(text, run.id));
   cache?.store(run.id, text, result);
   return { value: result.value, diagnostics: result.diagnostics, probe, error };
 }
 
-/** The parts with big texts (rules, flows), parsed in pieces with turns of the event loop between; null for the others. */
+/**
+ * The parts with big texts (rules, flows), parsed in pieces of about `chunkChars`
+ * characters with a turn of the event loop between (same results as the one-shot
+ * parsers: `parseConntrackStream`, `parseIptablesSaveChunked`); null for the others.
+ */
 async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: number): Promise<Partial<PartFields> | null> {
-  if (part === 'conntrack') return { conntrack: await conntrackChunked(ctx.byId.get('conntrack'), ctx.cache, chunkChars) };
+  if (part === 'conntrack') {
+    return { conntrack: await parseRunAsync(ctx.byId.get('conntrack'), ctx.cache, (text, origin) => parseConntrackStream(chunksOf(text, chunkChars), origin)) };
+  }
   if (part === 'iptables' || part === 'ip6tables' || part === 'iptablesLegacy') {
     const { probe, family } = IPTABLES_PARTS[part];
-    return { [part]: await iptablesChunked(ctx.byId.get(probe), family, ctx.cache, chunkChars) };
+    return { [part]: await parseRunAsync(ctx.byId.get(probe), ctx.cache, (text, origin) => parseIptablesSaveChunked(text, origin, { family }, chunkChars, turn)) };
   }
   return null;
 }
@@ -404,18 +409,6 @@ const IPTABLES_PARTS = {
   ip6tables: { probe: 'ip6tables-save', family: 'ipv6' },
   iptablesLegacy: { probe: 'iptables-legacy-save', family: 'ipv4' },
 } as const;
-
-/** An iptables-save run parsed in pieces of `chunkChars` characters, a turn of the event loop between (the cache as parseRunCached uses it). */
-async function iptablesChunked(run: ProbeRun | undefined, family: 'ipv4' | 'ipv6', cache: ParseCache | undefined, chunkChars: number): Promise<Parsed<IptablesRuleset> | null> {
-  if (!run) return null;
-  const probe = summarize(run);
-  const error = run.status === 'ok' ? null : failureReason(run);
-  const text = run.result.stdout;
-  if (run.status !== 'ok' && text.trim() === '') return { value: null, diagnostics: [], probe, error };
-  const result = cache?.lookup<IptablesRuleset>(run.id, text) ?? (await parseIptablesSaveChunked(text, run.id, { family }, chunkChars, turn));
-  cache?.store(run.id, text, result);
-  return { value: result.value, diagnostics: result.diagnostics, probe, error };
-}
 
 /** Line-aligned pieces of `text` of about `size` characters, a turn of the event loop before each but the first. */
 async function* chunksOf(text: string, size: number): AsyncGenerator<string> {
