@@ -21,6 +21,7 @@ import { chainRows } from '../analysis/rules-view.js';
 import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
 import { CILIUM_LB_MAPS } from '../model/cilium.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import { percentText as formatPercent } from '../ui/text.js';
 
 /** Cilium's default LB map size (`--bpf-lb-map-max`, entries). */
 export const DEFAULT_LB_MAP_MAX = 65_536;
@@ -154,8 +155,7 @@ export function dashSample(snapshot: NodeSnapshot, service: string, at: number, 
  */
 export function percentText(count: number | null, max: number | null): string {
   if (count === null || !max) return '';
-  const percent = Math.min(100, (count / max) * 100);
-  return percent > 0 && percent < 0.1 ? '<0.1%' : `${percent.toFixed(1)}%`;
+  return formatPercent(Math.min(100, (count / max) * 100));
 }
 
 /**

@@ -16,7 +16,7 @@ import { conntrackRow, type ConntrackRowView, type ConntrackView } from '../../a
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang } from '../i18n.js';
-import { cellWidth, fitCell, layoutColumns, type ColumnSpec } from '../text.js';
+import { cellWidth, fitCell, layoutColumns, percentText, type ColumnSpec } from '../text.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /**
@@ -134,10 +134,6 @@ function wrapLines(text: string, width: number, lines: number): string[] {
   }
   out.push(fitCell(rest, width));
   return out;
-}
-
-function percentText(percent: number): string {
-  return percent > 0 && percent < 0.1 ? '<0.1%' : `${percent.toFixed(1)}%`;
 }
 
 /** The summary line: scope, entries shown / total, table usage, stale count, sort order. */
