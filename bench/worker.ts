@@ -3,7 +3,8 @@
  * `measureInChild`); prints one JSON {@link Measurement} line on stdout.
  *
  * Tasks (`ROOT` holds the generated bundles `iptables/`, `nftables/`, `cilium/`):
- * - `parse FORMAT ROOT`: read the format's file(s), then time nodescope's parser once;
+ * - `parse FORMAT ROOT`: read the format's file(s), then time nodescope's parser once, and
+ *   measure the memory its model retains once the text is dropped (needs `--expose-gc`);
  * - `floor FORMAT ROOT`: the same text only split into lines (`text.split('\n')`);
  * - `jsonparse FORMAT ROOT`: the same text through `JSON.parse` (the floor of a JSON format);
  * - `walk MODE ROOT`: load the bundle, then time one step-mode walk (first, and median of 20)
@@ -76,21 +77,40 @@ function sizeOf(texts: readonly string[]): { lines: number; bytesMb: number } {
   return { lines, bytesMb: bytes / 1e6 };
 }
 
+/** Live heap plus external memory after two full collections, MB (2^20 bytes); NaN without `--expose-gc`. */
+function liveMb(): number {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return Number.NaN;
+  gc();
+  gc();
+  const m = process.memoryUsage();
+  return (m.heapUsed + m.external) / 2 ** 20;
+}
+
 function parseTask(kind: string, format: string, root: string): void {
   const spec = FORMATS[format];
   if (!spec) throw new Error(`unknown format ${format}`);
-  const texts = readTexts(root, spec);
+  const baseMb = liveMb();
+  let texts: string[] | null = readTexts(root, spec);
   const size = sizeOf(texts);
   if (kind === 'floor') {
-    const t = timed(() => texts.map((x) => x.split('\n').length));
+    const all = texts;
+    const t = timed(() => all.map((x) => x.split('\n').length));
     return report({ ms: t.ms, cpuMs: t.cpuMs, ...size });
   }
   if (kind === 'jsonparse') {
-    const t = timed(() => texts.map((x) => JSON.parse(x) as unknown));
+    const all = texts;
+    const t = timed(() => all.map((x) => JSON.parse(x) as unknown));
     return report({ ms: t.ms, cpuMs: t.cpuMs, ...size });
   }
-  const t = timed(() => spec.parse(texts));
-  report({ ms: t.ms, cpuMs: t.cpuMs, ...size, diagnostics: t.value.diagnostics.length });
+  const read = texts;
+  const t = timed(() => spec.parse(read));
+  // What the model keeps once the text is dropped (as the session drops it): a slice of the
+  // text in the model keeps all of it alive, and shows here.
+  texts = null;
+  read.length = 0;
+  const retainedMb = liveMb() - baseMb;
+  report({ ms: t.ms, cpuMs: t.cpuMs, ...size, diagnostics: t.value.diagnostics.length, extra: { retainedMb } });
 }
 
 async function snapshotOf(dir: string) {

@@ -37,13 +37,13 @@ export function benchScript(name: string): string {
 
 /**
  * Runs `node <script> <args…>` (default `worker.js`) in a fresh node with a heap of up to
- * `heapMb`, for at most `timeoutMs`. Never throws: a crash, a timeout or unreadable output
- * becomes a {@link MeasureFailure}.
+ * `heapMb` and `global.gc` exposed (for retained-memory figures), for at most `timeoutMs`.
+ * Never throws: a crash, a timeout or unreadable output becomes a {@link MeasureFailure}.
  */
 export function measureInChild(args: readonly string[], timeoutMs: number, options: { heapMb?: number; script?: string } = {}): Promise<Measurement | MeasureFailure> {
   return new Promise((resolve) => {
     const script = benchScript(options.script ?? 'worker.js');
-    const child = spawn(process.execPath, [`--max-old-space-size=${options.heapMb ?? 4096}`, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [`--max-old-space-size=${options.heapMb ?? 4096}`, '--expose-gc', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
