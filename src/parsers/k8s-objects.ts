@@ -57,7 +57,8 @@ class Lines {
   constructor(private readonly text: string) {}
   at(line: number): string {
     this.lines ??= this.text.split('\n');
-    return (this.lines[line - 1] ?? '').replace(/\r$/, '');
+    const l = this.lines[line - 1] ?? '';
+    return ownCopy(l.endsWith('\r') ? l.slice(0, -1) : l);
   }
 }
 
@@ -80,6 +81,32 @@ function locateIn(doc: Document, lc: LineCounter, path: JsonPath, fallback: numb
     if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
   }
   return fallback;
+}
+
+/** What `\s` matches (ECMAScript WhiteSpace and LineTerminator, a byte-order mark included). */
+function isSpace(c: number): boolean {
+  return c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** The first character that is not blank, `undefined` for blank text. A loop, not a regex: see {@link forgetLastMatch}. */
+function firstNonBlank(text: string): string | undefined {
+  for (let i = 0; i < text.length; i++) if (!isSpace(text.charCodeAt(i))) return text[i];
+  return undefined;
+}
+
+/**
+ * V8 keeps the subject of the last regex match alive (the legacy `RegExp.input` / `$_`):
+ * after a regex ran over the input (or a slice of it, as the YAML parser's do), the whole
+ * text would stay in memory with the parsed model. One match on a tiny string lets it go.
+ */
+function forgetLastMatch(): void {
+  /^/.exec('');
+}
+
+/** A flat copy of `s`: substrings of a big text are slices that keep all of it alive. */
+function ownCopy(s: string): string {
+  return s.length < 13 ? s : Buffer.from(s, 'utf8').toString('utf8');
 }
 
 // ---- JSON ------------------------------------------------------------------------------
@@ -365,7 +392,7 @@ function statusText(o: JsonObject): string {
  */
 export function parseK8sObjects(text: string, origin: string): ParseResult<ApiObjects> {
   const sink = new Sink(origin, new Lines(text));
-  const first = /\S/.exec(text)?.[0]; // \s covers a byte-order mark
+  const first = firstNonBlank(text);
   const docs = first === '{' || first === '[' ? jsonDocs(text, sink) : yamlDocs(text, sink);
   const store = new Store();
   for (const doc of docs) {
@@ -386,6 +413,7 @@ export function parseK8sObjects(text: string, origin: string): ParseResult<ApiOb
       }
     }
   }
+  forgetLastMatch();
   return { value: store.result(), diagnostics: sink.diagnostics };
 }
 

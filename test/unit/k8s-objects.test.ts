@@ -206,6 +206,14 @@ describe('parseK8sObjects: fields', () => {
     const svc = makeService({ annotations: { 'example.com/x': 'y' } });
     expect(one(svc).value.services[0]?.raw).toEqual(svc);
   });
+
+  it('leaves no regex holding the input text (V8 keeps the last match subject alive)', () => {
+    for (const text of [listJson([makeService(), makeEndpointSlice()]), stringify(makeService()), `{"kind": "Service", "metadata": {"name": 1}}`]) {
+      parseK8sObjects(`\n${text}`, 'in');
+      const legacy = RegExp as unknown as { input: string };
+      expect(legacy.input.length).toBeLessThan(text.length);
+    }
+  });
 });
 
 describe('parseK8sObjects: bad input', () => {
