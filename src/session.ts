@@ -106,16 +106,19 @@ function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** The conntrack table is re-read at most this often however slow it is to read and parse (ms). */
-export const MAX_CONNTRACK_INTERVAL_MS = 60_000;
+/** A slow part is still re-read at least this often (ms). */
+export const MAX_SLOW_PART_DELAY_MS = 60_000;
 
 /**
- * How long to wait before re-reading the conntrack table: `intervalMs`, or ten times what
- * reading and parsing it took last time (so that it costs at most ~10 % of the time), at most
- * {@link MAX_CONNTRACK_INTERVAL_MS}. A 1M-entry table (~5 s) is re-read every ~50 s.
+ * How long refreshes leave a part alone after reading it, given what reading and parsing it
+ * cost last time (`lastCostMs`): nothing while ten times that cost fits in the refresh
+ * interval, else ten times the cost (so a slow part takes at most ~10 % of the time), at most
+ * {@link MAX_SLOW_PART_DELAY_MS}. A 1M-entry conntrack table (~5 s) is re-read every ~50 s,
+ * a 25,000-Service ruleset (~4 s) every ~40 s; a small node's parts at every refresh.
  */
-export function conntrackIntervalMs(intervalMs: number, lastCostMs: number): number {
-  return Math.min(MAX_CONNTRACK_INTERVAL_MS, Math.max(intervalMs, lastCostMs * 10));
+export function slowPartDelayMs(intervalMs: number, lastCostMs: number): number {
+  const wanted = lastCostMs * 10;
+  return wanted <= intervalMs ? 0 : Math.min(MAX_SLOW_PART_DELAY_MS, wanted);
 }
 
 /**
@@ -129,8 +132,9 @@ export function conntrackIntervalMs(intervalMs: number, lastCostMs: number): num
  *
  * Refresh (live sources): re-reads the catalog's `refresh` probes, re-parses only the parts
  * whose text changed (fingerprints in a {@link ParseCache}), with the same turns of the event
- * loop; a refresh still running makes the next one a no-op. The conntrack table is re-read
- * less often when it is slow: see {@link conntrackIntervalMs}.
+ * loop; a refresh still running makes the next one a no-op. A part that is slow to read and
+ * parse (a 1M-entry conntrack table, a 25,000-Service ruleset) is re-read less often: see
+ * {@link slowPartDelayMs}; rule rates are then computed over the time between its reads.
  */
 export class Session implements SessionLike {
   private state: SessionState = { snapshot: null, rates: EMPTY_RATES, loading: true, refreshing: false, error: null, dataAt: null, dns: null };
@@ -145,8 +149,10 @@ export class Session implements SessionLike {
   /** The staged load is still parsing; refreshes and API rebuilds wait for it. */
   private staging = false;
   private apiDirty = false;
-  /** When the conntrack table may be re-read next (performance.now() ms), and its last cost. */
-  private conntrackDueAt = 0;
+  /** Probes of slow parts and when a refresh may read them again (performance.now() ms). */
+  private readonly notBefore = new Map<string, number>();
+  /** When the shown iptables counters were read (ms since epoch): the start of the next rates' span. */
+  private iptablesAt: number | null = null;
 
   constructor(private options: SessionOptions) {
     this.now = options.now ?? Date.now;
@@ -236,9 +242,13 @@ export class Session implements SessionLike {
   }
 
   private partParsed(part: SnapshotPart, ms: number, runs: readonly ProbeRun[]): void {
-    if (part !== 'conntrack') return;
-    const read = runs.find((r) => r.id === 'conntrack')?.result.durationMs ?? 0;
-    this.conntrackDueAt = performance.now() + conntrackIntervalMs(this.options.intervalMs ?? 2000, read + ms);
+    const ids = PART_PROBES[part];
+    const read = runs.filter((r) => ids.includes(r.id)).reduce((sum, r) => sum + r.result.durationMs, 0);
+    const delay = slowPartDelayMs(this.options.intervalMs ?? 2000, read + ms);
+    for (const id of ids) {
+      if (delay > 0) this.notBefore.set(id, performance.now() + delay);
+      else this.notBefore.delete(id);
+    }
   }
 
   /** A watch event changed the API objects: re-parse them, keep every other part (no probe runs). */
@@ -264,9 +274,9 @@ export class Session implements SessionLike {
       return;
     }
     this.set({ refreshing: true });
-    const conntrackDue = performance.now() >= this.conntrackDueAt;
+    const at0 = performance.now();
     const ids = catalog()
-      .probes.filter((p) => p.refresh && (conntrackDue || p.id !== 'conntrack'))
+      .probes.filter((p) => p.refresh && at0 >= (this.notBefore.get(p.id) ?? 0))
       .map((p) => p.id);
     runProbes(this.options.transport, { ids, ...(this.options.params ? { params: this.options.params } : {}) })
       .then(async (fresh) => {
@@ -285,8 +295,14 @@ export class Session implements SessionLike {
         const snapshot = await completeSnapshot(input, buildFirstSnapshot(input), { onPartParsed: (part, ms) => this.partParsed(part, ms, runs) });
         this.runs = runs.map(withoutPartText);
         const at = this.now();
-        const elapsed = this.state.dataAt === null ? 0 : (at - this.state.dataAt) / 1000;
-        const rates = previous.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;
+        // Rates span the time between two reads of the counters (a slow ruleset is not read every refresh).
+        let rates = this.state.rates;
+        if (byId.has('iptables-save')) {
+          const since = this.iptablesAt ?? this.state.dataAt;
+          const elapsed = since === null ? 0 : (at - since) / 1000;
+          rates = previous.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;
+          this.iptablesAt = at;
+        }
         // Which probes, then the node's own words for the first of them ("Cannot open network namespace …").
         const detail = lost.map((r) => r.result.stderr.trim().split('\n').pop()?.trim() ?? '').find((line) => line !== '');
         const error = lost.length ? `${lost.map((r) => `${r.id}: ${r.status}`).join(', ')}${detail ? ` — ${detail}` : ''}` : null;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, type SnapshotInput } from '../../src/analysis/build-snapshot.js';
 import { SNAPSHOT_PARTS, isPending, type NodeSnapshot } from '../../src/model/snapshot.js';
-import { conntrackIntervalMs, loadSnapshot, MAX_CONNTRACK_INTERVAL_MS, Session } from '../../src/session.js';
+import { loadSnapshot, MAX_SLOW_PART_DELAY_MS, Session, slowPartDelayMs } from '../../src/session.js';
 import { openSource } from '../../src/sources/open.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
@@ -89,11 +89,12 @@ describe('parse cache by fingerprint', () => {
   });
 });
 
-describe('conntrack refresh interval', () => {
-  it('is the refresh interval while the table is cheap, ten times its cost when slow, at most a minute', () => {
-    expect(conntrackIntervalMs(2000, 30)).toBe(2000);
-    expect(conntrackIntervalMs(2000, 1500)).toBe(15_000);
-    expect(conntrackIntervalMs(2000, 60_000)).toBe(MAX_CONNTRACK_INTERVAL_MS);
+describe('slow parts on refresh', () => {
+  it('are left alone for nothing while cheap, ten times their cost when slow, at most a minute', () => {
+    expect(slowPartDelayMs(2000, 30)).toBe(0);
+    expect(slowPartDelayMs(2000, 200)).toBe(0);
+    expect(slowPartDelayMs(2000, 1500)).toBe(15_000);
+    expect(slowPartDelayMs(2000, 60_000)).toBe(MAX_SLOW_PART_DELAY_MS);
   });
 });
 
@@ -223,6 +224,44 @@ describe('session', () => {
     expect(session.getState().error).toBeNull();
     expect(session.getState().snapshot?.iptables?.value).toBeTruthy();
     await session.stop();
+  });
+
+  it('skips a part that was slow to read on the next refresh, and keeps the rule rates', async () => {
+    const src = liveFixture('lab-iptables');
+    // The conntrack table "took" 5 s to read: 10 × 5 s exceeds the 2 s interval.
+    let tableReads = 0;
+    const transport: Transport = {
+      ...src.transport,
+      exec: async (argv, o) => {
+        const r = await src.transport.exec(argv, o);
+        if (argv[0] !== 'conntrack' || !argv.includes('-L')) return r;
+        tableReads++;
+        return { ...r, durationMs: 5000 };
+      },
+    };
+    let now = 1_000_000;
+    const session = new Session({ transport, apiText: src.apiText, live: true, intervalMs: 2000, now: () => now });
+    await session.start();
+    session.stop().catch(() => {}); // no timer: refreshes below are explicit
+    const a = session.getState().snapshot!;
+    expect(tableReads).toBe(1);
+    src.edit('iptables-save', (t) => t.replace(/^\[(\d+):(\d+)\] -A KUBE-SEP/m, (_m, p: string, by: string) => `[${Number(p) + 10}:${by}] -A KUBE-SEP`));
+    now += 2000;
+    session.refreshNow();
+    await refreshed(session, a);
+    const b = session.getState().snapshot!;
+    expect(src.reads.get('iptables-save')).toBe(2);
+    expect(tableReads).toBe(1);
+    expect(b.conntrack?.value).toBe(a.conntrack?.value);
+    const rates = session.getState().rates;
+    expect([...rates.values()]).toContain(5); // 10 packets over 2 s
+    // The rules did not change since: a refresh reads them again, and they moved 0 packets.
+    now += 2000;
+    session.refreshNow();
+    await refreshed(session, b);
+    expect(src.reads.get('iptables-save')).toBe(3);
+    expect(tableReads).toBe(1);
+    expect([...session.getState().rates.values()].every((r) => r === 0)).toBe(true);
   });
 
   it('does not start a refresh while the staged load is running', async () => {
