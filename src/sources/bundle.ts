@@ -14,7 +14,7 @@
  * No secret is ever written: the manifest's `source` holds only the kind and label.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { ParseError, UserError } from '../errors.js';
 import type { ProbeRun, ProbeStatus } from './probe-runner.js';
@@ -132,10 +132,21 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
 }
 
 /**
- * Reads a bundle's manifest. Throws `UserError` when `dir` holds no manifest, and
- * `ParseError` when the manifest is not valid JSON or of an unknown format version.
+ * The bundle directory a user named: the directory itself, or the directory of its
+ * `manifest.json` when the path given is that file (`--replay DIR/manifest.json`).
  */
-export function readBundle(dir: string): Bundle {
+export function bundleDirOf(given: string): string {
+  return path.basename(given) === 'manifest.json' && statSync(given, { throwIfNoEntry: false })?.isFile() ? path.dirname(given) : given;
+}
+
+/**
+ * Reads a bundle's manifest; `given` is the bundle directory or its `manifest.json`
+ * ({@link bundleDirOf}), and the returned `dir` is the directory. Throws `UserError`
+ * when the directory holds no manifest, and `ParseError` when the manifest is not
+ * valid JSON or of an unknown format version.
+ */
+export function readBundle(given: string): Bundle {
+  const dir = bundleDirOf(given);
   const file = path.join(dir, 'manifest.json');
   if (!existsSync(file)) throw new UserError(`${dir} is not a capture bundle (no manifest.json)`, 'capture one with `nodescope capture … -o DIR`');
   const text = readFileSync(file, 'utf8');

@@ -14,7 +14,7 @@ import type { ExecOptions, ExecResult, Transport } from './transport.js';
 /** Parameters that say where the node keeps things (not what to ask): a capture fixes them. */
 const NODE_LAYOUT_PARAMS: ReadonlySet<string> = new Set(['bpfRoot']);
 
-/** Replays a capture bundle directory. Throws like {@link readBundle}. */
+/** Replays a capture bundle (its directory or its manifest.json). Throws like {@link readBundle}. */
 export class ReplayTransport implements Transport {
   readonly kind = 'replay' as const;
   readonly label: string;
@@ -22,7 +22,7 @@ export class ReplayTransport implements Transport {
 
   constructor(dir: string) {
     this.bundle = readBundle(dir);
-    this.label = `replay:${dir}`;
+    this.label = `replay:${this.bundle.dir}`;
   }
 
   async exec(argv: readonly string[], _options: ExecOptions): Promise<ExecResult> {

@@ -83,6 +83,19 @@ describe('capture bundle and replay', () => {
     expect(notCaptured.missing).toBe(true);
   });
 
+  it('takes the path of a bundle\'s manifest.json as its directory (--replay DIR/manifest.json)', async () => {
+    const out = mkdtempSync(path.join(tmpdir(), 'nodescope-bundle-'));
+    writeBundle(out, { capturedAt: '2026-11-29T00:00:00.000Z', nodescopeVersion: 't', node: 'n1', source: { kind: 'local', label: 'local' }, toolVersions: {}, runs: [], apiText: '{"kind":"List","items":[]}' });
+    const manifest = path.join(out, 'manifest.json');
+    expect(readBundle(manifest).dir).toBe(out);
+    const replay = new ReplayTransport(manifest);
+    expect(replay.bundle.dir).toBe(out);
+    expect(replay.label).toBe(`replay:${out}`);
+    expect(replay.apiText()).toBe('{"kind":"List","items":[]}');
+    // Another file of the bundle is still not a bundle.
+    expect(() => readBundle(path.join(out, 'api.json'))).toThrow(UserError);
+  });
+
   it('refuses a directory that is not a bundle, and a future format version', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-nob-'));
     expect(() => new ReplayTransport(dir)).toThrow(UserError);
