@@ -9,7 +9,7 @@ import { buildSnapshot } from './analysis/build-snapshot.js';
 import { packageVersion } from './paths.js';
 import { writeBundle, type BundleManifest } from './sources/bundle.js';
 import { closeSource, type OpenedSource } from './sources/open.js';
-import { runProbes } from './sources/probe-runner.js';
+import { runProbes, type ProbeRun } from './sources/probe-runner.js';
 import { dnsTransportFor } from './dns/open.js';
 import { recordServiceDns } from './dns/record.js';
 import { UserError } from './errors.js';
@@ -19,12 +19,16 @@ import { parseK8sObjects } from './parsers/k8s-objects.js';
  * Options of {@link captureBundle}. `dns` (default true): also ask the cluster DNS
  * every Service's questions and keep the exact answers in `extra/dns.json`
  * (`dnsTimeoutMs`, default 1,000 ms per try, one try: a capture must not hang on
- * a dead DNS).
+ * a dead DNS). `progress` receives one line per stage as it starts and ends (the CLI
+ * writes them to stderr, like the source's own progress), so a capture of several
+ * seconds is never silent; `now` (milliseconds since the epoch, default `Date.now`) also
+ * times the stages.
  */
 export interface CaptureOptions {
   readonly params?: Readonly<Record<string, string | undefined>>;
   readonly note?: string;
   readonly now?: () => number;
+  readonly progress?: (message: string) => void;
   readonly dns?: boolean;
   readonly dnsServer?: string;
   readonly dnsTimeoutMs?: number;
@@ -80,15 +84,43 @@ export function prepareCaptureDir(dir: string, force: boolean): void {
   for (const name of BUNDLE_ENTRIES) rmSync(path.join(dir, name), { recursive: true, force: true });
 }
 
+/** Seconds with one decimal, for progress lines. */
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
+
+/** "24 ok, 2 missing (ipvsadm, ipset)": what a stage of probes came back with, failures named. */
+export function probeTally(runs: readonly ProbeRun[]): string {
+  const byStatus = new Map<string, string[]>();
+  for (const r of runs) byStatus.set(r.status, [...(byStatus.get(r.status) ?? []), r.id]);
+  return [...byStatus].map(([status, ids]) => (status === 'ok' ? `${ids.length} ok` : `${ids.length} ${status} (${ids.join(', ')})`)).join(', ');
+}
+
+/** Runs one stage of probes, saying what it starts and what came back. */
+async function probeStage(what: string, run: () => Promise<ProbeRun[]>, options: CaptureOptions): Promise<ProbeRun[]> {
+  const now = options.now ?? Date.now;
+  const say = options.progress ?? (() => undefined);
+  const start = now();
+  say(`running the ${what} probes…`);
+  const runs = await run();
+  say(`${what} probes: ${probeTally(runs)} in ${seconds(now() - start)}`);
+  return runs;
+}
+
 /** Captures `source` into `dir`; returns the manifest. Throws the filesystem's errors. */
 export async function captureBundle(source: OpenedSource, dir: string, options: CaptureOptions = {}): Promise<BundleManifest> {
-  const capturedAt = new Date((options.now ?? Date.now)()).toISOString();
+  const now = options.now ?? Date.now;
+  const say = options.progress ?? (() => undefined);
+  const capturedAt = new Date(now()).toISOString();
   const params = options.params ? { params: options.params } : {};
-  const runs = await runProbes(source.transport, params);
-  if (source.ciliumAgent) runs.push(...(await runProbes(source.ciliumAgent, { ...params, where: 'cilium-agent' })));
+  const runs = await probeStage('node', () => runProbes(source.transport, params), options);
+  const agent = source.ciliumAgent;
+  if (agent) runs.push(...(await probeStage('cilium-agent', () => runProbes(agent, { ...params, where: 'cilium-agent' }), options)));
   // A live feed's objects as of the end of the probes (the watch may have moved on since open).
   const apiText = source.api ? source.api.text() : source.apiText;
+  const dnsStart = now();
+  if (options.dns !== false && apiText !== undefined) say('asking the cluster DNS the questions of every Service…');
   const dns = await recordDns({ ...source, apiText }, options);
+  if (dns.skipped === null) say(`DNS answers recorded in ${seconds(now() - dnsStart)}`);
+  else if (dns.skipped !== 'disabled') say(`DNS answers not recorded: ${dns.skipped}`);
   await closeSource(source);
   const snapshot = buildSnapshot({ runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
   return writeBundle(dir, {

@@ -4,6 +4,7 @@
  * and rendering the app or a `show` document. Exit codes: 0 ok, 1 the user can fix
  * it (UserError), 2 anything else (a bug or a broken transport), 9 `dig` got no reply (as dig(1)).
  */
+import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { runCleanups } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
@@ -36,7 +37,7 @@ function addSourceOptions(cmd: Command): Command {
   return cmd
     .option('--local', 'read this machine (live)')
     .option('--netns <name>', 'read inside a network namespace of this machine (live, implies --local)')
-    .option('--replay <dir>', 'replay a capture bundle')
+    .option('--replay <dir>', 'replay a capture bundle (its directory, or its manifest.json)')
     .option('--api-file <file>', 'API objects as printed by `kubectl get … -o json`')
     .option('--ssh <target>', 'read a node over SSH: [user@]host[:port] or a Host of ~/.ssh/config (live)')
     .option('--node <name>', 'read a node through a debug pod, like kubectl debug node/NAME (live)')
@@ -54,6 +55,12 @@ function positiveSeconds(text: string): number {
   const n = Number(text);
   if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number of seconds');
   return n;
+}
+
+/** `--server`, `--dns-server`: a DNS server's IPv4 or IPv6 address (a name would need a resolver to find the resolver). */
+function ipAddress(text: string): string {
+  if (isIP(text) === 0) throw new InvalidArgumentError('not an IP address: expected an IPv4 or IPv6 address, e.g. 10.96.0.10');
+  return text;
 }
 
 /** `--lang`: one of the UI's languages; absent means from LANG. */
@@ -195,7 +202,7 @@ export function buildProgram(): Command {
     .option('--chain <name>', 'rules: only this chain')
     .option('--table <name>', 'rules: only this table')
     .option('--service <ns/name>', 'services, conntrack, dns, compare: only this Service')
-    .option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP')
+    .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
@@ -239,7 +246,7 @@ export function buildProgram(): Command {
 
   addSourceOptions(program.command('dig').argument('<name>', 'DNS name to resolve').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
     .addOption(new Option('--type <type>', 'record type').choices(['A', 'AAAA', 'SRV', 'CNAME', 'PTR', 'TXT']).default('A'))
-    .option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)')
+    .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (name: string, opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json' }) => {
       const source = await openSource(opts);
@@ -261,7 +268,7 @@ export function buildProgram(): Command {
     .requiredOption('-o, --output <dir>', 'bundle directory to write')
     .option('--note <text>', 'provenance note stored in the manifest')
     .option('--no-dns', 'do not record the cluster DNS answers of every Service')
-    .option('--dns-server <ip>', 'ask this DNS server instead of the kube-dns ClusterIP')
+    .addOption(new Option('--dns-server <ip>', 'ask this DNS server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .option('--force', 'write into a non-empty directory, removing the bundle files already there')
     .action(async (opts: GlobalOptions & { output: string; note?: string; dns: boolean; dnsServer?: string; force?: boolean }) => {
       prepareCaptureDir(opts.output, opts.force === true);
@@ -269,7 +276,8 @@ export function buildProgram(): Command {
         process.stderr.write(`nodescope: no source given: capturing the embedded default capture (replay of ${defaultCaptureDir()}); name one with --local, --netns, --ssh, --node or --replay\n`);
       }
       const source = await openSource(opts);
-      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
+      const progress = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
+      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, progress, ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });
 

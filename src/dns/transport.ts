@@ -65,7 +65,7 @@ export const MAX_TRIES = 3;
 export function checkQuery(q: DnsQuery, options: DnsQueryOptions = {}): void {
   const problem = validateDnsName(q.qname);
   if (problem) throw new UserError(`invalid DNS name ${JSON.stringify(q.qname)}: ${problem.message}`, 'letters, digits and hyphens, labels of 1–63 characters');
-  if (isIP(q.server) === 0) throw new UserError(`DNS server ${JSON.stringify(q.server)} is not an IP address`, 'pass --dns-server with an IPv4 or IPv6 address');
+  if (isIP(q.server) === 0) throw new UserError(`DNS server ${JSON.stringify(q.server)} is not an IP address`, 'give the DNS server as an IPv4 or IPv6 address, e.g. 10.96.0.10');
   if (!Number.isInteger(q.port) || q.port < 1 || q.port > 65535) throw new UserError(`DNS port ${q.port} is outside 1–65535`);
   if (!isQuestionType(q.qtype)) throw new UserError(`unsupported DNS type ${String(q.qtype)}`, 'use A, AAAA, SRV or CNAME');
   const t = options.timeoutMs;

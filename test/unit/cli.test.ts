@@ -1,5 +1,7 @@
 /** The real binary's argument handling (built by `npm test` before the tests run). */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
@@ -24,6 +26,36 @@ describe('nodescope command line', () => {
       expect(r.stderr).toMatch(/is not a capture bundle/);
       expect(r.stderr).toMatch(/^ {2}try: /m);
     }
+  });
+
+  it('takes --replay DIR/manifest.json as the bundle DIR', () => {
+    const byDir = run('show', 'services', '-o', 'json', '--replay', fixture('lab-iptables'));
+    const byManifest = run('show', 'services', '-o', 'json', '--replay', path.join(fixture('lab-iptables'), 'manifest.json'));
+    expect(byManifest.status, byManifest.stderr).toBe(0);
+    expect(byManifest.stdout).toBe(byDir.stdout);
+  });
+
+  it('says a DNS server that is not an IP address is not one, naming the flag given and what it expects', () => {
+    for (const [flag, args] of [
+      ['--server', ['dig', 'kubernetes.default.svc.cluster.local', '--replay', fixture('lab-iptables'), '--server', 'notanip']],
+      ['--dns-server', ['show', 'dns', '--service', 'default/kubernetes', '--replay', fixture('lab-iptables'), '--dns-server', 'notanip']],
+      ['--dns-server', ['capture', '-o', '/nonexistent-out', '--replay', fixture('lab-iptables'), '--dns-server', 'notanip']],
+    ] as const) {
+      const r = run(...args);
+      expect(r.status, args.join(' ')).toBe(1);
+      expect(r.stderr).toContain(`option '${flag} <ip>' argument 'notanip' is invalid. not an IP address: expected an IPv4 or IPv6 address`);
+      expect(r.stderr.replace(`'${flag} <ip>'`, '')).not.toMatch(/--(dns-)?server/);
+    }
+  });
+
+  it('capture reports its stages on stderr before the final line', () => {
+    const out = path.join(mkdtempSync(path.join(tmpdir(), 'nodescope-cli-cap-')), 'bundle');
+    const r = run('capture', '--replay', fixture('lab-iptables'), '-o', out);
+    expect(r.status, r.stderr).toBe(0);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines[0]).toBe('nodescope: running the node probes…');
+    expect(lines[1]).toMatch(/^nodescope: node probes: \d+ ok/);
+    expect(lines.at(-1)).toMatch(/^captured \d+ probes of lab-node into /);
   });
 
   it('checks --interval and --lang for every command, a replay and show too', () => {
