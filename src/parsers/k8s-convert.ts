@@ -39,9 +39,54 @@ import type { Severity } from '../model/diagnostics.js';
 /** A path to a value inside one object, e.g. `['spec', 'ports', 0, 'port']`. */
 export type JsonPath = readonly (string | number)[];
 
+/**
+ * Equal values met again and again in one capture (endpoint `conditions`, timestamps,
+ * label values), kept once. A converter given one replaces such values inside `raw` by
+ * the shared instance: the JSON stays the same, the copies go. Only for JSON the parser
+ * made itself (never a caller's object). Shared objects are frozen.
+ */
+export class SharedValues {
+  private readonly strings = new Map<string, string>();
+  private readonly objects = new Map<string, JsonObject>();
+
+  /** The one instance of `s`. V8's JSON.parse already shares strings of up to 10 characters. */
+  string(s: string): string {
+    if (s.length <= 10 || s.length > 64) return s;
+    const had = this.strings.get(s);
+    if (had !== undefined) return had;
+    this.strings.set(s, s);
+    return s;
+  }
+
+  /** The one instance of a flat object of booleans (endpoint `conditions`), or `o` itself when it is anything else. */
+  flags(o: JsonObject): JsonObject {
+    let key = '';
+    for (const k in o) {
+      const v = o[k];
+      if (typeof v !== 'boolean' && v !== null) return o;
+      key += `${k}\u0000${String(v)}\u0000`;
+    }
+    const had = this.objects.get(key);
+    if (had !== undefined) return had;
+    this.objects.set(key, Object.freeze(o));
+    return o;
+  }
+
+  /** Replaces string values of `o` (a labels or annotations map, metadata) by their shared instance. */
+  stringsIn(o: JsonObject): void {
+    const w = o as Record<string, JsonValue>;
+    for (const k in w) {
+      const v = w[k];
+      if (typeof v === 'string' && v.length > 10) w[k] = this.string(v);
+    }
+  }
+}
+
 /** What the converter needs from its caller: where the object came from and where to report. */
 export interface ConvertContext {
   readonly source: SourceRef;
+  /** When given, equal values inside the object's JSON are replaced by shared ones. */
+  readonly share?: SharedValues;
   /** Records a finding about the value at `path` (relative to the object being converted). */
   report(severity: Severity, path: JsonPath, code: string, message: string): void;
 }
@@ -55,6 +100,35 @@ const TRAFFIC_POLICIES: readonly TrafficPolicy[] = ['Cluster', 'Local'];
 const ADDRESS_TYPES: readonly AddressType[] = ['IPv4', 'IPv6', 'FQDN'];
 const POD_PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
 const NODE_ADDRESS_TYPES: readonly NodeAddressType[] = ['InternalIP', 'ExternalIP', 'Hostname', 'InternalDNS', 'ExternalDNS'];
+
+// Memory: a huge capture has 250,000 endpoints, so the typed view shares what it can with
+// `raw` (string lists and string maps are the raw arrays/objects themselves, read only) and
+// every empty list or map is one frozen instance. Arrays are built at their final size:
+// V8 gives an array grown by `push` room for 17 elements.
+const NO_STRINGS: readonly string[] = Object.freeze([]);
+const NO_MAP: Readonly<Record<string, string>> = Object.freeze({});
+
+/** True when every element is a string (the list can then be shared as a `string[]`). */
+function allStrings(a: readonly JsonValue[]): a is readonly string[] {
+  for (const v of a) if (typeof v !== 'string') return false;
+  return true;
+}
+
+/** `a` itself unless it is empty (then the shared empty list). */
+function shared<T>(a: readonly T[]): readonly T[] {
+  return a.length === 0 ? (NO_STRINGS as readonly never[]) : a;
+}
+
+/** The defined items, in a list of their exact size (`flatMap` and `filter` leave spare room). */
+function defined<T>(items: readonly (T | undefined)[]): readonly T[] {
+  let n = 0;
+  for (const x of items) if (x !== undefined) n++;
+  if (n === items.length) return shared(items as readonly T[]);
+  const out = new Array<T>(n);
+  let i = 0;
+  for (const x of items) if (x !== undefined) out[i++] = x;
+  return shared(out);
+}
 
 /** True for a JSON object (not an array, not null). */
 export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
@@ -135,10 +209,21 @@ class Fields {
     return undefined;
   }
 
-  /** A `map[string]string` (labels, annotations, selector). YAML scalars that are not strings are stringified. */
-  strMap(o: JsonObject, key: string, path: JsonPath): Record<string, string> | undefined {
+  /**
+   * A `map[string]string` (labels, annotations, selector): the raw object itself when all
+   * its values are strings; else a copy where YAML scalars that are not strings are stringified.
+   */
+  strMap(o: JsonObject, key: string, path: JsonPath): Readonly<Record<string, string>> | undefined {
     const m = this.obj(o, key, path);
-    if (m === undefined) return o[key] === null ? {} : undefined;
+    if (m === undefined) return o[key] === null ? NO_MAP : undefined;
+    let plain = true;
+    for (const k in m) {
+      if (typeof m[k] !== 'string') {
+        plain = false;
+        break;
+      }
+    }
+    if (plain) return m as Readonly<Record<string, string>>;
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(m)) {
       if (typeof v === 'string') out[k] = v;
@@ -149,13 +234,16 @@ class Fields {
     return out;
   }
 
-  strList(o: JsonObject, key: string, path: JsonPath): string[] {
+  /** A list of strings: the raw list itself when it holds only strings, else its strings (others reported). */
+  strList(o: JsonObject, key: string, path: JsonPath): readonly string[] {
+    const a = this.arr(o, key, path);
+    if (allStrings(a)) return shared(a);
     const out: string[] = [];
-    this.arr(o, key, path).forEach((v, i) => {
+    a.forEach((v, i) => {
       if (typeof v === 'string') out.push(v);
       else this.wrongType([...path, key, i], 'a string', v);
     });
-    return out;
+    return shared(out.slice());
   }
 
   /** Each element of a list of objects, with its path; non-objects are reported and skipped. */
@@ -173,9 +261,16 @@ class Fields {
   }
 }
 
-function readMeta(f: Fields, o: JsonObject): ObjectMeta {
+function readMeta(f: Fields, o: JsonObject, share: SharedValues | undefined): ObjectMeta {
   const m = f.obj(o, 'metadata', []) ?? {};
   const p = ['metadata'];
+  if (share) {
+    share.stringsIn(m);
+    for (const key of ['labels', 'annotations']) {
+      const map = m[key];
+      if (isJsonObject(map)) share.stringsIn(map);
+    }
+  }
   return {
     namespace: f.str(m, 'namespace', p) ?? '',
     name: f.str(m, 'name', p) ?? '',
@@ -183,13 +278,14 @@ function readMeta(f: Fields, o: JsonObject): ObjectMeta {
     resourceVersion: f.str(m, 'resourceVersion', p),
     creationTimestamp: f.str(m, 'creationTimestamp', p),
     deletionTimestamp: f.str(m, 'deletionTimestamp', p),
-    labels: f.strMap(m, 'labels', p) ?? {},
-    annotations: f.strMap(m, 'annotations', p) ?? {},
+    labels: f.strMap(m, 'labels', p) ?? NO_MAP,
+    annotations: f.strMap(m, 'annotations', p) ?? NO_MAP,
   };
 }
 
 function base(f: Fields, o: JsonObject, ctx: ConvertContext) {
-  return { apiVersion: f.str(o, 'apiVersion', []), meta: readMeta(f, o), raw: o, source: ctx.source };
+  if (ctx.share && typeof o['apiVersion'] === 'string') (o as Record<string, JsonValue>)['apiVersion'] = ctx.share.string(o['apiVersion']);
+  return { apiVersion: f.str(o, 'apiVersion', []), meta: readMeta(f, o, ctx.share), raw: o, source: ctx.source };
 }
 
 function readServicePort(f: Fields, p: JsonObject, path: JsonPath): ServicePort | undefined {
@@ -220,36 +316,34 @@ export function toService(o: JsonObject, ctx: ConvertContext): Service {
   const sp = ['spec'];
   const clusterIP = f.str(spec, 'clusterIP', sp);
   const listed = f.strList(spec, 'clusterIPs', sp);
-  const all = listed.length > 0 ? listed : clusterIP !== undefined && clusterIP !== '' ? [clusterIP] : [];
+  const all: readonly string[] = listed.length > 0 ? listed : clusterIP !== undefined && clusterIP !== '' ? [clusterIP] : NO_STRINGS;
   const headless = all.some((ip) => ip.toLowerCase() === 'none');
   if (all.some((ip) => ip.toLowerCase() === 'none' && ip !== 'None')) {
     ctx.report('info', ['spec', 'clusterIP'], 'clusterip-none-case',
       'clusterIP "none" in lower case: read as headless (the API only accepts "None")');
   }
-  const ports: ServicePort[] = [];
-  for (const { item, path } of f.objects(spec, 'ports', sp)) {
-    const port = readServicePort(f, item, path);
-    if (port) ports.push(port);
-  }
+  const ports = defined(f.objects(spec, 'ports', sp).map(({ item, path }) => readServicePort(f, item, path)));
   const affinityConfig = f.obj(spec, 'sessionAffinityConfig', sp);
   const clientIP = affinityConfig ? f.obj(affinityConfig, 'clientIP', [...sp, 'sessionAffinityConfig']) : undefined;
   const lb = f.obj(status, 'loadBalancer', ['status']) ?? {};
-  const ingress: LoadBalancerIngress[] = f.objects(lb, 'ingress', ['status', 'loadBalancer']).map(({ item, path }) => ({
+  const ingress: readonly LoadBalancerIngress[] = shared(f.objects(lb, 'ingress', ['status', 'loadBalancer']).map(({ item, path }) => ({
     ip: f.str(item, 'ip', path),
     hostname: f.str(item, 'hostname', path),
     ipMode: f.str(item, 'ipMode', path),
-  }));
-  const families: IpFamily[] = [];
-  f.strList(spec, 'ipFamilies', sp).forEach((v, i) => {
-    if ((IP_FAMILIES as readonly string[]).includes(v)) families.push(v as IpFamily);
-    else ctx.report('warning', [...sp, 'ipFamilies', i], 'unknown-value', `spec.ipFamilies: "${v}" is not IPv4 or IPv6`);
+  })));
+  const familyList = f.strList(spec, 'ipFamilies', sp);
+  const isFamily = (v: string): v is IpFamily => (IP_FAMILIES as readonly string[]).includes(v);
+  familyList.forEach((v, i) => {
+    if (!isFamily(v)) ctx.report('warning', [...sp, 'ipFamilies', i], 'unknown-value', `spec.ipFamilies: "${v}" is not IPv4 or IPv6`);
   });
+  const families: readonly IpFamily[] = familyList.every(isFamily) ? familyList : familyList.filter(isFamily);
+  const isAllocated = (ip: string): boolean => ip !== '' && ip.toLowerCase() !== 'none';
   return {
     kind: 'Service',
     ...base(f, o, ctx),
     type: f.oneOf(spec, 'type', sp, SERVICE_TYPES) ?? 'ClusterIP',
     clusterIP,
-    clusterIPs: all.filter((ip) => ip.toLowerCase() !== 'none' && ip !== ''),
+    clusterIPs: all.every(isAllocated) ? shared(all) : all.filter(isAllocated),
     headless,
     ipFamilies: families,
     ipFamilyPolicy: f.oneOf(spec, 'ipFamilyPolicy', sp, IP_FAMILY_POLICIES),
@@ -283,13 +377,17 @@ function readTargetRef(f: Fields, e: JsonObject, path: JsonPath): TargetRef | un
   return { kind: f.str(t, 'kind', tp), namespace: f.str(t, 'namespace', tp), name: f.str(t, 'name', tp) ?? '', uid: f.str(t, 'uid', tp) };
 }
 
-function hintNames(f: Fields, hints: JsonObject | undefined, key: string, path: JsonPath): string[] {
-  if (!hints) return [];
-  return f.objects(hints, key, [...path, 'hints']).flatMap(({ item, path: p }) => f.str(item, 'name', p) ?? []);
+function hintNames(f: Fields, hints: JsonObject | undefined, key: string, path: JsonPath): readonly string[] {
+  if (!hints) return NO_STRINGS;
+  return defined(f.objects(hints, key, [...path, 'hints']).map(({ item, path: p }) => f.str(item, 'name', p)));
 }
 
-function readEndpoint(f: Fields, e: JsonObject, path: JsonPath): Endpoint {
-  const cond = f.obj(e, 'conditions', path) ?? {};
+function readEndpoint(f: Fields, e: JsonObject, path: JsonPath, share: SharedValues | undefined): Endpoint {
+  let cond = f.obj(e, 'conditions', path) ?? {};
+  if (share && isJsonObject(e['conditions'])) {
+    cond = share.flags(cond);
+    (e as Record<string, JsonValue>)['conditions'] = cond;
+  }
   const cp = [...path, 'conditions'];
   const hints = f.obj(e, 'hints', path);
   return {
@@ -321,8 +419,8 @@ export function toEndpointSlice(o: JsonObject, ctx: ConvertContext): EndpointSli
     addressType,
     serviceName: b.meta.labels[LABEL_SERVICE_NAME],
     managedBy: b.meta.labels[LABEL_MANAGED_BY],
-    ports: f.objects(o, 'ports', []).map(({ item, path }) => readEndpointPort(f, item, path)),
-    endpoints: f.objects(o, 'endpoints', []).map(({ item, path }) => readEndpoint(f, item, path)),
+    ports: shared(f.objects(o, 'ports', []).map(({ item, path }) => readEndpointPort(f, item, path))),
+    endpoints: shared(f.objects(o, 'endpoints', []).map(({ item, path }) => readEndpoint(f, item, path, ctx.share))),
   };
 }
 
@@ -337,11 +435,11 @@ function readyCondition(f: Fields, status: JsonObject): TriState {
 }
 
 /** `[{ip}]` lists (podIPs, hostIPs) with the singular field as fallback. */
-function ipList(f: Fields, status: JsonObject, listKey: string, singleKey: string): string[] {
-  const listed = f.objects(status, listKey, ['status']).flatMap(({ item, path }) => f.str(item, 'ip', path) ?? []);
+function ipList(f: Fields, status: JsonObject, listKey: string, singleKey: string): readonly string[] {
+  const listed = defined(f.objects(status, listKey, ['status']).map(({ item, path }) => f.str(item, 'ip', path)));
   if (listed.length > 0) return listed;
   const one = f.str(status, singleKey, ['status']);
-  return one ? [one] : [];
+  return one ? [one] : NO_STRINGS;
 }
 
 /** core/v1 Pod → {@link Pod}. */
@@ -366,7 +464,7 @@ export function toPod(o: JsonObject, ctx: ConvertContext): Pod {
     phase: f.oneOf(status, 'phase', ['status'], POD_PHASES),
     hostNetwork: f.bool(spec, 'hostNetwork', ['spec']) ?? false,
     ready: readyCondition(f, status),
-    containerPorts,
+    containerPorts: shared(containerPorts.slice()),
   };
 }
 
@@ -387,8 +485,8 @@ export function toNode(o: JsonObject, ctx: ConvertContext): Node {
   return {
     kind: 'Node',
     ...b,
-    addresses,
-    podCIDRs: cidrs.length > 0 ? cidrs : cidr ? [cidr] : [],
+    addresses: shared(addresses.slice()),
+    podCIDRs: cidrs.length > 0 ? cidrs : cidr ? [cidr] : NO_STRINGS,
     zone: b.meta.labels[LABEL_TOPOLOGY_ZONE],
     ready: readyCondition(f, status),
   };

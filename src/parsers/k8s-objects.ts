@@ -30,11 +30,12 @@ import type {
   JsonObject,
   JsonValue,
   K8sObject,
+  SourceRef,
   UnknownObject,
   WatchEvent,
   WatchEventType,
 } from '../model/k8s.js';
-import { isJsonObject, toK8sObject } from './k8s-convert.js';
+import { isJsonObject, SharedValues, toK8sObject } from './k8s-convert.js';
 import type { ConvertContext, JsonPath } from './k8s-convert.js';
 
 const WATCH_TYPES: readonly WatchEventType[] = ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR'];
@@ -332,13 +333,17 @@ function label(json: JsonObject): string {
   return `${ns}${typeof m['name'] === 'string' ? m['name'] : '?'}`;
 }
 
-/** Converts one found object, reporting through `sink` at lines found by `locate`. */
-function convert(found: Found, origin: string, line: number, locate: (path: JsonPath) => number, sink: Sink): K8sObject {
+/**
+ * Converts one found object, reporting through `sink` at lines found by `locate`;
+ * `share` (JSON the parser made itself only) lets equal values inside it be kept once.
+ */
+function convert(found: Found, source: SourceRef, locate: (path: JsonPath) => number, sink: Sink, share?: SharedValues): K8sObject {
   const where = label(found.json);
   const report = (sev: Severity, code: string, msg: string): void => sink.add(sev, locate(found.path), code, `${where}: ${msg}`);
   const kind = resolveKind(found, report);
   const ctx: ConvertContext = {
-    source: { origin, line },
+    source,
+    ...(share ? { share } : {}),
     report: (sev, path, code, msg) => sink.add(sev, locate([...found.path, ...path]), code, `${kind || 'object'} ${where}: ${msg}`),
   };
   const obj = toK8sObject(found.json, kind, ctx);
@@ -395,12 +400,17 @@ export function parseK8sObjects(text: string, origin: string): ParseResult<ApiOb
   const first = firstNonBlank(text);
   const docs = first === '{' || first === '[' ? jsonDocs(text, sink) : yamlDocs(text, sink);
   const store = new Store();
+  const share = new SharedValues();
+  // All items of a JSON list have the list's line: one SourceRef for each line.
+  const sources = new Map<number, SourceRef>();
   for (const doc of docs) {
     for (const found of collect(doc, sink)) {
       // Re-reading a JSON document for positions costs far more than the parse itself:
       // objects of a JSON document carry the document's line, diagnostics the exact one.
       const line = doc.cheapLocate ? doc.locate(found.path) : doc.line;
-      const obj = convert(found, origin, line, doc.locate, sink);
+      let source = sources.get(line);
+      if (source === undefined) sources.set(line, (source = { origin, line }));
+      const obj = convert(found, source, doc.locate, sink, share);
       if (found.event === undefined) {
         if (store.has(obj)) sink.add('warning', line, 'duplicate-object', `${objectKey(obj)} appears again: the later one is kept`);
         store.put(obj);
@@ -431,7 +441,7 @@ export function parseWatchEvent(event: JsonValue, origin: string): ParseResult<W
   }
   const found = collect({ value: event, line: 0, locate: () => 0, cheapLocate: true }, sink)[0];
   if (!found?.event) return { value: undefined, diagnostics: sink.diagnostics };
-  const object = convert(found, origin, 0, () => 0, sink);
+  const object = convert(found, { origin, line: 0 }, () => 0, sink);
   if (found.event === 'ERROR') sink.add('warning', 0, 'watch-error', `watch ERROR event: ${statusText(found.json)}`);
   return { value: { type: found.event, object }, diagnostics: sink.diagnostics };
 }
