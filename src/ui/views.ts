@@ -85,7 +85,9 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
     }
     return { kind: 'chains', rows: applyFilter(rows, filter, (r) => `${r.table} ${r.name}`), diagnostics };
   }
-  const missing = (what: string): RulesPaneData => ({ kind: 'message', text: `${loc.table} ${what}: not in this capture (${loc.ruleset})`, diagnostics });
+  // A live source is read again each refresh: the chain is gone from the node, not from a file.
+  const missingKey = snapshot.meta.source.live ? 'rules.missing.live' : 'rules.missing.replay';
+  const missing = (what: string): RulesPaneData => ({ kind: 'message', text: tf(lang, missingKey, { table: loc.table, what, ruleset: loc.ruleset }), diagnostics });
   if (loc.ruleset === 'nft') {
     const nft = snapshot.nft?.value;
     if (!nft) return missing(loc.kind === 'set' ? `@${loc.set}` : loc.chain);
