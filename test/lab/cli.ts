@@ -4,7 +4,7 @@
  *
  *   up [iptables|nftables|cilium]     build the lab (tears down an older one of the same prefix)
  *   mode <iptables|nftables>          switch the loaded proxy mode of a running lab (not cilium)
- *   down                              remove namespaces, processes, maps and state
+ *   down                              remove namespaces, processes, maps and state (and bin/ with the last instance)
  *   status                            what exists of the lab
  *   rules <iptables|nftables|cilium>  print the rules text the lab loads (no root needed)
  *   traffic http URL [-n N] [--from POD]      HTTP from a pod namespace (default: client)

@@ -2,7 +2,7 @@
  * The node lab on the real kernel: for each proxy mode, real traffic from real
  * namespaces must go through the rules kube-proxy would write.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labAvailable } from '../helpers/lab.js';
 import { run } from './exec.js';
@@ -19,7 +19,9 @@ import {
   type LabHandle,
   type ProxyMode,
 } from './lab.js';
+import { LAB_STATE_ROOT } from './names.js';
 import { alive } from './processes.js';
+import { LAB_BIN_DIR } from './servers.js';
 import { existingNamespaces } from './topology.js';
 
 const PREFIX = 'nslt-';
@@ -112,5 +114,9 @@ describe.each<ProxyMode>(['iptables', 'nftables'])('node lab in %s mode', (mode)
     expect(pidsSeen.filter(alive)).toEqual([]);
     const state = await run(['ls', lab.stateDir]);
     expect(state.exitCode).not.toBe(0);
+    // The helper scripts are shared: gone with the last instance, kept while another prefix runs.
+    const others = existsSync(LAB_STATE_ROOT) ? readdirSync(LAB_STATE_ROOT).filter((e) => e !== 'bin') : [];
+    if (others.length === 0) expect(existsSync(LAB_STATE_ROOT), `${LAB_STATE_ROOT} left behind`).toBe(false);
+    else expect(existsSync(LAB_BIN_DIR), `instances still up: ${others.join(' ')}`).toBe(true);
   });
 });

@@ -19,7 +19,7 @@ import { removeCiliumMaps } from './cilium-mode.js';
 import { LAB_CILIUM_SCENARIO } from './cilium-scenario.js';
 import { loadProxyRules } from './rules.js';
 import { LAB_SCENARIO } from './scenario.js';
-import { startDnsServer, startWebServer } from './servers.js';
+import { removeLabScriptsIfUnused, startDnsServer, startWebServer } from './servers.js';
 import { readState, removeStateDir, updateState, type LabMode, type LabProcess } from './state.js';
 import { createTopology, destroyTopology, existingNamespaces } from './topology.js';
 import { dnsQuery } from './traffic.js';
@@ -137,7 +137,8 @@ export interface LabDownResult {
 
 /**
  * Stops every process the instance started, deletes its namespaces and its state
- * directory. Safe to call when nothing is up. Throws {@link UserError} when not root.
+ * directory, and the shared helper scripts (`/run/nodescope-lab/bin`) when it was the
+ * last instance. Safe to call when nothing is up. Throws {@link UserError} when not root.
  */
 export async function labDown(options: LabOptions = {}): Promise<LabDownResult> {
   requireRoot();
@@ -150,6 +151,7 @@ export async function labDown(options: LabOptions = {}): Promise<LabDownResult> 
   const strayPids = await destroyTopology(names);
   removeCiliumMaps(names);
   removeStateDir(names.stateDir);
+  removeLabScriptsIfUnused();
   return { namespaces: names.all.filter((ns) => before.has(ns)), strayPids };
 }
 

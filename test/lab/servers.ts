@@ -5,7 +5,7 @@
  * inside namespaces. Scripts are written to `/run/nodescope-lab/bin/` (no dependency on a
  * build), then started with {@link labSpawn}.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { LabScenario, ScenarioPod } from '../../src/analysis/lab-scenario-types.js';
 import { nsExec } from './exec.js';
@@ -75,6 +75,28 @@ export function writeLabScripts(): { httpServer: string; wireClient: string } {
   writeIfChanged(httpServer, HTTP_SERVER_SOURCE);
   writeIfChanged(wireClient, WIRE_CLIENT_SOURCE);
   return { httpServer, wireClient };
+}
+
+/**
+ * Removes the helper scripts and the lab root (`/run/nodescope-lab`) once no lab
+ * instance is left (no other entry than `bin/` under the root): another prefix's
+ * instance may still spawn them. Returns whether the scripts were removed.
+ */
+export function removeLabScriptsIfUnused(): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync(LAB_STATE_ROOT);
+  } catch {
+    return false; // no root: nothing to remove
+  }
+  if (entries.some((e) => e !== 'bin')) return false;
+  rmSync(LAB_BIN_DIR, { recursive: true, force: true });
+  try {
+    rmdirSync(LAB_STATE_ROOT);
+  } catch {
+    // An instance started meanwhile: its directory keeps the root.
+  }
+  return true;
 }
 
 // Another lab instance may be running the script right now: never truncate it in place.
