@@ -39,46 +39,58 @@ import type { Severity } from '../model/diagnostics.js';
 /** A path to a value inside one object, e.g. `['spec', 'ports', 0, 'port']`. */
 export type JsonPath = readonly (string | number)[];
 
+/** The annotation the EndpointSlice controller sets on every slice (discovery/v1 `EndpointsLastChangeTriggerTime`). */
+const ANNOTATION_LAST_CHANGE = 'endpoints.kubernetes.io/last-change-trigger-time';
+
 /**
  * Equal values met again and again in one capture (endpoint `conditions`, timestamps,
- * label values), kept once. A converter given one replaces such values inside `raw` by
- * the shared instance: the JSON stays the same, the copies go. Only for JSON the parser
- * made itself (never a caller's object). Shared objects are frozen.
+ * apiVersion, the managed-by label), kept once. A converter given one replaces such values
+ * inside `raw` by the shared instance: the JSON stays the same, the copies go. Only for
+ * JSON the parser made itself (never a caller's object). Shared objects are frozen.
+ * Fields are picked by name: a walk over every value costs more time than it saves memory.
  */
 export class SharedValues {
   private readonly strings = new Map<string, string>();
-  private readonly objects = new Map<string, JsonObject>();
+  private readonly flagObjects = new Map<number, JsonObject>();
 
-  /** The one instance of `s`. V8's JSON.parse already shares strings of up to 10 characters. */
-  string(s: string): string {
-    if (s.length <= 10 || s.length > 64) return s;
-    const had = this.strings.get(s);
-    if (had !== undefined) return had;
-    this.strings.set(s, s);
-    return s;
+  /** Replaces the string at `o[key]` by its shared instance (V8's JSON.parse already shares strings of up to 10 characters). */
+  field(o: JsonObject | undefined, key: string): void {
+    const v = o?.[key];
+    if (typeof v !== 'string' || v.length <= 10) return;
+    const had = this.strings.get(v);
+    // (Equal strings compare equal with ===: whether `had` is another copy cannot be told, so store it.)
+    if (had === undefined) this.strings.set(v, v);
+    else (o as Record<string, JsonValue>)[key] = had;
   }
 
-  /** The one instance of a flat object of booleans (endpoint `conditions`), or `o` itself when it is anything else. */
-  flags(o: JsonObject): JsonObject {
-    let key = '';
+  /** Shares the repeated strings of an object's top level and metadata. */
+  meta(o: JsonObject, m: JsonObject): void {
+    this.field(o, 'apiVersion');
+    this.field(m, 'creationTimestamp');
+    const labels = m['labels'];
+    if (isJsonObject(labels)) this.field(labels, LABEL_MANAGED_BY);
+    const annotations = m['annotations'];
+    if (isJsonObject(annotations)) this.field(annotations, ANNOTATION_LAST_CHANGE);
+  }
+
+  /**
+   * The one instance of endpoint `conditions` (`ready`/`serving`/`terminating` as true,
+   * false or null, in any order), or `o` itself when it holds anything else.
+   */
+  conditions(o: JsonObject): JsonObject {
+    // Key order and values in one number: a base-16 digit (1..15) per key.
+    let code = 0;
     for (const k in o) {
+      const at = k === 'ready' ? 0 : k === 'serving' ? 1 : k === 'terminating' ? 2 : -1;
       const v = o[k];
-      if (typeof v !== 'boolean' && v !== null) return o;
-      key += `${k}\u0000${String(v)}\u0000`;
+      const is = v === true ? 1 : v === false ? 2 : v === null ? 3 : 0;
+      if (at < 0 || is === 0 || code >= 0x100) return o;
+      code = code * 16 + at * 4 + is;
     }
-    const had = this.objects.get(key);
+    const had = this.flagObjects.get(code);
     if (had !== undefined) return had;
-    this.objects.set(key, Object.freeze(o));
+    this.flagObjects.set(code, Object.freeze(o));
     return o;
-  }
-
-  /** Replaces string values of `o` (a labels or annotations map, metadata) by their shared instance. */
-  stringsIn(o: JsonObject): void {
-    const w = o as Record<string, JsonValue>;
-    for (const k in w) {
-      const v = w[k];
-      if (typeof v === 'string' && v.length > 10) w[k] = this.string(v);
-    }
   }
 }
 
@@ -264,13 +276,7 @@ class Fields {
 function readMeta(f: Fields, o: JsonObject, share: SharedValues | undefined): ObjectMeta {
   const m = f.obj(o, 'metadata', []) ?? {};
   const p = ['metadata'];
-  if (share) {
-    share.stringsIn(m);
-    for (const key of ['labels', 'annotations']) {
-      const map = m[key];
-      if (isJsonObject(map)) share.stringsIn(map);
-    }
-  }
+  share?.meta(o, m);
   return {
     namespace: f.str(m, 'namespace', p) ?? '',
     name: f.str(m, 'name', p) ?? '',
@@ -284,7 +290,6 @@ function readMeta(f: Fields, o: JsonObject, share: SharedValues | undefined): Ob
 }
 
 function base(f: Fields, o: JsonObject, ctx: ConvertContext) {
-  if (ctx.share && typeof o['apiVersion'] === 'string') (o as Record<string, JsonValue>)['apiVersion'] = ctx.share.string(o['apiVersion']);
   return { apiVersion: f.str(o, 'apiVersion', []), meta: readMeta(f, o, ctx.share), raw: o, source: ctx.source };
 }
 
@@ -385,7 +390,7 @@ function hintNames(f: Fields, hints: JsonObject | undefined, key: string, path: 
 function readEndpoint(f: Fields, e: JsonObject, path: JsonPath, share: SharedValues | undefined): Endpoint {
   let cond = f.obj(e, 'conditions', path) ?? {};
   if (share && isJsonObject(e['conditions'])) {
-    cond = share.flags(cond);
+    cond = share.conditions(cond);
     (e as Record<string, JsonValue>)['conditions'] = cond;
   }
   const cp = [...path, 'conditions'];
