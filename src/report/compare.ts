@@ -19,7 +19,7 @@ import { toJson } from './json.js';
 const UNIT: Readonly<Record<CompareMode, string>> = {
   iptables: 'rules in KUBE-* chains (nat, filter)',
   nftables: 'rules + set/map elements (table ip kube-proxy)',
-  cilium: 'LB map entries',
+  cilium: 'entries of the services (frontends + slots), backends, rev-NAT maps',
 };
 
 /** The comparison of a snapshot; throws `UserError` when it has no API objects. */

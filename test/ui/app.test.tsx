@@ -74,6 +74,15 @@ describe('App key handling', () => {
     const r = await renderApp(<App session={staticSession(snapshot)} lang="ja" width={80} height={30} />, 80);
     expect(r.frame()).toContain('サービス');
     expect(r.frame()).toContain('ノード lab-node');
+    expect(r.frame()).toContain('モード: iptables — iptables (nf_tables): KUBE- チェイン');
+    r.unmount();
+  });
+
+  it('words the mode evidence in Japanese on a Cilium node, naming the services map count', async () => {
+    const snapshot = await snapshotOf('lab-cilium');
+    const r = await renderApp(<App session={staticSession(snapshot)} lang="ja" width={120} height={30} />, 120);
+    // The line is cut at the terminal width, as the header always is.
+    expect(r.frame()).toContain('モード: cilium — Cilium KPR: KUBE- チェイン 0 個; cilium_lb4_services_v2: フロントエンド 7 + バックエンドスロット 14 =');
     r.unmount();
   });
 });
