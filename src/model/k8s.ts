@@ -4,6 +4,11 @@
  * core/v1 `types.go`, discovery/v1 `types.go`). Every object keeps the JSON the API
  * returned as `raw`, so a capture reproduces exactly what the API said.
  *
+ * Everything here is read only, and shared to keep a 50,000-object capture small: string
+ * lists and string maps of the typed view are the very arrays/objects inside `raw`, empty
+ * lists and maps are one frozen instance, and one parse keeps equal endpoint `conditions`
+ * once (frozen). Copy before changing anything.
+ *
  * Built by `parseK8sObjects` (src/parsers/k8s-objects.ts); values here are what the
  * parser could read reliably, after the API's documented defaults (protocol `TCP`,
  * type `ClusterIP`, sessionAffinity `None`, targetPort = port).
@@ -73,8 +78,9 @@ export interface SourceRef {
 
 /**
  * meta/v1 `ObjectMeta`, the fields nodescope uses. `namespace` is `''` for
- * cluster-scoped objects (Node). `labels`/`annotations` are `{}` when absent or
- * `null` (an empty `annotations:` key in YAML). Timestamps are RFC 3339 strings as sent.
+ * cluster-scoped objects (Node). `labels`/`annotations` are `{}` (a shared frozen one)
+ * when absent or `null` (an empty `annotations:` key in YAML). Timestamps are RFC 3339
+ * strings as sent.
  */
 export interface ObjectMeta {
   readonly namespace: string;
@@ -91,7 +97,11 @@ export interface ObjectMeta {
 interface ObjectBase {
   readonly apiVersion: string | undefined;
   readonly meta: ObjectMeta;
-  /** The object exactly as the API returned it (YAML input: its JSON equivalent). */
+  /**
+   * The object exactly as the API returned it (YAML input: its JSON equivalent), as
+   * `JSON.parse` gives it: `JSON.stringify(raw)` is the API's JSON. Read only (see the
+   * module doc: parts of it are shared).
+   */
   readonly raw: JsonObject;
   readonly source: SourceRef;
 }

@@ -216,6 +216,70 @@ describe('parseK8sObjects: fields', () => {
   });
 });
 
+describe('parseK8sObjects: shared values (memory of huge captures)', () => {
+  const slices = () => [
+    makeEndpointSlice({ name: 'a', endpoints: [{ address: '10.0.0.1' }, { address: '10.0.0.2' }, { address: '10.0.0.3', ready: false }] }),
+    makeEndpointSlice({ name: 'b', endpoints: [{ address: '10.0.0.4' }, { address: '10.0.0.5', serving: null }] }),
+  ];
+  const conditionsOf = (o: ApiObjects) =>
+    o.endpointSlices.flatMap((s) => (s.raw['endpoints'] as JsonObject[]).map((e) => e['conditions'] as JsonObject));
+
+  it('keeps equal endpoint conditions once, frozen, and writes the same JSON', () => {
+    const input = slices();
+    const r = parseK8sObjects(listJson(input), 't');
+    const [a1, a2, a3, b1, b2] = conditionsOf(r.value);
+    expect(a1).toBe(a2);
+    expect(a1).toBe(b1);
+    expect(Object.isFrozen(a1)).toBe(true);
+    expect([a3, b2].map((c) => c === a1)).toEqual([false, false]);
+    expect(r.value.endpointSlices.flatMap((s) => s.endpoints.map((e) => [e.ready, e.serving, e.terminating]))).toEqual([
+      [true, true, false], [true, true, false], [false, true, false], [true, true, false], [true, null, false],
+    ]);
+    const kubectl = `${JSON.stringify({ apiVersion: 'discovery.k8s.io/v1', kind: 'EndpointSliceList', items: input }, null, 4)}\n`;
+    expect(formatK8sObjects(r.value)).toBe(kubectl);
+  });
+
+  it('does not merge conditions that differ in key order or hold more than flags', () => {
+    const items = [{ ready: true, serving: true }, { serving: true, ready: true }, { ready: true, serving: true, note: 'x' }, { ready: true, serving: true }]
+      .map((c, i) => ({ ...makeEndpointSlice({ name: `s${i}` }), endpoints: [{ addresses: ['10.0.0.9'], conditions: c }] }));
+    const r = parseK8sObjects(JSON.stringify(items), 't');
+    const all = conditionsOf(r.value);
+    expect(all.map((c) => JSON.stringify(c))).toEqual(items.map((i) => JSON.stringify(i.endpoints[0]!.conditions)));
+    expect([all[0] === all[1], all[0] === all[3], Object.isFrozen(all[2])]).toEqual([false, true, false]);
+  });
+
+  it('typed string lists and maps are the raw ones; absent maps are one frozen {}', () => {
+    const r = parseK8sObjects(listJson([makeService({ labels: { app: 'web' } }), makeService({ name: 'db' }), makeEndpointSlice()]), 't');
+    const [web, db] = r.value.services;
+    const spec = web!.raw['spec'] as JsonObject;
+    expect(web!.clusterIPs).toBe(spec['clusterIPs']);
+    expect(web!.selector).toBe(spec['selector']);
+    expect(web!.meta.labels).toBe((web!.raw['metadata'] as JsonObject)['labels']);
+    expect(db!.meta.labels).toEqual({});
+    expect(db!.meta.labels).toBe(db!.meta.annotations);
+    expect(Object.isFrozen(db!.meta.labels)).toBe(true);
+    expect(db!.externalIPs).toBe(r.value.endpointSlices[0]!.endpoints[0]!.hintsForZones);
+  });
+
+  it('still copies a map whose values are not all strings (YAML), leaving raw as it was', () => {
+    const r = parseK8sObjects(stringify(makeService({ labels: { app: 'web', version: '2' } })).replace("version: \"2\"", 'version: 2'), 't');
+    const svc = r.value.services[0]!;
+    expect(svc.meta.labels).toEqual({ app: 'web', version: '2' });
+    expect((svc.raw['metadata'] as JsonObject)['labels']).toEqual({ app: 'web', version: 2 });
+  });
+
+  it('parseWatchEvent leaves the caller\'s object alone', () => {
+    const slice = makeEndpointSlice({ endpoints: [{ address: '10.0.0.1' }, { address: '10.0.0.2' }] });
+    const before = JSON.stringify(slice);
+    const conditions = (slice['endpoints'] as JsonObject[]).map((e) => e['conditions']);
+    const r = parseWatchEvent({ type: 'ADDED', object: slice }, 'watch');
+    expect(r.value?.object.raw).toBe(slice);
+    expect((slice['endpoints'] as JsonObject[]).map((e) => e['conditions'])).toEqual(conditions);
+    expect(conditions.map((c) => [c === conditions[0], Object.isFrozen(c)])).toEqual([[true, false], [false, false]]);
+    expect(JSON.stringify(slice)).toBe(before);
+  });
+});
+
 describe('parseK8sObjects: bad input', () => {
   it('reports a JSON syntax error on its line and keeps the other lines of a stream', () => {
     const lines = [JSON.stringify(makeService({ name: 'a' })), '{"type": "ADDED", "object": {"kind": "Service",, }}', JSON.stringify(makeService({ name: 'c' }))];
