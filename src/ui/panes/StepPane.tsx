@@ -2,7 +2,8 @@
  * The Step pane: one packet walked through the node's hooks. On top the packet and the
  * verdict; then every step (hook, table/chain and rule number, ✓/✗, verdict, why) with
  * the current step highlighted (`cursor` is the step index; the app moves it with n/p);
- * below, the current step in full: the rule's text, why it matched or not, the packet
+ * below, the current step in full: the rule's text, why it matched or not (wrapped over
+ * the lines the step table can spare, so a long reason reads whole), the packet
  * header as it is at that step, the rule's counters, and the branches of a random choice
  * with their probabilities. The last step adds the conntrack entry and the reply's way back.
  */
@@ -10,6 +11,7 @@ import { Box, Text } from 'ink';
 import React from 'react';
 import { branchLines, formatHeader, stepMark, tupleText } from '../../trace/describe.js';
 import type { TraceResult, TraceStep, VerdictKind } from '../../trace/types.js';
+import { wrapCells } from '../../tour/wrap.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../i18n.js';
 import { cellWidth, fitCell, humanBytes, humanCount, layoutColumns, type ColumnSpec } from '../text.js';
@@ -79,11 +81,19 @@ function stepRow(s: TraceStep, width: number, whereWidth: number): TableRow {
   return { key: String(s.index), cells, ...(color ? { color } : {}), ...(s.matched === false ? { dim: true } : {}) };
 }
 
-/** The detail lines for the current step (label, text, colour), fitted by the caller. */
-function detailLines(r: TraceResult, s: TraceStep, lang: Lang): { label: string; text: string; color?: ColorToken }[] {
-  const out: { label: string; text: string; color?: ColorToken }[] = [];
+/** One detail line: label, text, colour; `wrap`: the text may take several lines (the why). */
+interface DetailLine {
+  readonly label: string;
+  readonly text: string;
+  readonly color?: ColorToken;
+  readonly wrap?: boolean;
+}
+
+/** The detail lines for the current step, fitted (and the why wrapped) by the caller. */
+function detailLines(r: TraceResult, s: TraceStep, lang: Lang): DetailLine[] {
+  const out: DetailLine[] = [];
   if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}` });
-  out.push({ label: t(lang, 'step.why'), text: s.reason, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
+  out.push({ label: t(lang, 'step.why'), text: s.reason, wrap: true, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
   out.push({ label: t(lang, 'step.here'), text: formatHeader(s.header) });
   if (s.counters) out.push({ label: t(lang, 'step.counters'), text: `${humanCount(s.counters.packets)} pkts  ${humanBytes(s.counters.bytes)}` });
   if (s.branches) for (const [i, line] of branchLines(s.branches).entries()) out.push({ label: i === 0 ? t(lang, 'step.branches') : '', text: line, color: 'accent' });
@@ -95,8 +105,33 @@ function detailLines(r: TraceResult, s: TraceStep, lang: Lang): { label: string;
   return out;
 }
 
+/** Width of the detail labels (`why`, `packet`, …), cells. */
+const LABEL_WIDTH = 11;
+/** Step rows the table keeps when a long why takes more lines: the current step and its neighbours. */
+const MIN_TABLE_ROWS = 5;
+
+/**
+ * The detail lines as rendered: the why wrapped at word boundaries over as many lines
+ * as `spare` allows beyond its first (the last one kept is cut with `…` when more remain).
+ */
+export function layoutDetails(details: readonly DetailLine[], width: number, spare: number): DetailLine[] {
+  const textWidth = Math.max(2, width - LABEL_WIDTH);
+  const out: DetailLine[] = [];
+  for (const d of details) {
+    if (!d.wrap) {
+      out.push(d);
+      continue;
+    }
+    const all = wrapCells(d.text, textWidth);
+    const kept = all.slice(0, 1 + Math.max(0, spare));
+    if (kept.length < all.length) kept[kept.length - 1] = fitCell(`${kept[kept.length - 1]} ${all.slice(kept.length).join(' ')}`, textWidth);
+    kept.forEach((text, i) => out.push({ label: i === 0 ? d.label : '', text, ...(d.color ? { color: d.color } : {}) }));
+  }
+  return out;
+}
+
 function Line({ label, text, color, width }: { label: string; text: string; color?: ColorToken | undefined; width: number }): React.JSX.Element {
-  const labelWidth = 11;
+  const labelWidth = LABEL_WIDTH;
   return (
     <Text>
       <Text color={theme.muted}>{fitCell(label, labelWidth)}</Text>
@@ -117,9 +152,12 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
   const verdictWord = t(lang, `step.verdict.${r.verdict.kind}` as MessageKey);
   const endpoint = r.verdict.endpoint ? ` → ${r.verdict.endpoint}` : '';
   const via = r.verdict.oif ? ` (${r.verdict.oif}${r.verdict.nexthop && r.verdict.nexthop !== r.final.dst ? ` via ${r.verdict.nexthop}` : ''})` : '';
-  const details = detailLines(r, current, lang);
   const headLines = 2;
   const footer = 1;
+  const base = detailLines(r, current, lang);
+  // The why gets the lines the table can spare while it still shows the current step and its neighbours.
+  const spare = height - headLines - 1 - base.length - footer - Math.min(steps.length, MIN_TABLE_ROWS);
+  const details = layoutDetails(base, width, spare);
   const tableHeight = Math.max(1, height - headLines - 1 - details.length - footer);
   const cols = columns(lang, width);
   const whereWidth = layoutColumns(cols, width)[cols.findIndex((c) => c.key === 'where')]!;
