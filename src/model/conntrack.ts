@@ -407,3 +407,67 @@ export function expandIpv6(text: string): string | undefined {
 export function familyOfAddress(text: string): ConntrackFamily {
   return text.indexOf(':') >= 0 ? 'ipv6' : 'ipv4';
 }
+
+// ---------------------------------------------------------------------------
+// Plain copies. The parser may return entries and tuples as class instances whose
+// values are read through prototype getters (a million-entry table is kept compact
+// that way), which object spread, `Object.keys`, `structuredClone` and deep-equality
+// helpers do not see. These give the same values as plain data.
+
+/**
+ * A plain-object copy of `t`: every defined field as an own enumerable property, in
+ * the order src, dst, sport, dport, icmpType, icmpCode, icmpId, srcKey, dstKey, zone,
+ * packets, bytes; absent (undefined) fields are left out. Never throws.
+ */
+export function plainConntrackTuple(t: ConntrackTuple): ConntrackTuple {
+  const out: { -readonly [K in keyof ConntrackTuple]: ConntrackTuple[K] } = { src: t.src, dst: t.dst };
+  if (t.sport !== undefined) out.sport = t.sport;
+  if (t.dport !== undefined) out.dport = t.dport;
+  if (t.icmpType !== undefined) out.icmpType = t.icmpType;
+  if (t.icmpCode !== undefined) out.icmpCode = t.icmpCode;
+  if (t.icmpId !== undefined) out.icmpId = t.icmpId;
+  if (t.srcKey !== undefined) out.srcKey = t.srcKey;
+  if (t.dstKey !== undefined) out.dstKey = t.dstKey;
+  if (t.zone !== undefined) out.zone = t.zone;
+  if (t.packets !== undefined) out.packets = t.packets;
+  if (t.bytes !== undefined) out.bytes = t.bytes;
+  return out;
+}
+
+/**
+ * A plain-object copy of `e` (what `{...e}` would give for an entry made of plain
+ * data): every defined field as an own enumerable property, `raw` included, tuples
+ * through {@link plainConntrackTuple}; absent fields are left out, so two entries with
+ * equal values give deep-equal copies however they were built. Arrays (`flags`,
+ * `labels`, `extra`) are shared with `e`. Never throws.
+ */
+export function plainConntrackEntry(e: ConntrackEntry): ConntrackEntry {
+  const out: { -readonly [K in keyof ConntrackEntry]: ConntrackEntry[K] } = {
+    line: e.line,
+    raw: e.raw,
+    family: e.family,
+    proto: e.proto,
+    protoNum: e.protoNum,
+    orig: plainConntrackTuple(e.orig),
+    reply: plainConntrackTuple(e.reply),
+    flags: e.flags,
+  };
+  if (e.event !== undefined) out.event = e.event;
+  if (e.eventTime !== undefined) out.eventTime = e.eventTime;
+  if (e.timeout !== undefined) out.timeout = e.timeout;
+  if (e.state !== undefined) out.state = e.state;
+  if (e.mark !== undefined) out.mark = e.mark;
+  if (e.secmark !== undefined) out.secmark = e.secmark;
+  if (e.secctx !== undefined) out.secctx = e.secctx;
+  if (e.zone !== undefined) out.zone = e.zone;
+  if (e.deltaTime !== undefined) out.deltaTime = e.deltaTime;
+  if (e.start !== undefined) out.start = e.start;
+  if (e.stop !== undefined) out.stop = e.stop;
+  if (e.helper !== undefined) out.helper = e.helper;
+  if (e.use !== undefined) out.use = e.use;
+  if (e.id !== undefined) out.id = e.id;
+  if (e.labels !== undefined) out.labels = e.labels;
+  if (e.userspace !== undefined) out.userspace = e.userspace;
+  if (e.extra !== undefined) out.extra = e.extra;
+  return out;
+}

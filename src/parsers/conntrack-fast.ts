@@ -11,25 +11,21 @@
  * accepts, the entry equals the general parser's, field for field (the unit test
  * `conntrack-fast.test.ts` checks this on generated captures and the corpus).
  */
-import { CONNTRACK_STATES, type ConntrackEntry, type ConntrackFlag, type ConntrackProto, type ConntrackState, type ConntrackTuple } from '../model/conntrack.js';
-import { ConntrackInterner, parseCounter, U32_MAX } from './conntrack-scan.js';
-
-// Port-based protocols with their numbers (linux/in.h): the only ones the fast path takes.
-const PORTED: readonly (readonly [ConntrackProto, number])[] = [
-  ['tcp', 6],
-  ['udp', 17],
-  ['sctp', 132],
-  ['dccp', 33],
-  ['udplite', 136],
-];
-
-const STATES: readonly ConntrackState[] = [...CONNTRACK_STATES];
-
-const FLAG_ORDER: readonly ConntrackFlag[] = ['UNREPLIED', 'ASSURED', 'OFFLOAD', 'HW_OFFLOAD'];
-// The general parser's shared frozen flag arrays are per module; these are equal in value.
-const FLAG_SETS: readonly (readonly ConntrackFlag[])[] = Array.from({ length: 16 }, (_, mask) =>
-  Object.freeze(FLAG_ORDER.filter((_f, k) => (mask & (1 << k)) !== 0)),
-);
+import type { ConntrackEntry, ConntrackState } from '../model/conntrack.js';
+import {
+  COMPACT_PROTOS,
+  COMPACT_STATES,
+  CompactConntrackEntry,
+  CompactConntrackEntryWithExtras,
+  CompactConntrackTuple,
+  CompactExtras,
+  headerNeedsExtras,
+  NO_COUNTERS,
+  packCounters,
+  packHeader,
+  type CompactStyleCode,
+} from './conntrack-compact.js';
+import { ConntrackInterner, flatSlice, parseCounter, U32_MAX } from './conntrack-scan.js';
 
 /** True when `s` holds `word` at `i` (char by char: inlined, no builtin call). */
 function at(s: string, i: number, word: string): boolean {
@@ -39,35 +35,72 @@ function at(s: string, i: number, word: string): boolean {
   return true;
 }
 
-/** The entry of `words` spelled by `s[from, to)`, if any. */
-function wordIn<T extends string>(words: readonly T[], s: string, from: number, to: number): T | undefined {
-  const len = to - from;
-  for (const w of words) if (w.length === len && at(s, from, w)) return w;
-  return undefined;
+/** True when `s[from, from + 39)` is an IPv6 address in the kernel's `%pI6` form (eight groups of four lowercase hex digits). */
+function expandedV6At(s: string, from: number, to: number): boolean {
+  if (to - from !== 39) return false;
+  for (let k = 0; k < 39; k++) {
+    const c = s.charCodeAt(from + k);
+    if (k % 5 === 4) {
+      if (c !== 58) return false;
+    } else if (!((c >= 48 && c <= 57) || (c >= 97 && c <= 102))) return false;
+  }
+  return true;
 }
 
 /**
  * Reads one line's fields in place. The cursor is an index into the capture; every
- * reader returns -1 when the text is not what the fast path expects there.
+ * reader returns -1 / false when the text is not what the fast path expects there.
+ *
+ * On the way it notes whether the line is exactly what the formatter prints
+ * (`canon`: single spaces, no leading zeros; `compressed` / `expanded`: every address
+ * as conntrack / the kernel's /proc prints it), so the entry need not keep its text.
  */
 class FastLine {
   s = '';
   end = 0;
   i = 0;
   value = 0;
+  /** A counter read by `counter`: its value, or -1 when it is above 2^53 (then in `big`). */
+  count = 0;
   big: bigint | undefined = undefined;
+  canon = true;
+  compressed = true;
+  expanded = true;
 
-  /** Skips one or more blanks; false when there are none (or the line ended). */
-  blanks(): boolean {
+  /** Skips blanks and returns how many; more than one, or a tab, makes the line non-canonical. */
+  blanks(): number {
     const s = this.s;
     let i = this.i;
     const start = i;
     while (i < this.end) {
       const c = s.charCodeAt(i);
-      if (c !== 32 && c !== 9) break;
+      if (c !== 32) {
+        if (c !== 9) break;
+        this.canon = false;
+      }
       i++;
     }
     this.i = i;
+    const n = i - start;
+    if (n > 1) this.canon = false;
+    return n;
+  }
+
+  /** Skips exactly `n` spaces (the formatter's padding) or, non-canonically, other blanks; false when there are none. */
+  padding(n: number): boolean {
+    const s = this.s;
+    let i = this.i;
+    const start = i;
+    while (i < this.end) {
+      const c = s.charCodeAt(i);
+      if (c !== 32) {
+        if (c !== 9) break;
+        this.canon = false;
+      }
+      i++;
+    }
+    this.i = i;
+    if (i - start !== n) this.canon = false;
     return i > start;
   }
 
@@ -91,6 +124,7 @@ class FastLine {
       i++;
     }
     if (i === from || i - from > 10 || v > max || !this.atBreak(i)) return false;
+    if (i - from > 1 && s.charCodeAt(from) === 48) this.canon = false;
     this.value = v;
     this.i = i;
     return true;
@@ -117,15 +151,32 @@ class FastLine {
     return true;
   }
 
-  /** `key=` then a u64 counter into `big`. */
+  /** `key=` then a u64 counter into `count` (or `big`). */
   counter(key: string): boolean {
-    if (!at(this.s, this.i, key)) return false;
+    const s = this.s;
+    if (!at(s, this.i, key)) return false;
     const from = this.i + key.length;
     this.i = from;
     const to = this.wordEnd();
-    const v = parseCounter(this.s, from, to);
-    if (v === undefined) return false;
-    this.big = v;
+    const n = to - from;
+    if (n > 15 || n === 0) {
+      // Beyond 15 digits a double may not be exact: let the scanner make the bigint.
+      const v = parseCounter(s, from, to);
+      if (v === undefined) return false;
+      if (s.charCodeAt(from) === 48 && n > 1) this.canon = false;
+      this.big = v;
+      this.count = v <= 9007199254740991n ? Number(v) : -1;
+    } else {
+      let v = 0;
+      for (let i = from; i < to; i++) {
+        const c = s.charCodeAt(i);
+        if (c < 48 || c > 57) return false;
+        v = v * 10 + (c - 48);
+      }
+      if (s.charCodeAt(from) === 48 && n > 1) this.canon = false;
+      this.count = v;
+      this.big = undefined;
+    }
     this.i = to;
     this.blanks();
     return true;
@@ -158,13 +209,15 @@ class FastLine {
         if (octet > 255 || digits > 3) v4 = false;
       } else v4 = false;
     }
-    const a =
-      v4 && digits !== 0 && parts === 3
-        ? interner.ipv4(s, from, i, (value * 256 + octet) | 0)
-        : interner.address(s, from, i);
+    const isV4 = v4 && digits !== 0 && parts === 3;
+    const a = isV4 ? interner.ipv4(s, from, i, (value * 256 + octet) | 0) : interner.address(s, from, i);
     if (a === undefined) return undefined;
+    // Printed as the entry holds it? (An IPv4 spelling with leading zeros is interned as first seen.)
+    const same = a.length === i - from && at(s, from, a);
+    if (!same) this.compressed = false;
+    if (isV4 ? !same : !expandedV6At(s, from, i)) this.expanded = false;
     this.i = i;
-    if (!this.blanks()) return undefined;
+    if (this.blanks() === 0) return undefined;
     return a;
   }
 
@@ -194,7 +247,7 @@ const META_MAX: readonly number[] = [U32_MAX, U32_MAX, U32_MAX, Number.MAX_SAFE_
 const META_VALUES: (number | undefined)[] = [undefined, undefined, undefined, undefined, undefined, undefined];
 
 /** One tuple of a port-based protocol: `src= dst= sport= dport=` and optional counters. */
-function readTuple(r: FastLine, interner: ConntrackInterner): ConntrackTuple | undefined {
+function readTuple(r: FastLine, interner: ConntrackInterner): CompactConntrackTuple | undefined {
   const src = r.address('src=', interner);
   if (src === undefined) return undefined;
   const dst = r.address('dst=', interner);
@@ -203,16 +256,15 @@ function readTuple(r: FastLine, interner: ConntrackInterner): ConntrackTuple | u
   const sport = r.value;
   if (!r.field('dport=', 65535)) return undefined;
   const dport = r.value;
-  let packets: bigint | undefined;
-  let bytes: bigint | undefined;
+  let counters: ReturnType<typeof packCounters> = NO_COUNTERS;
   if (at(r.s, r.i, 'packets=')) {
     if (!r.counter('packets=')) return undefined;
-    packets = r.big;
+    const packets = r.count;
+    const bigPackets = r.big;
     if (!r.counter('bytes=')) return undefined;
-    bytes = r.big;
+    counters = packCounters(packets, r.count, bigPackets, r.big);
   }
-  // The general parser's literal for a port-based tuple, key for key.
-  return { src, dst, sport, dport, packets, bytes };
+  return new CompactConntrackTuple(src, dst, sport, dport, counters);
 }
 
 /**
@@ -227,7 +279,9 @@ export function releaseConntrackFast(): void {
 /**
  * Parses `s[from, end)` (one line: no terminator, no carriage return) as an entry of
  * the common shape, or returns `undefined` so the general parser takes the line.
- * `raw` is `s[from, end)` (a slice, as the general parser keeps it). Never throws.
+ * The entry is a {@link CompactConntrackEntry} that holds nothing of `s`: its `raw`
+ * is formatted again when the line is what the formatter prints, else a flat copy of
+ * `s[from, end)` (as the general parser keeps it). Never throws.
  */
 export function parseConntrackFast(
   s: string,
@@ -246,45 +300,48 @@ export function parseConntrackFast(
   r.s = s;
   r.end = end;
   r.i = from;
+  r.canon = end === rawEnd;
+  r.compressed = true;
+  r.expanded = true;
   const c0 = s.charCodeAt(from);
   if (c0 < 97 || c0 > 122) return undefined;
 
-  // [ipv4 2 | ipv6 10] proto num
+  // [ipv4 2 | ipv6 10] proto num ("%-8s %u ")
   let l3 = 0;
   if (at(s, from, 'ipv4') || at(s, from, 'ipv6')) {
     l3 = s.charCodeAt(from + 3) === 52 ? 4 : 6;
     r.i = from + 4;
-    if (!r.blanks() || !r.uint(255) || r.value !== (l3 === 4 ? 2 : 10) || !r.blanks()) return undefined;
+    if (!r.padding(5) || !r.uint(255) || r.value !== (l3 === 4 ? 2 : 10) || r.blanks() === 0) return undefined;
   }
-  let proto: ConntrackProto | undefined;
-  let protoNum = -1;
+  let protoIndex = -1;
   const pe = r.wordEnd();
-  for (const [name, num] of PORTED) {
+  for (let k = 0; k < COMPACT_PROTOS.length; k++) {
+    const name = COMPACT_PROTOS[k]![0];
     if (name.length === pe - r.i && at(s, r.i, name)) {
-      proto = name;
-      protoNum = num;
+      protoIndex = k;
       break;
     }
   }
-  if (proto === undefined) return undefined;
+  if (protoIndex < 0) return undefined;
+  const protoLen = pe - r.i;
   r.i = pe;
-  if (!r.blanks() || !r.uint(255) || r.value !== protoNum || !r.blanks()) return undefined;
+  if (!r.padding(9 - protoLen) || !r.uint(255) || r.value !== COMPACT_PROTOS[protoIndex]![1] || r.blanks() === 0) return undefined;
 
   // timeout, state
-  let timeout: number | undefined;
-  let state: ConntrackState | undefined;
+  let timeout = -1;
+  let stateIndex = -1;
   let c = s.charCodeAt(r.i);
   if (c >= 48 && c <= 57) {
-    if (!r.uint(U32_MAX) || !r.blanks()) return undefined;
+    if (!r.uint(U32_MAX) || r.blanks() === 0) return undefined;
     timeout = r.value;
     c = s.charCodeAt(r.i);
   }
   if (c >= 65 && c <= 90) {
     const we = r.wordEnd();
-    state = wordIn(STATES, s, r.i, we);
-    if (state === undefined) return undefined;
+    stateIndex = stateAt(s, r.i, we);
+    if (stateIndex < 0) return undefined;
     r.i = we;
-    if (!r.blanks()) return undefined;
+    if (r.blanks() === 0) return undefined;
   }
 
   const orig = readTuple(r, interner);
@@ -311,13 +368,13 @@ export function parseConntrackFast(
     }
     k++;
   }
+  if (r.i < end) return undefined;
   const mark = meta[0];
   const secmark = meta[1];
   const zone = meta[2];
   const deltaTime = meta[3];
   const use = meta[4];
   const id = meta[5];
-  if (r.i < end) return undefined;
 
   // Both tuples of one family, matching the layer-3 prefix if there is one.
   const v6 = orig.src.indexOf(':') >= 0;
@@ -325,23 +382,30 @@ export function parseConntrackFast(
     return undefined;
   }
   if (l3 !== 0 && (l3 === 6) !== v6) return undefined;
-  const entry = {
-    line: lineNo,
-    raw: s.slice(from, rawEnd),
-    family: v6 ? ('ipv6' as const) : ('ipv4' as const),
-    proto,
-    protoNum,
-    timeout,
-    state,
-    orig,
-    reply,
-    flags: FLAG_SETS[flags]!,
-    mark,
-    zone,
-    deltaTime,
-    use,
-    id,
-  };
-  if (secmark !== undefined) return { ...entry, secmark };
-  return entry;
+
+  // The layout the line is printed in, when it is exactly what the formatter gives.
+  let style: CompactStyleCode = 0;
+  if (r.canon) {
+    if (l3 === 0) style = r.compressed ? 1 : 0;
+    else if (r.compressed) style = 2;
+    else if (r.expanded && secmark === undefined && id === undefined) style = 3;
+  }
+  const h = packHeader(v6, protoIndex, stateIndex, flags, style, mark, use);
+  if (!headerNeedsExtras(h) && secmark === undefined && zone === undefined && deltaTime === undefined && id === undefined) {
+    return new CompactConntrackEntry(lineNo, orig, reply, h, timeout);
+  }
+  const raw = style === 0 ? flatSlice(s, from, rawEnd) : undefined;
+  const x = new CompactExtras(raw, mark, secmark, zone, deltaTime, use, id);
+  return new CompactConntrackEntryWithExtras(lineNo, orig, reply, h, timeout, x);
 }
+
+/** Index in {@link COMPACT_STATES} of the state word `s[from, to)`, -1 when it is none. */
+function stateAt(s: string, from: number, to: number): number {
+  const len = to - from;
+  for (let k = 0; k < COMPACT_STATES.length; k++) {
+    const w = COMPACT_STATES[k]!;
+    if (w.length === len && at(s, from, w)) return k;
+  }
+  return -1;
+}
+

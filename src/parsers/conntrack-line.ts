@@ -38,6 +38,8 @@ import {
 import {
   allUpperWord,
   ConntrackInterner,
+  flatCopy,
+  flatSlice,
   isSpace,
   parseCounter,
   parseHex,
@@ -289,7 +291,8 @@ const NO_NOTES: readonly LineNote[] = Object.freeze([]);
 /**
  * Parses one conntrack line (`line` without its line terminator) from index
  * `start` (see {@link entryStart}). `lineNo` is recorded in the entry; `raw` is
- * the whole `line`. Never throws.
+ * the whole `line`. Every string the entry keeps is a copy (`flatSlice`): none is a view
+ * into `line`, which may be a slice of a whole capture. Never throws.
  */
 export function parseConntrackLine(line: string, start: number, lineNo: number, interner: ConntrackInterner): LineOutcome {
   const s = line;
@@ -307,7 +310,7 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
     const tag = s.slice(i + 1, close);
     const kind = EVENT_BY_TAG.get(tag);
     if (kind !== undefined && event === undefined) event = kind;
-    else if (kind === undefined && eventTime === undefined && event === undefined && parseTimestampOk(tag)) eventTime = tag;
+    else if (kind === undefined && eventTime === undefined && event === undefined && parseTimestampOk(tag)) eventTime = flatCopy(tag);
     else return fail('not-conntrack', `unexpected "[${tag.slice(0, 40)}]" at the start of the line`);
     i = skipSpaces(s, close + 1, end);
   }
@@ -363,7 +366,7 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
     if (CONNTRACK_STATES.has(st as ConntrackState)) state = st as ConntrackState;
     else {
       notes = note(notes, 'unknown-state', `unknown state "${st.slice(0, 40)}" kept in extra`);
-      (extra ??= []).push({ key: st });
+      (extra ??= []).push({ key: flatCopy(st) });
     }
     i = skipSpaces(s, w, end);
   }
@@ -415,16 +418,16 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
         continue;
       }
       if (s.startsWith('start=', from)) {
-        startText = s.slice(from + 6, close);
+        startText = flatSlice(s, from + 6, close);
         continue;
       }
       if (s.startsWith('stop=', from)) {
-        stopText = s.slice(from + 5, close);
+        stopText = flatSlice(s, from + 5, close);
         continue;
       }
       const item = s.slice(from - 1, close + 1);
       notes = note(notes, 'unknown-field', `unknown item "${item.slice(0, 40)}" kept in extra`);
-      (extra ??= []).push({ key: item });
+      (extra ??= []).push({ key: flatCopy(item) });
       continue;
     }
     // One token: find its end and its first '='.
@@ -445,7 +448,7 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
       const bare = s.slice(i, w);
       if (orig.src === undefined) return fail('malformed', `unexpected "${bare.slice(0, 40)}" before the original tuple`);
       notes = note(notes, 'unknown-field', `unexpected word "${bare.slice(0, 40)}" kept in extra`);
-      (extra ??= []).push({ key: bare });
+      (extra ??= []).push({ key: flatCopy(bare) });
       i = skipSpaces(s, w, end);
       continue;
     }
@@ -549,18 +552,18 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
         continue;
       }
       case K_SECCTX:
-        secctx = s.slice(vs, ve);
+        secctx = flatSlice(s, vs, ve);
         continue;
       case K_HELPER:
-        helper = s.slice(vs, ve);
+        helper = flatSlice(s, vs, ve);
         continue;
       case K_LABELS:
-        labels = vs < ve ? s.slice(vs, ve).split(',') : [];
+        labels = vs < ve ? s.slice(vs, ve).split(',').map(flatCopy) : [];
         continue;
       case K_PORTID:
       case K_PROGNAME:
         if (userspace === undefined) break;
-        if (k === K_PROGNAME) userspace.progname = s.slice(vs, ve);
+        if (k === K_PROGNAME) userspace.progname = flatSlice(s, vs, ve);
         else {
           n = parseUint(s, vs, ve, U32_MAX);
           if (n < 0) return fail('bad-value', `bad portid "${s.slice(vs, ve).slice(0, 40)}"`);
@@ -572,7 +575,7 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
     }
     const key = s.slice(ks, eq);
     notes = note(notes, 'unknown-field', `unknown field "${key.slice(0, 40)}" kept in extra`);
-    (extra ??= []).push({ key, value: s.slice(vs, ve) });
+    (extra ??= []).push({ key: flatCopy(key), value: flatSlice(s, vs, ve) });
   }
 
   // Completeness: both tuples with addresses, and the protocol's own fields.
@@ -601,7 +604,7 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
   // Common fields in one literal (one shape); the rare ones only when present.
   const entry: Mutable<ConntrackEntry> = {
     line: lineNo,
-    raw: line,
+    raw: flatCopy(line),
     family,
     proto,
     protoNum,

@@ -14,9 +14,11 @@
  * diagnostics for every line that is not an entry.
  *
  * Two entry points give identical results: {@link parseConntrack} walks a string
- * with `indexOf` (no `split` copy of a large capture) and reads lines of the common
- * shape in place (`conntrack-fast.ts`, falling back to the line parser for any other),
- * {@link parseConntrackStream} consumes lines from a file stream.
+ * with `indexOf` (no `split` copy of a large capture), {@link parseConntrackStream}
+ * consumes lines or line-aligned chunks from a stream. Both read lines of the common
+ * shape in place (`conntrack-fast.ts`, compact entries that keep no part of the text),
+ * falling back to the line parser for any other; {@link parseConntrackGeneral} is the
+ * line parser alone (the fast path's reference).
  */
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type {
@@ -28,6 +30,7 @@ import type {
 } from '../model/conntrack.js';
 import { parseConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
 import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
+import { flatCopy } from './conntrack-scan.js';
 
 export { formatConntrackEntry, formatConntrackTable } from './conntrack-format.js';
 
@@ -111,20 +114,57 @@ class ConntrackParseState {
   private numberedNoted = false;
   // Text before a summary that cut an entry line in two; joined with the next line.
   private pending: { text: string; line: number } | undefined;
+  /** Number of the last line pushed. */
+  private lineNo = 0;
 
-  constructor(private readonly origin: string) {}
+  /** `fast`: lines of the common shape go through `parseConntrackFast` (false: the general parser only). */
+  constructor(
+    private readonly origin: string,
+    private readonly fast: boolean,
+  ) {}
 
   private report(d: Diagnostic): void {
-    if (this.diagnostics.length < CONNTRACK_MAX_DIAGNOSTICS) this.diagnostics.push(d);
+    // Copies: the line and the message quote the text, which may be a slice of a whole capture.
+    if (this.diagnostics.length < CONNTRACK_MAX_DIAGNOSTICS) this.diagnostics.push({ ...d, text: flatCopy(d.text), message: flatCopy(d.message) });
     else this.suppressed++;
+  }
+
+  /**
+   * Every line of `text` (split at `\n`; a final `\n` ends the last line, it does not
+   * start an empty one), numbered on from the lines pushed before.
+   */
+  pushText(text: string): void {
+    const n = text.length;
+    let pos = 0;
+    // Lines holding a summary or a NUL go the general way; both are searched for once
+    // in the whole text rather than once per line.
+    let nextTag = text.indexOf(TRAILER_TAG);
+    let nextNul = text.indexOf('\u0000');
+    while (pos < n) {
+      let nl = text.indexOf('\n', pos);
+      if (nl < 0) nl = n;
+      const lineNo = ++this.lineNo;
+      if (nextTag >= 0 && nextTag < pos) nextTag = text.indexOf(TRAILER_TAG, pos);
+      if (nextNul >= 0 && nextNul < pos) nextNul = text.indexOf('\u0000', pos);
+      const plainLine = (nextTag < 0 || nextTag >= nl) && (nextNul < 0 || nextNul >= nl);
+      if (!plainLine || !this.pushFast(text, pos, nl, lineNo)) this.push(text.slice(pos, nl), lineNo);
+      pos = nl + 1;
+    }
+  }
+
+  /** One line (no `\n` in it), numbered after the lines pushed before. */
+  pushLine(line: string): void {
+    const lineNo = ++this.lineNo;
+    const plainLine = line.indexOf(TRAILER_TAG) < 0 && line.indexOf('\u0000') < 0;
+    if (!plainLine || !this.pushFast(line, 0, line.length, lineNo)) this.push(line, lineNo);
   }
 
   /**
    * The fast path for `text[from, end)` (a line without its `\n`, free of NULs and
    * summaries): true when it was an entry of the common shape and has been added.
    */
-  pushFast(text: string, from: number, end: number, lineNo: number): boolean {
-    if (this.pending !== undefined) return false;
+  private pushFast(text: string, from: number, end: number, lineNo: number): boolean {
+    if (!this.fast || this.pending !== undefined) return false;
     if (end > from && text.charCodeAt(end - 1) === 13) end--;
     const entry = parseConntrackFast(text, from, end, lineNo, this.interner);
     if (entry === undefined) return false;
@@ -132,7 +172,7 @@ class ConntrackParseState {
     return true;
   }
 
-  push(rawLine: string, lineNo: number): void {
+  private push(rawLine: string, lineNo: number): void {
     const line = rawLine.length > 0 && rawLine.charCodeAt(rawLine.length - 1) === 13 ? rawLine.slice(0, -1) : rawLine;
     if (this.pending !== undefined) {
       const { text, line: at } = this.pending;
@@ -238,24 +278,19 @@ class ConntrackParseState {
  * @param origin where it came from (probe id, file path), copied into diagnostics
  */
 export function parseConntrack(text: string, origin: string): ParseResult<ConntrackTable> {
-  const state = new ConntrackParseState(origin);
-  const n = text.length;
-  let pos = 0;
-  let lineNo = 0;
-  // Lines holding a summary or a NUL go the general way; both are searched for once
-  // in the whole text rather than once per line.
-  let nextTag = text.indexOf(TRAILER_TAG);
-  let nextNul = text.indexOf('\u0000');
-  while (pos < n) {
-    let nl = text.indexOf('\n', pos);
-    if (nl < 0) nl = n;
-    lineNo++;
-    if (nextTag >= 0 && nextTag < pos) nextTag = text.indexOf(TRAILER_TAG, pos);
-    if (nextNul >= 0 && nextNul < pos) nextNul = text.indexOf('\u0000', pos);
-    const plainLine = (nextTag < 0 || nextTag >= nl) && (nextNul < 0 || nextNul >= nl);
-    if (!plainLine || !state.pushFast(text, pos, nl, lineNo)) state.push(text.slice(pos, nl), lineNo);
-    pos = nl + 1;
-  }
+  const state = new ConntrackParseState(origin, true);
+  state.pushText(text);
+  return state.finish();
+}
+
+/**
+ * {@link parseConntrack} without its fast path: every line through the general line
+ * parser. Same result, slower, plain-object entries; the reference the fast path is
+ * tested against (`conntrack-fast.test.ts`). Never throws.
+ */
+export function parseConntrackGeneral(text: string, origin: string): ParseResult<ConntrackTable> {
+  const state = new ConntrackParseState(origin, false);
+  state.pushText(text);
   return state.finish();
 }
 
@@ -263,29 +298,19 @@ export function parseConntrack(text: string, origin: string): ParseResult<Conntr
  * Parses a conntrack capture given as lines, e.g. `readline.createInterface({input:
  * fs.createReadStream(path)})`, without holding the whole text. Each item is one
  * line without its terminator (a trailing `\r` is dropped); an item that still
- * holds `\n` is split there, a final `\n` ending its last line. The result equals
- * `parseConntrack` on the joined text. Rejects only when the iterable itself
- * throws (an I/O error of the stream).
+ * holds `\n` is split there, a final `\n` ending its last line (so items may be
+ * line-aligned chunks of a text). The result equals `parseConntrack` on the joined
+ * text, and holds nothing of the items. Rejects only when the iterable itself throws
+ * (an I/O error of the stream).
  */
 export async function parseConntrackStream(
   lines: AsyncIterable<string> | Iterable<string>,
   origin: string,
 ): Promise<ParseResult<ConntrackTable>> {
-  const state = new ConntrackParseState(origin);
-  let lineNo = 0;
+  const state = new ConntrackParseState(origin, true);
   for await (const item of lines) {
-    if (item.indexOf('\n') < 0) {
-      state.push(item, ++lineNo);
-      continue;
-    }
-    let pos = 0;
-    const n = item.length;
-    while (pos < n) {
-      let nl = item.indexOf('\n', pos);
-      if (nl < 0) nl = n;
-      state.push(item.slice(pos, nl), ++lineNo);
-      pos = nl + 1;
-    }
+    if (item.indexOf('\n') < 0) state.pushLine(item);
+    else state.pushText(item);
   }
   return state.finish();
 }

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { ConntrackEntry, ConntrackTuple } from '../../src/model/conntrack.js';
+import { plainConntrackEntry, type ConntrackEntry, type ConntrackTuple } from '../../src/model/conntrack.js';
 
 /** The printed parts of one line, in printing order; empty parts are left out. */
 export interface LineParts {
@@ -92,9 +92,13 @@ export function makeEntry(
   };
 }
 
-/** The entry without `line` and `raw`: what a round trip through another layout must keep. */
+/**
+ * The entry's values without `line` and `raw` as plain data (parsed entries may be
+ * compact class instances read through getters): what a round trip through another
+ * layout must keep.
+ */
 export function content(e: ConntrackEntry): Omit<ConntrackEntry, 'line' | 'raw'> {
-  const { line: _line, raw: _raw, ...rest } = e;
+  const { line: _line, raw: _raw, ...rest } = plainConntrackEntry(e);
   return rest;
 }
 

@@ -7,7 +7,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConntrack, formatConntrackEntry } from '../../src/parsers/conntrack.js';
-import type { ConntrackTable } from '../../src/model/conntrack.js';
+import { plainConntrackEntry, plainConntrackTuple, type ConntrackTable } from '../../src/model/conntrack.js';
 import type { Diagnostic, ParseResult } from '../../src/model/diagnostics.js';
 import { conntrackCorpusDir, content } from './conntrack-builders.js';
 
@@ -93,9 +93,9 @@ describe.skipIf(dir === undefined)('shared/corpus/conntrack', () => {
       expect(b).toMatchObject({ line: 6, zone: 0, use: 2, mark: 0 });
       expect(b!.secctx).toBeUndefined();
       // The same entry printed by `conntrack -L` (no prefix, no zone) parses to the same tuples.
-      const asTool = parseConntrack(formatConntrackEntry({ ...b!, zone: undefined, use: 1 }, 'conntrack'), 't').value.entries[0]!;
-      expect(asTool.orig).toEqual(b!.orig);
-      expect(asTool.reply).toEqual(b!.reply);
+      const asTool = parseConntrack(formatConntrackEntry({ ...plainConntrackEntry(b!), zone: undefined, use: 1 }, 'conntrack'), 't').value.entries[0]!;
+      expect(plainConntrackTuple(asTool.orig)).toEqual(plainConntrackTuple(b!.orig));
+      expect(plainConntrackTuple(asTool.reply)).toEqual(plainConntrackTuple(b!.reply));
       expect(asTool.raw.startsWith('tcp      6 ')).toBe(true);
     });
 
@@ -143,13 +143,13 @@ describe.skipIf(dir === undefined)('shared/corpus/conntrack', () => {
 
   describe('quirk 25: IPv6 is expanded in /proc and compressed by the tool', () => {
     it('a corpus entry moved to IPv4-mapped IPv6 reads the same from both layouts', () => {
-      const [b] = entriesOf('proc-nf-conntrack-real-lines.txt').slice(1);
+      const b = plainConntrackEntry(entriesOf('proc-nf-conntrack-real-lines.txt')[1]!);
       const v6 = (ip: string) => `::ffff:${ip}`;
       const moved = {
-        ...b!,
+        ...b,
         family: 'ipv6' as const,
-        orig: { ...b!.orig, src: v6(b!.orig.src), dst: v6(b!.orig.dst) },
-        reply: { ...b!.reply, src: v6(b!.reply.src), dst: v6(b!.reply.dst) },
+        orig: { ...b.orig, src: v6(b.orig.src), dst: v6(b.orig.dst) },
+        reply: { ...b.reply, src: v6(b.reply.src), dst: v6(b.reply.dst) },
       };
       const procLine = formatConntrackEntry(moved, 'proc');
       expect(procLine).toContain('src=0000:0000:0000:0000:0000:ffff:0a00:0c0c');

@@ -1,0 +1,308 @@
+/**
+ * Compact conntrack entries: what the fast path (`conntrack-fast.ts`) returns for the
+ * lines it reads. A million-entry table is the largest model nodescope holds, and on
+ * Node's 64-bit heap (8-byte fields, 24-byte object headers) a plain-object entry with
+ * its two tuples and its line text costs some 330 bytes. These classes hold the same
+ * values in fewer fields, read through prototype getters:
+ *
+ * - an entry keeps `line`, `orig`, `reply`, one small integer `h` for family, protocol,
+ *   state, flags, layout and the usual `mark=0 use=1`, and the timeout `t`; anything
+ *   rarer (other mark/use values, secmark, zone, delta-time, id) in the subclass'
+ *   `x`; absent optional fields store nothing;
+ * - `raw` is not stored: the fast path checked that the line is exactly what
+ *   `formatConntrackEntry(entry, style)` prints for its layout (single spaces, the
+ *   tool's padding, canonical numbers and addresses), so the getter formats it again.
+ *   A line that is not (tabs, extra blanks, a leading zero…) keeps a flat copy of its
+ *   text in `x.raw`. Nothing here refers to the capture text;
+ * - a tuple keeps `src`, `dst`, both ports in one integer and both counters in one
+ *   integer when they are small (packets < 2048, bytes < 2^20), else as bigints.
+ *
+ * The values read equal the general parser's entry for the same line field for field
+ * (`conntrack-fast.test.ts`). What differs is what sees own properties only: object
+ * spread, `Object.keys`, `structuredClone`, deep-equality helpers see the internal
+ * fields, not the getters; use `plainConntrackEntry` (`src/model/conntrack.ts`) for a
+ * plain copy. `JSON.stringify` gives the plain form (`toJSON`).
+ */
+import {
+  CONNTRACK_STATES,
+  plainConntrackEntry,
+  plainConntrackTuple,
+  type ConntrackEntry,
+  type ConntrackFamily,
+  type ConntrackFlag,
+  type ConntrackProto,
+  type ConntrackState,
+  type ConntrackStyle,
+  type ConntrackTuple,
+} from '../model/conntrack.js';
+import { formatConntrackEntry } from './conntrack-format.js';
+import { counterBigint } from './conntrack-scan.js';
+
+/** The port-based protocols a compact entry can hold, with their numbers (linux/in.h); `h` stores the index. */
+export const COMPACT_PROTOS: readonly (readonly [ConntrackProto, number])[] = [
+  ['tcp', 6],
+  ['udp', 17],
+  ['sctp', 132],
+  ['dccp', 33],
+  ['udplite', 136],
+];
+
+/** State words in `h` order (index + 1; 0 for no state). */
+export const COMPACT_STATES: readonly ConntrackState[] = [...CONNTRACK_STATES];
+
+const FLAG_ORDER: readonly ConntrackFlag[] = ['UNREPLIED', 'ASSURED', 'OFFLOAD', 'HW_OFFLOAD'];
+
+/** One shared frozen flag array per mask (1 UNREPLIED, 2 ASSURED, 4 OFFLOAD, 8 HW_OFFLOAD). */
+export const COMPACT_FLAG_SETS: readonly (readonly ConntrackFlag[])[] = Array.from({ length: 16 }, (_, mask) =>
+  Object.freeze(FLAG_ORDER.filter((_f, k) => (mask & (1 << k)) !== 0)),
+);
+
+/** Layouts in `h` order; 0 means "the text is kept in `x.raw`". */
+const STYLES: readonly (ConntrackStyle | undefined)[] = [undefined, 'conntrack', 'extended', 'proc'];
+
+// Bits of `h`.
+const H_V6 = 1;
+const H_PROTO_SHIFT = 1; // 3 bits: index in COMPACT_PROTOS
+const H_STATE_SHIFT = 4; // 5 bits: index in COMPACT_STATES + 1
+const H_FLAGS_SHIFT = 9; // 4 bits: flag mask
+const H_STYLE_SHIFT = 13; // 2 bits: index in STYLES
+const H_USE_SHIFT = 15; // 3 bits: 0 absent, 1..6 use = code - 1, 7 in x
+const H_MARK_SHIFT = 18; // 2 bits: 0 absent, 1 mark = 0, 2 in x
+
+/** Layout code for {@link packHeader}: 0 when the line's text must be kept. */
+export type CompactStyleCode = 0 | 1 | 2 | 3;
+
+/** Use values up to this are held in `h`. */
+const USE_INLINE_MAX = 5;
+
+/**
+ * The header integer of a compact entry (see the module doc); `protoIndex` into
+ * {@link COMPACT_PROTOS}, `stateIndex` into {@link COMPACT_STATES} or -1.
+ */
+export function packHeader(
+  v6: boolean,
+  protoIndex: number,
+  stateIndex: number,
+  flagMask: number,
+  style: CompactStyleCode,
+  mark: number | undefined,
+  use: number | undefined,
+): number {
+  const useCode = use === undefined ? 0 : use <= USE_INLINE_MAX ? use + 1 : 7;
+  const markCode = mark === undefined ? 0 : mark === 0 ? 1 : 2;
+  return (
+    (v6 ? H_V6 : 0) |
+    (protoIndex << H_PROTO_SHIFT) |
+    ((stateIndex + 1) << H_STATE_SHIFT) |
+    (flagMask << H_FLAGS_SHIFT) |
+    (style << H_STYLE_SHIFT) |
+    (useCode << H_USE_SHIFT) |
+    (markCode << H_MARK_SHIFT)
+  );
+}
+
+/** True when an entry with this header needs {@link CompactExtras} (text kept, or mark/use not inline). */
+export function headerNeedsExtras(h: number): boolean {
+  return ((h >>> H_STYLE_SHIFT) & 3) === 0 || ((h >>> H_USE_SHIFT) & 7) === 7 || ((h >>> H_MARK_SHIFT) & 3) === 2;
+}
+
+/** Counters too large to pack: both as bigints (u64). */
+class CounterPair {
+  constructor(
+    readonly packets: bigint,
+    readonly bytes: bigint,
+  ) {}
+}
+
+const BYTES_LIMIT = 1 << 20;
+const PACKETS_LIMIT = 1 << 11;
+
+/**
+ * The `c` field of a {@link CompactConntrackTuple}: -1 without counters; packets and
+ * bytes as numbers (exact, ≤ 2^53) or, when either is `undefined` in `big*`, from the bigints.
+ */
+export function packCounters(packets: number, bytes: number, bigPackets?: bigint, bigBytes?: bigint): number | CounterPair {
+  if (packets >= 0 && bytes >= 0 && packets < PACKETS_LIMIT && bytes < BYTES_LIMIT) return packets * BYTES_LIMIT + bytes;
+  return new CounterPair(bigPackets ?? BigInt(packets), bigBytes ?? BigInt(bytes));
+}
+
+/** "No counters" for {@link packCounters}' slot. */
+export const NO_COUNTERS = -1;
+
+/**
+ * One direction of a port-based flow (see the module doc). `sport`, `dport`, `packets`,
+ * `bytes` are getters; `src`, `dst` own fields. Never throws.
+ */
+export class CompactConntrackTuple implements ConntrackTuple {
+  readonly src: string;
+  readonly dst: string;
+  /** sport × 65536 + dport, as an int32. */
+  private readonly p: number;
+  /** {@link NO_COUNTERS}, packets × 2^20 + bytes, or a {@link CounterPair}. */
+  private readonly c: number | CounterPair;
+
+  constructor(src: string, dst: string, sport: number, dport: number, counters: number | CounterPair) {
+    this.src = src;
+    this.dst = dst;
+    this.p = (sport << 16) | dport;
+    this.c = counters;
+  }
+
+  get sport(): number {
+    return this.p >>> 16;
+  }
+
+  get dport(): number {
+    return this.p & 0xffff;
+  }
+
+  get packets(): bigint | undefined {
+    const c = this.c;
+    if (typeof c !== 'number') return c.packets;
+    return c < 0 ? undefined : counterBigint(Math.floor(c / BYTES_LIMIT));
+  }
+
+  get bytes(): bigint | undefined {
+    const c = this.c;
+    if (typeof c !== 'number') return c.bytes;
+    return c < 0 ? undefined : counterBigint(c % BYTES_LIMIT);
+  }
+
+  /** The plain form for `JSON.stringify`. */
+  toJSON(): ConntrackTuple {
+    return plainConntrackTuple(this);
+  }
+}
+
+/** What a compact entry holds besides its header: values not inline, and the text when it is kept. */
+export class CompactExtras {
+  constructor(
+    readonly raw: string | undefined,
+    readonly mark: number | undefined,
+    readonly secmark: number | undefined,
+    readonly zone: number | undefined,
+    readonly deltaTime: number | undefined,
+    readonly use: number | undefined,
+    readonly id: number | undefined,
+  ) {}
+}
+
+/**
+ * A conntrack entry of the common shape, as the fast path reads it (see the module
+ * doc). `line`, `orig`, `reply` are own fields; everything else getters. Never throws.
+ */
+export class CompactConntrackEntry implements ConntrackEntry {
+  readonly line: number;
+  readonly orig: CompactConntrackTuple;
+  readonly reply: CompactConntrackTuple;
+  /** Family, protocol, state, flags, layout, mark and use (see packHeader). */
+  protected readonly h: number;
+  /** Timeout in seconds, -1 when absent. */
+  protected readonly t: number;
+
+  constructor(line: number, orig: CompactConntrackTuple, reply: CompactConntrackTuple, h: number, timeout: number) {
+    this.line = line;
+    this.orig = orig;
+    this.reply = reply;
+    this.h = h;
+    this.t = timeout;
+  }
+
+  /** The line as printed, formatted again in the layout it was printed in. */
+  get raw(): string {
+    return formatConntrackEntry(this, STYLES[(this.h >>> H_STYLE_SHIFT) & 3] ?? 'extended');
+  }
+
+  get family(): ConntrackFamily {
+    return (this.h & H_V6) !== 0 ? 'ipv6' : 'ipv4';
+  }
+
+  get proto(): ConntrackProto {
+    return COMPACT_PROTOS[(this.h >>> H_PROTO_SHIFT) & 7]![0];
+  }
+
+  get protoNum(): number {
+    return COMPACT_PROTOS[(this.h >>> H_PROTO_SHIFT) & 7]![1];
+  }
+
+  get timeout(): number | undefined {
+    return this.t < 0 ? undefined : this.t;
+  }
+
+  get state(): ConntrackState | undefined {
+    const k = (this.h >>> H_STATE_SHIFT) & 31;
+    return k === 0 ? undefined : COMPACT_STATES[k - 1];
+  }
+
+  get flags(): readonly ConntrackFlag[] {
+    return COMPACT_FLAG_SETS[(this.h >>> H_FLAGS_SHIFT) & 15]!;
+  }
+
+  get mark(): number | undefined {
+    return ((this.h >>> H_MARK_SHIFT) & 3) === 0 ? undefined : 0;
+  }
+
+  get use(): number | undefined {
+    const k = (this.h >>> H_USE_SHIFT) & 7;
+    return k === 0 ? undefined : k - 1;
+  }
+
+  get secmark(): number | undefined {
+    return undefined;
+  }
+
+  get zone(): number | undefined {
+    return undefined;
+  }
+
+  get deltaTime(): number | undefined {
+    return undefined;
+  }
+
+  get id(): number | undefined {
+    return undefined;
+  }
+
+  /** The plain form for `JSON.stringify`. */
+  toJSON(): ConntrackEntry {
+    return plainConntrackEntry(this);
+  }
+}
+
+/** A compact entry with {@link CompactExtras}: rarer meta fields, or a line kept as text. */
+export class CompactConntrackEntryWithExtras extends CompactConntrackEntry {
+  private readonly x: CompactExtras;
+
+  constructor(line: number, orig: CompactConntrackTuple, reply: CompactConntrackTuple, h: number, timeout: number, x: CompactExtras) {
+    super(line, orig, reply, h, timeout);
+    this.x = x;
+  }
+
+  override get raw(): string {
+    return this.x.raw ?? super.raw;
+  }
+
+  override get mark(): number | undefined {
+    return this.x.mark;
+  }
+
+  override get use(): number | undefined {
+    return this.x.use;
+  }
+
+  override get secmark(): number | undefined {
+    return this.x.secmark;
+  }
+
+  override get zone(): number | undefined {
+    return this.x.zone;
+  }
+
+  override get deltaTime(): number | undefined {
+    return this.x.deltaTime;
+  }
+
+  override get id(): number | undefined {
+    return this.x.id;
+  }
+}
