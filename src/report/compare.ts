@@ -19,7 +19,7 @@ import { toJson } from './json.js';
 const UNIT: Readonly<Record<CompareMode, string>> = {
   iptables: 'rules in KUBE-* chains (nat, filter)',
   nftables: 'rules + set/map elements (table ip kube-proxy)',
-  cilium: 'entries of the services (frontends + slots), backends, rev-NAT maps',
+  cilium: 'services (incl. slots) + backends + rev-NAT entries',
 };
 
 /** The comparison of a snapshot; throws `UserError` when it has no API objects. */
