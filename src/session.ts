@@ -27,7 +27,7 @@ export interface SessionState {
   readonly refreshing: boolean;
   /** Why the last load or refresh failed; null after a success. */
   readonly error: string | null;
-  /** When the shown snapshot was read (ms since epoch); null before the first. */
+  /** When the shown snapshot was read whole (ms since epoch; a refresh that lost probes keeps it); null before the first. */
   readonly dataAt: number | null;
   /** The DNS pane's Service (`ns/name`) and what its questions got; null until one is asked. */
   readonly dns?: SessionDns | null;
@@ -306,7 +306,8 @@ export class Session implements SessionLike {
         // Which probes, then the node's own words for the first of them ("Cannot open network namespace …").
         const detail = lost.map((r) => r.result.stderr.trim().split('\n').pop()?.trim() ?? '').find((line) => line !== '');
         const error = lost.length ? `${lost.map((r) => `${r.id}: ${r.status}`).join(', ')}${detail ? ` — ${detail}` : ''}` : null;
-        this.set({ snapshot, rates, refreshing: false, error, dataAt: at });
+        // A refresh that lost probes shows their parts as they were: the data is as old as before.
+        this.set({ snapshot, rates, refreshing: false, error, dataAt: lost.length ? this.state.dataAt : at });
         if (this.apiDirty) this.apiChanged();
       })
       .catch((e: Error) => this.set({ refreshing: false, error: e.message }));

@@ -103,10 +103,13 @@ describe('refresh staleness', () => {
     expect(session.getState().error).toBeNull();
     // A probe that had data and then fails is stale data, and says so.
     src.breakIt();
+    const wholeAt = now;
     now += 2000;
     session.refreshNow();
     await waitFor(session, () => !session.getState().refreshing && session.getState().error !== null);
     expect(session.getState().error).toBe('iptables-save: timeout — connection lost'); // the node's own words follow
+    // The shown data is as old as the last whole read: the header's age keeps growing.
+    expect(session.getState().dataAt).toBe(wholeAt);
     await session.stop();
   });
 });
