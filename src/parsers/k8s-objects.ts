@@ -358,11 +358,12 @@ function convert(found: Found, source: SourceRef, locate: (path: JsonPath) => nu
 /** Mutable, insertion-ordered store used while parsing; replacing keeps the position. */
 class Store {
   private readonly byKey = new Map<string, K8sObject>();
-  has(o: K8sObject): boolean {
-    return this.byKey.has(objectKey(o));
-  }
-  put(o: K8sObject): void {
-    this.byKey.set(objectKey(o), o);
+  /** Stores `o`; returns its key when it replaced an object with that key, else `undefined`. */
+  put(o: K8sObject): string | undefined {
+    const key = objectKey(o);
+    const had = this.byKey.has(key);
+    this.byKey.set(key, o);
+    return had ? key : undefined;
   }
   delete(o: K8sObject): void {
     this.byKey.delete(objectKey(o));
@@ -412,8 +413,8 @@ export function parseK8sObjects(text: string, origin: string): ParseResult<ApiOb
       if (source === undefined) sources.set(line, (source = { origin, line }));
       const obj = convert(found, source, doc.locate, sink, share);
       if (found.event === undefined) {
-        if (store.has(obj)) sink.add('warning', line, 'duplicate-object', `${objectKey(obj)} appears again: the later one is kept`);
-        store.put(obj);
+        const again = store.put(obj);
+        if (again !== undefined) sink.add('warning', line, 'duplicate-object', `${again} appears again: the later one is kept`);
       } else if (found.event === 'ADDED' || found.event === 'MODIFIED') {
         store.put(obj);
       } else if (found.event === 'DELETED') {
