@@ -11,7 +11,7 @@
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { Lang } from '../ui/i18n.js';
-import { PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../ui/state.js';
+import { cursorOf, filterOf, PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../ui/state.js';
 import type { TourStep } from './model.js';
 import { resolveStep, type StepResolution } from './resolve.js';
 
@@ -34,9 +34,36 @@ function unwindRules(ui: UiState): UiAction[] {
   return out;
 }
 
-/** The actions for an already resolved step (see {@link applyTourStep}). */
-export function actionsFor(ui: UiState, step: TourStep, where: StepResolution): UiAction[] {
-  const actions: UiAction[] = [];
+/**
+ * Actions that drop the view state bound to the objects of the capture the UI showed
+ * before a step on another capture: the Rules pane's stack back to its chain list (a
+ * chain or set of one capture is "not in this capture" in another's), and the cursors
+ * and filter of the lists whose rows were that capture's (chain list, LB, Conntrack,
+ * Modes), as `g` and Esc would.
+ */
+export function leaveCaptureActions(ui: UiState): UiAction[] {
+  const out = unwindRules(ui);
+  let state = out.reduce(uiReducer, ui);
+  for (const pane of ['rules', 'lb', 'conntrack', 'compare'] as const) {
+    const on = uiReducer(state, { type: 'switchPane', pane });
+    const actions: UiAction[] = [];
+    if (filterOf(on)) actions.push({ type: 'filterInput', text: '' });
+    if (cursorOf(on) !== 0) actions.push({ type: 'jumpTo', index: 0, count: 1 });
+    if (actions.length === 0) continue;
+    out.push({ type: 'switchPane', pane }, ...actions);
+    state = [{ type: 'switchPane', pane } as const, ...actions].reduce(uiReducer, state);
+  }
+  return out;
+}
+
+/**
+ * The actions for an already resolved step (see {@link applyTourStep}). `shownCapture`:
+ * the capture the UI state was built on (the last step's); when it is another than the
+ * step's, {@link leaveCaptureActions} come first, so no pane keeps the other capture's
+ * chains or rows (null: a fresh UI state, nothing to leave).
+ */
+export function actionsFor(ui: UiState, step: TourStep, where: StepResolution, shownCapture: string | null = null): UiAction[] {
+  const actions: UiAction[] = shownCapture !== null && shownCapture !== step.capture ? leaveCaptureActions(ui) : [];
   const pane = appPane(step.pane);
   actions.push({ type: 'switchPane', pane: pane ?? 'services' });
   if (where.service !== null) actions.push({ type: 'selectService', service: where.service });
@@ -74,14 +101,14 @@ export function actionsFor(ui: UiState, step: TourStep, where: StepResolution): 
  * state `ui`, and the resolution they came from (its `focus` lines are what the tour
  * bar highlights; its `problem` says when the capture lacks the object). A pane name
  * the app does not know leaves the app on the Services pane with the Service selected;
- * the tour bar carries the step's lines.
+ * the tour bar carries the step's lines. `shownCapture`: as in {@link actionsFor}.
  */
-export function applyTourStep(ui: UiState, step: TourStep, snapshot: NodeSnapshot, lang: Lang): { actions: UiAction[]; resolution: StepResolution } {
+export function applyTourStep(ui: UiState, step: TourStep, snapshot: NodeSnapshot, lang: Lang, shownCapture: string | null = null): { actions: UiAction[]; resolution: StepResolution } {
   const resolution = resolveStep(snapshot, step, lang);
-  return { actions: actionsFor(ui, step, resolution), resolution };
+  return { actions: actionsFor(ui, step, resolution, shownCapture), resolution };
 }
 
 /** The UI state after the step's actions (what a frame test of the step renders). */
-export function uiAfterStep(ui: UiState, step: TourStep, snapshot: NodeSnapshot, lang: Lang): UiState {
-  return applyTourStep(ui, step, snapshot, lang).actions.reduce(uiReducer, ui);
+export function uiAfterStep(ui: UiState, step: TourStep, snapshot: NodeSnapshot, lang: Lang, shownCapture: string | null = null): UiState {
+  return applyTourStep(ui, step, snapshot, lang, shownCapture).actions.reduce(uiReducer, ui);
 }

@@ -149,3 +149,19 @@ describe('objects a capture does not have', () => {
     expect(() => actions.reduce(uiReducer, initialUiState)).not.toThrow();
   });
 });
+
+describe('a step on another capture than the last step\'s', () => {
+  it('leaves the Rules stack, the list cursors and filters of the last capture', async () => {
+    const nft = await snap('lab-nftables');
+    const ipt = await snap('lab-iptables');
+    const onNft = press(uiAfterStep(initialUiState, step('rules', webChain('endpoint', '10.244.0.23'), 'lab-nftables'), nft, 'en'), { type: 'switchPane', pane: 'lb' }, { type: 'jumpTo', index: 3, count: 9 });
+    expect(onNft.rulesStack.length).toBeGreaterThan(1);
+    const compareStep = step('compare', { kind: 'compare', service: 'default/web' }, 'lab-iptables');
+    const kept = uiAfterStep(onNft, compareStep, ipt, 'en', 'lab-nftables');
+    expect(kept.rulesStack).toEqual([{ kind: 'chains' }]);
+    expect(press(kept, { type: 'switchPane', pane: 'lb' }).cursors['lb'] ?? 0).toBe(0);
+    // The same capture keeps what the user opened: only a change of capture leaves it.
+    const same = uiAfterStep(onNft, { ...compareStep, capture: 'lab-nftables' }, nft, 'en', 'lab-nftables');
+    expect(same.rulesStack.length).toBe(onNft.rulesStack.length);
+  });
+});

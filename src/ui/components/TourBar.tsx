@@ -126,10 +126,13 @@ export function useTour(run: TourRun | undefined): TourControl | null {
 
 /**
  * Resolves the current step on `snapshot` (memoised) and, once per position change
- * (`epoch`), dispatches the step's reducer actions. Returns the resolution the bar shows.
+ * (`epoch`), dispatches the step's reducer actions, first leaving the views of the last
+ * step's capture when the step is on another. Returns the resolution the bar shows.
  */
 export function useTourSteps(control: TourControl | null, snapshot: NodeSnapshot | null, ui: UiState, dispatch: (a: UiAction) => void, lang: Lang): StepResolution | null {
   const applied = useRef(-1);
+  // The capture the UI state was last built on: a step on another leaves its views first.
+  const shownCapture = useRef<string | null>(null);
   const step = control?.step ?? null;
   // A snapshot with parts still loading (staged load) would resolve chains as missing: wait.
   const resolution = useMemo(() => (step && snapshot && !snapshot.pending?.length ? resolveStep(snapshot, step, lang) : null), [step, snapshot, lang]);
@@ -137,7 +140,9 @@ export function useTourSteps(control: TourControl | null, snapshot: NodeSnapshot
   useEffect(() => {
     if (!step || !resolution || applied.current === epoch) return;
     applied.current = epoch;
-    for (const a of actionsFor(ui, step, resolution)) dispatch(a);
+    const actions = actionsFor(ui, step, resolution, shownCapture.current);
+    shownCapture.current = step.capture;
+    for (const a of actions) dispatch(a);
   }, [epoch, step, resolution, ui, dispatch]);
   return resolution;
 }
