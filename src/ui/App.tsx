@@ -24,7 +24,7 @@ import { ComparePane } from './panes/ComparePane.js';
 import { LbPane } from './panes/LbPane.js';
 import { StepPane } from './panes/StepPane.js';
 import { createAppViews, lbViewForOpen, type AppViews, type AppViewsOf } from './app-views.js';
-import { modeEvidenceLine } from './mode-evidence.js';
+import { modeEvidenceFit } from './mode-evidence.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
 import { cursorOf, currentRules, filterOf, initialUiState, PANES, uiReducer, type UiAction, type UiState } from './state.js';
@@ -244,7 +244,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         sourceLabel={snapshot?.meta.source.label ?? ''}
         capturedAt={snapshot?.meta.capturedAt ?? null}
         mode={mode?.mode ?? '…'}
-        evidence={mode ? modeEvidenceLine(lang, mode.facts) : ''}
+        evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
         ageSeconds={age}
         error={state.error}
         refreshing={state.refreshing}

@@ -1,10 +1,13 @@
 /**
  * The header's mode evidence in the UI's language: each {@link ModeFact} of
  * `detectProxyMode` through the `mode.fact.*` strings (English equals `modeFactText`,
- * which the reports print).
+ * which the reports print), and the line that fits the header's width: the full words
+ * when they fit, else the short `mode.short.*` forms, else the short forms of the facts
+ * that matter most with `+N more` for the rest (never a fact cut in half).
  */
 import { kubeChainsRuleset, type ModeFact } from '../analysis/proxy-mode.js';
 import { t, tf, type Lang } from './i18n.js';
+import { cellWidth } from './text.js';
 
 /** One fact in `lang`. */
 export function modeFactLine(lang: Lang, f: ModeFact): string {
@@ -31,4 +34,68 @@ export function modeFactLine(lang: Lang, f: ModeFact): string {
 /** Every fact in `lang`, joined as the header shows them. */
 export function modeEvidenceLine(lang: Lang, facts: readonly ModeFact[]): string {
   return facts.map((f) => modeFactLine(lang, f)).join('; ');
+}
+
+/** `lb4`, `lb6`, `lb4+lb6`: the family part of Cilium's services map names (`cilium_lb4_services_v2`). */
+function shortMaps(maps: readonly string[]): string {
+  return maps.map((m) => /^cilium_(lb\d)_/.exec(m)?.[1] ?? m).join('+');
+}
+
+/** One fact in `lang`, in the header's short form (e.g. `lb4: 7 frontends + 14 slots`). */
+export function modeFactShort(lang: Lang, f: ModeFact): string {
+  switch (f.kind) {
+    case 'kubeProxyTable':
+      return t(lang, 'mode.short.kubeProxyTable');
+    case 'kubeChains':
+      return tf(lang, 'mode.short.kubeChains', { ruleset: f.ruleset === 'iptables-legacy' ? 'legacy' : (f.backend ?? f.ruleset), chains: f.chains });
+    case 'ipvs':
+      return tf(lang, f.kubeIpvs0 ? 'mode.short.ipvsIface' : 'mode.short.ipvs', { servers: f.virtualServers });
+    case 'ciliumKpr':
+      return t(lang, 'mode.short.ciliumKpr');
+    case 'ciliumServices':
+      return tf(lang, 'mode.short.ciliumServices', { maps: shortMaps(f.maps), frontends: f.frontends, slots: f.backendSlots });
+    case 'ciliumChains':
+      return tf(lang, 'mode.short.ciliumChains', { chains: f.chains });
+    case 'noProxy':
+      return t(lang, 'mode.short.noProxy');
+    case 'noRules':
+      return t(lang, 'mode.short.noRules');
+  }
+}
+
+/**
+ * Which facts the header keeps when short of room, most important first (0): what
+ * kube-proxy wrote, then the Cilium services maps' size, its iptables chains, and last
+ * "0 KUBE- chains", which the mode name `cilium` already implies.
+ */
+const KEEP_RANK: Record<ModeFact['kind'], number> = {
+  kubeProxyTable: 0,
+  kubeChains: 0,
+  ipvs: 0,
+  noProxy: 0,
+  noRules: 0,
+  ciliumServices: 1,
+  ciliumChains: 2,
+  ciliumKpr: 3,
+};
+
+/**
+ * The evidence as it fits `room` cells (the header line's width after `mode: X — `), in
+ * `lang`: every fact in full words when they fit; else every fact in short form; else the
+ * short forms of the facts that rank first ({@link KEEP_RANK}), in the facts' order, with
+ * `+N more`. Only when not even the first fact fits is the result wider than `room` (the
+ * header cuts it). Facts keep `detectProxyMode`'s order.
+ */
+export function modeEvidenceFit(lang: Lang, facts: readonly ModeFact[], room: number): string {
+  const full = modeEvidenceLine(lang, facts);
+  if (cellWidth(full) <= room) return full;
+  const short = facts.map((f) => modeFactShort(lang, f));
+  if (cellWidth(short.join('; ')) <= room) return short.join('; ');
+  const order = facts.map((f, i) => ({ i, rank: KEEP_RANK[f.kind] })).sort((a, b) => a.rank - b.rank || a.i - b.i);
+  for (let keep = facts.length - 1; keep >= 1; keep--) {
+    const kept = new Set(order.slice(0, keep).map((o) => o.i));
+    const line = [...short.filter((_s, i) => kept.has(i)), tf(lang, 'mode.more', { n: facts.length - keep })].join('; ');
+    if (cellWidth(line) <= room || keep === 1) return line;
+  }
+  return short.join('; ');
 }

@@ -72,7 +72,7 @@ describe('LB pane in the App on a Cilium node', () => {
     const snapshot = await snapshotOf('lab-cilium');
     const r = await renderApp(<App session={staticSession(snapshot)} lang="en" width={120} height={30} />, 120, 30);
     expect(r.frame()).toContain('mode: cilium');
-    expect(r.frame()).toContain('Cilium KPR: 0 KUBE- chains; cilium_lb4_services_v2: 7 frontends + 14 backend slots = 21 entries');
+    expect(r.frame()).toContain('mode: cilium — 0 KUBE- chains; lb4: 7 frontends + 14 slots; 10 CILIUM_ chains');
     await r.press('/', 'w', 'e', 'b', KEYS.enter); // web, web-headless
     await r.press(KEYS.enter);
     const frame = r.frame();

@@ -16,7 +16,12 @@ export interface HeaderProps {
   readonly sourceLabel: string;
   readonly capturedAt: string | null;
   readonly mode: string;
-  readonly evidence: string;
+  /**
+   * The mode's evidence: the text, or a function giving the evidence that fits `room`
+   * cells (what the line leaves after `mode: X — `), so the facts that matter survive a
+   * narrow terminal instead of being cut at its edge.
+   */
+  readonly evidence: string | ((room: number) => string);
   readonly ageSeconds: number | null;
   readonly error: string | null;
   readonly refreshing: boolean;
@@ -106,7 +111,8 @@ export function Header(p: HeaderProps): React.JSX.Element {
   else if (p.live && p.ageSeconds !== null) freshness = tf(p.lang, 'header.age', { age: humanAge(p.ageSeconds) });
   const where = `${t(p.lang, 'header.node')} ${p.node} │ ${source}`;
   const line1 = p.error ? staleLine(p.error, humanAge(staleSeconds), where, p) : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
-  const line2 = `${t(p.lang, 'header.mode')}: ${p.mode} — ${p.evidence}`;
+  const modeHead = `${t(p.lang, 'header.mode')}: ${p.mode} — `;
+  const line2 = modeHead + (typeof p.evidence === 'string' ? p.evidence : p.evidence(p.width - cellWidth(modeHead)));
   return (
     <Box flexDirection="column">
       <Text color={p.error ? theme.warn : theme.accent} bold>
