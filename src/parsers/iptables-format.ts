@@ -115,6 +115,33 @@ function bracketCounters(c: IptablesCounters, real: boolean): string {
  * written as `-c PKTS BYTES` before the target, where `iptables -S -v` puts it.
  */
 export function formatRule(rule: IptablesRule, chain: string = rule.chain, inlineCounters: IptablesCounters | null = null): string {
+  return writeRule(rule, chain, inlineCounters);
+}
+
+/** The rule fields {@link formatRule} reads. */
+export type FormattableRule = Pick<
+  IptablesRule,
+  'source' | 'destination' | 'inInterface' | 'outInterface' | 'protocol' | 'fragment' | 'matches' | 'target'
+>;
+
+/**
+ * True when `line` is exactly `prefix + formatRule(rule, chain, inlineCounters)`: the
+ * parser asks this of every rule, to keep no copy of a line it can write again (building
+ * the text and comparing once is faster than comparing piece by piece). Never throws.
+ */
+export function formatsAs(
+  rule: FormattableRule,
+  chain: string,
+  inlineCounters: IptablesCounters | null,
+  prefix: string,
+  line: string,
+): boolean {
+  const text = writeRule(rule, chain, inlineCounters);
+  return prefix === '' ? line === text : line === prefix + text;
+}
+
+/** The one writer of a rule's text (see {@link formatRule}). */
+function writeRule(rule: FormattableRule, chain: string, inlineCounters: IptablesCounters | null): string {
   let s = `-A ${chain}`;
   if (rule.source) s += `${neg(rule.source.negated)} -s ${word(rule.source.value)}`;
   if (rule.destination) s += `${neg(rule.destination.negated)} -d ${word(rule.destination.value)}`;
@@ -122,12 +149,19 @@ export function formatRule(rule: IptablesRule, chain: string = rule.chain, inlin
   if (rule.outInterface) s += `${neg(rule.outInterface.negated)} -o ${word(rule.outInterface.value)}`;
   if (rule.protocol) s += `${neg(rule.protocol.negated)} -p ${word(rule.protocol.value)}`;
   if (rule.fragment) s += `${neg(rule.fragment.negated)} -f`;
-  for (const m of rule.matches) s += ` -m ${word(m.module)}${formatOptions(m.options)}`;
-  if (inlineCounters !== null) s += ` -c ${inlineCounters.packets} ${inlineCounters.bytes}`;
-  if (rule.target) {
-    s += ` ${rule.target.kind === 'goto' ? '-g' : '-j'} ${word(rule.target.name)}${formatOptions(rule.target.options)}`;
+  const matches = rule.matches;
+  for (let i = 0; i < matches.length; i++) {
+    const m = matches[i]!;
+    s += ` -m ${word(m.module)}${formatOptions(m.options)}`;
   }
+  if (inlineCounters !== null) s += ` -c ${inlineCounters.packets} ${inlineCounters.bytes}`;
+  const target = rule.target;
+  if (target) s += ` ${target.kind === 'goto' ? '-g' : '-j'} ${word(target.name)}${formatOptions(target.options)}`;
   return s;
+}
+
+function neg(negated: boolean): string {
+  return negated ? ' !' : '';
 }
 
 /** Options whose value iptables-save always writes through `xtables_save_string()`. */
@@ -135,16 +169,14 @@ const SAVE_STRING_OPTIONS: ReadonlySet<string> = new Set(['comment', 'log-prefix
 
 function formatOptions(options: readonly IptablesOption[]): string {
   let s = '';
-  for (const o of options) {
+  for (let i = 0; i < options.length; i++) {
+    const o = options[i]!;
     s += `${neg(o.negated)} --${o.name}`;
     const saveString = SAVE_STRING_OPTIONS.has(o.name);
-    for (const v of o.values) s += ` ${saveString ? saveStringWord(v) : word(v)}`;
+    const values = o.values;
+    for (let k = 0; k < values.length; k++) s += ` ${saveString ? saveStringWord(values[k]!) : word(values[k]!)}`;
   }
   return s;
-}
-
-function neg(negated: boolean): string {
-  return negated ? ' !' : '';
 }
 
 /** A value as one restore word: bare when the tokenizer reads it back unchanged, else quoted. */
@@ -169,6 +201,12 @@ function saveStringWord(v: string): string {
 }
 
 function quote(v: string): string {
+  let plain = true;
+  for (let i = 0; i < v.length && plain; i++) {
+    const c = v.charCodeAt(i);
+    plain = c !== 34 && c !== 92 && c !== 39;
+  }
+  if (plain) return `"${v}"`;
   let s = '"';
   for (const ch of v) s += ch === '"' || ch === '\\' || ch === "'" ? `\\${ch}` : ch;
   return `${s}"`;

@@ -138,15 +138,48 @@ const SMALL_COUNTERS: (bigint | undefined)[] = new Array<bigint | undefined>(SMA
 /** The counters of `[0:0]`, shared: most rules of a dump never matched. */
 export const ZERO_COUNTERS: IptablesCounters = { packets: 0n, bytes: 0n };
 
-/** Parses `[packets:bytes]` (iptables-save's counter syntax), or null when malformed. */
-export function parseBracketCounters(s: string): IptablesCounters | null {
+/** At most this many distinct `[p:b]` texts share their counters object (see {@link parseBracketCounters}). */
+const MAX_SHARED_COUNTERS = 1 << 16;
+
+/**
+ * Parses `[packets:bytes]` (iptables-save's counter syntax), or null when malformed.
+ * With `shared`, equal texts give one shared (read-only) object, for the first
+ * {@link MAX_SHARED_COUNTERS} distinct texts: a dump's rules repeat few counter pairs.
+ */
+export function parseBracketCounters(s: string, shared?: Map<string, IptablesCounters>): IptablesCounters | null {
   if (s === '[0:0]') return ZERO_COUNTERS;
+  let counters = shared?.get(s);
+  if (counters !== undefined) return counters;
   if (s.length < 5 || s.charCodeAt(0) !== 91 || s.charCodeAt(s.length - 1) !== 93) return null;
   const colon = s.indexOf(':');
   if (colon < 0) return null;
   const packets = parseCounter(s.slice(1, colon));
   const bytes = parseCounter(s.slice(colon + 1, s.length - 1));
-  return packets === null || bytes === null ? null : { packets, bytes };
+  if (packets === null || bytes === null) return null;
+  counters = { packets, bytes };
+  if (shared !== undefined && shared.size < MAX_SHARED_COUNTERS) shared.set(s, counters);
+  return counters;
+}
+
+/**
+ * True when a `[packets:bytes]` text that {@link parseBracketCounters} accepted is written
+ * the way iptables-save writes it (`%llu`: no leading zeros), so it can be written again
+ * from the numbers.
+ */
+export function isCanonicalBracketCounters(s: string): boolean {
+  const colon = s.indexOf(':');
+  return (s.charCodeAt(1) !== 48 || colon === 2) && (s.charCodeAt(colon + 1) !== 48 || colon + 2 === s.length - 1);
+}
+
+/**
+ * `s` as a string of its own. V8 makes a substring of 13 or more characters a view into
+ * its parent, so one kept word would keep a whole 90 MB dump alive; joining two halves
+ * allocates a fresh flat string. Shorter substrings are copies already.
+ */
+export function flatCopy(s: string): string {
+  if (s.length < 13) return s;
+  const mid = s.length >> 1;
+  return [s.slice(0, mid), s.slice(mid)].join('');
 }
 
 /** A problem found in one rule; the caller turns it into a Diagnostic for the line. */
@@ -155,7 +188,11 @@ export interface RuleProblem {
   readonly message: string;
 }
 
-/** A rule target while parsing: `kind` is settled once all chains are known. */
+/**
+ * A rule target while parsing: `kind` is settled once all chains are known. An option-less
+ * target's `name` is the word as read until then, when it becomes the name string of the
+ * chain it names, or a copy.
+ */
 export interface ParsedTarget {
   name: string;
   kind: IptablesTargetKind;
@@ -248,7 +285,7 @@ interface TrieNode<T, L> {
 }
 
 /** Options whose value is unique to one rule in practice (an endpoint address): not shared. */
-const UNSHARED_OPTIONS: ReadonlySet<string> = new Set(['to-destination', 'to-source', 'to']);
+export const UNSHARED_OPTIONS: ReadonlySet<string> = new Set(['to-destination', 'to-source', 'to']);
 
 const OWNER_NONE = 0;
 const OWNER_MATCH = 1;
@@ -303,15 +340,18 @@ export class RuleBodyParser {
   private intern(s: string): string {
     const known = this.names.get(s);
     if (known !== undefined) return known;
-    this.names.set(s, s);
-    return s;
+    const own = flatCopy(s);
+    this.names.set(own, own);
+    return own;
   }
 
   /**
    * Fills `body` (all fields must start null / empty) from `buf.words[start..count)`,
    * appending what it could not understand to `problems`; everything else is kept.
    * `targets` holds the option-less targets already seen in the rule's table (shared
-   * between its rules, as their kind depends on the table's chains).
+   * between its rules, as their kind depends on the table's chains). Every string kept in
+   * `body` is a copy, never a view into `buf`'s line, except the names of those targets:
+   * the caller settles them (see ParsedTarget).
    */
   parse(buf: TokenBuffer, start: number, body: ParsedRuleBody, problems: RuleProblem[], targets: Map<string, ParsedTarget>): void {
     const { words, quoted, count } = buf;
@@ -339,7 +379,7 @@ export class RuleBodyParser {
       if (word.charCodeAt(1) === DASH) {
         let info = this.optionWords.get(word);
         if (info === undefined) {
-          info = { generic: null, name: word.slice(2) };
+          info = { generic: null, name: flatCopy(word.slice(2)) };
           this.optionWords.set(word, info);
         }
         if (info.generic === null) {
@@ -389,7 +429,7 @@ export class RuleBodyParser {
     if (i === first + 1 && !UNSHARED_OPTIONS.has(name)) {
       option = this.sharedOption(name, negated, words[first]!);
     } else {
-      option = { name, negated, values: i === first ? NO_VALUES : words.slice(first, i) };
+      option = { name, negated, values: i === first ? NO_VALUES : flatWords(words, first, i) };
       this.pendingUnsharedOptions++;
     }
     this.pendingOptions[this.pendingOptionCount++] = option;
@@ -406,7 +446,7 @@ export class RuleBodyParser {
     }
     let option = byValue.get(value);
     if (option === undefined) {
-      option = { name, negated, values: [value] };
+      option = { name, negated, values: [flatCopy(value)] };
       byValue.set(value, option);
     }
     return option;
@@ -417,7 +457,7 @@ export class RuleBodyParser {
     const map = negated ? this.sharedNegatedValues : this.sharedValues;
     let v = map.get(value);
     if (v === undefined) {
-      v = { value, negated };
+      v = { value: flatCopy(value), negated };
       map.set(value, v);
     }
     return v;
@@ -448,7 +488,8 @@ export class RuleBodyParser {
         problems.push({ code: 'duplicate-option', message: `${word} given twice; the first is kept` });
       } else {
         // Protocols and interfaces repeat; addresses mostly do not, and a big map costs more than it saves.
-        body[field] = field === 'source' || field === 'destination' ? { value: words[i]!, negated } : this.sharedValue(words[i]!, negated);
+        body[field] =
+          field === 'source' || field === 'destination' ? { value: flatCopy(words[i]!), negated } : this.sharedValue(words[i]!, negated);
       }
       return i + 1;
     }
@@ -540,7 +581,7 @@ export class RuleBodyParser {
     } else if (this.ownerKind === OWNER_TARGET) {
       const kind = this.targetGoto ? 'goto' : 'jump';
       if (n > 0) {
-        body.target = { name: this.ownerName, kind, options: exactCopy(this.pendingOptions, n) };
+        body.target = { name: this.intern(this.ownerName), kind, options: exactCopy(this.pendingOptions, n) };
       } else {
         // `kind` is provisional (settled later); goto and jump to one name stay distinct.
         const key = this.targetGoto ? `-g ${this.ownerName}` : this.ownerName;
@@ -585,6 +626,14 @@ function exactCopy<T>(items: readonly T[], n: number): T[] {
     default:
       return items.slice(0, n);
   }
+}
+
+/** `words[first..end)` as a new array of strings of their own. */
+function flatWords(words: readonly string[], first: number, end: number): string[] {
+  if (end - first === 1) return [flatCopy(words[first]!)]; // a literal, as in exactCopy
+  const out = words.slice(first, end);
+  for (let k = 0; k < out.length; k++) out[k] = flatCopy(out[k]!);
+  return out;
 }
 
 function joinComments(matches: readonly IptablesMatch[]): string | null {

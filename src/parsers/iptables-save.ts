@@ -30,12 +30,16 @@ import {
   type IptablesTableKey,
   type IptablesTableName,
 } from '../model/iptables.js';
+import { makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
 import {
+  flatCopy,
+  isCanonicalBracketCounters,
   parseBracketCounters,
   parseCounter,
   RuleBodyParser,
   tokenizeLine,
   TokenBuffer,
+  type ParsedRuleBody,
   type ParsedTarget,
   type RuleProblem,
 } from './iptables-rule.js';
@@ -120,9 +124,10 @@ interface TableBuilder {
   targets: Map<string, ParsedTarget>;
 }
 
-type MutableRule = { -readonly [K in keyof IptablesRule]: IptablesRule[K] } & { target: ParsedTarget | null };
+
 
 const TABLE_LINE = /^\*/m;
+const RESET_LAST_MATCH = /^/;
 
 class SaveParser {
   private readonly tables: TableBuilder[] = [];
@@ -131,6 +136,21 @@ class SaveParser {
   private readonly buf = new TokenBuffer();
   private readonly ruleParser = new RuleBodyParser();
   private readonly problems: RuleProblem[] = [];
+  /** The fields of the rule being parsed, reused from rule to rule. */
+  private readonly body: ParsedRuleBody = {
+    counters: null,
+    source: null,
+    destination: null,
+    inInterface: null,
+    outInterface: null,
+    protocol: null,
+    fragment: null,
+    matches: [],
+    target: null,
+    comment: null,
+  };
+  /** Counters objects shared by equal `[p:b]` texts (see parseBracketCounters). */
+  private readonly sharedCounters = new Map<string, IptablesCounters>();
   /** The open `*table` block, or null outside any. */
   private current: TableBuilder | null = null;
   private generator: IptablesGenerator | null = null;
@@ -285,7 +305,7 @@ class SaveParser {
     }
     let counters: IptablesCounters | null = null;
     if (parts[2] !== undefined) {
-      counters = parseBracketCounters(parts[2]);
+      counters = parseBracketCounters(parts[2], this.sharedCounters);
       if (counters === null) this.add('warning', lineNo, line, 'bad-counters', `"${parts[2]}" is not [packets:bytes]`);
     }
     if (parts.length > 3) this.add('warning', lineNo, line, 'bad-chain-header', 'extra words after the counters ignored');
@@ -299,8 +319,10 @@ class SaveParser {
     const words = buf.words;
     let i = 0;
     let counters: IptablesCounters | null = null;
+    let countersText: string | null = null;
     if (words[0]!.charCodeAt(0) === 91) {
-      counters = parseBracketCounters(words[0]!);
+      countersText = words[0]!;
+      counters = parseBracketCounters(countersText, this.sharedCounters);
       if (counters === null) {
         this.unknownLine(line, lineNo);
         return;
@@ -324,7 +346,7 @@ class SaveParser {
           position = Number(words[start]);
           start++;
         }
-        this.rule(arg, start, counters, insert ? Math.max(position, 1) : 0, line, lineNo);
+        this.rule(arg, start, counters, countersText, insert ? Math.max(position, 1) : 0, line, lineNo);
         return;
       }
       case '-N':
@@ -389,6 +411,7 @@ class SaveParser {
     chainName: string,
     start: number,
     prefixCounters: IptablesCounters | null,
+    prefixText: string | null,
     insertAt: number,
     line: string,
     lineNo: number,
@@ -397,27 +420,22 @@ class SaveParser {
     problems.length = 0;
     const table = this.tableForData(line, lineNo);
     const chain = this.chainForRule(table, chainName, line, lineNo);
-    const rule: MutableRule = {
-      chain: chain.name,
-      index: 0,
-      line: lineNo,
-      raw: line,
-      counters: prefixCounters,
-      source: null,
-      destination: null,
-      inInterface: null,
-      outInterface: null,
-      protocol: null,
-      fragment: null,
-      matches: [],
-      target: null,
-      comment: null,
-    };
-    this.ruleParser.parse(this.buf, start, rule, problems, table.targets);
-    if (prefixCounters !== null && rule.counters !== prefixCounters) {
-      rule.counters = prefixCounters;
+    const body = this.body;
+    body.counters = prefixCounters;
+    body.source = null;
+    body.destination = null;
+    body.inInterface = null;
+    body.outInterface = null;
+    body.protocol = null;
+    body.fragment = null;
+    body.target = null;
+    body.comment = null;
+    this.ruleParser.parse(this.buf, start, body, problems, table.targets);
+    if (prefixCounters !== null && body.counters !== prefixCounters) {
+      body.counters = prefixCounters;
       problems.push({ code: 'duplicate-option', message: 'counters given as [p:b] and -c; [p:b] is kept' });
     }
+    const rule = makeRule(chain.name, lineNo, line, prefixText, body);
     for (const p of problems) this.add('warning', lineNo, line, p.code, p.message);
     if (insertAt > 0) chain.rules.splice(Math.min(insertAt - 1, chain.rules.length), 0, rule);
     else chain.rules.push(rule);
@@ -475,7 +493,7 @@ class SaveParser {
       return;
     }
     const chain: ChainBuilder = {
-      name,
+      name: flatCopy(name),
       builtin,
       policy,
       counters,
@@ -486,7 +504,7 @@ class SaveParser {
       firstUseText: '',
     };
     table.declared.push(chain);
-    table.byName.set(name, chain);
+    table.byName.set(chain.name, chain);
   }
 
   private chainForRule(table: TableBuilder, name: string, line: string, lineNo: number): ChainBuilder {
@@ -503,7 +521,7 @@ class SaveParser {
     const existing = table.byName.get(name);
     if (existing !== undefined) return existing;
     const chain: ChainBuilder = {
-      name,
+      name: flatCopy(name),
       builtin: isBuiltinChainName(table.name, name),
       policy: null,
       counters: null,
@@ -514,13 +532,16 @@ class SaveParser {
       firstUseText: line,
     };
     table.inferred.push(chain);
-    table.byName.set(name, chain);
+    table.byName.set(chain.name, chain);
     return chain;
   }
 
   // ── end of input ───────────────────────────────────────────────────────
 
   private finish(): ParseResult<IptablesRuleset> {
+    // V8 keeps the subject of the last regular expression match (RegExp.lastMatch & co.):
+    // a view into this text would keep all of it alive after the parse. Match a constant.
+    RESET_LAST_MATCH.test('');
     if (this.current !== null && !this.current.committed && this.current.name !== 'unknown') {
       this.add(
         'warning',
@@ -554,7 +575,13 @@ class SaveParser {
   private finishTable(t: TableBuilder, dialect: IptablesDialect): IptablesTable {
     const inferredNames: string[] = [];
     const chains: IptablesChain[] = [];
-    const settled = new Map<ParsedTarget, boolean>();
+    // Option-less targets are shared by the table's rules: settle each once.
+    const unknownShared = new Set<ParsedTarget>();
+    for (const target of t.targets.values()) {
+      if (this.settleTarget(target, t, dialect)) unknownShared.add(target);
+      // The word read becomes the chain's own name string, or a copy of it.
+      target.name = t.byName.get(target.name)?.name ?? flatCopy(target.name);
+    }
     for (const c of [...t.declared, ...t.inferred]) {
       if (c.inferred) {
         if (dialect !== 'save') {
@@ -569,25 +596,11 @@ class SaveParser {
         r.index = k + 1;
         const target = r.target;
         if (target === null) continue;
-        // Option-less targets are shared by the table's rules: settle each once.
-        if (target.options.length === 0) {
-          let unknown = settled.get(target);
-          if (unknown === undefined) {
-            unknown = this.settleTarget(target, t, dialect);
-            settled.set(target, unknown);
-          }
-          if (unknown) this.unknownTarget(target, t, r);
+        if (targetOptionCount(target) === 0) {
+          if (unknownShared.size > 0 && unknownShared.has(target)) this.unknownTarget(target, t, r);
         } else if (this.settleTarget(target, t, dialect)) this.unknownTarget(target, t, r);
       }
-      chains.push({
-        name: c.name,
-        builtin: c.builtin,
-        policy: c.policy,
-        counters: c.counters,
-        rules: c.rules.slice(), // exact size: push-grown arrays carry spare capacity
-        line: c.line,
-        inferred: c.inferred,
-      });
+      chains.push(makeChain(c, c.rules.slice())); // exact size: push-grown arrays carry spare capacity
     }
     if (inferredNames.length > 0) {
       const first = t.inferred[0]!;
@@ -613,7 +626,7 @@ class SaveParser {
     if (target.kind !== 'goto') {
       if (IPTABLES_VERDICTS.has(target.name)) target.kind = 'builtin';
       else if (isChain) target.kind = 'jump';
-      else if (target.options.length > 0 || IPTABLES_EXTENSION_TARGETS.has(target.name)) target.kind = 'extension';
+      else if (targetOptionCount(target) > 0 || IPTABLES_EXTENSION_TARGETS.has(target.name)) target.kind = 'extension';
       else target.kind = 'jump';
     }
     return dialect === 'save' && t.name !== 'unknown' && !isChain && target.kind !== 'builtin' && target.kind !== 'extension';
@@ -628,7 +641,8 @@ class SaveParser {
       this.suppressed++;
       return;
     }
-    this.diags.push(diagnostic(severity, this.origin, line, text, code, message));
+    // Copies: a view into one line would keep the whole text alive.
+    this.diags.push(diagnostic(severity, this.origin, line, flatCopy(text), code, flatCopy(message)));
   }
 }
 
@@ -654,7 +668,7 @@ function parseGenerator(body: string): IptablesGenerator | null {
   const version = space < 0 ? versionPart : versionPart.slice(0, space);
   const tag = space < 0 ? '' : versionPart.slice(space + 1).trim();
   if (version === '' || (tag !== '' && tag !== '(nf_tables)' && tag !== '(legacy)')) return null;
-  return { tool, version, backend: tag === '(nf_tables)' ? 'nf_tables' : 'legacy', date: rest.slice(on + 4) };
+  return { tool: flatCopy(tool), version: flatCopy(version), backend: tag === '(nf_tables)' ? 'nf_tables' : 'legacy', date: flatCopy(rest.slice(on + 4)) };
 }
 
 function familyOf(g: IptablesGenerator | null): IptablesFamily | null {

@@ -12,6 +12,8 @@ import {
   IPTABLES_EXTENSION_TARGETS,
   IPTABLES_VERDICTS,
   isBuiltinChainName,
+  plainIptablesChain,
+  plainIptablesRule,
   type IptablesChain,
   type IptablesCounters,
   type IptablesMatch,
@@ -311,10 +313,10 @@ export function comparable(ruleset: IptablesRuleset, options: { counters: boolea
       ...t,
       line: 0,
       chains: t.chains.map((c) => ({
-        ...c,
+        ...plainIptablesChain(c),
         line: 0,
         counters: options.counters || c.counters === null ? c.counters : counters(0, 0),
-        rules: c.rules.map((r) => ({ ...r, line: 0, raw: '', counters: options.counters ? r.counters : null })),
+        rules: c.rules.map((r) => ({ ...plainIptablesRule(r), line: 0, raw: '', counters: options.counters ? r.counters : null })),
       })),
     })),
   };

@@ -1,0 +1,272 @@
+/**
+ * The objects the iptables-save parser hands out for rules and chains, built to be
+ * small: a kube-proxy dump of 25,000 Services has about 800,000 rules and 270,000
+ * chains, and each byte per rule is most of a megabyte.
+ *
+ * - A field whose value is the usual one (`null`, no matches; for chains `builtin:
+ *   false`, `policy: null`, `inferred: false`) is not stored in the object: the object
+ *   inherits it from a shared prototype. Reading `rule.source` gives the same value
+ *   either way; object spread, `Object.keys`, `JSON.stringify` and deep-equality helpers
+ *   see only the stored fields — {@link plainIptablesRule} / {@link plainIptablesChain}
+ *   (model) give plain copies with every field.
+ * - `raw`: nearly every line of a dump is exactly what formatRule() writes for the
+ *   parsed rule (iptables-save prints rules in one canonical form), so the rule keeps no
+ *   copy of such a line: `raw` is a prototype getter that writes it again. A line the
+ *   formatter would write differently is kept as an own flat copy. No rule holds a view
+ *   into the dump's text, which would keep all of it alive.
+ *
+ * - A target whose one option has a value of its own (`-j DNAT --to-destination
+ *   10.244.1.5:8080`, one per endpoint) keeps that value in a private slot and builds its
+ *   `options` list (an own accessor, so spread and deep equality see it) when first read.
+ *
+ * Objects are made by constructors, one per prototype and number of stored fields, so V8
+ * gives every object exactly the slots it uses. The model is read-only; assigning a
+ * field still works (it becomes an own property).
+ */
+
+import type { IptablesChain, IptablesCounters, IptablesOption, IptablesPolicy, IptablesRule } from '../model/iptables.js';
+import { formatRule, formatsAs } from './iptables-format.js';
+import { flatCopy, isCanonicalBracketCounters, UNSHARED_OPTIONS, type ParsedRuleBody, type ParsedTarget } from './iptables-rule.js';
+
+/** A rule while its table is being parsed: `index` and the target are settled at the end. */
+export type MutableRule = { -readonly [K in keyof IptablesRule]: IptablesRule[K] } & { target: ParsedTarget | null };
+
+/** A chain as handed out: `rules` is filled by the parser. */
+export type MutableChain = { -readonly [K in keyof IptablesChain]: IptablesChain[K] };
+
+const NO_MATCHES: IptablesRule['matches'] = [];
+
+/** The values a rule has when its text gives no such part. Writable: see the module comment. */
+const RULE_DEFAULTS = {
+  counters: null,
+  source: null,
+  destination: null,
+  inInterface: null,
+  outInterface: null,
+  protocol: null,
+  fragment: null,
+  matches: NO_MATCHES,
+  target: null,
+  comment: null,
+};
+
+function rawAccessor(get: (this: IptablesRule) => string): PropertyDescriptor {
+  return {
+    get,
+    // Assigning gives the rule its own `raw`, as for a plain object.
+    set(this: IptablesRule, value: string): void {
+      Object.defineProperty(this, 'raw', { value, writable: true, enumerable: true, configurable: true });
+    },
+    enumerable: true, // `for…in` lists it, as it lists the inherited defaults
+    configurable: true,
+  };
+}
+
+/** Rules whose line is `formatRule(rule)`. */
+const PLAIN_LINE = Object.create(RULE_DEFAULTS, {
+  raw: rawAccessor(function (this: IptablesRule): string {
+    return formatRule(this);
+  }),
+}) as object;
+
+/** Rules whose line is `[packets:bytes] ` + `formatRule(rule)`. */
+const COUNTED_LINE = Object.create(RULE_DEFAULTS, {
+  raw: rawAccessor(function (this: IptablesRule): string {
+    const c = this.counters!;
+    return `[${c.packets}:${c.bytes}] ${formatRule(this)}`;
+  }),
+}) as object;
+
+/** Rules whose line is `formatRule(rule)` with `-c packets bytes` (`iptables -S -v`). */
+const INLINE_COUNTED_LINE = Object.create(RULE_DEFAULTS, {
+  raw: rawAccessor(function (this: IptablesRule): string {
+    return formatRule(this, this.chain, this.counters);
+  }),
+}) as object;
+
+/** Rules that keep their line as an own `raw`. */
+const OWN_LINE = Object.create(RULE_DEFAULTS) as object;
+
+type RuleConstructor = new (chain: string, line: number, raw: string | null, body: ParsedRuleBody) => MutableRule;
+
+const ruleConstructors = new Map<object, RuleConstructor[]>();
+
+/** A constructor for rules of prototype `proto` (each constructor learns one object size). */
+function newRuleConstructor(proto: object): RuleConstructor {
+  const RuleRecord = function (this: MutableRule, chain: string, line: number, raw: string | null, b: ParsedRuleBody): void {
+    this.chain = chain;
+    this.index = 0;
+    this.line = line;
+    if (raw !== null) this.raw = raw;
+    if (b.counters !== null) this.counters = b.counters;
+    if (b.source !== null) this.source = b.source;
+    if (b.destination !== null) this.destination = b.destination;
+    if (b.inInterface !== null) this.inInterface = b.inInterface;
+    if (b.outInterface !== null) this.outInterface = b.outInterface;
+    if (b.protocol !== null) this.protocol = b.protocol;
+    if (b.fragment !== null) this.fragment = b.fragment;
+    if (b.matches.length > 0) this.matches = b.matches;
+    if (b.target !== null) this.target = b.target;
+    if (b.comment !== null) this.comment = b.comment;
+  };
+  RuleRecord.prototype = proto;
+  return RuleRecord as unknown as RuleConstructor;
+}
+
+function ruleConstructor(proto: object, fields: number): RuleConstructor {
+  let list = ruleConstructors.get(proto);
+  if (list === undefined) {
+    list = [];
+    ruleConstructors.set(proto, list);
+  }
+  return (list[fields] ??= newRuleConstructor(proto));
+}
+
+/** How many fields of `b` differ from {@link RULE_DEFAULTS}. */
+function storedFields(b: ParsedRuleBody): number {
+  let n = 0;
+  if (b.counters !== null) n++;
+  if (b.source !== null) n++;
+  if (b.destination !== null) n++;
+  if (b.inInterface !== null) n++;
+  if (b.outInterface !== null) n++;
+  if (b.protocol !== null) n++;
+  if (b.fragment !== null) n++;
+  if (b.matches.length > 0) n++;
+  if (b.target !== null) n++;
+  if (b.comment !== null) n++;
+  return n;
+}
+
+/**
+ * A rule of chain `chain` read from source line `lineNo` whose text is `line` (without
+ * a line break), with the fields of `body` (copied; `body` may be reused). `counterText`
+ * is the `[p:b]` word the line starts with, or null. `index` is 0 until set.
+ */
+export function makeRule(chain: string, lineNo: number, line: string, counterText: string | null, body: ParsedRuleBody): MutableRule {
+  let proto: object = OWN_LINE;
+  if (counterText !== null) {
+    // iptables-save writes the counters without leading zeros and one space after them.
+    if (isCanonicalBracketCounters(counterText) && formatsAs(body, chain, null, `${counterText} `, line)) proto = COUNTED_LINE;
+  } else if (body.counters === null) {
+    if (formatsAs(body, chain, null, '', line)) proto = PLAIN_LINE;
+  } else if (formatsAs(body, chain, body.counters, '', line)) {
+    proto = INLINE_COUNTED_LINE;
+  }
+  const own = proto === OWN_LINE;
+  const target = body.target;
+  if (target !== null && target.options.length === 1) body.target = lazyTarget(target);
+  const Rule = ruleConstructor(proto, storedFields(body) + (own ? 1 : 0));
+  return new Rule(chain, lineNo, own ? flatCopy(line) : null, body);
+}
+
+/** Lets a constructor of a subclass add private fields to any object (`return o`). */
+class Stamp {
+  constructor(o: object) {
+    return o;
+  }
+}
+
+/** The private slots of a target made by {@link lazyTarget}. */
+class LazyOption extends Stamp {
+  #name: string;
+  #value: string | readonly IptablesOption[];
+
+  private constructor(o: object, name: string, value: string) {
+    super(o);
+    this.#name = name;
+    this.#value = value;
+  }
+
+  static stamp(o: object, name: string, value: string): void {
+    new LazyOption(o, name, value);
+  }
+
+  static has(o: object): boolean {
+    return #value in o;
+  }
+
+  /** The options list, built on first use. */
+  static options(o: object): readonly IptablesOption[] {
+    const self = o as LazyOption;
+    const v = self.#value;
+    if (typeof v !== 'string') return v;
+    const list = [{ name: self.#name, negated: false, values: [v] }];
+    self.#value = list;
+    return list;
+  }
+}
+
+const LAZY_OPTIONS: PropertyDescriptor = {
+  get(this: object): readonly IptablesOption[] {
+    return LazyOption.options(this);
+  },
+  set(this: object, value: readonly IptablesOption[]): void {
+    Object.defineProperty(this, 'options', { value, writable: true, enumerable: true, configurable: true });
+  },
+  enumerable: true,
+  configurable: true,
+};
+
+type LazyTargetConstructor = new (name: string, kind: ParsedTarget['kind']) => ParsedTarget;
+
+const LazyTarget = function (this: ParsedTarget, name: string, kind: ParsedTarget['kind']): void {
+  this.name = name;
+  this.kind = kind;
+  Object.defineProperty(this, 'options', LAZY_OPTIONS);
+} as unknown as LazyTargetConstructor;
+(LazyTarget as unknown as { prototype: object }).prototype = Object.prototype;
+
+/**
+ * `t` itself, or, when its one option is `--to-destination`/`--to-source`/`--to` with one
+ * value (unique to the rule in practice), an equal target that keeps just that value.
+ */
+function lazyTarget(t: ParsedTarget): ParsedTarget {
+  const o = t.options[0]!;
+  if (o.negated || o.values.length !== 1 || !UNSHARED_OPTIONS.has(o.name)) return t;
+  const lazy = new LazyTarget(t.name, t.kind);
+  LazyOption.stamp(lazy, o.name, o.values[0]!);
+  return lazy;
+}
+
+/** How many options `t` has, without building a lazy target's list. */
+export function targetOptionCount(t: ParsedTarget): number {
+  return LazyOption.has(t) ? 1 : t.options.length;
+}
+
+/** The values a chain has unless its declaration says otherwise. */
+const CHAIN_DEFAULTS = { builtin: false, policy: null, counters: null, inferred: false };
+
+interface ChainFields {
+  readonly name: string;
+  readonly builtin: boolean;
+  readonly policy: IptablesPolicy | null;
+  readonly counters: IptablesCounters | null;
+  readonly line: number;
+  readonly inferred: boolean;
+}
+
+type ChainConstructor = new (c: ChainFields, rules: readonly IptablesRule[]) => MutableChain;
+
+const chainConstructors: ChainConstructor[] = [];
+
+function newChainConstructor(): ChainConstructor {
+  const ChainRecord = function (this: MutableChain, c: ChainFields, rules: readonly IptablesRule[]): void {
+    this.name = c.name;
+    if (c.builtin) this.builtin = true;
+    if (c.policy !== null) this.policy = c.policy;
+    if (c.counters !== null) this.counters = c.counters;
+    this.rules = rules;
+    this.line = c.line;
+    if (c.inferred) this.inferred = true;
+  };
+  ChainRecord.prototype = CHAIN_DEFAULTS;
+  return ChainRecord as unknown as ChainConstructor;
+}
+
+/** A chain with the fields of `c` and the given rules (the list is kept, not copied). */
+export function makeChain(c: ChainFields, rules: readonly IptablesRule[]): IptablesChain {
+  const fields = (c.builtin ? 1 : 0) + (c.policy !== null ? 1 : 0) + (c.counters !== null ? 1 : 0) + (c.inferred ? 1 : 0);
+  const Chain = (chainConstructors[fields] ??= newChainConstructor());
+  return new Chain(c, rules);
+}
