@@ -194,6 +194,7 @@ class FastLine {
     let octet = 0;
     let digits = 0;
     let v4 = true;
+    let leadingZero = false;
     for (; i < end; i++) {
       const c = s.charCodeAt(i);
       if (c === 32 || c === 9) break;
@@ -204,16 +205,18 @@ class FastLine {
         octet = 0;
         digits = 0;
       } else if (c >= 48 && c <= 57) {
+        if (digits === 1 && octet === 0) leadingZero = true;
         octet = octet * 10 + (c - 48);
         digits++;
         if (octet > 255 || digits > 3) v4 = false;
       } else v4 = false;
     }
     const isV4 = v4 && digits !== 0 && parts === 3;
-    const a = isV4 ? interner.ipv4(s, from, i, (value * 256 + octet) | 0) : interner.address(s, from, i);
+    const a = isV4 ? interner.ipv4(s, from, i, (value * 256 + octet) | 0, !leadingZero) : interner.address(s, from, i);
     if (a === undefined) return undefined;
-    // Printed as the entry holds it? (An IPv4 spelling with leading zeros is interned as first seen.)
-    const same = a.length === i - from && at(s, from, a);
+    // Printed as the entry holds it? A canonical IPv4 spelling always is (the interner
+    // keeps canonical spellings only); IPv6 is compared with its canonical text.
+    const same = isV4 ? !leadingZero : a.length === i - from && at(s, from, a);
     if (!same) this.compressed = false;
     if (isV4 ? !same : !expandedV6At(s, from, i)) this.expanded = false;
     this.i = i;

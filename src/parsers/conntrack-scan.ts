@@ -32,7 +32,7 @@ export class ConntrackInterner {
    */
   address(s: string, from: number, to: number): string | undefined {
     const n = ipv4Range(s, from, to);
-    if (n >= 0) return this.ipv4(s, from, to, n | 0);
+    if (n >= 0) return this.ipv4(s, from, to, n | 0, !leadingZeroOctet(s, from, to));
     const text = s.slice(from, to);
     if (text.indexOf(':') < 0) return undefined;
     const hit = this.v6.get(text);
@@ -49,8 +49,12 @@ export class ConntrackInterner {
     return shared;
   }
 
-  /** The text of the IPv4 address `s[from, to)`, whose value (as int32) is `key`. */
-  ipv4(s: string, from: number, to: number, key: number): string {
+  /**
+   * The text of the IPv4 address `s[from, to)`, whose value (as int32) is `key`. Only
+   * `canonical` spellings (no octet with a leading zero, as conntrack prints them) are
+   * memoised, so a canonical spelling always gets back its own text.
+   */
+  ipv4(s: string, from: number, to: number, key: number, canonical: boolean): string {
     const keys = this.v4Keys;
     const texts = this.v4Texts;
     const mask = texts.length - 1;
@@ -63,6 +67,7 @@ export class ConntrackInterner {
     }
     // A copy: a slice of 13+ characters would keep the whole capture alive.
     const text = flatSlice(s, from, to);
+    if (!canonical) return text;
     if (this.v4Count >= (texts.length >> 2) * 3) {
       this.grow();
       this.put(key, text);
@@ -99,6 +104,14 @@ export class ConntrackInterner {
     this.v4Keys[slot] = key;
     this.v4Texts[slot] = text;
   }
+}
+
+/** True when an octet of the dotted quad `s[from, to)` has a leading zero (`10.0.0.01`). */
+function leadingZeroOctet(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to - 1; i++) {
+    if (s.charCodeAt(i) === 48 && (i === from || s.charCodeAt(i - 1) === 46) && s.charCodeAt(i + 1) !== 46) return true;
+  }
+  return false;
 }
 
 /** Dotted-quad IPv4 in `s[from, to)` → unsigned value; -1 when it is not one. */

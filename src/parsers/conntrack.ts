@@ -136,18 +136,13 @@ class ConntrackParseState {
   pushText(text: string): void {
     const n = text.length;
     let pos = 0;
-    // Lines holding a summary or a NUL go the general way; both are searched for once
-    // in the whole text rather than once per line.
-    let nextTag = text.indexOf(TRAILER_TAG);
-    let nextNul = text.indexOf('\u0000');
+    // No search for summaries or NULs first: the fast path never takes a line that
+    // holds either ("(" and NUL are in none of its fields), the general one handles them.
     while (pos < n) {
       let nl = text.indexOf('\n', pos);
       if (nl < 0) nl = n;
       const lineNo = ++this.lineNo;
-      if (nextTag >= 0 && nextTag < pos) nextTag = text.indexOf(TRAILER_TAG, pos);
-      if (nextNul >= 0 && nextNul < pos) nextNul = text.indexOf('\u0000', pos);
-      const plainLine = (nextTag < 0 || nextTag >= nl) && (nextNul < 0 || nextNul >= nl);
-      if (!plainLine || !this.pushFast(text, pos, nl, lineNo)) this.push(text.slice(pos, nl), lineNo);
+      if (!this.pushFast(text, pos, nl, lineNo)) this.push(text.slice(pos, nl), lineNo);
       pos = nl + 1;
     }
   }
@@ -155,13 +150,12 @@ class ConntrackParseState {
   /** One line (no `\n` in it), numbered after the lines pushed before. */
   pushLine(line: string): void {
     const lineNo = ++this.lineNo;
-    const plainLine = line.indexOf(TRAILER_TAG) < 0 && line.indexOf('\u0000') < 0;
-    if (!plainLine || !this.pushFast(line, 0, line.length, lineNo)) this.push(line, lineNo);
+    if (!this.pushFast(line, 0, line.length, lineNo)) this.push(line, lineNo);
   }
 
   /**
-   * The fast path for `text[from, end)` (a line without its `\n`, free of NULs and
-   * summaries): true when it was an entry of the common shape and has been added.
+   * The fast path for `text[from, end)` (a line without its `\n`): true when it was an
+   * entry of the common shape and has been added.
    */
   private pushFast(text: string, from: number, end: number, lineNo: number): boolean {
     if (!this.fast || this.pending !== undefined) return false;
