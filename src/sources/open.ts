@@ -5,12 +5,11 @@
  * Live cluster sources also read the API (`--context`, `-n/--namespace`): `--node`
  * always, `--ssh` when a kubeconfig exists.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { UserError } from '../errors.js';
-import { formatDiagnostic } from '../model/diagnostics.js';
-import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import { ApiFileFeed } from './api-file.js';
 import { catalog } from './catalog.js';
 import { defaultCaptureDir } from '../paths.js';
 // The live sources (client-node ~400 ms, ssh2 ~50 ms to import) load only when asked for.
@@ -35,6 +34,8 @@ export interface SourceOptions {
   readonly acceptNewHostKey?: boolean;
   /** Debug pod image for `--node`. */
   readonly image?: string;
+  /** `--interval` (seconds, default 2): how often a live `--api-file` is checked for changes. */
+  readonly interval?: number;
 }
 
 /** An opened source: the transport, whether it is live, and the API objects (text, or a live feed). */
@@ -44,7 +45,10 @@ export interface OpenedSource {
   /** The API objects text when opened (for a live feed: its first list). */
   readonly apiText: string | undefined;
   readonly apiOrigin: string | undefined;
-  /** Live API objects (list + watch), for `--node` and `--ssh` with a kubeconfig. */
+  /**
+   * Live API objects: the cluster's (list + watch) for `--node` and `--ssh` with a
+   * kubeconfig, or `--api-file`'s, re-read when the file changes.
+   */
   readonly api?: ApiFeed;
   /** Runs the `where: cilium-agent` probes, when the node has a Cilium agent pod (or the bundle recorded them). */
   readonly ciliumAgent?: Transport;
@@ -71,24 +75,7 @@ function nodeNameFor(api: ClusterApi, names: readonly string[]): string | undefi
   return undefined;
 }
 
-const API_FILE_HINT = 'write it with `kubectl get services,endpointslices,pods,nodes -A -o json > FILE`';
-
-/**
- * Refuses an `--api-file` that yields nothing: empty, or no object parsed while the
- * parser reported errors or warnings (JSON/YAML that does not parse, or valid JSON of
- * another shape). A file with some objects keeps working, its diagnostics shown as
- * usual; an empty `List` (a cluster with nothing in it) is accepted.
- * Throws `UserError` naming the file with the parser's first diagnostic (line, text).
- */
-export function checkApiFileText(text: string, file: string): void {
-  if (!/\S/.test(text)) throw new UserError(`--api-file ${file}: the file is empty`, API_FILE_HINT);
-  const { value, diagnostics } = parseK8sObjects(text, file);
-  const objects = value.services.length + value.endpointSlices.length + value.pods.length + value.nodes.length + value.others.length;
-  const problems = diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
-  if (objects > 0 || problems.length === 0) return;
-  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
-  throw new UserError(`--api-file ${file}: no API objects in it: ${formatDiagnostic(problems[0]!)}${more}`, API_FILE_HINT);
-}
+export { checkApiFileText } from './api-file.js';
 
 /** Closes everything a source opened (transport, Cilium agent transport, API watches). */
 export async function closeSource(source: OpenedSource): Promise<void> {
@@ -112,26 +99,19 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
     options.node ? '--node' : null,
   ].filter((x): x is string => x !== null);
   if (chosen.length > 1) throw new UserError(`choose one source, not ${chosen.join(' and ')}`, 'one of --local/--netns, --replay, --ssh, --node');
-  let apiText: string | undefined;
-  let apiOrigin: string | undefined;
-  if (options.apiFile) {
-    if (!existsSync(options.apiFile)) throw new UserError(`--api-file ${options.apiFile}: no such file`);
-    try {
-      apiText = readFileSync(options.apiFile, 'utf8');
-    } catch (e) {
-      throw new UserError(`--api-file ${options.apiFile}: cannot read it: ${(e as Error).message}`, API_FILE_HINT);
-    }
-    checkApiFileText(apiText, options.apiFile);
-    apiOrigin = options.apiFile;
-  }
+  // --api-file: read now (a bad file is refused before anything opens), followed when it changes.
+  const fileFeed = options.apiFile ? ApiFileFeed.open(options.apiFile, { intervalMs: (options.interval ?? 2) * 1000 }) : undefined;
+  let apiText = fileFeed?.text();
+  let apiOrigin = fileFeed?.origin;
+  const withFile = (s: OpenedSource): OpenedSource => (fileFeed && !s.api ? { ...s, api: fileFeed } : s);
   if (options.local || options.netns) {
     // The name is checked against the wrapper's pattern (constructor) before it becomes a path.
     const transport = new LocalTransport({ ...(options.netns ? { netns: options.netns } : {}) });
     if (options.netns) assertNetnsExists(options.netns);
-    return { transport, live: true, apiText, apiOrigin };
+    return withFile({ transport, live: true, apiText, apiOrigin });
   }
-  if (options.node) return openNode(options, options.node, apiText, apiOrigin, progress);
-  if (options.ssh) return openSshSource(options, options.ssh, apiText, apiOrigin, progress);
+  if (options.node) return withFile(await openNode(options, options.node, apiText, apiOrigin, progress));
+  if (options.ssh) return withFile(await openSshSource(options, options.ssh, apiText, apiOrigin, progress));
   const replay = new ReplayTransport(options.replay ?? defaultCaptureDir());
   if (apiText === undefined) {
     apiText = replay.apiText();
@@ -140,7 +120,7 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
   // A bundle that recorded Cilium agent probes replays them through the same transport.
   const agentProbes = new Set(catalog().probes.filter((p) => p.where === 'cilium-agent').map((p) => p.id));
   const recordedAgent = replay.bundle.manifest.probes.some((p) => agentProbes.has(p.id));
-  return { transport: replay, live: false, apiText, apiOrigin, ...(recordedAgent ? { ciliumAgent: replay } : {}) };
+  return withFile({ transport: replay, live: false, apiText, apiOrigin, ...(recordedAgent ? { ciliumAgent: replay } : {}) });
 }
 
 async function openNode(options: SourceOptions, node: string, apiText: string | undefined, apiOrigin: string | undefined, progress: (m: string) => void): Promise<OpenedSource> {

@@ -1,0 +1,159 @@
+/**
+ * `--api-file FILE` as a live {@link ApiFeed}: the session re-parses the API objects when
+ * the file changes, as it does after a cluster watch event, so a running TUI follows a
+ * `kubectl get … -o json > FILE` written again beside it.
+ *
+ * Read-only and cheap: while someone is subscribed, one `stat` per interval (the session's
+ * refresh period); the file is read only when its inode, size or mtime changed. Polling
+ * rather than `fs.watch`: editors and `kubectl … > FILE` replace or truncate the file, which
+ * an inotify watch on the old inode misses or reports half-written. A change that yields no
+ * API objects (the file emptied, removed, half-written, not JSON/YAML of objects) keeps the
+ * last good objects and is reported by {@link ApiFileFeed.error}.
+ */
+import { readFileSync, statSync, type BigIntStats } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import { UserError } from '../errors.js';
+import { formatDiagnostic } from '../model/diagnostics.js';
+import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import type { ApiFeed } from './cluster-api.js';
+
+/** What to tell a user whose `--api-file` holds nothing usable. */
+export const API_FILE_HINT = 'write it with `kubectl get services,endpointslices,pods,nodes -A -o json > FILE`';
+
+/**
+ * Refuses an `--api-file` that yields nothing: empty, or no object parsed while the
+ * parser reported errors or warnings (JSON/YAML that does not parse, or valid JSON of
+ * another shape). A file with some objects keeps working, its diagnostics shown as
+ * usual; an empty `List` (a cluster with nothing in it) is accepted.
+ * Throws `UserError` naming the file with the parser's first diagnostic (line, text).
+ */
+export function checkApiFileText(text: string, file: string): void {
+  if (!/\S/.test(text)) throw new UserError(`--api-file ${file}: the file is empty`, API_FILE_HINT);
+  const { value, diagnostics } = parseK8sObjects(text, file);
+  const objects = value.services.length + value.endpointSlices.length + value.pods.length + value.nodes.length + value.others.length;
+  const problems = diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
+  if (objects > 0 || problems.length === 0) return;
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
+  throw new UserError(`--api-file ${file}: no API objects in it: ${formatDiagnostic(problems[0]!)}${more}`, API_FILE_HINT);
+}
+
+/** Options of {@link ApiFileFeed}. `intervalMs`: how often the file's stat is compared (default 2,000 ms). */
+export interface ApiFileFeedOptions {
+  readonly intervalMs?: number;
+}
+
+/** What identifies one version of the file without reading it: inode, size, mtime (ns). */
+function stampOf(st: BigIntStats): string {
+  return `${st.ino}:${st.size}:${st.mtimeNs}`;
+}
+
+/** The API objects of a file, re-read when it changes. Create with {@link ApiFileFeed.open}. */
+export class ApiFileFeed implements ApiFeed {
+  readonly origin: string;
+  private current: string;
+  private stamp: string;
+  private readonly listeners = new Set<() => void>();
+  private timer: NodeJS.Timeout | undefined;
+  private checking: Promise<boolean> | null = null;
+  private lastError: string | null = null;
+  private closed = false;
+
+  private constructor(
+    private readonly file: string,
+    text: string,
+    stamp: string,
+    private readonly intervalMs: number,
+  ) {
+    this.origin = file;
+    this.current = text;
+    this.stamp = stamp;
+  }
+
+  /**
+   * Reads `file` once (synchronously, as the source opens). Throws `UserError` when it does
+   * not exist, cannot be read, or holds no API objects ({@link checkApiFileText}).
+   */
+  static open(file: string, options: ApiFileFeedOptions = {}): ApiFileFeed {
+    let text: string;
+    let st: BigIntStats;
+    try {
+      st = statSync(file, { bigint: true });
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') throw new UserError(`--api-file ${file}: no such file`);
+      throw new UserError(`--api-file ${file}: cannot read it: ${(e as Error).message}`, API_FILE_HINT);
+    }
+    checkApiFileText(text, file);
+    return new ApiFileFeed(file, text, stampOf(st), Math.max(10, options.intervalMs ?? 2000));
+  }
+
+  /** The objects of the last version of the file that held any. */
+  text(): string {
+    return this.current;
+  }
+
+  /** Calls `listener` after the file changed to other objects; polling runs while anyone listens. */
+  subscribe(listener: () => void): () => void {
+    this.listeners.add(listener);
+    if (!this.timer && !this.closed) {
+      this.timer = setInterval(() => void this.check(), this.intervalMs);
+      // A feed left open must not keep a one-shot command alive.
+      this.timer.unref();
+    }
+    return () => {
+      this.listeners.delete(listener);
+      if (this.listeners.size === 0) this.stopTimer();
+    };
+  }
+
+  /**
+   * Compares the file's stat with the last one and, when it changed, reads it: new objects
+   * replace the old ones and the listeners are called (resolves true); no change, the same
+   * text, or a version without objects (kept out, see {@link error}) resolves false. Never rejects.
+   */
+  check(): Promise<boolean> {
+    this.checking ??= this.compare().finally(() => {
+      this.checking = null;
+    });
+    return this.checking;
+  }
+
+  private async compare(): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      const st = await stat(this.file, { bigint: true });
+      const stamp = stampOf(st);
+      if (stamp === this.stamp) return false;
+      const text = await readFile(this.file, 'utf8');
+      this.stamp = stamp;
+      checkApiFileText(text, this.file);
+      this.lastError = null;
+      if (text === this.current || this.closed) return false;
+      this.current = text;
+      for (const l of this.listeners) l();
+      return true;
+    } catch (e) {
+      const message = e instanceof UserError ? e.message : `--api-file ${this.file}: ${(e as Error).message}`;
+      this.lastError = `${message} (showing the objects read before)`;
+      return false;
+    }
+  }
+
+  /** Why the last change of the file was not taken (its objects are the previous ones); null when none. */
+  error(): string | null {
+    return this.lastError;
+  }
+
+  private stopTimer(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Stops polling; the feed keeps its last text. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopTimer();
+    this.listeners.clear();
+  }
+}

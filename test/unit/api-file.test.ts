@@ -1,0 +1,119 @@
+/**
+ * `--api-file` followed while the TUI runs (NOTES "--api-file is read once"): the feed
+ * re-reads the file when its stat changes, keeps the last good objects through a
+ * half-written or emptied file, and a Session opened from `openSource` sees the change
+ * as it sees a cluster watch event.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Session } from '../../src/session.js';
+import { ApiFileFeed } from '../../src/sources/api-file.js';
+import { closeSource, openSource } from '../../src/sources/open.js';
+import { fixtureDir } from '../helpers/fixtures.js';
+
+const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-apifeed-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+type Item = { kind: string; metadata: { namespace?: string; name: string } };
+const base = JSON.parse(readFileSync(path.join(fixtureDir('lab-iptables'), 'api.json'), 'utf8')) as { items: Item[] };
+
+/** lab-iptables' API objects with Service default/web renamed to `name` (a List text). */
+function listWithWebAs(name: string): string {
+  const items = base.items.map((o) => (o.kind === 'Service' && o.metadata.name === 'web' ? { ...o, metadata: { ...o.metadata, name } } : o));
+  return `${JSON.stringify({ ...base, items }, null, 2)}\n`;
+}
+
+let n = 0;
+function fileWith(text: string): string {
+  const file = path.join(dir, `api-${n++}.json`);
+  writeFileSync(file, text);
+  return file;
+}
+
+/** Resolves at the listener's next call (or rejects after `ms`). */
+function nextCall(subscribe: (l: () => void) => () => void, ms = 3000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no change seen in ${ms} ms`)), ms);
+    const off = subscribe(() => {
+      clearTimeout(timer);
+      off();
+      resolve();
+    });
+  });
+}
+
+describe('ApiFileFeed', () => {
+  it('re-reads a changed file and tells its listeners; an unchanged one is not read again', async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const feed = ApiFileFeed.open(file);
+    let calls = 0;
+    feed.subscribe(() => calls++);
+    expect(await feed.check()).toBe(false);
+    writeFileSync(file, listWithWebAs('web-renamed'));
+    expect(await feed.check()).toBe(true);
+    expect(calls).toBe(1);
+    expect(feed.text()).toContain('"web-renamed"');
+    expect(await feed.check()).toBe(false);
+    // Written again with the same objects: read (new mtime), but nothing to tell.
+    writeFileSync(file, listWithWebAs('web-renamed'));
+    expect(await feed.check()).toBe(false);
+    expect(calls).toBe(1);
+    await feed.close();
+  });
+
+  it('keeps the last good objects while the file is empty, half-written or gone, and says why', async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const feed = ApiFileFeed.open(file);
+    const good = feed.text();
+    const full = listWithWebAs('web-2');
+    for (const broken of ['', full.slice(0, Math.floor(full.length / 2))]) {
+      writeFileSync(file, broken);
+      expect(await feed.check()).toBe(false);
+      expect(feed.text()).toBe(good);
+      expect(feed.error()).toContain(file);
+    }
+    rmSync(file);
+    expect(await feed.check()).toBe(false);
+    expect(feed.error()).toMatch(/ENOENT/);
+    writeFileSync(file, full);
+    expect(await feed.check()).toBe(true);
+    expect(feed.text()).toBe(full);
+    expect(feed.error()).toBeNull();
+    await feed.close();
+  });
+
+  it('polls at its interval while subscribed, and stops when the last listener leaves', async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const feed = ApiFileFeed.open(file, { intervalMs: 20 });
+    const seen = nextCall((l) => feed.subscribe(l));
+    writeFileSync(file, listWithWebAs('web-polled'));
+    await seen;
+    expect(feed.text()).toContain('"web-polled"');
+    // No listener: no timer, so the next change waits for a check.
+    writeFileSync(file, listWithWebAs('web-unseen'));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(feed.text()).toContain('"web-polled"');
+    await feed.close();
+  });
+});
+
+describe('a Session opened with --api-file', () => {
+  it('shows the objects of the file as it is now, without a restart', async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const source = await openSource({ replay: fixtureDir('lab-iptables'), apiFile: file, interval: 0.02 }, { progress: () => {} });
+    expect(source.api?.origin).toBe(file);
+    const session = new Session({ transport: source.transport, live: source.live, ...(source.api ? { api: source.api } : { apiText: source.apiText! }) });
+    await session.start();
+    const names = () => session.getState().snapshot?.api?.value?.services.map((s) => s.meta.name) ?? [];
+    expect(names()).toContain('web');
+    const changed = nextCall((l) => session.subscribe(l));
+    writeFileSync(file, listWithWebAs('web-next'));
+    await changed;
+    expect(names()).toContain('web-next');
+    expect(names()).not.toContain('web');
+    await session.stop();
+    await closeSource(source);
+  });
+});
