@@ -5,10 +5,12 @@
  * its two tuples and its line text costs some 330 bytes. These classes hold the same
  * values in fewer fields, read through prototype getters:
  *
- * - an entry keeps `line`, `orig`, `reply`, one small integer `h` for family, protocol,
- *   state, flags, layout and the usual `mark=0 use=1`, and the timeout `t`; anything
- *   rarer (other mark/use values, secmark, zone, delta-time, id) in the subclass'
- *   `x`; absent optional fields store nothing;
+ * - an entry keeps `line`, `orig`, `reply` and one small integer `k`: the timeout and
+ *   the index of its "kind" — family, protocol, state, flags, layout and the usual
+ *   `mark=0 use=1`, packed in a header integer (`packHeader`) that few lines differ in,
+ *   kept once in a module-wide table of up to 1024 kinds. Anything rarer (other
+ *   mark/use values, secmark, zone, delta-time, id, a timeout above 24 days, a kind
+ *   past the table's end) goes in the subclass' `x`; absent optional fields store nothing;
  * - `raw` is not stored: the fast path checked that the line is exactly what
  *   `formatConntrackEntry(entry, style)` prints for its layout (single spaces, the
  *   tool's padding, canonical numbers and addresses), so the getter formats it again.
@@ -106,6 +108,31 @@ export function headerNeedsExtras(h: number): boolean {
   return ((h >>> H_STYLE_SHIFT) & 3) === 0 || ((h >>> H_USE_SHIFT) & 7) === 7 || ((h >>> H_MARK_SHIFT) & 3) === 2;
 }
 
+// The kinds: header integers by index (module-wide; a capture has a handful).
+const KIND_HEADERS: number[] = [];
+const KIND_OF = new Map<number, number>();
+const MAX_KINDS = 1024;
+const K_TIMEOUT_SHIFT = 10;
+/** Largest timeout a `k` holds: (timeout + 1) in 21 bits, so `k` stays a small integer. */
+const K_TIMEOUT_MAX = (1 << 21) - 2;
+
+/**
+ * The `k` of a {@link CompactConntrackEntry} with header `h` and `timeout` (seconds,
+ * -1 when absent); -1 when they do not fit (a timeout above 2,097,150 s, or a 1025th
+ * kind): such an entry keeps them in {@link CompactExtras}.
+ */
+export function packKind(h: number, timeout: number): number {
+  if (timeout > K_TIMEOUT_MAX) return -1;
+  let kind = KIND_OF.get(h);
+  if (kind === undefined) {
+    if (KIND_HEADERS.length >= MAX_KINDS) return -1;
+    kind = KIND_HEADERS.length;
+    KIND_HEADERS.push(h);
+    KIND_OF.set(h, kind);
+  }
+  return kind | ((timeout + 1) << K_TIMEOUT_SHIFT);
+}
+
 /** Counters too large to pack: both as bigints (u64). */
 class CounterPair {
   constructor(
@@ -177,6 +204,10 @@ export class CompactConntrackTuple implements ConntrackTuple {
 /** What a compact entry holds besides its header: values not inline, and the text when it is kept. */
 export class CompactExtras {
   constructor(
+    /** The header integer (see packHeader). */
+    readonly h: number,
+    /** Timeout in seconds, -1 when absent. */
+    readonly t: number,
     readonly raw: string | undefined,
     readonly mark: number | undefined,
     readonly secmark: number | undefined,
@@ -195,17 +226,24 @@ export class CompactConntrackEntry implements ConntrackEntry {
   readonly line: number;
   readonly orig: CompactConntrackTuple;
   readonly reply: CompactConntrackTuple;
-  /** Family, protocol, state, flags, layout, mark and use (see packHeader). */
-  protected readonly h: number;
-  /** Timeout in seconds, -1 when absent. */
-  protected readonly t: number;
+  /** Kind index and timeout (see packKind). */
+  private readonly k: number;
 
-  constructor(line: number, orig: CompactConntrackTuple, reply: CompactConntrackTuple, h: number, timeout: number) {
+  constructor(line: number, orig: CompactConntrackTuple, reply: CompactConntrackTuple, k: number) {
     this.line = line;
     this.orig = orig;
     this.reply = reply;
-    this.h = h;
-    this.t = timeout;
+    this.k = k;
+  }
+
+  /** Family, protocol, state, flags, layout, mark and use (see packHeader). */
+  protected get h(): number {
+    return KIND_HEADERS[this.k & (MAX_KINDS - 1)]!;
+  }
+
+  /** Timeout in seconds, -1 when absent. */
+  protected get t(): number {
+    return (this.k >>> K_TIMEOUT_SHIFT) - 1;
   }
 
   /** The line as printed, formatted again in the layout it was printed in. */
@@ -273,9 +311,17 @@ export class CompactConntrackEntry implements ConntrackEntry {
 export class CompactConntrackEntryWithExtras extends CompactConntrackEntry {
   private readonly x: CompactExtras;
 
-  constructor(line: number, orig: CompactConntrackTuple, reply: CompactConntrackTuple, h: number, timeout: number, x: CompactExtras) {
-    super(line, orig, reply, h, timeout);
+  constructor(line: number, orig: CompactConntrackTuple, reply: CompactConntrackTuple, x: CompactExtras) {
+    super(line, orig, reply, 0);
     this.x = x;
+  }
+
+  protected override get h(): number {
+    return this.x.h;
+  }
+
+  protected override get t(): number {
+    return this.x.t;
   }
 
   override get raw(): string {

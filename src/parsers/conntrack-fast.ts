@@ -23,6 +23,7 @@ import {
   NO_COUNTERS,
   packCounters,
   packHeader,
+  packKind,
   type CompactStyleCode,
 } from './conntrack-compact.js';
 import { ConntrackInterner, flatSlice, parseCounter, U32_MAX } from './conntrack-scan.js';
@@ -395,11 +396,12 @@ export function parseConntrackFast(
   }
   const h = packHeader(v6, protoIndex, stateIndex, flags, style, mark, use);
   if (!headerNeedsExtras(h) && secmark === undefined && zone === undefined && deltaTime === undefined && id === undefined) {
-    return new CompactConntrackEntry(lineNo, orig, reply, h, timeout);
+    const k = packKind(h, timeout);
+    if (k >= 0) return new CompactConntrackEntry(lineNo, orig, reply, k);
   }
   const raw = style === 0 ? flatSlice(s, from, rawEnd) : undefined;
-  const x = new CompactExtras(raw, mark, secmark, zone, deltaTime, use, id);
-  return new CompactConntrackEntryWithExtras(lineNo, orig, reply, h, timeout, x);
+  const x = new CompactExtras(h, timeout, raw, mark, secmark, zone, deltaTime, use, id);
+  return new CompactConntrackEntryWithExtras(lineNo, orig, reply, x);
 }
 
 /** Index in {@link COMPACT_STATES} of the state word `s[from, to)`, -1 when it is none. */

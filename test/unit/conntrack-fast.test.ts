@@ -152,6 +152,31 @@ describe('conntrack fast path', () => {
     expect(plain(await streamed(text, 1))).toStrictEqual(want);
   });
 
+  it('equals the general parser past its table of entry kinds (more than 1024 combinations)', () => {
+    const lines: string[] = [];
+    for (const [proto, states] of [['tcp      6', ['ESTABLISHED', 'TIME_WAIT', 'SYN_SENT', 'CLOSE', 'FIN_WAIT', 'LAST_ACK']], ['sctp     132', ['ESTABLISHED', 'CLOSED', 'COOKIE_WAIT']], ['dccp     33', ['OPEN', 'REQUEST']]] as const) {
+      for (const state of states) {
+        for (const flags of ['', '[ASSURED] ', '[OFFLOAD] ', '[HW_OFFLOAD] ']) {
+          for (const use of [1, 2, 3, 4, 5]) {
+            for (const l3 of ['', 'ipv4     2']) {
+              for (const mark of ['mark=0 ', '']) {
+                lines.push(ctLine({ l3, head: `${proto} 120 ${state}`, afterReply: `${flags}${mark}use=${use}` }));
+                lines.push(ctLine({ l3, head: `${proto} ${state}`, afterOrig: '[UNREPLIED]', afterReply: `${flags}${mark}use=${use}` }));
+              }
+            }
+          }
+        }
+      }
+    }
+    // Every line is a different kind (state, flags, mark, use, layout, unreplied or not).
+    expect(lines.length).toBeGreaterThan(1024 + 512);
+    const text = lines.join('\n');
+    const fast = parseConntrack(text, 'ct');
+    expect(plain(fast)).toStrictEqual(reference(text));
+    // Past the table, the kind is kept with the entry.
+    expect(fast.value.entries.filter((e) => e instanceof CompactConntrackEntryWithExtras).length).toBeGreaterThan(512);
+  });
+
   it('keeps the text only of lines the formatter would not print that way', () => {
     const kept = (line: string) => {
       const e = parseConntrackFast(line, 0, line.length, 1, new ConntrackInterner());
