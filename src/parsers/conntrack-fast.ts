@@ -10,6 +10,10 @@
  * (`parseConntrackLine`), which then reports what it finds. So for every line it
  * accepts, the entry equals the general parser's, field for field (the unit test
  * `conntrack-fast.test.ts` checks this on generated captures and the corpus).
+ *
+ * Its entries are compact (`conntrack-compact.ts`) and keep no part of the text: a
+ * line exactly as `formatConntrackEntry` prints it for its layout gets its `raw`
+ * formatted again on demand, any other line keeps a flat copy of its text.
  */
 import type { ConntrackEntry, ConntrackState } from '../model/conntrack.js';
 import {
