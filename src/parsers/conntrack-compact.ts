@@ -16,8 +16,9 @@
  *   tool's padding, canonical numbers and addresses), so the getter formats it again.
  *   A line that is not (tabs, extra blanks, a leading zero…) keeps a flat copy of its
  *   text in `x.raw`. Nothing here refers to the capture text;
- * - a tuple keeps `src`, `dst`, both ports in one integer and both counters in one
- *   integer when they are small (packets < 2048, bytes < 2^20), else as bigints.
+ * - a tuple keeps `src`, `dst` and both ports in one integer; with accounting on, a
+ *   subclass adds both counters in one integer when they are small (packets < 2048,
+ *   bytes < 2^20), else as bigints.
  *
  * The values read equal the general parser's entry for the same line field for field
  * (`conntrack-fast.test.ts`). What differs is what sees own properties only: object
@@ -145,34 +146,30 @@ const BYTES_LIMIT = 1 << 20;
 const PACKETS_LIMIT = 1 << 11;
 
 /**
- * The `c` field of a {@link CompactConntrackTuple}: -1 without counters; packets and
- * bytes as numbers (exact, ≤ 2^53) or, when either is `undefined` in `big*`, from the bigints.
+ * The `c` field of a {@link CompactCountedTuple}: packets and bytes (numbers, exact
+ * up to 2^53, or -1 with the value in `big*`) in one small integer when they are small,
+ * else both as bigints.
  */
 export function packCounters(packets: number, bytes: number, bigPackets?: bigint, bigBytes?: bigint): number | CounterPair {
   if (packets >= 0 && bytes >= 0 && packets < PACKETS_LIMIT && bytes < BYTES_LIMIT) return packets * BYTES_LIMIT + bytes;
   return new CounterPair(bigPackets ?? BigInt(packets), bigBytes ?? BigInt(bytes));
 }
 
-/** "No counters" for {@link packCounters}' slot. */
-export const NO_COUNTERS = -1;
-
 /**
- * One direction of a port-based flow (see the module doc). `sport`, `dport`, `packets`,
- * `bytes` are getters; `src`, `dst` own fields. Never throws.
+ * One direction of a port-based flow (see the module doc), without counters (the
+ * kernel's default, `nf_conntrack_acct=0`). `sport`, `dport`, `packets`, `bytes` are
+ * getters; `src`, `dst` own fields. Never throws.
  */
 export class CompactConntrackTuple implements ConntrackTuple {
   readonly src: string;
   readonly dst: string;
   /** sport × 65536 + dport, as an int32. */
   private readonly p: number;
-  /** {@link NO_COUNTERS}, packets × 2^20 + bytes, or a {@link CounterPair}. */
-  private readonly c: number | CounterPair;
 
-  constructor(src: string, dst: string, sport: number, dport: number, counters: number | CounterPair) {
+  constructor(src: string, dst: string, sport: number, dport: number) {
     this.src = src;
     this.dst = dst;
     this.p = (sport << 16) | dport;
-    this.c = counters;
   }
 
   get sport(): number {
@@ -184,20 +181,37 @@ export class CompactConntrackTuple implements ConntrackTuple {
   }
 
   get packets(): bigint | undefined {
-    const c = this.c;
-    if (typeof c !== 'number') return c.packets;
-    return c < 0 ? undefined : counterBigint(Math.floor(c / BYTES_LIMIT));
+    return undefined;
   }
 
   get bytes(): bigint | undefined {
-    const c = this.c;
-    if (typeof c !== 'number') return c.bytes;
-    return c < 0 ? undefined : counterBigint(c % BYTES_LIMIT);
+    return undefined;
   }
 
   /** The plain form for `JSON.stringify`. */
   toJSON(): ConntrackTuple {
     return plainConntrackTuple(this);
+  }
+}
+
+/** A {@link CompactConntrackTuple} with its direction's counters (packets, bytes). */
+export class CompactCountedTuple extends CompactConntrackTuple {
+  /** packets × 2^20 + bytes, or a {@link CounterPair} (see packCounters). */
+  private readonly c: number | CounterPair;
+
+  constructor(src: string, dst: string, sport: number, dport: number, counters: number | CounterPair) {
+    super(src, dst, sport, dport);
+    this.c = counters;
+  }
+
+  override get packets(): bigint {
+    const c = this.c;
+    return typeof c === 'number' ? counterBigint(Math.floor(c / BYTES_LIMIT)) : c.packets;
+  }
+
+  override get bytes(): bigint {
+    const c = this.c;
+    return typeof c === 'number' ? counterBigint(c % BYTES_LIMIT) : c.bytes;
   }
 }
 

@@ -22,9 +22,9 @@ import {
   CompactConntrackEntry,
   CompactConntrackEntryWithExtras,
   CompactConntrackTuple,
+  CompactCountedTuple,
   CompactExtras,
   headerNeedsExtras,
-  NO_COUNTERS,
   packCounters,
   packHeader,
   packKind,
@@ -264,15 +264,12 @@ function readTuple(r: FastLine, interner: ConntrackInterner): CompactConntrackTu
   const sport = r.value;
   if (!r.field('dport=', 65535)) return undefined;
   const dport = r.value;
-  let counters: ReturnType<typeof packCounters> = NO_COUNTERS;
-  if (at(r.s, r.i, 'packets=')) {
-    if (!r.counter('packets=')) return undefined;
-    const packets = r.count;
-    const bigPackets = r.big;
-    if (!r.counter('bytes=')) return undefined;
-    counters = packCounters(packets, r.count, bigPackets, r.big);
-  }
-  return new CompactConntrackTuple(src, dst, sport, dport, counters);
+  if (!at(r.s, r.i, 'packets=')) return new CompactConntrackTuple(src, dst, sport, dport);
+  if (!r.counter('packets=')) return undefined;
+  const packets = r.count;
+  const bigPackets = r.big;
+  if (!r.counter('bytes=')) return undefined;
+  return new CompactCountedTuple(src, dst, sport, dport, packCounters(packets, r.count, bigPackets, r.big));
 }
 
 /**
