@@ -19,7 +19,7 @@ import type {
   IptablesRuleset,
   IptablesTable,
 } from '../model/iptables.js';
-import { isOptionWord } from './iptables-rule.js';
+import { isOptionWord, type TokenBuffer } from './iptables-rule.js';
 
 /** Options for {@link formatIptablesSave}. */
 export interface IptablesFormatOptions {
@@ -125,19 +125,120 @@ export type FormattableRule = Pick<
 >;
 
 /**
- * True when `line` is exactly `prefix + formatRule(rule, chain, inlineCounters)`: the
- * parser asks this of every rule, to keep no copy of a line it can write again (building
- * the text and comparing once is faster than comparing piece by piece). Never throws.
+ * True when the line tokenized into `buf` (iptables-rule.ts `tokenizeLine`) is exactly
+ * `formatRule(rule, chain, inlineCounters)` from word `first` on, after a first word of
+ * counters when `first` is 1 (`[p:b] -A …`; the caller checks that word). The parser asks
+ * this of every rule, to keep no copy of a line it can write again.
+ *
+ * Word by word, without building the text: the line must be its words joined by single
+ * spaces, each bare or whole in quotes without escapes (`buf.irregular` is false), and
+ * each word what the formatter writes, in its order. Never throws.
  */
 export function formatsAs(
   rule: FormattableRule,
   chain: string,
   inlineCounters: IptablesCounters | null,
-  prefix: string,
-  line: string,
+  buf: TokenBuffer,
+  first: number,
 ): boolean {
-  const text = writeRule(rule, chain, inlineCounters);
-  return prefix === '' ? line === text : line === prefix + text;
+  if (buf.irregular || (first === 1 && buf.quoted[0])) return false;
+  const m = new WordMatcher(buf, first);
+  m.literal('-A');
+  m.literal(chain);
+  if (rule.source) m.generic(rule.source.negated, '-s', rule.source.value);
+  if (rule.destination) m.generic(rule.destination.negated, '-d', rule.destination.value);
+  if (rule.inInterface) m.generic(rule.inInterface.negated, '-i', rule.inInterface.value);
+  if (rule.outInterface) m.generic(rule.outInterface.negated, '-o', rule.outInterface.value);
+  if (rule.protocol) m.generic(rule.protocol.negated, '-p', rule.protocol.value);
+  if (rule.fragment) {
+    if (rule.fragment.negated) m.literal('!');
+    m.literal('-f');
+  }
+  const matches = rule.matches;
+  for (let i = 0; i < matches.length && m.ok; i++) {
+    const match = matches[i]!;
+    m.literal('-m');
+    m.value(match.module, false);
+    m.options(match.options);
+  }
+  if (inlineCounters !== null) {
+    m.literal('-c');
+    m.literal(String(inlineCounters.packets));
+    m.literal(String(inlineCounters.bytes));
+  }
+  const target = rule.target;
+  if (target) {
+    m.literal(target.kind === 'goto' ? '-g' : '-j');
+    m.value(target.name, false);
+    m.options(target.options);
+  }
+  return m.ok && m.k === buf.count;
+}
+
+/** Walks the words of a line against what the formatter writes (see {@link formatsAs}). */
+class WordMatcher {
+  ok = true;
+  private readonly words: readonly string[];
+  private readonly quoted: readonly boolean[];
+  private readonly count: number;
+
+  constructor(
+    buf: TokenBuffer,
+    public k: number,
+  ) {
+    this.words = buf.words;
+    this.quoted = buf.quoted;
+    this.count = buf.count;
+  }
+
+  /** The next word is `text`, unquoted. */
+  literal(text: string): void {
+    const k = this.k;
+    if (this.ok && k < this.count && !this.quoted[k] && this.words[k] === text) this.k = k + 1;
+    else this.ok = false;
+  }
+
+  /** The next word is the value `v` as {@link word} (or {@link saveStringWord}) writes it. */
+  value(v: string, saveString: boolean): void {
+    const k = this.k;
+    if (!this.ok || k >= this.count || this.words[k] !== v) {
+      this.ok = false;
+      return;
+    }
+    let same: boolean;
+    if (!this.quoted[k] && !saveString) {
+      // A bare word has no blank or quote: word() leaves it bare unless it is `!`, looks
+      // like an option, or holds a backslash or a CR.
+      same = v !== '!' && !isOptionWord(v, false) && v.indexOf('\\') < 0 && v.indexOf('\r') < 0;
+    } else {
+      const written = saveString ? saveStringWord(v) : word(v);
+      // A quoted word of the line is `"v"`: the formatter must quote v, escaping nothing.
+      same = this.quoted[k] ? written.length === v.length + 2 : written === v;
+    }
+    if (same) this.k = k + 1;
+    else this.ok = false;
+  }
+
+  generic(negated: boolean, flag: string, v: string): void {
+    if (negated) this.literal('!');
+    this.literal(flag);
+    this.value(v, false);
+  }
+
+  options(options: readonly IptablesOption[]): void {
+    for (let i = 0; i < options.length && this.ok; i++) {
+      const o = options[i]!;
+      if (o.negated) this.literal('!');
+      const k = this.k;
+      const w = this.ok && k < this.count && !this.quoted[k] ? this.words[k]! : '';
+      // `--name`, compared without building it.
+      if (w.length === o.name.length + 2 && w.charCodeAt(0) === 45 && w.charCodeAt(1) === 45 && w.endsWith(o.name)) this.k = k + 1;
+      else this.ok = false;
+      const saveString = SAVE_STRING_OPTIONS.has(o.name);
+      const values = o.values;
+      for (let v = 0; v < values.length; v++) this.value(values[v]!, saveString);
+    }
+  }
 }
 
 /** The one writer of a rule's text (see {@link formatRule}). */

@@ -26,7 +26,14 @@
 
 import type { IptablesChain, IptablesCounters, IptablesOption, IptablesPolicy, IptablesRule } from '../model/iptables.js';
 import { formatRule, formatsAs } from './iptables-format.js';
-import { flatCopy, isCanonicalBracketCounters, UNSHARED_OPTIONS, type ParsedRuleBody, type ParsedTarget } from './iptables-rule.js';
+import {
+  flatCopy,
+  isCanonicalBracketCounters,
+  UNSHARED_OPTIONS,
+  type ParsedRuleBody,
+  type ParsedTarget,
+  type TokenBuffer,
+} from './iptables-rule.js';
 
 /** A rule while its table is being parsed: `index` and the target are settled at the end. */
 export type MutableRule = { -readonly [K in keyof IptablesRule]: IptablesRule[K] } & { target: ParsedTarget | null };
@@ -140,17 +147,25 @@ function storedFields(b: ParsedRuleBody): number {
 
 /**
  * A rule of chain `chain` read from source line `lineNo` whose text is `line` (without
- * a line break), with the fields of `body` (copied; `body` may be reused). `counterText`
- * is the `[p:b]` word the line starts with, or null. `index` is 0 until set.
+ * a line break) and words `words`, with the fields of `body` (copied; `body` may be
+ * reused). `counterText` is the `[p:b]` word the line starts with, or null. `index` is 0
+ * until set.
  */
-export function makeRule(chain: string, lineNo: number, line: string, counterText: string | null, body: ParsedRuleBody): MutableRule {
+export function makeRule(
+  chain: string,
+  lineNo: number,
+  line: string,
+  counterText: string | null,
+  body: ParsedRuleBody,
+  words: TokenBuffer,
+): MutableRule {
   let proto: object = OWN_LINE;
   if (counterText !== null) {
-    // iptables-save writes the counters without leading zeros and one space after them.
-    if (isCanonicalBracketCounters(counterText) && formatsAs(body, chain, null, `${counterText} `, line)) proto = COUNTED_LINE;
+    // iptables-save writes the counters without leading zeros.
+    if (isCanonicalBracketCounters(counterText) && formatsAs(body, chain, null, words, 1)) proto = COUNTED_LINE;
   } else if (body.counters === null) {
-    if (formatsAs(body, chain, null, '', line)) proto = PLAIN_LINE;
-  } else if (formatsAs(body, chain, body.counters, '', line)) {
+    if (formatsAs(body, chain, null, words, 0)) proto = PLAIN_LINE;
+  } else if (formatsAs(body, chain, body.counters, words, 0)) {
     proto = INLINE_COUNTED_LINE;
   }
   const own = proto === OWN_LINE;

@@ -29,6 +29,12 @@ export class TokenBuffer {
   count = 0;
   /** The last line ended inside an open double quote. */
   unterminatedQuote = false;
+  /**
+   * The last line is not its words joined by single spaces, each word written bare or
+   * whole in double quotes without escapes (`a  b`, a tab, leading or trailing blanks,
+   * `"a""b"`, `a"b c"`, `"a\"b"`, an open quote).
+   */
+  irregular = false;
 }
 
 const SPACE = 32;
@@ -45,14 +51,21 @@ export function tokenizeLine(line: string, buf: TokenBuffer): number {
   const { words, quoted } = buf;
   let count = 0;
   buf.unterminatedQuote = false;
+  let irregular = false;
+  /** Blanks since the last word: exactly one space may come between two words. */
+  let blanks = 0;
   const n = line.length;
   let i = 0;
   while (i < n) {
     let c = line.charCodeAt(i);
     if (c === SPACE || c === TAB) {
+      if (c === TAB) irregular = true;
+      blanks++;
       i++;
       continue;
     }
+    if (blanks !== (count === 0 ? 0 : 1)) irregular = true;
+    blanks = 0;
     let word = '';
     let wasQuoted = false;
     for (;;) {
@@ -67,6 +80,7 @@ export function tokenizeLine(line: string, buf: TokenBuffer): number {
       i = j;
       if (i >= n || c !== QUOTE) break;
       // Quoted run up to the closing quote, honouring backslash escapes.
+      if (word !== '') irregular = true;
       wasQuoted = true;
       i++;
       let closed = false;
@@ -81,6 +95,7 @@ export function tokenizeLine(line: string, buf: TokenBuffer): number {
         i = j;
         if (i >= n) break;
         if (c === BACKSLASH) {
+          irregular = true;
           if (i + 1 < n) word += line[i + 1];
           i += 2;
           continue;
@@ -89,7 +104,10 @@ export function tokenizeLine(line: string, buf: TokenBuffer): number {
         closed = true;
         break;
       }
-      if (!closed) buf.unterminatedQuote = true;
+      if (!closed) {
+        buf.unterminatedQuote = true;
+        irregular = true;
+      }
       break;
     }
     words[count] = word;
@@ -97,6 +115,7 @@ export function tokenizeLine(line: string, buf: TokenBuffer): number {
     count++;
   }
   buf.count = count;
+  buf.irregular = irregular || blanks > 0;
   return count;
 }
 

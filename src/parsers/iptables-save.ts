@@ -435,7 +435,7 @@ class SaveParser {
       body.counters = prefixCounters;
       problems.push({ code: 'duplicate-option', message: 'counters given as [p:b] and -c; [p:b] is kept' });
     }
-    const rule = makeRule(chain.name, lineNo, line, prefixText, body);
+    const rule = makeRule(chain.name, lineNo, line, prefixText, body, this.buf);
     for (const p of problems) this.add('warning', lineNo, line, p.code, p.message);
     if (insertAt > 0) chain.rules.splice(Math.min(insertAt - 1, chain.rules.length), 0, rule);
     else chain.rules.push(rule);

@@ -68,6 +68,13 @@ describe('raw', () => {
       '-A X -m comment --comment "x" -j ACCEPT', // xtables_save_string writes x bare
       '-I X 1 -j ACCEPT',
       '-A X -j ACCEPT -c 1 2', // counters after the target
+      '-A X\t-j ACCEPT', // a tab
+      '-A X -j ACCEPT ', // a trailing blank
+      ` -A X -j ACCEPT`, // a leading blank
+      `-A X -m comment --comment "it's" -j ACCEPT`, // the formatter escapes '
+      '-A X -m comment --comment "a b""c d" -j ACCEPT', // two words, no blank between
+      '-A X -m comment --comment x"y z" -j ACCEPT', // a word quoted in part
+      '-A X -m comment --comment "a\\"b" -j ACCEPT', // an escape
     ];
     const rules = rulesOf([...canonical, ...kept, '-A Y -j ACCEPT']);
     const byLine = new Map(rules.map((r) => [r.raw, r]));
