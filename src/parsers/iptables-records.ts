@@ -96,7 +96,11 @@ const OWN_LINE = Object.create(RULE_DEFAULTS) as object;
 
 type RuleConstructor = new (chain: string, line: number, raw: string | null, body: ParsedRuleBody) => MutableRule;
 
-const ruleConstructors = new Map<object, RuleConstructor[]>();
+/** The constructors of each prototype, by number of stored fields. */
+const PLAIN_LINE_RULES: RuleConstructor[] = [];
+const COUNTED_LINE_RULES: RuleConstructor[] = [];
+const INLINE_COUNTED_LINE_RULES: RuleConstructor[] = [];
+const OWN_LINE_RULES: RuleConstructor[] = [];
 
 /** A constructor for rules of prototype `proto` (each constructor learns one object size). */
 function newRuleConstructor(proto: object): RuleConstructor {
@@ -118,15 +122,6 @@ function newRuleConstructor(proto: object): RuleConstructor {
   };
   RuleRecord.prototype = proto;
   return RuleRecord as unknown as RuleConstructor;
-}
-
-function ruleConstructor(proto: object, fields: number): RuleConstructor {
-  let list = ruleConstructors.get(proto);
-  if (list === undefined) {
-    list = [];
-    ruleConstructors.set(proto, list);
-  }
-  return (list[fields] ??= newRuleConstructor(proto));
 }
 
 /** How many fields of `b` differ from {@link RULE_DEFAULTS}. */
@@ -160,18 +155,27 @@ export function makeRule(
   words: TokenBuffer,
 ): MutableRule {
   let proto: object = OWN_LINE;
+  let constructors = OWN_LINE_RULES;
   if (counterText !== null) {
     // iptables-save writes the counters without leading zeros.
-    if (isCanonicalBracketCounters(counterText) && formatsAs(body, chain, null, words, 1)) proto = COUNTED_LINE;
+    if (isCanonicalBracketCounters(counterText) && formatsAs(body, chain, null, words, 1)) {
+      proto = COUNTED_LINE;
+      constructors = COUNTED_LINE_RULES;
+    }
   } else if (body.counters === null) {
-    if (formatsAs(body, chain, null, words, 0)) proto = PLAIN_LINE;
+    if (formatsAs(body, chain, null, words, 0)) {
+      proto = PLAIN_LINE;
+      constructors = PLAIN_LINE_RULES;
+    }
   } else if (formatsAs(body, chain, body.counters, words, 0)) {
     proto = INLINE_COUNTED_LINE;
+    constructors = INLINE_COUNTED_LINE_RULES;
   }
   const own = proto === OWN_LINE;
   const target = body.target;
   if (target !== null && target.options.length === 1) body.target = lazyTarget(target);
-  const Rule = ruleConstructor(proto, storedFields(body) + (own ? 1 : 0));
+  const fields = storedFields(body) + (own ? 1 : 0);
+  const Rule = (constructors[fields] ??= newRuleConstructor(proto));
   return new Rule(chain, lineNo, own ? flatCopy(line) : null, body);
 }
 

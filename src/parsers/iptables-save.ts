@@ -649,7 +649,19 @@ class SaveParser {
 /** Words of a line split on spaces and tabs (chain headers never quote). */
 function splitSpaces(s: string): string[] {
   const out: string[] = [];
-  for (const w of s.split(/[ \t]+/)) if (w !== '') out.push(w);
+  const n = s.length;
+  let i = 0;
+  while (i < n) {
+    let c = s.charCodeAt(i);
+    if (c === 32 || c === 9) {
+      i++;
+      continue;
+    }
+    let j = i + 1;
+    while (j < n && (c = s.charCodeAt(j)) !== 32 && c !== 9) j++;
+    out.push(s.slice(i, j));
+    i = j;
+  }
   return out;
 }
 
