@@ -14,7 +14,6 @@
  *   copy of such a line: `raw` is a prototype getter that writes it again. A line the
  *   formatter would write differently is kept as an own flat copy. No rule holds a view
  *   into the dump's text, which would keep all of it alive.
- *
  * - A target whose one option has a value of its own (`-j DNAT --to-destination
  *   10.244.1.5:8080`, one per endpoint) keeps that value in a private slot and builds its
  *   `options` list (an own accessor, so spread and deep equality see it) when first read.
