@@ -236,7 +236,10 @@ export class Session implements SessionLike {
     const where = new Map(catalog().probes.map((p) => [p.id, p.where]));
     const node = ids.filter((id) => where.get(id) === 'node');
     const agent = ids.filter((id) => where.get(id) === 'cilium-agent');
-    const runs = node.length ? await runProbes(this.options.transport, { ...params, ids: node }) : [];
+    // Without a parse cache (which fingerprints whole texts: live sources), the conntrack table is
+    // parsed piece by piece: a replay need not hold its text (220 MB at 1M flows).
+    const pieces = this.cache ? {} : { stdoutAsPieces: ['conntrack'] };
+    const runs = node.length ? await runProbes(this.options.transport, { ...params, ids: node, ...pieces }) : [];
     if (this.options.ciliumAgent && agent.length) runs.push(...(await runProbes(this.options.ciliumAgent, { ...params, ids: agent })));
     return runs;
   }

@@ -387,6 +387,12 @@ async function parseRunAsync<T>(run: ProbeRun | undefined, cache: ParseCache | u
   return { value: result.value, diagnostics: result.diagnostics, probe, error };
 }
 
+/** {@link parseRunAsync} for a run whose stdout comes in pieces (an `ok` run; no cache: it needs the text). */
+async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<ParseResult<T>>): Promise<Parsed<T>> {
+  const result = await parse(run.id);
+  return { value: result.value, diagnostics: result.diagnostics, probe: summarize(run), error: null };
+}
+
 /**
  * The parts with big texts (rules, flows), parsed in pieces of about `chunkChars`
  * characters with a turn of the event loop between (same results as the one-shot
@@ -394,7 +400,11 @@ async function parseRunAsync<T>(run: ProbeRun | undefined, cache: ParseCache | u
  */
 async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: number): Promise<Partial<PartFields> | null> {
   if (part === 'conntrack') {
-    return { conntrack: await parseRunAsync(ctx.byId.get('conntrack'), ctx.cache, (text, origin) => parseConntrackStream(chunksOf(text, chunkChars), origin)) };
+    const run = ctx.byId.get('conntrack');
+    const pieces = run?.result.stdoutPieces;
+    // Read from disk piece by piece (a replay asked for it): the whole text is never held.
+    if (run && pieces) return { conntrack: await parsePieces(run, (origin) => parseConntrackStream(chunksOfPieces(pieces(), chunkChars), origin)) };
+    return { conntrack: await parseRunAsync(run, ctx.cache, (text, origin) => parseConntrackStream(chunksOf(text, chunkChars), origin)) };
   }
   if (part === 'iptables' || part === 'ip6tables' || part === 'iptablesLegacy') {
     const { probe, family } = IPTABLES_PARTS[part];
@@ -419,6 +429,16 @@ async function* chunksOf(text: string, size: number): AsyncGenerator<string> {
     end = end < 0 ? text.length : end + 1;
     yield text.slice(pos, end);
     pos = end;
+  }
+}
+
+/** {@link chunksOf} over line-aligned pieces of one text, in order. */
+async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGenerator<string> {
+  let first = true;
+  for (const piece of pieces) {
+    if (!first) await turn();
+    first = false;
+    yield* chunksOf(piece, size);
   }
 }
 

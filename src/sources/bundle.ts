@@ -14,7 +14,8 @@
  * No secret is ever written: the manifest's `source` holds only the kind and label.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
 import { ParseError, UserError } from '../errors.js';
 import type { ProbeRun, ProbeStatus } from './probe-runner.js';
@@ -166,4 +167,40 @@ export function readBundle(given: string): Bundle {
 export function readBundleFile(bundle: Bundle, relative: string): string | undefined {
   const file = path.join(bundle.dir, relative);
   return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+}
+
+/** Bytes read from disk at a time by {@link readBundleFilePieces}. */
+export const BUNDLE_PIECE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Reads one file of a bundle as UTF-8 text in line-aligned pieces: every piece but the
+ * last ends with `\n`, and their concatenation is what {@link readBundleFile} returns.
+ * The whole text is never held (a 1M-flow conntrack table is 220 MB: held once as a
+ * string and once as the buffer it is decoded from, it would double the peak memory of a
+ * replay). Reads the file again on every iteration. Yields nothing for an absent file.
+ * Throws the file system's error when the file cannot be read.
+ */
+export function* readBundleFilePieces(bundle: Bundle, relative: string, pieceBytes = BUNDLE_PIECE_BYTES): Generator<string> {
+  const file = path.join(bundle.dir, relative);
+  if (!existsSync(file)) return;
+  const fd = openSync(file, 'r');
+  try {
+    const buffer = Buffer.allocUnsafe(pieceBytes);
+    const decoder = new StringDecoder('utf8');
+    let carry = '';
+    for (;;) {
+      const n = readSync(fd, buffer, 0, pieceBytes, null);
+      const text = carry + (n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end());
+      if (n === 0) {
+        if (text !== '') yield text;
+        return;
+      }
+      // Hold back the unfinished last line: it is completed by the next piece.
+      const cut = text.lastIndexOf('\n') + 1;
+      carry = text.slice(cut);
+      if (cut > 0) yield text.slice(0, cut);
+    }
+  } finally {
+    closeSync(fd);
+  }
 }

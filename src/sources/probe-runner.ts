@@ -38,6 +38,8 @@ export function statusOf(r: ExecResult): ProbeStatus {
 export interface RunProbeOptions {
   readonly allowWrites?: boolean;
   readonly timeoutMs?: number;
+  /** Ask the transport for stdout in pieces (see `ExecOptions.stdoutAsPieces`). */
+  readonly stdoutAsPieces?: boolean;
 }
 
 /**
@@ -59,7 +61,7 @@ export async function runProbe(
   const candidates = [spec.argv, ...spec.alternatives].map((a) => fillArgv(a, cat.params, params));
   let last: ProbeRun | undefined;
   for (const argv of candidates) {
-    const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs });
+    const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.stdoutAsPieces ? { stdoutAsPieces: true } : {}) });
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status !== 'missing') return last;
   }
@@ -73,6 +75,8 @@ export interface RunProbesOptions {
   readonly params?: Readonly<Record<string, string | undefined>>;
   readonly concurrency?: number;
   readonly catalog?: Catalog;
+  /** Probes whose stdout the caller reads in pieces (see `ExecOptions.stdoutAsPieces`). */
+  readonly stdoutAsPieces?: readonly string[];
 }
 
 /**
@@ -89,7 +93,8 @@ export async function runProbes(transport: Transport, options: RunProbesOptions 
   const worker = async () => {
     while (next < specs.length) {
       const i = next++;
-      runs[i] = await runProbe(transport, specs[i]!, options.params, cat);
+      const spec = specs[i]!;
+      runs[i] = await runProbe(transport, spec, options.params, cat, options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {});
     }
   };
   await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, specs.length) }, worker));

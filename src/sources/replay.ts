@@ -6,7 +6,7 @@
  * is answered with that recording: where the node keeps its maps was fixed when it was
  * captured.
  */
-import { readBundle, readBundleFile, type Bundle, type ManifestProbe } from './bundle.js';
+import { readBundle, readBundleFile, readBundleFilePieces, type Bundle, type ManifestProbe } from './bundle.js';
 import { catalog } from './catalog.js';
 import { matchesTemplate, probeForArgv } from './ssh-command.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
@@ -25,15 +25,20 @@ export class ReplayTransport implements Transport {
     this.label = `replay:${this.bundle.dir}`;
   }
 
-  async exec(argv: readonly string[], _options: ExecOptions): Promise<ExecResult> {
+  async exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
     const key = JSON.stringify(argv);
     const entry = this.bundle.manifest.probes.find((p) => JSON.stringify(p.argv) === key) ?? this.sameTemplate(argv);
     if (!entry) {
       return { argv: [...argv], stdout: '', stderr: 'not in this capture\n', exitCode: null, missing: true, startedAt: this.bundle.manifest.capturedAt, durationMs: 0 };
     }
+    // A caller that parses in pieces gets them from the file (a failed run's output is read
+    // whole: its text decides whether there is anything to parse).
+    const pieces = options.stdoutAsPieces === true && entry.status === 'ok';
+    const bundle = this.bundle;
     return {
       argv: entry.executedArgv,
-      stdout: readBundleFile(this.bundle, entry.stdoutFile) ?? '',
+      stdout: pieces ? '' : (readBundleFile(bundle, entry.stdoutFile) ?? ''),
+      ...(pieces ? { stdoutPieces: () => readBundleFilePieces(bundle, entry.stdoutFile) } : {}),
       stderr: readBundleFile(this.bundle, entry.stderrFile) ?? '',
       exitCode: entry.exitCode,
       startedAt: entry.startedAt,

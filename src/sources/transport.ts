@@ -27,11 +27,23 @@ export interface ExecResult {
   readonly durationMs: number;
   readonly missing?: boolean;
   readonly timedOut?: boolean;
+  /**
+   * Given instead of `stdout` (which is then `''`) when the caller asked for pieces
+   * ({@link ExecOptions.stdoutAsPieces}) and the transport can read its output again on
+   * demand (a replay reads its bundle file): line-aligned pieces whose concatenation is
+   * the stdout. Each call reads it again.
+   */
+  readonly stdoutPieces?: () => Iterable<string>;
 }
 
 /** Options for one exec: `timeoutMs` in milliseconds. */
 export interface ExecOptions {
   readonly timeoutMs: number;
+  /**
+   * The caller parses stdout piece by piece and never needs it whole: a transport that
+   * can may answer with {@link ExecResult.stdoutPieces} (replay does; the others ignore it).
+   */
+  readonly stdoutAsPieces?: boolean;
 }
 
 /**
