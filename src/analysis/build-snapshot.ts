@@ -19,7 +19,7 @@ import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
-import { parseNftJson } from '../parsers/nft-json.js';
+import { parseNftJson, parseNftJsonChunked } from '../parsers/nft-json.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
@@ -396,7 +396,8 @@ async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<
 /**
  * The parts with big texts (rules, flows), parsed in pieces of about `chunkChars`
  * characters with a turn of the event loop between (same results as the one-shot
- * parsers: `parseConntrackStream`, `parseIptablesSaveChunked`); null for the others.
+ * parsers: `parseConntrackStream`, `parseIptablesSaveChunked`, `parseNftJsonChunked`);
+ * null for the others.
  */
 async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: number): Promise<Partial<PartFields> | null> {
   if (part === 'conntrack') {
@@ -405,6 +406,12 @@ async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: num
     // Read from disk piece by piece (a replay asked for it): the whole text is never held.
     if (run && pieces) return { conntrack: await parsePieces(run, (origin) => parseConntrackStream(chunksOfPieces(pieces(), chunkChars), origin)) };
     return { conntrack: await parseRunAsync(run, ctx.cache, (text, origin) => parseConntrackStream(chunksOf(text, chunkChars), origin)) };
+  }
+  if (part === 'nft') {
+    // As nftPart: nft -j when it parsed, else the text (itself not cut: it is the fallback).
+    const fromJson = await parseRunAsync(ctx.byId.get('nft-json'), ctx.cache, (text, origin) => parseNftJsonChunked(text, origin, chunkChars, turn));
+    if (fromJson?.value && !fromJson.error) return { nft: fromJson };
+    return { nft: parseRunCached(ctx.byId.get('nft-text'), parseNftText, ctx.cache) ?? fromJson };
   }
   if (part === 'iptables' || part === 'ip6tables' || part === 'iptablesLegacy') {
     const { probe, family } = IPTABLES_PARTS[part];

@@ -85,11 +85,144 @@ export function parseNftJson(text: string, origin: string): ParseResult<NftRules
   return { value: value.ruleset, diagnostics };
 }
 
+/**
+ * {@link parseNftJson} in pieces: the `{"nftables": [ … ]}` array is split into its items by
+ * a scan that follows only strings and nesting, and each item is `JSON.parse`d and read on
+ * its own, with `await turn()` after about `chunkChars` characters. The whole document is
+ * never one JSON tree (the 229 MB output of a 25,000-Service node parses to over 1 GB) and
+ * the event loop keeps turning. Same result as {@link parseNftJson}: text of any other
+ * shape (not nft -j output, truncated, bad JSON in an item, no leading metainfo) is handed
+ * to it whole, so its diagnostics are the one-shot parse's. Never rejects on bad input.
+ */
+export async function parseNftJsonChunked(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  const items = new NftItemScanner(text);
+  if (!items.open()) return parseNftJson(text, origin);
+  const walker = new JsonWalker(origin);
+  let index = 0;
+  let since = 0;
+  for (let span = items.next(); span !== null; span = items.next()) {
+    let item: unknown;
+    try {
+      item = JSON.parse(quoteBigCounters(text.slice(span[0], span[1])));
+    } catch {
+      return parseNftJson(text, origin);
+    }
+    if (index === 0) {
+      // The one-shot walk checks the metainfo before any item: here it must come first.
+      if (singleKey(item) !== 'metainfo') return parseNftJson(text, origin);
+      walker.checkMetainfo([item]);
+    }
+    walker.itemAt(item, index++);
+    if (span[1] - since >= chunkChars) {
+      since = span[1];
+      await turn();
+    }
+  }
+  // No item at all: the one-shot parse words the missing metainfo.
+  if (index === 0 || !items.closed()) return parseNftJson(text, origin);
+  return { value: walker.builder.finish(), diagnostics: walker.diagnostics };
+}
+
+/**
+ * Finds the items of `{"nftables": [ … ]}` without parsing them: strings (with their
+ * escapes) and the nesting of `{}`/`[]` are followed, nothing else is checked (each item
+ * is then given to `JSON.parse`, which checks it).
+ */
+class NftItemScanner {
+  private i = 0;
+  private done = false;
+
+  constructor(private readonly text: string) {}
+
+  /** Reads up to the array's `[`; false when the text does not start `{"nftables":[`. */
+  open(): boolean {
+    const t = this.text;
+    this.ws();
+    if (t.charCodeAt(this.i) !== 0x7b) return false;
+    this.i++;
+    this.ws();
+    if (!t.startsWith('"nftables"', this.i)) return false;
+    this.i += 10;
+    this.ws();
+    if (t.charCodeAt(this.i) !== 0x3a) return false;
+    this.i++;
+    this.ws();
+    if (t.charCodeAt(this.i) !== 0x5b) return false;
+    this.i++;
+    this.ws();
+    if (t.charCodeAt(this.i) === 0x5d) {
+      this.i++;
+      this.done = true;
+    }
+    return true;
+  }
+
+  /** `[start, end)` of the next item; null after the last one (or at a shape it does not know). */
+  next(): [number, number] | null {
+    if (this.done) return null;
+    const t = this.text;
+    this.ws();
+    const start = this.i;
+    let depth = 0;
+    let i = start;
+    for (; i < t.length; i++) {
+      const c = t.charCodeAt(i);
+      if (c === 0x22) {
+        // A string: to its closing quote, stepping over escapes.
+        for (i++; i < t.length; i++) {
+          const d = t.charCodeAt(i);
+          if (d === 0x5c) i++;
+          else if (d === 0x22) break;
+        }
+      } else if (c === 0x7b || c === 0x5b) depth++;
+      else if (c === 0x7d || c === 0x5d) {
+        if (depth === 0) break; // the array's own `]`
+        depth--;
+      } else if (c === 0x2c && depth === 0) break;
+    }
+    if (i >= t.length || i === start) {
+      this.done = true;
+      this.i = t.length + 1; // not closed
+      return null;
+    }
+    let end = i;
+    while (end > start && isJsonSpace(t.charCodeAt(end - 1))) end--;
+    if (t.charCodeAt(i) === 0x2c) this.i = i + 1;
+    else {
+      this.i = i + 1;
+      this.done = true;
+    }
+    return [start, end];
+  }
+
+  /** After the last item: true when the array and the object end there and nothing follows. */
+  closed(): boolean {
+    if (this.i > this.text.length) return false;
+    this.ws();
+    if (this.text.charCodeAt(this.i) !== 0x7d) return false;
+    this.i++;
+    this.ws();
+    return this.i === this.text.length;
+  }
+
+  private ws(): void {
+    while (isJsonSpace(this.text.charCodeAt(this.i))) this.i++;
+  }
+}
+
+function isJsonSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
 // Counters can exceed 2^53; quote long integers after these keys so JSON.parse keeps every digit.
 const BIG_COUNTER = /"(packets|bytes)"(\s*):(\s*)(\d{16,})/g;
 
+function quoteBigCounters(text: string): string {
+  return text.replace(BIG_COUNTER, '"$1"$2:$3"$4"');
+}
+
 function readJson(text: string, origin: string, diags: Diagnostic[]): unknown {
-  const prepared = text.replace(BIG_COUNTER, '"$1"$2:$3"$4"');
+  const prepared = quoteBigCounters(text);
   if (prepared.trim() === '') {
     diags.push(diagnostic('error', origin, 0, '', 'json-syntax', 'empty input where nft JSON was expected'));
     return undefined;
@@ -138,19 +271,22 @@ class JsonWalker {
       return;
     }
     this.checkMetainfo(items);
-    items.forEach((item, i) => {
-      try {
-        this.item(item, `nftables[${i}]`);
-      } catch (e) {
-        // RangeError: an expression nested deeper than the stack allows.
-        if (!(e instanceof JsonShapeError) && !(e instanceof RangeError)) throw e;
-        const why = e instanceof RangeError ? 'nested too deep' : e.message;
-        this.report('error', item, 'bad-object', `nftables[${i}]: ${why}`);
-      }
-    });
+    items.forEach((item, i) => this.itemAt(item, i));
   }
 
-  private checkMetainfo(items: unknown[]): void {
+  /** Reads item `i` of the `nftables` array. */
+  itemAt(item: unknown, i: number): void {
+    try {
+      this.item(item, `nftables[${i}]`);
+    } catch (e) {
+      // RangeError: an expression nested deeper than the stack allows.
+      if (!(e instanceof JsonShapeError) && !(e instanceof RangeError)) throw e;
+      const why = e instanceof RangeError ? 'nested too deep' : e.message;
+      this.report('error', item, 'bad-object', `nftables[${i}]: ${why}`);
+    }
+  }
+
+  checkMetainfo(items: unknown[]): void {
     const meta = items.find((x) => singleKey(x) === 'metainfo') as JsonObject | undefined;
     const m = meta?.['metainfo'];
     if (isObject(m)) {
