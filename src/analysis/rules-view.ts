@@ -10,6 +10,7 @@ import {
   type IptablesCounters,
   type IptablesRule,
   type IptablesRuleset,
+  type IptablesTable,
 } from '../model/iptables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
@@ -71,16 +72,8 @@ export function chainList(snapshot: NodeSnapshot): ChainListRow[] {
 }
 
 function computeChainList(snapshot: NodeSnapshot): ChainListRow[] {
-  const rows: ChainListRow[] = [];
-  for (const { id, ruleset } of iptablesRulesets(snapshot)) {
-    for (const table of ruleset.tables) {
-      for (const chain of table.chains) {
-        const totals = chainTotals(chain);
-        rows.push({ ruleset: id, table: table.name, chain: chain.name, policy: chain.policy, ruleCount: chain.rules.length, ...totals });
-      }
-    }
-  }
-  return rows;
+  const index = chainListIndex(snapshot);
+  return Array.from({ length: index.length }, (_, i) => index.row(i));
 }
 
 /** One rule line of a chain view. `probability`: chance this rule's branch is taken (0..1). */
@@ -182,32 +175,240 @@ export function chainRows(ruleset: IptablesRuleset, table: string, chainName: st
   // latest rates are kept per chain.
   const cached = chainRowsCache.get(chain);
   if (cached && cached.rates === rates) return [...cached.rows];
-  const rows = computeChainRows(ruleset, table, chainName, chain, rates);
+  const source = chainRowIndex(ruleset, table, chainName, rates)!;
+  const rows = Array.from({ length: source.length }, (_, i) => source.row(i));
   chainRowsCache.set(chain, { rates, rows });
   return [...rows];
 }
 
 const chainRowsCache = new WeakMap<IptablesChain, { readonly rates: RuleRates | undefined; readonly rows: readonly RuleRow[] }>();
 
-function computeChainRows(ruleset: IptablesRuleset, table: string, chainName: string, chain: IptablesChain, rates: RuleRates | undefined): RuleRow[] {
-  const probs = branchProbabilities(chain.rules);
-  return chain.rules.map((rule, i) => {
-    const targetName = rule.target?.name ?? '';
-    const jumpTo = rule.target && (rule.target.kind === 'jump' || rule.target.kind === 'goto') && findChain(ruleset, table as never, targetName) ? targetName : null;
-    return {
-      index: rule.index,
-      packets: rule.counters?.packets ?? null,
-      bytes: rule.counters?.bytes ?? null,
-      rate: rates?.get(ruleKey(table, chainName, rule.index)) ?? null,
-      label: rule.comment ?? '',
-      matches: describeMatches(rule),
-      target: describeTarget(rule),
-      jumpTo,
-      probability: probs[i] ?? null,
-      line: rule.line,
-      raw: rule.raw,
-    };
+/**
+ * Rows a pane reads by position: a plain array satisfies it, and so does a virtualised
+ * list that builds row `i` only when asked. `at`/`slice` follow Array's semantics.
+ */
+export interface LazyRows<T> {
+  readonly length: number;
+  at(index: number): T | undefined;
+  slice(start?: number, end?: number): T[];
+}
+
+/**
+ * Rows known by position without being built: `row(i)` builds row i (0 ≤ i < length),
+ * `text(i)` is the text a filter searches (any case; compared lowercased).
+ */
+export interface RowIndex<T> {
+  readonly length: number;
+  row(i: number): T;
+  text(i: number): string;
+}
+
+/** A {@link LazyRows} over `length` positions, building each with `rowAt` when asked (never kept). */
+export function lazyRows<T>(length: number, rowAt: (i: number) => T): LazyRows<T> {
+  return {
+    length,
+    at(index) {
+      const n = Math.trunc(index) || 0;
+      const i = n < 0 ? n + length : n;
+      return i >= 0 && i < length ? rowAt(i) : undefined;
+    },
+    slice(start = 0, end = length) {
+      const clamp = (x: number) => {
+        const n = Math.trunc(x) || 0;
+        return Math.min(length, Math.max(0, n < 0 ? n + length : n));
+      };
+      const out: T[] = [];
+      for (let i = clamp(start), e = clamp(end); i < e; i++) out.push(rowAt(i));
+      return out;
+    },
+  };
+}
+
+// The positions matching the last filter, per list (`key`): a cursor move re-asks with the
+// same filter, and typing one more letter only narrows the previous matches.
+const filterCache = new WeakMap<object, { readonly needle: string; readonly picked: Uint32Array }>();
+
+// Lowercases to U+0069/U+006B from outside ASCII: the only way a text can contain an ASCII
+// needle after toLowerCase() that a case-insensitive ASCII regular expression misses.
+const LOWERS_TO_ASCII = /[\u0130\u212a]/;
+
+/**
+ * `text.toLowerCase().includes(needle)` for a lowercase `needle`, without building the
+ * lowercased text when the needle is ASCII (a filter runs it over 272,000 chain names).
+ */
+function containsTest(needle: string): (text: string) => boolean {
+  if (!/^[\x00-\x7f]*$/.test(needle)) return (text) => text.toLowerCase().includes(needle);
+  const re = new RegExp(needle.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'i');
+  return (text) => re.test(text) || (LOWERS_TO_ASCII.test(text) && text.toLowerCase().includes(needle));
+}
+
+/**
+ * The rows of `index` whose {@link RowIndex.text} contains `filter` (case-insensitive),
+ * virtualised; all rows when `filter` is empty. `key` identifies the list (same key, same
+ * texts) so the matches are computed once per filter.
+ */
+export function filteredRows<T>(index: RowIndex<T>, key: object, filter: string): LazyRows<T> {
+  if (!filter) return lazyRows(index.length, (i) => index.row(i));
+  const needle = filter.toLowerCase();
+  const cached = filterCache.get(key);
+  let picked: Uint32Array;
+  if (cached && cached.needle === needle) picked = cached.picked;
+  else {
+    const from = cached && needle.includes(cached.needle) ? cached.picked : null;
+    const n = from ? from.length : index.length;
+    const out = new Uint32Array(n);
+    let count = 0;
+    const test = containsTest(needle);
+    for (let k = 0; k < n; k++) {
+      const i = from ? from[k]! : k;
+      if (test(index.text(i))) out[count++] = i;
+    }
+    picked = out.slice(0, count);
+    filterCache.set(key, { needle, picked });
+  }
+  return lazyRows(picked.length, (k) => index.row(picked[k]!));
+}
+
+const probabilityCache = new WeakMap<IptablesChain, readonly (number | null)[]>();
+
+/**
+ * One chain's rules as a {@link RowIndex} (null when the chain does not exist): rows
+ * (as {@link chainRows} gives them) and filter texts (`label matches target`) are built
+ * per rule when asked; only the branch probabilities are computed for the whole chain.
+ */
+export function chainRowIndex(ruleset: IptablesRuleset, table: string, chainName: string, rates?: RuleRates): (RowIndex<RuleRow> & { readonly chain: IptablesChain }) | null {
+  const t = ruleset.tables.find((x) => x.name === table);
+  const chain = t ? chainNamed(t, chainName) : undefined;
+  if (!t || !chain) return null;
+  let probs = probabilityCache.get(chain);
+  if (!probs) probabilityCache.set(chain, (probs = branchProbabilities(chain.rules)));
+  const p = probs;
+  const rules = chain.rules;
+  return {
+    chain,
+    length: rules.length,
+    row: (i) => ruleRow(t, chainName, rules[i]!, p[i] ?? null, rates),
+    text: (i) => {
+      const rule = rules[i]!;
+      return `${rule.comment ?? ''} ${describeMatches(rule)} ${describeTarget(rule)}`;
+    },
+  };
+}
+
+function ruleRow(t: IptablesTable, chainName: string, rule: IptablesRule, probability: number | null, rates: RuleRates | undefined): RuleRow {
+  const table = t.name;
+  const targetName = rule.target?.name ?? '';
+  const jumpTo = rule.target && (rule.target.kind === 'jump' || rule.target.kind === 'goto') && chainNamed(t, targetName) ? targetName : null;
+  return {
+    index: rule.index,
+    packets: rule.counters?.packets ?? null,
+    bytes: rule.counters?.bytes ?? null,
+    rate: rates?.get(ruleKey(table, chainName, rule.index)) ?? null,
+    label: rule.comment ?? '',
+    matches: describeMatches(rule),
+    target: describeTarget(rule),
+    jumpTo,
+    probability,
+    line: rule.line,
+    raw: rule.raw,
+  };
+}
+
+// Chain positions by name per table, as an open-addressed hash of (position + 1): 4 bytes a
+// slot where a Map of 272,000 chain names costs ~14 MB. The last chain of a name wins, as in
+// the model's findChain.
+const chainSlotsCache = new WeakMap<IptablesTable, Int32Array>();
+
+function hashName(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+function chainSlots(chains: readonly IptablesChain[]): Int32Array {
+  let size = 16;
+  while (size < chains.length * 2) size *= 2;
+  const slots = new Int32Array(size);
+  const mask = size - 1;
+  chains.forEach((chain, pos) => {
+    let s = hashName(chain.name) & mask;
+    while (slots[s] !== 0 && chains[slots[s]! - 1]!.name !== chain.name) s = (s + 1) & mask;
+    slots[s] = pos + 1;
   });
+  return slots;
+}
+
+/** The chain `name` of `table` (the last of that name), or undefined. */
+function chainNamed(table: IptablesTable, name: string): IptablesChain | undefined {
+  const chains = table.chains;
+  if (chains.length <= 8) {
+    for (let i = chains.length - 1; i >= 0; i--) if (chains[i]!.name === name) return chains[i];
+    return undefined;
+  }
+  let slots = chainSlotsCache.get(table);
+  if (!slots) chainSlotsCache.set(table, (slots = chainSlots(chains)));
+  const mask = slots.length - 1;
+  for (let s = hashName(name) & mask; slots[s] !== 0; s = (s + 1) & mask) {
+    const chain = chains[slots[s]! - 1]!;
+    if (chain.name === name) return chain;
+  }
+  return undefined;
+}
+
+/** A table's chains, first at position `start` of the chain list. */
+interface ChainSegment {
+  readonly ruleset: IptablesRulesetId;
+  readonly table: string;
+  readonly chains: readonly IptablesChain[];
+  readonly start: number;
+}
+
+const chainIndexCache = new WeakMap<NodeSnapshot, RowIndex<ChainListRow>>();
+
+/**
+ * {@link chainList} as a {@link RowIndex}: the model's chains by position, each row (with
+ * its counter totals) built when asked; the filter text is `table chain`. Once per snapshot.
+ */
+export function chainListIndex(snapshot: NodeSnapshot): RowIndex<ChainListRow> {
+  const cached = chainIndexCache.get(snapshot);
+  if (cached) return cached;
+  const segments: ChainSegment[] = [];
+  let length = 0;
+  for (const { id, ruleset } of iptablesRulesets(snapshot)) {
+    for (const table of ruleset.tables) {
+      if (table.chains.length === 0) continue;
+      segments.push({ ruleset: id, table: table.name, chains: table.chains, start: length });
+      length += table.chains.length;
+    }
+  }
+  // The segment holding position i: a filter walks positions in order, so the last one
+  // found usually holds the next; else a binary search over a handful of tables.
+  let last = segments[0];
+  const at = (i: number): [ChainSegment, IptablesChain] => {
+    if (last && i >= last.start && i < last.start + last.chains.length) return [last, last.chains[i - last.start]!];
+    let lo = 0;
+    let hi = segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (segments[mid]!.start <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    const seg = (last = segments[lo]!);
+    return [seg, seg.chains[i - seg.start]!];
+  };
+  const index: RowIndex<ChainListRow> = {
+    length,
+    row(i) {
+      const [seg, chain] = at(i);
+      return { ruleset: seg.ruleset, table: seg.table, chain: chain.name, policy: chain.policy, ruleCount: chain.rules.length, ...chainTotals(chain) };
+    },
+    text(i) {
+      const [seg, chain] = at(i);
+      return `${seg.table} ${chain.name}`;
+    },
+  };
+  chainIndexCache.set(snapshot, index);
+  return index;
 }
 
 /** Formats a probability for a pane: 0.333… → `33.3%`. */

@@ -163,12 +163,12 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
       const loc = currentRules(u);
       const rules = v.rules;
       if (rules.kind === 'chains') {
-        const row = rules.rows[cursor];
+        const row = rules.rows.at(cursor);
         if (!row) return;
         if (row.kind === 'chain') dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: row.ruleset, table: row.table, chain: row.name } });
         else dispatch({ type: 'openRules', location: { kind: 'set', ruleset: row.ruleset, table: row.table, set: row.name } });
       } else if (rules.kind === 'chain' && loc.kind !== 'chains') {
-        const row = rules.rows[cursor];
+        const row = rules.rows.at(cursor);
         if (row?.jumpTo) dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: loc.ruleset, table: loc.table, chain: row.jumpTo } });
         else if (row?.jumpSet) dispatch({ type: 'openRules', location: { kind: 'set', ruleset: loc.ruleset, table: loc.table, set: row.jumpSet } });
       }

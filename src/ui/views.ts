@@ -4,9 +4,8 @@
  */
 import { countByReplySource } from '../analysis/conntrack-nat.js';
 import { findTableByLabel, iptablesNftTables, nftChainList, nftChainRows, nftEndpointCounts, nftSetRows } from '../analysis/nft-view.js';
-import { chainList, chainRows, iptablesRulesets, type IptablesRulesetId } from '../analysis/rules-view.js';
+import { chainListIndex, chainRowIndex, filteredRows, iptablesRulesets, type IptablesRulesetId, type RowIndex } from '../analysis/rules-view.js';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
-import { findChain } from '../model/iptables.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { ConntrackEntry } from '../model/conntrack.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
@@ -49,22 +48,29 @@ function rulesetDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
   return out;
 }
 
-/** Every chain, set and map of every ruleset, iptables first, then nftables in hook order. */
-export function rulesList(snapshot: NodeSnapshot): RulesListRow[] {
-  const rows: RulesListRow[] = chainList(snapshot).map((r) => ({
-    ruleset: r.ruleset,
-    kind: 'chain',
-    table: r.table,
-    name: r.chain,
-    detail: '',
-    policy: r.policy,
-    count: r.ruleCount,
-    packets: r.packets,
-    bytes: r.bytes,
-  }));
-  const nft = snapshot.nft?.value;
-  if (nft) for (const r of nftChainList(nft, iptablesNftTables(snapshot))) rows.push({ ruleset: 'nft', ...r });
-  return rows;
+const rulesListCache = new WeakMap<NodeSnapshot, RowIndex<RulesListRow>>();
+
+/**
+ * Every chain, set and map of every ruleset, iptables first, then nftables in hook order,
+ * by position: rows are built when the pane asks for them (272,000 chains on a large node).
+ */
+export function rulesList(snapshot: NodeSnapshot): RowIndex<RulesListRow> {
+  const cached = rulesListCache.get(snapshot);
+  if (cached) return cached;
+  const ipt = chainListIndex(snapshot);
+  const nftModel = snapshot.nft?.value;
+  const nft = nftModel ? nftChainList(nftModel, iptablesNftTables(snapshot)) : [];
+  const index: RowIndex<RulesListRow> = {
+    length: ipt.length + nft.length,
+    row(i) {
+      if (i >= ipt.length) return { ruleset: 'nft', ...nft[i - ipt.length]! };
+      const r = ipt.row(i);
+      return { ruleset: r.ruleset, kind: 'chain', table: r.table, name: r.chain, detail: '', policy: r.policy, count: r.ruleCount, packets: r.packets, bytes: r.bytes };
+    },
+    text: (i) => (i >= ipt.length ? `${nft[i - ipt.length]!.table} ${nft[i - ipt.length]!.name}` : ipt.text(i)),
+  };
+  rulesListCache.set(snapshot, index);
+  return index;
 }
 
 /** The Rules pane data for the current location, filtered. */
@@ -78,12 +84,12 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
   const backTo = from ? t(lang, 'pane.services') : prev ? (prev.kind === 'chain' ? prev.chain : prev.kind === 'set' ? `@${prev.set}` : t(lang, 'rules.tables')) : null;
   const textOf = (r: { label: string; matches: string; target: string }) => `${r.label} ${r.matches} ${r.target}`;
   if (loc.kind === 'chains') {
-    const rows = rulesList(snapshot);
-    if (rows.length === 0) {
+    const list = rulesList(snapshot);
+    if (list.length === 0) {
       const err = snapshot.iptables?.error ?? snapshot.nft?.error;
       return { kind: 'message', text: err ? tf(lang, 'status.failed', { reason: err }) : t(lang, 'rules.noRules'), diagnostics };
     }
-    return { kind: 'chains', rows: applyFilter(rows, filter, (r) => `${r.table} ${r.name}`), diagnostics };
+    return { kind: 'chains', rows: filteredRows(list, list, filter), diagnostics };
   }
   // A live source is read again each refresh: the chain is gone from the node, not from a file.
   const missingKey = snapshot.meta.source.live ? 'rules.missing.live' : 'rules.missing.replay';
@@ -117,8 +123,8 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
   }
   if (loc.kind !== 'chain') return missing('?');
   const ruleset = iptablesRulesets(snapshot).find((r) => r.id === (loc.ruleset as IptablesRulesetId))?.ruleset;
-  const rows = ruleset ? chainRows(ruleset, loc.table, loc.chain, session.rates) : null;
-  if (!ruleset || !rows) return missing(loc.chain);
-  const chain = findChain(ruleset, loc.table as never, loc.chain);
-  return { kind: 'chain', ruleset: loc.ruleset, table: loc.table, chain: loc.chain, policy: chain?.policy ?? null, rows: applyFilter(rows, filter, textOf), diagnostics, backTo, derivedNote: false };
+  // Rows built only for the lines a frame shows: KUBE-SERVICES has one rule per Service port.
+  const index = ruleset ? chainRowIndex(ruleset, loc.table, loc.chain, session.rates) : null;
+  if (!ruleset || !index) return missing(loc.chain);
+  return { kind: 'chain', ruleset: loc.ruleset, table: loc.table, chain: loc.chain, policy: index.chain.policy, rows: filteredRows(index, index.chain, filter), diagnostics, backTo, derivedNote: false };
 }

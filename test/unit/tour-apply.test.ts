@@ -25,7 +25,7 @@ const snap = (name: string) => {
 function highlightedRule(snapshot: NodeSnapshot, ui: UiState) {
   const data = rulesView(snapshot, staticSession(snapshot).getState(), ui, filterOf(ui), 'en');
   if (data.kind === 'message') throw new Error(data.text);
-  return data.kind === 'chains' ? { name: data.rows[cursorOf(ui)]!.name, target: '' } : { name: data.chain, target: data.rows[cursorOf(ui)]!.target, label: data.rows[cursorOf(ui)]!.label, matches: data.rows[cursorOf(ui)]!.matches };
+  return data.kind === 'chains' ? { name: data.rows.at(cursorOf(ui))!.name, target: '' } : { name: data.chain, target: data.rows.at(cursorOf(ui))!.target, label: data.rows.at(cursorOf(ui))!.label, matches: data.rows.at(cursorOf(ui))!.matches };
 }
 
 const press = (ui: UiState, ...actions: UiAction[]) => actions.reduce(uiReducer, ui);

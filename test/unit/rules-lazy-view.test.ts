@@ -1,0 +1,155 @@
+/**
+ * The Rules pane's virtualised rows (rules-view's chainListIndex/chainRowIndex, filteredRows,
+ * lazyRows, and rulesView on top of them) answer exactly what eagerly built rows filtered by
+ * `text.toLowerCase().includes(filter.toLowerCase())` would: same rows, same order, for any
+ * filter, including narrowing and widening sequences and non-ASCII or regex-special text.
+ */
+import { describe, expect, it } from 'vitest';
+import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
+import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { chainRowIndex, describeMatches, describeTarget, filteredRows, lazyRows, type RowIndex } from '../../src/analysis/rules-view.js';
+import { findChain, type IptablesRuleset } from '../../src/model/iptables.js';
+import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
+import { staticSession } from '../../src/session.js';
+import { initialUiState, type RulesLocation, type UiState } from '../../src/ui/state.js';
+import { rulesView } from '../../src/ui/views.js';
+import { catalog, fillArgv, probe } from '../../src/sources/catalog.js';
+import type { ProbeRun } from '../../src/sources/probe-runner.js';
+
+function generatedSnapshot(services: number, seed: string) {
+  const world = generateWorld({ services, endpoints: 3, seed, modes: ['iptables'], conntrack: 10 });
+  const runs: ProbeRun[] = [...modeOutputs(world, 'iptables')].map(([id, stdout]) => {
+    const argv = fillArgv(probe(id).argv, catalog().params, {});
+    return { id, argv, status: 'ok', result: { argv, stdout, stderr: '', exitCode: 0, startedAt: '2026-02-02T11:00:00.000Z', durationMs: 1 } };
+  });
+  return buildSnapshot({ runs, apiText: world.apiText, source: { kind: 'replay', label: 'gen', live: false }, capturedAt: '2026-02-02T11:00:00.000Z' });
+}
+
+const naive = (text: string, filter: string) => text.toLowerCase().includes(filter.toLowerCase());
+const all = <T>(rows: { readonly length: number; slice(start?: number, end?: number): T[] }) => rows.slice(0, rows.length);
+const openedOn = (location: RulesLocation): UiState => ({ ...initialUiState, pane: 'rules', rulesStack: [{ kind: 'chains' }, location] });
+const onList: UiState = { ...initialUiState, pane: 'rules' };
+
+describe('Rules pane chain list, virtualised', () => {
+  const snapshot = generatedSnapshot(30, 'lazy');
+  const session = staticSession(snapshot).getState();
+  const ruleset = snapshot.iptables!.value!;
+  // What the pane listed when it built every row: every chain of every table, with totals.
+  const expected = ruleset.tables.flatMap((t) =>
+    t.chains.map((c) => ({
+      ruleset: 'iptables',
+      kind: 'chain',
+      table: t.name,
+      name: c.name,
+      detail: '',
+      policy: c.policy,
+      count: c.rules.length,
+      packets: c.rules.reduce((s, r) => s + (r.counters?.packets ?? 0n), 0n),
+      bytes: c.rules.reduce((s, r) => s + (r.counters?.bytes ?? 0n), 0n),
+    })),
+  );
+
+  it('holds every chain, in dump order, with rule counts and counter totals', () => {
+    const view = rulesView(snapshot, session, onList, '', 'en');
+    if (view.kind !== 'chains') throw new Error(`expected the chain list, got ${view.kind}`);
+    expect(expected.length).toBeGreaterThan(100);
+    expect(all(view.rows)).toEqual(expected);
+    expect(view.rows.at(expected.length - 1)).toEqual(expected[expected.length - 1]);
+    expect(view.rows.at(expected.length)).toBeUndefined();
+  });
+
+  it('filters on `table chain` like a case-insensitive substring, while typing and deleting', () => {
+    for (const filter of ['K', 'KU', 'kube-svc', 'kube-sv', 'nat kube-sep', 'NAT KUBE-SEP', 'at k', '', 'zzz', 'filter', 'kube-svc']) {
+      const view = rulesView(snapshot, session, onList, filter, 'en');
+      if (view.kind !== 'chains') throw new Error(`expected the chain list, got ${view.kind}`);
+      const want = expected.filter((r) => naive(`${r.table} ${r.name}`, filter));
+      expect(all(view.rows), filter).toEqual(want);
+    }
+  });
+});
+
+describe('Rules pane chain view, virtualised', () => {
+  const snapshot = generatedSnapshot(30, 'lazy-chain');
+  const session = staticSession(snapshot).getState();
+  const ruleset = snapshot.iptables!.value!;
+  const services = findChain(ruleset, 'nat', 'KUBE-SERVICES')!;
+  const svcChain = ruleset.tables.find((t) => t.name === 'nat')!.chains.find((c) => c.name.startsWith('KUBE-SVC-') && c.rules.length > 2)!;
+
+  it('builds each rule row from the model when asked: label, matches, target, jump, line', () => {
+    const view = rulesView(snapshot, session, openedOn({ kind: 'chain', ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' }), '', 'en');
+    if (view.kind !== 'chain') throw new Error(`expected a chain, got ${view.kind}`);
+    expect(view.rows.length).toBe(services.rules.length);
+    all(view.rows).forEach((row, i) => {
+      const rule = services.rules[i]!;
+      expect(row).toMatchObject({ index: rule.index, label: rule.comment ?? '', matches: describeMatches(rule), target: describeTarget(rule), line: rule.line, raw: rule.raw });
+      expect(row.jumpTo).toBe(rule.target && findChain(ruleset, 'nat', rule.target.name) ? rule.target.name : null);
+    });
+  });
+
+  it('gives a KUBE-SVC chain branch probabilities that add up to 1', () => {
+    const view = rulesView(snapshot, session, openedOn({ kind: 'chain', ruleset: 'iptables', table: 'nat', chain: svcChain.name }), '', 'en');
+    if (view.kind !== 'chain') throw new Error(`expected a chain, got ${view.kind}`);
+    const rows = all(view.rows);
+    const probs = rows.map((r) => r.probability).filter((p): p is number => p !== null);
+    expect(probs.length).toBeGreaterThan(1);
+    expect(probs.reduce((a, b) => a + b, 0)).toBeCloseTo(1, 9);
+  });
+
+  it('filters on `label matches target` as the eager rows did, and the cursor row is the filtered one', () => {
+    const full = rulesView(snapshot, session, openedOn({ kind: 'chain', ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' }), '', 'en');
+    if (full.kind !== 'chain') throw new Error('expected a chain');
+    const eager = all(full.rows);
+    for (const filter of ['svc', 'SVC-1', 'svc-', 'kube-mark', '-d 10.', 'tcp', 'zzz', '']) {
+      const view = rulesView(snapshot, session, openedOn({ kind: 'chain', ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' }), filter, 'en');
+      if (view.kind !== 'chain') throw new Error('expected a chain');
+      const want = eager.filter((r) => naive(`${r.label} ${r.matches} ${r.target}`, filter));
+      expect(all(view.rows), filter).toEqual(want);
+      expect(view.rows.at(0)).toEqual(want[0]);
+    }
+  });
+
+  it('says a chain is missing as before', () => {
+    const view = rulesView(snapshot, session, openedOn({ kind: 'chain', ruleset: 'iptables', table: 'nat', chain: 'KUBE-NOPE' }), '', 'en');
+    expect(view.kind).toBe('message');
+    expect(chainRowIndex(ruleset, 'nat', 'KUBE-NOPE')).toBeNull();
+    expect(chainRowIndex(ruleset, 'raw', 'PREROUTING')).toBeNull();
+  });
+});
+
+/** An iptables-save nat table with `names` as chains and `rules` (`-A …` lines). */
+function natRuleset(names: readonly string[], rules: readonly string[]): IptablesRuleset {
+  const text = ['*nat', ...names.map((n) => `:${n} - [0:0]`), ...rules, 'COMMIT', ''].join('\n');
+  return parseIptablesSave(text, 'test').value!;
+}
+
+describe('chain lookup by name', () => {
+  const names = Array.from({ length: 40 }, (_, i) => `CHAIN-${i}`);
+
+  it('finds the chain the model finds, for small and large tables, and only jumps to chains that exist', () => {
+    for (const n of [3, 40]) {
+      const ruleset = natRuleset(names.slice(0, n), ['-A CHAIN-0 -j CHAIN-2', '-A CHAIN-0 -j NOT-A-CHAIN', '-A CHAIN-0 -j RETURN']);
+      for (const name of [...names.slice(0, n), 'CHAIN-99', '']) expect(chainRowIndex(ruleset, 'nat', name)?.chain ?? null).toBe(findChain(ruleset, 'nat', name) ?? null);
+      const index = chainRowIndex(ruleset, 'nat', 'CHAIN-0')!;
+      expect(Array.from({ length: index.length }, (_, i) => index.row(i).jumpTo)).toEqual(['CHAIN-2', null, null]);
+    }
+  });
+});
+
+describe('filteredRows and lazyRows', () => {
+  const texts = ['İstanbul', 'Kelvin \u212a', 'a.b', 'a(b', 'x[y]z', 'back\\slash', 'cost $5', 'ÄÖ', 'plain PLAIN', 'star*', 'Straße', 'ΣΑΣ'];
+  const index: RowIndex<string> = { length: texts.length, row: (i) => texts[i]!, text: (i) => texts[i]! };
+
+  it('matches like toLowerCase().includes for non-ASCII and regular-expression characters', () => {
+    const filters = ['i', 'I', 'k', 'K', '.', 'a(', '[y]', '\\', '$5', 'ä', 'ÄÖ', 'plain', 'PLAIN', '*', 'ß', 'σας', 'ς', 'i̇', '^', 'a.b'];
+    const key = {};
+    for (const filter of filters) expect(all(filteredRows(index, key, filter)), filter).toEqual(texts.filter((t) => naive(t, filter)));
+  });
+
+  it('lazyRows answers at() and slice() as an array does', () => {
+    const arr = ['a', 'b', 'c', 'd', 'e'];
+    const lazy = lazyRows(arr.length, (i) => arr[i]!);
+    for (const i of [0, 4, 5, -1, -5, -6, 1.7, -1.2, Number.NaN]) expect(lazy.at(i), String(i)).toBe(arr.at(i));
+    const cuts: [number?, number?][] = [[], [2], [-3], [1, -1], [4, 2], [-100, 100], [0, 0], [Number.NaN, 2]];
+    for (const [a, b] of cuts) expect(lazy.slice(a, b), `${a},${b}`).toEqual(arr.slice(a, b));
+  });
+});
