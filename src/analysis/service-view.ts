@@ -10,7 +10,9 @@
  * unnamed Service port matches a slice port whose name is `""` or absent.
  *
  * Pure functions; every list is sorted (Services by namespace then name, endpoints by
- * address numerically — IPv4 before IPv6 — then slice name).
+ * address numerically — IPv4 before IPv6 — then slice name). The rows are compact
+ * (src/analysis/service-row.ts): references into the API objects plus the endpoint order,
+ * their lists derived when read, so a view of 25,000 Services holds a few MB, not ~55.
  */
 import type {
   AddressType,
@@ -23,15 +25,25 @@ import type {
   PodPhase,
   Protocol,
   Service,
-  ServicePort,
   ServiceType,
   SessionAffinity,
-  TargetRef,
   TrafficPolicy,
   TriState,
 } from '../model/k8s.js';
 import { isReady } from '../model/k8s.js';
-import { expandIpv6 } from '../model/conntrack.js';
+import {
+  addressSortKey,
+  byText,
+  CompactServiceRow,
+  endpointOrder,
+  naturalAddresses,
+  podOf,
+  portName,
+  selectorOf,
+  type RowContext,
+} from './service-row.js';
+
+export { addressSortKey, endpointAddressText } from './service-row.js';
 
 /** Options of {@link buildServiceView}: `nodeName` is the node being viewed. */
 export interface ServiceViewOptions {
@@ -160,49 +172,6 @@ export interface ServiceView {
   readonly orphanSlices: readonly { readonly namespace: string; readonly name: string; readonly serviceName: string | undefined }[];
 }
 
-/** The name a slice port or Service port is matched by: absent and `""` are the same. */
-function portName(p: { readonly name: string | null }): string {
-  return p.name ?? '';
-}
-
-/**
- * A sort key that orders addresses numerically: IPv4 first (octets zero-padded), then
- * IPv6 (fully expanded), then anything else (FQDN endpoints) as text.
- */
-export function addressSortKey(address: string): string {
-  const v4 = ipv4Key(address);
-  if (v4 !== undefined) return v4;
-  const v6 = address.includes(':') ? expandIpv6(address) : undefined;
-  return v6 ? `6 ${v6}` : `9 ${address}`;
-}
-
-/**
- * `4 010.096.000.001` for a dotted quad of 1–3 digit parts, else undefined. Hand-rolled:
- * called once per endpoint (250,000 at 25,000 Services), where a regex and arrays showed.
- */
-function ipv4Key(address: string): string | undefined {
-  let out = '4 ';
-  let start = 0;
-  for (let part = 0; part < 4; part++) {
-    let end = start;
-    while (end < address.length && end - start < 4) {
-      const c = address.charCodeAt(end);
-      if (c < 48 || c > 57) break;
-      end++;
-    }
-    const len = end - start;
-    if (len < 1 || len > 3) return undefined;
-    if (part < 3 ? address.charCodeAt(end) !== 46 : end !== address.length) return undefined;
-    out += (len === 1 ? '00' : len === 2 ? '0' : '') + address.slice(start, end) + (part < 3 ? '.' : '');
-    start = end + 1;
-  }
-  return out;
-}
-
-function byText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
 /** Labels ⊇ selector. */
 function matches(selector: Readonly<Record<string, string>>, labels: Readonly<Record<string, string>>): boolean {
   return Object.entries(selector).every(([k, v]) => labels[k] === v);
@@ -216,86 +185,6 @@ function labelKey(namespace: string, key: string, value: string): string {
 function candidates(podsByLabel: ReadonlyMap<string, readonly Pod[]>, namespace: string, selector: Readonly<Record<string, string>>): readonly Pod[] {
   const [k, v] = Object.entries(selector)[0]!;
   return podsByLabel.get(labelKey(namespace, k, v)) ?? [];
-}
-
-function selectorOf(svc: Service): Readonly<Record<string, string>> | undefined {
-  return svc.selector && Object.keys(svc.selector).length > 0 ? svc.selector : undefined;
-}
-
-function podOf(ref: TargetRef | undefined, sliceNs: string, pods: ReadonlyMap<string, Pod>): Pod | undefined {
-  if (!ref || (ref.kind !== undefined && ref.kind !== 'Pod')) return undefined;
-  const pod = pods.get(`${ref.namespace ?? sliceNs}/${ref.name}`);
-  // A uid that differs names an earlier Pod of the same name: not this one.
-  if (pod && ref.uid && pod.meta.uid && ref.uid !== pod.meta.uid) return undefined;
-  return pod;
-}
-
-const nodeSummaries = new WeakMap<Node, NonNullable<EndpointRow['node']>>();
-
-/** An endpoint's node as its row shows it; one object per Node, shared by its endpoints. */
-function nodeSummary(node: Node): NonNullable<EndpointRow['node']> {
-  let summary = nodeSummaries.get(node);
-  if (!summary) {
-    summary = { name: node.meta.name, zone: node.zone, internalIPs: node.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address) };
-    nodeSummaries.set(node, summary);
-  }
-  return summary;
-}
-
-function endpointRows(
-  slice: EndpointSlice,
-  svc: Service,
-  pods: ReadonlyMap<string, Pod>,
-  nodes: ReadonlyMap<string, Node>,
-  viewed: string | undefined,
-): EndpointRow[] {
-  const ports: EndpointPortRow[] = slice.ports.map((p) => ({
-    name: portName(p),
-    protocol: p.protocol,
-    port: p.port,
-    servicePort: svc.ports.find((sp) => sp.name === portName(p) && sp.protocol === p.protocol)?.port,
-  }));
-  return slice.endpoints.flatMap((e) => {
-    const pod = podOf(e.targetRef, slice.meta.namespace, pods);
-    const nodeName = e.nodeName ?? pod?.nodeName;
-    const node = nodeName === undefined ? undefined : nodes.get(nodeName);
-    return e.addresses.map((address) => ({
-      address,
-      addressType: slice.addressType,
-      sliceName: slice.meta.name,
-      ports,
-      ready: e.ready,
-      serving: e.serving,
-      terminating: e.terminating,
-      hostname: e.hostname,
-      nodeName,
-      zone: e.zone,
-      hintsForZones: e.hintsForZones,
-      hintsForNodes: e.hintsForNodes,
-      onNode: viewed === undefined || nodeName === undefined ? null : nodeName === viewed,
-      targetRef: e.targetRef,
-      pod: pod && { namespace: pod.meta.namespace, name: pod.meta.name, phase: pod.phase, hostNetwork: pod.hostNetwork, ready: pod.ready },
-      node: node && nodeSummary(node),
-    }));
-  });
-}
-
-function portRow(p: ServicePort, slices: readonly EndpointSlice[]): PortRow {
-  const resolved = new Set<number>();
-  for (const s of slices) {
-    for (const sp of s.ports) {
-      if (portName(sp) === p.name && sp.protocol === p.protocol && sp.port !== null) resolved.add(sp.port);
-    }
-  }
-  return {
-    name: p.name,
-    protocol: p.protocol,
-    port: p.port,
-    targetPort: p.targetPort,
-    nodePort: p.nodePort,
-    appProtocol: p.appProtocol,
-    endpointPorts: [...resolved].sort((a, b) => a - b),
-  };
 }
 
 /**
@@ -314,6 +203,8 @@ export function buildServiceView(objects: ApiObjects, options: ServiceViewOption
 }
 
 const viewCache = new WeakMap<ApiObjects, Map<string | undefined, ServiceView>>();
+/** Shared by every row without slices or selected Pods. */
+const NONE: readonly never[] = [];
 
 function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): ServiceView {
   const pods = new Map(objects.pods.map((p) => [`${p.meta.namespace}/${p.meta.name}`, p]));
@@ -340,55 +231,21 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
   const services = [...objects.services].sort(
     (a, b) => byText(a.meta.namespace, b.meta.namespace) || byText(a.meta.name, b.meta.name),
   );
+  const context: RowContext = { nodes, viewed: options.nodeName };
+  // Rows keep references and the endpoint order only; their fields are derived when read.
   const rows = services.map((svc): ServiceRow => {
-    const slices = [...(slicesOf.get(`${svc.meta.namespace}/${svc.meta.name}`) ?? [])].sort((a, b) => byText(a.meta.name, b.meta.name));
-    // Sort keys computed once per endpoint, not once per comparison.
-    const endpoints = slices
-      .flatMap((s) => endpointRows(s, svc, pods, nodes, options.nodeName))
-      .map((row) => ({ row, key: addressSortKey(row.address) }))
-      .sort((a, b) => byText(a.key, b.key) || byText(a.row.sliceName, b.row.sliceName))
-      .map((x) => x.row);
+    const found = slicesOf.get(`${svc.meta.namespace}/${svc.meta.name}`);
+    const slices: readonly EndpointSlice[] = found ? found.sort((a, b) => byText(a.meta.name, b.meta.name)) : NONE;
+    const order = endpointOrder(naturalAddresses(slices));
+    let endpointPods: (Pod | undefined)[] | undefined;
+    if (podsKnown) {
+      const list = slices.flatMap((s) => s.endpoints.map((e) => podOf(e.targetRef, s.meta.namespace, pods)));
+      if (list.some((p) => p !== undefined)) endpointPods = list;
+    }
     const selector = selectorOf(svc);
-    const selectedPods =
-      selector && podsKnown
-        ? candidates(podsByLabel, svc.meta.namespace, selector)
-            .filter((p) => matches(selector, p.meta.labels))
-            .map((p) => ({
-              name: p.meta.name,
-              phase: p.phase,
-              nodeName: p.nodeName,
-              podIPs: p.podIPs,
-              containerPortNames: p.containerPorts.flatMap((c) => c.name ?? []).sort(byText),
-            }))
-            .sort((a, b) => byText(a.name, b.name))
-        : null;
-    return {
-      namespace: svc.meta.namespace,
-      name: svc.meta.name,
-      type: svc.type,
-      headless: svc.headless,
-      clusterIPs: svc.clusterIPs,
-      externalName: svc.externalName,
-      externalIPs: svc.externalIPs,
-      loadBalancerIPs: svc.loadBalancerIngress.flatMap((i) => i.ip ?? []),
-      sessionAffinity: svc.sessionAffinity,
-      sessionAffinityTimeoutSeconds: svc.sessionAffinityTimeoutSeconds,
-      externalTrafficPolicy: svc.externalTrafficPolicy,
-      internalTrafficPolicy: svc.internalTrafficPolicy,
-      trafficDistribution: svc.trafficDistribution,
-      selector,
-      ports: svc.ports.map((p) => portRow(p, slices)),
-      slices: slices.map((s) => ({
-        name: s.meta.name,
-        addressType: s.addressType,
-        managedBy: s.managedBy,
-        ports: s.ports,
-        endpointCount: s.endpoints.length,
-      })),
-      endpoints,
-      selectedPods,
-      service: svc,
-    };
+    const matched = selector && podsKnown ? candidates(podsByLabel, svc.meta.namespace, selector).filter((p) => matches(selector, p.meta.labels)) : null;
+    const selected = matched && (matched.length === 0 ? NONE : matched.sort((a, b) => byText(a.meta.name, b.meta.name)));
+    return new CompactServiceRow(svc, slices.length === 1 ? slices[0]! : slices, order, endpointPods, selected, context);
   });
   const known = new Set(services.map((s) => `${s.meta.namespace}/${s.meta.name}`));
   const orphanSlices = objects.endpointSlices

@@ -5,7 +5,7 @@
 import { countByReplySource } from '../analysis/conntrack-nat.js';
 import { findTableByLabel, iptablesNftTables, nftChainList, nftChainRows, nftEndpointCounts, nftSetRows } from '../analysis/nft-view.js';
 import { chainListIndex, chainRowIndex, filteredRows, iptablesRulesets, type IptablesRulesetId, type RowIndex } from '../analysis/rules-view.js';
-import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
+import { buildServiceView, endpointAddressText, type ServiceRow } from '../analysis/service-view.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { ConntrackEntry } from '../model/conntrack.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
@@ -33,12 +33,27 @@ export function applyFilter<T>(rows: readonly T[], filter: string, text: (row: T
   return rows.filter((r) => text(r).toLowerCase().includes(needle));
 }
 
-/** The Services pane rows (null without API objects), filtered. */
+const servicesFiltered = new WeakMap<readonly ServiceRow[], { readonly needle: string; readonly rows: readonly ServiceRow[] }>();
+
+/** What the Services filter matches: `ns/name type clusterIPs endpoint-addresses`. */
+function serviceText(r: ServiceRow): string {
+  return `${r.namespace}/${r.name} ${r.type} ${r.clusterIPs.join(' ')} ${endpointAddressText(r)}`;
+}
+
+/**
+ * The Services pane rows (null without API objects), filtered. A filter that contains the
+ * previous one (typing on) refines the previous result instead of scanning every Service.
+ */
 export function servicesView(snapshot: NodeSnapshot | null, filter: string): { rows: readonly ServiceRow[] | null; diagnostics: readonly Diagnostic[] } {
   const api = snapshot?.api;
   if (!snapshot || !api?.value) return { rows: null, diagnostics: api?.diagnostics ?? [] };
-  const view = buildServiceView(api.value, { nodeName: snapshot.meta.node });
-  const rows = applyFilter(view.rows, filter, (r) => `${r.namespace}/${r.name} ${r.type} ${r.clusterIPs.join(' ')} ${r.endpoints.map((e) => e.address).join(' ')}`);
+  const all = buildServiceView(api.value, { nodeName: snapshot.meta.node }).rows;
+  if (!filter) return { rows: all, diagnostics: api.diagnostics };
+  const needle = filter.toLowerCase();
+  const last = servicesFiltered.get(all);
+  if (last?.needle === needle) return { rows: last.rows, diagnostics: api.diagnostics };
+  const rows = applyFilter(last && needle.includes(last.needle) ? last.rows : all, needle, serviceText);
+  servicesFiltered.set(all, { needle, rows });
   return { rows, diagnostics: api.diagnostics };
 }
 

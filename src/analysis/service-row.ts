@@ -1,0 +1,291 @@
+/**
+ * Compact rows of the Services view (src/analysis/service-view.ts). A row keeps only
+ * references into the API objects — the Service, its EndpointSlices (sorted by name), the
+ * Pods its endpoints and its selector name — plus the endpoint order, packed as one
+ * char code per endpoint address. Every other field (endpoints, ports, slices, selected
+ * Pods) is derived when read: a frame reads ~30 rows, and at 25,000 Services × 10
+ * endpoints materialised rows held ~55 MB where these hold a few.
+ *
+ * Derived endpoint lists of the last rows read are kept (a small FIFO), so a pane or a
+ * report reading `row.endpoints` several times derives them once.
+ */
+import type { EndpointSlice, Node, Pod, Service, TargetRef } from '../model/k8s.js';
+import { expandIpv6 } from '../model/conntrack.js';
+import type { EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-view.js';
+
+/** What every row of one view shares: the Nodes by name and the viewed node (for `onNode`). */
+export interface RowContext {
+  readonly nodes: ReadonlyMap<string, Node>;
+  readonly viewed: string | undefined;
+}
+
+/**
+ * The order of a row's endpoint addresses: position `i` of the sorted list is natural
+ * address `charCodeAt(i)` (a `number[]` past 65,535 addresses); undefined when the natural
+ * order (slices, their endpoints, each endpoint's addresses) is already sorted.
+ */
+export type EndpointOrder = string | readonly number[] | undefined;
+
+const EMPTY: readonly never[] = [];
+/** Reused by {@link CompactServiceRow.addressText} (called 25,000 times per filter keypress). */
+const scratch: string[] = [];
+
+/** The name a slice port or Service port is matched by: absent and `""` are the same. */
+export function portName(p: { readonly name: string | null }): string {
+  return p.name ?? '';
+}
+
+/** Plain code-unit order (what `<` does), for stable sorts. */
+export function byText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/**
+ * A sort key that orders addresses numerically: IPv4 first (octets zero-padded), then
+ * IPv6 (fully expanded), then anything else (FQDN endpoints) as text.
+ */
+export function addressSortKey(address: string): string {
+  const v4 = ipv4Key(address);
+  if (v4 !== undefined) return v4;
+  const v6 = address.includes(':') ? expandIpv6(address) : undefined;
+  return v6 ? `6 ${v6}` : `9 ${address}`;
+}
+
+/**
+ * `4 010.096.000.001` for a dotted quad of 1–3 digit parts, else undefined. Hand-rolled:
+ * called once per endpoint (250,000 at 25,000 Services), where a regex and arrays showed.
+ */
+function ipv4Key(address: string): string | undefined {
+  let out = '4 ';
+  let start = 0;
+  for (let part = 0; part < 4; part++) {
+    let end = start;
+    while (end < address.length && end - start < 4) {
+      const c = address.charCodeAt(end);
+      if (c < 48 || c > 57) break;
+      end++;
+    }
+    const len = end - start;
+    if (len < 1 || len > 3) return undefined;
+    if (part < 3 ? address.charCodeAt(end) !== 46 : end !== address.length) return undefined;
+    out += (len === 1 ? '00' : len === 2 ? '0' : '') + address.slice(start, end) + (part < 3 ? '.' : '');
+    start = end + 1;
+  }
+  return out;
+}
+
+/** Every address of `slices` in natural order: slice by slice, endpoint by endpoint. */
+export function naturalAddresses(slices: readonly EndpointSlice[]): string[] {
+  const out: string[] = [];
+  for (const s of slices) for (const e of s.endpoints) for (const a of e.addresses) out.push(a);
+  return out;
+}
+
+/**
+ * The {@link EndpointOrder} of `addresses` (natural order): by {@link addressSortKey}, ties
+ * in natural order — which is slice-name order, since the slices are sorted by name.
+ */
+export function endpointOrder(addresses: readonly string[]): EndpointOrder {
+  const n = addresses.length;
+  if (n < 2) return undefined;
+  const keys = addresses.map(addressSortKey);
+  let sorted = true;
+  for (let i = 1; i < n && sorted; i++) sorted = keys[i - 1]! <= keys[i]!;
+  if (sorted) return undefined;
+  const idx = Array.from({ length: n }, (_, i) => i).sort((a, b) => byText(keys[a]!, keys[b]!) || a - b);
+  if (n > 0xffff) return idx;
+  let out = '';
+  // In chunks: fromCharCode's arguments go on the stack.
+  for (let i = 0; i < n; i += 4096) out += String.fromCharCode(...idx.slice(i, i + 4096));
+  return out;
+}
+
+function orderAt(order: EndpointOrder, i: number): number {
+  return order === undefined ? i : typeof order === 'string' ? order.charCodeAt(i) : order[i]!;
+}
+
+/** The Pod a targetRef names in `pods` (`namespace/name`), unless its uid says it is an earlier one. */
+export function podOf(ref: TargetRef | undefined, sliceNs: string, pods: ReadonlyMap<string, Pod>): Pod | undefined {
+  if (!ref || (ref.kind !== undefined && ref.kind !== 'Pod')) return undefined;
+  const pod = pods.get(`${ref.namespace ?? sliceNs}/${ref.name}`);
+  // A uid that differs names an earlier Pod of the same name: not this one.
+  if (pod && ref.uid && pod.meta.uid && ref.uid !== pod.meta.uid) return undefined;
+  return pod;
+}
+
+const nodeSummaries = new WeakMap<Node, NonNullable<EndpointRow['node']>>();
+
+/** An endpoint's node as its row shows it; one object per Node, shared by its endpoints. */
+function nodeSummary(node: Node): NonNullable<EndpointRow['node']> {
+  let summary = nodeSummaries.get(node);
+  if (!summary) {
+    summary = { name: node.meta.name, zone: node.zone, internalIPs: node.addresses.filter((a) => a.type === 'InternalIP').map((a) => a.address) };
+    nodeSummaries.set(node, summary);
+  }
+  return summary;
+}
+
+/** Rows whose endpoints were derived last, oldest first; bounded (a frame reads ~30 rows). */
+const recent = new Map<CompactServiceRow, readonly EndpointRow[]>();
+const RECENT_MAX = 64;
+
+/**
+ * A {@link ServiceRow} that derives its fields from the objects it references.
+ * `slices` are the Service's EndpointSlices sorted by name (one slice held bare);
+ * `endpointPods` the Pod of each endpoint (natural order), undefined when none is known;
+ * `selected` the Pods the selector matches, by name (null: no selector or no Pods known).
+ */
+export class CompactServiceRow implements ServiceRow {
+  constructor(
+    readonly service: Service,
+    private readonly sliceRefs: EndpointSlice | readonly EndpointSlice[],
+    private readonly order: EndpointOrder,
+    private readonly endpointPods: readonly (Pod | undefined)[] | undefined,
+    private readonly selected: readonly Pod[] | null,
+    private readonly context: RowContext,
+  ) {}
+
+  get namespace(): string { return this.service.meta.namespace; }
+  get name(): string { return this.service.meta.name; }
+  get type(): Service['type'] { return this.service.type; }
+  get headless(): boolean { return this.service.headless; }
+  get clusterIPs(): readonly string[] { return this.service.clusterIPs; }
+  get externalName(): string | undefined { return this.service.externalName; }
+  get externalIPs(): readonly string[] { return this.service.externalIPs; }
+  get loadBalancerIPs(): readonly string[] {
+    const ingress = this.service.loadBalancerIngress;
+    return ingress.length === 0 ? EMPTY : ingress.flatMap((i) => i.ip ?? []);
+  }
+  get sessionAffinity(): Service['sessionAffinity'] { return this.service.sessionAffinity; }
+  get sessionAffinityTimeoutSeconds(): number | undefined { return this.service.sessionAffinityTimeoutSeconds; }
+  get externalTrafficPolicy(): Service['externalTrafficPolicy'] { return this.service.externalTrafficPolicy; }
+  get internalTrafficPolicy(): Service['internalTrafficPolicy'] { return this.service.internalTrafficPolicy; }
+  get trafficDistribution(): string | undefined { return this.service.trafficDistribution; }
+  get selector(): Readonly<Record<string, string>> | undefined { return selectorOf(this.service); }
+
+  /** The EndpointSlices, sorted by name. */
+  sliceList(): readonly EndpointSlice[] {
+    const s = this.sliceRefs;
+    return isSliceList(s) ? s : [s];
+  }
+
+  get ports(): readonly PortRow[] {
+    const slices = this.sliceList();
+    return this.service.ports.map((p) => {
+      const resolved = new Set<number>();
+      for (const s of slices) {
+        for (const sp of s.ports) if (portName(sp) === p.name && sp.protocol === p.protocol && sp.port !== null) resolved.add(sp.port);
+      }
+      return { name: p.name, protocol: p.protocol, port: p.port, targetPort: p.targetPort, nodePort: p.nodePort, appProtocol: p.appProtocol, endpointPorts: [...resolved].sort((a, b) => a - b) };
+    });
+  }
+
+  get slices(): readonly SliceRow[] {
+    return this.sliceList().map((s) => ({ name: s.meta.name, addressType: s.addressType, managedBy: s.managedBy, ports: s.ports, endpointCount: s.endpoints.length }));
+  }
+
+  get selectedPods(): readonly SelectedPod[] | null {
+    return this.selected?.map((p) => ({
+      name: p.meta.name,
+      phase: p.phase,
+      nodeName: p.nodeName,
+      podIPs: p.podIPs,
+      containerPortNames: p.containerPorts.flatMap((c) => c.name ?? []).sort(byText),
+    })) ?? null;
+  }
+
+  /** The endpoint addresses in row order, without building endpoint rows (the filter reads them). */
+  addresses(): string[] {
+    const natural = naturalAddresses(this.sliceList());
+    const order = this.order;
+    if (order === undefined) return natural;
+    const out = new Array<string>(natural.length);
+    for (let i = 0; i < natural.length; i++) out[i] = natural[orderAt(order, i)]!;
+    return out;
+  }
+
+  /** {@link addresses} joined by single spaces, built without the lists (once per row per filter keypress). */
+  addressText(): string {
+    const slices = this.sliceRefs;
+    const order = this.order;
+    if (!isSliceList(slices) && typeof order !== 'object') {
+      // One slice (the common case): endpoint `i` is natural address `i` when each has one address.
+      const eps = slices.endpoints;
+      let single = true;
+      for (let i = 0; i < eps.length && single; i++) single = eps[i]!.addresses.length === 1;
+      if (single) {
+        const list = scratch;
+        list.length = eps.length;
+        for (let i = 0; i < eps.length; i++) list[i] = eps[order === undefined ? i : order.charCodeAt(i)]!.addresses[0]!;
+        return list.join(' ');
+      }
+    }
+    return this.addresses().join(' ');
+  }
+
+  get endpoints(): readonly EndpointRow[] {
+    let rows = recent.get(this);
+    if (rows) return rows;
+    rows = this.deriveEndpoints();
+    if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!);
+    recent.set(this, rows);
+    return rows;
+  }
+
+  private deriveEndpoints(): EndpointRow[] {
+    const svc = this.service;
+    const { nodes, viewed } = this.context;
+    const natural: EndpointRow[] = [];
+    let k = 0;
+    for (const slice of this.sliceList()) {
+      const ports: EndpointPortRow[] = slice.ports.map((p) => ({
+        name: portName(p),
+        protocol: p.protocol,
+        port: p.port,
+        servicePort: svc.ports.find((sp) => sp.name === portName(p) && sp.protocol === p.protocol)?.port,
+      }));
+      for (const e of slice.endpoints) {
+        const pod = this.endpointPods?.[k++];
+        const nodeName = e.nodeName ?? pod?.nodeName;
+        const node = nodeName === undefined ? undefined : nodes.get(nodeName);
+        for (const address of e.addresses) {
+          natural.push({
+            address,
+            addressType: slice.addressType,
+            sliceName: slice.meta.name,
+            ports,
+            ready: e.ready,
+            serving: e.serving,
+            terminating: e.terminating,
+            hostname: e.hostname,
+            nodeName,
+            zone: e.zone,
+            hintsForZones: e.hintsForZones,
+            hintsForNodes: e.hintsForNodes,
+            onNode: viewed === undefined || nodeName === undefined ? null : nodeName === viewed,
+            targetRef: e.targetRef,
+            pod: pod && { namespace: pod.meta.namespace, name: pod.meta.name, phase: pod.phase, hostNetwork: pod.hostNetwork, ready: pod.ready },
+            node: node && nodeSummary(node),
+          });
+        }
+      }
+    }
+    const order = this.order;
+    if (order === undefined) return natural;
+    return natural.map((_, i) => natural[orderAt(order, i)]!);
+  }
+}
+
+function isSliceList(s: EndpointSlice | readonly EndpointSlice[]): s is readonly EndpointSlice[] {
+  return Array.isArray(s);
+}
+
+/** The Service's selector; `undefined` when it has none or `{}` (the API treats them the same). */
+export function selectorOf(svc: Service): Readonly<Record<string, string>> | undefined {
+  return svc.selector && Object.keys(svc.selector).length > 0 ? svc.selector : undefined;
+}
+
+/** The endpoint addresses of `row` in row order, joined by spaces (compact rows skip building endpoint rows). */
+export function endpointAddressText(row: ServiceRow): string {
+  return row instanceof CompactServiceRow ? row.addressText() : row.endpoints.map((e) => e.address).join(' ');
+}
