@@ -40,10 +40,11 @@ import {
   podOf,
   portName,
   selectorOf,
+  sortedAddresses,
   type RowContext,
 } from './service-row.js';
 
-export { addressSortKey, endpointAddressText } from './service-row.js';
+export { addressSortKey, endpointAddresses } from './service-row.js';
 
 /** Options of {@link buildServiceView}: `nodeName` is the node being viewed. */
 export interface ServiceViewOptions {
@@ -236,7 +237,8 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
   const rows = services.map((svc): ServiceRow => {
     const found = slicesOf.get(`${svc.meta.namespace}/${svc.meta.name}`);
     const slices: readonly EndpointSlice[] = found ? found.sort((a, b) => byText(a.meta.name, b.meta.name)) : NONE;
-    const order = endpointOrder(naturalAddresses(slices));
+    const natural = naturalAddresses(slices);
+    const order = endpointOrder(natural);
     let endpointPods: (Pod | undefined)[] | undefined;
     if (podsKnown) {
       const list = slices.flatMap((s) => s.endpoints.map((e) => podOf(e.targetRef, s.meta.namespace, pods)));
@@ -245,7 +247,7 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
     const selector = selectorOf(svc);
     const matched = selector && podsKnown ? candidates(podsByLabel, svc.meta.namespace, selector).filter((p) => matches(selector, p.meta.labels)) : null;
     const selected = matched && (matched.length === 0 ? NONE : matched.sort((a, b) => byText(a.meta.name, b.meta.name)));
-    return new CompactServiceRow(svc, slices.length === 1 ? slices[0]! : slices, order, endpointPods, selected, context);
+    return new CompactServiceRow(svc, slices.length === 1 ? slices[0]! : slices, order, sortedAddresses(natural, order), endpointPods, selected, context);
   });
   const known = new Set(services.map((s) => `${s.meta.namespace}/${s.meta.name}`));
   const orphanSlices = objects.endpointSlices

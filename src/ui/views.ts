@@ -5,7 +5,7 @@
 import { countByReplySource } from '../analysis/conntrack-nat.js';
 import { findTableByLabel, iptablesNftTables, nftChainList, nftChainRows, nftEndpointCounts, nftSetRows } from '../analysis/nft-view.js';
 import { chainListIndex, chainRowIndex, filteredRows, iptablesRulesets, type IptablesRulesetId, type RowIndex } from '../analysis/rules-view.js';
-import { buildServiceView, endpointAddressText, type ServiceRow } from '../analysis/service-view.js';
+import { buildServiceView, endpointAddresses, type ServiceRow } from '../analysis/service-view.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { ConntrackEntry } from '../model/conntrack.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
@@ -37,7 +37,7 @@ const servicesFiltered = new WeakMap<readonly ServiceRow[], { readonly needle: s
 
 /** What the Services filter matches: `ns/name type clusterIPs endpoint-addresses`. */
 function serviceText(r: ServiceRow): string {
-  return `${r.namespace}/${r.name} ${r.type} ${r.clusterIPs.join(' ')} ${endpointAddressText(r)}`;
+  return `${r.namespace}/${r.name} ${r.type} ${r.clusterIPs.join(' ')} ${endpointAddresses(r).join(' ')}`;
 }
 
 /**
