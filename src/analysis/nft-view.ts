@@ -4,12 +4,12 @@
  * maps; one chain's rules with `numgen`/vmap branches expanded so each endpoint
  * can be followed; one set's or map's elements with their verdicts. Pure.
  */
-import type { NftChain, NftElement, NftExpr, NftRule, NftRuleset, NftSet, NftStatement, NftTable } from '../model/nftables.js';
+import type { NftChain, NftElement, NftExpr, NftHookedChain, NftRule, NftRuleset, NftSet, NftStatement, NftTable } from '../model/nftables.js';
 import { chainsByHook, findChain } from '../model/nftables.js';
 import { formatExpr, formatStatement } from '../parsers/nft-format-expr.js';
 import { endpointKey } from './conntrack-nat.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { sumCounters, type RuleRow } from './rules-view.js';
+import { sumCounters, type RowIndex, type RuleRow } from './rules-view.js';
 
 /** One line of the nft part of the chain list. `table` is `family name`, e.g. `ip kube-proxy`. */
 export interface NftListRow {
@@ -44,22 +44,78 @@ function totals(chain: NftChain): { packets: bigint; bytes: bigint } {
  * used to hide the iptables-nft tables that the iptables-save view already shows.
  */
 export function nftChainList(ruleset: NftRuleset, skipTables: ReadonlySet<string> = new Set()): NftListRow[] {
-  const rows: NftListRow[] = [];
+  const index = nftChainListIndex(ruleset, skipTables);
+  return Array.from({ length: index.length }, (_, i) => index.row(i));
+}
+
+/** A run of the chain list: base chains in hook order, a table's regular chains, or its sets. */
+type ListSegment =
+  | { readonly kind: 'hooked'; readonly start: number; readonly length: number; readonly items: readonly NftHookedChain[] }
+  | { readonly kind: 'chains'; readonly start: number; readonly length: number; readonly table: NftTable; readonly label: string; readonly positions: Uint32Array }
+  | { readonly kind: 'sets'; readonly start: number; readonly length: number; readonly table: NftTable; readonly label: string };
+
+/**
+ * {@link nftChainList} as a {@link RowIndex}: rows are built when asked (272,000 chains on a
+ * large kube-proxy node); the filter text is `family table name`. Holds the positions of the
+ * regular chains (4 bytes each), not rows.
+ */
+export function nftChainListIndex(ruleset: NftRuleset, skipTables: ReadonlySet<string> = new Set()): RowIndex<NftListRow> {
+  const segments: ListSegment[] = [];
+  let length = 0;
+  const push = (seg: ListSegment) => {
+    if (seg.length === 0) return;
+    segments.push(seg);
+    length += seg.length;
+  };
   const based = chainsByHook(ruleset).filter((h) => !skipTables.has(tableLabel(h.table)));
-  for (const { table, chain, base } of based) {
-    rows.push({ kind: 'chain', table: tableLabel(table), name: chain.name, detail: `${base.type} ${base.hook} ${base.priorityText}`, policy: base.policy, count: chain.rules.length, ...totals(chain) });
-  }
+  push({ kind: 'hooked', start: length, length: based.length, items: based });
   for (const table of ruleset.tables) {
     const label = tableLabel(table);
     if (skipTables.has(label)) continue;
-    for (const chain of table.chains) {
-      if (!chain.base) rows.push({ kind: 'chain', table: label, name: chain.name, detail: '', policy: null, count: chain.rules.length, ...totals(chain) });
-    }
-    for (const set of table.sets) {
-      rows.push({ kind: set.kind, table: label, name: set.name, detail: set.mapType ? `${set.type} : ${set.mapType}` : set.type, policy: null, count: set.elements.length, packets: 0n, bytes: 0n });
-    }
+    const positions = new Uint32Array(table.chains.reduce((n, c) => (c.base ? n : n + 1), 0));
+    let k = 0;
+    table.chains.forEach((c, i) => {
+      if (!c.base) positions[k++] = i;
+    });
+    push({ kind: 'chains', start: length, length: positions.length, table, label, positions });
+    push({ kind: 'sets', start: length, length: table.sets.length, table, label });
   }
-  return rows;
+  let last = segments[0];
+  const segmentOf = (i: number): ListSegment => {
+    if (last && i >= last.start && i < last.start + last.length) return last;
+    let lo = 0;
+    let hi = segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (segments[mid]!.start <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    return (last = segments[lo]!);
+  };
+  return {
+    length,
+    row(i) {
+      const seg = segmentOf(i);
+      const k = i - seg.start;
+      if (seg.kind === 'hooked') {
+        const { table, chain, base } = seg.items[k]!;
+        return { kind: 'chain', table: tableLabel(table), name: chain.name, detail: `${base.type} ${base.hook} ${base.priorityText}`, policy: base.policy, count: chain.rules.length, ...totals(chain) };
+      }
+      if (seg.kind === 'chains') {
+        const chain = seg.table.chains[seg.positions[k]!]!;
+        return { kind: 'chain', table: seg.label, name: chain.name, detail: '', policy: null, count: chain.rules.length, ...totals(chain) };
+      }
+      const set = seg.table.sets[k]!;
+      return { kind: set.kind, table: seg.label, name: set.name, detail: set.mapType ? `${set.type} : ${set.mapType}` : set.type, policy: null, count: set.elements.length, packets: 0n, bytes: 0n };
+    },
+    text(i) {
+      const seg = segmentOf(i);
+      const k = i - seg.start;
+      if (seg.kind === 'hooked') return `${tableLabel(seg.items[k]!.table)} ${seg.items[k]!.chain.name}`;
+      if (seg.kind === 'chains') return `${seg.label} ${seg.table.chains[seg.positions[k]!]!.name}`;
+      return `${seg.label} ${seg.table.sets[k]!.name}`;
+    },
+  };
 }
 
 /** `goto X` / `jump X` target chain of a verdict expression, if it is one. */
@@ -80,8 +136,11 @@ function isTerminal(s: NftStatement): boolean {
   return s.kind === 'verdict' || s.kind === 'vmap' || s.kind === 'nat' || s.kind === 'reject';
 }
 
-/** Counts to show for endpoint chains when rules carry no counters (kube-proxy's), keyed by chain name. */
-export type DerivedCounts = ReadonlyMap<string, number>;
+/**
+ * Counts to show for endpoint chains when rules carry no counters (kube-proxy's), by chain
+ * name: a Map, or {@link nftEndpointCountLookup} answering per chain when asked.
+ */
+export type DerivedCounts = Pick<ReadonlyMap<string, number>, 'get'>;
 
 /**
  * The rows of one chain (null when absent). A `numgen random mod N vmap {…}` rule
@@ -150,25 +209,51 @@ function ruleRows(table: NftTable, rule: NftRule, index: number, derived?: Deriv
 
 /** One element of a set or map, as a row: key, value (verdict), comment, and the chain it leads to. */
 export function nftSetRows(ruleset: NftRuleset, tableLabelText: string, setName: string): RuleRow[] | null {
+  const index = nftSetRowIndex(ruleset, tableLabelText, setName);
+  return index ? Array.from({ length: index.length }, (_, i) => index.row(i)) : null;
+}
+
+/**
+ * {@link nftSetRows} as a {@link RowIndex} (null when the set is absent): each element's
+ * row is built when asked (kube-proxy's service-ips map has one element per Service port);
+ * the filter text is `comment key verdict`.
+ */
+export function nftSetRowIndex(ruleset: NftRuleset, tableLabelText: string, setName: string): (RowIndex<RuleRow> & { readonly set: NftSet }) | null {
   const table = findTableByLabel(ruleset, tableLabelText);
   const set: NftSet | undefined = table?.sets.find((s) => s.name === setName);
   if (!table || !set) return null;
-  return set.elements.map((el, i) => {
-    const v = verdictTarget(el.value);
-    return {
-      index: i + 1,
-      packets: el.counters?.packets ?? null,
-      bytes: el.counters?.bytes ?? null,
-      rate: null,
-      label: el.comment ?? '',
-      matches: formatExpr(el.key),
-      target: v ? `${v.verdict}${v.target ? ' ' + v.target : ''}` : el.value ? formatExpr(el.value) : '',
-      jumpTo: v?.target && findChain(table, v.target) ? v.target : null,
-      probability: null,
-      line: 0,
-      raw: `${formatExpr(el.key)}${el.comment ? ` comment "${el.comment}"` : ''}${el.value ? ` : ${v ? `${v.verdict}${v.target ? ' ' + v.target : ''}` : formatExpr(el.value)}` : ''}`,
-    };
-  });
+  return {
+    set,
+    length: set.elements.length,
+    row: (i) => setRow(table, set.elements[i]!, i),
+    text(i) {
+      const el = set.elements[i]!;
+      return `${el.comment ?? ''} ${formatExpr(el.key)} ${elementValue(el)}`;
+    },
+  };
+}
+
+/** The value of an element as the pane shows it: `goto X`, or the expression. */
+function elementValue(el: NftElement): string {
+  const v = verdictTarget(el.value);
+  return v ? `${v.verdict}${v.target ? ' ' + v.target : ''}` : el.value ? formatExpr(el.value) : '';
+}
+
+function setRow(table: NftTable, el: NftElement, i: number): RuleRow {
+  const v = verdictTarget(el.value);
+  return {
+    index: i + 1,
+    packets: el.counters?.packets ?? null,
+    bytes: el.counters?.bytes ?? null,
+    rate: null,
+    label: el.comment ?? '',
+    matches: formatExpr(el.key),
+    target: elementValue(el),
+    jumpTo: v?.target && findChain(table, v.target) ? v.target : null,
+    probability: null,
+    line: 0,
+    raw: `${formatExpr(el.key)}${el.comment ? ` comment "${el.comment}"` : ''}${el.value ? ` : ${v ? `${v.verdict}${v.target ? ' ' + v.target : ''}` : formatExpr(el.value)}` : ''}`,
+  };
 }
 
 /**
@@ -180,19 +265,40 @@ export function nftSetRows(ruleset: NftRuleset, tableLabelText: string, setName:
 export function nftEndpointCounts(table: NftTable, replyCounts: ReadonlyMap<string, number>): Map<string, number> {
   const out = new Map<string, number>();
   for (const chain of table.chains) {
-    if (!chain.name.startsWith('endpoint-')) continue;
-    const proto = /\/(tcp|udp|sctp)\//.exec(chain.name)?.[1]?.toUpperCase() as 'TCP' | 'UDP' | 'SCTP' | undefined;
-    if (!proto) continue;
-    for (const rule of chain.rules) {
-      for (const s of rule.statements) {
-        if (s.kind !== 'nat' || s.type !== 'dnat' || !s.addr || !s.port) continue;
-        const port = Number(formatExpr(s.port));
-        if (!Number.isInteger(port)) continue;
-        out.set(chain.name, replyCounts.get(endpointKey({ protocol: proto, ip: formatExpr(s.addr), port })) ?? 0);
-      }
-    }
+    const count = endpointChainCount(chain, replyCounts);
+    if (count !== undefined) out.set(chain.name, count);
   }
   return out;
+}
+
+/**
+ * {@link nftEndpointCounts} answered per chain when asked: a chain view looks up only the
+ * endpoints its branches lead to, not the table's 250,000 endpoint chains.
+ */
+export function nftEndpointCountLookup(table: NftTable, replyCounts: ReadonlyMap<string, number>): DerivedCounts {
+  return {
+    get(name) {
+      const chain = findChain(table, name);
+      return chain ? endpointChainCount(chain, replyCounts) : undefined;
+    },
+  };
+}
+
+/** The count {@link nftEndpointCounts} gives `chain` (the last `dnat to` wins), or undefined. */
+function endpointChainCount(chain: NftChain, replyCounts: ReadonlyMap<string, number>): number | undefined {
+  if (!chain.name.startsWith('endpoint-')) return undefined;
+  const proto = /\/(tcp|udp|sctp)\//.exec(chain.name)?.[1]?.toUpperCase() as 'TCP' | 'UDP' | 'SCTP' | undefined;
+  if (!proto) return undefined;
+  let count: number | undefined;
+  for (const rule of chain.rules) {
+    for (const s of rule.statements) {
+      if (s.kind !== 'nat' || s.type !== 'dnat' || !s.addr || !s.port) continue;
+      const port = Number(formatExpr(s.port));
+      if (!Number.isInteger(port)) continue;
+      count = replyCounts.get(endpointKey({ protocol: proto, ip: formatExpr(s.addr), port })) ?? 0;
+    }
+  }
+  return count;
 }
 
 /**

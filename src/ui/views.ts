@@ -3,7 +3,7 @@
  * work is in src/analysis. Pure, so frame tests and the app share it.
  */
 import { countByReplySource } from '../analysis/conntrack-nat.js';
-import { findTableByLabel, iptablesNftTables, nftChainList, nftChainRows, nftEndpointCounts, nftSetRows } from '../analysis/nft-view.js';
+import { findTableByLabel, iptablesNftTables, nftChainListIndex, nftChainRows, nftEndpointCountLookup, nftSetRowIndex } from '../analysis/nft-view.js';
 import { chainListIndex, chainRowIndex, filteredRows, iptablesRulesets, type IptablesRulesetId, type RowIndex } from '../analysis/rules-view.js';
 import { buildServiceView, endpointAddresses, type ServiceRow } from '../analysis/service-view.js';
 import type { Diagnostic } from '../model/diagnostics.js';
@@ -74,15 +74,15 @@ export function rulesList(snapshot: NodeSnapshot): RowIndex<RulesListRow> {
   if (cached) return cached;
   const ipt = chainListIndex(snapshot);
   const nftModel = snapshot.nft?.value;
-  const nft = nftModel ? nftChainList(nftModel, iptablesNftTables(snapshot)) : [];
+  const nft = nftModel ? nftChainListIndex(nftModel, iptablesNftTables(snapshot)) : null;
   const index: RowIndex<RulesListRow> = {
-    length: ipt.length + nft.length,
+    length: ipt.length + (nft?.length ?? 0),
     row(i) {
-      if (i >= ipt.length) return { ruleset: 'nft', ...nft[i - ipt.length]! };
+      if (i >= ipt.length) return { ruleset: 'nft', ...nft!.row(i - ipt.length) };
       const r = ipt.row(i);
       return { ruleset: r.ruleset, kind: 'chain', table: r.table, name: r.chain, detail: '', policy: r.policy, count: r.ruleCount, packets: r.packets, bytes: r.bytes };
     },
-    text: (i) => (i >= ipt.length ? `${nft[i - ipt.length]!.table} ${nft[i - ipt.length]!.name}` : ipt.text(i)),
+    text: (i) => (i >= ipt.length ? nft!.text(i - ipt.length) : ipt.text(i)),
   };
   rulesListCache.set(snapshot, index);
   return index;
@@ -113,14 +113,14 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
     const nft = snapshot.nft?.value;
     if (!nft) return missing(loc.kind === 'set' ? `@${loc.set}` : loc.chain);
     if (loc.kind === 'set') {
-      const rows = nftSetRows(nft, loc.table, loc.set);
-      if (!rows) return missing(`@${loc.set}`);
-      return { kind: 'chain', ruleset: 'nft', table: loc.table, chain: `@${loc.set}`, policy: null, rows: applyFilter(rows, filter, textOf), diagnostics, backTo, derivedNote: false };
+      const index = nftSetRowIndex(nft, loc.table, loc.set);
+      if (!index) return missing(`@${loc.set}`);
+      return { kind: 'chain', ruleset: 'nft', table: loc.table, chain: `@${loc.set}`, policy: null, rows: filteredRows(index, index.set, filter), diagnostics, backTo, derivedNote: false };
     }
     const table = findTableByLabel(nft, loc.table);
     // Counts from a conntrack table still being parsed would not be final: none until it is.
     const entries = isPending(snapshot, 'conntrack') ? undefined : snapshot.conntrack?.value?.entries;
-    const derived = table && entries ? nftEndpointCounts(table, replySourceCounts(entries)) : undefined;
+    const derived = table && entries ? nftEndpointCountLookup(table, replySourceCounts(entries)) : undefined;
     const rows = nftChainRows(nft, loc.table, loc.chain, derived);
     if (!rows) return missing(loc.chain);
     const chain = table?.chains.find((c) => c.name === loc.chain);

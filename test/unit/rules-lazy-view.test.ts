@@ -8,7 +8,11 @@ import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
 import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
 import { chainRowIndex, describeMatches, describeTarget, filteredRows, lazyRows, type RowIndex } from '../../src/analysis/rules-view.js';
+import { countByReplySource } from '../../src/analysis/conntrack-nat.js';
+import { iptablesNftTables, nftEndpointCountLookup, nftEndpointCounts, tableLabel } from '../../src/analysis/nft-view.js';
 import { findChain, type IptablesRuleset } from '../../src/model/iptables.js';
+import { chainsByHook, findChain as findNftChain } from '../../src/model/nftables.js';
+import { formatExpr } from '../../src/parsers/nft-format-expr.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
 import { staticSession } from '../../src/session.js';
 import { initialUiState, type RulesLocation, type UiState } from '../../src/ui/state.js';
@@ -151,5 +155,69 @@ describe('filteredRows and lazyRows', () => {
     for (const i of [0, 4, 5, -1, -5, -6, 1.7, -1.2, Number.NaN]) expect(lazy.at(i), String(i)).toBe(arr.at(i));
     const cuts: [number?, number?][] = [[], [2], [-3], [1, -1], [4, 2], [-100, 100], [0, 0], [Number.NaN, 2]];
     for (const [a, b] of cuts) expect(lazy.slice(a, b), `${a},${b}`).toEqual(arr.slice(a, b));
+  });
+});
+
+describe('nftables chain list, set view and endpoint counts, virtualised', () => {
+  const world = generateWorld({ services: 20, endpoints: 3, seed: 'lazy-nft', modes: ['nftables'], conntrack: 200 });
+  const runs: ProbeRun[] = [...modeOutputs(world, 'nftables')].map(([id, stdout]) => {
+    const argv = fillArgv(probe(id).argv, catalog().params, {});
+    return { id, argv, status: 'ok', result: { argv, stdout, stderr: '', exitCode: 0, startedAt: '2026-02-02T11:00:00.000Z', durationMs: 1 } };
+  });
+  const snapshot = buildSnapshot({ runs, apiText: world.apiText, source: { kind: 'replay', label: 'gen', live: false }, capturedAt: '2026-02-02T11:00:00.000Z' });
+  const session = staticSession(snapshot).getState();
+  const nft = snapshot.nft!.value!;
+  const skip = iptablesNftTables(snapshot);
+  const sum = (rules: readonly { counters?: { packets: bigint; bytes: bigint } | null }[], k: 'packets' | 'bytes') => rules.reduce((s, r) => s + (r.counters?.[k] ?? 0n), 0n);
+  // The list as the pane built it eagerly: base chains in hook order, then per table its regular chains and sets.
+  const expected = [
+    ...chainsByHook(nft)
+      .filter((h) => !skip.has(tableLabel(h.table)))
+      .map(({ table, chain, base }) => ({ ruleset: 'nft', kind: 'chain', table: tableLabel(table), name: chain.name, detail: `${base.type} ${base.hook} ${base.priorityText}`, policy: base.policy, count: chain.rules.length, packets: sum(chain.rules, 'packets'), bytes: sum(chain.rules, 'bytes') })),
+    ...nft.tables
+      .filter((t) => !skip.has(tableLabel(t)))
+      .flatMap((t) => [
+        ...t.chains.filter((c) => !c.base).map((c) => ({ ruleset: 'nft', kind: 'chain', table: tableLabel(t), name: c.name, detail: '', policy: null, count: c.rules.length, packets: sum(c.rules, 'packets'), bytes: sum(c.rules, 'bytes') })),
+        ...t.sets.map((s) => ({ ruleset: 'nft', kind: s.kind, table: tableLabel(t), name: s.name, detail: s.mapType ? `${s.type} : ${s.mapType}` : s.type, policy: null, count: s.elements.length, packets: 0n, bytes: 0n })),
+      ]),
+  ];
+  const ipCount = (snapshot.iptables?.value?.tables ?? []).reduce((n, t) => n + t.chains.length, 0);
+
+  it('lists base chains in hook order, then each table’s chains and sets, and filters them like before', () => {
+    expect(expected.length).toBeGreaterThan(60);
+    for (const filter of ['', 'service-', 'SERVICE-ips', 'endpoint-', 'ip kube-proxy serv', 'kube-proxy', 'zzz', 'nat']) {
+      const view = rulesView(snapshot, session, onList, filter, 'en');
+      if (view.kind !== 'chains') throw new Error(`expected the chain list, got ${view.kind}`);
+      const nftRows = all(view.rows).filter((r) => r.ruleset === 'nft');
+      expect(nftRows, filter).toEqual(expected.filter((r) => naive(`${r.table} ${r.name}`, filter)));
+      if (!filter) expect(view.rows.length).toBe(ipCount + expected.length);
+    }
+  });
+
+  it('shows a map’s elements by position and filters on `comment key verdict`', () => {
+    const table = nft.tables.find((t) => t.sets.some((s) => s.name === 'service-ips'))!;
+    const set = table.sets.find((s) => s.name === 'service-ips')!;
+    const at = openedOn({ kind: 'set', ruleset: 'nft', table: tableLabel(table), set: 'service-ips' });
+    const view = rulesView(snapshot, session, at, '', 'en');
+    if (view.kind !== 'chain') throw new Error(`expected a set view, got ${view.kind}`);
+    const rows = all(view.rows);
+    expect(rows.map((r) => r.matches)).toEqual(set.elements.map((e) => formatExpr(e.key)));
+    expect(rows.every((r) => r.jumpTo !== null && findNftChain(table, r.jumpTo))).toBe(true);
+    for (const filter of ['goto', 'SERVICE-', '10.', 'tcp', 'zzz']) {
+      const filtered = rulesView(snapshot, session, at, filter, 'en');
+      if (filtered.kind !== 'chain') throw new Error('expected a set view');
+      expect(all(filtered.rows), filter).toEqual(rows.filter((r) => naive(`${r.label} ${r.matches} ${r.target}`, filter)));
+    }
+  });
+
+  it('answers endpoint counts per chain as the whole-table count does', () => {
+    const counts = countByReplySource(snapshot.conntrack!.value!.entries);
+    for (const table of nft.tables) {
+      const whole = nftEndpointCounts(table, counts);
+      const lookup = nftEndpointCountLookup(table, counts);
+      for (const chain of table.chains) expect(lookup.get(chain.name), chain.name).toBe(whole.get(chain.name));
+      expect(lookup.get('endpoint-NOT-THERE/tcp/x')).toBeUndefined();
+    }
+    expect([...nft.tables].some((t) => nftEndpointCounts(t, counts).size > 0)).toBe(true);
   });
 });
