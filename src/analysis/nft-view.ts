@@ -115,6 +115,17 @@ export function nftChainListIndex(ruleset: NftRuleset, skipTables: ReadonlySet<s
       if (seg.kind === 'chains') return `${seg.label} ${seg.table.chains[seg.positions[k]!]!.name}`;
       return `${seg.label} ${seg.table.sets[k]!.name}`;
     },
+    parts: {
+      prefix(i) {
+        const seg = segmentOf(i);
+        return seg.kind === 'hooked' ? tableLabel(seg.items[i - seg.start]!.table) : seg.label;
+      },
+      name(i) {
+        const seg = segmentOf(i);
+        const k = i - seg.start;
+        return seg.kind === 'hooked' ? seg.items[k]!.chain.name : seg.kind === 'chains' ? seg.table.chains[seg.positions[k]!]!.name : seg.table.sets[k]!.name;
+      },
+    },
   };
 }
 

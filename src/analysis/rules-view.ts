@@ -201,6 +201,11 @@ export interface RowIndex<T> {
   readonly length: number;
   row(i: number): T;
   text(i: number): string;
+  /**
+   * When `text(i)` is `${prefix(i)} ${name(i)}` (`nat KUBE-SERVICES`): a filter then tests the
+   * two parts without building the text, each distinct prefix once.
+   */
+  readonly parts?: { prefix(i: number): string; name(i: number): string };
 }
 
 /** A {@link LazyRows} over `length` positions, building each with `rowAt` when asked (never kept). */
@@ -243,6 +248,27 @@ function containsTest(needle: string): (text: string) => boolean {
 }
 
 /**
+ * For a needle found across `${prefix} ${name}`, not within either part: the tests the
+ * name must pass, one per space of the needle whose head ends the (lowercased) prefix; the
+ * name must then start with the rest.
+ */
+function straddling(prefix: string, needle: string): ((name: string) => boolean)[] {
+  const out: ((name: string) => boolean)[] = [];
+  const lower = prefix.toLowerCase();
+  for (let j = needle.indexOf(' '); j >= 0; j = needle.indexOf(' ', j + 1)) {
+    if (lower.endsWith(needle.slice(0, j))) out.push(startsTest(needle.slice(j + 1)));
+  }
+  return out;
+}
+
+/** `text.toLowerCase().startsWith(head)` for a lowercase `head`, as {@link containsTest} does it. */
+function startsTest(head: string): (text: string) => boolean {
+  if (!/^[\x00-\x7f]*$/.test(head)) return (text) => text.toLowerCase().startsWith(head);
+  const re = new RegExp('^' + head.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'), 'i');
+  return (text) => re.test(text) || (LOWERS_TO_ASCII.test(text) && text.toLowerCase().startsWith(head));
+}
+
+/**
  * The rows of `index` whose {@link RowIndex.text} contains `filter` (case-insensitive),
  * virtualised; all rows when `filter` is empty. `key` identifies the list (same key, same
  * texts) so the matches are computed once per filter.
@@ -259,9 +285,26 @@ export function filteredRows<T>(index: RowIndex<T>, key: object, filter: string)
     const out = new Uint32Array(n);
     let count = 0;
     const test = containsTest(needle);
+    const parts = index.parts;
+    let prefix: string | undefined;
+    let prefixHit = false;
+    let tails: ((name: string) => boolean)[] = [];
     for (let k = 0; k < n; k++) {
       const i = from ? from[k]! : k;
-      if (test(index.text(i))) out[count++] = i;
+      let hit: boolean;
+      if (parts) {
+        const p = parts.prefix(i);
+        if (p !== prefix) {
+          prefixHit = test((prefix = p));
+          tails = prefixHit ? [] : straddling(p, needle);
+        }
+        if (prefixHit) hit = true;
+        else {
+          const name = parts.name(i);
+          hit = test(name) || tails.some((t) => t(name));
+        }
+      } else hit = test(index.text(i));
+      if (hit) out[count++] = i;
     }
     picked = out.slice(0, count);
     filterCache.set(key, { needle, picked });
@@ -384,8 +427,8 @@ export function chainListIndex(snapshot: NodeSnapshot): RowIndex<ChainListRow> {
   // The segment holding position i: a filter walks positions in order, so the last one
   // found usually holds the next; else a binary search over a handful of tables.
   let last = segments[0];
-  const at = (i: number): [ChainSegment, IptablesChain] => {
-    if (last && i >= last.start && i < last.start + last.chains.length) return [last, last.chains[i - last.start]!];
+  const segmentOf = (i: number): ChainSegment => {
+    if (last && i >= last.start && i < last.start + last.chains.length) return last;
     let lo = 0;
     let hi = segments.length - 1;
     while (lo < hi) {
@@ -393,7 +436,10 @@ export function chainListIndex(snapshot: NodeSnapshot): RowIndex<ChainListRow> {
       if (segments[mid]!.start <= i) lo = mid;
       else hi = mid - 1;
     }
-    const seg = (last = segments[lo]!);
+    return (last = segments[lo]!);
+  };
+  const at = (i: number): [ChainSegment, IptablesChain] => {
+    const seg = segmentOf(i);
     return [seg, seg.chains[i - seg.start]!];
   };
   const index: RowIndex<ChainListRow> = {
@@ -405,6 +451,13 @@ export function chainListIndex(snapshot: NodeSnapshot): RowIndex<ChainListRow> {
     text(i) {
       const [seg, chain] = at(i);
       return `${seg.table} ${chain.name}`;
+    },
+    parts: {
+      prefix: (i) => segmentOf(i).table,
+      name(i) {
+        const seg = segmentOf(i);
+        return seg.chains[i - seg.start]!.name;
+      },
     },
   };
   chainIndexCache.set(snapshot, index);

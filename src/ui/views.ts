@@ -83,6 +83,10 @@ export function rulesList(snapshot: NodeSnapshot): RowIndex<RulesListRow> {
       return { ruleset: r.ruleset, kind: 'chain', table: r.table, name: r.chain, detail: '', policy: r.policy, count: r.ruleCount, packets: r.packets, bytes: r.bytes };
     },
     text: (i) => (i >= ipt.length ? nft!.text(i - ipt.length) : ipt.text(i)),
+    parts: {
+      prefix: (i) => (i >= ipt.length ? nft!.parts!.prefix(i - ipt.length) : ipt.parts!.prefix(i)),
+      name: (i) => (i >= ipt.length ? nft!.parts!.name(i - ipt.length) : ipt.parts!.name(i)),
+    },
   };
   rulesListCache.set(snapshot, index);
   return index;

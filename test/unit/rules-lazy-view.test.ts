@@ -16,7 +16,7 @@ import { formatExpr } from '../../src/parsers/nft-format-expr.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
 import { staticSession } from '../../src/session.js';
 import { initialUiState, type RulesLocation, type UiState } from '../../src/ui/state.js';
-import { rulesView } from '../../src/ui/views.js';
+import { rulesList, rulesView } from '../../src/ui/views.js';
 import { catalog, fillArgv, probe } from '../../src/sources/catalog.js';
 import type { ProbeRun } from '../../src/sources/probe-runner.js';
 
@@ -149,6 +149,21 @@ describe('filteredRows and lazyRows', () => {
     for (const filter of filters) expect(all(filteredRows(index, key, filter)), filter).toEqual(texts.filter((t) => naive(t, filter)));
   });
 
+  it('matches texts given as prefix and name like the joined text, for needles within or across the parts', () => {
+    const prefixes = ['nat', 'ip kube-proxy', 'inet a b', 'İx', 'x \u212a', 'ΑΣ'];
+    const names = ['KUBE-SERVICES', 'services', 'service-ips', 'b c d', 'İ', 's.x', 'ς', ''];
+    const pairs = prefixes.flatMap((p) => names.map((n) => [p, n] as const));
+    const split: RowIndex<string> = {
+      length: pairs.length,
+      row: (i) => `${pairs[i]![0]} ${pairs[i]![1]}`,
+      text: (i) => `${pairs[i]![0]} ${pairs[i]![1]}`,
+      parts: { prefix: (i) => pairs[i]![0], name: (i) => pairs[i]![1] },
+    };
+    const needles = ['nat k', 'proxy serv', 'ip kube-proxy s', 'y s', ' s', 'proxy ', 'p k', 'a b c', 'b c', ' b c d', 'i̇x', 'i̇', 'x i̇', 'x k', 'k', 'x', 'σ ς', 'ας', 's.x', 'b s.', 'nat kube-services ', ' ', 'zz z'];
+    const key = {};
+    for (const needle of needles) expect(all(filteredRows(split, key, needle)), needle).toEqual(pairs.map(([p, n]) => `${p} ${n}`).filter((t) => naive(t, needle)));
+  });
+
   it('lazyRows answers at() and slice() as an array does', () => {
     const arr = ['a', 'b', 'c', 'd', 'e'];
     const lazy = lazyRows(arr.length, (i) => arr[i]!);
@@ -182,6 +197,14 @@ describe('nftables chain list, set view and endpoint counts, virtualised', () =>
       ]),
   ];
   const ipCount = (snapshot.iptables?.value?.tables ?? []).reduce((n, t) => n + t.chains.length, 0);
+
+  it('splits each list text into its table and name parts, which filters without a space test separately', () => {
+    for (const snap of [snapshot, generatedSnapshot(5, 'parts')]) {
+      const list = rulesList(snap);
+      expect(list.length).toBeGreaterThan(10);
+      for (let i = 0; i < list.length; i++) expect(`${list.parts!.prefix(i)} ${list.parts!.name(i)}`).toBe(list.text(i));
+    }
+  });
 
   it('lists base chains in hook order, then each table’s chains and sets, and filters them like before', () => {
     expect(expected.length).toBeGreaterThan(60);
