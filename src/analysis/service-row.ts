@@ -9,7 +9,7 @@
  * Derived endpoint lists of the last rows read are kept (a small FIFO), so a pane or a
  * report reading `row.endpoints` several times derives them once.
  */
-import type { EndpointSlice, Node, Pod, Service, TargetRef } from '../model/k8s.js';
+import type { Endpoint, EndpointSlice, Node, Pod, Service, TargetRef } from '../model/k8s.js';
 import { expandIpv6 } from '../model/conntrack.js';
 import type { EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-view.js';
 
@@ -219,47 +219,82 @@ export class CompactServiceRow implements ServiceRow {
     return rows;
   }
 
+  /**
+   * Calls `visit` for each endpoint address in row order with its endpoint, slice and the
+   * endpoint's Pod, building no endpoint rows (for sweeps over every Service).
+   */
+  forEachEndpoint(visit: (address: string, endpoint: Endpoint, slice: EndpointSlice, pod: Pod | undefined) => void): void {
+    const pods = this.endpointPods;
+    const order = this.order;
+    let k = 0;
+    if (order === undefined) {
+      for (const slice of this.sliceList()) {
+        for (const e of slice.endpoints) {
+          const pod = pods?.[k++];
+          for (const address of e.addresses) visit(address, e, slice, pod);
+        }
+      }
+      return;
+    }
+    // Natural position → endpoint, slice and endpoint index; then visited in row order.
+    const eps: Endpoint[] = [];
+    const sliceAt: EndpointSlice[] = [];
+    const endpointAt: number[] = [];
+    for (const slice of this.sliceList()) {
+      for (const e of slice.endpoints) {
+        for (let n = 0; n < e.addresses.length; n++) {
+          eps.push(e);
+          sliceAt.push(slice);
+          endpointAt.push(k);
+        }
+        k++;
+      }
+    }
+    const addresses = this.addressList;
+    for (let i = 0; i < addresses.length; i++) {
+      const j = orderAt(order, i);
+      visit(addresses[i]!, eps[j]!, sliceAt[j]!, pods?.[endpointAt[j]!]);
+    }
+  }
+
   private deriveEndpoints(): EndpointRow[] {
     const svc = this.service;
     const { nodes, viewed } = this.context;
-    const natural: EndpointRow[] = [];
-    let k = 0;
-    for (const slice of this.sliceList()) {
-      const ports: EndpointPortRow[] = slice.ports.map((p) => ({
-        name: portName(p),
-        protocol: p.protocol,
-        port: p.port,
-        servicePort: svc.ports.find((sp) => sp.name === portName(p) && sp.protocol === p.protocol)?.port,
-      }));
-      for (const e of slice.endpoints) {
-        const pod = this.endpointPods?.[k++];
-        const nodeName = e.nodeName ?? pod?.nodeName;
-        const node = nodeName === undefined ? undefined : nodes.get(nodeName);
-        for (const address of e.addresses) {
-          natural.push({
-            address,
-            addressType: slice.addressType,
-            sliceName: slice.meta.name,
-            ports,
-            ready: e.ready,
-            serving: e.serving,
-            terminating: e.terminating,
-            hostname: e.hostname,
-            nodeName,
-            zone: e.zone,
-            hintsForZones: e.hintsForZones,
-            hintsForNodes: e.hintsForNodes,
-            onNode: viewed === undefined || nodeName === undefined ? null : nodeName === viewed,
-            targetRef: e.targetRef,
-            pod: pod && { namespace: pod.meta.namespace, name: pod.meta.name, phase: pod.phase, hostNetwork: pod.hostNetwork, ready: pod.ready },
-            node: node && nodeSummary(node),
-          });
-        }
+    const portsOf = new Map<EndpointSlice, EndpointPortRow[]>();
+    const rows: EndpointRow[] = [];
+    this.forEachEndpoint((address, e, slice, pod) => {
+      let ports = portsOf.get(slice);
+      if (!ports) {
+        ports = slice.ports.map((p) => ({
+          name: portName(p),
+          protocol: p.protocol,
+          port: p.port,
+          servicePort: svc.ports.find((sp) => sp.name === portName(p) && sp.protocol === p.protocol)?.port,
+        }));
+        portsOf.set(slice, ports);
       }
-    }
-    const order = this.order;
-    if (order === undefined) return natural;
-    return natural.map((_, i) => natural[orderAt(order, i)]!);
+      const nodeName = e.nodeName ?? pod?.nodeName;
+      const node = nodeName === undefined ? undefined : nodes.get(nodeName);
+      rows.push({
+        address,
+        addressType: slice.addressType,
+        sliceName: slice.meta.name,
+        ports,
+        ready: e.ready,
+        serving: e.serving,
+        terminating: e.terminating,
+        hostname: e.hostname,
+        nodeName,
+        zone: e.zone,
+        hintsForZones: e.hintsForZones,
+        hintsForNodes: e.hintsForNodes,
+        onNode: viewed === undefined || nodeName === undefined ? null : nodeName === viewed,
+        targetRef: e.targetRef,
+        pod: pod && { namespace: pod.meta.namespace, name: pod.meta.name, phase: pod.phase, hostNetwork: pod.hostNetwork, ready: pod.ready },
+        node: node && nodeSummary(node),
+      });
+    });
+    return rows;
   }
 }
 

@@ -281,28 +281,40 @@ export interface ServiceFact {
 }
 
 function factsFor(row: ServiceRow): ServiceFact[] {
+  // A compact row's slices and endpoint conditions, read without deriving rows (every Service is read).
+  const compact = row instanceof CompactServiceRow ? row : undefined;
+  const slices: readonly { readonly ports: readonly EndpointPort[] }[] = compact ? compact.sliceList() : row.slices;
+  const endpoints = (): readonly Pick<Endpoint, 'ready' | 'serving' | 'terminating'>[] => {
+    if (!compact) return row.endpoints;
+    const out: Endpoint[] = [];
+    compact.forEachEndpoint((_, e) => out.push(e));
+    return out;
+  };
   const facts: ServiceFact[] = [];
   const fact = (code: ServiceFact['code'], severity: ServiceFact['severity'], message: string, detail: ServiceFact['detail']) =>
     facts.push({ namespace: row.namespace, name: row.name, code, severity, message, detail });
   if (row.type === 'ExternalName') return facts; // resolved by DNS only: no endpoints by design
-  if (row.slices.length === 0) {
+  if (slices.length === 0) {
     const hasSelector = row.selector !== undefined;
     fact('no-endpointslice', 'error',
       hasSelector ? 'no EndpointSlice names this Service' : 'no EndpointSlice names this Service, and it has no selector to make one',
       { hasSelector });
-  } else if (!row.endpoints.some(isReady)) {
-    fact('no-ready-endpoints', 'error', 'EndpointSlices exist but no endpoint is ready', {
-      endpoints: row.endpoints.length,
-      serving: row.endpoints.filter((e) => e.serving === true).length,
-      terminating: row.endpoints.filter((e) => e.terminating === true).length,
-    });
+  } else {
+    const all = endpoints();
+    if (!all.some(isReady)) {
+      fact('no-ready-endpoints', 'error', 'EndpointSlices exist but no endpoint is ready', {
+        endpoints: all.length,
+        serving: all.filter((e) => e.serving === true).length,
+        terminating: all.filter((e) => e.terminating === true).length,
+      });
+    }
   }
   if (row.selectedPods !== null && row.selectedPods.length === 0) {
     const selector = Object.entries(row.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
     fact('selector-matches-no-pod', 'error', `no Pod in ${row.namespace} matches selector ${selector}`, { selector });
   }
-  if (row.slices.length > 0) {
-    const sliceKeys = new Set(row.slices.flatMap((s) => s.ports.map((p) => `${portName(p)}/${p.protocol}`)));
+  if (slices.length > 0) {
+    const sliceKeys = new Set(slices.flatMap((s) => s.ports.map((p) => `${portName(p)}/${p.protocol}`)));
     const serviceKeys = new Set(row.ports.map((p) => `${p.name}/${p.protocol}`));
     const sliceNames = [...sliceKeys].sort(byText);
     for (const p of row.ports) {
@@ -375,24 +387,43 @@ function uniqueSorted<T>(items: readonly T[], key: (t: T) => string): T[] {
  */
 export function dataplaneTargets(view: ServiceView): DataplaneTarget[] {
   return view.rows.map((row) => {
+    // Port, protocol and nodePort only: a compact row's Service ports give them without deriving `ports`.
+    const ports: readonly Pick<PortRow, 'port' | 'protocol' | 'nodePort'>[] = row instanceof CompactServiceRow ? row.service.ports : row.ports;
     const frontIPs = row.type === 'ExternalName' || row.headless ? [] : [...row.clusterIPs, ...row.externalIPs, ...row.loadBalancerIPs];
     const vips = uniqueSorted(
-      frontIPs.flatMap((ip) => row.ports.map((p) => ({ ip, port: p.port, protocol: p.protocol }))),
+      frontIPs.flatMap((ip) => ports.map((p) => ({ ip, port: p.port, protocol: p.protocol }))),
       (v) => `${addressSortKey(v.ip)} ${String(v.port).padStart(5, '0')} ${v.protocol}`,
     );
     const nodePorts = uniqueSorted(
-      row.type === 'ExternalName' ? [] : row.ports.flatMap((p) => (p.nodePort === undefined ? [] : [{ port: p.nodePort, protocol: p.protocol }])),
+      row.type === 'ExternalName' ? [] : ports.flatMap((p) => (p.nodePort === undefined ? [] : [{ port: p.nodePort, protocol: p.protocol }])),
       (n) => `${String(n.port).padStart(5, '0')} ${n.protocol}`,
     );
     // One address may sit in two slices (during a controller handover): ready if either says so.
     const endpoints = new Map<string, DataplaneEndpoint>();
-    for (const e of row.endpoints) {
-      if (e.addressType === 'FQDN') continue;
-      for (const p of e.ports) {
-        if (p.servicePort === undefined || p.port === null) continue;
-        const k = `${addressSortKey(e.address)} ${String(p.port).padStart(5, '0')} ${p.protocol}`;
-        const ready = isReady(e) || (endpoints.get(k)?.ready ?? false);
-        endpoints.set(k, { ip: e.address, port: p.port, protocol: p.protocol, ready });
+    const add = (addressKey: string, ip: string, port: number, protocol: Protocol, endpointReady: boolean) => {
+      const k = `${addressKey} ${String(port).padStart(5, '0')} ${protocol}`;
+      const ready = endpointReady || (endpoints.get(k)?.ready ?? false);
+      endpoints.set(k, { ip, port, protocol, ready });
+    };
+    if (row instanceof CompactServiceRow) {
+      // The same visits in the same order, without building endpoint rows (every Service is read).
+      const served = new Map<EndpointSlice, EndpointPort[]>();
+      const svcPorts = row.service.ports;
+      row.forEachEndpoint((address, e, slice) => {
+        if (slice.addressType === 'FQDN') return;
+        let ports = served.get(slice);
+        if (!ports) {
+          ports = slice.ports.filter((p) => p.port !== null && svcPorts.some((sp) => sp.name === portName(p) && sp.protocol === p.protocol));
+          served.set(slice, ports);
+        }
+        if (ports.length === 0) return;
+        const key = addressSortKey(address);
+        for (const p of ports) add(key, address, p.port!, p.protocol, isReady(e));
+      });
+    } else {
+      for (const e of row.endpoints) {
+        if (e.addressType === 'FQDN') continue;
+        for (const p of e.ports) if (p.servicePort !== undefined && p.port !== null) add(addressSortKey(e.address), e.address, p.port, p.protocol, isReady(e));
       }
     }
     const sorted = [...endpoints.entries()].sort(([a], [b]) => byText(a, b)).map(([, e]) => e);

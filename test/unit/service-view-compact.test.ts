@@ -5,7 +5,7 @@
  * fresh scan finds.
  */
 import { describe, it, expect } from 'vitest';
-import { buildServiceView, endpointAddresses, type ServiceRow } from '../../src/analysis/service-view.js';
+import { buildServiceView, dataplaneTargets, diagnoseService, endpointAddresses, type ServiceRow, type ServiceView } from '../../src/analysis/service-view.js';
 import type { JsonObject } from '../../src/model/k8s.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { servicesView } from '../../src/ui/views.js';
@@ -72,6 +72,44 @@ describe('compact Service rows', () => {
     expect(onA.selectedPods?.map((p) => [p.name, p.containerPortNames])).toEqual([['web-a', []], ['web-b', ['http']]]);
     expect([onA.endpoints[0]?.onNode, onB.endpoints[0]?.onNode]).toEqual([true, false]);
     expect(onA.endpoints[0]?.pod?.name).toBe('web-b');
+  });
+});
+
+/** `view` with every row copied into a plain object: the sweeps take their generic path. */
+function materialised(view: ServiceView): ServiceView {
+  const keys = ['namespace', 'name', 'type', 'headless', 'clusterIPs', 'externalName', 'externalIPs', 'loadBalancerIPs', 'sessionAffinity',
+    'sessionAffinityTimeoutSeconds', 'externalTrafficPolicy', 'internalTrafficPolicy', 'trafficDistribution', 'selector', 'ports', 'slices',
+    'endpoints', 'selectedPods', 'service'] as const satisfies readonly (keyof ServiceRow)[];
+  return { ...view, rows: view.rows.map((r) => Object.fromEntries(keys.map((k) => [k, r[k]])) as unknown as ServiceRow) };
+}
+
+describe('sweeps over compact rows', () => {
+  it('dataplaneTargets and diagnoseService say what they say over materialised rows', () => {
+    const view = buildServiceView(objectsOf(
+      makeService({ name: 'lb', type: 'LoadBalancer', clusterIPs: ['10.96.0.10', 'fd00::10'], externalIPs: ['198.51.100.5'], lbIngress: [{ ip: '203.0.113.7' }],
+        ports: [{ name: 'http', port: 80, targetPort: 8080, nodePort: 30080 }, { name: 'dns', protocol: 'UDP', port: 53, targetPort: 53, nodePort: 30053 }] }),
+      makeEndpointSlice({ service: 'lb', name: 'lb-b', ports: [{ name: 'http', port: 8080 }, { name: 'dns', protocol: 'UDP', port: 53 }, { name: 'stray', port: 1 }, { name: 'http', port: null }],
+        endpoints: [{ address: '10.0.0.9', ready: false }, { address: '10.0.0.1', ready: null }, { address: '10.0.0.10' }] }),
+      withExtraAddresses(makeEndpointSlice({ service: 'lb', name: 'lb-a', endpoints: [{ address: '10.0.0.10', ready: false }, { address: '10.0.0.3' }] }), ['10.0.0.2']),
+      makeEndpointSlice({ service: 'lb', name: 'lb-v6', addressType: 'IPv6', endpoints: [{ address: 'fd00::b' }, { address: 'fd00::a', terminating: true, ready: false }] }),
+      makeEndpointSlice({ service: 'lb', name: 'lb-fqdn', addressType: 'FQDN', endpoints: [{ address: 'db.example.com' }] }),
+      makeService({ name: 'down' }),
+      makeEndpointSlice({ service: 'down', name: 'down-1', ports: [{ name: 'other', port: 9 }], endpoints: [{ address: '10.1.0.2', ready: false, serving: true }, { address: '10.1.0.1', ready: false, terminating: true }] }),
+      makeService({ name: 'headless', clusterIP: 'None', clusterIPs: ['None'] }),
+      makeEndpointSlice({ service: 'headless', name: 'headless-1', endpoints: [{ address: '10.2.0.1' }] }),
+      makeService({ name: 'ext', type: 'ExternalName', clusterIP: null, externalName: 'db.example.com' }),
+      makeService({ name: 'none', selector: null }),
+    ));
+    const plain = materialised(view);
+    const targets = dataplaneTargets(view);
+    expect(targets).toEqual(dataplaneTargets(plain));
+    // 3 addresses × 2 served ports in lb-b, 2 more IPv4 and 2 IPv6 at 8080; 10.0.0.10:8080 is in two slices, ready in one.
+    const lb = targets.find((t) => t.name === 'lb')!;
+    expect(lb.endpoints.length).toBe(10);
+    expect(lb.endpoints.filter((e) => e.ip === '10.0.0.10' && e.port === 8080)).toEqual([{ ip: '10.0.0.10', port: 8080, protocol: 'TCP', ready: true }]);
+    const facts = diagnoseService(view);
+    expect(facts).toEqual(diagnoseService(plain));
+    expect(facts.map((f) => `${f.name} ${f.code}`)).toEqual(expect.arrayContaining(['down no-ready-endpoints', 'none no-endpointslice']));
   });
 });
 
