@@ -321,6 +321,12 @@ export type NftStatement =
  * One rule. `counters` is set when the rule has an anonymous `counter` statement (0/0 when
  * the input gave no values, as `nft -f` input does). `raw` is the rule as read from text
  * (whitespace runs collapsed, `# handle` dropped), or as the formatter prints it for JSON.
+ *
+ * Memory (issue 10, `src/parsers/nft-share.ts`): when `raw` is exactly the formatter's text
+ * (every JSON rule, text rules as nft prints them) it is an own enumerable getter that
+ * prints it on each read (spread, `Object.keys`, `JSON.stringify` and deep equality see it
+ * as before); equal statements and expressions of different rules are one frozen object.
+ * The model is immutable: never write into a rule, statement or expression.
  */
 export interface NftRule {
   readonly handle?: number;

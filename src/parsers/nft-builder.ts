@@ -16,6 +16,7 @@ import type {
   NftSetFlag,
   NftTable,
 } from '../model/nftables.js';
+import { flatCopy, NftSharer, type RuleParts } from './nft-share.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -64,6 +65,17 @@ export class RulesetBuilder {
   private lastTable: TableDraft | undefined;
   private lastChain: ChainDraft | undefined;
   private lastChainTable: TableDraft | undefined;
+  // Shares identical statements, values and names while the ruleset is read (nft-share.ts).
+  private readonly sharer = new NftSharer();
+
+  /**
+   * A rule for the model: statements shared with equal ones of other rules, `raw` printed
+   * on demand when it is the formatter's text (see `nft-share.ts`). Parsers push this, not
+   * their own object.
+   */
+  rule(parts: RuleParts): NftRule {
+    return this.sharer.rule(parts);
+  }
 
   /** The table, or undefined. */
   findTable(family: NftFamily, name: string): TableDraft | undefined {
@@ -114,7 +126,8 @@ export class RulesetBuilder {
     if (last !== undefined && this.lastChainTable === table && last.name === name) return last;
     let c = table.chains.get(name);
     if (!c) {
-      c = { name, rules: [] };
+      // The name string is the one jump targets use (one copy, never a view into the input).
+      c = { name: this.sharer.name(name), rules: [] };
       table.chains.set(name, c);
     }
     this.lastChain = c;
@@ -132,38 +145,58 @@ export class RulesetBuilder {
     return s;
   }
 
-  /** The immutable ruleset: undefined fields are left out, so models compare cleanly. */
+  /**
+   * The immutable ruleset: undefined fields are left out, so models compare cleanly;
+   * arrays are exact-size copies, strings flat copies, set elements shared (nft-share.ts).
+   */
   finish(): NftRuleset {
-    return { tables: [...this.tables.values()].map(finishTable) };
+    const sharer = this.sharer;
+    return { tables: [...this.tables.values()].map((t) => finishTable(t, sharer)) };
   }
 }
 
-function finishTable(t: TableDraft): NftTable {
+// Strings of the text parser are views into the input: every kept one is copied flat.
+const flatList = (xs: readonly string[]): string[] => xs.map(flatCopy);
+
+function finishTable(t: TableDraft, sharer: NftSharer): NftTable {
   return {
     family: t.family,
-    name: t.name,
+    name: flatCopy(t.name),
     ...(t.handle !== undefined && { handle: t.handle }),
-    ...(t.comment !== undefined && { comment: t.comment }),
-    ...(t.flags !== undefined && { flags: t.flags }),
+    ...(t.comment !== undefined && { comment: flatCopy(t.comment) }),
+    ...(t.flags !== undefined && { flags: flatList(t.flags) }),
     chains: [...t.chains.values()].map(finishChain),
-    sets: [...t.sets.values()].map(finishSet),
-    counters: [...t.counters.values()],
-    objects: t.objects,
+    sets: [...t.sets.values()].map((s) => finishSet(s, sharer)),
+    counters: [...t.counters.values()].map((c) => ({
+      ...c,
+      name: flatCopy(c.name),
+      ...(c.comment !== undefined && { comment: flatCopy(c.comment) }),
+    })),
+    objects: t.objects.map((o) => ({ ...o, kind: flatCopy(o.kind), name: flatCopy(o.name), raw: flatCopy(o.raw) })),
   };
 }
 
 function finishChain(c: ChainDraft): NftChain {
+  const base = c.base;
   return {
     name: c.name,
     ...(c.handle !== undefined && { handle: c.handle }),
-    ...(c.comment !== undefined && { comment: c.comment }),
-    ...(c.base !== undefined && { base: c.base }),
-    rules: c.rules,
+    ...(c.comment !== undefined && { comment: flatCopy(c.comment) }),
+    ...(base !== undefined && {
+      base: { ...base, priorityText: flatCopy(base.priorityText), ...(base.devices && { devices: flatList(base.devices) }) },
+    }),
+    rules: c.rules.slice(),
   };
 }
 
-function finishSet(s: SetDraft): NftSet {
+function finishSet(s: SetDraft, sharer: NftSharer): NftSet {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(s)) if (v !== undefined) out[k] = v;
+  for (const [k, v] of Object.entries(s)) {
+    if (v === undefined) continue;
+    if (k === 'elements') out[k] = s.elements.map((e) => sharer.element(e));
+    else if (typeof v === 'string') out[k] = flatCopy(v);
+    else if (k === 'keyTypes' || k === 'flags') out[k] = flatList(v as string[]);
+    else out[k] = v;
+  }
   return out as unknown as NftSet;
 }

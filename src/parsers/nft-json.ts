@@ -13,14 +13,12 @@ import {
   isNftChainType,
   isNftFamily,
   isNftHook,
-  ruleCounters,
   type NftElement,
   type NftFamily,
   type NftRuleset,
   type NftStatement,
 } from '../model/nftables.js';
 import { normalizeSetFlags, RulesetBuilder, type TableDraft } from './nft-builder.js';
-import { formatRuleText } from './nft-format-expr.js';
 import {
   bigintOf,
   elementOf,
@@ -409,16 +407,10 @@ class JsonWalker {
     const exprs = body['expr'];
     if (!Array.isArray(exprs)) throw new JsonShapeError('rule "expr" must be a list');
     const statements = exprs.map((e, i) => this.statement(e, table.family, item, i));
-    const counters = ruleCounters(statements);
     const handle = optNum(body, 'handle');
     const comment = optStr(body, 'comment');
-    chain.rules.push({
-      statements,
-      raw: formatRuleText({ statements, ...(comment !== undefined && { comment }) }),
-      ...(handle !== undefined && { handle }),
-      ...(comment !== undefined && { comment }),
-      ...(counters && { counters }),
-    });
+    // `raw` is what the formatter prints: the builder's rule prints it when read.
+    chain.rules.push(this.builder.rule({ statements, ...(handle !== undefined && { handle }), ...(comment !== undefined && { comment }) }));
   }
 
   private statement(e: unknown, family: NftFamily, item: unknown, i: number): NftStatement {

@@ -330,7 +330,7 @@ class TextParser {
         return;
       }
       const rule = readRule(lex, this.ruleContext(family));
-      if (rule) chain.rules.push(rule);
+      if (rule) chain.rules.push(this.builder.rule(rule));
     });
   }
 
@@ -619,9 +619,9 @@ class TextParser {
       lex.next();
       anchor = { by: p.value === 'index' ? 'index' : 'handle', value: expectNumber(lex) };
     }
-    const rule = readRule(lex, this.ruleContext(table.family));
-    if (!rule) throw new Unparsed('rule without statements', chainToken);
-    this.placeRule(chain, rule, verb, anchor, at);
+    const read = readRule(lex, this.ruleContext(table.family));
+    if (!read) throw new Unparsed('rule without statements', chainToken);
+    this.placeRule(chain, read, verb, anchor, at);
   }
 
   private placeRule(
@@ -632,6 +632,12 @@ class TextParser {
     at: NftToken,
   ): void {
     const rules = chain.rules;
+    if (verb === 'replace' && anchor) {
+      // The replaced rule's handle stays (`replace rule … handle N` keeps N).
+      const old = anchor.by === 'index' ? rules[anchor.value] : rules.find((r) => r.handle === anchor.value);
+      if (old?.handle !== undefined) rule = { ...rule, handle: old.handle };
+    }
+    rule = this.builder.rule(rule);
     if (!anchor) {
       if (verb === 'insert') rules.unshift(rule);
       else rules.push(rule);
@@ -643,7 +649,7 @@ class TextParser {
       rules.push(rule);
     } else if (verb === 'replace') {
       this.report('info', at, 'command-applied', `rule ${anchor.by} ${anchor.value} replaced`);
-      rules[i] = rules[i]?.handle !== undefined ? { ...rule, handle: rules[i]?.handle } : rule;
+      rules[i] = rule;
     } else rules.splice(verb === 'insert' ? i : i + 1, 0, rule);
   }
 
