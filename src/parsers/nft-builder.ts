@@ -178,6 +178,11 @@ function finishTable(t: TableDraft, sharer: NftSharer): NftTable {
 
 function finishChain(c: ChainDraft): NftChain {
   const base = c.base;
+  // Plain literals for the shapes of the many regular chains: a literal with spreads gets
+  // spare in-object slots (24 bytes a chain, a quarter million chains on a big node).
+  if (base === undefined && c.comment === undefined) {
+    return c.handle === undefined ? { name: c.name, rules: c.rules.slice() } : { name: c.name, handle: c.handle, rules: c.rules.slice() };
+  }
   return {
     name: c.name,
     ...(c.handle !== undefined && { handle: c.handle }),
