@@ -10,7 +10,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findChain, type IptablesRule, type IptablesRuleset } from '../../src/model/iptables.js';
+import { findChain, plainIptablesChain, type IptablesRule, type IptablesRuleset } from '../../src/model/iptables.js';
 import { sameRuleSemantics } from '../../src/model/iptables-semantic.js';
 import { formatIptablesSave } from '../../src/parsers/iptables-format.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
@@ -151,7 +151,8 @@ describe.skipIf(!canRun)('iptables-save -c from the real kernel', () => {
     const tables = saved.tables.map((t) =>
       t.name !== 'filter'
         ? t
-        : { ...t, chains: t.chains.map((c) => (c.name === 'INPUT' ? { ...c, counters: { packets: max, bytes: max - 2n } } : c)) },
+        : // A parsed chain inherits its defaults: spread its plain copy.
+          { ...t, chains: t.chains.map((c) => (c.name === 'INPUT' ? { ...plainIptablesChain(c), counters: { packets: max, bytes: max - 2n } } : c)) },
     );
     const edited: IptablesRuleset = { ...saved, tables };
     run(['ip', 'netns', 'add', ns2]);
