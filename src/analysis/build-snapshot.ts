@@ -20,6 +20,7 @@ import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parser
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
 import { parseNftJson, parseNftJsonChunked } from '../parsers/nft-json.js';
+import { collectGarbageIfGrown } from '../memory.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
@@ -367,8 +368,12 @@ function inCatalogOrder(probes: ProbeSummary[]): ProbeSummary[] {
   return probes.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
 }
 
-/** One turn of the event loop: pending input and timers run before the next piece of work. */
+/**
+ * One turn of the event loop: pending input and timers run before the next piece of work;
+ * first a full GC if the parse so far has grown the heap by half (`collectGarbageIfGrown`).
+ */
 function turn(): Promise<void> {
+  collectGarbageIfGrown();
   return new Promise((resolve) => setImmediate(resolve));
 }
 
