@@ -370,7 +370,7 @@ function inCatalogOrder(probes: ProbeSummary[]): ProbeSummary[] {
 
 /**
  * One turn of the event loop: pending input and timers run before the next piece of work;
- * first a full GC if the parse so far has grown the heap by half (`collectGarbageIfGrown`).
+ * first a full GC if the parse so far has grown the heap by a quarter (`collectGarbageIfGrown`).
  */
 function turn(): Promise<void> {
   collectGarbageIfGrown();
