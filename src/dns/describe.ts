@@ -4,7 +4,7 @@
  * answer data in one cell. Language-neutral (protocol words only); the pane adds its
  * translated words around them. Pure.
  */
-import type { DnsExchange, DnsRecord } from '../model/dns.js';
+import type { DnsExchange, DnsRecord, ServiceDnsResult } from '../model/dns.js';
 import { REPLY_OUTCOMES } from '../model/dns.js';
 
 /** `web.default.svc` for `web.default.svc.cluster.local` in zone `cluster.local`; other names unchanged. */
@@ -49,4 +49,54 @@ export function comparedCell(text: string | null, zone: string): string {
 /** The "no reply" sentence of an exchange: `TIMEOUT from 10.96.0.10:53 after 3001 ms (2 tries)`. */
 export function noReplyText(e: DnsExchange): string {
   return `${statusWord(e)} from ${e.server}:${e.port} after ${msText(e.latencyMs)} ms (${e.tries} ${e.tries === 1 ? 'try' : 'tries'})${e.error && e.error !== 'timeout' ? `: ${e.error}` : ''}`;
+}
+
+/** A server address and port, as asked or as recorded in an exchange. */
+export interface DnsServerAddress {
+  readonly address: string;
+  readonly port: number;
+}
+
+/**
+ * A server whose reply was used: `standsInFor` is the server that was asked when the
+ * reply came from another one (a replay of a capture that recorded only that server,
+ * see `ReplayDnsTransport`), null when the asked server replied itself.
+ */
+export interface AnsweringServer extends DnsServerAddress {
+  readonly standsInFor: DnsServerAddress | null;
+}
+
+/**
+ * The distinct servers that replied in `exchanges` (outcomes with a reply, in first-seen
+ * order), each marked with the server asked (`asked`) when it is another one. Pure.
+ */
+export function answeringServers(asked: DnsServerAddress, exchanges: readonly DnsExchange[]): AnsweringServer[] {
+  const out: AnsweringServer[] = [];
+  for (const e of exchanges) {
+    if (!REPLY_OUTCOMES.has(e.outcome) || out.some((x) => x.address === e.server && x.port === e.port)) continue;
+    const same = e.server === asked.address && e.port === asked.port;
+    out.push({ address: e.server, port: e.port, standsInFor: same ? null : { address: asked.address, port: asked.port } });
+  }
+  return out;
+}
+
+/** Why a recorded server answers for another: only a replay does this (`ReplayDnsTransport`'s fallback). */
+export const STAND_IN_REASON = 'the capture recorded answers from this server only, so they stand in for the server asked';
+
+/** `answered by 10.244.0.2:53 (recorded), standing in for 10.96.0.10:53 asked: <reason>`. */
+export function standInText(s: AnsweringServer): string {
+  return `answered by ${s.address}:${s.port} (recorded), standing in for ${s.standsInFor?.address}:${s.standsInFor?.port} asked: ${STAND_IN_REASON}`;
+}
+
+/** The servers whose replies a result shows (checks, then searches), see {@link answeringServers}. */
+export function resultAnsweringServers(r: ServiceDnsResult): AnsweringServer[] {
+  const out = answeringServers(r.server, r.checks.map((c) => c.exchange));
+  for (const s of r.searches) {
+    // A search asks its resolv.conf's name server (port 53), or the checks' server when that is the one named.
+    const asked = s.nameserver === r.server.address ? r.server : { address: s.nameserver, port: 53 };
+    for (const a of answeringServers(asked, s.steps.flatMap((st) => st.exchanges))) {
+      if (!out.some((x) => x.address === a.address && x.port === a.port && x.standsInFor?.address === a.standsInFor?.address)) out.push(a);
+    }
+  }
+  return out;
 }

@@ -11,7 +11,7 @@ import { REPLY_OUTCOMES, type DnsCheck, type DnsExchange, type DnsRecord } from 
 import type { ApiObjects } from '../model/k8s.js';
 import { toJson } from '../report/json.js';
 import { compareExchange, TTL_NOTE } from './compare.js';
-import { comparedCell, msText, noReplyText } from './describe.js';
+import { answeringServers, comparedCell, msText, noReplyText, STAND_IN_REASON, type DnsServerAddress } from './describe.js';
 import { chooseServer } from './resolve.js';
 import { checkQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
 import { isQuestionType } from './wire.js';
@@ -33,11 +33,16 @@ export interface DigCommandOptions {
   readonly query?: DnsQueryOptions;
 }
 
-/** What `dig` found: the exchange, when predictable the comparison, and the transport's note on its path (null: none). */
+/**
+ * What `dig` found: the exchange, when predictable the comparison, the transport's note
+ * on its path (null: none), and the server asked (`asked`; a replay may answer with the
+ * capture's only recorded server instead: then `exchange.server` differs from it).
+ */
 export interface DigResult {
   readonly exchange: DnsExchange;
   readonly check: DnsCheck | null;
   readonly note: string | null;
+  readonly asked?: DnsServerAddress;
 }
 
 /**
@@ -52,7 +57,15 @@ export async function dig(options: DigCommandOptions): Promise<DigResult> {
   checkQuery(q, options.query);
   const exchange = await options.dns.query(q, options.query);
   const expected = options.api ? expectedAnswer(options.api, options.name, type, options.expect) : null;
-  return { exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null, note: options.dns.note ?? null };
+  return {
+    exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null, note: options.dns.note ?? null,
+    asked: { address: server.address, port: server.port },
+  };
+}
+
+/** The asked server when the reply came from another (a replay's stand-in), else null. */
+function standInOf(r: DigResult): DnsServerAddress | null {
+  return r.asked ? (answeringServers(r.asked, [r.exchange])[0]?.standsInFor ?? null) : null;
 }
 
 const line = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' ? `${r.data}.` : r.type === 'SRV' ? `${r.data}.` : r.data}`;
@@ -72,7 +85,11 @@ export function digText(r: DigResult, zone = 'cluster.local'): string {
     }
     out.push('', `;; Query time: ${msText(e.latencyMs)} msec over ${e.transport.toUpperCase()}${e.truncated ? ' (the UDP reply was truncated)' : ''}, ${e.tries} ${e.tries === 1 ? 'try' : 'tries'}`);
   }
-  out.push(`;; SERVER: ${e.server}#${e.port}`, `;; WHEN: ${e.startedAt}`);
+  const standIn = standInOf(r);
+  // The server line names who answered; a recorded server standing in for the asked one says so.
+  out.push(`;; SERVER: ${e.server}#${e.port}${standIn ? ` (recorded; stands in for ${standIn.address}#${standIn.port}, the server asked: ${STAND_IN_REASON})` : ''}`);
+  // A question the capture never asked has no time: no WHEN rather than the epoch.
+  if (e.outcome !== 'not-captured') out.push(`;; WHEN: ${e.startedAt}`);
   if (r.note) out.push(`;; NOTE: ${r.note}`);
   const c = r.check;
   if (c && c.verdict !== 'unpredicted' && c.expectedRcode) {
@@ -97,7 +114,10 @@ export function digExitCode(exchange: DnsExchange): number {
 }
 
 /**
- * `nodescope dig`: asks and renders (`text`, dig's layout; `json`, `{exchange, check}`).
+ * `nodescope dig`: asks and renders (`text`, dig's layout; `json`, `{exchange, check,
+ * ttlCompared, note?, askedServer?, standsInFor?}`: `exchange.server` is the server that
+ * answered; `askedServer` `{address, port}` the one asked; `standsInFor` (the asked
+ * server) only when a recorded server's answer stands in for it in a replay).
  * Throws like {@link dig}.
  */
 export async function runDigCommand(options: DigCommandOptions): Promise<string> {
@@ -108,7 +128,11 @@ export async function runDigCommand(options: DigCommandOptions): Promise<string>
 export function digOutput(r: DigResult, options: Pick<DigCommandOptions, 'format' | 'expect'>): string {
   if (options.format === 'json') {
     const { replyHex: _hex, ...exchange } = r.exchange;
-    return toJson({ exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false, ...(r.note ? { note: r.note } : {}) });
+    const standIn = standInOf(r);
+    return toJson({
+      exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false, ...(r.note ? { note: r.note } : {}),
+      ...(r.asked ? { askedServer: r.asked } : {}), ...(standIn ? { standsInFor: standIn } : {}),
+    });
   }
   return digText(r, options.expect?.zone);
 }

@@ -5,7 +5,7 @@
  * JSON document (stable):
  * `{node?, kernel?, source?, live?, capturedAt?, mode?, evidence?, ttlCompared: false,
  * dns: [{namespace, name, fqdn, zone, serviceExists, server: {address, port, source,
- * service}, via, checks: [{qname, qtype, verdict, expected: {rcode, reason} | null,
+ * service}, answeredBy: [{address, port, standsInFor: {address, port} | null}], via, checks: [{qname, qtype, verdict, expected: {rcode, reason} | null,
  * rcodeMatches, reply: {outcome, rcode, flags, transport, truncated, tries, latencyMs,
  * startedAt, error, answers, authorities, additionals: [{name, type, ttl, data}]},
  * records: [{verdict, name, type, expected, actual}]}], searches: [{name, resolvOrigin,
@@ -13,9 +13,12 @@
  * wastedQueries, elapsedMs, incomplete, steps: [{qname, origin, outcome, elapsedMs,
  * queries: [{qtype, outcome, rcode, latencyMs}]}]}], notes}]}` — the head fields come
  * from the snapshot when one is given; latencies in milliseconds, TTLs in seconds.
+ * `server` is the server asked; `answeredBy` the servers whose replies are shown (checks
+ * and searches), with `standsInFor` the asked server when another answered for it (a
+ * replay of a capture that recorded only that server), null when the asked one replied.
  */
 import Table from 'cli-table3';
-import { answersCell, comparedCell, msText, noReplyText, relativeName, statusWord } from '../dns/describe.js';
+import { answersCell, comparedCell, msText, noReplyText, relativeName, resultAnsweringServers, standInText, statusWord } from '../dns/describe.js';
 import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -55,7 +58,8 @@ function searchJson(s: DnsSearchRun) {
 /** One Service's result as the JSON document's `dns[]` item. */
 export function dnsResultJson(r: ServiceDnsResult) {
   return {
-    namespace: r.namespace, name: r.name, fqdn: r.fqdn, zone: r.zone, serviceExists: r.serviceExists, server: r.server, via: r.via,
+    namespace: r.namespace, name: r.name, fqdn: r.fqdn, zone: r.zone, serviceExists: r.serviceExists, server: r.server,
+    answeredBy: resultAnsweringServers(r), via: r.via,
     checks: r.checks.map(checkJson), searches: r.searches.map(searchJson), notes: r.notes,
   };
 }
@@ -104,7 +108,8 @@ export function searchLines(s: DnsSearchRun): string[] {
 /** The text report of one Service. */
 export function dnsResultText(r: ServiceDnsResult): string {
   const server = `server ${r.server.address}:${r.server.port} (${SOURCE_TEXT[r.server.source]}${r.server.service ? ` ${r.server.service}` : ''}) via ${r.via}`;
-  const lines = [`${r.namespace}/${r.name}  ${r.fqdn}`, server, checksTable(r), ...detailLines(r)];
+  const standIns = resultAnsweringServers(r).filter((s) => s.standsInFor).map(standInText);
+  const lines = [`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...standIns, checksTable(r), ...detailLines(r)];
   for (const s of r.searches) lines.push('', ...searchLines(s));
   lines.push('', ...r.notes.map((n) => `note: ${n}`));
   return lines.join('\n') + '\n';

@@ -140,3 +140,13 @@ describe('DnsPane states and language', () => {
     expect(dnsRowCount({ kind: 'no-service' })).toBe(0);
   });
 });
+
+describe.each(FRAME_WIDTHS)('DnsPane on a replay answered by the capture\'s only server, at %i columns', (width) => {
+  it('names the recorded server and the kube-dns ClusterIP it stands in for', () => {
+    const pod = '10.244.0.2';
+    const result = makeResult({ via: 'replay:fixtures/lab-cilium', checks: [check(makeExchange({ qname: `web.${Z}`, server: pod }))] });
+    const frame = pane({ kind: 'result', result }, width, 0, 22).frame().replace(/\s+/g, ' ');
+    expect(frame).toContain('server 10.96.0.10:53 (kube-dns ClusterIP)');
+    expect(frame).toContain(`answered by ${pod}:53 (recorded), standing in for 10.96.0.10:53`);
+  });
+});

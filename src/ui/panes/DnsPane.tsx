@@ -8,7 +8,7 @@
  */
 import { Box, Text } from 'ink';
 import React from 'react';
-import { answersCell, comparedCell, msText, relativeName, statusWord } from '../../dns/describe.js';
+import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord } from '../../dns/describe.js';
 import { PORT_FORWARD_NOTE } from '../../dns/portforward.js';
 import type { DnsCheck, DnsCheckVerdict, DnsExchange, DnsRecordVerdict, DnsSearchRun, ServiceDnsResult } from '../../model/dns.js';
 import { Table, type TableRow } from '../components/Table.js';
@@ -216,6 +216,10 @@ export function DnsPane({ data, width, height, focused, cursor, lang }: DnsPaneP
   ];
   // --node asks one CoreDNS pod through the API: the answer is CoreDNS's, not the node's path to it.
   if (r.notes.includes(PORT_FORWARD_NOTE)) head.push({ text: t(lang, 'dns.portForwardNote'), color: 'warn' });
+  // A replay may answer with the capture's only recorded server: name it next to the one asked.
+  for (const s of resultAnsweringServers(r)) {
+    if (s.standsInFor) head.push({ text: tf(lang, 'dns.standIn', { server: `${s.address}:${s.port}`, asked: `${s.standsInFor.address}:${s.standsInFor.port}` }), color: 'warn' });
+  }
   const detail = detailLines(lang, r.checks[Math.min(cursor, r.checks.length - 1)], r.zone);
   const rest: Line[] = [];
   for (const s of r.searches) rest.push(...searchLines(lang, s, r.zone));
