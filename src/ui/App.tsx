@@ -22,7 +22,7 @@ import { ConntrackPane } from './panes/ConntrackPane.js';
 import { DnsPane, dnsPaneData, dnsRowCount } from './panes/DnsPane.js';
 import { ComparePane } from './panes/ComparePane.js';
 import { LbPane } from './panes/LbPane.js';
-import { StepPane } from './panes/StepPane.js';
+import { StepPane, type StepPaneData } from './panes/StepPane.js';
 import { createAppViews, lbViewForOpen, type AppViews, type AppViewsOf } from './app-views.js';
 import { modeEvidenceFit } from './mode-evidence.js';
 import { RulesPane } from './panes/RulesPane.js';
@@ -47,6 +47,17 @@ export interface AppProps {
 function serviceUnderCursor(rows: readonly ServiceRow[] | null, ui: UiState): string | null {
   const row = rows?.[ui.cursors['services'] ?? 0];
   return row ? `${row.namespace}/${row.name}` : null;
+}
+
+/**
+ * What the Step pane shows: the walk, or when no packet is set, why `t` made none,
+ * or that the snapshot is still loading, before the generic "press t".
+ */
+function stepData(walk: StepPaneData, ui: UiState, snapshot: NodeSnapshot, lang: Lang): StepPaneData {
+  if (ui.step || walk.kind !== 'none') return walk;
+  if (ui.stepNoPacket && ui.selectedService) return { kind: 'noPacket', service: ui.selectedService, reason: ui.stepNoPacket };
+  if (snapshot.pending?.length) return { kind: 'loading', text: t(lang, 'status.loading') };
+  return walk;
 }
 
 const HEADER_LINES = 3;
@@ -117,8 +128,8 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     if (!row || !snap) return;
     const packet = defaultStepPacket(snap, row.namespace, row.name);
     dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
-    if ('from' in packet) dispatch({ type: 'startStep', from: packet.from, to: packet.to });
-    else dispatch({ type: 'switchPane', pane: 'step' });
+    if ('from' in packet) dispatch({ type: 'startStep', from: packet.from, to: packet.to, ...(packet.entry ? { entry: packet.entry } : {}) });
+    else dispatch({ type: 'stepNoPacket', reason: packet.reason });
   };
 
   const open = (u: UiState, v: AppViews, snap: NodeSnapshot | null): void => {
@@ -229,7 +240,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'rules' && views.rules) body = <RulesPane data={views.rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'lb' && views.lb) body = <LbPane data={views.lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
-  else if (ui.pane === 'step') body = <StepPane data={views.step} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'step') body = <StepPane data={stepData(views.step, ui, snapshot, lang)} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'compare' && snapshot.pending?.length) body = <Text color={theme.muted}>{t(lang, 'status.loading')}</Text>;
   else if (ui.pane === 'compare') body = <ComparePane data={views.compare} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'dns') body = <DnsPane data={dns} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;

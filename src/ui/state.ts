@@ -5,6 +5,7 @@
  */
 
 import { DEFAULT_CONNTRACK_SORT, nextConntrackSort, reverseConntrackSort, type ConntrackSort } from '../analysis/conntrack-view.js';
+import type { StepNoPacketReason } from '../analysis/step-defaults.js';
 
 /** The panes, in tab order. */
 export const PANES = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step', 'compare'] as const;
@@ -47,6 +48,8 @@ export interface UiState {
    * and `entry` point, as `nodescope trace` takes them) and which random branch it follows (0-based).
    */
   readonly step: { readonly from: string; readonly to: string; readonly branch: number; readonly flags?: string; readonly entry?: string } | null;
+  /** Why the last `t` could make no packet for its Service (the Step pane says so), else null. */
+  readonly stepNoPacket: StepNoPacketReason | null;
   readonly quit: boolean;
   /** A one-line answer to the last key when it could do nothing (shown in the footer until the next key). */
   readonly notice: UiNotice | null;
@@ -72,6 +75,7 @@ export type UiAction =
   | { readonly type: 'conntrackScopeToggle' }
   | { readonly type: 'startStep'; readonly from: string; readonly to: string; readonly flags?: string; readonly entry?: string }
   | { readonly type: 'stepBranch'; readonly branches: number }
+  | { readonly type: 'stepNoPacket'; readonly reason: StepNoPacketReason }
   | { readonly type: 'toggleHelp' }
   | { readonly type: 'quit' }
   | { readonly type: 'notice'; readonly notice: UiNotice };
@@ -88,6 +92,7 @@ export const initialUiState: UiState = {
   conntrackSort: DEFAULT_CONNTRACK_SORT,
   conntrackAll: false,
   step: null,
+  stepNoPacket: null,
   quit: false,
   notice: null,
 };
@@ -178,8 +183,11 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
         ...state,
         pane: 'step',
         step: { from: action.from, to: action.to, branch: 0, ...(action.flags ? { flags: action.flags } : {}), ...(action.entry ? { entry: action.entry } : {}) },
+        stepNoPacket: null,
         cursors: { ...state.cursors, step: 0 },
       };
+    case 'stepNoPacket':
+      return { ...state, pane: 'step', step: null, stepNoPacket: action.reason, cursors: { ...state.cursors, step: 0 } };
     case 'stepBranch':
       if (!state.step || action.branches < 2) return state;
       return { ...state, step: { ...state.step, branch: (state.step.branch + 1) % action.branches }, cursors: { ...state.cursors, step: 0 } };

@@ -10,6 +10,7 @@
 import { Box, Text } from 'ink';
 import React from 'react';
 import { branchLines, formatHeader, stepMark, tupleText } from '../../trace/describe.js';
+import type { StepNoPacketReason } from '../../analysis/step-defaults.js';
 import type { TraceResult, TraceStep, VerdictKind } from '../../trace/types.js';
 import { wrapCells } from '../../tour/wrap.js';
 import { Table, type TableRow } from '../components/Table.js';
@@ -23,6 +24,8 @@ export type StepPaneData =
   /** The snapshot's dataplane parts are still being parsed (staged load); `text` says so. */
   | { readonly kind: 'loading'; readonly text: string }
   | { readonly kind: 'failed'; readonly reason: string }
+  /** `t` on Service `service` (`ns/name`) made no packet: `reason` says why (headless, no API objects, …). */
+  | { readonly kind: 'noPacket'; readonly service: string; readonly reason: StepNoPacketReason }
   | { readonly kind: 'result'; readonly result: TraceResult };
 
 /** Props of {@link StepPane}. `cursor`: index of the current step; `height`: lines available. */
@@ -74,8 +77,9 @@ function rowColor(s: TraceStep): ColorToken | undefined {
   return undefined;
 }
 
+/** One step's row; numbered from 1, as the footer (`step n of total`) and the branch lines count. */
 function stepRow(s: TraceStep, width: number, whereWidth: number): TableRow {
-  const cells = [String(s.index), s.hook ?? '', where(s, whereWidth), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
+  const cells = [String(s.index + 1), s.hook ?? '', where(s, whereWidth), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
   if (width >= 100) cells.push(s.reason);
   const color = rowColor(s);
   return { key: String(s.index), cells, ...(color ? { color } : {}), ...(s.matched === false ? { dim: true } : {}) };
@@ -144,6 +148,16 @@ function Line({ label, text, color, width }: { label: string; text: string; colo
 export function StepPane({ data, width, height, focused, cursor, lang }: StepPaneProps): React.JSX.Element {
   if (data.kind === 'none') return <Text color={theme.muted}>{fitCell(t(lang, 'step.none'), width)}</Text>;
   if (data.kind === 'loading') return <Text color={theme.muted}>{fitCell(data.text, width)}</Text>;
+  if (data.kind === 'noPacket') {
+    const lines = [tf(lang, 'step.noPacket', { service: data.service }), t(lang, `step.noPacket.${data.reason}`), t(lang, 'step.noPacket.hint')];
+    return (
+      <Box flexDirection="column">
+        {lines.map((l, i) => (
+          <Text key={i} color={i === 0 ? theme.warn : theme.muted}>{fitCell(l, width)}</Text>
+        ))}
+      </Box>
+    );
+  }
   if (data.kind === 'failed') return <Text color={theme.error}>{fitCell(tf(lang, 'step.failed', { reason: data.reason }), width)}</Text>;
   const r = data.result;
   const steps = r.steps;
