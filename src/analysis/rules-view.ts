@@ -464,7 +464,21 @@ export function chainListIndex(snapshot: NodeSnapshot): RowIndex<ChainListRow> {
   return index;
 }
 
-/** Formats a probability for a pane: 0.333… → `33.3%`. */
-export function formatProbability(p: number): string {
-  return `${(p * 100).toFixed(p < 0.1 ? 2 : 1)}%`;
+/**
+ * Decimals for a column of probabilities (0..1; nulls ignored): 2 when any is under 10%,
+ * else 1. Compared after rounding to 1e-8, so float noise (1/10 computed as 0.0999…) does
+ * not change the format of equal branches.
+ */
+export function probabilityDigits(ps: Iterable<number | null>): 1 | 2 {
+  for (const p of ps) if (p !== null && Math.round(p * 1e8) < 1e7) return 2;
+  return 1;
+}
+
+/**
+ * Formats a probability (0..1) as a percentage: 0.333… → `33.3%`, 0.05 → `5.00%`.
+ * `digits` (default {@link probabilityDigits} of `p` alone): pass one value for a whole
+ * column so every row has the same format.
+ */
+export function formatProbability(p: number, digits: 1 | 2 = probabilityDigits([p])): string {
+  return `${(p * 100).toFixed(digits)}%`;
 }

@@ -6,7 +6,7 @@
 import { Box, Text } from 'ink';
 import React from 'react';
 import type { NftListRow } from '../../analysis/nft-view.js';
-import { formatProbability, type LazyRows, type RuleRow } from '../../analysis/rules-view.js';
+import { formatProbability, probabilityDigits, type LazyRows, type RuleRow } from '../../analysis/rules-view.js';
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
@@ -66,12 +66,18 @@ function chainColumns(lang: Lang, width: number): ColumnSpec[] {
   ];
 }
 
-function ruleColumns(lang: Lang, width: number): ColumnSpec[] {
+/** Widths the data decides: `num` fits the chain's largest rule number, `prob` its longest shown text. */
+interface RuleColumnWidths {
+  readonly num: number;
+  readonly prob: number;
+}
+
+function ruleColumns(lang: Lang, width: number, sized: RuleColumnWidths = { num: 3, prob: 6 }): ColumnSpec[] {
   const cols: ColumnSpec[] = [
-    { key: 'num', title: t(lang, 'col.num'), width: 3, align: 'right' },
+    { key: 'num', title: t(lang, 'col.num'), width: Math.max(3, sized.num), align: 'right' },
     { key: 'pkts', title: t(lang, 'col.pkts'), width: 7, align: 'right' },
     { key: 'rate', title: t(lang, 'col.rate'), width: 7, align: 'right' },
-    { key: 'prob', title: t(lang, 'col.prob'), width: 6, align: 'right' },
+    { key: 'prob', title: t(lang, 'col.prob'), width: Math.max(6, sized.prob), align: 'right' },
     { key: 'rule', title: t(lang, 'col.rule'), flex: 3 },
   ];
   if (width >= 100) cols.push({ key: 'bytes', title: t(lang, 'col.bytes'), width: 8, align: 'right' });
@@ -97,12 +103,12 @@ function wrapLines(text: string, width: number, lines: number): string[] {
   return out;
 }
 
-function ruleCells(r: RuleRow, width: number): string[] {
+function ruleCells(r: RuleRow, width: number, digits: 1 | 2): string[] {
   // The kube-proxy comment names the Service; without one the matches say what the rule does.
   // Branch rows always show where they lead; other rows show the comment, then matches when wide.
   const rule = r.branch ? `${r.label} ${r.matches}` : r.label ? (width >= 100 && r.matches ? `${r.label}  ${r.matches}` : r.label) : r.matches;
   const pkts = r.derivedCount !== undefined && r.derivedCount !== null ? `ct ${r.derivedCount}` : r.packets === null ? (r.branch ? '' : '-') : humanCount(r.packets);
-  const cells = [r.branch ? '' : String(r.index), pkts, r.rate === null ? '' : humanRate(r.rate), r.probability === null ? '' : formatProbability(r.probability), rule];
+  const cells = [r.branch ? '' : String(r.index), pkts, r.rate === null ? '' : humanRate(r.rate), r.probability === null ? '' : formatProbability(r.probability, digits), rule];
   if (width >= 100) cells.push(r.bytes === null ? '-' : humanBytes(r.bytes));
   cells.push((r.jumpTo || r.jumpSet ? '→ ' : '') + compactTarget(r.target));
   return cells;
@@ -140,9 +146,17 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
   const detailLines = 3 + (data.derivedNote ? 1 : 0);
   const tableHeight = Math.max(1, height - 2 - detailLines - diagLines);
   const start = windowStart(data.rows.length, cursor, tableHeight);
-  const rows: TableRow[] = data.rows.slice(start, start + tableHeight).map((r) => ({
+  const shown = data.rows.slice(start, start + tableHeight);
+  // One probability format for the whole column, and a `#` column as wide as the chain's last rule number.
+  const digits = probabilityDigits(shown.map((r) => r.probability));
+  const last = data.rows.length > 0 ? data.rows.at(data.rows.length - 1) : undefined;
+  const sized: RuleColumnWidths = {
+    num: Math.max(0, ...[last, ...shown].map((r) => (r ? String(r.index).length : 0))),
+    prob: Math.max(0, ...shown.map((r) => (r.probability === null ? 0 : formatProbability(r.probability, digits).length))),
+  };
+  const rows: TableRow[] = shown.map((r) => ({
     key: `${r.index}/${r.branch ? r.label : ''}`,
-    cells: ruleCells(r, width),
+    cells: ruleCells(r, width, digits),
     ...(/^(DNAT|SNAT|MASQUERADE|dnat|snat|masquerade)\b/.test(r.target) ? { color: 'nat' as const } : r.jumpTo || r.jumpSet ? { color: 'jump' as const } : {}),
   }));
   const title = `${tf(lang, 'rules.chain', { table: data.table, chain: data.chain })}${data.policy ? ` (policy ${data.policy})` : ''}${data.ruleset !== 'iptables' ? ` [${data.ruleset}]` : ''}`;
@@ -152,7 +166,7 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
       {data.rows.length === 0 ? (
         <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>
       ) : (
-        <Table columns={ruleColumns(lang, width)} rows={rows} cursor={cursor - start} width={width} height={tableHeight} focused={focused} />
+        <Table columns={ruleColumns(lang, width, sized)} rows={rows} cursor={cursor - start} width={width} height={tableHeight} focused={focused} />
       )}
       {data.derivedNote ? <Text color={theme.info}>{fitCell(`ct N = ${t(lang, 'rules.derived')}`, width)}</Text> : null}
       {selected ? (
