@@ -81,7 +81,7 @@ export function answeringServers(asked: DnsServerAddress, exchanges: readonly Dn
 }
 
 /** Why a recorded server answers for another: only a replay does this (`ReplayDnsTransport`'s fallback). */
-export const STAND_IN_REASON = 'the capture recorded answers from this server only, so they stand in for the server asked';
+export const STAND_IN_REASON = 'the capture holds answers from that server only';
 
 /** `answered by 10.244.0.2:53 (recorded), standing in for 10.96.0.10:53 asked: <reason>`. */
 export function standInText(s: AnsweringServer): string {
