@@ -142,13 +142,15 @@ export interface ConntrackServiceRef {
  * Everything computed once per snapshot: the entries, the Services they were matched
  * against (in `dataplaneTargets` order: namespace, then name), the classification
  * columns, and whether Services were known at all (API objects present).
- * `sortCache` and `filterCache` hold memoised orders; treat them as private.
+ * `sortCache`, `keyCache` and `filterCache` hold memoised orders and keys; treat them as private.
  */
 export interface ConntrackIndex extends ConntrackClassificationColumns {
   readonly entries: readonly ConntrackEntry[];
   readonly services: readonly ConntrackServiceRef[];
   readonly servicesKnown: boolean;
   readonly sortCache: Map<string, Uint32Array>;
+  /** The last sorted column's numeric keys (both directions sort on them; one column kept: 8 MB per 1M flows). */
+  readonly keyCache: Map<ConntrackSortColumn, { readonly keys: Float64Array; readonly max: number }>;
   readonly filterCache: Map<string, { readonly filter: string; readonly order: Uint32Array }>;
 }
 
@@ -165,6 +167,7 @@ export function buildConntrackIndex(
     servicesKnown,
     ...classifyConntrackColumns(entries, services, nodeAddresses),
     sortCache: new Map(),
+    keyCache: new Map(),
     filterCache: new Map(),
   };
 }
@@ -290,6 +293,26 @@ function denseRanks(keys: Float64Array): { ranks: Float64Array; distinct: number
   return { ranks, distinct: m };
 }
 
+/** The keys `sortedOrder` sorts `column` on, and their largest (the last column's kept in the index: `S` reverses without recomputing them). */
+function columnKeys(index: ConntrackIndex, column: ConntrackSortColumn): { readonly keys: Float64Array; readonly max: number } {
+  const cached = index.keyCache.get(column);
+  if (cached) return cached;
+  const n = index.entries.length;
+  let keys = sortKeys(index, column);
+  let max = 0;
+  for (let i = 0; i < n; i++) if (keys[i]! > max) max = keys[i]!;
+  // Keys small enough (the usual case) are used as they are; others are ranked first.
+  if ((max + 1) * n > Number.MAX_SAFE_INTEGER) {
+    const dense = denseRanks(keys);
+    keys = dense.ranks;
+    max = dense.distinct - 1;
+  }
+  const result = { keys, max };
+  index.keyCache.clear();
+  index.keyCache.set(column, result);
+  return result;
+}
+
 /**
  * Entry indices of the whole table in `sort` order (memoised in the index). Each entry
  * gets the number `key × n + index` and the typed array's native numeric sort orders
@@ -302,15 +325,7 @@ export function sortedOrder(index: ConntrackIndex, sort: ConntrackSort): Uint32A
   const cached = index.sortCache.get(cacheKey);
   if (cached) return cached;
   const n = index.entries.length;
-  let keys = sortKeys(index, sort.column);
-  let max = 0;
-  for (let i = 0; i < n; i++) if (keys[i]! > max) max = keys[i]!;
-  // Keys small enough (the usual case) are used as they are; others are ranked first.
-  if ((max + 1) * n > Number.MAX_SAFE_INTEGER) {
-    const dense = denseRanks(keys);
-    keys = dense.ranks;
-    max = dense.distinct - 1;
-  }
+  const { keys, max } = columnKeys(index, sort.column);
   const combined = new Float64Array(n);
   for (let i = 0; i < n; i++) combined[i] = (sort.descending ? max - keys[i]! : keys[i]!) * n + i;
   combined.sort();
