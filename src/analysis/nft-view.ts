@@ -9,7 +9,7 @@ import { chainsByHook, findChain } from '../model/nftables.js';
 import { formatExpr, formatStatement } from '../parsers/nft-format-expr.js';
 import { endpointKey } from './conntrack-nat.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { sumCounters, type RowIndex, type RuleRow } from './rules-view.js';
+import { segmentLookup, sumCounters, type RowIndex, type RuleRow } from './rules-view.js';
 
 /** One line of the nft part of the chain list. `table` is `family name`, e.g. `ip kube-proxy`. */
 export interface NftListRow {
@@ -80,18 +80,7 @@ export function nftChainListIndex(ruleset: NftRuleset, skipTables: ReadonlySet<s
     push({ kind: 'chains', start: length, length: positions.length, table, label, positions });
     push({ kind: 'sets', start: length, length: table.sets.length, table, label });
   }
-  let last = segments[0];
-  const segmentOf = (i: number): ListSegment => {
-    if (last && i >= last.start && i < last.start + last.length) return last;
-    let lo = 0;
-    let hi = segments.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (segments[mid]!.start <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    return (last = segments[lo]!);
-  };
+  const segmentOf = segmentLookup(segments, (s) => s.length);
   return {
     length,
     row(i) {

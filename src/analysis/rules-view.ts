@@ -426,18 +426,7 @@ export function chainListIndex(snapshot: NodeSnapshot): RowIndex<ChainListRow> {
   }
   // The segment holding position i: a filter walks positions in order, so the last one
   // found usually holds the next; else a binary search over a handful of tables.
-  let last = segments[0];
-  const segmentOf = (i: number): ChainSegment => {
-    if (last && i >= last.start && i < last.start + last.chains.length) return last;
-    let lo = 0;
-    let hi = segments.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (segments[mid]!.start <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    return (last = segments[lo]!);
-  };
+  const segmentOf = segmentLookup(segments, (s) => s.chains.length);
   const at = (i: number): [ChainSegment, IptablesChain] => {
     const seg = segmentOf(i);
     return [seg, seg.chains[i - seg.start]!];
@@ -481,4 +470,24 @@ export function probabilityDigits(ps: Iterable<number | null>): 1 | 2 {
  */
 export function formatProbability(p: number, digits: 1 | 2 = probabilityDigits([p])): string {
   return `${(p * 100).toFixed(digits)}%`;
+}
+
+/**
+ * The segment holding row `i` of a list made of segments one after the other (ascending
+ * `start`, `size(s)` rows each): the last hit first (a frame reads neighbouring rows), else a
+ * binary search. For lists that are several tables' rows in a row.
+ */
+export function segmentLookup<S extends { readonly start: number }>(segments: readonly S[], size: (s: S) => number): (i: number) => S {
+  let last = segments[0];
+  return (i) => {
+    if (last && i >= last.start && i < last.start + size(last)) return last;
+    let lo = 0;
+    let hi = segments.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (segments[mid]!.start <= i) lo = mid;
+      else hi = mid - 1;
+    }
+    return (last = segments[lo]!);
+  };
 }

@@ -72,8 +72,8 @@ class FastLine {
   compressed = true;
   expanded = true;
 
-  /** Skips blanks and returns how many; more than one, or a tab, makes the line non-canonical. */
-  blanks(): number {
+  /** Skips spaces and tabs and returns how many; a tab makes the line non-canonical. */
+  private skipBlanks(): number {
     const s = this.s;
     let i = this.i;
     const start = i;
@@ -86,27 +86,21 @@ class FastLine {
       i++;
     }
     this.i = i;
-    const n = i - start;
+    return i - start;
+  }
+
+  /** Skips blanks and returns how many; more than one, or a tab, makes the line non-canonical. */
+  blanks(): number {
+    const n = this.skipBlanks();
     if (n > 1) this.canon = false;
     return n;
   }
 
   /** Skips exactly `n` spaces (the formatter's padding) or, non-canonically, other blanks; false when there are none. */
   padding(n: number): boolean {
-    const s = this.s;
-    let i = this.i;
-    const start = i;
-    while (i < this.end) {
-      const c = s.charCodeAt(i);
-      if (c !== 32) {
-        if (c !== 9) break;
-        this.canon = false;
-      }
-      i++;
-    }
-    this.i = i;
-    if (i - start !== n) this.canon = false;
-    return i > start;
+    const k = this.skipBlanks();
+    if (k !== n) this.canon = false;
+    return k > 0;
   }
 
   /** True at a blank or at the end of the line. */
