@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { packageRoot } from '../../src/paths.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot, staticSession, type SessionLike } from '../../src/session.js';
+import { tourCaptures, type Tour } from '../../src/tour/model.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 
 /** The directory of fixture bundle `name` (e.g. `lab-iptables`). */
@@ -30,4 +31,11 @@ export function copyFixture(name: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), `nodescope-${name}-`));
   cpSync(fixtureDir(name), dir, { recursive: true });
   return dir;
+}
+
+/** A static session per capture a tour uses, keyed by capture name (the tour's `sessions`). */
+export async function tourSessions(tour: Tour): Promise<Map<string, SessionLike>> {
+  const out = new Map<string, SessionLike>();
+  for (const c of tourCaptures(tour)) out.set(c, staticSession(await snapshotOf(c)));
+  return out;
 }

@@ -7,27 +7,19 @@
  */
 import React from 'react';
 import { describe, expect, it } from 'vitest';
-import { staticSession, type SessionLike } from '../../src/session.js';
 import { loadTour } from '../../src/tour/load.js';
-import { tourCaptures, type Tour } from '../../src/tour/model.js';
 import { App } from '../../src/ui/App.js';
 import { t, tf } from '../../src/ui/i18n.js';
-import { snapshotOf } from '../helpers/fixtures.js';
+import { tourSessions } from '../helpers/fixtures.js';
 import { renderApp } from '../helpers/render.js';
 
 const WIDTH = 80;
 const HEIGHT = 40;
 
-async function sessionsOf(tour: Tour): Promise<Map<string, SessionLike>> {
-  const out = new Map<string, SessionLike>();
-  for (const c of tourCaptures(tour)) out.set(c, staticSession(await snapshotOf(c)));
-  return out;
-}
-
 /** Renders tour `name` and presses `n` until step `n` (1-based) of it is shown. */
 async function atStep(name: string, n: number) {
   const tour = loadTour(name);
-  const sessions = await sessionsOf(tour);
+  const sessions = await tourSessions(tour);
   const r = await renderApp(<App session={sessions.get(tour.capture)!} lang="en" width={WIDTH} height={HEIGHT} tour={{ tour, session: (c) => sessions.get(c)! }} />, WIDTH, HEIGHT);
   for (let i = 1; i < n; i++) await r.press('n');
   expect(r.frame()).toContain(tf('en', 'tour.step', { n, total: tour.steps.length }));

@@ -7,25 +7,17 @@
  */
 import React from 'react';
 import { describe, expect, it } from 'vitest';
-import { staticSession, type SessionLike } from '../../src/session.js';
 import { loadTour, tourNames } from '../../src/tour/load.js';
-import { tourCaptures, type Tour } from '../../src/tour/model.js';
 import { resolveStep } from '../../src/tour/resolve.js';
 import { breaksKinsoku, wrapCells } from '../../src/tour/wrap.js';
 import { App } from '../../src/ui/App.js';
 import { t, tf, type Lang } from '../../src/ui/i18n.js';
 import { cellWidth, fitCell } from '../../src/ui/text.js';
-import { snapshotOf } from '../helpers/fixtures.js';
+import { snapshotOf, tourSessions } from '../helpers/fixtures.js';
 import { renderApp } from '../helpers/render.js';
 
 const WIDTH = 80;
 const HEIGHT = 40;
-
-async function sessionsOf(tour: Tour): Promise<Map<string, SessionLike>> {
-  const out = new Map<string, SessionLike>();
-  for (const c of tourCaptures(tour)) out.set(c, staticSession(await snapshotOf(c)));
-  return out;
-}
 
 /** Cell offset of `text` in `line` (-1 when absent). */
 function cellOffset(line: string, text: string): number {
@@ -69,7 +61,7 @@ describe.each(tourNames())('tour %s', (name) => {
   describe.each(['en', 'ja'] as const)('in %s at 80 columns', (lang) => {
     it('shows every step: its pane, its object, the bar and the narration, without breaking the layout', async () => {
       const tour = loadTour(name);
-      const sessions = await sessionsOf(tour);
+      const sessions = await tourSessions(tour);
       const r = await renderApp(<App session={sessions.get(tour.capture)!} lang={lang} width={WIDTH} height={HEIGHT} tour={{ tour, session: (c) => sessions.get(c)! }} />, WIDTH, HEIGHT);
       for (const [i, step] of tour.steps.entries()) {
         if (i > 0) await r.press('n');
@@ -99,7 +91,7 @@ describe.each(tourNames())('tour %s', (name) => {
 describe('moving around a tour inside the app', () => {
   it('p goes back, a pane key marks exploring, and . restores the step\'s screen exactly', async () => {
     const tour = loadTour('where-rewritten');
-    const sessions = await sessionsOf(tour);
+    const sessions = await tourSessions(tour);
     const r = await renderApp(<App session={sessions.get(tour.capture)!} lang="ja" width={WIDTH} height={HEIGHT} tour={{ tour, session: (c) => sessions.get(c)! }} />, WIDTH, HEIGHT);
     await r.press('n', 'n', 'n', 'n'); // step 5: KUBE-SEP of 10.244.0.23
     const step5 = r.frame();
