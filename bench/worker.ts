@@ -7,6 +7,8 @@
  *   measure the memory its model retains once the text is dropped (needs `--expose-gc`);
  * - `floor FORMAT ROOT`: the same text only split into lines (`text.split('\n')`);
  * - `jsonparse FORMAT ROOT`: the same text through `JSON.parse` (the floor of a JSON format);
+ * - `charpass FORMAT ROOT`: one JavaScript pass reading every character (`charCodeAt`), the
+ *   least any parser written in JavaScript does with the text;
  * - `walk MODE ROOT`: load the bundle, then time one step-mode walk (first, and median of 20)
  *   of a TCP SYN from a pod of the node to the Service whose KUBE-SERVICES rule is last;
  * - `refresh ROOT full|changed`: load the iptables bundle, change its counters and flows, then
@@ -63,6 +65,13 @@ function readTexts(root: string, spec: FormatSpec): string[] {
   return spec.files.map((f) => readFileSync(path.join(root, f), 'utf8'));
 }
 
+/** Sum of every UTF-16 code unit of `text` (mod 2^32): a pass that reads each character once. */
+function charSum(text: string): number {
+  let h = 0;
+  for (let i = 0; i < text.length; i++) h = (h + text.charCodeAt(i)) | 0;
+  return h;
+}
+
 function report(m: Omit<Measurement, 'rssMb'>): void {
   process.stdout.write(`${JSON.stringify({ ...m, rssMb: peakRssMb() })}\n`);
 }
@@ -96,6 +105,11 @@ function parseTask(kind: string, format: string, root: string): void {
   if (kind === 'floor') {
     const all = texts;
     const t = timed(() => all.map((x) => x.split('\n').length));
+    return report({ ms: t.ms, cpuMs: t.cpuMs, ...size });
+  }
+  if (kind === 'charpass') {
+    const all = texts;
+    const t = timed(() => all.map(charSum));
     return report({ ms: t.ms, cpuMs: t.cpuMs, ...size });
   }
   if (kind === 'jsonparse') {
@@ -194,7 +208,7 @@ async function viewsTask(root: string): Promise<void> {
 
 async function main(): Promise<void> {
   const [task, a, b] = process.argv.slice(2);
-  if (task === 'parse' || task === 'floor' || task === 'jsonparse') parseTask(task, a!, b!);
+  if (task === 'parse' || task === 'floor' || task === 'jsonparse' || task === 'charpass') parseTask(task, a!, b!);
   else if (task === 'walk') await walkTask(a!, b!);
   else if (task === 'refresh') await refreshTask(a!, b ?? 'full');
   else if (task === 'views') await viewsTask(a!);
