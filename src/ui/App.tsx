@@ -8,7 +8,6 @@ import { conntrackElapsedSeconds } from '../analysis/conntrack-view.js';
 import { lbFrontendIndexForService } from '../analysis/lb-view.js';
 import { defaultStepPacket } from '../analysis/step-defaults.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import type { ServiceRow } from '../analysis/service-view.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { chainRows } from '../analysis/rules-view.js';
 import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
@@ -26,6 +25,7 @@ import { StepPane, type StepPaneData } from './panes/StepPane.js';
 import { createAppViews, lbViewForOpen, type AppViews, type AppViewsOf } from './app-views.js';
 import { modeEvidenceFit } from './mode-evidence.js';
 import { RulesPane } from './panes/RulesPane.js';
+import { highlightedService, togglePin } from './shown-service.js';
 import { ServicesPane } from './panes/ServicesPane.js';
 import { cursorOf, currentRules, filterOf, initialUiState, PANES, uiReducer, type UiAction, type UiState } from './state.js';
 import { theme } from './theme.js';
@@ -43,12 +43,6 @@ export interface AppProps {
   readonly tour?: TourRun;
 }
 
-/** `ns/name` of the Service under the Services pane's cursor, if any. */
-function serviceUnderCursor(rows: readonly ServiceRow[] | null, ui: UiState): string | null {
-  const row = rows?.[ui.cursors['services'] ?? 0];
-  return row ? `${row.namespace}/${row.name}` : null;
-}
-
 /**
  * What the Step pane shows: the walk, or when no packet is set, why `t` made none,
  * or that the snapshot is still loading, before the generic "press t".
@@ -58,6 +52,27 @@ function stepData(walk: StepPaneData, ui: UiState, snapshot: NodeSnapshot, lang:
   if (ui.stepNoPacket && ui.selectedService) return { kind: 'noPacket', service: ui.selectedService, reason: ui.stepNoPacket };
   if (snapshot.pending?.length) return { kind: 'loading', text: t(lang, 'status.loading') };
   return walk;
+}
+
+/** Space pins or unpins the shown Service in these panes (src/ui/shown-service.ts). */
+const FOLLOWING_PANES: ReadonlySet<string> = new Set(['services', 'conntrack', 'dns', 'compare']);
+
+/**
+ * The row a move key takes a cursor at `at` (-1: none yet) to, among `count` rows, or
+ * null when the key is not a move key or there are no rows.
+ */
+function moveTarget(input: string, key: { upArrow: boolean; downArrow: boolean; pageUp: boolean; pageDown: boolean }, at: number, count: number, page: number): number | null {
+  if (count === 0) return null;
+  let to: number;
+  if (/^[jk]+$/.test(input)) to = at + input.split('').reduce((d, c) => d + (c === 'j' ? 1 : -1), 0);
+  else if (key.upArrow) to = at - 1;
+  else if (key.downArrow) to = at + 1;
+  else if (key.pageUp) to = at - page;
+  else if (key.pageDown) to = at + page;
+  else if (input === 'g') to = 0;
+  else if (input === 'G') to = count - 1;
+  else return null;
+  return Math.max(0, Math.min(to, count - 1));
 }
 
 const HEADER_LINES = 3;
@@ -101,9 +116,9 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
 
   const filter = filterOf(ui);
   const views = viewsOf.current(snapshot, state, ui, lang);
-  const { services, mode } = views;
-  // The DNS pane asks about the Service chosen in the Services pane, else the one under its cursor.
-  const dnsService = ui.selectedService ?? serviceUnderCursor(services.rows, ui);
+  const { services, mode, shown } = views;
+  // The DNS pane asks about the Service shown: pinned, else under the Services cursor.
+  const dnsService = shown?.service ?? null;
   useEffect(() => {
     if (ui.pane === 'dns' && dnsService) session.resolveDns?.(dnsService);
   }, [ui.pane, dnsService, session, snapshot]);
@@ -201,9 +216,25 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     const v = viewsOf.current!(current.snapshot, current, u, lang);
     const count = rowCount(u, v);
     const page = Math.max(1, bodyHeight - 4);
+    // The Modes pane's cursor is the Service it shows: moving it there pins the row's Service.
+    if (u.pane === 'compare' && v.compare && !key.return) {
+      const rows = v.compare.perService;
+      const at = rows.findIndex((p) => p.service === v.shown?.service);
+      const to = moveTarget(input, key, at, rows.length, page);
+      if (to !== null) {
+        const row = rows[to];
+        if (row) dispatch({ type: 'pinService', service: row.service });
+        return;
+      }
+    }
     // A held or fast-typed j/k arrives as one chunk ("jjj"): move by all of it.
     if (input.length > 1 && /^[jk]+$/.test(input)) {
       dispatch({ type: 'move', delta: input.split('').reduce((d, c) => d + (c === 'j' ? 1 : -1), 0), count });
+      return;
+    }
+    if (input === ' ' && FOLLOWING_PANES.has(u.pane)) {
+      const highlighted = highlightedService(v.services.rows, u);
+      dispatch({ type: 'pinService', service: togglePin(u.pane === 'services', u.pane === 'services' ? highlighted : (v.shown?.service ?? null), u) });
       return;
     }
     const stepBranches = v.step.kind === 'result' ? (v.step.result.steps.find((s) => s.branches && s.branches.length > 1)?.branches?.length ?? 0) : 0;
@@ -242,9 +273,9 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   else if (ui.pane === 'lb' && views.lb) body = <LbPane data={views.lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'step') body = <StepPane data={stepData(views.step, ui, snapshot, lang)} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'compare' && snapshot.pending?.length) body = <Text color={theme.muted}>{t(lang, 'status.loading')}</Text>;
-  else if (ui.pane === 'compare') body = <ComparePane data={views.compare} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
-  else if (ui.pane === 'dns') body = <DnsPane data={dns} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
-  else if (ui.pane === 'conntrack' && views.conntrack) body = <ConntrackPane data={views.conntrack} elapsedSeconds={conntrackElapsedSeconds(views.conntrack, now())} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} sessionError={state.error} />;
+  else if (ui.pane === 'compare') body = <ComparePane data={views.compare} shown={shown} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'dns') body = <DnsPane data={dns} pinned={shown?.pinned ?? false} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'conntrack' && views.conntrack) body = <ConntrackPane data={views.conntrack} elapsedSeconds={conntrackElapsedSeconds(views.conntrack, now())} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} sessionError={state.error} shown={shown} />;
   else body = <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;
 
   return (
@@ -268,7 +299,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         {body}
       </Box>
       {tourBar ? <TourBar {...tourBar} /> : null}
-      <Footer typingFilter={ui.typingFilter} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
+      <Footer hint={FOLLOWING_PANES.has(ui.pane) && ui.pane !== 'services' ? t(lang, 'footer.hintShown') : undefined} typingFilter={ui.typingFilter} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
     </Box>
   );
 }

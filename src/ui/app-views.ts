@@ -15,6 +15,7 @@ import type { SessionState } from '../session.js';
 import type { RulesPaneData } from './panes/RulesPane.js';
 import type { StepPaneData } from './panes/StepPane.js';
 import { t, type Lang } from './i18n.js';
+import { highlightedService, shownService, type ShownService } from './shown-service.js';
 import { filterOf, type UiState } from './state.js';
 import { rulesView, servicesView } from './views.js';
 
@@ -27,6 +28,8 @@ export interface AppViews {
   readonly compare: ModeComparison | null;
   readonly step: StepPaneData;
   readonly mode: ProxyModeResult | null;
+  /** The Service Conntrack, DNS and Modes show: pinned, else under the Services cursor. */
+  readonly shown: ShownService | null;
 }
 
 /** The parts the proxy mode is read from: the header says `…` until they are parsed. */
@@ -78,17 +81,23 @@ export function createAppViews(): AppViewsOf {
       throw e;
     }
   });
+  // The Services pane's rows under its own filter, whichever pane is shown: its cursor indexes them.
+  const highlighted = memoLast((snapshot: NodeSnapshot | null, servicesFilter: string, _cursor: number | undefined, ui: UiState) =>
+    highlightedService(servicesView(snapshot, servicesFilter).rows, ui), 3);
+  const shown = memoLast((highlighted: string | null, _pinned: string | null, ui: UiState) => shownService(highlighted, ui), 2);
   return (snapshot, state, ui, lang) => {
     const filter = filterOf(ui);
     const pane = ui.pane;
+    const current = shown(highlighted(snapshot, ui.filters['services'] ?? '', ui.cursors['services'], ui), ui.pinnedService, ui);
     return {
       services: services(snapshot, pane === 'services' ? filter : ''),
       rules: pane === 'rules' ? rules(snapshot, state.rates, state.error, ui.rulesStack, filter, lang, state, ui) : null,
       lb: pane === 'lb' ? lb(snapshot, filter) : null,
-      conntrack: pane === 'conntrack' ? conntrack(snapshot, ui.conntrackSort, ui.conntrackAll, ui.selectedService, filter) : null,
+      conntrack: pane === 'conntrack' ? conntrack(snapshot, ui.conntrackSort, ui.conntrackAll, current?.service ?? null, filter) : null,
       compare: pane === 'compare' ? compare(snapshot) : null,
       step: pane === 'step' ? step(snapshot, ui.step, lang) : { kind: 'none' },
       mode: mode(snapshot),
+      shown: current,
     };
   };
 }

@@ -38,9 +38,17 @@ export interface UiState {
   readonly filters: Readonly<Record<string, string>>;
   readonly typingFilter: boolean;
   readonly help: boolean;
-  /** The Service chosen in the Services pane (`ns/name`), shared by other panes. */
+  /** The Service last opened with Enter or `t` (`ns/name`): Esc from the LB and Step panes returns to Services. */
   readonly selectedService: string | null;
-  /** Conntrack pane: sort column and direction, and whether to show all flows or the selected Service's. */
+  /**
+   * The Service pinned with Space (`ns/name`): Conntrack, DNS and Modes show it; null, they
+   * follow the Services pane's cursor (src/ui/shown-service.ts).
+   */
+  readonly pinnedService: string | null;
+  /**
+   * Conntrack pane: sort column and direction, and whether to show all flows (the start, as
+   * k9s lists start unfiltered) or only the shown Service's (`a`; src/ui/shown-service.ts).
+   */
   readonly conntrackSort: ConntrackSort;
   readonly conntrackAll: boolean;
   /**
@@ -67,6 +75,7 @@ export type UiAction =
   | { readonly type: 'openRules'; readonly location: RulesLocation }
   | { readonly type: 'back' }
   | { readonly type: 'selectService'; readonly service: string | null }
+  | { readonly type: 'pinService'; readonly service: string | null }
   | { readonly type: 'filterStart' }
   | { readonly type: 'filterInput'; readonly text: string }
   | { readonly type: 'filterEnd'; readonly keep: boolean }
@@ -89,8 +98,9 @@ export const initialUiState: UiState = {
   typingFilter: false,
   help: false,
   selectedService: null,
+  pinnedService: null,
   conntrackSort: DEFAULT_CONNTRACK_SORT,
-  conntrackAll: false,
+  conntrackAll: true,
   step: null,
   stepNoPacket: null,
   quit: false,
@@ -166,6 +176,8 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
       return state;
     case 'selectService':
       return { ...state, selectedService: action.service };
+    case 'pinService':
+      return { ...state, pinnedService: action.service };
     case 'filterStart':
       return { ...state, typingFilter: true };
     case 'filterInput':

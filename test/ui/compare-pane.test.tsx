@@ -7,9 +7,12 @@ import { cellWidth } from '../../src/ui/text.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';
 
-async function frame(capture: string, width: number, lang: Lang, cursor = 0): Promise<string> {
+/** The pane on `capture`, showing the `at`-th Service of its per-Service rows (the Services cursor's unless `pinned`). */
+async function frame(capture: string, width: number, lang: Lang, at = 0, pinned = false): Promise<string> {
   const data = compareModes(await snapshotOf(capture));
-  const r = renderAt(<ComparePane data={data} cursor={cursor} width={width} height={30} focused lang={lang} />, width);
+  const service = data?.perService[at]?.service;
+  const shown = service ? { service, pinned } : null;
+  const r = renderAt(<ComparePane data={data} shown={shown} width={width} height={30} focused lang={lang} />, width);
   const f = r.frame();
   r.unmount();
   return f;
@@ -35,14 +38,27 @@ describe('Compare pane', () => {
     const at = cmp.perService.findIndex((p) => p.service === 'default/web');
     const f = await frame('lab-nftables', 120, 'en', at);
     expect(f).toContain('what default/web adds in each mode');
+    // The title names the Service shown, and that it follows the Services cursor.
+    expect(f.split('\n')[0]).toMatch(/^default\/web \(Services cursor\) · \d+ Services/);
     expect(f).toMatch(/iptables: KUBE-EXT-…, KUBE-SEP-… ×3, KUBE-SVC-…/);
     expect(f).toMatch(/nftables: endpoint-… ×3, service-…, external-…/);
     expect(f).toContain('Cilium: 10.96.12.34:80/TCP (ClusterIP), 0.0.0.0:30080/TCP (NodePort)');
     expect(f.split('\n').find((l) => l.startsWith('nftables'))).toContain('equal');
   });
 
+  it('says a pinned Service is pinned, and selects no row for a Service it does not list', async () => {
+    const cmp = compareModes(await snapshotOf('lab-nftables'))!;
+    const at = cmp.perService.findIndex((p) => p.service === 'default/web');
+    expect((await frame('lab-nftables', 120, 'ja', at, true)).split('\n')[0]).toMatch(/^default\/web（固定） · /);
+    const r = renderAt(<ComparePane data={cmp} shown={{ service: 'default/nowhere', pinned: true }} width={120} height={30} focused lang="en" />, 120);
+    const f = r.frame();
+    r.unmount();
+    expect(f.split('\n')[0]).toContain('default/nowhere (pinned)');
+    expect(f).not.toContain('adds in each mode');
+  });
+
   it('says so when the source has no API objects', () => {
-    const r = renderAt(<ComparePane data={null} cursor={0} width={80} height={10} focused lang="ja" />, 80);
+    const r = renderAt(<ComparePane data={null} shown={null} width={80} height={10} focused lang="ja" />, 80);
     expect(r.frame()).toContain(t('ja', 'compare.noApi').slice(0, 20));
     r.unmount();
   });

@@ -43,8 +43,8 @@ function webResult(): ServiceDnsResult {
   });
 }
 
-function pane(data: DnsPaneData, width: number, cursor = 0, height = 22, lang: Lang = 'en') {
-  return renderAt(<DnsPane data={data} width={width} height={height} focused cursor={cursor} lang={lang} />, width);
+function pane(data: DnsPaneData, width: number, cursor = 0, height = 22, lang: Lang = 'en', pinned = false) {
+  return renderAt(<DnsPane data={data} pinned={pinned} width={width} height={height} focused cursor={cursor} lang={lang} />, width);
 }
 
 describe.each(FRAME_WIDTHS)('DnsPane at %i columns', (width) => {
@@ -53,7 +53,9 @@ describe.each(FRAME_WIDTHS)('DnsPane at %i columns', (width) => {
   it('shows every question, the wrong record, the timeout and the SERVFAIL, and the search cost', () => {
     const r = pane(data, width);
     const frame = r.frame();
-    expect(frame).toContain('default/web · web.default.svc.cluster.local · names relative to cluster.local');
+    // The title names the Service and that it follows the Services cursor; the zone note is cut first at 80 columns.
+    expect(frame).toContain('default/web (Services cursor) · web.default.svc.cluster.local · names relative');
+    if (width >= 120) expect(frame).toContain('names relative to cluster.local');
     expect(frame).toContain('server 10.96.0.10:53 (kube-dns ClusterIP) via netns:ns-node');
     expect(frame).toMatch(/web\.default\.svc\s+A\s+NOERROR\s+10\.96\.99\.99\s+1\.2\s+MISMATCH/);
     expect(frame).toMatch(/_http\._tcp\.web\.default\.svc\s+SRV\s+timeout\s+— \(10\.96\.0\.10:53\)\s+3001\s+no reply/);
@@ -99,13 +101,22 @@ describe('DnsPane states and language', () => {
 
   it.each([
     [{ kind: 'no-api' } as const, 'no API objects'],
-    [{ kind: 'no-service' } as const, 'select a Service'],
-    [{ kind: 'loading', service: 'default/web', server: '10.96.0.10' } as const, 'asking 10.96.0.10 about default/web…'],
-    [{ kind: 'failed', service: 'default/web', reason: 'no kube-dns Service' } as const, 'DNS check of default/web failed: no kube-dns Service'],
+    [{ kind: 'no-service' } as const, 'highlight a Service in the Services pane'],
+    [{ kind: 'loading', service: 'default/web', server: '10.96.0.10' } as const, 'asking 10.96.0.10 about default/web (Services cursor)…'],
+    [{ kind: 'failed', service: 'default/web', reason: 'no kube-dns Service' } as const, 'DNS check of default/web (Services cursor) failed: no kube-dns Service'],
   ])('%j', (data, text) => {
     const r = pane(data, 80);
     expect(r.frame()).toContain(text);
     r.unmount();
+  });
+
+  it('says in its title when the Service is pinned', () => {
+    const r = pane({ kind: 'result', result: webResult() }, 120, 0, 22, 'en', true);
+    expect(r.frame().split('\n')[0]).toMatch(/^default\/web \(pinned\) · web\.default\.svc/);
+    r.unmount();
+    const ja = pane({ kind: 'loading', service: 'default/web', server: null }, 80, 0, 22, 'ja', true);
+    expect(ja.frame()).toContain('default/web（固定）');
+    ja.unmount();
   });
 
   it('says when the Service is not in the API objects', () => {

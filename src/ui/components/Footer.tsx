@@ -11,15 +11,17 @@ export interface FooterProps {
   readonly filter: string;
   /** Why the last key did nothing, already translated; null for none. */
   readonly notice?: string | null;
+  /** The key hint of the current pane, already translated; default `footer.hint`. */
+  readonly hint?: string | undefined;
   readonly width: number;
   readonly lang: Lang;
 }
 
 /** Renders the footer line. */
-export function Footer({ typingFilter, filter, notice = null, width, lang }: FooterProps): React.JSX.Element {
+export function Footer({ typingFilter, filter, notice = null, hint, width, lang }: FooterProps): React.JSX.Element {
   if (typingFilter || (filter && !notice)) {
     return <Text color={theme.accent}>{fitCell(`${t(lang, 'filter.prompt')}${filter}${typingFilter ? '▏' : ''}`, width)}</Text>;
   }
   if (notice) return <Text color={theme.warn}>{fitCell(notice, width)}</Text>;
-  return <Text color={theme.muted}>{fitCell(t(lang, 'footer.hint'), width)}</Text>;
+  return <Text color={theme.muted}>{fitCell(hint ?? t(lang, 'footer.hint'), width)}</Text>;
 }

@@ -15,6 +15,7 @@ export const KEY_HELP: readonly (readonly [string, MessageKey])[] = [
   ['/', 'key.filter'],
   ['r', 'key.refresh'],
   ['t', 'key.trace'],
+  ['Space', 'key.pin'],
   ['n  p', 'key.stepMove'],
   ['b', 'key.branch'],
   ['s  S', 'key.sort'],

@@ -9,13 +9,18 @@ import React from 'react';
 import { COMPARE_MODES, modeTotal, type CompareMode, type ModeComparison } from '../../analysis/compare-modes.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { shownServiceLabel, type ShownService } from '../shown-service.js';
 import { fitCell, type ColumnSpec } from '../text.js';
 import { theme } from '../theme.js';
 
-/** Props of {@link ComparePane}. `data` null: no API objects. `cursor`: the selected Service row. */
+/**
+ * Props of {@link ComparePane}. `data` null: no API objects. `shown`: the Service the app
+ * shows (pinned, or under the Services cursor): its row is the cursor's, its chains are
+ * listed, the title names it; null or not among the rows: no row selected.
+ */
 export interface ComparePaneProps {
   readonly data: ModeComparison | null;
-  readonly cursor: number;
+  readonly shown: ShownService | null;
   readonly width: number;
   readonly height: number;
   readonly focused: boolean;
@@ -53,7 +58,7 @@ export function groupNames(names: readonly string[]): string {
 }
 
 /** Renders the pane. */
-export function ComparePane({ data, cursor, width, height, focused, lang }: ComparePaneProps): React.JSX.Element {
+export function ComparePane({ data, shown, width, height, focused, lang }: ComparePaneProps): React.JSX.Element {
   if (data === null) return <Text color={theme.muted}>{fitCell(t(lang, 'compare.noApi'), width)}</Text>;
   const modeRows: TableRow[] = COMPARE_MODES.map((m) => {
     const c = data.predicted[m];
@@ -66,7 +71,7 @@ export function ComparePane({ data, cursor, width, height, focused, lang }: Comp
     { key: '(base)', cells: [`(${t(lang, 'compare.base')})`, ...COMPARE_MODES.map((m) => String(modeTotal(data.base[m])))], color: 'muted' },
     ...data.perService.map((p) => ({ key: p.service, cells: [p.service, ...COMPARE_MODES.map((m) => String(modeTotal(p.cost[m])))] })),
   ];
-  const at = Math.min(Math.max(0, cursor), data.perService.length - 1);
+  const at = shown ? data.perService.findIndex((p) => p.service === shown.service) : -1;
   const selected = data.perService[at];
   const units = COMPARE_MODES.map((m) => `${LABEL[m]}: ${t(lang, `compare.unit.${m}` as MessageKey)}`);
   const notes = data.notes.slice(0, 2);
@@ -74,7 +79,7 @@ export function ComparePane({ data, cursor, width, height, focused, lang }: Comp
   const svcHeight = Math.max(1, Math.min(svcRows.length, height - fixed - 1));
   return (
     <Box flexDirection="column">
-      <Text bold>{fitCell(tf(lang, 'compare.title', { services: data.services, ports: data.servicePorts, endpoints: data.endpoints }), width)}</Text>
+      <Text bold>{fitCell(`${shown ? `${shownServiceLabel(lang, shown)} · ` : ''}${tf(lang, 'compare.title', { services: data.services, ports: data.servicePorts, endpoints: data.endpoints })}`, width)}</Text>
       <Table columns={modeColumns(lang)} rows={modeRows} cursor={-1} width={width} height={COMPARE_MODES.length} focused={false} />
       {units.map((u) => (
         <Text key={u} color={theme.muted}>

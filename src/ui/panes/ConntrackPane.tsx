@@ -16,6 +16,7 @@ import { conntrackRow, type ConntrackRowView, type ConntrackView } from '../../a
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang } from '../i18n.js';
+import { shownServiceLabel, type ShownService } from '../shown-service.js';
 import { cellWidth, fitCell, layoutColumns, percentText, type ColumnSpec } from '../text.js';
 import { theme, type ColorToken } from '../theme.js';
 
@@ -34,6 +35,8 @@ export interface ConntrackPaneProps {
   readonly focused: boolean;
   readonly lang: Lang;
   readonly sessionError?: string | null;
+  /** The Service the app shows (pinned or under the Services cursor): the summary names it. */
+  readonly shown?: ShownService | null;
 }
 
 /** Wide layouts (≥ 100 columns) add the status, Service and packet columns. */
@@ -136,13 +139,19 @@ function wrapLines(text: string, width: number, lines: number): string[] {
   return out;
 }
 
-/** The summary line: scope, entries shown / total, table usage, stale count, sort order. */
-export function conntrackSummaryLine(data: ConntrackView, lang: Lang): string {
+/**
+ * The summary line: scope first (the Service shown, pinned or under the Services cursor,
+ * or all Services), entries shown / total, table usage, stale count, sort order.
+ */
+export function conntrackSummaryLine(data: ConntrackView, lang: Lang, shown: ShownService | null = null): string {
   const s = data.summary;
   const parts: string[] = [];
+  if (data.scope) {
+    const label = shown?.service === data.scope.service ? shownServiceLabel(lang, shown) : data.scope.service;
+    parts.push(tf(lang, 'conntrack.scope', { service: label }));
+  } else if (shown) parts.push(tf(lang, 'conntrack.allServices', { service: shown.service }));
   // Cilium's CT map has no reply tuple: say where the rows come from when it is that table.
   if (data.source === 'cilium') parts.push(t(lang, 'conntrack.fromCilium'));
-  if (data.scope) parts.push(tf(lang, 'conntrack.scope', { service: data.scope.service }));
   parts.push(tf(lang, 'conntrack.entries', { shown: s.shown, total: s.total }));
   if (s.count !== null && s.max !== null && s.percent !== null) parts.push(tf(lang, 'conntrack.usage', { count: s.count, max: s.max, pct: percentText(s.percent) }));
   parts.push(s.shown === s.total ? tf(lang, 'conntrack.stale', { count: s.stale }) : tf(lang, 'conntrack.staleShown', { count: s.stale, shown: s.staleShown }));
@@ -151,7 +160,7 @@ export function conntrackSummaryLine(data: ConntrackView, lang: Lang): string {
 }
 
 /** Renders the pane. */
-export function ConntrackPane({ data, elapsedSeconds, cursor, width, height, focused, lang, sessionError }: ConntrackPaneProps): React.JSX.Element {
+export function ConntrackPane({ data, elapsedSeconds, cursor, width, height, focused, lang, sessionError, shown = null }: ConntrackPaneProps): React.JSX.Element {
   const a = data.availability;
   if (a.kind !== 'table') {
     const text =
@@ -188,7 +197,7 @@ export function ConntrackPane({ data, elapsedSeconds, cursor, width, height, foc
 
   return (
     <Box flexDirection="column">
-      <Text bold>{fitCell(conntrackSummaryLine(data, lang), width)}</Text>
+      <Text bold>{fitCell(conntrackSummaryLine(data, lang, shown), width)}</Text>
       {notes.map((n, i) => (
         <Text key={i} color={theme[n.color]}>
           {fitCell(n.text, width)}

@@ -13,6 +13,7 @@ import { PORT_FORWARD_NOTE } from '../../dns/portforward.js';
 import type { DnsCheck, DnsCheckVerdict, DnsExchange, DnsRecordVerdict, DnsSearchRun, ServiceDnsResult } from '../../model/dns.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { shownServiceLabel } from '../shown-service.js';
 import { fitCell, type ColumnSpec } from '../text.js';
 import { theme, type ColorToken } from '../theme.js';
 
@@ -27,9 +28,13 @@ export type DnsPaneData =
   | { readonly kind: 'failed'; readonly service: string; readonly reason: string }
   | { readonly kind: 'result'; readonly result: ServiceDnsResult };
 
-/** Props of {@link DnsPane}. `cursor`: the selected question; `height`: lines available. */
+/**
+ * Props of {@link DnsPane}. `cursor`: the selected question; `height`: lines available;
+ * `pinned`: the Service is pinned (else it follows the Services cursor), said in the title.
+ */
 export interface DnsPaneProps {
   readonly data: DnsPaneData;
+  readonly pinned?: boolean;
   readonly width: number;
   readonly height: number;
   readonly focused: boolean;
@@ -195,23 +200,23 @@ function message(text: string, width: number, color: ColorToken = 'muted'): Reac
 }
 
 /** Renders the pane. */
-export function DnsPane({ data, width, height, focused, cursor, lang }: DnsPaneProps): React.JSX.Element {
+export function DnsPane({ data, pinned = false, width, height, focused, cursor, lang }: DnsPaneProps): React.JSX.Element {
   switch (data.kind) {
     case 'no-api':
       return message(t(lang, 'dns.noApi'), width);
     case 'no-service':
       return message(t(lang, 'dns.noService'), width);
     case 'loading':
-      return message(tf(lang, 'dns.asking', { server: data.server ?? 'DNS', service: data.service }), width);
+      return message(tf(lang, 'dns.asking', { server: data.server ?? 'DNS', service: shownServiceLabel(lang, { service: data.service, pinned }) }), width);
     case 'failed':
-      return message(tf(lang, 'dns.failed', { service: data.service, reason: data.reason }), width, 'error');
+      return message(tf(lang, 'dns.failed', { service: shownServiceLabel(lang, { service: data.service, pinned }), reason: data.reason }), width, 'error');
     case 'result':
       break;
   }
   const r = data.result;
   const source = t(lang, `dns.source.${r.server.source}` as MessageKey);
   const head: Line[] = [
-    { text: `${r.namespace}/${r.name} · ${r.fqdn} · ${tf(lang, 'dns.relative', { zone: r.zone })}`, bold: true, color: 'accent' },
+    { text: `${shownServiceLabel(lang, { service: `${r.namespace}/${r.name}`, pinned })} · ${r.fqdn} · ${tf(lang, 'dns.relative', { zone: r.zone })}`, bold: true, color: 'accent' },
     { text: tf(lang, 'dns.server', { server: `${r.server.address}:${r.server.port}`, source, via: r.via }), color: 'muted' },
   ];
   // --node asks one CoreDNS pod through the API: the answer is CoreDNS's, not the node's path to it.
