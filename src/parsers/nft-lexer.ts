@@ -7,14 +7,14 @@
  * `#` starts a comment to the end of the line, except two comments nft itself prints inside
  * rules: `# handle N` (`nft -a`) becomes a `handle` token and `# xt_NAME` (iptables-nft
  * compat expression, nft without libxtables) becomes an `xt` token, the rest of the line
- * being tokenized as usual. Tokens are produced on demand so memory stays flat on rulesets
- * of hundreds of thousands of lines.
+ * being tokenized as usual. The lexer is a cursor over the text (no object per token), so
+ * memory stays flat and little garbage is made on rulesets of hundreds of thousands of lines.
  */
 
 /** Kinds of token. `punct` is one of `{ } ; ,`; `nl` is an end of line. */
 export type NftTokenType = 'word' | 'string' | 'punct' | 'nl' | 'handle' | 'xt' | 'eof';
 
-/** One token: `value` is the word, the unquoted string, the punctuation, the handle digits or the xt name. */
+/** A token kept for a diagnostic: `value` is the word, the unquoted string, the punctuation, the handle digits or the xt name. */
 export interface NftToken {
   readonly type: NftTokenType;
   readonly value: string;
@@ -27,6 +27,19 @@ export interface NftToken {
   readonly unterminated?: boolean;
 }
 
+/** Token kinds as numbers (the lexer's `kind`); {@link TOKEN_TYPES} names them. */
+export const WORD = 0;
+export const STRING = 1;
+export const PUNCT_TOKEN = 2;
+export const NL = 3;
+export const HANDLE = 4;
+export const XT = 5;
+export const EOF = 6;
+/** One of the token kind numbers above. */
+export type NftTokenKind = 0 | 1 | 2 | 3 | 4 | 5 | 6;
+/** The {@link NftTokenType} of each token kind number. */
+export const TOKEN_TYPES: readonly NftTokenType[] = ['word', 'string', 'punct', 'nl', 'handle', 'xt', 'eof'];
+
 // Character classes by char code (ASCII); everything else is part of a word.
 const SPACE = 1;
 const PUNCT = 2;
@@ -36,37 +49,108 @@ for (const c of ' \t\r\f\v') CLASS[c.charCodeAt(0)] = SPACE | STOP;
 for (const c of '{};,') CLASS[c.charCodeAt(0)] = PUNCT | STOP;
 for (const c of '\n"#') CLASS[c.charCodeAt(0)] = STOP;
 const isClass = (code: number, cls: number): boolean => code < 128 && ((CLASS[code] as number) & cls) !== 0;
+const HANDLE_COMMENT = /^#\s*handle\s+(\d+)/;
 
-/** Streaming tokenizer with arbitrary look-ahead (`peek(n)`). */
+/**
+ * Streaming tokenizer over a cursor: the current token is `kind`, `start`, `end` and `line`;
+ * {@link next} moves to the following one. Nothing is allocated per token: a token's text is
+ * sliced only when {@link value} asks for it, keywords are compared in place ({@link is}),
+ * and {@link token} makes an object only for a diagnostic. One token of look-ahead
+ * ({@link peekKind}, {@link peekIs}, …) re-scans the following token.
+ */
 export class NftLexer {
-  private pos = 0;
-  private line = 1;
-  private readonly buffer: NftToken[] = [];
-  private head = 0;
-  /** String tokens whose closing quote was missing (the parser reports them). */
-  readonly unterminatedStrings: NftToken[] = [];
+  /** Kind of the current token. */
+  kind: NftTokenKind = EOF;
+  /** Offsets of the current token: `text.slice(start, end)` is the token as written. */
+  start = 0;
+  end = 0;
+  /** 1-based line of the current token's first character. */
+  line = 1;
   /** End offset of the last token consumed by {@link next} (0 before any). */
   lastEnd = 0;
+  /** String tokens whose closing quote was missing (the parser reports them). */
+  readonly unterminatedStrings: NftToken[] = [];
+  // The value's span (word: the token; string: inside the quotes; handle: the digits; xt: the name).
+  private vStart = 0;
+  private vEnd = 0;
+  // A string token with backslash escapes (its value is unescaped when asked for).
+  private escaped = false;
+  private unterminated = false;
+  // The current token's value once asked for (parsers ask more than once).
+  private cached: string | undefined;
+  // Scan position (after the current token) and its line.
+  private pos = 0;
+  private scanLine = 1;
+  // The token after the current one, when a look-ahead scanned it.
+  private aKind: NftTokenKind = EOF;
+  private aStart = 0;
+  private aEnd = 0;
+  private lastUnterminated = -1;
 
-  constructor(readonly text: string) {}
-
-  /** The token `n` places ahead (0 = next), without consuming it. */
-  peek(n = 0): NftToken {
-    while (this.buffer.length - this.head <= n) this.buffer.push(this.scan());
-    return this.buffer[this.head + n] as NftToken;
+  constructor(readonly text: string) {
+    this.scan();
   }
 
-  /** Consumes and returns the next token. */
-  next(): NftToken {
-    const token = this.peek(0);
-    this.head++;
-    this.lastEnd = token.end;
-    // Drop consumed tokens now and then so the buffer stays small.
-    if (this.head > 64) {
-      this.buffer.splice(0, this.head);
-      this.head = 0;
+  /** Consumes the current token. */
+  next(): void {
+    this.lastEnd = this.end;
+    this.scan();
+  }
+
+  /** The current token's value: the word, the unquoted string, the punctuation, the handle digits or the xt name. */
+  value(): string {
+    let v = this.cached;
+    if (v === undefined) {
+      v = this.escaped ? unescape(this.text, this.vStart, this.vEnd) : this.text.slice(this.vStart, this.vEnd);
+      this.cached = v;
     }
-    return token;
+    return v;
+  }
+
+  /** Whether the current token is the word `word`. */
+  is(word: string): boolean {
+    return this.kind === WORD && this.end - this.start === word.length && this.text.startsWith(word, this.start);
+  }
+
+  /** Whether the current token is the punctuation with char code `code`. */
+  isPunct(code: number): boolean {
+    return this.kind === PUNCT_TOKEN && this.text.charCodeAt(this.start) === code;
+  }
+
+  /** First char code of the current token. */
+  firstCode(): number {
+    return this.text.charCodeAt(this.start);
+  }
+
+  /** The current token as an object (for diagnostics and errors). */
+  token(): NftToken {
+    const t: { -readonly [K in keyof NftToken]: NftToken[K] } = {
+      type: TOKEN_TYPES[this.kind] as NftTokenType,
+      value: this.kind === EOF ? '' : this.kind === NL ? '\n' : this.value(),
+      line: this.line,
+      start: this.start,
+      end: this.end,
+    };
+    if (this.unterminated) t.unterminated = true;
+    return t;
+  }
+
+  /** Kind of the token after the current one. */
+  peekKind(): NftTokenKind {
+    this.ahead();
+    return this.aKind;
+  }
+
+  /** Whether the token after the current one is the word `word`. */
+  peekIs(word: string): boolean {
+    this.ahead();
+    return this.aKind === WORD && this.aEnd - this.aStart === word.length && this.text.startsWith(word, this.aStart);
+  }
+
+  /** Text of the token after the current one, as written (quotes included). */
+  peekText(): string {
+    this.ahead();
+    return this.text.slice(this.aStart, this.aEnd);
   }
 
   /** The whole line holding text offset `offset` (for diagnostics), without its newline. */
@@ -76,105 +160,185 @@ export class NftLexer {
     return this.text.slice(start, end < 0 ? this.text.length : end);
   }
 
-  private scan(): NftToken {
+  /** Scans the following token into `aKind`/`aStart`/`aEnd`, leaving the current one as it is. */
+  private ahead(): void {
+    const { kind, start, end, line, vStart, vEnd, escaped, unterminated, cached, pos, scanLine } = this;
+    this.scan();
+    this.aKind = this.kind;
+    this.aStart = this.start;
+    this.aEnd = this.end;
+    this.kind = kind;
+    this.start = start;
+    this.end = end;
+    this.line = line;
+    this.vStart = vStart;
+    this.vEnd = vEnd;
+    this.escaped = escaped;
+    this.unterminated = unterminated;
+    this.cached = cached;
+    this.pos = pos;
+    this.scanLine = scanLine;
+  }
+
+  private set(kind: NftTokenKind, start: number, end: number, vStart: number, vEnd: number): void {
+    this.kind = kind;
+    this.start = start;
+    this.end = end;
+    this.vStart = vStart;
+    this.vEnd = vEnd;
+    this.line = this.scanLine;
+    this.escaped = false;
+    this.unterminated = false;
+    this.cached = undefined;
+  }
+
+  private scan(): void {
     const text = this.text;
+    let p = this.pos;
     for (;;) {
-      const code = text.charCodeAt(this.pos);
-      if (Number.isNaN(code)) return this.token('eof', '', this.pos, this.pos);
-      if (isClass(code, SPACE)) {
-        this.pos++;
-        continue;
+      const code = text.charCodeAt(p);
+      if (code !== code) {
+        // NaN: end of text.
+        this.set(EOF, p, p, p, p);
+        this.pos = p;
+        return;
       }
-      if (code === 0x5c && text.charCodeAt(this.pos + 1) === 0x0a) {
-        // Line continuation.
-        this.pos += 2;
-        this.line++;
-        continue;
+      if (code < 128) {
+        const cls = CLASS[code] as number;
+        if ((cls & SPACE) !== 0) {
+          p++;
+          continue;
+        }
+        if (code === 0x0a) {
+          this.set(NL, p, p + 1, p, p + 1);
+          this.pos = p + 1;
+          this.scanLine++;
+          return;
+        }
+        if ((cls & PUNCT) !== 0) {
+          this.set(PUNCT_TOKEN, p, p + 1, p, p + 1);
+          this.pos = p + 1;
+          return;
+        }
+        if (code === 0x5c && text.charCodeAt(p + 1) === 0x0a) {
+          // Line continuation.
+          p += 2;
+          this.scanLine++;
+          continue;
+        }
+        if (code === 0x23) {
+          const after = this.comment(p);
+          if (after < 0) return;
+          p = after;
+          continue;
+        }
+        if (code === 0x22) {
+          this.string(p);
+          return;
+        }
       }
-      if (code === 0x0a) {
-        const t = this.token('nl', '\n', this.pos, this.pos + 1);
-        this.pos++;
-        this.line++;
-        return t;
+      let q = p + 1;
+      for (;;) {
+        const c = text.charCodeAt(q);
+        if (c !== c || (c < 128 && ((CLASS[c] as number) & STOP) !== 0)) break;
+        q++;
       }
-      if (code === 0x23) {
-        const special = this.comment();
-        if (special) return special;
-        continue;
-      }
-      if (isClass(code, PUNCT)) {
-        const t = this.token('punct', text[this.pos] as string, this.pos, this.pos + 1);
-        this.pos++;
-        return t;
-      }
-      if (code === 0x22) return this.string();
-      return this.word();
+      this.set(WORD, p, q, p, q);
+      this.pos = q;
+      return;
     }
   }
 
-  private token(type: NftTokenType, value: string, start: number, end: number): NftToken {
-    return { type, value, line: this.line, start, end };
-  }
-
-  /** Skips a comment; returns a `handle` or `xt` token for the two comments nft prints in rules. */
-  private comment(): NftToken | undefined {
+  /**
+   * The comment at `start`: a `handle` or `xt` token for the two comments nft prints in
+   * rules (returns -1), else skipped (returns the offset of its end of line).
+   */
+  private comment(start: number): number {
     const text = this.text;
-    const start = this.pos;
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
-    const handle = /^#\s*handle\s+(\d+)/.exec(text.slice(start, Math.min(end, start + 40)));
-    if (handle?.[1]) {
+    const cap = Math.min(end, start + 40);
+    let digits = -1;
+    let q = start + 9;
+    // `# handle N` as nft prints it; any other spacing goes through the regular expression.
+    if (text.startsWith('# handle ', start)) {
+      for (let c = text.charCodeAt(q); q < cap && (c === 32 || c === 9 || c === 11 || c === 12 || c === 13); c = text.charCodeAt(++q));
+      digits = q;
+      while (q < cap && isDigit(text.charCodeAt(q))) q++;
+      if (q === digits) digits = -1;
+    }
+    if (digits < 0) {
+      const m = HANDLE_COMMENT.exec(text.slice(start, cap));
+      if (m?.[1]) {
+        q = start + m[0].length;
+        digits = q - m[1].length;
+      }
+    }
+    if (digits >= 0) {
+      this.set(HANDLE, start, end, digits, q);
       this.pos = end;
-      return this.token('handle', handle[1], start, end);
+      return -1;
     }
     if (text.startsWith('# xt_', start)) {
       let p = start + 5;
       while (p < end && !isClass(text.charCodeAt(p), SPACE)) p++;
+      this.set(XT, start, p, start + 5, p);
       this.pos = p;
-      return this.token('xt', text.slice(start + 5, p), start, p);
+      return -1;
     }
-    this.pos = end;
-    return undefined;
+    return end;
   }
 
-  private string(): NftToken {
+  private string(start: number): void {
     const text = this.text;
-    const start = this.pos;
     let p = start + 1;
-    let value = '';
-    let chunk = p;
+    let escaped = false;
     for (;;) {
-      const ch = text[p];
-      if (ch === undefined || ch === '\n') {
-        value += text.slice(chunk, p);
+      const c = text.charCodeAt(p);
+      if (c !== c || c === 0x0a) {
+        this.set(STRING, start, p, start + 1, p);
+        this.escaped = escaped;
+        this.unterminated = true;
         this.pos = p;
-        const t = { ...this.token('string', value, start, p), unterminated: true };
-        this.unterminatedStrings.push(t);
-        return t;
+        // A look-ahead may scan the same string twice: record it once.
+        if (start > this.lastUnterminated) {
+          this.lastUnterminated = start;
+          this.unterminatedStrings.push(this.token());
+        }
+        return;
       }
-      if (ch === '\\' && p + 1 < text.length && text[p + 1] !== '\n') {
-        value += text.slice(chunk, p) + text[p + 1];
+      if (c === 0x5c && p + 1 < text.length && text.charCodeAt(p + 1) !== 0x0a) {
+        escaped = true;
         p += 2;
-        chunk = p;
         continue;
       }
-      if (ch === '"') {
-        value += text.slice(chunk, p);
+      if (c === 0x22) {
+        this.set(STRING, start, p + 1, start + 1, p);
+        this.escaped = escaped;
         this.pos = p + 1;
-        return this.token('string', value, start, p + 1);
+        return;
       }
       p++;
     }
   }
+}
 
-  private word(): NftToken {
-    const text = this.text;
-    const start = this.pos;
-    let p = start;
-    while (p < text.length && !isClass(text.charCodeAt(p), STOP)) p++;
-    this.pos = p;
-    return this.token('word', text.slice(start, p), start, p);
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+/** The content of a quoted string between `from` and `to`, each `\x` read as `x`. */
+function unescape(text: string, from: number, to: number): string {
+  let value = '';
+  let chunk = from;
+  for (let p = from; p < to; p++) {
+    if (text.charCodeAt(p) === 0x5c && p + 1 < text.length && text.charCodeAt(p + 1) !== 0x0a) {
+      value += text.slice(chunk, p) + text[p + 1];
+      p++;
+      chunk = p + 1;
+    }
   }
+  return value + text.slice(chunk, to);
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import { isIP } from 'node:net';
 import type { NftCounters, NftElement, NftExpr, NftVerdict, NftVerdictKind } from '../model/nftables.js';
-import type { NftLexer, NftToken } from './nft-lexer.js';
+import { EOF, NL, PUNCT_TOKEN, WORD, STRING, type NftLexer, type NftToken } from './nft-lexer.js';
 import { PAYLOAD_PROTOCOLS, UNQUALIFIED_META_KEYS } from './nft-types.js';
 
 /** Thrown inside the text parser when the tokens are not understood; never escapes it. */
@@ -23,6 +23,12 @@ export class Unparsed extends Error {
     super(message);
   }
 }
+
+/** Char codes of the punctuation tokens. */
+export const LBRACE = 0x7b;
+export const RBRACE = 0x7d;
+export const SEMI = 0x3b;
+export const COMMA = 0x2c;
 
 const BINOPS: Readonly<Record<string, '&' | '|' | '^' | '<<' | '>>'>> = {
   '&': '&',
@@ -39,28 +45,27 @@ const BINOPS: Readonly<Record<string, '&' | '|' | '^' | '<<' | '>>'>> = {
 
 const VERDICTS: ReadonlySet<string> = new Set(['accept', 'drop', 'continue', 'return', 'jump', 'goto']);
 
-/** Whether `t` is the word `value` (or any word when `value` is omitted). */
-export function isWord(t: NftToken, value?: string): boolean {
-  return t.type === 'word' && (value === undefined || t.value === value);
-}
-
-/** Whether `t` is the punctuation `value`. */
-export function isPunct(t: NftToken, value: string): boolean {
-  return t.type === 'punct' && t.value === value;
+/** Consumes the current token and throws {@link Unparsed} at it (the reader had taken it before looking). */
+export function fail(lex: NftLexer, message: string): never {
+  const t = lex.token();
+  lex.next();
+  throw new Unparsed(message, t);
 }
 
 /** Consumes a word (or, when `value` is given, exactly that word) or throws {@link Unparsed}. */
 export function expectWord(lex: NftLexer, value?: string): string {
-  const t = lex.next();
-  if (!isWord(t, value)) throw new Unparsed(value ? `expected "${value}"` : 'expected a word', t);
-  return t.value;
+  if (lex.kind !== WORD || (value !== undefined && !lex.is(value))) fail(lex, value ? `expected "${value}"` : 'expected a word');
+  const v = value ?? lex.value();
+  lex.next();
+  return v;
 }
 
 /** Consumes a word or a quoted string (names, comments) or throws. */
 export function expectName(lex: NftLexer): string {
-  const t = lex.next();
-  if (t.type !== 'word' && t.type !== 'string') throw new Unparsed('expected a name', t);
-  return t.value;
+  if (lex.kind !== WORD && lex.kind !== STRING) fail(lex, 'expected a name');
+  const v = lex.value();
+  lex.next();
+  return v;
 }
 
 /** Consumes a quoted string (or a bare word) or throws. */
@@ -70,17 +75,33 @@ export function expectString(lex: NftLexer): string {
 
 /** Consumes a non-negative integer (decimal or hex) or throws. */
 export function expectNumber(lex: NftLexer): number {
-  const t = lex.next();
-  const n = t.type === 'word' ? parseInteger(t.value) : undefined;
-  if (n === undefined) throw new Unparsed('expected a number', t);
+  const n = lex.kind === WORD ? parseInteger(lex.value()) : undefined;
+  if (n === undefined) fail(lex, 'expected a number');
+  lex.next();
   return n;
 }
 
 /** Decimal or `0x` hex integer within the safe range, else undefined. */
 export function parseInteger(word: string): number | undefined {
-  if (!/^(?:\d+|0x[0-9a-fA-F]+)$/.test(word)) return undefined;
-  const n = word.startsWith('0x') || word.startsWith('0X') ? Number.parseInt(word, 16) : Number(word);
+  const len = word.length;
+  if (len === 0) return undefined;
+  if (len > 2 && word.charCodeAt(0) === 48 && word.charCodeAt(1) === 120) {
+    // `0x…`: lower-case x only, as nft prints.
+    for (let i = 2; i < len; i++) if (!isHexDigit(word.charCodeAt(i))) return undefined;
+    const n = Number.parseInt(word, 16);
+    return Number.isSafeInteger(n) ? n : undefined;
+  }
+  for (let i = 0; i < len; i++) if (!isDigit(word.charCodeAt(i))) return undefined;
+  const n = Number(word);
   return Number.isSafeInteger(n) ? n : undefined;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
+}
+
+function isHexDigit(c: number): boolean {
+  return (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
 }
 
 /** A counter value (`packets 12`) as bigint; undefined when not an integer. */
@@ -115,14 +136,17 @@ function isScalar(word: string): boolean {
  * `1000-2000` / `10.0.0.1-10.0.0.9` → range, integers → numbers, anything else → string.
  */
 export function atomFromWord(word: string): NftExpr {
-  if (word.startsWith('@') && word.length > 1) return { kind: 'setref', name: word.slice(1) };
+  if (word.charCodeAt(0) === 0x40 && word.length > 1) return { kind: 'setref', name: word.slice(1) };
   const n = parseInteger(word);
   if (n !== undefined) return { kind: 'value', value: n };
   const slash = word.lastIndexOf('/');
   if (slash > 0) {
-    const addr = word.slice(0, slash);
-    const len = word.slice(slash + 1);
-    if (/^\d{1,3}$/.test(len) && isAddress(addr)) return { kind: 'prefix', addr, len: Number(len) };
+    const len = word.length - slash - 1;
+    // One to three digits after the slash.
+    if (len >= 1 && len <= 3 && isDigit(word.charCodeAt(slash + 1)) && (len < 2 || isDigit(word.charCodeAt(slash + 2))) && (len < 3 || isDigit(word.charCodeAt(slash + 3)))) {
+      const addr = word.slice(0, slash);
+      if (isAddress(addr)) return { kind: 'prefix', addr, len: Number(word.slice(slash + 1)) };
+    }
   }
   const dash = word.indexOf('-');
   if (dash > 0) {
@@ -135,107 +159,103 @@ export function atomFromWord(word: string): NftExpr {
 
 /** Reads one value token (word or quoted string) as an expression. */
 export function parseAtom(lex: NftLexer): NftExpr {
-  const t = lex.next();
-  if (t.type === 'string') return { kind: 'value', value: t.value };
-  if (t.type !== 'word') throw new Unparsed('expected a value', t);
-  return atomFromWord(t.value);
+  const kind = lex.kind;
+  if (kind !== STRING && kind !== WORD) fail(lex, 'expected a value');
+  const v = lex.value();
+  lex.next();
+  return kind === STRING ? { kind: 'value', value: v } : atomFromWord(v);
 }
+
+const FIELD = /^[a-z][a-z0-9-]*$/;
 
 /** Whether the next tokens start an expression (as opposed to a value). */
 export function startsExpr(lex: NftLexer): boolean {
-  const t = lex.peek();
-  if (t.type !== 'word') return false;
-  const w = t.value;
+  if (lex.kind !== WORD) return false;
+  const w = lex.value();
   if (w === 'meta' || w === 'ct' || w === 'numgen' || w === 'fib' || UNQUALIFIED_META_KEYS.has(w)) return true;
   if (PAYLOAD_PROTOCOLS.has(w)) {
-    const field = lex.peek(1);
-    return field.type === 'word' && /^[a-z][a-z0-9-]*$/.test(field.value) && !VERDICTS.has(field.value);
+    if (lex.peekKind() !== WORD) return false;
+    const field = lex.peekText();
+    return FIELD.test(field) && !VERDICTS.has(field);
   }
   return false;
 }
 
-// Rules repeat the same few header expressions (`ip daddr`, `meta l4proto`) hundreds of
-// thousands of times; the model is immutable, so one shared object per key saves memory.
-const INTERNED = new Map<string, NftExpr>();
-const INTERN_MAX = 4096;
-
-function interned(key: string, make: (key: string) => NftExpr): NftExpr {
-  let e = INTERNED.get(key);
-  if (!e) {
-    e = Object.freeze(make(key));
-    if (INTERNED.size < INTERN_MAX) INTERNED.set(key, e);
-  }
-  return e;
-}
-
 function parsePrimary(lex: NftLexer): NftExpr {
-  const t = lex.next();
-  if (t.type !== 'word') throw new Unparsed('expected an expression', t);
-  const w = t.value;
-  if (w === 'meta') return interned(`meta ${expectWord(lex)}`, (k) => ({ kind: 'meta', key: k.slice(5) }));
-  if (UNQUALIFIED_META_KEYS.has(w)) return interned(`meta ${w}`, () => ({ kind: 'meta', key: w }));
+  if (lex.kind !== WORD) fail(lex, 'expected an expression');
+  const w = lex.value();
+  // Kept for the error of an unknown numgen mode, which points at the expression's first word.
+  const at = w === 'numgen' ? lex.token() : undefined;
+  lex.next();
+  // Fresh objects: the ruleset builder shares equal expressions (nft-share.ts).
+  if (w === 'meta') return { kind: 'meta', key: expectWord(lex) };
+  if (UNQUALIFIED_META_KEYS.has(w)) return { kind: 'meta', key: w };
   if (w === 'ct') return parseCt(lex);
   if (w === 'fib') {
     const flags = [expectWord(lex)];
-    while (isWord(lex.peek(), '.')) {
+    while (lex.is('.')) {
       lex.next();
       flags.push(expectWord(lex));
     }
     return { kind: 'fib', flags, result: expectWord(lex) };
   }
-  if (w === 'numgen') {
+  if (at !== undefined) {
     const mode = expectWord(lex);
-    if (mode !== 'random' && mode !== 'inc') throw new Unparsed(`unknown numgen mode "${mode}"`, t);
+    if (mode !== 'random' && mode !== 'inc') throw new Unparsed(`unknown numgen mode "${mode}"`, at);
     expectWord(lex, 'mod');
     const mod = expectNumber(lex);
     let offset = 0;
-    if (isWord(lex.peek(), 'offset')) {
+    if (lex.is('offset')) {
       lex.next();
       offset = expectNumber(lex);
     }
     return { kind: 'numgen', mode, mod, offset };
   }
-  if (PAYLOAD_PROTOCOLS.has(w)) {
-    const field = expectWord(lex);
-    return interned(`payload ${w} ${field}`, () => ({ kind: 'payload', protocol: w, field }));
-  }
-  throw new Unparsed(`unknown expression "${w}"`, t);
+  if (PAYLOAD_PROTOCOLS.has(w)) return { kind: 'payload', protocol: w, field: expectWord(lex) };
+  throw new Unparsed(`unknown expression "${w}"`, wordToken(lex, w));
+}
+
+/** The word `w` just consumed, as a token (for an error pointing at it). */
+function wordToken(lex: NftLexer, w: string): NftToken {
+  const end = lex.lastEnd;
+  const start = end - w.length;
+  return { type: 'word', value: w, line: lineOf(lex, start), start, end };
+}
+
+/** 1-based line of offset `at`, counted from the current token's line (`at` is at most a line or two back). */
+function lineOf(lex: NftLexer, at: number): number {
+  let line = lex.line;
+  for (let i = lex.start - 1; i >= at; i--) if (lex.text.charCodeAt(i) === 0x0a) line--;
+  return line;
 }
 
 function parseCt(lex: NftLexer): NftExpr {
   let dir: 'original' | 'reply' | undefined;
-  const d = lex.peek();
-  if (isWord(d, 'original') || isWord(d, 'reply')) {
+  if (lex.is('original') || lex.is('reply')) {
     // `ct direction reply` has `reply` as value, not as direction: a direction is followed by a key.
-    const after = lex.peek(1);
-    if (after.type === 'word' && !isEnd(after)) {
+    if (lex.peekKind() === WORD) {
+      dir = lex.value() as 'original' | 'reply';
       lex.next();
-      dir = d.value as 'original' | 'reply';
     }
   }
   let key = expectWord(lex);
-  if ((key === 'ip' || key === 'ip6') && isWord(lex.peek())) key = `${key} ${expectWord(lex)}`;
-  return interned(`ct ${dir ?? ''} ${key}`, () => (dir ? { kind: 'ct', key, dir } : { kind: 'ct', key }));
-}
-
-function isEnd(t: NftToken): boolean {
-  return t.type === 'nl' || t.type === 'eof' || t.type === 'handle' || (t.type === 'punct' && t.value !== ',');
+  if ((key === 'ip' || key === 'ip6') && lex.kind === WORD) key = `${key} ${expectWord(lex)}`;
+  return dir ? { kind: 'ct', key, dir } : { kind: 'ct', key };
 }
 
 /** Reads an expression: primaries joined by ` . ` (concatenation), then bitwise operators. */
 export function parseExpr(lex: NftLexer): NftExpr {
   let expr = parsePrimary(lex);
-  if (isWord(lex.peek(), '.')) {
+  if (lex.is('.')) {
     const items = [expr];
-    while (isWord(lex.peek(), '.')) {
+    while (lex.is('.')) {
       lex.next();
       items.push(parsePrimary(lex));
     }
     expr = { kind: 'concat', items };
   }
   for (;;) {
-    const t = lex.peek();
-    const op = t.type === 'word' ? BINOPS[t.value] : undefined;
+    const op = lex.kind === WORD ? BINOPS[lex.value()] : undefined;
     if (!op) return expr;
     lex.next();
     expr = { kind: 'binop', op, left: expr, right: parseValueOrExpr(lex, false) };
@@ -248,20 +268,20 @@ export function parseExpr(lex: NftLexer): NftExpr {
  * `numgen random mod 2 map { … }`), as `set` and NAT targets take.
  */
 export function parseValueOrExpr(lex: NftLexer, allowExpr: boolean): NftExpr {
-  const t = lex.peek();
-  if (isPunct(t, '{')) return parseSetLiteral(lex);
+  if (lex.isPunct(LBRACE)) return parseSetLiteral(lex);
   if (allowExpr && startsExpr(lex)) {
+    const at = lex.token();
     const expr = parseExpr(lex);
-    if (!isWord(lex.peek(), 'map')) return expr;
+    if (!lex.is('map')) return expr;
     lex.next();
-    const data = isPunct(lex.peek(), '{') ? parseSetLiteral(lex) : parseAtom(lex);
-    if (data.kind !== 'set' && data.kind !== 'setref') throw new Unparsed('expected a map after "map"', t);
+    const data = lex.isPunct(LBRACE) ? parseSetLiteral(lex) : parseAtom(lex);
+    if (data.kind !== 'set' && data.kind !== 'setref') throw new Unparsed('expected a map after "map"', at);
     return { kind: 'map', key: expr, data };
   }
   const first = parseAtom(lex);
-  if (!isPunct(lex.peek(), ',')) return first;
+  if (!lex.isPunct(COMMA)) return first;
   const items = [first];
-  while (isPunct(lex.peek(), ',')) {
+  while (lex.isPunct(COMMA)) {
     lex.next();
     items.push(parseAtom(lex));
   }
@@ -270,16 +290,16 @@ export function parseValueOrExpr(lex: NftLexer, allowExpr: boolean): NftExpr {
 
 /** Reads `accept`, `drop`, `continue`, `return`, `jump X`, `goto X` if next; else undefined. */
 export function parseVerdict(lex: NftLexer): NftVerdict | undefined {
-  const t = lex.peek();
-  if (t.type !== 'word' || !VERDICTS.has(t.value)) return undefined;
+  if (lex.kind !== WORD) return undefined;
+  const verdict = lex.value();
+  if (!VERDICTS.has(verdict)) return undefined;
   lex.next();
-  const verdict = t.value as NftVerdictKind;
   if (verdict === 'jump' || verdict === 'goto') return { kind: 'verdict', verdict, target: expectName(lex) };
-  return { kind: 'verdict', verdict };
+  return { kind: 'verdict', verdict: verdict as NftVerdictKind };
 }
 
 function skipNewlines(lex: NftLexer): void {
-  while (lex.peek().type === 'nl') lex.next();
+  while (lex.kind === NL) lex.next();
 }
 
 /** Reads `{ elem, elem, … }`, newlines allowed anywhere inside. */
@@ -289,30 +309,33 @@ export function parseSetLiteral(lex: NftLexer): NftExpr {
 
 /** Reads the elements of `{ … }` (set literal, `elements = { … }`, `add element … { … }`). */
 export function parseElementList(lex: NftLexer): NftElement[] {
-  const open = lex.next();
-  if (!isPunct(open, '{')) throw new Unparsed('expected "{"', open);
+  if (!lex.isPunct(LBRACE)) fail(lex, 'expected "{"');
+  // The `{` is kept as a token only when the list turns out unterminated.
+  const openStart = lex.start;
+  const openLine = lex.line;
+  lex.next();
   const elements: NftElement[] = [];
   for (;;) {
     skipNewlines(lex);
-    const t = lex.peek();
-    if (isPunct(t, '}')) {
+    if (lex.isPunct(RBRACE)) {
       lex.next();
       return elements;
     }
-    if (t.type === 'eof') throw new Unparsed('unterminated "{"', open);
+    if (lex.kind === EOF) {
+      throw new Unparsed('unterminated "{"', { type: 'punct', value: '{', line: openLine, start: openStart, end: openStart + 1 });
+    }
     elements.push(parseElement(lex));
     skipNewlines(lex);
-    const sep = lex.peek();
-    if (isPunct(sep, ',')) lex.next();
-    else if (!isPunct(sep, '}')) throw new Unparsed('expected "," or "}" after element', sep);
+    if (lex.isPunct(COMMA)) lex.next();
+    else if (!lex.isPunct(RBRACE)) throw new Unparsed('expected "," or "}" after element', lex.token());
   }
 }
 
 function parseElementKey(lex: NftLexer): NftExpr {
   const first = parseAtom(lex);
-  if (!isWord(lex.peek(), '.')) return first;
+  if (!lex.is('.')) return first;
   const items = [first];
-  while (isWord(lex.peek(), '.')) {
+  while (lex.is('.')) {
     lex.next();
     items.push(parseAtom(lex));
   }
@@ -321,22 +344,24 @@ function parseElementKey(lex: NftLexer): NftExpr {
 
 /** Reads `counter packets N bytes M` after the word `counter` was consumed; undefined without values. */
 export function parseCounterValues(lex: NftLexer): NftCounters | undefined {
-  if (!isWord(lex.peek(), 'packets')) return undefined;
+  if (!lex.is('packets')) return undefined;
   lex.next();
   const packets = parseBigint(expectWord(lex));
   expectWord(lex, 'bytes');
-  const bytesToken = lex.peek();
+  const bytesToken = lex.token();
   const bytes = parseBigint(expectWord(lex));
   if (packets === undefined || bytes === undefined) throw new Unparsed('bad counter value', bytesToken);
   return { packets, bytes };
 }
 
 function expectDuration(lex: NftLexer): number {
-  const t = lex.next();
-  const d = t.type === 'word' ? parseDuration(t.value) : undefined;
-  if (d === undefined) throw new Unparsed('expected a time', t);
+  const d = lex.kind === WORD ? parseDuration(lex.value()) : undefined;
+  if (d === undefined) fail(lex, 'expected a time');
+  lex.next();
   return d;
 }
+
+type MutableElement = { -readonly [K in keyof NftElement]: NftElement[K] };
 
 /** Reads one element: key, then `counter …`, `timeout`, `expires`, `comment` in any order, then `: value`. */
 function parseElement(lex: NftLexer): NftElement {
@@ -346,32 +371,31 @@ function parseElement(lex: NftLexer): NftElement {
   let timeout: number | undefined;
   let expires: number | undefined;
   let counters: NftCounters | undefined;
-  for (;;) {
-    const t = lex.peek();
-    if (isWord(t, 'timeout')) {
+  while (lex.kind === WORD) {
+    if (lex.is('timeout')) {
       lex.next();
       timeout = expectDuration(lex);
-    } else if (isWord(t, 'expires')) {
+    } else if (lex.is('expires')) {
       lex.next();
       expires = expectDuration(lex);
-    } else if (isWord(t, 'comment')) {
+    } else if (lex.is('comment')) {
       lex.next();
       comment = expectString(lex);
-    } else if (isWord(t, 'counter')) {
+    } else if (lex.is('counter')) {
       lex.next();
       counters = parseCounterValues(lex) ?? { packets: 0n, bytes: 0n };
     } else break;
   }
-  if (isWord(lex.peek(), ':')) {
+  if (lex.is(':')) {
     lex.next();
     value = parseVerdict(lex) ?? parseElementKey(lex);
   }
-  return {
-    key,
-    ...(value !== undefined && { value }),
-    ...(comment !== undefined && { comment }),
-    ...(timeout !== undefined && { timeout }),
-    ...(expires !== undefined && { expires }),
-    ...(counters !== undefined && { counters }),
-  };
+  // Fields in this order, absent when undefined (as a literal with spreads gave).
+  const e: MutableElement = { key };
+  if (value !== undefined) e.value = value;
+  if (comment !== undefined) e.comment = comment;
+  if (timeout !== undefined) e.timeout = timeout;
+  if (expires !== undefined) e.expires = expires;
+  if (counters !== undefined) e.counters = counters;
+  return e;
 }

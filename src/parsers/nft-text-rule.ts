@@ -5,31 +5,26 @@
  * rule (its counter, its verdict) is still modelled.
  */
 import { diagnostic, type Diagnostic } from '../model/diagnostics.js';
-import {
-  ruleCounters,
-  type NftFamily,
-  type NftLimitStmt,
-  type NftLogStmt,
-  type NftNatStmt,
-  type NftRejectStmt,
-  type NftRule,
-  type NftStatement,
-} from '../model/nftables.js';
-import { collapseSpaces, type NftLexer, type NftToken } from './nft-lexer.js';
+import type { NftFamily, NftLimitStmt, NftLogStmt, NftNatStmt, NftRejectStmt, NftStatement } from '../model/nftables.js';
+import { collapseSpaces, EOF, HANDLE, NL, PUNCT_TOKEN, WORD, XT, type NftLexer, type NftToken } from './nft-lexer.js';
+import type { RuleParts } from './nft-share.js';
 import {
   atomFromWord,
+  COMMA,
   expectName,
   expectNumber,
   expectString,
   expectWord,
-  isPunct,
-  isWord,
+  fail,
+  LBRACE,
   parseCounterValues,
   parseDuration,
   parseExpr,
   parseInteger,
   parseValueOrExpr,
   parseVerdict,
+  RBRACE,
+  SEMI,
   startsExpr,
   Unparsed,
 } from './nft-text-expr.js';
@@ -62,37 +57,43 @@ const NAT_FLAGS: ReadonlySet<string> = new Set(['random', 'fully-random', 'persi
 // Statements the reader can resume at after something it did not understand.
 const RESYNC: ReadonlySet<string> = new Set(['accept', 'drop', 'continue', 'return', 'jump', 'goto', 'counter', 'comment']);
 
-/** Whether `t` ends the rule at brace depth 0: end of line, `;`, `}` or end of text. */
-export function endsRule(t: NftToken): boolean {
-  return t.type === 'nl' || t.type === 'eof' || (t.type === 'punct' && (t.value === ';' || t.value === '}'));
+/** Whether the current token ends the rule at brace depth 0: end of line, `;`, `}` or end of text. */
+export function endsRule(lex: NftLexer): boolean {
+  const kind = lex.kind;
+  if (kind === NL || kind === EOF) return true;
+  if (kind !== PUNCT_TOKEN) return false;
+  const c = lex.firstCode();
+  return c === SEMI || c === RBRACE;
 }
 
 /**
  * Reads one rule from the lexer up to (not including) its end token. Returns undefined when
  * the rule is empty. `raw` is the rule's text with white space collapsed.
  */
-export function readRule(lex: NftLexer, ctx: RuleContext): NftRule | undefined {
+export function readRule(lex: NftLexer, ctx: RuleContext): RuleParts | undefined {
   const statements: NftStatement[] = [];
   let comment: string | undefined;
   let handle: number | undefined;
   let rawStart = -1;
   let rawEnd = -1;
   for (;;) {
-    const t = lex.peek();
-    if (endsRule(t)) break;
-    if (t.type === 'handle') {
+    if (endsRule(lex)) break;
+    if (lex.kind === HANDLE) {
+      handle = Number(lex.value());
       lex.next();
-      handle = Number(t.value);
       continue;
     }
-    if (rawStart < 0) rawStart = t.start;
-    if (isWord(t, 'comment')) {
+    const start = lex.start;
+    const end = lex.end;
+    const line = lex.line;
+    if (rawStart < 0) rawStart = start;
+    if (lex.is('comment')) {
       lex.next();
       try {
         comment = expectString(lex);
       } catch (e) {
         if (!(e instanceof Unparsed)) throw e;
-        statements.push(unknownStatement(lex, ctx, t));
+        statements.push(unknownStatement(lex, ctx, start, end, line));
       }
       rawEnd = lex.lastEnd;
       continue;
@@ -101,37 +102,31 @@ export function readRule(lex: NftLexer, ctx: RuleContext): NftRule | undefined {
       statements.push(readStatement(lex, ctx));
     } catch (e) {
       if (!(e instanceof Unparsed)) throw e;
-      statements.push(unknownStatement(lex, ctx, t));
+      statements.push(unknownStatement(lex, ctx, start, end, line));
     }
     rawEnd = lex.lastEnd;
   }
   if (rawStart < 0) return undefined;
-  const counters = ruleCounters(statements);
-  return {
-    statements,
-    raw: collapseSpaces(lex.text.slice(rawStart, rawEnd)),
-    ...(handle !== undefined && { handle }),
-    ...(comment !== undefined && { comment }),
-    ...(counters && { counters }),
-  };
+  const raw = collapseSpaces(lex.text.slice(rawStart, rawEnd));
+  // Fields in this order, absent when undefined (the builder reads them; tests compare them).
+  if (handle === undefined) return comment === undefined ? { statements, raw } : { statements, raw, comment };
+  return comment === undefined ? { statements, raw, handle } : { statements, raw, handle, comment };
 }
 
-/** Skips from a statement that failed to the next statement the reader knows; records it. */
-function unknownStatement(lex: NftLexer, ctx: RuleContext, start: NftToken): NftStatement {
+/** Skips from a statement that failed (its first token at `start`–`end`) to the next statement the reader knows; records it. */
+function unknownStatement(lex: NftLexer, ctx: RuleContext, start: number, end: number, line: number): NftStatement {
   // Depth of braces opened since the statement began (the failure may be inside `{ … }`).
-  let depth = braceDepth(lex.text.slice(start.start, lex.lastEnd));
+  let depth = braceDepth(lex.text.slice(start, lex.lastEnd));
   for (;;) {
-    const t = lex.peek();
-    if (t.type === 'eof' || (depth === 0 && (endsRule(t) || t.type === 'handle'))) break;
-    if (depth === 0 && t.type === 'word' && RESYNC.has(t.value) && t.start > start.start) break;
-    if (isPunct(t, '{')) depth++;
-    if (isPunct(t, '}')) depth--;
+    const kind = lex.kind;
+    if (kind === EOF || (depth === 0 && (endsRule(lex) || kind === HANDLE))) break;
+    if (depth === 0 && kind === WORD && RESYNC.has(lex.value()) && lex.start > start) break;
+    if (lex.isPunct(LBRACE)) depth++;
+    if (lex.isPunct(RBRACE)) depth--;
     lex.next();
   }
-  const raw = collapseSpaces(lex.text.slice(start.start, Math.max(lex.lastEnd, start.end)));
-  ctx.diagnostics.push(
-    diagnostic('warning', ctx.origin, start.line, lex.lineAt(start.start), 'unknown-statement', `statement not modelled: ${raw}`),
-  );
+  const raw = collapseSpaces(lex.text.slice(start, Math.max(lex.lastEnd, end)));
+  ctx.diagnostics.push(diagnostic('warning', ctx.origin, line, lex.lineAt(start), 'unknown-statement', `statement not modelled: ${raw}`));
   return { kind: 'unknown', raw };
 }
 
@@ -147,15 +142,16 @@ function braceDepth(text: string): number {
 }
 
 function readStatement(lex: NftLexer, ctx: RuleContext): NftStatement {
-  const t = lex.peek();
-  if (t.type === 'xt') {
+  if (lex.kind === XT) {
+    const name = lex.value();
     lex.next();
-    return { kind: 'xt', name: t.value, raw: `# xt_${t.value}` };
+    return { kind: 'xt', name, raw: `# xt_${name}` };
   }
   const verdict = parseVerdict(lex);
   if (verdict) return verdict;
-  if (t.type !== 'word') throw new Unparsed('unexpected token', t);
-  switch (t.value) {
+  if (lex.kind !== WORD) throw new Unparsed('unexpected token', lex.token());
+  const w = lex.value();
+  switch (w) {
     case 'reject':
       lex.next();
       return readReject(lex, ctx.family);
@@ -176,61 +172,66 @@ function readStatement(lex: NftLexer, ctx: RuleContext): NftStatement {
     case 'masquerade':
     case 'redirect':
       lex.next();
-      return readNat(lex, t.value);
+      return readNat(lex, w);
     case 'xt':
       return readXt(lex);
     case 'add':
     case 'update':
     case 'delete':
-      if (lex.peek(1).type === 'word' && lex.peek(1).value.startsWith('@')) return readSetUpdate(lex);
+      if (lex.peekKind() === WORD && lex.peekText().startsWith('@')) return readSetUpdate(lex);
       break;
   }
   return readExpressionStatement(lex);
 }
 
-function readExpressionStatement(lex: NftLexer) {
-  const first = lex.peek();
-  if (!startsExpr(lex)) throw new Unparsed(`unknown statement "${first.value}"`, first);
+function readExpressionStatement(lex: NftLexer): NftStatement {
+  if (!startsExpr(lex)) throw new Unparsed(`unknown statement "${lex.token().value}"`, lex.token());
+  // The first word, for an error after it was read.
+  const fStart = lex.start;
+  const fEnd = lex.end;
+  const fLine = lex.line;
   const left = parseExpr(lex);
-  const t = lex.peek();
-  if (isWord(t, 'set')) {
+  if (lex.is('set')) {
     lex.next();
-    return { kind: 'mangle' as const, key: left, value: parseValueOrExpr(lex, true) };
+    return { kind: 'mangle', key: left, value: parseValueOrExpr(lex, true) };
   }
-  if (isWord(t, 'vmap')) {
+  if (lex.is('vmap')) {
+    const at = lex.token();
     lex.next();
     const data = parseValueOrExpr(lex, false);
-    if (data.kind !== 'set' && data.kind !== 'setref') throw new Unparsed('expected a map after "vmap"', t);
-    return { kind: 'vmap' as const, key: left, data };
+    if (data.kind !== 'set' && data.kind !== 'setref') throw new Unparsed('expected a map after "vmap"', at);
+    return { kind: 'vmap', key: left, data };
   }
-  if (endsRule(t) || t.type === 'handle') throw new Unparsed('expression without a value', first);
-  const op = t.type === 'word' ? MATCH_OPS[t.value] : undefined;
+  if (endsRule(lex) || lex.kind === HANDLE) {
+    throw new Unparsed('expression without a value', { type: 'word', value: lex.text.slice(fStart, fEnd), line: fLine, start: fStart, end: fEnd });
+  }
+  const op = lex.kind === WORD ? MATCH_OPS[lex.value()] : undefined;
   if (op) lex.next();
   const right = parseValueOrExpr(lex, false);
-  if (isWord(lex.peek(), '/')) {
+  if (lex.is('/')) {
     // `tcp flags syn / syn,ack` is nft's print of `tcp flags & (syn|ack) == syn`.
     lex.next();
     const mask = parseValueOrExpr(lex, false);
-    return { kind: 'match' as const, left: { kind: 'binop' as const, op: '&' as const, left, right: mask }, op: op ?? '==', right };
+    return { kind: 'match', left: { kind: 'binop', op: '&', left, right: mask }, op: op ?? '==', right };
   }
-  return { kind: 'match' as const, left, op: op ?? implicitOp(left, right), right };
+  return { kind: 'match', left, op: op ?? implicitOp(left, right), right };
 }
 
 function readReject(lex: NftLexer, family: NftFamily): NftRejectStmt {
-  if (!isWord(lex.peek(), 'with')) return normalizeReject({ kind: 'reject' }, family);
+  if (!lex.is('with')) return normalizeReject({ kind: 'reject' }, family);
   lex.next();
   const kind = expectWord(lex);
   if (kind === 'tcp') {
     expectWord(lex, 'reset');
     return { kind: 'reject', type: 'tcp reset' };
   }
-  if (kind !== 'icmp' && kind !== 'icmpv6' && kind !== 'icmpx') throw new Unparsed(`unknown reject "${kind}"`, lex.peek());
-  if (isWord(lex.peek(), 'type')) lex.next();
+  if (kind !== 'icmp' && kind !== 'icmpv6' && kind !== 'icmpx') throw new Unparsed(`unknown reject "${kind}"`, lex.token());
+  if (lex.is('type')) lex.next();
   return normalizeReject({ kind: 'reject', type: kind, code: expectWord(lex) }, family);
 }
 
 function readCounter(lex: NftLexer): NftStatement {
-  if (isWord(lex.peek(), 'name')) {
+  if (lex.is('name')) {
     lex.next();
     return { kind: 'counter', name: expectName(lex) };
   }
@@ -241,26 +242,25 @@ function readCounter(lex: NftLexer): NftStatement {
 function readLog(lex: NftLexer): NftLogStmt {
   const log: { -readonly [K in keyof NftLogStmt]: NftLogStmt[K] } = { kind: 'log' };
   for (;;) {
-    const t = lex.peek();
-    if (isWord(t, 'prefix')) {
+    if (lex.is('prefix')) {
       lex.next();
       log.prefix = expectString(lex);
-    } else if (isWord(t, 'level')) {
+    } else if (lex.is('level')) {
       lex.next();
       log.level = expectWord(lex);
-    } else if (isWord(t, 'group')) {
+    } else if (lex.is('group')) {
       lex.next();
       log.group = expectNumber(lex);
-    } else if (isWord(t, 'snaplen')) {
+    } else if (lex.is('snaplen')) {
       lex.next();
       log.snaplen = expectNumber(lex);
-    } else if (isWord(t, 'queue-threshold')) {
+    } else if (lex.is('queue-threshold')) {
       lex.next();
       log.queueThreshold = expectNumber(lex);
-    } else if (isWord(t, 'flags')) {
+    } else if (lex.is('flags')) {
       lex.next();
       const flags = [expectWord(lex)];
-      while (isPunct(lex.peek(), ',')) {
+      while (lex.isPunct(COMMA)) {
         lex.next();
         flags.push(expectWord(lex));
       }
@@ -272,11 +272,11 @@ function readLog(lex: NftLexer): NftLogStmt {
 function readLimit(lex: NftLexer): NftLimitStmt {
   expectWord(lex, 'rate');
   let over = false;
-  if (isWord(lex.peek(), 'over')) {
+  if (lex.is('over')) {
     lex.next();
     over = true;
   }
-  const first = lex.peek();
+  const first = lex.token();
   const rateWord = expectWord(lex);
   let rate: number | undefined;
   let unit = 'packets';
@@ -296,13 +296,15 @@ function readLimit(lex: NftLexer): NftLimitStmt {
   if (rate === undefined || per === '') throw new Unparsed('bad limit rate', first);
   let burst: number | undefined;
   let burstUnit: string | undefined;
-  if (isWord(lex.peek(), 'burst')) {
+  if (lex.is('burst')) {
     lex.next();
     burst = expectNumber(lex);
-    const u = lex.peek();
-    if (isWord(u) && (u.value === 'packets' || u.value.endsWith('bytes'))) {
-      lex.next();
-      if (u.value !== 'packets') burstUnit = u.value;
+    if (lex.kind === WORD) {
+      const u = lex.value();
+      if (u === 'packets' || u.endsWith('bytes')) {
+        lex.next();
+        if (u !== 'packets') burstUnit = u;
+      }
     }
   }
   return {
@@ -320,14 +322,13 @@ function readLimit(lex: NftLexer): NftLimitStmt {
 /** `dnat [ip|ip6] to ADDR[:PORT] [flags]`, `masquerade [to :PORT] [flags]`, `redirect [to :PORT]`. */
 function readNat(lex: NftLexer, type: NftNatStmt['type']): NftNatStmt {
   let family: 'ip' | 'ip6' | undefined;
-  const f = lex.peek();
-  if ((isWord(f, 'ip') || isWord(f, 'ip6')) && isWord(lex.peek(1), 'to')) {
+  if ((lex.is('ip') || lex.is('ip6')) && lex.peekIs('to')) {
+    family = lex.value() as 'ip' | 'ip6';
     lex.next();
-    family = f.value as 'ip' | 'ip6';
   }
   let addr: NftNatStmt['addr'];
   let port: NftNatStmt['port'];
-  if (isWord(lex.peek(), 'to')) {
+  if (lex.is('to')) {
     lex.next();
     if (startsExpr(lex)) addr = parseValueOrExpr(lex, true);
     else {
@@ -337,18 +338,17 @@ function readNat(lex: NftLexer, type: NftNatStmt['type']): NftNatStmt {
     }
   }
   const flags: string[] = [];
-  while (isWord(lex.peek()) && NAT_FLAGS.has(lex.peek().value)) {
-    flags.push(lex.next().value);
-    if (isPunct(lex.peek(), ',')) lex.next();
+  while (lex.kind === WORD && NAT_FLAGS.has(lex.value())) {
+    flags.push(lex.value());
+    lex.next();
+    if (lex.isPunct(COMMA)) lex.next();
   }
-  return {
-    kind: 'nat',
-    type,
-    flags,
-    ...(family && { family }),
-    ...(addr && { addr }),
-    ...(port && { port }),
-  };
+  // Fields in this order, absent when undefined.
+  const nat: { -readonly [K in keyof NftNatStmt]: NftNatStmt[K] } = { kind: 'nat', type, flags };
+  if (family) nat.family = family;
+  if (addr) nat.addr = addr;
+  if (port) nat.port = port;
+  return nat;
 }
 
 /** `10.0.0.1:80`, `[fd00::1]:80`, `:80`, `fd00::1`, `10.0.0.1-10.0.0.9` → address and port. */
@@ -369,7 +369,8 @@ function splitAddrPort(word: string): Pick<NftNatStmt, 'addr' | 'port'> {
 }
 
 function readXt(lex: NftLexer): NftStatement {
-  const start = lex.next();
+  const start = lex.token();
+  lex.next();
   const type = expectWord(lex);
   if (type !== 'match' && type !== 'target' && type !== 'watcher') throw new Unparsed(`unknown xt type "${type}"`, start);
   const name = expectName(lex);
@@ -380,17 +381,17 @@ function readXt(lex: NftLexer): NftStatement {
 function readSetUpdate(lex: NftLexer): NftStatement {
   const op = expectWord(lex) as 'add' | 'update' | 'delete';
   const set = expectWord(lex).slice(1);
-  const open = lex.next();
-  if (!isPunct(open, '{')) throw new Unparsed('expected "{"', open);
+  if (!lex.isPunct(LBRACE)) fail(lex, 'expected "{"');
+  lex.next();
   const elem = parseExpr(lex);
   let timeout: number | undefined;
-  if (isWord(lex.peek(), 'timeout')) {
+  if (lex.is('timeout')) {
     lex.next();
-    const t = lex.next();
-    timeout = t.type === 'word' ? parseDuration(t.value) : undefined;
-    if (timeout === undefined) throw new Unparsed('expected a time', t);
+    timeout = lex.kind === WORD ? parseDuration(lex.value()) : undefined;
+    if (timeout === undefined) fail(lex, 'expected a time');
+    lex.next();
   }
-  const close = lex.next();
-  if (!isPunct(close, '}')) throw new Unparsed('expected "}"', close);
+  if (!lex.isPunct(RBRACE)) fail(lex, 'expected "}"');
+  lex.next();
   return { kind: 'set-update', op, set, elem, ...(timeout !== undefined && { timeout }) };
 }

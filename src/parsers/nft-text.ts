@@ -19,24 +19,27 @@ import {
   isNftHook,
   type NftExpr,
   type NftFamily,
-  type NftRule,
   type NftRuleset,
 } from '../model/nftables.js';
 import { normalizeSetFlags, RulesetBuilder, type ChainDraft, type SetDraft, type TableDraft } from './nft-builder.js';
-import { collapseSpaces, NftLexer, type NftToken } from './nft-lexer.js';
+import { collapseSpaces, EOF, HANDLE, NL, NftLexer, PUNCT_TOKEN, STRING, WORD, type NftToken } from './nft-lexer.js';
 import { resolvePriority } from './nft-priority.js';
+import type { RuleParts } from './nft-share.js';
 import {
+  COMMA,
   expectName,
   expectNumber,
   expectString,
   expectWord,
-  isPunct,
-  isWord,
+  fail,
+  LBRACE,
   parseAtom,
   parseBigint,
   parseDuration,
   parseElementList,
   parseExpr,
+  RBRACE,
+  SEMI,
   Unparsed,
 } from './nft-text-expr.js';
 import { endsRule, readRule, type RuleContext } from './nft-text-rule.js';
@@ -71,6 +74,12 @@ function capDiagnostics(diags: Diagnostic[], origin: string): Diagnostic[] {
   ];
 }
 
+/** A token's position, kept instead of the token while an item is read (a diagnostic makes the token). */
+interface Mark {
+  readonly start: number;
+  readonly line: number;
+}
+
 class TextParser {
   readonly builder = new RulesetBuilder();
   readonly diagnostics: Diagnostic[] = [];
@@ -78,6 +87,12 @@ class TextParser {
   private readonly declared = new Set<string>();
   /** Chains and sets declared, by table (`family name`), then by kind and name: no key string per chain. */
   private readonly declaredItems = new Map<string, { chain: Set<string>; set: Set<string> }>();
+  // The table whose declared items were looked up last, and its `family name` and items.
+  private itemsTable: TableDraft | undefined;
+  private itemsKey = '';
+  private items: { chain: Set<string>; set: Set<string> } | undefined;
+  // One rule context per family (rules read in it only read it).
+  private readonly contexts = new Map<NftFamily, RuleContext>();
 
   constructor(
     text: string,
@@ -89,83 +104,98 @@ class TextParser {
   run(): void {
     const lex = this.lex;
     for (;;) {
-      const t = lex.peek();
-      if (t.type === 'eof') {
-        for (const s of lex.unterminatedStrings) this.report('error', s, 'unterminated', 'string not closed before end of line');
+      const kind = lex.kind;
+      if (kind === EOF) {
+        this.reportUnterminated();
         return;
       }
-      if (t.type === 'nl' || t.type === 'handle' || isPunct(t, ';')) {
+      if (kind === NL || kind === HANDLE || lex.isPunct(SEMI)) {
         lex.next();
         continue;
       }
-      this.guarded(t, () => this.topLevel(t));
+      const start = lex.start;
+      const line = lex.line;
+      try {
+        this.topLevel();
+      } catch (e) {
+        this.recover(e, start, line);
+      }
     }
   }
 
-  /** Runs one item; on {@link Unparsed}, reports it and skips the rest of the item. */
-  private guarded(start: NftToken, item: () => void): void {
-    try {
-      item();
-    } catch (e) {
-      if (!(e instanceof Unparsed)) throw e;
-      const at = e.token.type === 'eof' ? start : e.token;
-      const code = e.message.startsWith('unterminated') ? 'unterminated' : 'syntax';
-      this.report('error', at, code, e.message);
-      this.skipItem(start);
-      // A stray `}` at top level ends no item: step over it so reading goes on.
-      if (this.lex.peek() === start) this.lex.next();
-    }
+  private reportUnterminated(): void {
+    for (const s of this.lex.unterminatedStrings) this.report('error', s, 'unterminated', 'string not closed before end of line');
   }
 
-  private report(severity: 'error' | 'warning' | 'info', at: NftToken, code: string, message: string): void {
+  /** After an item that began at `start` threw: reports an {@link Unparsed} and skips the rest of the item. */
+  private recover(e: unknown, start: number, line: number): void {
+    if (!(e instanceof Unparsed)) throw e;
+    const at = e.token.type === 'eof' ? { start, line } : e.token;
+    const code = e.message.startsWith('unterminated') ? 'unterminated' : 'syntax';
+    this.report('error', at, code, e.message);
+    this.skipItem(start);
+    // A stray `}` at top level ends no item: step over it so reading goes on.
+    if (this.lex.start === start) this.lex.next();
+  }
+
+  private report(severity: 'error' | 'warning' | 'info', at: Mark, code: string, message: string): void {
     this.diagnostics.push(diagnostic(severity, this.origin, at.line, this.lex.lineAt(at.start), code, message));
   }
 
-  /** Skips to the end of the item that began at `start`: end of line or `;` outside braces, or the enclosing `}`. */
-  private skipItem(start: NftToken): void {
+  /** The current token's position. */
+  private mark(): Mark {
+    return { start: this.lex.start, line: this.lex.line };
+  }
+
+  /** Skips to the end of the item that began at offset `start`: end of line or `;` outside braces, or the enclosing `}`. */
+  private skipItem(start: number): void {
     const lex = this.lex;
     let depth = 0;
     // Braces opened since the item began and not yet closed.
-    for (const ch of lex.text.slice(start.start, Math.max(lex.lastEnd, start.start))) {
+    for (const ch of lex.text.slice(start, Math.max(lex.lastEnd, start))) {
       if (ch === '{') depth++;
       else if (ch === '}') depth = Math.max(0, depth - 1);
     }
     for (;;) {
-      const t = lex.peek();
-      if (t.type === 'eof') {
-        for (const s of lex.unterminatedStrings) this.report('error', s, 'unterminated', 'string not closed before end of line');
+      const kind = lex.kind;
+      if (kind === EOF) {
+        this.reportUnterminated();
         return;
       }
-      if (depth === 0 && (t.type === 'nl' || isPunct(t, ';') || isPunct(t, '}'))) return;
-      if (isPunct(t, '{')) depth++;
-      if (isPunct(t, '}')) depth--;
+      if (depth === 0 && (kind === NL || lex.isPunct(SEMI) || lex.isPunct(RBRACE))) return;
+      if (lex.isPunct(LBRACE)) depth++;
+      if (lex.isPunct(RBRACE)) depth--;
       lex.next();
     }
   }
 
-  private topLevel(t: NftToken): void {
+  private topLevel(): void {
     const lex = this.lex;
-    if (t.type !== 'word') throw new Unparsed(`unexpected ${t.type === 'string' ? 'string' : `"${t.value}"`}`, t);
-    switch (t.value) {
+    if (lex.kind !== WORD) {
+      throw new Unparsed(`unexpected ${lex.kind === STRING ? 'string' : `"${lex.value()}"`}`, lex.token());
+    }
+    const t = this.mark();
+    const w = lex.value();
+    switch (w) {
       case 'table': {
         lex.next();
         const table = this.tableRef(false);
         this.noteRedeclared(t, `table ${table.family} ${table.name}`);
-        if (isPunct(lex.peek(), '{')) this.tableBody(table);
+        if (lex.isPunct(LBRACE)) this.tableBody(table);
         return;
       }
       case 'chain':
       case 'set':
       case 'map': {
         // A `nft list chain` fragment or grep output: no table around it.
-        this.report('warning', t, 'chain-outside-table', `${t.value} outside a table: kept in a table without name`);
+        this.report('warning', t, 'chain-outside-table', `${w} outside a table: kept in a table without name`);
         this.tableItem(this.builder.table('ip', ''));
         return;
       }
       case 'define':
       case 'include':
-        this.report('info', t, 'not-modelled', `"${t.value}" is not evaluated`);
-        this.skipItem(t);
+        this.report('info', t, 'not-modelled', `"${w}" is not evaluated`);
+        this.skipItem(t.start);
         return;
       default:
         this.command(t);
@@ -173,27 +203,34 @@ class TextParser {
   }
 
   /** {@link noteRedeclared} for a chain or set of `table`. */
-  private noteItemRedeclared(at: NftToken, kind: 'chain' | 'set', table: TableDraft, name: string): void {
-    const tableKey = `${table.family} ${table.name}`;
-    let items = this.declaredItems.get(tableKey);
-    if (items === undefined) {
-      items = { chain: new Set(), set: new Set() };
-      this.declaredItems.set(tableKey, items);
+  private noteItemRedeclared(at: Mark, kind: 'chain' | 'set', table: TableDraft, name: string): void {
+    let items = this.items;
+    if (this.itemsTable !== table || items === undefined) {
+      // Keyed by `family name`, not by draft: a table deleted and added again keeps its names.
+      this.itemsKey = `${table.family} ${table.name}`;
+      items = this.declaredItems.get(this.itemsKey);
+      if (items === undefined) {
+        items = { chain: new Set(), set: new Set() };
+        this.declaredItems.set(this.itemsKey, items);
+      }
+      this.itemsTable = table;
+      this.items = items;
     }
     const names = items[kind];
-    if (names.has(name)) this.report('info', at, 'redeclared', `${kind} ${tableKey} ${name} declared again; contents merged`);
-    else names.add(name);
+    const size = names.size;
+    names.add(name);
+    if (names.size === size) this.report('info', at, 'redeclared', `${kind} ${this.itemsKey} ${name} declared again; contents merged`);
   }
 
-  private noteRedeclared(at: NftToken, key: string): void {
+  private noteRedeclared(at: Mark, key: string): void {
     if (this.declared.has(key)) this.report('info', at, 'redeclared', `${key} declared again; contents merged`);
     this.declared.add(key);
   }
 
   /** `[family] name` of a table; creates it. */
-  private tableRef(implicitWarning: boolean, at?: NftToken): TableDraft {
+  private tableRef(implicitWarning: boolean, at?: Mark): TableDraft {
     const family = this.family();
-    const nameToken = this.lex.peek();
+    const nameToken = this.mark();
     const name = expectName(this.lex);
     if (implicitWarning && !this.builder.findTable(family, name)) {
       this.report('warning', at ?? nameToken, 'implicit-table', `table ${family} ${name} used before it was added`);
@@ -202,54 +239,79 @@ class TextParser {
   }
 
   private family(): NftFamily {
-    const t = this.lex.peek();
-    if (t.type === 'word' && isNftFamily(t.value)) {
-      this.lex.next();
-      return t.value;
+    const lex = this.lex;
+    if (lex.kind === WORD) {
+      const w = lex.value();
+      if (isNftFamily(w)) {
+        lex.next();
+        return w;
+      }
     }
     return 'ip';
   }
 
   /** `{ … }` of a table: items until the matching `}`. */
   private tableBody(table: TableDraft): void {
-    this.block((t) => {
-      if (t.type === 'handle') {
-        this.lex.next();
-        table.handle = Number(t.value);
+    this.block(() => {
+      const lex = this.lex;
+      if (lex.kind === HANDLE) {
+        table.handle = Number(lex.value());
+        lex.next();
         return;
       }
       this.tableItem(table);
     });
   }
 
-  /** Reads `{`, then calls `item` for each item until `}`; reports a missing `}`. */
-  private block(item: (t: NftToken) => void): void {
+  /**
+   * Reads `{`, then calls `item` for each item until `}` (`atStart`: the first item), the
+   * current token being the item's first; reports a missing `}`.
+   */
+  private block(item: (atStart: boolean) => void): void {
     const lex = this.lex;
-    const open = lex.next();
-    if (!isPunct(open, '{')) throw new Unparsed('expected "{"', open);
+    if (!lex.isPunct(LBRACE)) fail(lex, 'expected "{"');
+    const open = this.mark();
+    lex.next();
+    let atStart = true;
     for (;;) {
-      const t = lex.peek();
-      if (t.type === 'eof') {
+      const kind = lex.kind;
+      if (kind === EOF) {
         this.report('error', open, 'unterminated', 'missing "}" before end of input');
         return;
       }
-      if (isPunct(t, '}')) {
-        lex.next();
-        return;
-      }
-      if (t.type === 'nl' || isPunct(t, ';')) {
+      if (kind === PUNCT_TOKEN) {
+        const c = lex.firstCode();
+        if (c === RBRACE) {
+          lex.next();
+          return;
+        }
+        if (c === SEMI) {
+          lex.next();
+          continue;
+        }
+      } else if (kind === NL) {
         lex.next();
         continue;
       }
-      this.guarded(t, () => item(t));
+      const start = lex.start;
+      const line = lex.line;
+      const first = atStart;
+      atStart = false;
+      try {
+        item(first);
+      } catch (e) {
+        this.recover(e, start, line);
+      }
     }
   }
 
   private tableItem(table: TableDraft): void {
     const lex = this.lex;
-    const t = lex.next();
-    if (t.type !== 'word') throw new Unparsed(`unexpected "${t.value}" in table`, t);
-    switch (t.value) {
+    if (lex.kind !== WORD) fail(lex, `unexpected "${lex.value()}" in table`);
+    const t = this.mark();
+    const w = lex.value();
+    lex.next();
+    switch (w) {
       case 'comment':
         table.comment = expectString(lex);
         return;
@@ -260,14 +322,14 @@ class TextParser {
         const name = expectName(lex);
         this.noteItemRedeclared(t, 'chain', table, name);
         const chain = this.builder.chain(table, name);
-        if (isPunct(lex.peek(), '{')) this.chainBody(chain, table.family);
+        if (lex.isPunct(LBRACE)) this.chainBody(chain, table.family);
         return;
       }
       case 'set':
       case 'map': {
         const name = expectName(lex);
         this.noteItemRedeclared(t, 'set', table, name);
-        this.setBody(this.builder.set(table, name, t.value));
+        this.setBody(this.builder.set(table, name, w));
         return;
       }
       case 'counter':
@@ -277,18 +339,18 @@ class TextParser {
         this.rawObject(table, t, `ct ${expectWord(lex)}`);
         return;
       default:
-        if (RAW_OBJECTS.has(t.value)) {
-          this.rawObject(table, t, t.value);
+        if (RAW_OBJECTS.has(w)) {
+          this.rawObject(table, t, w);
           return;
         }
-        throw new Unparsed(`unknown table item "${t.value}"`, t);
+        throw new Unparsed(`unknown table item "${w}"`, tokenAt(t, 'word', w));
     }
   }
 
   /** `a,b,c` after `flags`. */
   private wordList(): string[] {
     const out = [expectWord(this.lex)];
-    while (isPunct(this.lex.peek(), ',')) {
+    while (this.lex.isPunct(COMMA)) {
       this.lex.next();
       out.push(expectWord(this.lex));
     }
@@ -296,40 +358,47 @@ class TextParser {
   }
 
   private ruleContext(family: NftFamily): RuleContext {
-    return { family, origin: this.origin, diagnostics: this.diagnostics };
+    let ctx = this.contexts.get(family);
+    if (ctx === undefined) {
+      ctx = { family, origin: this.origin, diagnostics: this.diagnostics };
+      this.contexts.set(family, ctx);
+    }
+    return ctx;
   }
 
   private chainBody(chain: ChainDraft, family: NftFamily): void {
     const lex = this.lex;
-    let first = true;
-    this.block((t) => {
-      const atStart = first;
-      first = false;
-      if (t.type === 'handle') {
+    const ctx = this.ruleContext(family);
+    this.block((atStart) => {
+      if (lex.kind === HANDLE) {
+        const handle = Number(lex.value());
         lex.next();
-        if (atStart) chain.handle = Number(t.value);
+        if (atStart) chain.handle = handle;
         return;
       }
-      if (isWord(t, 'type')) return this.baseChainDecl(chain, family);
-      if (isWord(t, 'policy')) {
-        lex.next();
-        const policy = expectWord(lex);
-        if (!chain.base || (policy !== 'accept' && policy !== 'drop')) throw new Unparsed(`bad policy "${policy}"`, t);
-        chain.base = { ...chain.base, policy };
-        return;
+      if (lex.kind === WORD) {
+        if (lex.is('type')) return this.baseChainDecl(chain, family);
+        if (lex.is('policy')) {
+          const t = lex.token();
+          lex.next();
+          const policy = expectWord(lex);
+          if (!chain.base || (policy !== 'accept' && policy !== 'drop')) throw new Unparsed(`bad policy "${policy}"`, t);
+          chain.base = { ...chain.base, policy };
+          return;
+        }
+        if (lex.is('comment')) {
+          lex.next();
+          chain.comment = expectString(lex);
+          return;
+        }
+        if (lex.is('flags')) {
+          this.report('info', this.mark(), 'not-modelled', 'chain flags are not modelled');
+          lex.next();
+          this.wordList();
+          return;
+        }
       }
-      if (isWord(t, 'comment')) {
-        lex.next();
-        chain.comment = expectString(lex);
-        return;
-      }
-      if (isWord(t, 'flags')) {
-        lex.next();
-        this.report('info', t, 'not-modelled', 'chain flags are not modelled');
-        this.wordList();
-        return;
-      }
-      const rule = readRule(lex, this.ruleContext(family));
+      const rule = readRule(lex, ctx);
       if (rule) chain.rules.push(this.builder.rule(rule));
     });
   }
@@ -337,24 +406,28 @@ class TextParser {
   /** `type T hook H [device D | devices = { … }] priority P` */
   private baseChainDecl(chain: ChainDraft, family: NftFamily): void {
     const lex = this.lex;
-    const start = lex.next();
+    const start = lex.token();
+    lex.next();
     const type = expectWord(lex);
     expectWord(lex, 'hook');
     const hook = expectWord(lex);
     if (!isNftChainType(type)) throw new Unparsed(`unknown chain type "${type}"`, start);
     if (!isNftHook(hook)) throw new Unparsed(`unknown hook "${hook}"`, start);
     let devices: string[] | undefined;
-    if (isWord(lex.peek(), 'device')) {
+    if (lex.is('device')) {
       lex.next();
       devices = [expectName(lex)];
-    } else if (isWord(lex.peek(), 'devices')) {
+    } else if (lex.is('devices')) {
       lex.next();
       expectWord(lex, '=');
       devices = parseElementList(lex).map((e) => (e.key.kind === 'value' ? String(e.key.value) : ''));
     }
     expectWord(lex, 'priority');
     const words: string[] = [];
-    while (!endsRule(lex.peek()) && lex.peek().type === 'word') words.push(lex.next().value);
+    while (!endsRule(lex) && lex.kind === WORD) {
+      words.push(lex.value());
+      lex.next();
+    }
     const priorityText = words.join(' ');
     const priority = resolvePriority(priorityText, family);
     if (priority === undefined) throw new Unparsed(`unknown priority "${priorityText}"`, start);
@@ -370,17 +443,18 @@ class TextParser {
 
   private setBody(set: SetDraft): void {
     const lex = this.lex;
-    let first = true;
-    this.block((t) => {
-      const atStart = first;
-      first = false;
-      lex.next();
-      if (t.type === 'handle') {
-        if (atStart) set.handle = Number(t.value);
+    this.block((atStart) => {
+      if (lex.kind === HANDLE) {
+        const handle = Number(lex.value());
+        lex.next();
+        if (atStart) set.handle = handle;
         return;
       }
-      if (t.type !== 'word') throw new Unparsed(`unexpected "${t.value}" in set`, t);
-      switch (t.value) {
+      if (lex.kind !== WORD) fail(lex, `unexpected "${lex.value()}" in set`);
+      const t = this.mark();
+      const w = lex.value();
+      lex.next();
+      switch (w) {
         case 'type':
           return this.setType(set, t);
         case 'typeof':
@@ -394,7 +468,7 @@ class TextParser {
         case 'timeout':
         case 'gc-interval': {
           const d = this.duration();
-          if (t.value === 'timeout') {
+          if (w === 'timeout') {
             set.timeout = d;
             // nft prints no `flags timeout` when a default timeout is given; the flag is implied.
             set.flags = normalizeSetFlags([...set.flags, 'timeout']).flags;
@@ -406,7 +480,7 @@ class TextParser {
           return;
         case 'policy': {
           const p = expectWord(lex);
-          if (p !== 'performance' && p !== 'memory') throw new Unparsed(`unknown set policy "${p}"`, t);
+          if (p !== 'performance' && p !== 'memory') throw new Unparsed(`unknown set policy "${p}"`, tokenAt(t, 'word', w));
           set.policy = p;
           return;
         }
@@ -424,39 +498,40 @@ class TextParser {
           appendAll(set.elements, parseElementList(lex));
           return;
         default:
-          throw new Unparsed(`unknown set property "${t.value}"`, t);
+          throw new Unparsed(`unknown set property "${w}"`, tokenAt(t, 'word', w));
       }
     });
   }
 
   private duration(): number {
-    const t = this.lex.next();
-    const d = t.type === 'word' ? parseDuration(t.value) : undefined;
-    if (d === undefined) throw new Unparsed('expected a time', t);
+    const lex = this.lex;
+    const d = lex.kind === WORD ? parseDuration(lex.value()) : undefined;
+    if (d === undefined) fail(lex, 'expected a time');
+    lex.next();
     return d;
   }
 
   /** `type K1 . K2 [: V]` */
-  private setType(set: SetDraft, start: NftToken): void {
+  private setType(set: SetDraft, start: Mark): void {
     const words: string[] = [];
-    while (!endsRule(this.lex.peek())) words.push(expectWord(this.lex));
+    while (!endsRule(this.lex)) words.push(expectWord(this.lex));
     const colon = words.indexOf(':');
     const keyText = (colon < 0 ? words : words.slice(0, colon)).join(' ');
     set.keyTypes = splitConcatType(keyText);
     set.type = set.keyTypes.join(' . ');
-    if (set.keyTypes.length === 0) throw new Unparsed('set type missing', start);
+    if (set.keyTypes.length === 0) throw new Unparsed('set type missing', tokenAt(start, 'word', 'type'));
     if (colon >= 0) set.mapType = splitConcatType(words.slice(colon + 1).join(' ')).join(' . ');
   }
 
   /** `typeof EXPR [: EXPR]`: key types derived from the expressions where known. */
-  private setTypeof(set: SetDraft, start: NftToken): void {
+  private setTypeof(set: SetDraft, start: Mark): void {
     const lex = this.lex;
-    const from = lex.peek().start;
-    while (!endsRule(lex.peek())) lex.next();
+    const from = lex.start;
+    while (!endsRule(lex)) lex.next();
     const text = collapseSpaces(lex.text.slice(from, lex.lastEnd));
     const [keyText = '', valueText] = text.split(' : ');
     const keyExprs = typeofExprs(keyText);
-    if (!keyExprs) throw new Unparsed(`typeof expression not understood: ${keyText}`, start);
+    if (!keyExprs) throw new Unparsed(`typeof expression not understood: ${keyText}`, tokenAt(start, 'word', 'typeof'));
     set.typeof = text;
     set.keyTypes = keyExprs.map((e, i) => exprType(e) ?? keyText.split(' . ')[i] ?? '');
     set.type = set.keyTypes.join(' . ');
@@ -475,45 +550,51 @@ class TextParser {
       packets: 0n,
       bytes: 0n,
     };
-    if (isPunct(lex.peek(), '{')) {
-      let first = true;
-      this.block((t) => {
-        const atStart = first;
-        first = false;
-        lex.next();
-        if (t.type === 'handle') {
-          if (atStart) counter.handle = Number(t.value);
-        } else if (isWord(t, 'comment')) counter.comment = expectString(lex);
-        else if (isWord(t, 'packets')) {
+    if (lex.isPunct(LBRACE)) {
+      this.block((atStart) => {
+        if (lex.kind === HANDLE) {
+          const handle = Number(lex.value());
+          lex.next();
+          if (atStart) counter.handle = handle;
+        } else if (lex.is('comment')) {
+          lex.next();
+          counter.comment = expectString(lex);
+        } else if (lex.is('packets')) {
+          lex.next();
           counter.packets = this.bigint();
           expectWord(lex, 'bytes');
           counter.bytes = this.bigint();
-        } else throw new Unparsed(`unknown counter property "${t.value}"`, t);
+        } else fail(lex, `unknown counter property "${lex.value()}"`);
       });
     }
     table.counters.set(name, counter);
   }
 
   private bigint(): bigint {
-    const t = this.lex.next();
-    const v = t.type === 'word' ? parseBigint(t.value) : undefined;
-    if (v === undefined) throw new Unparsed('expected a number', t);
+    const lex = this.lex;
+    const v = lex.kind === WORD ? parseBigint(lex.value()) : undefined;
+    if (v === undefined) fail(lex, 'expected a number');
+    lex.next();
     return v;
   }
 
   /** An object kept as text: `flowtable NAME { … }`, `quota NAME { … }`, `ct helper NAME { … }`. */
-  private rawObject(table: TableDraft, start: NftToken, kind: string): void {
+  private rawObject(table: TableDraft, start: Mark, kind: string): void {
     const lex = this.lex;
     const name = expectName(lex);
     let handle: number | undefined;
-    if (isPunct(lex.peek(), '{')) {
+    if (lex.isPunct(LBRACE)) {
       let depth = 0;
       do {
-        const t = lex.next();
-        if (t.type === 'eof') throw new Unparsed('unterminated "{"', start);
-        if (t.type === 'handle' && depth === 1 && handle === undefined) handle = Number(t.value);
-        if (isPunct(t, '{')) depth++;
-        if (isPunct(t, '}')) depth--;
+        const k = lex.kind;
+        if (k === EOF) {
+          lex.next();
+          throw new Unparsed('unterminated "{"', tokenAt(start, 'word', kind));
+        }
+        if (k === HANDLE && depth === 1 && handle === undefined) handle = Number(lex.value());
+        if (lex.isPunct(LBRACE)) depth++;
+        if (lex.isPunct(RBRACE)) depth--;
+        lex.next();
       } while (depth > 0);
     }
     const raw = collapseSpaces(lex.text.slice(start.start, lex.lastEnd).replace(/#\s*handle\s+\d+/g, ''));
@@ -524,10 +605,11 @@ class TextParser {
   // -------------------------------------------------------------------------------------------
   // nft -f commands
 
-  private command(t: NftToken): void {
+  private command(t: Mark): void {
     const lex = this.lex;
-    const verb = lex.next().value;
-    const objToken = lex.peek();
+    const verb = lex.value();
+    lex.next();
+    const objToken = this.mark();
     switch (verb) {
       case 'add':
       case 'create':
@@ -548,29 +630,28 @@ class TextParser {
       case 'export':
       case 'import':
         this.report('info', t, 'not-modelled', `"${verb}" command ignored`);
-        this.skipItem(t);
+        this.skipItem(t.start);
         return;
       default:
-        throw new Unparsed(`unknown statement "${verb}"`, t);
+        throw new Unparsed(`unknown statement "${verb}"`, tokenAt(t, 'word', verb));
     }
-    const end = lex.peek();
-    if (!endsRule(end) && end.type !== 'handle') throw new Unparsed(`unexpected "${end.value}" after command`, end);
+    if (!endsRule(lex) && lex.kind !== HANDLE) throw new Unparsed(`unexpected "${lex.value()}" after command`, lex.token());
   }
 
-  private addCommand(verb: string, obj: string, at: NftToken): void {
+  private addCommand(verb: string, obj: string, at: Mark): void {
     const lex = this.lex;
     if (obj === 'table') {
       const table = this.tableRef(false);
-      if (isPunct(lex.peek(), '{')) this.tableBody(table);
+      if (lex.isPunct(LBRACE)) this.tableBody(table);
       return;
     }
     if (obj === 'rule') return this.addRule(verb, at);
-    if (verb !== 'add' && verb !== 'create') throw new Unparsed(`"${verb} ${obj}" is not a command`, at);
+    if (verb !== 'add' && verb !== 'create') throw new Unparsed(`"${verb} ${obj}" is not a command`, tokenAt(at, 'word', obj));
     const table = this.tableRef(true, at);
     switch (obj) {
       case 'chain': {
         const chain = this.builder.chain(table, expectName(lex));
-        if (isPunct(lex.peek(), '{')) this.chainBody(chain, table.family);
+        if (lex.isPunct(LBRACE)) this.chainBody(chain, table.family);
         return;
       }
       case 'set':
@@ -578,7 +659,7 @@ class TextParser {
         this.setBody(this.builder.set(table, expectName(lex), obj));
         return;
       case 'element': {
-        const nameToken = lex.peek();
+        const nameToken = this.mark();
         const name = expectName(lex);
         const set = this.existingSet(table, name, nameToken);
         appendAll(set.elements, parseElementList(lex));
@@ -592,11 +673,11 @@ class TextParser {
         return;
       default:
         if (RAW_OBJECTS.has(obj)) return this.rawObject(table, at, obj);
-        throw new Unparsed(`unknown object "${obj}"`, at);
+        throw new Unparsed(`unknown object "${obj}"`, tokenAt(at, 'word', obj));
     }
   }
 
-  private existingSet(table: TableDraft, name: string, at: NftToken): SetDraft {
+  private existingSet(table: TableDraft, name: string, at: Mark): SetDraft {
     const set = table.sets.get(name);
     if (set) return set;
     this.report('warning', at, 'implicit-set', `set ${name} used before it was added`);
@@ -604,40 +685,40 @@ class TextParser {
   }
 
   /** `add|insert|create rule [family] TABLE CHAIN [handle N|index N|position N] STATEMENTS`, `replace rule … handle N …`. */
-  private addRule(verb: string, at: NftToken): void {
+  private addRule(verb: string, at: Mark): void {
     const lex = this.lex;
     const table = this.tableRef(true, at);
-    const chainToken = lex.peek();
+    const chainToken = this.mark();
     const chainName = expectName(lex);
     if (!table.chains.has(chainName)) {
       this.report('warning', chainToken, 'implicit-chain', `chain ${chainName} used before it was added`);
     }
     const chain = this.builder.chain(table, chainName);
     let anchor: { by: 'handle' | 'index'; value: number } | undefined;
-    const p = lex.peek();
-    if (isWord(p, 'handle') || isWord(p, 'position') || isWord(p, 'index')) {
+    if (lex.is('handle') || lex.is('position') || lex.is('index')) {
+      const by = lex.is('index') ? 'index' : 'handle';
       lex.next();
-      anchor = { by: p.value === 'index' ? 'index' : 'handle', value: expectNumber(lex) };
+      anchor = { by, value: expectNumber(lex) };
     }
     const read = readRule(lex, this.ruleContext(table.family));
-    if (!read) throw new Unparsed('rule without statements', chainToken);
+    if (!read) throw new Unparsed('rule without statements', tokenAt(chainToken, 'word', chainName));
     this.placeRule(chain, read, verb, anchor, at);
   }
 
   private placeRule(
     chain: ChainDraft,
-    rule: NftRule,
+    parts: RuleParts,
     verb: string,
     anchor: { by: 'handle' | 'index'; value: number } | undefined,
-    at: NftToken,
+    at: Mark,
   ): void {
     const rules = chain.rules;
     if (verb === 'replace' && anchor) {
       // The replaced rule's handle stays (`replace rule … handle N` keeps N).
       const old = anchor.by === 'index' ? rules[anchor.value] : rules.find((r) => r.handle === anchor.value);
-      if (old?.handle !== undefined) rule = { ...rule, handle: old.handle };
+      if (old?.handle !== undefined) parts = { ...parts, handle: old.handle };
     }
-    rule = this.builder.rule(rule);
+    const rule = this.builder.rule(parts);
     if (!anchor) {
       if (verb === 'insert') rules.unshift(rule);
       else rules.push(rule);
@@ -654,7 +735,7 @@ class TextParser {
   }
 
   /** `delete|destroy|flush …`: applied to what was read so far, noted as info. */
-  private removeCommand(verb: string, obj: string, at: NftToken): void {
+  private removeCommand(verb: string, obj: string, at: Mark): void {
     const lex = this.lex;
     const done = (what: string) => this.report('info', at, 'command-applied', `${verb} ${what}`);
     if (obj === 'ruleset') {
@@ -705,9 +786,14 @@ class TextParser {
         return done(what);
       }
       default:
-        throw new Unparsed(`unknown object "${obj}"`, at);
+        throw new Unparsed(`unknown object "${obj}"`, tokenAt(at, 'word', obj));
     }
   }
+}
+
+/** A token at a kept position, for an error pointing at it (only `line` and `start` are read). */
+function tokenAt(at: Mark, type: NftToken['type'], value: string): NftToken {
+  return { type, value, line: at.line, start: at.start, end: at.start + value.length };
 }
 
 /** `target.push(...items)` without the argument-count limit a million-element set would hit. */
@@ -723,8 +809,8 @@ function keyOf(expr: NftExpr): string {
 function typeofExprs(text: string): NftExpr[] | undefined {
   try {
     const lex = new NftLexer(text);
-    const expr = lex.peek().type === 'word' && /^[a-z]/.test(lex.peek().value) ? parseExpr(lex) : parseAtom(lex);
-    if (lex.peek().type !== 'eof') return undefined;
+    const expr = lex.kind === WORD && /^[a-z]/.test(lex.value()) ? parseExpr(lex) : parseAtom(lex);
+    if (lex.kind !== EOF) return undefined;
     return expr.kind === 'concat' ? [...expr.items] : [expr];
   } catch (e) {
     if (e instanceof Unparsed) return undefined;
