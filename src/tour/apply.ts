@@ -67,7 +67,7 @@ export function actionsFor(ui: UiState, step: TourStep, where: StepResolution, s
   const pane = appPane(step.pane);
   actions.push({ type: 'switchPane', pane: pane ?? 'services' });
   if (where.service !== null) actions.push({ type: 'selectService', service: where.service });
-  if (where.serviceRow !== null && (step.pane === 'services' || step.pane === 'dns' || step.pane === 'compare' || where.rulesPath.length > 0 || pane === null)) {
+  if (where.serviceRow !== null && (step.pane === 'services' || step.pane === 'dns' || step.pane === 'compare' || step.pane === 'conntrack' || where.rulesPath.length > 0 || pane === null)) {
     // Put the Services cursor on the Service too, so going back there shows it.
     actions.push({ type: 'switchPane', pane: 'services' }, { type: 'filterInput', text: '' });
     actions.push({ type: 'jumpTo', index: where.serviceRow.index, count: where.serviceRow.count });
