@@ -17,6 +17,7 @@ import type { DnsTransport } from './dns/transport.js';
 import { catalog } from './sources/catalog.js';
 import type { ApiFeed } from './sources/cluster-api.js';
 import { runProbes, type ProbeRun } from './sources/probe-runner.js';
+import { ReplayTransport } from './sources/replay.js';
 import type { Transport } from './sources/transport.js';
 
 /** What a pane needs to know about the data's freshness; times are ms since epoch. */
@@ -31,6 +32,11 @@ export interface SessionState {
   readonly dataAt: number | null;
   /** The DNS pane's Service (`ns/name`) and what its questions got; null until one is asked. */
   readonly dns?: SessionDns | null;
+  /**
+   * The node's name before the first snapshot is built, when the source knows it at once (a
+   * replay's manifest.json `node`): the header shows it while the API objects parse. Else null.
+   */
+  readonly node?: string | null;
 }
 
 /** A Service's DNS resolution as the DNS pane shows it. */
@@ -157,6 +163,8 @@ export class Session implements SessionLike {
   constructor(private options: SessionOptions) {
     this.now = options.now ?? Date.now;
     this.cache = options.live ? new ParseCache() : undefined;
+    // A replay's manifest names the node: no need to wait for the first snapshot to say it.
+    if (options.transport instanceof ReplayTransport) this.state = { ...this.state, node: options.transport.bundle.manifest.node };
   }
 
   getState(): SessionState {

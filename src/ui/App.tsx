@@ -281,11 +281,11 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   return (
     <Box flexDirection="column" width={width}>
       <Header
-        node={snapshot?.meta.node ?? '…'}
+        node={snapshot?.meta.node ?? state.node ?? '…'}
         live={live}
         sourceLabel={snapshot?.meta.source.label ?? ''}
         capturedAt={snapshot?.meta.capturedAt ?? null}
-        mode={mode?.mode ?? '…'}
+        mode={mode?.mode ?? (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
         ageSeconds={age}
         error={state.error}

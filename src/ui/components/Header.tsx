@@ -19,7 +19,8 @@ export interface HeaderProps {
   /**
    * The mode's evidence: the text, or a function giving the evidence that fits `room`
    * cells (what the line leaves after `mode: X — `), so the facts that matter survive a
-   * narrow terminal instead of being cut at its edge.
+   * narrow terminal instead of being cut at its edge. Empty: the line is `mode: X` alone
+   * (no mode detected yet: `… (reading rules)`).
    */
   readonly evidence: string | ((room: number) => string);
   readonly ageSeconds: number | null;
@@ -111,7 +112,7 @@ export function Header(p: HeaderProps): React.JSX.Element {
   else if (p.live && p.ageSeconds !== null) freshness = tf(p.lang, 'header.age', { age: humanAge(p.ageSeconds) });
   const where = `${t(p.lang, 'header.node')} ${p.node} │ ${source}`;
   const line1 = p.error ? staleLine(p.error, humanAge(staleSeconds), where, p) : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
-  const modeHead = `${t(p.lang, 'header.mode')}: ${p.mode} — `;
+  const modeHead = p.evidence === '' ? `${t(p.lang, 'header.mode')}: ${p.mode}` : `${t(p.lang, 'header.mode')}: ${p.mode} — `;
   const line2 = modeHead + (typeof p.evidence === 'string' ? p.evidence : p.evidence(p.width - cellWidth(modeHead)));
   return (
     <Box flexDirection="column">
