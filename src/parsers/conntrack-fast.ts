@@ -103,6 +103,11 @@ class FastLine {
     return k > 0;
   }
 
+  /** True when the cursor is before the end and at `key`, whose first character is `c`. */
+  atKey(c: number, key: string): boolean {
+    return this.i < this.end && this.s.charCodeAt(this.i) === c && at(this.s, this.i, key);
+  }
+
   /** True at a blank or at the end of the line. */
   atBreak(i: number): boolean {
     if (i >= this.end) return true;
@@ -155,37 +160,103 @@ class FastLine {
     const s = this.s;
     if (!at(s, this.i, key)) return false;
     const from = this.i + key.length;
-    this.i = from;
-    const to = this.wordEnd();
-    const n = to - from;
-    if (n > 15 || n === 0) {
-      // Beyond 15 digits a double may not be exact: let the scanner make the bigint.
-      const v = parseCounter(s, from, to);
-      if (v === undefined) return false;
-      if (s.charCodeAt(from) === 48 && n > 1) this.canon = false;
-      this.big = v;
-      this.count = v <= 9007199254740991n ? Number(v) : -1;
+    const end = this.end;
+    let i = from;
+    let v = 0;
+    for (; i < end; i++) {
+      const c = s.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) break;
+      v = v * 10 + c;
+    }
+    const n = i - from;
+    if (n > 15 || n === 0 || !this.atBreak(i)) {
+      // Not digits, or beyond 15 of them (a double may not be exact): let the scanner decide and make the bigint.
+      this.i = from;
+      const to = this.wordEnd();
+      const big = parseCounter(s, from, to);
+      if (big === undefined) return false;
+      if (s.charCodeAt(from) === 48 && to - from > 1) this.canon = false;
+      this.big = big;
+      this.count = big <= 9007199254740991n ? Number(big) : -1;
+      i = to;
     } else {
-      let v = 0;
-      for (let i = from; i < to; i++) {
-        const c = s.charCodeAt(i);
-        if (c < 48 || c > 57) return false;
-        v = v * 10 + (c - 48);
-      }
-      if (s.charCodeAt(from) === 48 && n > 1) this.canon = false;
+      if (n > 1 && s.charCodeAt(from) === 48) this.canon = false;
       this.count = v;
       this.big = undefined;
     }
-    this.i = to;
+    this.i = i;
     this.blanks();
     return true;
   }
 
-  /** `key=` then an address, interned; an IPv4 address is read in the same pass that finds its end. */
+  /**
+   * `key=` then an address, interned. A canonical dotted quad (the common case) is read
+   * octet by octet and looked up by value; anything else goes the general way.
+   */
   address(key: string, interner: ConntrackInterner): string | undefined {
     const s = this.s;
     if (!at(s, this.i, key)) return undefined;
     const from = this.i + key.length;
+    const v = this.quad(from);
+    if (v < 0) return this.otherAddress(from, interner);
+    const to = this.qEnd;
+    // The reply's destination is nearly always the original's source: no lookup then.
+    const a = v === this.hintKey ? this.hintText : interner.ipv4(s, from, to, v | 0, true);
+    this.lastKey = v;
+    this.i = to;
+    if (this.blanks() === 0) return undefined;
+    return a;
+  }
+
+  /** End of the dotted quad `quad` last read. */
+  private qEnd = 0;
+  /** The value of the last address read when it was a canonical dotted quad, else -1. */
+  lastKey = -1;
+  /** How many IPv6 addresses the line has had. */
+  sixes = 0;
+  /** An IPv4 value (≥ 0) whose interned text is `hintText` (-1: none). */
+  hintKey = -1;
+  hintText = '';
+
+  /**
+   * The value of the canonical dotted quad at `i` (four octets of 1–3 digits, no
+   * leading zero, ≤ 255, then a blank or the end) with its end in `qEnd`; -1 when
+   * the text there is anything else.
+   */
+  private quad(i: number): number {
+    const s = this.s;
+    const end = this.end;
+    let v = 0;
+    for (let part = 0; part < 4; part++) {
+      let o = s.charCodeAt(i) - 48;
+      if (!(o >= 0 && o <= 9)) return -1;
+      i++;
+      const d1 = s.charCodeAt(i) - 48;
+      if (d1 >= 0 && d1 <= 9) {
+        if (o === 0) return -1;
+        o = o * 10 + d1;
+        i++;
+        const d2 = s.charCodeAt(i) - 48;
+        if (d2 >= 0 && d2 <= 9) {
+          o = o * 10 + d2;
+          if (o > 255) return -1;
+          i++;
+        }
+      }
+      v = v * 256 + o;
+      if (part < 3) {
+        if (s.charCodeAt(i) !== 46) return -1;
+        i++;
+      }
+    }
+    if (i > end || (i < end && s.charCodeAt(i) !== 32 && s.charCodeAt(i) !== 9)) return -1;
+    this.qEnd = i;
+    return v;
+  }
+
+  /** An address that is not a canonical dotted quad (IPv6, leading zeros…) at `from`, interned; the cursor moves past it and its blanks. */
+  private otherAddress(from: number, interner: ConntrackInterner): string | undefined {
+    const s = this.s;
     const end = this.end;
     let i = from;
     let parts = 0;
@@ -211,6 +282,8 @@ class FastLine {
       } else v4 = false;
     }
     const isV4 = v4 && digits !== 0 && parts === 3;
+    this.lastKey = -1;
+    if (!isV4) this.sixes++;
     const a = isV4 ? interner.ipv4(s, from, i, (value * 256 + octet) | 0, !leadingZero) : interner.address(s, from, i);
     if (a === undefined) return undefined;
     // Printed as the entry holds it? A canonical IPv4 spelling always is (the interner
@@ -243,22 +316,24 @@ class FastLine {
 
 const CUR = new FastLine();
 
-// The meta fields the fast path reads, in print order, with their largest values.
-const META_KEYS: readonly string[] = ['mark=', 'secmark=', 'zone=', 'delta-time=', 'use=', 'id='];
-const META_MAX: readonly number[] = [U32_MAX, U32_MAX, U32_MAX, Number.MAX_SAFE_INTEGER, U32_MAX, U32_MAX];
-const META_VALUES: (number | undefined)[] = [undefined, undefined, undefined, undefined, undefined, undefined];
-
 /** One tuple of a port-based protocol: `src= dst= sport= dport=` and optional counters. */
 function readTuple(r: FastLine, interner: ConntrackInterner): CompactConntrackTuple | undefined {
   const src = r.address('src=', interner);
   if (src === undefined) return undefined;
+  // Remembered for the reply's destination (see `address`); the reply's own resets nothing: the hint is set per line.
+  if (r.hintKey === -2) {
+    r.hintKey = r.lastKey;
+    r.hintText = src;
+  }
   const dst = r.address('dst=', interner);
   if (dst === undefined) return undefined;
   if (!r.field('sport=', 65535)) return undefined;
   const sport = r.value;
   if (!r.field('dport=', 65535)) return undefined;
   const dport = r.value;
-  if (!at(r.s, r.i, 'packets=')) return new CompactConntrackTuple(src, dst, sport, dport);
+  const s = r.s;
+  const i = r.i;
+  if (i >= r.end || s.charCodeAt(i) !== 112 /* p */ || !at(s, i, 'packets=')) return new CompactConntrackTuple(src, dst, sport, dport);
   if (!r.counter('packets=')) return undefined;
   const packets = r.count;
   const bigPackets = r.big;
@@ -302,6 +377,8 @@ export function parseConntrackFast(
   r.canon = end === rawEnd;
   r.compressed = true;
   r.expanded = true;
+  r.sixes = 0;
+  r.hintKey = -2; // the original's source sets it
   const c0 = s.charCodeAt(from);
   if (c0 < 97 || c0 > 122) return undefined;
 
@@ -354,32 +431,45 @@ export function parseConntrackFast(
   flags |= late;
   if (r.i < end && s.charCodeAt(r.i) === 91) return undefined;
 
-  // Meta fields, each at most once, in conntrack's print order (one loop: a small
-  // function compiles sooner, and a cold parse of 10^5 lines waits for the compiler).
-  const meta = META_VALUES;
-  meta.fill(undefined);
-  let k = 0;
-  while (r.i < end && k < META_KEYS.length) {
-    const key = META_KEYS[k]!;
-    if (at(s, r.i, key)) {
-      if (!r.field(key, META_MAX[k]!)) return undefined;
-      meta[k] = r.value;
+  // Meta fields, each at most once, in conntrack's print order.
+  let mark: number | undefined;
+  let secmark: number | undefined;
+  let zone: number | undefined;
+  let deltaTime: number | undefined;
+  let use: number | undefined;
+  let id: number | undefined;
+  if (r.i < end) {
+    if (r.atKey(109 /* m */, 'mark=')) {
+      if (!r.field('mark=', U32_MAX)) return undefined;
+      mark = r.value;
     }
-    k++;
+    if (r.atKey(115 /* s */, 'secmark=')) {
+      if (!r.field('secmark=', U32_MAX)) return undefined;
+      secmark = r.value;
+    }
+    if (r.atKey(122 /* z */, 'zone=')) {
+      if (!r.field('zone=', U32_MAX)) return undefined;
+      zone = r.value;
+    }
+    if (r.atKey(100 /* d */, 'delta-time=')) {
+      if (!r.field('delta-time=', Number.MAX_SAFE_INTEGER)) return undefined;
+      deltaTime = r.value;
+    }
+    if (r.atKey(117 /* u */, 'use=')) {
+      if (!r.field('use=', U32_MAX)) return undefined;
+      use = r.value;
+    }
+    if (r.atKey(105 /* i */, 'id=')) {
+      if (!r.field('id=', U32_MAX)) return undefined;
+      id = r.value;
+    }
+    if (r.i < end) return undefined;
   }
-  if (r.i < end) return undefined;
-  const mark = meta[0];
-  const secmark = meta[1];
-  const zone = meta[2];
-  const deltaTime = meta[3];
-  const use = meta[4];
-  const id = meta[5];
 
   // Both tuples of one family, matching the layer-3 prefix if there is one.
-  const v6 = orig.src.indexOf(':') >= 0;
-  if ((orig.dst.indexOf(':') >= 0) !== v6 || (reply.src.indexOf(':') >= 0) !== v6 || (reply.dst.indexOf(':') >= 0) !== v6) {
-    return undefined;
-  }
+  // (An entry's canonical address text has a colon exactly when it is IPv6: `sixes` counts those.)
+  if (r.sixes !== 0 && r.sixes !== 4) return undefined;
+  const v6 = r.sixes === 4;
   if (l3 !== 0 && (l3 === 6) !== v6) return undefined;
 
   // The layout the line is printed in, when it is exactly what the formatter gives.
