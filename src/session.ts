@@ -6,7 +6,7 @@
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
 import { collectGarbage } from './memory.js';
-import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, summarize, type SnapshotInput } from './analysis/build-snapshot.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, PIECED_PROBES, summarize, type SnapshotInput } from './analysis/build-snapshot.js';
 import { iptablesRates } from './analysis/rates.js';
 import type { RuleRates } from './analysis/rules-view.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from './model/snapshot.js';
@@ -244,9 +244,9 @@ export class Session implements SessionLike {
     const where = new Map(catalog().probes.map((p) => [p.id, p.where]));
     const node = ids.filter((id) => where.get(id) === 'node');
     const agent = ids.filter((id) => where.get(id) === 'cilium-agent');
-    // Without a parse cache (which fingerprints whole texts: live sources), the conntrack table is
-    // parsed piece by piece: a replay need not hold its text (220 MB at 1M flows).
-    const pieces = this.cache ? {} : { stdoutAsPieces: ['conntrack'] };
+    // Without a parse cache (which fingerprints whole texts: live sources), the conntrack table and
+    // nft -j are parsed piece by piece: a replay need not hold their texts (220 and 229 MB, huge).
+    const pieces = this.cache ? {} : { stdoutAsPieces: PIECED_PROBES };
     const runs = node.length ? await runProbes(this.options.transport, { ...params, ids: node, ...pieces }) : [];
     if (this.options.ciliumAgent && agent.length) runs.push(...(await runProbes(this.options.ciliumAgent, { ...params, ids: agent })));
     return runs;

@@ -19,7 +19,7 @@ import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
-import { parseNftJson, parseNftJsonChunked } from '../parsers/nft-json.js';
+import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
 import { collectGarbageIfGrown } from '../memory.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseIpsetList } from '../parsers/ipset.js';
@@ -45,6 +45,13 @@ export interface SnapshotInput {
    */
   readonly reuse?: { readonly snapshot: NodeSnapshot; readonly parts: ReadonlySet<SnapshotPart | 'api'> };
 }
+
+/**
+ * The probes whose stdout {@link completeSnapshot} reads from `ExecResult.stdoutPieces`
+ * when a transport gives it (a replay): the conntrack table and nft -j are parsed piece by
+ * piece, the nft text is joined only when nft -j failed. None is then held whole.
+ */
+export const PIECED_PROBES: readonly string[] = ['conntrack', 'nft-json', 'nft-text'];
 
 /**
  * The probes each {@link SnapshotPart} is parsed from (a refresh re-parses a part only
@@ -414,9 +421,14 @@ async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: num
   }
   if (part === 'nft') {
     // As nftPart: nft -j when it parsed, else the text (itself not cut: it is the fallback).
-    const fromJson = await parseRunAsync(ctx.byId.get('nft-json'), ctx.cache, (text, origin) => parseNftJsonChunked(text, origin, chunkChars, turn));
+    const json = ctx.byId.get('nft-json');
+    const jsonPieces = json?.result.stdoutPieces;
+    const fromJson =
+      json && jsonPieces
+        ? await parsePieces(json, (origin) => parseNftJsonPieces(jsonPieces, origin, chunkChars, turn))
+        : await parseRunAsync(json, ctx.cache, (text, origin) => parseNftJsonChunked(text, origin, chunkChars, turn));
     if (fromJson?.value && !fromJson.error) return { nft: fromJson };
-    return { nft: parseRunCached(ctx.byId.get('nft-text'), parseNftText, ctx.cache) ?? fromJson };
+    return { nft: parseRunCached(wholeRun(ctx.byId.get('nft-text')), parseNftText, ctx.cache) ?? fromJson };
   }
   if (part === 'iptables' || part === 'ip6tables' || part === 'iptablesLegacy') {
     const { probe, family } = IPTABLES_PARTS[part];
@@ -432,6 +444,15 @@ const IPTABLES_PARTS = {
   iptablesLegacy: { probe: 'iptables-legacy-save', family: 'ipv4' },
 } as const;
 
+/** `run` with its stdout whole: joined when it came in pieces (the nft text, read only when nft -j failed). */
+function wholeRun(run: ProbeRun | undefined): ProbeRun | undefined {
+  const pieces = run?.result.stdoutPieces;
+  if (!run || !pieces) return run;
+  let stdout = '';
+  for (const piece of pieces()) stdout += piece;
+  return { ...run, result: { ...run.result, stdout } };
+}
+
 /** Line-aligned pieces of `text` of about `size` characters, a turn of the event loop before each but the first. */
 async function* chunksOf(text: string, size: number): AsyncGenerator<string> {
   let pos = 0;
@@ -444,14 +465,19 @@ async function* chunksOf(text: string, size: number): AsyncGenerator<string> {
   }
 }
 
-/** {@link chunksOf} over line-aligned pieces of one text, in order. */
+/** {@link chunksOf} over the pieces of one text, in order; a line cut between two pieces is joined first. */
 async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGenerator<string> {
   let first = true;
+  let carry = '';
   for (const piece of pieces) {
     if (!first) await turn();
     first = false;
-    yield* chunksOf(piece, size);
+    const text = carry + piece;
+    const cut = text.lastIndexOf('\n') + 1;
+    carry = text.slice(cut);
+    if (cut > 0) yield* chunksOf(cut === text.length ? text : text.slice(0, cut), size);
   }
+  if (carry !== '') yield carry;
 }
 
 /** The BPF map probes, each with the map whose pin path its argv names. */

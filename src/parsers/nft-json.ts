@@ -93,118 +93,204 @@ export function parseNftJson(text: string, origin: string): ParseResult<NftRules
  * to it whole, so its diagnostics are the one-shot parse's. Never rejects on bad input.
  */
 export async function parseNftJsonChunked(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
-  const items = new NftItemScanner(text);
-  if (!items.open()) return parseNftJson(text, origin);
-  const walker = new JsonWalker(origin);
-  let index = 0;
-  let since = 0;
-  for (let span = items.next(); span !== null; span = items.next()) {
-    let item: unknown;
-    try {
-      item = JSON.parse(quoteBigCounters(text.slice(span[0], span[1])));
-    } catch {
-      return parseNftJson(text, origin);
-    }
-    if (index === 0) {
-      // The one-shot walk checks the metainfo before any item: here it must come first.
-      if (singleKey(item) !== 'metainfo') return parseNftJson(text, origin);
-      walker.checkMetainfo([item]);
-    }
-    walker.itemAt(item, index++);
-    if (span[1] - since >= chunkChars) {
-      since = span[1];
-      await turn();
-    }
-  }
-  // No item at all: the one-shot parse words the missing metainfo.
-  if (index === 0 || !items.closed()) return parseNftJson(text, origin);
-  return { value: walker.builder.finish(), diagnostics: walker.diagnostics };
+  return parseItems([text], () => text, origin, chunkChars, turn);
 }
 
 /**
- * Finds the items of `{"nftables": [ … ]}` without parsing them: strings (with their
- * escapes) and the nesting of `{}`/`[]` are followed, nothing else is checked (each item
- * is then given to `JSON.parse`, which checks it).
+ * {@link parseNftJsonChunked} of a text given in pieces, cut anywhere (inside a string, a
+ * number or a key; `nft -j` prints one line, so a replay reads it in byte pieces): items
+ * are scanned across the cuts, so only a piece and the item being read are held, never
+ * the whole text. `pieces()` yields the pieces in order; it is called once, and once more
+ * only for text of another shape, whose pieces are then joined and handed to
+ * {@link parseNftJson} (same result and diagnostics, positions included, as one call on
+ * the whole text). Never rejects on bad input (rejects only when `pieces` throws).
+ */
+export async function parseNftJsonPieces(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  return parseItems(pieces(), () => joinPieces(pieces()), origin, chunkChars, turn);
+}
+
+function joinPieces(pieces: Iterable<string>): string {
+  let text = '';
+  for (const piece of pieces) text += piece;
+  return text;
+}
+
+/** The walk of {@link parseNftJsonChunked} over pieces; `whole` gives the text for the one-shot fallback. */
+async function parseItems(
+  pieces: Iterable<string>,
+  whole: () => string,
+  origin: string,
+  chunkChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<NftRuleset>> {
+  const scanner = new NftItemScanner();
+  const walker = new JsonWalker(origin);
+  let index = 0;
+  let since = 0;
+  for (const piece of pieces) {
+    scanner.feed(piece);
+    for (let text = scanner.next(); text !== null; text = scanner.next()) {
+      let item: unknown;
+      try {
+        item = JSON.parse(quoteBigCounters(text));
+      } catch {
+        return parseNftJson(whole(), origin);
+      }
+      if (index === 0) {
+        // The one-shot walk checks the metainfo before any item: here it must come first.
+        if (singleKey(item) !== 'metainfo') return parseNftJson(whole(), origin);
+        walker.checkMetainfo([item]);
+      }
+      walker.itemAt(item, index++);
+      if (scanner.offset - since >= chunkChars) {
+        since = scanner.offset;
+        await turn();
+      }
+    }
+    if (scanner.bad) return parseNftJson(whole(), origin);
+  }
+  // No item at all: the one-shot parse words the missing metainfo.
+  if (index === 0 || !scanner.closed()) return parseNftJson(whole(), origin);
+  return { value: walker.builder.finish(), diagnostics: walker.diagnostics };
+}
+
+/** Where {@link NftItemScanner} is: before the array, in it, after it (`}` expected, then seen). */
+type ScanPhase = 'open' | 'items' | 'close' | 'end';
+
+/** What must precede the first item, token by token (JSON space allowed between tokens). */
+const OPENER = ['{', '"nftables"', ':', '['];
+
+/**
+ * Finds the items of `{"nftables": [ … ]}` without parsing them, in text fed piece by
+ * piece: strings (with their escapes) and the nesting of `{}`/`[]` are followed, nothing
+ * else is checked (each item is then given to `JSON.parse`, which checks it). Any other
+ * shape (no such opener, an empty item, `}` closing the array, anything but JSON space
+ * after the closing `}`, text ending inside the array) sets `bad` or leaves it not closed.
  */
 class NftItemScanner {
+  /** Set at a shape the scan does not follow; nothing more is read then. */
+  bad = false;
+  /** Characters fed before the current piece plus the position in it: where the last item ended. */
+  offset = 0;
+  private phase: ScanPhase = 'open';
+  private token = 0;
+  private tokenAt = 0;
+  private depth = 0;
+  private inString = false;
+  private escaped = false;
+  /** The current item's text in earlier pieces; undefined while between items. */
+  private head: string[] | undefined;
+  private piece = '';
   private i = 0;
-  private done = false;
+  private before = 0;
 
-  constructor(private readonly text: string) {}
-
-  /** Reads up to the array's `[`; false when the text does not start `{"nftables":[`. */
-  open(): boolean {
-    const t = this.text;
-    this.ws();
-    if (t.charCodeAt(this.i) !== 0x7b) return false;
-    this.i++;
-    this.ws();
-    if (!t.startsWith('"nftables"', this.i)) return false;
-    this.i += 10;
-    this.ws();
-    if (t.charCodeAt(this.i) !== 0x3a) return false;
-    this.i++;
-    this.ws();
-    if (t.charCodeAt(this.i) !== 0x5b) return false;
-    this.i++;
-    this.ws();
-    if (t.charCodeAt(this.i) === 0x5d) {
-      this.i++;
-      this.done = true;
-    }
-    return true;
+  /** Continues the scan in the next piece (after {@link next} returned null). */
+  feed(piece: string): void {
+    this.before += this.piece.length;
+    this.piece = piece;
+    this.i = 0;
+    if (this.phase === 'open') this.open();
   }
 
-  /** `[start, end)` of the next item; null after the last one (or at a shape it does not know). */
-  next(): [number, number] | null {
-    if (this.done) return null;
-    const t = this.text;
-    this.ws();
-    const start = this.i;
-    let depth = 0;
-    let i = start;
+  /** The text of the next complete item (JSON space around it left out); null at the end of the piece. */
+  next(): string | null {
+    if (this.bad || this.phase === 'open') return null;
+    if (this.phase !== 'items') return this.after();
+    const t = this.piece;
+    let depth = this.depth;
+    let inString = this.inString;
+    let escaped = this.escaped;
+    let start = this.head !== undefined ? 0 : -1;
+    let i = this.i;
     for (; i < t.length; i++) {
       const c = t.charCodeAt(i);
-      if (c === 0x22) {
-        // A string: to its closing quote, stepping over escapes.
-        for (i++; i < t.length; i++) {
-          const d = t.charCodeAt(i);
-          if (d === 0x5c) i++;
-          else if (d === 0x22) break;
-        }
-      } else if (c === 0x7b || c === 0x5b) depth++;
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === 0x5c) escaped = true;
+        else if (c === 0x22) inString = false;
+        continue;
+      }
+      if (start < 0) {
+        if (isJsonSpace(c)) continue;
+        start = i;
+        this.head = [];
+      }
+      if (c === 0x22) inString = true;
+      else if (c === 0x7b || c === 0x5b) depth++;
       else if (c === 0x7d || c === 0x5d) {
-        if (depth === 0) break; // the array's own `]`
-        depth--;
-      } else if (c === 0x2c && depth === 0) break;
+        if (depth > 0) depth--;
+        else if (c === 0x5d) return this.itemEnd(i, start, 'close');
+        else return this.fail();
+      } else if (c === 0x2c && depth === 0) return this.itemEnd(i, start, 'items');
     }
-    if (i >= t.length || i === start) {
-      this.done = true;
-      this.i = t.length + 1; // not closed
-      return null;
-    }
-    let end = i;
-    while (end > start && isJsonSpace(t.charCodeAt(end - 1))) end--;
-    if (t.charCodeAt(i) === 0x2c) this.i = i + 1;
-    else {
-      this.i = i + 1;
-      this.done = true;
-    }
-    return [start, end];
+    // The piece ends inside an item or between two: the rest is kept for the next piece.
+    this.depth = depth;
+    this.inString = inString;
+    this.escaped = escaped;
+    if (start >= 0) this.head!.push(start === 0 ? t : t.slice(start));
+    this.i = i;
+    return null;
   }
 
-  /** After the last item: true when the array and the object end there and nothing follows. */
+  /** After the last piece: true when the array and the object ended and only JSON space followed. */
   closed(): boolean {
-    if (this.i > this.text.length) return false;
-    this.ws();
-    if (this.text.charCodeAt(this.i) !== 0x7d) return false;
-    this.i++;
-    this.ws();
-    return this.i === this.text.length;
+    return !this.bad && this.phase === 'end';
   }
 
-  private ws(): void {
-    while (isJsonSpace(this.text.charCodeAt(this.i))) this.i++;
+  /** The item ending at `end` (a `,` or the array's `]`), from `start` in this piece and the earlier pieces' text. */
+  private itemEnd(end: number, start: number, then: ScanPhase): string | null {
+    const head = this.head!;
+    let text = head.length ? head.join('') + this.piece.slice(start, end) : this.piece.slice(start, end);
+    let n = text.length;
+    while (n > 0 && isJsonSpace(text.charCodeAt(n - 1))) n--;
+    if (n === 0) return this.fail();
+    if (n < text.length) text = text.slice(0, n);
+    this.head = undefined;
+    this.depth = 0;
+    this.inString = false;
+    this.escaped = false;
+    this.i = end + 1;
+    this.offset = this.before + end + 1;
+    this.phase = then;
+    return text;
+  }
+
+  /** Reads the opener as far as this piece goes. */
+  private open(): void {
+    const t = this.piece;
+    let i = this.i;
+    for (; i < t.length && this.phase === 'open'; i++) {
+      const c = t.charCodeAt(i);
+      const token = OPENER[this.token]!;
+      if (this.tokenAt === 0 && isJsonSpace(c)) continue;
+      if (c !== token.charCodeAt(this.tokenAt)) {
+        this.fail();
+        return;
+      }
+      if (++this.tokenAt === token.length) {
+        this.tokenAt = 0;
+        if (++this.token === OPENER.length) this.phase = 'items';
+      }
+    }
+    this.i = i;
+  }
+
+  /** After the array: its `}`, then JSON space only. Always null (no more items). */
+  private after(): null {
+    const t = this.piece;
+    for (let i = this.i; i < t.length; i++) {
+      const c = t.charCodeAt(i);
+      if (isJsonSpace(c)) continue;
+      if (this.phase === 'close' && c === 0x7d) this.phase = 'end';
+      else return this.fail();
+    }
+    this.i = t.length;
+    return null;
+  }
+
+  private fail(): null {
+    this.bad = true;
+    return null;
   }
 }
 

@@ -173,14 +173,29 @@ export function readBundleFile(bundle: Bundle, relative: string): string | undef
 export const BUNDLE_PIECE_BYTES = 4 * 1024 * 1024;
 
 /**
- * Reads one file of a bundle as UTF-8 text in line-aligned pieces: every piece but the
- * last ends with `\n`, and their concatenation is what {@link readBundleFile} returns.
+ * Characters of one line past which {@link readBundleFilePieces} cuts it: `nft -j` prints
+ * its whole ruleset on one line (229 MB for a 25,000-Service node); no line of a
+ * line-oriented output (conntrack, rules) comes near it.
+ */
+export const BUNDLE_MAX_LINE_CHARS = 16 * 1024 * 1024;
+
+/**
+ * Reads one file of a bundle as UTF-8 text in pieces whose concatenation is what
+ * {@link readBundleFile} returns: every piece but the last ends with `\n`, except that a
+ * line of `maxLineChars` characters or more is cut inside, into pieces of at least
+ * `maxLineChars` characters, between two characters (a multi-byte UTF-8 sequence split
+ * between two reads of `pieceBytes` bytes is decoded whole, in the later piece).
  * The whole text is never held (a 1M-flow conntrack table is 220 MB: held once as a
  * string and once as the buffer it is decoded from, it would double the peak memory of a
  * replay). Reads the file again on every iteration. Yields nothing for an absent file.
  * Throws the file system's error when the file cannot be read.
  */
-export function* readBundleFilePieces(bundle: Bundle, relative: string, pieceBytes = BUNDLE_PIECE_BYTES): Generator<string> {
+export function* readBundleFilePieces(
+  bundle: Bundle,
+  relative: string,
+  pieceBytes = BUNDLE_PIECE_BYTES,
+  maxLineChars = BUNDLE_MAX_LINE_CHARS,
+): Generator<string> {
   const file = path.join(bundle.dir, relative);
   if (!existsSync(file)) return;
   const fd = openSync(file, 'r');
@@ -197,6 +212,12 @@ export function* readBundleFilePieces(bundle: Bundle, relative: string, pieceByt
       }
       // Hold back the unfinished last line: it is completed by the next piece.
       const cut = text.lastIndexOf('\n') + 1;
+      if (cut === 0 && text.length >= maxLineChars) {
+        // A line too long to hold: the decoder ends every write between characters.
+        carry = '';
+        yield text;
+        continue;
+      }
       carry = text.slice(cut);
       if (cut > 0) yield text.slice(0, cut);
     }
