@@ -37,6 +37,11 @@ export interface SessionState {
    * replay's manifest.json `node`): the header shows it while the API objects parse. Else null.
    */
   readonly node?: string | null;
+  /**
+   * Why the API objects shown are not the source's latest: an `--api-file` version without
+   * objects (the last good ones stay), a failing cluster watch ({@link ApiFeed.error}); null when they are.
+   */
+  readonly apiError?: string | null;
 }
 
 /** A Service's DNS resolution as the DNS pane shows it. */
@@ -188,7 +193,7 @@ export class Session implements SessionLike {
   async start(): Promise<void> {
     await this.load();
     if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? 2000);
-    this.unsubscribeApi = this.options.api?.subscribe(() => this.apiChanged());
+    this.unsubscribeApi = this.options.api?.subscribe((change) => (change === 'error' ? this.apiErrorChanged() : this.apiChanged()));
   }
 
   /** The staged load (see the class comment); a failure becomes `error`, never a rejection. */
@@ -262,8 +267,15 @@ export class Session implements SessionLike {
     }
   }
 
+  /** The API feed's error changed (its objects did not): the header says it. */
+  private apiErrorChanged(): void {
+    const apiError = this.options.api?.error?.() ?? null;
+    if (apiError !== (this.state.apiError ?? null)) this.set({ apiError });
+  }
+
   /** A watch event changed the API objects: re-parse them, keep every other part (no probe runs). */
   private apiChanged(): void {
+    this.apiErrorChanged();
     const current = this.state.snapshot;
     if (this.staging || this.state.refreshing) {
       this.apiDirty = true;
@@ -319,6 +331,8 @@ export class Session implements SessionLike {
         const error = lost.length ? `${lost.map((r) => `${r.id}: ${r.status}`).join(', ')}${detail ? ` — ${detail}` : ''}` : null;
         // A refresh that lost probes shows their parts as they were: the data is as old as before.
         this.set({ snapshot, rates, refreshing: false, error, dataAt: lost.length ? this.state.dataAt : at });
+        // A cluster watch says nothing when it starts failing: its error is read with each refresh.
+        this.apiErrorChanged();
         if (this.apiDirty) this.apiChanged();
       })
       .catch((e: Error) => this.set({ refreshing: false, error: e.message }));

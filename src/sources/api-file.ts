@@ -8,7 +8,8 @@
  * rather than `fs.watch`: editors and `kubectl … > FILE` replace or truncate the file, which
  * an inotify watch on the old inode misses or reports half-written. A change that yields no
  * API objects (the file emptied, removed, half-written, not JSON/YAML of objects) keeps the
- * last good objects and is reported by {@link ApiFileFeed.error}.
+ * last good objects and is reported by {@link ApiFileFeed.error}; listeners hear of it
+ * (`'error'`), and of the file holding objects again, so the header can say so.
  */
 import { readFileSync, statSync, type BigIntStats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
@@ -52,7 +53,7 @@ export class ApiFileFeed implements ApiFeed {
   readonly origin: string;
   private current: string;
   private stamp: string;
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new Set<(change?: 'error') => void>();
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<boolean> | null = null;
   private lastError: string | null = null;
@@ -93,8 +94,12 @@ export class ApiFileFeed implements ApiFeed {
     return this.current;
   }
 
-  /** Calls `listener` after the file changed to other objects; polling runs while anyone listens. */
-  subscribe(listener: () => void): () => void {
+  /**
+   * Calls `listener` after the file changed to other objects, or with `'error'` when only
+   * {@link error} changed (a version without objects, or the same objects back after one);
+   * polling runs while anyone listens.
+   */
+  subscribe(listener: (change?: 'error') => void): () => void {
     this.listeners.add(listener);
     if (!this.timer && !this.closed) {
       this.timer = setInterval(() => void this.check(), this.intervalMs);
@@ -121,6 +126,7 @@ export class ApiFileFeed implements ApiFeed {
 
   private async compare(): Promise<boolean> {
     if (this.closed) return false;
+    const before = this.lastError;
     try {
       const st = await stat(this.file, { bigint: true });
       const stamp = stampOf(st);
@@ -129,15 +135,25 @@ export class ApiFileFeed implements ApiFeed {
       this.stamp = stamp;
       checkApiFileText(text, this.file);
       this.lastError = null;
-      if (text === this.current || this.closed) return false;
+      if (text === this.current || this.closed) {
+        if (before !== null && !this.closed) this.tell('error');
+        return false;
+      }
       this.current = text;
-      for (const l of this.listeners) l();
+      this.tell();
       return true;
     } catch (e) {
-      const message = e instanceof UserError ? e.message : `--api-file ${this.file}: ${(e as Error).message}`;
-      this.lastError = `${message} (showing the objects read before)`;
+      // What went wrong first (a header has little room), then which file and what is shown.
+      const prefix = `--api-file ${this.file}: `;
+      const what = e instanceof UserError && e.message.startsWith(prefix) ? e.message.slice(prefix.length) : (e as Error).message;
+      this.lastError = `${what} (${prefix}showing the objects read before)`;
+      if (this.lastError !== before && !this.closed) this.tell('error');
       return false;
     }
+  }
+
+  private tell(change?: 'error'): void {
+    for (const l of this.listeners) l(change);
   }
 
   /** Why the last change of the file was not taken (its objects are the previous ones); null when none. */

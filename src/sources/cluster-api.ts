@@ -34,8 +34,13 @@ export interface ApiFeed {
   text(): string;
   /** Name for diagnostics, e.g. `api:https://10.0.0.1:6443`. */
   readonly origin: string;
-  /** Calls `listener` after watch events changed the objects (debounced); returns the unsubscribe function. */
-  subscribe(listener: () => void): () => void;
+  /**
+   * Calls `listener` after watch events changed the objects (debounced), or with `'error'`
+   * when only {@link ApiFeed.error} changed (the objects did not); returns the unsubscribe function.
+   */
+  subscribe(listener: (change?: 'error') => void): () => void;
+  /** Why the objects are not the source's latest (a failing watch, a refused file version); null when they are. */
+  error?(): string | null;
   close(): Promise<void>;
 }
 

@@ -289,6 +289,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
         ageSeconds={age}
         error={state.error}
+        apiError={state.apiError ?? null}
         refreshing={state.refreshing}
         pane={ui.pane}
         width={width}

@@ -68,4 +68,14 @@ describe('the header before the first snapshot', () => {
     expect(lines(failed.frame())[0]).toContain('node …');
     failed.unmount();
   });
+
+  it("shows the session's API error (an --api-file version without objects) on the first line", async () => {
+    const transport = new ReplayTransport(fixtureDir(CAPTURE));
+    const runs = await runProbes(transport, {});
+    const snapshot = buildSnapshot({ runs, apiText: transport.apiText()!, source: { kind: 'replay', label: CAPTURE, live: false }, capturedAt: runs[0]!.result.startedAt });
+    const apiError = 'the file is empty (--api-file /tmp/objects.json: showing the objects read before)';
+    const r = await renderApp(<App session={staticSession(snapshot, { apiError })} lang="en" width={120} height={20} now={() => 0} />, 120, 20);
+    expect(lines(r.frame())[0]).toMatch(/^nodescope │ API: the file is empty \(--api-file .* │ node lab-node │ replay /);
+    r.unmount();
+  });
 });

@@ -2,6 +2,8 @@ import { act } from 'react';
 import React from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { compactReason, Header, type HeaderProps } from '../../src/ui/components/Header.js';
+import { tf } from '../../src/ui/i18n.js';
+import { cellWidth } from '../../src/ui/text.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';
 
 /** The error a live session reports when the netns went away under it (its lost probes). */
@@ -70,5 +72,30 @@ describe.each(FRAME_WIDTHS)('Header while stale at %i columns', (width) => {
     expect(vi.getTimerCount()).toBe(1);
     r.unmount();
     expect(vi.getTimerCount()).toBe(inkTimers);
+  });
+});
+
+describe.each(FRAME_WIDTHS)('Header with old API objects at %i columns', (width) => {
+  /** What `ApiFileFeed.error()` says after the file was emptied. */
+  const EMPTIED = 'the file is empty (--api-file /srv/nodescope/cluster-objects.json: showing the objects read before)';
+
+  it.each(['en', 'ja'] as const)('leads with the reason, keeps the node and the source (%s)', (lang) => {
+    const r = renderAt(<Header {...props(width, { apiError: EMPTIED, lang })} />, width);
+    const line = firstLine(r.frame());
+    r.unmount();
+    expect(line).toMatch(/^nodescope │ API: the file is em/);
+    expect(line).toContain(lang === 'en' ? '│ node vm │ live netns:nsx-lab' : '│ ノード vm │ ライブ netns:nsx-lab');
+    // The reason is cut to the room the node, source and age leave, never them.
+    if (width >= 120) expect(line).toContain('API: the file is empty (--api-file /srv/');
+    // The age follows when the line has room for it (not beside the wider Japanese words at 80).
+    if (lang === 'en' || width >= 120) expect(line.endsWith(tf(lang, 'header.age', { age: '1s' }))).toBe(true);
+    expect(cellWidth(line)).toBeLessThanOrEqual(width);
+  });
+
+  it('gives way to a stale session error, and is gone when cleared', () => {
+    const r = renderAt(<Header {...props(width, { apiError: EMPTIED, error: LOST })} />, width);
+    expect(firstLine(r.frame())).toMatch(/^nodescope │ stale since /);
+    expect(firstLine(r.rerender(<Header {...props(width, { apiError: null })} />))).toBe('nodescope │ node vm │ live netns:nsx-lab │ data 1s old');
+    r.unmount();
   });
 });

@@ -84,6 +84,32 @@ describe('ApiFileFeed', () => {
     await feed.close();
   });
 
+  it("tells its listeners ('error') when a version is refused and when objects come back, once per change", async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const feed = ApiFileFeed.open(file);
+    const heard: (string | undefined)[] = [];
+    feed.subscribe((change) => heard.push(change));
+    writeFileSync(file, '');
+    await feed.check();
+    expect(heard).toEqual(['error']);
+    // The reason leads (a header has little room), then the file and what is shown.
+    expect(feed.error()).toBe(`the file is empty (--api-file ${file}: showing the objects read before)`);
+    writeFileSync(file, '\n'); // another empty version: the same reason, nothing new to tell
+    await feed.check();
+    expect(heard).toEqual(['error']);
+    writeFileSync(file, listWithWebAs('web')); // the same objects as before the break
+    await feed.check();
+    expect(heard).toEqual(['error', 'error']);
+    expect(feed.error()).toBeNull();
+    writeFileSync(file, '{"kind": "List", "items": [');
+    await feed.check();
+    writeFileSync(file, listWithWebAs('web-3')); // new objects: an objects change, which clears the error
+    expect(await feed.check()).toBe(true);
+    expect(heard).toEqual(['error', 'error', 'error', undefined]);
+    expect(feed.error()).toBeNull();
+    await feed.close();
+  });
+
   it('polls at its interval while subscribed, and stops when the last listener leaves', async () => {
     const file = fileWith(listWithWebAs('web'));
     const feed = ApiFileFeed.open(file, { intervalMs: 20 });
@@ -100,6 +126,26 @@ describe('ApiFileFeed', () => {
 });
 
 describe('a Session opened with --api-file', () => {
+  it('says why a version of the file was refused (apiError) while keeping its objects, and clears it', async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const source = await openSource({ replay: fixtureDir('lab-iptables'), apiFile: file, interval: 0.02 }, { progress: () => {} });
+    const session = new Session({ transport: source.transport, live: source.live, ...(source.api ? { api: source.api } : { apiText: source.apiText! }) });
+    await session.start();
+    expect(session.getState().apiError ?? null).toBeNull();
+    const shown = session.getState().snapshot;
+    const refused = nextCall((l) => session.subscribe(l));
+    writeFileSync(file, '');
+    await refused;
+    expect(session.getState().apiError).toMatch(/^the file is empty \(--api-file .*showing the objects read before\)$/);
+    expect(session.getState().snapshot).toBe(shown); // nothing re-parsed: the same objects
+    const back = nextCall((l) => session.subscribe(l));
+    writeFileSync(file, listWithWebAs('web'));
+    await back;
+    expect(session.getState().apiError).toBeNull();
+    await session.stop();
+    await closeSource(source);
+  });
+
   it('shows the objects of the file as it is now, without a restart', async () => {
     const file = fileWith(listWithWebAs('web'));
     const source = await openSource({ replay: fixtureDir('lab-iptables'), apiFile: file, interval: 0.02 }, { progress: () => {} });

@@ -25,6 +25,8 @@ export interface HeaderProps {
   readonly evidence: string | ((room: number) => string);
   readonly ageSeconds: number | null;
   readonly error: string | null;
+  /** Why the API objects shown are not the source's latest (`SessionState.apiError`); null or absent when they are. */
+  readonly apiError?: string | null;
   readonly refreshing: boolean;
   readonly pane: PaneId;
   readonly width: number;
@@ -103,6 +105,20 @@ function staleLine(error: string, age: string, where: string, p: HeaderProps): s
   return head + tf(p.lang, 'header.stale', { age, reason: fitted }) + tail;
 }
 
+/**
+ * The first line while the API objects are old (an `--api-file` without objects, a failing
+ * watch): `API: reason` first, cut to the room the node and source leave (at least 16
+ * cells), as {@link staleLine} does; the data's age follows when there is room for it.
+ */
+function apiLine(apiError: string, where: string, freshness: string, p: HeaderProps): string {
+  const head = `nodescope │ ${tf(p.lang, 'header.apiError', { reason: '' })}`;
+  const withAge = ` │ ${where}${freshness ? ' │ ' + freshness : ''}`;
+  const tail = cellWidth(head + withAge) + 16 <= p.width ? withAge : ` │ ${where}`;
+  const room = Math.max(16, p.width - cellWidth(head + tail));
+  const fitted = cellWidth(apiError) > room ? fitCell(apiError, room).trimEnd() : apiError;
+  return `nodescope │ ${tf(p.lang, 'header.apiError', { reason: fitted })}${tail}`;
+}
+
 /** Renders the header. */
 export function Header(p: HeaderProps): React.JSX.Element {
   const staleSeconds = useStaleSeconds(p.error, p.ageSeconds, p.now ?? Date.now);
@@ -111,12 +127,16 @@ export function Header(p: HeaderProps): React.JSX.Element {
   if (p.refreshing) freshness = t(p.lang, 'header.refreshing');
   else if (p.live && p.ageSeconds !== null) freshness = tf(p.lang, 'header.age', { age: humanAge(p.ageSeconds) });
   const where = `${t(p.lang, 'header.node')} ${p.node} │ ${source}`;
-  const line1 = p.error ? staleLine(p.error, humanAge(staleSeconds), where, p) : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
+  const line1 = p.error
+    ? staleLine(p.error, humanAge(staleSeconds), where, p)
+    : p.apiError
+      ? apiLine(p.apiError, where, freshness, p)
+      : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
   const modeHead = p.evidence === '' ? `${t(p.lang, 'header.mode')}: ${p.mode}` : `${t(p.lang, 'header.mode')}: ${p.mode} — `;
   const line2 = modeHead + (typeof p.evidence === 'string' ? p.evidence : p.evidence(p.width - cellWidth(modeHead)));
   return (
     <Box flexDirection="column">
-      <Text color={p.error ? theme.warn : theme.accent} bold>
+      <Text color={p.error || p.apiError ? theme.warn : theme.accent} bold>
         {fitCell(line1, p.width)}
       </Text>
       <Text color={theme.muted}>{fitCell(line2, p.width)}</Text>
