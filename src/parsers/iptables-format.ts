@@ -19,7 +19,7 @@ import type {
   IptablesRuleset,
   IptablesTable,
 } from '../model/iptables.js';
-import { isOptionWord, type TokenBuffer } from './iptables-rule.js';
+import { isOptionWord, TokenBuffer } from './iptables-rule.js';
 
 /** Options for {@link formatIptablesSave}. */
 export interface IptablesFormatOptions {
@@ -142,7 +142,9 @@ export function formatsAs(
   first: number,
 ): boolean {
   if (buf.irregular || (first === 1 && buf.quoted[0])) return false;
-  const m = new WordMatcher(buf, first);
+  // One matcher serves every call (formatsAs never re-enters itself).
+  const m = MATCHER;
+  m.reset(buf, first);
   m.literal('-A');
   m.literal(chain);
   if (rule.source) m.generic(rule.source.negated, '-s', rule.source.value);
@@ -172,23 +174,28 @@ export function formatsAs(
     m.value(target.name, false);
     m.options(target.options);
   }
-  return m.ok && m.k === buf.count;
+  const ok = m.ok && m.k === buf.count;
+  m.reset(EMPTY_BUFFER, 0); // keep no line's words alive
+  return ok;
 }
 
 /** Walks the words of a line against what the formatter writes (see {@link formatsAs}). */
 class WordMatcher {
   ok = true;
-  private readonly words: readonly string[];
-  private readonly quoted: readonly boolean[];
-  private readonly count: number;
+  k = 0;
+  private words: readonly string[] = [];
+  private quoted: readonly boolean[] = [];
+  private count = 0;
+  /** No unquoted word of the line holds a backslash or a CR (see TokenBuffer). */
+  private plain = false;
 
-  constructor(
-    buf: TokenBuffer,
-    public k: number,
-  ) {
+  reset(buf: TokenBuffer, k: number): void {
+    this.ok = true;
+    this.k = k;
     this.words = buf.words;
     this.quoted = buf.quoted;
     this.count = buf.count;
+    this.plain = buf.noBackslashOrCr;
   }
 
   /** The next word is `text`, unquoted. */
@@ -206,14 +213,15 @@ class WordMatcher {
       return;
     }
     let same: boolean;
-    if (!this.quoted[k] && !saveString) {
+    if (this.quoted[k]) {
+      // A quoted word of the line is `"v"`: the formatter must quote v, escaping nothing.
+      same = quotedAsIs(v, saveString);
+    } else if (saveString) {
+      same = v !== '' && !isOptionWord(v, false) && saveStringSafe(v);
+    } else {
       // A bare word has no blank or quote: word() leaves it bare unless it is `!`, looks
       // like an option, or holds a backslash or a CR.
-      same = v !== '!' && !isOptionWord(v, false) && v.indexOf('\\') < 0 && v.indexOf('\r') < 0;
-    } else {
-      const written = saveString ? saveStringWord(v) : word(v);
-      // A quoted word of the line is `"v"`: the formatter must quote v, escaping nothing.
-      same = this.quoted[k] ? written.length === v.length + 2 : written === v;
+      same = v !== '!' && !isOptionWord(v, false) && (this.plain || (v.indexOf('\\') < 0 && v.indexOf('\r') < 0));
     }
     if (same) this.k = k + 1;
     else this.ok = false;
@@ -234,10 +242,51 @@ class WordMatcher {
       // `--name`, compared without building it.
       if (w.length === o.name.length + 2 && w.charCodeAt(0) === 45 && w.charCodeAt(1) === 45 && w.endsWith(o.name)) this.k = k + 1;
       else this.ok = false;
-      const saveString = SAVE_STRING_OPTIONS.has(o.name);
+      const saveString = isSaveStringOption(o.name);
       const values = o.values;
       for (let v = 0; v < values.length; v++) this.value(values[v]!, saveString);
     }
+  }
+}
+
+const EMPTY_BUFFER: TokenBuffer = new TokenBuffer();
+const MATCHER = new WordMatcher();
+
+/**
+ * True when the formatter writes `v` as `"v"`: it must quote v ({@link word} or
+ * {@link saveStringWord}), and {@link quote} then escapes nothing. Allocates nothing.
+ */
+function quotedAsIs(v: string, saveString: boolean): boolean {
+  let needs = v === '' || isOptionWord(v, false) || (!saveString && v === '!');
+  for (let i = 0; i < v.length; i++) {
+    const c = v.charCodeAt(i);
+    if (c === 34 || c === 92 || c === 39) return false; // quote() would escape it
+    if (!needs) needs = saveString ? !isSaveStringChar(c) : c === 32 || c === 9 || c === 10 || c === 13;
+  }
+  return needs;
+}
+
+/** Every character of `v` is one `xtables_save_string()` writes bare. */
+function saveStringSafe(v: string): boolean {
+  for (let i = 0; i < v.length; i++) if (!isSaveStringChar(v.charCodeAt(i))) return false;
+  return true;
+}
+
+function isSaveStringChar(c: number): boolean {
+  return c === 95 || c === 45 || (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122);
+}
+
+/** Options whose value iptables-save always writes through `xtables_save_string()`. */
+function isSaveStringOption(name: string): boolean {
+  switch (name.length) {
+    case 7:
+      return name === 'comment';
+    case 10:
+      return name === 'log-prefix';
+    case 12:
+      return name === 'nflog-prefix';
+    default:
+      return false;
   }
 }
 
@@ -265,15 +314,12 @@ function neg(negated: boolean): string {
   return negated ? ' !' : '';
 }
 
-/** Options whose value iptables-save always writes through `xtables_save_string()`. */
-const SAVE_STRING_OPTIONS: ReadonlySet<string> = new Set(['comment', 'log-prefix', 'nflog-prefix']);
-
 function formatOptions(options: readonly IptablesOption[]): string {
   let s = '';
   for (let i = 0; i < options.length; i++) {
     const o = options[i]!;
     s += `${neg(o.negated)} --${o.name}`;
-    const saveString = SAVE_STRING_OPTIONS.has(o.name);
+    const saveString = isSaveStringOption(o.name);
     const values = o.values;
     for (let k = 0; k < values.length; k++) s += ` ${saveString ? saveStringWord(values[k]!) : word(values[k]!)}`;
   }

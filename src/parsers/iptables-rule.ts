@@ -35,12 +35,15 @@ export class TokenBuffer {
    * `"a""b"`, `a"b c"`, `"a\"b"`, an open quote).
    */
   irregular = false;
+  /** No unquoted part of the last line holds a backslash or a CR. */
+  noBackslashOrCr = false;
 }
 
 const SPACE = 32;
 const TAB = 9;
 const QUOTE = 34;
 const BACKSLASH = 92;
+const CR = 13;
 const DASH = 45;
 
 /**
@@ -48,14 +51,24 @@ const DASH = 45;
  * Returns the word count. Linear in the line length; never throws.
  */
 export function tokenizeLine(line: string, buf: TokenBuffer): number {
+  return tokenizeRange(line, 0, line.length, buf);
+}
+
+/**
+ * {@link tokenizeLine} of the line `text[from, to)`, read in place: a whole dump is one
+ * flat string, whose characters are cheaper to read than those of a slice of it.
+ */
+export function tokenizeRange(text: string, from: number, to: number, buf: TokenBuffer): number {
   const { words, quoted } = buf;
+  const line = text;
   let count = 0;
   buf.unterminatedQuote = false;
   let irregular = false;
+  let bareEscapes = false;
   /** Blanks since the last word: exactly one space may come between two words. */
   let blanks = 0;
-  const n = line.length;
-  let i = 0;
+  const n = to;
+  let i = from;
   while (i < n) {
     let c = line.charCodeAt(i);
     if (c === SPACE || c === TAB) {
@@ -73,7 +86,11 @@ export function tokenizeLine(line: string, buf: TokenBuffer): number {
       let j = i;
       while (j < n) {
         c = line.charCodeAt(j);
-        if (c === SPACE || c === TAB || c === QUOTE) break;
+        // One comparison for most characters: all the special ones are ≤ '"' or '\\'.
+        if (c <= QUOTE || c === BACKSLASH) {
+          if (c === SPACE || c === TAB || c === QUOTE) break;
+          if (c === BACKSLASH || c === CR) bareEscapes = true;
+        }
         j++;
       }
       word = word === '' ? line.slice(i, j) : word + line.slice(i, j);
@@ -116,6 +133,7 @@ export function tokenizeLine(line: string, buf: TokenBuffer): number {
   }
   buf.count = count;
   buf.irregular = irregular || blanks > 0;
+  buf.noBackslashOrCr = !bareEscapes;
   return count;
 }
 

@@ -37,7 +37,7 @@ import {
   parseBracketCounters,
   parseCounter,
   RuleBodyParser,
-  tokenizeLine,
+  tokenizeRange,
   TokenBuffer,
   type ParsedRuleBody,
   type ParsedTarget,
@@ -122,6 +122,8 @@ interface TableBuilder {
   byName: Map<string, ChainBuilder>;
   /** Option-less targets shared by the table's rules (see RuleBodyParser). */
   targets: Map<string, ParsedTarget>;
+  /** Where in `declared` to look first for the next rule's chain (a hint; see chainForRule). */
+  cursor: number;
 }
 
 
@@ -165,6 +167,9 @@ class SaveParser {
   /** Where the next line starts, and the number of the last line read (1-based). */
   private pos = 0;
   private lineNo = 0;
+  /** Where the line being handled lies in the text (its words are read from there). */
+  private lineFrom = 0;
+  private lineTo = 0;
 
   constructor(
     private readonly text: string,
@@ -200,6 +205,8 @@ class SaveParser {
       let stop = end;
       if (stop > pos && text.charCodeAt(stop - 1) === 13) stop--;
       const line = text.slice(pos, stop);
+      this.lineFrom = pos;
+      this.lineTo = stop;
       pos = end + 1;
       if (line.length > 0) {
         this.lastLine = lineNo;
@@ -286,36 +293,46 @@ class SaveParser {
   }
 
   private chainHeader(body: string, line: string, lineNo: number): void {
-    const parts = splitSpaces(body);
-    const name = parts[0]!.slice(1);
-    if (name === '') {
+    // Words split on blanks (chain headers never quote), read in place: `:NAME POLICY [p:b]`.
+    const n = body.length;
+    const e0 = wordEnd(body, 1);
+    const s1 = skipBlanks(body, e0);
+    const e1 = wordEnd(body, s1);
+    const s2 = skipBlanks(body, e1);
+    const e2 = wordEnd(body, s2);
+    if (e0 === 1) {
       this.add('error', lineNo, line, 'bad-chain-header', 'chain header without a chain name');
       return;
     }
+    const name = body.slice(1, e0);
     const table = this.tableForData(line, lineNo);
-    const policyWord = parts[1];
     let policy: IptablesPolicy | null = null;
     let builtin = false;
-    if (policyWord === 'ACCEPT' || policyWord === 'DROP') {
-      policy = policyWord;
+    const policyLength = e1 - s1;
+    if (policyLength === 6 && body.startsWith('ACCEPT', s1)) {
+      policy = 'ACCEPT';
       builtin = true;
-    } else if (policyWord !== '-') {
+    } else if (policyLength === 4 && body.startsWith('DROP', s1)) {
+      policy = 'DROP';
+      builtin = true;
+    } else if (policyLength !== 1 || body.charCodeAt(s1) !== 45 /* - */) {
       builtin = isBuiltinChainName(table.name, name);
-      this.add('warning', lineNo, line, 'unknown-policy', `policy "${policyWord ?? ''}" is not ACCEPT, DROP or -`);
+      this.add('warning', lineNo, line, 'unknown-policy', `policy "${body.slice(s1, e1)}" is not ACCEPT, DROP or -`);
     }
     let counters: IptablesCounters | null = null;
-    if (parts[2] !== undefined) {
-      counters = parseBracketCounters(parts[2], this.sharedCounters);
-      if (counters === null) this.add('warning', lineNo, line, 'bad-counters', `"${parts[2]}" is not [packets:bytes]`);
+    if (s2 < n) {
+      const text = e2 - s2 === 5 && body.startsWith('[0:0]', s2) ? '[0:0]' : body.slice(s2, e2);
+      counters = parseBracketCounters(text, this.sharedCounters);
+      if (counters === null) this.add('warning', lineNo, line, 'bad-counters', `"${text}" is not [packets:bytes]`);
     }
-    if (parts.length > 3) this.add('warning', lineNo, line, 'bad-chain-header', 'extra words after the counters ignored');
+    if (skipBlanks(body, e2) < n) this.add('warning', lineNo, line, 'bad-chain-header', 'extra words after the counters ignored');
     this.declare(table, name, builtin, policy, counters, line, lineNo);
   }
 
   /** A line starting with `-` or `[`: `[p:b] -A …`, `-A`, `-I`, `-N`, `-P`, `-X`. */
   private commandLine(line: string, lineNo: number): void {
     const buf = this.buf;
-    const count = tokenizeLine(line, buf);
+    const count = tokenizeRange(this.text, this.lineFrom, this.lineTo, buf);
     const words = buf.words;
     let i = 0;
     let counters: IptablesCounters | null = null;
@@ -455,7 +472,7 @@ class SaveParser {
   private table(name: IptablesTableKey, lineNo: number): TableBuilder {
     let t = this.tables.find((x) => x.name === name);
     if (t === undefined) {
-      t = { name, line: lineNo, committed: false, declared: [], inferred: [], byName: new Map(), targets: new Map() };
+      t = { name, line: lineNo, committed: false, declared: [], inferred: [], byName: new Map(), targets: new Map(), cursor: 0 };
       this.tables.push(t);
     }
     return t;
@@ -511,7 +528,19 @@ class SaveParser {
     // A chain's rules come one after another: compare with the last one before hashing the name.
     const last = this.lastChain;
     if (last !== null && this.lastChainTable === table && last.name === name) return last;
-    const chain = this.lookupChainForRule(table, name, line, lineNo);
+    // iptables-save writes the chains' rules in the order it declared the chains: look a
+    // few declarations ahead of the last hit before hashing the name.
+    const declared = table.declared;
+    const end = Math.min(declared.length, table.cursor + 8);
+    let chain: ChainBuilder | undefined;
+    for (let j = table.cursor; j < end; j++) {
+      if (declared[j]!.name === name) {
+        chain = declared[j]!;
+        table.cursor = j + 1;
+        break;
+      }
+    }
+    chain ??= this.lookupChainForRule(table, name, line, lineNo);
     this.lastChain = chain;
     this.lastChainTable = table;
     return chain;
@@ -578,9 +607,10 @@ class SaveParser {
     // Option-less targets are shared by the table's rules: settle each once.
     const unknownShared = new Set<ParsedTarget>();
     for (const target of t.targets.values()) {
-      if (this.settleTarget(target, t, dialect)) unknownShared.add(target);
+      const chain = t.byName.get(target.name);
+      if (this.settleTarget(target, chain !== undefined, t, dialect)) unknownShared.add(target);
       // The word read becomes the chain's own name string, or a copy of it.
-      target.name = t.byName.get(target.name)?.name ?? flatCopy(target.name);
+      target.name = chain !== undefined ? chain.name : flatCopy(target.name);
     }
     for (const c of [...t.declared, ...t.inferred]) {
       if (c.inferred) {
@@ -598,7 +628,7 @@ class SaveParser {
         if (target === null) continue;
         if (targetOptionCount(target) === 0) {
           if (unknownShared.size > 0 && unknownShared.has(target)) this.unknownTarget(target, t, r);
-        } else if (this.settleTarget(target, t, dialect)) this.unknownTarget(target, t, r);
+        } else if (this.settleTarget(target, t.byName.has(target.name), t, dialect)) this.unknownTarget(target, t, r);
       }
       chains.push(makeChain(c, c.rules.slice())); // exact size: push-grown arrays carry spare capacity
     }
@@ -617,12 +647,12 @@ class SaveParser {
   }
 
   /**
-   * Decides jump / goto / builtin / extension once every chain of the table is known;
+   * Decides jump / goto / builtin / extension once every chain of the table is known
+   * (`isChain`: the target names one);
    * true when the target is neither a chain of the table nor a verdict or an extension
    * (worth an `unknown-target` warning in a save-format dump).
    */
-  private settleTarget(target: ParsedTarget, t: TableBuilder, dialect: IptablesDialect): boolean {
-    const isChain = t.byName.has(target.name);
+  private settleTarget(target: ParsedTarget, isChain: boolean, t: TableBuilder, dialect: IptablesDialect): boolean {
     if (target.kind !== 'goto') {
       if (IPTABLES_VERDICTS.has(target.name)) target.kind = 'builtin';
       else if (isChain) target.kind = 'jump';
@@ -646,23 +676,20 @@ class SaveParser {
   }
 }
 
-/** Words of a line split on spaces and tabs (chain headers never quote). */
-function splitSpaces(s: string): string[] {
-  const out: string[] = [];
+/** The index of the first blank (space or tab) at or after `i`, or the length of `s`. */
+function wordEnd(s: string, i: number): number {
   const n = s.length;
-  let i = 0;
-  while (i < n) {
-    let c = s.charCodeAt(i);
-    if (c === 32 || c === 9) {
-      i++;
-      continue;
-    }
-    let j = i + 1;
-    while (j < n && (c = s.charCodeAt(j)) !== 32 && c !== 9) j++;
-    out.push(s.slice(i, j));
-    i = j;
-  }
-  return out;
+  let c: number;
+  while (i < n && (c = s.charCodeAt(i)) !== 32 && c !== 9) i++;
+  return i;
+}
+
+/** The index of the first character at or after `i` that is not a blank, or the length of `s`. */
+function skipBlanks(s: string, i: number): number {
+  const n = s.length;
+  let c: number;
+  while (i < n && ((c = s.charCodeAt(i)) === 32 || c === 9)) i++;
+  return i;
 }
 
 /**
