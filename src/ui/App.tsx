@@ -268,7 +268,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   let body: React.JSX.Element;
   if (ui.help) body = <Help lang={lang} />;
   else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
-  else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
+  else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} pinned={ui.pinnedService} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'rules' && views.rules) body = <RulesPane data={views.rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'lb' && views.lb) body = <LbPane data={views.lb} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'step') body = <StepPane data={stepData(views.step, ui, snapshot, lang)} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;

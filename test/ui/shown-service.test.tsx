@@ -63,6 +63,7 @@ describe('the Service Conntrack, DNS and Modes show', () => {
     const { r, names, highlight } = await app();
     await highlight('default/web');
     await r.press(' ');
+    expect(r.frame()).toMatch(/default\s+web \(pinned\)\s+NodePort/);
     const other = names.find((n) => n !== 'default/web')!;
     await highlight(other);
     await r.press('7');

@@ -22,6 +22,8 @@ export interface ServicesPaneProps {
   readonly height: number;
   readonly focused: boolean;
   readonly lang: Lang;
+  /** The Service pinned with Space (`ns/name`): its NAME says `(pinned)`. */
+  readonly pinned?: string | null;
 }
 
 /** `80/TCP→8080` or `dns:53/UDP→53` with `:30080` for a nodePort. */
@@ -69,7 +71,7 @@ function endpointColumns(lang: Lang): ColumnSpec[] {
 }
 
 /** Renders the pane. */
-export function ServicesPane({ rows, diagnostics, cursor, width, height, focused, lang }: ServicesPaneProps): React.JSX.Element {
+export function ServicesPane({ rows, diagnostics, cursor, width, height, focused, lang, pinned = null }: ServicesPaneProps): React.JSX.Element {
   if (rows === null) {
     return (
       <Box flexDirection="column">
@@ -87,7 +89,7 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
   const start = windowStart(rows.length, cursor, svcHeight);
   const svcRows: TableRow[] = rows.slice(start, start + svcHeight).map((r) => ({
     key: `${r.namespace}/${r.name}`,
-    cells: [r.namespace, r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r)],
+    cells: [r.namespace, pinned === `${r.namespace}/${r.name}` ? tf(lang, 'shown.pinned', { service: r.name }) : r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r)],
     ...(r.endpoints.length === 0 && !r.externalName ? { color: 'warn' as const } : {}),
   }));
   const epRows: TableRow[] = endpoints.map((e, i) => ({
