@@ -257,6 +257,18 @@ export interface ParsedRuleBody {
 interface OptionWord {
   readonly generic: string | null;
   readonly name: string;
+  /** The shared `--name value` options by value, and the negated ones (made on first use). */
+  shared: Map<string, IptablesOption> | null;
+  sharedNegated: Map<string, IptablesOption> | null;
+}
+
+/** What one `-m` module name gives: its interned name and its shared matches. */
+interface ModuleInfo {
+  readonly module: string;
+  /** The match without options (`-m tcp`), made on first use. */
+  bare: IptablesMatch | null;
+  /** Matches whose options are all shared, by their options. */
+  readonly byOptions: SharedLists<IptablesOption, IptablesMatch>;
 }
 
 /** Long spellings of the generic options (iptables(8) "OPTIONS"), mapped to the short letter. */
@@ -275,15 +287,32 @@ const GENERIC_LONG: readonly (readonly [string, string])[] = [
   ['--ipv6', '6'],
 ];
 
-type AddressField = 'source' | 'destination' | 'inInterface' | 'outInterface' | 'protocol';
+// The generic options with one value each: -s -d -i -o -p (iptables(8)).
+const NO_FIELD = 0;
+const SOURCE = 1;
+const DESTINATION = 2;
+const IN = 3;
+const OUT = 4;
+const PROTOCOL = 5;
 
-const SHORT_FIELD: Readonly<Record<string, AddressField>> = {
-  s: 'source',
-  d: 'destination',
-  i: 'inInterface',
-  o: 'outInterface',
-  p: 'protocol',
-};
+/** Which of the fields above the generic option letter `short` sets, or NO_FIELD. */
+function addressField(short: string): number {
+  if (short.length !== 1) return NO_FIELD;
+  switch (short.charCodeAt(0)) {
+    case 115: // s
+      return SOURCE;
+    case 100: // d
+      return DESTINATION;
+    case 105: // i
+      return IN;
+    case 111: // o
+      return OUT;
+    case 112: // p
+      return PROTOCOL;
+    default:
+      return NO_FIELD;
+  }
+}
 
 // Shared empty lists: a model of 200k rules must not carry 200k empty arrays. Not frozen:
 // frozen arrays have another elements kind and would make every reader's access polymorphic.
@@ -346,10 +375,11 @@ const OWNER_TARGET = 2;
  */
 export class RuleBodyParser {
   private readonly names = new Map<string, string>();
-  private readonly optionWords = new Map<string, OptionWord>(GENERIC_LONG.map(([w, g]) => [w, { generic: g, name: w.slice(2) }]));
-  private readonly sharedOptions = new Map<string, Map<string, IptablesOption>>();
-  private readonly sharedNegatedOptions = new Map<string, Map<string, IptablesOption>>();
-  private readonly sharedMatches = new Map<string, IptablesMatch>();
+  private readonly optionWords = new Map<string, OptionWord>(
+    GENERIC_LONG.map(([w, g]) => [w, { generic: g, name: w.slice(2), shared: null, sharedNegated: null }]),
+  );
+  /** Module names as read, and what they give. */
+  private readonly modules = new Map<string, ModuleInfo>();
   private readonly sharedValues = new Map<string, IptablesNegatable>();
   private readonly sharedNegatedValues = new Map<string, IptablesNegatable>();
   // Scratch lists with explicit lengths (setting `.length` is a slow runtime call).
@@ -361,8 +391,6 @@ export class RuleBodyParser {
   private pendingMatchCount = 0;
   /** How many of the pending matches are not shared objects. */
   private pendingUnsharedMatches = 0;
-  /** Matches by module name and their (all shared) options. */
-  private readonly matchesByOptions = new Map<string, SharedLists<IptablesOption, IptablesMatch>>();
   /** One-item match lists of a shared match. */
   private readonly singleMatchLists = new Map<IptablesMatch, readonly IptablesMatch[]>();
   /** What the options being collected belong to: nothing yet, a match, or the target. */
@@ -416,11 +444,11 @@ export class RuleBodyParser {
       if (word.charCodeAt(1) === DASH) {
         let info = this.optionWords.get(word);
         if (info === undefined) {
-          info = { generic: null, name: flatCopy(word.slice(2)) };
+          info = { generic: null, name: flatCopy(word.slice(2)), shared: null, sharedNegated: null };
           this.optionWords.set(word, info);
         }
         if (info.generic === null) {
-          i = this.moduleOption(info.name, buf, i + 1, negate, body, problems);
+          i = this.moduleOption(info, buf, i + 1, negate, body, problems);
           negate = false;
           continue;
         }
@@ -453,8 +481,9 @@ export class RuleBodyParser {
   }
 
   /** `[!] --name values…` of the current match or target; returns the index after it. */
-  private moduleOption(name: string, buf: TokenBuffer, i: number, negated: boolean, body: ParsedRuleBody, problems: RuleProblem[]): number {
+  private moduleOption(info: OptionWord, buf: TokenBuffer, i: number, negated: boolean, body: ParsedRuleBody, problems: RuleProblem[]): number {
     const { words, quoted, count } = buf;
+    const name = info.name;
     if (i + 1 < count && !quoted[i] && words[i] === '!' && !isOptionWord(words[i + 1]!, quoted[i + 1]!)) {
       negated = true; // legacy `--opt ! value`
       i++;
@@ -464,29 +493,13 @@ export class RuleBodyParser {
     if (this.ownerKind === OWNER_NONE && !this.openImpliedProtocolMatch(body, name, problems)) return i;
     let option: IptablesOption;
     if (i === first + 1 && !UNSHARED_OPTIONS.has(name)) {
-      option = this.sharedOption(name, negated, words[first]!);
+      option = sharedOption(info, negated, words[first]!);
     } else {
       option = { name, negated, values: i === first ? NO_VALUES : flatWords(words, first, i) };
       this.pendingUnsharedOptions++;
     }
     this.pendingOptions[this.pendingOptionCount++] = option;
     return i;
-  }
-
-  /** The one option object for `[!] --name value`. */
-  private sharedOption(name: string, negated: boolean, value: string): IptablesOption {
-    const outer = negated ? this.sharedNegatedOptions : this.sharedOptions;
-    let byValue = outer.get(name);
-    if (byValue === undefined) {
-      byValue = new Map();
-      outer.set(name, byValue);
-    }
-    let option = byValue.get(value);
-    if (option === undefined) {
-      option = { name, negated, values: [flatCopy(value)] };
-      byValue.set(value, option);
-    }
-    return option;
   }
 
   /** The one `{value, negated}` object for a generic option value. */
@@ -511,8 +524,8 @@ export class RuleBodyParser {
     problems: RuleProblem[],
   ): number {
     const { words, quoted, count } = buf;
-    const field = SHORT_FIELD[short];
-    if (field !== undefined) {
+    const field = addressField(short);
+    if (field !== NO_FIELD) {
       if (i < count && words[i] === '!' && !quoted[i] && i + 1 < count) {
         negated = true; // legacy `-s ! 10.0.0.0/8`
         i++;
@@ -521,12 +534,20 @@ export class RuleBodyParser {
         problems.push({ code: 'missing-value', message: `${word} needs a value` });
         return i;
       }
-      if (body[field] !== null) {
+      const given =
+        field === SOURCE ? body.source : field === DESTINATION ? body.destination : field === PROTOCOL ? body.protocol : field === IN ? body.inInterface : body.outInterface;
+      if (given !== null) {
         problems.push({ code: 'duplicate-option', message: `${word} given twice; the first is kept` });
-      } else {
+      } else if (field === SOURCE) {
         // Protocols and interfaces repeat; addresses mostly do not, and a big map costs more than it saves.
-        body[field] =
-          field === 'source' || field === 'destination' ? { value: flatCopy(words[i]!), negated } : this.sharedValue(words[i]!, negated);
+        body.source = { value: flatCopy(words[i]!), negated };
+      } else if (field === DESTINATION) {
+        body.destination = { value: flatCopy(words[i]!), negated };
+      } else {
+        const v = this.sharedValue(words[i]!, negated);
+        if (field === PROTOCOL) body.protocol = v;
+        else if (field === IN) body.inInterface = v;
+        else body.outInterface = v;
       }
       return i + 1;
     }
@@ -593,25 +614,21 @@ export class RuleBodyParser {
   private closeOwner(body: ParsedRuleBody): void {
     const n = this.pendingOptionCount;
     if (this.ownerKind === OWNER_MATCH) {
-      let match: IptablesMatch | undefined;
+      let info = this.modules.get(this.ownerName);
+      if (info === undefined) {
+        info = { module: this.intern(this.ownerName), bare: null, byOptions: new SharedLists() };
+        this.modules.set(info.module, info);
+      }
+      const module = info.module;
+      let match: IptablesMatch;
       if (n === 0) {
-        match = this.sharedMatches.get(this.ownerName);
-        if (match === undefined) {
-          match = { module: this.intern(this.ownerName), options: NO_OPTIONS };
-          this.sharedMatches.set(match.module, match);
-        }
+        match = info.bare ??= { module, options: NO_OPTIONS };
       } else if (this.pendingUnsharedOptions === 0 && n <= 3) {
         // Every option shared: so is the match (`-m statistic --mode random --probability 0.5`).
-        const module = this.intern(this.ownerName);
-        let lists = this.matchesByOptions.get(module);
-        if (lists === undefined) {
-          lists = new SharedLists();
-          this.matchesByOptions.set(module, lists);
-        }
-        const node = lists.node(this.pendingOptions, n);
+        const node = info.byOptions.node(this.pendingOptions, n);
         match = node.value ??= { module, options: exactCopy(this.pendingOptions, n) };
       } else {
-        match = { module: this.intern(this.ownerName), options: exactCopy(this.pendingOptions, n) };
+        match = { module, options: exactCopy(this.pendingOptions, n) };
         this.pendingUnsharedMatches++;
       }
       this.pendingMatches[this.pendingMatchCount++] = match;
@@ -645,6 +662,17 @@ export class RuleBodyParser {
     problems.push({ code: 'option-without-module', message: `--${option} follows no -m, -j or -p; dropped` });
     return false;
   }
+}
+
+/** The one option object for `[!] --name value` (`info` is `--name`'s). */
+function sharedOption(info: OptionWord, negated: boolean, value: string): IptablesOption {
+  const byValue = negated ? (info.sharedNegated ??= new Map()) : (info.shared ??= new Map());
+  let option = byValue.get(value);
+  if (option === undefined) {
+    option = { name: info.name, negated, values: [flatCopy(value)] };
+    byValue.set(value, option);
+  }
+  return option;
 }
 
 /**
