@@ -106,7 +106,13 @@ interface ChainBuilder {
   builtin: boolean;
   policy: IptablesPolicy | null;
   counters: IptablesCounters | null;
-  rules: MutableRule[];
+  /**
+   * The chain's rules while they are one run of the table's `rules` (the usual case: a
+   * dump writes each chain's rules together), else null and the rules are in `list`.
+   */
+  runStart: number;
+  runLength: number;
+  list: MutableRule[] | null;
   line: number;
   inferred: boolean;
   firstUseLine: number;
@@ -120,6 +126,11 @@ interface TableBuilder {
   declared: ChainBuilder[];
   inferred: ChainBuilder[];
   byName: Map<string, ChainBuilder>;
+  /**
+   * The table's rules in text order (see ChainBuilder): one list instead of a growing
+   * array per chain, which would carry spare capacity through every garbage collection.
+   */
+  rules: MutableRule[];
   /** Option-less targets shared by the table's rules (see RuleBodyParser). */
   targets: Map<string, ParsedTarget>;
   /** Where in `declared` to look first for the next rule's chain (a hint; see chainForRule). */
@@ -454,8 +465,17 @@ class SaveParser {
     }
     const rule = makeRule(chain.name, lineNo, line, prefixText, body, this.buf);
     for (const p of problems) this.add('warning', lineNo, line, p.code, p.message);
-    if (insertAt > 0) chain.rules.splice(Math.min(insertAt - 1, chain.rules.length), 0, rule);
-    else chain.rules.push(rule);
+    const all = table.rules;
+    if (chain.list === null && insertAt === 0 && (chain.runLength === 0 || chain.runStart + chain.runLength === all.length)) {
+      if (chain.runLength === 0) chain.runStart = all.length;
+      chain.runLength++;
+      all.push(rule);
+      return;
+    }
+    // Inserted, or not next to the chain's earlier rules: the chain gets a list of its own.
+    const list = (chain.list ??= all.slice(chain.runStart, chain.runStart + chain.runLength));
+    if (insertAt > 0) list.splice(Math.min(insertAt - 1, list.length), 0, rule);
+    else list.push(rule);
   }
 
   private unknownLine(line: string, lineNo: number): void {
@@ -472,7 +492,7 @@ class SaveParser {
   private table(name: IptablesTableKey, lineNo: number): TableBuilder {
     let t = this.tables.find((x) => x.name === name);
     if (t === undefined) {
-      t = { name, line: lineNo, committed: false, declared: [], inferred: [], byName: new Map(), targets: new Map(), cursor: 0 };
+      t = { name, line: lineNo, committed: false, declared: [], inferred: [], byName: new Map(), rules: [], targets: new Map(), cursor: 0 };
       this.tables.push(t);
     }
     return t;
@@ -514,7 +534,9 @@ class SaveParser {
       builtin,
       policy,
       counters,
-      rules: [],
+      runStart: 0,
+      runLength: 0,
+      list: null,
       line: lineNo,
       inferred: false,
       firstUseLine: 0,
@@ -554,7 +576,9 @@ class SaveParser {
       builtin: isBuiltinChainName(table.name, name),
       policy: null,
       counters: null,
-      rules: [],
+      runStart: 0,
+      runLength: 0,
+      list: null,
       line: 0,
       inferred: true,
       firstUseLine: lineNo,
@@ -621,8 +645,10 @@ class SaveParser {
           this.add('warning', c.firstUseLine, c.firstUseText, 'undeclared-chain', `rule for chain ${c.name}, never declared; chain created`);
         }
       }
-      for (let k = 0; k < c.rules.length; k++) {
-        const r = c.rules[k]!;
+      // Exact size: push-grown arrays carry spare capacity.
+      const rules = c.list !== null ? c.list.slice() : t.rules.slice(c.runStart, c.runStart + c.runLength);
+      for (let k = 0; k < rules.length; k++) {
+        const r = rules[k]!;
         r.index = k + 1;
         const target = r.target;
         if (target === null) continue;
@@ -630,7 +656,7 @@ class SaveParser {
           if (unknownShared.size > 0 && unknownShared.has(target)) this.unknownTarget(target, t, r);
         } else if (this.settleTarget(target, t.byName.has(target.name), t, dialect)) this.unknownTarget(target, t, r);
       }
-      chains.push(makeChain(c, c.rules.slice())); // exact size: push-grown arrays carry spare capacity
+      chains.push(makeChain(c, rules));
     }
     if (inferredNames.length > 0) {
       const first = t.inferred[0]!;
