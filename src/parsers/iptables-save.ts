@@ -29,6 +29,7 @@ import {
   type IptablesTable,
   type IptablesTableKey,
   type IptablesTableName,
+  type IptablesTargetKind,
 } from '../model/iptables.js';
 import { makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
 import {
@@ -636,6 +637,9 @@ class SaveParser {
       // The word read becomes the chain's own name string, or a copy of it.
       target.name = chain !== undefined ? chain.name : flatCopy(target.name);
     }
+    // The last jump target with options settled (`-j DNAT --to-destination …` repeats).
+    let lastName: string | null = null;
+    let lastKind: IptablesTargetKind = 'jump';
     for (const c of [...t.declared, ...t.inferred]) {
       if (c.inferred) {
         if (dialect !== 'save') {
@@ -654,7 +658,16 @@ class SaveParser {
         if (target === null) continue;
         if (targetOptionCount(target) === 0) {
           if (unknownShared.size > 0 && unknownShared.has(target)) this.unknownTarget(target, t, r);
-        } else if (this.settleTarget(target, t.byName.has(target.name), t, dialect)) this.unknownTarget(target, t, r);
+        } else if (target.kind !== 'goto' && target.name === lastName) {
+          // A jump with options is settled by its (interned) name alone, and never unknown.
+          target.kind = lastKind;
+        } else {
+          if (this.settleTarget(target, t.byName.has(target.name), t, dialect)) this.unknownTarget(target, t, r);
+          if (target.kind !== 'goto') {
+            lastName = target.name;
+            lastKind = target.kind;
+          }
+        }
       }
       chains.push(makeChain(c, rules));
     }
