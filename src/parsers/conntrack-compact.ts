@@ -114,6 +114,10 @@ const KIND_HEADERS: number[] = [];
 const KIND_OF = new Map<number, number>();
 const MAX_KINDS = 1024;
 const K_TIMEOUT_SHIFT = 10;
+const KIND_MEMO_SIZE = 64;
+// Header integers are ≥ 0 (20 bits), so -1 marks an empty memo slot.
+const KIND_MEMO_H = new Int32Array(KIND_MEMO_SIZE).fill(-1);
+const KIND_MEMO_K = new Int32Array(KIND_MEMO_SIZE);
 /** Largest timeout a `k` holds: (timeout + 1) in 21 bits, so `k` stays a small integer. */
 const K_TIMEOUT_MAX = (1 << 21) - 2;
 
@@ -124,6 +128,9 @@ const K_TIMEOUT_MAX = (1 << 21) - 2;
  */
 export function packKind(h: number, timeout: number): number {
   if (timeout > K_TIMEOUT_MAX) return -1;
+  // Consecutive lines are mostly of a few kinds: a small direct-mapped memo before the Map.
+  const m = (h ^ (h >>> 7) ^ (h >>> 13)) & (KIND_MEMO_SIZE - 1);
+  if (KIND_MEMO_H[m] === h) return KIND_MEMO_K[m]! | ((timeout + 1) << K_TIMEOUT_SHIFT);
   let kind = KIND_OF.get(h);
   if (kind === undefined) {
     if (KIND_HEADERS.length >= MAX_KINDS) return -1;
@@ -131,6 +138,8 @@ export function packKind(h: number, timeout: number): number {
     KIND_HEADERS.push(h);
     KIND_OF.set(h, kind);
   }
+  KIND_MEMO_H[m] = h;
+  KIND_MEMO_K[m] = kind;
   return kind | ((timeout + 1) << K_TIMEOUT_SHIFT);
 }
 

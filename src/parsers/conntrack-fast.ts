@@ -91,6 +91,16 @@ class FastLine {
 
   /** Skips blanks and returns how many; more than one, or a tab, makes the line non-canonical. */
   blanks(): number {
+    // Nearly always one space before the next field.
+    const s = this.s;
+    const i = this.i;
+    if (i + 1 < this.end && s.charCodeAt(i) === 32) {
+      const c = s.charCodeAt(i + 1);
+      if (c !== 32 && c !== 9) {
+        this.i = i + 1;
+        return 1;
+      }
+    }
     const n = this.skipBlanks();
     if (n > 1) this.canon = false;
     return n;
@@ -146,20 +156,39 @@ class FastLine {
     return i;
   }
 
-  /** `key=` then a number up to `max`, then blanks or the end. */
-  field(key: string, max: number): boolean {
-    if (!at(this.s, this.i, key)) return false;
-    this.i += key.length;
-    if (!this.uint(max)) return false;
-    this.blanks();
+  /**
+   * Skips the `skip` characters of a key already matched, then reads what `uint` reads
+   * (→ `value`) and the blanks after it; false when `uint` would be.
+   */
+  num(skip: number, max: number): boolean {
+    const s = this.s;
+    const end = this.end;
+    const from = this.i + skip;
+    let i = from;
+    let v = 0;
+    while (i < end) {
+      const c = s.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) break;
+      v = v * 10 + c;
+      i++;
+    }
+    const n = i - from;
+    if (n === 0 || n > 10 || v > max) return false;
+    if (n > 1 && s.charCodeAt(from) === 48) this.canon = false;
+    this.value = v;
+    this.i = i;
+    if (i < end) {
+      const c = s.charCodeAt(i);
+      if (c !== 32 && c !== 9) return false;
+      this.blanks();
+    }
     return true;
   }
 
-  /** `key=` then a u64 counter into `count` (or `big`). */
-  counter(key: string): boolean {
+  /** After a key of `skip` characters already matched (`packets=`, `bytes=`): a u64 counter into `count` (or `big`), then blanks. */
+  counter(skip: number): boolean {
     const s = this.s;
-    if (!at(s, this.i, key)) return false;
-    const from = this.i + key.length;
+    const from = this.i + skip;
     const end = this.end;
     let i = from;
     let v = 0;
@@ -195,8 +224,10 @@ class FastLine {
    */
   address(key: string, interner: ConntrackInterner): string | undefined {
     const s = this.s;
-    if (!at(s, this.i, key)) return undefined;
-    const from = this.i + key.length;
+    const k = this.i;
+    // key is `src=` or `dst=`
+    if (s.charCodeAt(k) !== key.charCodeAt(0) || s.charCodeAt(k + 1) !== key.charCodeAt(1) || s.charCodeAt(k + 2) !== key.charCodeAt(2) || s.charCodeAt(k + 3) !== 61) return undefined;
+    const from = k + 4;
     const v = this.quad(from);
     if (v < 0) return this.otherAddress(from, interner);
     const to = this.qEnd;
@@ -316,6 +347,30 @@ class FastLine {
 
 const CUR = new FastLine();
 
+/** True when `s` holds `sport=` (`c` is `s`) or `dport=` (`c` is `d`) at `i`. */
+function port(s: string, i: number, c: number): boolean {
+  return (
+    s.charCodeAt(i) === c &&
+    s.charCodeAt(i + 1) === 112 &&
+    s.charCodeAt(i + 2) === 111 &&
+    s.charCodeAt(i + 3) === 114 &&
+    s.charCodeAt(i + 4) === 116 &&
+    s.charCodeAt(i + 5) === 61
+  );
+}
+
+/** True when `s` holds `bytes=` at `i`. */
+function bytesAt(s: string, i: number): boolean {
+  return (
+    s.charCodeAt(i) === 98 &&
+    s.charCodeAt(i + 1) === 121 &&
+    s.charCodeAt(i + 2) === 116 &&
+    s.charCodeAt(i + 3) === 101 &&
+    s.charCodeAt(i + 4) === 115 &&
+    s.charCodeAt(i + 5) === 61
+  );
+}
+
 /** One tuple of a port-based protocol: `src= dst= sport= dport=` and optional counters. */
 function readTuple(r: FastLine, interner: ConntrackInterner): CompactConntrackTuple | undefined {
   const src = r.address('src=', interner);
@@ -327,17 +382,17 @@ function readTuple(r: FastLine, interner: ConntrackInterner): CompactConntrackTu
   }
   const dst = r.address('dst=', interner);
   if (dst === undefined) return undefined;
-  if (!r.field('sport=', 65535)) return undefined;
+  if (!port(r.s, r.i, 115 /* s */) || !r.num(6, 65535)) return undefined;
   const sport = r.value;
-  if (!r.field('dport=', 65535)) return undefined;
+  if (!port(r.s, r.i, 100 /* d */) || !r.num(6, 65535)) return undefined;
   const dport = r.value;
   const s = r.s;
   const i = r.i;
   if (i >= r.end || s.charCodeAt(i) !== 112 /* p */ || !at(s, i, 'packets=')) return new CompactConntrackTuple(src, dst, sport, dport);
-  if (!r.counter('packets=')) return undefined;
+  if (!r.counter(8)) return undefined;
   const packets = r.count;
   const bigPackets = r.big;
-  if (!r.counter('bytes=')) return undefined;
+  if (!bytesAt(s, r.i) || !r.counter(6)) return undefined;
   return new CompactCountedTuple(src, dst, sport, dport, packCounters(packets, r.count, bigPackets, r.big));
 }
 
@@ -440,27 +495,27 @@ export function parseConntrackFast(
   let id: number | undefined;
   if (r.i < end) {
     if (r.atKey(109 /* m */, 'mark=')) {
-      if (!r.field('mark=', U32_MAX)) return undefined;
+      if (!r.num(5, U32_MAX)) return undefined;
       mark = r.value;
     }
     if (r.atKey(115 /* s */, 'secmark=')) {
-      if (!r.field('secmark=', U32_MAX)) return undefined;
+      if (!r.num(8, U32_MAX)) return undefined;
       secmark = r.value;
     }
     if (r.atKey(122 /* z */, 'zone=')) {
-      if (!r.field('zone=', U32_MAX)) return undefined;
+      if (!r.num(5, U32_MAX)) return undefined;
       zone = r.value;
     }
     if (r.atKey(100 /* d */, 'delta-time=')) {
-      if (!r.field('delta-time=', Number.MAX_SAFE_INTEGER)) return undefined;
+      if (!r.num(11, Number.MAX_SAFE_INTEGER)) return undefined;
       deltaTime = r.value;
     }
     if (r.atKey(117 /* u */, 'use=')) {
-      if (!r.field('use=', U32_MAX)) return undefined;
+      if (!r.num(4, U32_MAX)) return undefined;
       use = r.value;
     }
     if (r.atKey(105 /* i */, 'id=')) {
-      if (!r.field('id=', U32_MAX)) return undefined;
+      if (!r.num(3, U32_MAX)) return undefined;
       id = r.value;
     }
     if (r.i < end) return undefined;
@@ -489,10 +544,17 @@ export function parseConntrackFast(
   return new CompactConntrackEntryWithExtras(lineNo, orig, reply, x);
 }
 
-/** Index in {@link COMPACT_STATES} of the state word `s[from, to)`, -1 when it is none. */
+// Indexes in COMPACT_STATES by first letter (A–Z): a state word is compared with two or three candidates, not 28.
+const STATES_BY_LETTER: readonly (readonly number[])[] = Array.from({ length: 26 }, (_, l) =>
+  COMPACT_STATES.flatMap((w, k) => (w.charCodeAt(0) === 65 + l ? [k] : [])),
+);
+
+/** Index in {@link COMPACT_STATES} of the state word `s[from, to)` (its first character is A–Z), -1 when it is none. */
 function stateAt(s: string, from: number, to: number): number {
   const len = to - from;
-  for (let k = 0; k < COMPACT_STATES.length; k++) {
+  const candidates = STATES_BY_LETTER[s.charCodeAt(from) - 65]!;
+  for (let j = 0; j < candidates.length; j++) {
+    const k = candidates[j]!;
     const w = COMPACT_STATES[k]!;
     if (w.length === len && at(s, from, w)) return k;
   }
