@@ -202,24 +202,34 @@ export function* readBundleFilePieces(
   try {
     const buffer = Buffer.allocUnsafe(pieceBytes);
     const decoder = new StringDecoder('utf8');
-    let carry = '';
+    // The unfinished last line, as read so far (joined once: a long line is not copied per read).
+    let held: string[] = [];
+    let heldChars = 0;
     for (;;) {
       const n = readSync(fd, buffer, 0, pieceBytes, null);
-      const text = carry + (n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end());
+      const text = n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end();
       if (n === 0) {
-        if (text !== '') yield text;
+        const last = held.join('') + text;
+        if (last !== '') yield last;
         return;
       }
-      // Hold back the unfinished last line: it is completed by the next piece.
       const cut = text.lastIndexOf('\n') + 1;
-      if (cut === 0 && text.length >= maxLineChars) {
+      if (cut === 0) {
+        held.push(text);
+        heldChars += text.length;
         // A line too long to hold: the decoder ends every write between characters.
-        carry = '';
-        yield text;
+        if (heldChars >= maxLineChars) {
+          yield held.join('');
+          held = [];
+          heldChars = 0;
+        }
         continue;
       }
-      carry = text.slice(cut);
-      if (cut > 0) yield text.slice(0, cut);
+      held.push(cut === text.length ? text : text.slice(0, cut));
+      yield held.join('');
+      const rest = text.slice(cut);
+      held = [rest];
+      heldChars = rest.length;
     }
   } finally {
     closeSync(fd);
