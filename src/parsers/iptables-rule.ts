@@ -43,7 +43,6 @@ const SPACE = 32;
 const TAB = 9;
 const QUOTE = 34;
 const BACKSLASH = 92;
-const CR = 13;
 const DASH = 45;
 
 /**
@@ -51,20 +50,19 @@ const DASH = 45;
  * Returns the word count. Linear in the line length; never throws.
  */
 export function tokenizeLine(line: string, buf: TokenBuffer): number {
-  return tokenizeRange(line, 0, line.length, buf);
+  return tokenizeRange(line, 0, line.length, line, buf);
 }
 
 /**
- * {@link tokenizeLine} of the line `text[from, to)`, read in place: a whole dump is one
- * flat string, whose characters are cheaper to read than those of a slice of it.
+ * {@link tokenizeLine} of `line`, which is `text[from, to)`, read in place: a whole dump
+ * is one flat string, whose characters are cheaper to read than those of a slice of it.
  */
-export function tokenizeRange(text: string, from: number, to: number, buf: TokenBuffer): number {
+export function tokenizeRange(text: string, from: number, to: number, source: string, buf: TokenBuffer): number {
   const { words, quoted } = buf;
   const line = text;
   let count = 0;
   buf.unterminatedQuote = false;
   let irregular = false;
-  let bareEscapes = false;
   /** Blanks since the last word: exactly one space may come between two words. */
   let blanks = 0;
   const n = to;
@@ -86,11 +84,7 @@ export function tokenizeRange(text: string, from: number, to: number, buf: Token
       let j = i;
       while (j < n) {
         c = line.charCodeAt(j);
-        // One comparison for most characters: all the special ones are ≤ '"' or '\\'.
-        if (c <= QUOTE || c === BACKSLASH) {
-          if (c === SPACE || c === TAB || c === QUOTE) break;
-          if (c === BACKSLASH || c === CR) bareEscapes = true;
-        }
+        if (c === SPACE || c === TAB || c === QUOTE) break;
         j++;
       }
       word = word === '' ? line.slice(i, j) : word + line.slice(i, j);
@@ -133,7 +127,7 @@ export function tokenizeRange(text: string, from: number, to: number, buf: Token
   }
   buf.count = count;
   buf.irregular = irregular || blanks > 0;
-  buf.noBackslashOrCr = !bareEscapes;
+  buf.noBackslashOrCr = source.indexOf('\\') < 0 && source.indexOf('\r') < 0;
   return count;
 }
 

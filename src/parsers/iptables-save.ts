@@ -344,7 +344,7 @@ class SaveParser {
   /** A line starting with `-` or `[`: `[p:b] -A …`, `-A`, `-I`, `-N`, `-P`, `-X`. */
   private commandLine(line: string, lineNo: number): void {
     const buf = this.buf;
-    const count = tokenizeRange(this.text, this.lineFrom, this.lineTo, buf);
+    const count = tokenizeRange(this.text, this.lineFrom, this.lineTo, line, buf);
     const words = buf.words;
     let i = 0;
     let counters: IptablesCounters | null = null;
