@@ -359,6 +359,46 @@ function port(s: string, i: number, c: number): boolean {
   );
 }
 
+/** The prefix (`ipv4     2 tcp      6 `, `tcp      6 `…) of the last line whose prefix was exactly as printed, and its values. */
+const LAST_PREFIX = { text: '', l3: 0, protoIndex: 0 };
+
+/**
+ * Reads `[ipv4 2 | ipv6 10] proto num` and its blanks at `from` into {@link LAST_PREFIX}
+ * (its `text` too when it is printed as the formatter prints it); false when the line
+ * is not of the fast path's shape.
+ */
+function readPrefix(r: FastLine, s: string, from: number): boolean {
+  const canon = r.canon;
+  r.canon = true;
+  let l3 = 0;
+  if (at(s, from, 'ipv4') || at(s, from, 'ipv6')) {
+    l3 = s.charCodeAt(from + 3) === 52 ? 4 : 6;
+    r.i = from + 4;
+    if (!r.padding(5) || !r.uint(255) || r.value !== (l3 === 4 ? 2 : 10) || r.blanks() === 0) return false;
+  }
+  let protoIndex = -1;
+  const pe = r.wordEnd();
+  for (let k = 0; k < COMPACT_PROTOS.length; k++) {
+    const name = COMPACT_PROTOS[k]![0];
+    if (name.length === pe - r.i && at(s, r.i, name)) {
+      protoIndex = k;
+      break;
+    }
+  }
+  if (protoIndex < 0) return false;
+  const protoLen = pe - r.i;
+  r.i = pe;
+  if (!r.padding(9 - protoLen) || !r.uint(255) || r.value !== COMPACT_PROTOS[protoIndex]![1] || r.blanks() === 0) return false;
+  const last = LAST_PREFIX;
+  last.l3 = l3;
+  last.protoIndex = protoIndex;
+  // Remembered only when printed exactly so: a line that matches it then reads the same, canonical too.
+  if (r.canon) last.text = flatSlice(s, from, r.i);
+  else last.text = '';
+  r.canon = canon && r.canon;
+  return true;
+}
+
 /** True when `s` holds `bytes=` at `i`. */
 function bytesAt(s: string, i: number): boolean {
   return (
@@ -437,27 +477,15 @@ export function parseConntrackFast(
   const c0 = s.charCodeAt(from);
   if (c0 < 97 || c0 > 122) return undefined;
 
-  // [ipv4 2 | ipv6 10] proto num ("%-8s %u ")
-  let l3 = 0;
-  if (at(s, from, 'ipv4') || at(s, from, 'ipv6')) {
-    l3 = s.charCodeAt(from + 3) === 52 ? 4 : 6;
-    r.i = from + 4;
-    if (!r.padding(5) || !r.uint(255) || r.value !== (l3 === 4 ? 2 : 10) || r.blanks() === 0) return undefined;
-  }
-  let protoIndex = -1;
-  const pe = r.wordEnd();
-  for (let k = 0; k < COMPACT_PROTOS.length; k++) {
-    const name = COMPACT_PROTOS[k]![0];
-    if (name.length === pe - r.i && at(s, r.i, name)) {
-      protoIndex = k;
-      break;
-    }
-  }
-  if (protoIndex < 0) return undefined;
-  const protoLen = pe - r.i;
-  r.i = pe;
-  if (!r.padding(9 - protoLen) || !r.uint(255) || r.value !== COMPACT_PROTOS[protoIndex]![1] || r.blanks() === 0) return undefined;
-
+  // [ipv4 2 | ipv6 10] proto num ("%-8s %u "): first as the line before (a capture's
+  // lines mostly share a few prefixes), then field by field.
+  const last = LAST_PREFIX;
+  const n = last.text.length;
+  if (n !== 0 && at(s, from, last.text) && !r.atBreak(from + n)) {
+    r.i = from + n;
+  } else if (!readPrefix(r, s, from)) return undefined;
+  const l3 = last.l3;
+  const protoIndex = last.protoIndex;
   // timeout, state
   let timeout = -1;
   let stateIndex = -1;
@@ -493,7 +521,11 @@ export function parseConntrackFast(
   let deltaTime: number | undefined;
   let use: number | undefined;
   let id: number | undefined;
-  if (r.i < end) {
+  if (r.i + 12 === end && at(s, r.i, 'mark=0 use=1')) {
+    // The usual tail, exactly as printed.
+    mark = 0;
+    use = 1;
+  } else if (r.i < end) {
     if (r.atKey(109 /* m */, 'mark=')) {
       if (!r.num(5, U32_MAX)) return undefined;
       mark = r.value;
