@@ -128,7 +128,8 @@ export class RulesetBuilder {
     if (!c) {
       // The name string is the one jump targets use (one copy, never a view into the input).
       c = { name: this.sharer.name(name), rules: [] };
-      table.chains.set(name, c);
+      // Keyed by the shared copy: its hash is computed already, and no key is a view into the input.
+      table.chains.set(c.name, c);
     }
     this.lastChain = c;
     this.lastChainTable = table;

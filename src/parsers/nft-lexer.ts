@@ -51,6 +51,27 @@ for (const c of '\n"#') CLASS[c.charCodeAt(0)] = STOP;
 const isClass = (code: number, cls: number): boolean => code < 128 && ((CLASS[code] as number) & cls) !== 0;
 const HANDLE_COMMENT = /^#\s*handle\s+(\d+)/;
 
+// Words nft and kube-proxy repeat on most lines: `value()` hands out these constant strings
+// instead of a new copy each time (no allocation; Set and Map lookups on them are cheaper).
+const COMMON_WORDS = [
+  'ip', 'ip6', 'inet', 'saddr', 'daddr', 'sport', 'dport', 'meta', 'l4proto', 'tcp', 'udp', 'sctp', 'th',
+  'ct', 'state', 'mark', 'jump', 'goto', 'accept', 'drop', 'return', 'continue', 'dnat', 'snat',
+  'masquerade', 'to', 'numgen', 'random', 'mod', 'vmap', 'map', 'set', 'counter', 'packets', 'bytes',
+  'comment', 'type', 'hook', 'priority', 'policy', 'chain', 'table', 'elements', 'flags', 'timeout',
+  '.', ':', '=', '!=', '==', '/', 'iifname', 'oifname', 'fib', 'local', 'reject', 'log', 'established',
+  'related', 'new', 'invalid', 'interval', 'ipv4_addr', 'ipv6_addr', 'inet_proto', 'inet_service',
+  'verdict', 'filter', 'nat', 'prerouting', 'postrouting', 'output', 'input', 'forward', 'dstnat',
+  'srcnat', 'add', 'rule', 'element', 'insert', 'handle', 'mark-for-masquerade', 'fully-random',
+  'nexthdr', 'protocol', 'notrack', 'with', 'icmp', 'icmpv6', 'offset', 'services',
+];
+const WORD_TABLE: (string | undefined)[] = new Array(1024).fill(undefined);
+const wordSlot = (len: number, first: number, last: number): number => (len * 131 + first * 31 + last) & 1023;
+for (const w of COMMON_WORDS) {
+  const slot = wordSlot(w.length, w.charCodeAt(0), w.charCodeAt(w.length - 1));
+  // On a clash the first word keeps the slot; the other is sliced as any word.
+  if (WORD_TABLE[slot] === undefined) WORD_TABLE[slot] = w;
+}
+
 /**
  * Streaming tokenizer over a cursor: the current token is `kind`, `start`, `end` and `line`;
  * {@link next} moves to the following one. Nothing is allocated per token: a token's text is
@@ -101,7 +122,14 @@ export class NftLexer {
   value(): string {
     let v = this.cached;
     if (v === undefined) {
-      v = this.escaped ? unescape(this.text, this.vStart, this.vEnd) : this.text.slice(this.vStart, this.vEnd);
+      const text = this.text;
+      const from = this.vStart;
+      const len = this.vEnd - from;
+      if (this.escaped) v = unescape(text, from, this.vEnd);
+      else if (this.kind === WORD && len <= 20) {
+        const w = WORD_TABLE[wordSlot(len, text.charCodeAt(from), text.charCodeAt(this.vEnd - 1))];
+        v = w !== undefined && w.length === len && text.startsWith(w, from) ? w : text.slice(from, this.vEnd);
+      } else v = text.slice(from, this.vEnd);
       this.cached = v;
     }
     return v;

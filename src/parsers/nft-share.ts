@@ -24,7 +24,7 @@ import type {
   NftValueExpr,
 } from '../model/nftables.js';
 import { ruleCounters } from '../model/nftables.js';
-import { formatRuleText } from './nft-format-expr.js';
+import { formatRuleText, formatStatement, quote } from './nft-format-expr.js';
 
 /** The one empty list the compacted model uses (`flags: []` of a `dnat`, …). */
 export const EMPTY_LIST: readonly never[] = Object.freeze([]);
@@ -110,6 +110,10 @@ export class NftSharer {
   private readonly pairs = new Map<object, Map<object | undefined, NftElement>>();
   // Composite expressions made of shared parts, by kind and parts (a trie of maps).
   private readonly composites = new Map<unknown, unknown>();
+  // Printed text of shared statements (see isPrinted).
+  private readonly texts = new Map<NftStatement, string>();
+  // Matches the rule being compacted made (not yet seen in another rule).
+  private readonly created: NftStatement[] = [];
 
   /** One flat string per distinct name (chain names, jump targets, set names). */
   name(s: string): string {
@@ -123,11 +127,12 @@ export class NftSharer {
 
   /** The compact rule (see the module comment). */
   rule(parts: RuleParts): NftRule {
+    this.created.length = 0;
     const statements = parts.statements.length === 0 ? EMPTY_LIST : parts.statements.map((s) => this.statement(s));
     const comment = parts.comment === undefined ? undefined : flatCopy(parts.comment);
     let counters = ruleCounters(statements);
     if (counters && counters.packets === ZERO && counters.bytes === ZERO) counters = ZERO_COUNTERS;
-    const printed = parts.raw === undefined || parts.raw === formatRuleText({ statements, ...(comment !== undefined && { comment }) });
+    const printed = parts.raw === undefined || this.isPrinted(parts.raw, statements, comment);
     if (printed) return new NewPrintedRule(statements, parts.handle, comment, counters);
     return {
       statements,
@@ -136,6 +141,43 @@ export class NftSharer {
       ...(comment !== undefined && { comment }),
       ...(counters && { counters }),
     };
+  }
+
+  /**
+   * Whether `raw` is `formatRuleText({statements, comment})`, compared piece by piece: the
+   * text of a shared statement is printed once per ruleset, not once per rule.
+   */
+  private isPrinted(raw: string, statements: readonly NftStatement[], comment: string | undefined): boolean {
+    let pos = 0;
+    for (let i = 0; i < statements.length; i++) {
+      if (i > 0) {
+        if (raw.charCodeAt(pos) !== 32) return false;
+        pos++;
+      }
+      const text = this.statementText(statements[i] as NftStatement);
+      if (!raw.startsWith(text, pos)) return false;
+      pos += text.length;
+    }
+    if (comment !== undefined) {
+      // `formatRuleText`: a space before `comment` only after a non-empty body.
+      const tail = `${pos > 0 ? ' ' : ''}comment ${quote(comment)}`;
+      if (!raw.startsWith(tail, pos)) return false;
+      pos += tail.length;
+    }
+    return pos === raw.length;
+  }
+
+  /**
+   * `formatStatement(s)`, kept for the shared (frozen) statements seen in an earlier rule too:
+   * most matches are of one rule only (`ip saddr <endpoint>`), and their text is not kept.
+   */
+  private statementText(s: NftStatement): string {
+    let text = this.texts.get(s);
+    if (text === undefined) {
+      text = formatStatement(s);
+      if (Object.isFrozen(s) && !this.created.includes(s)) this.texts.set(s, text);
+    }
+    return text;
   }
 
   /** A shared equal of statement `s`. */
@@ -149,7 +191,10 @@ export class NftSharer {
         let byRight = byOp.get(s.op);
         if (!byRight) byOp.set(s.op, (byRight = new Map()));
         let m = byRight.get(right);
-        if (!m) byRight.set(right, (m = Object.freeze({ kind: 'match', left, op: s.op, right } as NftStatement)));
+        if (!m) {
+          byRight.set(right, (m = Object.freeze({ kind: 'match', left, op: s.op, right } as NftStatement)));
+          this.created.push(m);
+        }
         return m;
       }
       case 'verdict':

@@ -139,7 +139,8 @@ export function atomFromWord(word: string): NftExpr {
   if (word.charCodeAt(0) === 0x40 && word.length > 1) return { kind: 'setref', name: word.slice(1) };
   const n = parseInteger(word);
   if (n !== undefined) return { kind: 'value', value: n };
-  const slash = word.lastIndexOf('/');
+  // `lastIndexOf` is a runtime call in V8, `indexOf` is not: most words have no slash.
+  const slash = word.indexOf('/') < 0 ? -1 : word.lastIndexOf('/');
   if (slash > 0) {
     const len = word.length - slash - 1;
     // One to three digits after the slash.
