@@ -496,10 +496,9 @@ export function parseConntrackFast(
     c = s.charCodeAt(r.i);
   }
   if (c >= 65 && c <= 90) {
-    const we = r.wordEnd();
-    stateIndex = stateAt(s, r.i, we);
+    stateIndex = stateAt(r, s, r.i);
     if (stateIndex < 0) return undefined;
-    r.i = we;
+    r.i += COMPACT_STATES[stateIndex]!.length;
     if (r.blanks() === 0) return undefined;
   }
 
@@ -581,14 +580,13 @@ const STATES_BY_LETTER: readonly (readonly number[])[] = Array.from({ length: 26
   COMPACT_STATES.flatMap((w, k) => (w.charCodeAt(0) === 65 + l ? [k] : [])),
 );
 
-/** Index in {@link COMPACT_STATES} of the state word `s[from, to)` (its first character is A–Z), -1 when it is none. */
-function stateAt(s: string, from: number, to: number): number {
-  const len = to - from;
+/** Index in {@link COMPACT_STATES} of the state word at `from` (its first character is A–Z; a break follows it), -1 when it is none. */
+function stateAt(r: FastLine, s: string, from: number): number {
   const candidates = STATES_BY_LETTER[s.charCodeAt(from) - 65]!;
   for (let j = 0; j < candidates.length; j++) {
     const k = candidates[j]!;
     const w = COMPACT_STATES[k]!;
-    if (w.length === len && at(s, from, w)) return k;
+    if (at(s, from, w) && r.atBreak(from + w.length)) return k;
   }
   return -1;
 }
