@@ -249,12 +249,19 @@ export interface ParsedRuleBody {
  * module/target option (`--dport` → `dport`).
  */
 interface OptionWord {
+  /** The word itself (a copy). */
+  readonly word: string;
   readonly generic: string | null;
   readonly name: string;
   /** The shared `--name value` options by value, and the negated ones (made on first use). */
   shared: Map<string, IptablesOption> | null;
   sharedNegated: Map<string, IptablesOption> | null;
+  /** The shared option handed out last (rules in a row repeat values: `--mode random`). */
+  last: IptablesOption | null;
 }
+
+/** Lengths of words below this have a slot of their own in the parser's last-seen lists. */
+const RECENT_SLOTS = 32;
 
 /** What one `-m` module name gives: its interned name and its shared matches. */
 interface ModuleInfo {
@@ -370,8 +377,11 @@ const OWNER_TARGET = 2;
 export class RuleBodyParser {
   private readonly names = new Map<string, string>();
   private readonly optionWords = new Map<string, OptionWord>(
-    GENERIC_LONG.map(([w, g]) => [w, { generic: g, name: w.slice(2), shared: null, sharedNegated: null }]),
+    GENERIC_LONG.map(([w, g]) => [w, { word: w, generic: g, name: w.slice(2), shared: null, sharedNegated: null, last: null }]),
   );
+  /** The option word and the module last read, by length (see parse and closeOwner). */
+  private readonly recentOptions: (OptionWord | null)[] = new Array<OptionWord | null>(RECENT_SLOTS).fill(null);
+  private readonly recentModules: (ModuleInfo | null)[] = new Array<ModuleInfo | null>(RECENT_SLOTS).fill(null);
   /** Module names as read, and what they give. */
   private readonly modules = new Map<string, ModuleInfo>();
   private readonly sharedValues = new Map<string, IptablesNegatable>();
@@ -436,11 +446,15 @@ export class RuleBodyParser {
       }
       let short: string;
       if (word.charCodeAt(1) === DASH) {
-        let info = this.optionWords.get(word);
+        // A rule's option words mostly differ in length: compare with the last one of this length before hashing.
+        const len = word.length;
+        const recent = len < RECENT_SLOTS ? this.recentOptions[len]! : null;
+        let info = recent !== null && recent.word === word ? recent : this.optionWords.get(word);
         if (info === undefined) {
-          info = { generic: null, name: flatCopy(word.slice(2)), shared: null, sharedNegated: null };
-          this.optionWords.set(word, info);
+          info = { word: flatCopy(word), generic: null, name: flatCopy(word.slice(2)), shared: null, sharedNegated: null, last: null };
+          this.optionWords.set(info.word, info);
         }
+        if (len < RECENT_SLOTS) this.recentOptions[len] = info;
         if (info.generic === null) {
           i = this.moduleOption(info, buf, i + 1, negate, body, problems);
           negate = false;
@@ -608,11 +622,14 @@ export class RuleBodyParser {
   private closeOwner(body: ParsedRuleBody): void {
     const n = this.pendingOptionCount;
     if (this.ownerKind === OWNER_MATCH) {
-      let info = this.modules.get(this.ownerName);
+      const len = this.ownerName.length;
+      const recent = len < RECENT_SLOTS ? this.recentModules[len]! : null;
+      let info = recent !== null && recent.module === this.ownerName ? recent : this.modules.get(this.ownerName);
       if (info === undefined) {
         info = { module: this.intern(this.ownerName), bare: null, byOptions: new SharedLists() };
         this.modules.set(info.module, info);
       }
+      if (len < RECENT_SLOTS) this.recentModules[len] = info;
       const module = info.module;
       let match: IptablesMatch;
       if (n === 0) {
@@ -660,12 +677,15 @@ export class RuleBodyParser {
 
 /** The one option object for `[!] --name value` (`info` is `--name`'s). */
 function sharedOption(info: OptionWord, negated: boolean, value: string): IptablesOption {
+  const last = info.last;
+  if (last !== null && last.negated === negated && last.values[0] === value) return last;
   const byValue = negated ? (info.sharedNegated ??= new Map()) : (info.shared ??= new Map());
   let option = byValue.get(value);
   if (option === undefined) {
     option = { name: info.name, negated, values: [flatCopy(value)] };
     byValue.set(value, option);
   }
+  info.last = option;
   return option;
 }
 
