@@ -202,34 +202,31 @@ export function* readBundleFilePieces(
   try {
     const buffer = Buffer.allocUnsafe(pieceBytes);
     const decoder = new StringDecoder('utf8');
-    // The unfinished last line, as read so far (joined once: a long line is not copied per read).
-    let held: string[] = [];
-    let heldChars = 0;
+    let carry = '';
     for (;;) {
       const n = readSync(fd, buffer, 0, pieceBytes, null);
-      const text = n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end();
+      const read = n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end();
       if (n === 0) {
-        const last = held.join('') + text;
-        if (last !== '') yield last;
+        const text = carry + read;
+        if (text !== '') yield text;
         return;
       }
-      const cut = text.lastIndexOf('\n') + 1;
-      if (cut === 0) {
-        held.push(text);
-        heldChars += text.length;
+      // Looked for in this read only: `carry` holds no line end (a long line is not re-scanned).
+      const end = read.lastIndexOf('\n') + 1;
+      if (end === 0) {
+        carry += read;
         // A line too long to hold: the decoder ends every write between characters.
-        if (heldChars >= maxLineChars) {
-          yield held.join('');
-          held = [];
-          heldChars = 0;
+        if (carry.length >= maxLineChars) {
+          yield carry;
+          carry = '';
         }
         continue;
       }
-      held.push(cut === text.length ? text : text.slice(0, cut));
-      yield held.join('');
-      const rest = text.slice(cut);
-      held = [rest];
-      heldChars = rest.length;
+      // Hold back the unfinished last line: it is completed by the next piece.
+      const text = carry + read;
+      const cut = carry.length + end;
+      carry = text.slice(cut);
+      yield text.slice(0, cut);
     }
   } finally {
     closeSync(fd);

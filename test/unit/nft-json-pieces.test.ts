@@ -4,7 +4,7 @@
  * between characters, the item scan follows strings, escapes and numbers across every
  * cut, and the result is the one-shot parse's, diagnostics and positions included.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -15,6 +15,11 @@ import { readBundleFile, readBundleFilePieces, type Bundle } from '../../src/sou
 import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { fixtureDir } from '../helpers/fixtures.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const corpusFile = path.resolve(repoRoot, '../shared/corpus/nft/knftables-nft-json-list-outputs.txt');
+const haveCorpus = existsSync(corpusFile);
+if (!haveCorpus) console.warn(`skipping the nft JSON corpus sweep in pieces: ${corpusFile} is absent`);
 
 /** A bundle directory holding one file `f` with `bytes` (only `dir` of the bundle is read). */
 function bundleWith(bytes: string | Buffer): Bundle {
@@ -128,6 +133,16 @@ describe('parseNftJsonPieces equals parseNftJson', () => {
       }
     });
   }
+
+  it.skipIf(!haveCorpus)('every knftables JSON document of the corpus and the lab captures, cut every 1 to 9 characters', async () => {
+    const docs = readFileSync(corpusFile, 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+    expect(docs.length).toBe(18);
+    const labs = ['lab-iptables', 'lab-nftables', 'lab-cilium'].map((name) => readFileSync(path.join(fixtureDir(name), 'probes', 'nft-json.stdout'), 'utf8'));
+    for (const [i, text] of [...docs, ...labs].entries()) {
+      const once = parseNftJson(text, `doc ${i}`);
+      for (let size = 1; size <= 9; size++) expect((await piecesParse(() => cut(text, size), `doc ${i}`)).result, `doc ${i} size ${size}`).toEqual(once);
+    }
+  });
 
   it('a generated kube-proxy ruleset read from a bundle file in byte pieces (multi-byte comments, cuts inside characters)', async () => {
     const world = generateWorld({ services: 120, endpoints: 3, seed: 'pieces', modes: ['nftables'], conntrack: 10 });
