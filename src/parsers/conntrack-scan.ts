@@ -66,7 +66,7 @@ export class ConntrackInterner {
       slot = (slot + 1) & mask;
     }
     // A copy: a slice of 13+ characters would keep the whole capture alive.
-    const text = flatSlice(s, from, to);
+    const text = to - from <= 15 ? flatShort(s, from, to) : flatSlice(s, from, to);
     if (!canonical) return text;
     if (this.v4Count >= (texts.length >> 2) * 3) {
       this.grow();
@@ -153,6 +153,19 @@ export function flatSlice(s: string, from: number, to: number): string {
   if (to - from < 13) return s.slice(from, to);
   const mid = (from + to) >> 1;
   return [s.slice(from, mid), s.slice(mid, to)].join('');
+}
+
+/**
+ * {@link flatSlice} for at most 15 characters (a dotted quad), made in one step:
+ * `String.fromCharCode` of the characters gives a new flat string.
+ */
+function flatShort(s: string, from: number, to: number): string {
+  const n = to - from;
+  if (n < 13) return s.slice(from, to);
+  const c = (k: number) => s.charCodeAt(from + k);
+  if (n === 13) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12));
+  if (n === 14) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12), c(13));
+  return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12), c(13), c(14));
 }
 
 /** `s` as a flat string of its own (see {@link flatSlice}): no view into, nor tree over, other strings. */
