@@ -446,7 +446,7 @@ class SaveParser {
     lineNo: number,
   ): void {
     const problems = this.problems;
-    problems.length = 0;
+    if (problems.length !== 0) problems.length = 0; // setting length is a runtime call
     const table = this.tableForData(line, lineNo);
     const chain = this.chainForRule(table, chainName, line, lineNo);
     const body = this.body;
