@@ -77,7 +77,7 @@ for (const w of COMMON_WORDS) {
  * {@link next} moves to the following one. Nothing is allocated per token: a token's text is
  * sliced only when {@link value} asks for it, keywords are compared in place ({@link is}),
  * and {@link token} makes an object only for a diagnostic. One token of look-ahead
- * ({@link peekKind}, {@link peekIs}, …) re-scans the following token.
+ * ({@link peekKind}, {@link peekIs}, …) scans the following token once; {@link next} takes it.
  */
 export class NftLexer {
   /** Kind of the current token. */
@@ -102,10 +102,18 @@ export class NftLexer {
   // Scan position (after the current token) and its line.
   private pos = 0;
   private scanLine = 1;
-  // The token after the current one, when a look-ahead scanned it.
+  // The token after the current one, when a look-ahead scanned it (`next` then takes it from here).
+  private hasAhead = false;
   private aKind: NftTokenKind = EOF;
   private aStart = 0;
   private aEnd = 0;
+  private aLine = 1;
+  private aVStart = 0;
+  private aVEnd = 0;
+  private aEscaped = false;
+  private aUnterminated = false;
+  private aPos = 0;
+  private aScanLine = 1;
   private lastUnterminated = -1;
 
   constructor(readonly text: string) {
@@ -115,7 +123,23 @@ export class NftLexer {
   /** Consumes the current token. */
   next(): void {
     this.lastEnd = this.end;
-    this.scan();
+    if (!this.hasAhead) {
+      this.scan();
+      return;
+    }
+    // A look-ahead scanned the following token already.
+    this.hasAhead = false;
+    this.kind = this.aKind;
+    this.start = this.aStart;
+    this.end = this.aEnd;
+    this.line = this.aLine;
+    this.vStart = this.aVStart;
+    this.vEnd = this.aVEnd;
+    this.escaped = this.aEscaped;
+    this.unterminated = this.aUnterminated;
+    this.cached = undefined;
+    this.pos = this.aPos;
+    this.scanLine = this.aScanLine;
   }
 
   /** The current token's value: the word, the unquoted string, the punctuation, the handle digits or the xt name. */
@@ -188,13 +212,22 @@ export class NftLexer {
     return this.text.slice(start, end < 0 ? this.text.length : end);
   }
 
-  /** Scans the following token into `aKind`/`aStart`/`aEnd`, leaving the current one as it is. */
+  /** Scans the following token into the `a…` fields (once per token), leaving the current one as it is. */
   private ahead(): void {
+    if (this.hasAhead) return;
     const { kind, start, end, line, vStart, vEnd, escaped, unterminated, cached, pos, scanLine } = this;
     this.scan();
+    this.hasAhead = true;
     this.aKind = this.kind;
     this.aStart = this.start;
     this.aEnd = this.end;
+    this.aLine = this.line;
+    this.aVStart = this.vStart;
+    this.aVEnd = this.vEnd;
+    this.aEscaped = this.escaped;
+    this.aUnterminated = this.unterminated;
+    this.aPos = this.pos;
+    this.aScanLine = this.scanLine;
     this.kind = kind;
     this.start = start;
     this.end = end;
@@ -261,8 +294,38 @@ export class NftLexer {
           continue;
         }
         if (code === 0x22) {
-          this.string(p);
-          return;
+          // A string, read here rather than in a method of its own: `scan` then stays too big
+          // for V8 to inline into each caller of `next` (the inlined copies made the compile
+          // of the parser a third longer).
+          const start = p;
+          let escaped = false;
+          for (p++; ; ) {
+            const c = text.charCodeAt(p);
+            if (c !== c || c === 0x0a) {
+              this.set(STRING, start, p, start + 1, p);
+              this.escaped = escaped;
+              this.unterminated = true;
+              this.pos = p;
+              // A look-ahead may scan the same string twice: record it once.
+              if (start > this.lastUnterminated) {
+                this.lastUnterminated = start;
+                this.unterminatedStrings.push(this.token());
+              }
+              return;
+            }
+            if (c === 0x5c && p + 1 < text.length && text.charCodeAt(p + 1) !== 0x0a) {
+              escaped = true;
+              p += 2;
+              continue;
+            }
+            if (c === 0x22) {
+              this.set(STRING, start, p + 1, start + 1, p);
+              this.escaped = escaped;
+              this.pos = p + 1;
+              return;
+            }
+            p++;
+          }
         }
       }
       let q = p + 1;
@@ -315,39 +378,6 @@ export class NftLexer {
       return -1;
     }
     return end;
-  }
-
-  private string(start: number): void {
-    const text = this.text;
-    let p = start + 1;
-    let escaped = false;
-    for (;;) {
-      const c = text.charCodeAt(p);
-      if (c !== c || c === 0x0a) {
-        this.set(STRING, start, p, start + 1, p);
-        this.escaped = escaped;
-        this.unterminated = true;
-        this.pos = p;
-        // A look-ahead may scan the same string twice: record it once.
-        if (start > this.lastUnterminated) {
-          this.lastUnterminated = start;
-          this.unterminatedStrings.push(this.token());
-        }
-        return;
-      }
-      if (c === 0x5c && p + 1 < text.length && text.charCodeAt(p + 1) !== 0x0a) {
-        escaped = true;
-        p += 2;
-        continue;
-      }
-      if (c === 0x22) {
-        this.set(STRING, start, p + 1, start + 1, p);
-        this.escaped = escaped;
-        this.pos = p + 1;
-        return;
-      }
-      p++;
-    }
   }
 }
 

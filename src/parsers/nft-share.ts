@@ -112,8 +112,10 @@ export class NftSharer {
   private readonly composites = new Map<unknown, unknown>();
   // Printed text of shared statements (see isPrinted).
   private readonly texts = new Map<NftStatement, string>();
-  // Matches the rule being compacted made (not yet seen in another rule).
+  // Matches the rule being compacted made (not yet seen in another rule): the first
+  // `createdCount` entries (no `length = 0` per rule, a runtime call in V8).
   private readonly created: NftStatement[] = [];
+  private createdCount = 0;
 
   /** One flat string per distinct name (chain names, jump targets, set names). */
   name(s: string): string {
@@ -127,7 +129,7 @@ export class NftSharer {
 
   /** The compact rule (see the module comment). */
   rule(parts: RuleParts): NftRule {
-    this.created.length = 0;
+    this.createdCount = 0;
     const statements = parts.statements.length === 0 ? EMPTY_LIST : parts.statements.map((s) => this.statement(s));
     const comment = parts.comment === undefined ? undefined : flatCopy(parts.comment);
     let counters = ruleCounters(statements);
@@ -175,9 +177,14 @@ export class NftSharer {
     let text = this.texts.get(s);
     if (text === undefined) {
       text = formatStatement(s);
-      if (Object.isFrozen(s) && !this.created.includes(s)) this.texts.set(s, text);
+      if (Object.isFrozen(s) && !this.isCreated(s)) this.texts.set(s, text);
     }
     return text;
+  }
+
+  private isCreated(s: NftStatement): boolean {
+    for (let i = 0; i < this.createdCount; i++) if (this.created[i] === s) return true;
+    return false;
   }
 
   /** A shared equal of statement `s`. */
@@ -193,7 +200,7 @@ export class NftSharer {
         let m = byRight.get(right);
         if (!m) {
           byRight.set(right, (m = Object.freeze({ kind: 'match', left, op: s.op, right } as NftStatement)));
-          this.created.push(m);
+          this.created[this.createdCount++] = m;
         }
         return m;
       }
