@@ -91,6 +91,10 @@ class TextParser {
   private itemsTable: TableDraft | undefined;
   private itemsKey = '';
   private items: { chain: Set<string>; set: Set<string> } | undefined;
+  // Tables named before the first `nft -f` command (see noteItemRedeclared).
+  private commandSeen = false;
+  private readonly tablesSeen = new Set<TableDraft>();
+  private lastSeen: TableDraft | undefined;
   // One rule context per family (rules read in it only read it).
   private readonly contexts = new Map<NftFamily, RuleContext>();
 
@@ -189,7 +193,7 @@ class TextParser {
       case 'map': {
         // A `nft list chain` fragment or grep output: no table around it.
         this.report('warning', t, 'chain-outside-table', `${w} outside a table: kept in a table without name`);
-        this.tableItem(this.builder.table('ip', ''));
+        this.tableItem(this.seen(this.builder.table('ip', '')));
         return;
       }
       case 'define':
@@ -204,6 +208,21 @@ class TextParser {
 
   /** {@link noteRedeclared} for a chain or set of `table`. */
   private noteItemRedeclared(at: Mark, kind: 'chain' | 'set', table: TableDraft, name: string): void {
+    if (!this.commandSeen) {
+      if (kind === 'chain' ? table.chains.has(name) : table.sets.has(name)) {
+        this.report('info', at, 'redeclared', `${kind} ${table.family} ${table.name} ${name} declared again; contents merged`);
+      }
+      return;
+    }
+    const items = this.itemsOf(table);
+    const names = items[kind];
+    const size = names.size;
+    names.add(name);
+    if (names.size === size) this.report('info', at, 'redeclared', `${kind} ${this.itemsKey} ${name} declared again; contents merged`);
+  }
+
+  /** The declared chains and sets of `table`'s `family name`. */
+  private itemsOf(table: TableDraft): { chain: Set<string>; set: Set<string> } {
     let items = this.items;
     if (this.itemsTable !== table || items === undefined) {
       // Keyed by `family name`, not by draft: a table deleted and added again keeps its names.
@@ -216,10 +235,7 @@ class TextParser {
       this.itemsTable = table;
       this.items = items;
     }
-    const names = items[kind];
-    const size = names.size;
-    names.add(name);
-    if (names.size === size) this.report('info', at, 'redeclared', `${kind} ${this.itemsKey} ${name} declared again; contents merged`);
+    return items;
   }
 
   private noteRedeclared(at: Mark, key: string): void {
@@ -235,7 +251,32 @@ class TextParser {
     if (implicitWarning && !this.builder.findTable(family, name)) {
       this.report('warning', at ?? nameToken, 'implicit-table', `table ${family} ${name} used before it was added`);
     }
-    return this.builder.table(family, name);
+    return this.seen(this.builder.table(family, name));
+  }
+
+  /** Notes a table the text names (see {@link noteItemRedeclared}). */
+  private seen(table: TableDraft): TableDraft {
+    if (!this.commandSeen && table !== this.lastSeen) {
+      this.tablesSeen.add(table);
+      this.lastSeen = table;
+    }
+    return table;
+  }
+
+  /**
+   * Before the first `nft -f` command, every chain and set was made by a declaration and
+   * none was deleted: what is declared is what the tables hold. From the first command on,
+   * declarations are kept by name (a deleted chain declared again is still "redeclared").
+   */
+  private commandStarts(): void {
+    if (this.commandSeen) return;
+    this.commandSeen = true;
+    for (const table of this.tablesSeen) {
+      const items = this.itemsOf(table);
+      for (const name of table.chains.keys()) items.chain.add(name);
+      for (const name of table.sets.keys()) items.set.add(name);
+    }
+    this.tablesSeen.clear();
   }
 
   private family(): NftFamily {
@@ -606,6 +647,7 @@ class TextParser {
   // nft -f commands
 
   private command(t: Mark): void {
+    this.commandStarts();
     const lex = this.lex;
     const verb = lex.value();
     lex.next();

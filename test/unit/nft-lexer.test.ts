@@ -213,3 +213,35 @@ describe('compacted rules keep raw as read unless it is the printed text', () =>
     expect(kept).toBeGreaterThan(2);
   });
 });
+
+describe('redeclared chains and sets, before and after the first nft -f command', () => {
+  /** `code@line` of each `redeclared` diagnostic of `lines`. */
+  function redeclared(lines: readonly string[]): string[] {
+    return parseNftText(`${lines.join('\n')}\n`, 't')
+      .diagnostics.filter((d) => d.code === 'redeclared')
+      .map((d) => `${d.message.split(' declared')[0]}@${d.line}`);
+  }
+  const block = (items: string) => `table ip t { ${items} }`;
+
+  it('block form only: a chain or set declared again is noted, in its own table only', () => {
+    expect(redeclared([block('chain a { accept }'), block('chain a { drop } set s { type ipv4_addr; }'), block('set s { type ipv4_addr; }'), 'table ip6 t { chain a { accept } }'])).toEqual([
+      'table ip t@2',
+      'chain ip t a@2',
+      'table ip t@3',
+      'set ip t s@3',
+    ]);
+  });
+
+  it('a chain deleted by a command and declared again is still noted; one only added or used by commands is not', () => {
+    expect(
+      redeclared([
+        block('chain a { accept } chain b { accept }'),
+        'delete chain ip t a',
+        block('chain a { accept }'),
+        'add chain ip t c',
+        'add rule ip t d accept',
+        block('chain c { accept } chain d { accept } chain b { accept }'),
+      ]),
+    ).toEqual(['table ip t@3', 'chain ip t a@3', 'table ip t@6', 'chain ip t b@6']);
+  });
+});
