@@ -122,7 +122,8 @@ export class NftSharer {
     let n = this.names.get(s);
     if (n === undefined) {
       n = flatCopy(s);
-      this.names.set(n, n);
+      // Keyed by `s`, whose hash the lookup computed (the lookup tables die with the parse).
+      this.names.set(s, n);
     }
     return n;
   }
@@ -262,7 +263,7 @@ export class NftSharer {
         const target = this.name(e.target);
         // A literal, not a spread of `e`: V8 gave each spread-and-frozen copy a hidden class of its own.
         const v = Object.freeze({ kind: 'verdict', verdict: this.name(e.verdict) as typeof e.verdict, target } as const);
-        byTarget.set(target, v);
+        byTarget.set(e.target, v);
         return v;
       }
       case 'concat':
@@ -299,9 +300,8 @@ export class NftSharer {
     if (typeof v === 'string') {
       let out = this.strValues.get(v);
       if (!out) {
-        const flat = flatCopy(v);
-        out = Object.freeze({ kind: 'value', value: flat });
-        this.strValues.set(flat, out);
+        out = Object.freeze({ kind: 'value', value: flatCopy(v) });
+        this.strValues.set(v, out);
       }
       return out;
     }
