@@ -114,6 +114,7 @@ export class NftLexer {
   private aUnterminated = false;
   private aPos = 0;
   private aScanLine = 1;
+  private aCached: string | undefined;
   private lastUnterminated = -1;
 
   constructor(readonly text: string) {
@@ -137,7 +138,7 @@ export class NftLexer {
     this.vEnd = this.aVEnd;
     this.escaped = this.aEscaped;
     this.unterminated = this.aUnterminated;
-    this.cached = undefined;
+    this.cached = this.aCached;
     this.pos = this.aPos;
     this.scanLine = this.aScanLine;
   }
@@ -146,17 +147,22 @@ export class NftLexer {
   value(): string {
     let v = this.cached;
     if (v === undefined) {
-      const text = this.text;
-      const from = this.vStart;
-      const len = this.vEnd - from;
-      if (this.escaped) v = unescape(text, from, this.vEnd);
-      else if (this.kind === WORD && len <= 20) {
-        const w = WORD_TABLE[wordSlot(len, text.charCodeAt(from), text.charCodeAt(this.vEnd - 1))];
-        v = w !== undefined && w.length === len && text.startsWith(w, from) ? w : text.slice(from, this.vEnd);
-      } else v = text.slice(from, this.vEnd);
+      v = this.valueOf(this.kind, this.vStart, this.vEnd, this.escaped);
       this.cached = v;
     }
     return v;
+  }
+
+  /** The value of a token of `kind` whose value spans `from`–`to`. */
+  private valueOf(kind: NftTokenKind, from: number, to: number, escaped: boolean): string {
+    const text = this.text;
+    if (escaped) return unescape(text, from, to);
+    const len = to - from;
+    if (kind === WORD && len <= 20) {
+      const w = WORD_TABLE[wordSlot(len, text.charCodeAt(from), text.charCodeAt(to - 1))];
+      if (w !== undefined && w.length === len && text.startsWith(w, from)) return w;
+    }
+    return text.slice(from, to);
   }
 
   /** Whether the current token is the word `word`. */
@@ -199,6 +205,17 @@ export class NftLexer {
     return this.aKind === WORD && this.aEnd - this.aStart === word.length && this.text.startsWith(word, this.aStart);
   }
 
+  /** The value of the token after the current one (see {@link value}). */
+  peekValue(): string {
+    this.ahead();
+    let v = this.aCached;
+    if (v === undefined) {
+      v = this.valueOf(this.aKind, this.aVStart, this.aVEnd, this.aEscaped);
+      this.aCached = v;
+    }
+    return v;
+  }
+
   /** Text of the token after the current one, as written (quotes included). */
   peekText(): string {
     this.ahead();
@@ -228,6 +245,7 @@ export class NftLexer {
     this.aUnterminated = this.unterminated;
     this.aPos = this.pos;
     this.aScanLine = this.scanLine;
+    this.aCached = undefined;
     this.kind = kind;
     this.start = start;
     this.end = end;

@@ -81,6 +81,11 @@ export function expectNumber(lex: NftLexer): number {
   return n;
 }
 
+/** Whether the current token's first char is a decimal digit. */
+export function startsWithDigit(lex: NftLexer): boolean {
+  return isDigit(lex.firstCode());
+}
+
 /** Decimal or `0x` hex integer within the safe range, else undefined. */
 export function parseInteger(word: string): number | undefined {
   const len = word.length;
@@ -167,7 +172,16 @@ export function parseAtom(lex: NftLexer): NftExpr {
   return kind === STRING ? { kind: 'value', value: v } : atomFromWord(v);
 }
 
-const FIELD = /^[a-z][a-z0-9-]*$/;
+/** Whether `word` can be a header field name: `^[a-z][a-z0-9-]*$`. */
+function isField(word: string): boolean {
+  const first = word.charCodeAt(0);
+  if (!(first >= 97 && first <= 122)) return false;
+  for (let i = 1; i < word.length; i++) {
+    const c = word.charCodeAt(i);
+    if (!((c >= 97 && c <= 122) || (c >= 48 && c <= 57) || c === 45)) return false;
+  }
+  return true;
+}
 
 /** Whether the next tokens start an expression (as opposed to a value). */
 export function startsExpr(lex: NftLexer): boolean {
@@ -176,8 +190,8 @@ export function startsExpr(lex: NftLexer): boolean {
   if (w === 'meta' || w === 'ct' || w === 'numgen' || w === 'fib' || UNQUALIFIED_META_KEYS.has(w)) return true;
   if (PAYLOAD_PROTOCOLS.has(w)) {
     if (lex.peekKind() !== WORD) return false;
-    const field = lex.peekText();
-    return FIELD.test(field) && !VERDICTS.has(field);
+    const field = lex.peekValue();
+    return isField(field) && !VERDICTS.has(field);
   }
   return false;
 }
@@ -256,7 +270,9 @@ export function parseExpr(lex: NftLexer): NftExpr {
     expr = { kind: 'concat', items };
   }
   for (;;) {
-    const op = lex.kind === WORD ? BINOPS[lex.value()] : undefined;
+    // A value after an expression mostly starts with a digit: no operator does (and no
+    // property of the table's prototype), so no property lookup by a fresh string.
+    const op = lex.kind === WORD && !startsWithDigit(lex) ? BINOPS[lex.value()] : undefined;
     if (!op) return expr;
     lex.next();
     expr = { kind: 'binop', op, left: expr, right: parseValueOrExpr(lex, false) };

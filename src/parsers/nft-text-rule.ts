@@ -26,6 +26,7 @@ import {
   RBRACE,
   SEMI,
   startsExpr,
+  startsWithDigit,
   Unparsed,
 } from './nft-text-expr.js';
 import { implicitOp, isDefaultBurst, normalizeReject } from './nft-types.js';
@@ -205,7 +206,8 @@ function readExpressionStatement(lex: NftLexer): NftStatement {
   if (endsRule(lex) || lex.kind === HANDLE) {
     throw new Unparsed('expression without a value', { type: 'word', value: lex.text.slice(fStart, fEnd), line: fLine, start: fStart, end: fEnd });
   }
-  const op = lex.kind === WORD ? MATCH_OPS[lex.value()] : undefined;
+  // See parseExpr: a value starting with a digit is no operator.
+  const op = lex.kind === WORD && !startsWithDigit(lex) ? MATCH_OPS[lex.value()] : undefined;
   if (op) lex.next();
   const right = parseValueOrExpr(lex, false);
   if (lex.is('/')) {

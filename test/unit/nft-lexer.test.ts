@@ -160,6 +160,8 @@ describe('nft cursor lexer', () => {
     expect(lex.is('ip')).toBe(true);
     expect(lex.is('i')).toBe(false);
     expect(lex.peekIs('saddr')).toBe(true);
+    expect(lex.peekValue()).toBe('saddr');
+    expect(lex.value()).toBe('ip');
     lex.next();
     expect(lex.value()).toBe('saddr');
     // Looking at the unterminated string twice records it once.
