@@ -205,26 +205,28 @@ export function* readBundleFilePieces(
     let carry = '';
     for (;;) {
       const n = readSync(fd, buffer, 0, pieceBytes, null);
-      const read = n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end();
+      let read = n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end();
       if (n === 0) {
         const text = carry + read;
         if (text !== '') yield text;
         return;
       }
-      // Looked for in this read only: `carry` holds no line end (a long line is not re-scanned).
-      const end = read.lastIndexOf('\n') + 1;
-      if (end === 0) {
+      if (read.lastIndexOf('\n') < 0) {
+        // Inside a line: grown without copying what was read before (no per-read flattening).
         carry += read;
         // A line too long to hold: the decoder ends every write between characters.
         if (carry.length >= maxLineChars) {
-          yield carry;
-          carry = '';
+          const piece = carry;
+          carry = read = '';
+          yield piece;
         }
         continue;
       }
-      // Hold back the unfinished last line: it is completed by the next piece.
+      // Hold back the unfinished last line: it is completed by the next piece. (lastIndexOf
+      // flattens `text` once: both slices then share it, the piece copies nothing more.)
       const text = carry + read;
-      const cut = carry.length + end;
+      read = ''; // not held while the piece is parsed
+      const cut = text.lastIndexOf('\n') + 1;
       carry = text.slice(cut);
       yield text.slice(0, cut);
     }
