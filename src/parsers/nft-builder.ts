@@ -128,8 +128,7 @@ export class RulesetBuilder {
     if (!c) {
       // The name string is the one jump targets use (one copy, never a view into the input).
       c = { name: this.sharer.name(name), rules: [] };
-      // Keyed by the shared copy: its hash is computed already, and no key is a view into the input.
-      table.chains.set(c.name, c);
+      table.chains.set(name, c);
     }
     this.lastChain = c;
     this.lastChainTable = table;
