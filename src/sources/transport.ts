@@ -31,7 +31,7 @@ export interface ExecResult {
    * Given instead of `stdout` (which is then `''`) when the caller asked for pieces
    * ({@link ExecOptions.stdoutAsPieces}) and the transport can read its output again on
    * demand (a replay reads its bundle file): line-aligned pieces whose concatenation is
-   * the stdout (a line of 16 MiB or more, as `nft -j` prints, is cut inside, between two
+   * the stdout (a line of 1 MiB or more, as `nft -j` prints, is cut inside, between two
    * characters). Each call reads it again.
    */
   readonly stdoutPieces?: () => Iterable<string>;
