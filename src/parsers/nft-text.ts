@@ -62,8 +62,14 @@ const RAW_OBJECTS: ReadonlySet<string> = new Set(['flowtable', 'quota', 'limit',
 export function parseNftText(text: string, origin: string): ParseResult<NftRuleset> {
   const parser = new TextParser(text, origin);
   parser.run();
-  return { value: parser.builder.finish(), diagnostics: capDiagnostics(parser.diagnostics, origin) };
+  const value = parser.builder.finish();
+  // V8 keeps the subject of the last regular expression match (RegExp.lastMatch & co.): a
+  // view into this text (a rule's raw) would keep all of it alive after the parse.
+  RESET_LAST_MATCH.test('');
+  return { value, diagnostics: capDiagnostics(parser.diagnostics, origin) };
 }
+
+const RESET_LAST_MATCH = /^/;
 
 function capDiagnostics(diags: Diagnostic[], origin: string): Diagnostic[] {
   if (diags.length <= MAX_DIAGNOSTICS) return diags;
