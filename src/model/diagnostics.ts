@@ -5,6 +5,7 @@
  * A line it cannot understand becomes a {@link Diagnostic} carrying the 1-based line
  * number and the line itself; everything else that parses is kept in `value`.
  */
+import { flatCopy, flatSlice } from '../flat-string.js';
 
 /** How bad a diagnostic is. `error`: input lost; `warning`: kept but not modelled; `info`: noted. */
 export type Severity = 'error' | 'warning' | 'info';
@@ -36,7 +37,8 @@ const EXCERPT_MAX = 200;
 
 /**
  * Builds a {@link Diagnostic}, cutting `text` to 200 characters so a binary or
- * megabyte-long line cannot flood a pane.
+ * megabyte-long line cannot flood a pane, and copying it flat: the line is often a
+ * view into the whole capture, which one kept diagnostic would otherwise keep alive.
  */
 export function diagnostic(
   severity: Severity,
@@ -46,7 +48,7 @@ export function diagnostic(
   code: string,
   message: string,
 ): Diagnostic {
-  const excerpt = text.length > EXCERPT_MAX ? `${text.slice(0, EXCERPT_MAX)}…` : text;
+  const excerpt = text.length > EXCERPT_MAX ? `${flatSlice(text, 0, EXCERPT_MAX)}…` : flatCopy(text);
   return { severity, origin, line, text: excerpt, code, message };
 }
 

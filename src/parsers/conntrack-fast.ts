@@ -37,7 +37,8 @@ import {
   packKind,
   type CompactStyleCode,
 } from './conntrack-compact.js';
-import { ConntrackInterner, flatSlice, parseCounter, U32_MAX } from './conntrack-scan.js';
+import { flatSlice } from '../flat-string.js';
+import { ConntrackInterner, parseCounter, U32_MAX } from './conntrack-scan.js';
 
 /** True when `s` holds `word` at `i` (char by char: inlined, no builtin call). */
 function at(s: string, i: number, word: string): boolean {

@@ -38,8 +38,6 @@ import {
 import {
   allUpperWord,
   ConntrackInterner,
-  flatCopy,
-  flatSlice,
   isSpace,
   parseCounter,
   parseHex,
@@ -48,6 +46,7 @@ import {
   U32_MAX,
   wordEnd,
 } from './conntrack-scan.js';
+import { flatCopy, flatSlice } from '../flat-string.js';
 
 export { ConntrackInterner } from './conntrack-scan.js';
 

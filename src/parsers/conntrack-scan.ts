@@ -3,6 +3,7 @@
  * in place from `s[from, to)` with `charCodeAt` (no substring, no regular
  * expression), and the per-parse address memo.
  */
+import { flatCopy, flatSlice } from '../flat-string.js';
 import { formatIpv6Groups, parseIpv6Groups } from '../model/conntrack.js';
 
 // The IPv4 table starts small (most captures are small) and doubles up to this many
@@ -144,18 +145,6 @@ const SMALL_BIGINT_LIMIT = 1 << 16;
 const SMALL_BIGINTS: (bigint | undefined)[] = new Array<bigint | undefined>(SMALL_BIGINT_LIMIT).fill(undefined);
 
 /**
- * `s[from, to)` as a string of its own. V8 makes a substring of 13 or more characters
- * a view into `s` (a sliced string) that keeps all of `s` alive — one kept slice of a
- * 220 MB capture pins 220 MB — so whatever a parsed model keeps goes through here.
- * (`join` always allocates a new flat string; shorter substrings are copied anyway.)
- */
-export function flatSlice(s: string, from: number, to: number): string {
-  if (to - from < 13) return s.slice(from, to);
-  const mid = (from + to) >> 1;
-  return [s.slice(from, mid), s.slice(mid, to)].join('');
-}
-
-/**
  * {@link flatSlice} for at most 15 characters (a dotted quad), made in one step:
  * `String.fromCharCode` of the characters gives a new flat string.
  */
@@ -166,11 +155,6 @@ function flatShort(s: string, from: number, to: number): string {
   if (n === 13) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12));
   if (n === 14) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12), c(13));
   return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12), c(13), c(14));
-}
-
-/** `s` as a flat string of its own (see {@link flatSlice}): no view into, nor tree over, other strings. */
-export function flatCopy(s: string): string {
-  return flatSlice(s, 0, s.length);
 }
 
 /** The bigint of a counter `n` (0 ≤ n ≤ 2^53): one shared bigint each below 65536. */

@@ -30,7 +30,7 @@ import type {
 } from '../model/conntrack.js';
 import { parseConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
 import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
-import { flatCopy } from './conntrack-scan.js';
+import { flatCopy } from '../flat-string.js';
 
 export { formatConntrackEntry, formatConntrackTable } from './conntrack-format.js';
 

@@ -25,8 +25,8 @@
 
 import type { IptablesChain, IptablesCounters, IptablesOption, IptablesPolicy, IptablesRule } from '../model/iptables.js';
 import { formatRule, formatsAs } from './iptables-format.js';
+import { flatCopy } from '../flat-string.js';
 import {
-  flatCopy,
   isCanonicalBracketCounters,
   UNSHARED_OPTIONS,
   type ParsedRuleBody,

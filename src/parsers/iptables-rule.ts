@@ -9,6 +9,7 @@
  * ends the word; `""` is an empty word. Single quotes are ordinary characters.
  */
 
+import { flatCopy } from '../flat-string.js';
 import { IPTABLES_COMMENT_JOINER } from '../model/iptables.js';
 import type {
   IptablesCounters,
@@ -200,17 +201,6 @@ export function parseBracketCounters(s: string, shared?: Map<string, IptablesCou
 export function isCanonicalBracketCounters(s: string): boolean {
   const colon = s.indexOf(':');
   return (s.charCodeAt(1) !== 48 || colon === 2) && (s.charCodeAt(colon + 1) !== 48 || colon + 2 === s.length - 1);
-}
-
-/**
- * `s` as a string of its own. V8 makes a substring of 13 or more characters a view into
- * its parent, so one kept word would keep a whole 90 MB dump alive; joining two halves
- * allocates a fresh flat string. Shorter substrings are copies already.
- */
-export function flatCopy(s: string): string {
-  if (s.length < 13) return s;
-  const mid = s.length >> 1;
-  return [s.slice(0, mid), s.slice(mid)].join('');
 }
 
 /** A problem found in one rule; the caller turns it into a Diagnostic for the line. */

@@ -32,8 +32,8 @@ import {
   type IptablesTargetKind,
 } from '../model/iptables.js';
 import { makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
+import { flatCopy } from '../flat-string.js';
 import {
-  flatCopy,
   isCanonicalBracketCounters,
   parseBracketCounters,
   parseCounter,

@@ -16,7 +16,8 @@ import type {
   NftSetFlag,
   NftTable,
 } from '../model/nftables.js';
-import { flatCopy, NftSharer, type RuleParts } from './nft-share.js';
+import { flatCopy } from '../flat-string.js';
+import { NftSharer, type RuleParts } from './nft-share.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

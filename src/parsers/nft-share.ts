@@ -23,6 +23,7 @@ import type {
   NftStatement,
   NftValueExpr,
 } from '../model/nftables.js';
+import { flatCopy } from '../flat-string.js';
 import { ruleCounters } from '../model/nftables.js';
 import { formatRuleText, formatStatement, quote } from './nft-format-expr.js';
 
@@ -31,16 +32,6 @@ export const EMPTY_LIST: readonly never[] = Object.freeze([]);
 
 const ZERO = 0n;
 const ZERO_COUNTERS: NftCounters = Object.freeze({ packets: ZERO, bytes: ZERO });
-
-/**
- * `s` as a flat string of its own: V8 keeps a slice of 13 or more characters as a view
- * into its parent string (here the whole input), and a join always copies.
- */
-export function flatCopy(s: string): string {
-  if (s.length < 13) return s;
-  const mid = s.length >> 1;
-  return [s.slice(0, mid), s.slice(mid)].join('');
-}
 
 type Obj = Record<string, unknown>;
 
