@@ -113,6 +113,51 @@ export async function measureApp(cli: string, bundleDir: string, node: string, k
   }
 }
 
+/** One run of the app until a bundle is wholly loaded. Time in ms, RSS in MB (null: not reported). */
+export interface AppLoadRun {
+  /** Process start → the rules' mode in the header and the conntrack pane's entries on screen. */
+  readonly loadedMs: number;
+  readonly rssMb: number | null;
+}
+
+/**
+ * Starts the real binary on `bundleDir` (any mode: iptables, nftables, cilium), opens the
+ * conntrack pane and waits until the header names the mode (rules parsed, no longer
+ * `reading rules`) and the pane counts its entries (the conntrack table parsed), then
+ * quits: the peak RSS of a whole load. `also`, when given, must match the screen too (the
+ * Cilium mode line counts the LB map frontends once those maps are parsed). Throws when that takes over `timeoutMs`; always
+ * ends the tmux session.
+ */
+export async function measureAppLoad(cli: string, bundleDir: string, node: string, timeoutMs: number, also: RegExp | null = null, nodeEnv: string | null = null): Promise<AppLoadRun> {
+  const work = path.join(os.tmpdir(), `nodescope-bench-load-${process.pid}`);
+  const hook = `${work}.cjs`;
+  const outFile = `${work}.json`;
+  writeFileSync(hook, HOOK);
+  rmSync(outFile, { force: true });
+  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
+  const app = TmuxProgram.start(`nodescope-bench-load-${process.pid}`, cmd, 120, 40);
+  try {
+    await app.waitFor((s) => s.includes('nodescope │'), timeoutMs);
+    app.keys('4');
+    const loaded = await app.waitFor((s) => /^mode: (?!… \(reading rules\))/m.test(s) && / entries · /.test(s) && (also === null || also.test(s)), timeoutMs);
+    // A last stage may still be settling: give it a moment before reading the peak.
+    await sleep(1000);
+    app.keys('q');
+    for (let i = 0; i < 200 && app.alive(); i++) await sleep(50);
+    let report: HookReport = {};
+    try {
+      report = JSON.parse(readFileSync(outFile, 'utf8')) as HookReport;
+    } catch {
+      report = {};
+    }
+    return { loadedMs: loaded.ms, rssMb: report.maxRssKb !== undefined ? report.maxRssKb / 1024 : null };
+  } finally {
+    app.kill();
+    rmSync(hook, { force: true });
+    rmSync(outFile, { force: true });
+  }
+}
+
 async function keyTimes(app: TmuxProgram, n: number): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
