@@ -132,6 +132,8 @@ const en = {
   'footer.hintShown': '?:help  1:choose Service  Space:pin/unpin  /:filter  Esc:back  q:quit',
   'key.pin': 'pin / unpin the Service of Conntrack, DNS, Modes',
   'shown.pinned': '{service} (pinned)',
+  // In the Services NAME column: the mark leads, so a cut cell still shows the pin.
+  'services.pinnedName': '* {service} (pinned)',
   'shown.following': '{service} (Services cursor)',
   'conntrack.allServices': 'all Services (a: {service} only)',
   'error.title': 'nodescope could not show this',
@@ -448,6 +450,7 @@ const ja: Record<MessageKey, string> = {
   'footer.hintShown': '?:ヘルプ  1:サービスを選ぶ  Space:固定/解除  /:絞り込み  Esc:戻る  q:終了',
   'key.pin': '追跡・DNS・モード比較のサービスを固定 / 解除',
   'shown.pinned': '{service}（固定）',
+  'services.pinnedName': '* {service}（固定）',
   'shown.following': '{service}（サービスのカーソル）',
   'conntrack.allServices': 'すべてのサービス（a: {service} のみ）',
   'error.title': 'nodescope はこれを表示できませんでした',

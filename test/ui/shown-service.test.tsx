@@ -59,11 +59,22 @@ describe('the Service Conntrack, DNS and Modes show', () => {
     r.unmount();
   });
 
+  it('marks the pinned Service at the start of its NAME cell, so 80 columns still show it', async () => {
+    const { r, highlight } = await app('en', 80);
+    await highlight('default/web');
+    await r.press(' ');
+    const row = r.frame().split('\n').find((l) => /^\S*\s*default\s+\* web/.test(l.replace(/^[>▌ ]+/, '')));
+    expect(row, r.frame()).toBeDefined();
+    await r.press(' ');
+    expect(r.frame()).not.toMatch(/default\s+\* web/);
+    r.unmount();
+  });
+
   it('keeps a pinned Service while the Services cursor moves, until Space unpins it', async () => {
     const { r, names, highlight } = await app();
     await highlight('default/web');
     await r.press(' ');
-    expect(r.frame()).toMatch(/default\s+web \(pinned\)\s+NodePort/);
+    expect(r.frame()).toMatch(/default\s+\* web \(pinned\)\s+NodePort/);
     const other = names.find((n) => n !== 'default/web')!;
     await highlight(other);
     await r.press('7');

@@ -22,7 +22,7 @@ export interface ServicesPaneProps {
   readonly height: number;
   readonly focused: boolean;
   readonly lang: Lang;
-  /** The Service pinned with Space (`ns/name`): its NAME says `(pinned)`. */
+  /** The Service pinned with Space (`ns/name`): its NAME reads `* name (pinned)` (the mark survives a cut cell). */
   readonly pinned?: string | null;
 }
 
@@ -89,7 +89,7 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
   const start = windowStart(rows.length, cursor, svcHeight);
   const svcRows: TableRow[] = rows.slice(start, start + svcHeight).map((r) => ({
     key: `${r.namespace}/${r.name}`,
-    cells: [r.namespace, pinned === `${r.namespace}/${r.name}` ? tf(lang, 'shown.pinned', { service: r.name }) : r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r)],
+    cells: [r.namespace, pinned === `${r.namespace}/${r.name}` ? tf(lang, 'services.pinnedName', { service: r.name }) : r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r)],
     ...(r.endpoints.length === 0 && !r.externalName ? { color: 'warn' as const } : {}),
   }));
   const epRows: TableRow[] = endpoints.map((e, i) => ({
