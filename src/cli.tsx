@@ -169,7 +169,11 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         out = showConntrack(snapshot, opts.output, { ...(opts.service ? { service: opts.service } : {}) });
         break;
       case 'dns': {
-        if (!opts.service) throw new UserError('show dns needs --service NS/NAME');
+        if (!opts.service) {
+          const names = (snapshot.api?.value?.services ?? []).map((svc) => `${svc.meta.namespace}/${svc.meta.name}`);
+          const some = names.slice(0, 5).join(', ');
+          throw new UserError('show dns needs --service NS/NAME', names.length ? `e.g. ${some}${names.length > 5 ? ` (${names.length} in all: \`nodescope show services\`)` : ''}` : 'list them with `nodescope show services`');
+        }
         if (!snapshot.api?.value) throw new UserError('show dns needs API objects', 'pass --api-file FILE');
         const dns = dnsTransportFor(source.transport);
         try {

@@ -72,6 +72,16 @@ describe('show services --service', () => {
   });
 });
 
+describe('show dns without --service', () => {
+  it('exits 1 and names Services the capture holds', () => {
+    const r = run('show', 'dns', '--replay', fixture('lab-iptables'));
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/show dns needs --service NS\/NAME/);
+    expect(r.stderr).toMatch(/try: e\.g\. .*default\/web/);
+  });
+});
+
 describe('dig exit status', () => {
   it('is 9 for a question the capture does not hold (no reply), 0 for a recorded answer', () => {
     const missing = run('dig', 'nope.default.svc.cluster.local', '--replay', fixture('lab-iptables'));
