@@ -21,6 +21,7 @@
  * Throws `UserError` when conntrack was not read, when `service` is not `ns/name`, and
  * when it names a Service the API objects do not have (or there are none).
  */
+import { percentText } from '../percent-text.js';
 import { formatEndpoint, type ConntrackEndpoint } from '../analysis/conntrack-nat.js';
 import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis/conntrack-view.js';
 import { UserError } from '../errors.js';
@@ -134,7 +135,7 @@ export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', o
   if (format === 'json') {
     return toJson({ ...showHead(snapshot), service, summary, entries: rows.map(entryJson), error: ct.error, diagnostics: ct.diagnostics });
   }
-  const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max} (${summary.percent!.toFixed(2)}%)` : '';
+  const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max}${summary.percent !== null ? ` (${percentText(summary.percent)})` : ''}` : '';
   let out = headText(showHead(snapshot));
   out += `${service ? `Service ${service} · ` : ''}${summary.shown}/${summary.total} entries${usage} · ${summary.stale} stale\n`;
   if (ct.error) out += `! conntrack output incomplete: ${ct.error}\n`;

@@ -112,10 +112,4 @@ export function humanAge(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-/**
- * A use in percent (0–100) with one decimal, `<0.1%` for a use too small to show
- * (16 of 262,144 conntrack entries), as the Conntrack pane and the dashboard print it.
- */
-export function percentText(percent: number): string {
-  return percent > 0 && percent < 0.1 ? '<0.1%' : `${percent.toFixed(1)}%`;
-}
+export { percentText } from '../percent-text.js';

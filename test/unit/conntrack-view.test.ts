@@ -382,6 +382,8 @@ describe('show conntrack', () => {
     const text = showConntrack(snapshot, 'text');
     const entries = snapshot.conntrack!.value!.entries;
     expect(text).toContain(`${entries.length}/${entries.length} entries · nf_conntrack ${snapshot.conntrackCount}/${snapshot.conntrackMax}`);
+    // The use in the pane's spelling: one decimal, `<0.1%` for a small table.
+    expect(text).toMatch(new RegExp(`nf_conntrack ${snapshot.conntrackCount}/${snapshot.conntrackMax} \\((<0\\.1|\\d+\\.\\d)%\\) · `));
     const lines = text.split('\n');
     const nat = (e: ConntrackEntry) => conntrackRow(buildConntrackIndex([e], [], []), 0).nat.text;
     for (const e of entries) expect(lines.some((l) => l.includes(nat(e)))).toBe(true);
