@@ -15,7 +15,7 @@ import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
 import type { DnsTransport } from './dns/transport.js';
 import { catalog } from './sources/catalog.js';
-import type { ApiFeed } from './sources/cluster-api.js';
+import type { ApiFeed, ApiProblem } from './sources/cluster-api.js';
 import { runProbes, type ProbeRun } from './sources/probe-runner.js';
 import { ReplayTransport } from './sources/replay.js';
 import type { Transport } from './sources/transport.js';
@@ -42,6 +42,8 @@ export interface SessionState {
    * objects (the last good ones stay), a failing cluster watch ({@link ApiFeed.error}); null when they are.
    */
   readonly apiError?: string | null;
+  /** {@link apiError} in short (its kind, when the objects shown were read), when the feed gives it ({@link ApiFeed.problem}). */
+  readonly apiProblem?: ApiProblem | null;
 }
 
 /** A Service's DNS resolution as the DNS pane shows it. */
@@ -94,6 +96,8 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
     runs,
     ...(apiText !== undefined ? { apiText } : {}),
     ...(apiOrigin ? { apiOrigin } : {}),
+    // The node the capture opened: what a replay's endpoints are on the node or not against.
+    ...(options.transport instanceof ReplayTransport ? { recordedNode: options.transport.bundle.manifest.node } : {}),
     source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,
     capturedAt: first ?? new Date((options.now ?? Date.now)()).toISOString(),
     ...extra,
@@ -270,7 +274,7 @@ export class Session implements SessionLike {
   /** The API feed's error changed (its objects did not): the header says it. */
   private apiErrorChanged(): void {
     const apiError = this.options.api?.error?.() ?? null;
-    if (apiError !== (this.state.apiError ?? null)) this.set({ apiError });
+    if (apiError !== (this.state.apiError ?? null)) this.set({ apiError, apiProblem: this.options.api?.problem?.() ?? null });
   }
 
   /** A watch event changed the API objects: re-parse them, keep every other part (no probe runs). */

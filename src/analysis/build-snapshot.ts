@@ -37,6 +37,11 @@ export interface SnapshotInput {
   readonly capturedAt: string;
   /** Node name when known from elsewhere (API, manifest); else from `uname -n`. */
   readonly node?: string;
+  /**
+   * The node name a capture bundle's manifest recorded (a replay): taken over `uname -n`
+   * when no API Node owns one of the node's addresses (see {@link resolveNodeName}).
+   */
+  readonly recordedNode?: string;
   /** Parses of earlier snapshots, reused when a probe printed the same text again (live refresh). */
   readonly cache?: ParseCache;
   /**
@@ -160,14 +165,17 @@ export function versionLine(run: ProbeRun | undefined): string | null {
 
 /**
  * The node's name: the API Node owning one of the node's own addresses (a netns or
- * SSH host rarely knows its Kubernetes name), else the API Node named like the host
- * (`uname -n`), else the host name itself.
+ * SSH host rarely knows its Kubernetes name), else the name a capture recorded
+ * (`recorded`, a replay's manifest.json `node`: the node that was opened, which the API
+ * objects may not list), else the API Node named like the host (`uname -n`), else the
+ * host name itself.
  */
-export function resolveNodeName(hostName: string | undefined, addresses: readonly string[], api: ApiObjects | null): string | undefined {
+export function resolveNodeName(hostName: string | undefined, addresses: readonly string[], api: ApiObjects | null, recorded?: string): string | undefined {
   const nodes = api?.nodes ?? [];
   const own = new Set(addresses);
   const byAddress = nodes.find((n) => n.addresses.some((a) => (a.type === 'InternalIP' || a.type === 'ExternalIP') && own.has(a.address)));
   if (byAddress) return byAddress.meta.name;
+  if (recorded) return recorded;
   return nodes.find((n) => n.meta.name === hostName)?.meta.name ?? hostName;
 }
 
@@ -240,7 +248,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
   const ownAddresses = addrs?.value ? localAddresses(addrs.value).map((a) => a.address) : [];
   const base = {
     meta: {
-      node: input.node ?? resolveNodeName(uname[0], ownAddresses, api?.value ?? null) ?? input.source.label,
+      node: input.node ?? resolveNodeName(uname[0], ownAddresses, api?.value ?? null, input.recordedNode) ?? input.source.label,
       kernel: uname[1] ?? null,
       source: input.source,
       capturedAt: input.capturedAt,

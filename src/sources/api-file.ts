@@ -7,8 +7,9 @@
  * refresh period); the file is read only when its inode, size or mtime changed. Polling
  * rather than `fs.watch`: editors and `kubectl … > FILE` replace or truncate the file, which
  * an inotify watch on the old inode misses or reports half-written. A change that yields no
- * API objects (the file emptied, removed, half-written, not JSON/YAML of objects) keeps the
- * last good objects and is reported by {@link ApiFileFeed.error}; listeners hear of it
+ * API objects (the file emptied, removed, half-written, not JSON/YAML of objects, or a List
+ * naming no Service and no Node) keeps the last good objects and is reported by
+ * {@link ApiFileFeed.error} and {@link ApiFileFeed.problem}; listeners hear of it
  * (`'error'`), and of the file holding objects again, so the header can say so.
  */
 import { readFileSync, statSync, type BigIntStats } from 'node:fs';
@@ -16,7 +17,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { UserError } from '../errors.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
-import type { ApiFeed } from './cluster-api.js';
+import type { ApiFeed, ApiProblem, ApiProblemKind } from './cluster-api.js';
 
 /** What to tell a user whose `--api-file` holds nothing usable. */
 export const API_FILE_HINT = 'write it with `kubectl get services,endpointslices,pods,nodes -A -o json > FILE`';
@@ -38,6 +39,33 @@ export function checkApiFileText(text: string, file: string): void {
   throw new UserError(`--api-file ${file}: no API objects in it: ${formatDiagnostic(problems[0]!)}${more}`, API_FILE_HINT);
 }
 
+/** `ms` (since epoch) as the local wall-clock time `HH:MM:SS`, how the header and reasons name a read. */
+export function clockTime(ms: number): string {
+  const d = new Date(ms);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
+/**
+ * Why a version of a followed `--api-file` (read after the first) is not taken, or null when
+ * it is: what {@link checkApiFileText} refuses, and also a version that parses but names no
+ * Service and no Node (an empty List, `{"items":[]}`): a file being rewritten, not a
+ * cluster — every cluster has Nodes and the `kubernetes` Service. `what` is the reason
+ * without the file name. Never throws.
+ */
+export function refusedVersion(text: string, file: string): { kind: ApiProblemKind; what: string } | null {
+  try {
+    checkApiFileText(text, file);
+  } catch (e) {
+    const prefix = `--api-file ${file}: `;
+    const what = e instanceof UserError && e.message.startsWith(prefix) ? e.message.slice(prefix.length) : (e as Error).message;
+    return { kind: /\S/.test(text) ? 'invalid' : 'empty', what };
+  }
+  const { value } = parseK8sObjects(text, file);
+  if (value.services.length > 0 || value.nodes.length > 0) return null;
+  const others = value.endpointSlices.length + value.pods.length + value.others.length;
+  return { kind: 'no-objects', what: others === 0 ? 'no API objects in it (an empty list)' : `no Service and no Node in it (${others} other objects)` };
+}
+
 /** Options of {@link ApiFileFeed}. `intervalMs`: how often the file's stat is compared (default 2,000 ms). */
 export interface ApiFileFeedOptions {
   readonly intervalMs?: number;
@@ -56,7 +84,9 @@ export class ApiFileFeed implements ApiFeed {
   private readonly listeners = new Set<(change?: 'error') => void>();
   private timer: NodeJS.Timeout | undefined;
   private checking: Promise<boolean> | null = null;
-  private lastError: string | null = null;
+  private lastProblem: ApiProblem | null = null;
+  /** When {@link current} was read (ms since epoch). */
+  private readAt: number;
   private closed = false;
 
   private constructor(
@@ -68,6 +98,7 @@ export class ApiFileFeed implements ApiFeed {
     this.origin = file;
     this.current = text;
     this.stamp = stamp;
+    this.readAt = Date.now();
   }
 
   /**
@@ -126,30 +157,40 @@ export class ApiFileFeed implements ApiFeed {
 
   private async compare(): Promise<boolean> {
     if (this.closed) return false;
-    const before = this.lastError;
+    const before = this.lastProblem?.detail ?? null;
+    let text: string;
     try {
       const st = await stat(this.file, { bigint: true });
       const stamp = stampOf(st);
       if (stamp === this.stamp) return false;
-      const text = await readFile(this.file, 'utf8');
+      text = await readFile(this.file, 'utf8');
       this.stamp = stamp;
-      checkApiFileText(text, this.file);
-      this.lastError = null;
-      if (text === this.current || this.closed) {
-        if (before !== null && !this.closed) this.tell('error');
-        return false;
-      }
-      this.current = text;
-      this.tell();
-      return true;
     } catch (e) {
-      // What went wrong first (a header has little room), then which file and what is shown.
-      const prefix = `--api-file ${this.file}: `;
-      const what = e instanceof UserError && e.message.startsWith(prefix) ? e.message.slice(prefix.length) : (e as Error).message;
-      this.lastError = `${what} (${prefix}showing the objects read before)`;
-      if (this.lastError !== before && !this.closed) this.tell('error');
+      const gone = (e as NodeJS.ErrnoException).code === 'ENOENT';
+      this.refuse(gone ? 'gone' : 'unreadable', (e as Error).message, before);
       return false;
     }
+    const refused = refusedVersion(text, this.file);
+    if (refused) {
+      this.refuse(refused.kind, refused.what, before);
+      return false;
+    }
+    this.lastProblem = null;
+    if (text === this.current || this.closed) {
+      if (before !== null && !this.closed) this.tell('error');
+      return false;
+    }
+    this.current = text;
+    this.readAt = Date.now();
+    this.tell();
+    return true;
+  }
+
+  /** Keeps the objects shown and says why (what went wrong first: a header has little room). */
+  private refuse(kind: ApiProblemKind, what: string, before: string | null): void {
+    const detail = `${what} (--api-file ${this.file}: showing the objects read at ${clockTime(this.readAt)}; ${API_FILE_HINT})`;
+    this.lastProblem = { kind, detail, keptAt: this.readAt };
+    if (detail !== before && !this.closed) this.tell('error');
   }
 
   private tell(change?: 'error'): void {
@@ -158,7 +199,12 @@ export class ApiFileFeed implements ApiFeed {
 
   /** Why the last change of the file was not taken (its objects are the previous ones); null when none. */
   error(): string | null {
-    return this.lastError;
+    return this.lastProblem?.detail ?? null;
+  }
+
+  /** {@link error} with its kind and when the objects shown were read; null when none. */
+  problem(): ApiProblem | null {
+    return this.lastProblem;
   }
 
   private stopTimer(): void {

@@ -41,7 +41,28 @@ export interface ApiFeed {
   subscribe(listener: (change?: 'error') => void): () => void;
   /** Why the objects are not the source's latest (a failing watch, a refused file version); null when they are. */
   error?(): string | null;
+  /** The same as {@link ApiFeed.error}, as the header's short line needs it; null when there is none. */
+  problem?(): ApiProblem | null;
   close(): Promise<void>;
+}
+
+/**
+ * Why a followed API source's latest version was refused, in short: `empty` (the file holds
+ * only white space), `no-objects` (it parses but names no Service and no Node, e.g. an empty
+ * List), `invalid` (not JSON/YAML of API objects, e.g. half-written), `gone` (no such file),
+ * `unreadable` (any other read error).
+ */
+export type ApiProblemKind = 'empty' | 'no-objects' | 'invalid' | 'gone' | 'unreadable';
+
+/**
+ * A refused version of the API objects: its {@link ApiProblemKind}, the whole reason
+ * (`detail`, what {@link ApiFeed.error} says) and when the objects still shown were read
+ * (`keptAt`, ms since epoch).
+ */
+export interface ApiProblem {
+  readonly kind: ApiProblemKind;
+  readonly detail: string;
+  readonly keptAt: number;
 }
 
 /** Options of {@link ClusterApi.open}. Times in milliseconds. */

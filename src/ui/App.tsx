@@ -266,7 +266,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
   const paneHeight = bodyHeight;
   let body: React.JSX.Element;
-  if (ui.help) body = <Help lang={lang} />;
+  if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} />;
   else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
   else if (ui.pane === 'services') body = <ServicesPane rows={services.rows} diagnostics={services.diagnostics} pinned={ui.pinnedService} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
   else if (ui.pane === 'rules' && views.rules) body = <RulesPane data={views.rules} cursor={cursorOf(ui)} width={width} height={paneHeight} focused lang={lang} />;
@@ -290,6 +290,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         ageSeconds={age}
         error={state.error}
         apiError={state.apiError ?? null}
+        apiProblem={state.apiProblem ?? null}
         refreshing={state.refreshing}
         pane={ui.pane}
         width={width}

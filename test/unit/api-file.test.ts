@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/session.js';
-import { ApiFileFeed } from '../../src/sources/api-file.js';
+import { API_FILE_HINT, ApiFileFeed, clockTime } from '../../src/sources/api-file.js';
 import { closeSource, openSource } from '../../src/sources/open.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 
@@ -93,7 +93,9 @@ describe('ApiFileFeed', () => {
     await feed.check();
     expect(heard).toEqual(['error']);
     // The reason leads (a header has little room), then the file and what is shown.
-    expect(feed.error()).toBe(`the file is empty (--api-file ${file}: showing the objects read before)`);
+    const readAt = clockTime(feed.problem()!.keptAt);
+    expect(feed.error()).toBe(`the file is empty (--api-file ${file}: showing the objects read at ${readAt}; ${API_FILE_HINT})`);
+    expect(feed.problem()?.kind).toBe('empty');
     writeFileSync(file, '\n'); // another empty version: the same reason, nothing new to tell
     await feed.check();
     expect(heard).toEqual(['error']);
@@ -107,6 +109,32 @@ describe('ApiFileFeed', () => {
     expect(await feed.check()).toBe(true);
     expect(heard).toEqual(['error', 'error', 'error', undefined]);
     expect(feed.error()).toBeNull();
+    await feed.close();
+  });
+
+  it.each([
+    ['an empty List', '{"items":[]}\n', /^no API objects in it \(an empty list\)/],
+    ['a List of Pods only', () => `${JSON.stringify({ ...base, items: base.items.filter((o) => o.kind === 'Pod') })}\n`, /^no Service and no Node in it \(6 other objects\)/],
+  ] as const)('refuses a later version that parses but names no Service and no Node: %s', async (_, version, reason) => {
+    const file = fileWith(listWithWebAs('web'));
+    const feed = ApiFileFeed.open(file);
+    const good = feed.text();
+    const heard: (string | undefined)[] = [];
+    feed.subscribe((change) => heard.push(change));
+    writeFileSync(file, typeof version === 'string' ? version : version());
+    expect(await feed.check()).toBe(false);
+    expect(feed.text()).toBe(good);
+    expect(heard).toEqual(['error']);
+    expect(feed.problem()?.kind).toBe('no-objects');
+    expect(feed.error()).toMatch(reason);
+    expect(feed.error()).toContain(file);
+    await feed.close();
+  });
+
+  it('still opens a file that holds an empty List (a cluster with nothing in it)', async () => {
+    const feed = ApiFileFeed.open(fileWith('{"kind":"List","apiVersion":"v1","items":[]}\n'));
+    expect(feed.error()).toBeNull();
+    expect(feed.problem()).toBeNull();
     await feed.close();
   });
 
@@ -136,12 +164,32 @@ describe('a Session opened with --api-file', () => {
     const refused = nextCall((l) => session.subscribe(l));
     writeFileSync(file, '');
     await refused;
-    expect(session.getState().apiError).toMatch(/^the file is empty \(--api-file .*showing the objects read before\)$/);
+    expect(session.getState().apiError).toMatch(/^the file is empty \(--api-file .*: showing the objects read at \d\d:\d\d:\d\d; write it with/);
+    expect(session.getState().apiProblem?.kind).toBe('empty');
     expect(session.getState().snapshot).toBe(shown); // nothing re-parsed: the same objects
     const back = nextCall((l) => session.subscribe(l));
     writeFileSync(file, listWithWebAs('web'));
     await back;
     expect(session.getState().apiError).toBeNull();
+    expect(session.getState().apiProblem).toBeNull();
+    await session.stop();
+    await closeSource(source);
+  });
+
+  it('keeps the Services and the node name through an emptied List (`{"items":[]}`)', async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const source = await openSource({ replay: fixtureDir('lab-iptables'), apiFile: file, interval: 0.02 }, { progress: () => {} });
+    const session = new Session({ transport: source.transport, live: source.live, ...(source.api ? { api: source.api } : { apiText: source.apiText! }) });
+    await session.start();
+    const before = session.getState().snapshot!;
+    const refused = nextCall((l) => session.subscribe(l));
+    writeFileSync(file, '{"items":[]}\n');
+    await refused;
+    const after = session.getState();
+    expect(after.apiProblem?.kind).toBe('no-objects');
+    expect(after.apiError).toContain('no API objects in it');
+    expect(after.snapshot?.api?.value?.services.map((s) => s.meta.name)).toEqual(before.api?.value?.services.map((s) => s.meta.name));
+    expect(after.snapshot?.meta.node).toBe('lab-node');
     await session.stop();
     await closeSource(source);
   });

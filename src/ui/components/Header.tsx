@@ -1,6 +1,8 @@
 /** The two header lines: node, source and freshness, detected mode with evidence; then the pane tabs. */
 import { Box, Text } from 'ink';
 import React, { useEffect, useRef, useState } from 'react';
+import { clockTime } from '../../sources/api-file.js';
+import type { ApiProblem } from '../../sources/cluster-api.js';
 import { t, tf, type Lang } from '../i18n.js';
 import { PANES, type PaneId } from '../state.js';
 import { cellWidth, fitCell, humanAge } from '../text.js';
@@ -27,6 +29,11 @@ export interface HeaderProps {
   readonly error: string | null;
   /** Why the API objects shown are not the source's latest (`SessionState.apiError`); null or absent when they are. */
   readonly apiError?: string | null;
+  /**
+   * `apiError` in short (`SessionState.apiProblem`): when given, the line says what is wrong
+   * and when the objects shown were read, e.g. `API: file empty — kept objects read 23:41:07`.
+   */
+  readonly apiProblem?: ApiProblem | null;
   readonly refreshing: boolean;
   readonly pane: PaneId;
   readonly width: number;
@@ -119,6 +126,18 @@ function apiLine(apiError: string, where: string, freshness: string, p: HeaderPr
   return `nodescope │ ${tf(p.lang, 'header.apiError', { reason: fitted })}${tail}`;
 }
 
+/**
+ * The first line while an `--api-file` version is refused ({@link ApiProblem}): the short
+ * reason and the time of the objects shown, whole, then the node and source (cut at the
+ * edge); `nodescope │ ` leads only when the node's name fits after the reason with it.
+ */
+function apiKeptLine(problem: ApiProblem, where: string, freshness: string, p: HeaderProps): string {
+  const reason = tf(p.lang, 'header.apiKept', { what: t(p.lang, `api.${problem.kind}`), time: clockTime(problem.keptAt) });
+  const node = `${t(p.lang, 'header.node')} ${p.node}`;
+  const head = cellWidth(`nodescope │ ${reason} │ ${node} │`) <= p.width ? 'nodescope │ ' : '';
+  return `${head}${reason} │ ${where}${freshness ? ' │ ' + freshness : ''}`;
+}
+
 /** Renders the header. */
 export function Header(p: HeaderProps): React.JSX.Element {
   const staleSeconds = useStaleSeconds(p.error, p.ageSeconds, p.now ?? Date.now);
@@ -129,14 +148,16 @@ export function Header(p: HeaderProps): React.JSX.Element {
   const where = `${t(p.lang, 'header.node')} ${p.node} │ ${source}`;
   const line1 = p.error
     ? staleLine(p.error, humanAge(staleSeconds), where, p)
-    : p.apiError
-      ? apiLine(p.apiError, where, freshness, p)
+    : p.apiProblem
+      ? apiKeptLine(p.apiProblem, where, freshness, p)
+      : p.apiError
+        ? apiLine(p.apiError, where, freshness, p)
       : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
   const modeHead = p.evidence === '' ? `${t(p.lang, 'header.mode')}: ${p.mode}` : `${t(p.lang, 'header.mode')}: ${p.mode} — `;
   const line2 = modeHead + (typeof p.evidence === 'string' ? p.evidence : p.evidence(p.width - cellWidth(modeHead)));
   return (
     <Box flexDirection="column">
-      <Text color={p.error || p.apiError ? theme.warn : theme.accent} bold>
+      <Text color={p.error || p.apiError || p.apiProblem ? theme.warn : theme.accent} bold>
         {fitCell(line1, p.width)}
       </Text>
       <Text color={theme.muted}>{fitCell(line2, p.width)}</Text>

@@ -1,7 +1,7 @@
 /** The `?` overlay listing every key. */
 import { Box, Text } from 'ink';
 import React from 'react';
-import { t, type Lang, type MessageKey } from '../i18n.js';
+import { t, tf, type Lang, type MessageKey } from '../i18n.js';
 import { theme } from '../theme.js';
 
 /** The key map shown by {@link Help}: keys and the message that explains them. */
@@ -24,18 +24,28 @@ export const KEY_HELP: readonly (readonly [string, MessageKey])[] = [
   ['q  Ctrl-C', 'key.quit'],
 ];
 
-/** Renders the help box. */
-export function Help({ lang }: { readonly lang: Lang }): React.JSX.Element {
+/**
+ * Renders the help box; `apiError` (`SessionState.apiError`: why the API objects shown are
+ * not the source's latest, which the header only names in short) is shown whole under the
+ * title. With it, the box is `height` rows (the pane's) and the keys that do not fit are
+ * cut at the bottom (the footer repeats `?` and `q`) rather than drawn over each other.
+ */
+export function Help({ lang, apiError = null, height }: { readonly lang: Lang; readonly apiError?: string | null; readonly height?: number }): React.JSX.Element {
+  const sized = apiError && height !== undefined ? { height, overflow: 'hidden' as const } : {};
   return (
-    <Box flexDirection="column" borderStyle="round" borderColor={theme.accent} paddingX={1}>
-      <Text bold>{t(lang, 'help.title')}</Text>
-      {KEY_HELP.map(([keys, msg]) => (
-        <Text key={keys}>
-          <Text color={theme.accent}>{keys.padEnd(12)}</Text>
-          {t(lang, msg)}
-        </Text>
-      ))}
-      <Text color={theme.muted}>{t(lang, 'help.close')}</Text>
+    <Box flexDirection="column" borderStyle="round" borderColor={theme.accent} paddingX={1} {...sized}>
+      {/* Not shrunk to the height (yoga would squeeze rows out of the middle): cut at the bottom. */}
+      <Box flexDirection="column" flexShrink={0}>
+        <Text bold>{t(lang, 'help.title')}</Text>
+        {apiError ? <Text color={theme.warn}>{tf(lang, 'help.apiError', { reason: apiError })}</Text> : null}
+        {KEY_HELP.map(([keys, msg]) => (
+          <Text key={keys}>
+            <Text color={theme.accent}>{keys.padEnd(12)}</Text>
+            {t(lang, msg)}
+          </Text>
+        ))}
+        <Text color={theme.muted}>{t(lang, 'help.close')}</Text>
+      </Box>
     </Box>
   );
 }
