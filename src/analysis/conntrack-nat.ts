@@ -92,7 +92,12 @@ export interface ServiceFrontends {
 export interface ConntrackServiceMatch {
   readonly nat: ConntrackNatView;
   readonly service?: { readonly namespace: string; readonly name: string };
-  readonly via?: 'vip' | 'nodePort';
+  /**
+   * How the destination matched: a VIP, a NodePort on a node address, or (`endpoint`) a
+   * current endpoint dialled as is, no NAT in the entry: Cilium's socket LB picks the
+   * backend at connect(), so its flows look like this (so does a client dialling a Pod).
+   */
+  readonly via?: 'vip' | 'nodePort' | 'endpoint';
   readonly status: 'ok' | 'stale' | 'no-service';
   readonly staleReason?: 'endpoint-gone' | 'not-translated';
   readonly pointsAt?: ConntrackEndpoint;
@@ -182,8 +187,10 @@ export function endpointKey(e: ServiceEndpoint): string {
 /**
  * Classifies each entry against the Services (see {@link ConntrackServiceMatch}):
  * the original destination is matched against every VIP (address, port and
- * protocol) and, when it is one of `nodeAddresses`, against every NodePort. The
- * first Service in `services` order wins a tie. Entries of protocols a Service
+ * protocol) and, when it is one of `nodeAddresses`, against every NodePort; an entry
+ * matching neither, not translated, whose destination is a current endpoint of a Service
+ * (address, port, protocol) is that Service's, `via: 'endpoint'`, `'ok'`. The first
+ * Service in `services` order wins a tie. Entries of protocols a Service
  * cannot have (icmp, gre, …) are `'no-service'`.
  *
  * Also counts, for every current endpoint of every Service, the entries whose
@@ -198,6 +205,7 @@ export function classifyConntrack(
 ): ConntrackClassification {
   const byVip = new Map<string, ServiceFrontends>();
   const byNodePort = new Map<string, ServiceFrontends>();
+  const byEndpoint = new Map<string, ServiceFrontends>();
   const endpointsOf = new Map<ServiceFrontends, Set<string>>();
   for (const svc of services) {
     for (const v of svc.vips) {
@@ -209,6 +217,10 @@ export function classifyConntrack(
       if (!byNodePort.has(k)) byNodePort.set(k, svc);
     }
     endpointsOf.set(svc, new Set(svc.endpoints.map(endpointKey)));
+    for (const ep of svc.endpoints) {
+      const k = endpointKey(ep);
+      if (!byEndpoint.has(k)) byEndpoint.set(k, svc);
+    }
   }
   const nodeSet = new Set(nodeAddresses.map(canon));
 
@@ -220,11 +232,18 @@ export function classifyConntrack(
       matches.push({ nat, status: 'no-service' });
       continue;
     }
-    let via: 'vip' | 'nodePort' = 'vip';
+    let via: 'vip' | 'nodePort' | 'endpoint' = 'vip';
     let svc = byVip.get(key(protocol, entry.orig.dst, entry.orig.dport));
     if (svc === undefined && nodeSet.has(entry.orig.dst)) {
       svc = byNodePort.get(key(protocol, '', entry.orig.dport));
       via = 'nodePort';
+    }
+    if (svc === undefined && !nat.dnat) {
+      const direct = byEndpoint.get(key(protocol, entry.orig.dst, entry.orig.dport));
+      if (direct !== undefined) {
+        matches.push({ nat, service: { namespace: direct.namespace, name: direct.name }, via: 'endpoint', status: 'ok' });
+        continue;
+      }
     }
     if (svc === undefined) {
       matches.push({ nat, status: 'no-service' });

@@ -41,6 +41,8 @@ export const CODE_STALE_GONE = 2;
 export const CODE_STALE_UNTRANSLATED = 3;
 /** Bit set when the Service was matched by a NodePort on a node address (clear: by VIP). */
 export const CODE_VIA_NODEPORT = 4;
+/** Bit set (with {@link CODE_OK}) when an untranslated entry's destination is a current endpoint of the Service (Cilium socket LB, or a Pod dialled directly). */
+export const CODE_VIA_ENDPOINT = 8;
 
 /**
  * The classification of every entry, one slot per entry in input order:
@@ -75,6 +77,8 @@ export function classifyConntrackColumns(
   // VIP address → (port, protocol) → service; NodePort (port, protocol) → service.
   const byVip = new Map<string, Map<number, number>>();
   const byNodePort = new Map<number, number>();
+  // Endpoint address → (port, protocol) → service: untranslated flows straight to an endpoint.
+  const byEndpoint = new Map<string, Map<number, number>>();
   // Per service: endpoint address → set of (port, protocol).
   const endpointsOf: Map<string, Set<number>>[] = [];
   services.forEach((svc, s) => {
@@ -94,7 +98,11 @@ export function classifyConntrackColumns(
       const ip = canon(ep.ip);
       const set = eps.get(ip) ?? new Set<number>();
       eps.set(ip, set);
-      set.add(portKey(ep.port, PROTO_CODE[ep.protocol] ?? 0));
+      const k = portKey(ep.port, PROTO_CODE[ep.protocol] ?? 0);
+      set.add(k);
+      const ports = byEndpoint.get(ip) ?? new Map<number, number>();
+      byEndpoint.set(ip, ports);
+      if (!ports.has(k)) ports.set(k, s);
     }
     endpointsOf.push(eps);
   });
@@ -116,9 +124,17 @@ export function classifyConntrackColumns(
       s = byNodePort.get(portKey(orig.dport, pc));
       via = CODE_VIA_NODEPORT;
     }
+    const translated = reply.src !== orig.dst || reply.sport !== orig.dport;
+    if (s === undefined && !translated) {
+      const direct = byEndpoint.get(orig.dst)?.get(portKey(orig.dport, pc));
+      if (direct !== undefined) {
+        serviceOf[i] = direct;
+        codeOf[i] = CODE_OK | CODE_VIA_ENDPOINT;
+      }
+      continue;
+    }
     if (s === undefined) continue;
     serviceOf[i] = s;
-    const translated = reply.src !== orig.dst || reply.sport !== orig.dport;
     let status: number;
     if (!translated) status = CODE_STALE_UNTRANSLATED;
     else if (endpointsOf[s]!.get(reply.src)?.has(portKey(reply.sport, pc))) status = CODE_OK;
@@ -621,7 +637,8 @@ export function conntrackElapsedSeconds(view: ConntrackView, now: number): numbe
  * One row as a pane shows it.
  * - `timeoutLeft`: seconds, `max(0, timeout − elapsed)` rounded down; null for entries
  *   without a timeout (offloaded flows);
- * - `service`: `ns/name`, `via` how the destination matched it;
+ * - `service`: `ns/name`, `via` how the destination matched it (`endpoint`: an untranslated
+ *   flow straight to a current endpoint — Cilium socket LB, or a Pod dialled directly);
  * - `pointsAt`: for stale entries, where the entry sends the flow (the reply source);
  * - `packets`/`bytes`: per direction, null when accounting was off.
  */
@@ -631,7 +648,7 @@ export interface ConntrackRowView {
   readonly nat: ConntrackNatView;
   readonly timeoutLeft: number | null;
   readonly service: string | null;
-  readonly via: 'vip' | 'nodePort' | null;
+  readonly via: 'vip' | 'nodePort' | 'endpoint' | null;
   readonly status: ConntrackStatus;
   readonly staleReason: ConntrackStaleReason | null;
   readonly pointsAt: ConntrackEndpoint | null;
@@ -653,7 +670,7 @@ export function conntrackRow(index: ConntrackIndex, i: number, elapsedSeconds = 
     nat,
     timeoutLeft: entry.timeout === undefined ? null : Math.max(0, Math.floor(entry.timeout - elapsedSeconds)),
     service: s < 0 ? null : index.services[s]!.label,
-    via: s < 0 ? null : code & CODE_VIA_NODEPORT ? 'nodePort' : 'vip',
+    via: s < 0 ? null : code & CODE_VIA_NODEPORT ? 'nodePort' : code & CODE_VIA_ENDPOINT ? 'endpoint' : 'vip',
     status: st === CODE_OK ? 'ok' : st === CODE_NO_SERVICE ? 'no-service' : 'stale',
     staleReason: st === CODE_STALE_GONE ? 'endpoint-gone' : st === CODE_STALE_UNTRANSLATED ? 'not-translated' : null,
     pointsAt: st === CODE_STALE_GONE || st === CODE_STALE_UNTRANSLATED ? nat.answeredBy : null,

@@ -11,7 +11,7 @@
  * - `entries: [{line, family, proto, protoNum, state, timeout, flags, mark, zone, use, id,
  *   orig: {src, dst, sport, dport, icmpType, icmpCode, icmpId, zone, packets, bytes}, reply: {…},
  *   nat: {text, client: {ip, port}, destination, answeredBy, clientAsSeen, dnat, snat},
- *   service: {namespace, name, via: 'vip'|'nodePort'} | null, status: 'ok'|'stale'|'no-service',
+ *   service: {namespace, name, via: 'vip'|'nodePort'|'endpoint'} | null, status: 'ok'|'stale'|'no-service',
  *   staleReason: 'endpoint-gone'|'not-translated'|null, pointsAt: {ip, port} | null, raw}]` —
  *   field names are conntrack's own; `timeout` in seconds as read (no countdown); absent
  *   values are null; packets/bytes are decimal strings (64-bit exact), null without accounting;

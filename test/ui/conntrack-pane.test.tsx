@@ -42,6 +42,18 @@ function expectWithin(frame: string, width: number): void {
   for (const line of frame.split('\n')) expect(cellWidth(line), line).toBeLessThanOrEqual(width);
 }
 
+describe('Conntrack pane on a Cilium node with socket LB', () => {
+  it("gives flows made straight to a Service's endpoint (no NAT in conntrack) to that Service, and says why", async () => {
+    const snapshot = await snapshotOf('lab-cilium');
+    const data = conntrackView(snapshot, query({ service: 'default/web' }));
+    expect(data.order.length).toBeGreaterThan(0);
+    const first = conntrackRow(data.index, data.order[0]!);
+    expect([first.service, first.via, first.status, first.nat.dnat]).toEqual(['default/web', 'endpoint', 'ok', false]);
+    const frame = frameOf(data, 120);
+    expect(frame).toContain(`default/web: straight to its endpoint ${first.nat.destination.ip}:${first.nat.destination.port}, no NAT (Cilium socket LB, or the Pod dialled)`);
+  });
+});
+
 describe.each(FRAME_WIDTHS)('Conntrack pane at %i columns', (width) => {
   it.each(['lab-iptables', 'lab-nftables'])('shows every entry of %s with its NAT view, the summary and the selected raw line', async (name) => {
     const snapshot = await snapshotOf(name);

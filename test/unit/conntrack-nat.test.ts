@@ -75,6 +75,19 @@ describe('classifyConntrack', () => {
     ]);
   });
 
+  it("gives an untranslated flow straight to a current endpoint to that endpoint's Service (Cilium socket LB), not a translated one", () => {
+    const svc = makeService();
+    const direct = makeEntry({ vip: ['10.244.0.31', 8080], endpoint: ['10.244.0.31', 8080] });
+    const viaOther = makeEntry({ vip: ['10.244.0.31', 8080], endpoint: ['10.244.0.77', 8080] }); // DNATed elsewhere: not web's
+    const otherPort = makeEntry({ vip: ['10.244.0.31', 22], endpoint: ['10.244.0.31', 22] });
+    const r = classifyConntrack([direct, viaOther, otherPort], [svc], []);
+    expect(r.matches.map((m) => [m.service?.name ?? null, m.via ?? null, m.status])).toEqual([
+      ['web', 'endpoint', 'ok'],
+      [null, null, 'no-service'],
+      [null, null, 'no-service'],
+    ]);
+  });
+
   it('flags an entry still pointing at an endpoint that is gone as stale, with that endpoint', () => {
     const svc = makeService({ endpoints: [{ ip: '10.244.0.40', port: 8080, protocol: 'TCP' }] });
     const [m] = classifyConntrack([makeEntry()], [svc], []).matches;

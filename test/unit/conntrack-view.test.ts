@@ -62,6 +62,8 @@ const CASES: readonly ConntrackEntry[] = [
   makeEntry({ vip: ['fd00:49::2', 30080], endpoint: ['10.244.0.7', 8080], client: ['fd00::1', 5000] }), // NodePort on an IPv6 node address, endpoint gone
   makeEntry({ vip: ['10.0.0.1', 30080] }), // NodePort port, but not a node address
   makeEntry({ vip: ['10.96.12.34', 443] }), // VIP address, other port
+  makeEntry({ vip: ['10.244.0.31', 8080], endpoint: ['10.244.0.31', 8080] }), // straight to web's endpoint, no NAT (Cilium socket LB)
+  makeEntry({ vip: ['10.244.0.31', 9090], endpoint: ['10.244.0.31', 9090] }), // that Pod, on a port no Service has
   udp({ vip: ['10.96.0.10', 53], endpoint: ['10.244.0.2', 53] }), // ok
   udp({ vip: ['10.96.0.10', 53], endpoint: ['10.244.0.3', 53] }), // stale
   makeEntry({ vip: ['10.96.0.10', 53], endpoint: ['10.244.0.2', 53] }), // TCP to a UDP-only VIP
@@ -98,7 +100,7 @@ describe('classifyConntrackColumns', () => {
     );
     // The cases cover every outcome, so the comparison above means something.
     expect(new Set(reference.map((m) => `${m.status}/${m.staleReason ?? ''}/${m.via ?? ''}`))).toEqual(
-      new Set(['ok//vip', 'stale/endpoint-gone/vip', 'stale/not-translated/vip', 'ok//nodePort', 'stale/endpoint-gone/nodePort', 'no-service//']),
+      new Set(['ok//vip', 'stale/endpoint-gone/vip', 'stale/not-translated/vip', 'ok//nodePort', 'stale/endpoint-gone/nodePort', 'ok//endpoint', 'no-service//']),
     );
     expect(index.staleCount).toBe(reference.filter((m) => m.status === 'stale').length);
   });
@@ -214,10 +216,10 @@ describe('sorting', () => {
 describe('filtering', () => {
   const index = () => buildConntrackIndex(CASES, [DNS, WEB], NODE_IPS);
 
-  it('keeps the selected Service: its VIP and its NodePort entries', () => {
+  it('keeps the selected Service: its VIP, its NodePort and its straight-to-endpoint entries', () => {
     const ix = index();
     const rows = rowsOf(ix, conntrackOrder(ix, query({ service: 'default/web' })));
-    expect(rows.map((r) => r.via)).toEqual(['vip', 'vip', 'vip', 'nodePort', 'nodePort']);
+    expect(rows.map((r) => r.via).sort()).toEqual(['endpoint', 'nodePort', 'nodePort', 'vip', 'vip', 'vip']);
     expect(rows.every((r) => r.service === 'default/web')).toBe(true);
     expect(conntrackOrder(ix, query({ service: 'default/nosuch' }))).toHaveLength(0);
   });

@@ -104,6 +104,7 @@ export function conntrackVerdict(r: ConntrackRowView, lang: Lang): string {
     return tf(lang, 'conntrack.staleGone', { endpoint: formatEndpoint(r.pointsAt ?? r.nat.answeredBy), service: r.service ?? '' });
   }
   if (r.status === 'stale') return tf(lang, 'conntrack.staleUntranslated', { service: r.service ?? '' });
+  if (r.status === 'ok' && r.via === 'endpoint') return tf(lang, 'conntrack.okEndpoint', { service: r.service ?? '', endpoint: formatEndpoint(r.nat.destination) });
   if (r.status === 'ok') return tf(lang, 'conntrack.ok', { service: r.service ?? '', via: r.via === 'nodePort' ? 'NodePort' : 'VIP' });
   return tf(lang, 'conntrack.noService', { destination: formatEndpoint(r.nat.destination) });
 }
