@@ -161,3 +161,18 @@ describe.each(FRAME_WIDTHS)('DnsPane on a replay answered by the capture\'s only
     expect(frame).toContain(`answered by ${pod}:53 (recorded), standing in for 10.96.0.10:53`);
   });
 });
+
+describe('DnsPane on a replay that holds no answer to the question', () => {
+  it('says the capture has no answer (no time, no tries), and counts no ndots cost without an answer', () => {
+    const missing = (qname: string, qtype: DnsExchange['qtype'] = 'A') =>
+      makeExchange({ qname, qtype, outcome: 'not-captured', rcode: null, flags: null, answers: [], tries: 0, latencyMs: 0 });
+    // What the search makes of it: the step unanswered, the run incomplete (src/dns/search.ts).
+    const search = makeSearch('web', [step(`web.${Z}.`, [missing(`web.${Z}`), missing(`web.${Z}`, 'AAAA')], 'timeout')], { incomplete: true });
+    const result = makeResult({ via: 'replay:/tmp/big', checks: [check(missing(`web.${Z}`))], searches: [search] });
+    expect(search.wastedQueries).toBeGreaterThan(0);
+    const frame = pane({ kind: 'result', result }, 120, 0, 30).frame();
+    expect(frame).toContain('the capture holds no answer from 10.96.0.10:53 to this question (a replay answers only what was recorded)');
+    expect(frame).not.toMatch(/no reply from .* after 0\.0 ms/);
+    expect(frame).not.toContain('went out before the answer');
+  });
+});

@@ -130,7 +130,9 @@ function detailLines(lang: Lang, c: DnsCheck | undefined, zone: string): Line[] 
     : tf(lang, 'dns.detail', { qtype: c.qtype, qname, reply: statusWord(e), transport: e.transport.toUpperCase(), tries, ms: msText(e.latencyMs) });
   const lines: Line[] = [{ text: head, color: VERDICT_COLOR[c.verdict], bold: true }];
   if (c.verdict === 'no-reply') {
-    lines.push({ text: `  ${tf(lang, 'dns.noReply', { server: `${e.server}:${e.port}`, ms: msText(e.latencyMs), tries })}`, color: 'warn' });
+    // A replay answers only what was recorded: no time and no tries to speak of then.
+    const key = e.outcome === 'not-captured' ? 'dns.notCaptured' : 'dns.noReply';
+    lines.push({ text: `  ${tf(lang, key, { server: `${e.server}:${e.port}`, ms: msText(e.latencyMs), tries })}`, color: 'warn' });
   }
   if (e.truncated) lines.push({ text: `  ${t(lang, 'dns.truncated')}`, color: 'info' });
   if (c.verdict === 'no-reply' && e.error && e.error !== 'timeout') lines.push({ text: `  ${e.error}`, color: 'warn' });
@@ -171,7 +173,8 @@ function searchLines(lang: Lang, s: DnsSearchRun, zone: string): Line[] {
     ? { text: `  ${tf(lang, 'dns.answeredBy', { ...totals, qname: stepName(s.answeredBy, s.steps[s.steps.length - 1]?.origin ?? 'search', zone) })}` }
     : { text: `  ${tf(lang, 'dns.notAnswered', { ...totals, reason: s.stopReason })}`, color: 'warn' });
   if (s.incomplete) lines.push({ text: `  ${t(lang, 'dns.incomplete')}`, color: 'warn' });
-  if (s.wastedQueries > 0) lines.push({ text: `  ${tf(lang, 'dns.ndotsCost', { ndots: s.ndots, wasted: s.wastedQueries, queries: s.queries })}`, color: 'warn' });
+  // "Before the answer" needs an answer.
+  if (s.wastedQueries > 0 && s.answeredBy) lines.push({ text: `  ${tf(lang, 'dns.ndotsCost', { ndots: s.ndots, wasted: s.wastedQueries, queries: s.queries })}`, color: 'warn' });
   return lines;
 }
 
