@@ -37,6 +37,8 @@ export interface SessionState {
    * replay's manifest.json `node`): the header shows it while the API objects parse. Else null.
    */
   readonly node?: string | null;
+  /** A replay's capture time (manifest.json `capturedAt`, ISO-8601 UTC) before the first snapshot; else null. */
+  readonly capturedAt?: string | null;
   /**
    * Why the API objects shown are not the source's latest: an `--api-file` version without
    * objects (the last good ones stay), a failing cluster watch ({@link ApiFeed.error}); null when they are.
@@ -172,8 +174,11 @@ export class Session implements SessionLike {
   constructor(private options: SessionOptions) {
     this.now = options.now ?? Date.now;
     this.cache = options.live ? new ParseCache() : undefined;
-    // A replay's manifest names the node: no need to wait for the first snapshot to say it.
-    if (options.transport instanceof ReplayTransport) this.state = { ...this.state, node: options.transport.bundle.manifest.node };
+    // A replay's manifest names the node and the capture time: no need to wait for the first snapshot to say them.
+    if (options.transport instanceof ReplayTransport) {
+      const { node, capturedAt } = options.transport.bundle.manifest;
+      this.state = { ...this.state, node, capturedAt };
+    }
   }
 
   getState(): SessionState {

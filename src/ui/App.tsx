@@ -284,7 +284,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         node={snapshot?.meta.node ?? state.node ?? '…'}
         live={live}
         sourceLabel={snapshot?.meta.source.label ?? ''}
-        capturedAt={snapshot?.meta.capturedAt ?? null}
+        capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
         mode={mode?.mode ?? (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
         ageSeconds={age}

@@ -31,6 +31,7 @@ describe('the header before the first snapshot', () => {
     const node = readBundle(fixtureDir(CAPTURE)).manifest.node;
     expect(node).not.toBe('');
     expect(replaySession().getState().node).toBe(node);
+    expect(replaySession().getState().capturedAt).toBe(readBundle(fixtureDir(CAPTURE)).manifest.capturedAt);
     expect(replaySession().getState().snapshot).toBeNull();
   });
 
@@ -40,6 +41,9 @@ describe('the header before the first snapshot', () => {
     const r = await renderApp(<App session={session} lang={lang} width={80} height={20} now={() => 0} />, 80, 20);
     const before = r.frame();
     expect(lines(before)[0]).toContain(`${t(lang, 'header.node')} ${node} │`);
+    // The capture time too, from the manifest (the first snapshot waits for the API objects).
+    const at = readBundle(fixtureDir(CAPTURE)).manifest.capturedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z').slice(0, 10);
+    expect(lines(before)[0]).toContain(at);
     expect(lines(before)[1]).toBe(`${t(lang, 'header.mode')}: ${t(lang, 'header.modeReading')}`);
     await act(async () => {
       await session.start();
