@@ -13,6 +13,7 @@
  */
 import type { LbBackend, LbBackendState, LbProtocol, LbRevNat, LbService, LbServiceType, LbTable } from '../model/cilium.js';
 import { serviceTypeBit, SVC_FLAG } from '../model/cilium.js';
+import type { IptablesChain } from '../model/iptables.js';
 import type { ApiObjects, JsonObject } from '../model/k8s.js';
 import { parseIp } from '../model/iproute.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -42,6 +43,12 @@ function note(kind: CompareNoteKind, params: Record<string, string>, text: strin
 
 const isV4 = (ip: string): boolean => parseIp(ip)?.family === 'inet';
 
+const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const DOTTED_QUAD = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
+
+/** A ClusterIP in dotted-quad form: read once per Service on every keypress of the Modes pane, where parseIp showed. */
+const isV4ClusterIP = (ip: string): boolean => DOTTED_QUAD.test(ip);
+
 function v4ToInt(ip: string): number {
   return ip.split('.').reduce((acc, p) => acc * 256 + Number(p), 0);
 }
@@ -52,18 +59,18 @@ function intToV4(n: number): string {
 
 /** The smallest prefix holding every address or CIDR in `items` (IPv4), or undefined for none. */
 export function coveringPrefix(items: readonly string[]): string | undefined {
-  const ranges = items
-    .map((c) => {
-      const [ip = '', len = '32'] = c.split('/');
-      if (!isV4(ip)) return null;
-      const bits = Number(len);
-      const start = v4ToInt(ip) - (v4ToInt(ip) % 2 ** (32 - bits));
-      return { start, end: start + 2 ** (32 - bits) - 1 };
-    })
-    .filter((r): r is { start: number; end: number } => r !== null);
-  if (ranges.length === 0) return undefined;
-  const lo = Math.min(...ranges.map((r) => r.start));
-  const hi = Math.max(...ranges.map((r) => r.end));
+  let lo = Infinity;
+  let hi = -Infinity;
+  // One pass, the dotted-quad test before parseIp: 10,000 ClusterIPs on a keypress of the Modes pane.
+  for (const c of items) {
+    const [ip = '', len = '32'] = c.split('/');
+    if (!isV4ClusterIP(ip) && !isV4(ip)) continue;
+    const size = 2 ** (32 - Number(len));
+    const start = v4ToInt(ip) - (v4ToInt(ip) % size);
+    if (start < lo) lo = start;
+    if (start + size - 1 > hi) hi = start + size - 1;
+  }
+  if (lo === Infinity) return undefined;
   let len = 32;
   while (len > 0 && Math.floor(lo / 2 ** (32 - len)) !== Math.floor(hi / 2 ** (32 - len))) len--;
   return `${intToV4(lo - (lo % 2 ** (32 - len)))}/${len}`;
@@ -71,11 +78,20 @@ export function coveringPrefix(items: readonly string[]): string | undefined {
 
 /** `--cluster-cidr` as the node's kube-proxy rules show it (`! -s CIDR -j KUBE-MARK-MASQ`, `ip saddr != CIDR jump mark-for-masquerade`). */
 function clusterCidrFromRules(snapshot: NodeSnapshot): string | undefined {
+  const masqFrom = (chain: IptablesChain): string | undefined => {
+    for (const rule of chain.rules) if (rule.target?.name === 'KUBE-MARK-MASQ' && rule.source?.negated) return rule.source.value;
+    return undefined;
+  };
+  const nat = snapshot.iptables?.value?.tables.find((t) => t.name === 'nat');
+  // Service chains first (kube-proxy ≥ 1.2x puts the rule there): KUBE-SERVICES and the endpoint chains hold 6 rules per Service.
+  for (const chain of nat?.chains ?? []) {
+    const cidr = chain.name.startsWith('KUBE-SVC-') ? masqFrom(chain) : undefined;
+    if (cidr !== undefined) return cidr;
+  }
   for (const table of snapshot.iptables?.value?.tables ?? []) {
     for (const chain of table.chains) {
-      for (const rule of chain.rules) {
-        if (rule.target?.name === 'KUBE-MARK-MASQ' && rule.source?.negated) return rule.source.value;
-      }
+      const cidr = masqFrom(chain);
+      if (cidr !== undefined) return cidr;
     }
   }
   for (const table of snapshot.nft?.value?.tables ?? []) {
@@ -108,11 +124,15 @@ function rawSpec(raw: JsonObject): Record<string, unknown> {
   return typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : {};
 }
 
-/** One Service row as kube-proxy reads it; notes what the generators' model cannot say. */
-function scenarioService(row: ServiceRow, notes: CompareNote[]): ScenarioService | null {
+/**
+ * One Service row as kube-proxy reads it, or null for what programs nothing (ExternalName,
+ * IPv6 only); headless ones come back with clusterIP `None`. Pushes onto `notes` what the
+ * generators' model cannot say (IPv6 only, a named targetPort resolving to several ports).
+ */
+export function scenarioService(row: ServiceRow, notes: CompareNote[]): ScenarioService | null {
   if (row.type === 'ExternalName') return null;
   const name = `${row.namespace}/${row.name}`;
-  const clusterIP = row.headless ? 'None' : row.clusterIPs.find(isV4);
+  const clusterIP = row.headless ? 'None' : row.clusterIPs.find(isV4ClusterIP);
   if (clusterIP === undefined) {
     if (row.clusterIPs.length > 0) notes.push(note('ipv6-only', { service: name }, `${name}: IPv6 only, not counted (the generators write IPv4 rules)`));
     return null;
@@ -158,15 +178,24 @@ function scenarioService(row: ServiceRow, notes: CompareNote[]): ScenarioService
   };
 }
 
+/** The generators' input without its Services: what every Service's rules share. */
+export type CompareContext = Omit<KubeProxyInput, 'services'>;
+
+/** The IPv4 ClusterIP kube-proxy programs for a row, or undefined (ExternalName, headless, IPv6 only): what {@link scenarioService} reads, without deriving ports or endpoints. */
+export function programmedClusterIP(row: ServiceRow): string | undefined {
+  if (row.type === 'ExternalName' || row.headless) return undefined;
+  return row.clusterIPs.find(isV4ClusterIP);
+}
+
 /**
- * The generators' input for the capture's API objects, as seen from the snapshot's node.
- * `nodeIPs`: the Node object's InternalIPs, else the node's global IPv4 addresses.
+ * What every Service's rules share, as seen from the snapshot's node: `nodeIPs` (the Node
+ * object's InternalIPs, else the node's global IPv4 addresses), the cluster CIDR and the
+ * Service CIDRs (see the module comment), with the notes saying what was inferred.
+ * `clusterIPs`: the programmed ClusterIPs (for the Service CIDR when no rule names it).
  */
-export function kubeProxyInputOf(snapshot: NodeSnapshot, objects: ApiObjects): CompareInput {
+export function compareContextOf(snapshot: NodeSnapshot, objects: ApiObjects, clusterIPs: readonly string[]): { context: CompareContext; notes: CompareNote[] } {
   const notes: CompareNote[] = [];
   const nodeName = snapshot.meta.node;
-  const view = buildServiceView(objects, { nodeName });
-  const services = view.rows.map((r) => scenarioService(r, notes)).filter((s): s is ScenarioService => s !== null);
   const node = objects.nodes.find((n) => n.meta.name === nodeName);
   let nodeIPs = (node?.addresses ?? []).filter((a) => a.type === 'InternalIP' && isV4(a.address)).map((a) => a.address);
   if (nodeIPs.length === 0) {
@@ -181,11 +210,23 @@ export function kubeProxyInputOf(snapshot: NodeSnapshot, objects: ApiObjects): C
   }
   let serviceCIDRs = serviceCidrsFromRules(snapshot);
   if (serviceCIDRs === undefined) {
-    const covering = coveringPrefix(services.filter(isProxied).map((s) => s.clusterIP));
+    const covering = coveringPrefix(clusterIPs);
     serviceCIDRs = covering ? [covering] : [];
     if (covering) notes.push(note('service-cidr-inferred', { cidr: covering }, `Service CIDR inferred as ${covering} (covers every ClusterIP; nftables mode drops traffic to unallocated ones)`));
   }
-  return { input: { nodeName, nodeIPs, ...(clusterCIDR ? { clusterCIDR } : {}), serviceCIDRs, services }, notes };
+  return { context: { nodeName, nodeIPs, ...(clusterCIDR ? { clusterCIDR } : {}), serviceCIDRs }, notes };
+}
+
+/**
+ * The generators' input for the capture's API objects, as seen from the snapshot's node
+ * (see {@link compareContextOf}); notes of the Services (view order) come first.
+ */
+export function kubeProxyInputOf(snapshot: NodeSnapshot, objects: ApiObjects): CompareInput {
+  const notes: CompareNote[] = [];
+  const view = buildServiceView(objects, { nodeName: snapshot.meta.node });
+  const services = view.rows.map((r) => scenarioService(r, notes)).filter((s): s is ScenarioService => s !== null);
+  const { context, notes: more } = compareContextOf(snapshot, objects, services.filter(isProxied).map((s) => s.clusterIP));
+  return { input: { ...context, services }, notes: [...notes, ...more] };
 }
 
 /** One frontend Cilium creates for a Service port. */

@@ -112,7 +112,14 @@ function bigintText(_key: string, value: unknown): unknown {
 
 /** Chains, rules and set/map elements (distinct keys) of kube-proxy's tables (`ip kube-proxy`, `ip6 kube-proxy`). */
 export function countNftables(ruleset: NftRuleset | null | undefined): ModeCount & { names: string[] } {
+  const d = nftablesDetail(ruleset);
+  return { chains: d.chains, rules: d.rules, elements: d.elements, maps: d.maps, names: d.names };
+}
+
+/** {@link countNftables} plus the distinct element keys of every set and map (`family table set` → keys). */
+export function nftablesDetail(ruleset: NftRuleset | null | undefined): ModeCount & { names: string[]; keys: Map<string, Set<string>> } {
   const names: string[] = [];
+  const keys = new Map<string, Set<string>>();
   let rules = 0;
   let elements = 0;
   for (const table of ruleset?.tables ?? []) {
@@ -122,9 +129,13 @@ export function countNftables(ruleset: NftRuleset | null | undefined): ModeCount
       rules += chain.rules.length;
     }
     // The kernel keeps one element per key: kube-proxy adds a dual-protocol ClusterIP to `cluster-ips` twice.
-    for (const set of table.sets) elements += new Set(set.elements.map((e) => JSON.stringify(e.key, bigintText))).size;
+    for (const set of table.sets) {
+      const distinct = new Set(set.elements.map((e) => JSON.stringify(e.key, bigintText)));
+      keys.set(`${table.family} ${table.name} ${set.name}`, distinct);
+      elements += distinct.size;
+    }
   }
-  return { chains: names.length, rules, elements, maps: NO_MAPS, names };
+  return { chains: names.length, rules, elements, maps: NO_MAPS, names, keys };
 }
 
 /** LB map entries of a table, per map (IPv4 and IPv6 maps), as the agent writes them. */
@@ -160,22 +171,25 @@ export function programmedBy(input: KubeProxyInput): Record<CompareMode, ModeCou
   };
 }
 
-function minus(a: ModeCount, b: ModeCount): ModeCount {
+/** `a − b`, field by field (maps: per map name, zero differences left out). */
+export function minus(a: ModeCount, b: ModeCount): ModeCount {
   const maps: Record<string, number> = {};
   for (const [k, v] of Object.entries(a.maps)) if (v - (b.maps[k] ?? 0) !== 0) maps[k] = v - (b.maps[k] ?? 0);
   return { chains: a.chains - b.chains, rules: a.rules - b.rules, elements: a.elements - b.elements, maps };
 }
 
-function strip(c: ModeCount & { names?: string[] }): ModeCount {
+/** The counts alone of `c` (its names and keys dropped). */
+export function strip(c: ModeCount & { names?: string[] }): ModeCount {
   return { chains: c.chains, rules: c.rules, elements: c.elements, maps: c.maps };
 }
 
-function perMode<T>(f: (m: CompareMode) => T): Record<CompareMode, T> {
+/** `{iptables: f('iptables'), nftables: …, cilium: …}`. */
+export function perMode<T>(f: (m: CompareMode) => T): Record<CompareMode, T> {
   return { iptables: f('iptables'), nftables: f('nftables'), cilium: f('cilium') };
 }
 
 /** What the node has, for each mode the snapshot holds data of. */
-function actualCounts(snapshot: NodeSnapshot): ActualCount[] {
+export function actualCounts(snapshot: NodeSnapshot): ActualCount[] {
   const out: ActualCount[] = [];
   const ipt = countIptables(snapshot.iptables?.value);
   if (ipt.chains > 0) out.push({ mode: 'iptables', count: strip(ipt), source: 'iptables-save: KUBE-* chains of nat and filter' });

@@ -132,7 +132,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     if (u.pane === 'lb') return v.lb?.frontends.length ?? 0;
     if (u.pane === 'conntrack') return v.conntrack?.order.length ?? 0;
     if (u.pane === 'dns') return dnsRowCount(dns);
-    if (u.pane === 'compare') return v.compare?.perService.length ?? 0;
+    if (u.pane === 'compare') return v.compare?.services.length ?? 0;
     if (u.pane === 'step') return v.step.kind === 'result' ? v.step.result.steps.length : 0;
     return 0;
   };
@@ -218,12 +218,12 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     const page = Math.max(1, bodyHeight - 4);
     // The Modes pane's cursor is the Service it shows: moving it there pins the row's Service.
     if (u.pane === 'compare' && v.compare && !key.return) {
-      const rows = v.compare.perService;
-      const at = rows.findIndex((p) => p.service === v.shown?.service);
+      const rows = v.compare.services;
+      const at = v.shown ? v.compare.indexOf(v.shown.service) : -1;
       const to = moveTarget(input, key, at, rows.length, page);
       if (to !== null) {
         const row = rows[to];
-        if (row) dispatch({ type: 'pinService', service: row.service });
+        if (row) dispatch({ type: 'pinService', service: row });
         return;
       }
     }

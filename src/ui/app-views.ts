@@ -5,7 +5,7 @@
  * pane is shown (the conntrack index of 1M entries is not built behind the Services pane).
  */
 import { conntrackView, type ConntrackView } from '../analysis/conntrack-view.js';
-import { compareModes, type ModeComparison } from '../analysis/compare-modes.js';
+import { createModeComparer, type ModeComparer } from '../analysis/compare-modes-lazy.js';
 import { buildLbView, type LbView } from '../analysis/lb-view.js';
 import { detectProxyMode, type ProxyModeResult } from '../analysis/proxy-mode.js';
 import { UserError } from '../errors.js';
@@ -25,7 +25,7 @@ export interface AppViews {
   readonly rules: RulesPaneData | null;
   readonly lb: LbView | null;
   readonly conntrack: ConntrackView | null;
-  readonly compare: ModeComparison | null;
+  readonly compare: ModeComparer | null;
   readonly step: StepPaneData;
   readonly mode: ProxyModeResult | null;
   /** The Service Conntrack, DNS and Modes show: pinned, else under the Services cursor. */
@@ -68,7 +68,7 @@ export function createAppViews(): AppViewsOf {
   const conntrack = memoLast((snapshot: NodeSnapshot | null, sort: UiState['conntrackSort'], all: boolean, service: string | null, filter: string) =>
     conntrackView(snapshot, { sort, filter, service: all ? null : service }),
   );
-  const compare = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !snapshot.pending?.length ? compareModes(snapshot) : null));
+  const compare = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !snapshot.pending?.length ? createModeComparer(snapshot) : null));
   const mode = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !MODE_PARTS.some((p) => isPending(snapshot, p)) ? detectProxyMode(snapshot) : null));
   const step = memoLast((snapshot: NodeSnapshot | null, ui: UiState['step'], lang: Lang): StepPaneData => {
     if (!snapshot || !ui) return { kind: 'none' };

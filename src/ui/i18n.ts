@@ -288,6 +288,8 @@ const en = {
   // Compare pane
   'compare.title': '{services} Services, {ports} ports, {endpoints} endpoints: what each proxy mode programs',
   'compare.noApi': 'no API objects in this source: nothing to generate rules from (use --api-file)',
+  'compare.computing': '{services} Services: computing what each proxy mode programs… {done}/{total} (keys work meanwhile)',
+  'compare.notProgrammed': '{service}: headless and ExternalName Services program nothing',
   'compare.mode': 'MODE',
   'compare.chains': 'CHAINS',
   'compare.rules': 'RULES',
@@ -614,6 +616,8 @@ const ja: Record<MessageKey, string> = {
   // 比較ペイン
   'compare.title': '{services} サービス・{ports} ポート・{endpoints} エンドポイントを各モードで書くと',
   'compare.noApi': 'このソースにはAPIオブジェクトがないため、ルールを生成できません（--api-file を指定）',
+  'compare.computing': '{services} サービス: 各モードで書くルールを計算中… {done}/{total}（その間もキー操作できます）',
+  'compare.notProgrammed': '{service}: ヘッドレスと ExternalName のサービスは何も書きません',
   'compare.mode': 'モード',
   'compare.chains': 'チェイン',
   'compare.rules': 'ルール',

@@ -1,16 +1,27 @@
-import React from 'react';
+import React, { act } from 'react';
 import { describe, expect, it } from 'vitest';
 import { COMPARE_MODES, compareModes, modeTotal } from '../../src/analysis/compare-modes.js';
+import { createModeComparer, type ModeComparer } from '../../src/analysis/compare-modes-lazy.js';
 import { ComparePane, groupNames } from '../../src/ui/panes/ComparePane.js';
-import { t, type Lang } from '../../src/ui/i18n.js';
+import { t, tf, type Lang } from '../../src/ui/i18n.js';
+import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
+import { apiObjectsText } from '../lab/api-objects.js';
 import { cellWidth } from '../../src/ui/text.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';
 
+/** The comparer of `capture` with its totals pass run to the end. */
+async function comparerOf(capture: string): Promise<ModeComparer> {
+  const data = createModeComparer(await snapshotOf(capture))!;
+  data.runToEnd();
+  return data;
+}
+
 /** The pane on `capture`, showing the `at`-th Service of its per-Service rows (the Services cursor's unless `pinned`). */
 async function frame(capture: string, width: number, lang: Lang, at = 0, pinned = false): Promise<string> {
-  const data = compareModes(await snapshotOf(capture));
-  const service = data?.perService[at]?.service;
+  const data = await comparerOf(capture);
+  const service = data.services[at];
   const shown = service ? { service, pinned } : null;
   const r = renderAt(<ComparePane data={data} shown={shown} width={width} height={30} focused lang={lang} />, width);
   const f = r.frame();
@@ -50,11 +61,49 @@ describe('Compare pane', () => {
     const cmp = compareModes(await snapshotOf('lab-nftables'))!;
     const at = cmp.perService.findIndex((p) => p.service === 'default/web');
     expect((await frame('lab-nftables', 120, 'ja', at, true)).split('\n')[0]).toMatch(/^default\/web（固定） · /);
-    const r = renderAt(<ComparePane data={cmp} shown={{ service: 'default/nowhere', pinned: true }} width={120} height={30} focused lang="en" />, 120);
+    const r = renderAt(<ComparePane data={await comparerOf('lab-nftables')} shown={{ service: 'default/nowhere', pinned: true }} width={120} height={30} focused lang="en" />, 120);
     const f = r.frame();
     r.unmount();
     expect(f.split('\n')[0]).toContain('default/nowhere (pinned)');
     expect(f).not.toContain('adds in each mode');
+  });
+
+  it.each(['en', 'ja'] as const)('says in %s that a headless or ExternalName Service programs nothing, as show compare does', async (lang) => {
+    // The lab's objects plus an ExternalName Service.
+    const doc = JSON.parse(apiObjectsText()) as { items: unknown[] };
+    doc.items.push({ apiVersion: 'v1', kind: 'Service', metadata: { name: 'outside', namespace: 'default' }, spec: { type: 'ExternalName', externalName: 'example.com' } });
+    const lab = await snapshotOf('lab-iptables');
+    const data = createModeComparer({ ...lab, api: { value: parseK8sObjects(JSON.stringify(doc), 'test').value, diagnostics: [], probe: null, error: null } } satisfies NodeSnapshot)!;
+    data.runToEnd();
+    for (const service of ['default/web-headless', 'default/outside']) {
+      const r = renderAt(<ComparePane data={data} shown={{ service, pinned: true }} width={120} height={30} focused lang={lang} />, 120);
+      const f = r.frame();
+      r.unmount();
+      expect(f).toContain(tf(lang, 'compare.notProgrammed', { service }));
+      expect(f).not.toContain(tf(lang, 'compare.chainsOf', { service }));
+    }
+    // A programmed one gets its chains instead.
+    const r = renderAt(<ComparePane data={data} shown={{ service: 'default/web', pinned: true }} width={120} height={30} focused lang={lang} />, 120);
+    expect(r.frame()).toContain(tf(lang, 'compare.chainsOf', { service: 'default/web' }));
+    expect(r.frame()).not.toContain(tf(lang, 'compare.notProgrammed', { service: 'default/web' }).split(': ')[1]);
+    r.unmount();
+  });
+
+  it('shows the Service at once and says it is computing the totals, which it does between keypresses', async () => {
+    const data = createModeComparer(await snapshotOf('lab-iptables'))!;
+    const r = renderAt(<ComparePane data={data} shown={{ service: 'default/web', pinned: false }} width={120} height={30} focused lang="en" />, 120);
+    const first = r.frame();
+    expect(first.split('\n')[0]).toContain(tf('en', 'compare.computing', { services: 3, done: 0, total: 4 }).split('…')[0]!);
+    expect(first).toContain('what default/web adds in each mode');
+    expect(first.split('\n').find((l) => l.startsWith('iptables'))).toMatch(/^iptables\s+…/);
+    await act(async () => {
+      for (let i = 0; i < 50 && !data.totals(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    });
+    const done = r.frame();
+    r.unmount();
+    const totals = compareModes(await snapshotOf('lab-iptables'))!;
+    expect(done.split('\n')[0]).toContain(tf('en', 'compare.title', { services: totals.services, ports: totals.servicePorts, endpoints: totals.endpoints }));
+    expect(done.split('\n').find((l) => l.startsWith('iptables'))).toContain(String(modeTotal(totals.predicted.iptables)));
   });
 
   it('says so when the source has no API objects', () => {

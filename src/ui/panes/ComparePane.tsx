@@ -3,23 +3,28 @@
  * nftables mode and Cilium would each program (chains, rules, set/map elements, LB map
  * entries — generated, not estimated), next to what this node has; then every Service's
  * own cost, and for the selected one the chains (or LB frontends) it adds in each mode.
+ * Costs are generated per Service when shown (src/analysis/compare-modes-lazy.ts); the
+ * totals pass runs between keypresses.
  */
 import { Box, Text } from 'ink';
-import React from 'react';
-import { COMPARE_MODES, modeTotal, type CompareMode, type ModeComparison } from '../../analysis/compare-modes.js';
-import { Table, type TableRow } from '../components/Table.js';
+import React, { useEffect, useRef, useState } from 'react';
+import { COMPARE_MODES, modeTotal, type CompareMode } from '../../analysis/compare-modes.js';
+import type { ModeComparer } from '../../analysis/compare-modes-lazy.js';
+import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../i18n.js';
 import { shownServiceLabel, type ShownService } from '../shown-service.js';
 import { fitCell, type ColumnSpec } from '../text.js';
 import { theme } from '../theme.js';
 
 /**
- * Props of {@link ComparePane}. `data` null: no API objects. `shown`: the Service the app
- * shows (pinned, or under the Services cursor): its row is the cursor's, its chains are
- * listed, the title names it; null or not among the rows: no row selected.
+ * Props of {@link ComparePane}. `data` null: no API objects; else the comparer, whose totals
+ * pass the pane runs in slices while shown (the title says `computing…` until it ends).
+ * `shown`: the Service the app shows (pinned, or under the Services cursor): its row is
+ * the cursor's, its chains are listed, the title names it; a headless, ExternalName or
+ * IPv6-only one gets a line saying it programs nothing; not among the rows: no row selected.
  */
 export interface ComparePaneProps {
-  readonly data: ModeComparison | null;
+  readonly data: ModeComparer | null;
   readonly shown: ShownService | null;
   readonly width: number;
   readonly height: number;
@@ -57,36 +62,100 @@ export function groupNames(names: readonly string[]): string {
   return [...groups].map(([k, n]) => (k.endsWith('-') ? `${k}…${n > 1 ? ` ×${n}` : ''}` : k)).join(', ');
 }
 
+/** Longest slice of the totals pass between two event-loop turns (ms): keys wait at most this long. */
+const SLICE_MS = 12;
+/** How often the pass's progress is drawn (ms). */
+const PROGRESS_EVERY_MS = 250;
+/** What the render itself may spend on the costs of the visible rows (ms); the pass does the rest. */
+const RENDER_PREFETCH_MS = 8;
+
+/**
+ * Runs `data`'s totals pass in slices off the render path while the pane is shown (the
+ * visible rows' costs first), and redraws on progress. Stops when unmounted.
+ */
+function useTotalsPass(data: ModeComparer | null, wanted: React.MutableRefObject<readonly string[]>): void {
+  const [, setTick] = useState(0);
+  useEffect(() => {
+    if (!data) return;
+    let timer: NodeJS.Immediate | undefined;
+    let drawn = performance.now();
+    const run = (): void => {
+      const missing = wanted.current.filter((s) => data.countOf(s) === undefined);
+      if (missing.length) data.prefetch(missing, performance.now() + SLICE_MS);
+      const done = missing.length ? data.totals() !== null : data.advance(SLICE_MS);
+      const now = performance.now();
+      if (done || missing.length || now - drawn >= PROGRESS_EVERY_MS) {
+        drawn = now;
+        setTick((n) => n + 1);
+      }
+      if (!done || wanted.current.some((s) => data.countOf(s) === undefined)) timer = setImmediate(run);
+    };
+    timer = setImmediate(run);
+    return () => {
+      if (timer) clearImmediate(timer);
+    };
+  }, [data, wanted]);
+}
+
+const DOTS = '…';
+
+/** The line said instead of a Service's chains when it programs nothing, or null. */
+function notProgrammedLine(data: ModeComparer, service: string, lang: Lang): string | null {
+  const standing = data.standingOf(service);
+  if (standing === 'headless' || standing === 'externalName') return tf(lang, 'compare.notProgrammed', { service });
+  if (standing === 'ipv6-only') return tf(lang, 'compare.note.ipv6-only', { service });
+  return null;
+}
+
 /** Renders the pane. */
 export function ComparePane({ data, shown, width, height, focused, lang }: ComparePaneProps): React.JSX.Element {
+  const wanted = useRef<readonly string[]>([]);
+  useTotalsPass(data, wanted);
   if (data === null) return <Text color={theme.muted}>{fitCell(t(lang, 'compare.noApi'), width)}</Text>;
+  const totals = data.totals();
   const modeRows: TableRow[] = COMPARE_MODES.map((m) => {
-    const c = data.predicted[m];
-    const actual = data.actual.find((a) => a.mode === m);
+    const c = totals?.predicted[m];
+    const actual = totals?.actual.find((a) => a.mode === m);
+    if (!c) return { key: m, cells: [LABEL[m], DOTS, DOTS, DOTS, DOTS, DOTS], color: 'muted' as const };
     const diff = actual ? modeTotal(actual.count) - modeTotal(c) : 0;
     const node = actual ? `${modeTotal(actual.count)} ${diff === 0 ? t(lang, 'compare.same') : tf(lang, 'compare.differs', { diff })}` : '-';
     return { key: m, cells: [LABEL[m], String(c.chains), String(c.rules), String(c.elements), String(modeTotal(c)), node], ...(actual ? { color: diff === 0 ? ('ok' as const) : ('warn' as const) } : {}) };
   });
-  const svcRows: TableRow[] = [
-    { key: '(base)', cells: [`(${t(lang, 'compare.base')})`, ...COMPARE_MODES.map((m) => String(modeTotal(data.base[m])))], color: 'muted' },
-    ...data.perService.map((p) => ({ key: p.service, cells: [p.service, ...COMPARE_MODES.map((m) => String(modeTotal(p.cost[m])))] })),
-  ];
-  const at = shown ? data.perService.findIndex((p) => p.service === shown.service) : -1;
-  const selected = data.perService[at];
+  const at = shown ? data.indexOf(shown.service) : -1;
+  const selected = at >= 0 && shown ? data.costOf(shown.service) : null;
+  const nothing = shown && at < 0 ? notProgrammedLine(data, shown.service, lang) : null;
   const units = COMPARE_MODES.map((m) => `${LABEL[m]}: ${t(lang, `compare.unit.${m}` as MessageKey)}`);
-  const notes = data.notes.slice(0, 2);
-  const fixed = 1 + 1 + COMPARE_MODES.length + units.length + 1 + (selected ? 1 + COMPARE_MODES.length : 0) + notes.length;
-  const svcHeight = Math.max(1, Math.min(svcRows.length, height - fixed - 1));
+  const notes = totals?.notes.slice(0, 2) ?? [];
+  const fixed = 1 + 1 + COMPARE_MODES.length + units.length + 1 + (selected ? 1 + COMPARE_MODES.length : 0) + (nothing ? 1 : 0) + notes.length;
+  // Only the visible window of the Service rows is built: at 10,000 Services the rest is never read.
+  const count = 1 + data.services.length;
+  const cursor = selected ? at + 1 : -1;
+  const svcHeight = Math.max(1, Math.min(count, height - fixed - 1));
+  const start = windowStart(count, cursor, svcHeight);
+  const names = data.services.slice(Math.max(0, start - 1), start + svcHeight - 1);
+  wanted.current = names;
+  data.prefetch(names, performance.now() + RENDER_PREFETCH_MS);
+  const svcRows: TableRow[] = [
+    ...(start === 0 ? [{ key: '(base)', cells: [`(${t(lang, 'compare.base')})`, ...COMPARE_MODES.map((m) => String(modeTotal(data.base[m])))], color: 'muted' as const }] : []),
+    ...names.map((service) => {
+      const known = data.countOf(service);
+      return { key: service, cells: [service, ...COMPARE_MODES.map((m) => (known ? String(modeTotal(known.cost[m])) : DOTS))] };
+    }),
+  ];
+  const progress = data.progress();
+  const head = totals
+    ? tf(lang, 'compare.title', { services: totals.services, ports: totals.servicePorts, endpoints: totals.endpoints })
+    : tf(lang, 'compare.computing', { services: data.services.length, done: progress.done, total: progress.total });
   return (
     <Box flexDirection="column">
-      <Text bold>{fitCell(`${shown ? `${shownServiceLabel(lang, shown)} · ` : ''}${tf(lang, 'compare.title', { services: data.services, ports: data.servicePorts, endpoints: data.endpoints })}`, width)}</Text>
+      <Text bold>{fitCell(`${shown ? `${shownServiceLabel(lang, shown)} · ` : ''}${head}`, width)}</Text>
       <Table columns={modeColumns(lang)} rows={modeRows} cursor={-1} width={width} height={COMPARE_MODES.length} focused={false} />
       {units.map((u) => (
         <Text key={u} color={theme.muted}>
           {fitCell(u, width)}
         </Text>
       ))}
-      <Table columns={serviceColumns(lang)} rows={svcRows} cursor={selected ? at + 1 : -1} width={width} height={svcHeight} focused={focused} />
+      <Table columns={serviceColumns(lang)} rows={svcRows} cursor={cursor - start} width={width} height={svcHeight} focused={focused} />
       {selected ? (
         <Box flexDirection="column">
           <Text bold color={theme.accent}>
@@ -97,6 +166,7 @@ export function ComparePane({ data, shown, width, height, focused, lang }: Compa
           ))}
         </Box>
       ) : null}
+      {nothing ? <Text color={theme.info}>{fitCell(nothing, width)}</Text> : null}
       {notes.map((n) => (
         <Text key={n.kind} color={theme.info}>
           {fitCell(`${t(lang, 'compare.notes')}: ${tf(lang, `compare.note.${n.kind}`, n.params)}`, width)}
