@@ -31,7 +31,7 @@ import { ciliumTableOf, compareContextOf, programmedClusterIP, scenarioService, 
 import { generateIptablesRestore } from './kubeproxy-iptables.js';
 import { generateNftablesRules } from './kubeproxy-nftables.js';
 import { isProxied } from './kubeproxy-serviceports.js';
-import type { ScenarioService } from './lab-scenario-types.js';
+import type { KubeProxyInput, ScenarioService } from './lab-scenario-types.js';
 import { buildServiceView, type ServiceRow } from './service-view.js';
 
 /** Why a Service of the capture is (not) among the compared ones. */
@@ -60,24 +60,38 @@ interface Detail {
 const IPTABLES_OPTIONS = { nfacct: false, randomFully: true } as const;
 const BACKEND_MAPS: ReadonlySet<string> = new Set([CILIUM_LB_MAPS.backends4, CILIUM_LB_MAPS.backends6]);
 
-/** What each mode writes for `services` in `context` (as `programmedBy`), with the keys to merge totals by. */
+type Part<M extends CompareMode> = { count: ModeCount & { names: string[] }; keys?: Map<string, Set<string>>; mode: M };
+
+/** One mode's share of {@link Detail}: what it writes for `input`, counted. */
+const PARTS = {
+  iptables: (input: KubeProxyInput): Part<'iptables'> => ({ mode: 'iptables', count: countIptables(parseIptablesSave(generateIptablesRestore(input, IPTABLES_OPTIONS), 'kube-proxy iptables (generated)').value) }),
+  nftables: (input: KubeProxyInput): Part<'nftables'> => {
+    const { keys, ...count } = nftablesDetail(parseNftText(generateNftablesRules(input), 'kube-proxy nftables (generated)').value);
+    return { mode: 'nftables', count, keys };
+  },
+  cilium: (input: KubeProxyInput): Part<'cilium'> => {
+    const table = ciliumTableOf(input);
+    const keys = new Map<string, Set<string>>();
+    for (const b of table.backends) {
+      const map = b.ip.includes(':') ? CILIUM_LB_MAPS.backends6 : CILIUM_LB_MAPS.backends4;
+      if (!keys.has(map)) keys.set(map, new Set());
+      keys.get(map)!.add(`${b.ip} ${b.port} ${b.protocol}`);
+    }
+    return { mode: 'cilium', count: { ...countLbTable(table), names: table.services.map((s) => `${formatFrontend(s.frontend)} (${s.type ?? '?'})`) }, keys };
+  },
+} as const;
+
+function detailFrom(parts: { iptables: Part<'iptables'>; nftables: Part<'nftables'>; cilium: Part<'cilium'> }): Detail {
+  return {
+    counts: { iptables: parts.iptables.count, nftables: parts.nftables.count, cilium: parts.cilium.count },
+    keys: { nftables: parts.nftables.keys ?? new Map(), cilium: parts.cilium.keys ?? new Map() },
+  };
+}
+
+/** What each mode writes for `services` in `context` (as `programmedBy`; Cilium counted from its table, which `encodeLbTable` writes entry for entry), with the keys to merge totals by. */
 function detailOf(context: CompareContext, services: readonly ScenarioService[]): Detail {
   const input = { ...context, services: [...services] };
-  const ipt = parseIptablesSave(generateIptablesRestore(input, IPTABLES_OPTIONS), 'kube-proxy iptables (generated)').value;
-  const nft = nftablesDetail(parseNftText(generateNftablesRules(input), 'kube-proxy nftables (generated)').value);
-  const table = ciliumTableOf(input);
-  const lb = countLbTable(table);
-  const backends = new Map<string, Set<string>>();
-  for (const b of table.backends) {
-    const map = b.ip.includes(':') ? CILIUM_LB_MAPS.backends6 : CILIUM_LB_MAPS.backends4;
-    if (!backends.has(map)) backends.set(map, new Set());
-    backends.get(map)!.add(`${b.ip} ${b.port} ${b.protocol}`);
-  }
-  const { keys, ...nftCount } = nft;
-  return {
-    counts: { iptables: countIptables(ipt), nftables: nftCount, cilium: { ...lb, names: table.services.map((s) => `${formatFrontend(s.frontend)} (${s.type ?? '?'})`) } },
-    keys: { nftables: keys, cilium: backends },
-  };
+  return detailFrom({ iptables: PARTS.iptables(input), nftables: PARTS.nftables(input), cilium: PARTS.cilium(input) });
 }
 
 function mergeKeys(into: Map<string, Set<string>>, from: ReadonlyMap<string, ReadonlySet<string>>): void {
@@ -113,16 +127,15 @@ const FULL_KEPT = 8;
 export class ModeComparer {
   /** The programmed Services (`ns/name`), in the Services view's order. */
   readonly services: readonly string[];
-  /** What each mode writes with no Service at all. */
-  readonly base: Readonly<Record<CompareMode, ModeCount>>;
   private readonly rows: readonly ServiceRow[];
   private readonly programmedRows: readonly ServiceRow[];
   private readonly index = new Map<string, number>();
   private readonly standing = new Map<string, ServiceStanding>();
-  private readonly baseDetail: Detail;
+  private baseDone: { detail: Detail; counts: Record<CompareMode, ModeCount> } | null = null;
   private readonly counts = new Map<string, ServiceCount>();
   private readonly full = new Map<string, ServiceCost>();
-  private readonly contextNotes: readonly CompareNote[];
+  private readonly clusterIPs: readonly string[];
+  private shared: { context: CompareContext; notes: readonly CompareNote[] } | null = null;
   private actual: readonly ActualCount[] | null = null;
   private next = 0;
   private acc: Accumulator;
@@ -131,8 +144,6 @@ export class ModeComparer {
   constructor(
     private readonly snapshot: NodeSnapshot,
     rows: readonly ServiceRow[],
-    private readonly context: CompareContext,
-    contextNotes: readonly CompareNote[],
     clusterIPs: readonly (string | undefined)[],
   ) {
     this.rows = rows;
@@ -150,12 +161,67 @@ export class ModeComparer {
     }
     this.services = names;
     this.programmedRows = programmed;
-    this.contextNotes = contextNotes;
-    this.baseDetail = detailOf(context, []);
-    this.base = perMode((m) => strip(this.baseDetail.counts[m]));
+    this.clusterIPs = clusterIPs.filter((ip): ip is string => ip !== undefined);
     const zero = perMode(() => 0);
     this.acc = { chains: { ...zero }, rules: { ...zero }, ciliumMaps: {}, keys: { nftables: new Map(), cilium: new Map() }, services: 0, ports: 0, endpoints: 0, notes: [] };
-    mergeKeys(this.acc.keys.nftables, this.baseDetail.keys.nftables);
+  }
+
+  /** Whether the base rules are generated yet: until then a cost takes ~10–40 ms more (first generation and parse of the process). */
+  get ready(): boolean {
+    return this.baseDone !== null;
+  }
+
+  /** What each mode writes with no Service at all (generated on first use). */
+  get base(): Readonly<Record<CompareMode, ModeCount>> {
+    return this.baseOnce().counts;
+  }
+
+  /** What every Service's rules share (computed on first use: it reads the node's rules). */
+  private get context(): CompareContext {
+    return this.sharedOnce().context;
+  }
+
+  private sharedOnce(): { context: CompareContext; notes: readonly CompareNote[] } {
+    this.shared ??= compareContextOf(this.snapshot, this.snapshot.api!.value!, this.clusterIPs);
+    return this.shared;
+  }
+
+  private get baseDetail(): Detail {
+    return this.baseOnce().detail;
+  }
+
+  /**
+   * One step towards {@link ready}: the shared context, then each mode's base rules, one
+   * per call — the first generation and parse of the process run cold code (tens of ms
+   * each), so the totals pass takes them one slice at a time. True once ready.
+   */
+  warmUp(): boolean {
+    if (this.baseDone) return true;
+    if (!this.shared) {
+      this.sharedOnce();
+      return false;
+    }
+    const input = { ...this.context, services: [] };
+    for (const m of COMPARE_MODES) {
+      if (this.baseParts[m]) continue;
+      (this.baseParts as Record<CompareMode, unknown>)[m] = PARTS[m](input);
+      return m === 'cilium' ? (this.baseOnce(), true) : false;
+    }
+    this.baseOnce();
+    return true;
+  }
+
+  private readonly baseParts: { iptables?: Part<'iptables'>; nftables?: Part<'nftables'>; cilium?: Part<'cilium'> } = {};
+
+  private baseOnce(): { detail: Detail; counts: Record<CompareMode, ModeCount> } {
+    if (!this.baseDone) {
+      const input = { ...this.context, services: [] };
+      const p = this.baseParts;
+      const detail = detailFrom({ iptables: p.iptables ?? PARTS.iptables(input), nftables: p.nftables ?? PARTS.nftables(input), cilium: p.cilium ?? PARTS.cilium(input) });
+      this.baseDone = { detail, counts: perMode((m) => strip(detail.counts[m])) };
+      mergeKeys(this.acc.keys.nftables, detail.keys.nftables);
+    }
+    return this.baseDone;
   }
 
   /** The node the snapshot is of. */
@@ -284,20 +350,18 @@ export class ModeComparer {
     };
     // The pass is over: its keys are not needed any more.
     this.acc = { ...acc, keys: { nftables: new Map(), cilium: new Map() } };
-    return { services: acc.services, servicePorts: acc.ports, endpoints: acc.endpoints, predicted, actual: this.actual ?? [], notes: [...acc.notes, ...this.contextNotes] };
+    return { services: acc.services, servicePorts: acc.ports, endpoints: acc.endpoints, predicted, actual: this.actual ?? [], notes: [...acc.notes, ...this.sharedOnce().notes] };
   }
 }
 
 /**
  * The comparer of `snapshot`'s Services, or null when it has no API objects. Builds the
- * Services view (cached per API objects), the shared context and the base rules: a few
- * ms at 10,000 Services, nothing per Service.
+ * Services view (cached per API objects) and reads each row's ClusterIP: a few ms at
+ * 10,000 Services; the shared context and the rules wait for {@link ModeComparer.base}.
  */
 export function createModeComparer(snapshot: NodeSnapshot): ModeComparer | null {
   const objects = snapshot.api?.value;
   if (!objects) return null;
   const rows = buildServiceView(objects, { nodeName: snapshot.meta.node }).rows;
-  const clusterIPs = rows.map(programmedClusterIP);
-  const { context, notes } = compareContextOf(snapshot, objects, clusterIPs.filter((ip): ip is string => ip !== undefined));
-  return new ModeComparer(snapshot, rows, context, notes, clusterIPs);
+  return new ModeComparer(snapshot, rows, rows.map(programmedClusterIP));
 }

@@ -54,6 +54,14 @@ describe('ModeComparer', () => {
       const old = compareModes(s)!;
       expect(old.perService.length).toBeGreaterThan(10);
       expectSame(createModeComparer(s)!, old);
+      // Warmed up step by step (context, then one mode a step), the base is the same.
+      const warmed = createModeComparer(s)!;
+      let steps = 1;
+      expect(warmed.ready).toBe(false);
+      while (!warmed.warmUp()) steps++;
+      expect(steps).toBe(4);
+      expect(warmed.ready).toBe(true);
+      expectSame(warmed, old);
     }
   });
 

@@ -80,6 +80,12 @@ function useTotalsPass(data: ModeComparer | null, wanted: React.MutableRefObject
     let timer: NodeJS.Immediate | undefined;
     let drawn = performance.now();
     const run = (): void => {
+      // The first rules of the process are generated here, not on the keypress (cold code: tens of ms).
+      if (!data.ready) {
+        if (data.warmUp()) setTick((n) => n + 1);
+        timer = setImmediate(run);
+        return;
+      }
       const missing = wanted.current.filter((s) => data.countOf(s) === undefined);
       if (missing.length) data.prefetch(missing, performance.now() + SLICE_MS);
       const done = missing.length ? data.totals() !== null : data.advance(SLICE_MS);
@@ -122,21 +128,24 @@ export function ComparePane({ data, shown, width, height, focused, lang }: Compa
     return { key: m, cells: [LABEL[m], String(c.chains), String(c.rules), String(c.elements), String(modeTotal(c)), node], ...(actual ? { color: diff === 0 ? ('ok' as const) : ('warn' as const) } : {}) };
   });
   const at = shown ? data.indexOf(shown.service) : -1;
-  const selected = at >= 0 && shown ? data.costOf(shown.service) : null;
+  // Before the base rules exist (the first frame after the keypress) nothing is generated: rows say `…`.
+  const warm = data.ready;
+  const selected = at >= 0 && shown && warm ? data.costOf(shown.service) : null;
+  const waiting = at >= 0 && shown && !warm ? shown.service : null;
   const nothing = shown && at < 0 ? notProgrammedLine(data, shown.service, lang) : null;
   const units = COMPARE_MODES.map((m) => `${LABEL[m]}: ${t(lang, `compare.unit.${m}` as MessageKey)}`);
   const notes = totals?.notes.slice(0, 2) ?? [];
-  const fixed = 1 + 1 + COMPARE_MODES.length + units.length + 1 + (selected ? 1 + COMPARE_MODES.length : 0) + (nothing ? 1 : 0) + notes.length;
+  const fixed = 1 + 1 + COMPARE_MODES.length + units.length + 1 + (selected || waiting ? 1 + COMPARE_MODES.length : 0) + (nothing ? 1 : 0) + notes.length;
   // Only the visible window of the Service rows is built: at 10,000 Services the rest is never read.
   const count = 1 + data.services.length;
-  const cursor = selected ? at + 1 : -1;
+  const cursor = at >= 0 ? at + 1 : -1;
   const svcHeight = Math.max(1, Math.min(count, height - fixed - 1));
   const start = windowStart(count, cursor, svcHeight);
   const names = data.services.slice(Math.max(0, start - 1), start + svcHeight - 1);
   wanted.current = names;
-  data.prefetch(names, performance.now() + RENDER_PREFETCH_MS);
+  if (warm) data.prefetch(names, performance.now() + RENDER_PREFETCH_MS);
   const svcRows: TableRow[] = [
-    ...(start === 0 ? [{ key: '(base)', cells: [`(${t(lang, 'compare.base')})`, ...COMPARE_MODES.map((m) => String(modeTotal(data.base[m])))], color: 'muted' as const }] : []),
+    ...(start === 0 ? [{ key: '(base)', cells: [`(${t(lang, 'compare.base')})`, ...COMPARE_MODES.map((m) => (warm ? String(modeTotal(data.base[m])) : DOTS))], color: 'muted' as const }] : []),
     ...names.map((service) => {
       const known = data.countOf(service);
       return { key: service, cells: [service, ...COMPARE_MODES.map((m) => (known ? String(modeTotal(known.cost[m])) : DOTS))] };
@@ -156,13 +165,13 @@ export function ComparePane({ data, shown, width, height, focused, lang }: Compa
         </Text>
       ))}
       <Table columns={serviceColumns(lang)} rows={svcRows} cursor={cursor - start} width={width} height={svcHeight} focused={focused} />
-      {selected ? (
+      {selected || waiting ? (
         <Box flexDirection="column">
           <Text bold color={theme.accent}>
-            {fitCell(tf(lang, 'compare.chainsOf', { service: selected.service }), width)}
+            {fitCell(tf(lang, 'compare.chainsOf', { service: selected?.service ?? waiting ?? '' }), width)}
           </Text>
           {COMPARE_MODES.map((m) => (
-            <Text key={m}>{fitCell(`${LABEL[m]}: ${m === 'cilium' ? selected.names[m].join(', ') : groupNames(selected.names[m])}`, width)}</Text>
+            <Text key={m}>{fitCell(`${LABEL[m]}: ${!selected ? DOTS : m === 'cilium' ? selected.names[m].join(', ') : groupNames(selected.names[m])}`, width)}</Text>
           ))}
         </Box>
       ) : null}
