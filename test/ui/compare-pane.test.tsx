@@ -91,7 +91,8 @@ describe('Compare pane', () => {
 
   it('shows the Service at once and says it is computing the totals, which it does between keypresses', async () => {
     const data = createModeComparer(await snapshotOf('lab-iptables'))!;
-    const r = renderAt(<ComparePane data={data} shown={{ service: 'default/web', pinned: false }} width={120} height={30} focused lang="en" />, 120);
+    // As on a node with more Services than the pane compares in one render.
+    const r = renderAt(<ComparePane data={data} shown={{ service: 'default/web', pinned: false }} width={120} height={30} focused lang="en" syncServices={0} />, 120);
     const first = r.frame();
     expect(first.split('\n')[0]).toContain(tf('en', 'compare.computing', { services: 3, done: 0, total: 4 }).split('…')[0]!);
     expect(first).toContain('what default/web adds in each mode');
@@ -104,6 +105,16 @@ describe('Compare pane', () => {
     const totals = compareModes(await snapshotOf('lab-iptables'))!;
     expect(done.split('\n')[0]).toContain(tf('en', 'compare.title', { services: totals.services, ports: totals.servicePorts, endpoints: totals.endpoints }));
     expect(done.split('\n').find((l) => l.startsWith('iptables'))).toContain(String(modeTotal(totals.predicted.iptables)));
+  });
+
+  it('gives the whole comparison in the first frame on a small node', async () => {
+    const data = createModeComparer(await snapshotOf('lab-iptables'))!;
+    const r = renderAt(<ComparePane data={data} shown={{ service: 'default/web', pinned: false }} width={120} height={30} focused lang="en" />, 120);
+    const first = r.frame();
+    r.unmount();
+    const totals = compareModes(await snapshotOf('lab-iptables'))!;
+    expect(first.split('\n')[0]).toContain(tf('en', 'compare.title', { services: totals.services, ports: totals.servicePorts, endpoints: totals.endpoints }));
+    expect(first.split('\n').find((l) => l.startsWith('iptables'))).toContain(String(modeTotal(totals.predicted.iptables)));
   });
 
   it('says so when the source has no API objects', () => {

@@ -30,6 +30,8 @@ export interface ComparePaneProps {
   readonly height: number;
   readonly focused: boolean;
   readonly lang: Lang;
+  /** Up to this many Services the comparison is made whole in the render (default {@link SYNC_SERVICES}). */
+  readonly syncServices?: number;
 }
 
 const LABEL: Readonly<Record<CompareMode, string>> = { iptables: 'iptables', nftables: 'nftables', cilium: 'Cilium' };
@@ -68,6 +70,11 @@ const SLICE_MS = 12;
 const PROGRESS_EVERY_MS = 250;
 /** What the render itself may spend on the costs of the visible rows (ms); the pass does the rest. */
 const RENDER_PREFETCH_MS = 8;
+/**
+ * Up to this many Services the whole comparison is made in the render (a few ms), so the
+ * first frame is complete on small nodes and in tours; above it, the pass runs in slices.
+ */
+const SYNC_SERVICES = 100;
 
 /**
  * Runs `data`'s totals pass in slices off the render path while the pane is shown (the
@@ -114,10 +121,11 @@ function notProgrammedLine(data: ModeComparer, service: string, lang: Lang): str
 }
 
 /** Renders the pane. */
-export function ComparePane({ data, shown, width, height, focused, lang }: ComparePaneProps): React.JSX.Element {
+export function ComparePane({ data, shown, width, height, focused, lang, syncServices = SYNC_SERVICES }: ComparePaneProps): React.JSX.Element {
   const wanted = useRef<readonly string[]>([]);
   useTotalsPass(data, wanted);
   if (data === null) return <Text color={theme.muted}>{fitCell(t(lang, 'compare.noApi'), width)}</Text>;
+  if (data.services.length <= syncServices && data.totals() === null) data.runToEnd();
   const totals = data.totals();
   const modeRows: TableRow[] = COMPARE_MODES.map((m) => {
     const c = totals?.predicted[m];
