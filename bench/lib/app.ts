@@ -55,19 +55,53 @@ process.on('exit', () => {
 `;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The real binary running in tmux under the preload, and how to end it. */
+interface StartedApp {
+  readonly app: TmuxProgram;
+  /** Presses `q`, waits for the process to exit and returns what the preload wrote ({} when nothing). */
+  quit(): Promise<HookReport>;
+  /** Kills the tmux session and removes the preload's files (call in `finally`). */
+  end(): void;
+}
+
+/** Starts `cli --replay bundleDir --lang en` in a 120×40 tmux terminal with the preload that marks `node`'s data frame. */
+function startApp(tag: string, cli: string, bundleDir: string, node: string, nodeEnv: string | null): StartedApp {
+  const work = path.join(os.tmpdir(), `nodescope-bench-${tag}-${process.pid}`);
+  const hook = `${work}.cjs`;
+  const outFile = `${work}.json`;
+  writeFileSync(hook, HOOK);
+  rmSync(outFile, { force: true });
+  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
+  const app = TmuxProgram.start(`nodescope-bench-${tag}-${process.pid}`, cmd, 120, 40);
+  return {
+    app,
+    async quit() {
+      app.keys('q');
+      for (let i = 0; i < 200 && app.alive(); i++) await sleep(50);
+      try {
+        return JSON.parse(readFileSync(outFile, 'utf8')) as HookReport;
+      } catch {
+        return {};
+      }
+    },
+    end() {
+      app.kill();
+      rmSync(hook, { force: true });
+      rmSync(outFile, { force: true });
+    },
+  };
+}
+
+const rssMbOf = (report: HookReport): number | null => (report.maxRssKb !== undefined ? report.maxRssKb / 1024 : null);
+
 /**
  * Runs the app (`cli`: the script node starts; `nodeEnv`: its NODE_ENV, unset by default) once
  * on `bundleDir`, presses `keys` keys in each pane. Throws when the app
  * never shows its data (within `timeoutMs`); always ends the tmux session.
  */
 export async function measureApp(cli: string, bundleDir: string, node: string, keys: number, timeoutMs: number, nodeEnv: string | null = null): Promise<AppRun> {
-  const work = path.join(os.tmpdir(), `nodescope-bench-app-${process.pid}`);
-  const hook = `${work}.cjs`;
-  const outFile = `${work}.json`;
-  writeFileSync(hook, HOOK);
-  rmSync(outFile, { force: true });
-  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
-  const app = TmuxProgram.start(`nodescope-bench-${process.pid}`, cmd, 120, 40);
+  const started = startApp('app', cli, bundleDir, node, nodeEnv);
+  const { app } = started;
   try {
     const first = await app.waitFor((s) => s.includes('nodescope │'), timeoutMs);
     const data = await app.waitFor((s) => s.includes(`node ${node}`) && s.includes('kube-dns'), timeoutMs);
@@ -89,27 +123,18 @@ export async function measureApp(cli: string, bundleDir: string, node: string, k
     await sleep(300);
     const conntrackShown = !/nothing here/.test(app.screen());
     const conntrack = conntrackShown ? await keyTimes(app, keys) : null;
-    app.keys('q');
-    for (let i = 0; i < 200 && app.alive(); i++) await sleep(50);
-    let report: HookReport = {};
-    try {
-      report = JSON.parse(readFileSync(outFile, 'utf8')) as HookReport;
-    } catch {
-      report = {};
-    }
+    const report = await started.quit();
     return {
       firstFrameMs: first.ms,
       dataFrameMs: data.ms,
       kubeServicesKeysMs: kubeServices,
       conntrackKeysMs: conntrack,
-      rssMb: report.maxRssKb !== undefined ? report.maxRssKb / 1024 : null,
+      rssMb: rssMbOf(report),
       firstFrameCpuMs: report.firstCpuMs ?? null,
       dataFrameCpuMs: report.dataCpuMs ?? null,
     };
   } finally {
-    app.kill();
-    rmSync(hook, { force: true });
-    rmSync(outFile, { force: true });
+    started.end();
   }
 }
 
@@ -125,36 +150,21 @@ export interface AppLoadRun {
  * conntrack pane and waits until the header names the mode (rules parsed, no longer
  * `reading rules`) and the pane counts its entries (the conntrack table parsed), then
  * quits: the peak RSS of a whole load. `also`, when given, must match the screen too (the
- * Cilium mode line counts the LB map frontends once those maps are parsed). Throws when that takes over `timeoutMs`; always
- * ends the tmux session.
+ * Cilium mode line counts the LB map frontends once those maps are parsed). Throws when
+ * that takes over `timeoutMs`; always ends the tmux session.
  */
 export async function measureAppLoad(cli: string, bundleDir: string, node: string, timeoutMs: number, also: RegExp | null = null, nodeEnv: string | null = null): Promise<AppLoadRun> {
-  const work = path.join(os.tmpdir(), `nodescope-bench-load-${process.pid}`);
-  const hook = `${work}.cjs`;
-  const outFile = `${work}.json`;
-  writeFileSync(hook, HOOK);
-  rmSync(outFile, { force: true });
-  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
-  const app = TmuxProgram.start(`nodescope-bench-load-${process.pid}`, cmd, 120, 40);
+  const started = startApp('load', cli, bundleDir, node, nodeEnv);
+  const { app } = started;
   try {
     await app.waitFor((s) => s.includes('nodescope │'), timeoutMs);
     app.keys('4');
     const loaded = await app.waitFor((s) => /^mode: (?!… \(reading rules\))/m.test(s) && / entries · /.test(s) && (also === null || also.test(s)), timeoutMs);
     // A last stage may still be settling: give it a moment before reading the peak.
     await sleep(1000);
-    app.keys('q');
-    for (let i = 0; i < 200 && app.alive(); i++) await sleep(50);
-    let report: HookReport = {};
-    try {
-      report = JSON.parse(readFileSync(outFile, 'utf8')) as HookReport;
-    } catch {
-      report = {};
-    }
-    return { loadedMs: loaded.ms, rssMb: report.maxRssKb !== undefined ? report.maxRssKb / 1024 : null };
+    return { loadedMs: loaded.ms, rssMb: rssMbOf(await started.quit()) };
   } finally {
-    app.kill();
-    rmSync(hook, { force: true });
-    rmSync(outFile, { force: true });
+    started.end();
   }
 }
 
