@@ -1,8 +1,14 @@
 /** The common head of every `show` document: which node, from where, when, in which mode. */
-import { detectProxyMode } from '../analysis/proxy-mode.js';
+import { detectProxyMode, unconfirmedText, type ModeFact } from '../analysis/proxy-mode.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
-/** `{node, kernel, source, live, capturedAt, mode, evidence}`; capturedAt ISO-8601 UTC. */
+/**
+ * `{node, kernel, source, live, capturedAt, mode, unconfirmed, evidence, facts}`; capturedAt
+ * ISO-8601 UTC. `unconfirmed`: why `mode` rests on indirect evidence (`ipvsadm not read`), else
+ * null. `facts`: the evidence as data (src/analysis/proxy-mode.ts `ModeFact`); a count that was
+ * not read is `null`, never 0, with the probe that would read it (`{kind: 'ipvs',
+ * virtualServers: null, probe: 'ipvsadm'}`).
+ */
 export interface ShowHead {
   readonly node: string;
   readonly kernel: string | null;
@@ -10,7 +16,9 @@ export interface ShowHead {
   readonly live: boolean;
   readonly capturedAt: string;
   readonly mode: string;
+  readonly unconfirmed: string | null;
   readonly evidence: readonly string[];
+  readonly facts: readonly ModeFact[];
 }
 
 /** Builds the head from a snapshot. */
@@ -23,7 +31,9 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
     live: snapshot.meta.source.live,
     capturedAt: snapshot.meta.capturedAt,
     mode: mode.mode,
+    unconfirmed: mode.unconfirmed ? unconfirmedText(mode.unconfirmed) : null,
     evidence: mode.evidence,
+    facts: mode.facts,
   };
 }
 
@@ -31,5 +41,5 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
 export function headText(h: ShowHead): string {
   // Transport labels already name their kind (`replay:DIR`, `netns:NAME`): say it once.
   const where = h.source.replace(/^replay:/, '');
-  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${where} · captured ${h.capturedAt}\nmode ${h.mode}: ${h.evidence.join('; ')}\n`;
+  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${where} · captured ${h.capturedAt}\nmode ${h.mode}${h.unconfirmed ? ` (unconfirmed: ${h.unconfirmed})` : ''}: ${h.evidence.join('; ')}\n`;
 }
