@@ -71,7 +71,7 @@ export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
   ciliumStatus: ['cilium-status'],
   ipvs: ['ipvsadm-stats', 'ipvsadm'],
   ipset: ['ipset'],
-  conntrack: ['conntrack'],
+  conntrack: ['conntrack', 'conntrack-events'],
   ciliumConntrack: ['cilium-ct-list'],
 };
 
@@ -287,7 +287,7 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     case 'ipset':
       return { ipset: parseRun(byId.get('ipset'), parseIpsetList) };
     case 'conntrack':
-      return { conntrack: parseRun(byId.get('conntrack'), parseConntrack) };
+      return { conntrack: withConntrackEvents(parseRun(byId.get('conntrack'), parseConntrack), byId.get('conntrack-events'), cache) };
     case 'ciliumConntrack':
       return { ciliumConntrack: ciliumCtPart(parseRun(byId.get('cilium-ct-list'), parseCiliumCt), done) };
   }
@@ -393,6 +393,37 @@ function turn(): Promise<void> {
 }
 
 /**
+ * The conntrack part with the events of the `conntrack-events` probe (`conntrack -E`) added
+ * to its `events`: that probe's every line is an event, so a table line in it is reported (a
+ * `not-an-event` warning) and not added to the table. The probe ends by its timeout (the
+ * events stream does not end by itself): that timeout is not an error. Without a table probe
+ * the part's `entries` are empty and its `error` says the table was not read.
+ */
+function withConntrackEvents(table: Parsed<ConntrackTable> | null, run: ProbeRun | undefined, cache?: ParseCache): Parsed<ConntrackTable> | null {
+  if (!run) return table;
+  const parsed = parseRunCached(run, parseConntrack, cache);
+  const got = parsed?.value;
+  if (!got) return table;
+  const stray = got.entries.map((e) => diagnostic('warning', run.id, e.line, e.raw, 'not-an-event', 'a conntrack table line in the events probe\'s output (no [NEW]/[UPDATE]/[DESTROY] tag): not added to the table'));
+  const events = [...(table?.value?.events ?? []), ...(got.events ?? [])];
+  const value: ConntrackTable = {
+    entries: table?.value?.entries ?? [],
+    ...(events.length > 0 ? { events } : {}),
+    trailers: [...(table?.value?.trailers ?? []), ...got.trailers],
+    reportedCount: table?.value?.reportedCount,
+    ...(got.reportedEvents !== undefined ? { reportedEvents: got.reportedEvents } : table?.value?.reportedEvents !== undefined ? { reportedEvents: table.value.reportedEvents } : {}),
+  };
+  const runError = run.status === 'ok' || run.status === 'timeout' ? null : parsed.error;
+  const error = table ? table.error : 'conntrack table not read (only the conntrack-events probe ran)';
+  return {
+    value,
+    diagnostics: [...(table?.diagnostics ?? []), ...parsed.diagnostics, ...stray],
+    probe: table?.probe ?? parsed.probe,
+    error: [error, runError ? `conntrack-events: ${runError}` : null].filter((x) => x !== null).join('; ') || null,
+  };
+}
+
+/**
  * A run parsed by `parse` (which may take turns of the event loop), as parseRunCached
  * does it: a failed run with output is still parsed, an unchanged text is not parsed again.
  */
@@ -424,8 +455,9 @@ async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: num
     const run = ctx.byId.get('conntrack');
     const pieces = run?.result.stdoutPieces;
     // Read from disk piece by piece (a replay asked for it): the whole text is never held.
-    if (run && pieces) return { conntrack: await parsePieces(run, (origin) => parseConntrackStream(chunksOfPieces(pieces(), chunkChars), origin)) };
-    return { conntrack: await parseRunAsync(run, ctx.cache, (text, origin) => parseConntrackStream(chunksOf(text, chunkChars), origin)) };
+    const events = ctx.byId.get('conntrack-events');
+    if (run && pieces) return { conntrack: withConntrackEvents(await parsePieces(run, (origin) => parseConntrackStream(chunksOfPieces(pieces(), chunkChars), origin)), events, ctx.cache) };
+    return { conntrack: withConntrackEvents(await parseRunAsync(run, ctx.cache, (text, origin) => parseConntrackStream(chunksOf(text, chunkChars), origin)), events, ctx.cache) };
   }
   if (part === 'nft') {
     // As nftPart: nft -j when it parsed, else the text (itself not cut: it is the fallback).
