@@ -117,3 +117,16 @@ describe('conntrack -E events', () => {
     expect(flows[0]!.ended).toBe(false);
   });
 });
+
+describe('the Conntrack pane summary with events', () => {
+  it('counts events and flows apart from the table, and says the table was not read when only events were', async () => {
+    const { conntrackView, DEFAULT_CONNTRACK_SORT } = await import('../../src/analysis/conntrack-view.js');
+    const defaultConntrackQuery = () => ({ sort: DEFAULT_CONNTRACK_SORT, filter: '', service: null });
+    const { conntrackSummaryLine } = await import('../../src/ui/panes/ConntrackPane.js');
+    const both = conntrackView(snapshotWith([run('conntrack', `${tableLine}\n`), run('conntrack-events', oneFlow, 'timeout')]), defaultConntrackQuery());
+    expect(conntrackSummaryLine(both, 'en')).toContain('1/1 entries · 3 events of 1 flows (conntrack -E; show conntrack lists them)');
+    const only = conntrackView(snapshotWith([run('conntrack', oneFlow)]), defaultConntrackQuery());
+    expect(conntrackSummaryLine(only, 'en')).toContain('table not read (events only) · 3 events of 1 flows');
+    expect(conntrackSummaryLine(only, 'en')).not.toContain('0/0');
+  });
+});
