@@ -47,7 +47,7 @@ export const IP6_KUBE_PROXY = `table ip6 kube-proxy {
 	}
 
 	chain nat-output {
-		type nat hook output priority dstnat; policy accept;
+		type nat hook output priority -100; policy accept;
 		jump services
 	}
 
