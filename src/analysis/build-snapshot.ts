@@ -71,7 +71,7 @@ export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
   ciliumStatus: ['cilium-status'],
   ipvs: ['ipvsadm-stats', 'ipvsadm'],
   ipset: ['ipset'],
-  conntrack: ['conntrack', 'conntrack-events'],
+  conntrack: ['conntrack'],
   ciliumConntrack: ['cilium-ct-list'],
 };
 
