@@ -43,7 +43,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--node <name>', 'read a node through a debug pod, like kubectl debug node/NAME (live)')
     .option('--context <name>', 'kubeconfig context (default: the current one)')
     .option('-n, --namespace <ns>', 'API objects of this namespace only (default: all); also where --node puts its pod')
-    .option('--accept-new-host-key', "--ssh: add an unknown host key to known_hosts (a changed key is never accepted)")
+    .option('--accept-new-host-key', "--ssh: add the host key of a host known_hosts has no entry for (a changed key, or a key of another type, is never accepted)")
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(2).argParser(positiveSeconds))
