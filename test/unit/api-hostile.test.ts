@@ -8,6 +8,7 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
+import type { JsonValue } from '../../src/model/k8s.js';
 import { shortJson } from '../../src/parsers/k8s-convert.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
 import { packageRoot } from '../../src/paths.js';
@@ -91,7 +92,8 @@ describe('a spec.selector nested 6,000 levels deep', () => {
   });
 
   it('shortJson prints what JSON.stringify prints, cut, without recursion', () => {
-    for (const v of [{ a: [1, 'x', { b: null }], c: true }, [], {}, 'é"', 5, [[['a']]]]) expect(shortJson(v, 500)).toBe(JSON.stringify(v));
+    const samples: JsonValue[] = [{ a: [1, "x", { b: null }], c: true }, [], {}, "é\"", 5, [[["a"]]]];
+    for (const v of samples) expect(shortJson(v, 500)).toBe(JSON.stringify(v));
     expect(shortJson(JSON.parse(deep(100_000)), 20)).toBe('{"a":{"a":{"a":{"a":');
     expect(shortJson(Array.from({ length: 1_000_000 }, (_, i) => i), 12)).toBe('[0,1,2,3,4,5');
   });
