@@ -18,6 +18,7 @@ import { showServices } from './report/services.js';
 import { runTraceCommand, type TraceCommandArgs } from './report/trace.js';
 import { runLiveTraceCommand } from './report/trace-live.js';
 import { traceSeconds } from './trace/live-trace.js';
+import { DNS_QUESTION_TYPES } from './model/dns.js';
 import { dig, digExitCode, digOutput } from './dns/dig.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
@@ -249,7 +250,7 @@ export function buildProgram(): Command {
     });
 
   addSourceOptions(program.command('dig').argument('<name>', 'DNS name to resolve').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
-    .addOption(new Option('--type <type>', 'record type').choices(['A', 'AAAA', 'SRV', 'CNAME', 'PTR', 'TXT']).default('A'))
+    .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (name: string, opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json' }) => {
