@@ -24,6 +24,7 @@ import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
+import { safeCells } from './safe-cells.js';
 
 const rec = (r: DnsRecord) => ({ name: r.name, type: r.type, ttl: r.ttl, data: r.data });
 
@@ -73,7 +74,7 @@ function checksTable(r: ServiceDnsResult): string {
     const e = c.exchange;
     const replied = c.verdict !== 'no-reply';
     const answer = replied ? answersCell(e, r.zone) || '(no data)' : noReplyText(e);
-    table.push([relativeName(c.qname, r.zone), c.qtype, statusWord(e) + (e.truncated ? ' (TC→TCP)' : ''), answer, msText(e.latencyMs), c.verdict]);
+    table.push(safeCells([relativeName(c.qname, r.zone), c.qtype, statusWord(e) + (e.truncated ? ' (TC→TCP)' : ''), answer, msText(e.latencyMs), c.verdict]));
   }
   return table.toString();
 }
