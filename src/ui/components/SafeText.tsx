@@ -3,7 +3,7 @@
  * (src/text/terminal-safe.ts, `line` mode: controls, ESC, bidi and invisible characters shown
  * as `\x1b`, `\u202e`, …) before Ink measures and draws it, so no byte from the node, the API
  * or a bundle reaches the terminal as an escape sequence, whatever pane shows it. Panes import
- * `Text` from here, never from ink (test/unit/terminal-safe-ui.test.ts checks).
+ * `Text` from here, never from ink (test/ui/terminal-safe-text.test.tsx checks).
  */
 import { Text as InkText, type TextProps } from 'ink';
 import React from 'react';
