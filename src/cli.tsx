@@ -325,7 +325,7 @@ export function buildProgram(): Command {
 
 function report(e: unknown): number {
   if (e instanceof UserError) {
-    process.stderr.write(`nodescope: ${e.message}\n${e.hint ? `  try: ${e.hint}\n` : ''}`);
+    process.stderr.write(`nodescope: ${e.message}\n${e.hint ? `  try: ${terminalSafe(e.hint)}\n` : ''}`);
     return 1;
   }
   if (e instanceof ParseError) {

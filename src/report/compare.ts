@@ -16,6 +16,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
 import { safeCells, type TextCell } from './safe-cells.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 const UNIT: Readonly<Record<CompareMode, string>> = {
   iptables: 'rules in KUBE-* chains (nat, filter)',
@@ -55,8 +56,8 @@ export function showCompare(snapshot: NodeSnapshot, format: 'json' | 'text', ser
   lines.push('per Service (what it alone adds):', per.toString());
   if (service) {
     const p = cmp.perService[0]!;
-    for (const m of COMPARE_MODES) lines.push(`${m}: ${p.names[m].join(', ') || '(no chain of its own)'}`);
+    for (const m of COMPARE_MODES) lines.push(terminalSafe(`${m}: ${p.names[m].join(', ') || '(no chain of its own)'}`));
   }
-  if (cmp.notes.length) lines.push('inferred:', ...cmp.notes.map((n) => `  ${n.text}`));
+  if (cmp.notes.length) lines.push('inferred:', ...cmp.notes.map((n) => terminalSafe(`  ${n.text}`)));
   return `${lines.join('\n')}\n`;
 }

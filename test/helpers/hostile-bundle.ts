@@ -20,14 +20,16 @@ export const PAYLOAD_SHOWN_HEAD = 'x\\x1b]0;PWNED';
 /** Every character a terminal could act on or not draw, except newline and tab (documents keep those). */
 export const RAW_CONTROL = /[\0-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2066-\u2069\ufeff]/u;
 
-/** The injected names (each holds {@link PAYLOAD}). */
+/** The injected names (each holds {@link PAYLOAD}; some a newline, which must not start a line of its own). */
 export const HOSTILE = {
   iptablesComment: `fwd ${PAYLOAD}`,
-  nftComment: `nft ${PAYLOAD}`,
+  /** On a rule every packet to web's ClusterIP is checked against first (it does not match): `trace` shows it. */
+  traceComment: `trace ${PAYLOAD}`,
+  nftComment: `nft ${PAYLOAD}\n! forged`,
   serviceNamespace: `ns${PAYLOAD}`,
-  serviceName: `svc${PAYLOAD}`,
+  serviceName: `svc${PAYLOAD}\nforged`,
   nodeName: `node2${PAYLOAD}`,
-  cname: `cname${PAYLOAD}.example.`,
+  cname: `cname${PAYLOAD}\nforged.example.`,
   manifestNode: `lab-node${PAYLOAD}\nforged line`,
   conntrackLine: `ipv4     2 tcp      6 bogus ${PAYLOAD}`,
 } as const;
@@ -41,8 +43,9 @@ export function makeHostileBundle(): string {
 
   edit('probes/iptables-save.stdout', (t) => {
     const out = t.replace('--comment "kubernetes forwarding rules"', `--comment "${HOSTILE.iptablesComment}"`);
-    if (out === t) throw new Error('fixture changed: no "kubernetes forwarding rules" comment');
-    return out;
+    const web = '[9:540] -A KUBE-SERVICES -d 10.96.12.34/32';
+    if (out === t || !out.includes(web)) throw new Error('fixture changed: no "kubernetes forwarding rules" comment or web ClusterIP rule');
+    return out.replace(web, `[0:0] -A KUBE-SERVICES -d 192.0.2.1/32 -p tcp -m comment --comment "${HOSTILE.traceComment}" -m tcp --dport 80 -j RETURN\n${web}`);
   });
   edit('probes/nft-json.stdout', (t) => {
     const doc = JSON.parse(t) as { nftables: unknown[] };

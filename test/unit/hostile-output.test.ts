@@ -43,7 +43,9 @@ describe('a hostile bundle through every text output of the binary', () => {
     expectClean(r);
     // The manifest's node name heads every show/trace document, its newline escaped too.
     if (args[0] !== 'dig') expect(r.stdout).toContain(`node lab-node${PAYLOAD_SHOWN}\\nforged line (`);
-    for (const p of payloads) expect(r.stdout).toContain(p.replace(/x\x1b[^]*evil/, PAYLOAD_SHOWN).replace(/\.$/, ''));
+    for (const p of payloads) expect(r.stdout).toContain(p.replace(/x\x1b[^]*?evil/g, PAYLOAD_SHOWN).replace(/\n/g, '\\n').replace(/\.$/, ''));
+    // A newline inside a value never starts a line of its own.
+    expect(r.stdout + r.stderr).not.toMatch(/^!? ?forged/m);
   });
 
   it('an error quoting the API on stderr (the hint lists a hostile Service name) is escaped', () => {
@@ -68,10 +70,11 @@ describe('a hostile bundle through every text output of the binary', () => {
     const doc = JSON.parse(r.stdout) as { node?: string };
     if (args[0] !== 'dig') expect(doc.node).toBe(HOSTILE.manifestNode);
     const values = JSON.stringify(doc);
-    if (args[1] === 'rules') {
-      expect(values).toContain(JSON.stringify(HOSTILE.iptablesComment));
-      expect(values).toContain(JSON.stringify(HOSTILE.nftComment));
-    }
-    if (args[1] === 'services') expect(values).toContain(JSON.stringify(HOSTILE.nodeName));
+    // Each value exactly, JSON-escaped (inside a longer string for a rule's text).
+    const holds = (v: string) => expect(values).toContain(JSON.stringify(v).slice(1, -1));
+    if (args[1] === 'rules') [HOSTILE.iptablesComment, HOSTILE.nftComment, HOSTILE.traceComment].forEach(holds);
+    if (args[1] === 'services') [HOSTILE.nodeName, HOSTILE.serviceName, HOSTILE.serviceNamespace].forEach(holds);
+    if (args[0] === 'trace') holds(HOSTILE.traceComment);
+    if (args[0] === 'dig' || args[1] === 'dns') holds(HOSTILE.cname);
   });
 });
