@@ -28,10 +28,44 @@
 export type TerminalSafeMode = 'line' | 'document';
 
 // Every character that needs an escape in `line` mode. `document` excludes \t and \n only.
-const UNSAFE_LINE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/u;
 const UNSAFE_LINE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
-const UNSAFE_DOCUMENT = /[\0-\x08\x0b-\x1f\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/u;
 const UNSAFE_DOCUMENT_ALL = /[\0-\x08\x0b-\x1f\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
+// What JSON.stringify leaves raw that a terminal acts on or does not show: DEL, C1, format
+// characters, U+2028/U+2029, default-ignorables (it already escapes C0 and lone surrogates).
+const JSON_UNSAFE_ALL = /[\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+
+// Per UTF-16 code unit: LINE set when `line` mode escapes it, DOCUMENT when `document` mode
+// does, JSON_TEXT when {@link jsonTerminalSafe} does; a surrogate has all three (whether its
+// pair's code point needs an escape is left to the regular expressions).
+// A table look-up per code unit is several times faster than a Unicode property class (the
+// fast path runs on every table cell of a million-row table), and this builds it from the
+// same classes, so the two cannot disagree.
+const LINE = 1;
+const DOCUMENT = 2;
+const JSON_TEXT = 4;
+let unsafeUnits: Uint8Array | null = null;
+
+function unitTable(): Uint8Array {
+  const table = new Uint8Array(0x10000);
+  const line = new RegExp(UNSAFE_LINE_ALL.source, 'u');
+  const document = new RegExp(UNSAFE_DOCUMENT_ALL.source, 'u');
+  const json = new RegExp(JSON_UNSAFE_ALL.source, 'u');
+  for (let unit = 0; unit < 0x10000; unit++) {
+    if (unit >= 0xd800 && unit <= 0xdfff) table[unit] = LINE | DOCUMENT | JSON_TEXT;
+    else {
+      const ch = String.fromCharCode(unit);
+      table[unit] = (line.test(ch) ? LINE : 0) | (document.test(ch) ? DOCUMENT : 0) | (json.test(ch) ? JSON_TEXT : 0);
+    }
+  }
+  return table;
+}
+
+/** Whether any code unit of `text` has `flag` (a surrogate always has: the caller's regex decides). */
+function mayNeedEscape(text: string, flag: number): boolean {
+  const table = (unsafeUnits ??= unitTable());
+  for (let i = 0; i < text.length; i++) if ((table[text.charCodeAt(i)]! & flag) !== 0) return true;
+  return false;
+}
 
 const SHORT: Readonly<Record<string, string>> = { '\t': '\\t', '\n': '\\n', '\r': '\\r' };
 
@@ -54,14 +88,13 @@ export function escapeCodePoint(ch: string): string {
  * nothing to escape is returned as is (the same string, no copy). Never throws.
  */
 export function terminalSafe(text: string, mode: TerminalSafeMode = 'line'): string {
-  if (mode === 'line') return UNSAFE_LINE.test(text) ? text.replace(UNSAFE_LINE_ALL, escapeCodePoint) : text;
-  return UNSAFE_DOCUMENT.test(text) ? text.replace(UNSAFE_DOCUMENT_ALL, escapeCodePoint) : text;
+  const line = mode === 'line';
+  if (!mayNeedEscape(text, line ? LINE : DOCUMENT)) return text;
+  const out = text.replace(line ? UNSAFE_LINE_ALL : UNSAFE_DOCUMENT_ALL, escapeCodePoint);
+  // Only a well-formed pair (an emoji) was seen: keep the caller's string.
+  return out === text ? text : out;
 }
 
-// What JSON.stringify leaves raw that a terminal acts on or does not show: C1, format
-// characters, U+2028/U+2029, default-ignorables (it already escapes C0 and lone surrogates).
-const JSON_UNSAFE = /[\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/u;
-const JSON_UNSAFE_ALL = /[\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
 
 function jsonEscape(ch: string): string {
   const cp = ch.codePointAt(0)!;
@@ -79,7 +112,9 @@ function jsonEscape(ch: string): string {
  * be scanned. Returns `json` itself when there is nothing to escape.
  */
 export function jsonTerminalSafe(json: string): string {
-  return JSON_UNSAFE.test(json) ? json.replace(JSON_UNSAFE_ALL, jsonEscape) : json;
+  if (!mayNeedEscape(json, JSON_TEXT)) return json;
+  const out = json.replace(JSON_UNSAFE_ALL, jsonEscape);
+  return out === json ? json : out;
 }
 
 /** The part of a Node writable stream {@link guardTerminalStream} wraps. */
