@@ -26,7 +26,7 @@ const LEGEND_WIDTH = 20;
  * each title to the legend's inner width, so the text is made terminal-safe, then its braces
  * written as blessed's `{open}`/`{close}`, and cut here, whole characters and whole tags, to fit.
  */
-function legendTitle(text: string, max = LEGEND_WIDTH - 2): string {
+export function legendTitle(text: string, max = LEGEND_WIDTH - 2): string {
   let out = '';
   for (const ch of terminalSafe(text)) {
     const piece = ch === '{' ? '{open}' : ch === '}' ? '{close}' : ch;
