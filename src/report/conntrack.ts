@@ -139,7 +139,7 @@ export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', o
   const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max}${summary.percent !== null ? ` (${percentText(summary.percent)})` : ''}` : '';
   let out = headText(showHead(snapshot));
   out += `${service ? `Service ${service} · ` : ''}${summary.shown}/${summary.total} entries${usage} · ${summary.stale} stale\n`;
-  if (ct.error) out += `! conntrack output incomplete: ${ct.error}\n`;
+  if (ct.error) out += `${terminalSafe(`! conntrack output incomplete: ${ct.error}`)}\n`;
   if (!index.servicesKnown) out += '! no API objects: entries are not matched to Services\n';
   for (const r of rows) out += entryText(r);
   for (const d of ct.diagnostics.filter((d) => d.severity !== 'info')) out += `${terminalSafe(`! ${d.origin}:${d.line}: ${d.message}: ${d.text}`)}\n`;

@@ -81,7 +81,7 @@ export function showLb(snapshot: NodeSnapshot, format: 'json' | 'text'): string 
     // On a node whose mode is not Cilium the missing maps are expected, not a failure.
     const mode = showHead(snapshot).mode;
     const lead = mode === 'cilium' || mode === 'unknown' ? 'no Cilium LB table' : `no Cilium LB maps on this node (its Service dataplane is ${mode})`;
-    return `${out}${lead}: ${view.absentReason ?? ''}\n`;
+    return `${out}${terminalSafe(`${lead}: ${view.absentReason ?? ''}`)}\n`;
   }
   out += sourceText(view);
   for (const f of view.frontends) {

@@ -33,6 +33,9 @@ function ruleJson(r: RuleRow) {
   return { index: r.index, packets: r.packets, bytes: r.bytes, comment: r.label || null, matches: r.matches, target: r.target || null, jumpTo: r.jumpTo, probability: r.probability, line: r.line, raw: r.raw };
 }
 
+/** One line of the text document: names, comments and rule text from the node stay on it. */
+const line = (text: string): string => terminalSafe(text);
+
 /** Renders `show rules`. Throws `UserError` when `--chain` names a chain no ruleset has. */
 export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', options: ShowRulesOptions = {}): string {
   const rulesets = iptablesRulesets(snapshot).map(({ id, ruleset }) => ({
@@ -84,9 +87,6 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
   for (const d of allDiagnostics(snapshot).filter((d) => d.severity !== 'info')) out += `${line(`! ${d.origin}:${d.line}: ${d.message}: ${d.text}`)}\n`;
   return out;
 }
-
-/** One line of the text document: names, comments and rule text from the node stay on it. */
-const line = (text: string): string => terminalSafe(text);
 
 
 function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRulesOptions) {
