@@ -26,6 +26,19 @@ import { captureBundle, prepareCaptureDir } from './capture.js';
 import { loadSnapshot, Session } from './session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { detectLang } from './ui/i18n.js';
+import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
+
+// stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
+// there makes every message that quotes node, API or bundle text safe (issue 24).
+guardTerminalStream(process.stderr);
+
+/**
+ * Writes a `show`/`trace`/`dig` document to stdout: JSON as built (its strings are escaped
+ * by toJson), text made terminal-safe with its own line breaks kept.
+ */
+function writeDocument(out: string, format: 'json' | 'text' | undefined): void {
+  process.stdout.write(format === 'json' ? out : terminalSafe(out, 'document'));
+}
 
 interface GlobalOptions extends SourceOptions {
   /** Live refresh period, seconds (> 0). */
@@ -191,7 +204,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   } finally {
     await closeSource(source);
   }
-  process.stdout.write(out);
+  writeDocument(out, opts.output);
 }
 
 /** Builds the command tree (exported for tests of argument handling). */
@@ -238,12 +251,12 @@ export function buildProgram(): Command {
         ...(snapshot.nft?.value ? { nft: snapshot.nft.value } : {}),
       };
       if (!opts.allowTrace) {
-        process.stdout.write(runTraceCommand(snapshot, args));
+        writeDocument(runTraceCommand(snapshot, args), opts.output);
         return;
       }
       try {
         const onListening = () => void process.stderr.write(`tracing for ${seconds} s on ${source.transport.label}: send the traffic now\n`);
-        process.stdout.write(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening }));
+        writeDocument(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening }), opts.output);
       } finally {
         await closeSource(source);
       }
@@ -260,7 +273,7 @@ export function buildProgram(): Command {
       try {
         const args = { name, type: opts.type, dns, api, format: opts.output, ...(opts.server ? { server: opts.server } : {}) };
         const result = await dig(args);
-        process.stdout.write(digOutput(result, args));
+        writeDocument(digOutput(result, args), opts.output);
         // Like dig(1): 9 when the server never replied (the text says why).
         process.exitCode = digExitCode(result.exchange);
       } finally {
@@ -313,11 +326,11 @@ export function buildProgram(): Command {
 
 function report(e: unknown): number {
   if (e instanceof UserError) {
-    process.stderr.write(`nodescope: ${e.message}\n${e.hint ? `  try: ${e.hint}\n` : ''}`);
+    process.stderr.write(`nodescope: ${e.message}\n${e.hint ? `  try: ${terminalSafe(e.hint)}\n` : ''}`);
     return 1;
   }
   if (e instanceof ParseError) {
-    process.stderr.write(`nodescope: ${e.origin}:${e.line}: ${e.message}\n${e.excerpt ? `  ${e.excerpt}\n` : ''}`);
+    process.stderr.write(`nodescope: ${e.origin}:${e.line}: ${e.message}\n${e.excerpt ? `  ${terminalSafe(e.excerpt)}\n` : ''}`);
     return 1;
   }
   if (e instanceof TransportError) {

@@ -1,5 +1,6 @@
 /** The two header lines: node, source and freshness, detected mode with evidence; then the pane tabs. */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './SafeText.js';
 import React, { useEffect, useRef, useState } from 'react';
 import { clockTime } from '../../sources/api-file.js';
 import type { ApiProblem } from '../../sources/cluster-api.js';
