@@ -18,10 +18,12 @@
  * restores the terminal when we call `process.exit`.
  */
 
+import { isatty } from 'node:tty';
+
 /** Total time the undos may take at exit, ms (quit must not hang on an API that does not answer). */
-export const CLEANUP_BUDGET_MS = 8_000;
+export const CLEANUP_BUDGET_MS = 7_000;
 /** At most this long for an undo that leaves nothing behind (stopping the session, leaving the TUI), ms. */
-const HOUSEKEEPING_MS = 2_000;
+const HOUSEKEEPING_MS = 1_000;
 /** After this long an unfinished undo is announced on stderr ("still deleting …"), ms. */
 const SLOW_NOTICE_MS = 1_500;
 
@@ -30,7 +32,7 @@ export interface CleanupOptions {
   /**
    * What stays on the node or in the cluster if this undo does not finish, with how to
    * remove it (e.g. `debug pod default/x — kubectl delete pod -n default x`). Undos
-   * without it are housekeeping: given at most 2 s, never reported as left behind.
+   * without it are housekeeping: given at most 1 s, never reported as left behind.
    */
   readonly leftBehind?: string;
 }
@@ -134,14 +136,27 @@ export function runCleanups(budgetMs: number = CLEANUP_BUDGET_MS): Promise<reado
  */
 export async function exitAfterCleanup(code: number, message?: string): Promise<never> {
   if (message) pending.push(message);
-  if (exiting) {
-    await runCleanups();
-  } else {
-    exiting = { code };
-    await runCleanups();
-  }
+  exiting ??= { code };
+  const left = await runCleanups();
   flushPending();
+  // Something stays on the node or in the cluster: not a clean success.
+  if (left.length && exiting.code === 0) exiting.code = 1;
+  if (terminalGone()) {
+    // Node's exit restores the terminal's mode and aborts when the terminal is gone
+    // (tcsetattr: EIO after a hang-up); end as a hang-up ends a program instead.
+    process.removeAllListeners('SIGHUP');
+    process.kill(process.pid, 'SIGHUP');
+    await new Promise((r) => setTimeout(r, 200));
+  }
   process.exit(exiting.code);
+}
+
+/** The file descriptors (0–2) that were terminals when the handlers were installed. */
+let ttysAtStart: number[] = [];
+
+/** Whether a terminal we started on has hung up (isatty fails with EIO afterwards). */
+function terminalGone(): boolean {
+  return ttysAtStart.some((fd) => !isatty(fd));
 }
 
 /** Exit codes of the signals we undo on: 128 + the signal number, as a shell reports them. */
@@ -154,6 +169,7 @@ const SIGNAL_CODES = { SIGHUP: 129, SIGINT: 130, SIGTERM: 143 } as const;
 export function installExitHandlers(): void {
   if (installed) return;
   installed = true;
+  ttysAtStart = [0, 1, 2].filter((fd) => isatty(fd));
   for (const sig of Object.keys(SIGNAL_CODES) as (keyof typeof SIGNAL_CODES)[]) {
     process.on(sig, () => {
       if (exiting) {

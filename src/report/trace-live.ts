@@ -17,7 +17,7 @@ import stringWidth from 'string-width';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { diffKernelEvents, diffPacketsSeen, formatKernelEvent, kernelEventsOfTrace, kernelEventsOfWalk, packetsOfTrace, type KernelEvent } from '../trace/kernel-trace.js';
 import type { Transport } from '../sources/transport.js';
-import { captureKernelTrace, chosenPass, liveTraceMatch, liveTraceSkip, traceTablesIn, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../trace/live-trace.js';
+import { captureKernelTrace, chosenPass, liveTraceMatch, liveTraceSkip, traceTablesIn, withoutTraceTables, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../trace/live-trace.js';
 import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';
@@ -90,8 +90,10 @@ export function compareLiveTrace(snapshot: NodeSnapshot, args: TraceCommandArgs,
   if ((args.endpoint !== undefined || args.branch !== undefined) && facts.endpoint !== null) notes.push(`the kernel chose ${facts.endpoint}; nodescope follows that branch`);
   const from = facts.sport !== null ? (match.l3 === 'ip6' ? `[${match.src}]:${facts.sport}` : `${match.src}:${facts.sport}`) : match.src;
   const { endpoint: _e, branch: _b, ...rest } = args;
+  const nft = args.nft ?? snapshot.nft?.value ?? undefined;
   const walk = traceFromSnapshot(snapshot, {
     ...rest,
+    ...(nft ? { nft: withoutTraceTables(nft) } : {}),
     from,
     ...(facts.tcpFlags !== null && facts.tcpFlags !== 'syn' && /^[a-z|]+$/.test(facts.tcpFlags) ? { flags: facts.tcpFlags.split('|').join(',') } : {}),
     ...(args.entry === undefined && facts.chain === 'out' ? { entry: 'host' } : {}),

@@ -19,6 +19,7 @@ import { onCleanup } from '../cleanup.js';
 import { currentRun, runState, type RunState } from '../run-record.js';
 import { BugError, UserError } from '../errors.js';
 import type { Diagnostic } from '../model/diagnostics.js';
+import type { NftRuleset } from '../model/nftables.js';
 import { parseNftTrace, splitTracePasses, type NftTraceEvent, type NftTracePass } from '../parsers/nft-trace.js';
 import { catalog, probe, type Catalog } from '../sources/catalog.js';
 import { runProbe, type ProbeRun } from '../sources/probe-runner.js';
@@ -48,6 +49,16 @@ export function liveTraceStartChains(table: string): readonly string[] {
 /** Every nodescope trace table a trace's events pass through (another run's table on the same node shows in them too). */
 export function traceTablesIn(events: readonly NftTraceEvent[]): string[] {
   return [...new Set(events.filter((e) => e.family === 'inet' && e.table !== null && TRACE_TABLE_NAME.test(e.table)).map((e) => `inet ${e.table!}`))];
+}
+
+/**
+ * `nft` without nodescope's own trace tables (this run's, or another run's on the same
+ * node, read into the snapshot while it traced): the packet's walk is the node's, not
+ * the tracer's. The same object when there are none.
+ */
+export function withoutTraceTables(nft: NftRuleset): NftRuleset {
+  const tables = nft.tables.filter((t) => !(t.family === 'inet' && TRACE_TABLE_NAME.test(t.name)));
+  return tables.length === nft.tables.length ? nft : { ...nft, tables };
 }
 
 /** A trace table found on the node that is not this run's, and what was done with it. */
