@@ -19,6 +19,7 @@
  */
 
 import { isatty } from 'node:tty';
+import { keepRunRecord } from './run-record.js';
 
 /** Total time the undos may take at exit, ms (quit must not hang on an API that does not answer). */
 export const CLEANUP_BUDGET_MS = 7_000;
@@ -139,8 +140,12 @@ export async function exitAfterCleanup(code: number, message?: string): Promise<
   exiting ??= { code };
   const left = await runCleanups();
   flushPending();
-  // Something stays on the node or in the cluster: not a clean success.
-  if (left.length && exiting.code === 0) exiting.code = 1;
+  if (left.length) {
+    // Something stays on the node or in the cluster: not a clean success, and the next
+    // run here must find this run's record (refused: gone) to remove it.
+    keepRunRecord();
+    if (exiting.code === 0) exiting.code = 1;
+  }
   if (terminalGone()) {
     // Node's exit restores the terminal's mode and aborts when the terminal is gone
     // (tcsetattr: EIO after a hang-up); end as a hang-up ends a program instead.

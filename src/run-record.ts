@@ -50,6 +50,15 @@ export interface CurrentRun {
 
 let current: Promise<CurrentRun> | undefined;
 let server: Server | undefined;
+let keep = false;
+
+/**
+ * Keeps this run's record file at exit: something it made was left behind, and the next
+ * run must find the record refused (gone) to remove it. Called by the cleanup registry.
+ */
+export function keepRunRecord(): void {
+  keep = true;
+}
 
 /**
  * This process's run id, recorded on first use (listening on its socket, unref'd so it
@@ -69,7 +78,9 @@ export function currentRun(dir: string = runsDir()): Promise<CurrentRun> {
       s.on('error', () => undefined);
       s.unref();
       server = s;
-      process.on('exit', () => rmSync(file, { force: true }));
+      process.on('exit', () => {
+        if (!keep) rmSync(file, { force: true });
+      });
       return { id, recorded: true };
     } catch (e) {
       return { id, recorded: false, problem: `${file}: ${(e as Error).message}` };

@@ -239,12 +239,12 @@ describe.runIf(canRun)('trace --allow-trace: per-run tables, and nothing left on
   const listening = (all: string) => all.includes('send the traffic now');
 
   it('two runs at once each have their own table, both trace the packet, and neither removes the other\'s', async () => {
-    const a = cli(traceArgs(6));
+    const a = cli(traceArgs(15));
     await until('run A to listen', () => listening(a.stderr()));
-    const b = cli(traceArgs(4));
+    const b = cli(traceArgs(5));
     await until('run B to listen', () => listening(b.stderr()));
     const during = await traceTables();
-    expect(during).toHaveLength(2);
+    expect(during, `A: ${a.stderr()}\nB: ${b.stderr()}`).toHaveLength(2);
     expect(during.every((t) => /^nodescope-trace-[0-9a-f]{12}$/.test(t))).toBe(true);
     const http = await sendHttp(lab.podNs('client'), `http://${web.clusterIP}:${web.ports[0]!.port}/`, 1, { timeoutMs: 2000 });
     expect(http.failures).toBe(0);
@@ -254,7 +254,7 @@ describe.runIf(canRun)('trace --allow-trace: per-run tables, and nothing left on
       expect(r.stdout).toContain("same walk: the kernel's events equal nodescope's");
       expect(r.stdout).toMatch(/table inet nodescope-trace-[0-9a-f]{12} removed/);
     }
-    expect(rb.stderr).toMatch(/another trace runs on this node: table inet nodescope-trace-[0-9a-f]{12} .* alive on this machine/);
+    expect(rb.stderr).toMatch(/another trace runs on this node: table inet nodescope-trace-[0-9a-f]{12} .*\(alive on this machine\), left alone/);
     expect(await traceTables()).toEqual([]);
   }, 60_000);
 
