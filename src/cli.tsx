@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
+import { probe } from './sources/catalog.js';
 import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
 import type { Transport } from './sources/transport.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
@@ -186,16 +187,21 @@ interface ShowOptions extends GlobalOptions {
   readonly table?: string;
   readonly service?: string;
   readonly dnsServer?: string;
+  readonly events?: boolean;
 }
 
-async function loadOnce(opts: GlobalOptions) {
+async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = []) {
   const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts) });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand });
   return { source, snapshot };
 }
 
 async function runShow(what: string, opts: ShowOptions): Promise<void> {
-  const { source, snapshot } = await loadOnce(opts);
+  if (opts.events && what !== 'conntrack') throw new UserError(`--events is for show conntrack, not show ${what}`, 'nodescope show conntrack --events');
+  // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
+  const events = opts.events === true && !opts.replay;
+  if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
+  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : []);
   let out: string;
   try {
     switch (what) {
@@ -254,6 +260,7 @@ export function buildProgram(): Command {
     .option('--table <name>', 'rules: only this table')
     .option('--service <ns/name>', 'services, conntrack, dns, compare: only this Service')
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
+    .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))

@@ -78,6 +78,33 @@ export interface SessionOptions {
   readonly api?: ApiFeed;
   /** Runs the `where: cilium-agent` probes (exec into the Cilium agent pod), when the source found one. */
   readonly ciliumAgent?: Transport;
+  /**
+   * On-demand probes (commands/probes.yaml `onDemand`) to read with the others, e.g.
+   * `conntrack-events` for `show conntrack --events` (bounded by the probe's timeout).
+   * A replay also reads the on-demand part probes its bundle holds.
+   */
+  readonly onDemand?: readonly string[];
+}
+
+/**
+ * The on-demand probes a load reads: `options.onDemand`, and on a replay the on-demand
+ * probes of a snapshot part that the bundle holds (a capture with `conntrack -E` output).
+ * Never the others: an on-demand probe may run long (conntrack -E ends by its timeout).
+ */
+export function onDemandProbeIds(options: Pick<SessionOptions, 'transport' | 'onDemand'>): string[] {
+  const wanted = new Set(options.onDemand ?? []);
+  if (options.transport instanceof ReplayTransport) {
+    const held = new Set(options.transport.bundle.manifest.probes.map((p) => p.id));
+    for (const p of catalog().probes) if (p.onDemand && PART_PROBE_IDS.has(p.id) && held.has(p.id)) wanted.add(p.id);
+  }
+  return [...wanted];
+}
+
+/** `ids` without the on-demand probes this load does not read (see {@link onDemandProbeIds}). */
+function withoutUnwanted(options: SessionOptions, ids: readonly string[]): string[] {
+  const onDemand = new Set(catalog().probes.filter((p) => p.onDemand).map((p) => p.id));
+  const wanted = new Set(onDemandProbeIds(options));
+  return ids.filter((id) => !onDemand.has(id) || wanted.has(id));
 }
 
 const EMPTY_RATES: RuleRates = new Map();
@@ -85,7 +112,8 @@ const EMPTY_RATES: RuleRates = new Map();
 /** Runs every node probe once and builds a snapshot. Throws only if the transport itself breaks. */
 export async function loadSnapshot(options: SessionOptions): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[] }> {
   const params = options.params ? { params: options.params } : {};
-  const runs = await runProbes(options.transport, params);
+  const ids = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand).map((p) => p.id);
+  const runs = await runProbes(options.transport, { ...params, ids: [...ids, ...onDemandProbeIds(options)] });
   if (options.ciliumAgent) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
   return { snapshot: snapshotOf(options, runs), runs };
 }
@@ -253,9 +281,10 @@ export class Session implements SessionLike {
   }
 
   /** Runs the parts' probes among `ids`: node probes through the transport, agent probes through the agent's (if any). */
-  private async runPartProbes(ids: readonly string[]): Promise<ProbeRun[]> {
+  private async runPartProbes(asked: readonly string[]): Promise<ProbeRun[]> {
     const params = this.options.params ? { params: this.options.params } : {};
     const where = new Map(catalog().probes.map((p) => [p.id, p.where]));
+    const ids = withoutUnwanted(this.options, asked);
     const node = ids.filter((id) => where.get(id) === 'node');
     const agent = ids.filter((id) => where.get(id) === 'cilium-agent');
     // Without a parse cache (which fingerprints whole texts: live sources), the conntrack table and

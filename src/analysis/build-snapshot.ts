@@ -71,7 +71,9 @@ export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
   ciliumStatus: ['cilium-status'],
   ipvs: ['ipvsadm-stats', 'ipvsadm'],
   ipset: ['ipset'],
-  conntrack: ['conntrack'],
+  // `conntrack-events` is on demand: read when a bundle holds it or a command asks for it
+  // (SessionOptions.onDemand), never by a refresh (conntrack -E ends only by its timeout).
+  conntrack: ['conntrack', 'conntrack-events'],
   ciliumConntrack: ['cilium-ct-list'],
 };
 
