@@ -78,7 +78,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
-    .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns and dig (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
+    .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns, dig, the DNS pane and capture (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(2).argParser(positiveSeconds))
     .addOption(langOption());
 }
@@ -142,7 +142,9 @@ function requireTerminal(): void {
 /** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
 async function openSession(opts: GlobalOptions): Promise<Session> {
   const source = await openSource(opts);
-  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts) });
+  // A --cluster-domain that is not a domain name is refused before the screen opens.
+  if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
+  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
 async function runTui(opts: GlobalOptions): Promise<void> {
@@ -336,8 +338,9 @@ export function buildProgram(): Command {
         process.stderr.write(`nodescope: no source given: capturing the embedded default capture (replay of ${defaultCaptureDir()}); name one with --local, --netns, --ssh, --node or --replay\n`);
       }
       const source = await openSource(opts);
+      if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
       const progress = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
-      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, progress, ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
+      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, progress, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}), ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });
 

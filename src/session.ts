@@ -13,6 +13,7 @@ import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSour
 import type { ServiceDnsResult } from './model/dns.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
+import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
 import type { DnsTransport } from './dns/transport.js';
 import { catalog } from './sources/catalog.js';
 import type { ApiFeed, ApiProblem } from './sources/cluster-api.js';
@@ -54,6 +55,8 @@ export interface SessionDns {
   readonly result: ServiceDnsResult | null;
   readonly loading: boolean;
   readonly error: string | null;
+  /** The cluster domain the questions were asked in, and where it came from (once known). */
+  readonly domain?: ClusterDomain;
 }
 
 /** A read-only view of a session, what the UI depends on (a static one is used in tests). */
@@ -84,6 +87,8 @@ export interface SessionOptions {
    * A replay also reads the on-demand part probes its bundle holds.
    */
   readonly onDemand?: readonly string[];
+  /** `--cluster-domain` for the DNS pane's questions; default: what the node shows (readClusterDomain). */
+  readonly clusterDomain?: string;
 }
 
 /**
@@ -187,6 +192,8 @@ export class Session implements SessionLike {
   private runs: ProbeRun[] = [];
   private timer: NodeJS.Timeout | undefined;
   private dnsTransport: DnsTransport | undefined;
+  /** The cluster domain, read once (a kubelet-config probe, the node's resolv.conf) on the first DNS question. */
+  private clusterDomain: Promise<ClusterDomain> | undefined;
   // An unchanged ruleset re-read on refresh is not parsed again (live sources only: a replay never refreshes).
   private readonly cache: ParseCache | undefined;
   private unsubscribeApi: (() => void) | undefined;
@@ -385,9 +392,13 @@ export class Session implements SessionLike {
     if (!api || this.state.dns?.service === service) return;
     this.set({ dns: { service, result: null, loading: true, error: null } });
     this.dnsTransport ??= dnsTransportFor(this.options.transport);
-    resolveServiceDns({ api, service, dns: this.dnsTransport, query: { timeoutMs: 2000, tries: 1 } })
-      .then((result) => {
-        if (this.state.dns?.service === service) this.set({ dns: { service, result, loading: false, error: null } });
+    const dns = this.dnsTransport;
+    const flag = this.options.clusterDomain;
+    this.clusterDomain ??= readClusterDomain({ ...(flag !== undefined ? { flag } : {}), transport: this.options.transport });
+    this.clusterDomain
+      .then(async (domain) => ({ domain, result: await resolveServiceDns({ api, service, dns, expect: { zone: domain.name }, query: { timeoutMs: 2000, tries: 1 } }) }))
+      .then(({ domain, result }) => {
+        if (this.state.dns?.service === service) this.set({ dns: { service, result, loading: false, error: null, domain } });
       })
       .catch((e: Error) => {
         if (this.state.dns?.service === service) this.set({ dns: { service, result: null, loading: false, error: e.message } });
