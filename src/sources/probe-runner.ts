@@ -60,12 +60,18 @@ export async function runProbe(
   }
   const candidates = [spec.argv, ...spec.alternatives].map((a) => fillArgv(a, cat.params, params));
   let last: ProbeRun | undefined;
+  let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
     const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.stdoutAsPieces ? { stdoutAsPieces: true } : {}) });
     last = { id: spec.id, argv, status: statusOf(result), result };
+    if (last.status === 'failed' && spec.alternativesOnFailure) {
+      firstFailure ??= last;
+      continue;
+    }
     if (last.status !== 'missing') return last;
   }
-  return last!;
+  // Every pin name failed: the current name's failure says most (older names are fallbacks).
+  return firstFailure ?? last!;
 }
 
 /** Options of {@link runProbes}. `concurrency`: probes in flight at once (default 4). */
