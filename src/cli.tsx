@@ -157,7 +157,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         out = showServices(snapshot, opts.output, opts.service);
         break;
       case 'rules':
-        out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}) });
+        out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) });
         break;
       case 'lb':
         out = showLb(snapshot, opts.output);
@@ -205,7 +205,7 @@ export function buildProgram(): Command {
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--chain <name>', 'rules: only this chain')
     .option('--table <name>', 'rules: only this table')
-    .option('--service <ns/name>', 'services, conntrack, dns, compare: only this Service')
+    .option('--service <ns/name>', 'services, rules, conntrack, dns, compare: only this Service')
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
 

@@ -119,6 +119,7 @@ export function summarize(run: ProbeRun): ProbeSummary {
     startedAt: run.result.startedAt,
     durationMs: run.result.durationMs,
     stderrTail: tail(run.result.stderr),
+    ...(run.result.notCaptured ? { notCaptured: true } : {}),
     optional: catalog().probes.find((p) => p.id === run.id)?.optional ?? false,
   };
 }
@@ -127,7 +128,8 @@ export function summarize(run: ProbeRun): ProbeSummary {
 export function failureReason(run: ProbeRun): string {
   switch (run.status) {
     case 'missing':
-      return `${run.argv[0]} is not installed on the node`;
+      // A replay that never ran the probe knows nothing about the node's binaries.
+      return run.result.notCaptured ? 'not in this capture' : `${run.argv[0]} is not installed on the node`;
     case 'timeout':
       return `timed out after ${run.result.durationMs} ms`;
     case 'failed': {

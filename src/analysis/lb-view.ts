@@ -140,7 +140,7 @@ function absentReasonOf(snapshot: NodeSnapshot): string {
   if (tried.length === 0) return 'no Cilium LB probe ran on this source';
   return tried
     .map((p) => {
-      const why = p.status === 'missing' ? `${p.argv[0]} not found` : p.status === 'timeout' ? `timed out after ${p.durationMs} ms` : `exit code ${p.exitCode}`;
+      const why = p.notCaptured ? 'not in this capture' : p.status === 'missing' ? `${p.argv[0]} not found` : p.status === 'timeout' ? `timed out after ${p.durationMs} ms` : `exit code ${p.exitCode}`;
       const stderr = p.stderrTail.trim().split('\n').pop() ?? '';
       return `${p.argv.join(' ')}: ${why}${stderr ? ` (${stderr})` : ''}`;
     })

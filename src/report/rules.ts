@@ -22,10 +22,28 @@ import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
 
-/** Options of {@link showRules}: only chains named `chain` (in `table` when given). */
+/**
+ * Options of {@link showRules}: only chains named `chain` (in `table` when given); with
+ * `service` (`namespace/name`), only what names that Service (see {@link namesService}).
+ */
 export interface ShowRulesOptions {
   readonly chain?: string;
   readonly table?: string;
+  readonly service?: string;
+}
+
+/**
+ * A predicate: does a text name Service `ref` (`namespace/name`)? kube-proxy writes the name
+ * into rule comments (`default/web:http`, `"default/web:http cluster IP"`) and nftables
+ * chain and element names (`service-ULMVA6XW-default/web/tcp/http`); the name must stand
+ * whole there (`default/web` does not name `default/web2`). Throws `UserError` for a ref
+ * that is not `namespace/name`.
+ */
+export function namesService(ref: string): (text: string | null | undefined) => boolean {
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref)) throw new UserError(`--service ${JSON.stringify(ref)} is not namespace/name`, 'e.g. --service default/web');
+  const escaped = ref.replace(/[.]/g, '\\.');
+  const re = new RegExp(`(^|[\\s"'-])${escaped}($|[:/\\s"'])`);
+  return (text) => text != null && re.test(text);
 }
 
 function ruleJson(r: RuleRow) {
@@ -34,6 +52,8 @@ function ruleJson(r: RuleRow) {
 
 /** Renders `show rules`. Throws `UserError` when `--chain` names a chain no ruleset has. */
 export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', options: ShowRulesOptions = {}): string {
+  const names = options.service ? namesService(options.service) : null;
+  const keepRule = (r: RuleRow) => names === null || names(r.label) || names(r.raw);
   const rulesets = iptablesRulesets(snapshot).map(({ id, ruleset }) => ({
     id,
     backend: ruleset.generator?.backend ?? null,
@@ -44,13 +64,19 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
         chains: t.chains
           .filter((c) => !options.chain || c.name === options.chain)
           .map((c) => {
-            const rows = chainRows(ruleset, t.name, c.name) ?? [];
+            const rows = (chainRows(ruleset, t.name, c.name) ?? []).filter(keepRule);
             return { name: c.name, policy: c.policy, packets: c.counters?.packets ?? null, bytes: c.counters?.bytes ?? null, rules: rows.map(ruleJson) };
-          }),
+          })
+          // With --service, a chain stays only when some rule of it names the Service.
+          .filter((c) => names === null || c.rules.length > 0),
       }))
       .filter((t) => t.chains.length > 0),
   }));
-  const nft = snapshot.nft?.value ? nftJson(snapshot.nft.value, iptablesNftTables(snapshot), options) : null;
+  const nft = snapshot.nft?.value ? nftJson(snapshot.nft.value, iptablesNftTables(snapshot), options, names) : null;
+  if (names && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
+    const lb = snapshot.lb?.value ? ' (this node rewrites Services in eBPF: see `nodescope show lb`)' : '';
+    throw new UserError(`no rule, chain or set element names Service ${options.service}${lb}`, 'check the name with `nodescope show services`');
+  }
   if (options.chain && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
     throw new UserError(`no chain named ${options.chain}${options.table ? ` in table ${options.table}` : ''}`, 'list chains with `nodescope show rules`');
   }
@@ -85,7 +111,7 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
 }
 
 
-function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRulesOptions) {
+function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRulesOptions, names: ((text: string | null | undefined) => boolean) | null) {
   const wanted = (family: string, name: string) => !options.table || options.table === name || options.table === `${family} ${name}`;
   return {
     tables: ruleset.tables
@@ -102,8 +128,12 @@ function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRu
             priority: c.base?.priority ?? null,
             priorityText: c.base?.priorityText ?? null,
             policy: c.base?.policy ?? null,
-            rules: c.rules.map((r) => ({ handle: r.handle ?? null, comment: r.comment ?? null, packets: r.counters?.packets ?? null, bytes: r.counters?.bytes ?? null, text: formatRuleText(r) })),
-          })),
+            rules: c.rules
+              .map((r) => ({ handle: r.handle ?? null, comment: r.comment ?? null, packets: r.counters?.packets ?? null, bytes: r.counters?.bytes ?? null, text: formatRuleText(r) }))
+              // A chain named after the Service is kept whole; elsewhere only the rules that name it.
+              .filter((r) => names === null || names(c.name) || names(r.comment) || names(r.text)),
+          }))
+          .filter((c) => names === null || c.rules.length > 0 || names(c.name)),
         sets: options.chain
           ? []
           : t.sets.map((set) => ({
@@ -112,8 +142,11 @@ function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRu
               type: set.type,
               mapType: set.mapType ?? null,
               flags: set.flags,
-              elements: set.elements.map((e) => ({ key: formatExpr(e.key), value: e.value ? formatExpr(e.value) : null, comment: e.comment ?? null })),
-            })),
+              elements: set.elements
+                .map((e) => ({ key: formatExpr(e.key), value: e.value ? formatExpr(e.value) : null, comment: e.comment ?? null }))
+                .filter((e) => names === null || names(e.comment) || names(e.value)),
+            }))
+            .filter((set) => names === null || set.elements.length > 0),
       }))
       .filter((t) => t.chains.length > 0 || t.sets.length > 0),
   };
