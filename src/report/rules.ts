@@ -9,7 +9,9 @@
  * null when the capture had no counters; probability is the chance (0..1) a KUBE-SVC branch
  * is taken; `nft: {tables: [{family, name, chains: [{name, type, hook, priority, priorityText,
  * policy, rules: [{handle, comment, packets, bytes, text}]}], sets: [{name, kind, type, mapType,
- * flags, elements: [{key, value, comment}]}]}]} | null` (nftables tables iptables-nft manages are
+ * flags, elements: [{key, value, comment}]}], objects: [{kind, name, raw}]}], metainfo: {version,
+ * releaseName, jsonSchemaVersion} | null} | null` (`objects`: kinds not modelled, kept as their
+ * JSON; `metainfo`: what `nft -j` said of itself, null from the text listing) (nftables tables iptables-nft manages are
  * left out: they are in `rulesets`); `diagnostics: [{severity, origin, line, text, message, code}]`.
  */
 import { chainRows, iptablesRulesets, type RuleRow } from '../analysis/rules-view.js';
@@ -18,6 +20,7 @@ import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatExpr, formatRuleText } from '../parsers/nft-format-expr.js';
 import type { NftRuleset } from '../model/nftables.js';
+import { nftMetainfoOf } from '../parsers/nft-json.js';
 import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
@@ -82,6 +85,8 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
   }
   if (format === 'json') return toJson({ ...showHead(snapshot), rulesets, nft, diagnostics: allDiagnostics(snapshot) });
   let out = headText(showHead(snapshot));
+  const meta = nft?.metainfo;
+  if (nft) out += meta ? `nft -j from ${meta.version ? `nftables v${meta.version}` : 'an nft that gave no version'}${meta.releaseName ? ` (${meta.releaseName})` : ''}, JSON schema ${meta.jsonSchemaVersion ?? '(none given)'}\n` : 'nft rules from the text listing (no nft -j metainfo)\n';
   for (const rs of rulesets) {
     for (const t of rs.tables) {
       for (const c of t.chains) {
@@ -101,6 +106,7 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
         out += `  ${String(i + 1).padStart(3)} ${r.packets === null ? '' : `[${r.packets}:${r.bytes}] `}${r.text}\n`;
       });
     }
+    for (const o of t.objects) out += `\nnft table ${t.family} ${t.name} ${o.kind} ${o.name}: not modelled, kept as JSON: ${o.raw}\n`;
     for (const set of t.sets) {
       out += `\nnft table ${t.family} ${t.name} ${set.kind} ${set.name} { type ${set.type}${set.mapType ? ` : ${set.mapType}` : ''} }\n`;
       for (const e of set.elements) out += `      ${e.key}${e.comment ? ` comment "${e.comment}"` : ''}${e.value ? ` : ${e.value}` : ''}\n`;
@@ -114,6 +120,7 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
 function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRulesOptions, names: ((text: string | null | undefined) => boolean) | null) {
   const wanted = (family: string, name: string) => !options.table || options.table === name || options.table === `${family} ${name}`;
   return {
+    metainfo: nftMetainfoOf(ruleset),
     tables: ruleset.tables
       .filter((t) => !skip.has(`${t.family} ${t.name}`) && wanted(t.family, t.name))
       .map((t) => ({
@@ -147,7 +154,8 @@ function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRu
                 .filter((e) => names === null || names(e.comment) || names(e.value)),
             }))
             .filter((set) => names === null || set.elements.length > 0),
+        objects: options.chain || names ? [] : t.objects.map((o) => ({ kind: o.kind, name: o.name, raw: o.raw })),
       }))
-      .filter((t) => t.chains.length > 0 || t.sets.length > 0),
+      .filter((t) => t.chains.length > 0 || t.sets.length > 0 || t.objects.length > 0),
   };
 }
