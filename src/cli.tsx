@@ -19,6 +19,8 @@ import { runTraceCommand, type TraceCommandArgs } from './report/trace.js';
 import { runLiveTraceCommand } from './report/trace-live.js';
 import { traceSeconds } from './trace/live-trace.js';
 import { dig, digExitCode, digOutput } from './dns/dig.js';
+import { digSearch, digSearchJson, digSearchText, digWords, readResolvConfFile } from './dns/dig-search.js';
+import { readNodeResolvConf } from './dns/resolve.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle, prepareCaptureDir } from './capture.js';
@@ -248,15 +250,31 @@ export function buildProgram(): Command {
       }
     });
 
-  addSourceOptions(program.command('dig').argument('<name>', 'DNS name to resolve').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
+  addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
     .addOption(new Option('--type <type>', 'record type').choices(['A', 'AAAA', 'SRV', 'CNAME', 'PTR', 'TXT']).default('A'))
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
+    .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
+    .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (name: string, opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json' }) => {
+    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json'; search?: boolean; resolvConf?: string }) => {
+      const { name, search: plus } = digWords(words);
+      const search = plus ?? opts.search === true;
+      if (opts.resolvConf && !search) throw new UserError('--resolv-conf applies to a search', 'add --search (or +search)');
+      // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
+      const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
       const source = await openSource(opts);
       const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
       const dns = dnsTransportFor(source.transport);
       try {
+        if (search) {
+          const captured = given ? null : await readNodeResolvConf(source.transport);
+          const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
+          const run = await digSearch({ name, dns, resolv, api, ...(opts.server ? { server: opts.server } : {}) });
+          process.stdout.write(opts.output === 'json' ? digSearchJson(run, dns.note ?? null) : digSearchText(run, dns.note ?? null));
+          // Like dig(1): 9 when no server ever replied.
+          process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;
+          return;
+        }
         const args = { name, type: opts.type, dns, api, format: opts.output, ...(opts.server ? { server: opts.server } : {}) };
         const result = await dig(args);
         process.stdout.write(digOutput(result, args));
