@@ -109,7 +109,8 @@ export function digSearchText(run: DnsSearchRun, note: string | null): string {
     for (const e of st.exchanges) for (const r of e.answers) out.push(`        ${recordText(r)}`);
   });
   out.push(lines[lines.length - 1]!);
-  out.push(`;; ${run.queries} ${run.queries === 1 ? 'question' : 'questions'} sent for ${run.steps.length} ${run.steps.length === 1 ? 'name' : 'names'}`);
+  const verb = run.incomplete ? 'asked of the capture, which does not hold them all,' : 'sent';
+  out.push(`;; ${run.queries} ${run.queries === 1 ? 'question' : 'questions'} ${verb} for ${run.steps.length} ${run.steps.length === 1 ? 'name' : 'names'}`);
   if (note) out.push(`;; NOTE: ${note}`);
   return `${out.join('\n')}\n`;
 }
