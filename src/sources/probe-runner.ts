@@ -40,6 +40,8 @@ export interface RunProbeOptions {
   readonly timeoutMs?: number;
   /** Ask the transport for stdout in pieces (see `ExecOptions.stdoutAsPieces`). */
   readonly stdoutAsPieces?: boolean;
+  /** Stops the probe when aborted (see `ExecOptions.signal`). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -62,7 +64,8 @@ export async function runProbe(
   let last: ProbeRun | undefined;
   let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
-    const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.stdoutAsPieces ? { stdoutAsPieces: true } : {}) });
+    if (options.signal?.aborted) break;
+    const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.stdoutAsPieces ? { stdoutAsPieces: true } : {}), ...(options.signal ? { signal: options.signal } : {}) });
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status === 'failed' && spec.alternativesOnFailure) {
       firstFailure ??= last;
@@ -70,8 +73,12 @@ export async function runProbe(
     }
     if (last.status !== 'missing') return last;
   }
+  if (!last) {
+    const argv = candidates[0]!;
+    last = { id: spec.id, argv, status: 'failed', result: { argv, stdout: '', stderr: 'stopped before it started\n', exitCode: null, startedAt: new Date().toISOString(), durationMs: 0 } };
+  }
   // Every pin name failed: the current name's failure says most (older names are fallbacks).
-  return firstFailure ?? last!;
+  return firstFailure ?? last;
 }
 
 /** Options of {@link runProbes}. `concurrency`: probes in flight at once (default 4). */
