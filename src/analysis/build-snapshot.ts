@@ -14,6 +14,8 @@ import type { NftRuleset } from '../model/nftables.js';
 import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
+import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
+import { compareMapsWithListings, mergeCiliumListings } from './cilium-listings.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parsers/cilium-ct.js';
@@ -67,7 +69,7 @@ export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
   ip6tables: ['ip6tables-save'],
   iptablesLegacy: ['iptables-legacy-save'],
   nft: ['nft-json', 'nft-text'],
-  lb: ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat', 'cilium-bpf-lb-list'],
+  lb: ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat', 'cilium-bpf-lb-list', 'cilium-service-list'],
   ciliumStatus: ['cilium-status'],
   ipvs: ['ipvsadm-stats', 'ipvsadm'],
   ipset: ['ipset'],
@@ -117,6 +119,7 @@ export function summarize(run: ProbeRun): ProbeSummary {
     startedAt: run.result.startedAt,
     durationMs: run.result.durationMs,
     stderrTail: tail(run.result.stderr),
+    ...(run.result.notCaptured ? { notCaptured: true } : {}),
     optional: catalog().probes.find((p) => p.id === run.id)?.optional ?? false,
   };
 }
@@ -125,7 +128,8 @@ export function summarize(run: ProbeRun): ProbeSummary {
 export function failureReason(run: ProbeRun): string {
   switch (run.status) {
     case 'missing':
-      return `${run.argv[0]} is not installed on the node`;
+      // A replay that never ran the probe knows nothing about the node's binaries.
+      return run.result.notCaptured ? 'not in this capture' : `${run.argv[0]} is not installed on the node`;
     case 'timeout':
       return `timed out after ${run.result.durationMs} ms`;
     case 'failed': {
@@ -524,21 +528,37 @@ async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGen
 const LB_MAP_PROBES = ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat'];
 
 /**
- * Cilium's LB table: the raw BPF maps decoded when any of them was read (this
- * works while cilium-agent is down), else `cilium-dbg bpf lb list`.
+ * Cilium's LB table: the raw BPF maps decoded when any of them was read (this works while
+ * cilium-agent is down), else the agent's listings — `cilium-dbg bpf lb list` joined with
+ * `cilium-dbg service list` for backend states ({@link mergeCiliumListings}); either listing
+ * alone when only one answered. When both the maps and a listing are there, they are compared
+ * and any difference is a warning and an `LbDisagreement` naming both.
  */
 function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
+  const lbListRun = parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache);
+  const serviceListRun = parseRunCached(byId.get('cilium-service-list'), parseCiliumServiceList, cache);
+  const listings = mergeCiliumListings(lbListRun?.value ?? null, serviceListRun?.value ?? null, { lbList: 'cilium-bpf-lb-list', serviceList: 'cilium-service-list' });
   const read = LB_MAP_PROBES.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
     const decoded = decodeCiliumLbMaps(dumps);
     const services = read.find((r) => r.id.endsWith('-services')) ?? read[0]!;
+    let table = decoded.value.table;
+    const diagnostics = [...decoded.diagnostics];
+    if (listings.table) {
+      const cmp = compareMapsWithListings(table, listings.table, 'the pinned maps (bpftool)', 'cilium-agent listings');
+      if (cmp.disagreements.length) table = { ...table, disagreements: cmp.disagreements };
+      diagnostics.push(...cmp.diagnostics);
+    }
     return {
-      lb: { value: decoded.value.table, diagnostics: decoded.diagnostics, probe: summarize(services), error: null },
+      lb: { value: table, diagnostics, probe: summarize(services), error: null },
       lbMapsRead: dumps.map((d) => d.name.split('/').pop()!),
     };
   }
-  return { lb: parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache), lbMapsRead: [] };
+  const main = lbListRun?.value ? lbListRun : serviceListRun?.value ? serviceListRun : (lbListRun ?? serviceListRun);
+  if (!main) return { lb: null, lbMapsRead: [] };
+  const diagnostics = [...(lbListRun?.diagnostics ?? []), ...(serviceListRun?.diagnostics ?? []), ...listings.diagnostics];
+  return { lb: { value: listings.table, diagnostics, probe: main.probe, error: listings.table ? null : main.error }, lbMapsRead: [] };
 }
 
 /**

@@ -32,6 +32,8 @@ export interface ProbeSummary {
   readonly stderrTail: string;
   /** The catalog marks the probe optional: absent on many nodes, not an error when missing. */
   readonly optional: boolean;
+  /** A replay's bundle has no run of this probe (status `missing`): nothing is known about the node. */
+  readonly notCaptured?: boolean;
 }
 
 /**

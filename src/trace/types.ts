@@ -132,9 +132,11 @@ export interface TraceStep {
  * - `sent`: a packet the node sent itself leaves through `oif`;
  * - `dropped` / `rejected`: a rule or the routing decision stopped it (`rejected`: the
  *   sender gets an ICMP error or a TCP reset);
- * - `unsupported`: nodescope met something it cannot evaluate (see the last step).
+ * - `unsupported`: nodescope met something it cannot evaluate (see the last step);
+ * - `unknown`: the capture lacks what decides it (a count the listing does not print, a map
+ *   no known layout decodes); the last step names the missing part.
  */
-export type VerdictKind = 'local' | 'forwarded' | 'sent' | 'dropped' | 'rejected' | 'unsupported';
+export type VerdictKind = 'local' | 'forwarded' | 'sent' | 'dropped' | 'rejected' | 'unsupported' | 'unknown';
 
 /** The verdict, where it came from and the endpoint reached. */
 export interface TraceVerdict {

@@ -46,6 +46,7 @@ const VERDICT_COLOR: Readonly<Record<VerdictKind, ColorToken>> = {
   dropped: 'error',
   rejected: 'error',
   unsupported: 'warn',
+  unknown: 'warn',
 };
 
 function columns(lang: Lang, width: number): ColumnSpec[] {
