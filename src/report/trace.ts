@@ -105,7 +105,7 @@ export function traceText(r: TraceResult): string {
     if (s.branches && s.matched !== false) for (const b of branchLines(s.branches)) lines.push(`      ${b}`);
   }
   lines.push('');
-  lines.push(`verdict: ${r.verdict.kind}: ${r.verdict.reason}`);
+  lines.push(`verdict: ${r.verdict.kind}${r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : ''}: ${r.verdict.reason}`);
   lines.push(`leaves as: ${formatHeader(r.final)}`);
   if (r.conntrack) lines.push(`conntrack${r.conntrack.existing ? ' (existing)' : ''}: ${r.conntrack.text}`);
   if (r.reply) lines.push(`reply: ${tupleText(r.reply.sent)} arrives as ${tupleText(r.reply.received)}: ${r.reply.reason}`);

@@ -124,7 +124,7 @@ export type BranchChoice =
 export type ChainOutcome =
   | { readonly kind: 'accept' }
   | { readonly kind: 'drop'; readonly reason: string }
-  | { readonly kind: 'reject'; readonly reason: string }
+  | { readonly kind: 'reject'; readonly reason: string; readonly rejectWith: string }
   | { readonly kind: 'unsupported'; readonly reason: string };
 
 /** Fields of a step the recorder does not fill itself. */

@@ -41,6 +41,8 @@ interface Ending {
   readonly kind: VerdictKind;
   readonly reason: string;
   readonly nexthop?: string | null;
+  /** For `rejected`: the ICMP error or TCP reset the sender gets (TraceVerdict.rejectWith). */
+  readonly rejectWith?: string;
 }
 
 function branchText(b: BranchChoice): string | null {
@@ -64,25 +66,28 @@ function runHook(ctx: WalkContext, rec: FlowRecord, hook: NetfilterHook): Ending
     }
     if (outcome === null || outcome.kind === 'accept') continue;
     if (outcome.kind === 'drop') return { kind: 'dropped', reason: outcome.reason };
-    if (outcome.kind === 'reject') return { kind: 'rejected', reason: outcome.reason };
+    if (outcome.kind === 'reject') return { kind: 'rejected', reason: outcome.reason, rejectWith: outcome.rejectWith };
     return { kind: 'unsupported', reason: outcome.reason };
   }
   return null;
 }
 
 function stopForRoute(ctx: WalkContext, rd: ReturnType<typeof routeDecision>, local: boolean): Ending | null {
+  // A packet the node sends gets the route's errno from connect()/sendmsg(), no ICMP: no rejectWith then.
+  const icmp = (code: string) => (local ? {} : { rejectWith: `icmp-${code}` });
   switch (rd.kind) {
     case 'local':
     case 'unicast':
       return null;
     case 'none':
-      return { kind: local ? 'rejected' : 'rejected', reason: `${rd.text}: the kernel answers "network unreachable"` };
+      // ip_route_input/ip_route_output: no route is ENETUNREACH (an ICMP net unreachable to a forwarded packet's sender).
+      return { kind: 'rejected', reason: `${rd.text}: the kernel answers "network unreachable"${local ? ' (connect() fails with ENETUNREACH)' : ''}`, ...icmp('net-unreachable') };
     case 'blackhole':
       return { kind: 'dropped', reason: `route ${rd.text}: silently dropped` };
     case 'unreachable':
-      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "host unreachable"` };
+      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "host unreachable"`, ...icmp('host-unreachable') };
     case 'prohibit':
-      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "administratively prohibited"` };
+      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "administratively prohibited"`, ...icmp('admin-prohibited') };
     default:
       return { kind: 'unsupported', reason: `route type ${rd.kind} (${rd.text}) is not modelled` };
   }
@@ -226,6 +231,7 @@ export function walkPacket(input: TraceInput, spec: PacketSpec, options: WalkOpt
     oif: delivered ? final.oif : null,
     nexthop: ending.nexthop ?? null,
     endpoint: delivered ? endpointText(final.dst, final.dport) : null,
+    ...(ending.kind === 'rejected' && ending.rejectWith !== undefined ? { rejectWith: ending.rejectWith } : {}),
   };
   const conntrack = conntrackOf(ctx, rec, spec);
   return {

@@ -19,6 +19,7 @@ import { findChain, findTargetOption } from '../model/iptables.js';
 import type { NftChain, NftTable } from '../model/nftables.js';
 import { formatRule } from '../parsers/iptables-format.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
+import { rejectMeaning } from './describe.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
 import { evalIptablesMatches, NO_CONDITIONS } from './iptables-match.js';
 import { chainPrefilters, prefilterReject, type Prefilter } from './iptables-prefilter.js';
@@ -360,8 +361,8 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
     }
     case 'REJECT': {
       const how = findTargetOption(rule, 'reject-with')?.values[0] ?? (ctx.pkt.family === 'ipv6' ? 'icmp6-port-unreachable' : 'icmp-port-unreachable');
-      ctx.record({ ...matched, verdict: 'drop', reason: `${step.reason}; REJECT --reject-with ${how}` });
-      return { kind: 'reject', reason: `${item.table} ${rule.chain} rule #${rule.index}: REJECT with ${how}` };
+      ctx.record({ ...matched, verdict: 'reject', reason: `${step.reason}; REJECT --reject-with ${how}` });
+      return { kind: 'reject', reason: `${item.table} ${rule.chain} rule #${rule.index}: REJECT with ${how}${rejectMeaning(how)}`, rejectWith: how };
     }
     case 'DNAT':
     case 'SNAT':

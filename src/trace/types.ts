@@ -147,6 +147,14 @@ export interface TraceVerdict {
   readonly nexthop: string | null;
   /** `IP:PORT` the packet reaches (its destination as it leaves), for local/forwarded/sent. */
   readonly endpoint: string | null;
+  /**
+   * For `rejected`: what the sender gets back, in iptables' `--reject-with` words
+   * (`icmp-port-unreachable`, `tcp-reset`, `icmp-net-unreachable`, `icmp-host-unreachable`,
+   * `icmp-admin-prohibited`; nft's `icmpx` codes as `icmpx-port-unreachable`). The client
+   * sees an error at once, where a drop leaves it waiting for its timeout. Absent when
+   * the walk did not end in a reject, or when the reject's kind is not known.
+   */
+  readonly rejectWith?: string;
 }
 
 /**

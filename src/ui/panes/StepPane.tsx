@@ -72,7 +72,7 @@ function rowColor(s: TraceStep): ColorToken | undefined {
   if (s.kind === 'unsupported') return 'warn';
   if (s.kind === 'nat') return 'nat';
   if (s.kind === 'final') return s.verdict === 'dropped' || s.verdict === 'rejected' ? 'error' : 'ok';
-  if (s.verdict === 'drop') return 'error';
+  if (s.verdict === 'drop' || s.verdict === 'reject') return 'error';
   if (s.matched && s.verdict && /^(jump|goto) /.test(s.verdict)) return 'jump';
   return undefined;
 }
@@ -163,7 +163,7 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
   const steps = r.steps;
   const at = Math.min(Math.max(0, cursor), steps.length - 1);
   const current = steps[at]!;
-  const verdictWord = t(lang, `step.verdict.${r.verdict.kind}` as MessageKey);
+  const verdictWord = t(lang, `step.verdict.${r.verdict.kind}` as MessageKey) + (r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : '');
   const endpoint = r.verdict.endpoint ? ` → ${r.verdict.endpoint}` : '';
   const via = r.verdict.oif ? ` (${r.verdict.oif}${r.verdict.nexthop && r.verdict.nexthop !== r.final.dst ? ` via ${r.verdict.nexthop}` : ''})` : '';
   const headLines = 2;
