@@ -10,7 +10,7 @@ import { defaultStepPacket } from '../analysis/step-defaults.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { chainRows } from '../analysis/rules-view.js';
-import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
+import { iptablesServiceChains, iptablesServiceFilterRules, nftServiceChains, nftServiceNoEndpointSets } from '../analysis/service-dataplane.js';
 import type { SessionLike } from '../session.js';
 import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
@@ -174,6 +174,17 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         const rows = nftChainRows(nft, viaNft[0].table, viaNft[0].chain) ?? [];
         const focus = Math.max(0, rows.findIndex((r) => r.branch === true));
         dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'nft', table: viaNft[0].table, chain: viaNft[0].chain, focusRule: focus, from: 'services' } });
+        return;
+      }
+      // No endpoints (or none local): kube-proxy's REJECT/DROP rule in the filter table is what the Service has.
+      const stops = ipt ? iptablesServiceFilterRules(ipt, row.namespace, row.name) : [];
+      if (stops[0]) {
+        dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'iptables', table: 'filter', chain: stops[0].chain, focusRule: stops[0].ruleIndex, from: 'services' } });
+        return;
+      }
+      const nftStops = nft ? nftServiceNoEndpointSets(nft, row.namespace, row.name) : [];
+      if (nftStops[0]) {
+        dispatch({ type: 'openRules', location: { kind: 'set', ruleset: 'nft', table: nftStops[0].table, set: nftStops[0].set } });
         return;
       }
       // A Cilium node: the Service's frontend in the LB maps.
