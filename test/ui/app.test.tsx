@@ -184,7 +184,7 @@ describe('Enter on a Service without endpoints (issue 19 item 8: REJECT is not D
     expect(frame).toContain('chain filter/KUBE-SERVICES');
     expect(frame).not.toContain('no dataplane');
     // The detail under the table is the cursor's rule: the REJECT, quoted from the dump.
-    expect(frame).toMatch(/line \d+:\n.*--comment "default\/empty has no endpoints"[^]*-j REJECT --reject-with icmp-port-unreachable/);
+    expect(frame).toMatch(/line \d+:\n.*--comment "default\/empty has no endpoints"[^]*REJECT --reject-with icmp-port-unreachable/);
     await r.press(KEYS.escape);
     expect(r.frame()).toContain('endpoints of default/empty'); // back on Services
     r.unmount();
