@@ -353,7 +353,8 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
       return { kind: 'accept' };
     case 'DROP':
       ctx.record({ ...matched, verdict: 'drop', reason: step.reason });
-      return { kind: 'drop', reason: `${item.table} ${rule.chain} rule #${rule.index}: DROP` };
+      // kube-proxy's comment says why ("ns/name:port has no local endpoints" for eTP=Local): quote it.
+      return { kind: 'drop', reason: `${item.table} ${rule.chain} rule #${rule.index}: DROP${rule.comment ? ` ("${rule.comment}")` : ''}` };
     case 'RETURN': {
       ctx.record({ ...matched, verdict: 'return', reason: step.reason });
       frame.pos = frame.chain.rules.length;
@@ -362,7 +363,7 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
     case 'REJECT': {
       const how = findTargetOption(rule, 'reject-with')?.values[0] ?? (ctx.pkt.family === 'ipv6' ? 'icmp6-port-unreachable' : 'icmp-port-unreachable');
       ctx.record({ ...matched, verdict: 'reject', reason: `${step.reason}; REJECT --reject-with ${how}` });
-      return { kind: 'reject', reason: `${item.table} ${rule.chain} rule #${rule.index}: REJECT with ${how}${rejectMeaning(how)}`, rejectWith: how };
+      return { kind: 'reject', reason: `${item.table} ${rule.chain} rule #${rule.index}${rule.comment ? ` ("${rule.comment}")` : ''}: REJECT with ${how}${rejectMeaning(how)}`, rejectWith: how };
     }
     case 'DNAT':
     case 'SNAT':
