@@ -1,4 +1,5 @@
 /** The common head of every `show` document: which node, from where, when, in which mode. */
+import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
@@ -11,11 +12,14 @@ export interface ShowHead {
   readonly capturedAt: string;
   readonly mode: string;
   readonly evidence: readonly string[];
+  /** What the dumps themselves warn about (src/analysis/iptables-faults.ts); absent when nothing. */
+  readonly notes?: readonly string[];
 }
 
 /** Builds the head from a snapshot. */
 export function showHead(snapshot: NodeSnapshot): ShowHead {
   const mode = detectProxyMode(snapshot);
+  const notes = iptablesDumpNotes(snapshot).map((n) => n.text);
   return {
     node: snapshot.meta.node,
     kernel: snapshot.meta.kernel,
@@ -24,6 +28,7 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
     capturedAt: snapshot.meta.capturedAt,
     mode: mode.mode,
     evidence: mode.evidence,
+    ...(notes.length ? { notes } : {}),
   };
 }
 
@@ -31,5 +36,6 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
 export function headText(h: ShowHead): string {
   // Transport labels already name their kind (`replay:DIR`, `netns:NAME`): say it once.
   const where = h.source.replace(/^replay:/, '');
-  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${where} · captured ${h.capturedAt}\nmode ${h.mode}: ${h.evidence.join('; ')}\n`;
+  const notes = (h.notes ?? []).map((n) => `note: ${n}\n`).join('');
+  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${where} · captured ${h.capturedAt}\nmode ${h.mode}: ${h.evidence.join('; ')}\n${notes}`;
 }

@@ -10,6 +10,7 @@ import { defaultStepPacket } from '../analysis/step-defaults.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { chainRows } from '../analysis/rules-view.js';
+import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import { iptablesServiceChains, iptablesServiceFilterRules, nftServiceChains, nftServiceNoEndpointSets } from '../analysis/service-dataplane.js';
 import type { SessionLike } from '../session.js';
 import { Footer } from './components/Footer.js';
@@ -298,6 +299,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
         mode={mode?.mode ?? (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
+        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => n.short) : []}
         ageSeconds={age}
         error={state.error}
         apiError={state.apiError ?? null}
