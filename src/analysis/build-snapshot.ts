@@ -283,7 +283,7 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     case 'ciliumStatus':
       return { ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus) };
     case 'ipvs':
-      return { ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm) };
+      return { ipvs: parseRun(ipvsRun(byId.get('ipvsadm-stats'), byId.get('ipvsadm')), parseIpvsadm) };
     case 'ipset':
       return { ipset: parseRun(byId.get('ipset'), parseIpsetList) };
     case 'conntrack':
@@ -291,6 +291,16 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     case 'ciliumConntrack':
       return { ciliumConntrack: ciliumCtPart(parseRun(byId.get('cilium-ct-list'), parseCiliumCt), done) };
   }
+}
+
+/**
+ * The IPVS listing to parse: the stats probe when it answered, else the plain `ipvsadm -Ln`
+ * (a failed stats probe must not read as "no virtual servers"), else whichever ran.
+ */
+export function ipvsRun(stats: ProbeRun | undefined, plain: ProbeRun | undefined): ProbeRun | undefined {
+  if (stats?.status === 'ok') return stats;
+  if (plain?.status === 'ok') return plain;
+  return stats ?? plain;
 }
 
 function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {

@@ -10,7 +10,7 @@
  *
  * Pure: snapshot in, sentences out.
  */
-import type { IptablesRule, IptablesRuleset } from '../model/iptables.js';
+import { findChain, type IptablesRule, type IptablesRuleset } from '../model/iptables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
 /**
@@ -59,6 +59,30 @@ export function rulesMissingTheirMark(ruleset: IptablesRuleset): string[] {
   return out;
 }
 
+/** The node runs kube-proxy's IPVS mode: its KUBE-CLUSTER-IP set exists, or nat KUBE-SERVICES matches it. */
+function ipvsMode(snapshot: NodeSnapshot): boolean {
+  if (snapshot.ipset?.value?.some((s) => s.name === 'KUBE-CLUSTER-IP')) return true;
+  const services = snapshot.iptables?.value ? findChain(snapshot.iptables.value, 'nat', 'KUBE-SERVICES') : null;
+  return services?.rules.some((r) => r.matches.some((m) => m.module === 'set' && m.options.some((o) => o.values[0] === 'KUBE-CLUSTER-IP'))) ?? false;
+}
+
+/**
+ * iptables mode's "has no endpoints" REJECT rules (filter KUBE-SERVICES, KUBE-EXTERNAL-SERVICES)
+ * on a node in IPVS mode, as `filter CHAIN #n ("comment")`: left from before a switch of
+ * modes (kubernetes#102314), they reject the Service's traffic whatever IPVS says.
+ */
+export function staleRejectsOnIpvs(snapshot: NodeSnapshot): string[] {
+  const ipt = snapshot.iptables?.value;
+  if (!ipt || !ipvsMode(snapshot)) return [];
+  const out: string[] = [];
+  for (const name of ['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES']) {
+    for (const rule of findChain(ipt, 'filter', name)?.rules ?? []) {
+      if (rule.target?.name === 'REJECT' && rule.comment?.endsWith(' has no endpoints')) out.push(`${where('filter', rule)} ("${rule.comment}")`);
+    }
+  }
+  return out;
+}
+
 /** `v1.8.4` from `iptables v1.8.4 (nf_tables)` or a generator's version; null when none. */
 function versionOf(text: string | null | undefined): string | null {
   const m = /v?(\d+\.\d+(?:\.\d+)?)/.exec(text ?? '');
@@ -95,6 +119,13 @@ function computeNotes(snapshot: NodeSnapshot): DumpNote[] {
   const warned = dumps.filter(([, r]) => r?.legacyTablesPresent).map(([id]) => id);
   if (warned.length > 0) {
     notes.push({ short: 'iptables-legacy tables present', text: `${warned.join(' and ')} warned "iptables-legacy tables present": rules of the legacy backend run too, and the walk reads both (iptables-legacy-save)` });
+  }
+  const stale = staleRejectsOnIpvs(snapshot);
+  if (stale.length > 0) {
+    notes.push({
+      short: `${stale.length} stale iptables-mode REJECT rule${stale.length > 1 ? 's' : ''} on an IPVS node`,
+      text: `IPVS mode (ipset KUBE-CLUSTER-IP), yet the filter table keeps iptables mode's REJECT rules: ${stale.slice(0, 3).join('; ')}${stale.length > 3 ? ` (and ${stale.length - 3} more)` : ''}: kube-proxy in IPVS mode neither writes nor removes them, and they still reject (kubernetes#102314)`,
+    });
   }
   const probeVersion = versionOf(snapshot.meta.toolVersions['iptables']);
   for (const [id, ruleset] of [...dumps, ['iptables-legacy-save', snapshot.iptablesLegacy?.value] as [string, IptablesRuleset | null | undefined]]) {

@@ -6,6 +6,7 @@
 import type { ConntrackEntry } from '../model/conntrack.js';
 import type { NetInterface, Route } from '../model/iproute.js';
 import type { IptablesRuleset } from '../model/iptables.js';
+import type { IpsetSet } from '../model/ipvs.js';
 import type { NftRuleset } from '../model/nftables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
@@ -28,7 +29,8 @@ export interface XtRecentEntry {
  * - `addrs`, `routes`: `ip -j addr`, `ip -j route show table all`;
  * - `conntrack`: the conntrack table (`conntrack -L`), to find flows already known;
  * - `xtRecent`: contents of `-m recent` lists by name, when captured (else a rule that
- *   checks one is unsupported).
+ *   checks one is unsupported);
+ * - `ipsets`: the sets of `ipset list` by name, for `-m set` (else such a rule is unsupported).
  */
 export interface TraceInput {
   readonly iptables?: readonly IptablesRuleset[];
@@ -37,6 +39,7 @@ export interface TraceInput {
   readonly routes: readonly Route[];
   readonly conntrack?: readonly ConntrackEntry[];
   readonly xtRecent?: Readonly<Record<string, readonly XtRecentEntry[]>>;
+  readonly ipsets?: Readonly<Record<string, IpsetSet>>;
 }
 
 /** Inputs built from one snapshot: without an `nft` override, and by override (weakly). */
@@ -84,5 +87,6 @@ function buildInput(snapshot: NodeSnapshot, nft: NftRuleset | undefined): TraceI
     addrs: snapshot.addrs?.value ?? [],
     routes: snapshot.routes?.value ?? [],
     conntrack: snapshot.conntrack?.value?.entries ?? [],
+    ...(snapshot.ipset?.value ? { ipsets: Object.fromEntries(snapshot.ipset.value.map((s) => [s.name, s])) } : {}),
   };
 }
