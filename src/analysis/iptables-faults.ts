@@ -83,6 +83,37 @@ export function staleRejectsOnIpvs(snapshot: NodeSnapshot): string[] {
   return out;
 }
 
+/** kube-proxy's default `sessionAffinityConfig.clientIP.timeoutSeconds` (3 hours; core/v1 DefaultClientIPServiceAffinitySeconds). */
+export const DEFAULT_AFFINITY_SECONDS = 10800;
+
+/**
+ * Services with `sessionAffinity: ClientIP` whose `-m recent --rcheck --seconds N` rules (the
+ * KUBE-SVC rules kube-proxy comments `ns/name:port -> endpoint`) say another time than the
+ * Service's `timeoutSeconds`, as `ns/name: rules say N s, the Service M s (filter … #n)`.
+ */
+export function affinityTimeoutMismatches(snapshot: NodeSnapshot): string[] {
+  const ipt = snapshot.iptables?.value;
+  const services = snapshot.api?.value?.services ?? [];
+  if (!ipt) return [];
+  const want = new Map<string, number>();
+  for (const svc of services) if (svc.sessionAffinity === 'ClientIP') want.set(`${svc.meta.namespace}/${svc.meta.name}`, svc.sessionAffinityTimeoutSeconds ?? DEFAULT_AFFINITY_SECONDS);
+  if (want.size === 0) return [];
+  const out = new Map<string, string>();
+  for (const chain of ipt.tables.find((t) => t.name === 'nat')?.chains ?? []) {
+    if (!chain.name.startsWith('KUBE-SVC-') && !chain.name.startsWith('KUBE-SVL-')) continue;
+    for (const rule of chain.rules) {
+      const key = /^([^/\s]+\/[^:\s]+)/.exec(rule.comment ?? '')?.[1];
+      const expected = key === undefined ? undefined : want.get(key);
+      if (expected === undefined || out.has(key!)) continue;
+      const recent = rule.matches.find((m) => m.module === 'recent' && m.options.some((o) => o.name === 'rcheck' || o.name === 'update'));
+      const seconds = recent?.options.find((o) => o.name === 'seconds')?.values[0];
+      if (seconds === undefined || Number(seconds) === expected) continue;
+      out.set(key!, `${key}: the rules say --seconds ${seconds}, the Service's timeoutSeconds is ${expected} (${where('nat', rule)})`);
+    }
+  }
+  return [...out.values()];
+}
+
 /** `v1.8.4` from `iptables v1.8.4 (nf_tables)` or a generator's version; null when none. */
 function versionOf(text: string | null | undefined): string | null {
   const m = /v?(\d+\.\d+(?:\.\d+)?)/.exec(text ?? '');
@@ -125,6 +156,13 @@ function computeNotes(snapshot: NodeSnapshot): DumpNote[] {
     notes.push({
       short: `${stale.length} stale iptables-mode REJECT rule${stale.length > 1 ? 's' : ''} on an IPVS node`,
       text: `IPVS mode (ipset KUBE-CLUSTER-IP), yet the filter table keeps iptables mode's REJECT rules: ${stale.slice(0, 3).join('; ')}${stale.length > 3 ? ` (and ${stale.length - 3} more)` : ''}: kube-proxy in IPVS mode neither writes nor removes them, and they still reject (kubernetes#102314)`,
+    });
+  }
+  const affinity = affinityTimeoutMismatches(snapshot);
+  if (affinity.length > 0) {
+    notes.push({
+      short: `${affinity.length} Service${affinity.length > 1 ? 's' : ''}: affinity --seconds ≠ timeoutSeconds`,
+      text: `${affinity.slice(0, 3).join('; ')}${affinity.length > 3 ? ` (and ${affinity.length - 3} more)` : ''}: clients stick for the rules' time, not the Service's (kubernetes#35677)`,
     });
   }
   const probeVersion = versionOf(snapshot.meta.toolVersions['iptables']);

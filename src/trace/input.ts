@@ -9,6 +9,8 @@ import type { IptablesRuleset } from '../model/iptables.js';
 import type { IpsetSet } from '../model/ipvs.js';
 import type { NftRuleset } from '../model/nftables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import type { XtRecentCapture } from '../model/xt-recent.js';
+import { xtRecentAge } from '../parsers/xt-recent.js';
 
 /**
  * One address of an `xt_recent` list (`/proc/net/xt_recent/NAME`): the address and how
@@ -39,6 +41,8 @@ export interface TraceInput {
   readonly routes: readonly Route[];
   readonly conntrack?: readonly ConntrackEntry[];
   readonly xtRecent?: Readonly<Record<string, readonly XtRecentEntry[]>>;
+  /** Every list was read (the `xt-recent` probe): a list with no entry in `xtRecent` is empty, not unknown. */
+  readonly xtRecentComplete?: boolean;
   readonly ipsets?: Readonly<Record<string, IpsetSet>>;
 }
 
@@ -87,6 +91,15 @@ function buildInput(snapshot: NodeSnapshot, nft: NftRuleset | undefined): TraceI
     addrs: snapshot.addrs?.value ?? [],
     routes: snapshot.routes?.value ?? [],
     conntrack: snapshot.conntrack?.value?.entries ?? [],
+    ...xtRecentInput(snapshot.xtRecent?.value ?? null),
     ...(snapshot.ipset?.value ? { ipsets: Object.fromEntries(snapshot.ipset.value.map((s) => [s.name, s])) } : {}),
   };
+}
+
+/** The walk's `-m recent` lists from the `xt-recent` probe: ages in seconds when jiffies and HZ are known. */
+function xtRecentInput(capture: XtRecentCapture | null): Pick<TraceInput, 'xtRecent' | 'xtRecentComplete'> {
+  if (!capture) return {};
+  const lists: Record<string, XtRecentEntry[]> = {};
+  for (const [name, rows] of Object.entries(capture.lists)) lists[name] = rows.map((r) => ({ address: r.address, ageSeconds: xtRecentAge(capture, r) }));
+  return { xtRecent: lists, xtRecentComplete: true };
 }

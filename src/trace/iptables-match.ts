@@ -216,7 +216,7 @@ function recentModule(ctx: WalkContext, m: IptablesMatch): Cond[] {
   if (opt(m, 'set')) return [{ ok: true, text: `recent --set: adds the source to list ${name}` }];
   const check = opt(m, 'rcheck') ?? opt(m, 'update') ?? opt(m, 'remove');
   if (!check) return [{ unsupported: `-m recent without --set/--rcheck/--update/--remove` }];
-  const list = ctx.input.xtRecent?.[name];
+  const list = ctx.input.xtRecent?.[name] ?? (ctx.input.xtRecentComplete ? [] : undefined);
   if (!list) return [{ unsupported: `-m recent --${check.name} --name ${name}: the list's contents (/proc/net/xt_recent/${name}) are not in the capture` }];
   if (opt(m, 'hitcount') || opt(m, 'rttl')) return [{ unsupported: '-m recent --hitcount/--rttl is not modelled' }];
   const addr = opt(m, 'rdest') ? ctx.pkt.dst : ctx.pkt.src;
