@@ -37,7 +37,7 @@ export function tupleText(t: TraceTuple): string {
 export function stepPlace(s: TraceStep): string {
   const hook = s.hook ?? '';
   if (s.table !== null && s.chain !== null) {
-    const fam = s.backend === 'nft' ? `${s.family} ` : '';
+    const fam = s.backend === 'nft' ? `${s.family} ` : s.xtables ? `${s.xtables} ` : '';
     return `${hook} ${fam}${s.table}/${s.chain}${s.ruleIndex !== null ? ` #${s.ruleIndex}` : ''}`.trim();
   }
   return `${hook} ${s.kind}`.trim();

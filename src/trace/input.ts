@@ -81,7 +81,9 @@ export function traceInputFromSnapshot(snapshot: NodeSnapshot, nft?: NftRuleset)
 
 function buildInput(snapshot: NodeSnapshot, nft: NftRuleset | undefined): TraceInput {
   const iptables: IptablesRuleset[] = [];
-  for (const part of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy]) {
+  // On a node whose `iptables` is the legacy one, iptables-legacy-save prints the same tables again.
+  const sameAsLegacy = snapshot.iptables?.value?.generator?.backend === 'legacy';
+  for (const part of [snapshot.iptables, snapshot.ip6tables, sameAsLegacy ? null : snapshot.iptablesLegacy]) {
     if (part?.value && part.value.tables.length > 0) iptables.push(part.value);
   }
   const ruleset = nft ?? snapshot.nft?.value ?? undefined;

@@ -23,7 +23,7 @@ import { rejectMeaning } from './describe.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
 import { evalIptablesMatches, NO_CONDITIONS } from './iptables-match.js';
 import { chainPrefilters, prefilterReject, type Prefilter } from './iptables-prefilter.js';
-import type { TraceBranch } from './types.js';
+import type { TraceBranch, XtablesBackend } from './types.js';
 import { parseMarkMask, parseNatTarget } from './values.js';
 
 type IptablesItem = Extract<HookedChainItem, { kind: 'iptables' }>;
@@ -71,6 +71,11 @@ export function iptablesRuleText(rule: IptablesRule): string {
     ruleTexts.set(rule, text);
   }
   return text;
+}
+
+/** The backend of an iptables dump: `legacy` when its header says so, else nf_tables (iptables-nft). */
+export function xtablesOf(ruleset: IptablesRuleset): XtablesBackend {
+  return ruleset.generator?.backend === 'legacy' ? 'legacy' : 'nft';
 }
 
 function verdictOfTarget(rule: IptablesRule): string {
@@ -242,7 +247,8 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
   const base = item.chain;
   const stack: Frame[] = [frameOf(ctx, base, item.nftChain)];
   const groups = new Map<IptablesChain, BranchGroup>();
-  const common = { backend: 'iptables' as const, family: item.family, table: item.table, priority: item.priority };
+  const xtables = ctx.dualBackends ? { xtables: xtablesOf(item.ruleset) } : {};
+  const common = { backend: 'iptables' as const, family: item.family, table: item.table, priority: item.priority, ...xtables };
   const loop = ctx.enterChain(base.name);
   if (loop !== null) return { kind: 'unsupported', reason: loop };
   while (stack.length > 0) {

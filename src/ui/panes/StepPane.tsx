@@ -45,6 +45,7 @@ const VERDICT_COLOR: Readonly<Record<VerdictKind, ColorToken>> = {
   dropped: 'error',
   rejected: 'error',
   unsupported: 'warn',
+  ambiguous: 'warn',
 };
 
 function columns(lang: Lang, width: number): ColumnSpec[] {
@@ -62,7 +63,7 @@ function columns(lang: Lang, width: number): ColumnSpec[] {
 /** `table/chain #n`, cut in the chain name so the rule number always shows in `width` cells. */
 function where(s: TraceStep, width: number): string {
   if (s.table === null || s.chain === null) return s.kind;
-  const base = `${s.backend === 'nft' ? `${s.family} ` : ''}${s.table}/${s.chain}`;
+  const base = `${s.backend === 'nft' ? `${s.family} ` : ''}${s.xtables ? `${s.xtables} ` : ''}${s.table}/${s.chain}`;
   const suffix = s.ruleIndex !== null ? ` #${s.ruleIndex}` : '';
   if (cellWidth(base + suffix) <= width) return base + suffix;
   return fitCell(base, Math.max(1, width - suffix.length)).trimEnd() + suffix;
