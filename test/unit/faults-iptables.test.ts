@@ -5,7 +5,11 @@
  * test/lab/faults-iptables.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { iptablesDumpNotes, rulesMissingTheirMark } from '../../src/analysis/iptables-faults.js';
+import { buildSnapshot, ipvsRun } from '../../src/analysis/build-snapshot.js';
+import { affinityTimeoutMismatches, iptablesDumpNotes, rulesMissingTheirMark, staleRejectsOnIpvs } from '../../src/analysis/iptables-faults.js';
+import { parseIpsetList } from '../../src/parsers/ipset.js';
+import { parseXtRecent, xtRecentAge } from '../../src/parsers/xt-recent.js';
+import type { ProbeRun } from '../../src/sources/probe-runner.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { formatIptablesSave } from '../../src/parsers/iptables-format.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
@@ -181,5 +185,91 @@ describe('kubernetes#109811 / cilium#28260: iptables-legacy and iptables-nft bot
     expect(r.verdict.kind).toBe('forwarded');
     expect(r.candidates).toBeUndefined();
     expect(r.steps.some((s) => s.xtables !== undefined)).toBe(false);
+  });
+});
+
+function run(id: string, stdout: string, status: ProbeRun['status'] = 'ok', exitCode = 0): ProbeRun {
+  return { id, argv: [id], status, result: { argv: [id], stdout, stderr: status === 'ok' ? '' : 'failed', exitCode, startedAt: '2026-12-05T07:00:00.000Z', durationMs: 1 } as ProbeRun['result'] };
+}
+
+describe('kubernetes#35677: -m recent (sessionAffinity ClientIP) from the xt-recent probe', () => {
+  it('parses the lists with their ages (HZ from jiffies and uptime), and the walk evaluates --rcheck --seconds', () => {
+    // HZ 250, uptime 3326.18 s: jiffies = 2^32 + (3326.18 − 300)·250.
+    const jiffies = 2 ** 32 + Math.round((3326.18 - 300) * 250);
+    const text = [
+      `/proc/net/xt_recent/SEEN:src=${labPod('client').ip} ttl: 64 last_seen: ${jiffies - 2500} oldest_pkt: 1 ${jiffies - 2500}`,
+      `/proc/timer_list:jiffies: ${jiffies}`,
+      `/proc/timer_list:jiffies: ${jiffies}`,
+      '/proc/uptime:3326.18 715.04',
+    ].join('\n');
+    const parsed = parseXtRecent(text, 'xt-recent');
+    expect(parsed.diagnostics).toEqual([]);
+    expect(parsed.value.hz).toBe(250);
+    expect(xtRecentAge(parsed.value, parsed.value.lists['SEEN']![0]!)).toBe(10);
+    expect(parseXtRecent('garbage\n', 'x').diagnostics.map((d) => `${d.code}@${d.line}`)).toEqual(['unknown-line@1']);
+  });
+
+  it('warns when the rules\' --seconds differs from the Service\'s timeoutSeconds', async () => {
+    const snap = await snapshotOf('lab-iptables');
+    const scenario = { ...LAB_SCENARIO, services: LAB_SCENARIO.services.map((s) => (s.name === 'web' ? { ...s, sessionAffinity: { timeoutSeconds: 600 } } : s)) };
+    const rules = parseIptablesSave(labRules('iptables', scenario), 'iptables-save', { family: 'ipv4' }).value;
+    expect(labRules('iptables', scenario)).toContain('--rcheck --seconds 600 --reap');
+    const api = snap.api!.value!;
+    const withAffinity = (timeout: number | undefined) => ({
+      ...snap,
+      iptables: { ...snap.iptables!, value: rules },
+      api: { ...snap.api!, value: { ...api, services: api.services.map((s) => (s.meta.name === 'web' ? { ...s, sessionAffinity: 'ClientIP' as const, sessionAffinityTimeoutSeconds: timeout } : s)) } },
+    });
+    expect(affinityTimeoutMismatches(withAffinity(600))).toEqual([]);
+    const wrong = affinityTimeoutMismatches(withAffinity(undefined));
+    expect(wrong).toHaveLength(1);
+    expect(wrong[0]).toMatch(/^default\/web: the rules say --seconds 600, the Service's timeoutSeconds is 10800 \(nat KUBE-SVC-/);
+    expect(iptablesDumpNotes(withAffinity(undefined)).map((n) => n.text).join('\n')).toContain('kubernetes#35677');
+  });
+});
+
+describe('kubernetes#102314 and IPVS mode: -m set from the captured ipset list, stale REJECTs, ipvsadm -Ln fallback', () => {
+  const client = labPod('client');
+  const ipsetText = [
+    'Name: KUBE-CLUSTER-IP',
+    'Type: hash:ip,port',
+    'Revision: 6',
+    'Header: family inet hashsize 1024 maxelem 65536 bucketsize 12 initval 0x11223344',
+    'Size in memory: 256',
+    'References: 1',
+    'Number of entries: 1',
+    'Members:',
+    '10.96.12.34,tcp:80',
+    '',
+  ].join('\n');
+  const sets = parseIpsetList(ipsetText, 'ipset');
+
+  it('a rule matching KUBE-CLUSTER-IP dst,dst holds only for a member', () => {
+    expect(sets.diagnostics).toEqual([]);
+    const base = labInput('iptables');
+    const rules = parseIptablesSave('*filter\n:FORWARD ACCEPT [0:0]\n-A FORWARD -m set --match-set KUBE-CLUSTER-IP dst,dst -j DROP\nCOMMIT\n', 't', { family: 'ipv4' }).value;
+    const input = { ...base, iptables: [rules], ipsets: { 'KUBE-CLUSTER-IP': sets.value[0]! } };
+    const member = walkPacket(input, packet({ from: client.ip, to: '10.96.12.34:80/tcp' }));
+    expect(member.steps.find((s) => s.chain === 'FORWARD' && s.kind === 'rule')?.reason).toContain('is in set KUBE-CLUSTER-IP (10.96.12.34,tcp:80)');
+    expect(walkPacket(input, packet({ from: client.ip, to: '10.96.12.34:81/tcp' })).steps.find((s) => s.chain === 'FORWARD' && s.kind === 'rule')?.matched).toBe(false);
+    const without = walkPacket({ ...input, ipsets: {} }, packet({ from: client.ip, to: '10.96.12.34:80/tcp' }));
+    expect(without.verdict.kind).toBe('unsupported');
+  });
+
+  it('flags iptables mode\'s REJECT rules left on an IPVS node', async () => {
+    const snap = await snapshotOf('lab-iptables');
+    expect(staleRejectsOnIpvs(snap)).toEqual([]); // iptables mode: the REJECT is kube-proxy's own
+    const ipvsNode = { ...snap, ipset: { value: sets.value, diagnostics: [], probe: null, error: null } };
+    expect(staleRejectsOnIpvs(ipvsNode)).toEqual(['filter KUBE-SERVICES #1 ("default/empty has no endpoints")']);
+    expect(showHead(ipvsNode).notes?.join('\n')).toContain('kubernetes#102314');
+  });
+
+  it('reads ipvsadm -Ln when the stats probe failed, never "0 virtual servers"', () => {
+    const plain = ['IP Virtual Server version 1.2.1 (size=4096)', 'Prot LocalAddress:Port Scheduler Flags', '  -> RemoteAddress:Port           Forward Weight ActiveConn InActConn', 'TCP  10.96.12.34:80 rr', '  -> 10.244.0.23:8080             Masq    1      0          0', ''].join('\n');
+    const stats = run('ipvsadm-stats', '', 'failed', 2);
+    expect(ipvsRun(stats, run('ipvsadm', plain))?.id).toBe('ipvsadm');
+    expect(ipvsRun(run('ipvsadm-stats', plain), run('ipvsadm', plain))?.id).toBe('ipvsadm-stats');
+    const snap = buildSnapshot({ runs: [stats, run('ipvsadm', plain)], source: { kind: 'replay', label: 't', live: false }, capturedAt: '2026-12-05T07:00:00.000Z' });
+    expect(snap.ipvs?.value?.virtualServers).toHaveLength(1);
   });
 });
