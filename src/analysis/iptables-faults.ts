@@ -147,7 +147,9 @@ function computeNotes(snapshot: NodeSnapshot): DumpNote[] {
     ['iptables-save', snapshot.iptables?.value],
     ['ip6tables-save', snapshot.ip6tables?.value],
   ];
-  const warned = dumps.filter(([, r]) => r?.legacyTablesPresent).map(([id]) => id);
+  // The warning is on stdout only when stderr was merged into it; a probe keeps it in its stderr.
+  const inStderr = (id: string) => snapshot.probes.some((p) => p.id === id && p.stderrTail.includes('tables-legacy tables present'));
+  const warned = dumps.filter(([id, r]) => r?.legacyTablesPresent || inStderr(id)).map(([id]) => id);
   if (warned.length > 0) {
     notes.push({ short: 'iptables-legacy tables present', text: `${warned.join(' and ')} warned "iptables-legacy tables present": rules of the legacy backend run too, and the walk reads both (iptables-legacy-save)` });
   }
