@@ -2,6 +2,7 @@
 import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 /** `{node, kernel, source, live, capturedAt, mode, evidence}`; capturedAt ISO-8601 UTC. */
 export interface ShowHead {
@@ -32,10 +33,12 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
   };
 }
 
-/** The head as text lines, for `-o text`. */
+/** The head as two text lines, for `-o text`; its values one line each (terminal-safe: a manifest's node name may hold anything). */
 export function headText(h: ShowHead): string {
   // Transport labels already name their kind (`replay:DIR`, `netns:NAME`): say it once.
   const where = h.source.replace(/^replay:/, '');
-  const notes = (h.notes ?? []).map((n) => `note: ${n}\n`).join('');
-  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${where} · captured ${h.capturedAt}\nmode ${h.mode}: ${h.evidence.join('; ')}\n${notes}`;
+  const line = (s: string) => terminalSafe(s);
+  // Notes quote rule comments from the node: made terminal-safe like the rest.
+  const notes = (h.notes ?? []).map((n) => `note: ${line(n)}\n`).join('');
+  return `node ${line(h.node)} (${line(h.kernel ?? 'kernel ?')}) · ${h.live ? 'live' : 'replay'} ${line(where)} · captured ${line(h.capturedAt)}\nmode ${h.mode}: ${line(h.evidence.join('; '))}\n${notes}`;
 }
