@@ -25,6 +25,7 @@ import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parser
 import { collectGarbageIfGrown } from '../memory.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseIpsetList } from '../parsers/ipset.js';
+import { parseXtRecent } from '../parsers/xt-recent.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { catalog } from '../sources/catalog.js';
@@ -73,6 +74,7 @@ export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
   ciliumStatus: ['cilium-status'],
   ipvs: ['ipvsadm-stats', 'ipvsadm'],
   ipset: ['ipset'],
+  xtRecent: ['xt-recent'],
   conntrack: ['conntrack'],
   ciliumConntrack: ['cilium-ct-list'],
 };
@@ -184,7 +186,7 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
 }
 
 /** The fields of a snapshot that a staged load fills after the first frame. */
-export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipset' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
+export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipset' | 'xtRecent' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
 
 /** The fields of the first snapshot of a staged load. */
 type FirstFields = Omit<NodeSnapshot, keyof PartFields | 'pending'>;
@@ -215,6 +217,7 @@ function assemble(first: FirstFields, parts: Partial<PartFields>, pending: reado
     conntrackCount: first.conntrackCount,
     ipvs: parts.ipvs ?? null,
     ipset: parts.ipset ?? null,
+    xtRecent: parts.xtRecent ?? null,
     api: first.api,
     ciliumConntrack: parts.ciliumConntrack ?? null,
     lb: parts.lb ?? null,
@@ -287,14 +290,26 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     case 'ciliumStatus':
       return { ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus) };
     case 'ipvs':
-      return { ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm) };
+      return { ipvs: parseRun(ipvsRun(byId.get('ipvsadm-stats'), byId.get('ipvsadm')), parseIpvsadm) };
     case 'ipset':
       return { ipset: parseRun(byId.get('ipset'), parseIpsetList) };
+    case 'xtRecent':
+      return { xtRecent: parseRun(byId.get('xt-recent'), parseXtRecent) };
     case 'conntrack':
       return { conntrack: withConntrackEvents(parseRun(byId.get('conntrack'), parseConntrack), byId.get('conntrack-events'), cache) };
     case 'ciliumConntrack':
       return { ciliumConntrack: ciliumCtPart(parseRun(byId.get('cilium-ct-list'), parseCiliumCt), done) };
   }
+}
+
+/**
+ * The IPVS listing to parse: the stats probe when it answered, else the plain `ipvsadm -Ln`
+ * (a failed stats probe must not read as "no virtual servers"), else whichever ran.
+ */
+export function ipvsRun(stats: ProbeRun | undefined, plain: ProbeRun | undefined): ProbeRun | undefined {
+  if (stats?.status === 'ok') return stats;
+  if (plain?.status === 'ok') return plain;
+  return stats ?? plain;
 }
 
 function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {
@@ -321,7 +336,7 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
  * the mode need, then the LB maps and the small listings, then the conntrack tables
  * (seconds at 1M entries, parsed in chunks).
  */
-const STAGES: readonly (readonly SnapshotPart[])[] = [['iptables', 'ip6tables', 'iptablesLegacy', 'nft'], ['lb', 'ciliumStatus', 'ipvs', 'ipset'], ['conntrack'], ['ciliumConntrack']];
+const STAGES: readonly (readonly SnapshotPart[])[] = [['iptables', 'ip6tables', 'iptablesLegacy', 'nft'], ['lb', 'ciliumStatus', 'ipvs', 'ipset', 'xtRecent'], ['conntrack'], ['ciliumConntrack']];
 
 /** Options of {@link completeSnapshot}. */
 export interface CompleteOptions {
@@ -573,7 +588,7 @@ function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined, cache?:
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
 export function allDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
-  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ciliumConntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
+  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ciliumConntrack, snapshot.ipvs, snapshot.ipset, snapshot.xtRecent ?? null, snapshot.api];
   const out: Diagnostic[] = [];
   for (const p of parts) if (p) out.push(...p.diagnostics);
   // An optional probe that fails (ipvsadm on a kernel without IPVS) is a fact, not an error.
