@@ -14,6 +14,8 @@ import type { NftRuleset } from '../model/nftables.js';
 import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
+import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
+import { compareMapsWithListings, mergeCiliumListings } from './cilium-listings.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parsers/cilium-ct.js';
@@ -23,6 +25,7 @@ import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parser
 import { collectGarbageIfGrown } from '../memory.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseIpsetList } from '../parsers/ipset.js';
+import { parseXtRecent } from '../parsers/xt-recent.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { catalog } from '../sources/catalog.js';
@@ -67,10 +70,11 @@ export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
   ip6tables: ['ip6tables-save'],
   iptablesLegacy: ['iptables-legacy-save'],
   nft: ['nft-json', 'nft-text'],
-  lb: ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat', 'cilium-bpf-lb-list'],
+  lb: ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat', 'cilium-bpf-lb-list', 'cilium-service-list'],
   ciliumStatus: ['cilium-status'],
   ipvs: ['ipvsadm-stats', 'ipvsadm'],
   ipset: ['ipset'],
+  xtRecent: ['xt-recent'],
   // `conntrack-events` is on demand: read when a bundle holds it or a command asks for it
   // (SessionOptions.onDemand), never by a refresh (conntrack -E ends only by its timeout).
   conntrack: ['conntrack', 'conntrack-events'],
@@ -119,6 +123,7 @@ export function summarize(run: ProbeRun): ProbeSummary {
     startedAt: run.result.startedAt,
     durationMs: run.result.durationMs,
     stderrTail: tail(run.result.stderr),
+    ...(run.result.notCaptured ? { notCaptured: true } : {}),
     optional: catalog().probes.find((p) => p.id === run.id)?.optional ?? false,
   };
 }
@@ -127,7 +132,8 @@ export function summarize(run: ProbeRun): ProbeSummary {
 export function failureReason(run: ProbeRun): string {
   switch (run.status) {
     case 'missing':
-      return `${run.argv[0]} is not installed on the node`;
+      // A replay that never ran the probe knows nothing about the node's binaries.
+      return run.result.notCaptured ? 'not in this capture' : `${run.argv[0]} is not installed on the node`;
     case 'timeout':
       return `timed out after ${run.result.durationMs} ms`;
     case 'failed': {
@@ -182,7 +188,7 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
 }
 
 /** The fields of a snapshot that a staged load fills after the first frame. */
-export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipset' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
+export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipset' | 'xtRecent' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
 
 /** The fields of the first snapshot of a staged load. */
 type FirstFields = Omit<NodeSnapshot, keyof PartFields | 'pending'>;
@@ -213,6 +219,7 @@ function assemble(first: FirstFields, parts: Partial<PartFields>, pending: reado
     conntrackCount: first.conntrackCount,
     ipvs: parts.ipvs ?? null,
     ipset: parts.ipset ?? null,
+    xtRecent: parts.xtRecent ?? null,
     api: first.api,
     ciliumConntrack: parts.ciliumConntrack ?? null,
     lb: parts.lb ?? null,
@@ -285,14 +292,26 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     case 'ciliumStatus':
       return { ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus) };
     case 'ipvs':
-      return { ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm) };
+      return { ipvs: parseRun(ipvsRun(byId.get('ipvsadm-stats'), byId.get('ipvsadm')), parseIpvsadm) };
     case 'ipset':
       return { ipset: parseRun(byId.get('ipset'), parseIpsetList) };
+    case 'xtRecent':
+      return { xtRecent: parseRun(byId.get('xt-recent'), parseXtRecent) };
     case 'conntrack':
       return { conntrack: withConntrackEvents(parseRun(byId.get('conntrack'), parseConntrack), byId.get('conntrack-events'), cache) };
     case 'ciliumConntrack':
       return { ciliumConntrack: ciliumCtPart(parseRun(byId.get('cilium-ct-list'), parseCiliumCt), done) };
   }
+}
+
+/**
+ * The IPVS listing to parse: the stats probe when it answered, else the plain `ipvsadm -Ln`
+ * (a failed stats probe must not read as "no virtual servers"), else whichever ran.
+ */
+export function ipvsRun(stats: ProbeRun | undefined, plain: ProbeRun | undefined): ProbeRun | undefined {
+  if (stats?.status === 'ok') return stats;
+  if (plain?.status === 'ok') return plain;
+  return stats ?? plain;
 }
 
 function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {
@@ -319,7 +338,7 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
  * the mode need, then the LB maps and the small listings, then the conntrack tables
  * (seconds at 1M entries, parsed in chunks).
  */
-const STAGES: readonly (readonly SnapshotPart[])[] = [['iptables', 'ip6tables', 'iptablesLegacy', 'nft'], ['lb', 'ciliumStatus', 'ipvs', 'ipset'], ['conntrack'], ['ciliumConntrack']];
+const STAGES: readonly (readonly SnapshotPart[])[] = [['iptables', 'ip6tables', 'iptablesLegacy', 'nft'], ['lb', 'ciliumStatus', 'ipvs', 'ipset', 'xtRecent'], ['conntrack'], ['ciliumConntrack']];
 
 /** Options of {@link completeSnapshot}. */
 export interface CompleteOptions {
@@ -526,21 +545,37 @@ async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGen
 const LB_MAP_PROBES = ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat'];
 
 /**
- * Cilium's LB table: the raw BPF maps decoded when any of them was read (this
- * works while cilium-agent is down), else `cilium-dbg bpf lb list`.
+ * Cilium's LB table: the raw BPF maps decoded when any of them was read (this works while
+ * cilium-agent is down), else the agent's listings — `cilium-dbg bpf lb list` joined with
+ * `cilium-dbg service list` for backend states ({@link mergeCiliumListings}); either listing
+ * alone when only one answered. When both the maps and a listing are there, they are compared
+ * and any difference is a warning and an `LbDisagreement` naming both.
  */
 function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
+  const lbListRun = parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache);
+  const serviceListRun = parseRunCached(byId.get('cilium-service-list'), parseCiliumServiceList, cache);
+  const listings = mergeCiliumListings(lbListRun?.value ?? null, serviceListRun?.value ?? null, { lbList: 'cilium-bpf-lb-list', serviceList: 'cilium-service-list' });
   const read = LB_MAP_PROBES.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
     const decoded = decodeCiliumLbMaps(dumps);
     const services = read.find((r) => r.id.endsWith('-services')) ?? read[0]!;
+    let table = decoded.value.table;
+    const diagnostics = [...decoded.diagnostics];
+    if (listings.table) {
+      const cmp = compareMapsWithListings(table, listings.table, 'the pinned maps (bpftool)', 'cilium-agent listings');
+      if (cmp.disagreements.length) table = { ...table, disagreements: cmp.disagreements };
+      diagnostics.push(...cmp.diagnostics);
+    }
     return {
-      lb: { value: decoded.value.table, diagnostics: decoded.diagnostics, probe: summarize(services), error: null },
+      lb: { value: table, diagnostics, probe: summarize(services), error: null },
       lbMapsRead: dumps.map((d) => d.name.split('/').pop()!),
     };
   }
-  return { lb: parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache), lbMapsRead: [] };
+  const main = lbListRun?.value ? lbListRun : serviceListRun?.value ? serviceListRun : (lbListRun ?? serviceListRun);
+  if (!main) return { lb: null, lbMapsRead: [] };
+  const diagnostics = [...(lbListRun?.diagnostics ?? []), ...(serviceListRun?.diagnostics ?? []), ...listings.diagnostics];
+  return { lb: { value: listings.table, diagnostics, probe: main.probe, error: listings.table ? null : main.error }, lbMapsRead: [] };
 }
 
 /**
@@ -555,7 +590,7 @@ function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined, cache?:
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
 export function allDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
-  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ciliumConntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
+  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ciliumConntrack, snapshot.ipvs, snapshot.ipset, snapshot.xtRecent ?? null, snapshot.api];
   const out: Diagnostic[] = [];
   for (const p of parts) if (p) out.push(...p.diagnostics);
   // An optional probe that fails (ipvsadm on a kernel without IPVS) is a fact, not an error.

@@ -11,7 +11,8 @@ import { defaultStepPacket } from '../analysis/step-defaults.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { chainRows } from '../analysis/rules-view.js';
-import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
+import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
+import { iptablesServiceChains, iptablesServiceFilterRules, nftServiceChains, nftServiceNoEndpointSets } from '../analysis/service-dataplane.js';
 import type { SessionLike } from '../session.js';
 import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
@@ -177,6 +178,17 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'nft', table: viaNft[0].table, chain: viaNft[0].chain, focusRule: focus, from: 'services' } });
         return;
       }
+      // No endpoints (or none local): kube-proxy's REJECT/DROP rule in the filter table is what the Service has.
+      const stops = ipt ? iptablesServiceFilterRules(ipt, row.namespace, row.name) : [];
+      if (stops[0]) {
+        dispatch({ type: 'openRules', location: { kind: 'chain', ruleset: 'iptables', table: 'filter', chain: stops[0].chain, focusRule: stops[0].ruleIndex, from: 'services' } });
+        return;
+      }
+      const nftStops = nft ? nftServiceNoEndpointSets(nft, row.namespace, row.name) : [];
+      if (nftStops[0]) {
+        dispatch({ type: 'openRules', location: { kind: 'set', ruleset: 'nft', table: nftStops[0].table, set: nftStops[0].set } });
+        return;
+      }
       // A Cilium node: the Service's frontend in the LB maps.
       const lb = lbViewForOpen(snap);
       const fe = lbFrontendIndexForService(lb, row.namespace, row.name);
@@ -288,6 +300,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
         mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
+        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => n.short) : []}
         ageSeconds={age}
         error={state.error}
         apiError={state.apiError ?? null}
