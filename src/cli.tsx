@@ -17,12 +17,12 @@ import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
 import { runTraceCommand, type TraceCommandArgs } from './report/trace.js';
 import { runLiveTraceCommand } from './report/trace-live.js';
-import { traceSeconds } from './trace/live-trace.js';
+import { traceSeconds } from './collect/live-trace.js';
 import { dig, digExitCode, digOutput } from './dns/dig.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
-import { captureBundle, prepareCaptureDir } from './capture.js';
-import { loadSnapshot, Session } from './session.js';
+import { captureBundle, prepareCaptureDir } from './collect/capture.js';
+import { loadSnapshot, Session } from './collect/session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { detectLang } from './ui/i18n.js';
 

@@ -12,7 +12,7 @@
  */
 import blessed from 'blessed';
 import contrib, { type BarChart, type LineChart } from 'blessed-contrib';
-import type { SessionLike } from '../session.js';
+import type { SessionLike } from '../collect/session.js';
 import { t, tf, type Lang } from '../ui/i18n.js';
 import { fitCell, humanCount } from '../ui/text.js';
 import { dashSample, DashHistory, DEFAULT_LB_MAP_MAX, gaugeValue, HISTORY_POINTS, percentText, type DashSample } from './series.js';

@@ -118,7 +118,7 @@ export interface NodeSnapshot {
   readonly lbMapsRead: readonly string[];
   readonly ciliumStatus: Parsed<CiliumStatus> | null;
   /**
-   * Parts not parsed yet (staged load, src/session.ts): each listed field is null until a
+   * Parts not parsed yet (staged load, src/collect/session.ts): each listed field is null until a
    * later snapshot of the same session carries it. Absent or empty: the snapshot is complete
    * (`show`, `capture` and every refresh build complete snapshots).
    */

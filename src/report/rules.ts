@@ -13,7 +13,7 @@
  * left out: they are in `rulesets`); `diagnostics: [{severity, origin, line, text, message, code}]`.
  */
 import { chainRows, iptablesRulesets, type RuleRow } from '../analysis/rules-view.js';
-import { allDiagnostics } from '../analysis/build-snapshot.js';
+import { allDiagnostics } from '../collect/build-snapshot.js';
 import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatExpr, formatRuleText } from '../parsers/nft-format-expr.js';

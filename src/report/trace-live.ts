@@ -17,7 +17,7 @@ import stringWidth from 'string-width';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { diffKernelEvents, diffPacketsSeen, formatKernelEvent, kernelEventsOfTrace, kernelEventsOfWalk, packetsOfTrace, type KernelEvent } from '../trace/kernel-trace.js';
 import type { Transport } from '../sources/transport.js';
-import { captureKernelTrace, chosenPass, LIVE_TRACE_SKIP, LIVE_TRACE_TABLE, liveTraceMatch, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../trace/live-trace.js';
+import { captureKernelTrace, chosenPass, LIVE_TRACE_SKIP, LIVE_TRACE_TABLE, liveTraceMatch, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../collect/live-trace.js';
 import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';

@@ -6,7 +6,7 @@
  */
 import path from 'node:path';
 import { packageRoot } from '../paths.js';
-import { Session, type SessionLike } from '../session.js';
+import { Session, type SessionLike } from '../collect/session.js';
 import { openSource } from '../sources/open.js';
 import { tourCaptures, type Tour } from './model.js';
 

@@ -11,7 +11,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { chainRows } from '../analysis/rules-view.js';
 import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
-import type { SessionLike } from '../session.js';
+import type { SessionLike } from '../collect/session.js';
 import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
 import { Help } from './components/Help.js';

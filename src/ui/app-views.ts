@@ -11,7 +11,7 @@ import { detectProxyMode, type ProxyModeResult } from '../analysis/proxy-mode.js
 import { UserError } from '../errors.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import { traceFromSnapshot } from '../report/trace.js';
-import type { SessionState } from '../session.js';
+import type { SessionState } from '../collect/session.js';
 import type { RulesPaneData } from './panes/RulesPane.js';
 import type { StepPaneData } from './panes/StepPane.js';
 import { t, type Lang } from './i18n.js';

@@ -8,7 +8,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allDiagnostics, buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { allDiagnostics, buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { buildLbView, type LbView } from '../../src/analysis/lb-view.js';
 import { countChains, detectProxyMode } from '../../src/analysis/proxy-mode.js';
 import { formatFrontend, joinHostPort, type LbTable } from '../../src/model/cilium.js';

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import React from 'react';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Session } from '../../src/session.js';
+import { Session } from '../../src/collect/session.js';
 import { clockTime } from '../../src/sources/api-file.js';
 import type { ApiProblem } from '../../src/sources/cluster-api.js';
 import { closeSource, openSource } from '../../src/sources/open.js';

@@ -6,7 +6,7 @@
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { buildServiceView } from '../../src/analysis/service-view.js';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
 import type { Lang } from '../../src/ui/i18n.js';
 import { t } from '../../src/ui/i18n.js';

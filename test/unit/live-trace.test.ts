@@ -7,7 +7,7 @@ import { catalog, probe } from '../../src/sources/catalog.js';
 import { runProbe, runProbes } from '../../src/sources/probe-runner.js';
 import type { ExecOptions, ExecResult, Transport, TransportKind } from '../../src/sources/transport.js';
 import type { KernelEvent } from '../../src/trace/kernel-trace.js';
-import { captureKernelTrace, LIVE_TRACE_START_CHAINS, passFacts, traceSeconds, type LiveTraceMatch } from '../../src/trace/live-trace.js';
+import { captureKernelTrace, LIVE_TRACE_START_CHAINS, passFacts, traceSeconds, type LiveTraceMatch } from '../../src/collect/live-trace.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 
 /** A transport that records every argv and answers from `reply`. */

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
-import { buildSnapshot, completeSnapshot, buildFirstSnapshot, PIECED_PROBES, type SnapshotInput } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot, completeSnapshot, buildFirstSnapshot, PIECED_PROBES, type SnapshotInput } from '../../src/collect/build-snapshot.js';
 import { parseNftJson, parseNftJsonPieces } from '../../src/parsers/nft-json.js';
 import { readBundleFile, readBundleFilePieces, type Bundle } from '../../src/sources/bundle.js';
 import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';

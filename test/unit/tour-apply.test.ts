@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { applyTourStep, uiAfterStep } from '../../src/tour/apply.js';
 import type { TourPane, TourStep, TourTarget } from '../../src/tour/model.js';
 import { resolveStep } from '../../src/tour/resolve.js';

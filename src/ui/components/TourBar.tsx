@@ -11,7 +11,7 @@
 import { Box, Text } from 'ink';
 import React, { useEffect, useMemo, useReducer, useRef } from 'react';
 import type { NodeSnapshot } from '../../model/snapshot.js';
-import type { SessionLike } from '../../session.js';
+import type { SessionLike } from '../../collect/session.js';
 import { actionsFor } from '../../tour/apply.js';
 import { startTour, tourKey, tourReducer, type TourPosition } from '../../tour/machine.js';
 import type { Tour, TourStep } from '../../tour/model.js';

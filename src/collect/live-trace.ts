@@ -19,7 +19,7 @@ import { parseNftTrace, splitTracePasses, type NftTraceEvent, type NftTracePass 
 import { catalog, probe, type Catalog } from '../sources/catalog.js';
 import { runProbe, type ProbeRun } from '../sources/probe-runner.js';
 import type { Transport } from '../sources/transport.js';
-import type { PacketSpec } from './packet.js';
+import type { PacketSpec } from '../trace/packet.js';
 
 /** Name of the temporary table (family `inet`). */
 export const LIVE_TRACE_TABLE = 'nodescope-trace';

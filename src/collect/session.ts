@@ -5,20 +5,20 @@
  * (a failed load is a state the panes show, not a crash — after k9s).
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
-import { collectGarbage } from './memory.js';
-import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, PIECED_PROBES, summarize, type SnapshotInput } from './analysis/build-snapshot.js';
-import { iptablesRates } from './analysis/rates.js';
-import type { RuleRates } from './analysis/rules-view.js';
-import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from './model/snapshot.js';
-import type { ServiceDnsResult } from './model/dns.js';
-import { dnsTransportFor } from './dns/open.js';
-import { resolveServiceDns } from './dns/resolve.js';
-import type { DnsTransport } from './dns/transport.js';
-import { catalog } from './sources/catalog.js';
-import type { ApiFeed, ApiProblem } from './sources/cluster-api.js';
-import { runProbes, type ProbeRun } from './sources/probe-runner.js';
-import { ReplayTransport } from './sources/replay.js';
-import type { Transport } from './sources/transport.js';
+import { collectGarbage } from '../memory.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, PIECED_PROBES, summarize, type SnapshotInput } from './build-snapshot.js';
+import { iptablesRates } from '../analysis/rates.js';
+import type { RuleRates } from '../analysis/rules-view.js';
+import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
+import type { ServiceDnsResult } from '../model/dns.js';
+import { dnsTransportFor } from '../dns/open.js';
+import { resolveServiceDns } from '../dns/resolve.js';
+import type { DnsTransport } from '../dns/transport.js';
+import { catalog } from '../sources/catalog.js';
+import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
+import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
+import { ReplayTransport } from '../sources/replay.js';
+import type { Transport } from '../sources/transport.js';
 
 /** What a pane needs to know about the data's freshness; times are ms since epoch. */
 export interface SessionState {
