@@ -24,7 +24,7 @@ import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle, prepareCaptureDir } from './collect/capture.js';
 import { loadSnapshot, Session } from './collect/session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
-import { detectLang } from './ui/i18n.js';
+import { detectLang } from './text/i18n.js';
 
 interface GlobalOptions extends SourceOptions {
   /** Live refresh period, seconds (> 0). */

@@ -23,7 +23,7 @@ export interface CiliumServicesCount {
 
 /**
  * One fact behind the detected mode, as data, so each reader words it: {@link modeFactText}
- * in English (reports, `evidence`), src/ui/i18n.ts `mode.fact.*` per UI language.
+ * in English (reports, `evidence`), src/text/i18n.ts `mode.fact.*` per UI language.
  * - `kubeProxyTable`: nftables table `ip kube-proxy` exists;
  * - `kubeChains`: KUBE- chains (not kubelet's own) in one iptables backend;
  * - `ipvs`: IPVS virtual servers, and whether the `kube-ipvs0` dummy interface exists;

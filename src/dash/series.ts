@@ -21,7 +21,7 @@ import { chainRows } from '../analysis/rules-view.js';
 import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
 import { CILIUM_LB_MAPS } from '../model/cilium.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { percentText as formatPercent } from '../ui/text.js';
+import { percentText as formatPercent } from '../text/cells.js';
 
 /** Cilium's default LB map size (`--bpf-lb-map-max`, entries). */
 export const DEFAULT_LB_MAP_MAX = 65_536;

@@ -9,7 +9,7 @@ import { expectedAnswer, type DnsExpectOptions } from '../analysis/dns-expected.
 import { UserError } from '../errors.js';
 import { REPLY_OUTCOMES, type DnsCheck, type DnsExchange, type DnsRecord } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
-import { toJson } from '../report/json.js';
+import { toJson } from '../text/json.js';
 import { compareExchange, TTL_NOTE } from './compare.js';
 import { answeringServers, comparedCell, msText, noReplyText, STAND_IN_REASON, type DnsServerAddress } from './describe.js';
 import { chooseServer } from './resolve.js';

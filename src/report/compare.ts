@@ -14,7 +14,7 @@ import { COMPARE_MODES, compareModes, modeTotal, type CompareMode, type ModeComp
 import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 
 const UNIT: Readonly<Record<CompareMode, string>> = {
   iptables: 'rules in KUBE-* chains (nat, filter)',

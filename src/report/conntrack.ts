@@ -21,14 +21,14 @@
  * Throws `UserError` when conntrack was not read, when `service` is not `ns/name`, and
  * when it names a Service the API objects do not have (or there are none).
  */
-import { percentText } from '../percent-text.js';
+import { percentText } from '../text/percent.js';
 import { formatEndpoint, type ConntrackEndpoint } from '../analysis/conntrack-nat.js';
 import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis/conntrack-view.js';
 import { UserError } from '../errors.js';
 import type { ConntrackTuple } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 
 /** Options of {@link showConntrack}: only the entries of Service `service` (`ns/name`). */
 export interface ShowConntrackOptions {

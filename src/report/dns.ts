@@ -23,7 +23,7 @@ import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult }
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 
 const rec = (r: DnsRecord) => ({ name: r.name, type: r.type, ttl: r.ttl, data: r.data });
 

@@ -20,7 +20,7 @@ import { formatExpr, formatRuleText } from '../parsers/nft-format-expr.js';
 import type { NftRuleset } from '../model/nftables.js';
 import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 
 /** Options of {@link showRules}: only chains named `chain` (in `table` when given). */
 export interface ShowRulesOptions {

@@ -21,7 +21,7 @@ import { captureKernelTrace, chosenPass, LIVE_TRACE_SKIP, LIVE_TRACE_TABLE, live
 import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 import { traceFromSnapshot, traceJson, traceText, type TraceCommandArgs } from './trace.js';
 
 /** One row of the side-by-side view; `same` false marks a difference. */

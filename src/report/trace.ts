@@ -27,7 +27,7 @@ import type { TraceResult } from '../trace/types.js';
 import type { BranchChoice } from '../trace/context.js';
 import { UserError } from '../errors.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 
 /**
  * The words of `nodescope trace` (strings as typed, except `nft`). `endpoint` follows the

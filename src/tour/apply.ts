@@ -10,7 +10,7 @@
  * would) so that after the step, Esc walks back along the step's own path.
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
-import type { Lang } from '../ui/i18n.js';
+import type { Lang } from '../text/i18n.js';
 import { cursorOf, filterOf, PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../ui/state.js';
 import type { TourStep } from './model.js';
 import { resolveStep, type StepResolution } from './resolve.js';

@@ -22,7 +22,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { traceFromSnapshot } from '../report/trace.js';
 import { stepLine, formatHeader } from '../trace/describe.js';
 import type { TraceStep } from '../trace/types.js';
-import { t, tf, type Lang } from '../ui/i18n.js';
+import { t, tf, type Lang } from '../text/i18n.js';
 import { describeTarget, type TourStep, type TourTarget } from './model.js';
 
 /** A colour role for a focus line (the UI theme's token names). */

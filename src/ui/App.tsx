@@ -16,7 +16,7 @@ import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
 import { Help } from './components/Help.js';
 import { TourBar, tourBarLines, useTour, useTourSteps, type TourRun } from './components/TourBar.js';
-import { t, tf, type Lang } from './i18n.js';
+import { t, tf, type Lang } from '../text/i18n.js';
 import { ConntrackPane } from './panes/ConntrackPane.js';
 import { DnsPane, dnsPaneData, dnsRowCount } from './panes/DnsPane.js';
 import { ComparePane } from './panes/ComparePane.js';

@@ -14,7 +14,7 @@ import { traceFromSnapshot } from '../report/trace.js';
 import type { SessionState } from '../collect/session.js';
 import type { RulesPaneData } from './panes/RulesPane.js';
 import type { StepPaneData } from './panes/StepPane.js';
-import { t, type Lang } from './i18n.js';
+import { t, type Lang } from '../text/i18n.js';
 import { highlightedService, shownService, type ShownService } from './shown-service.js';
 import { filterOf, type UiState } from './state.js';
 import { rulesView, servicesView } from './views.js';

@@ -5,7 +5,7 @@
  * Service without pinning it. One rule for the three panes, and one title label.
  */
 import type { ServiceRow } from '../analysis/service-view.js';
-import { tf, type Lang } from './i18n.js';
+import { tf, type Lang } from '../text/i18n.js';
 import type { UiState } from './state.js';
 
 /** The Service shown (`ns/name`) and whether the user pinned it (else it follows the Services cursor). */

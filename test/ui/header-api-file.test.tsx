@@ -14,8 +14,8 @@ import type { ApiProblem } from '../../src/sources/cluster-api.js';
 import { closeSource, openSource } from '../../src/sources/open.js';
 import { App } from '../../src/ui/App.js';
 import { Header, type HeaderProps } from '../../src/ui/components/Header.js';
-import { t, tf } from '../../src/ui/i18n.js';
-import { cellWidth } from '../../src/ui/text.js';
+import { t, tf } from '../../src/text/i18n.js';
+import { cellWidth } from '../../src/text/cells.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 import { renderApp, renderAt } from '../helpers/render.js';
 

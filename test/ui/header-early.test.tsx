@@ -12,7 +12,7 @@ import { runProbes } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { Session, staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
-import { t, type Lang } from '../../src/ui/i18n.js';
+import { t, type Lang } from '../../src/text/i18n.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 import { renderApp } from '../helpers/render.js';
 

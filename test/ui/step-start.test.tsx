@@ -10,7 +10,7 @@ import { defaultStepPacket } from '../../src/analysis/step-defaults.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
-import type { Lang } from '../../src/ui/i18n.js';
+import type { Lang } from '../../src/text/i18n.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { KEYS, renderApp } from '../helpers/render.js';
 

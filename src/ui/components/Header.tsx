@@ -3,9 +3,9 @@ import { Box, Text } from 'ink';
 import React, { useEffect, useRef, useState } from 'react';
 import { clockTime } from '../../sources/api-file.js';
 import type { ApiProblem } from '../../sources/cluster-api.js';
-import { t, tf, type Lang } from '../i18n.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
 import { PANES, type PaneId } from '../state.js';
-import { cellWidth, fitCell, humanAge } from '../text.js';
+import { cellWidth, fitCell, humanAge } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /**

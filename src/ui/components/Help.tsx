@@ -1,7 +1,7 @@
 /** The `?` overlay listing every key. */
 import { Box, Text } from 'ink';
 import React from 'react';
-import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
 import { theme } from '../theme.js';
 
 /** The key map shown by {@link Help}: keys and the message that explains them. */

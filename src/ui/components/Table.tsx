@@ -4,7 +4,7 @@
  */
 import { Box, Text } from 'ink';
 import React from 'react';
-import { fitCell, layoutColumns, type ColumnSpec } from '../text.js';
+import { fitCell, layoutColumns, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /** One row: its cells in column order, and an optional colour role. */

@@ -17,9 +17,9 @@ import { startTour, tourKey, tourReducer, type TourPosition } from '../../tour/m
 import type { Tour, TourStep } from '../../tour/model.js';
 import { resolveStep, type FocusLine, type StepResolution } from '../../tour/resolve.js';
 import { wrapCells } from '../../tour/wrap.js';
-import { t, tf, type Lang } from '../i18n.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
 import type { UiAction, UiState } from '../state.js';
-import { cellWidth, fitCell } from '../text.js';
+import { cellWidth, fitCell } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /** A tour the app runs: the tour and the session of each capture it names. */

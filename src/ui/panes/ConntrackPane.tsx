@@ -15,9 +15,9 @@ import { formatEndpoint } from '../../analysis/conntrack-nat.js';
 import { conntrackRow, type ConntrackRowView, type ConntrackView } from '../../analysis/conntrack-view.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang } from '../i18n.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
 import { shownServiceLabel, type ShownService } from '../shown-service.js';
-import { cellWidth, fitCell, layoutColumns, percentText, type ColumnSpec } from '../text.js';
+import { cellWidth, fitCell, layoutColumns, percentText, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /**

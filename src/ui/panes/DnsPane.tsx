@@ -12,9 +12,9 @@ import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers
 import { PORT_FORWARD_NOTE } from '../../dns/portforward.js';
 import type { DnsCheck, DnsCheckVerdict, DnsExchange, DnsRecordVerdict, DnsSearchRun, ServiceDnsResult } from '../../model/dns.js';
 import { Table, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
 import { shownServiceLabel } from '../shown-service.js';
-import { fitCell, type ColumnSpec } from '../text.js';
+import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /**

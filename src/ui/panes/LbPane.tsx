@@ -10,8 +10,8 @@ import React from 'react';
 import { foldMapNames, lbConditionsText, type LbBackendRow, type LbFrontendRow, type LbView } from '../../analysis/lb-view.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang } from '../i18n.js';
-import { fitCell, type ColumnSpec } from '../text.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
+import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /** Props of {@link LbPane}: `data` from `buildLbView`; `cursor` is the selected frontend; `height` counts every line. */

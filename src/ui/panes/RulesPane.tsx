@@ -10,8 +10,8 @@ import { formatProbability, probabilityDigits, type LazyRows, type RuleRow } fro
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang } from '../i18n.js';
-import { fitCell, humanBytes, humanCount, humanRate, type ColumnSpec } from '../text.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
+import { fitCell, humanBytes, humanCount, humanRate, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /**

@@ -9,8 +9,8 @@ import type { EndpointRow, ServiceRow } from '../../analysis/service-view.js';
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang } from '../i18n.js';
-import { fitCell, type ColumnSpec } from '../text.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
+import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /** Props of {@link ServicesPane}. `rows` null: no API objects in this source. */

@@ -112,4 +112,4 @@ export function humanAge(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-export { percentText } from '../percent-text.js';
+export { percentText } from './percent.js';
