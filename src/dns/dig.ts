@@ -11,7 +11,7 @@ import { REPLY_OUTCOMES, type DnsCheck, type DnsExchange, type DnsRecord } from 
 import type { ApiObjects } from '../model/k8s.js';
 import { toJson } from '../text/json.js';
 import { compareExchange, TTL_NOTE } from './compare.js';
-import { answeringServers, comparedCell, msText, noReplyText, STAND_IN_REASON, type DnsServerAddress } from './describe.js';
+import { answeringServers, comparedCell, msText, noReplyText, STAND_IN_REASON, type DnsServerAddress } from '../analysis/dns-describe.js';
 import { chooseServer } from './resolve.js';
 import { checkQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
 import { isQuestionType } from './wire.js';

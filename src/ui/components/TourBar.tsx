@@ -12,7 +12,7 @@ import { Box, Text } from 'ink';
 import React, { useEffect, useMemo, useReducer, useRef } from 'react';
 import type { NodeSnapshot } from '../../model/snapshot.js';
 import type { SessionLike } from '../../collect/session.js';
-import { actionsFor } from '../../tour/apply.js';
+import { actionsFor } from '../tour-apply.js';
 import { startTour, tourKey, tourReducer, type TourPosition } from '../../tour/machine.js';
 import type { Tour, TourStep } from '../../tour/model.js';
 import { resolveStep, type FocusLine, type StepResolution } from '../../tour/resolve.js';

@@ -11,9 +11,9 @@
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { Lang } from '../text/i18n.js';
-import { cursorOf, filterOf, PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../ui/state.js';
-import type { TourStep } from './model.js';
-import { resolveStep, type StepResolution } from './resolve.js';
+import { cursorOf, filterOf, PANES, uiReducer, type PaneId, type UiAction, type UiState } from './state.js';
+import type { TourStep } from '../tour/model.js';
+import { resolveStep, type StepResolution } from '../tour/resolve.js';
 
 /** The app's pane of that name, or null for a pane name the app does not know. */
 function appPane(pane: string): PaneId | null {
