@@ -22,7 +22,8 @@ import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';
 import { toJson } from '../text/json.js';
-import { traceFromSnapshot, traceJson, traceText, type TraceCommandArgs } from './trace.js';
+import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
+import { traceJson, traceText } from './trace.js';
 
 /** One row of the side-by-side view; `same` false marks a difference. */
 export interface LiveTraceRow {

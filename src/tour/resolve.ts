@@ -19,7 +19,7 @@ import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import { UserError } from '../errors.js';
 import { formatFrontend, formatServiceFlags } from '../model/cilium.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { traceFromSnapshot } from '../report/trace.js';
+import { traceFromSnapshot } from '../trace/choose-engine.js';
 import { stepLine, formatHeader } from '../trace/describe.js';
 import type { TraceStep } from '../trace/types.js';
 import { t, tf, type Lang } from '../text/i18n.js';

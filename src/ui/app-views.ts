@@ -10,7 +10,7 @@ import { buildLbView, type LbView } from '../analysis/lb-view.js';
 import { detectProxyMode, type ProxyModeResult } from '../analysis/proxy-mode.js';
 import { UserError } from '../errors.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
-import { traceFromSnapshot } from '../report/trace.js';
+import { traceFromSnapshot } from '../trace/choose-engine.js';
 import type { SessionState } from '../collect/session.js';
 import type { RulesPaneData } from './panes/RulesPane.js';
 import type { StepPaneData } from './panes/StepPane.js';
