@@ -16,6 +16,8 @@ import { resolveServiceDns } from '../dns/resolve.js';
 import type { DnsTransport } from '../dns/transport.js';
 import { catalog } from '../sources/catalog.js';
 import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
+/** What the API feed reports while a followed `--api-file` version is refused (the header shows it). */
+export type { ApiProblem } from '../sources/cluster-api.js';
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';

@@ -18,6 +18,7 @@ import { UserError } from '../errors.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import type { ApiFeed, ApiProblem, ApiProblemKind } from './cluster-api.js';
+import { clockTime } from '../text/clock.js';
 
 /** What to tell a user whose `--api-file` holds nothing usable. */
 export const API_FILE_HINT = 'write it with `kubectl get services,endpointslices,pods,nodes -A -o json > FILE`';
@@ -37,12 +38,6 @@ export function checkApiFileText(text: string, file: string): void {
   if (objects > 0 || problems.length === 0) return;
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
   throw new UserError(`--api-file ${file}: no API objects in it: ${formatDiagnostic(problems[0]!)}${more}`, API_FILE_HINT);
-}
-
-/** `ms` (since epoch) as the local wall-clock time `HH:MM:SS`, how the header and reasons name a read. */
-export function clockTime(ms: number): string {
-  const d = new Date(ms);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
 
 /**

@@ -9,7 +9,7 @@ import path from 'node:path';
 import React from 'react';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/collect/session.js';
-import { clockTime } from '../../src/sources/api-file.js';
+import { clockTime } from '../../src/text/clock.js';
 import type { ApiProblem } from '../../src/sources/cluster-api.js';
 import { closeSource, openSource } from '../../src/sources/open.js';
 import { App } from '../../src/ui/App.js';

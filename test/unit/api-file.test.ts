@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/collect/session.js';
-import { API_FILE_HINT, ApiFileFeed, clockTime } from '../../src/sources/api-file.js';
+import { API_FILE_HINT, ApiFileFeed } from '../../src/sources/api-file.js';
+import { clockTime } from '../../src/text/clock.js';
 import { closeSource, openSource } from '../../src/sources/open.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 

@@ -1,8 +1,8 @@
 /** The two header lines: node, source and freshness, detected mode with evidence; then the pane tabs. */
 import { Box, Text } from 'ink';
 import React, { useEffect, useRef, useState } from 'react';
-import { clockTime } from '../../sources/api-file.js';
-import type { ApiProblem } from '../../sources/cluster-api.js';
+import { clockTime } from '../../text/clock.js';
+import type { ApiProblem } from '../../collect/session.js';
 import { t, tf, type Lang } from '../../text/i18n.js';
 import { PANES, type PaneId } from '../state.js';
 import { cellWidth, fitCell, humanAge } from '../../text/cells.js';
