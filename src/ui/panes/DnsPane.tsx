@@ -9,7 +9,7 @@
 import { Box, Text } from 'ink';
 import React from 'react';
 import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord } from '../../analysis/dns-describe.js';
-import { PORT_FORWARD_NOTE } from '../../dns/portforward.js';
+import { PORT_FORWARD_NOTE } from '../../analysis/dns-describe.js';
 import type { DnsCheck, DnsCheckVerdict, DnsExchange, DnsRecordVerdict, DnsSearchRun, ServiceDnsResult } from '../../model/dns.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
