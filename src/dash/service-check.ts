@@ -5,7 +5,7 @@
  */
 import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { closeNames } from '../text/close-names.js';
+import { closeNames } from '../model/close-names.js';
 import { dashSample } from './series.js';
 
 /**

@@ -12,7 +12,7 @@ import Table from 'cli-table3';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { UserError } from '../errors.js';
-import { closeNames } from '../text/close-names.js';
+import { closeNames } from '../model/close-names.js';
 import { headText, showHead } from './header.js';
 import { toJson } from '../text/json.js';
 
