@@ -13,10 +13,11 @@
  */
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { LbBackendState, LbFrontend, LbProtocol, LbService, LbServiceType, LbSource, LbTable } from '../model/cilium.js';
-import { formatFrontend, formatServiceFlags, joinHostPort, SVC_FLAG } from '../model/cilium.js';
+import { formatFrontend, formatServiceFlags, SVC_FLAG } from '../model/cilium.js';
 import type { TriState } from '../model/k8s.js';
 import { isPending, type NodeSnapshot } from '../model/snapshot.js';
 import { buildServiceView, type EndpointRow, type ServiceRow } from './service-view.js';
+import { joinHostPort } from '../net/address.js';
 
 /**
  * Where the LB rows came from.

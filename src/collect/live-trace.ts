@@ -20,6 +20,7 @@ import { catalog, probe, type Catalog } from '../sources/catalog.js';
 import { runProbe, type ProbeRun } from '../sources/probe-runner.js';
 import type { Transport } from '../sources/transport.js';
 import type { PacketSpec } from '../trace/packet.js';
+import { joinHostPort } from '../net/address.js';
 
 /** Name of the temporary table (family `inet`). */
 export const LIVE_TRACE_TABLE = 'nodescope-trace';
@@ -206,7 +207,7 @@ export function passFacts(pass: NftTracePass): PassFacts {
     if (moved) {
       const d = moved.fields['ip daddr'] ?? moved.fields['ip6 daddr']!;
       const p = moved.fields['tcp dport'] ?? moved.fields['udp dport'] ?? moved.fields['sctp dport'] ?? dport;
-      endpoint = p ? (d.includes(':') ? `[${d}]:${p}` : `${d}:${p}`) : d;
+      endpoint = p ? joinHostPort(d, p) : d;
     }
   }
   return {

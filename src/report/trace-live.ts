@@ -24,6 +24,7 @@ import { headText, showHead } from './header.js';
 import { toJson } from '../text/json.js';
 import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
 import { traceJson, traceText } from './trace.js';
+import { joinHostPort } from '../net/address.js';
 
 /** One row of the side-by-side view; `same` false marks a difference. */
 export interface LiveTraceRow {
@@ -87,7 +88,7 @@ export function compareLiveTrace(snapshot: NodeSnapshot, args: TraceCommandArgs,
   const notes: string[] = [];
   if (facts.tcpFlags !== null && facts.tcpFlags !== 'syn') notes.push(`the first traced packet is not a connection start (tcp flags ${facts.tcpFlags}); nodescope walks it as sent`);
   if ((args.endpoint !== undefined || args.branch !== undefined) && facts.endpoint !== null) notes.push(`the kernel chose ${facts.endpoint}; nodescope follows that branch`);
-  const from = facts.sport !== null ? (match.l3 === 'ip6' ? `[${match.src}]:${facts.sport}` : `${match.src}:${facts.sport}`) : match.src;
+  const from = facts.sport !== null ? joinHostPort(match.src, facts.sport) : match.src;
   const { endpoint: _e, branch: _b, ...rest } = args;
   const walk = traceFromSnapshot(snapshot, {
     ...rest,
