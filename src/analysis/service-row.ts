@@ -11,7 +11,7 @@
  */
 import type { Endpoint, EndpointSlice, Node, Pod, Service, TargetRef } from '../model/k8s.js';
 import { expandIpv6 } from '../model/conntrack.js';
-import type { EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-view.js';
+import type { EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-types.js';
 
 /** What every row of one view shares: the Nodes by name and the viewed node (for `onNode`). */
 export interface RowContext {
