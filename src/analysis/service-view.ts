@@ -45,7 +45,7 @@ export interface ServiceViewOptions {
 
 // The row types live in service-types.ts, where the compact rows (service-row.ts) read them too.
 export type { EndpointNode, EndpointPod, EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-types.js';
-import type { EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-types.js';
+import type { EndpointRow, PortRow, ServiceRow } from './service-types.js';
 
 /**
  * The Services pane: rows sorted by namespace and name; `orphanSlices` are slices whose
