@@ -16,8 +16,7 @@
 import stringWidth from 'string-width';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { diffKernelEvents, diffPacketsSeen, formatKernelEvent, kernelEventsOfTrace, kernelEventsOfWalk, packetsOfTrace, type KernelEvent } from '../trace/kernel-trace.js';
-import type { Transport } from '../sources/transport.js';
-import { captureKernelTrace, chosenPass, LIVE_TRACE_SKIP, LIVE_TRACE_TABLE, liveTraceMatch, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../collect/live-trace.js';
+import { captureKernelTrace, chosenPass, LIVE_TRACE_SKIP, LIVE_TRACE_TABLE, liveTraceMatch, passFacts, type KernelTraceCapture, type KernelTraceOptions, type LiveTraceMatch, type PassFacts } from '../collect/live-trace.js';
 import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';
@@ -156,7 +155,8 @@ export function liveTraceDocument(snapshot: NodeSnapshot, c: LiveTraceComparison
 
 /** Inputs of {@link runLiveTraceCommand}; `seconds` is the monitor's bound. */
 export interface LiveTraceCommand {
-  readonly transport: Transport;
+  /** The node's transport (what the session runs probes through). */
+  readonly transport: KernelTraceOptions['transport'];
   readonly snapshot: NodeSnapshot;
   readonly args: TraceCommandArgs;
   readonly allowTrace: boolean;
