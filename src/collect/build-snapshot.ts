@@ -10,21 +10,13 @@ import { SNAPSHOT_PARTS, type NodeSnapshot, type Parsed, type ProbeSummary, type
 import type { ConntrackTable } from '../model/conntrack.js';
 import { localAddresses } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
-import type { NftRuleset } from '../model/nftables.js';
 import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
-import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
-import { parseCiliumStatus } from '../parsers/cilium-status.js';
-import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
-import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parsers/cilium-ct.js';
+import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
-import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
-import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
 import { collectGarbageIfGrown } from '../memory.js';
-import { parseNftText } from '../parsers/nft-text.js';
-import { parseIpsetList } from '../parsers/ipset.js';
-import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
 import { catalog } from '../sources/catalog.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
 
@@ -54,26 +46,17 @@ export interface SnapshotInput {
 /**
  * The probes whose stdout {@link completeSnapshot} reads from `ExecResult.stdoutPieces`
  * when a transport gives it (a replay): the conntrack table and nft -j are parsed piece by
- * piece, the nft text is joined only when nft -j failed. None is then held whole.
+ * piece, the nft text is joined only when nft -j failed. None is then held whole. From the
+ * parser table (src/collect/parts.ts).
  */
-export const PIECED_PROBES: readonly string[] = ['conntrack', 'nft-json', 'nft-text'];
+export const PIECED_PROBES: readonly string[] = piecedProbes();
 
 /**
- * The probes each {@link SnapshotPart} is parsed from (a refresh re-parses a part only
- * when one of them was re-read). `ciliumConntrack` also reads `lb` (the backend join).
+ * The probes each {@link SnapshotPart} is parsed from, preferred first (a refresh re-parses a
+ * part only when one of them was re-read): the catalog's `part:` fields. `ciliumConntrack`
+ * also reads `lb` (the backend join).
  */
-export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
-  iptables: ['iptables-save'],
-  ip6tables: ['ip6tables-save'],
-  iptablesLegacy: ['iptables-legacy-save'],
-  nft: ['nft-json', 'nft-text'],
-  lb: ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat', 'cilium-bpf-lb-list'],
-  ciliumStatus: ['cilium-status'],
-  ipvs: ['ipvsadm-stats', 'ipvsadm'],
-  ipset: ['ipset'],
-  conntrack: ['conntrack'],
-  ciliumConntrack: ['cilium-ct-list'],
-};
+export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = partProbes();
 
 /**
  * Remembers, per probe id, a fingerprint of the last text parsed (its length and SHA-1,
@@ -268,29 +251,16 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
 function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartFields>): Partial<PartFields> {
   const { byId, cache, reuse } = ctx;
   if (reuse?.parts.has(part)) return reusedPart(part, reuse.snapshot);
-  const parseRun = <T>(run: ProbeRun | undefined, parse: (text: string, origin: string) => ParseResult<T>) => parseRunCached(run, parse, cache);
-  switch (part) {
-    case 'iptables':
-      return { iptables: parseRun(byId.get('iptables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })) };
-    case 'ip6tables':
-      return { ip6tables: parseRun(byId.get('ip6tables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv6' })) };
-    case 'iptablesLegacy':
-      return { iptablesLegacy: parseRun(byId.get('iptables-legacy-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })) };
-    case 'nft':
-      return { nft: nftPart(byId.get('nft-json'), byId.get('nft-text'), cache) };
-    case 'lb':
-      return lbPart(byId, cache);
-    case 'ciliumStatus':
-      return { ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus) };
-    case 'ipvs':
-      return { ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm) };
-    case 'ipset':
-      return { ipset: parseRun(byId.get('ipset'), parseIpsetList) };
-    case 'conntrack':
-      return { conntrack: parseRun(byId.get('conntrack'), parseConntrack) };
-    case 'ciliumConntrack':
-      return { ciliumConntrack: ciliumCtPart(parseRun(byId.get('cilium-ct-list'), parseCiliumCt), done) };
+  if (part === 'lb') return lbPart(byId, cache);
+  let chosen: Parsed<unknown> | null = null;
+  for (const id of PART_PROBES[part]) {
+    const entry = parserOf(id);
+    const parsed = entry ? parseRunCached(byId.get(id), entry.parse, cache) : null;
+    if (parsed) chosen = parsed;
+    if (parsed?.value && !parsed.error) break;
   }
+  if (part === 'ciliumConntrack') return { ciliumConntrack: ciliumCtPart(chosen as Parsed<CiliumCtTable> | null, done) };
+  return { [part]: chosen } as Partial<PartFields>;
 }
 
 function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {
@@ -416,41 +386,33 @@ async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<
 /**
  * The parts with big texts (rules, flows), parsed in pieces of about `chunkChars`
  * characters with a turn of the event loop between (same results as the one-shot
- * parsers: `parseConntrackStream`, `parseIptablesSaveChunked`, `parseNftJsonChunked`);
- * null for the others.
+ * parsers: the `chunked` and `pieces` readers of src/collect/parts.ts); null for the parts
+ * whose parsers have neither. As {@link parsePart}: the first probe that parsed cleanly,
+ * else the last that gave a result.
  */
 async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: number): Promise<Partial<PartFields> | null> {
-  if (part === 'conntrack') {
-    const run = ctx.byId.get('conntrack');
-    const pieces = run?.result.stdoutPieces;
-    // Read from disk piece by piece (a replay asked for it): the whole text is never held.
-    if (run && pieces) return { conntrack: await parsePieces(run, (origin) => parseConntrackStream(chunksOfPieces(pieces(), chunkChars), origin)) };
-    return { conntrack: await parseRunAsync(run, ctx.cache, (text, origin) => parseConntrackStream(chunksOf(text, chunkChars), origin)) };
+  const ids = part === 'lb' || part === 'ciliumConntrack' ? [] : PART_PROBES[part];
+  if (!ids.some((id) => parserOf(id)?.chunked || parserOf(id)?.pieces)) return null;
+  let chosen: Parsed<unknown> | null = null;
+  for (const id of ids) {
+    const run = ctx.byId.get(id);
+    const entry = parserOf(id);
+    if (!run || !entry) continue;
+    chosen = await parseRunChunked(run, entry, ctx.cache, chunkChars);
+    if (chosen.value && !chosen.error) break;
   }
-  if (part === 'nft') {
-    // As nftPart: nft -j when it parsed, else the text (itself not cut: it is the fallback).
-    const json = ctx.byId.get('nft-json');
-    const jsonPieces = json?.result.stdoutPieces;
-    const fromJson =
-      json && jsonPieces
-        ? await parsePieces(json, (origin) => parseNftJsonPieces(jsonPieces, origin, chunkChars, turn))
-        : await parseRunAsync(json, ctx.cache, (text, origin) => parseNftJsonChunked(text, origin, chunkChars, turn));
-    if (fromJson?.value && !fromJson.error) return { nft: fromJson };
-    return { nft: parseRunCached(wholeRun(ctx.byId.get('nft-text')), parseNftText, ctx.cache) ?? fromJson };
-  }
-  if (part === 'iptables' || part === 'ip6tables' || part === 'iptablesLegacy') {
-    const { probe, family } = IPTABLES_PARTS[part];
-    return { [part]: await parseRunAsync(ctx.byId.get(probe), ctx.cache, (text, origin) => parseIptablesSaveChunked(text, origin, { family }, chunkChars, turn)) };
-  }
-  return null;
+  return { [part]: chosen } as Partial<PartFields>;
 }
 
-/** The iptables parts: the probe each reads and the family its rules are. */
-const IPTABLES_PARTS = {
-  iptables: { probe: 'iptables-save', family: 'ipv4' },
-  ip6tables: { probe: 'ip6tables-save', family: 'ipv6' },
-  iptablesLegacy: { probe: 'iptables-legacy-save', family: 'ipv4' },
-} as const;
+/** One run by its parser entry: from pieces when both can, else chunked, else whole (pieces joined). */
+async function parseRunChunked(run: ProbeRun, entry: ParserEntry, cache: ParseCache | undefined, chunkChars: number): Promise<Parsed<unknown>> {
+  const pieces = run.result.stdoutPieces;
+  const { pieces: fromPieces, chunked } = entry;
+  // Read from disk piece by piece (a replay asked for it): the whole text is never held.
+  if (pieces && fromPieces) return parsePieces(run, (origin) => fromPieces(pieces, origin, chunkChars, turn, (p) => chunksOfPieces(p, chunkChars)));
+  if (chunked) return (await parseRunAsync(run, cache, (text, origin) => chunked(text, origin, chunkChars, turn, (t) => chunksOf(t, chunkChars))))!;
+  return parseRunCached(wholeRun(run), entry.parse, cache)!;
+}
 
 /** `run` with its stdout whole: joined when it came in pieces (the nft text, read only when nft -j failed). */
 function wholeRun(run: ProbeRun | undefined): ProbeRun | undefined {
@@ -488,15 +450,13 @@ async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGen
   if (carry !== '') yield carry;
 }
 
-/** The BPF map probes, each with the map whose pin path its argv names. */
-const LB_MAP_PROBES = ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat'];
-
 /**
  * Cilium's LB table: the raw BPF maps decoded when any of them was read (this
  * works while cilium-agent is down), else `cilium-dbg bpf lb list`.
  */
 function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
-  const read = LB_MAP_PROBES.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
+  const mapProbes = PART_PROBES.lb.filter((id) => catalog().probes.find((p) => p.id === id)?.parser === LB_MAPS_PARSER);
+  const read = mapProbes.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
     const decoded = decodeCiliumLbMaps(dumps);
@@ -506,17 +466,11 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: 
       lbMapsRead: dumps.map((d) => d.name.split('/').pop()!),
     };
   }
-  return { lb: parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache), lbMapsRead: [] };
-}
-
-/**
- * The nftables part: the JSON is the primary source; the text is parsed only when
- * the JSON is missing or failed (old nft without -j, a pasted capture).
- */
-function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined, cache?: ParseCache): Parsed<NftRuleset> | null {
-  const fromJson = parseRunCached(json, parseNftJson, cache);
-  if (fromJson?.value && !fromJson.error) return fromJson;
-  return parseRunCached(text, parseNftText, cache) ?? fromJson;
+  // The agent's listing (`cilium-dbg bpf lb list`): the part's other probe.
+  const listing = PART_PROBES.lb.find((id) => !mapProbes.includes(id));
+  const entry = listing === undefined ? undefined : parserOf(listing);
+  const lb = listing !== undefined && entry ? (parseRunCached(byId.get(listing), entry.parse, cache) as Parsed<LbTable> | null) : null;
+  return { lb, lbMapsRead: [] };
 }
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
