@@ -71,8 +71,9 @@ describe('session over a replay', () => {
     const transport = {
       kind: replay.kind,
       label: replay.label,
-      exec: async (argv: readonly string[], o: Parameters<ReplayTransport['exec']>[1]) => {
-        const r = await replay.exec(argv, o);
+      exec: (argv: readonly string[], o: Parameters<ReplayTransport['exec']>[1]) => replay.exec(argv, o),
+      execInPieces: async (argv: readonly string[], o: Parameters<ReplayTransport['exec']>[1]) => {
+        const r = await replay.execInPieces(argv, o);
         if (r.stdoutPieces) pieced.push(argv.join(' '));
         return r;
       },
