@@ -6,7 +6,7 @@
  * Data flows sources → parsers → model → trace/analysis → collect → output layers; imports
  * point the other way round the model: every room may use the ones listed after it.
  */
-const BASE = ['text', 'net', 'errors.ts', 'paths.ts', 'flat-string.ts', 'cleanup.ts', 'memory.ts', 'stack-trace.ts', 'shipped-yaml.ts'];
+const BASE = ['text', 'net', 'errors.ts', 'paths.ts', 'flat-string.ts', 'cleanup.ts', 'stack-trace.ts', 'shipped-yaml.ts'];
 
 /** room → the rooms it may import besides itself (base helpers are open to all). */
 const ROOMS = {
@@ -51,6 +51,13 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/', pathNot: [...Object.keys(ROOMS).map(roomPath), '^src/(main\\.ts|cli\\.tsx)$'] },
       to: {},
+    },
+    {
+      name: 'forced-gc-in-collect',
+      comment: 'a forced GC is the collect layer\'s call (between parse stages), no one else\'s',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/collect/' },
+      to: { path: '^src/collect/memory\\.ts$' },
     },
     {
       name: 'ink-react-only-in-ui',

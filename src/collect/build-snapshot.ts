@@ -14,7 +14,7 @@ import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
-import { collectGarbageIfGrown } from '../memory.js';
+import { collectGarbageIfGrown } from './memory.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
 import { catalog } from '../sources/catalog.js';

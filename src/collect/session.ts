@@ -5,7 +5,7 @@
  * (a failed load is a state the panes show, not a crash — after k9s).
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
-import { collectGarbage } from '../memory.js';
+import { collectGarbage } from './memory.js';
 import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, PIECED_PROBES, summarize, type SnapshotInput } from './build-snapshot.js';
 import { iptablesRates } from '../analysis/rates.js';
 import type { RuleRates } from '../analysis/rules-view.js';
