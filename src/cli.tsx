@@ -26,6 +26,7 @@ import { captureBundle, prepareCaptureDir } from './collect/capture.js';
 import { loadSnapshot, Session } from './collect/session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { detectLang } from './text/i18n.js';
+import { DEFAULT_INTERVAL_MS } from './sources/refresh-interval.js';
 
 interface GlobalOptions extends SourceOptions {
   /** Live refresh period, seconds (> 0). */
@@ -47,7 +48,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--accept-new-host-key', "--ssh: add an unknown host key to known_hosts (a changed key is never accepted)")
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
-    .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(2).argParser(positiveSeconds))
+    .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(DEFAULT_INTERVAL_MS / 1000).argParser(positiveSeconds))
     .addOption(langOption());
 }
 

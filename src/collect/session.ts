@@ -21,6 +21,7 @@ export type { ApiProblem } from '../sources/cluster-api.js';
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
+import { DEFAULT_INTERVAL_MS } from '../sources/refresh-interval.js';
 
 /** What a pane needs to know about the data's freshness; times are ms since epoch. */
 export interface SessionState {
@@ -67,7 +68,7 @@ export interface SessionLike {
   resolveDns?(service: string): void;
 }
 
-/** Options of {@link Session}. `intervalMs`: live counter refresh period (default 2,000 ms). */
+/** Options of {@link Session}. `intervalMs`: live counter refresh period (default {@link DEFAULT_INTERVAL_MS}). */
 export interface SessionOptions {
   readonly transport: Transport;
   readonly apiText?: string;
@@ -203,7 +204,7 @@ export class Session implements SessionLike {
    */
   async start(): Promise<void> {
     await this.load();
-    if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? 2000);
+    if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
     this.unsubscribeApi = this.options.api?.subscribe((change) => (change === 'error' ? this.apiErrorChanged() : this.apiChanged()));
   }
 
@@ -271,7 +272,7 @@ export class Session implements SessionLike {
   private partParsed(part: SnapshotPart, ms: number, runs: readonly ProbeRun[]): void {
     const ids = PART_PROBES[part];
     const read = runs.filter((r) => ids.includes(r.id)).reduce((sum, r) => sum + r.result.durationMs, 0);
-    const delay = slowPartDelayMs(this.options.intervalMs ?? 2000, read + ms);
+    const delay = slowPartDelayMs(this.options.intervalMs ?? DEFAULT_INTERVAL_MS, read + ms);
     for (const id of ids) {
       if (delay > 0) this.notBefore.set(id, performance.now() + delay);
       else this.notBefore.delete(id);
