@@ -113,3 +113,18 @@ export function humanAge(seconds: number): string {
 }
 
 export { percentText } from './percent.js';
+
+/**
+ * `text` cut into lines of `width` cells, at most `lines` (the last one ellipsised when
+ * longer); `exact`: always `lines` lines, each filled to `width` (blank ones at the end).
+ */
+export function wrapLines(text: string, width: number, lines: number, exact = false): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (out.length < lines - 1 && (exact || (rest && rest.length > width))) {
+    out.push(exact ? fitCell(rest.slice(0, width), width) : rest.slice(0, width));
+    rest = rest.slice(width);
+  }
+  out.push(fitCell(rest, width));
+  return out;
+}
