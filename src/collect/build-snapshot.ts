@@ -43,20 +43,9 @@ export interface SnapshotInput {
   readonly reuse?: { readonly snapshot: NodeSnapshot; readonly parts: ReadonlySet<SnapshotPart | 'api'> };
 }
 
-/**
- * The probes whose stdout {@link completeSnapshot} reads from `ExecResult.stdoutPieces`
- * when a transport gives it (a replay): the conntrack table and nft -j are parsed piece by
- * piece, the nft text is joined only when nft -j failed. None is then held whole. From the
- * parser table (src/collect/parts.ts).
- */
-export const PIECED_PROBES: readonly string[] = piecedProbes();
-
-/**
- * The probes each {@link SnapshotPart} is parsed from, preferred first (a refresh re-parses a
- * part only when one of them was re-read): the catalog's `part:` fields. `ciliumConntrack`
- * also reads `lb` (the backend join).
- */
-export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = partProbes();
+// The probes read in pieces and the probes of each part come from the catalog, read on
+// first use (src/collect/parts.ts: piecedProbes, partProbes).
+export { partProbes, piecedProbes };
 
 /**
  * Remembers, per probe id, a fingerprint of the last text parsed (its length and SHA-1,
@@ -253,7 +242,7 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
   if (reuse?.parts.has(part)) return reusedPart(part, reuse.snapshot);
   if (part === 'lb') return lbPart(byId, cache);
   let chosen: Parsed<unknown> | null = null;
-  for (const id of PART_PROBES[part]) {
+  for (const id of partProbes()[part]) {
     const entry = parserOf(id);
     const parsed = entry ? parseRunCached(byId.get(id), entry.parse, cache) : null;
     if (parsed) chosen = parsed;
@@ -322,7 +311,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
   let pending = [...(first.pending ?? SNAPSHOT_PARTS)];
   for (const [i, stage] of STAGES.entries()) {
     const todo = stage.filter((part) => pending.includes(part) && !ctx.reuse?.parts.has(part));
-    const missing = todo.flatMap((part) => PART_PROBES[part]).filter((id) => !byId.has(id));
+    const missing = todo.flatMap((part) => partProbes()[part]).filter((id) => !byId.has(id));
     if (options.fetchRuns && missing.length > 0) {
       await turn();
       for (const r of await options.fetchRuns(missing)) {
@@ -341,7 +330,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
       pending = pending.filter((p) => p !== part);
     }
     // The texts of this stage are parsed: keep no reference to them here.
-    if (options.fetchRuns) for (const part of stage) for (const id of PART_PROBES[part]) byId.delete(id);
+    if (options.fetchRuns) for (const part of stage) for (const id of partProbes()[part]) byId.delete(id);
     if (i < STAGES.length - 1 && pending.length > 0) options.onProgress?.(assemble(withProbes(), done, pending));
   }
   return assemble(withProbes(), done, []);
@@ -391,7 +380,7 @@ async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<
  * else the last that gave a result.
  */
 async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: number): Promise<Partial<PartFields> | null> {
-  const ids = part === 'lb' || part === 'ciliumConntrack' ? [] : PART_PROBES[part];
+  const ids = part === 'lb' || part === 'ciliumConntrack' ? [] : partProbes()[part];
   if (!ids.some((id) => parserOf(id)?.chunked || parserOf(id)?.pieces)) return null;
   let chosen: Parsed<unknown> | null = null;
   for (const id of ids) {
@@ -455,7 +444,7 @@ async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGen
  * works while cilium-agent is down), else `cilium-dbg bpf lb list`.
  */
 function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
-  const mapProbes = PART_PROBES.lb.filter((id) => catalog().probes.find((p) => p.id === id)?.parser === LB_MAPS_PARSER);
+  const mapProbes = partProbes().lb.filter((id) => catalog().probes.find((p) => p.id === id)?.parser === LB_MAPS_PARSER);
   const read = mapProbes.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
@@ -467,7 +456,7 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: 
     };
   }
   // The agent's listing (`cilium-dbg bpf lb list`): the part's other probe.
-  const listing = PART_PROBES.lb.find((id) => !mapProbes.includes(id));
+  const listing = partProbes().lb.find((id) => !mapProbes.includes(id));
   const entry = listing === undefined ? undefined : parserOf(listing);
   const lb = listing !== undefined && entry ? (parseRunCached(byId.get(listing), entry.parse, cache) as Parsed<LbTable> | null) : null;
   return { lb, lbMapsRead: [] };

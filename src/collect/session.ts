@@ -6,7 +6,7 @@
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
 import { collectGarbage } from './memory.js';
-import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, PIECED_PROBES, summarize, type SnapshotInput } from './build-snapshot.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, partProbes, piecedProbes, summarize, type SnapshotInput } from './build-snapshot.js';
 import { iptablesRates } from '../analysis/rates.js';
 import type { RuleRates } from '../analysis/rules-view.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
@@ -114,11 +114,13 @@ function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[]): NodeSna
 }
 
 /** Probes whose output becomes a {@link SnapshotPart}: their text is dropped once parsed. */
-const PART_PROBE_IDS: ReadonlySet<string> = new Set(Object.values(PART_PROBES).flat());
+let partProbeIds: ReadonlySet<string> | undefined;
+/** Every probe that fills a snapshot part (the catalog is read on first use). */
+const PART_PROBE_IDS = (): ReadonlySet<string> => (partProbeIds ??= new Set(Object.values(partProbes()).flat()));
 
 /** The run without its stdout when that stdout is parsed into a part (its text is never read again). */
 function withoutPartText(run: ProbeRun): ProbeRun {
-  return PART_PROBE_IDS.has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
+  return PART_PROBE_IDS().has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
 }
 
 /** One turn of the event loop (the frame of what was just published gets drawn). */
@@ -215,7 +217,7 @@ export class Session implements SessionLike {
       // The probes of the first snapshot first; the parts' probes (the big outputs: a replay
       // reads 300 MB of rules and flows from disk) after its frame, stage by stage.
       const params = this.options.params ? { params: this.options.params } : {};
-      const node = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand && !PART_PROBE_IDS.has(p.id));
+      const node = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand && !PART_PROBE_IDS().has(p.id));
       const firstRuns = await runProbes(this.options.transport, { ...params, ids: node.map((p) => p.id) });
       const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}));
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
@@ -238,7 +240,7 @@ export class Session implements SessionLike {
       });
       // The agent's probes that feed no part (cilium-service-list) are still read, as a one-shot load reads them.
       const agentOnly = this.options.ciliumAgent
-        ? await runProbes(this.options.ciliumAgent, { ...params, ids: catalog().probes.filter((p) => p.where === 'cilium-agent' && !p.onDemand && !PART_PROBE_IDS.has(p.id)).map((p) => p.id) })
+        ? await runProbes(this.options.ciliumAgent, { ...params, ids: catalog().probes.filter((p) => p.where === 'cilium-agent' && !p.onDemand && !PART_PROBE_IDS().has(p.id)).map((p) => p.id) })
         : [];
       const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
       const runs = [...firstRuns, ...fetched, ...agentOnly].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
@@ -263,14 +265,14 @@ export class Session implements SessionLike {
     const agent = ids.filter((id) => where.get(id) === 'cilium-agent');
     // Without a parse cache (which fingerprints whole texts: live sources), the conntrack table and
     // nft -j are parsed piece by piece: a replay need not hold their texts (220 and 229 MB, huge).
-    const pieces = this.cache ? {} : { stdoutAsPieces: PIECED_PROBES };
+    const pieces = this.cache ? {} : { stdoutAsPieces: piecedProbes() };
     const runs = node.length ? await runProbes(this.options.transport, { ...params, ids: node, ...pieces }) : [];
     if (this.options.ciliumAgent && agent.length) runs.push(...(await runProbes(this.options.ciliumAgent, { ...params, ids: agent })));
     return runs;
   }
 
   private partParsed(part: SnapshotPart, ms: number, runs: readonly ProbeRun[]): void {
-    const ids = PART_PROBES[part];
+    const ids = partProbes()[part];
     const read = runs.filter((r) => ids.includes(r.id)).reduce((sum, r) => sum + r.result.durationMs, 0);
     const delay = slowPartDelayMs(this.options.intervalMs ?? DEFAULT_INTERVAL_MS, read + ms);
     for (const id of ids) {
@@ -324,7 +326,7 @@ export class Session implements SessionLike {
         const runs = this.runs.map((r) => byId.get(r.id) ?? r);
         const previous = this.state.snapshot!;
         // Parts none of whose probes were re-read stay as they are (their texts are gone).
-        const reuse = new Set<SnapshotPart | 'api'>(SNAPSHOT_PARTS.filter((part) => !PART_PROBES[part].some((id) => byId.has(id))));
+        const reuse = new Set<SnapshotPart | 'api'>(SNAPSHOT_PARTS.filter((part) => !partProbes()[part].some((id) => byId.has(id))));
         if (!this.options.api) reuse.add('api');
         const input = inputOf(this.options, runs, { ...(this.cache ? { cache: this.cache } : {}), reuse: { snapshot: previous, parts: reuse } });
         const snapshot = await completeSnapshot(input, buildFirstSnapshot(input), { onPartParsed: (part, ms) => this.partParsed(part, ms, runs) });
