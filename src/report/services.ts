@@ -14,7 +14,9 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { UserError } from '../errors.js';
 import { closeNames } from '../model/close-names.js';
 import { headText, showHead } from './header.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 import { toJson } from '../text/json.js';
+import { safeCells } from './safe-cells.js';
 
 function serviceJson(r: ServiceRow) {
   return {
@@ -61,14 +63,27 @@ export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', se
   if (format === 'json') return toJson({ ...showHead(snapshot), services: rows.map(serviceJson) });
   const table = new Table({ head: ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORTS', 'ENDPOINTS'], style: { head: [], border: [] } });
   for (const r of rows) {
-    table.push([
+    table.push(safeCells([
       r.namespace,
       r.name,
       r.type,
       r.headless ? 'None' : r.externalName ?? r.clusterIPs.join(','),
       r.ports.map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol}→${p.targetPort}`).join(' '),
-      r.endpoints.map((e) => `${e.address}${e.ready === false ? ' (not ready)' : ''}${e.terminating ? ' (terminating)' : ''}${e.nodeName ? ' @' + e.nodeName : ''}`).join('\n') || '<none>',
-    ]);
+      r.endpoints.length ? r.endpoints.map((e) => `${e.address}${e.ready === false ? ' (not ready)' : ''}${e.terminating ? ' (terminating)' : ''}${e.nodeName ? ' @' + e.nodeName : ''}`) : '<none>',
+    ]));
   }
-  return headText(showHead(snapshot)) + table.toString() + '\n';
+  return headText(showHead(snapshot)) + table.toString() + '\n' + apiWarnings(snapshot);
+}
+
+/**
+ * The API objects' warnings and errors as `! origin:line: message: text` lines (as
+ * `show rules` prints its diagnostics), e.g. an endpoint address that is not an IP and
+ * was left out; '' when there are none.
+ */
+export function apiWarnings(snapshot: NodeSnapshot): string {
+  let out = '';
+  for (const d of snapshot.api?.diagnostics ?? []) {
+    if (d.severity !== 'info') out += `${terminalSafe(`! ${d.origin}:${d.line}: ${d.message}${d.text ? `: ${d.text}` : ''}`)}\n`;
+  }
+  return out;
 }

@@ -21,6 +21,7 @@ import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';
 import { toJson } from '../text/json.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 /** The walk as text: one line per step, then verdict, final packet, conntrack entry and reply. */
 export function traceText(r: TraceResult): string {
@@ -41,7 +42,8 @@ export function traceText(r: TraceResult): string {
   if (r.conntrack) lines.push(`conntrack${r.conntrack.existing ? ' (existing)' : ''}: ${r.conntrack.text}`);
   if (r.reply) lines.push(`reply: ${tupleText(r.reply.sent)} arrives as ${tupleText(r.reply.received)}: ${r.reply.reason}`);
   for (const n of r.notes) lines.push(`note: ${n}`);
-  return `${lines.join('\n')}\n`;
+  // Each entry is one line: a chain name or comment from the node stays on it.
+  return `${lines.map((l) => terminalSafe(l)).join('\n')}\n`;
 }
 
 /** The walk as the stable JSON document described in the module comment. */

@@ -35,6 +35,8 @@ export interface SourceOptions {
   readonly acceptNewHostKey?: boolean;
   /** Debug pod image for `--node`. */
   readonly image?: string;
+  /** `--pod-deadline`: the debug pod's `activeDeadlineSeconds` (seconds). */
+  readonly podDeadline?: number;
   /** `--interval` (seconds; default {@link DEFAULT_INTERVAL_MS}): how often a live `--api-file` is checked for changes. */
   readonly interval?: number;
 }
@@ -135,7 +137,7 @@ async function openNode(options: SourceOptions, node: string, apiText: string | 
   // The API first: an RBAC problem stops before a pod exists.
   const api = apiText === undefined ? await ClusterApi.open(kube) : undefined;
   try {
-    const transport = await openKubectlDebug({ kube, node, ...(options.image ? { image: options.image } : {}), onProgress: progress });
+    const transport = await openKubectlDebug({ kube, node, ...(options.image ? { image: options.image } : {}), ...(options.podDeadline ? { deadlineSeconds: options.podDeadline } : {}), onProgress: progress });
     const ciliumAgent = await findCiliumAgent(kube, node).catch(() => undefined);
     return {
       transport,

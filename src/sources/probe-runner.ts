@@ -41,6 +41,8 @@ export interface RunProbeOptions {
   readonly timeoutMs?: number;
   /** Ask for stdout in pieces when the transport can (`src/sources/pieces.ts`). */
   readonly stdoutAsPieces?: boolean;
+  /** Stops the probe when aborted (see `ExecOptions.signal`). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -62,12 +64,17 @@ export async function runProbe(
   const candidates = [spec.argv, ...spec.alternatives].map((a) => fillArgv(a, cat.params, params));
   let last: ProbeRun | undefined;
   for (const argv of candidates) {
-    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs };
+    if (options.signal?.aborted) break;
+    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) };
     const result = options.stdoutAsPieces && readsInPieces(transport) ? await transport.execInPieces(argv, execOptions) : await transport.exec(argv, execOptions);
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status !== 'missing') return last;
   }
-  return last!;
+  if (!last) {
+    const argv = candidates[0]!;
+    last = { id: spec.id, argv, status: 'failed', result: { argv, stdout: '', stderr: 'stopped before it started\n', exitCode: null, startedAt: new Date().toISOString(), durationMs: 0 } };
+  }
+  return last;
 }
 
 /** Options of {@link runProbes}. `concurrency`: probes in flight at once (default 4). */

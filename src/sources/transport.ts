@@ -33,6 +33,13 @@ export interface ExecResult {
 /** Options for one exec: `timeoutMs` in milliseconds. */
 export interface ExecOptions {
   readonly timeoutMs: number;
+  /**
+   * Aborting it stops the command now (the live trace's monitor on every exit path): the
+   * local transport ends the child's whole process group (SIGTERM, then SIGKILL), SSH
+   * signals and closes the channel, kubectl-debug closes the exec stream. The result is
+   * then what the command printed so far, with `exitCode` null.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

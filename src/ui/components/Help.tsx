@@ -1,5 +1,6 @@
 /** The `?` overlay listing every key. */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './SafeText.js';
 import React from 'react';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
 import { theme } from '../theme.js';
