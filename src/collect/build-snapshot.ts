@@ -14,9 +14,9 @@ import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
-import { collectGarbageIfGrown } from '../analysis/memory.js';
+import { collectGarbageIfGrown } from './memory.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
-import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from '../analysis/parts.js';
+import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
 import { catalog } from '../sources/catalog.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
 

@@ -6,22 +6,22 @@
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
 import { collectGarbage } from './memory.js';
-import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, partProbes, piecedProbes, summarize, type SnapshotInput } from '../build-snapshot.js';
-import { iptablesRates } from '../../analysis/rates.js';
-import type { RuleRates } from '../../analysis/rules-view.js';
-import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from '../../model/snapshot.js';
-import type { ServiceDnsResult } from '../../model/dns.js';
-import { dnsTransportFor } from '../../dns/open.js';
-import { resolveServiceDns } from '../../dns/resolve.js';
-import type { DnsTransport } from '../../dns/transport.js';
-import { catalog } from '../../sources/catalog.js';
-import type { ApiFeed, ApiProblem } from '../../sources/cluster-api.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, partProbes, piecedProbes, summarize, type SnapshotInput } from './build-snapshot.js';
+import { iptablesRates } from '../analysis/rates.js';
+import type { RuleRates } from '../analysis/rules-view.js';
+import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
+import type { ServiceDnsResult } from '../model/dns.js';
+import { dnsTransportFor } from '../dns/open.js';
+import { resolveServiceDns } from '../dns/resolve.js';
+import type { DnsTransport } from '../dns/transport.js';
+import { catalog } from '../sources/catalog.js';
+import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
 /** What the API feed reports while a followed `--api-file` version is refused (the header shows it). */
-export type { ApiProblem } from '../../sources/cluster-api.js';
-import { runProbes, type ProbeRun } from '../../sources/probe-runner.js';
-import { ReplayTransport } from '../../sources/replay.js';
-import type { Transport } from '../../sources/transport.js';
-import { DEFAULT_INTERVAL_MS } from '../../sources/refresh-interval.js';
+export type { ApiProblem } from '../sources/cluster-api.js';
+import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
+import { ReplayTransport } from '../sources/replay.js';
+import type { Transport } from '../sources/transport.js';
+import { DEFAULT_INTERVAL_MS } from '../sources/refresh-interval.js';
 
 /** What a pane needs to know about the data's freshness; times are ms since epoch. */
 export interface SessionState {

@@ -115,7 +115,7 @@ export function humanAge(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-export { percentText } from '../ui/percent.js';
+export { percentText } from './percent.js';
 
 /**
  * `text` cut into lines of `width` cells, at most `lines` (the last one ellipsised when

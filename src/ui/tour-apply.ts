@@ -11,7 +11,7 @@
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { Lang } from '../text/i18n.js';
-import { cursorOf, filterOf, PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../tour/state.js';
+import { cursorOf, filterOf, PANES, uiReducer, type PaneId, type UiAction, type UiState } from './state.js';
 import type { TourStep } from '../tour/model.js';
 import { resolveStep, type StepResolution } from '../tour/resolve.js';
 
