@@ -8,6 +8,8 @@ import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
+import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
+import type { Transport } from './sources/transport.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showCompare } from './report/compare.js';
 import { showConntrack } from './report/conntrack.js';
@@ -51,6 +53,16 @@ interface GlobalOptions extends SourceOptions {
   readonly interval: number;
   readonly lang?: string;
   readonly bpfRoot?: string;
+  readonly clusterDomain?: string;
+}
+
+/** The cluster domain for DNS: `--cluster-domain` (a bad one is a UserError), else what the source shows, else the default. */
+async function clusterDomainFor(opts: GlobalOptions, transport: Transport): Promise<ClusterDomain> {
+  try {
+    return await readClusterDomain({ ...(opts.clusterDomain !== undefined ? { flag: opts.clusterDomain } : {}), transport });
+  } catch (e) {
+    throw new UserError((e as Error).message, 'e.g. --cluster-domain cluster.local');
+  }
 }
 
 function addSourceOptions(cmd: Command): Command {
@@ -67,6 +79,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
+    .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns and dig (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(DEFAULT_INTERVAL_MS / 1000).argParser(positiveSeconds))
     .addOption(langOption());
 }
@@ -212,8 +225,9 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         if (!snapshot.api?.value) throw new UserError('show dns needs API objects', 'pass --api-file FILE');
         const dns = dnsTransportFor(source.transport);
         try {
-          const result = await resolveServiceDns({ api: snapshot.api.value, service: opts.service, dns, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
-          out = showDns(snapshot, [result], opts.output);
+          const domain = await clusterDomainFor(opts, source.transport);
+          const result = await resolveServiceDns({ api: snapshot.api.value, service: opts.service, dns, expect: { zone: domain.name }, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
+          out = showDns(snapshot, [result], opts.output, domain);
         } finally {
           await dns.close();
         }
@@ -293,9 +307,10 @@ export function buildProgram(): Command {
       const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
       const dns = dnsTransportFor(source.transport);
       try {
-        const args = { name, type: opts.type, dns, api, format: opts.output, ...(opts.server ? { server: opts.server } : {}) };
+        const domain = await clusterDomainFor(opts, source.transport);
+        const args = { name, type: opts.type, dns, api, format: opts.output, expect: { zone: domain.name }, ...(opts.server ? { server: opts.server } : {}) };
         const result = await dig(args);
-        writeDocument(digOutput(result, args), opts.output);
+        writeDocument(digOutput(result, args, domain), opts.output);
         // Like dig(1): 9 when the server never replied (the text says why).
         process.exitCode = digExitCode(result.exchange);
       } finally {

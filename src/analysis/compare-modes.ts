@@ -57,6 +57,12 @@ export interface ServiceCost {
 /** A mode the node really runs, counted from the snapshot. */
 export interface ActualCount {
   readonly mode: CompareMode;
+  /**
+   * The IP family of the rules counted: IPv4 (`iptables-save`, `table ip kube-proxy`, Cilium's
+   * maps) is compared with the prediction; IPv6 (`ip6tables-save`, `table ip6 kube-proxy`) is
+   * shown beside it and never set against the IPv4 prediction (the generators write IPv4 only).
+   */
+  readonly family: 'ipv4' | 'ipv6';
   readonly count: ModeCount;
   /** Where it was counted: `iptables-save (nat, filter)`, `nft table ip kube-proxy`, `cilium_lb4_services_v2, …`. */
   readonly source: string;
@@ -111,19 +117,22 @@ function bigintText(_key: string, value: unknown): unknown {
 }
 
 /** Chains, rules and set/map elements (distinct keys) of kube-proxy's tables (`ip kube-proxy`, `ip6 kube-proxy`). */
-export function countNftables(ruleset: NftRuleset | null | undefined): ModeCount & { names: string[] } {
-  const d = nftablesDetail(ruleset);
+export function countNftables(ruleset: NftRuleset | null | undefined, family?: string): ModeCount & { names: string[] } {
+  const d = nftablesDetail(ruleset, family);
   return { chains: d.chains, rules: d.rules, elements: d.elements, maps: d.maps, names: d.names };
 }
 
-/** {@link countNftables} plus the distinct element keys of every set and map (`family table set` → keys). */
-export function nftablesDetail(ruleset: NftRuleset | null | undefined): ModeCount & { names: string[]; keys: Map<string, Set<string>> } {
+/**
+ * {@link countNftables} plus the distinct element keys of every set and map (`family table set`
+ * → keys); `family` (`ip`, `ip6`) counts only that family's `kube-proxy` table, else all.
+ */
+export function nftablesDetail(ruleset: NftRuleset | null | undefined, family?: string): ModeCount & { names: string[]; keys: Map<string, Set<string>> } {
   const names: string[] = [];
   const keys = new Map<string, Set<string>>();
   let rules = 0;
   let elements = 0;
   for (const table of ruleset?.tables ?? []) {
-    if (table.name !== 'kube-proxy') continue;
+    if (table.name !== 'kube-proxy' || (family !== undefined && table.family !== family)) continue;
     for (const chain of table.chains) {
       names.push(chain.name);
       rules += chain.rules.length;
@@ -192,11 +201,15 @@ export function perMode<T>(f: (m: CompareMode) => T): Record<CompareMode, T> {
 export function actualCounts(snapshot: NodeSnapshot): ActualCount[] {
   const out: ActualCount[] = [];
   const ipt = countIptables(snapshot.iptables?.value);
-  if (ipt.chains > 0) out.push({ mode: 'iptables', count: strip(ipt), source: 'iptables-save: KUBE-* chains of nat and filter' });
-  const nft = countNftables(snapshot.nft?.value);
-  if (nft.chains > 0) out.push({ mode: 'nftables', count: strip(nft), source: 'nft: table ip kube-proxy' });
+  if (ipt.chains > 0) out.push({ mode: 'iptables', family: 'ipv4', count: strip(ipt), source: 'iptables-save: KUBE-* chains of nat and filter' });
+  const nft = countNftables(snapshot.nft?.value, 'ip');
+  if (nft.chains > 0) out.push({ mode: 'nftables', family: 'ipv4', count: strip(nft), source: 'nft: table ip kube-proxy' });
   const lb = snapshot.lb?.value;
-  if (lb && lb.services.length > 0) out.push({ mode: 'cilium', count: countLbTable(lb), source: `LB maps (${lb.source})` });
+  if (lb && lb.services.length > 0) out.push({ mode: 'cilium', family: 'ipv4', count: countLbTable(lb), source: `LB maps (${lb.source})` });
+  const ipt6 = countIptables(snapshot.ip6tables?.value);
+  if (ipt6.chains > 0) out.push({ mode: 'iptables', family: 'ipv6', count: strip(ipt6), source: 'ip6tables-save: KUBE-* chains of nat and filter' });
+  const nft6 = countNftables(snapshot.nft?.value, 'ip6');
+  if (nft6.chains > 0) out.push({ mode: 'nftables', family: 'ipv6', count: strip(nft6), source: 'nft: table ip6 kube-proxy' });
   return out;
 }
 

@@ -18,6 +18,7 @@
  */
 import { buildServiceView, dataplaneTargets, addressSortKey } from './service-view.js';
 import { conntrackNatView, serviceProtocolOf, type ConntrackEndpoint, type ConntrackNatView, type ServiceFrontends } from './conntrack-nat.js';
+import { conntrackEventFlows } from './conntrack-events.js';
 import { canonicalIp, type ConntrackEntry, type ConntrackTable } from '../model/conntrack.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { localAddresses } from '../model/iproute.js';
@@ -505,11 +506,17 @@ export function conntrackOrder(index: ConntrackIndex, query: ConntrackQuery): Ui
 /**
  * The summary line's numbers: entries shown and in the table (`total`), the kernel's
  * `nf_conntrack_count` and `nf_conntrack_max` (entries; null when not read) and
- * `percent` = count / max × 100, stale entries in the table and among those shown.
+ * `percent` = count / max × 100, stale entries in the table and among those shown;
+ * `events`/`eventFlows`: `conntrack -E` events captured and the flows they are about (never
+ * rows of the table); `tableRead`: false when the capture holds events only (the table's
+ * size is then unknown, not 0).
  */
 export interface ConntrackSummary {
   readonly shown: number;
   readonly total: number;
+  readonly events?: number;
+  readonly eventFlows?: number;
+  readonly tableRead?: boolean;
   readonly count: number | null;
   readonly max: number | null;
   readonly percent: number | null;
@@ -611,9 +618,11 @@ export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQue
   const index = conntrackIndex(snapshot);
   const order = conntrackOrder(index, query);
   const scope = query.service === null ? null : { service: query.service, found: index.services.some((s) => s.label === query.service) };
+  const events = ct.value.events ?? [];
   const summary: ConntrackSummary = {
     shown: order.length,
     total: index.entries.length,
+    ...(events.length > 0 ? { events: events.length, eventFlows: conntrackEventFlows(events).length, tableRead: index.entries.length > 0 } : {}),
     count,
     max,
     percent,

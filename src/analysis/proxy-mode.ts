@@ -24,27 +24,61 @@ export interface CiliumServicesCount {
 /**
  * One fact behind the detected mode, as data, so each reader words it: {@link modeFactText}
  * in English (reports, `evidence`), src/text/i18n.ts `mode.fact.*` per UI language.
- * - `kubeProxyTable`: nftables table `ip kube-proxy` exists;
- * - `kubeChains`: KUBE- chains (not kubelet's own) in one iptables backend;
- * - `ipvs`: IPVS virtual servers, and whether the `kube-ipvs0` dummy interface exists;
+ * - `kubeProxyTable`: nftables table `kube-proxy` exists, in `family` (`ip`, `ip6`, `inet`);
+ * - `kubeChains`: KUBE- chains (not kubelet's own) in one iptables backend; `leftovers`: how
+ *   many of them are per-Service chains (KUBE-SVC-, KUBE-SEP-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-)
+ *   declared with no rule — kube-proxy's iptables mode never leaves one empty, so they are what
+ *   an earlier mode left (e.g. after a switch to IPVS);
+ * - `ipsetMatches`: nat rules matching kube-proxy's ipsets (`-m set --match-set KUBE-…`),
+ *   which only its IPVS mode writes (pkg/proxy/ipvs/proxier.go);
+ * - `ipvs`: IPVS virtual servers (`null`: not read, `probe` names what would read them), and
+ *   whether the `kube-ipvs0` dummy interface exists;
  * - `ciliumKpr`: Cilium replaces kube-proxy (no KUBE- chains);
  * - `ciliumServices`: the services maps' content ({@link CiliumServicesCount});
  * - `ciliumChains`: CILIUM_ chains in iptables;
  * - `noProxy`: rules were read but no dataplane was found; `noRules`: no rules were read.
  */
 export type ModeFact =
-  | { readonly kind: 'kubeProxyTable' }
-  | { readonly kind: 'kubeChains'; readonly ruleset: 'iptables' | 'iptables-legacy'; readonly backend: string | null; readonly chains: number }
-  | { readonly kind: 'ipvs'; readonly virtualServers: number; readonly kubeIpvs0: boolean }
+  | { readonly kind: 'kubeProxyTable'; readonly family: string }
+  | { readonly kind: 'kubeChains'; readonly ruleset: 'iptables' | 'iptables-legacy'; readonly backend: string | null; readonly chains: number; readonly leftovers: number }
+  | { readonly kind: 'ipsetMatches'; readonly rules: number; readonly sets: readonly string[] }
+  | { readonly kind: 'ipvs'; readonly virtualServers: number | null; readonly probe: string | null; readonly kubeIpvs0: boolean }
   | { readonly kind: 'ciliumKpr' }
   | ({ readonly kind: 'ciliumServices' } & CiliumServicesCount)
   | { readonly kind: 'ciliumChains'; readonly chains: number }
   | { readonly kind: 'noProxy' }
   | { readonly kind: 'noRules' };
 
-/** A mode and why: each fact is read from the snapshot; `evidence` is their English text, in order. */
+/**
+ * Why a mode is a reading of indirect evidence only: the probe that would confirm it was not
+ * read (`notRead`, e.g. `ipvsadm`), it was read and shows nothing (`noVirtualServers`), or
+ * only chains an earlier mode left were found (`leftoversOnly`).
+ */
+export type ModeUnconfirmed =
+  | { readonly reason: 'notRead'; readonly probe: string }
+  | { readonly reason: 'noVirtualServers'; readonly probe: string }
+  | { readonly reason: 'leftoversOnly' };
+
+/** {@link ModeUnconfirmed} in English: `ipvsadm not read`. */
+export function unconfirmedText(u: ModeUnconfirmed): string {
+  switch (u.reason) {
+    case 'notRead':
+      return `${u.probe} not read`;
+    case 'noVirtualServers':
+      return `${u.probe} shows no virtual servers`;
+    case 'leftoversOnly':
+      return 'only per-Service KUBE- chains left empty by an earlier mode';
+  }
+}
+
+/**
+ * A mode and why: each fact is read from the snapshot; `evidence` is their English text, in order.
+ * `unconfirmed`: why the mode is a reading of indirect evidence only, null when the dataplane
+ * itself was read; {@link modeLabel} joins it to the mode's name.
+ */
 export interface ProxyModeResult {
   readonly mode: ProxyMode;
+  readonly unconfirmed: ModeUnconfirmed | null;
   readonly facts: readonly ModeFact[];
   readonly evidence: readonly string[];
 }
@@ -54,15 +88,27 @@ export function kubeChainsRuleset(f: Extract<ModeFact, { kind: 'kubeChains' }>):
   return `${f.ruleset}${f.backend ? ` (${f.backend})` : ''}`;
 }
 
+/** `ipvs (unconfirmed: ipvsadm not read)`, or the mode's name alone when confirmed. */
+export function modeLabel(r: Pick<ProxyModeResult, 'mode' | 'unconfirmed'>): string {
+  return r.unconfirmed ? `${r.mode} (unconfirmed: ${unconfirmedText(r.unconfirmed)})` : r.mode;
+}
+
+/** `3 KUBE- ipsets (KUBE-CLUSTER-IP, KUBE-LOOP-BACK, …)`: at most three set names, then an ellipsis. */
+export function ipsetNames(sets: readonly string[]): string {
+  return sets.length <= 3 ? sets.join(', ') : `${sets.slice(0, 3).join(', ')}, …`;
+}
+
 /** One fact in English, e.g. `cilium_lb4_services_v2: 7 frontends + 14 backend slots = 21 entries`. */
 export function modeFactText(f: ModeFact): string {
   switch (f.kind) {
     case 'kubeProxyTable':
-      return 'nftables: table ip kube-proxy present';
+      return `nftables: table ${f.family} kube-proxy present`;
     case 'kubeChains':
-      return `${kubeChainsRuleset(f)}: ${f.chains} KUBE- chains`;
+      return `${kubeChainsRuleset(f)}: ${f.chains} KUBE- chains${f.leftovers > 0 ? `, ${f.leftovers} of them per-Service chains declared empty (leftovers of an earlier mode)` : ''}`;
+    case 'ipsetMatches':
+      return `nat: ${f.rules} rules match kube-proxy ipsets (${ipsetNames(f.sets)}), as IPVS mode writes`;
     case 'ipvs':
-      return `IPVS: ${f.virtualServers} virtual servers${f.kubeIpvs0 ? ', kube-ipvs0 present' : ''}`;
+      return `IPVS: ${f.virtualServers ?? `unknown virtual servers (${f.probe ?? 'ipvsadm'} not read)`}${f.virtualServers === null ? '' : ' virtual servers'}${f.kubeIpvs0 ? ', kube-ipvs0 present' : ''}`;
     case 'ciliumKpr':
       return 'Cilium KPR: 0 KUBE- chains';
     case 'ciliumServices':
@@ -92,6 +138,46 @@ export function countChains(ruleset: IptablesRuleset | null | undefined, prefix:
   let n = 0;
   for (const t of ruleset.tables) for (const c of t.chains) if (c.name.startsWith(prefix) && !NON_PROXY_KUBE_CHAINS.has(c.name)) n++;
   return n;
+}
+
+/** Chain-name prefixes kube-proxy's iptables mode writes one per Service or endpoint, never empty. */
+export const PER_SERVICE_CHAIN_PREFIXES: readonly string[] = ['KUBE-SVC-', 'KUBE-SEP-', 'KUBE-SVL-', 'KUBE-EXT-', 'KUBE-FW-'];
+
+/**
+ * Per-Service KUBE- chains (see {@link PER_SERVICE_CHAIN_PREFIXES}) declared with no rule,
+ * across all tables: what an earlier mode left (iptables-save declares every chain, even one
+ * kube-proxy stopped using).
+ */
+export function countLeftoverChains(ruleset: IptablesRuleset | null | undefined): number {
+  if (!ruleset) return 0;
+  let n = 0;
+  for (const t of ruleset.tables) for (const c of t.chains) if (c.rules.length === 0 && PER_SERVICE_CHAIN_PREFIXES.some((p) => c.name.startsWith(p))) n++;
+  return n;
+}
+
+/** Rules of the nat table matching a `KUBE-` ipset (`-m set --match-set KUBE-CLUSTER-IP dst,dst`), and the sets' names. */
+export function ipsetMatchesIn(ruleset: IptablesRuleset | null | undefined): { rules: number; sets: string[] } {
+  const sets = new Set<string>();
+  let rules = 0;
+  for (const t of ruleset?.tables ?? []) {
+    if (t.name !== 'nat') continue;
+    for (const c of t.chains)
+      for (const r of c.rules) {
+        let hit = false;
+        for (const m of r.matches) {
+          if (m.module !== 'set') continue;
+          for (const o of m.options) {
+            const name = o.values[0];
+            if (o.name === 'match-set' && name?.startsWith('KUBE-')) {
+              sets.add(name);
+              hit = true;
+            }
+          }
+        }
+        if (hit) rules++;
+      }
+  }
+  return { rules, sets: [...sets].sort() };
 }
 
 /** Extra facts from parts other modules parse (nftables tables, Cilium maps, interfaces). */
@@ -133,25 +219,51 @@ export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): 
   const legacyKube = countChains(snapshot.iptablesLegacy?.value, 'KUBE-');
   const ciliumChains = countChains(snapshot.iptables?.value, 'CILIUM_');
   const backend = snapshot.iptables?.value?.generator?.backend ?? null;
-  const kubeProxyTable = hints.nftTables?.some((t) => /^(ip|ip6|inet) kube-proxy$/.test(t)) ?? false;
-  const ipvsServers = snapshot.ipvs?.value?.virtualServers.length ?? 0;
+  const kubeProxyFamilies = (hints.nftTables ?? []).flatMap((t) => /^(ip|ip6|inet) kube-proxy$/.exec(t)?.[1] ?? []);
+  const kubeProxyTable = kubeProxyFamilies.length > 0;
+  const ipvsRead = snapshot.ipvs?.value ?? null;
+  const ipvsServers = ipvsRead?.virtualServers.length ?? 0;
   const hasIpvsIface = hints.interfaces?.includes('kube-ipvs0') ?? false;
+  const nftLeft = countLeftoverChains(snapshot.iptables?.value);
+  const legacyLeft = countLeftoverChains(snapshot.iptablesLegacy?.value);
+  const nftSets = ipsetMatchesIn(snapshot.iptables?.value);
+  const legacySets = ipsetMatchesIn(snapshot.iptablesLegacy?.value);
+  const ipsetRules = nftSets.rules + legacySets.rules;
   const cilium = hints.ciliumServices && hints.ciliumServices.frontends > 0 ? hints.ciliumServices : null;
   const facts: ModeFact[] = [];
 
-  if (kubeProxyTable) facts.push({ kind: 'kubeProxyTable' });
-  if (nftKube > 0) facts.push({ kind: 'kubeChains', ruleset: 'iptables', backend, chains: nftKube });
-  if (legacyKube > 0) facts.push({ kind: 'kubeChains', ruleset: 'iptables-legacy', backend: null, chains: legacyKube });
-  if (hasIpvsIface || ipvsServers > 0) facts.push({ kind: 'ipvs', virtualServers: ipvsServers, kubeIpvs0: hasIpvsIface });
+  for (const family of kubeProxyFamilies) facts.push({ kind: 'kubeProxyTable', family });
+  if (nftKube > 0) facts.push({ kind: 'kubeChains', ruleset: 'iptables', backend, chains: nftKube, leftovers: nftLeft });
+  if (legacyKube > 0) facts.push({ kind: 'kubeChains', ruleset: 'iptables-legacy', backend: null, chains: legacyKube, leftovers: legacyLeft });
+  if (ipsetRules > 0) facts.push({ kind: 'ipsetMatches', rules: ipsetRules, sets: [...new Set([...nftSets.sets, ...legacySets.sets])].sort() });
+  const ipvsHinted = hasIpvsIface || ipsetRules > 0;
+  if (ipvsHinted || ipvsServers > 0)
+    facts.push({ kind: 'ipvs', virtualServers: ipvsRead ? ipvsServers : null, probe: ipvsRead ? null : (snapshot.ipvs?.probe?.id ?? 'ipvsadm'), kubeIpvs0: hasIpvsIface });
   if (cilium) facts.push({ kind: 'ciliumServices', ...cilium });
   if (ciliumChains > 0) facts.push({ kind: 'ciliumChains', chains: ciliumChains });
 
+  // Chains that only an earlier mode left do not make this node an iptables-mode node.
+  const nftLive = nftKube - nftLeft;
+  const legacyLive = legacyKube - legacyLeft;
   let mode: ProxyMode;
-  if (hasIpvsIface && ipvsServers > 0) mode = 'ipvs';
+  let unconfirmed: ModeUnconfirmed | null = null;
+  const ipvsProbe = snapshot.ipvs?.probe?.id ?? 'ipvsadm';
+  if (ipvsServers > 0 && ipvsHinted) mode = 'ipvs';
   else if (kubeProxyTable) mode = 'nftables';
-  else if (nftKube > 0 && legacyKube > 0) mode = 'iptables-mixed';
-  else if (nftKube > 0) mode = backend === 'legacy' ? 'iptables-legacy' : 'iptables';
-  else if (legacyKube > 0) mode = 'iptables-legacy';
+  else if (ipsetRules > 0 || (hasIpvsIface && ipvsServers > 0)) {
+    // kube-proxy's IPVS mode is the only writer of nat rules matching KUBE- ipsets.
+    mode = 'ipvs';
+    unconfirmed = ipvsRead ? { reason: 'noVirtualServers', probe: ipvsProbe } : { reason: 'notRead', probe: ipvsProbe };
+  } else if (hasIpvsIface && !ipvsRead && nftLive === 0 && legacyLive === 0 && (nftKube > 0 || legacyKube > 0)) {
+    mode = 'ipvs';
+    unconfirmed = { reason: 'notRead', probe: ipvsProbe };
+  } else if (nftLive > 0 && legacyLive > 0) mode = 'iptables-mixed';
+  else if (nftLive > 0) mode = backend === 'legacy' ? 'iptables-legacy' : 'iptables';
+  else if (legacyLive > 0) mode = 'iptables-legacy';
+  else if (nftKube > 0 || legacyKube > 0) {
+    mode = 'unknown';
+    unconfirmed = { reason: 'leftoversOnly' };
+  }
   else if (cilium || ciliumChains > 0) {
     mode = 'cilium';
     facts.unshift({ kind: 'ciliumKpr' });
@@ -162,5 +274,5 @@ export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): 
     mode = 'unknown';
     facts.push({ kind: 'noRules' });
   }
-  return { mode, facts, evidence: facts.map(modeFactText) };
+  return { mode, unconfirmed, facts, evidence: facts.map(modeFactText) };
 }

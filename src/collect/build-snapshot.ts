@@ -15,6 +15,7 @@ import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { collectGarbageIfGrown } from './memory.js';
+import { parseConntrack } from '../parsers/conntrack.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
 import { catalog } from '../sources/catalog.js';
@@ -249,6 +250,7 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     if (parsed?.value && !parsed.error) break;
   }
   if (part === 'ciliumConntrack') return { ciliumConntrack: ciliumCtPart(chosen as Parsed<CiliumCtTable> | null, done) };
+  if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, byId.get('conntrack-events'), cache) };
   return { [part]: chosen } as Partial<PartFields>;
 }
 
@@ -352,6 +354,37 @@ function turn(): Promise<void> {
 }
 
 /**
+ * The conntrack part with the events of the `conntrack-events` probe (`conntrack -E`) added
+ * to its `events`: that probe's every line is an event, so a table line in it is reported (a
+ * `not-an-event` warning) and not added to the table. The probe ends by its timeout (the
+ * events stream does not end by itself): that timeout is not an error. Without a table probe
+ * the part's `entries` are empty and its `error` says the table was not read.
+ */
+function withConntrackEvents(table: Parsed<ConntrackTable> | null, run: ProbeRun | undefined, cache?: ParseCache): Parsed<ConntrackTable> | null {
+  if (!run) return table;
+  const parsed = parseRunCached(run, parseConntrack, cache);
+  const got = parsed?.value;
+  if (!got) return table;
+  const stray = got.entries.map((e) => diagnostic('warning', run.id, e.line, e.raw, 'not-an-event', 'a conntrack table line in the events probe\'s output (no [NEW]/[UPDATE]/[DESTROY] tag): not added to the table'));
+  const events = [...(table?.value?.events ?? []), ...(got.events ?? [])];
+  const value: ConntrackTable = {
+    entries: table?.value?.entries ?? [],
+    ...(events.length > 0 ? { events } : {}),
+    trailers: [...(table?.value?.trailers ?? []), ...got.trailers],
+    reportedCount: table?.value?.reportedCount,
+    ...(got.reportedEvents !== undefined ? { reportedEvents: got.reportedEvents } : table?.value?.reportedEvents !== undefined ? { reportedEvents: table.value.reportedEvents } : {}),
+  };
+  const runError = run.status === 'ok' || run.status === 'timeout' ? null : parsed.error;
+  const error = table ? table.error : 'conntrack table not read (only the conntrack-events probe ran)';
+  return {
+    value,
+    diagnostics: [...(table?.diagnostics ?? []), ...parsed.diagnostics, ...stray],
+    probe: table?.probe ?? parsed.probe,
+    error: [error, runError ? `conntrack-events: ${runError}` : null].filter((x) => x !== null).join('; ') || null,
+  };
+}
+
+/**
  * A run parsed by `parse` (which may take turns of the event loop), as parseRunCached
  * does it: a failed run with output is still parsed, an unchanged text is not parsed again.
  */
@@ -390,6 +423,7 @@ async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: num
     chosen = await parseRunChunked(run, entry, ctx.cache, chunkChars);
     if (chosen.value && !chosen.error) break;
   }
+  if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, ctx.byId.get('conntrack-events'), ctx.cache) };
   return { [part]: chosen } as Partial<PartFields>;
 }
 

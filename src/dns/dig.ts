@@ -6,6 +6,7 @@
  * the kubernetes plugin should give. No search list: the name is asked as written.
  */
 import { expectedAnswer, type DnsExpectOptions } from '../analysis/dns-expected.js';
+import { clusterDomainText, type ClusterDomain } from './cluster-domain.js';
 import { UserError } from '../errors.js';
 import { REPLY_OUTCOMES, type DnsCheck, type DnsExchange, type DnsRecord } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
@@ -130,14 +131,14 @@ export async function runDigCommand(options: DigCommandOptions): Promise<string>
 }
 
 /** Renders a {@link dig} result in `options.format` (see {@link runDigCommand}). */
-export function digOutput(r: DigResult, options: Pick<DigCommandOptions, 'format' | 'expect'>): string {
+export function digOutput(r: DigResult, options: Pick<DigCommandOptions, 'format' | 'expect'>, domain?: ClusterDomain): string {
   if (options.format === 'json') {
     const { replyHex: _hex, ...exchange } = r.exchange;
     const standIn = standInOf(r);
     return toJson({
       exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false, ...(r.note ? { note: r.note } : {}),
-      ...(r.asked ? { askedServer: r.asked } : {}), ...(standIn ? { standsInFor: standIn } : {}),
+      ...(r.asked ? { askedServer: r.asked } : {}), ...(standIn ? { standsInFor: standIn } : {}), ...(domain ? { clusterDomain: domain } : {}),
     });
   }
-  return digText(r, options.expect?.zone);
+  return digText(r, options.expect?.zone) + (domain ? `;; cluster domain: ${clusterDomainText(domain)}\n` : '');
 }

@@ -224,15 +224,20 @@ export interface ConntrackTrailer {
 /**
  * A parsed conntrack capture.
  *
- * - `entries`: every entry or event line, in input order.
+ * - `entries`: every table line (`conntrack -L`, /proc), in input order: the live flows.
+ * - `events`: every `conntrack -E` event line (an entry with `event` set), in input order;
+ *   never part of `entries` — four events of one flow are one flow, and a `[DESTROY]` is not
+ *   a live flow (src/analysis/conntrack-events.ts groups them by flow). Absent: none.
  * - `trailers`: every summary line found.
- * - `reportedCount`: the count of the last trailer of unit `flow entries` or
- *   `flow events`; undefined when the capture has none.
+ * - `reportedCount`: the count of the last trailer of unit `flow entries`; undefined when
+ *   the capture has none. `reportedEvents`: the same for `flow events` (`conntrack -E`).
  */
 export interface ConntrackTable {
   readonly entries: readonly ConntrackEntry[];
+  readonly events?: readonly ConntrackEntry[];
   readonly trailers: readonly ConntrackTrailer[];
   readonly reportedCount?: number;
+  readonly reportedEvents?: number;
 }
 
 // ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ import { formatFrontend, formatServiceFlags, parseServiceFlags, serviceTypeFromF
 import type { L3n4 } from './cilium-addr.js';
 import { compareFrontends, formatAddrCluster, parseL3n4 } from './cilium-addr.js';
 import { isKubectlNotice, textLines } from './cilium-columns.js';
-import { obj, parseJsonDocument } from './cilium-json.js';
+import { looksLikeJson, obj, parseJsonDocument } from './cilium-json.js';
 import { CILIUM_TABWRITER, tabwrite } from './cilium-tabwriter.js';
 import { joinHostPort } from '../net/address.js';
 
@@ -159,7 +159,8 @@ function backendOf(addr: L3n4): LbBackend {
 export function parseCiliumBpfLbList(text: string, origin: string): ParseResult<LbTable> {
   const diags: Diagnostic[] = [];
   const builder = new ServiceBuilder(origin, diags);
-  if (text.trimStart().startsWith('{')) {
+  const json = looksLikeJson(text);
+  if (json) {
     parseJson(text, origin, builder, diags);
   } else {
     let lastKey: { key: string; line: number } | null = null;
@@ -185,7 +186,7 @@ export function parseCiliumBpfLbList(text: string, origin: string): ParseResult<
       builder.add({ key, keySlot, entry: (m[3] ?? '').trim(), line: n, text: line }, key);
     });
   }
-  return { value: { source: text.trimStart().startsWith('{') ? 'bpf-lb-list-json' : 'bpf-lb-list', services: builder.build(), backends: [], revNats: [] }, diagnostics: diags };
+  return { value: { source: json ? 'bpf-lb-list-json' : 'bpf-lb-list', services: builder.build(), backends: [], revNats: [] }, diagnostics: diags };
 }
 
 /** `-o json`: `{"<key>": ["<entry>", …]}` (`command.PrintOutput(serviceList)`). */

@@ -22,7 +22,7 @@ import { backendStateFromName, formatFrontend, protocolFromName, serviceTypeFrom
 import { canonicalIp, formatAddrCluster, parseL3n4 } from './cilium-addr.js';
 import type { HeaderColumn } from './cilium-columns.js';
 import { headerColumns, isKubectlNotice, splitRow, textLines } from './cilium-columns.js';
-import { num, obj, parseJsonDocument, str } from './cilium-json.js';
+import { jsonItems, looksLikeJson, num, obj, parseJsonDocument, str } from './cilium-json.js';
 import { CILIUM_TABWRITER, tabwrite } from './cilium-tabwriter.js';
 import { joinHostPort } from '../net/address.js';
 
@@ -73,7 +73,8 @@ function readRow(line: string, cols: readonly HeaderColumn[]): { starts: boolean
 
 /** Parses `cilium-dbg service list` text or `-o json` into services (slots without numbers). Never throws. */
 export function parseCiliumServiceList(text: string, origin: string): ParseResult<LbTable> {
-  if (/^\s*\[/.test(text)) return parseJson(text, origin);
+  // `-o json` (list: an array; get: one object), perhaps after kubectl's notice line.
+  if (looksLikeJson(text)) return parseJson(text, origin);
   const diags: Diagnostic[] = [];
   const services: LbService[] = [];
   let cols: HeaderColumn[] | null = null;
@@ -115,7 +116,8 @@ function parseJson(text: string, origin: string): ParseResult<LbTable> {
   const diags: Diagnostic[] = [];
   const services: LbService[] = [];
   const doc = parseJsonDocument(text, origin, diags);
-  (Array.isArray(doc) ? doc : []).forEach((item, i) => {
+  const items = jsonItems(doc);
+  (items ?? []).forEach((item, i) => {
     const raw = JSON.stringify(item);
     const spec = obj(obj(obj(item)?.status)?.realized) ?? obj(obj(item)?.spec);
     const fe = obj(spec?.['frontend-address']);
@@ -170,7 +172,7 @@ function parseJson(text: string, origin: string): ParseResult<LbTable> {
       raw,
     });
   });
-  if (doc !== undefined && !Array.isArray(doc)) diags.push(diagnostic('error', origin, 0, text.slice(0, 200), 'unexpected-json', 'expected an array of services'));
+  if (doc !== undefined && items === null) diags.push(diagnostic('error', origin, 0, text.slice(0, 200), 'unexpected-json', 'expected an array of services or one service object'));
   return { value: { source: 'service-list-json', services, backends: [], revNats: [] }, diagnostics: diags };
 }
 

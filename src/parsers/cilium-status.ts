@@ -17,7 +17,7 @@ import { diagnostic } from '../model/diagnostics.js';
 import type { CiliumStatus, KprDevice, KubeProxyReplacementMode } from '../model/cilium.js';
 import { canonicalIp } from './cilium-addr.js';
 import { isKubectlNotice, textLines } from './cilium-columns.js';
-import { bool, obj, parseJsonDocument, str } from './cilium-json.js';
+import { bool, looksLikeJson, obj, parseJsonDocument, str } from './cilium-json.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends readonly unknown[] ? T[K] : T[K] extends object ? Mutable<T[K]> : T[K] };
 
@@ -142,7 +142,7 @@ function applyDetail(s: Mutable<CiliumStatus>, key: string, value: string): void
 
 /** Parses `cilium-dbg status` text (plain or `--verbose`) or `-o json`. Never throws. */
 export function parseCiliumStatus(text: string, origin: string): ParseResult<CiliumStatus> {
-  if (/^\s*\{/.test(text)) return parseJson(text, origin);
+  if (looksLikeJson(text)) return parseJson(text, origin);
   const diags: Diagnostic[] = [];
   const s = emptyStatus(text);
   let section: string | null = null;

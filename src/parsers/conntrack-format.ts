@@ -94,6 +94,8 @@ export function formatConntrackEntry(entry: ConntrackEntry, style: ConntrackStyl
 /** Formats every entry of a table, one per line, each ending with `\n`. Never throws. */
 export function formatConntrackTable(table: ConntrackTable, style: ConntrackStyle): string {
   let out = '';
-  for (const e of table.entries) out += `${formatConntrackEntry(e, style)}\n`;
+  // Entries and events in line order, as the capture held them.
+  const all = table.events?.length ? [...table.entries, ...table.events].sort((a, b) => a.line - b.line) : table.entries;
+  for (const e of all) out += `${formatConntrackEntry(e, style)}\n`;
   return out;
 }

@@ -107,6 +107,7 @@ function isBlank(text: string): boolean {
  */
 class ConntrackParseState {
   private readonly entries: ConntrackEntry[] = [];
+  private readonly events: ConntrackEntry[] = [];
   private readonly trailers: ConntrackTrailer[] = [];
   private readonly diagnostics: Diagnostic[] = [];
   private readonly interner = new ConntrackInterner();
@@ -227,7 +228,9 @@ class ConntrackParseState {
     lineNo: number,
     numbered: boolean,
   ): void {
-    this.entries.push(entry);
+    // An event line (`conntrack -E`) is a change to a flow, not a flow: kept apart.
+    if (entry.event !== undefined) this.events.push(entry);
+    else this.entries.push(entry);
     for (const n of notes) this.report(diagnostic('warning', this.origin, lineNo, line, n.code, n.message));
     if (numbered && !this.numberedNoted) {
       this.numberedNoted = true;
@@ -252,10 +255,19 @@ class ConntrackParseState {
       );
     }
     let reportedCount: number | undefined;
+    let reportedEvents: number | undefined;
     for (const t of this.trailers) {
-      if (t.action === 'shown' && (t.unit === 'flow entries' || t.unit === 'flow events')) reportedCount = t.count;
+      if (t.action === 'shown' && t.unit === 'flow entries') reportedCount = t.count;
+      if (t.action === 'shown' && t.unit === 'flow events') reportedEvents = t.count;
     }
-    return { value: { entries: this.entries, trailers: this.trailers, reportedCount }, diagnostics: this.diagnostics };
+    const value: ConntrackTable = {
+      entries: this.entries,
+      ...(this.events.length > 0 ? { events: this.events } : {}),
+      trailers: this.trailers,
+      reportedCount,
+      ...(reportedEvents !== undefined ? { reportedEvents } : {}),
+    };
+    return { value, diagnostics: this.diagnostics };
   }
 }
 

@@ -7,7 +7,8 @@
  * live, capturedAt, mode, evidence`), then
  * - `service`: the `--service` asked for, or null;
  * - `summary: {shown, total, nfConntrackCount, nfConntrackMax, percent, stale, staleShown}` —
- *   entries listed / in the table, the kernel's counters (null when not read), count/max × 100;
+ *   entries listed / in the table (`total` null when only events were captured: the table's
+ *   size is unknown), the kernel's counters (null when not read), count/max × 100;
  * - `entries: [{line, family, proto, protoNum, state, timeout, flags, mark, zone, use, id,
  *   orig: {src, dst, sport, dport, icmpType, icmpCode, icmpId, zone, packets, bytes}, reply: {…},
  *   nat: {text, client: {ip, port}, destination, answeredBy, clientAsSeen, dnat, snat},
@@ -15,6 +16,15 @@
  *   staleReason: 'endpoint-gone'|'not-translated'|null, pointsAt: {ip, port} | null, raw}]` —
  *   field names are conntrack's own; `timeout` in seconds as read (no countdown); absent
  *   values are null; packets/bytes are decimal strings (64-bit exact), null without accounting;
+ *   The entries also carry every other field conntrack printed, null when absent: `secmark`,
+ *   `secctx`, `deltaTime` (seconds), `start`/`stop` (as printed), `helper`, `labels`,
+ *   `userspace: {portid, progname}`, `extra: [{key, value}]`; tuples also `srcKey`/`dstKey` (GRE);
+ * - `events: [{flow, type: 'NEW'|'UPDATE'|'DESTROY', time, line, entry: {…the entry fields
+ *   above without nat/service/status…}}]` — `conntrack -E` events in time order (`time`:
+ *   `-o timestamp` seconds as printed, null without it), never counted in `entries`;
+ *   `eventFlows: [{flow, family, proto, orig, reply, ended, events}]` — the flows they are
+ *   about (`ended`: the last event is DESTROY; `events`: how many), `reportedEvents`:
+ *   conntrack's own count of events shown, null when not printed;
  * - `error`: why the conntrack probe failed after printing part of the table, or null;
  * - `diagnostics: [{severity, origin, line, text, message, code}]` of the conntrack output.
  *
@@ -25,7 +35,8 @@ import { percentText } from '../text/percent.js';
 import { formatEndpoint, type ConntrackEndpoint } from '../analysis/conntrack-nat.js';
 import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis/conntrack-view.js';
 import { UserError } from '../errors.js';
-import type { ConntrackTuple } from '../model/conntrack.js';
+import { conntrackEventFlows, type ConntrackEventFlow } from '../analysis/conntrack-events.js';
+import type { ConntrackEntry, ConntrackTuple } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
 import { toJson } from '../text/json.js';
@@ -45,6 +56,8 @@ function tupleJson(t: ConntrackTuple) {
     icmpType: t.icmpType ?? null,
     icmpCode: t.icmpCode ?? null,
     icmpId: t.icmpId ?? null,
+    srcKey: t.srcKey ?? null,
+    dstKey: t.dstKey ?? null,
     zone: t.zone ?? null,
     packets: t.packets ?? null,
     bytes: t.bytes ?? null,
@@ -55,9 +68,8 @@ function endpointJson(e: ConntrackEndpoint) {
   return { ip: e.ip, port: e.port ?? null };
 }
 
-function entryJson(r: ConntrackRowView) {
-  const e = r.entry;
-  const [namespace, name] = r.service === null ? [] : r.service.split('/');
+/** Every field conntrack printed for one entry or event, null when absent (see the module doc). */
+function entryFieldsJson(e: ConntrackEntry) {
   return {
     line: e.line,
     family: e.family,
@@ -67,11 +79,28 @@ function entryJson(r: ConntrackRowView) {
     timeout: e.timeout ?? null,
     flags: e.flags,
     mark: e.mark ?? null,
+    secmark: e.secmark ?? null,
+    secctx: e.secctx ?? null,
     zone: e.zone ?? null,
     use: e.use ?? null,
     id: e.id ?? null,
+    deltaTime: e.deltaTime ?? null,
+    start: e.start ?? null,
+    stop: e.stop ?? null,
+    helper: e.helper ?? null,
+    labels: e.labels ?? null,
+    userspace: e.userspace ? { portid: e.userspace.portid, progname: e.userspace.progname ?? null } : null,
+    extra: e.extra ? e.extra.map((x) => ({ key: x.key, value: x.value ?? null })) : null,
     orig: tupleJson(e.orig),
     reply: tupleJson(e.reply),
+  };
+}
+
+function entryJson(r: ConntrackRowView) {
+  const e = r.entry;
+  const [namespace, name] = r.service === null ? [] : r.service.split('/');
+  return {
+    ...entryFieldsJson(e),
     nat: {
       text: r.nat.text,
       client: endpointJson(r.nat.client),
@@ -102,6 +131,27 @@ function entryText(r: ConntrackRowView): string {
   return r.status === 'stale' ? `${head}\n  ! ${terminalSafe(staleText(r))}\n` : `${head}\n`;
 }
 
+/** `tcp 10.1.5.10:51546 → 10.1.8.10:80` (IPv6 bracketed): a flow's original direction. */
+function flowText(f: ConntrackEventFlow): string {
+  const o = f.orig;
+  const end = (ip: string, port: number | undefined) => formatEndpoint(port === undefined ? { ip } : { ip, port });
+  return `${f.proto} ${end(o.src, o.sport)} → ${end(o.dst, o.dport)}`;
+}
+
+function eventsText(flows: readonly ConntrackEventFlow[], reported: number | undefined): string {
+  const n = flows.reduce((k, f) => k + f.events.length, 0);
+  let out = `events (conntrack -E): ${n} events of ${flows.length} flows${reported !== undefined ? ` (conntrack reported ${reported})` : ''} — not part of the table\n`;
+  for (const f of flows) {
+    out += `flow ${f.flow} ${flowText(f)}${f.ended ? ' (destroyed)' : ''}\n`;
+    for (const ev of f.events) {
+      const e = ev.entry;
+      const fields = [ev.time ?? '-', ev.type, e.state ?? '-', e.timeout ?? '-', ...e.flags.map((x) => `[${x}]`)];
+      out += `  ${fields.join(' ')}\n`;
+    }
+  }
+  return out;
+}
+
 /** Renders `show conntrack` in `format` (see the module doc). */
 export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', options: ShowConntrackOptions = {}): string {
   const ct = snapshot.conntrack;
@@ -124,24 +174,34 @@ export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', o
   for (let i = 0; i < index.entries.length; i++) if (service === null || index.serviceOf[i] === selected) rows.push(conntrackRow(index, i));
   const count = snapshot.conntrackCount;
   const max = snapshot.conntrackMax;
+  // A capture of events only (`conntrack -E`) did not read the table: its size is unknown, not 0.
+  const tableRead = index.entries.length > 0 || !(ct.value.events?.length ?? 0);
   const summary = {
     shown: rows.length,
-    total: index.entries.length,
+    total: tableRead ? index.entries.length : null,
     nfConntrackCount: count,
     nfConntrackMax: max,
     percent: count !== null && max !== null && max > 0 ? (count / max) * 100 : null,
     stale: index.staleCount,
     staleShown: rows.filter((r) => r.status === 'stale').length,
   };
+  const flows = conntrackEventFlows(ct.value.events ?? []);
   if (format === 'json') {
-    return toJson({ ...showHead(snapshot), service, summary, entries: rows.map(entryJson), error: ct.error, diagnostics: ct.diagnostics });
+    const events = flows
+      .flatMap((f) => f.events.map((ev) => ({ flow: f.flow, type: ev.type, time: ev.time, line: ev.line, entry: entryFieldsJson(ev.entry) })))
+      .sort((a, b) => (a.time !== null && b.time !== null ? Number(a.time) - Number(b.time) : 0) || a.line - b.line);
+    const eventFlows = flows.map((f) => ({ flow: f.flow, family: f.family, proto: f.proto, orig: tupleJson(f.orig), reply: tupleJson(f.reply), ended: f.ended, events: f.events.length }));
+    return toJson({ ...showHead(snapshot), service, summary, entries: rows.map(entryJson), events, eventFlows, reportedEvents: ct.value.reportedEvents ?? null, error: ct.error, diagnostics: ct.diagnostics });
   }
   const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max}${summary.percent !== null ? ` (${percentText(summary.percent)})` : ''}` : '';
   let out = headText(showHead(snapshot));
-  out += `${service ? `Service ${service} · ` : ''}${summary.shown}/${summary.total} entries${usage} · ${summary.stale} stale\n`;
+  out += tableRead
+    ? `${service ? `Service ${service} · ` : ''}${summary.shown}/${summary.total} entries${usage} · ${summary.stale} stale\n`
+    : `table: not read (the capture holds conntrack -E events only; conntrack -L would read it)${usage}\n`;
   if (ct.error) out += `${terminalSafe(`! conntrack output incomplete: ${ct.error}`)}\n`;
   if (!index.servicesKnown) out += '! no API objects: entries are not matched to Services\n';
   for (const r of rows) out += entryText(r);
+  if (flows.length > 0) out += eventsText(flows, ct.value.reportedEvents);
   for (const d of ct.diagnostics.filter((d) => d.severity !== 'info')) out += `${terminalSafe(`! ${d.origin}:${d.line}: ${d.message}: ${d.text}`)}\n`;
   return out;
 }

@@ -3,7 +3,8 @@
  * checked against the API, as JSON or text.
  *
  * JSON document (stable):
- * `{node?, kernel?, source?, live?, capturedAt?, mode?, evidence?, ttlCompared: false,
+ * `{node?, kernel?, source?, live?, capturedAt?, mode?, evidence?, clusterDomain?: {name, source:
+ * 'flag'|'kubelet-config'|'resolv-conf'|'corefile'|'default'}, ttlCompared: false,
  * dns: [{namespace, name, fqdn, zone, serviceExists, server: {address, port, source,
  * service}, answeredBy: [{address, port, standsInFor: {address, port} | null}], via, checks: [{qname, qtype, verdict, expected: {rcode, reason} | null,
  * rcodeMatches, reply: {outcome, rcode, flags, transport, truncated, tries, latencyMs,
@@ -18,6 +19,7 @@
  * replay of a capture that recorded only that server), null when the asked one replied.
  */
 import Table from 'cli-table3';
+import { clusterDomainText, type ClusterDomain } from '../dns/cluster-domain.js';
 import { answersCell, comparedCell, msText, noReplyText, relativeName, resultAnsweringServers, standInText, statusWord } from '../analysis/dns-describe.js';
 import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
@@ -127,8 +129,8 @@ function isSnapshot(x: NodeSnapshot | ApiObjects): x is NodeSnapshot {
  * Renders `show dns`: `results` (from `resolveServiceDns`) as JSON or text; with a
  * snapshot, the common head (node, source, mode) comes first. Never throws.
  */
-export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: readonly ServiceDnsResult[], format: 'json' | 'text'): string {
+export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: readonly ServiceDnsResult[], format: 'json' | 'text', domain?: ClusterDomain): string {
   const head = isSnapshot(snapshotOrApi) ? showHead(snapshotOrApi) : null;
-  if (format === 'json') return toJson({ ...(head ?? {}), ttlCompared: false, dns: results.map(dnsResultJson) });
-  return (head ? headText(head) : '') + results.map(dnsResultText).join('\n');
+  if (format === 'json') return toJson({ ...(head ?? {}), ...(domain ? { clusterDomain: domain } : {}), ttlCompared: false, dns: results.map(dnsResultJson) });
+  return (head ? headText(head) : '') + (domain ? `cluster domain ${clusterDomainText(domain)}\n` : '') + results.map(dnsResultText).join('\n');
 }

@@ -1,9 +1,15 @@
 /** The common head of every `show` document: which node, from where, when, in which mode. */
-import { detectProxyMode } from '../analysis/proxy-mode.js';
+import { detectProxyMode, unconfirmedText, type ModeFact } from '../analysis/proxy-mode.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
-/** `{node, kernel, source, live, capturedAt, mode, evidence}`; capturedAt ISO-8601 UTC. */
+/**
+ * `{node, kernel, source, live, capturedAt, mode, unconfirmed, evidence, facts}`; capturedAt
+ * ISO-8601 UTC. `unconfirmed`: why `mode` rests on indirect evidence (`ipvsadm not read`), else
+ * null. `facts`: the evidence as data (src/analysis/proxy-mode.ts `ModeFact`); a count that was
+ * not read is `null`, never 0, with the probe that would read it (`{kind: 'ipvs',
+ * virtualServers: null, probe: 'ipvsadm'}`).
+ */
 export interface ShowHead {
   readonly node: string;
   readonly kernel: string | null;
@@ -11,7 +17,9 @@ export interface ShowHead {
   readonly live: boolean;
   readonly capturedAt: string;
   readonly mode: string;
+  readonly unconfirmed: string | null;
   readonly evidence: readonly string[];
+  readonly facts: readonly ModeFact[];
 }
 
 /** Builds the head from a snapshot. */
@@ -24,7 +32,9 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
     live: snapshot.meta.source.live,
     capturedAt: snapshot.meta.capturedAt,
     mode: mode.mode,
+    unconfirmed: mode.unconfirmed ? unconfirmedText(mode.unconfirmed) : null,
     evidence: mode.evidence,
+    facts: mode.facts,
   };
 }
 
@@ -33,5 +43,5 @@ export function headText(h: ShowHead): string {
   // Transport labels already name their kind (`replay:DIR`, `netns:NAME`): say it once.
   const where = h.source.replace(/^replay:/, '');
   const line = (s: string) => terminalSafe(s);
-  return `node ${line(h.node)} (${line(h.kernel ?? 'kernel ?')}) · ${h.live ? 'live' : 'replay'} ${line(where)} · captured ${line(h.capturedAt)}\nmode ${h.mode}: ${line(h.evidence.join('; '))}\n`;
+  return `node ${line(h.node)} (${line(h.kernel ?? 'kernel ?')}) · ${h.live ? 'live' : 'replay'} ${line(where)} · captured ${line(h.capturedAt)}\nmode ${h.mode}${h.unconfirmed ? ` (unconfirmed: ${line(h.unconfirmed)})` : ''}: ${line(h.evidence.join('; '))}\n`;
 }

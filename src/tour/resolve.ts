@@ -319,7 +319,7 @@ function compareTarget(snapshot: NodeSnapshot, step: TourStep, service: string, 
   const focus = COMPARE_MODES.map((m) =>
     line(tf(lang, 'tour.focus.compare', { mode: label[m], unit: t(lang, `compare.short.${m}`), all: modeTotal(cmp.predicted[m]), services: cmp.services, one: modeTotal(cost.cost[m]), service }), 'accent'),
   );
-  for (const a of cmp.actual) {
+  for (const a of cmp.actual.filter((x) => x.family === 'ipv4')) {
     const predicted = modeTotal(cmp.predicted[a.mode]);
     const actual = modeTotal(a.count);
     focus.push(line(tf(lang, actual === predicted ? 'tour.focus.compareSame' : 'tour.focus.compareDiff', { mode: label[a.mode], actual, predicted }), actual === predicted ? 'ok' : 'warn'));

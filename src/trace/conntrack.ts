@@ -236,8 +236,9 @@ export function replyTupleOf(out: TraceTuple): TraceTuple {
   return { src: out.dst, dst: out.src, sport: out.dport, dport: out.sport, icmpType, icmpCode: out.icmpCode, icmpId: out.icmpId };
 }
 
+/** A port as conntrack prints it; null (a fully-random source port the kernel picks) names what is unknown. */
 function port(p: number | null): string {
-  return p === null ? '*' : String(p);
+  return p === null ? '<random>' : String(p);
 }
 
 /** A tuple in conntrack's words: `src=… dst=… sport=… dport=… ` (trailing blank, as conntrack prints). */

@@ -75,8 +75,11 @@ export class WalkPacket {
   }
 }
 
-/** `IP:PORT` with IPv6 in brackets; the bare address when there is no port. */
-export function endpointText(addr: string, port: number | null): string {
+/**
+ * `IP:PORT` with IPv6 in brackets (RFC 3986 host syntax); the bare address when there is no
+ * port. `port` may be a word for a port not known (`<random>`).
+ */
+export function endpointText(addr: string, port: number | string | null): string {
   if (port === null) return addr;
   return joinHostPort(addr, port);
 }

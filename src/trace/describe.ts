@@ -14,7 +14,7 @@ import { endpointText } from './context.js';
  * right after it that starts a NEW flow.
  */
 export function formatHeader(h: PacketHeader): string {
-  const src = h.randomSport ? `${h.src}:<random>` : endpointText(h.src, h.sport);
+  const src = endpointText(h.src, h.randomSport ? '<random>' : h.sport);
   const parts = [`${h.proto} ${src} → ${endpointText(h.dst, h.dport)}`];
   if (h.proto === 'tcp' && h.tcpFlags.length) parts.push(`[${h.tcpFlags.join(',')}]`);
   if (h.icmpType !== null) parts.push(`type ${h.icmpType} code ${h.icmpCode ?? 0} id ${h.icmpId ?? 0}`);
@@ -30,7 +30,7 @@ export function tupleText(t: TraceTuple): string {
   const port = (p: number | null, random: boolean) => (p === null ? (random ? '<random>' : null) : p);
   const s = port(t.sport, t.icmpType === null);
   const d = port(t.dport, t.icmpType === null);
-  return `${s === null ? t.src : s === '<random>' ? `${t.src}:<random>` : endpointText(t.src, s)} → ${d === null ? t.dst : d === '<random>' ? `${t.dst}:<random>` : endpointText(t.dst, d)}`;
+  return `${endpointText(t.src, s)} → ${endpointText(t.dst, d)}`;
 }
 
 /** Where a step happened: `prerouting nat/KUBE-SERVICES #3`, `routing`, `conntrack`. */

@@ -108,7 +108,12 @@ function walkIngress(ctx: WalkContext, rec: FlowRecord): Ending {
     return { kind: 'local', reason: `delivered to a local process listening on ${ctx.pkt.dstEndpoint()}` };
   }
   ctx.pkt.oif = rd.dev;
-  ctx.note('forwarding assumes net.ipv4.ip_forward=1 and that rp_filter accepts the source (neither is captured)');
+  // IPv6 forwarding has its own switch and no rp_filter (net/ipv6/ip6_output.c ip6_forward).
+  ctx.note(
+    ctx.pkt.family === 'ipv6'
+      ? 'forwarding assumes net.ipv6.conf.all.forwarding=1 (not captured)'
+      : 'forwarding assumes net.ipv4.ip_forward=1 and that rp_filter accepts the source (neither is captured)',
+  );
   const fwd = runHook(ctx, rec, 'forward');
   if (fwd) return fwd;
   const post = runHook(ctx, rec, 'postrouting');

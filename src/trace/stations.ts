@@ -87,7 +87,7 @@ function applyRewrite(ctx: WalkContext, side: 'dst' | 'src', r: Rewrite, randomP
     p.sport = null;
     p.randomSport = true;
   } else if (r.port !== null && p.sport !== null) p.sport = r.port;
-  return rewriteText(before, p.sport === null && p.randomSport ? `${p.src}:<random port>` : endpointText(p.src, p.sport));
+  return rewriteText(before, endpointText(p.src, p.sport === null && p.randomSport ? '<random port>' : p.sport));
 }
 
 /** The rewrite a NAT binding asks for, resolved against the packet (MASQUERADE, REDIRECT). */

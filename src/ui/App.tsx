@@ -24,7 +24,7 @@ import { ComparePane } from './panes/ComparePane.js';
 import { LbPane } from './panes/LbPane.js';
 import { StepPane, type StepPaneData } from './panes/StepPane.js';
 import { createAppViews, lbViewForOpen, type AppViews, type AppViewsOf } from './app-views.js';
-import { modeEvidenceFit } from './mode-evidence.js';
+import { modeEvidenceFit, modeLabelIn } from './mode-evidence.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { highlightedService, togglePin } from './shown-service.js';
 import { ServicesPane } from './panes/ServicesPane.js';
@@ -286,7 +286,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         live={live}
         sourceLabel={snapshot?.meta.source.label ?? ''}
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
-        mode={mode?.mode ?? (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
+        mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
         ageSeconds={age}
         error={state.error}

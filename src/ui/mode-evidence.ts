@@ -5,7 +5,7 @@
  * when they fit, else the short `mode.short.*` forms, else the short forms of the facts
  * that matter most with `+N more` for the rest (never a fact cut in half).
  */
-import { kubeChainsRuleset, type ModeFact } from '../analysis/proxy-mode.js';
+import { ipsetNames, kubeChainsRuleset, type ModeFact, type ProxyModeResult } from '../analysis/proxy-mode.js';
 import { t, tf, type Lang } from '../text/i18n.js';
 import { cellWidth } from '../text/cells.js';
 
@@ -13,10 +13,13 @@ import { cellWidth } from '../text/cells.js';
 export function modeFactLine(lang: Lang, f: ModeFact): string {
   switch (f.kind) {
     case 'kubeProxyTable':
-      return t(lang, 'mode.fact.kubeProxyTable');
+      return tf(lang, 'mode.fact.kubeProxyTable', { family: f.family });
     case 'kubeChains':
-      return tf(lang, 'mode.fact.kubeChains', { ruleset: kubeChainsRuleset(f), chains: f.chains });
+      return tf(lang, f.leftovers > 0 ? 'mode.fact.kubeChainsLeftover' : 'mode.fact.kubeChains', { ruleset: kubeChainsRuleset(f), chains: f.chains, leftovers: f.leftovers });
+    case 'ipsetMatches':
+      return tf(lang, 'mode.fact.ipsetMatches', { rules: f.rules, sets: ipsetNames(f.sets) });
     case 'ipvs':
+      if (f.virtualServers === null) return tf(lang, f.kubeIpvs0 ? 'mode.fact.ipvsUnreadIface' : 'mode.fact.ipvsUnread', { probe: f.probe ?? 'ipvsadm' });
       return tf(lang, f.kubeIpvs0 ? 'mode.fact.ipvsIface' : 'mode.fact.ipvs', { servers: f.virtualServers });
     case 'ciliumKpr':
       return t(lang, 'mode.fact.ciliumKpr');
@@ -29,6 +32,14 @@ export function modeFactLine(lang: Lang, f: ModeFact): string {
     case 'noRules':
       return t(lang, 'mode.fact.noRules');
   }
+}
+
+/** The mode's name in `lang`, with why it is unconfirmed when it is: `ipvs (unconfirmed: ipvsadm not read)`. */
+export function modeLabelIn(lang: Lang, r: Pick<ProxyModeResult, 'mode' | 'unconfirmed'>): string {
+  const u = r.unconfirmed;
+  if (!u) return r.mode;
+  const why = u.reason === 'leftoversOnly' ? t(lang, 'mode.unconfirmed.leftoversOnly') : tf(lang, u.reason === 'notRead' ? 'mode.unconfirmed.notRead' : 'mode.unconfirmed.noVirtualServers', { probe: u.probe });
+  return tf(lang, 'mode.unconfirmed', { mode: r.mode, why });
 }
 
 /** Every fact in `lang`, joined as the header shows them. */
@@ -45,10 +56,15 @@ function shortMaps(maps: readonly string[]): string {
 export function modeFactShort(lang: Lang, f: ModeFact): string {
   switch (f.kind) {
     case 'kubeProxyTable':
-      return t(lang, 'mode.short.kubeProxyTable');
-    case 'kubeChains':
-      return tf(lang, 'mode.short.kubeChains', { ruleset: f.ruleset === 'iptables-legacy' ? 'legacy' : (f.backend ?? f.ruleset), chains: f.chains });
+      return tf(lang, 'mode.short.kubeProxyTable', { family: f.family });
+    case 'kubeChains': {
+      const ruleset = f.ruleset === 'iptables-legacy' ? 'legacy' : (f.backend ?? f.ruleset);
+      return tf(lang, f.leftovers > 0 ? 'mode.short.kubeChainsLeftover' : 'mode.short.kubeChains', { ruleset, chains: f.chains, leftovers: f.leftovers });
+    }
+    case 'ipsetMatches':
+      return tf(lang, 'mode.short.ipsetMatches', { rules: f.rules });
     case 'ipvs':
+      if (f.virtualServers === null) return tf(lang, f.kubeIpvs0 ? 'mode.short.ipvsUnreadIface' : 'mode.short.ipvsUnread', { probe: f.probe ?? 'ipvsadm' });
       return tf(lang, f.kubeIpvs0 ? 'mode.short.ipvsIface' : 'mode.short.ipvs', { servers: f.virtualServers });
     case 'ciliumKpr':
       return t(lang, 'mode.short.ciliumKpr');
@@ -72,6 +88,7 @@ const KEEP_RANK: Record<ModeFact['kind'], number> = {
   kubeProxyTable: 0,
   kubeChains: 0,
   ipvs: 0,
+  ipsetMatches: 0,
   noProxy: 0,
   noRules: 0,
   ciliumServices: 1,

@@ -30,11 +30,16 @@ const CORPUS_STYLE: Readonly<Record<string, ConntrackStyle>> = {
   'proc-nf-conntrack-real-lines.txt': 'proc',
 };
 
+/** Table entries and `-E` events (kept apart by the parser) in line order. */
+function linesOf(r: ReturnType<typeof parseConntrack>): ConntrackEntry[] {
+  return [...r.value.entries, ...(r.value.events ?? [])].sort((a, b) => a.line - b.line);
+}
+
 function parseOne(text: string): ConntrackEntry {
   const r = parseConntrack(text, 'round-trip');
   expect(r.diagnostics).toEqual([]);
-  expect(r.value.entries).toHaveLength(1);
-  return r.value.entries[0]!;
+  expect(linesOf(r)).toHaveLength(1);
+  return linesOf(r)[0]!;
 }
 
 describe('format(parse(line)) is the line, byte for byte', () => {
@@ -47,7 +52,7 @@ describe('format(parse(line)) is the line, byte for byte', () => {
     let checked = 0;
     for (const [file, style] of Object.entries(CORPUS_STYLE)) {
       const r = parseConntrack(readFileSync(path.join(dir!, file), 'utf8'), file);
-      for (const e of r.value.entries) {
+      for (const e of linesOf(r)) {
         expect(formatConntrackEntry(e, style)).toBe(e.raw.slice(entryStart(e.raw).numbered ? entryStart(e.raw).start : 0));
         checked++;
       }
@@ -106,15 +111,15 @@ describe('parse(format(x)) equals x', () => {
     for (const style of ['conntrack', 'extended'] as const) {
       const text = formatConntrackEntry(entry, style);
       const r = parseConntrack(text, 'rt');
-      expect(r.value.entries).toHaveLength(1);
-      expect(content(r.value.entries[0]!)).toEqual(content(entry));
+      expect(linesOf(r)).toHaveLength(1);
+      expect(content(linesOf(r)[0]!)).toEqual(content(entry));
       expect(r.diagnostics.every((d) => d.code === 'unknown-field')).toBe(true);
     }
   });
 
   it.each(VARIANTS.filter(([, , proc]) => proc))('%s, in the /proc layout', (_name, entry) => {
     const text = formatConntrackEntry(entry, 'proc');
-    expect(content(parseConntrack(text, 'rt').value.entries[0]!)).toEqual(content(entry));
+    expect(content(linesOf(parseConntrack(text, 'rt'))[0]!)).toEqual(content(entry));
   });
 
   it('drops what the kernel never prints when formatting for /proc', () => {
@@ -126,8 +131,10 @@ describe('parse(format(x)) equals x', () => {
 
   it('a whole table formats and parses back to the same entries', () => {
     const entries = VARIANTS.map(([, e], i) => ({ ...e, line: i + 1 }));
-    const text = formatConntrackTable({ entries, trailers: [] }, 'extended');
-    const back = parseConntrack(text, 'table').value.entries;
+    const table = { entries: entries.filter((e) => e.event === undefined), events: entries.filter((e) => e.event !== undefined), trailers: [] };
+    expect(table.events.length).toBeGreaterThan(0);
+    const text = formatConntrackTable(table, 'extended');
+    const back = linesOf(parseConntrack(text, 'table'));
     expect(back.map(content)).toEqual(entries.map(content));
     expect(back.map((e) => e.line)).toEqual(entries.map((e) => e.line));
   });

@@ -7,8 +7,10 @@ const ORIGIN = 'test';
 
 function one(line: string) {
   const r = parseConntrack(line, ORIGIN);
-  expect(r.value.entries).toHaveLength(1);
-  return { entry: r.value.entries[0]!, diagnostics: r.diagnostics };
+  // One line: one table entry, or one event (never both).
+  const all = [...r.value.entries, ...(r.value.events ?? [])];
+  expect(all).toHaveLength(1);
+  return { entry: all[0]!, diagnostics: r.diagnostics };
 }
 
 function codes(text: string): string[] {
@@ -233,7 +235,9 @@ describe('conntrack -E events', () => {
     ].join('\n');
     const r = parseConntrack(text, ORIGIN);
     expect(r.diagnostics).toEqual([]);
-    expect(r.value.entries.map((e) => [e.event, e.state, e.flags])).toEqual([
+    // Events are changes to flows, never table rows.
+    expect(r.value.entries).toEqual([]);
+    expect(r.value.events!.map((e) => [e.event, e.state, e.flags])).toEqual([
       ['NEW', 'SYN_SENT', ['UNREPLIED']],
       ['UPDATE', 'SYN_RECV', []],
       ['DESTROY', 'ESTABLISHED', ['ASSURED']],
@@ -270,7 +274,7 @@ describe('the conntrack-tools summary line', () => {
     expect(r.value.trailers).toEqual([{ line: 2, version: '1.4.6', count: 296, unit: 'flow entries', action: 'shown' }]);
   });
 
-  it('reads event, delete and expectation summaries; reportedCount is the last flow count shown', () => {
+  it('reads event, delete and expectation summaries; reportedEvents is the events count shown, reportedCount only a table count', () => {
     const text = [
       `^C${trailer(3, 'flow events have been shown.')}`,
       trailer(2, 'flow entries have been deleted.'),
@@ -283,7 +287,8 @@ describe('the conntrack-tools summary line', () => {
       ['flow entries', 'deleted', 2],
       ['expectation entries', 'shown', 0],
     ]);
-    expect(r.value.reportedCount).toBe(3);
+    expect(r.value.reportedEvents).toBe(3);
+    expect(r.value.reportedCount).toBeUndefined();
   });
 
   it('rejoins an entry line that the summary cut in two', () => {

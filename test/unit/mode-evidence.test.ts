@@ -7,11 +7,16 @@ import { cellWidth } from '../../src/text/cells.js';
 
 /** One fact of every kind, with distinct numbers so a swapped parameter shows. */
 const everyFact: readonly ModeFact[] = [
-  { kind: 'kubeProxyTable' },
-  { kind: 'kubeChains', ruleset: 'iptables', backend: 'nf_tables', chains: 23 },
-  { kind: 'kubeChains', ruleset: 'iptables-legacy', backend: null, chains: 4 },
-  { kind: 'ipvs', virtualServers: 9, kubeIpvs0: true },
-  { kind: 'ipvs', virtualServers: 3, kubeIpvs0: false },
+  { kind: 'kubeProxyTable', family: 'ip' },
+  { kind: 'kubeProxyTable', family: 'ip6' },
+  { kind: 'kubeChains', ruleset: 'iptables', backend: 'nf_tables', chains: 23, leftovers: 0 },
+  { kind: 'kubeChains', ruleset: 'iptables-legacy', backend: null, chains: 4, leftovers: 0 },
+  { kind: 'kubeChains', ruleset: 'iptables-legacy', backend: null, chains: 26, leftovers: 21 },
+  { kind: 'ipsetMatches', rules: 5, sets: ['KUBE-CLUSTER-IP', 'KUBE-LOOP-BACK', 'KUBE-NODE-PORT-TCP', 'KUBE-EXTERNAL-IP'] },
+  { kind: 'ipvs', virtualServers: 9, probe: null, kubeIpvs0: true },
+  { kind: 'ipvs', virtualServers: 3, probe: null, kubeIpvs0: false },
+  { kind: 'ipvs', virtualServers: null, probe: 'ipvsadm', kubeIpvs0: true },
+  { kind: 'ipvs', virtualServers: null, probe: 'ipvsadm', kubeIpvs0: false },
   { kind: 'ciliumKpr' },
   { kind: 'ciliumServices', maps: ['cilium_lb4_services_v2', 'cilium_lb6_services_v2'], frontends: 7, backendSlots: 14 },
   { kind: 'ciliumChains', chains: 10 },
@@ -78,7 +83,7 @@ describe('modeEvidenceFit', () => {
   });
 
   it('on a kube-proxy node keeps the KUBE- chains before the Cilium facts', () => {
-    const facts: ModeFact[] = [{ kind: 'kubeChains', ruleset: 'iptables', backend: 'nf_tables', chains: 23 }, ...ciliumFacts(7, 14, 10).slice(1)];
+    const facts: ModeFact[] = [{ kind: 'kubeChains', ruleset: 'iptables', backend: 'nf_tables', chains: 23, leftovers: 0 }, ...ciliumFacts(7, 14, 10).slice(1)];
     const short = facts.map((f) => modeFactShort('en', f));
     expect(modeEvidenceFit('en', facts, cellWidth(short.join('; ')) - 1)).toBe(`${short[0]}; ${short[1]}; +1 more`);
   });

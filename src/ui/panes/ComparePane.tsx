@@ -130,7 +130,7 @@ export function ComparePane({ data, shown, width, height, focused, lang, syncSer
   const totals = data.totals();
   const modeRows: TableRow[] = COMPARE_MODES.map((m) => {
     const c = totals?.predicted[m];
-    const actual = totals?.actual.find((a) => a.mode === m);
+    const actual = totals?.actual.find((a) => a.mode === m && a.family === 'ipv4');
     if (!c) return { key: m, cells: [LABEL[m], DOTS, DOTS, DOTS, DOTS, DOTS], color: 'muted' as const };
     const diff = actual ? modeTotal(actual.count) - modeTotal(c) : 0;
     const node = actual ? `${modeTotal(actual.count)} ${diff === 0 ? t(lang, 'compare.same') : tf(lang, 'compare.differs', { diff })}` : '-';
@@ -144,7 +144,9 @@ export function ComparePane({ data, shown, width, height, focused, lang, syncSer
   const nothing = shown && at < 0 ? notProgrammedLine(data, shown.service, lang) : null;
   const units = COMPARE_MODES.map((m) => `${LABEL[m]}: ${t(lang, `compare.unit.${m}` as MessageKey)}`);
   const notes = totals?.notes.slice(0, 2) ?? [];
-  const fixed = 1 + 1 + COMPARE_MODES.length + units.length + 1 + (selected || waiting ? 1 + COMPARE_MODES.length : 0) + (nothing ? 1 : 0) + notes.length;
+  // The node's IPv6 rules, beside the IPv4 comparison: never set against the IPv4 prediction.
+  const v6 = (totals?.actual ?? []).filter((a) => a.family === 'ipv6').map((a) => tf(lang, 'compare.ipv6', { mode: LABEL[a.mode], total: modeTotal(a.count) }));
+  const fixed = 1 + 1 + COMPARE_MODES.length + v6.length + units.length + 1 + (selected || waiting ? 1 + COMPARE_MODES.length : 0) + (nothing ? 1 : 0) + notes.length;
   // Only the visible window of the Service rows is built: at 10,000 Services the rest is never read.
   const count = 1 + data.services.length;
   const cursor = at >= 0 ? at + 1 : -1;
@@ -168,6 +170,11 @@ export function ComparePane({ data, shown, width, height, focused, lang, syncSer
     <Box flexDirection="column">
       <Text bold>{fitCell(`${shown ? `${shownServiceLabel(lang, shown)} · ` : ''}${head}`, width)}</Text>
       <Table columns={modeColumns(lang)} rows={modeRows} cursor={-1} width={width} height={COMPARE_MODES.length} focused={false} />
+      {v6.map((line) => (
+        <Text key={line} color={theme.info}>
+          {fitCell(line, width)}
+        </Text>
+      ))}
       {units.map((u) => (
         <Text key={u} color={theme.muted}>
           {fitCell(u, width)}

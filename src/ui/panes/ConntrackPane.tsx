@@ -142,7 +142,8 @@ export function conntrackSummaryLine(data: ConntrackView, lang: Lang, shown: Sho
   } else if (shown) parts.push(tf(lang, 'conntrack.allServices', { service: shown.service }));
   // Cilium's CT map has no reply tuple: say where the rows come from when it is that table.
   if (data.source === 'cilium') parts.push(t(lang, 'conntrack.fromCilium'));
-  parts.push(tf(lang, 'conntrack.entries', { shown: s.shown, total: s.total }));
+  parts.push(s.tableRead === false ? t(lang, 'conntrack.tableNotRead') : tf(lang, 'conntrack.entries', { shown: s.shown, total: s.total }));
+  if (s.events) parts.push(tf(lang, 'conntrack.events', { events: s.events, flows: s.eventFlows ?? 0 }));
   if (s.count !== null && s.max !== null && s.percent !== null) parts.push(tf(lang, 'conntrack.usage', { count: s.count, max: s.max, pct: percentText(s.percent) }));
   parts.push(s.shown === s.total ? tf(lang, 'conntrack.stale', { count: s.stale }) : tf(lang, 'conntrack.staleShown', { count: s.stale, shown: s.staleShown }));
   parts.push(tf(lang, 'conntrack.sort', { column: data.query.sort.column, dir: data.query.sort.descending ? '↓' : '↑' }));
