@@ -6,7 +6,7 @@
  * Data flows sources → parsers → model → trace/analysis → collect → output layers; imports
  * point the other way round the model: every room may use the ones listed after it.
  */
-const BASE = ['text', 'net', 'errors.ts', 'paths.ts', 'flat-string.ts', 'cleanup.ts', 'stack-trace.ts', 'shipped-yaml.ts'];
+const BASE = ['text', 'net', 'errors.ts', 'paths.ts', 'flat-string.ts', 'cleanup.ts', 'run-record.ts', 'stack-trace.ts', 'shipped-yaml.ts'];
 
 /** room → the rooms it may import besides itself (base helpers are open to all). */
 const ROOMS = {
