@@ -27,6 +27,7 @@ import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis
 import { UserError } from '../errors.js';
 import type { ConntrackTuple } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import { refFromKey } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
 
@@ -56,7 +57,7 @@ function endpointJson(e: ConntrackEndpoint) {
 
 function entryJson(r: ConntrackRowView) {
   const e = r.entry;
-  const [namespace, name] = r.service === null ? [] : r.service.split('/');
+  const { namespace, name } = r.service === null ? { namespace: undefined, name: undefined } : refFromKey(r.service);
   return {
     line: e.line,
     family: e.family,
