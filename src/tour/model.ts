@@ -20,6 +20,7 @@
  *
  * A target is a mapping with exactly one kind key (see {@link TourTarget}).
  */
+import { tourPanes, type PaneId } from '../ui/pane-registry.js';
 
 /** A language narration exists in (the UI's languages). */
 export type TourLang = 'en' | 'ja';
@@ -30,14 +31,11 @@ export const TOUR_LANGS: readonly TourLang[] = ['en', 'ja'];
 /** Text in every tour language. */
 export type Localized = Readonly<Record<TourLang, string>>;
 
-/**
- * The panes a step can show: the app's panes plus `compare` (kube-proxy iptables vs
- * nftables vs Cilium for the capture's Services, src/analysis/compare-modes.ts).
- */
-export type TourPane = 'services' | 'rules' | 'lb' | 'conntrack' | 'dns' | 'step' | 'compare';
+/** The panes a step can show: the app's panes a tour may name (src/ui/pane-registry.tsx). */
+export type TourPane = PaneId;
 
-/** Every pane name a step may use. */
-export const TOUR_PANES: readonly TourPane[] = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step', 'compare'];
+/** Every pane name a step may use: the registry's panes that tours may show. */
+export const TOUR_PANES: readonly TourPane[] = tourPanes();
 
 /**
  * Which hop of a Service's kube-proxy rules: `services` the dispatch (its KUBE-SERVICES
