@@ -180,7 +180,7 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
 }
 
 /** The fields of a snapshot that a staged load fills after the first frame. */
-export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipset' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
+export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipvsList' | 'ipset' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
 
 /** The fields of the first snapshot of a staged load. */
 type FirstFields = Omit<NodeSnapshot, keyof PartFields | 'pending'>;
@@ -210,6 +210,7 @@ function assemble(first: FirstFields, parts: Partial<PartFields>, pending: reado
     conntrackMax: first.conntrackMax,
     conntrackCount: first.conntrackCount,
     ipvs: parts.ipvs ?? null,
+    ...(parts.ipvsList?.value ? { ipvsList: parts.ipvsList } : {}),
     ipset: parts.ipset ?? null,
     api: first.api,
     ciliumConntrack: parts.ciliumConntrack ?? null,
@@ -282,8 +283,12 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
       return lbPart(byId, cache);
     case 'ciliumStatus':
       return { ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus) };
-    case 'ipvs':
-      return { ipvs: parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm) };
+    case 'ipvs': {
+      // The counters listing is the part; the -Ln one adds schedulers and weights when both were read.
+      const ipvs = parseRun(byId.get('ipvsadm-stats') ?? byId.get('ipvsadm'), parseIpvsadm);
+      const ipvsList = byId.has('ipvsadm-stats') ? parseRun(byId.get('ipvsadm'), parseIpvsadm) : null;
+      return { ipvs, ...(ipvsList?.value ? { ipvsList } : {}) };
+    }
     case 'ipset':
       return { ipset: parseRun(byId.get('ipset'), parseIpsetList) };
     case 'conntrack':

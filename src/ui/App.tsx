@@ -81,7 +81,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   const dnsState = state.dns?.service === dnsService ? state.dns : null;
   const dns = dnsPaneData({ hasApi: Boolean(snapshot?.api?.value), selectedService: dnsService, result: dnsState?.result ?? null, loading: dnsState?.loading ?? dnsService !== null, error: dnsState?.error ?? null });
   // What the registry's panes render from (the snapshot is set where one is shown).
-  const paneContext: Omit<PaneContext, 'snapshot'> = { views, ui, cursor: cursorOf(ui), session: state, dns, width, height: bodyHeight, lang, now };
+  const paneContext: Omit<PaneContext, 'snapshot'> = { views, ui, cursor: cursorOf(ui), filter, session: state, dns, width, height: bodyHeight, lang, now };
 
   // Key handling reads the latest state (uiRef, session.getState()), never this render's.
   useInput((input, key) => {
@@ -89,7 +89,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     if (!u.typingFilter && tourControl?.onKey(input)) return;
     const current = session.getState();
     const v = viewsOf.current!(current.snapshot, current, u, lang);
-    const count = current.snapshot ? paneEntry(u.pane).rowCount({ ...paneContext, ui: u, views: v, snapshot: current.snapshot, session: current, cursor: cursorOf(u) }) : 0;
+    const count = current.snapshot ? paneEntry(u.pane).rowCount({ ...paneContext, ui: u, views: v, snapshot: current.snapshot, session: current, cursor: cursorOf(u), filter: filterOf(u) }) : 0;
     handleKey(input, key, { ui: u, views: v, snapshot: current.snapshot, count, page: Math.max(1, bodyHeight - 4), session, dispatch, quit: () => (onQuit?.(), exit()) });
   });
 

@@ -1,12 +1,14 @@
 /**
  * Every user-visible UI string, in English and Japanese. Panes call `t(lang, key)`
- * (or `tf` with `{name}` parameters) and never hard-code text.
+ * (or `tf` with `{name}` parameters) and never hard-code text. A pane may keep its
+ * strings in its own module under `messages/` (both languages side by side), merged here.
  */
+import * as ipvsMessages from './messages/ipvs.js';
 
 /** A supported UI language. */
 export type Lang = 'en' | 'ja';
 
-const en = {
+const coreEn = {
   'pane.services': 'Services',
   'pane.rules': 'Rules',
   'pane.lb': 'LB maps',
@@ -335,10 +337,12 @@ const en = {
   'dash.fromConntrack': 'counted from conntrack: a connection counts when its entry appears (kube-proxy nftables rules have no counters)',
 } as const;
 
+const en = { ...coreEn, ...ipvsMessages.en } as const;
+
 /** A UI string key. */
 export type MessageKey = keyof typeof en;
 
-const ja: Record<MessageKey, string> = {
+const coreJa: Record<keyof typeof coreEn, string> = {
   'pane.services': 'サービス',
   'pane.rules': 'ルール',
   'pane.lb': 'LBマップ',
@@ -662,6 +666,8 @@ const ja: Record<MessageKey, string> = {
   'dash.fromDnat': '各 KUBE-SEP チェインの DNAT ルールのカウンタ: 接続ごとの最初のパケットを数えます',
   'dash.fromConntrack': 'conntrack から算出: エントリが現れた時点で 1 接続と数えます（kube-proxy の nftables ルールにはカウンタがありません）',
 };
+
+const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja };
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, ja };
 

@@ -8,6 +8,7 @@
 import { Text } from 'ink';
 import React from 'react';
 import { conntrackElapsedSeconds } from '../analysis/conntrack-view.js';
+import { buildIpvsView, type IpvsView } from '../analysis/ipvs-view.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { SessionState } from '../session.js';
 import type { AppViews } from './app-views.js';
@@ -15,6 +16,7 @@ import { t, type Lang, type MessageKey } from './i18n.js';
 import { ComparePane } from './panes/ComparePane.js';
 import { ConntrackPane } from './panes/ConntrackPane.js';
 import { DnsPane, dnsRowCount, type DnsPaneData } from './panes/DnsPane.js';
+import { IpvsPane } from './panes/IpvsPane.js';
 import { LbPane } from './panes/LbPane.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
@@ -26,8 +28,9 @@ import { theme } from './theme.js';
 export interface PaneContext {
   readonly views: AppViews;
   readonly ui: UiState;
-  /** The pane's cursor (its view's, src/ui/state.ts `cursorOf`). */
+  /** The pane's cursor and filter (its view's, src/ui/state.ts `cursorOf`, `filterOf`). */
   readonly cursor: number;
+  readonly filter: string;
   readonly snapshot: NodeSnapshot;
   readonly session: SessionState;
   readonly dns: DnsPaneData;
@@ -64,6 +67,13 @@ function stepData(walk: StepPaneData, ui: UiState, snapshot: NodeSnapshot, lang:
   if (ui.stepNoPacket && ui.selectedService) return { kind: 'noPacket', service: ui.selectedService, reason: ui.stepNoPacket };
   if (snapshot.pending?.length) return { kind: 'loading', text: t(lang, 'status.loading') };
   return walk;
+}
+
+/** The last IPVS view made, reused while the snapshot and the filter stay the same (renders and keys ask for it). */
+let lastIpvs: { snapshot: NodeSnapshot; filter: string; view: IpvsView } | null = null;
+function ipvsView({ snapshot, filter }: PaneContext): IpvsView {
+  if (lastIpvs?.snapshot !== snapshot || lastIpvs.filter !== filter) lastIpvs = { snapshot, filter, view: buildIpvsView(snapshot, filter) };
+  return lastIpvs.view;
 }
 
 /** The panes, in tab order. */
@@ -136,6 +146,18 @@ export const PANE_REGISTRY = [
     rowCount: ({ views }) => views.compare?.services.length ?? 0,
     render: ({ views, snapshot, width, height, lang }) =>
       snapshot.pending?.length ? <Text color={theme.muted}>{t(lang, 'status.loading')}</Text> : <ComparePane data={views.compare} shown={views.shown} width={width} height={height} focused lang={lang} />,
+  },
+  {
+    id: 'ipvs',
+    key: '8',
+    title: 'pane.ipvs',
+    follows: false,
+    tour: true,
+    rowCount: (ctx) => {
+      const view = ipvsView(ctx);
+      return view.status === 'ready' ? view.virtualServers.length : 0;
+    },
+    render: (ctx) => <IpvsPane data={ipvsView(ctx)} cursor={ctx.cursor} width={ctx.width} height={ctx.height} focused lang={ctx.lang} />,
   },
 ] as const satisfies readonly PaneEntry[];
 
