@@ -35,6 +35,7 @@ import {
   addressSortKey,
   byText,
   CompactServiceRow,
+  rowSource,
   endpointOrder,
   naturalAddresses,
   podOf,
@@ -282,7 +283,7 @@ export interface ServiceFact {
 
 function factsFor(row: ServiceRow): ServiceFact[] {
   // A compact row's slices and endpoint conditions, read without deriving rows (every Service is read).
-  const compact = row instanceof CompactServiceRow ? row : undefined;
+  const compact = rowSource(row);
   const slices: readonly { readonly ports: readonly EndpointPort[] }[] = compact ? compact.sliceList() : row.slices;
   const endpoints = (): readonly Pick<Endpoint, 'ready' | 'serving' | 'terminating'>[] => {
     if (!compact) return row.endpoints;
@@ -388,7 +389,7 @@ function uniqueSorted<T>(items: readonly T[], key: (t: T) => string): T[] {
 export function dataplaneTargets(view: ServiceView): DataplaneTarget[] {
   return view.rows.map((row) => {
     // Port, protocol and nodePort only: a compact row's Service ports give them without deriving `ports`.
-    const ports: readonly Pick<PortRow, 'port' | 'protocol' | 'nodePort'>[] = row instanceof CompactServiceRow ? row.service.ports : row.ports;
+    const ports: readonly Pick<PortRow, 'port' | 'protocol' | 'nodePort'>[] = rowSource(row)?.service.ports ?? row.ports;
     const frontIPs = row.type === 'ExternalName' || row.headless ? [] : [...row.clusterIPs, ...row.externalIPs, ...row.loadBalancerIPs];
     const vips = uniqueSorted(
       frontIPs.flatMap((ip) => ports.map((p) => ({ ip, port: p.port, protocol: p.protocol }))),
@@ -405,11 +406,12 @@ export function dataplaneTargets(view: ServiceView): DataplaneTarget[] {
       const ready = endpointReady || (endpoints.get(k)?.ready ?? false);
       endpoints.set(k, { ip, port, protocol, ready });
     };
-    if (row instanceof CompactServiceRow) {
+    const compact = rowSource(row);
+    if (compact) {
       // The same visits in the same order, without building endpoint rows (every Service is read).
       const served = new Map<EndpointSlice, EndpointPort[]>();
-      const svcPorts = row.service.ports;
-      row.forEachEndpoint((address, e, slice) => {
+      const svcPorts = compact.service.ports;
+      compact.forEachEndpoint((address, e, slice) => {
         if (slice.addressType === 'FQDN') return;
         let ports = served.get(slice);
         if (!ports) {
