@@ -25,6 +25,7 @@ import { captureBundle, prepareCaptureDir } from './capture.js';
 import { loadSnapshot, Session } from './session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { detectLang } from './ui/i18n.js';
+import { formatServiceRef } from './model/service-ref.js';
 
 interface GlobalOptions extends SourceOptions {
   /** Live refresh period, seconds (> 0). */
@@ -170,7 +171,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         break;
       case 'dns': {
         if (!opts.service) {
-          const names = (snapshot.api?.value?.services ?? []).map((svc) => `${svc.meta.namespace}/${svc.meta.name}`);
+          const names = (snapshot.api?.value?.services ?? []).map((svc) => formatServiceRef(svc.meta));
           const some = names.slice(0, 5).join(', ');
           throw new UserError('show dns needs --service NS/NAME', names.length ? `e.g. ${some}${names.length > 5 ? ` (${names.length} in all: \`nodescope show services\`)` : ''}` : 'list them with `nodescope show services`');
         }

@@ -17,6 +17,7 @@ import { formatFrontend, formatServiceFlags, joinHostPort, SVC_FLAG } from '../m
 import type { TriState } from '../model/k8s.js';
 import { isPending, type NodeSnapshot } from '../model/snapshot.js';
 import { buildServiceView, type EndpointRow, type ServiceRow } from './service-view.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /**
  * Where the LB rows came from.
@@ -249,7 +250,7 @@ export function lbConditionsText(b: LbBackendRow): string {
 
 /** The text a filter matches a frontend against: address, flags, Service, backend addresses. */
 export function lbFilterText(row: LbFrontendRow): string {
-  const svc = row.service ? `${row.service.namespace}/${row.service.name}` : '';
+  const svc = row.service ? formatServiceRef(row.service) : '';
   return `${row.address} ${row.flags} ${svc} ${row.backends.map((b) => b.address ?? '').join(' ')}`;
 }
 

@@ -44,6 +44,7 @@ import {
   sortedAddresses,
   type RowContext,
 } from './service-row.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 export { addressSortKey, endpointAddresses } from './service-row.js';
 
@@ -236,7 +237,7 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
   const context: RowContext = { nodes, viewed: options.nodeName };
   // Rows keep references and the endpoint order only; their fields are derived when read.
   const rows = services.map((svc): ServiceRow => {
-    const found = slicesOf.get(`${svc.meta.namespace}/${svc.meta.name}`);
+    const found = slicesOf.get(formatServiceRef(svc.meta));
     const slices: readonly EndpointSlice[] = found ? found.sort((a, b) => byText(a.meta.name, b.meta.name)) : NONE;
     const natural = naturalAddresses(slices);
     const order = endpointOrder(natural);
@@ -250,7 +251,7 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
     const selected = matched && (matched.length === 0 ? NONE : matched.sort((a, b) => byText(a.meta.name, b.meta.name)));
     return new CompactServiceRow(svc, slices.length === 1 ? slices[0]! : slices, order, sortedAddresses(natural, order), endpointPods, selected, context);
   });
-  const known = new Set(services.map((s) => `${s.meta.namespace}/${s.meta.name}`));
+  const known = new Set(services.map((s) => formatServiceRef(s.meta)));
   const orphanSlices = objects.endpointSlices
     .filter((s) => s.serviceName === undefined || !known.has(`${s.meta.namespace}/${s.serviceName}`))
     .map((s) => ({ namespace: s.meta.namespace, name: s.meta.name, serviceName: s.serviceName }))

@@ -17,7 +17,7 @@ import type { DnsCheck, DnsQuestionType, DnsServerRef, ResolvOrigin, ServiceDnsR
 import type { ApiObjects, Service } from '../model/k8s.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { ResolvConf } from '../model/resolv.js';
-import { requireServiceRef } from '../model/service-ref.js';
+import { requireServiceRef, formatServiceRef } from '../model/service-ref.js';
 import { parseResolvConf } from '../parsers/resolv-conf.js';
 import { probe } from '../sources/catalog.js';
 import { runProbe } from '../sources/probe-runner.js';
@@ -41,7 +41,7 @@ export function kubeDnsServer(api: ApiObjects): DnsServerRef | null {
   const address = svc?.clusterIPs[0];
   if (!svc || !address) return null;
   const port = svc.ports.find((p) => p.protocol === 'UDP' && p.name === 'dns') ?? svc.ports.find((p) => p.protocol === 'UDP');
-  return { address, port: port?.port ?? 53, source: 'kube-dns-service', service: `${svc.meta.namespace}/${svc.meta.name}` };
+  return { address, port: port?.port ?? 53, source: 'kube-dns-service', service: formatServiceRef(svc.meta) };
 }
 
 

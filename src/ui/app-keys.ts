@@ -11,6 +11,7 @@ import { commandOf, type Command, type InkKey } from './key-bindings.js';
 import { openServiceActions } from './open-location.js';
 import { highlightedService, togglePin } from './shown-service.js';
 import { cursorOf, currentRules, filterOf, type UiAction, type UiState } from './state.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /** The state a key acts on: the latest UI state and views (not the last render's), and the sizes. */
 export interface KeyContext {
@@ -63,7 +64,7 @@ function startStep({ ui, views, snapshot, dispatch }: KeyContext): void {
   const row = views.services.rows?.[cursorOf(ui)];
   if (!row || !snapshot) return;
   const packet = defaultStepPacket(snapshot, row.namespace, row.name);
-  dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
+  dispatch({ type: 'selectService', service: formatServiceRef(row) });
   if ('from' in packet) dispatch({ type: 'startStep', from: packet.from, to: packet.to, ...(packet.entry ? { entry: packet.entry } : {}) });
   else dispatch({ type: 'stepNoPacket', reason: packet.reason });
 }
@@ -74,7 +75,7 @@ function open({ ui, views, snapshot, dispatch }: KeyContext): void {
   if (ui.pane === 'services') {
     const row = views.services.rows?.[cursor];
     if (!row || !snapshot) return;
-    dispatch({ type: 'selectService', service: `${row.namespace}/${row.name}` });
+    dispatch({ type: 'selectService', service: formatServiceRef(row) });
     for (const action of openServiceActions(snapshot, row)) dispatch(action);
     return;
   }

@@ -13,6 +13,7 @@ import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang } from '../i18n.js';
 import { fitCell, type ColumnSpec } from '../text.js';
 import { theme } from '../theme.js';
+import { formatServiceRef } from '../../model/service-ref.js';
 
 /** Props of {@link LbPane}: `data` from `buildLbView`; `cursor` is the selected frontend; `height` counts every line. */
 export interface LbPaneProps {
@@ -76,7 +77,7 @@ function backendColumns(lang: Lang, wide: boolean): ColumnSpec[] {
 
 function serviceText(f: LbFrontendRow, wide: boolean): string {
   if (!f.service) return '';
-  const name = `${f.service.namespace}/${f.service.name}`;
+  const name = formatServiceRef(f.service);
   return wide && f.service.portName ? `${name} (${f.service.portName})` : name;
 }
 
