@@ -18,6 +18,7 @@ import { showServices } from './report/services.js';
 import { runTraceCommand, type TraceCommandArgs } from './report/trace.js';
 import { runLiveTraceCommand } from './report/trace-live.js';
 import { traceSeconds } from './trace/live-trace.js';
+import { DNS_QUESTION_TYPES } from './model/dns.js';
 import { dig, digExitCode, digOutput } from './dns/dig.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
@@ -44,7 +45,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--node <name>', 'read a node through a debug pod, like kubectl debug node/NAME (live)')
     .option('--context <name>', 'kubeconfig context (default: the current one)')
     .option('-n, --namespace <ns>', 'API objects of this namespace only (default: all); also where --node puts its pod')
-    .option('--accept-new-host-key', "--ssh: add an unknown host key to known_hosts (a changed key is never accepted)")
+    .option('--accept-new-host-key', "--ssh: add the host key of a host known_hosts has no entry for (a changed key, or a key of another type, is never accepted)")
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(2).argParser(positiveSeconds))
@@ -250,7 +251,7 @@ export function buildProgram(): Command {
     });
 
   addSourceOptions(program.command('dig').argument('<name>', 'DNS name to resolve').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
-    .addOption(new Option('--type <type>', 'record type').choices(['A', 'AAAA', 'SRV', 'CNAME', 'PTR', 'TXT']).default('A'))
+    .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .action(async (name: string, opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json' }) => {

@@ -6,10 +6,10 @@
  * recorded order when the same question was asked more than once — and an exchange
  * with outcome `not-captured` for a question the capture never asked.
  */
-import path from 'node:path';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { DnsCapture, DnsExchange } from '../model/dns.js';
+import { bundleFilePath } from '../sources/bundle.js';
 import { DNS_CAPTURE_FILE, formatDnsCapture, parseDnsCapture } from './capture.js';
 import { checkQuery, exchangeWithoutReply, type DnsQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
 
@@ -88,11 +88,13 @@ export class ReplayDnsTransport implements DnsTransport {
   /**
    * The capture of bundle `dir` (`extra/dns.json`); an empty capture when the bundle has
    * none (every question is then `not-captured`). Parse problems are in `diagnostics`.
+   * Throws `UserError` when the file is a symlink that leads out of the bundle.
    */
   static fromBundle(dir: string): ReplayDnsTransport {
-    const file = path.join(dir, 'extra', DNS_CAPTURE_FILE);
+    const relative = `extra/${DNS_CAPTURE_FILE}`;
+    const file = bundleFilePath(dir, relative, relative);
     const label = `replay:${dir}`;
-    if (!existsSync(file)) return new ReplayDnsTransport({ formatVersion: 1, exchanges: [] }, label);
+    if (file === undefined) return new ReplayDnsTransport({ formatVersion: 1, exchanges: [] }, label);
     const parsed = parseDnsCapture(readFileSync(file, 'utf8'), file);
     return new ReplayDnsTransport(parsed.value, label, parsed.diagnostics);
   }

@@ -33,7 +33,8 @@ export interface ParseResult<T> {
   readonly diagnostics: readonly Diagnostic[];
 }
 
-const EXCERPT_MAX = 200;
+/** Characters of the offending line a diagnostic keeps (more are cut, with `…`). */
+export const EXCERPT_MAX = 200;
 
 /**
  * Builds a {@link Diagnostic}, cutting `text` to 200 characters so a binary or

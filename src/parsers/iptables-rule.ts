@@ -167,6 +167,9 @@ export function parseCounter(s: string): bigint | null {
 const SMALL_COUNTER_LIMIT = 1 << 16;
 const SMALL_COUNTERS: (bigint | undefined)[] = new Array<bigint | undefined>(SMALL_COUNTER_LIMIT).fill(undefined);
 
+/** The largest value of a kernel packet or byte counter (`u64`): 2^64−1. */
+export const U64_MAX = 0xffffffffffffffffn;
+
 /** The counters of `[0:0]`, shared: most rules of a dump never matched. */
 export const ZERO_COUNTERS: IptablesCounters = { packets: 0n, bytes: 0n };
 

@@ -36,6 +36,8 @@ import { flatCopy } from '../flat-string.js';
 import {
   isCanonicalBracketCounters,
   parseBracketCounters,
+  U64_MAX,
+  ZERO_COUNTERS,
   parseCounter,
   RuleBodyParser,
   tokenizeRange,
@@ -72,7 +74,7 @@ export const MAX_DIAGNOSTICS = 1000;
  * built-in chains need no declaration in restore input and are created silently),
  * `chain-inferred` (info: fragments/`-S` without declarations; one per table),
  * `unknown-target` (warning: save format jump to a chain that does not exist),
- * `unsupported-command`, `unknown-chain` (warning: `-X` of a chain that does not exist), `bad-counters`, `bad-chain-header`, `unknown-policy`,
+ * `unsupported-command`, `unknown-chain` (warning: `-X` of a chain that does not exist), `bad-counters`, `counter-overflow` (above 2^64−1, kept as read), `bad-chain-header`, `unknown-policy`,
  * `unterminated-quote`, and the rule-level codes of `RuleBodyParser` (warnings, rule kept):
  * `unknown-option`, `unexpected-word`, `missing-value`, `duplicate-option`,
  * `option-without-module`, `bad-negation`, `double-negation`, `dangling-negation`,
@@ -466,6 +468,7 @@ class SaveParser {
     }
     const rule = makeRule(chain.name, lineNo, line, prefixText, body, this.buf);
     for (const p of problems) this.add('warning', lineNo, line, p.code, p.message);
+    if (body.counters !== null) this.checkCounters(body.counters, lineNo, line);
     const all = table.rules;
     if (chain.list === null && insertAt === 0 && (chain.runLength === 0 || chain.runStart + chain.runLength === all.length)) {
       if (chain.runLength === 0) chain.runStart = all.length;
@@ -518,6 +521,7 @@ class SaveParser {
     line: string,
     lineNo: number,
   ): void {
+    if (counters !== null) this.checkCounters(counters, lineNo, line);
     const existing = table.byName.get(name);
     if (existing !== undefined && !existing.inferred) {
       this.add('warning', lineNo, line, 'duplicate-chain', `chain ${name} declared again; its rules are appended`);
@@ -703,6 +707,15 @@ class SaveParser {
 
   private unknownTarget(target: ParsedTarget, t: TableBuilder, r: MutableRule): void {
     this.add('warning', r.line, r.raw, 'unknown-target', `target ${target.name} is neither a chain of table ${t.name} nor a known extension`);
+  }
+
+  /**
+   * Reports counters above 2^64−1, which the kernel's 64-bit counters cannot hold (a
+   * damaged or forged dump); the values are kept as read (bigint), never wrapped.
+   */
+  private checkCounters(c: IptablesCounters, lineNo: number, line: string): void {
+    if (c === ZERO_COUNTERS || (c.packets <= U64_MAX && c.bytes <= U64_MAX)) return;
+    this.add('warning', lineNo, line, 'counter-overflow', `counters ${c.packets}:${c.bytes} exceed 2^64−1 (the kernel's 64-bit counter): kept as read, not a real count`);
   }
 
   private add(severity: Severity, line: number, text: string, code: string, message: string): void {

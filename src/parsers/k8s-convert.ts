@@ -34,6 +34,7 @@ import type {
   TriState,
 } from '../model/k8s.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_TOPOLOGY_ZONE } from '../model/k8s.js';
+import { isIP } from 'node:net';
 import type { Severity } from '../model/diagnostics.js';
 
 /** A path to a value inside one object, e.g. `['spec', 'ports', 0, 'port']`. */
@@ -147,17 +148,58 @@ export function isJsonObject(v: JsonValue | undefined): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * `JSON.stringify(v)` cut to `max` characters, written without recursion and reading only
+ * as much of `v` as it prints: a value nested thousands of levels deep (hostile api.json)
+ * overflows the stack of `JSON.stringify`, and a huge one would cost its whole size.
+ */
+export function shortJson(v: JsonValue, max: number): string {
+  let out = '';
+  // What is left to print, last first: values, and literal text (brackets, commas, keys).
+  const todo: (JsonValue | Literal)[] = [v];
+  while (todo.length > 0 && out.length <= max) {
+    const next = todo.pop()!;
+    if (next instanceof Literal) {
+      out += next.text;
+    } else if (Array.isArray(next)) {
+      out += '[';
+      todo.push(new Literal(']'));
+      // Every element prints at least one character: no more than `max` can be shown.
+      for (let i = Math.min(next.length, max) - 1; i >= 0; i--) {
+        todo.push(next[i]!);
+        if (i > 0) todo.push(new Literal(','));
+      }
+    } else if (next !== null && typeof next === 'object') {
+      out += '{';
+      todo.push(new Literal('}'));
+      const keys = Object.keys(next).slice(0, max);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        todo.push((next as JsonObject)[keys[i]!]!);
+        todo.push(new Literal(`${JSON.stringify(keys[i])}:`));
+        if (i > 0) todo.push(new Literal(','));
+      }
+    } else {
+      out += JSON.stringify(next);
+    }
+  }
+  return out.length > max ? out.slice(0, max) : out;
+}
+
+/** Literal text in {@link shortJson}'s work list. */
+class Literal {
+  constructor(readonly text: string) {}
+}
+
 /** Typed field readers bound to one context; each reports a wrong type and returns "unset". */
 class Fields {
-  constructor(private readonly ctx: ConvertContext) {}
+  constructor(readonly ctx: ConvertContext) {}
 
   missing(path: JsonPath, what: string): void {
     this.ctx.report('warning', path, 'missing-field', `${path.join('.')}: ${what} is missing; entry skipped`);
   }
 
   wrongType(path: JsonPath, want: string, got: JsonValue): void {
-    const shown = JSON.stringify(got);
-    this.ctx.report('warning', path, 'wrong-type', `${path.join('.')}: expected ${want}, got ${shown.slice(0, 60)}`);
+    this.ctx.report('warning', path, 'wrong-type', `${path.join('.')}: expected ${want}, got ${shortJson(got, 60)}`);
   }
 
   obj(o: JsonObject, key: string, path: JsonPath): JsonObject | undefined {
@@ -207,7 +249,7 @@ class Fields {
     if (v === undefined || v === null) return null;
     if (typeof v === 'boolean') return v;
     this.ctx.report('warning', [...path, key], 'condition-not-boolean',
-      `${[...path, key].join('.')}: ${JSON.stringify(v).slice(0, 60)} is not true/false; treated as unset`);
+      `${[...path, key].join('.')}: ${shortJson(v, 60)} is not true/false; treated as unset`);
     return null;
   }
 
@@ -387,7 +429,29 @@ function hintNames(f: Fields, hints: JsonObject | undefined, key: string, path: 
   return defined(f.objects(hints, key, [...path, 'hints']).map(({ item, path: p }) => f.str(item, 'name', p)));
 }
 
-function readEndpoint(f: Fields, e: JsonObject, path: JsonPath, share: SharedValues | undefined): Endpoint {
+/**
+ * The endpoint's addresses that are IPs of the slice's `addressType` (discovery/v1
+ * validation: an IPv4 or IPv6 slice holds only addresses of that family; FQDN slices are
+ * kept as written). Any other is reported (`invalid-address`) and left out: no proxy can
+ * program it, and what reads the model may rely on it being an IP.
+ */
+function endpointAddresses(f: Fields, e: JsonObject, path: JsonPath, addressType: AddressType): { readonly addresses: readonly string[]; readonly leftOut: number } {
+  const all = f.strList(e, 'addresses', path);
+  if (addressType === 'FQDN') return { addresses: all, leftOut: 0 };
+  const family = addressType === 'IPv4' ? 4 : 6;
+  if (all.every((a) => isIP(a) === family)) return { addresses: all, leftOut: 0 };
+  const ok: string[] = [];
+  all.forEach((a, i) => {
+    if (isIP(a) === family) ok.push(a);
+    else f.ctx.report('warning', [...path, 'addresses', i], 'invalid-address', `endpoint address ${JSON.stringify(a)} is not an ${addressType} address: left out`);
+  });
+  return { addresses: ok, leftOut: all.length - ok.length };
+}
+
+/** One endpoint; `undefined` when every address it had is invalid ({@link endpointAddresses}). */
+function readEndpoint(f: Fields, e: JsonObject, path: JsonPath, share: SharedValues | undefined, addressType: AddressType): Endpoint | undefined {
+  const { addresses, leftOut } = endpointAddresses(f, e, path, addressType);
+  if (addresses.length === 0 && leftOut > 0) return undefined;
   let cond = f.obj(e, 'conditions', path) ?? {};
   if (share && isJsonObject(e['conditions'])) {
     cond = share.conditions(cond);
@@ -396,7 +460,7 @@ function readEndpoint(f: Fields, e: JsonObject, path: JsonPath, share: SharedVal
   const cp = [...path, 'conditions'];
   const hints = f.obj(e, 'hints', path);
   return {
-    addresses: f.strList(e, 'addresses', path),
+    addresses,
     ready: f.tri(cond, 'ready', cp),
     serving: f.tri(cond, 'serving', cp),
     terminating: f.tri(cond, 'terminating', cp),
@@ -425,7 +489,7 @@ export function toEndpointSlice(o: JsonObject, ctx: ConvertContext): EndpointSli
     serviceName: b.meta.labels[LABEL_SERVICE_NAME],
     managedBy: b.meta.labels[LABEL_MANAGED_BY],
     ports: shared(f.objects(o, 'ports', []).map(({ item, path }) => readEndpointPort(f, item, path))),
-    endpoints: shared(f.objects(o, 'endpoints', []).map(({ item, path }) => readEndpoint(f, item, path, ctx.share))),
+    endpoints: shared(defined(f.objects(o, 'endpoints', []).map(({ item, path }) => readEndpoint(f, item, path, ctx.share, addressType)))),
   };
 }
 

@@ -14,7 +14,8 @@
  *
  * Diagnostic codes: `json-syntax`, `truncated`, `yaml-syntax` (errors: that document is
  * lost); `garbage`, `not-an-object`, `missing-kind`, `missing-name`, `duplicate-object`,
- * `unknown-event-type`, `watch-error` (warnings); `yaml-warning`, `kind-inferred`,
+ * `unknown-event-type`, `watch-error` (warnings); `too-deep` (error: a value nested too deep
+ * for the reader's stack, that document or object is lost); `yaml-warning`, `kind-inferred`,
  * `unknown-kind` (info); plus the field codes of src/parsers/k8s-convert.ts (`wrong-type`,
  * `unknown-value`, `condition-not-boolean`, `missing-field`, `missing-address-type`,
  * `clusterip-none-case`). Lines are 1-based; for JSON, a field's line is found by
@@ -22,7 +23,7 @@
  */
 import { LineCounter, parseAllDocuments, parseDocument, isNode } from 'yaml';
 import type { Document } from 'yaml';
-import { diagnostic } from '../model/diagnostics.js';
+import { diagnostic, EXCERPT_MAX } from '../model/diagnostics.js';
 import type { Diagnostic, ParseResult, Severity } from '../model/diagnostics.js';
 import { objectKey } from '../model/k8s.js';
 import type {
@@ -52,14 +53,20 @@ interface TextDoc {
   readonly cheapLocate: boolean;
 }
 
-/** Lines of the input, split once, for diagnostic excerpts. */
+/**
+ * Lines of the input, split once, for diagnostic excerpts. Only the start of a line is
+ * copied (what a diagnostic keeps, {@link EXCERPT_MAX}, and one more character so it
+ * still knows to cut): a one-line JSON file's line is the whole file, and copying it for
+ * each of N diagnostics (duplicate objects) made the parse quadratic.
+ */
 class Lines {
   private lines: string[] | undefined;
   constructor(private readonly text: string) {}
   at(line: number): string {
     this.lines ??= this.text.split('\n');
     const l = this.lines[line - 1] ?? '';
-    return ownCopy(l.endsWith('\r') ? l.slice(0, -1) : l);
+    const end = l.endsWith('\r') ? l.length - 1 : l.length;
+    return ownCopy(l.slice(0, Math.min(end, EXCERPT_MAX + 1)));
   }
 }
 
@@ -399,7 +406,15 @@ function statusText(o: JsonObject): string {
 export function parseK8sObjects(text: string, origin: string): ParseResult<ApiObjects> {
   const sink = new Sink(origin, new Lines(text));
   const first = firstNonBlank(text);
-  const docs = first === '{' || first === '[' ? jsonDocs(text, sink) : yamlDocs(text, sink);
+  let docs: TextDoc[];
+  try {
+    docs = first === '{' || first === '[' ? jsonDocs(text, sink) : yamlDocs(text, sink);
+  } catch (e) {
+    // The YAML parser recurses once per level: a value nested thousands deep overflows it.
+    if (!(e instanceof RangeError)) throw e;
+    sink.add('error', 1, 'too-deep', `the text cannot be read (${e.message}): nested too deep`);
+    docs = [];
+  }
   const store = new Store();
   const share = new SharedValues();
   // All items of a JSON list have the list's line: one SourceRef for each line.
@@ -411,7 +426,15 @@ export function parseK8sObjects(text: string, origin: string): ParseResult<ApiOb
       const line = doc.cheapLocate ? doc.locate(found.path) : doc.line;
       let source = sources.get(line);
       if (source === undefined) sources.set(line, (source = { origin, line }));
-      const obj = convert(found, source, doc.locate, sink, share);
+      let obj: K8sObject;
+      try {
+        obj = convert(found, source, doc.locate, sink, share);
+      } catch (e) {
+        // Reading is iterative or depth-limited; this keeps one hostile object from taking the rest with it.
+        if (!(e instanceof RangeError)) throw e;
+        sink.add('error', line, 'too-deep', `${label(found.json)}: cannot be read (${e.message}): nested too deep; skipped`);
+        continue;
+      }
       if (found.event === undefined) {
         const again = store.put(obj);
         if (again !== undefined) sink.add('warning', line, 'duplicate-object', `${again} appears again: the later one is kept`);

@@ -8,6 +8,7 @@
  * A missing or non-1 `json_schema_version` is an error (knftables refuses such output) but
  * the objects are still read. Counters above 2^53 keep full precision (read as text).
  */
+import { counterAboveMax, counterAboveMaxMessage } from './nft-types.js';
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import {
   isNftChainType,
@@ -493,6 +494,8 @@ class JsonWalker {
     const exprs = body['expr'];
     if (!Array.isArray(exprs)) throw new JsonShapeError('rule "expr" must be a list');
     const statements = exprs.map((e, i) => this.statement(e, table.family, item, i));
+    const big = counterAboveMax(statements);
+    if (big) this.report('warning', item, 'counter-overflow', counterAboveMaxMessage(big));
     const handle = optNum(body, 'handle');
     const comment = optStr(body, 'comment');
     // `raw` is what the formatter prints: the builder's rule prints it when read.

@@ -43,7 +43,7 @@ import {
   Unparsed,
 } from './nft-text-expr.js';
 import { endsRule, readRule, type RuleContext } from './nft-text-rule.js';
-import { exprType, splitConcatType } from './nft-types.js';
+import { counterAboveMax, counterAboveMaxMessage, exprType, splitConcatType } from './nft-types.js';
 
 const MAX_DIAGNOSTICS = 1000;
 const RAW_OBJECTS: ReadonlySet<string> = new Set(['flowtable', 'quota', 'limit', 'synproxy', 'secmark', 'tunnel']);
@@ -445,8 +445,13 @@ class TextParser {
           return;
         }
       }
+      const at = this.mark();
       const rule = readRule(lex, ctx);
-      if (rule) chain.rules.push(this.builder.rule(rule));
+      if (rule) {
+        const big = counterAboveMax(rule.statements);
+        if (big) this.report('warning', at, 'counter-overflow', counterAboveMaxMessage(big));
+        chain.rules.push(this.builder.rule(rule));
+      }
     });
   }
 
@@ -748,8 +753,11 @@ class TextParser {
       lex.next();
       anchor = { by, value: expectNumber(lex) };
     }
+    const ruleAt = this.mark();
     const read = readRule(lex, this.ruleContext(table.family));
     if (!read) throw new Unparsed('rule without statements', tokenAt(chainToken, 'word', chainName));
+    const big = counterAboveMax(read.statements);
+    if (big) this.report('warning', ruleAt, 'counter-overflow', counterAboveMaxMessage(big));
     this.placeRule(chain, read, verb, anchor, at);
   }
 

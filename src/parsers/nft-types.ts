@@ -7,7 +7,29 @@
  * EXPRESSIONS"; nftables src/meta.c `meta_key_is_unqualified()`, src/expression.c
  * `calculate_delim()`, src/statement.c `limit_stmt_print()`, `reject_stmt_print()`.
  */
-import type { NftExpr, NftFamily, NftRejectStmt } from '../model/nftables.js';
+import type { NftCounterStmt, NftExpr, NftFamily, NftRejectStmt } from '../model/nftables.js';
+
+/** The largest value of a kernel packet or byte counter (`u64`, nft's `counter` expression): 2^64−1. */
+export const NFT_COUNTER_MAX = 0xffffffffffffffffn;
+
+/**
+ * The first anonymous counter of `statements` whose packets or bytes exceed 2^64−1 (a
+ * damaged or forged ruleset: the kernel's counters cannot hold it), for a diagnostic; the
+ * parsers keep the value as read.
+ */
+export function counterAboveMax(statements: readonly { readonly kind: string }[]): NftCounterStmt | undefined {
+  for (const s of statements) {
+    if (s.kind !== 'counter') continue;
+    const c = s as NftCounterStmt;
+    if ((c.packets !== undefined && c.packets > NFT_COUNTER_MAX) || (c.bytes !== undefined && c.bytes > NFT_COUNTER_MAX)) return c;
+  }
+  return undefined;
+}
+
+/** The diagnostic message for {@link counterAboveMax}'s counter. */
+export function counterAboveMaxMessage(c: NftCounterStmt): string {
+  return `counter packets ${c.packets ?? 0n} bytes ${c.bytes ?? 0n} exceeds 2^64−1 (the kernel's 64-bit counter): kept as read, not a real count`;
+}
 
 /** Header names that start a payload expression (`ip saddr`, `th dport`). */
 export const PAYLOAD_PROTOCOLS: ReadonlySet<string> = new Set([

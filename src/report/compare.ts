@@ -15,6 +15,7 @@ import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
+import { apiWarnings } from './services.js';
 
 const UNIT: Readonly<Record<CompareMode, string>> = {
   iptables: 'rules in KUBE-* chains (nat, filter)',
@@ -56,5 +57,5 @@ export function showCompare(snapshot: NodeSnapshot, format: 'json' | 'text', ser
     for (const m of COMPARE_MODES) lines.push(`${m}: ${p.names[m].join(', ') || '(no chain of its own)'}`);
   }
   if (cmp.notes.length) lines.push('inferred:', ...cmp.notes.map((n) => `  ${n.text}`));
-  return `${lines.join('\n')}\n`;
+  return `${lines.join('\n')}\n${apiWarnings(snapshot)}`;
 }

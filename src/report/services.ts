@@ -67,5 +67,16 @@ export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', se
       r.endpoints.map((e) => `${e.address}${e.ready === false ? ' (not ready)' : ''}${e.terminating ? ' (terminating)' : ''}${e.nodeName ? ' @' + e.nodeName : ''}`).join('\n') || '<none>',
     ]);
   }
-  return headText(showHead(snapshot)) + table.toString() + '\n';
+  return headText(showHead(snapshot)) + table.toString() + '\n' + apiWarnings(snapshot);
+}
+
+/**
+ * The API objects' warnings and errors as `! origin:line: message: text` lines (as
+ * `show rules` prints its diagnostics), e.g. an endpoint address that is not an IP and
+ * was left out; '' when there are none.
+ */
+export function apiWarnings(snapshot: NodeSnapshot): string {
+  let out = '';
+  for (const d of snapshot.api?.diagnostics ?? []) if (d.severity !== 'info') out += `! ${d.origin}:${d.line}: ${d.message}${d.text ? `: ${d.text}` : ''}\n`;
+  return out;
 }

@@ -12,9 +12,14 @@
  * extra/<name>            other recorded exchanges (DNS answers, kernel traces)
  * ```
  * No secret is ever written: the manifest's `source` holds only the kind and label.
+ *
+ * A bundle from someone else is untrusted input: every file its manifest names (and
+ * manifest.json, extra/ files) must resolve inside the bundle folder — no absolute path,
+ * no `..`, no symlink (of the file or of a folder on the way) that leads out — or reading
+ * it stops with a `UserError` naming the manifest field and the path ({@link bundleFilePath}).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
 import { ParseError, UserError } from '../errors.js';
@@ -141,15 +146,42 @@ export function bundleDirOf(given: string): string {
 }
 
 /**
+ * The path of the file `relative` of bundle folder `dir`, checked to stay inside it:
+ * `relative` must be a non-empty string, not absolute, without a `..` segment or a NUL;
+ * when the file exists, its real path (symlinks of the file and of every folder on the way
+ * resolved) must lie inside the real path of `dir`. Returns the path to open, or
+ * `undefined` when nothing exists there (nothing outside is read either way). Throws
+ * `UserError` naming `field` (the manifest field, e.g. `probes[3].stdoutFile`) and the path.
+ */
+export function bundleFilePath(dir: string, relative: unknown, field: string): string | undefined {
+  const refuse = (why: string) =>
+    new UserError(
+      `the bundle's ${field} ${JSON.stringify(relative)} ${why}: a bundle may only name files inside its own folder (${dir})`,
+      'the manifest was edited or the bundle was made by another tool; do not replay a bundle you did not expect to refer outside itself',
+    );
+  if (typeof relative !== 'string' || relative === '') throw refuse('is not a file name');
+  if (relative.includes('\0')) throw refuse('holds a NUL byte');
+  if (path.isAbsolute(relative) || /^[A-Za-z]:|^[\\/]/.test(relative)) throw refuse('is an absolute path');
+  if (relative.split(/[\\/]/).includes('..')) throw refuse('leads out of the bundle (..)');
+  const file = path.join(dir, relative);
+  if (!existsSync(file)) return undefined;
+  const root = realpathSync(dir);
+  const real = realpathSync(file);
+  if (real !== root && !real.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) throw refuse(`is a symlink that leads out of the bundle (to ${real})`);
+  return real;
+}
+
+/**
  * Reads a bundle's manifest; `given` is the bundle directory or its `manifest.json`
  * ({@link bundleDirOf}), and the returned `dir` is the directory. Throws `UserError`
- * when the directory holds no manifest, and `ParseError` when the manifest is not
- * valid JSON or of an unknown format version.
+ * when the directory holds no manifest or the manifest names a file outside the bundle
+ * ({@link checkManifestFiles}), and `ParseError` when the manifest is not valid JSON or
+ * of an unknown format version.
  */
 export function readBundle(given: string): Bundle {
   const dir = bundleDirOf(given);
-  const file = path.join(dir, 'manifest.json');
-  if (!existsSync(file)) throw new UserError(`${dir} is not a capture bundle (no manifest.json)`, 'capture one with `nodescope capture … -o DIR`');
+  const file = bundleFilePath(dir, 'manifest.json', 'manifest.json');
+  if (file === undefined) throw new UserError(`${dir} is not a capture bundle (no manifest.json)`, 'capture one with `nodescope capture … -o DIR`');
   const text = readFileSync(file, 'utf8');
   let manifest: BundleManifest;
   try {
@@ -157,16 +189,34 @@ export function readBundle(given: string): Bundle {
   } catch (e) {
     throw new ParseError(`manifest.json is not JSON: ${(e as Error).message}`, file, 0, text.slice(0, 200));
   }
-  if (manifest.formatVersion !== BUNDLE_FORMAT_VERSION) {
-    throw new ParseError(`unsupported bundle format version ${String(manifest.formatVersion)} (this nodescope reads ${BUNDLE_FORMAT_VERSION})`, file, 0, '');
+  if (manifest === null || typeof manifest !== 'object' || manifest.formatVersion !== BUNDLE_FORMAT_VERSION) {
+    throw new ParseError(`unsupported bundle format version ${String((manifest as Partial<BundleManifest> | null)?.formatVersion)} (this nodescope reads ${BUNDLE_FORMAT_VERSION})`, file, 0, '');
   }
+  checkManifestFiles(dir, manifest);
   return { dir, manifest };
 }
 
-/** Reads one file of a bundle as UTF-8 text, or undefined when absent. */
-export function readBundleFile(bundle: Bundle, relative: string): string | undefined {
-  const file = path.join(bundle.dir, relative);
-  return existsSync(file) ? readFileSync(file, 'utf8') : undefined;
+/**
+ * Checks every file `manifest` names (each probe's `stdoutFile`/`stderrFile`, `api.file`)
+ * with {@link bundleFilePath}, before anything is read. Throws `UserError` for the first
+ * one that is not inside `dir`, or when `probes` is not a list.
+ */
+export function checkManifestFiles(dir: string, manifest: BundleManifest): void {
+  if (!Array.isArray(manifest.probes)) throw new UserError(`the bundle's manifest.json has no probes list (${dir})`);
+  manifest.probes.forEach((p, i) => {
+    bundleFilePath(dir, p?.stdoutFile, `probes[${i}].stdoutFile`);
+    bundleFilePath(dir, p?.stderrFile, `probes[${i}].stderrFile`);
+  });
+  if (manifest.api !== null && manifest.api !== undefined) bundleFilePath(dir, manifest.api.file, 'api.file');
+}
+
+/**
+ * Reads one file of a bundle as UTF-8 text, or undefined when absent. Throws `UserError`
+ * when `relative` is not inside the bundle ({@link bundleFilePath}; `field` names it).
+ */
+export function readBundleFile(bundle: Bundle, relative: string, field = 'file'): string | undefined {
+  const file = bundleFilePath(bundle.dir, relative, field);
+  return file === undefined ? undefined : readFileSync(file, 'utf8');
 }
 
 /** Bytes read from disk at a time by {@link readBundleFilePieces}. */
@@ -189,7 +239,8 @@ export const BUNDLE_MAX_LINE_CHARS = 1024 * 1024;
  * The whole text is never held (a 1M-flow conntrack table is 220 MB: held once as a
  * string and once as the buffer it is decoded from, it would double the peak memory of a
  * replay). Reads the file again on every iteration. Yields nothing for an absent file.
- * Throws the file system's error when the file cannot be read.
+ * Throws the file system's error when the file cannot be read, and `UserError` when
+ * `relative` is not inside the bundle ({@link bundleFilePath}).
  */
 export function* readBundleFilePieces(
   bundle: Bundle,
@@ -197,8 +248,8 @@ export function* readBundleFilePieces(
   pieceBytes = BUNDLE_PIECE_BYTES,
   maxLineChars = BUNDLE_MAX_LINE_CHARS,
 ): Generator<string> {
-  const file = path.join(bundle.dir, relative);
-  if (!existsSync(file)) return;
+  const file = bundleFilePath(bundle.dir, relative, 'file');
+  if (file === undefined) return;
   const fd = openSync(file, 'r');
   try {
     const buffer = Buffer.allocUnsafe(pieceBytes);

@@ -35,11 +35,12 @@ export class ReplayTransport implements Transport {
     // whole: its text decides whether there is anything to parse).
     const pieces = options.stdoutAsPieces === true && entry.status === 'ok';
     const bundle = this.bundle;
+    const field = `probes[${bundle.manifest.probes.indexOf(entry)}]`;
     return {
       argv: entry.executedArgv,
-      stdout: pieces ? '' : (readBundleFile(bundle, entry.stdoutFile) ?? ''),
+      stdout: pieces ? '' : (readBundleFile(bundle, entry.stdoutFile, `${field}.stdoutFile`) ?? ''),
       ...(pieces ? { stdoutPieces: () => readBundleFilePieces(bundle, entry.stdoutFile) } : {}),
-      stderr: readBundleFile(this.bundle, entry.stderrFile) ?? '',
+      stderr: readBundleFile(this.bundle, entry.stderrFile, `${field}.stderrFile`) ?? '',
       exitCode: entry.exitCode,
       startedAt: entry.startedAt,
       durationMs: entry.durationMs,
@@ -63,7 +64,7 @@ export class ReplayTransport implements Transport {
 
   /** The API objects text of the bundle, or undefined when it has none. */
   apiText(): string | undefined {
-    return this.bundle.manifest.api ? readBundleFile(this.bundle, this.bundle.manifest.api.file) : undefined;
+    return this.bundle.manifest.api ? readBundleFile(this.bundle, this.bundle.manifest.api.file, 'api.file') : undefined;
   }
 
   async close(): Promise<void> {}

@@ -2,8 +2,9 @@
  * One SSH hop with ssh2: host key checked against known_hosts before anything else,
  * then public-key authentication through the ssh-agent (`SSH_AUTH_SOCK`) and the
  * identity files. An unknown or changed host key stops with a `UserError` naming the
- * key's SHA256 fingerprint; an unknown key is added only when the caller says so
- * (`--accept-new-host-key`); a changed or revoked key is never accepted.
+ * key's SHA256 fingerprint; a key is added only when the caller says so
+ * (`--accept-new-host-key`) and the host has no known_hosts entry at all (see
+ * ssh-known-hosts.ts for the rule); a changed or revoked key is never accepted.
  */
 import { readFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
@@ -54,13 +55,18 @@ export function hostKeyError(verdict: Exclude<HostKeyVerdict, { kind: 'known' }>
   switch (verdict.kind) {
     case 'unknown':
       return new UserError(
-        `host key of ${name} is not known: ${fp}${verdict.otherTypes.length ? ` (known keys of other types: ${verdict.otherTypes.join(', ')})` : ''}`,
+        `host key of ${name} is not known: ${fp}`,
         `check the fingerprint with the node's owner (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the node), then run again with --accept-new-host-key to add it to ${firstFile}`,
       );
     case 'changed':
       return new UserError(
-        `HOST KEY OF ${name} HAS CHANGED: the server presented ${fp}, but ${verdict.entry.file}:${verdict.entry.line} holds ${verdict.entry.keyType} ${fingerprintSha256(verdict.entry.key)}`,
-        `someone may be intercepting the connection, or the node was reinstalled; nodescope never accepts a changed key — verify it, then remove the old line (ssh-keygen -R "${name}" -f ${verdict.entry.file})`,
+        `HOST KEY OF ${name} HAS CHANGED: the server presented ${fp}, but ${verdict.entry.file}:${verdict.entry.line} holds ${verdict.entry.keyType} ${fingerprintSha256(verdict.entry.key)}${verdict.sameType ? '' : ' (a key of another type: a host known under one type is never given a key of a new type automatically)'}`,
+        `someone may be intercepting the connection, or the node was reinstalled; nodescope never accepts a changed key — verify it, then remove the old line (ssh-keygen -R "${name}" -f ${verdict.entry.file})${verdict.sameType ? '' : ' or add the new key yourself'}`,
+      );
+    case 'cert-authority':
+      return new UserError(
+        `host key of ${name} is not known: ${fp}; ${verdict.entry.file}:${verdict.entry.line} names the host as signed by a @cert-authority, and nodescope does not verify host certificates`,
+        `check the fingerprint with the node's owner and add the plain key to ${firstFile} yourself (--accept-new-host-key does not add a key for a host a @cert-authority line names)`,
       );
     case 'revoked':
       return new UserError(`host key of ${name} is revoked (${verdict.entry.file}:${verdict.entry.line}): ${fp}`, 'the key is marked @revoked; it will not be used');

@@ -5,9 +5,16 @@
  * Supported: plain and comma-separated host patterns with `*`/`?` wildcards and `!`
  * negation, the `[host]:port` form for ports other than 22, hashed entries
  * (`|1|base64(salt)|base64(HMAC-SHA1(salt, name))`), the `@revoked` marker (a revoked
- * key is refused), comments and blank lines. `@cert-authority` lines are skipped
- * (nodescope does not verify host certificates): a host known only through a CA is
- * reported unknown.
+ * key is refused, whatever host it is presented for), comments and blank lines.
+ * `@cert-authority` lines are read but never verify a key (nodescope does not check host
+ * certificates); a host they name is not "new", so `--accept-new-host-key` adds nothing for it.
+ *
+ * The accept-new rule, as OpenSSH's `StrictHostKeyChecking=accept-new` (ssh 9.2 against an
+ * sshd offering only RSA, known_hosts holding only ed25519: "REMOTE HOST IDENTIFICATION HAS
+ * CHANGED"): a key is added only for a host with no entry at all. A host known under
+ * another key type is refused as a changed key: a man-in-the-middle would otherwise only
+ * have to offer a type the client has not seen yet. Stricter than OpenSSH: a host named
+ * by a `@cert-authority` line is not new either (nodescope cannot check its certificate).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
@@ -17,7 +24,7 @@ import path from 'node:path';
 export interface KnownHostEntry {
   readonly file: string;
   readonly line: number;
-  readonly marker: 'revoked' | null;
+  readonly marker: 'revoked' | 'cert-authority' | null;
   /** The host field as written (patterns or a `|1|` hash). */
   readonly hosts: string;
   /** Key type, e.g. `ssh-ed25519`. */
@@ -26,14 +33,20 @@ export interface KnownHostEntry {
   readonly key: Buffer;
 }
 
-/** The outcome of checking a presented key. */
+/**
+ * The outcome of checking a presented key: `unknown` = the host has no entry at all (the
+ * only case `--accept-new-host-key` may add); `changed` = an entry for the host holds
+ * another key, of the same type (`sameType`) or of another type; `cert-authority` = the
+ * host is named only by `@cert-authority` lines (certificates are not verified).
+ */
 export type HostKeyVerdict =
   | { readonly kind: 'known'; readonly entry: KnownHostEntry }
-  | { readonly kind: 'unknown'; readonly otherTypes: readonly string[] }
-  | { readonly kind: 'changed'; readonly entry: KnownHostEntry }
+  | { readonly kind: 'unknown' }
+  | { readonly kind: 'changed'; readonly entry: KnownHostEntry; readonly sameType: boolean }
+  | { readonly kind: 'cert-authority'; readonly entry: KnownHostEntry }
   | { readonly kind: 'revoked'; readonly entry: KnownHostEntry };
 
-/** Reads entries from known_hosts text; lines it cannot read (and `@cert-authority`) are skipped. */
+/** Reads entries from known_hosts text; lines it cannot read and unknown `@` markers are skipped. */
 export function parseKnownHosts(text: string, file: string): KnownHostEntry[] {
   const out: KnownHostEntry[] = [];
   text.split('\n').forEach((raw, i) => {
@@ -42,8 +55,9 @@ export function parseKnownHosts(text: string, file: string): KnownHostEntry[] {
     const fields = l.split(/\s+/);
     let marker: KnownHostEntry['marker'] = null;
     if (fields[0]?.startsWith('@')) {
-      if (fields[0] !== '@revoked') return;
-      marker = 'revoked';
+      if (fields[0] === '@revoked') marker = 'revoked';
+      else if (fields[0] === '@cert-authority') marker = 'cert-authority';
+      else return;
       fields.shift();
     }
     const [hosts, keyType, b64] = fields;
@@ -100,9 +114,10 @@ export function loadKnownHosts(files: readonly string[]): KnownHostEntry[] {
 /**
  * Checks `blob` (the raw host key the server presented) for `name` (see
  * {@link knownHostsName}) against `entries`: `revoked` when any `@revoked` line holds
- * this key; `known` when an entry for the name holds it; `changed` when an entry for the
- * name has the same key type but another key; `unknown` otherwise (with the key types
- * known for the name under other algorithms).
+ * this key; `known` when a plain entry for the name holds it; `changed` when a plain
+ * entry for the name holds another key (one of the same type first, else the first of
+ * another type); `cert-authority` when only `@cert-authority` lines name the host;
+ * `unknown` when nothing names it (`@revoked` lines for other keys do not count).
  */
 export function verifyHostKey(entries: readonly KnownHostEntry[], name: string, blob: Buffer): HostKeyVerdict {
   const revoked = entries.find((e) => e.marker === 'revoked' && e.key.equals(blob));
@@ -112,8 +127,11 @@ export function verifyHostKey(entries: readonly KnownHostEntry[], name: string, 
   if (same) return { kind: 'known', entry: same };
   const type = keyTypeOfBlob(blob);
   const clash = mine.find((e) => e.keyType === type);
-  if (clash) return { kind: 'changed', entry: clash };
-  return { kind: 'unknown', otherTypes: [...new Set(mine.map((e) => e.keyType))] };
+  if (clash) return { kind: 'changed', entry: clash, sameType: true };
+  if (mine[0]) return { kind: 'changed', entry: mine[0], sameType: false };
+  const ca = entries.find((e) => e.marker === 'cert-authority' && hostsFieldMatches(e.hosts, name));
+  if (ca) return { kind: 'cert-authority', entry: ca };
+  return { kind: 'unknown' };
 }
 
 /** Key types known for `name`, to offer those host key algorithms first (as OpenSSH does). */

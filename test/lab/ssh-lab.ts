@@ -28,10 +28,10 @@ export interface KeyPair {
   readonly fingerprint: string;
 }
 
-/** Makes an ed25519 key with ssh-keygen (no passphrase). */
-export async function makeKey(file: string, comment = 'nodescope-test'): Promise<KeyPair> {
+/** Makes a key with ssh-keygen (no passphrase): ed25519 unless `type` says `rsa` (3072 bits). */
+export async function makeKey(file: string, comment = 'nodescope-test', type: 'ed25519' | 'rsa' = 'ed25519'): Promise<KeyPair> {
   mkdirSync(path.dirname(file), { recursive: true });
-  await runOk(['ssh-keygen', '-q', '-t', 'ed25519', '-N', '', '-C', comment, '-f', file]);
+  await runOk(['ssh-keygen', '-q', '-t', type, ...(type === 'rsa' ? ['-b', '3072'] : []), '-N', '', '-C', comment, '-f', file]);
   const fp = await runOk(['ssh-keygen', '-l', '-E', 'sha256', '-f', `${file}.pub`]);
   return { file, publicLine: readFileSync(`${file}.pub`, 'utf8').trim(), fingerprint: fp.stdout.split(/\s+/)[1] ?? '' };
 }

@@ -1,8 +1,8 @@
 /**
  * The SSH source against a real OpenSSH server running inside the lab's node namespace
  * (see ssh-lab.ts for the setup and why): key and agent authentication, known_hosts
- * checks (unknown key refused with its fingerprint, accepted only by flag, a changed key
- * always refused), probes that see the node's netfilter rules, ProxyJump through a
+ * checks (unknown key refused with its fingerprint, accepted only by flag and only for a
+ * host with no entry, a changed key or one of another type always refused), probes that see the node's netfilter rules, ProxyJump through a
  * bastion, a TCP forward from the node, the link cut mid-session and resumed, and a
  * non-root user without sudo rights reported per probe.
  */
@@ -136,6 +136,44 @@ describe.runIf(canRun)('SSH source against sshd in the node namespace', () => {
     expect((refused as UserError).message).toContain(hostKey.fingerprint);
     expect((refused as UserError).message).toContain(other.fingerprint);
     expect(readFileSync(kh, 'utf8')).toBe(before);
+  });
+
+  describe('a second sshd on port 2022 that offers only an RSA host key ([host]:port entries)', () => {
+    let rsaKey: KeyPair;
+    const rsaName = `[${nodeIP}]:2022`;
+    beforeAll(async () => {
+      rsaKey = await makeKey(path.join(dir, 'host_rsa'), 'node-rsa-host-key', 'rsa');
+      await startSshd(lab.names, { key: 'sshd-rsa', ns: lab.names.node, address: nodeIP, port: 2022, dir, hostKey: rsaKey, authorized: [userKey.publicLine] });
+    }, 60_000);
+
+    it.each([false, true])('known_hosts holding only an ed25519 key for the host: the RSA key is refused as changed (accept-new %s), the file untouched', async (acceptNewHostKey) => {
+      const kh = await knownHosts(`kh-type-${acceptNewHostKey}`, [`${rsaName} ${hostKey.publicLine}`]);
+      const before = readFileSync(kh, 'utf8');
+      const refused = await connect({ target: `root@${nodeIP}:2022`, knownHostsFiles: [kh], acceptNewHostKey }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(UserError);
+      const message = (refused as UserError).message;
+      expect(message).toContain('HAS CHANGED');
+      expect(message).toContain(`ssh-rsa ${rsaKey.fingerprint}`); // the offered key
+      expect(message).toContain(`${kh}:1 holds ssh-ed25519 ${hostKey.fingerprint}`); // the line with the other key
+      expect(readFileSync(kh, 'utf8')).toBe(before);
+    });
+
+    it('a host with no entry (other hosts and an unrelated @revoked key listed) is accepted with the flag and appended as [host]:port', async () => {
+      const impostor = await makeKey(path.join(dir, 'revoked-key'), 'revoked');
+      const kh = await knownHosts('kh-type-new', [`${nodeIP} ${hostKey.publicLine}`]);
+      writeFileSync(kh, readFileSync(kh, 'utf8') + `@revoked * ${impostor.publicLine}\n`);
+      const before = readFileSync(kh, 'utf8');
+      await expect(connect({ target: `root@${nodeIP}:2022`, knownHostsFiles: [kh] })).rejects.toBeInstanceOf(UserError);
+      const t = await connect({ target: `root@${nodeIP}:2022`, knownHostsFiles: [kh], acceptNewHostKey: true });
+      expect((await runProbe(t, probe('uname'))).status).toBe('ok');
+      const added = readFileSync(kh, 'utf8').slice(before.length);
+      expect(added.split('\n').filter(Boolean)).toHaveLength(1);
+      // ssh-keygen -F finds the appended (hashed) line under the [host]:port name, with the RSA key.
+      const found = await runOk(['ssh-keygen', '-F', rsaName, '-f', kh]);
+      expect(found.stdout).toContain(rsaKey.publicLine.split(' ')[1]);
+      const again = await connect({ target: `root@${nodeIP}:2022`, knownHostsFiles: [kh] });
+      expect(again.state().state).toBe('connected');
+    });
   });
 
   it('reaches the node through a ProxyJump bastion (forwarded channel of the first connection)', async () => {

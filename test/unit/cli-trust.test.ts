@@ -92,3 +92,19 @@ describe('dig exit status', () => {
     expect(answered.stdout).toMatch(/status: NOERROR/);
   });
 });
+
+describe('dig --help', () => {
+  it('offers only the record types dig asks: each one it lists is accepted (PTR and TXT were listed, then refused)', () => {
+    const help = run('dig', '--help');
+    expect(help.status).toBe(0);
+    const choices = /--type <type> +record type \(choices: ([^)]*?),\s+default/.exec(help.stdout.replace(/\s+/g, ' '))?.[1];
+    expect(choices).toBeDefined();
+    const types = [...choices!.matchAll(/"([A-Z]+)"/g)].map((m) => m[1]!);
+    expect(types).toEqual(['A', 'AAAA', 'SRV', 'CNAME']);
+    for (const type of types) {
+      const r = run('dig', 'web.default.svc.cluster.local', '--type', type, '--replay', fixture('lab-iptables'));
+      expect(r.stderr).not.toMatch(/not a type nodescope asks|invalid/);
+      expect(r.status, `${type}: ${r.stderr}`).not.toBe(1); // 0 answered, 9 not in the capture (dig(1)'s no reply)
+    }
+  });
+});

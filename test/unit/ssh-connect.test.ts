@@ -56,11 +56,11 @@ describe.skipIf(!haveKeygen)('hostKeyError', () => {
     const presented = keygen('presented');
     const old = keygen('old');
     const entry = parseKnownHosts(`10.0.0.5 ${old.line}\n`, '/home/u/.ssh/known_hosts')[0]!;
-    const unknown = hostKeyError({ kind: 'unknown', otherTypes: [] }, '10.0.0.5', presented.blob, '/home/u/.ssh/known_hosts');
+    const unknown = hostKeyError({ kind: 'unknown' }, '10.0.0.5', presented.blob, '/home/u/.ssh/known_hosts');
     expect(unknown).toBeInstanceOf(UserError);
     expect(unknown.message).toContain(fingerprintSha256(presented.blob));
     expect(unknown.hint).toContain('--accept-new-host-key');
-    const changed = hostKeyError({ kind: 'changed', entry }, '10.0.0.5', presented.blob, '/home/u/.ssh/known_hosts');
+    const changed = hostKeyError({ kind: 'changed', entry, sameType: true }, '10.0.0.5', presented.blob, '/home/u/.ssh/known_hosts');
     expect(changed.message).toContain(fingerprintSha256(old.blob));
     expect(changed.message).toContain('/home/u/.ssh/known_hosts:1');
     expect(changed.hint).not.toContain('--accept-new-host-key');

@@ -75,16 +75,40 @@ describe.skipIf(!haveKeygen)('known_hosts', () => {
     if (v.kind === 'changed') expect({ file: v.entry.file, line: v.entry.line }).toEqual({ file, line: 2 });
   });
 
-  it('a key of another type is "unknown" and names the known types; @revoked refuses', () => {
+  it('a key of another type is "changed" (never new), naming the line with the other key; @revoked refuses', () => {
     const rsa = makeKey('rsa');
     const ed = makeKey('ed25519');
-    const { file, text } = knownHostsFile([`node1 ${rsa.type} ${rsa.b64}`, `@revoked * ${ed.type} ${ed.b64}`, `@cert-authority * ${ed.type} ${ed.b64}`]);
+    const { file, text } = knownHostsFile([`node1 ${rsa.type} ${rsa.b64}`, `@revoked * ${ed.type} ${ed.b64}`]);
     const entries = parseKnownHosts(text, file);
     expect(entries).toHaveLength(2);
     expect(verifyHostKey(entries, 'node1', ed.blob).kind).toBe('revoked');
     const other = makeKey('ecdsa');
-    expect(verifyHostKey(entries, 'node1', other.blob)).toEqual({ kind: 'unknown', otherTypes: ['ssh-rsa'] });
+    const v = verifyHostKey(entries, 'node1', other.blob);
+    expect(v.kind).toBe('changed');
+    if (v.kind === 'changed') expect({ line: v.entry.line, type: v.entry.keyType, sameType: v.sameType }).toEqual({ line: 1, type: 'ssh-rsa', sameType: false });
     expect(knownKeyTypes(entries, 'node1')).toEqual(['ssh-rsa']);
+    // A @revoked line for another key is no entry for the host: a host listed nowhere else is new.
+    expect(verifyHostKey(entries, 'node2', other.blob)).toEqual({ kind: 'unknown' });
+  });
+
+  it('a host named only by @cert-authority is not new (and the CA key never verifies a plain key)', () => {
+    const ca = makeKey('ed25519');
+    const host = makeKey('ed25519');
+    const { file, text } = knownHostsFile([`@cert-authority *.lab,[10.0.0.9]:2222 ${ca.type} ${ca.b64}`]);
+    const entries = parseKnownHosts(text, file);
+    expect(verifyHostKey(entries, 'n1.lab', host.blob)).toMatchObject({ kind: 'cert-authority', entry: { line: 1 } });
+    expect(verifyHostKey(entries, '[10.0.0.9]:2222', ca.blob).kind).toBe('cert-authority');
+    expect(verifyHostKey(entries, '10.0.0.9', host.blob).kind).toBe('unknown');
+    expect(knownKeyTypes(entries, 'n1.lab')).toEqual([]);
+  });
+
+  it('hashed entries and [host]:port: a key of another type under the hashed name is changed; the port-22 name is another host', () => {
+    const ed = makeKey('ed25519');
+    const rsa = makeKey('rsa');
+    const { file, text } = knownHostsFile([knownHostsLine('[10.0.0.7]:2022', ed.blob).trim()]);
+    const entries = parseKnownHosts(text, file);
+    expect(verifyHostKey(entries, '[10.0.0.7]:2022', rsa.blob)).toMatchObject({ kind: 'changed', sameType: false, entry: { line: 1 } });
+    expect(verifyHostKey(entries, '10.0.0.7', rsa.blob).kind).toBe('unknown');
   });
 
   it('the appended line is hashed, found by ssh-keygen -F, and read back as known', () => {
