@@ -14,6 +14,7 @@ import { dnsTransportFor } from './dns/open.js';
 import { recordServiceDns } from './dns/record.js';
 import { UserError } from './errors.js';
 import { parseK8sObjects } from './parsers/k8s-objects.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './sources/k8s-debug-pod.js';
 
 /**
  * Options of {@link captureBundle}. `dns` (default true): also ask the cluster DNS
@@ -94,6 +95,25 @@ export function probeTally(runs: readonly ProbeRun[]): string {
   return [...byStatus].map(([status, ids]) => (status === 'ok' ? `${ids.length} ok` : `${ids.length} ${status} (${ids.join(', ')})`)).join(', ');
 }
 
+/**
+ * The live API objects without nodescope's own debug pods (label
+ * `app.kubernetes.io/managed-by=nodescope`): they are the tool, not the cluster's
+ * dataplane, and their annotations name the operator (`user@host`) and the run id, which
+ * a bundle handed to someone else must not carry. The text is re-printed as ClusterApi
+ * prints it (4-space JSON) only when something was dropped.
+ */
+export function withoutNodescopePods(apiText: string): string {
+  let list: { items?: { kind?: string; metadata?: { labels?: Record<string, string> } }[] };
+  try {
+    list = JSON.parse(apiText) as typeof list;
+  } catch {
+    return apiText;
+  }
+  const items = list.items ?? [];
+  const kept = items.filter((o) => !(o.kind === 'Pod' && o.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE));
+  return kept.length === items.length ? apiText : `${JSON.stringify({ ...list, items: kept }, null, 4)}\n`;
+}
+
 /** Runs one stage of probes, saying what it starts and what came back. */
 async function probeStage(what: string, run: () => Promise<ProbeRun[]>, options: CaptureOptions): Promise<ProbeRun[]> {
   const now = options.now ?? Date.now;
@@ -115,7 +135,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
   const agent = source.ciliumAgent;
   if (agent) runs.push(...(await probeStage('cilium-agent', () => runProbes(agent, { ...params, where: 'cilium-agent' }), options)));
   // A live feed's objects as of the end of the probes (the watch may have moved on since open).
-  const apiText = source.api ? source.api.text() : source.apiText;
+  const apiText = source.api ? withoutNodescopePods(source.api.text()) : source.apiText;
   const dnsStart = now();
   if (options.dns !== false && apiText !== undefined) say('asking the cluster DNS the questions of every Service…');
   const dns = await recordDns({ ...source, apiText }, options);

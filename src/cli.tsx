@@ -6,7 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { runCleanups } from './cleanup.js';
+import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showCompare } from './report/compare.js';
@@ -27,6 +27,23 @@ import { loadSnapshot, Session } from './session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { detectLang } from './ui/i18n.js';
 import { formatServiceRef } from './model/service-ref.js';
+import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
+import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from './sources/k8s-debug-pod.js';
+
+// stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
+// there makes every message that quotes node, API or bundle text safe (issue 24).
+guardTerminalStream(process.stderr);
+
+/**
+ * Writes a `show`/`trace`/`dig` document to stdout: JSON as built (its strings are escaped
+ * by toJson), text made terminal-safe with its own line breaks kept.
+ */
+function writeDocument(out: string, format: 'json' | 'text' | undefined): void {
+  process.stdout.write(format === 'json' ? out : terminalSafe(out, 'document'));
+}
+
+// Before anything loads Ink (and with it signal-exit): see src/cleanup.ts.
+installExitHandlers();
 
 interface GlobalOptions extends SourceOptions {
   /** Live refresh period, seconds (> 0). */
@@ -47,6 +64,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('-n, --namespace <ns>', 'API objects of this namespace only (default: all); also where --node puts its pod')
     .option('--accept-new-host-key', "--ssh: add the host key of a host known_hosts has no entry for (a changed key, or a key of another type, is never accepted)")
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
+    .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(2).argParser(positiveSeconds))
     .addOption(langOption());
@@ -57,6 +75,15 @@ function positiveSeconds(text: string): number {
   const n = Number(text);
   if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number of seconds');
   return n;
+}
+
+/** `--pod-deadline`: 4h, 90m, 3600 (seconds). */
+function podDeadline(text: string): number {
+  try {
+    return parsePodDeadline(text);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
 }
 
 /** `--server`, `--dns-server`: a DNS server's IPv4 or IPv6 address (a name would need a resolver to find the resolver). */
@@ -110,9 +137,14 @@ async function runTui(opts: GlobalOptions): Promise<void> {
   const session = await openSession(opts);
   const { render, App } = await loadUi();
   const app = render(<App session={session} lang={detectLang(opts.lang)} />, { exitOnCtrlC: false });
+  // On any exit (q, a signal, a closed terminal, an error) the screen is given back first,
+  // then the session stops, then what it created goes (latest registered runs first); the
+  // whole is bounded, so an API server that does not answer cannot hold the quit.
+  onCleanup('stop the live session', () => session.stop());
+  const leave = onCleanup('leave the TUI', () => app.unmount());
   void session.start();
   await app.waitUntilExit();
-  await session.stop();
+  leave();
 }
 
 async function runTour(name: string, lang: string | undefined): Promise<void> {
@@ -131,9 +163,9 @@ async function runDashCommand(opts: GlobalOptions & { service: string }): Promis
   const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts) });
   const { runDash } = await import('./dash/run.js');
   const dash = runDash({ session, service: opts.service, lang: detectLang(opts.lang) });
+  onCleanup('stop the live session', () => session.stop());
   void session.start();
   await dash.done;
-  await session.stop();
 }
 
 interface ShowOptions extends GlobalOptions {
@@ -192,7 +224,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   } finally {
     await closeSource(source);
   }
-  process.stdout.write(out);
+  writeDocument(out, opts.output);
 }
 
 /** Builds the command tree (exported for tests of argument handling). */
@@ -239,12 +271,13 @@ export function buildProgram(): Command {
         ...(snapshot.nft?.value ? { nft: snapshot.nft.value } : {}),
       };
       if (!opts.allowTrace) {
-        process.stdout.write(runTraceCommand(snapshot, args));
+        writeDocument(runTraceCommand(snapshot, args), opts.output);
         return;
       }
       try {
         const onListening = () => void process.stderr.write(`tracing for ${seconds} s on ${source.transport.label}: send the traffic now\n`);
-        process.stdout.write(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening }));
+        const onNotice = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
+        writeDocument(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening, onNotice }), opts.output);
       } finally {
         await closeSource(source);
       }
@@ -261,7 +294,7 @@ export function buildProgram(): Command {
       try {
         const args = { name, type: opts.type, dns, api, format: opts.output, ...(opts.server ? { server: opts.server } : {}) };
         const result = await dig(args);
-        process.stdout.write(digOutput(result, args));
+        writeDocument(digOutput(result, args), opts.output);
         // Like dig(1): 9 when the server never replied (the text says why).
         process.exitCode = digExitCode(result.exchange);
       } finally {
@@ -314,11 +347,11 @@ export function buildProgram(): Command {
 
 function report(e: unknown): number {
   if (e instanceof UserError) {
-    process.stderr.write(`nodescope: ${e.message}\n${e.hint ? `  try: ${e.hint}\n` : ''}`);
+    process.stderr.write(`nodescope: ${e.message}\n${e.hint ? `  try: ${terminalSafe(e.hint)}\n` : ''}`);
     return 1;
   }
   if (e instanceof ParseError) {
-    process.stderr.write(`nodescope: ${e.origin}:${e.line}: ${e.message}\n${e.excerpt ? `  ${e.excerpt}\n` : ''}`);
+    process.stderr.write(`nodescope: ${e.origin}:${e.line}: ${e.message}\n${e.excerpt ? `  ${terminalSafe(e.excerpt)}\n` : ''}`);
     return 1;
   }
   if (e instanceof TransportError) {
@@ -330,17 +363,12 @@ function report(e: unknown): number {
   return 2;
 }
 
-// `nodescope show rules | head` closes the pipe early: that is the reader's choice, not an error.
-process.stdout.on('error', (e: NodeJS.ErrnoException) => {
-  if (e.code === 'EPIPE') process.exit(0);
-  throw e;
-});
-
+// Every way out goes through the cleanup registry (bounded), then exits: a socket that an
+// API server stopped answering must not keep the process alive after the work is done.
+// `nodescope show rules | head` closing the pipe early is handled there too (exit 0).
 buildProgram()
   .parseAsync(process.argv)
-  .then(() => runCleanups())
-  .catch(async (e: unknown) => {
-    const code = report(e);
-    await runCleanups();
-    process.exit(code);
-  });
+  .then(
+    () => exitAfterCleanup(Number(process.exitCode ?? 0)),
+    (e: unknown) => exitAfterCleanup(report(e)),
+  );

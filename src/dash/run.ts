@@ -17,6 +17,24 @@ import { t, tf, type Lang } from '../ui/i18n.js';
 import { fitCell, humanCount } from '../ui/text.js';
 import { dashSample, DashHistory, DEFAULT_LB_MAP_MAX, gaugeValue, HISTORY_POINTS, percentText, type DashSample } from './series.js';
 import { canCheckService, dashServiceError } from './service-check.js';
+import { terminalSafe } from '../text/terminal-safe.js';
+
+const LEGEND_WIDTH = 20;
+
+/**
+ * A line chart's legend title: blessed-contrib draws the legend with blessed tags on and cuts
+ * each title to the legend's inner width, so the text is made terminal-safe, then its braces
+ * written as blessed's `{open}`/`{close}`, and cut here, whole characters and whole tags, to fit.
+ */
+export function legendTitle(text: string, max = LEGEND_WIDTH - 2): string {
+  let out = '';
+  for (const ch of terminalSafe(text)) {
+    const piece = ch === '{' ? '{open}' : ch === '}' ? '{close}' : ch;
+    if (out.length + piece.length > max) break;
+    out += piece;
+  }
+  return out;
+}
 
 /**
  * Options of {@link runDash}.
@@ -150,21 +168,21 @@ function openScreen(options: DashOptions, onQuit: () => void): () => void {
     const counted = sample?.kind === 'dnat-packets' ? t(lang, 'dash.fromDnat') : sample?.kind === 'conntrack-flows' ? t(lang, 'dash.fromConntrack') : '';
     head.setContent([`${title} · ${source}`, counted, statusLine(sample, history, replay, lang, service)].map((l) => fitCell(l, width - 2)).join('\n'));
 
-    const chartLabel = ` ${tf(lang, sample?.kind === 'conntrack-flows' ? 'dash.ratesNft' : 'dash.rates', { service })} `;
+    const chartLabel = ` ${terminalSafe(tf(lang, sample?.kind === 'conntrack-flows' ? 'dash.ratesNft' : 'dash.rates', { service }))} `;
     if (chart === null && sample) {
       chart = replay
         ? grid.set(2, 0, 7, 8, contrib.bar, { label: chartLabel, barWidth: 8, barSpacing: 20, xOffset: 2, maxHeight: 1 })
-        : grid.set(2, 0, 7, 8, contrib.line, { label: chartLabel, showLegend: true, legend: { width: 20 }, minY: 0, wholeNumbersOnly: false });
+        : grid.set(2, 0, 7, 8, contrib.line, { label: chartLabel, showLegend: true, legend: { width: LEGEND_WIDTH }, minY: 0, wholeNumbersOnly: false });
     }
     const series = history.endpointSeries();
     if (chart && sample) {
-      if (replay) (chart as BarChart).setData({ titles: series.map((s) => s.endpoint.split(':')[0]!.split('.').slice(-2).join('.')), data: series.map((s) => s.total) });
+      if (replay) (chart as BarChart).setData({ titles: series.map((s) => terminalSafe(s.endpoint.split(':')[0]!.split('.').slice(-2).join('.'))), data: series.map((s) => s.total) });
       else {
         const points = Math.max(2, Math.min(HISTORY_POINTS, Math.max(...series.map((s) => s.rates.length), 2)));
         const x = Array.from({ length: points }, (_, i) => `${i - points + 1}`);
         const lines = series.map((s, i) => {
           const y = [...Array<number>(Math.max(0, points - s.rates.length)).fill(0), ...s.rates].slice(-points);
-          return { title: s.endpoint, x, y, style: { line: COLORS[i % COLORS.length]! } };
+          return { title: legendTitle(s.endpoint), x, y, style: { line: COLORS[i % COLORS.length]! } };
         });
         if (lines.length > 0) (chart as LineChart).setData(lines);
       }
@@ -179,7 +197,7 @@ function openScreen(options: DashOptions, onQuit: () => void): () => void {
     // Only a Cilium node has LB maps: elsewhere an empty gauge would only say 0%.
     if (map || ct?.mode === 'cilium') {
       lbGauge.show();
-      lbGauge.setLabel(` ${map ? `${tf(lang, 'dash.lbFill', { map: map.map, count: map.entries, max: map.max })} (${percentText(map.entries, map.max)})` : t(lang, 'dash.noLb')} `);
+      lbGauge.setLabel(` ${map ? `${tf(lang, 'dash.lbFill', { map: terminalSafe(map.map), count: map.entries, max: map.max })} (${percentText(map.entries, map.max)})` : t(lang, 'dash.noLb')} `);
       lbGauge.setPercent(gaugeValue(map ? percent(map.entries, map.max) : 0));
     } else lbGauge.hide();
     screen.render();

@@ -15,6 +15,7 @@ import { answeringServers, comparedCell, msText, noReplyText, STAND_IN_REASON, t
 import { chooseServer } from './resolve.js';
 import { checkQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
 import { isQuestionType } from './wire.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 /**
  * Options of {@link runDigCommand}: the name and type (default A), the server and port
@@ -70,6 +71,10 @@ function standInOf(r: DigResult): DnsServerAddress | null {
 
 const line = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' ? `${r.data}.` : r.type === 'SRV' ? `${r.data}.` : r.data}`;
 
+// A DNS label may hold any byte (RFC 2181, section 11): each entry of the text stays one line,
+// its own tab stops kept.
+const oneLine = (l: string): string => l.split('\t').map((part) => terminalSafe(part)).join('\t');
+
 /** dig-like text of a result. */
 export function digText(r: DigResult, zone = 'cluster.local'): string {
   const e = r.exchange;
@@ -97,7 +102,7 @@ export function digText(r: DigResult, zone = 'cluster.local'): string {
     for (const x of c.records) out.push(`;;   ${x.verdict.padEnd(10)} expected ${comparedCell(x.expected, zone)}  got ${comparedCell(x.actual, zone)}`);
     out.push(`;; ${TTL_NOTE}`);
   }
-  return out.join('\n') + '\n';
+  return out.map(oneLine).join('\n') + '\n';
 }
 
 /** dig(1)'s exit status for "no reply from the server". */

@@ -16,6 +16,8 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
 import { apiWarnings } from './services.js';
+import { safeCells, type TextCell } from './safe-cells.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 const UNIT: Readonly<Record<CompareMode, string>> = {
   iptables: 'rules in KUBE-* chains (nat, filter)',
@@ -31,8 +33,9 @@ export function comparisonOf(snapshot: NodeSnapshot, service?: string): ModeComp
   return cmp;
 }
 
-function cells(c: ModeCount, mode: CompareMode): string[] {
-  return [String(c.chains), String(c.rules), mode === 'cilium' ? Object.entries(c.maps).map(([m, n]) => `${m} ${n}`).join('\n') || '0' : String(c.elements), String(modeTotal(c))];
+function cells(c: ModeCount, mode: CompareMode): TextCell[] {
+  const maps = Object.entries(c.maps).map(([m, n]) => `${m} ${n}`);
+  return [String(c.chains), String(c.rules), mode === 'cilium' ? (maps.length ? maps : '0') : String(c.elements), String(modeTotal(c))];
 }
 
 /** Renders `show compare` in `format`; `service` (`ns/name`) limits the per-Service part. */
@@ -45,17 +48,17 @@ export function showCompare(snapshot: NodeSnapshot, format: 'json' | 'text', ser
   for (const m of COMPARE_MODES) {
     const actual = cmp.actual.find((a) => a.mode === m);
     const node = actual ? `${modeTotal(actual.count)}${modeTotal(actual.count) === modeTotal(cmp.predicted[m]) ? ' (equal)' : ` (differs by ${modeTotal(actual.count) - modeTotal(cmp.predicted[m])})`}` : '-';
-    totals.push([m, ...cells(cmp.predicted[m], m), node, UNIT[m]]);
+    totals.push(safeCells([m, ...cells(cmp.predicted[m], m), node, UNIT[m]]));
   }
   lines.push(totals.toString());
   const per = new Table({ head: ['SERVICE', 'PORTS', 'ENDPOINTS', ...COMPARE_MODES], style: { head: [], border: [] } });
-  per.push(['(base: no Service)', '', '', ...COMPARE_MODES.map((m) => String(modeTotal(cmp.base[m])))]);
-  for (const p of cmp.perService) per.push([p.service, String(p.ports), String(p.endpoints), ...COMPARE_MODES.map((m) => String(modeTotal(p.cost[m])))]);
+  per.push(safeCells(['(base: no Service)', '', '', ...COMPARE_MODES.map((m) => String(modeTotal(cmp.base[m])))]));
+  for (const p of cmp.perService) per.push(safeCells([p.service, String(p.ports), String(p.endpoints), ...COMPARE_MODES.map((m) => String(modeTotal(p.cost[m])))]));
   lines.push('per Service (what it alone adds):', per.toString());
   if (service) {
     const p = cmp.perService[0]!;
-    for (const m of COMPARE_MODES) lines.push(`${m}: ${p.names[m].join(', ') || '(no chain of its own)'}`);
+    for (const m of COMPARE_MODES) lines.push(terminalSafe(`${m}: ${p.names[m].join(', ') || '(no chain of its own)'}`));
   }
-  if (cmp.notes.length) lines.push('inferred:', ...cmp.notes.map((n) => `  ${n.text}`));
+  if (cmp.notes.length) lines.push('inferred:', ...cmp.notes.map((n) => terminalSafe(`  ${n.text}`)));
   return `${lines.join('\n')}\n${apiWarnings(snapshot)}`;
 }

@@ -30,6 +30,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { refFromKey, requireServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 /** Options of {@link showConntrack}: only the entries of Service `service` (`ns/name`). */
 export interface ShowConntrackOptions {
@@ -98,8 +99,8 @@ export function staleText(r: ConntrackRowView): string {
 function entryText(r: ConntrackRowView): string {
   const e = r.entry;
   const fields = [...e.flags.map((f) => `[${f}]`), ...(e.mark !== undefined ? [`mark=${e.mark}`] : []), ...(e.zone !== undefined ? [`zone=${e.zone}`] : [])];
-  const head = [e.proto, e.state ?? '-', e.timeout ?? '-', r.service ?? '-', r.nat.text, ...fields].join(' ');
-  return r.status === 'stale' ? `${head}\n  ! ${staleText(r)}\n` : `${head}\n`;
+  const head = terminalSafe([e.proto, e.state ?? '-', e.timeout ?? '-', r.service ?? '-', r.nat.text, ...fields].join(' '));
+  return r.status === 'stale' ? `${head}\n  ! ${terminalSafe(staleText(r))}\n` : `${head}\n`;
 }
 
 /** Renders `show conntrack` in `format` (see the module doc). */
@@ -139,9 +140,9 @@ export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', o
   const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max}${summary.percent !== null ? ` (${percentText(summary.percent)})` : ''}` : '';
   let out = headText(showHead(snapshot));
   out += `${service ? `Service ${service} · ` : ''}${summary.shown}/${summary.total} entries${usage} · ${summary.stale} stale\n`;
-  if (ct.error) out += `! conntrack output incomplete: ${ct.error}\n`;
+  if (ct.error) out += `${terminalSafe(`! conntrack output incomplete: ${ct.error}`)}\n`;
   if (!index.servicesKnown) out += '! no API objects: entries are not matched to Services\n';
   for (const r of rows) out += entryText(r);
-  for (const d of ct.diagnostics.filter((d) => d.severity !== 'info')) out += `! ${d.origin}:${d.line}: ${d.message}: ${d.text}\n`;
+  for (const d of ct.diagnostics.filter((d) => d.severity !== 'info')) out += `${terminalSafe(`! ${d.origin}:${d.line}: ${d.message}: ${d.text}`)}\n`;
   return out;
 }

@@ -24,6 +24,8 @@ import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
+import { safeCells } from './safe-cells.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 const rec = (r: DnsRecord) => ({ name: r.name, type: r.type, ttl: r.ttl, data: r.data });
 
@@ -73,7 +75,7 @@ function checksTable(r: ServiceDnsResult): string {
     const e = c.exchange;
     const replied = c.verdict !== 'no-reply';
     const answer = replied ? answersCell(e, r.zone) || '(no data)' : noReplyText(e);
-    table.push([relativeName(c.qname, r.zone), c.qtype, statusWord(e) + (e.truncated ? ' (TC→TCP)' : ''), answer, msText(e.latencyMs), c.verdict]);
+    table.push(safeCells([relativeName(c.qname, r.zone), c.qtype, statusWord(e) + (e.truncated ? ' (TC→TCP)' : ''), answer, msText(e.latencyMs), c.verdict]));
   }
   return table.toString();
 }
@@ -109,9 +111,11 @@ export function searchLines(s: DnsSearchRun): string[] {
 export function dnsResultText(r: ServiceDnsResult): string {
   const server = `server ${r.server.address}:${r.server.port} (${SOURCE_TEXT[r.server.source]}${r.server.service ? ` ${r.server.service}` : ''}) via ${r.via}`;
   const standIns = resultAnsweringServers(r).filter((s) => s.standsInFor).map(standInText);
-  const lines = [`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...standIns, checksTable(r), ...detailLines(r)];
-  for (const s of r.searches) lines.push('', ...searchLines(s));
-  lines.push('', ...r.notes.map((n) => `note: ${n}`));
+  // Every entry but the table (its cells escaped) is one line: a name from DNS or the API stays on it.
+  const one = (l: string) => terminalSafe(l);
+  const lines = [...[`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...standIns].map(one), checksTable(r), ...detailLines(r).map(one)];
+  for (const s of r.searches) lines.push('', ...searchLines(s).map(one));
+  lines.push('', ...r.notes.map((n) => one(`note: ${n}`)));
   return lines.join('\n') + '\n';
 }
 

@@ -1,6 +1,7 @@
 /** The common head of every `show` document: which node, from where, when, in which mode. */
 import { detectProxyMode } from '../analysis/proxy-mode.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 /** `{node, kernel, source, live, capturedAt, mode, evidence}`; capturedAt ISO-8601 UTC. */
 export interface ShowHead {
@@ -27,9 +28,10 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
   };
 }
 
-/** The head as text lines, for `-o text`. */
+/** The head as two text lines, for `-o text`; its values one line each (terminal-safe: a manifest's node name may hold anything). */
 export function headText(h: ShowHead): string {
   // Transport labels already name their kind (`replay:DIR`, `netns:NAME`): say it once.
   const where = h.source.replace(/^replay:/, '');
-  return `node ${h.node} (${h.kernel ?? 'kernel ?'}) · ${h.live ? 'live' : 'replay'} ${where} · captured ${h.capturedAt}\nmode ${h.mode}: ${h.evidence.join('; ')}\n`;
+  const line = (s: string) => terminalSafe(s);
+  return `node ${line(h.node)} (${line(h.kernel ?? 'kernel ?')}) · ${h.live ? 'live' : 'replay'} ${line(where)} · captured ${line(h.capturedAt)}\nmode ${h.mode}: ${line(h.evidence.join('; '))}\n`;
 }

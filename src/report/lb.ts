@@ -24,6 +24,7 @@ import { buildLbView, foldMapNames, lbConditionsText, type LbFrontendRow, type L
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 function frontendJson(f: LbFrontendRow) {
   return {
@@ -80,20 +81,20 @@ export function showLb(snapshot: NodeSnapshot, format: 'json' | 'text'): string 
     // On a node whose mode is not Cilium the missing maps are expected, not a failure.
     const mode = showHead(snapshot).mode;
     const lead = mode === 'cilium' || mode === 'unknown' ? 'no Cilium LB table' : `no Cilium LB maps on this node (its Service dataplane is ${mode})`;
-    return `${out}${lead}: ${view.absentReason ?? ''}\n`;
+    return `${out}${terminalSafe(`${lead}: ${view.absentReason ?? ''}`)}\n`;
   }
   out += sourceText(view);
   for (const f of view.frontends) {
     const svc = f.service ? `${f.service.namespace}/${f.service.name}${f.service.portName ? ` (${f.service.portName})` : ''}` : '(no Service)';
-    out += `\n${f.address}  [${f.flags}]  id ${f.revNatId ?? '?'}  count ${f.count ?? '?'} qcount ${f.qcount ?? '?'}  ${svc}\n`;
+    out += `\n${terminalSafe(`${f.address}  [${f.flags}]  id ${f.revNatId ?? '?'}  count ${f.count ?? '?'} qcount ${f.qcount ?? '?'}  ${svc}`)}\n`;
     if (f.backends.length === 0) out += '    (no backends)\n';
     for (const b of f.backends) {
       const where = b.newConnections === null ? '' : b.newConnections ? 'new' : 'held';
       const cells = [String(b.slot ?? '-').padStart(4), (b.address ?? `backend ${b.backendId ?? '?'} not found`).padEnd(22), (b.state ?? '?').padEnd(11), where.padEnd(4), (b.nodeName ?? '').padEnd(12), lbConditionsText(b)];
-      out += `${cells.join('  ').trimEnd()}\n`;
+      out += `${terminalSafe(cells.join('  ').trimEnd())}\n`;
     }
   }
-  for (const u of view.undecoded) out += `! ${u.map}: ${u.lines.length} entries not decoded (lines ${u.lines.join(', ')}): ${u.reason}\n`;
-  for (const d of view.diagnostics.filter((d) => d.severity !== 'info')) out += `! ${d.origin}:${d.line}: ${d.message}: ${d.text}\n`;
+  for (const u of view.undecoded) out += `${terminalSafe(`! ${u.map}: ${u.lines.length} entries not decoded (lines ${u.lines.join(', ')}): ${u.reason}`)}\n`;
+  for (const d of view.diagnostics.filter((d) => d.severity !== 'info')) out += `${terminalSafe(`! ${d.origin}:${d.line}: ${d.message}: ${d.text}`)}\n`;
   return out;
 }

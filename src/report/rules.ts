@@ -21,6 +21,7 @@ import type { NftRuleset } from '../model/nftables.js';
 import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 /** Options of {@link showRules}: only chains named `chain` (in `table` when given). */
 export interface ShowRulesOptions {
@@ -31,6 +32,9 @@ export interface ShowRulesOptions {
 function ruleJson(r: RuleRow) {
   return { index: r.index, packets: r.packets, bytes: r.bytes, comment: r.label || null, matches: r.matches, target: r.target || null, jumpTo: r.jumpTo, probability: r.probability, line: r.line, raw: r.raw };
 }
+
+/** One line of the text document: names, comments and rule text from the node stay on it. */
+const line = (text: string): string => terminalSafe(text);
 
 /** Renders `show rules`. Throws `UserError` when `--chain` names a chain no ruleset has. */
 export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', options: ShowRulesOptions = {}): string {
@@ -59,28 +63,28 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
   for (const rs of rulesets) {
     for (const t of rs.tables) {
       for (const c of t.chains) {
-        out += `\n${rs.id} *${t.name} :${c.name}${c.policy ? ` policy ${c.policy}` : ''}\n`;
+        out += `\n${line(`${rs.id} *${t.name} :${c.name}${c.policy ? ` policy ${c.policy}` : ''}`)}\n`;
         for (const r of c.rules) {
           const counters = r.packets === null ? '' : `[${r.packets}:${r.bytes}] `;
           const prob = r.probability === null ? '' : ` (p=${(r.probability * 100).toFixed(1)}%)`;
-          out += `  ${String(r.index).padStart(3)} ${counters}${r.comment ? `"${r.comment}" ` : ''}${r.matches}${r.matches ? ' ' : ''}-> ${r.target ?? '(no target)'}${prob}\n`;
+          out += `${line(`  ${String(r.index).padStart(3)} ${counters}${r.comment ? `"${r.comment}" ` : ''}${r.matches}${r.matches ? ' ' : ''}-> ${r.target ?? '(no target)'}${prob}`)}\n`;
         }
       }
     }
   }
   for (const t of nft?.tables ?? []) {
     for (const c of t.chains) {
-      out += `\nnft table ${t.family} ${t.name} chain ${c.name}${c.hook ? ` (${c.type} ${c.hook} priority ${c.priorityText}; policy ${c.policy})` : ''}\n`;
+      out += `\n${line(`nft table ${t.family} ${t.name} chain ${c.name}${c.hook ? ` (${c.type} ${c.hook} priority ${c.priorityText}; policy ${c.policy})` : ''}`)}\n`;
       c.rules.forEach((r, i) => {
-        out += `  ${String(i + 1).padStart(3)} ${r.packets === null ? '' : `[${r.packets}:${r.bytes}] `}${r.text}\n`;
+        out += `${line(`  ${String(i + 1).padStart(3)} ${r.packets === null ? '' : `[${r.packets}:${r.bytes}] `}${r.text}`)}\n`;
       });
     }
     for (const set of t.sets) {
-      out += `\nnft table ${t.family} ${t.name} ${set.kind} ${set.name} { type ${set.type}${set.mapType ? ` : ${set.mapType}` : ''} }\n`;
-      for (const e of set.elements) out += `      ${e.key}${e.comment ? ` comment "${e.comment}"` : ''}${e.value ? ` : ${e.value}` : ''}\n`;
+      out += `\n${line(`nft table ${t.family} ${t.name} ${set.kind} ${set.name} { type ${set.type}${set.mapType ? ` : ${set.mapType}` : ''} }`)}\n`;
+      for (const e of set.elements) out += `${line(`      ${e.key}${e.comment ? ` comment "${e.comment}"` : ''}${e.value ? ` : ${e.value}` : ''}`)}\n`;
     }
   }
-  for (const d of allDiagnostics(snapshot).filter((d) => d.severity !== 'info')) out += `! ${d.origin}:${d.line}: ${d.message}: ${d.text}\n`;
+  for (const d of allDiagnostics(snapshot).filter((d) => d.severity !== 'info')) out += `${line(`! ${d.origin}:${d.line}: ${d.message}: ${d.text}`)}\n`;
   return out;
 }
 

@@ -14,7 +14,9 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { UserError } from '../errors.js';
 import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 import { toJson } from './json.js';
+import { safeCells } from './safe-cells.js';
 
 function serviceJson(r: ServiceRow) {
   return {
@@ -58,14 +60,14 @@ export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', se
   if (format === 'json') return toJson({ ...showHead(snapshot), services: rows.map(serviceJson) });
   const table = new Table({ head: ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORTS', 'ENDPOINTS'], style: { head: [], border: [] } });
   for (const r of rows) {
-    table.push([
+    table.push(safeCells([
       r.namespace,
       r.name,
       r.type,
       r.headless ? 'None' : r.externalName ?? r.clusterIPs.join(','),
       r.ports.map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol}→${p.targetPort}`).join(' '),
-      r.endpoints.map((e) => `${e.address}${e.ready === false ? ' (not ready)' : ''}${e.terminating ? ' (terminating)' : ''}${e.nodeName ? ' @' + e.nodeName : ''}`).join('\n') || '<none>',
-    ]);
+      r.endpoints.length ? r.endpoints.map((e) => `${e.address}${e.ready === false ? ' (not ready)' : ''}${e.terminating ? ' (terminating)' : ''}${e.nodeName ? ' @' + e.nodeName : ''}`) : '<none>',
+    ]));
   }
   return headText(showHead(snapshot)) + table.toString() + '\n' + apiWarnings(snapshot);
 }
@@ -77,6 +79,8 @@ export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', se
  */
 export function apiWarnings(snapshot: NodeSnapshot): string {
   let out = '';
-  for (const d of snapshot.api?.diagnostics ?? []) if (d.severity !== 'info') out += `! ${d.origin}:${d.line}: ${d.message}${d.text ? `: ${d.text}` : ''}\n`;
+  for (const d of snapshot.api?.diagnostics ?? []) {
+    if (d.severity !== 'info') out += `${terminalSafe(`! ${d.origin}:${d.line}: ${d.message}${d.text ? `: ${d.text}` : ''}`)}\n`;
+  }
   return out;
 }

@@ -17,7 +17,7 @@ import stringWidth from 'string-width';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { diffKernelEvents, diffPacketsSeen, formatKernelEvent, kernelEventsOfTrace, kernelEventsOfWalk, packetsOfTrace, type KernelEvent } from '../trace/kernel-trace.js';
 import type { Transport } from '../sources/transport.js';
-import { captureKernelTrace, chosenPass, LIVE_TRACE_SKIP, LIVE_TRACE_TABLE, liveTraceMatch, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../trace/live-trace.js';
+import { captureKernelTrace, chosenPass, liveTraceMatch, liveTraceSkip, traceTablesIn, withoutTraceTables, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../trace/live-trace.js';
 import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';
@@ -37,6 +37,8 @@ export interface LiveTraceComparison {
   readonly seconds: number;
   readonly packets: number;
   readonly removed: boolean;
+  /** This run's trace table (`nodescope-trace-<run id>`). */
+  readonly table: string;
   readonly facts: PassFacts | null;
   /** The kernel's lines of the compared packet, as printed. */
   readonly raw: readonly string[];
@@ -78,7 +80,7 @@ export function alignEvents(kernel: readonly KernelEvent[], mine: readonly Kerne
  */
 export function compareLiveTrace(snapshot: NodeSnapshot, args: TraceCommandArgs, match: LiveTraceMatch, capture: KernelTraceCapture, seconds: number): LiveTraceComparison {
   const pass = chosenPass(capture.passes);
-  const base = { match, seconds, packets: capture.passes.length, removed: capture.removed };
+  const base = { match, seconds, packets: capture.passes.length, removed: capture.removed, table: capture.table };
   if (!pass) {
     return { ...base, facts: null, raw: [], rows: [], differences: [], walk: null, notes: [`the kernel traced no packet of ${tuple(match)} in ${seconds} s: send the traffic while the trace runs`] };
   }
@@ -88,16 +90,20 @@ export function compareLiveTrace(snapshot: NodeSnapshot, args: TraceCommandArgs,
   if ((args.endpoint !== undefined || args.branch !== undefined) && facts.endpoint !== null) notes.push(`the kernel chose ${facts.endpoint}; nodescope follows that branch`);
   const from = facts.sport !== null ? (match.l3 === 'ip6' ? `[${match.src}]:${facts.sport}` : `${match.src}:${facts.sport}`) : match.src;
   const { endpoint: _e, branch: _b, ...rest } = args;
+  const nft = args.nft ?? snapshot.nft?.value ?? undefined;
   const walk = traceFromSnapshot(snapshot, {
     ...rest,
+    ...(nft ? { nft: withoutTraceTables(nft) } : {}),
     from,
     ...(facts.tcpFlags !== null && facts.tcpFlags !== 'syn' && /^[a-z|]+$/.test(facts.tcpFlags) ? { flags: facts.tcpFlags.split('|').join(',') } : {}),
     ...(args.entry === undefined && facts.chain === 'out' ? { entry: 'host' } : {}),
     ...(facts.endpoint !== null ? { endpoint: facts.endpoint } : {}),
   });
-  const kernel = kernelEventsOfTrace(pass.events, LIVE_TRACE_SKIP);
+  // Every nodescope trace table is left out: ours, and another run's tracing the same node.
+  const skip = [...new Set([...liveTraceSkip(capture.table), ...traceTablesIn(pass.events)])];
+  const kernel = kernelEventsOfTrace(pass.events, skip);
   const mine = kernelEventsOfWalk(walk);
-  const differences = [...diffKernelEvents(mine, kernel), ...diffPacketsSeen(walk, packetsOfTrace(pass.events, LIVE_TRACE_SKIP))];
+  const differences = [...diffKernelEvents(mine, kernel), ...diffPacketsSeen(walk, packetsOfTrace(pass.events, skip))];
   return { ...base, facts, raw: pass.events.map((e) => e.raw), rows: alignEvents(kernel, mine), differences, walk, notes };
 }
 
@@ -112,7 +118,7 @@ function pad(text: string, width: number): string {
 /** The comparison as text (see the module comment). */
 export function liveTraceText(c: LiveTraceComparison): string {
   const lines: string[] = [];
-  lines.push(`kernel trace of ${tuple(c.match)}: ${c.packets} packet${c.packets === 1 ? '' : 's'} traced in ${c.seconds} s; table inet ${LIVE_TRACE_TABLE} ${c.removed ? 'removed' : 'NOT removed (delete it by hand)'}`);
+  lines.push(`kernel trace of ${tuple(c.match)}: ${c.packets} packet${c.packets === 1 ? '' : 's'} traced in ${c.seconds} s; table inet ${c.table} ${c.removed ? 'removed' : `NOT removed (delete it by hand: nft delete table inet ${c.table})`}`);
   if (c.facts) lines.push(`compared: the first ${c.facts.tcpFlags === null || c.facts.tcpFlags === 'syn' ? 'connection start' : 'packet'}, source port ${c.facts.sport ?? '?'}, ${c.facts.chain === 'out' ? 'sent by the node' : 'arriving'}${c.facts.endpoint ? `, kernel chose ${c.facts.endpoint}` : ''}`);
   if (c.rows.length) {
     const left = c.rows.map((r) => (r.kernel ? formatKernelEvent(r.kernel) : '-'));
@@ -138,7 +144,7 @@ export function liveTraceText(c: LiveTraceComparison): string {
 /** The comparison as the JSON value described in the module comment (without the head). */
 export function liveTraceJson(c: LiveTraceComparison): unknown {
   return {
-    traced: { seconds: c.seconds, packets: c.packets, table: `inet ${LIVE_TRACE_TABLE}`, removed: c.removed, chain: c.facts?.chain ?? null, sport: c.facts?.sport ?? null, endpoint: c.facts?.endpoint ?? null, raw: c.raw },
+    traced: { seconds: c.seconds, packets: c.packets, table: `inet ${c.table}`, removed: c.removed, chain: c.facts?.chain ?? null, sport: c.facts?.sport ?? null, endpoint: c.facts?.endpoint ?? null, raw: c.raw },
     rows: c.rows.map((r) => ({ kernel: r.kernel ? formatKernelEvent(r.kernel) : null, nodescope: r.nodescope ? formatKernelEvent(r.nodescope) : null, same: r.same })),
     differences: c.differences,
     walk: c.walk ? traceJson(c.walk) : null,
@@ -160,6 +166,8 @@ export interface LiveTraceCommand {
   readonly allowTrace: boolean;
   readonly seconds: number;
   readonly onListening?: () => void | Promise<void>;
+  /** Lines about other runs' trace tables found on the node (see `captureKernelTrace`). */
+  readonly onNotice?: (message: string) => void;
   readonly settleMs?: number;
 }
 
@@ -178,6 +186,7 @@ export async function runLiveTraceCommand(cmd: LiveTraceCommand): Promise<string
     allowTrace: cmd.allowTrace,
     seconds: cmd.seconds,
     ...(cmd.onListening ? { onListening: cmd.onListening } : {}),
+    ...(cmd.onNotice ? { onNotice: cmd.onNotice } : {}),
     ...(cmd.settleMs !== undefined ? { settleMs: cmd.settleMs } : {}),
   });
   return liveTraceDocument(cmd.snapshot, compareLiveTrace(cmd.snapshot, cmd.args, match, capture, cmd.seconds), cmd.args.output ?? 'text');

@@ -28,6 +28,7 @@ import type { BranchChoice } from '../trace/context.js';
 import { UserError } from '../errors.js';
 import { headText, showHead } from './header.js';
 import { toJson } from './json.js';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 /**
  * The words of `nodescope trace` (strings as typed, except `nft`). `endpoint` follows the
@@ -110,7 +111,8 @@ export function traceText(r: TraceResult): string {
   if (r.conntrack) lines.push(`conntrack${r.conntrack.existing ? ' (existing)' : ''}: ${r.conntrack.text}`);
   if (r.reply) lines.push(`reply: ${tupleText(r.reply.sent)} arrives as ${tupleText(r.reply.received)}: ${r.reply.reason}`);
   for (const n of r.notes) lines.push(`note: ${n}`);
-  return `${lines.join('\n')}\n`;
+  // Each entry is one line: a chain name or comment from the node stays on it.
+  return `${lines.map((l) => terminalSafe(l)).join('\n')}\n`;
 }
 
 /** The walk as the stable JSON document described in the module comment. */

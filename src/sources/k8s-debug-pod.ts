@@ -8,13 +8,16 @@
  * was killed with SIGKILL still ends by itself.
  *
  * Leftovers (pods of an earlier run that could not be deleted: lost API connection,
- * SIGKILL) carry the label `app.kubernetes.io/managed-by=nodescope`. The non-interactive
- * rule at start ({@link leftoverAction}): delete a leftover that already ended (phase
- * Succeeded/Failed) or that this user on this machine made from a process that is gone;
- * leave any other alone and name it (it may be a colleague's running session).
+ * SIGKILL) carry the label `app.kubernetes.io/managed-by=nodescope` and their run's id
+ * (`nodescope/run`, src/run-record.ts). The non-interactive rule at start
+ * ({@link leftoverAction}): delete a leftover that already ended (phase Succeeded/Failed)
+ * or whose run is recorded on this machine as gone; leave any other alone and name it (a
+ * live run here, or a run this machine has no record of: a colleague's, or one in another
+ * container). A PID is never the identity: it collides across PID namespaces.
  */
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import type { RunState } from '../run-record.js';
 
 /** Label every nodescope pod carries (the recommended `app.kubernetes.io/managed-by` label). */
 export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
@@ -22,8 +25,8 @@ export const MANAGED_BY_LABEL = 'app.kubernetes.io/managed-by';
 export const MANAGED_BY_VALUE = 'nodescope';
 /** Annotation naming who made the pod (`user@host`). */
 export const OWNER_ANNOTATION = 'nodescope/owner';
-/** Annotation holding the pid of the nodescope process that made the pod. */
-export const PID_ANNOTATION = 'nodescope/pid';
+/** Annotation holding the run id of the nodescope run that made the pod (src/run-record.ts). */
+export const RUN_ANNOTATION = 'nodescope/run';
 /** The container name (as kubectl debug names it). */
 export const DEBUG_CONTAINER = 'debugger';
 
@@ -35,8 +38,24 @@ export const DEBUG_CONTAINER = 'debugger';
  */
 export const DEFAULT_DEBUG_IMAGE = 'busybox:1.36.1';
 
-/** Seconds a debug pod may live (24 h): after that the kubelet ends it even if nodescope vanished. */
-export const DEBUG_POD_DEADLINE_S = 86_400;
+/**
+ * Default seconds a debug pod may live (4 h, `--pod-deadline`): after that the kubelet
+ * ends it (phase Failed, reason DeadlineExceeded) even if nodescope was killed with
+ * SIGKILL. Long enough for an incident, short enough that a forgotten privileged pod does
+ * not outlive the shift. A TUI still open then shows the node as lost, with that reason.
+ */
+export const DEBUG_POD_DEADLINE_S = 4 * 3600;
+
+/**
+ * `--pod-deadline`: a duration `N`, `Ns`, `Nm` or `Nh` (seconds by default), 1 minute to
+ * 24 hours, as seconds. Throws `Error` (the command line turns it into a usage error).
+ */
+export function parsePodDeadline(text: string): number {
+  const m = /^([0-9]{1,6})([smh]?)$/.exec(text.trim());
+  const s = m ? Number(m[1]) * (m[2] === 'h' ? 3600 : m[2] === 'm' ? 60 : 1) : NaN;
+  if (!(s >= 60 && s <= 86_400)) throw new Error('a duration from 1m to 24h, e.g. 4h, 90m or 3600');
+  return s;
+}
 
 /** Who made a pod: `user@host`, as written to {@link OWNER_ANNOTATION}. */
 export function localOwner(): string {
@@ -56,7 +75,10 @@ export interface DebugPodSpec {
   readonly namespace: string;
   readonly image: string;
   readonly owner: string;
-  readonly pid: number;
+  /** This run's id ({@link RUN_ANNOTATION}). */
+  readonly run: string;
+  /** `activeDeadlineSeconds` (default {@link DEBUG_POD_DEADLINE_S}). */
+  readonly deadlineSeconds?: number;
 }
 
 /** Name prefix: `nodescope-<node>-`, cut so the name with its 5-character suffix stays ≤ 63 characters. */
@@ -79,6 +101,7 @@ export function debugPodName(node: string, random: Buffer = randomBytes(5)): str
 
 /** The pod to POST to `/api/v1/namespaces/NS/pods`. */
 export function debugPodManifest(spec: DebugPodSpec): Record<string, unknown> {
+  const deadline = spec.deadlineSeconds ?? DEBUG_POD_DEADLINE_S;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -86,7 +109,7 @@ export function debugPodManifest(spec: DebugPodSpec): Record<string, unknown> {
       name: spec.name,
       namespace: spec.namespace,
       labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-      annotations: { [OWNER_ANNOTATION]: spec.owner, [PID_ANNOTATION]: String(spec.pid) },
+      annotations: { [OWNER_ANNOTATION]: spec.owner, [RUN_ANNOTATION]: spec.run },
     },
     spec: {
       nodeName: spec.node,
@@ -94,7 +117,7 @@ export function debugPodManifest(spec: DebugPodSpec): Record<string, unknown> {
       hostPID: true,
       hostIPC: true,
       restartPolicy: 'Never',
-      activeDeadlineSeconds: DEBUG_POD_DEADLINE_S,
+      activeDeadlineSeconds: deadline,
       terminationGracePeriodSeconds: 0,
       tolerations: [{ operator: 'Exists' }],
       volumes: [{ name: 'host-root', hostPath: { path: '/' } }],
@@ -102,7 +125,7 @@ export function debugPodManifest(spec: DebugPodSpec): Record<string, unknown> {
         {
           name: DEBUG_CONTAINER,
           image: spec.image,
-          command: ['sleep', String(DEBUG_POD_DEADLINE_S)],
+          command: ['sleep', String(deadline)],
           securityContext: { privileged: true },
           volumeMounts: [{ name: 'host-root', mountPath: '/host' }],
           terminationMessagePolicy: 'File',
@@ -117,24 +140,19 @@ export interface LeftoverPod {
   readonly name: string;
   readonly phase: string | undefined;
   readonly owner: string | undefined;
-  readonly pid: number | undefined;
+  /** Its {@link RUN_ANNOTATION}, when it has one. */
+  readonly run: string | undefined;
 }
 
-/** Whether a local process with `pid` exists. */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** What to do with a leftover at start: `delete` (with why) or `keep` (with why). */
-export function leftoverAction(pod: LeftoverPod, me: string, alive: (pid: number) => boolean = processAlive): { action: 'delete' | 'keep'; why: string } {
+/**
+ * What to do with a leftover at start: `delete` (with why) or `keep` (with why).
+ * `state`: what this machine's run record says of the pod's run (src/run-record.ts).
+ */
+export function leftoverAction(pod: LeftoverPod, state: RunState): { action: 'delete' | 'keep'; why: string } {
   if (pod.phase === 'Succeeded' || pod.phase === 'Failed') return { action: 'delete', why: `it already ended (${pod.phase})` };
-  if (pod.owner === me && pod.pid !== undefined && pod.pid !== process.pid && !alive(pod.pid)) {
-    return { action: 'delete', why: `its nodescope (pid ${pod.pid} on this machine) is gone` };
-  }
-  return { action: 'keep', why: pod.owner === me ? `its nodescope (pid ${pod.pid ?? '?'}) still runs` : `it belongs to ${pod.owner ?? 'someone else'}` };
+  const whose = pod.owner ? `, made by ${pod.owner}` : '';
+  if (pod.run === undefined) return { action: 'keep', why: `it has no nodescope run id${whose} (an older nodescope); it ends by its deadline` };
+  if (state === 'gone') return { action: 'delete', why: `its nodescope run ${pod.run} on this machine is gone` };
+  if (state === 'alive') return { action: 'keep', why: `its nodescope run ${pod.run} still runs on this machine` };
+  return { action: 'keep', why: `its run ${pod.run} is not recorded on this machine${whose}` };
 }

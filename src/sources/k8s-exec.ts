@@ -87,7 +87,7 @@ function sink(chunks: Buffer[]): Writable {
  * closes the WebSocket (`timedOut`). Rejects with `K8sStatusError` for a refused upgrade
  * (403, 404 …) and with the socket error when the connection breaks before the final status.
  */
-export async function execInPod(kc: KubeConfig, target: ExecTarget, argv: readonly string[], timeoutMs: number, now: () => number = Date.now): Promise<ExecResult> {
+export async function execInPod(kc: KubeConfig, target: ExecTarget, argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal): Promise<ExecResult> {
   const out: Buffer[] = [];
   const err: Buffer[] = [];
   const started = now();
@@ -101,8 +101,18 @@ export async function execInPod(kc: KubeConfig, target: ExecTarget, argv: readon
       ws.terminate();
       resolve(true);
     }, timeoutMs);
+    // Stopped by the caller: closing the stream is all the exec API offers (the command's
+    // own bound, e.g. `timeout`, ends it on the node).
+    const stop = () => {
+      clearTimeout(timer);
+      ws.terminate();
+      resolve(true);
+    };
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
     ws.on('close', () => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
       if (status === undefined) reject(new Error(`exec in ${target.namespace}/${target.pod} ended without a status (connection lost)`));
       else resolve(false);
     });

@@ -2,16 +2,18 @@
  * The kubectl-debug source (`--node NAME`): creates the node-debug pod
  * (k8s-debug-pod.ts), waits until it runs, runs each catalog probe in it through the
  * exec API with the catalog's `host-root` wrapper (`chroot /host`, the node's own root
- * and binaries), and deletes the pod on every exit path: `close()`, Ctrl-C, SIGTERM,
- * SIGHUP and an uncaught error (through `onCleanup`, src/cleanup.ts). A delete that
- * fails (API unreachable) is retried, then the pod is named on stderr and removed by the
- * leftover sweep of the next start (see `leftoverAction`). Needs no kubectl binary.
+ * and binaries), and deletes the pod on every exit path: `close()`, `q`, Ctrl-C, SIGINT,
+ * SIGTERM, SIGHUP and an uncaught error (through `onCleanup`, src/cleanup.ts, within its
+ * bound). A delete that fails or gets no answer in time (API unreachable) leaves the pod
+ * named on stderr; the leftover sweep of the next start on this machine removes it (see
+ * `leftoverAction`), and its `activeDeadlineSeconds` ends it anyway. Needs no kubectl binary.
  */
 import { onCleanup } from '../cleanup.js';
 import { TransportError, UserError } from '../errors.js';
 import {
-  DEBUG_CONTAINER, DEFAULT_DEBUG_IMAGE, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, PID_ANNOTATION, debugPodManifest, debugPodName, leftoverAction, localOwner,
+  DEBUG_CONTAINER, DEBUG_POD_DEADLINE_S, DEFAULT_DEBUG_IMAGE, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, RUN_ANNOTATION, debugPodManifest, debugPodName, leftoverAction, localOwner,
 } from './k8s-debug-pod.js';
+import { currentRun, runState, runsDir } from '../run-record.js';
 import { K8sStatusError, explainK8sError, k8sRequest, type KubeContext } from './k8s-client.js';
 import { execInPod } from './k8s-exec.js';
 import { remoteArgv } from './ssh-command.js';
@@ -23,6 +25,8 @@ export interface KubectlDebugOptions {
   readonly node: string;
   /** Debug pod image (default {@link DEFAULT_DEBUG_IMAGE}). */
   readonly image?: string;
+  /** The pod's `activeDeadlineSeconds` (default {@link DEBUG_POD_DEADLINE_S}, `--pod-deadline`). */
+  readonly deadlineSeconds?: number;
   /** Progress lines ("creating…", "Pending: ContainerCreating"), for stderr or a status bar. */
   readonly onProgress?: (message: string) => void;
   /** How long to wait for the pod to run (default 120,000 ms). */
@@ -34,7 +38,7 @@ export interface KubectlDebugOptions {
 
 interface PodJson {
   metadata: { name: string; namespace: string; uid?: string; annotations?: Record<string, string> };
-  status?: { phase?: string; reason?: string; message?: string; containerStatuses?: { state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string } } }[] };
+  status?: { phase?: string; reason?: string; message?: string; startTime?: string; containerStatuses?: { state?: { waiting?: { reason?: string; message?: string }; terminated?: { reason?: string } } }[] };
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -56,21 +60,24 @@ const STUCK = /ImagePullBackOff|ErrImagePull|InvalidImageName|CreateContainerCon
 
 /**
  * Deletes pods labelled `app.kubernetes.io/managed-by=nodescope` in the namespace
- * whose {@link leftoverAction} is `delete`; returns one line per leftover (deleted or
+ * whose {@link leftoverAction} is `delete` (ended, or made by a run this machine records
+ * as gone: `runs`, default {@link runsDir}); returns one line per leftover (deleted or
  * kept, and why). A forbidden list is not an error here (the create will explain RBAC).
  */
-export async function sweepLeftovers(kube: KubeContext, me: string = localOwner()): Promise<string[]> {
+export async function sweepLeftovers(kube: KubeContext, runs: string = runsDir()): Promise<string[]> {
   let text: string;
   try {
     text = await k8sRequest(kube, 'GET', podPath(kube.namespace), { query: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}` } });
   } catch {
     return [];
   }
+  const mine = (await currentRun(runs)).id;
   const lines: string[] = [];
   for (const pod of (JSON.parse(text) as { items: PodJson[] }).items) {
     const a = pod.metadata.annotations ?? {};
-    const pid = Number(a[PID_ANNOTATION]);
-    const decision = leftoverAction({ name: pod.metadata.name, phase: pod.status?.phase, owner: a[OWNER_ANNOTATION], pid: Number.isInteger(pid) ? pid : undefined }, me);
+    const run = a[RUN_ANNOTATION];
+    if (run === mine) continue; // this run's own pod (created concurrently)
+    const decision = leftoverAction({ name: pod.metadata.name, phase: pod.status?.phase, owner: a[OWNER_ANNOTATION], run }, run === undefined ? 'unknown' : await runState(run, runs));
     if (decision.action === 'delete') {
       try {
         await k8sRequest(kube, 'DELETE', podPath(kube.namespace, pod.metadata.name), { body: { gracePeriodSeconds: 0 } });
@@ -96,13 +103,18 @@ export class KubectlDebugTransport implements Transport {
     readonly node: string,
     readonly pod: { readonly namespace: string; readonly name: string },
     private readonly now: () => number,
+    /** The pod's `activeDeadlineSeconds`, to explain a pod that ended by it. */
+    readonly deadlineSeconds: number = DEBUG_POD_DEADLINE_S,
   ) {
     this.label = `node/${node}`;
   }
 
   /** Ties the pod's deletion to nodescope's exit paths (src/cleanup.ts), after `created` settles. */
   armCleanup(created: Promise<void> = Promise.resolve()): void {
-    this.unregister = onCleanup(`delete debug pod ${this.pod.namespace}/${this.pod.name}`, () => created.then(() => this.deletePod()));
+    const { namespace, name } = this.pod;
+    this.unregister = onCleanup(`delete debug pod ${namespace}/${name}`, () => created.then(() => this.deletePod()), {
+      leftBehind: `debug pod ${namespace}/${name} (privileged, on node ${this.node}): the next nodescope --node run on this machine deletes it, or: kubectl delete pod -n ${namespace} ${name}`,
+    });
   }
 
   /**
@@ -113,24 +125,52 @@ export class KubectlDebugTransport implements Transport {
   async exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
     const full = remoteArgv(argv, { sudo: false, outer: 'host-root' });
     try {
-      return await execInPod(this.kube.kc, { namespace: this.pod.namespace, pod: this.pod.name, container: DEBUG_CONTAINER }, full, options.timeoutMs, this.now);
+      return await execInPod(this.kube.kc, { namespace: this.pod.namespace, pod: this.pod.name, container: DEBUG_CONTAINER }, full, options.timeoutMs, this.now, options.signal);
     } catch (e) {
       if (e instanceof K8sStatusError && e.code === 403) throw explainK8sError(e, { verb: 'create', resource: 'pods/exec', namespace: this.pod.namespace }, this.kube.server);
       const why = e instanceof K8sStatusError ? `${e.code} ${e.message}` : (e as Error).message;
-      throw new TransportError(`exec in debug pod ${this.pod.namespace}/${this.pod.name} failed: ${why}`, this.label, full, null, '');
+      const lost = await this.lostReason();
+      throw new TransportError(lost ?? `exec in debug pod ${this.pod.namespace}/${this.pod.name} failed: ${why}`, this.label, full, null, '');
     }
   }
 
-  /** Deletes the pod (at most once), retrying 3 times; on failure names it on stderr for the next start's sweep. */
+  /**
+   * Why the node is lost for good when the pod ended or is gone (its deadline passed,
+   * someone deleted it), in words for the header; null when the pod still runs or the API
+   * does not say (then the exec failure is a passing one).
+   */
+  private async lostReason(): Promise<string | null> {
+    const ref = `debug pod ${this.pod.namespace}/${this.pod.name}`;
+    const restart = 'restart nodescope to read the node again';
+    let pod: PodJson;
+    try {
+      pod = JSON.parse(await k8sRequest(this.kube, 'GET', podPath(this.pod.namespace, this.pod.name), { timeoutMs: 5_000 })) as PodJson;
+    } catch (e) {
+      if (e instanceof K8sStatusError && e.code === 404) return `node lost: the ${ref} is gone (deleted outside nodescope); ${restart}`;
+      return null;
+    }
+    const phase = pod.status?.phase;
+    if (phase !== 'Failed' && phase !== 'Succeeded') return null;
+    if (pod.status?.reason === 'DeadlineExceeded') {
+      return `node lost: the ${ref} reached its deadline (activeDeadlineSeconds ${this.deadlineSeconds}, --pod-deadline) and was ended by the kubelet; ${restart}`;
+    }
+    return `node lost: the ${ref} ended (${podProgress(pod)}${pod.status?.message ? `: ${pod.status.message}` : ''}); ${restart}`;
+  }
+
+  /**
+   * Deletes the pod (one delete in flight at a time), retrying while the API refuses or
+   * fails, for at most ~8 s (each request at most 5 s). Rejects when it could not (then a
+   * later call tries again); a 404 is success (already gone).
+   */
   deletePod(): Promise<void> {
     this.deleted ??= (async () => {
       let last: unknown;
-      for (const wait of [0, 500, 1500, 3000]) {
+      for (const wait of [0, 500, 1500]) {
         await sleep(wait);
         try {
           await k8sRequest(this.kube, 'DELETE', podPath(this.pod.namespace, this.pod.name), {
             body: { gracePeriodSeconds: 0 },
-            timeoutMs: 10_000,
+            timeoutMs: 5_000,
           });
           return;
         } catch (e) {
@@ -138,12 +178,13 @@ export class KubectlDebugTransport implements Transport {
           last = e;
         }
       }
-      process.stderr.write(
-        `nodescope: could not delete debug pod ${this.pod.namespace}/${this.pod.name} (${(last as Error).message}); ` +
-          `the next nodescope --node run deletes it, or: kubectl delete pod -n ${this.pod.namespace} ${this.pod.name}\n`,
-      );
+      throw new Error(`could not delete debug pod ${this.pod.namespace}/${this.pod.name}: ${(last as Error).message}`);
     })();
-    return this.deleted;
+    const attempt = this.deleted;
+    attempt.catch(() => {
+      if (this.deleted === attempt) this.deleted = undefined;
+    });
+    return attempt;
   }
 
   /** Drops the undo without deleting (the create was refused, so there is no pod). */
@@ -151,9 +192,17 @@ export class KubectlDebugTransport implements Transport {
     this.unregister();
   }
 
+  /**
+   * Deletes the pod; on failure its undo stays registered, so the exit (src/cleanup.ts)
+   * tries once more and then names the pod on stderr. Never throws.
+   */
   async close(): Promise<void> {
-    await this.deletePod();
-    this.unregister();
+    try {
+      await this.deletePod();
+      this.unregister();
+    } catch {
+      // left to the exit's cleanup, which reports it
+    }
   }
 }
 
@@ -176,11 +225,14 @@ export async function openKubectlDebug(options: KubectlDebugOptions): Promise<Ku
     throw explainK8sError(e, { verb: 'get', resource: 'nodes' }, kube.server);
   }
   const name = debugPodName(node);
-  const manifest = debugPodManifest({ name, node, namespace: ns, image: options.image ?? DEFAULT_DEBUG_IMAGE, owner: localOwner(), pid: process.pid });
-  progress(`creating debug pod ${ns}/${name} on node ${node}`);
+  const run = await currentRun();
+  if (!run.recorded) progress(`this run (${run.id}) is not recorded on this machine (${run.problem ?? '?'}): if it is killed, its pod ends by its deadline only`);
+  const deadlineSeconds = options.deadlineSeconds ?? DEBUG_POD_DEADLINE_S;
+  const manifest = debugPodManifest({ name, node, namespace: ns, image: options.image ?? DEFAULT_DEBUG_IMAGE, owner: localOwner(), run: run.id, deadlineSeconds });
+  progress(`creating debug pod ${ns}/${name} on node ${node} (ends by itself after ${formatDuration(deadlineSeconds)})`);
   // The undo exists before the request: Ctrl-C while the create is in flight waits for
   // it to settle, then deletes whatever it made.
-  const t = new KubectlDebugTransport(kube, node, { namespace: ns, name }, now);
+  const t = new KubectlDebugTransport(kube, node, { namespace: ns, name }, now, deadlineSeconds);
   const creating = k8sRequest(kube, 'POST', podPath(ns), { body: manifest });
   t.armCleanup(creating.then(() => undefined, () => undefined));
   try {
@@ -198,6 +250,13 @@ export async function openKubectlDebug(options: KubectlDebugOptions): Promise<Ku
     throw e;
   }
   return t;
+}
+
+/** `4 h`, `90 min`, `45 s`: a deadline in words. */
+function formatDuration(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
 }
 
 async function waitRunning(t: KubectlDebugTransport, kube: KubeContext, options: KubectlDebugOptions, progress: (m: string) => void): Promise<void> {

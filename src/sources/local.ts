@@ -16,12 +16,38 @@ export interface LocalOptions {
   readonly now?: () => number;
 }
 
+/** Process groups of children still running (each child leads its own: see runProcess). */
+const liveGroups = new Set<number>();
+let exitHookInstalled = false;
+
+/** Sends `sig` to a child's whole process group (`timeout`, `nft` under it, …); ignores a group already gone. */
+function killGroup(pid: number, sig: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, sig);
+  } catch {
+    // gone already
+  }
+}
+
 /**
  * Runs an argv as a child process (no shell), collecting stdout and stderr as
  * UTF-8. A missing binary gives `{exitCode: null, missing: true}`; a timeout kills
- * the process (SIGKILL) and gives `{exitCode: null, timedOut: true}`. Never throws.
+ * the process group (SIGKILL) and gives `{exitCode: null, timedOut: true}`; `signal`
+ * aborted ends the group (SIGTERM, SIGKILL after 1 s) and gives `{exitCode: null}`.
+ * Never throws.
+ *
+ * The child leads its own process group, so what it starts goes with it: coreutils
+ * `timeout` (the trace monitor's bound) puts its command in a group apart from the
+ * terminal's, where a Ctrl-C never reaches it; killing the group does. Groups still
+ * running when nodescope exits (any exit that runs `exit` handlers) get SIGKILL.
  */
-export function runProcess(argv: readonly string[], timeoutMs: number, now: () => number = Date.now): Promise<ExecResult> {
+export function runProcess(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal): Promise<ExecResult> {
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
+    });
+  }
   const started = now();
   const startedAt = new Date(started).toISOString();
   return new Promise((resolve) => {
@@ -43,17 +69,34 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
         ...r,
       });
     };
-    const child = spawn(cmd ?? '', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' } });
+    const child = spawn(cmd ?? '', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true });
+    const pid = child.pid;
+    if (pid !== undefined) liveGroups.add(pid);
     const timer = setTimeout(() => {
       timedOut = true;
-      child.kill('SIGKILL');
+      if (pid !== undefined) killGroup(pid, 'SIGKILL');
     }, timeoutMs);
+    let hardKill: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      if (pid === undefined) return;
+      killGroup(pid, 'SIGTERM');
+      hardKill = setTimeout(() => killGroup(pid, 'SIGKILL'), 1000);
+    };
+    if (signal?.aborted) onAbort();
+    else signal?.addEventListener('abort', onAbort, { once: true });
+    const release = () => {
+      if (pid !== undefined) liveGroups.delete(pid);
+      signal?.removeEventListener('abort', onAbort);
+      if (hardKill) clearTimeout(hardKill);
+    };
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e: NodeJS.ErrnoException) => {
+      release();
       finish({ exitCode: null, ...(e.code === 'ENOENT' ? { missing: true } : {}) }, `${cmd}: ${e.message}\n`);
     });
     child.on('close', (code) => {
+      release();
       if (timedOut) finish({ exitCode: null, timedOut: true }, `killed after ${timeoutMs} ms\n`);
       // `ip netns exec` reports a missing binary as exit 255 with "No such file";
       // a shell-less exec elsewhere gives ENOENT above; 127 is the shell convention.
@@ -98,7 +141,7 @@ export class LocalTransport implements Transport {
   }
 
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
-    return runProcess([...this.prefix, ...argv], options.timeoutMs, this.now);
+    return runProcess([...this.prefix, ...argv], options.timeoutMs, this.now, options.signal);
   }
 
   async close(): Promise<void> {}

@@ -34,6 +34,8 @@ export interface SourceOptions {
   readonly acceptNewHostKey?: boolean;
   /** Debug pod image for `--node`. */
   readonly image?: string;
+  /** `--pod-deadline`: the debug pod's `activeDeadlineSeconds` (seconds). */
+  readonly podDeadline?: number;
   /** `--interval` (seconds, default 2): how often a live `--api-file` is checked for changes. */
   readonly interval?: number;
 }
@@ -134,7 +136,7 @@ async function openNode(options: SourceOptions, node: string, apiText: string | 
   // The API first: an RBAC problem stops before a pod exists.
   const api = apiText === undefined ? await ClusterApi.open(kube) : undefined;
   try {
-    const transport = await openKubectlDebug({ kube, node, ...(options.image ? { image: options.image } : {}), onProgress: progress });
+    const transport = await openKubectlDebug({ kube, node, ...(options.image ? { image: options.image } : {}), ...(options.podDeadline ? { deadlineSeconds: options.podDeadline } : {}), onProgress: progress });
     const ciliumAgent = await findCiliumAgent(kube, node).catch(() => undefined);
     return {
       transport,

@@ -40,6 +40,8 @@ export interface RunProbeOptions {
   readonly timeoutMs?: number;
   /** Ask the transport for stdout in pieces (see `ExecOptions.stdoutAsPieces`). */
   readonly stdoutAsPieces?: boolean;
+  /** Stops the probe when aborted (see `ExecOptions.signal`). */
+  readonly signal?: AbortSignal;
 }
 
 /**
@@ -61,11 +63,16 @@ export async function runProbe(
   const candidates = [spec.argv, ...spec.alternatives].map((a) => fillArgv(a, cat.params, params));
   let last: ProbeRun | undefined;
   for (const argv of candidates) {
-    const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.stdoutAsPieces ? { stdoutAsPieces: true } : {}) });
+    if (options.signal?.aborted) break;
+    const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.stdoutAsPieces ? { stdoutAsPieces: true } : {}), ...(options.signal ? { signal: options.signal } : {}) });
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status !== 'missing') return last;
   }
-  return last!;
+  if (!last) {
+    const argv = candidates[0]!;
+    last = { id: spec.id, argv, status: 'failed', result: { argv, stdout: '', stderr: 'stopped before it started\n', exitCode: null, startedAt: new Date().toISOString(), durationMs: 0 } };
+  }
+  return last;
 }
 
 /** Options of {@link runProbes}. `concurrency`: probes in flight at once (default 4). */

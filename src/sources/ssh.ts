@@ -155,9 +155,9 @@ export class SshTransport implements Transport {
     return new Promise((resolve, reject) => {
       client.exec(shellQuote(full), (err, stream) => {
         if (err) return reject(new TransportError(`cannot open an exec channel on ${this.endpoint.alias}: ${err.message}`, this.label, full, null, ''));
-        collect(stream, options.timeoutMs).then(
+        collect(stream, options.timeoutMs, options.signal).then(
           (r) => {
-            if (r.exit === undefined && !r.timedOut) return reject(this.down(full));
+            if (r.exit === undefined && !r.timedOut && !options.signal?.aborted) return reject(this.down(full));
             const exitCode = r.timedOut ? null : (r.exit ?? null);
             resolve({
               argv: full,
@@ -212,8 +212,11 @@ interface Collected {
   timedOut: boolean;
 }
 
-/** Reads a channel to its close: stdout, stderr, the exit status (undefined: none came — the link broke). */
-function collect(stream: ClientChannel, timeoutMs: number): Promise<Collected> {
+/**
+ * Reads a channel to its close: stdout, stderr, the exit status (undefined: none came — the
+ * link broke, or `signal` stopped it: TERM to the command, then the channel closed).
+ */
+function collect(stream: ClientChannel, timeoutMs: number, signal?: AbortSignal): Promise<Collected> {
   return new Promise((resolve) => {
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -224,6 +227,12 @@ function collect(stream: ClientChannel, timeoutMs: number): Promise<Collected> {
       stream.signal('KILL');
       stream.close();
     }, timeoutMs);
+    const stop = () => {
+      stream.signal('TERM');
+      stream.close();
+    };
+    if (signal?.aborted) stop();
+    else signal?.addEventListener('abort', stop, { once: true });
     stream.on('data', (d: Buffer) => out.push(d));
     stream.stderr.on('data', (d: Buffer) => err.push(d));
     stream.on('exit', (code: number | null, signal?: string) => {
@@ -231,6 +240,7 @@ function collect(stream: ClientChannel, timeoutMs: number): Promise<Collected> {
     });
     stream.on('close', () => {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', stop);
       resolve({ stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'), exit, timedOut });
     });
   });

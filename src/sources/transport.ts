@@ -45,6 +45,13 @@ export interface ExecOptions {
    * can may answer with {@link ExecResult.stdoutPieces} (replay does; the others ignore it).
    */
   readonly stdoutAsPieces?: boolean;
+  /**
+   * Aborting it stops the command now (the live trace's monitor on every exit path): the
+   * local transport ends the child's whole process group (SIGTERM, then SIGKILL), SSH
+   * signals and closes the channel, kubectl-debug closes the exec stream. The result is
+   * then what the command printed so far, with `exitCode` null.
+   */
+  readonly signal?: AbortSignal;
 }
 
 /**

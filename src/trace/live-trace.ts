@@ -1,11 +1,14 @@
 /**
  * Live kernel trace (`nodescope trace … --allow-trace`): the one place nodescope writes
  * to a node. Through the declared probes `trace-*` of `commands/probes.yaml` it adds a
- * temporary table `inet nodescope-trace` whose chains (prerouting and output, priority
- * raw − 1 = −301, before every other chain) set `meta nftrace set 1` for exactly one
- * 5-tuple, runs `nft -a monitor trace` for a bounded time while the user's traffic
- * passes, and deletes the table on every exit path (the delete is registered with
- * `onCleanup` before the table is added). Then the kernel's walk of the first traced
+ * temporary table `inet nodescope-trace-<run id>` (one per run, src/run-record.ts, so two
+ * runs on one node never touch each other's) whose chains (prerouting and output,
+ * priority raw − 1 = −301, before every other chain) set `meta nftrace set 1` for exactly
+ * one 5-tuple, runs `nft -a monitor trace` for a bounded time while the user's traffic
+ * passes, and on every exit path stops the monitor (its process group) and deletes the
+ * table (both undos registered with `onCleanup` before the table is added). A table left
+ * by a run that was killed (SIGKILL) is reported at the next trace on that node, and
+ * removed when this machine's record says its run is gone. Then the kernel's walk of the first traced
  * packet is compared with nodescope's walk of the same packet (same source port, same
  * random branch the kernel took), as the lab oracle `test/lab/trace-oracle-kit.ts` does.
  *
@@ -13,20 +16,72 @@
  */
 import { isIP } from 'node:net';
 import { onCleanup } from '../cleanup.js';
+import { currentRun, runState, type RunState } from '../run-record.js';
 import { BugError, UserError } from '../errors.js';
 import type { Diagnostic } from '../model/diagnostics.js';
+import type { NftRuleset } from '../model/nftables.js';
 import { parseNftTrace, splitTracePasses, type NftTraceEvent, type NftTracePass } from '../parsers/nft-trace.js';
 import { catalog, probe, type Catalog } from '../sources/catalog.js';
 import { runProbe, type ProbeRun } from '../sources/probe-runner.js';
 import type { Transport } from '../sources/transport.js';
 import type { PacketSpec } from './packet.js';
 
-/** Name of the temporary table (family `inet`). */
+/** Name prefix of the temporary tables (family `inet`): `nodescope-trace-<run id>`. */
 export const LIVE_TRACE_TABLE = 'nodescope-trace';
-/** `family table` of that table, as the kernel prints it (its own events are left out). */
-export const LIVE_TRACE_SKIP = [`inet ${LIVE_TRACE_TABLE}`] as const;
+/** A trace table's name: older nodescopes used the bare prefix, this one adds its run id. */
+const TRACE_TABLE_NAME = /^nodescope-trace(?:-([0-9a-f]{12}))?$/;
+
+/** The trace table of run `runId`. */
+export function traceTableName(runId: string): string {
+  return `${LIVE_TRACE_TABLE}-${runId}`;
+}
+
+/** `family table` of a run's table, as the kernel prints it (its own events are left out). */
+export function liveTraceSkip(table: string): readonly string[] {
+  return [`inet ${table}`];
+}
+
 /** Chains where a traced packet's walk starts (`family table chain`). */
-export const LIVE_TRACE_START_CHAINS = [`inet ${LIVE_TRACE_TABLE} pre`, `inet ${LIVE_TRACE_TABLE} out`] as const;
+export function liveTraceStartChains(table: string): readonly string[] {
+  return [`inet ${table} pre`, `inet ${table} out`];
+}
+
+/** Every nodescope trace table a trace's events pass through (another run's table on the same node shows in them too). */
+export function traceTablesIn(events: readonly NftTraceEvent[]): string[] {
+  return [...new Set(events.filter((e) => e.family === 'inet' && e.table !== null && TRACE_TABLE_NAME.test(e.table)).map((e) => `inet ${e.table!}`))];
+}
+
+/**
+ * `nft` without nodescope's own trace tables (this run's, or another run's on the same
+ * node, read into the snapshot while it traced): the packet's walk is the node's, not
+ * the tracer's. The same object when there are none.
+ */
+export function withoutTraceTables(nft: NftRuleset): NftRuleset {
+  const tables = nft.tables.filter((t) => !(t.family === 'inet' && TRACE_TABLE_NAME.test(t.name)));
+  return tables.length === nft.tables.length ? nft : { ...nft, tables };
+}
+
+/** A trace table found on the node that is not this run's, and what was done with it. */
+export interface StaleTraceTable {
+  readonly table: string;
+  /** Its run id; null for an older nodescope's bare `nodescope-trace`. */
+  readonly run: string | null;
+  readonly state: RunState;
+  readonly removed: boolean;
+  /** One line for stderr: found, removed or left alone, and why. */
+  readonly message: string;
+}
+
+/** Names of nodescope's trace tables in `nft list tables` output (other lines ignored). */
+export function traceTablesListed(text: string): string[] {
+  const names: string[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^table inet (\S+)$/.exec(line.trim());
+    if (m && TRACE_TABLE_NAME.test(m[1]!)) names.push(m[1]!);
+  }
+  return names;
+}
+
 /** Default bound of the monitor, seconds. */
 export const DEFAULT_TRACE_SECONDS = 10;
 /** Largest bound accepted, seconds (the catalog's pattern allows two digits). */
@@ -94,6 +149,8 @@ export interface KernelTraceOptions {
   readonly settleMs?: number;
   /** Called once the monitor listens (print "send the traffic now", or send it in a test). */
   readonly onListening?: () => void | Promise<void>;
+  /** Lines about trace tables of other runs found on the node (removed or left alone). */
+  readonly onNotice?: (message: string) => void;
   readonly catalog?: Catalog;
 }
 
@@ -106,6 +163,10 @@ export interface KernelTraceCapture {
   readonly passes: readonly NftTracePass[];
   /** Whether the table was deleted again (false: the delete failed; it stays registered as a cleanup). */
   readonly removed: boolean;
+  /** This run's table (`nodescope-trace-<run id>`). */
+  readonly table: string;
+  /** Trace tables of other runs found on the node before this one was added. */
+  readonly stale: readonly StaleTraceTable[];
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -130,44 +191,97 @@ export async function captureKernelTrace(options: KernelTraceOptions): Promise<K
     if (r.status !== 'ok') throw new UserError(`${r.argv.join(' ')} failed on ${transport.label}: ${r.result.stderr.trim() || r.status}`, 'a live trace needs nft and root on the node');
     return r;
   };
+  const table = traceTableName((await currentRun()).id);
+  const where = transport.label;
   let deleted = false;
   const remove = async () => {
     if (deleted) return;
-    const r = await write('trace-table-delete');
+    const r = await write('trace-table-delete', { traceTable: table });
     // "No such file or directory": never added, or gone already.
     if (r.status === 'ok' || /No such file or directory/.test(r.result.stderr)) deleted = true;
+    else throw new Error(r.result.stderr.trim() || r.status);
   };
-  const unregister = onCleanup(`delete nft table inet ${LIVE_TRACE_TABLE} on ${transport.label}`, remove);
+  const stale = await sweepTraceTables(transport, table, write, options.onNotice ?? (() => undefined));
+  const unregister = onCleanup(`delete nft table inet ${table} on ${where}`, remove, {
+    leftBehind: `nft table inet ${table} on ${where} (marks one 5-tuple for tracing): the next trace --allow-trace from this machine removes it, or: nft delete table inet ${table}`,
+  });
+  const stopMonitor = new AbortController();
   let monitor: Promise<ProbeRun> | null = null;
+  const unregisterMonitor = onCleanup(`stop nft monitor trace on ${where}`, async () => {
+    stopMonitor.abort();
+    await monitor?.catch(() => undefined);
+  }, { leftBehind: `nft monitor trace on ${where}: ends by itself within ${seconds} s (timeout)` });
   try {
-    await remove(); // a table left by a run that was killed hard
-    deleted = false;
-    await must('trace-table-add');
-    await must('trace-chain-add', { traceChain: 'pre', traceHook: 'prerouting' });
-    await must('trace-chain-add', { traceChain: 'out', traceHook: 'output' });
-    await must('trace-rule-add', traceRuleParams(options.match, 'pre'));
-    await must('trace-rule-add', traceRuleParams(options.match, 'out'));
-    monitor = write('trace-monitor', { traceSeconds: String(seconds) }, seconds * 1000 + 3000);
+    await must('trace-table-add', { traceTable: table });
+    await must('trace-chain-add', { traceTable: table, traceChain: 'pre', traceHook: 'prerouting' });
+    await must('trace-chain-add', { traceTable: table, traceChain: 'out', traceHook: 'output' });
+    await must('trace-rule-add', { traceTable: table, ...traceRuleParams(options.match, 'pre') });
+    await must('trace-rule-add', { traceTable: table, ...traceRuleParams(options.match, 'out') });
+    monitor = runProbe(transport, probe('trace-monitor', cat), { traceSeconds: String(seconds) }, cat, { allowWrites: true, timeoutMs: seconds * 1000 + 3000, signal: stopMonitor.signal });
     monitor.catch(() => undefined); // awaited below; an early throw must not leave it unhandled
     await sleep(options.settleMs ?? 400);
     await options.onListening?.();
     const run = await monitor;
-    await remove();
-    const parsed = parseNftTrace(run.result.stdout, `${transport.label}: nft monitor trace`);
+    await remove().catch(() => undefined);
+    const parsed = parseNftTrace(run.result.stdout, `${where}: nft monitor trace`);
     // `timeout` ends nft with SIGTERM (exit 124); the runner's own kill gives `timeout`.
     if (run.status !== 'ok' && run.result.exitCode !== 124 && run.status !== 'timeout') {
-      throw new UserError(`nft monitor trace failed on ${transport.label}: ${run.result.stderr.trim() || run.status}`, 'a live trace needs nft and root on the node');
+      throw new UserError(`nft monitor trace failed on ${where}: ${run.result.stderr.trim() || run.status}`, 'a live trace needs nft and root on the node');
     }
-    const passes = splitTracePasses(parsed.value, LIVE_TRACE_START_CHAINS).filter((p) => isTraceStart(p.events[0]));
-    return { monitor: run, events: parsed.value, diagnostics: parsed.diagnostics, passes, removed: deleted };
+    const starts = liveTraceStartChains(table);
+    const passes = splitTracePasses(parsed.value, starts).filter((p) => isTraceStart(p.events[0], starts));
+    return { monitor: run, events: parsed.value, diagnostics: parsed.diagnostics, passes, removed: deleted, table, stale };
   } finally {
-    await remove();
+    // The monitor first (an error thrown by onListening left it running), then the table.
+    stopMonitor.abort();
+    await monitor?.catch(() => undefined);
+    unregisterMonitor();
+    await remove().catch(() => undefined);
     if (deleted) unregister();
   }
 }
 
-function isTraceStart(e: NftTraceEvent | undefined): boolean {
-  return e !== undefined && e.kind === 'packet' && (LIVE_TRACE_START_CHAINS as readonly string[]).includes(`${e.family} ${e.table ?? ''} ${e.chain ?? ''}`);
+/**
+ * Lists the node's tables and deals with nodescope trace tables of other runs: removes
+ * one whose run this machine records as gone (killed), leaves the others (a live run
+ * here; a run not recorded here — another machine's, possibly tracing right now; an older
+ * nodescope's bare `nodescope-trace`) and says so through `notice`.
+ */
+async function sweepTraceTables(
+  transport: Transport,
+  mine: string,
+  write: (id: string, params?: Record<string, string>) => Promise<ProbeRun>,
+  notice: (message: string) => void,
+): Promise<StaleTraceTable[]> {
+  const listed = await write('trace-tables-list');
+  if (listed.status !== 'ok') return [];
+  const out: StaleTraceTable[] = [];
+  for (const table of traceTablesListed(listed.result.stdout)) {
+    if (table === mine) continue;
+    const run = TRACE_TABLE_NAME.exec(table)![1] ?? null;
+    const state: RunState = run === null ? 'unknown' : await runState(run);
+    const where = `inet ${table} on ${transport.label}`;
+    let removed = false;
+    let message: string;
+    if (state === 'gone') {
+      const r = await write('trace-table-delete', { traceTable: table });
+      removed = r.status === 'ok' || /No such file or directory/.test(r.result.stderr);
+      message = removed
+        ? `removed the trace table ${where} left by run ${run} (killed: its record on this machine is not held)`
+        : `could not remove the stale trace table ${where} of run ${run}: ${r.result.stderr.trim() || r.status}`;
+    } else if (state === 'alive') {
+      message = `another trace runs on this node: table ${where} of run ${run} (alive on this machine), left alone`;
+    } else {
+      message = `left the trace table ${where} alone: ${run === null ? 'made by an older nodescope' : `its run ${run} is not recorded on this machine (another machine's trace, or killed there)`}; if no trace runs now: nft delete table inet ${table}`;
+    }
+    notice(message);
+    out.push({ table, run, state, removed, message });
+  }
+  return out;
+}
+
+function isTraceStart(e: NftTraceEvent | undefined, starts: readonly string[]): boolean {
+  return e !== undefined && e.kind === 'packet' && starts.includes(`${e.family} ${e.table ?? ''} ${e.chain ?? ''}`);
 }
 
 /** True when a pass is the first packet of a flow (TCP SYN without ACK; any UDP/SCTP packet). */

@@ -2,7 +2,8 @@
  * The app shell: header, the active pane, footer, help overlay; keys dispatch
  * reducer actions. Data comes from a {@link SessionLike}; the UI never fetches.
  */
-import { Box, Text, useApp, useInput, useStdout } from 'ink';
+import { Box, useApp, useInput, useStdout } from 'ink';
+import { Text } from './components/SafeText.js';
 import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import type { SessionLike } from '../session.js';
 import { createAppViews, type AppViewsOf } from './app-views.js';

@@ -5,7 +5,7 @@
  * table (as k9s keeps one registrar from a resource to its viewer), so a new pane is one
  * entry here, one pane file and its strings.
  */
-import { Text } from 'ink';
+import { Text } from './components/SafeText.js';
 import React from 'react';
 import { conntrackElapsedSeconds } from '../analysis/conntrack-view.js';
 import { buildIpvsView, type IpvsView } from '../analysis/ipvs-view.js';

@@ -3,6 +3,7 @@
  * string-width), truncation with an ellipsis, padding and column layout. Pure.
  */
 import stringWidth from 'string-width';
+import { terminalSafe } from '../text/terminal-safe.js';
 
 /** Display width of `text` in terminal cells. */
 export function cellWidth(text: string): number {
@@ -11,11 +12,13 @@ export function cellWidth(text: string): number {
 
 /**
  * Cuts `text` to at most `width` cells (adding `…` when cut) and pads it to exactly
- * `width` cells, left or right aligned. Never splits a double-width character.
+ * `width` cells, left or right aligned. Never splits a double-width character. The text is
+ * made terminal-safe first (one line: controls and invisible characters as `\x1b`, `\n`,
+ * `\u202e`, see src/text/terminal-safe.ts), so what is cut and padded is what is drawn.
  */
 export function fitCell(text: string, width: number, align: 'left' | 'right' = 'left'): string {
   if (width <= 0) return '';
-  let out = text;
+  let out = terminalSafe(text);
   if (cellWidth(out) > width) {
     let acc = '';
     let used = 0;

@@ -125,6 +125,14 @@ export interface ApiServerHandle {
   setForbidden(rules: readonly ForbidRule[]): void;
   /** Requests received so far, oldest first. */
   requests(): readonly RequestRecord[];
+  /**
+   * `true`: stop answering, as a hung apiserver does — TLS still connects, but new
+   * requests and upgrades get no answer (streams already open go on); `false`: answer
+   * again, first the held requests whose client is still connected.
+   */
+  freeze(frozen: boolean): void;
+  /** Requests held by {@link freeze} right now (method and path). */
+  held(): readonly { method: string; path: string }[];
   /** Stops listening, ends watches and exec sessions, removes the temp dir. */
   close(): Promise<void>;
 }
@@ -440,7 +448,16 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
 
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => EXEC_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
   const forwards = portForwardUpgrader(() => opts.portForward);
-  const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem }, (req, res) => {
+  let frozen = false;
+  const parked: { method: string; path: string; resume: () => void }[] = [];
+  const park = (req: IncomingMessage, resume: () => void): boolean => {
+    if (!frozen) return false;
+    // A client that gave up meanwhile is not answered later (its DELETE must not happen behind its back).
+    parked.push({ method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'https://localhost').pathname, resume: () => void (req.socket.destroyed || resume()) });
+    return true;
+  };
+  const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem }, function onRequest(req, res) {
+    if (park(req, () => onRequest(req, res))) return;
     const url = new URL(req.url ?? '/', 'https://localhost');
     const record = (status: number) => log.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search, accept: req.headers.accept ?? '', status });
     res.on('finish', () => record(res.statusCode));
@@ -457,7 +474,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+  server.on('upgrade', function onUpgrade(req: IncomingMessage, socket: Socket, head: Buffer) {
+    if (park(req, () => onUpgrade(req, socket, head))) return;
     const url = new URL(req.url ?? '/', 'https://localhost');
     const upgrade = String(req.headers.upgrade ?? '');
     const record = (status: number) => log.push({ method: req.method ?? 'GET', path: url.pathname, query: url.search, accept: req.headers.accept ?? '', status, upgrade });
@@ -571,7 +589,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       forbid = [...rules];
     },
     requests: () => [...log],
+    freeze: (on) => {
+      frozen = on;
+      if (!on) for (const p of parked.splice(0)) p.resume();
+    },
+    held: () => parked.map(({ method, path }) => ({ method, path })),
     close: async () => {
+      parked.length = 0;
       for (const t of timers) clearTimeout(t);
       for (const stop of [...watches]) stop();
       for (const c of wss.clients) c.terminate();

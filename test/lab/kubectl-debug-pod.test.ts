@@ -6,8 +6,9 @@
 import { describe, expect, it } from 'vitest';
 import { TransportError, UserError } from '../../src/errors.js';
 import {
-  DEBUG_POD_DEADLINE_S, MANAGED_BY_LABEL, debugPodManifest, debugPodName, leftoverAction, type LeftoverPod,
+  DEBUG_POD_DEADLINE_S, MANAGED_BY_LABEL, debugPodManifest, debugPodName, leftoverAction, parsePodDeadline, type LeftoverPod,
 } from '../../src/sources/k8s-debug-pod.js';
+import type { RunState } from '../../src/run-record.js';
 import { K8sStatusError, collectionPath, explainK8sError, statusFromBody } from '../../src/sources/k8s-client.js';
 import { exitCodeOf } from '../../src/sources/k8s-exec.js';
 import { podProgress } from '../../src/sources/kubectl-debug.js';
@@ -15,7 +16,7 @@ import { podProgress } from '../../src/sources/kubectl-debug.js';
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
 function leftover(o: Partial<LeftoverPod> = {}): LeftoverPod {
-  return { name: 'nodescope-n1-abcde', phase: 'Running', owner: 'me@laptop', pid: 4242, ...o };
+  return { name: 'nodescope-n1-abcde', phase: 'Running', owner: 'me@laptop', run: '0123456789ab', ...o };
 }
 
 describe('debug pod', () => {
@@ -27,33 +28,43 @@ describe('debug pod', () => {
   });
 
   it('binds to the node with host namespaces, privileged, host root at /host, a deadline and nodescope labels', () => {
-    const pod = debugPodManifest({ name: debugPodName('n1', Buffer.from([0, 1, 2, 3, 4])), node: 'n1', namespace: 'ops', image: 'img:1', owner: 'me@laptop', pid: 7 }) as {
+    const pod = debugPodManifest({ name: debugPodName('n1', Buffer.from([0, 1, 2, 3, 4])), node: 'n1', namespace: 'ops', image: 'img:1', owner: 'me@laptop', run: 'feedc0ffee00' }) as {
       metadata: { namespace: string; labels: Record<string, string>; annotations: Record<string, string> };
       spec: Record<string, unknown> & { containers: { command: string[]; image: string }[] };
     };
     expect(pod.metadata.namespace).toBe('ops');
     expect((pod.metadata as { name?: string }).name).toBe('nodescope-n1-bcdfg');
     expect(pod.metadata.labels[MANAGED_BY_LABEL]).toBe('nodescope');
-    expect(Object.values(pod.metadata.annotations).sort()).toEqual(['7', 'me@laptop']);
+    expect(pod.metadata.annotations).toEqual({ 'nodescope/owner': 'me@laptop', 'nodescope/run': 'feedc0ffee00' });
     expect(pod.spec).toMatchObject({ nodeName: 'n1', hostNetwork: true, hostPID: true, hostIPC: true, activeDeadlineSeconds: DEBUG_POD_DEADLINE_S });
     expect(pod.spec.containers[0]!.image).toBe('img:1');
     expect(Number(pod.spec.containers[0]!.command[1])).toBe(DEBUG_POD_DEADLINE_S);
+    expect(DEBUG_POD_DEADLINE_S).toBe(4 * 3600);
+    const short = debugPodManifest({ name: 'p', node: 'n1', namespace: 'ops', image: 'img:1', owner: 'me@laptop', run: 'feedc0ffee00', deadlineSeconds: 5400 }) as { spec: { activeDeadlineSeconds: number; containers: { command: string[] }[] } };
+    expect(short.spec.activeDeadlineSeconds).toBe(5400);
+    expect(short.spec.containers[0]!.command).toEqual(['sleep', '5400']);
+  });
+
+  it.each([['4h', 14_400], ['90m', 5400], ['3600', 3600], ['60s', 60], ['24h', 86_400]])('--pod-deadline %s = %i s', (text, want) => {
+    expect(parsePodDeadline(text)).toBe(want);
+  });
+
+  it.each(['0', '59', '25h', '1d', '-1h', '', 'h'])('--pod-deadline %j is refused', (text) => {
+    expect(() => parsePodDeadline(text)).toThrow(/1m to 24h/);
   });
 });
 
 describe('leftoverAction', () => {
-  const dead = () => false;
-  const alive = () => true;
-  it.each<[string, LeftoverPod, (pid: number) => boolean, 'delete' | 'keep']>([
-    ['ended pod of anyone', leftover({ owner: 'other@host', phase: 'Succeeded' }), alive, 'delete'],
-    ['failed (deadline) pod', leftover({ phase: 'Failed' }), alive, 'delete'],
-    ['mine, process gone', leftover(), dead, 'delete'],
-    ['mine, process alive', leftover(), alive, 'keep'],
-    ["a colleague's running pod", leftover({ owner: 'other@host' }), dead, 'keep'],
-    ['mine without pid', leftover({ pid: undefined }), dead, 'keep'],
-    ['my own current process', leftover({ pid: process.pid }), dead, 'keep'],
-  ])('%s → %s', (_, pod, isAlive, want) => {
-    expect(leftoverAction(pod, 'me@laptop', isAlive).action).toBe(want);
+  it.each<[string, LeftoverPod, RunState, 'delete' | 'keep']>([
+    ['ended pod of anyone', leftover({ owner: 'other@host', phase: 'Succeeded' }), 'alive', 'delete'],
+    ['failed (deadline) pod', leftover({ phase: 'Failed' }), 'alive', 'delete'],
+    ['its run recorded here as gone', leftover(), 'gone', 'delete'],
+    ['its run alive here', leftover(), 'alive', 'keep'],
+    ['its run not recorded here (same user@host, another PID namespace or machine)', leftover(), 'unknown', 'keep'],
+    ["a colleague's running pod", leftover({ owner: 'other@host' }), 'unknown', 'keep'],
+    ['no run id (an older nodescope)', leftover({ run: undefined }), 'gone', 'keep'],
+  ])('%s → %s', (_, pod, state, want) => {
+    expect(leftoverAction(pod, state).action).toBe(want);
   });
 });
 

@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
 import { Session, loadSnapshot } from '../../src/session.js';
-import { MANAGED_BY_LABEL, OWNER_ANNOTATION, PID_ANNOTATION, localOwner } from '../../src/sources/k8s-debug-pod.js';
+import { MANAGED_BY_LABEL, OWNER_ANNOTATION, RUN_ANNOTATION, localOwner } from '../../src/sources/k8s-debug-pod.js';
+import { holdRun } from './run-records.js';
 import { closeSource, openSource, type OpenedSource } from '../../src/sources/open.js';
 import { startApiServer, type ApiServerHandle, type K8sObject } from '../api-server/index.js';
 import { labAvailable } from '../helpers/lab.js';
@@ -63,9 +64,12 @@ beforeAll(async () => {
   server = await startApiServer({ objectsFile: lab.apiObjectsPath, netns: lab.names.node, podStartDelayMs: 200 });
   process.env['KUBECONFIG'] = server.kubeconfigPath;
   home = mkdtempSync(path.join(tmpdir(), 'nodescope-kd-home-'));
+  // Run records (src/run-record.ts) of this process and of the binaries it starts, in one place.
+  process.env['XDG_STATE_HOME'] = path.join(home, '.local', 'state');
 }, 120_000);
 
 afterAll(async () => {
+  delete process.env['XDG_STATE_HOME'];
   if (savedKubeconfig === undefined) delete process.env['KUBECONFIG'];
   else process.env['KUBECONFIG'] = savedKubeconfig;
   if (!canRun) return;
@@ -158,25 +162,26 @@ describe.runIf(canRun)('kubectl-debug source', () => {
     expect(ours()).toEqual([]);
   });
 
-  it('at start, deletes its own leftover from a dead process and an ended one, and leaves a colleague\'s running pod', async () => {
-    const dead = spawnSync('true').pid!;
-    const leftover = (name: string, owner: string, pid: number, phase = 'Running') => ({
+  it('at start, deletes the leftover of a run recorded here as gone and an ended one, and leaves a colleague\'s running pod', async () => {
+    const gone = await holdRun();
+    await gone.kill(); // SIGKILL: its record stays, nobody listens on it
+    const leftover = (name: string, owner: string, run: string, phase = 'Running') => ({
       apiVersion: 'v1', kind: 'Pod',
-      metadata: { name, namespace: 'default', labels: { [MANAGED_BY_LABEL]: 'nodescope' }, annotations: { [OWNER_ANNOTATION]: owner, [PID_ANNOTATION]: String(pid) } },
+      metadata: { name, namespace: 'default', labels: { [MANAGED_BY_LABEL]: 'nodescope' }, annotations: { [OWNER_ANNOTATION]: owner, [RUN_ANNOTATION]: run } },
       spec: { nodeName: NODE, containers: [{ name: 'debugger', image: 'busybox:1.36.1' }] },
       status: { phase },
     });
-    server.upsert(leftover('nodescope-old-mine', localOwner(), dead));
-    server.upsert(leftover('nodescope-old-ended', 'someone@elsewhere', 1, 'Failed'));
-    server.upsert(leftover('nodescope-colleague', 'someone@elsewhere', 1));
+    server.upsert(leftover('nodescope-old-mine', localOwner(), gone.id));
+    server.upsert(leftover('nodescope-old-ended', 'someone@elsewhere', 'aaaaaaaaaaaa', 'Failed'));
+    server.upsert(leftover('nodescope-colleague', 'someone@elsewhere', 'bbbbbbbbbbbb'));
     const progress: string[] = [];
     const source = await openSource({ node: NODE }, { progress: (m) => progress.push(m) });
     await closeSource(source);
     expect(ours().map((p) => p.metadata.name)).toEqual(['nodescope-colleague']);
     expect(progress.filter((m) => /leftover|alone/.test(m)).sort()).toEqual([
       'deleted leftover debug pod default/nodescope-old-ended: it already ended (Failed)',
-      `deleted leftover debug pod default/nodescope-old-mine: its nodescope (pid ${dead} on this machine) is gone`,
-      'left debug pod default/nodescope-colleague alone: it belongs to someone@elsewhere',
+      `deleted leftover debug pod default/nodescope-old-mine: its nodescope run ${gone.id} on this machine is gone`,
+      'left debug pod default/nodescope-colleague alone: its run bbbbbbbbbbbb is not recorded on this machine, made by someone@elsewhere',
     ]);
     server.remove({ kind: 'Pod', namespace: 'default', name: 'nodescope-colleague' });
   });
@@ -309,8 +314,15 @@ describe.runIf(canRun)('kubectl-debug source', () => {
     }
     const kubeconfig = readFileSync(server.kubeconfigPath, 'utf8');
     const caData = /certificate-authority-data: (\S+)/.exec(kubeconfig)![1]!;
+    // The operator's identity (nodescope's own debug pod and its annotations) stays out too.
+    const api = readFileSync(path.join(dir, 'api.json'), 'utf8');
+    expect(api).toContain('"kind": "Service"');
     for (const file of filesUnder(dir)) {
       const text = readFileSync(file, 'utf8');
+      expect(text, file).not.toContain(OWNER_ANNOTATION);
+      expect(text, file).not.toContain(RUN_ANNOTATION);
+      expect(text, file).not.toContain('nodescope/pid');
+      expect(text, file).not.toMatch(/"name": "nodescope-/);
       expect(text, file).not.toContain(server.token);
       expect(text, file).not.toContain(caData.slice(0, 40));
       expect(text, file).not.toContain('BEGIN');

@@ -35,6 +35,17 @@ describe('compactReason', () => {
   });
 });
 
+describe.each(FRAME_WIDTHS)('Header during a long refresh at %i columns', (width) => {
+  it("shows the data's age, not only refreshing… (a refresh stalled on a dead SSH link)", () => {
+    const r = renderAt(<Header {...props(width, { refreshing: true, ageSeconds: 38 })} />, width);
+    expect(firstLine(r.frame())).toContain('data 38s old, refreshing…');
+    r.unmount();
+    const first = renderAt(<Header {...props(width, { refreshing: true, ageSeconds: null })} />, width);
+    expect(firstLine(first.frame())).toContain('refreshing…');
+    first.unmount();
+  });
+});
+
 describe.each(FRAME_WIDTHS)('Header while stale at %i columns', (width) => {
   beforeEach(() => vi.useFakeTimers({ now: Date.parse('2026-11-29T18:00:00Z') }));
   afterEach(() => vi.useRealTimers());

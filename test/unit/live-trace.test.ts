@@ -1,4 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BugError, UserError } from '../../src/errors.js';
 import { parseNftTrace, splitTracePasses } from '../../src/parsers/nft-trace.js';
 import { alignEvents } from '../../src/report/trace-live.js';
@@ -7,7 +10,15 @@ import { catalog, probe } from '../../src/sources/catalog.js';
 import { runProbe, runProbes } from '../../src/sources/probe-runner.js';
 import type { ExecOptions, ExecResult, Transport, TransportKind } from '../../src/sources/transport.js';
 import type { KernelEvent } from '../../src/trace/kernel-trace.js';
-import { captureKernelTrace, LIVE_TRACE_START_CHAINS, passFacts, traceSeconds, type LiveTraceMatch } from '../../src/trace/live-trace.js';
+import { currentRun } from '../../src/run-record.js';
+import { captureKernelTrace, liveTraceStartChains, passFacts, traceSeconds, traceTableName, traceTablesListed, type LiveTraceMatch } from '../../src/trace/live-trace.js';
+
+// This process's run record (src/run-record.ts) in a directory of its own, and its table.
+let TABLE = '';
+beforeAll(async () => {
+  process.env['XDG_STATE_HOME'] = mkdtempSync(path.join(tmpdir(), 'nodescope-lt-state-'));
+  TABLE = traceTableName((await currentRun()).id);
+});
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 
 /** A transport that records every argv and answers from `reply`. */
@@ -33,7 +44,7 @@ const match = (over: Partial<LiveTraceMatch> = {}): LiveTraceMatch => ({ l3: 'ip
 /** `nft monitor trace` lines of one packet: start in the trace table, then `rest` (`table chain what`). */
 function traceLines(id: string, sport: number, rest: readonly string[], flags = 'syn'): string {
   const pkt = `ip saddr 10.244.0.9 ip daddr 10.96.12.34 tcp sport ${sport} tcp dport 80 tcp flags == ${flags}`;
-  return [`trace id ${id} inet nodescope-trace pre packet: iif "veth0" ${pkt}`, `trace id ${id} inet nodescope-trace pre rule ip saddr 10.244.0.9 meta nftrace set 1 # handle 4 (verdict continue)`, `trace id ${id} inet nodescope-trace pre policy accept`, ...rest.map((r) => `trace id ${id} ip ${r}`)].join('\n') + '\n';
+  return [`trace id ${id} inet ${TABLE} pre packet: iif "veth0" ${pkt}`, `trace id ${id} inet ${TABLE} pre rule ip saddr 10.244.0.9 meta nftrace set 1 # handle 4 (verdict continue)`, `trace id ${id} inet ${TABLE} pre policy accept`, ...rest.map((r) => `trace id ${id} ip ${r}`)].join('\n') + '\n';
 }
 
 const ev = (chain: string, handle: number | null, verdict: string, kind: 'rule' | 'policy' = 'rule'): KernelEvent => ({ kind, family: 'ip', table: 'nat', chain, handle, ruleText: null, verdict });
@@ -44,8 +55,10 @@ describe('write guard of the probe runner', () => {
     await expect(runProbe(t, probe('trace-table-add'))).rejects.toBeInstanceOf(BugError);
     await expect(runProbes(t, { ids: ['uname', 'trace-table-delete'] })).rejects.toBeInstanceOf(BugError);
     expect(seen.filter(isWrite)).toEqual([]);
-    const run = await runProbe(t, probe('trace-table-add'), {}, catalog(), { allowWrites: true });
-    expect(run.argv).toEqual(['nft', 'add', 'table', 'inet', 'nodescope-trace']);
+    const run = await runProbe(t, probe('trace-table-add'), { traceTable: 'nodescope-trace-0123456789ab' }, catalog(), { allowWrites: true });
+    expect(run.argv).toEqual(['nft', 'add', 'table', 'inet', 'nodescope-trace-0123456789ab']);
+    // The table name is a parameter with its own pattern: nothing else can be deleted through it.
+    await expect(runProbe(t, probe('trace-table-delete'), { traceTable: 'filter' }, catalog(), { allowWrites: true })).rejects.toBeInstanceOf(UserError);
   });
 
   it('declares every writing probe on demand, so captures and refreshes never run one', async () => {
@@ -86,7 +99,7 @@ describe('captureKernelTrace', () => {
     const { t, seen } = recorder('netns', (argv) => (argv.includes('monitor') ? { stdout: text, exitCode: 124 } : {}));
     const cap = await captureKernelTrace({ transport: t, match: match({ sport: 40000 }), allowTrace: true, seconds: 3, settleMs: 0 });
     expect(seen.map((a) => a.slice(0, 4).join(' '))).toEqual([
-      'nft delete table inet',
+      'nft list tables',
       'nft add table inet',
       'nft add chain inet',
       'nft add chain inet',
@@ -95,6 +108,8 @@ describe('captureKernelTrace', () => {
       'timeout 3 nft -a',
       'nft delete table inet',
     ]);
+    expect(seen[1]![4]).toBe(TABLE);
+    expect(cap.table).toBe(TABLE);
     expect(seen[2]![6]).toBe('{ type filter hook prerouting priority -301 ; policy accept ; }');
     expect(seen[4]!.slice(5).join(' ')).toBe('pre ip saddr 10.244.0.9 ip daddr 10.96.12.34 tcp sport 40000 tcp dport 80 meta nftrace set 1');
     expect(seen[5]!.slice(5, 6)).toEqual(['out']);
@@ -110,15 +125,32 @@ describe('captureKernelTrace', () => {
       onListening: () => { throw new Error('traffic generator failed'); },
     });
     await expect(run).rejects.toThrow('traffic generator failed');
-    expect(seen.at(-1)).toEqual(['nft', 'delete', 'table', 'inet', 'nodescope-trace']);
+    expect(seen.at(-1)).toEqual(['nft', 'delete', 'table', 'inet', TABLE]);
     expect(seen.findIndex((a) => a.includes('add'))).toBeGreaterThan(0);
   });
 
   it('stops with a UserError naming nft when the table cannot be added, and still deletes', async () => {
     const { t, seen } = recorder('netns', (argv) => (argv[1] === 'add' ? { exitCode: 1, stderr: 'Error: Could not process rule: Operation not permitted' } : {}));
     await expect(captureKernelTrace({ transport: t, match: match(), allowTrace: true, seconds: 1, settleMs: 0 })).rejects.toBeInstanceOf(UserError);
-    expect(seen.at(-1)).toEqual(['nft', 'delete', 'table', 'inet', 'nodescope-trace']);
+    expect(seen.at(-1)).toEqual(['nft', 'delete', 'table', 'inet', TABLE]);
     expect(seen.some((a) => a.includes('monitor'))).toBe(false);
+  });
+});
+
+describe('trace tables on the node', () => {
+  it('reads only nodescope trace table names from nft list tables (hostile names ignored)', () => {
+    const text = 'table ip filter\ntable inet nodescope-trace-0123456789ab\ntable inet nodescope-trace\ntable inet nodescope-trace-../x\ntable ip nodescope-trace-0123456789ab\n  table inet nodescope-trace-ffffffffffff\n';
+    expect(traceTablesListed(text)).toEqual(['nodescope-trace-0123456789ab', 'nodescope-trace', 'nodescope-trace-ffffffffffff']);
+  });
+
+  it("leaves another run's table alone when this machine has no record of it, and says so", async () => {
+    const other = 'nodescope-trace-0123456789ab';
+    const { t, seen } = recorder('netns', (argv) => (argv[1] === 'list' ? { stdout: `table inet ${other}\n` } : {}));
+    const notices: string[] = [];
+    const cap = await captureKernelTrace({ transport: t, match: match(), allowTrace: true, seconds: 1, settleMs: 0, onNotice: (m) => notices.push(m) });
+    expect(seen.filter((a) => a.includes(other))).toEqual([]);
+    expect(cap.stale.map((s) => [s.table, s.state, s.removed])).toEqual([[other, 'unknown', false]]);
+    expect(notices).toEqual([expect.stringContaining(`left the trace table inet ${other} on netns:test alone: its run 0123456789ab is not recorded on this machine`)]);
   });
 });
 
@@ -126,7 +158,7 @@ describe('reading the kernel pass', () => {
   it('takes the endpoint from a dnat rule, else from the first rewritten packet line', () => {
     const dnat = traceLines('00000001', 41000, ['nat KUBE-SEP-A rule meta l4proto tcp dnat to 10.244.1.5:8080 # handle 30 (verdict accept)']);
     const moved = traceLines('00000002', 41001, ['filter FORWARD packet: iif "veth0" oif "eth0" ip saddr 10.244.0.9 ip daddr 10.244.2.7 tcp sport 41001 tcp dport 8080']);
-    const facts = [dnat, moved].map((t) => passFacts(splitTracePasses(parseNftTrace(t, 't').value, [...LIVE_TRACE_START_CHAINS])[0]!));
+    const facts = [dnat, moved].map((t) => passFacts(splitTracePasses(parseNftTrace(t, 't').value, [...liveTraceStartChains(TABLE)])[0]!));
     expect(facts.map((f) => f.endpoint)).toEqual(['10.244.1.5:8080', '10.244.2.7:8080']);
   });
 

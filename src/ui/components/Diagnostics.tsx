@@ -2,7 +2,8 @@
  * What a parser could not read, shown inside the pane that needed it: the count,
  * then the first diagnostics with their line number and the offending text.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './SafeText.js';
 import React from 'react';
 import { formatDiagnostic, type Diagnostic } from '../../model/diagnostics.js';
 import { tf, type Lang } from '../i18n.js';

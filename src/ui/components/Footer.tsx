@@ -1,5 +1,5 @@
 /** The footer: the filter being typed, a notice about the last key, or the key hint line. */
-import { Text } from 'ink';
+import { Text } from './SafeText.js';
 import React from 'react';
 import { t, type Lang } from '../i18n.js';
 import { fitCell } from '../text.js';

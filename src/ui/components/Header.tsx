@@ -1,5 +1,6 @@
 /** The two header lines: node, source and freshness, detected mode with evidence; then the pane tabs. */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './SafeText.js';
 import React, { useEffect, useRef, useState } from 'react';
 import { clockTime } from '../../sources/api-file.js';
 import type { ApiProblem } from '../../sources/cluster-api.js';
@@ -133,8 +134,10 @@ export function Header(p: HeaderProps): React.JSX.Element {
   const staleSeconds = useStaleSeconds(p.error, p.ageSeconds, p.now ?? Date.now);
   const source = p.live ? `${t(p.lang, 'header.live')} ${p.sourceLabel}` : `${t(p.lang, 'header.replay')} ${p.capturedAt ? tf(p.lang, 'header.capturedAt', { time: p.capturedAt.replace('T', ' ').replace(/\.\d+Z$/, 'Z') }) : ''}`;
   let freshness = '';
-  if (p.refreshing) freshness = t(p.lang, 'header.refreshing');
-  else if (p.live && p.ageSeconds !== null) freshness = tf(p.lang, 'header.age', { age: humanAge(p.ageSeconds) });
+  // The data's age stays in view while a refresh is under way: a refresh stalled on a
+  // dead SSH link can take tens of seconds, and "refreshing…" alone hid how old the data is.
+  if (p.live && p.ageSeconds !== null) freshness = tf(p.lang, 'header.age', { age: humanAge(p.ageSeconds) }) + (p.refreshing ? `, ${t(p.lang, 'header.refreshing')}` : '');
+  else if (p.refreshing) freshness = t(p.lang, 'header.refreshing');
   const where = `${t(p.lang, 'header.node')} ${p.node} │ ${source}`;
   const line1 = p.error
     ? staleLine(p.error, humanAge(staleSeconds), where, p)

@@ -1,5 +1,6 @@
 /** The `?` overlay listing every key, generated from the key bindings (src/ui/key-bindings.ts). */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './SafeText.js';
 import React from 'react';
 import { t, tf, type Lang } from '../i18n.js';
 import { helpRows } from '../key-bindings.js';

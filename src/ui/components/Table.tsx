@@ -2,7 +2,8 @@
  * A virtualised table: only the rows that fit in `height` are rendered, so a
  * million-row conntrack table costs the same per frame as ten rows.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './SafeText.js';
 import React from 'react';
 import { fitCell, layoutColumns, type ColumnSpec } from '../text.js';
 import { theme, type ColorToken } from '../theme.js';

@@ -8,7 +8,8 @@
  * reducer, the session of the step's capture, and applying a step's reducer actions
  * once per position change.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from './SafeText.js';
 import React, { useEffect, useMemo, useReducer, useRef } from 'react';
 import type { NodeSnapshot } from '../../model/snapshot.js';
 import type { SessionLike } from '../../session.js';

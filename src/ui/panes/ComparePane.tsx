@@ -6,7 +6,8 @@
  * Costs are generated per Service when shown (src/analysis/compare-modes-lazy.ts); the
  * totals pass runs between keypresses.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
 import React, { useEffect, useRef, useState } from 'react';
 import { COMPARE_MODES, modeTotal, type CompareMode } from '../../analysis/compare-modes.js';
 import type { ModeComparer } from '../../analysis/compare-modes-lazy.js';

@@ -9,7 +9,8 @@
  * Only the visible rows are turned into display rows, so a million entries cost what
  * twenty do. Timeouts count down between refreshes by `elapsedSeconds`.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
 import React from 'react';
 import { formatEndpoint } from '../../analysis/conntrack-nat.js';
 import { conntrackRow, type ConntrackRowView, type ConntrackView } from '../../analysis/conntrack-view.js';

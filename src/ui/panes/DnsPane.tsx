@@ -6,7 +6,8 @@
  * step with real replies, and what `ndots` cost. A timeout or SERVFAIL is shown as such,
  * with the server and the time spent.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
 import React from 'react';
 import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord } from '../../dns/describe.js';
 import { PORT_FORWARD_NOTE } from '../../dns/portforward.js';

@@ -4,7 +4,8 @@
  * real servers (forwarding method, weight, ActiveConn / InActConn, totals). A table that
  * was not read says so with the probes that would read it, never "0 virtual servers".
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
 import React from 'react';
 import { ipvsCountText, type IpvsRealServerRow, type IpvsView, type IpvsVirtualServerRow } from '../../analysis/ipvs-view.js';
 import type { IpvsCount } from '../../model/ipvs.js';

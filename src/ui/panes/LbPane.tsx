@@ -5,7 +5,8 @@
  * (address, state, whether new connections may pick it, node, EndpointSlice conditions),
  * then map entries nodescope could not decode, with the reason.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
 import React from 'react';
 import { foldMapNames, lbConditionsText, type LbBackendRow, type LbFrontendRow, type LbView } from '../../analysis/lb-view.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';

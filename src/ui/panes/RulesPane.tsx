@@ -3,7 +3,8 @@
  * chain's rules with packets, bytes, rate, the kube-proxy comment as label, the
  * branch probability, and the target. The selected rule is shown in full below.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
 import React from 'react';
 import type { NftListRow } from '../../analysis/nft-view.js';
 import { formatProbability, probabilityDigits, type LazyRows, type RuleRow } from '../../analysis/rules-view.js';

@@ -3,7 +3,8 @@
  * nodePort) and ready/total endpoints; below, the endpoints of the selected Service
  * with their EndpointSlice conditions (ready/serving/terminating), node and zone.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
 import React from 'react';
 import type { EndpointRow, ServiceRow } from '../../analysis/service-view.js';
 import type { Diagnostic } from '../../model/diagnostics.js';

@@ -7,7 +7,8 @@
  * header as it is at that step, the rule's counters, and the branches of a random choice
  * with their probabilities. The last step adds the conntrack entry and the reply's way back.
  */
-import { Box, Text } from 'ink';
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
 import React from 'react';
 import { branchLines, formatHeader, stepMark, tupleText } from '../../trace/describe.js';
 import type { StepNoPacketReason } from '../../analysis/step-defaults.js';

@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { escapeCodePoint, jsonTerminalSafe, terminalSafe } from '../../src/text/terminal-safe.js';
+
+// Every character a terminal may act on or not draw: no byte of it may survive the helper.
+const DANGEROUS = /[\0-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufe00-\ufe0f\u3164\u{e0000}-\u{e0fff}]/u;
+
+describe('terminalSafe', () => {
+  it('returns the same string when nothing needs escaping (ASCII, Japanese, emoji, a backslash)', () => {
+    for (const s of ['', 'KUBE-SVC-ABCD default/nginx:http', 'ノードの書き換え', 'C:\\dir "x" {bold}', '😀 wide ✓']) {
+      expect(terminalSafe(s)).toBe(s);
+      expect(terminalSafe(s, 'document')).toBe(s);
+    }
+  });
+
+  it.each([
+    ['ESC (CSI, OSC start)', '\x1b[2J', '\\x1b[2J'],
+    ['BEL (OSC end)', 'a\x07b', 'a\\x07b'],
+    ['NUL and BS', '\0\b', '\\x00\\x08'],
+    ['CR, LF, TAB in a line', 'a\rb\nc\td', 'a\\rb\\nc\\td'],
+    ['DEL', 'x\x7f', 'x\\x7f'],
+    ['C1 CSI and OSC', '\x9b2J\x9d0;t\x9c', '\\x9b2J\\x9d0;t\\x9c'],
+    ['bidi overrides', 'a\u202eevil\u202c', 'a\\u202eevil\\u202c'],
+    ['bidi isolates', '\u2066x\u2069\u2067\u2068', '\\u2066x\\u2069\\u2067\\u2068'],
+    ['bidi marks', '\u200e\u200f\u061c', '\\u200e\\u200f\\u061c'],
+    ['zero-width and BOM', 'a\u200bb\u200cc\u200dd\ufeff', 'a\\u200bb\\u200cc\\u200dd\\ufeff'],
+    ['line and paragraph separators', 'a\u2028b\u2029', 'a\\u2028b\\u2029'],
+    ['Mongolian vowel separator, soft hyphen, word joiner', '\u180e\u00ad\u2060', '\\u180e\\xad\\u2060'],
+    ['Hangul filler, variation selector', '\u3164\ufe0f', '\\u3164\\ufe0f'],
+    ['tag characters (above the BMP)', 'a\u{e0041}\u{e007f}', 'a\\u{e0041}\\u{e007f}'],
+    ['lone surrogates', 'a\ud800b\udc00', 'a\\ud800b\\udc00'],
+  ])('escapes %s visibly', (_what, input, shown) => {
+    expect(terminalSafe(input)).toBe(shown);
+    expect(terminalSafe(input)).not.toMatch(DANGEROUS);
+  });
+
+  it('keeps newline and tab in document mode, escapes carriage return and everything else', () => {
+    const doc = 'line 1\tcol\nline 2 \x1b]0;PWNED\x07\r\n';
+    expect(terminalSafe(doc, 'document')).toBe('line 1\tcol\nline 2 \\x1b]0;PWNED\\x07\\r\n');
+  });
+
+  it('escapes the issue repro payload, leaving it readable', () => {
+    const comment = 'x\x1b]0;PWNED\x07\x1b]52;c;bGl2ZQ==\x07\x1b[2J';
+    expect(terminalSafe(comment)).toBe('x\\x1b]0;PWNED\\x07\\x1b]52;c;bGl2ZQ==\\x07\\x1b[2J');
+  });
+
+  it('does not double-escape: a second pass over escaped text changes nothing', () => {
+    const once = terminalSafe('a\x1b\\b\u202e\u{e0041}\n');
+    expect(once).toBe('a\\x1b\\b\\u202e\\u{e0041}\\n');
+    expect(terminalSafe(once)).toBe(once);
+    expect(terminalSafe(once, 'document')).toBe(once);
+  });
+
+  it('every code point below U+0100 and the whole Cf category come out without a dangerous character', () => {
+    let all = '';
+    for (let cp = 0; cp < 0x100; cp++) all += String.fromCodePoint(cp);
+    for (let cp = 0x100; cp <= 0x10ffff; cp++) if (/\p{Cf}/u.test(String.fromCodePoint(cp))) all += String.fromCodePoint(cp);
+    expect(terminalSafe(all)).not.toMatch(DANGEROUS);
+    expect(terminalSafe(all, 'document').replace(/[\n\t]/g, '')).not.toMatch(DANGEROUS);
+  });
+
+  it('escapeCodePoint spells the forms the module documents', () => {
+    expect(['\x1b', '\x7f', '\x85', '\u202e', '\u{e0001}', '\n'].map(escapeCodePoint)).toEqual(['\\x1b', '\\x7f', '\\x85', '\\u202e', '\\u{e0001}', '\\n']);
+  });
+});
+
+describe('jsonTerminalSafe', () => {
+  it('keeps the exact values (JSON.parse gives them back) while no raw C1/bidi/format character remains', () => {
+    const value = { comment: 'x\x1b]0;PWNED\x07\x9b2J\u202eevil\u2028\u200b\u{e0041}\ud800', plain: 'ok' };
+    const json = jsonTerminalSafe(JSON.stringify(value));
+    expect(json).not.toMatch(DANGEROUS);
+    expect(JSON.parse(json)).toEqual(value);
+  });
+
+  it('returns the text as is when there is nothing to escape', () => {
+    const json = JSON.stringify({ a: 'ノード', b: 'x\\y' });
+    expect(jsonTerminalSafe(json)).toBe(json);
+  });
+});
