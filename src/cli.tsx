@@ -30,6 +30,7 @@ import { loadSnapshot, Session } from './collect/session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
 import { detectLang } from './text/i18n.js';
 import { DEFAULT_INTERVAL_MS } from './sources/refresh-interval.js';
+import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from './sources/k8s-debug-pod.js';
 
@@ -218,7 +219,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         break;
       case 'dns': {
         if (!opts.service) {
-          const names = (snapshot.api?.value?.services ?? []).map((svc) => `${svc.meta.namespace}/${svc.meta.name}`);
+          const names = (snapshot.api?.value?.services ?? []).map((svc) => formatServiceRef(svc.meta));
           const some = names.slice(0, 5).join(', ');
           throw new UserError('show dns needs --service NS/NAME', names.length ? `e.g. ${some}${names.length > 5 ? ` (${names.length} in all: \`nodescope show services\`)` : ''}` : 'list them with `nodescope show services`');
         }

@@ -307,6 +307,22 @@ export function selectorOf(svc: Service): Readonly<Record<string, string>> | und
   return svc.selector && Object.keys(svc.selector).length > 0 ? svc.selector : undefined;
 }
 
+/**
+ * What a row built by {@link CompactServiceRow} gives without deriving its endpoint rows:
+ * its Service, its EndpointSlices (sorted by name) and a visit of its endpoints in natural
+ * order. Readers that go over every Service use it; the class stays inside this module.
+ */
+export interface ServiceRowSource {
+  readonly service: Service;
+  sliceList(): readonly EndpointSlice[];
+  forEachEndpoint(visit: (address: string, endpoint: Endpoint, slice: EndpointSlice, pod: Pod | undefined) => void): void;
+}
+
+/** The row's sources when it is compact, else null (a row of plain data: read its fields). */
+export function rowSource(row: ServiceRow): ServiceRowSource | null {
+  return row instanceof CompactServiceRow ? row : null;
+}
+
 /** The endpoint addresses of `row` in row order (compact rows skip building endpoint rows). */
 export function endpointAddresses(row: ServiceRow): readonly string[] {
   return row instanceof CompactServiceRow ? row.addresses() : row.endpoints.map((e) => e.address);

@@ -27,6 +27,7 @@ import {
   addressSortKey,
   byText,
   CompactServiceRow,
+  rowSource,
   endpointOrder,
   naturalAddresses,
   podOf,
@@ -35,6 +36,7 @@ import {
   sortedAddresses,
   type RowContext,
 } from './service-row.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 export { addressSortKey, endpointAddresses } from './service-row.js';
 
@@ -121,7 +123,7 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
   const context: RowContext = { nodes, viewed: options.nodeName };
   // Rows keep references and the endpoint order only; their fields are derived when read.
   const rows = services.map((svc): ServiceRow => {
-    const found = slicesOf.get(`${svc.meta.namespace}/${svc.meta.name}`);
+    const found = slicesOf.get(formatServiceRef(svc.meta));
     const slices: readonly EndpointSlice[] = found ? found.sort((a, b) => byText(a.meta.name, b.meta.name)) : NONE;
     const natural = naturalAddresses(slices);
     const order = endpointOrder(natural);
@@ -135,7 +137,7 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
     const selected = matched && (matched.length === 0 ? NONE : matched.sort((a, b) => byText(a.meta.name, b.meta.name)));
     return new CompactServiceRow(svc, slices.length === 1 ? slices[0]! : slices, order, sortedAddresses(natural, order), endpointPods, selected, context);
   });
-  const known = new Set(services.map((s) => `${s.meta.namespace}/${s.meta.name}`));
+  const known = new Set(services.map((s) => formatServiceRef(s.meta)));
   const orphanSlices = objects.endpointSlices
     .filter((s) => s.serviceName === undefined || !known.has(`${s.meta.namespace}/${s.serviceName}`))
     .map((s) => ({ namespace: s.meta.namespace, name: s.meta.name, serviceName: s.serviceName }))
@@ -168,7 +170,7 @@ export interface ServiceFact {
 
 function factsFor(row: ServiceRow): ServiceFact[] {
   // A compact row's slices and endpoint conditions, read without deriving rows (every Service is read).
-  const compact = row instanceof CompactServiceRow ? row : undefined;
+  const compact = rowSource(row);
   const slices: readonly { readonly ports: readonly EndpointPort[] }[] = compact ? compact.sliceList() : row.slices;
   const endpoints = (): readonly Pick<Endpoint, 'ready' | 'serving' | 'terminating'>[] => {
     if (!compact) return row.endpoints;
@@ -274,7 +276,7 @@ function uniqueSorted<T>(items: readonly T[], key: (t: T) => string): T[] {
 export function dataplaneTargets(view: ServiceView): DataplaneTarget[] {
   return view.rows.map((row) => {
     // Port, protocol and nodePort only: a compact row's Service ports give them without deriving `ports`.
-    const ports: readonly Pick<PortRow, 'port' | 'protocol' | 'nodePort'>[] = row instanceof CompactServiceRow ? row.service.ports : row.ports;
+    const ports: readonly Pick<PortRow, 'port' | 'protocol' | 'nodePort'>[] = rowSource(row)?.service.ports ?? row.ports;
     const frontIPs = row.type === 'ExternalName' || row.headless ? [] : [...row.clusterIPs, ...row.externalIPs, ...row.loadBalancerIPs];
     const vips = uniqueSorted(
       frontIPs.flatMap((ip) => ports.map((p) => ({ ip, port: p.port, protocol: p.protocol }))),
@@ -291,11 +293,12 @@ export function dataplaneTargets(view: ServiceView): DataplaneTarget[] {
       const ready = endpointReady || (endpoints.get(k)?.ready ?? false);
       endpoints.set(k, { ip, port, protocol, ready });
     };
-    if (row instanceof CompactServiceRow) {
+    const compact = rowSource(row);
+    if (compact) {
       // The same visits in the same order, without building endpoint rows (every Service is read).
       const served = new Map<EndpointSlice, EndpointPort[]>();
-      const svcPorts = row.service.ports;
-      row.forEachEndpoint((address, e, slice) => {
+      const svcPorts = compact.service.ports;
+      compact.forEachEndpoint((address, e, slice) => {
         if (slice.addressType === 'FQDN') return;
         let ports = served.get(slice);
         if (!ports) {

@@ -8,6 +8,7 @@ import { tail } from '../errors.js';
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type Parsed, type ProbeSummary, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
 import type { ConntrackTable } from '../model/conntrack.js';
+import type { IpvsListing } from '../model/ipvs.js';
 import { localAddresses } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { LbTable } from '../model/cilium.js';
@@ -16,6 +17,7 @@ import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js'
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { collectGarbageIfGrown } from './memory.js';
 import { parseConntrack } from '../parsers/conntrack.js';
+import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
 import { catalog } from '../sources/catalog.js';
@@ -153,7 +155,7 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
 }
 
 /** The fields of a snapshot that a staged load fills after the first frame. */
-export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipset' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
+export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipvsList' | 'ipset' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
 
 /** The fields of the first snapshot of a staged load. */
 type FirstFields = Omit<NodeSnapshot, keyof PartFields | 'pending'>;
@@ -183,6 +185,7 @@ function assemble(first: FirstFields, parts: Partial<PartFields>, pending: reado
     conntrackMax: first.conntrackMax,
     conntrackCount: first.conntrackCount,
     ipvs: parts.ipvs ?? null,
+    ...(parts.ipvsList?.value ? { ipvsList: parts.ipvsList } : {}),
     ipset: parts.ipset ?? null,
     api: first.api,
     ciliumConntrack: parts.ciliumConntrack ?? null,
@@ -250,12 +253,20 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     if (parsed?.value && !parsed.error) break;
   }
   if (part === 'ciliumConntrack') return { ciliumConntrack: ciliumCtPart(chosen as Parsed<CiliumCtTable> | null, done) };
+  if (part === 'ipvs') return ipvsPart(chosen as Parsed<IpvsListing> | null, byId, cache);
   if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, byId.get('conntrack-events'), cache) };
   return { [part]: chosen } as Partial<PartFields>;
 }
 
+// The counters listing (-Ln --stats) is the part; the plain -Ln one adds schedulers and weights when both were read.
+function ipvsPart(ipvs: Parsed<IpvsListing> | null, byId: ReadonlyMap<string, ProbeRun>, cache: SnapshotInput['cache']): Partial<PartFields> {
+  const ipvsList = byId.has('ipvsadm-stats') ? parseRunCached(byId.get('ipvsadm'), parseIpvsadm, cache) : null;
+  return { ipvs, ...(ipvsList?.value ? { ipvsList } : {}) };
+}
+
 function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {
   if (part === 'lb') return { lb: from.lb, lbMapsRead: from.lbMapsRead };
+  if (part === 'ipvs') return { ipvs: from.ipvs, ...(from.ipvsList ? { ipvsList: from.ipvsList } : {}) };
   return { [part]: from[part] ?? null };
 }
 
@@ -423,6 +434,7 @@ async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: num
     chosen = await parseRunChunked(run, entry, ctx.cache, chunkChars);
     if (chosen.value && !chosen.error) break;
   }
+  if (part === 'ipvs') return ipvsPart(chosen as Parsed<IpvsListing> | null, ctx.byId, ctx.cache);
   if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, ctx.byId.get('conntrack-events'), ctx.cache) };
   return { [part]: chosen } as Partial<PartFields>;
 }

@@ -106,7 +106,13 @@ export interface NodeSnapshot {
   /** nf_conntrack_max and nf_conntrack_count (entries), when read. */
   readonly conntrackMax: number | null;
   readonly conntrackCount: number | null;
+  /** IPVS virtual servers: the `ipvsadm -Ln --stats --exact` listing when read, else `ipvsadm -Ln`. */
   readonly ipvs: Parsed<IpvsListing> | null;
+  /**
+   * The `ipvsadm -Ln` listing (schedulers, flags, persistence, forwarding, weights) when
+   * `ipvs` holds the counters listing and this one was read too; absent otherwise.
+   */
+  readonly ipvsList?: Parsed<IpvsListing> | null;
   readonly ipset: Parsed<IpsetSet[]> | null;
   readonly api: Parsed<ApiObjects> | null;
   /**

@@ -19,7 +19,7 @@
  * replay of a capture that recorded only that server), null when the asked one replied.
  */
 import Table from 'cli-table3';
-import { clusterDomainText, type ClusterDomain } from '../dns/cluster-domain.js';
+import { clusterDomainText, type ClusterDomain } from '../analysis/cluster-domain.js';
 import { answersCell, comparedCell, msText, noReplyText, relativeName, resultAnsweringServers, standInText, statusWord } from '../analysis/dns-describe.js';
 import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
