@@ -23,6 +23,9 @@ import { runLiveTraceCommand } from './report/trace-live.js';
 import { traceSeconds } from './collect/live-trace.js';
 import { DNS_QUESTION_TYPES } from './model/dns.js';
 import { dig, digExitCode, digOutput } from './dns/dig.js';
+import { digSearch, digWords, readResolvConfFile } from './dns/dig-search.js';
+import { digSearchJson, digSearchText } from './report/dig-search.js';
+import { readNodeResolvConf } from './dns/resolve.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle, prepareCaptureDir } from './collect/capture.js';
@@ -206,7 +209,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         out = showServices(snapshot, opts.output, opts.service);
         break;
       case 'rules':
-        out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}) });
+        out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) });
         break;
       case 'lb':
         out = showLb(snapshot, opts.output);
@@ -243,6 +246,46 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   writeDocument(out, opts.output);
 }
 
+/** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
+function addDigCommand(program: Command): void {
+  addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
+    .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
+    .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
+    .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
+    .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json'; search?: boolean; resolvConf?: string }) => {
+      const { name, search: plus } = digWords(words);
+      const search = plus ?? opts.search === true;
+      if (opts.resolvConf && !search) throw new UserError('--resolv-conf applies to a search', 'add --search (or +search)');
+      // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
+      const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
+      const source = await openSource(opts);
+      const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
+      const dns = dnsTransportFor(source.transport);
+      try {
+        const domain = await clusterDomainFor(opts, source.transport);
+        if (search) {
+          const captured = given ? null : await readNodeResolvConf(source.transport);
+          const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
+          const run = await digSearch({ name, dns, resolv, api, ...(opts.server ? { server: opts.server } : {}) });
+          writeDocument(opts.output === 'json' ? digSearchJson(run, dns.note ?? null) : digSearchText(run, dns.note ?? null), opts.output);
+          // Like dig(1): 9 when no server ever replied.
+          process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;
+          return;
+        }
+        const args = { name, type: opts.type, dns, api, format: opts.output, expect: { zone: domain.name }, ...(opts.server ? { server: opts.server } : {}) };
+        const result = await dig(args);
+        writeDocument(digOutput(result, args, domain), opts.output);
+        // Like dig(1): 9 when the server never replied (the text says why).
+        process.exitCode = digExitCode(result.exchange);
+      } finally {
+        await dns.close();
+        await closeSource(source);
+      }
+    });
+}
+
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
@@ -255,7 +298,7 @@ export function buildProgram(): Command {
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--chain <name>', 'rules: only this chain')
     .option('--table <name>', 'rules: only this table')
-    .option('--service <ns/name>', 'services, conntrack, dns, compare: only this Service')
+    .option('--service <ns/name>', 'services, rules, conntrack, dns, compare: only this Service')
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
 
@@ -299,26 +342,7 @@ export function buildProgram(): Command {
       }
     });
 
-  addSourceOptions(program.command('dig').argument('<name>', 'DNS name to resolve').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
-    .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
-    .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (name: string, opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json' }) => {
-      const source = await openSource(opts);
-      const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
-      const dns = dnsTransportFor(source.transport);
-      try {
-        const domain = await clusterDomainFor(opts, source.transport);
-        const args = { name, type: opts.type, dns, api, format: opts.output, expect: { zone: domain.name }, ...(opts.server ? { server: opts.server } : {}) };
-        const result = await dig(args);
-        writeDocument(digOutput(result, args, domain), opts.output);
-        // Like dig(1): 9 when the server never replied (the text says why).
-        process.exitCode = digExitCode(result.exchange);
-      } finally {
-        await dns.close();
-        await closeSource(source);
-      }
-    });
+  addDigCommand(program);
 
   addSourceOptions(program.command('capture').description('write a capture bundle of the source'))
     .requiredOption('-o, --output <dir>', 'bundle directory to write')

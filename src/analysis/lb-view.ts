@@ -91,6 +91,8 @@ export interface LbFrontendRow {
   readonly revNatId: number | null;
   readonly count: number | null;
   readonly qcount: number | null;
+  /** An L7 load-balancer frontend's proxy port (Envoy), null when not one or not shown. */
+  readonly l7ProxyPort: number | null;
   readonly service: LbServiceRef | null;
   readonly backends: readonly LbBackendRow[];
   readonly raw: string;
@@ -136,11 +138,11 @@ function agentOf(snapshot: NodeSnapshot): Pick<LbSourceInfo, 'agent' | 'agentDet
 
 /** Why there is no table: the services-map probe's failure, else the agent listing's, else "not probed". */
 function absentReasonOf(snapshot: NodeSnapshot): string {
-  const tried = ['bpf-lb4-services', 'cilium-bpf-lb-list'].map((id) => snapshot.probes.find((p) => p.id === id)).filter((p) => p !== undefined);
+  const tried = ['bpf-lb4-services', 'cilium-bpf-lb-list', 'cilium-service-list'].map((id) => snapshot.probes.find((p) => p.id === id)).filter((p) => p !== undefined);
   if (tried.length === 0) return 'no Cilium LB probe ran on this source';
   return tried
     .map((p) => {
-      const why = p.status === 'missing' ? `${p.argv[0]} not found` : p.status === 'timeout' ? `timed out after ${p.durationMs} ms` : `exit code ${p.exitCode}`;
+      const why = p.notCaptured ? 'not in this capture' : p.status === 'missing' ? `${p.argv[0]} not found` : p.status === 'timeout' ? `timed out after ${p.durationMs} ms` : `exit code ${p.exitCode}`;
       const stderr = p.stderrTail.trim().split('\n').pop() ?? '';
       return `${p.argv.join(' ')}: ${why}${stderr ? ` (${stderr})` : ''}`;
     })
@@ -194,7 +196,7 @@ function frontendRow(
       address: be ? joinHostPort(be.ip, be.port) : null,
       protocol: be?.protocol ?? null,
       state: be === null ? 'missing' : quarantined && be.state !== 'maintenance' ? 'quarantined' : be.state,
-      newConnections: slot.slot === null || svc.count === null ? null : slot.slot <= svc.count,
+      newConnections: slot.slot === null ? (svc.count === null || be?.state == null ? null : be.state === 'active') : svc.count === null ? null : slot.slot <= svc.count,
       nodeName,
       onNode: nodeName === null ? null : nodeName === viewedNode,
       zone: typeof be?.zone === 'string' ? be.zone : endpoint?.zone ?? null,
@@ -210,6 +212,7 @@ function frontendRow(
     revNatId: svc.id,
     count: svc.count,
     qcount: svc.qcount,
+    l7ProxyPort: svc.l7ProxyPort,
     service,
     backends,
     raw: svc.raw,

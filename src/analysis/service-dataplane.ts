@@ -128,3 +128,57 @@ export function serviceDataplane(snapshot: NodeSnapshot, ref: ServiceRef, option
   const frontend = lbFrontendIndexForService(lb, ref.namespace, ref.name);
   return frontend >= 0 ? { kind: 'cilium', lb, frontend } : { kind: 'none' };
 }
+
+/**
+ * A kube-proxy filter rule that stops a Service's traffic: `REJECT` with the comment
+ * `ns/name[:port] has no endpoints`, or `DROP` with `… has no local endpoints`
+ * (externalTrafficPolicy/internalTrafficPolicy Local without a local endpoint). kube-proxy
+ * writes these in the filter table's KUBE-SERVICES, KUBE-EXTERNAL-SERVICES and
+ * KUBE-NODEPORTS chains (pkg/proxy/iptables/proxier.go, "filterRules").
+ */
+export interface ServiceFilterRuleRef {
+  readonly comment: string;
+  readonly table: 'filter';
+  readonly chain: string;
+  /** 0-based index of the rule in its chain. */
+  readonly ruleIndex: number;
+  readonly target: string;
+}
+
+const FILTER_CHAINS = [IPTABLES_CHAINS.services, 'KUBE-EXTERNAL-SERVICES', 'KUBE-NODEPORTS'] as const;
+
+/** The filter rules of Service `namespace/name` (see {@link ServiceFilterRuleRef}), KUBE-SERVICES first. */
+export function iptablesServiceFilterRules(ruleset: IptablesRuleset, namespace: string, name: string): ServiceFilterRuleRef[] {
+  const out: ServiceFilterRuleRef[] = [];
+  const whole = `${namespace}/${name}`;
+  for (const chainName of FILTER_CHAINS) {
+    const chain = findChain(ruleset, 'filter', chainName);
+    chain?.rules.forEach((rule, i) => {
+      const c = rule.comment;
+      const target = rule.target?.name ?? '';
+      if (!c || (target !== 'REJECT' && target !== 'DROP')) return;
+      if (!(c.startsWith(`${whole}:`) || c.startsWith(`${whole} `))) return;
+      if (!/ has no (local )?endpoints$/.test(c)) return;
+      out.push({ comment: c, table: 'filter', chain: chainName, ruleIndex: i, target });
+    });
+  }
+  return out;
+}
+
+/**
+ * The kube-proxy nftables maps holding an element for Service `namespace/name` without
+ * endpoints (`no-endpoint-services`, `no-endpoint-nodeports`: element comment
+ * `ns/name:port`, verdict `goto reject-chain` or `drop`), as `{table: 'family name', set}`.
+ */
+export function nftServiceNoEndpointSets(ruleset: NftRuleset, namespace: string, name: string): { readonly table: string; readonly set: string }[] {
+  const out: { table: string; set: string }[] = [];
+  const whole = `${namespace}/${name}`;
+  for (const table of ruleset.tables) {
+    if (table.name !== 'kube-proxy') continue;
+    for (const set of table.sets) {
+      if (set.name !== 'no-endpoint-services' && set.name !== 'no-endpoint-nodeports') continue;
+      if (set.elements.some((e) => e.comment === whole || e.comment?.startsWith(`${whole}:`))) out.push({ table: `${table.family} ${table.name}`, set: set.name });
+    }
+  }
+  return out;
+}

@@ -17,6 +17,9 @@ import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js'
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { collectGarbageIfGrown } from './memory.js';
 import { parseConntrack } from '../parsers/conntrack.js';
+import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
+import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
+import { compareMapsWithListings, mergeCiliumListings } from '../analysis/cilium-listings.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
@@ -92,6 +95,7 @@ export function summarize(run: ProbeRun): ProbeSummary {
     startedAt: run.result.startedAt,
     durationMs: run.result.durationMs,
     stderrTail: tail(run.result.stderr),
+    ...(run.result.notCaptured ? { notCaptured: true } : {}),
     optional: catalog().probes.find((p) => p.id === run.id)?.optional ?? false,
   };
 }
@@ -100,7 +104,8 @@ export function summarize(run: ProbeRun): ProbeSummary {
 export function failureReason(run: ProbeRun): string {
   switch (run.status) {
     case 'missing':
-      return `${run.argv[0]} is not installed on the node`;
+      // A replay that never ran the probe knows nothing about the node's binaries.
+      return run.result.notCaptured ? 'not in this capture' : `${run.argv[0]} is not installed on the node`;
     case 'timeout':
       return `timed out after ${run.result.durationMs} ms`;
     case 'failed': {
@@ -155,7 +160,7 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
 }
 
 /** The fields of a snapshot that a staged load fills after the first frame. */
-export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipvsList' | 'ipset' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
+export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipvsList' | 'ipset' | 'xtRecent' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
 
 /** The fields of the first snapshot of a staged load. */
 type FirstFields = Omit<NodeSnapshot, keyof PartFields | 'pending'>;
@@ -187,6 +192,7 @@ function assemble(first: FirstFields, parts: Partial<PartFields>, pending: reado
     ipvs: parts.ipvs ?? null,
     ...(parts.ipvsList?.value ? { ipvsList: parts.ipvsList } : {}),
     ipset: parts.ipset ?? null,
+    xtRecent: parts.xtRecent ?? null,
     api: first.api,
     ciliumConntrack: parts.ciliumConntrack ?? null,
     lb: parts.lb ?? null,
@@ -260,8 +266,18 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
 
 // The counters listing (-Ln --stats) is the part; the plain -Ln one adds schedulers and weights when both were read.
 function ipvsPart(ipvs: Parsed<IpvsListing> | null, byId: ReadonlyMap<string, ProbeRun>, cache: SnapshotInput['cache']): Partial<PartFields> {
-  const ipvsList = byId.has('ipvsadm-stats') ? parseRunCached(byId.get('ipvsadm'), parseIpvsadm, cache) : null;
+  const ipvsList = ipvs?.probe?.id === 'ipvsadm-stats' && ipvs.value ? parseRunCached(byId.get('ipvsadm'), parseIpvsadm, cache) : null;
   return { ipvs, ...(ipvsList?.value ? { ipvsList } : {}) };
+}
+
+/**
+ * The IPVS listing to parse: the stats probe when it answered, else the plain `ipvsadm -Ln`
+ * (a failed stats probe must not read as "no virtual servers"), else whichever ran.
+ */
+export function ipvsRun(stats: ProbeRun | undefined, plain: ProbeRun | undefined): ProbeRun | undefined {
+  if (stats?.status === 'ok') return stats;
+  if (plain?.status === 'ok') return plain;
+  return stats ?? plain;
 }
 
 function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {
@@ -289,7 +305,7 @@ export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
  * the mode need, then the LB maps and the small listings, then the conntrack tables
  * (seconds at 1M entries, parsed in chunks).
  */
-const STAGES: readonly (readonly SnapshotPart[])[] = [['iptables', 'ip6tables', 'iptablesLegacy', 'nft'], ['lb', 'ciliumStatus', 'ipvs', 'ipset'], ['conntrack'], ['ciliumConntrack']];
+const STAGES: readonly (readonly SnapshotPart[])[] = [['iptables', 'ip6tables', 'iptablesLegacy', 'nft'], ['lb', 'ciliumStatus', 'ipvs', 'ipset', 'xtRecent'], ['conntrack'], ['ciliumConntrack']];
 
 /** Options of {@link completeSnapshot}. */
 export interface CompleteOptions {
@@ -486,31 +502,43 @@ async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGen
 }
 
 /**
- * Cilium's LB table: the raw BPF maps decoded when any of them was read (this
- * works while cilium-agent is down), else `cilium-dbg bpf lb list`.
+ * Cilium's LB table: the raw BPF maps decoded when any of them was read (this works while
+ * cilium-agent is down), else the agent's listings — `cilium-dbg bpf lb list` joined with
+ * `cilium-dbg service list` for backend states ({@link mergeCiliumListings}); either listing
+ * alone when only one answered. When both the maps and a listing are there, they are compared
+ * and any difference is a warning and an `LbDisagreement` naming both.
  */
 function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
   const mapProbes = partProbes().lb.filter((id) => catalog().probes.find((p) => p.id === id)?.parser === LB_MAPS_PARSER);
+  const lbListRun = parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache);
+  const serviceListRun = parseRunCached(byId.get('cilium-service-list'), parseCiliumServiceList, cache);
+  const listings = mergeCiliumListings(lbListRun?.value ?? null, serviceListRun?.value ?? null, { lbList: 'cilium-bpf-lb-list', serviceList: 'cilium-service-list' });
   const read = mapProbes.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
     const decoded = decodeCiliumLbMaps(dumps);
     const services = read.find((r) => r.id.endsWith('-services')) ?? read[0]!;
+    let table = decoded.value.table;
+    const diagnostics = [...decoded.diagnostics];
+    if (listings.table) {
+      const cmp = compareMapsWithListings(table, listings.table, 'the pinned maps (bpftool)', 'cilium-agent listings');
+      if (cmp.disagreements.length) table = { ...table, disagreements: cmp.disagreements };
+      diagnostics.push(...cmp.diagnostics);
+    }
     return {
-      lb: { value: decoded.value.table, diagnostics: decoded.diagnostics, probe: summarize(services), error: null },
+      lb: { value: table, diagnostics, probe: summarize(services), error: null },
       lbMapsRead: dumps.map((d) => d.name.split('/').pop()!),
     };
   }
-  // The agent's listing (`cilium-dbg bpf lb list`): the part's other probe.
-  const listing = partProbes().lb.find((id) => !mapProbes.includes(id));
-  const entry = listing === undefined ? undefined : parserOf(listing);
-  const lb = listing !== undefined && entry ? (parseRunCached(byId.get(listing), entry.parse, cache) as Parsed<LbTable> | null) : null;
-  return { lb, lbMapsRead: [] };
+  const main = lbListRun?.value ? lbListRun : serviceListRun?.value ? serviceListRun : (lbListRun ?? serviceListRun);
+  if (!main) return { lb: null, lbMapsRead: [] };
+  const diagnostics = [...(lbListRun?.diagnostics ?? []), ...(serviceListRun?.diagnostics ?? []), ...listings.diagnostics];
+  return { lb: { value: listings.table, diagnostics, probe: main.probe, error: listings.table ? null : main.error }, lbMapsRead: [] };
 }
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */
 export function allDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
-  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ciliumConntrack, snapshot.ipvs, snapshot.ipset, snapshot.api];
+  const parts = [snapshot.addrs, snapshot.routes, snapshot.nft, snapshot.lb, snapshot.ciliumStatus, snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.conntrack, snapshot.ciliumConntrack, snapshot.ipvs, snapshot.ipset, snapshot.xtRecent ?? null, snapshot.api];
   const out: Diagnostic[] = [];
   for (const p of parts) if (p) out.push(...p.diagnostics);
   // An optional probe that fails (ipvsadm on a kernel without IPVS) is a fact, not an error.

@@ -8,6 +8,7 @@ import type { ParseResult } from '../model/diagnostics.js';
 import type { SnapshotPart } from '../model/snapshot.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
 import { parseCiliumCt } from '../parsers/cilium-ct.js';
+import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
@@ -15,6 +16,7 @@ import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
 import { parseNftText } from '../parsers/nft-text.js';
+import { parseXtRecent } from '../parsers/xt-recent.js';
 import { catalog } from '../sources/catalog.js';
 
 /** Gives the event loop a turn between pieces of work (keys and frames run meanwhile). */
@@ -63,6 +65,8 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
   ipset: { parse: parseIpsetList },
   'cilium-status': { parse: parseCiliumStatus },
   'cilium-bpf-lb-list': { parse: parseCiliumBpfLbList },
+  'cilium-service-list': { parse: parseCiliumServiceList },
+  'xt-recent': { parse: parseXtRecent },
   'cilium-ct': { parse: parseCiliumCt },
 };
 

@@ -57,6 +57,9 @@ export class ProbeDnsTransport implements DnsTransport {
     const run = await runProbe(this.transport, spec, dnsProbeParams(q, options, this.root), this.cat);
     const r = run.result;
     const stderr = r.stderr.trim().split('\n').slice(-3).join(' ');
+    if (run.status === 'missing' && r.notCaptured) {
+      return exchangeWithoutReply(q, this.label, 'not-captured', 'this question is not in the capture', r.startedAt, r.durationMs);
+    }
     if (run.status === 'missing') {
       return exchangeWithoutReply(q, this.label, 'failed', `the query program could not start on ${this.label} (${run.argv[0]} or ${run.argv[1]} missing): ${stderr}`, r.startedAt, r.durationMs);
     }

@@ -7,7 +7,7 @@
  * with outcome `not-captured` for a question the capture never asked.
  */
 import { readFileSync } from 'node:fs';
-import type { Diagnostic } from '../model/diagnostics.js';
+import { diagnostic, type Diagnostic } from '../model/diagnostics.js';
 import type { DnsCapture, DnsExchange } from '../model/dns.js';
 import { bundleFilePath } from '../sources/bundle.js';
 import { DNS_CAPTURE_FILE, formatDnsCapture, parseDnsCapture } from './capture.js';
@@ -63,8 +63,18 @@ export class ReplayDnsTransport implements DnsTransport {
   readonly kind = 'replay' as const;
   private readonly byKey = new Map<string, DnsExchange[]>();
   private readonly used = new Map<string, number>();
-  /** Replayed answers carry the capture's path (`via`), time and WHEN: said, so they are not read as asked now. */
-  readonly note = REPLAY_NOTE;
+  /**
+   * Replayed answers carry the capture's path (`via`), time and WHEN: said, so they are not
+   * read as asked now. A capture file that could not be read (whole or in part) is said too:
+   * its questions would otherwise look merely "not in the capture".
+   */
+  get note(): string {
+    const problems = this.diagnostics.filter((d) => d.severity !== 'info');
+    if (problems.length === 0) return REPLAY_NOTE;
+    const shown = problems.slice(0, 3).map((d) => `${d.origin}${d.line ? `:${d.line}` : ''}: ${d.message}`);
+    const more = problems.length > 3 ? ` (+${problems.length - 3} more)` : '';
+    return `${REPLAY_NOTE}; the recorded answers could not all be read — ${shown.join('; ')}${more}`;
+  }
 
   /**
    * The one server every recorded question went to, if only one: a capture made with
@@ -95,7 +105,14 @@ export class ReplayDnsTransport implements DnsTransport {
     const file = bundleFilePath(dir, relative, relative);
     const label = `replay:${dir}`;
     if (file === undefined) return new ReplayDnsTransport({ formatVersion: 1, exchanges: [] }, label);
-    const parsed = parseDnsCapture(readFileSync(file, 'utf8'), file);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (e) {
+      // A directory, a file without read permission: a diagnostic, not a crash.
+      return new ReplayDnsTransport({ formatVersion: 1, exchanges: [] }, label, [diagnostic('error', file, 0, '', 'unreadable', `cannot read: ${(e as Error).message}`)]);
+    }
+    const parsed = parseDnsCapture(text, file);
     return new ReplayDnsTransport(parsed.value, label, parsed.diagnostics);
   }
 

@@ -169,6 +169,22 @@ export interface LbRevNat {
   readonly port: number;
 }
 
+/**
+ * A map read whose entries (some or all) match no known layout: they are not in the table,
+ * so a lookup that misses may be a miss of nodescope's, not of the datapath's.
+ */
+export interface LbUnreadableMap {
+  readonly map: string;
+  readonly entries: number;
+  readonly reason: string;
+}
+
+/** A frontend (`formatFrontend` text) on which two sources of one node disagree, in words that name both. */
+export interface LbDisagreement {
+  readonly frontend: string;
+  readonly message: string;
+}
+
 /** The whole LB table of one node from one source. */
 export interface LbTable {
   readonly source: LbSource;
@@ -176,6 +192,12 @@ export interface LbTable {
   /** Backend map entries (maps, maps-dump); empty when the source shows backends only inside services. */
   readonly backends: readonly LbBackend[];
   readonly revNats: readonly LbRevNat[];
+  /** Maps with entries no known layout decodes (set only when there are some). */
+  readonly unreadable?: readonly LbUnreadableMap[];
+  /** Where the maps and the agent's listings (or two listings) disagree (set only when they do). */
+  readonly disagreements?: readonly LbDisagreement[];
+  /** `cilium-dbg service list` was joined in: backend states and `count` come from it. */
+  readonly statesFrom?: 'service-list';
 }
 
 /** `L3n4Addr.String()`: `ip:port/PROTO` plus `/i` for internal scope; protocol omitted when null. */

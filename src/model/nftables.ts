@@ -437,6 +437,16 @@ export interface NftTable {
   readonly objects: readonly NftRawObject[];
 }
 
+/**
+ * What `nft -j` says about itself in its leading `metainfo` object (nft 0.9.1+): the nft
+ * `version`, its `releaseName`, and `jsonSchemaVersion` (1 so far; libnftables-json(5)).
+ */
+export interface NftMetainfo {
+  readonly version?: string;
+  readonly releaseName?: string;
+  readonly jsonSchemaVersion?: number;
+}
+
 /** A whole ruleset, tables in input order. */
 export interface NftRuleset {
   readonly tables: readonly NftTable[];

@@ -13,6 +13,7 @@ import type { NetInterface, Route } from './iproute.js';
 import type { IptablesRuleset } from './iptables.js';
 import type { NftRuleset } from './nftables.js';
 import type { IpsetSet, IpvsListing } from './ipvs.js';
+import type { XtRecentCapture } from './xt-recent.js';
 
 /** How a probe ended (same words as the probe runner). */
 export type ProbeOutcome = 'ok' | 'failed' | 'missing' | 'timeout';
@@ -32,6 +33,8 @@ export interface ProbeSummary {
   readonly stderrTail: string;
   /** The catalog marks the probe optional: absent on many nodes, not an error when missing. */
   readonly optional: boolean;
+  /** A replay's bundle has no run of this probe (status `missing`): nothing is known about the node. */
+  readonly notCaptured?: boolean;
 }
 
 /**
@@ -57,10 +60,10 @@ export interface SnapshotSource {
  * (the field of the same name). The first snapshot carries the node's identity,
  * addresses, routes and API objects; these follow, in this order of need.
  */
-export type SnapshotPart = 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'lb' | 'ciliumStatus' | 'ipvs' | 'ipset' | 'conntrack' | 'ciliumConntrack';
+export type SnapshotPart = 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'lb' | 'ciliumStatus' | 'ipvs' | 'ipset' | 'xtRecent' | 'conntrack' | 'ciliumConntrack';
 
 /** Every {@link SnapshotPart}, in the order a staged load parses them. */
-export const SNAPSHOT_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'lb', 'ciliumStatus', 'ipvs', 'ipset', 'conntrack', 'ciliumConntrack'];
+export const SNAPSHOT_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'lb', 'ciliumStatus', 'ipvs', 'ipset', 'xtRecent', 'conntrack', 'ciliumConntrack'];
 
 /**
  * True when `part` of the snapshot is still being parsed (staged load): its field is
@@ -114,6 +117,8 @@ export interface NodeSnapshot {
    */
   readonly ipvsList?: Parsed<IpvsListing> | null;
   readonly ipset: Parsed<IpsetSet[]> | null;
+  /** The `-m recent` lists (`/proc/net/xt_recent/*`, with jiffies and uptime for their ages); null/absent when not read. */
+  readonly xtRecent?: Parsed<XtRecentCapture> | null;
   readonly api: Parsed<ApiObjects> | null;
   /**
    * Cilium's load-balancing table: decoded from the pinned BPF maps (bpftool) when

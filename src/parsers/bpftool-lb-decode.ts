@@ -220,11 +220,15 @@ export interface LbMapDumpText {
 
 /**
  * Parses and decodes several dumps (typically services, backends and reverse NAT for both
- * families) and joins them: `maps` per dump, `table` as {@link assembleLbTable} builds it.
+ * families) and joins them: `maps` per dump, `table` as {@link assembleLbTable} builds it, with
+ * `unreadable` naming each map that holds entries no known layout decodes.
  */
 export function decodeCiliumLbMaps(dumps: readonly LbMapDumpText[], opts: LbDecodeOptions = {}): ParseResult<{ maps: readonly DecodedLbMap[]; table: LbTable }> {
   const results = dumps.map((d) => parseCiliumLbMapDump(d.text, d.origin, d.name, opts));
   const maps = results.map((r) => r.value);
   const table = assembleLbTable(maps);
-  return { value: { maps, table: table.value }, diagnostics: [...results.flatMap((r) => r.diagnostics), ...table.diagnostics] };
+  // A lookup that misses in a map nodescope could not read is not the datapath's miss: said on the table.
+  const unreadable = maps.filter((m) => m.undecoded.length > 0).map((m) => ({ map: m.map, entries: m.undecoded.length, reason: m.undecoded[0]!.reason }));
+  const value = unreadable.length > 0 ? { ...table.value, unreadable } : table.value;
+  return { value: { maps, table: value }, diagnostics: [...results.flatMap((r) => r.diagnostics), ...table.diagnostics] };
 }

@@ -10,7 +10,16 @@
  *   `0.0.0.0:0 (5) (0) [ClusterIP, non-routable] ` (trailing space, `(L7LB Proxy Port: N)` when L7).
  * - ~1.12–1.14: the key (`[fd00::1]:80`, no proto) is printed once, more slots follow on
  *   rows with an empty first column; entries `[2406::f]:7979 (40) (1)`.
- * - ≤1.11: entries without the slot: `10.0.0.1:80 (5)` and `0.0.0.0:0 (5) [ClusterIP]`.
+ * - ≤1.11: entries without the slot: `10.0.0.1:80 (5)` and `0.0.0.0:0 (5) [ClusterIP]`;
+ *   ~1.6 printed `[FLAGS: NONE]`-style flag text (kept as unknown flags), and 2018 builds
+ *   (cilium issue 3905) printed the master (slot-0) row as `0.0.0.0:0 (0)`, no brackets and
+ *   rev-NAT 0. Every `0.0.0.0:0`/`[::]:0` entry is the master row, never a backend.
+ * - 1.16+ (cilium PR 31503): an L7 load-balancer frontend ends its master row with
+ *   `(L7LB Proxy Port: N)`; before, the port is not in the listing (the flags still say
+ *   `l7-load-balancer`).
+ *
+ * The listing prints no `count`/`qcount`: which slots take new flows is not in it (null here;
+ * `cilium-dbg service list` has each backend's state, see `mergeCiliumListings`).
  *
  * Row order is Go map order (random); the parser sorts slots, the formatter sorts services.
  */
@@ -27,11 +36,11 @@ import { joinHostPort } from '../net/address.js';
 
 /** One entry of a `bpf lb list` row, as read. */
 type Entry =
-  | { kind: 'frontend'; revNat: number; slot: number | null; flagsText: string; l7Port: number | null }
+  | { kind: 'frontend'; revNat: number; slot: number | null; flagsText: string | null; l7Port: number | null }
   | { kind: 'backend'; addr: L3n4; revNat: number; slot: number | null }
   | { kind: 'missing'; backendId: number };
 
-const FRONTEND_RE = /^(?:0\.0\.0\.0|\[::\]):0 \((\d+)\)(?: \((\d+)\))? \[([^\]]*)\](?: \(L7LB Proxy Port: (\d+)\))?\s*$/;
+const FRONTEND_RE = /^(?:0\.0\.0\.0|\[::\]):0 \((\d+)\)(?: \((\d+)\))?(?: \[([^\]]*)\])?(?: \(L7LB Proxy Port: (\d+)\))?\s*$/;
 const BACKEND_RE = /^(\S+) \((\d+)\)(?: \((\d+)\))?\s*$/;
 const MISSING_RE = /^backend (\d+) not found\s*$/;
 const ROW_RE = /^(\S+)( \(\d+\))?\s+(\S.*)$/;
@@ -43,7 +52,7 @@ function parseEntry(text: string): Entry | null {
       kind: 'frontend',
       revNat: Number(m[1]),
       slot: m[2] === undefined ? null : Number(m[2]),
-      flagsText: m[3] ?? '',
+      flagsText: m[3] ?? null,
       l7Port: m[4] === undefined ? null : Number(m[4]),
     };
   }
@@ -102,6 +111,7 @@ class ServiceBuilder {
     let flags: number | null = null;
     let type: LbService['type'] = null;
     let l7ProxyPort: number | null = null;
+    let sawFrontend = false;
     const slots: LbSlot[] = [];
     const seen = new Set<number>();
     for (const { row, entry } of rows) {
@@ -110,15 +120,19 @@ class ServiceBuilder {
         warn(row, 'slot-mismatch', `key slot ${row.keySlot} differs from entry slot ${entrySlot}`);
       }
       const slot = entrySlot ?? row.keySlot;
-      if (entry.kind !== 'missing') {
+      // The 2018 master row carries rev-NAT 0, which is no service's id.
+      if (entry.kind !== 'missing' && !(entry.kind === 'frontend' && entry.revNat === 0)) {
         if (id === null) id = entry.revNat;
         else if (id !== entry.revNat) warn(row, 'revnat-mismatch', `rev-NAT id ${entry.revNat} differs from ${id} on the same service`);
       }
       if (entry.kind === 'frontend') {
+        sawFrontend = true;
+        l7ProxyPort = entry.l7Port;
+        // No brackets (2018 listings) or `FLAGS: …` (~1.6): the row says no type or flags.
+        if (entry.flagsText === null || /^FLAGS:/.test(entry.flagsText)) continue;
         flags = parseServiceFlags(entry.flagsText);
         type = flags === null ? serviceTypeFromName(entry.flagsText.split(',')[0]?.trim() ?? '') : serviceTypeFromFlags(flags);
         if (flags === null) warn(row, 'unknown-flags', `service flags "${entry.flagsText}" not understood`);
-        l7ProxyPort = entry.l7Port;
         continue;
       }
       if (slot !== null) {
@@ -128,7 +142,7 @@ class ServiceBuilder {
       slots.push(entry.kind === 'missing' ? { slot, backendId: entry.backendId, backend: null, flags: null } : { slot, backendId: null, backend: backendOf(entry.addr), flags: null });
     }
     const first = rows[0]?.row;
-    if (type === null && first) warn(first, 'missing-frontend-slot', `no slot-0 (frontend) row for ${formatFrontend(fe)}`);
+    if (!sawFrontend && first) warn(first, 'missing-frontend-slot', `no slot-0 (frontend) row for ${formatFrontend(fe)}`);
     slots.sort((a, b) => (a.slot ?? Infinity) - (b.slot ?? Infinity));
     return {
       frontend: { ip: fe.ip, port: fe.port, protocol: fe.protocol, scope: fe.scope },

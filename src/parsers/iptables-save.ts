@@ -184,6 +184,10 @@ class SaveParser {
   /** Where the line being handled lies in the text (its words are read from there). */
   private lineFrom = 0;
   private lineTo = 0;
+  /** The text the line's words are read from: {@link text}, or a line rejoined around a merged warning. */
+  private lineSource = '';
+  /** The text holds the legacy-tables warning somewhere: lines are checked for it mid-line. */
+  private readonly mayHoldWarning: boolean;
 
   constructor(
     private readonly text: string,
@@ -193,6 +197,8 @@ class SaveParser {
     // Whether any `*table` line exists decides how lines outside tables are judged.
     this.saveFormat = TABLE_LINE.test(text);
     this.pos = text.charCodeAt(0) === 0xfeff ? 1 : 0;
+    this.mayHoldWarning = text.includes(LEGACY_WARNING);
+    this.lineSource = text;
   }
 
   parse(): ParseResult<IptablesRuleset> {
@@ -218,10 +224,41 @@ class SaveParser {
       lineNo++;
       let stop = end;
       if (stop > pos && text.charCodeAt(stop - 1) === 13) stop--;
-      const line = text.slice(pos, stop);
+      let line = text.slice(pos, stop);
       this.lineFrom = pos;
       this.lineTo = stop;
+      this.lineSource = text;
       pos = end + 1;
+      if (this.mayHoldWarning) {
+        const cut = cutByWarning(line);
+        if (cut !== null) {
+          // stderr's warning was written between two writes of the dump (iptables-save's stdout
+          // is block-buffered; kubernetes#78443): the rest of the cut line is the next line.
+          this.legacyTablesPresent = true;
+          let nextEnd = pos < n ? text.indexOf('\n', pos) : n;
+          if (nextEnd < 0) nextEnd = n;
+          let nextStop = nextEnd;
+          if (nextStop > pos && text.charCodeAt(nextStop - 1) === 13) nextStop--;
+          const rest = pos < n ? text.slice(pos, nextStop) : '';
+          const cutLine = lineNo;
+          this.add('warning', cutLine, line, 'stderr-merged', `stderr's "${LEGACY_WARNING}" warning cuts this line (stderr merged into the dump, kubernetes#78443)${rest === '' ? ': the line before it is whole' : `: rejoined with line ${cutLine + 1}`}`);
+          if (pos < n) {
+            lineNo++;
+            pos = nextEnd + 1;
+            if (rest !== '') this.add('warning', lineNo, rest, 'stderr-merged', `the rest of line ${cutLine}, cut by stderr's legacy-tables warning: rejoined with it, never read alone`);
+          }
+          line = cut + rest;
+          this.lineSource = line;
+          this.lineFrom = 0;
+          this.lineTo = line.length;
+          if (line.trim().length > 0) {
+            this.lastLine = cutLine;
+            this.lastText = line;
+            this.handleLine(line, cutLine);
+          }
+          continue;
+        }
+      }
       if (line.length > 0) {
         this.lastLine = lineNo;
         this.lastText = line;
@@ -346,7 +383,7 @@ class SaveParser {
   /** A line starting with `-` or `[`: `[p:b] -A …`, `-A`, `-I`, `-N`, `-P`, `-X`. */
   private commandLine(line: string, lineNo: number): void {
     const buf = this.buf;
-    const count = tokenizeRange(this.text, this.lineFrom, this.lineTo, line, buf);
+    const count = tokenizeRange(this.lineSource, this.lineFrom, this.lineTo, line, buf);
     const words = buf.words;
     let i = 0;
     let counters: IptablesCounters | null = null;
@@ -726,6 +763,26 @@ class SaveParser {
     // Copies: a view into one line would keep the whole text alive.
     this.diags.push(diagnostic(severity, this.origin, line, flatCopy(text), code, flatCopy(message)));
   }
+}
+
+/** The words of iptables-nft's warning (iptables/nft-shared.c `nft_check_xt_legacy`), also for ip6tables. */
+const LEGACY_WARNING = 'tables-legacy tables present';
+
+/**
+ * When `line` has the legacy-tables warning after other text (stderr merged into stdout
+ * in the middle of a line), the text before the warning (`# Warning: …` or `Warning: …`);
+ * null when the line has no warning or starts with it (a whole warning line).
+ */
+function cutByWarning(line: string): string | null {
+  const at = line.indexOf(LEGACY_WARNING);
+  if (at < 0) return null;
+  let start = line.lastIndexOf('Warning:', at);
+  if (start < 0) start = Math.max(0, line.lastIndexOf(' ', at) - 2);
+  // `ip6tables-legacy…`/`iptables-legacy…` follow "Warning: "; a leading `# ` belongs to the warning.
+  if (start >= 2 && line.startsWith('# ', start - 2)) start -= 2;
+  else if (start >= 1 && line.charCodeAt(start - 1) === 35) start -= 1;
+  if (line.slice(0, start).trim() === '') return null;
+  return line.slice(0, start);
 }
 
 /** The index of the first blank (space or tab) at or after `i`, or the length of `s`. */

@@ -111,8 +111,12 @@ export function exprOf(v: Json): NftExpr {
   const body = v[key];
   if (VERDICTS.has(key)) return verdictOf(key, body);
   if (BINOPS.has(key)) {
-    if (!Array.isArray(body) || body.length !== 2) throw new JsonShapeError(`"${key}" needs two operands`);
-    return { kind: 'binop', op: key as '&', left: exprOf(body[0]), right: exprOf(body[1]) };
+    if (!Array.isArray(body) || body.length < 2) throw new JsonShapeError(`"${key}" needs two operands or more`);
+    // nft 1.1 prints `a | b | c` as one list (`{"|": ["fin", "syn", "rst"]}`, netavark#1303):
+    // the same left-to-right chain of two-operand operations nft's own parser builds.
+    let expr: NftExpr = { kind: 'binop', op: key as '&', left: exprOf(body[0]), right: exprOf(body[1]) };
+    for (const operand of body.slice(2)) expr = { kind: 'binop', op: key as '&', left: expr, right: exprOf(operand) };
+    return expr;
   }
   switch (key) {
     case 'payload': {

@@ -37,12 +37,8 @@ import {
 import { lineColumn, scanJson } from './nft-json-syntax.js';
 import { priorityText } from './nft-priority.js';
 
-/** The `metainfo` object nft puts first: nft version, release name, JSON schema version. */
-export interface NftMetainfo {
-  readonly version?: string;
-  readonly releaseName?: string;
-  readonly jsonSchemaVersion?: number;
-}
+import type { NftMetainfo } from '../model/nftables.js';
+export type { NftMetainfo };
 
 /** A parsed JSON document: the ruleset plus nft's metainfo (absent when the input had none). */
 export interface NftJsonDocument {
@@ -78,10 +74,26 @@ export function parseNftJsonDocument(text: string, origin: string): ParseResult<
   };
 }
 
-/** Like {@link parseNftJsonDocument}, returning only the ruleset. */
+/**
+ * The `metainfo` of the `nft -j` output a ruleset was parsed from (by {@link parseNftJson} or
+ * {@link parseNftJsonPieces}), null for a ruleset from elsewhere or output without one. Kept
+ * beside the ruleset, not in it: a ruleset is the same whether it came from JSON or text.
+ */
+export function nftMetainfoOf(ruleset: NftRuleset): NftMetainfo | null {
+  return METAINFO.get(ruleset) ?? null;
+}
+
+const METAINFO = new WeakMap<NftRuleset, NftMetainfo>();
+
+function withMetainfo(ruleset: NftRuleset, metainfo: NftMetainfo | undefined): NftRuleset {
+  if (metainfo) METAINFO.set(ruleset, metainfo);
+  return ruleset;
+}
+
+/** Like {@link parseNftJsonDocument}, returning only the ruleset (its metainfo: {@link nftMetainfoOf}). */
 export function parseNftJson(text: string, origin: string): ParseResult<NftRuleset> {
   const { value, diagnostics } = parseNftJsonDocument(text, origin);
-  return { value: value.ruleset, diagnostics };
+  return { value: withMetainfo(value.ruleset, value.metainfo), diagnostics };
 }
 
 /**
@@ -152,7 +164,7 @@ async function parseItems(
   }
   // No item at all: the one-shot parse words the missing metainfo.
   if (index === 0 || !scanner.closed()) return parseNftJson(whole(), origin);
-  return { value: walker.builder.finish(), diagnostics: walker.diagnostics };
+  return { value: withMetainfo(walker.builder.finish(), walker.metainfo), diagnostics: walker.diagnostics };
 }
 
 /** Where {@link NftItemScanner} is: before the array, in it, after it (`}` expected, then seen). */
@@ -421,6 +433,14 @@ class JsonWalker {
         return this.counter(body, item);
       default:
         if (RAW_OBJECTS.has(key)) return this.rawObject(key, body, item);
+        // A kind newer than nodescope (netavark#1315): kept as JSON on its table when it names one.
+        if (typeof body['family'] === 'string' && typeof body['table'] === 'string' && isNftFamily(body['family'])) {
+          const table = this.tableOf(body, item);
+          const handle = optNum(body, 'handle');
+          table.objects.push({ kind: key, name: typeof body['name'] === 'string' ? body['name'] : '', raw: JSON.stringify(body), ...(handle !== undefined && { handle }) });
+          this.report('warning', item, 'unknown-object', `${path}: "${key}" objects are not modelled; kept as JSON in table ${body['family']} ${body['table']}`);
+          return;
+        }
         this.report('warning', item, 'unknown-object', `${path}: "${key}" objects are not modelled; skipped`);
     }
   }

@@ -1,4 +1,5 @@
 /** The common head of every `show` document: which node, from where, when, in which mode. */
+import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import { detectProxyMode, unconfirmedText, type ModeFact } from '../analysis/proxy-mode.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -20,11 +21,14 @@ export interface ShowHead {
   readonly unconfirmed: string | null;
   readonly evidence: readonly string[];
   readonly facts: readonly ModeFact[];
+  /** What the dumps themselves warn about (src/analysis/iptables-faults.ts); absent when nothing. */
+  readonly notes?: readonly string[];
 }
 
 /** Builds the head from a snapshot. */
 export function showHead(snapshot: NodeSnapshot): ShowHead {
   const mode = detectProxyMode(snapshot);
+  const notes = iptablesDumpNotes(snapshot).map((n) => n.text);
   return {
     node: snapshot.meta.node,
     kernel: snapshot.meta.kernel,
@@ -35,6 +39,7 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
     unconfirmed: mode.unconfirmed ? unconfirmedText(mode.unconfirmed) : null,
     evidence: mode.evidence,
     facts: mode.facts,
+    ...(notes.length ? { notes } : {}),
   };
 }
 
@@ -43,5 +48,7 @@ export function headText(h: ShowHead): string {
   // Transport labels already name their kind (`replay:DIR`, `netns:NAME`): say it once.
   const where = h.source.replace(/^replay:/, '');
   const line = (s: string) => terminalSafe(s);
-  return `node ${line(h.node)} (${line(h.kernel ?? 'kernel ?')}) · ${h.live ? 'live' : 'replay'} ${line(where)} · captured ${line(h.capturedAt)}\nmode ${h.mode}${h.unconfirmed ? ` (unconfirmed: ${line(h.unconfirmed)})` : ''}: ${line(h.evidence.join('; '))}\n`;
+  // Notes quote rule comments from the node: made terminal-safe like the rest.
+  const notes = (h.notes ?? []).map((n) => `note: ${line(n)}\n`).join('');
+  return `node ${line(h.node)} (${line(h.kernel ?? 'kernel ?')}) · ${h.live ? 'live' : 'replay'} ${line(where)} · captured ${line(h.capturedAt)}\nmode ${h.mode}${h.unconfirmed ? ` (unconfirmed: ${line(h.unconfirmed)})` : ''}: ${line(h.evidence.join('; '))}\n${notes}`;
 }

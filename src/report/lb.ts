@@ -6,7 +6,7 @@
  * `lb: {status: 'ready'|'absent', absentReason: string|null,
  *   source: {kind: 'bpf-maps'|'bpf-lb-list'|'bpf-lb-list-json'|'service-list'|'service-list-json'|'maps-dump'|null,
  *            maps: string[], probe: string|null, agent: 'answered'|'unreachable'|'not-asked', agentDetail: string|null},
- *   frontends: [{address, ip, port, protocol, scope: 'external'|'internal', type, flags, id, count, qcount,
+ *   frontends: [{address, ip, port, protocol, scope: 'external'|'internal', type, flags, id, count, qcount, l7ProxyPort,
  *                service: {namespace, name, portName}|null,
  *                backends: [{slot, backendId, address, protocol, state, newConnections, nodeName, onNode,
  *                            conditions: {ready, serving, terminating}|null}]}],
@@ -38,6 +38,7 @@ function frontendJson(f: LbFrontendRow) {
     id: f.revNatId,
     count: f.count,
     qcount: f.qcount,
+    l7ProxyPort: f.l7ProxyPort,
     service: f.service,
     backends: f.backends.map((b) => ({
       slot: b.slot,
@@ -86,7 +87,8 @@ export function showLb(snapshot: NodeSnapshot, format: 'json' | 'text'): string 
   out += sourceText(view);
   for (const f of view.frontends) {
     const svc = f.service ? `${f.service.namespace}/${f.service.name}${f.service.portName ? ` (${f.service.portName})` : ''}` : '(no Service)';
-    out += `\n${terminalSafe(`${f.address}  [${f.flags}]  id ${f.revNatId ?? '?'}  count ${f.count ?? '?'} qcount ${f.qcount ?? '?'}  ${svc}`)}\n`;
+    const l7 = f.l7ProxyPort !== null ? `  L7 proxy port ${f.l7ProxyPort}` : '';
+    out += `\n${terminalSafe(`${f.address}  [${f.flags}]  id ${f.revNatId ?? '?'}  count ${f.count ?? '?'} qcount ${f.qcount ?? '?'}${l7}  ${svc}`)}\n`;
     if (f.backends.length === 0) out += '    (no backends)\n';
     for (const b of f.backends) {
       const where = b.newConnections === null ? '' : b.newConnections ? 'new' : 'held';

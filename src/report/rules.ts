@@ -9,7 +9,9 @@
  * null when the capture had no counters; probability is the chance (0..1) a KUBE-SVC branch
  * is taken; `nft: {tables: [{family, name, chains: [{name, type, hook, priority, priorityText,
  * policy, rules: [{handle, comment, packets, bytes, text}]}], sets: [{name, kind, type, mapType,
- * flags, elements: [{key, value, comment}]}]}]} | null` (nftables tables iptables-nft manages are
+ * flags, elements: [{key, value, comment}]}], objects: [{kind, name, raw}]}], metainfo: {version,
+ * releaseName, jsonSchemaVersion} | null} | null` (`objects`: kinds not modelled, kept as their
+ * JSON; `metainfo`: what `nft -j` said of itself, null from the text listing) (nftables tables iptables-nft manages are
  * left out: they are in `rulesets`); `diagnostics: [{severity, origin, line, text, message, code}]`.
  */
 import { chainRows, iptablesRulesets, type RuleRow } from '../analysis/rules-view.js';
@@ -18,15 +20,34 @@ import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatExpr, formatRuleText } from '../parsers/nft-format-expr.js';
 import type { NftRuleset } from '../model/nftables.js';
+import { nftMetainfoOf } from '../parsers/nft-json.js';
 import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
 import { toJson } from '../text/json.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
-/** Options of {@link showRules}: only chains named `chain` (in `table` when given). */
+/**
+ * Options of {@link showRules}: only chains named `chain` (in `table` when given); with
+ * `service` (`namespace/name`), only what names that Service (see {@link namesService}).
+ */
 export interface ShowRulesOptions {
   readonly chain?: string;
   readonly table?: string;
+  readonly service?: string;
+}
+
+/**
+ * A predicate: does a text name Service `ref` (`namespace/name`)? kube-proxy writes the name
+ * into rule comments (`default/web:http`, `"default/web:http cluster IP"`) and nftables
+ * chain and element names (`service-ULMVA6XW-default/web/tcp/http`); the name must stand
+ * whole there (`default/web` does not name `default/web2`). Throws `UserError` for a ref
+ * that is not `namespace/name`.
+ */
+export function namesService(ref: string): (text: string | null | undefined) => boolean {
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref)) throw new UserError(`--service ${JSON.stringify(ref)} is not namespace/name`, 'e.g. --service default/web');
+  const escaped = ref.replace(/[.]/g, '\\.');
+  const re = new RegExp(`(^|[\\s"'-])${escaped}($|[:/\\s"'])`);
+  return (text) => text != null && re.test(text);
 }
 
 function ruleJson(r: RuleRow) {
@@ -38,6 +59,8 @@ const line = (text: string): string => terminalSafe(text);
 
 /** Renders `show rules`. Throws `UserError` when `--chain` names a chain no ruleset has. */
 export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', options: ShowRulesOptions = {}): string {
+  const names = options.service ? namesService(options.service) : null;
+  const keepRule = (r: RuleRow) => names === null || names(r.label) || names(r.raw);
   const rulesets = iptablesRulesets(snapshot).map(({ id, ruleset }) => ({
     id,
     backend: ruleset.generator?.backend ?? null,
@@ -48,18 +71,26 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
         chains: t.chains
           .filter((c) => !options.chain || c.name === options.chain)
           .map((c) => {
-            const rows = chainRows(ruleset, t.name, c.name) ?? [];
+            const rows = (chainRows(ruleset, t.name, c.name) ?? []).filter(keepRule);
             return { name: c.name, policy: c.policy, packets: c.counters?.packets ?? null, bytes: c.counters?.bytes ?? null, rules: rows.map(ruleJson) };
-          }),
+          })
+          // With --service, a chain stays only when some rule of it names the Service.
+          .filter((c) => names === null || c.rules.length > 0),
       }))
       .filter((t) => t.chains.length > 0),
   }));
-  const nft = snapshot.nft?.value ? nftJson(snapshot.nft.value, iptablesNftTables(snapshot), options) : null;
+  const nft = snapshot.nft?.value ? nftJson(snapshot.nft.value, iptablesNftTables(snapshot), options, names) : null;
+  if (names && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
+    const lb = snapshot.lb?.value ? ' (this node rewrites Services in eBPF: see `nodescope show lb`)' : '';
+    throw new UserError(`no rule, chain or set element names Service ${options.service}${lb}`, 'check the name with `nodescope show services`');
+  }
   if (options.chain && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
     throw new UserError(`no chain named ${options.chain}${options.table ? ` in table ${options.table}` : ''}`, 'list chains with `nodescope show rules`');
   }
   if (format === 'json') return toJson({ ...showHead(snapshot), rulesets, nft, diagnostics: allDiagnostics(snapshot) });
   let out = headText(showHead(snapshot));
+  const meta = nft?.metainfo;
+  if (nft) out += meta ? `${line(`nft -j from ${meta.version ? `nftables v${meta.version}` : 'an nft that gave no version'}${meta.releaseName ? ` (${meta.releaseName})` : ''}, JSON schema ${meta.jsonSchemaVersion ?? '(none given)'}`)}\n` : 'nft rules from the text listing (no nft -j metainfo)\n';
   for (const rs of rulesets) {
     for (const t of rs.tables) {
       for (const c of t.chains) {
@@ -79,6 +110,7 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
         out += `${line(`  ${String(i + 1).padStart(3)} ${r.packets === null ? '' : `[${r.packets}:${r.bytes}] `}${r.text}`)}\n`;
       });
     }
+    for (const o of t.objects) out += `\n${line(`nft table ${t.family} ${t.name} ${o.kind} ${o.name}: not modelled, kept as JSON: ${o.raw}`)}\n`;
     for (const set of t.sets) {
       out += `\n${line(`nft table ${t.family} ${t.name} ${set.kind} ${set.name} { type ${set.type}${set.mapType ? ` : ${set.mapType}` : ''} }`)}\n`;
       for (const e of set.elements) out += `${line(`      ${e.key}${e.comment ? ` comment "${e.comment}"` : ''}${e.value ? ` : ${e.value}` : ''}`)}\n`;
@@ -89,9 +121,10 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
 }
 
 
-function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRulesOptions) {
+function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRulesOptions, names: ((text: string | null | undefined) => boolean) | null) {
   const wanted = (family: string, name: string) => !options.table || options.table === name || options.table === `${family} ${name}`;
   return {
+    metainfo: nftMetainfoOf(ruleset),
     tables: ruleset.tables
       .filter((t) => !skip.has(`${t.family} ${t.name}`) && wanted(t.family, t.name))
       .map((t) => ({
@@ -106,8 +139,12 @@ function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRu
             priority: c.base?.priority ?? null,
             priorityText: c.base?.priorityText ?? null,
             policy: c.base?.policy ?? null,
-            rules: c.rules.map((r) => ({ handle: r.handle ?? null, comment: r.comment ?? null, packets: r.counters?.packets ?? null, bytes: r.counters?.bytes ?? null, text: formatRuleText(r) })),
-          })),
+            rules: c.rules
+              .map((r) => ({ handle: r.handle ?? null, comment: r.comment ?? null, packets: r.counters?.packets ?? null, bytes: r.counters?.bytes ?? null, text: formatRuleText(r) }))
+              // A chain named after the Service is kept whole; elsewhere only the rules that name it.
+              .filter((r) => names === null || names(c.name) || names(r.comment) || names(r.text)),
+          }))
+          .filter((c) => names === null || c.rules.length > 0 || names(c.name)),
         sets: options.chain
           ? []
           : t.sets.map((set) => ({
@@ -116,9 +153,13 @@ function nftJson(ruleset: NftRuleset, skip: ReadonlySet<string>, options: ShowRu
               type: set.type,
               mapType: set.mapType ?? null,
               flags: set.flags,
-              elements: set.elements.map((e) => ({ key: formatExpr(e.key), value: e.value ? formatExpr(e.value) : null, comment: e.comment ?? null })),
-            })),
+              elements: set.elements
+                .map((e) => ({ key: formatExpr(e.key), value: e.value ? formatExpr(e.value) : null, comment: e.comment ?? null }))
+                .filter((e) => names === null || names(e.comment) || names(e.value)),
+            }))
+            .filter((set) => names === null || set.elements.length > 0),
+        objects: options.chain || names ? [] : t.objects.map((o) => ({ kind: o.kind, name: o.name, raw: o.raw })),
       }))
-      .filter((t) => t.chains.length > 0 || t.sets.length > 0),
+      .filter((t) => t.chains.length > 0 || t.sets.length > 0 || t.objects.length > 0),
   };
 }

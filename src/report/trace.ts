@@ -37,7 +37,11 @@ export function traceText(r: TraceResult): string {
     if (s.branches && s.matched !== false) for (const b of branchLines(s.branches)) lines.push(`      ${b}`);
   }
   lines.push('');
-  lines.push(`verdict: ${r.verdict.kind}: ${r.verdict.reason}`);
+  lines.push(`verdict: ${r.verdict.kind}${r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : ''}: ${r.verdict.reason}`);
+  for (const c of r.candidates ?? []) {
+    const v = c.result.verdict;
+    lines.push(`  candidate (${c.order}): ${v.kind}${v.endpoint ? ` → ${v.endpoint}` : ''}${v.rejectWith ? ` (${v.rejectWith})` : ''}: ${v.reason}`);
+  }
   lines.push(`leaves as: ${formatHeader(r.final)}`);
   if (r.conntrack) lines.push(`conntrack${r.conntrack.existing ? ' (existing)' : ''}: ${r.conntrack.text}`);
   if (r.reply) lines.push(`reply: ${tupleText(r.reply.sent)} arrives as ${tupleText(r.reply.received)}: ${r.reply.reason}`);
@@ -56,6 +60,7 @@ export function traceJson(r: TraceResult): unknown {
     conntrack: r.conntrack,
     reply: r.reply,
     notes: r.notes,
+    ...(r.candidates ? { candidates: r.candidates.map((c) => ({ order: c.order, verdict: c.result.verdict, final: c.result.final, steps: c.result.steps })) } : {}),
   };
 }
 

@@ -18,6 +18,8 @@ export interface ProbeSpec {
   readonly description: string;
   readonly argv: readonly string[];
   readonly alternatives: readonly (readonly string[])[];
+  /** Also try the next alternative when one fails, not only when its binary is missing (older Cilium map pin names). */
+  readonly alternativesOnFailure: boolean;
   readonly requires: string;
   /** Milliseconds before the probe is killed. */
   readonly timeoutMs: number;
@@ -77,6 +79,7 @@ function readProbe(raw: Record<string, unknown>): ProbeSpec {
     description: String(raw.description ?? ''),
     argv: asStringArray(raw.argv, `${id}.argv`),
     alternatives: ((raw.alternatives as unknown[] | undefined) ?? []).map((a, i) => asStringArray(a, `${id}.alternatives[${i}]`)),
+    alternativesOnFailure: raw.alternativesOnFailure === true,
     requires: String(raw.requires ?? ''),
     timeoutMs: Number(raw.timeoutMs ?? 10_000),
     parser: String(raw.parser ?? ''),

@@ -63,18 +63,24 @@ export async function runProbe(
   }
   const candidates = [spec.argv, ...spec.alternatives].map((a) => fillArgv(a, cat.params, params));
   let last: ProbeRun | undefined;
+  let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
     if (options.signal?.aborted) break;
     const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) };
     const result = options.stdoutAsPieces && readsInPieces(transport) ? await transport.execInPieces(argv, execOptions) : await transport.exec(argv, execOptions);
     last = { id: spec.id, argv, status: statusOf(result), result };
+    if (last.status === 'failed' && spec.alternativesOnFailure) {
+      firstFailure ??= last;
+      continue;
+    }
     if (last.status !== 'missing') return last;
   }
   if (!last) {
     const argv = candidates[0]!;
     last = { id: spec.id, argv, status: 'failed', result: { argv, stdout: '', stderr: 'stopped before it started\n', exitCode: null, startedAt: new Date().toISOString(), durationMs: 0 } };
   }
-  return last;
+  // Every pin name failed: the current name's failure says most (older names are fallbacks).
+  return firstFailure ?? last;
 }
 
 /** Options of {@link runProbes}. `concurrency`: probes in flight at once (default 4). */

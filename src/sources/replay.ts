@@ -39,7 +39,7 @@ export class ReplayTransport implements Transport, PieceReader {
     const key = JSON.stringify(argv);
     const entry = this.bundle.manifest.probes.find((p) => JSON.stringify(p.argv) === key) ?? this.sameTemplate(argv);
     if (!entry) {
-      return { argv: [...argv], stdout: '', stderr: 'not in this capture\n', exitCode: null, missing: true, startedAt: this.bundle.manifest.capturedAt, durationMs: 0 };
+      return { argv: [...argv], stdout: '', stderr: 'not in this capture\n', exitCode: null, missing: true, notCaptured: true, startedAt: this.bundle.manifest.capturedAt, durationMs: 0 };
     }
     // A caller that parses in pieces gets them from the file (a failed run's output is read
     // whole: its text decides whether there is anything to parse).

@@ -27,6 +27,8 @@ export interface ExecResult {
   readonly startedAt: string;
   readonly durationMs: number;
   readonly missing?: boolean;
+  /** With `missing`: a replay's bundle holds no run of this argv (nothing is known about the node's binary). */
+  readonly notCaptured?: boolean;
   readonly timedOut?: boolean;
 }
 

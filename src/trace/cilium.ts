@@ -21,7 +21,7 @@
  * entry or branch option that cannot be resolved.
  */
 import type { CiliumStatus, LbBackend, LbService, LbTable } from '../model/cilium.js';
-import { formatFrontend, protocolFromNumber } from '../model/cilium.js';
+import { formatFrontend, protocolFromNumber, SVC_FLAG } from '../model/cilium.js';
 import type { NetInterface, Route } from '../model/iproute.js';
 import { routeLookup } from '../model/iproute.js';
 import {
@@ -166,10 +166,24 @@ function slotBranches(svc: LbService): { branches: { slot: number; backend: LbBa
     const n = s.slot ?? 0;
     const b = s.backend;
     const ep = b ? joinHostPort(b.ip, b.port) : null;
-    if (n >= 1 && n <= count) branches.push({ slot: n, backend: b, backendId: s.backendId ?? b?.id ?? null, endpoint: ep });
-    else skipped.push(`slot ${n} → backend ${s.backendId ?? '?'}${ep ? ` ${ep}` : ''} ${b?.state ?? 'unknown state'} (after count ${count}, in qcount: kept for existing connections only)`);
+    const eligible = s.slot === null ? b?.state === 'active' : n >= 1 && n <= count;
+    if (eligible) branches.push({ slot: n, backend: b, backendId: s.backendId ?? b?.id ?? null, endpoint: ep });
+    else skipped.push(`slot ${s.slot ?? '-'} → backend ${s.backendId ?? '?'}${ep ? ` ${ep}` : ''} ${b?.state ?? 'unknown state'} (after count ${count}, in qcount: kept for existing connections only)`);
   }
   return { branches, skipped };
+}
+
+/**
+ * A listing that prints no `count` (`cilium-dbg bpf lb list`) and no backend states: which of
+ * the listed slots take new flows is not in the capture (all of them, or none when every backend
+ * is terminating). The candidates are shown; the verdict is `unknown`, naming what would decide it.
+ */
+function countUnknown(w: CiliumWalk, svc: LbService, place: LbPlace, mapName: string, lb: LbTable): LbOutcome {
+  const listed = svc.slots.map((s) => `slot ${s.slot ?? '?'} → ${s.backend ? joinHostPort(s.backend.ip, s.backend.port) : `backend ${s.backendId ?? '?'} not found`}${s.backend?.state ? ` (${s.backend.state})` : ''}`);
+  const from = lb.source === 'service-list' || lb.source === 'service-list-json' ? 'cilium-dbg service list printed no backend states' : 'cilium-dbg bpf lb list prints no count';
+  const reason = `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)}: the backend count is unknown, not zero (${from}): which of its ${svc.slots.length} listed slots take new flows cannot be told — all of them when every backend is active, none when all are terminating. Listed: ${listed.join('; ')}. Capture \`cilium-dbg service list\` (backend states) or the raw maps (bpftool) to decide`;
+  w.record({ kind: 'final', table: place.prog, chain: mapName, matched: true, verdict: 'unknown', reason });
+  return { kind: 'stop', verdict: 'unknown', reason: `backend count of ${formatFrontend(svc.frontend)} unknown (${from})` };
 }
 
 /** The LB station: service lookup, backend choice, backend lookup, rev-NAT entry. */
@@ -184,18 +198,39 @@ function lbStation(w: CiliumWalk, input: CiliumTraceInput, place: LbPlace, branc
     look = serviceLookupSteps(w, input, place, any, h.dport ?? 0, `${h.dst} is an address of this node without its own frontend: NodePort wildcard lookup (sock4_wildcard_lookup)`);
   }
   const svc = look.service;
+  const servicesUnreadable = input.lb.unreadable?.find((u) => u.map.startsWith(`cilium_lb${h.family === 'ipv4' ? '4' : '6'}_services`));
+  if (svc === null && servicesUnreadable) {
+    const why = `${servicesUnreadable.map} holds ${servicesUnreadable.entries} entries no known layout decodes (${servicesUnreadable.reason})`;
+    w.record({ kind: 'final', table: place.prog, chain: maps.services, matched: null, verdict: 'unknown', reason: `no decoded entry for ${endpointText(h.dst, h.dport)}, but ${why}: whether it is a frontend is unknown` });
+    return { kind: 'stop', verdict: 'unknown', reason: `service lookup unknown: ${why}` };
+  }
   if (svc === null) return { kind: 'miss' };
   if (svc.algorithm === 'maglev' && !place.socket) {
     w.record({ kind: 'unsupported', table: place.prog, chain: 'cilium_lb4_maglev', reason: `unsupported: service ${svc.id ?? '?'} uses Maglev; nodescope does not decode the maglev map (${input.mapsRead.some((m) => m.includes('maglev')) ? 'read but not decoded' : 'not read'}), so the backend cannot be told` });
     return { kind: 'stop', verdict: 'unsupported', reason: 'Maglev backend selection is not decoded' };
   }
-  if ((svc.count ?? 0) === 0) {
-    const why = `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)} has count 0: no backend to choose`;
+  const disagree = input.lb.disagreements?.filter((d) => d.frontend === formatFrontend(svc.frontend)) ?? [];
+  for (const d of disagree) w.note(`the sources disagree on ${d.frontend}: ${d.message}`);
+  if (svc.l7ProxyPort !== null || (svc.flags !== null && (svc.flags & SVC_FLAG.l7LoadBalancer) !== 0)) {
+    const port = svc.l7ProxyPort !== null ? `proxy port ${svc.l7ProxyPort}` : 'a proxy port this source does not show (listings before Cilium 1.16 omit it: cilium PR 31503)';
+    const why = `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)} is an L7 load-balancer frontend (flag l7-load-balancer): the flow is redirected to Cilium's L7 proxy (Envoy) on this node, ${port}; the proxy, not the LB map, chooses the backend`;
+    w.record({ kind: 'final', table: place.prog, chain: maps.services, matched: true, verdict: svc.l7ProxyPort !== null ? `proxy port ${svc.l7ProxyPort}` : 'L7 proxy', reason: why });
+    return { kind: 'stop', verdict: 'local', reason: `redirected to the L7 proxy (${port})` };
+  }
+  if (svc.count === null && svc.slots.length > 0) return countUnknown(w, svc, place, maps.services, input.lb);
+  const count = svc.count ?? 0;
+  if (count === 0) {
+    const why =
+      svc.count === null
+        ? `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)} has no backend slot in the listing: no backend to choose`
+        : `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)} has count 0: no backend to choose`;
+    const held = svc.slots.length > 0 ? ` (its ${svc.slots.length} slot${svc.slots.length === 1 ? '' : 's'} after count hold terminating/quarantined backends: flows already in Cilium's conntrack continue to them, new flows do not — cilium PRs 25863, 31840)` : '';
+    if (svc.slots.length > 0) w.note('a frontend whose backends are all terminating drops new flows while established ones continue to the terminating backends (graceful termination: cilium PRs 18814, 31840)');
     if (place.socket) {
-      w.record({ kind: 'final', table: place.prog, chain: place.attach, verdict: 'rejected', reason: `${why}: connect() fails with EHOSTUNREACH (socket LB, REASON_LB_NO_BACKEND); a packet reaching bpf_lxc/bpf_host instead is dropped with ${DROP_NO_SERVICE.name} (${DROP_NO_SERVICE.code})` });
+      w.record({ kind: 'final', table: place.prog, chain: place.attach, verdict: 'rejected', reason: `${why}${held}: connect() fails with EHOSTUNREACH (socket LB, REASON_LB_NO_BACKEND); a packet reaching bpf_lxc/bpf_host instead is dropped with ${DROP_NO_SERVICE.name} (${DROP_NO_SERVICE.code})` });
       return { kind: 'stop', verdict: 'rejected', reason: `${why}: connect() fails with EHOSTUNREACH` };
     }
-    w.record({ kind: 'final', table: place.prog, chain: place.attach, verdict: 'dropped', reason: `${why}: dropped with ${DROP_NO_SERVICE.name} (${DROP_NO_SERVICE.code}, "Service backend not found")` });
+    w.record({ kind: 'final', table: place.prog, chain: place.attach, verdict: 'dropped', reason: `${why}${held}: dropped with ${DROP_NO_SERVICE.name} (${DROP_NO_SERVICE.code}, "Service backend not found")` });
     return { kind: 'stop', verdict: 'dropped', reason: `${DROP_NO_SERVICE.name}: ${why}` };
   }
   const { branches, skipped } = slotBranches(svc);
@@ -219,7 +254,14 @@ function lbStation(w: CiliumWalk, input: CiliumTraceInput, place: LbPlace, branc
     branches: traceBranches,
   });
   if (skipped.length) w.note('only slots 1..count take new connections; terminating, quarantined and maintenance backends sit after count (qcount) and serve only flows already in Cilium\'s conntrack (graceful termination, Cilium 1.11+; quarantine 1.14+; maintenance 1.16+). Before graceful termination, a terminating backend was removed from the maps at once');
-  const backend = pick.backendId !== null ? lookupBackend(input.lb, pick.backendId) : null;
+  // A listing names the backend in the slot itself; the maps name an id to look up.
+  const backend = pick.backend ?? (pick.backendId !== null ? lookupBackend(input.lb, pick.backendId) : null);
+  const unreadable = input.lb.unreadable?.find((u) => u.map.startsWith(`cilium_lb${h.family === 'ipv4' ? '4' : '6'}_backends`));
+  if (backend === null && (unreadable || (input.lb.source === 'bpf-maps' && !input.mapsRead.some((m) => m.startsWith(`cilium_lb${h.family === 'ipv4' ? '4' : '6'}_backends`))))) {
+    const why = unreadable ? `${unreadable.map} holds ${unreadable.entries} entries no known layout decodes (${unreadable.reason})` : `no ${maps.backends} (or older backend map) was read`;
+    w.record({ kind: 'final', table: place.prog, chain: maps.backends, matched: null, verdict: 'unknown', reason: `backend ${pick.backendId ?? '?'} cannot be looked up: ${why}; whether it exists is unknown` });
+    return { kind: 'stop', verdict: 'unknown', reason: `backend ${pick.backendId ?? '?'} unknown: ${why}` };
+  }
   if (backend === null) {
     w.record({ kind: 'final', table: place.prog, chain: maps.backends, matched: false, verdict: 'dropped', reason: `backend ${pick.backendId ?? '?'} is not in ${maps.backends}: dropped with DROP_NO_SERVICE (${DROP_NO_SERVICE.code})` });
     return { kind: 'stop', verdict: 'dropped', reason: `${DROP_NO_SERVICE.name}: backend ${pick.backendId ?? '?'} not found` };

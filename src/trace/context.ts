@@ -9,7 +9,7 @@ import type { NetfilterHook } from '../model/iptables.js';
 import type { TraceInput } from './input.js';
 import type { PacketFamily, TcpFlag, TraceProtocol } from './packet.js';
 import type { NetView } from './routing.js';
-import type { CtStateName, PacketHeader, StepBackend, StepCounters, StepKind, TraceBranch, TraceStep } from './types.js';
+import type { CtStateName, PacketHeader, StepBackend, StepCounters, StepKind, TraceBranch, TraceStep, XtablesBackend } from './types.js';
 import { joinHostPort } from '../net/address.js';
 
 /** The packet during the walk (mutable copy of a {@link PacketHeader}). */
@@ -128,7 +128,7 @@ export type BranchChoice =
 export type ChainOutcome =
   | { readonly kind: 'accept' }
   | { readonly kind: 'drop'; readonly reason: string }
-  | { readonly kind: 'reject'; readonly reason: string }
+  | { readonly kind: 'reject'; readonly reason: string; readonly rejectWith: string }
   | { readonly kind: 'unsupported'; readonly reason: string };
 
 /** Fields of a step the recorder does not fill itself. */
@@ -147,6 +147,7 @@ export interface StepFields {
   readonly reason: string;
   readonly counters?: StepCounters | null;
   readonly branches?: readonly TraceBranch[] | null;
+  readonly xtables?: XtablesBackend;
 }
 
 /** Where a chain's rule steps happen: backend, family, table, priority (fields of {@link StepFields}). */
@@ -155,6 +156,7 @@ export interface RuleWhere {
   readonly family: string;
   readonly table: string;
   readonly priority: number;
+  readonly xtables?: XtablesBackend;
 }
 
 /**
@@ -202,6 +204,8 @@ export class WalkContext {
     readonly pkt: WalkPacket,
     readonly branch: BranchChoice,
     readonly indexed = true,
+    /** Both iptables backends hold rules: iptables steps say which (TraceStep.xtables). */
+    readonly dualBackends = false,
   ) {}
 
   /** The packet's header now: the previous step's object when no field changed (steps never mutate it). */
@@ -253,6 +257,7 @@ export class WalkContext {
       header: this.header(),
       counters: f.counters ?? null,
       branches: f.branches ?? null,
+      ...(f.xtables ? { xtables: f.xtables } : {}),
     };
     this.steps.push(step);
     return step;
@@ -283,6 +288,7 @@ export class WalkContext {
       header: this.header(),
       counters,
       branches: null,
+      ...(where.xtables ? { xtables: where.xtables } : {}),
     });
   }
 

@@ -37,7 +37,7 @@ export function tupleText(t: TraceTuple): string {
 export function stepPlace(s: TraceStep): string {
   const hook = s.hook ?? '';
   if (s.table !== null && s.chain !== null) {
-    const fam = s.backend === 'nft' ? `${s.family} ` : '';
+    const fam = s.backend === 'nft' ? `${s.family} ` : s.xtables ? `${s.xtables} ` : '';
     return `${hook} ${fam}${s.table}/${s.chain}${s.ruleIndex !== null ? ` #${s.ruleIndex}` : ''}`.trim();
   }
   return `${hook} ${s.kind}`.trim();
@@ -65,4 +65,27 @@ export function percent(p: number): string {
 /** One line per branch: `→ 2  33.3%  KUBE-SEP-X  10.244.0.31:8080` (arrow on the chosen one). */
 export function branchLines(branches: readonly TraceBranch[]): string[] {
   return branches.map((b) => `${b.chosen ? '→' : ' '} ${b.index + 1} ${percent(b.probability).padStart(6)}  ${b.target}${b.endpoint ? `  ${b.endpoint}` : ''}`);
+}
+
+/**
+ * What the sender sees for a `--reject-with` type (net/ipv4/netfilter/ipt_REJECT.c `reject_tg`, nft_reject_inet.c): a TCP
+ * reset or an ICMP error ends the connection attempt at once (ECONNREFUSED / EHOSTUNREACH…),
+ * unlike DROP where the client waits for its timeout. Empty for types not listed.
+ */
+export function rejectMeaning(how: string): string {
+  if (how === 'tcp-reset' || how.endsWith('port-unreachable')) return ': the client gets "connection refused" at once, not a timeout';
+  if (/unreachable|prohibited/.test(how)) return `: the client gets "${how.replace(/^icmp(6|x)?-/, '').replace(/-/g, ' ')}" at once, not a timeout`;
+  return '';
+}
+
+/**
+ * nft's `reject` statement in iptables' `--reject-with` words: `tcp-reset`, `icmp-CODE`,
+ * `icmp6-CODE`, `icmpx-CODE`. A bare `reject` is port-unreachable of the packet's family
+ * (nft(8) "REJECT STATEMENT"; nft_reject_inet.c answers a bare inet reject the same way).
+ */
+export function nftRejectWith(s: { readonly type?: string; readonly code?: string }, family: 'ipv4' | 'ipv6'): string {
+  if (s.type === 'tcp reset') return 'tcp-reset';
+  const type = s.type ?? (family === 'ipv6' ? 'icmpv6' : 'icmp');
+  const prefix = type === 'icmpv6' ? 'icmp6' : type;
+  return `${prefix}-${s.code ?? 'port-unreachable'}`;
 }

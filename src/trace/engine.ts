@@ -19,10 +19,13 @@ import { existingFlow, newFlowEntry, replyTupleOf, tupleOf } from './conntrack.j
 import { tupleText } from './describe.js';
 import { hookPlan } from './hooks.js';
 import type { TraceInput } from './input.js';
-import { resolveEntry, type PacketSpec } from './packet.js';
+import { resolveEntry, type PacketFamily, type PacketSpec } from './packet.js';
 import { routeDecision, type NetView } from './routing.js';
 import { confirmStation, conntrackIn, natStation, runChain, type FlowRecord } from './stations.js';
-import type { PacketHeader, TraceConntrack, TraceReply, TraceResult, TraceTuple, TraceVerdict, VerdictKind } from './types.js';
+import type { PacketHeader, TraceCandidate, TraceConntrack, TraceReply, TraceResult, TraceTuple, TraceVerdict, VerdictKind } from './types.js';
+import type { IptablesRuleset } from '../model/iptables.js';
+import { UserError } from '../errors.js';
+import { xtablesOf } from './iptables-eval.js';
 
 /**
  * Options of a walk.
@@ -41,6 +44,8 @@ interface Ending {
   readonly kind: VerdictKind;
   readonly reason: string;
   readonly nexthop?: string | null;
+  /** For `rejected`: the ICMP error or TCP reset the sender gets (TraceVerdict.rejectWith). */
+  readonly rejectWith?: string;
 }
 
 function branchText(b: BranchChoice): string | null {
@@ -64,25 +69,28 @@ function runHook(ctx: WalkContext, rec: FlowRecord, hook: NetfilterHook): Ending
     }
     if (outcome === null || outcome.kind === 'accept') continue;
     if (outcome.kind === 'drop') return { kind: 'dropped', reason: outcome.reason };
-    if (outcome.kind === 'reject') return { kind: 'rejected', reason: outcome.reason };
+    if (outcome.kind === 'reject') return { kind: 'rejected', reason: outcome.reason, rejectWith: outcome.rejectWith };
     return { kind: 'unsupported', reason: outcome.reason };
   }
   return null;
 }
 
 function stopForRoute(ctx: WalkContext, rd: ReturnType<typeof routeDecision>, local: boolean): Ending | null {
+  // A packet the node sends gets the route's errno from connect()/sendmsg(), no ICMP: no rejectWith then.
+  const icmp = (code: string) => (local ? {} : { rejectWith: `icmp-${code}` });
   switch (rd.kind) {
     case 'local':
     case 'unicast':
       return null;
     case 'none':
-      return { kind: local ? 'rejected' : 'rejected', reason: `${rd.text}: the kernel answers "network unreachable"` };
+      // ip_route_input/ip_route_output: no route is ENETUNREACH (an ICMP net unreachable to a forwarded packet's sender).
+      return { kind: 'rejected', reason: `${rd.text}: the kernel answers "network unreachable"${local ? ' (connect() fails with ENETUNREACH)' : ''}`, ...icmp('net-unreachable') };
     case 'blackhole':
       return { kind: 'dropped', reason: `route ${rd.text}: silently dropped` };
     case 'unreachable':
-      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "host unreachable"` };
+      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "host unreachable"`, ...icmp('host-unreachable') };
     case 'prohibit':
-      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "administratively prohibited"` };
+      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "administratively prohibited"`, ...icmp('admin-prohibited') };
     default:
       return { kind: 'unsupported', reason: `route type ${rd.kind} (${rd.text}) is not modelled` };
   }
@@ -204,11 +212,91 @@ function entryHeader(spec: PacketSpec, src: string, iif: string | null): PacketH
  * becomes an `unsupported` step and verdict, never an exception.
  */
 export function walkPacket(input: TraceInput, spec: PacketSpec, options: WalkOptions = {}): TraceResult {
+  const orders = backendOrders(input, spec.family);
+  if (orders === null) return walkOnce(input, spec, options, false);
+  // Both backends hold rules: walk each registration order; keep those the branch option allows.
+  const candidates: TraceCandidate[] = [];
+  let refused: unknown = null;
+  for (const o of orders) {
+    try {
+      candidates.push({ order: o.order, result: walkOnce(o.input, spec, options, true) });
+    } catch (e) {
+      if (!(e instanceof UserError)) throw e;
+      refused ??= e;
+    }
+  }
+  if (candidates.length === 0) throw refused;
+  // An order without a random choice on the way cannot refuse the endpoint: keep the orders that reach it.
+  const asked = options.branch?.kind === 'endpoint' ? options.branch.endpoint : null;
+  if (asked !== null) {
+    const reach = candidates.filter((c) => c.result.verdict.endpoint !== null && (c.result.verdict.endpoint === asked || c.result.verdict.endpoint.replace(/:\d+$/, '').replace(/^\[(.*)\]$/, '$1') === asked));
+    if (reach.length === 0 && refused !== null) throw refused;
+    if (reach.length > 0 && reach.length < candidates.length) candidates.splice(0, candidates.length, ...reach);
+  }
+  const first = candidates[0]!.result;
+  const why = 'iptables-legacy and iptables-nft both hold rules (kubernetes#109811): the kernel runs both, their chains of equal priority in the order the tables were registered, which no capture records';
+  if (candidates.length === 1) {
+    return { ...first, notes: [...first.notes, `${why}; only with ${candidates[0]!.order} does the walk reach the asked branch`] };
+  }
+  const outcome = (r: TraceResult) => `${r.verdict.kind}${r.verdict.endpoint ? ` ${r.verdict.endpoint}` : ''}`;
+  if (candidates.every((c) => outcome(c.result) === outcome(first))) {
+    return { ...first, notes: [...first.notes, `${why}; both orders give the same verdict`] };
+  }
+  const reason = `${why}: ${candidates.map((c) => `${c.order} → ${outcome(c.result)}`).join('; ')}`;
+  return {
+    ...first,
+    verdict: { kind: 'ambiguous', reason, step: first.verdict.step, oif: null, nexthop: null, endpoint: null },
+    notes: [...first.notes, `the steps shown are those of ${candidates[0]!.order}`],
+    candidates,
+  };
+}
+
+/** One order of the two iptables backends' tables, as a walk input. */
+interface BackendOrder {
+  readonly order: string;
+  readonly input: TraceInput;
+}
+
+const orderCache = new WeakMap<TraceInput, Map<string, readonly BackendOrder[] | null>>();
+
+function holdsRules(r: IptablesRuleset): boolean {
+  return r.tables.some((t) => t.chains.some((c) => c.rules.length > 0));
+}
+
+/**
+ * Null unless iptables-legacy and iptables-nft rulesets of `family` both hold rules; then
+ * the input twice, legacy's rulesets first and nft's first (hook plans keep input order
+ * for chains of equal priority). Cached per input.
+ */
+function backendOrders(input: TraceInput, family: PacketFamily): readonly BackendOrder[] | null {
+  let perInput = orderCache.get(input);
+  if (!perInput) {
+    perInput = new Map();
+    orderCache.set(input, perInput);
+  }
+  if (perInput.has(family)) return perInput.get(family)!;
+  const all = input.iptables ?? [];
+  const mine = all.filter((r) => (r.family === 'ipv6' ? 'ipv6' : 'ipv4') === family && holdsRules(r));
+  const legacy = mine.filter((r) => xtablesOf(r) === 'legacy');
+  const nft = mine.filter((r) => xtablesOf(r) === 'nft');
+  let orders: readonly BackendOrder[] | null = null;
+  if (legacy.length > 0 && nft.length > 0) {
+    const rest = all.filter((r) => !mine.includes(r));
+    orders = [
+      { order: 'iptables-legacy\'s tables first', input: { ...input, iptables: [...legacy, ...nft, ...rest] } },
+      { order: 'iptables-nft\'s tables first', input: { ...input, iptables: [...nft, ...legacy, ...rest] } },
+    ];
+  }
+  perInput.set(family, orders);
+  return orders;
+}
+
+function walkOnce(input: TraceInput, spec: PacketSpec, options: WalkOptions, dual: boolean): TraceResult {
   const net: NetView = { interfaces: input.addrs, routes: input.routes };
   const branch = options.branch ?? { kind: 'first' };
   const entry = resolveEntry(spec, net);
   const header = entryHeader(spec, entry.src, entry.iif);
-  const ctx = new WalkContext(input, net, new WalkPacket(header), branch, options.indexed ?? true);
+  const ctx = new WalkContext(input, net, new WalkPacket(header), branch, options.indexed ?? true, dual);
   const rec: FlowRecord = { match: null, original: null, confirmed: false };
   let ending: Ending;
   if (input.routes.length === 0) {
@@ -231,6 +319,7 @@ export function walkPacket(input: TraceInput, spec: PacketSpec, options: WalkOpt
     oif: delivered ? final.oif : null,
     nexthop: ending.nexthop ?? null,
     endpoint: delivered ? endpointText(final.dst, final.dport) : null,
+    ...(ending.kind === 'rejected' && ending.rejectWith !== undefined ? { rejectWith: ending.rejectWith } : {}),
   };
   const conntrack = conntrackOf(ctx, rec, spec);
   return {

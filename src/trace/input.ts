@@ -6,8 +6,11 @@
 import type { ConntrackEntry } from '../model/conntrack.js';
 import type { NetInterface, Route } from '../model/iproute.js';
 import type { IptablesRuleset } from '../model/iptables.js';
+import type { IpsetSet } from '../model/ipvs.js';
 import type { NftRuleset } from '../model/nftables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import type { XtRecentCapture } from '../model/xt-recent.js';
+import { xtRecentAge } from '../parsers/xt-recent.js';
 
 /**
  * One address of an `xt_recent` list (`/proc/net/xt_recent/NAME`): the address and how
@@ -28,7 +31,8 @@ export interface XtRecentEntry {
  * - `addrs`, `routes`: `ip -j addr`, `ip -j route show table all`;
  * - `conntrack`: the conntrack table (`conntrack -L`), to find flows already known;
  * - `xtRecent`: contents of `-m recent` lists by name, when captured (else a rule that
- *   checks one is unsupported).
+ *   checks one is unsupported);
+ * - `ipsets`: the sets of `ipset list` by name, for `-m set` (else such a rule is unsupported).
  */
 export interface TraceInput {
   readonly iptables?: readonly IptablesRuleset[];
@@ -37,6 +41,9 @@ export interface TraceInput {
   readonly routes: readonly Route[];
   readonly conntrack?: readonly ConntrackEntry[];
   readonly xtRecent?: Readonly<Record<string, readonly XtRecentEntry[]>>;
+  /** Every list was read (the `xt-recent` probe): a list with no entry in `xtRecent` is empty, not unknown. */
+  readonly xtRecentComplete?: boolean;
+  readonly ipsets?: Readonly<Record<string, IpsetSet>>;
 }
 
 /** Inputs built from one snapshot: without an `nft` override, and by override (weakly). */
@@ -74,7 +81,9 @@ export function traceInputFromSnapshot(snapshot: NodeSnapshot, nft?: NftRuleset)
 
 function buildInput(snapshot: NodeSnapshot, nft: NftRuleset | undefined): TraceInput {
   const iptables: IptablesRuleset[] = [];
-  for (const part of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy]) {
+  // On a node whose `iptables` is the legacy one, iptables-legacy-save prints the same tables again.
+  const sameAsLegacy = snapshot.iptables?.value?.generator?.backend === 'legacy';
+  for (const part of [snapshot.iptables, snapshot.ip6tables, sameAsLegacy ? null : snapshot.iptablesLegacy]) {
     if (part?.value && part.value.tables.length > 0) iptables.push(part.value);
   }
   const ruleset = nft ?? snapshot.nft?.value ?? undefined;
@@ -84,5 +93,15 @@ function buildInput(snapshot: NodeSnapshot, nft: NftRuleset | undefined): TraceI
     addrs: snapshot.addrs?.value ?? [],
     routes: snapshot.routes?.value ?? [],
     conntrack: snapshot.conntrack?.value?.entries ?? [],
+    ...xtRecentInput(snapshot.xtRecent?.value ?? null),
+    ...(snapshot.ipset?.value ? { ipsets: Object.fromEntries(snapshot.ipset.value.map((s) => [s.name, s])) } : {}),
   };
+}
+
+/** The walk's `-m recent` lists from the `xt-recent` probe: ages in seconds when jiffies and HZ are known. */
+function xtRecentInput(capture: XtRecentCapture | null): Pick<TraceInput, 'xtRecent' | 'xtRecentComplete'> {
+  if (!capture) return {};
+  const lists: Record<string, XtRecentEntry[]> = {};
+  for (const [name, rows] of Object.entries(capture.lists)) lists[name] = rows.map((r) => ({ address: r.address, ageSeconds: xtRecentAge(capture, r) }));
+  return { xtRecent: lists, xtRecentComplete: true };
 }

@@ -19,10 +19,11 @@ import { findChain, findTargetOption } from '../model/iptables.js';
 import type { NftChain, NftTable } from '../model/nftables.js';
 import { formatRule } from '../parsers/iptables-format.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
+import { rejectMeaning } from './describe.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
 import { evalIptablesMatches, NO_CONDITIONS } from './iptables-match.js';
 import { chainPrefilters, prefilterReject, type Prefilter } from './iptables-prefilter.js';
-import type { TraceBranch } from './types.js';
+import type { TraceBranch, XtablesBackend } from './types.js';
 import { parseMarkMask, parseNatTarget } from './values.js';
 
 type IptablesItem = Extract<HookedChainItem, { kind: 'iptables' }>;
@@ -70,6 +71,11 @@ export function iptablesRuleText(rule: IptablesRule): string {
     ruleTexts.set(rule, text);
   }
   return text;
+}
+
+/** The backend of an iptables dump: `legacy` when its header says so, else nf_tables (iptables-nft). */
+export function xtablesOf(ruleset: IptablesRuleset): XtablesBackend {
+  return ruleset.generator?.backend === 'legacy' ? 'legacy' : 'nft';
 }
 
 function verdictOfTarget(rule: IptablesRule): string {
@@ -241,7 +247,8 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
   const base = item.chain;
   const stack: Frame[] = [frameOf(ctx, base, item.nftChain)];
   const groups = new Map<IptablesChain, BranchGroup>();
-  const common = { backend: 'iptables' as const, family: item.family, table: item.table, priority: item.priority };
+  const xtables = ctx.dualBackends ? { xtables: xtablesOf(item.ruleset) } : {};
+  const common = { backend: 'iptables' as const, family: item.family, table: item.table, priority: item.priority, ...xtables };
   const loop = ctx.enterChain(base.name);
   if (loop !== null) return { kind: 'unsupported', reason: loop };
   while (stack.length > 0) {
@@ -352,7 +359,8 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
       return { kind: 'accept' };
     case 'DROP':
       ctx.record({ ...matched, verdict: 'drop', reason: step.reason });
-      return { kind: 'drop', reason: `${item.table} ${rule.chain} rule #${rule.index}: DROP` };
+      // kube-proxy's comment says why ("ns/name:port has no local endpoints" for eTP=Local): quote it.
+      return { kind: 'drop', reason: `${item.table} ${rule.chain} rule #${rule.index}: DROP${rule.comment ? ` ("${rule.comment}")` : ''}` };
     case 'RETURN': {
       ctx.record({ ...matched, verdict: 'return', reason: step.reason });
       frame.pos = frame.chain.rules.length;
@@ -360,8 +368,8 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
     }
     case 'REJECT': {
       const how = findTargetOption(rule, 'reject-with')?.values[0] ?? (ctx.pkt.family === 'ipv6' ? 'icmp6-port-unreachable' : 'icmp-port-unreachable');
-      ctx.record({ ...matched, verdict: 'drop', reason: `${step.reason}; REJECT --reject-with ${how}` });
-      return { kind: 'reject', reason: `${item.table} ${rule.chain} rule #${rule.index}: REJECT with ${how}` };
+      ctx.record({ ...matched, verdict: 'reject', reason: `${step.reason}; REJECT --reject-with ${how}` });
+      return { kind: 'reject', reason: `${item.table} ${rule.chain} rule #${rule.index}${rule.comment ? ` ("${rule.comment}")` : ''}: REJECT with ${how}${rejectMeaning(how)}`, rejectWith: how };
     }
     case 'DNAT':
     case 'SNAT':

@@ -9,6 +9,7 @@
  * comment,iprange}.c.
  */
 import type { IptablesMatch, IptablesNegatable, IptablesOption, IptablesRule } from '../model/iptables.js';
+import type { IpsetMember, IpsetPart } from '../model/ipvs.js';
 import { parseIp } from '../model/iproute.js';
 import type { WalkContext } from './context.js';
 import { PROTOCOL_NUMBERS, TCP_FLAG_BITS, type TcpFlag } from './packet.js';
@@ -215,7 +216,7 @@ function recentModule(ctx: WalkContext, m: IptablesMatch): Cond[] {
   if (opt(m, 'set')) return [{ ok: true, text: `recent --set: adds the source to list ${name}` }];
   const check = opt(m, 'rcheck') ?? opt(m, 'update') ?? opt(m, 'remove');
   if (!check) return [{ unsupported: `-m recent without --set/--rcheck/--update/--remove` }];
-  const list = ctx.input.xtRecent?.[name];
+  const list = ctx.input.xtRecent?.[name] ?? (ctx.input.xtRecentComplete ? [] : undefined);
   if (!list) return [{ unsupported: `-m recent --${check.name} --name ${name}: the list's contents (/proc/net/xt_recent/${name}) are not in the capture` }];
   if (opt(m, 'hitcount') || opt(m, 'rttl')) return [{ unsupported: '-m recent --hitcount/--rttl is not modelled' }];
   const addr = opt(m, 'rdest') ? ctx.pkt.dst : ctx.pkt.src;
@@ -232,6 +233,63 @@ function recentModule(ctx: WalkContext, m: IptablesMatch): Cond[] {
   if (hit && seconds !== undefined && hit.ageSeconds === null) return [{ unsupported: `-m recent --seconds ${seconds}: the age of ${addr} in list ${name} is unknown` }];
   const ok = hit !== undefined && (seconds === undefined || (hit.ageSeconds ?? 0) <= Number(seconds));
   return [negate({ ok, text: `${addr} ${ok ? 'is' : 'is not'} in recent list ${name}${seconds ? ` (within ${seconds}s)` : ''}` }, check.negated)];
+}
+
+/** Whether one decoded ipset element part holds for the packet's `src`/`dst` side. */
+function partHolds(ctx: WalkContext, part: IpsetPart, side: 'src' | 'dst'): boolean | null {
+  const addr = side === 'src' ? ctx.pkt.src : ctx.pkt.dst;
+  switch (part.dim) {
+    case 'ip':
+      return parseIp(part.address)?.value === parseIp(addr)?.value;
+    case 'net': {
+      const r = addrRangeOf(part.prefixLen === null ? part.address : `${part.address}/${part.prefixLen}`);
+      return r ? inRange(addr, r) : null;
+    }
+    case 'port': {
+      const port = side === 'src' ? ctx.pkt.sport : ctx.pkt.dport;
+      if (part.port === null) return null;
+      return (part.protocol === null || part.protocol === ctx.pkt.proto) && port === part.port;
+    }
+    case 'mark':
+      return ctx.pkt.mark === part.mark;
+    default:
+      return null;
+  }
+}
+
+/**
+ * `-m set --match-set NAME src|dst[,…]` (xt_set.c `set_match_v4`, ipset(8)): each flag
+ * says which side of the packet fills the set's dimension of the same position; the
+ * members come from the captured `ipset list`. Other xt_set options are not modelled.
+ */
+function setModule(ctx: WalkContext, m: IptablesMatch): Cond[] {
+  const o = opt(m, 'match-set');
+  if (!o || m.options.length !== 1) return [{ unsupported: `-m set ${m.options.map((x) => `--${x.name}`).join(' ')}: only --match-set is modelled` }];
+  const [name, flagText] = o.values;
+  if (!name || !flagText) return [{ unsupported: '--match-set without a set name and flags' }];
+  const set = ctx.input.ipsets?.[name];
+  if (!set) return [{ unsupported: `-m set --match-set ${name}: the set's members (ipset list) are not in the capture` }];
+  if (set.members === null) return [{ unsupported: `-m set --match-set ${name}: the capture lists the set without its members (ipset list -t)` }];
+  const flags = flagText.split(',');
+  if (flags.some((f) => f !== 'src' && f !== 'dst') || flags.length < set.dims.length) return [{ unsupported: `--match-set ${name} ${flagText}: ${set.dims.length} dimensions (${set.type}) need as many src/dst flags` }];
+  const hits: IpsetMember[] = [];
+  for (const member of set.members) {
+    if (member.parts === null) return [{ unsupported: `ipset ${name} member "${member.element}" could not be decoded as ${set.type}` }];
+    let all = true;
+    for (let i = 0; i < member.parts.length; i++) {
+      const h = partHolds(ctx, member.parts[i]!, flags[i] as 'src' | 'dst');
+      if (h === null) return [{ unsupported: `ipset ${name} (${set.type}): the ${member.parts[i]!.dim} dimension is not modelled` }];
+      if (!h) {
+        all = false;
+        break;
+      }
+    }
+    if (all) hits.push(member);
+  }
+  if (hits.some((h) => h.options.some(([k]) => k === 'nomatch'))) return [{ unsupported: `ipset ${name}: a nomatch element covers the packet (the most specific element decides, not modelled)` }];
+  const ok = hits.length > 0;
+  const what = flags.slice(0, set.dims.length).map((f, i) => `${f} ${set.dims[i]}`).join(',');
+  return [negate({ ok, text: `${what} of the packet ${ok ? `is in set ${name} (${hits[0]!.element})` : `is not in set ${name} (${set.members.length} members)`}` }, o.negated)];
 }
 
 function iprangeModule(ctx: WalkContext, m: IptablesMatch): Cond[] {
@@ -293,6 +351,8 @@ function moduleConds(ctx: WalkContext, m: IptablesMatch): Cond[] {
       return recentModule(ctx, m);
     case 'iprange':
       return iprangeModule(ctx, m);
+    case 'set':
+      return setModule(ctx, m);
     case 'icmp':
     case 'icmp6':
       return icmpModule(ctx, m);

@@ -44,7 +44,9 @@ export function kernelEventsOfWalk(result: TraceResult): KernelEvent[] {
   for (const s of result.steps) {
     if (s.table === null || s.chain === null || s.family === null || s.verdict === null) continue;
     if (s.kind === 'rule' && s.matched === true) {
-      out.push({ kind: 'rule', family: s.family, table: s.table, chain: s.chain, handle: s.handle, ruleText: s.ruleText, verdict: s.verdict });
+      // REJECT / nft reject send their error and return NF_DROP: the kernel's trace says `drop`.
+      const verdict = s.verdict === 'reject' ? 'drop' : s.verdict;
+      out.push({ kind: 'rule', family: s.family, table: s.table, chain: s.chain, handle: s.handle, ruleText: s.ruleText, verdict });
     } else if (s.kind === 'policy') {
       out.push({ kind: 'policy', family: s.family, table: s.table, chain: s.chain, handle: null, ruleText: null, verdict: s.verdict.toLowerCase() });
     }

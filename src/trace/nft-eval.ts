@@ -18,6 +18,7 @@ import { findChain, findSet } from '../model/nftables.js';
 import { formatExpr } from '../parsers/nft-format-expr.js';
 import { exprType } from '../parsers/nft-types.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
+import { nftRejectWith, rejectMeaning } from './describe.js';
 import type { HookedChainItem } from './hooks.js';
 import { constant, elementTest, evalNftExpr, exactKeyOf, isStop, keyTypesOf, showValue, valueKey, valueTest, type NftEvalStop, type NftValue, type ValueTest } from './nft-values.js';
 import type { TraceBranch } from './types.js';
@@ -30,7 +31,7 @@ type StmtResult =
   | { readonly kind: 'failed'; readonly text: string }
   | { readonly kind: 'verdict'; readonly verdict: NftVerdict; readonly text: string; readonly branches?: readonly TraceBranch[] }
   | { readonly kind: 'nat'; readonly binding: NatBinding; readonly text: string; readonly branches?: readonly TraceBranch[] }
-  | { readonly kind: 'reject'; readonly text: string }
+  | { readonly kind: 'reject'; readonly text: string; readonly rejectWith: string }
   | { readonly kind: 'unsupported'; readonly text: string };
 
 interface Frame {
@@ -296,7 +297,7 @@ function evalStatement(ctx: WalkContext, table: NftTable, s: NftStatement): Stmt
     case 'nat':
       return evalNat(ctx, table, s);
     case 'reject':
-      return { kind: 'reject', text: `reject${s.type ? ` with ${s.type}${s.code ? ` ${s.code}` : ''}` : ''}` };
+      return { kind: 'reject', text: `reject${s.type ? ` with ${s.type}${s.code ? ` ${s.code}` : ''}` : ''}`, rejectWith: nftRejectWith(s, ctx.pkt.family) };
     case 'mangle':
       return evalMangle(ctx, s);
     case 'counter':
@@ -367,8 +368,8 @@ function runRule(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, 
         ctx.record({ ...step, kind: 'unsupported', reason: `unsupported: ${r.text}` });
         return { kind: 'unsupported', reason: r.text };
       case 'reject':
-        ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'drop', reason: reason(r.text) });
-        return { kind: 'reject', reason: `${item.table.family} ${item.table.name} ${frame.chain.name}: ${r.text}` };
+        ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'reject', reason: reason(r.text) });
+        return { kind: 'reject', reason: `${item.table.family} ${item.table.name} ${frame.chain.name}: ${r.text}${rejectMeaning(r.rejectWith)}`, rejectWith: r.rejectWith };
       case 'nat': {
         if (r.binding.type === 'dnat' || r.binding.type === 'redirect') ctx.flow.dstBinding = r.binding;
         else ctx.flow.srcBinding = r.binding;

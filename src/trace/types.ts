@@ -123,6 +123,24 @@ export interface TraceStep {
   readonly header: PacketHeader;
   readonly counters: StepCounters | null;
   readonly branches: readonly TraceBranch[] | null;
+  /**
+   * For iptables steps on a node where iptables-legacy and iptables-nft both hold rules:
+   * which backend's table the rule is in (kubernetes#109811). Absent otherwise.
+   */
+  readonly xtables?: XtablesBackend;
+}
+
+/** The two iptables backends: x_tables (`iptables-legacy`) and nf_tables (`iptables-nft`). */
+export type XtablesBackend = 'legacy' | 'nft';
+
+/**
+ * One possible answer when the walk depends on something no capture records: with both
+ * iptables backends holding rules, the kernel runs their chains of equal priority in the
+ * order the tables were registered (`order`: whose chains run first).
+ */
+export interface TraceCandidate {
+  readonly order: string;
+  readonly result: TraceResult;
 }
 
 /**
@@ -132,9 +150,13 @@ export interface TraceStep {
  * - `sent`: a packet the node sent itself leaves through `oif`;
  * - `dropped` / `rejected`: a rule or the routing decision stopped it (`rejected`: the
  *   sender gets an ICMP error or a TCP reset);
- * - `unsupported`: nodescope met something it cannot evaluate (see the last step).
+ * - `unsupported`: nodescope met something it cannot evaluate (see the last step);
+ * - `unknown`: the capture lacks what decides it (a count the listing does not print, a map
+ *   no known layout decodes); the last step names the missing part;
+ * - `ambiguous`: the capture cannot decide between {@link TraceResult.candidates} that differ
+ *   (both iptables backends hold rules; the steps shown are the first candidate's).
  */
-export type VerdictKind = 'local' | 'forwarded' | 'sent' | 'dropped' | 'rejected' | 'unsupported';
+export type VerdictKind = 'local' | 'forwarded' | 'sent' | 'dropped' | 'rejected' | 'unsupported' | 'unknown' | 'ambiguous';
 
 /** The verdict, where it came from and the endpoint reached. */
 export interface TraceVerdict {
@@ -147,6 +169,14 @@ export interface TraceVerdict {
   readonly nexthop: string | null;
   /** `IP:PORT` the packet reaches (its destination as it leaves), for local/forwarded/sent. */
   readonly endpoint: string | null;
+  /**
+   * For `rejected`: what the sender gets back, in iptables' `--reject-with` words
+   * (`icmp-port-unreachable`, `tcp-reset`, `icmp-net-unreachable`, `icmp-host-unreachable`,
+   * `icmp-admin-prohibited`; nft's `icmpx` codes as `icmpx-port-unreachable`). The client
+   * sees an error at once, where a drop leaves it waiting for its timeout. Absent when
+   * the walk did not end in a reject, or when the reject's kind is not known.
+   */
+  readonly rejectWith?: string;
 }
 
 /**
@@ -213,4 +243,6 @@ export interface TraceResult {
   readonly reply: TraceReply | null;
   /** Things the walk could not take into account (rp_filter, policy routing, …). */
   readonly notes: readonly string[];
+  /** Each walk the capture cannot rule out, when more than one (see {@link TraceCandidate}); absent otherwise. */
+  readonly candidates?: readonly TraceCandidate[];
 }

@@ -5,6 +5,7 @@
 import { Box, useApp, useInput, useStdout } from 'ink';
 import { Text } from './components/SafeText.js';
 import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import type { SessionLike } from '../collect/session.js';
 import { createAppViews, type AppViewsOf } from './app-views.js';
 import { handleKey } from './app-keys.js';
@@ -109,6 +110,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
         mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
+        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => n.short) : []}
         ageSeconds={age}
         error={state.error}
         apiError={state.apiError ?? null}

@@ -36,7 +36,7 @@ export interface AppViews {
 const MODE_PARTS: readonly SnapshotPart[] = ['iptables', 'iptablesLegacy', 'nft', 'lb', 'ipvs'];
 
 /** The parts a step walk reads (everything of the dataplane). */
-const STEP_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'lb', 'ipvs', 'ipset', 'conntrack'];
+const STEP_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'lb', 'ipvs', 'ipset', 'xtRecent', 'conntrack'];
 
 /**
  * A function remembering its last arguments and result: the first `keys` arguments (all by

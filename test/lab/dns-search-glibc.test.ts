@@ -16,6 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labAvailable } from '../helpers/lab.js';
 import { dnsSearchPlan, type DnsOutcome, type DnsQueryType } from '../../src/analysis/dns-search.js';
 import { parseResolvConf } from '../../src/parsers/resolv-conf.js';
+import { digSearch } from '../../src/dns/dig-search.js';
+import { digSearchText } from '../../src/report/dig-search.js';
+import { ProbeDnsTransport } from '../../src/dns/probe.js';
+import { readNodeResolvConf } from '../../src/dns/resolve.js';
+import { LocalTransport } from '../../src/sources/local.js';
 
 const NS = `nodescope-dns-${process.pid}`;
 const ETC = `/etc/netns/${NS}`;
@@ -94,6 +99,42 @@ describe.runIf(labOk)('glibc getaddrinfo sends exactly the planned queries', () 
     it('AF_INET without an IPv4 address sends nothing (AI_ADDRCONFIG)', async () => {
       const [logged, planned] = await compare(POD, 'nosuch', 'ahostsv4', lo);
       expect([logged, planned]).toEqual([[], []]);
+    });
+  });
+
+  /**
+   * coredns#2289, coredns#2133: the questions a search really costs. glibc is the oracle:
+   * `nodescope dig +search NAME` through the namespace (its captured resolv.conf, queries sent
+   * from inside it) must send dnsmasq the same questions, name by name in the same order,
+   * as getaddrinfo does, and print each with its answer and the count.
+   */
+  describe('coredns#2289, coredns#2133: nodescope dig +search sends what glibc sends', () => {
+    const names = (qs: readonly string[]) => qs.map((q) => q.split(' ')[1]).filter((n, i, a) => n !== a[i - 1]);
+    it.each([
+      ['pod, kubernetes.default (2nd search domain)', POD, 'kubernetes.default', 'kubernetes.default.svc.cluster.local.'],
+      ['pod, an absolute name (never searched)', POD, 'kubernetes.default.svc.cluster.local.', 'kubernetes.default.svc.cluster.local.'],
+      ['pod, a 3-dot external name under ndots:5 (all 3 domains, then as-is)', POD, 's3.eu-west-1.amazonaws.com', null],
+      ['ndots:1, a dotless name is searched first', ['search cluster.local', 'nameserver 127.0.0.1'], 'web', 'web.cluster.local.'],
+    ] as const)('%s', async (_title, lines, name, answeredBy) => {
+      writeFileSync(path.join(ETC, 'resolv.conf'), `${lines.join('\n')}\n`);
+      let from = readFileSync(LOG, 'utf8').length;
+      run(['ip', 'netns', 'exec', NS, 'getent', 'ahosts', name]);
+      await sleep(200);
+      const glibc = loggedQueries(from);
+      const transport = new LocalTransport({ netns: NS });
+      const captured = await readNodeResolvConf(transport);
+      expect(captured?.conf.search.join(' ')).toBe(parseResolvConf(`${lines.join('\n')}\n`, 'case').value.search.join(' '));
+      from = readFileSync(LOG, 'utf8').length;
+      const r = await digSearch({ name, dns: new ProbeDnsTransport(transport), resolv: { conf: captured!.conf, origin: 'node' } });
+      await sleep(200);
+      const ours = loggedQueries(from);
+      expect(names(ours)).toEqual(names(glibc));
+      expect([...ours].sort()).toEqual([...glibc].sort());
+      expect(r.answeredBy).toBe(answeredBy);
+      expect(r.queries).toBe(glibc.length);
+      const text = digSearchText(r, null);
+      expect(text).toContain(`;; ${glibc.length} questions sent`);
+      if (answeredBy) expect(text).toMatch(new RegExp(`${answeredBy.replace(/\./g, '\\.')}\\s+\\d+\\s+IN\\s+A\\s+10\\.96\\.0\\.\\d`));
     });
   });
 

@@ -72,6 +72,11 @@ const SCENARIOS: readonly Scenario[] = [
       const p = await httpProbe(lab.podNs('client'), `http://${m.dst}:${m.dport}/`, { timeoutMs: 2000 });
       expect(p.exitCode).toBe(7); // connection refused: the kernel really rejected it
     },
+    // REJECT is not DROP (issue 19 item 8): curl's "connection refused" at once is the ICMP port unreachable.
+    check: ({ result, report }) => {
+      expect(result.verdict.rejectWith, report).toBe('icmp-port-unreachable');
+      expect(result.steps.filter((s) => s.kind === 'rule' && s.matched).at(-1)?.verdict, report).toBe('reject');
+    },
     verdict: { iptables: 'rejected', nftables: 'rejected' },
   },
   {

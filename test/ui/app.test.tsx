@@ -174,3 +174,19 @@ describe('Enter on a Service with nothing to open', () => {
     r.unmount();
   });
 });
+
+describe('Enter on a Service without endpoints (issue 19 item 8: REJECT is not DROP)', () => {
+  it('opens its REJECT rule in filter/KUBE-SERVICES, cursor on it, instead of saying nothing exists', async () => {
+    const r = await app(120);
+    expect(r.frame()).toContain('endpoints of default/empty'); // the first row
+    await r.press(KEYS.enter);
+    const frame = r.frame();
+    expect(frame).toContain('chain filter/KUBE-SERVICES');
+    expect(frame).not.toContain('no dataplane');
+    // The detail under the table is the cursor's rule: the REJECT, quoted from the dump.
+    expect(frame).toMatch(/line \d+:\n.*--comment "default\/empty has no endpoints"[^]*REJECT --reject-with icmp-port-unreachable/);
+    await r.press(KEYS.escape);
+    expect(r.frame()).toContain('endpoints of default/empty'); // back on Services
+    r.unmount();
+  });
+});

@@ -173,7 +173,9 @@ const CASES: readonly Case[] = [
     verdict: { iptables: 'rejected', nftables: 'rejected' },
     check: (r, mode) => {
       const last = r.steps.filter((s) => s.kind === 'rule' && s.matched).at(-1)!;
-      expect(last.verdict).toBe('drop');
+      // REJECT is not DROP (issue 19 item 8): the client gets an ICMP error at once, not a timeout.
+      expect(last.verdict).toBe('reject');
+      expect(r.verdict.rejectWith).toBe('icmp-port-unreachable');
       expect(last.hook).toBe('forward');
       expect(last.chain).toBe(mode === 'iptables' ? 'KUBE-SERVICES' : 'reject-chain');
       expect(r.conntrack).toBeNull();

@@ -238,6 +238,8 @@ export const coreEn = {
   'step.verdict.dropped': 'dropped',
   'step.verdict.rejected': 'rejected',
   'step.verdict.unsupported': 'unsupported',
+  'step.verdict.unknown': 'unknown (the capture cannot decide)',
+  'step.verdict.ambiguous': 'ambiguous',
   'step.mapEntry': 'map entry',
   'col.hook': 'HOOK',
   'col.where': 'WHERE',

@@ -235,6 +235,8 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'step.verdict.dropped': '破棄',
   'step.verdict.rejected': '拒否',
   'step.verdict.unsupported': '未対応',
+  'step.verdict.unknown': '不明（キャプチャからは判断できない）',
+  'step.verdict.ambiguous': '判定不能（候補が複数）',
   'step.mapEntry': 'マップ項目',
   'col.hook': 'フック',
   'col.where': '場所',

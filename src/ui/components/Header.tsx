@@ -36,6 +36,8 @@ export interface HeaderProps {
    */
   readonly apiProblem?: ApiProblem | null;
   readonly refreshing: boolean;
+  /** Warnings of the dumps themselves (src/analysis/iptables-faults.ts): lead the mode line, before the evidence. */
+  readonly notes?: readonly string[];
   readonly pane: PaneId;
   readonly width: number;
   readonly lang: Lang;
@@ -146,7 +148,8 @@ export function Header(p: HeaderProps): React.JSX.Element {
       : p.apiError
         ? apiLine(p.apiError, where, freshness, p)
       : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
-  const modeHead = p.evidence === '' ? `${t(p.lang, 'header.mode')}: ${p.mode}` : `${t(p.lang, 'header.mode')}: ${p.mode} — `;
+  const noteText = p.notes?.length ? `⚠ ${p.notes.join(' · ')} · ` : '';
+  const modeHead = p.evidence === '' ? `${t(p.lang, 'header.mode')}: ${p.mode}` : `${t(p.lang, 'header.mode')}: ${p.mode} — ${noteText}`;
   const line2 = modeHead + (typeof p.evidence === 'string' ? p.evidence : p.evidence(p.width - cellWidth(modeHead)));
   return (
     <Box flexDirection="column">

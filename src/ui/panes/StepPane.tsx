@@ -46,6 +46,8 @@ const VERDICT_COLOR: Readonly<Record<VerdictKind, ColorToken>> = {
   dropped: 'error',
   rejected: 'error',
   unsupported: 'warn',
+  unknown: 'warn',
+  ambiguous: 'warn',
 };
 
 function columns(lang: Lang, width: number): ColumnSpec[] {
@@ -63,7 +65,7 @@ function columns(lang: Lang, width: number): ColumnSpec[] {
 /** `table/chain #n`, cut in the chain name so the rule number always shows in `width` cells. */
 function where(s: TraceStep, width: number): string {
   if (s.table === null || s.chain === null) return s.kind;
-  const base = `${s.backend === 'nft' ? `${s.family} ` : ''}${s.table}/${s.chain}`;
+  const base = `${s.backend === 'nft' ? `${s.family} ` : ''}${s.xtables ? `${s.xtables} ` : ''}${s.table}/${s.chain}`;
   const suffix = s.ruleIndex !== null ? ` #${s.ruleIndex}` : '';
   if (cellWidth(base + suffix) <= width) return base + suffix;
   return fitCell(base, Math.max(1, width - suffix.length)).trimEnd() + suffix;
@@ -73,7 +75,7 @@ function rowColor(s: TraceStep): ColorToken | undefined {
   if (s.kind === 'unsupported') return 'warn';
   if (s.kind === 'nat') return 'nat';
   if (s.kind === 'final') return s.verdict === 'dropped' || s.verdict === 'rejected' ? 'error' : 'ok';
-  if (s.verdict === 'drop') return 'error';
+  if (s.verdict === 'drop' || s.verdict === 'reject') return 'error';
   if (s.matched && s.verdict && /^(jump|goto) /.test(s.verdict)) return 'jump';
   return undefined;
 }
@@ -164,7 +166,7 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
   const steps = r.steps;
   const at = Math.min(Math.max(0, cursor), steps.length - 1);
   const current = steps[at]!;
-  const verdictWord = t(lang, `step.verdict.${r.verdict.kind}` as MessageKey);
+  const verdictWord = t(lang, `step.verdict.${r.verdict.kind}` as MessageKey) + (r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : '');
   const endpoint = r.verdict.endpoint ? ` → ${r.verdict.endpoint}` : '';
   const via = r.verdict.oif ? ` (${r.verdict.oif}${r.verdict.nexthop && r.verdict.nexthop !== r.final.dst ? ` via ${r.verdict.nexthop}` : ''})` : '';
   const headLines = 2;
