@@ -94,7 +94,9 @@ export async function loadSnapshot(options: SessionOptions): Promise<{ snapshot:
 }
 
 function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse'> = {}): SnapshotInput {
-  const first = runs.map((r) => r.result.startedAt).sort()[0];
+  // A probe a replay's bundle does not hold carries the manifest's time, not a run's: left out,
+  // so a load that asks for it (one-shot) and one that does not (staged) agree.
+  const first = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0];
   const apiText = options.api ? options.api.text() : options.apiText;
   const apiOrigin = options.api ? options.api.origin : options.apiOrigin;
   return {
