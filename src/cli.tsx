@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
+import { probe } from './sources/catalog.js';
 import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
 import type { Transport } from './sources/transport.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
@@ -83,7 +84,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
-    .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns and dig (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
+    .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns, dig, the DNS pane and capture (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(DEFAULT_INTERVAL_MS / 1000).argParser(positiveSeconds))
     .addOption(langOption());
 }
@@ -147,7 +148,9 @@ function requireTerminal(): void {
 /** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
 async function openSession(opts: GlobalOptions): Promise<Session> {
   const source = await openSource(opts);
-  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts) });
+  // A --cluster-domain that is not a domain name is refused before the screen opens.
+  if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
+  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
 async function runTui(opts: GlobalOptions): Promise<void> {
@@ -192,16 +195,21 @@ interface ShowOptions extends GlobalOptions {
   readonly table?: string;
   readonly service?: string;
   readonly dnsServer?: string;
+  readonly events?: boolean;
 }
 
-async function loadOnce(opts: GlobalOptions) {
+async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = []) {
   const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts) });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand });
   return { source, snapshot };
 }
 
 async function runShow(what: string, opts: ShowOptions): Promise<void> {
-  const { source, snapshot } = await loadOnce(opts);
+  if (opts.events && what !== 'conntrack') throw new UserError(`--events is for show conntrack, not show ${what}`, 'nodescope show conntrack --events');
+  // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
+  const events = opts.events === true && !opts.replay;
+  if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
+  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : []);
   let out: string;
   try {
     switch (what) {
@@ -300,6 +308,7 @@ export function buildProgram(): Command {
     .option('--table <name>', 'rules: only this table')
     .option('--service <ns/name>', 'services, rules, conntrack, dns, compare: only this Service')
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
+    .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
@@ -356,8 +365,9 @@ export function buildProgram(): Command {
         process.stderr.write(`nodescope: no source given: capturing the embedded default capture (replay of ${defaultCaptureDir()}); name one with --local, --netns, --ssh, --node or --replay\n`);
       }
       const source = await openSource(opts);
+      if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
       const progress = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
-      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, progress, ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
+      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, progress, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}), ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });
 

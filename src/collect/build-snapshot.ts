@@ -253,6 +253,8 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
   if (part === 'lb') return lbPart(byId, cache);
   let chosen: Parsed<unknown> | null = null;
   for (const id of partProbes()[part]) {
+    // An on-demand probe of a part (conntrack -E) adds to it; it never stands in for the part's own probe.
+    if (onDemandProbe(id)) continue;
     const entry = parserOf(id);
     const parsed = entry ? parseRunCached(byId.get(id), entry.parse, cache) : null;
     if (parsed) chosen = parsed;
@@ -279,6 +281,8 @@ export function ipvsRun(stats: ProbeRun | undefined, plain: ProbeRun | undefined
   if (plain?.status === 'ok') return plain;
   return stats ?? plain;
 }
+
+const onDemandProbe = (id: string): boolean => catalog().probes.find((p) => p.id === id)?.onDemand === true;
 
 function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {
   if (part === 'lb') return { lb: from.lb, lbMapsRead: from.lbMapsRead };
@@ -444,6 +448,7 @@ async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: num
   if (!ids.some((id) => parserOf(id)?.chunked || parserOf(id)?.pieces)) return null;
   let chosen: Parsed<unknown> | null = null;
   for (const id of ids) {
+    if (onDemandProbe(id)) continue;
     const run = ctx.byId.get(id);
     const entry = parserOf(id);
     if (!run || !entry) continue;

@@ -12,6 +12,7 @@ import { closeSource, type OpenedSource } from '../sources/open.js';
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { dnsTransportFor } from '../dns/open.js';
 import { recordServiceDns } from '../dns/record.js';
+import { readClusterDomain } from '../dns/cluster-domain.js';
 import { UserError } from '../errors.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../sources/k8s-debug-pod.js';
@@ -33,6 +34,8 @@ export interface CaptureOptions {
   readonly dns?: boolean;
   readonly dnsServer?: string;
   readonly dnsTimeoutMs?: number;
+  /** `--cluster-domain`: the domain of the DNS questions (default: what the node shows, see readClusterDomain). */
+  readonly clusterDomain?: string;
 }
 
 /**
@@ -53,7 +56,9 @@ async function recordDns(source: OpenedSource, options: CaptureOptions): Promise
     throw e;
   }
   try {
-    const { extras } = await recordServiceDns({ api, dns, ...(options.dnsServer ? { server: options.dnsServer } : {}), query: { timeoutMs: options.dnsTimeoutMs ?? 1000, tries: 1 } });
+    // The questions a pod would ask: in the cluster's domain (cluster2.local …), not a fixed cluster.local.
+    const domain = await readClusterDomain({ ...(options.clusterDomain !== undefined ? { flag: options.clusterDomain } : {}), transport: source.transport });
+    const { extras } = await recordServiceDns({ api, dns, expect: { zone: domain.name }, ...(options.dnsServer ? { server: options.dnsServer } : {}), query: { timeoutMs: options.dnsTimeoutMs ?? 1000, tries: 1 } });
     return { extras, skipped: null };
   } catch (e) {
     if (e instanceof UserError) return { extras: {}, skipped: e.message };

@@ -101,6 +101,6 @@ export function parserOf(id: string): ParserEntry | undefined {
  */
 export function piecedProbes(): readonly string[] {
   return catalog()
-    .probes.filter((p) => p.part && (PARSERS[p.parser]?.pieces || PARSERS[p.parser]?.joinedPieces))
+    .probes.filter((p) => p.part && !p.onDemand && (PARSERS[p.parser]?.pieces || PARSERS[p.parser]?.joinedPieces))
     .map((p) => p.id);
 }

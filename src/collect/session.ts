@@ -13,6 +13,7 @@ import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSour
 import type { ServiceDnsResult } from '../model/dns.js';
 import { dnsTransportFor } from '../dns/open.js';
 import { resolveServiceDns } from '../dns/resolve.js';
+import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
 import type { DnsTransport } from '../dns/transport.js';
 import { catalog } from '../sources/catalog.js';
 import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
@@ -57,6 +58,8 @@ export interface SessionDns {
   readonly result: ServiceDnsResult | null;
   readonly loading: boolean;
   readonly error: string | null;
+  /** The cluster domain the questions were asked in, and where it came from (once known). */
+  readonly domain?: ClusterDomain;
 }
 
 /** A read-only view of a session, what the UI depends on (a static one is used in tests). */
@@ -81,6 +84,35 @@ export interface SessionOptions {
   readonly api?: ApiFeed;
   /** Runs the `where: cilium-agent` probes (exec into the Cilium agent pod), when the source found one. */
   readonly ciliumAgent?: Transport;
+  /**
+   * On-demand probes (commands/probes.yaml `onDemand`) to read with the others, e.g.
+   * `conntrack-events` for `show conntrack --events` (bounded by the probe's timeout).
+   * A replay also reads the on-demand part probes its bundle holds.
+   */
+  readonly onDemand?: readonly string[];
+  /** `--cluster-domain` for the DNS pane's questions; default: what the node shows (readClusterDomain). */
+  readonly clusterDomain?: string;
+}
+
+/**
+ * The on-demand probes a load reads: `options.onDemand`, and on a replay the on-demand
+ * probes of a snapshot part that the bundle holds (a capture with `conntrack -E` output).
+ * Never the others: an on-demand probe may run long (conntrack -E ends by its timeout).
+ */
+export function onDemandProbeIds(options: Pick<SessionOptions, 'transport' | 'onDemand'>): string[] {
+  const wanted = new Set(options.onDemand ?? []);
+  if (options.transport instanceof ReplayTransport) {
+    const held = new Set(options.transport.bundle.manifest.probes.map((p) => p.id));
+    for (const p of catalog().probes) if (p.onDemand && PART_PROBE_IDS().has(p.id) && held.has(p.id)) wanted.add(p.id);
+  }
+  return [...wanted];
+}
+
+/** `ids` without the on-demand probes this load does not read (see {@link onDemandProbeIds}). */
+function withoutUnwanted(options: SessionOptions, ids: readonly string[]): string[] {
+  const onDemand = new Set(catalog().probes.filter((p) => p.onDemand).map((p) => p.id));
+  const wanted = new Set(onDemandProbeIds(options));
+  return ids.filter((id) => !onDemand.has(id) || wanted.has(id));
 }
 
 const EMPTY_RATES: RuleRates = new Map();
@@ -88,7 +120,8 @@ const EMPTY_RATES: RuleRates = new Map();
 /** Runs every node probe once and builds a snapshot. Throws only if the transport itself breaks. */
 export async function loadSnapshot(options: SessionOptions): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[] }> {
   const params = options.params ? { params: options.params } : {};
-  const runs = await runProbes(options.transport, params);
+  const ids = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand).map((p) => p.id);
+  const runs = await runProbes(options.transport, { ...params, ids: [...ids, ...onDemandProbeIds(options)] });
   if (options.ciliumAgent) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
   return { snapshot: snapshotOf(options, runs), runs };
 }
@@ -166,6 +199,8 @@ export class Session implements SessionLike {
   private runs: ProbeRun[] = [];
   private timer: NodeJS.Timeout | undefined;
   private dnsTransport: DnsTransport | undefined;
+  /** The cluster domain, read once (a kubelet-config probe, the node's resolv.conf) on the first DNS question. */
+  private clusterDomain: Promise<ClusterDomain> | undefined;
   // An unchanged ruleset re-read on refresh is not parsed again (live sources only: a replay never refreshes).
   private readonly cache: ParseCache | undefined;
   private unsubscribeApi: (() => void) | undefined;
@@ -260,9 +295,10 @@ export class Session implements SessionLike {
   }
 
   /** Runs the parts' probes among `ids`: node probes through the transport, agent probes through the agent's (if any). */
-  private async runPartProbes(ids: readonly string[]): Promise<ProbeRun[]> {
+  private async runPartProbes(asked: readonly string[]): Promise<ProbeRun[]> {
     const params = this.options.params ? { params: this.options.params } : {};
     const where = new Map(catalog().probes.map((p) => [p.id, p.where]));
+    const ids = withoutUnwanted(this.options, asked);
     const node = ids.filter((id) => where.get(id) === 'node');
     const agent = ids.filter((id) => where.get(id) === 'cilium-agent');
     // Without a parse cache (which fingerprints whole texts: live sources), the conntrack table and
@@ -363,9 +399,13 @@ export class Session implements SessionLike {
     if (!api || this.state.dns?.service === service) return;
     this.set({ dns: { service, result: null, loading: true, error: null } });
     this.dnsTransport ??= dnsTransportFor(this.options.transport);
-    resolveServiceDns({ api, service, dns: this.dnsTransport, query: { timeoutMs: 2000, tries: 1 } })
-      .then((result) => {
-        if (this.state.dns?.service === service) this.set({ dns: { service, result, loading: false, error: null } });
+    const dns = this.dnsTransport;
+    const flag = this.options.clusterDomain;
+    this.clusterDomain ??= readClusterDomain({ ...(flag !== undefined ? { flag } : {}), transport: this.options.transport });
+    this.clusterDomain
+      .then(async (domain) => ({ domain, result: await resolveServiceDns({ api, service, dns, expect: { zone: domain.name }, query: { timeoutMs: 2000, tries: 1 } }) }))
+      .then(({ domain, result }) => {
+        if (this.state.dns?.service === service) this.set({ dns: { service, result, loading: false, error: null, domain } });
       })
       .catch((e: Error) => {
         if (this.state.dns?.service === service) this.set({ dns: { service, result: null, loading: false, error: e.message } });
