@@ -242,10 +242,10 @@ const MODULES: readonly { spec: string; label: string }[] = [
   { spec: '@kubernetes/client-node', label: '@kubernetes/client-node' },
   { spec: 'blessed-contrib', label: 'blessed-contrib (dash)' },
   { spec: '../src/ui/App.js', label: 'nodescope src/ui/App.js' },
-  { spec: '../src/session.js', label: 'nodescope src/session.js (parsers, catalog)' },
+  { spec: '../src/collect/session.js', label: 'nodescope src/collect/session.js (parsers, catalog)' },
   { spec: '../src/sources/open.js', label: 'nodescope src/sources/open.js (all sources)' },
   {
-    spec: 'commander,ink,react,../src/session.js,../src/sources/replay.js,../src/ui/App.js',
+    spec: 'commander,ink,react,../src/collect/session.js,../src/sources/replay.js,../src/ui/App.js',
     label: 'what `--replay` needs to draw: commander, ink, react, session, replay transport, App',
   },
 ];

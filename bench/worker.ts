@@ -20,7 +20,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildSnapshot } from '../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../src/collect/build-snapshot.js';
 import { iptablesRates } from '../src/analysis/rates.js';
 import { decodeCiliumLbMaps } from '../src/parsers/bpftool-lb-decode.js';
 import { parseConntrack } from '../src/parsers/conntrack.js';
@@ -28,7 +28,7 @@ import { parseIptablesSave } from '../src/parsers/iptables-save.js';
 import { parseK8sObjects } from '../src/parsers/k8s-objects.js';
 import { parseNftJson } from '../src/parsers/nft-json.js';
 import { parseNftText } from '../src/parsers/nft-text.js';
-import { loadSnapshot } from '../src/session.js';
+import { loadSnapshot } from '../src/collect/session.js';
 import type { ProbeRun } from '../src/sources/probe-runner.js';
 import { ReplayTransport } from '../src/sources/replay.js';
 import { peakRssMb, timed, median, type Measurement } from './lib/measure.js';

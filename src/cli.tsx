@@ -18,19 +18,23 @@ import { showDns } from './report/dns.js';
 import { showLb } from './report/lb.js';
 import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
-import { runTraceCommand, type TraceCommandArgs } from './report/trace.js';
+import { runTraceCommand } from './report/trace.js';
+import type { TraceCommandArgs } from './trace/choose-engine.js';
 import { runLiveTraceCommand } from './report/trace-live.js';
-import { traceSeconds } from './trace/live-trace.js';
+import { traceSeconds } from './collect/live-trace.js';
 import { DNS_QUESTION_TYPES } from './model/dns.js';
 import { dig, digExitCode, digOutput } from './dns/dig.js';
-import { digSearch, digSearchJson, digSearchText, digWords, readResolvConfFile } from './dns/dig-search.js';
+import { digSearch, digWords, readResolvConfFile } from './dns/dig-search.js';
+import { digSearchJson, digSearchText } from './report/dig-search.js';
 import { readNodeResolvConf } from './dns/resolve.js';
 import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
-import { captureBundle, prepareCaptureDir } from './capture.js';
-import { loadSnapshot, Session } from './session.js';
+import { captureBundle, prepareCaptureDir } from './collect/capture.js';
+import { loadSnapshot, Session } from './collect/session.js';
 import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
-import { detectLang } from './ui/i18n.js';
+import { detectLang } from './text/i18n.js';
+import { DEFAULT_INTERVAL_MS } from './sources/refresh-interval.js';
+import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from './sources/k8s-debug-pod.js';
 
@@ -81,7 +85,7 @@ function addSourceOptions(cmd: Command): Command {
     .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
     .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns, dig, the DNS pane and capture (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
-    .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(2).argParser(positiveSeconds))
+    .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(DEFAULT_INTERVAL_MS / 1000).argParser(positiveSeconds))
     .addOption(langOption());
 }
 
@@ -226,7 +230,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
         break;
       case 'dns': {
         if (!opts.service) {
-          const names = (snapshot.api?.value?.services ?? []).map((svc) => `${svc.meta.namespace}/${svc.meta.name}`);
+          const names = (snapshot.api?.value?.services ?? []).map((svc) => formatServiceRef(svc.meta));
           const some = names.slice(0, 5).join(', ');
           throw new UserError('show dns needs --service NS/NAME', names.length ? `e.g. ${some}${names.length > 5 ? ` (${names.length} in all: \`nodescope show services\`)` : ''}` : 'list them with `nodescope show services`');
         }
@@ -248,6 +252,46 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
     await closeSource(source);
   }
   writeDocument(out, opts.output);
+}
+
+/** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
+function addDigCommand(program: Command): void {
+  addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
+    .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
+    .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
+    .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
+    .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json'; search?: boolean; resolvConf?: string }) => {
+      const { name, search: plus } = digWords(words);
+      const search = plus ?? opts.search === true;
+      if (opts.resolvConf && !search) throw new UserError('--resolv-conf applies to a search', 'add --search (or +search)');
+      // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
+      const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
+      const source = await openSource(opts);
+      const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
+      const dns = dnsTransportFor(source.transport);
+      try {
+        const domain = await clusterDomainFor(opts, source.transport);
+        if (search) {
+          const captured = given ? null : await readNodeResolvConf(source.transport);
+          const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
+          const run = await digSearch({ name, dns, resolv, api, ...(opts.server ? { server: opts.server } : {}) });
+          writeDocument(opts.output === 'json' ? digSearchJson(run, dns.note ?? null) : digSearchText(run, dns.note ?? null), opts.output);
+          // Like dig(1): 9 when no server ever replied.
+          process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;
+          return;
+        }
+        const args = { name, type: opts.type, dns, api, format: opts.output, expect: { zone: domain.name }, ...(opts.server ? { server: opts.server } : {}) };
+        const result = await dig(args);
+        writeDocument(digOutput(result, args, domain), opts.output);
+        // Like dig(1): 9 when the server never replied (the text says why).
+        process.exitCode = digExitCode(result.exchange);
+      } finally {
+        await dns.close();
+        await closeSource(source);
+      }
+    });
 }
 
 /** Builds the command tree (exported for tests of argument handling). */
@@ -307,42 +351,7 @@ export function buildProgram(): Command {
       }
     });
 
-  addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
-    .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
-    .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
-    .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
-    .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json'; search?: boolean; resolvConf?: string }) => {
-      const { name, search: plus } = digWords(words);
-      const search = plus ?? opts.search === true;
-      if (opts.resolvConf && !search) throw new UserError('--resolv-conf applies to a search', 'add --search (or +search)');
-      // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
-      const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
-      const source = await openSource(opts);
-      const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
-      const dns = dnsTransportFor(source.transport);
-      try {
-        const domain = await clusterDomainFor(opts, source.transport);
-        if (search) {
-          const captured = given ? null : await readNodeResolvConf(source.transport);
-          const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
-          const run = await digSearch({ name, dns, resolv, api, ...(opts.server ? { server: opts.server } : {}) });
-          writeDocument(opts.output === 'json' ? digSearchJson(run, dns.note ?? null) : digSearchText(run, dns.note ?? null), opts.output);
-          // Like dig(1): 9 when no server ever replied.
-          process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;
-          return;
-        }
-        const args = { name, type: opts.type, dns, api, format: opts.output, expect: { zone: domain.name }, ...(opts.server ? { server: opts.server } : {}) };
-        const result = await dig(args);
-        writeDocument(digOutput(result, args, domain), opts.output);
-        // Like dig(1): 9 when the server never replied (the text says why).
-        process.exitCode = digExitCode(result.exchange);
-      } finally {
-        await dns.close();
-        await closeSource(source);
-      }
-    });
+  addDigCommand(program);
 
   addSourceOptions(program.command('capture').description('write a capture bundle of the source'))
     .requiredOption('-o, --output <dir>', 'bundle directory to write')

@@ -15,7 +15,8 @@
 import type { Diagnostic } from '../model/diagnostics.js';
 import { diagnostic } from '../model/diagnostics.js';
 import type { LbBackend, LbDisagreement, LbService, LbSlot, LbTable } from '../model/cilium.js';
-import { formatFrontend, joinHostPort } from '../model/cilium.js';
+import { formatFrontend } from '../model/cilium.js';
+import { joinHostPort } from '../net/address.js';
 
 /** Where each listing came from (probe ids, for diagnostics). */
 export interface ListingOrigins {

@@ -20,6 +20,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import type { KubeProxyInput, ScenarioEndpoint, ScenarioService, ScenarioServicePort } from './lab-scenario-types.js';
 import { isProxied } from './kubeproxy-serviceports.js';
 import { buildServiceView, type ServiceRow } from './service-view.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /** What had to be inferred or left out to build the input. */
 export type CompareNoteKind = 'ipv6-only' | 'named-port-split' | 'node-ips-from-addresses' | 'cluster-cidr-inferred' | 'cluster-cidr-unknown' | 'service-cidr-inferred';
@@ -131,7 +132,7 @@ function rawSpec(raw: JsonObject): Record<string, unknown> {
  */
 export function scenarioService(row: ServiceRow, notes: CompareNote[]): ScenarioService | null {
   if (row.type === 'ExternalName') return null;
-  const name = `${row.namespace}/${row.name}`;
+  const name = formatServiceRef(row);
   const clusterIP = row.headless ? 'None' : row.clusterIPs.find(isV4ClusterIP);
   if (clusterIP === undefined) {
     if (row.clusterIPs.length > 0) notes.push(note('ipv6-only', { service: name }, `${name}: IPv6 only, not counted (the generators write IPv4 rules)`));
@@ -279,7 +280,7 @@ export function ciliumTableOf(input: KubeProxyInput): LbTable {
           algorithm: 'undef',
           affinityTimeout: 0,
           l7ProxyPort: null,
-          name: `${svc.namespace}/${svc.name}`,
+          name: formatServiceRef(svc),
           slots: ordered.map((e, i) => {
             const key = `${e.ip}:${port.targetPort}/${protocol}`;
             const state: LbBackendState = e.ready ? 'active' : 'terminating';

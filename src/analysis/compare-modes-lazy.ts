@@ -33,6 +33,7 @@ import { generateNftablesRules } from './kubeproxy-nftables.js';
 import { isProxied } from './kubeproxy-serviceports.js';
 import type { KubeProxyInput, ScenarioService } from './lab-scenario-types.js';
 import { buildServiceView, type ServiceRow } from './service-view.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /** Why a Service of the capture is (not) among the compared ones. */
 export type ServiceStanding = 'programmed' | 'headless' | 'externalName' | 'ipv6-only';
@@ -150,7 +151,7 @@ export class ModeComparer {
     const programmed: ServiceRow[] = [];
     const names: string[] = [];
     for (const [i, row] of rows.entries()) {
-      const name = `${row.namespace}/${row.name}`;
+      const name = formatServiceRef(row);
       const ip = clusterIPs[i];
       const standing: ServiceStanding = row.type === 'ExternalName' ? 'externalName' : row.headless ? 'headless' : ip === undefined ? 'ipv6-only' : 'programmed';
       if (!this.standing.has(name)) this.standing.set(name, standing);
@@ -318,7 +319,7 @@ export class ModeComparer {
     const acc = this.acc;
     const scenario = scenarioService(row, acc.notes);
     if (!scenario || !isProxied(scenario)) return;
-    const name = `${row.namespace}/${row.name}`;
+    const name = formatServiceRef(row);
     // A name listed twice is counted once, as the Services view's first row (see the constructor).
     if (this.programmedRows[this.indexOf(name)] !== row) return;
     const detail = detailOf(this.context, [scenario]);

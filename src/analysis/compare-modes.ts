@@ -30,6 +30,7 @@ import { generateIptablesRestore } from './kubeproxy-iptables.js';
 import { generateNftablesRules } from './kubeproxy-nftables.js';
 import type { KubeProxyInput } from './lab-scenario-types.js';
 import { detectProxyMode, type ProxyMode } from './proxy-mode.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /** The three dataplanes compared. */
 export type CompareMode = 'iptables' | 'nftables' | 'cilium';
@@ -226,11 +227,11 @@ export function compareModes(snapshot: NodeSnapshot, options: { service?: string
   const empty = programmedBy({ ...input, services: [] });
   const all = programmedBy(input);
   const perService = programmed
-    .filter((s) => options.service === undefined || `${s.namespace}/${s.name}` === options.service)
+    .filter((s) => options.service === undefined || formatServiceRef(s) === options.service)
     .map((s): ServiceCost => {
       const one = programmedBy({ ...input, services: [s] });
       return {
-        service: `${s.namespace}/${s.name}`,
+        service: formatServiceRef(s),
         ports: s.ports.length,
         endpoints: s.endpoints.length,
         cost: perMode((m) => minus(one[m], empty[m])),

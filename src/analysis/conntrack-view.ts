@@ -23,6 +23,7 @@ import { canonicalIp, type ConntrackEntry, type ConntrackTable } from '../model/
 import type { Diagnostic } from '../model/diagnostics.js';
 import { localAddresses } from '../model/iproute.js';
 import { isPending, type NodeSnapshot, type Parsed } from '../model/snapshot.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 // ---- classification ---------------------------------------------------------------------------
 
@@ -180,7 +181,7 @@ export function buildConntrackIndex(
 ): ConntrackIndex {
   return {
     entries,
-    services: services.map((s) => ({ namespace: s.namespace, name: s.name, label: `${s.namespace}/${s.name}` })),
+    services: services.map((s) => ({ namespace: s.namespace, name: s.name, label: formatServiceRef(s) })),
     servicesKnown,
     ...classifyConntrackColumns(entries, services, nodeAddresses),
     sortCache: new Map(),

@@ -41,6 +41,7 @@ import { isIP } from 'node:net';
 import type { ApiObjects, EndpointSlice, Service } from '../model/k8s.js';
 import { isReady } from '../model/k8s.js';
 import { addressSortKey } from './service-view.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /** The record types this module predicts. */
 export type ExpectedRecordType = 'A' | 'AAAA' | 'CNAME' | 'SRV';
@@ -162,7 +163,7 @@ function buildIndex(objects: ApiObjects, opts: DnsExpectOptions): Index {
     ttl: opts.ttl ?? 5,
     opts,
     namespaces: new Set([...namespaces].map((n) => n.toLowerCase())),
-    services: new Map(objects.services.map((s) => [`${s.meta.namespace}/${s.meta.name}`.toLowerCase(), s])),
+    services: new Map(objects.services.map((s) => [formatServiceRef(s.meta).toLowerCase(), s])),
     slices,
     podIPs,
   };
@@ -194,7 +195,7 @@ function findService(ix: Index, r: Request): Candidate[] | string {
   }
   if (svc.headless || r.endpoint) {
     const out: Candidate[] = [];
-    for (const slice of ix.slices.get(`${svc.meta.namespace}/${svc.meta.name}`) ?? []) {
+    for (const slice of ix.slices.get(formatServiceRef(svc.meta)) ?? []) {
       const ports = slice.ports.length > 0 ? slice.ports : [{ name: '', protocol: '', port: -1 }];
       for (const e of slice.endpoints) {
         if (!isReady(e)) continue;
@@ -355,7 +356,7 @@ export function expectedServiceDns(objects: ApiObjects, options: DnsExpectOption
     if (svc.type !== 'ExternalName') {
       const aaaa = ask(ix, fqdn, 'AAAA', 0);
       if (withRecords(aaaa)) answers.push(aaaa);
-      const slices = ix.slices.get(`${svc.meta.namespace}/${svc.meta.name}`) ?? [];
+      const slices = ix.slices.get(formatServiceRef(svc.meta)) ?? [];
       const ports = svc.headless ? slices.flatMap((s) => s.ports.map((p) => ({ name: p.name ?? '', protocol: p.protocol }))) : svc.ports;
       const srvNames = new Set(ports.filter((p) => p.name !== '').map((p) => `_${p.name}._${p.protocol}.${fqdn}`.toLowerCase()));
       for (const n of [...srvNames].sort()) answers.push(ask(ix, n, 'SRV', 0));

@@ -147,11 +147,6 @@ export function nftChain(kind: NftServiceChainKind, base: string): string {
   return kind + base;
 }
 
-/** Go's `net.JoinHostPort`: `ip:port`, IPv6 in brackets. */
-export function joinHostPort(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
-}
-
 function splitHostPort(endpoint: string): { ip: string; port: string } {
   if (endpoint.startsWith('[')) {
     const close = endpoint.indexOf(']');

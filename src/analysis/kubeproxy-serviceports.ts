@@ -9,7 +9,8 @@
  * (endpoints sorted by `ip:port` string), pkg/api/service/util.go (`NeedsHealthCheck`).
  */
 import type { KubeProxyInput, ScenarioEndpoint, ScenarioService, ScenarioServicePort } from './lab-scenario-types.js';
-import { joinHostPort, protoLower, servicePortName } from './kubeproxy-names.js';
+import { protoLower, servicePortName } from './kubeproxy-names.js';
+import { cidrContains, joinHostPort, parseAddress } from '../net/address.js';
 
 /** One endpoint of one Service port: its address, DNAT target `ip:port` and conditions. */
 export interface ProxyEndpoint {
@@ -165,27 +166,9 @@ export function categorizeEndpoints(svc: ProxyServicePort): CategorizedEndpoints
   return { clusterEndpoints, localEndpoints, allLocallyReachableEndpoints: union, hasAnyEndpoints };
 }
 
-/** True when `ip` (dotted quad) lies in `cidr` (`a.b.c.d/n`); false for malformed input. */
+/** True when `ip` (dotted quad) lies in `cidr` (`a.b.c.d/n`); false for malformed input and for IPv6. */
 export function ipv4InCidr(ip: string, cidr: string): boolean {
-  const [base, bitsText] = cidr.split('/');
-  const bits = bitsText === undefined ? 32 : Number(bitsText);
-  const a = ipv4ToInt(ip);
-  const b = base === undefined ? null : ipv4ToInt(base);
-  if (a === null || b === null || !Number.isInteger(bits) || bits < 0 || bits > 32) return false;
-  const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return (a & mask) >>> 0 === (b & mask) >>> 0;
-}
-
-function ipv4ToInt(ip: string): number | null {
-  const parts = ip.split('.');
-  if (parts.length !== 4) return null;
-  let n = 0;
-  for (const p of parts) {
-    const v = Number(p);
-    if (!/^\d{1,3}$/.test(p) || v > 255) return null;
-    n = n * 256 + v;
-  }
-  return n >>> 0;
+  return parseAddress(ip)?.family === 'ipv4' && cidrContains(cidr, ip);
 }
 
 /** Plain code-unit string comparison, as Go's `<` on strings. */

@@ -13,10 +13,12 @@
  */
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { LbBackendState, LbFrontend, LbProtocol, LbService, LbServiceType, LbSource, LbTable } from '../model/cilium.js';
-import { formatFrontend, formatServiceFlags, joinHostPort, SVC_FLAG } from '../model/cilium.js';
+import { formatFrontend, formatServiceFlags, SVC_FLAG } from '../model/cilium.js';
 import type { TriState } from '../model/k8s.js';
 import { isPending, type NodeSnapshot } from '../model/snapshot.js';
 import { buildServiceView, type EndpointRow, type ServiceRow } from './service-view.js';
+import { joinHostPort } from '../net/address.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /**
  * Where the LB rows came from.
@@ -252,7 +254,7 @@ export function lbConditionsText(b: LbBackendRow): string {
 
 /** The text a filter matches a frontend against: address, flags, Service, backend addresses. */
 export function lbFilterText(row: LbFrontendRow): string {
-  const svc = row.service ? `${row.service.namespace}/${row.service.name}` : '';
+  const svc = row.service ? formatServiceRef(row.service) : '';
   return `${row.address} ${row.flags} ${svc} ${row.backends.map((b) => b.address ?? '').join(' ')}`;
 }
 

@@ -23,7 +23,7 @@ export interface CiliumServicesCount {
 
 /**
  * One fact behind the detected mode, as data, so each reader words it: {@link modeFactText}
- * in English (reports, `evidence`), src/ui/i18n.ts `mode.fact.*` per UI language.
+ * in English (reports, `evidence`), src/text/i18n.ts `mode.fact.*` per UI language.
  * - `kubeProxyTable`: nftables table `kube-proxy` exists, in `family` (`ip`, `ip6`, `inet`);
  * - `kubeChains`: KUBE- chains (not kubelet's own) in one iptables backend; `leftovers`: how
  *   many of them are per-Service chains (KUBE-SVC-, KUBE-SEP-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-)

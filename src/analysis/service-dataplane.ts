@@ -6,7 +6,11 @@
  */
 import { findChain, type IptablesRuleset } from '../model/iptables.js';
 import type { NftRuleset } from '../model/nftables.js';
+import type { ServiceRef } from '../model/service-ref.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
 import { IPTABLES_CHAINS, iptablesServiceChain, servicePortName } from './kubeproxy-names.js';
+import { buildLbView, lbFrontendIndexForService, type LbView } from './lb-view.js';
+import { detectProxyMode, type ProxyMode } from './proxy-mode.js';
 
 /** One Service port's entry chain: `KUBE-SVC-…` (or `KUBE-SVL-`/`KUBE-EXT-`/`KUBE-FW-`). */
 export interface ServiceChainRef {
@@ -71,6 +75,58 @@ export function nftServiceChains(ruleset: NftRuleset, namespace: string, name: s
     }
   }
   return out;
+}
+
+/**
+ * Which dataplane handles a Service on this node, and where in it:
+ * - `iptables`: kube-proxy's chains for it in the iptables `nat` table (`ruleset`: the
+ *   table read from iptables-save), KUBE-SERVICES order;
+ * - `nft`: its `service-…` chains in kube-proxy's nftables tables;
+ * - `cilium`: its frontend row in the LB view (`frontend`: index into `lb.frontends`, the
+ *   ClusterIP frontend first);
+ * - `none`: no rules, chains or LB entries of it were read (headless, ExternalName, not
+ *   programmed, or the dataplane's tables were not read).
+ */
+export type ServiceDataplane =
+  | { readonly kind: 'iptables'; readonly ruleset: IptablesRuleset; readonly chains: readonly ServiceChainRef[] }
+  | { readonly kind: 'nft'; readonly ruleset: NftRuleset; readonly chains: readonly NftServiceChainRef[] }
+  | { readonly kind: 'cilium'; readonly lb: LbView; readonly frontend: number }
+  | { readonly kind: 'none' };
+
+/** What {@link serviceDataplane} may be given to save work: the node's proxy mode and LB view when already made. */
+export interface ServiceDataplaneOptions {
+  /** The Service's ports (name + protocol), for the iptables by-name fallback. */
+  readonly ports?: readonly { readonly name: string; readonly protocol: string }[];
+  readonly mode?: ProxyMode;
+  readonly lb?: LbView;
+  /** False: do not look in Cilium's LB maps (the caller has no use for a frontend row). */
+  readonly lbMaps?: boolean;
+}
+
+/**
+ * The one answer to "which dataplane handles Service `ref` on this node" (the UI's Enter,
+ * the tours, the dashboard and the reports ask it). The rewrite table of the node's proxy
+ * mode is asked first (an nftables-mode node may keep stale iptables chains from before,
+ * and the other way round), then the other, then Cilium's LB maps. Pure.
+ */
+export function serviceDataplane(snapshot: NodeSnapshot, ref: ServiceRef, options: ServiceDataplaneOptions = {}): ServiceDataplane {
+  const mode = options.mode ?? detectProxyMode(snapshot).mode;
+  const viaIptables = (): ServiceDataplane | null => {
+    const ruleset = snapshot.iptables?.value;
+    const chains = ruleset ? iptablesServiceChains(ruleset, ref.namespace, ref.name, options.ports ?? []) : [];
+    return ruleset && chains.length ? { kind: 'iptables', ruleset, chains } : null;
+  };
+  const viaNft = (): ServiceDataplane | null => {
+    const ruleset = snapshot.nft?.value;
+    const chains = ruleset ? nftServiceChains(ruleset, ref.namespace, ref.name) : [];
+    return ruleset && chains.length ? { kind: 'nft', ruleset, chains } : null;
+  };
+  const rewrite = mode === 'nftables' ? viaNft() ?? viaIptables() : viaIptables() ?? viaNft();
+  if (rewrite) return rewrite;
+  if (options.lbMaps === false) return { kind: 'none' };
+  const lb = options.lb ?? buildLbView(snapshot, '');
+  const frontend = lbFrontendIndexForService(lb, ref.namespace, ref.name);
+  return frontend >= 0 ? { kind: 'cilium', lb, frontend } : { kind: 'none' };
 }
 
 /**

@@ -11,7 +11,7 @@
  */
 import type { Endpoint, EndpointSlice, Node, Pod, Service, TargetRef } from '../model/k8s.js';
 import { expandIpv6 } from '../model/conntrack.js';
-import type { EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-view.js';
+import type { EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-types.js';
 
 /** What every row of one view shares: the Nodes by name and the viewed node (for `onNode`). */
 export interface RowContext {
@@ -305,6 +305,22 @@ function isSliceList(s: EndpointSlice | readonly EndpointSlice[]): s is readonly
 /** The Service's selector; `undefined` when it has none or `{}` (the API treats them the same). */
 export function selectorOf(svc: Service): Readonly<Record<string, string>> | undefined {
   return svc.selector && Object.keys(svc.selector).length > 0 ? svc.selector : undefined;
+}
+
+/**
+ * What a row built by {@link CompactServiceRow} gives without deriving its endpoint rows:
+ * its Service, its EndpointSlices (sorted by name) and a visit of its endpoints in natural
+ * order. Readers that go over every Service use it; the class stays inside this module.
+ */
+export interface ServiceRowSource {
+  readonly service: Service;
+  sliceList(): readonly EndpointSlice[];
+  forEachEndpoint(visit: (address: string, endpoint: Endpoint, slice: EndpointSlice, pod: Pod | undefined) => void): void;
+}
+
+/** The row's sources when it is compact, else null (a row of plain data: read its fields). */
+export function rowSource(row: ServiceRow): ServiceRowSource | null {
+  return row instanceof CompactServiceRow ? row : null;
 }
 
 /** The endpoint addresses of `row` in row order (compact rows skip building endpoint rows). */

@@ -15,26 +15,19 @@
  * their lists derived when read, so a view of 25,000 Services holds a few MB, not ~55.
  */
 import type {
-  AddressType,
   ApiObjects,
   Endpoint,
   EndpointPort,
   EndpointSlice,
-  Node,
   Pod,
-  PodPhase,
   Protocol,
-  Service,
-  ServiceType,
-  SessionAffinity,
-  TrafficPolicy,
-  TriState,
 } from '../model/k8s.js';
 import { isReady } from '../model/k8s.js';
 import {
   addressSortKey,
   byText,
   CompactServiceRow,
+  rowSource,
   endpointOrder,
   naturalAddresses,
   podOf,
@@ -43,6 +36,7 @@ import {
   sortedAddresses,
   type RowContext,
 } from './service-row.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 export { addressSortKey, endpointAddresses } from './service-row.js';
 
@@ -51,115 +45,9 @@ export interface ServiceViewOptions {
   readonly nodeName?: string;
 }
 
-/**
- * One Service port with what the slices resolve it to.
- * - `targetPort`: as declared (number or container port name).
- * - `endpointPorts`: the distinct ports (ascending) that slice ports of the same name and
- *   protocol give; several when a named targetPort resolves differently per Pod; `[]`
- *   when no slice has the port.
- */
-export interface PortRow {
-  readonly name: string;
-  readonly protocol: Protocol;
-  readonly port: number;
-  readonly targetPort: number | string;
-  readonly nodePort: number | undefined;
-  readonly appProtocol: string | undefined;
-  readonly endpointPorts: readonly number[];
-}
-
-/**
- * One port of an endpoint: the slice port, and the Service port it serves
- * (`servicePort` undefined when no Service port has that name and protocol).
- * `port` null means the slice leaves it unconstrained.
- */
-export interface EndpointPortRow {
-  readonly name: string;
-  readonly protocol: Protocol;
-  readonly port: number | null;
-  readonly servicePort: number | undefined;
-}
-
-/** The Pod an endpoint's targetRef names, when that Pod is known. */
-export interface EndpointPod {
-  readonly namespace: string;
-  readonly name: string;
-  readonly phase: PodPhase | undefined;
-  readonly hostNetwork: boolean;
-  readonly ready: TriState;
-}
-
-/** The Node an endpoint runs on, when that Node is known. */
-export interface EndpointNode {
-  readonly name: string;
-  readonly zone: string | undefined;
-  readonly internalIPs: readonly string[];
-}
-
-/**
- * One endpoint address of one slice.
- * - `ready` / `serving` / `terminating`: the slice's conditions, tri-state (null = unset).
- * - `nodeName`: the endpoint's `nodeName`, else its Pod's `spec.nodeName`.
- * - `onNode`: whether it runs on the viewed node; `null` when no node was given or the
- *   endpoint's node is unknown.
- */
-export interface EndpointRow extends Omit<Endpoint, 'addresses'> {
-  readonly address: string;
-  readonly addressType: AddressType;
-  readonly sliceName: string;
-  readonly ports: readonly EndpointPortRow[];
-  readonly onNode: boolean | null;
-  readonly pod: EndpointPod | undefined;
-  readonly node: EndpointNode | undefined;
-}
-
-/** A Pod the Service's selector matches; `containerPortNames` are its named container ports (sorted). */
-export interface SelectedPod {
-  readonly name: string;
-  readonly phase: PodPhase | undefined;
-  readonly nodeName: string | undefined;
-  readonly podIPs: readonly string[];
-  readonly containerPortNames: readonly string[];
-}
-
-/** One EndpointSlice of a Service, summarised. */
-export interface SliceRow {
-  readonly name: string;
-  readonly addressType: AddressType;
-  readonly managedBy: string | undefined;
-  readonly ports: readonly EndpointPort[];
-  readonly endpointCount: number;
-}
-
-/**
- * One row of the Services pane.
- * - `loadBalancerIPs`: the `ip` of each `status.loadBalancer.ingress` entry.
- * - `selector`: `undefined` when the Service has none (or `{}`, which the API treats the same).
- * - `selectedPods`: the Pods of the namespace whose labels match the selector, by name;
- *   `null` when there is no selector or no Pod is known at all.
- * - `service`: the model object (for its `raw` JSON).
- */
-export interface ServiceRow {
-  readonly namespace: string;
-  readonly name: string;
-  readonly type: ServiceType;
-  readonly headless: boolean;
-  readonly clusterIPs: readonly string[];
-  readonly externalName: string | undefined;
-  readonly externalIPs: readonly string[];
-  readonly loadBalancerIPs: readonly string[];
-  readonly sessionAffinity: SessionAffinity;
-  readonly sessionAffinityTimeoutSeconds: number | undefined;
-  readonly externalTrafficPolicy: TrafficPolicy | undefined;
-  readonly internalTrafficPolicy: TrafficPolicy | undefined;
-  readonly trafficDistribution: string | undefined;
-  readonly selector: Readonly<Record<string, string>> | undefined;
-  readonly ports: readonly PortRow[];
-  readonly slices: readonly SliceRow[];
-  readonly endpoints: readonly EndpointRow[];
-  readonly selectedPods: readonly SelectedPod[] | null;
-  readonly service: Service;
-}
+// The row types live in service-types.ts, where the compact rows (service-row.ts) read them too.
+export type { EndpointNode, EndpointPod, EndpointPortRow, EndpointRow, PortRow, SelectedPod, ServiceRow, SliceRow } from './service-types.js';
+import type { EndpointRow, PortRow, ServiceRow } from './service-types.js';
 
 /**
  * The Services pane: rows sorted by namespace and name; `orphanSlices` are slices whose
@@ -235,7 +123,7 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
   const context: RowContext = { nodes, viewed: options.nodeName };
   // Rows keep references and the endpoint order only; their fields are derived when read.
   const rows = services.map((svc): ServiceRow => {
-    const found = slicesOf.get(`${svc.meta.namespace}/${svc.meta.name}`);
+    const found = slicesOf.get(formatServiceRef(svc.meta));
     const slices: readonly EndpointSlice[] = found ? found.sort((a, b) => byText(a.meta.name, b.meta.name)) : NONE;
     const natural = naturalAddresses(slices);
     const order = endpointOrder(natural);
@@ -249,7 +137,7 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
     const selected = matched && (matched.length === 0 ? NONE : matched.sort((a, b) => byText(a.meta.name, b.meta.name)));
     return new CompactServiceRow(svc, slices.length === 1 ? slices[0]! : slices, order, sortedAddresses(natural, order), endpointPods, selected, context);
   });
-  const known = new Set(services.map((s) => `${s.meta.namespace}/${s.meta.name}`));
+  const known = new Set(services.map((s) => formatServiceRef(s.meta)));
   const orphanSlices = objects.endpointSlices
     .filter((s) => s.serviceName === undefined || !known.has(`${s.meta.namespace}/${s.serviceName}`))
     .map((s) => ({ namespace: s.meta.namespace, name: s.meta.name, serviceName: s.serviceName }))
@@ -282,7 +170,7 @@ export interface ServiceFact {
 
 function factsFor(row: ServiceRow): ServiceFact[] {
   // A compact row's slices and endpoint conditions, read without deriving rows (every Service is read).
-  const compact = row instanceof CompactServiceRow ? row : undefined;
+  const compact = rowSource(row);
   const slices: readonly { readonly ports: readonly EndpointPort[] }[] = compact ? compact.sliceList() : row.slices;
   const endpoints = (): readonly Pick<Endpoint, 'ready' | 'serving' | 'terminating'>[] => {
     if (!compact) return row.endpoints;
@@ -388,7 +276,7 @@ function uniqueSorted<T>(items: readonly T[], key: (t: T) => string): T[] {
 export function dataplaneTargets(view: ServiceView): DataplaneTarget[] {
   return view.rows.map((row) => {
     // Port, protocol and nodePort only: a compact row's Service ports give them without deriving `ports`.
-    const ports: readonly Pick<PortRow, 'port' | 'protocol' | 'nodePort'>[] = row instanceof CompactServiceRow ? row.service.ports : row.ports;
+    const ports: readonly Pick<PortRow, 'port' | 'protocol' | 'nodePort'>[] = rowSource(row)?.service.ports ?? row.ports;
     const frontIPs = row.type === 'ExternalName' || row.headless ? [] : [...row.clusterIPs, ...row.externalIPs, ...row.loadBalancerIPs];
     const vips = uniqueSorted(
       frontIPs.flatMap((ip) => ports.map((p) => ({ ip, port: p.port, protocol: p.protocol }))),
@@ -405,11 +293,12 @@ export function dataplaneTargets(view: ServiceView): DataplaneTarget[] {
       const ready = endpointReady || (endpoints.get(k)?.ready ?? false);
       endpoints.set(k, { ip, port, protocol, ready });
     };
-    if (row instanceof CompactServiceRow) {
+    const compact = rowSource(row);
+    if (compact) {
       // The same visits in the same order, without building endpoint rows (every Service is read).
       const served = new Map<EndpointSlice, EndpointPort[]>();
-      const svcPorts = row.service.ports;
-      row.forEachEndpoint((address, e, slice) => {
+      const svcPorts = compact.service.ports;
+      compact.forEachEndpoint((address, e, slice) => {
         if (slice.addressType === 'FQDN') return;
         let ports = served.get(slice);
         if (!ports) {

@@ -12,9 +12,9 @@
  */
 import blessed from 'blessed';
 import contrib, { type BarChart, type LineChart } from 'blessed-contrib';
-import type { SessionLike } from '../session.js';
-import { t, tf, type Lang } from '../ui/i18n.js';
-import { fitCell, humanCount } from '../ui/text.js';
+import type { SessionLike } from '../collect/session.js';
+import { t, tf, type Lang } from '../text/i18n.js';
+import { fitCell, humanCount } from '../text/cells.js';
 import { dashSample, DashHistory, DEFAULT_LB_MAP_MAX, gaugeValue, HISTORY_POINTS, percentText, type DashSample } from './series.js';
 import { canCheckService, dashServiceError } from './service-check.js';
 import { terminalSafe } from '../text/terminal-safe.js';

@@ -18,10 +18,13 @@ import { conntrackNatView } from '../analysis/conntrack-nat.js';
 import { nftChainRows } from '../analysis/nft-view.js';
 import { detectProxyMode, type ProxyMode } from '../analysis/proxy-mode.js';
 import { chainRows } from '../analysis/rules-view.js';
-import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
+import { serviceDataplane, type NftServiceChainRef, type ServiceChainRef } from '../analysis/service-dataplane.js';
 import { CILIUM_LB_MAPS } from '../model/cilium.js';
+import type { IptablesRuleset } from '../model/iptables.js';
+import type { NftRuleset } from '../model/nftables.js';
+import { refFromKey } from '../model/service-ref.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { percentText as formatPercent } from '../ui/text.js';
+import { percentText as formatPercent } from '../text/cells.js';
 
 /** Cilium's default LB map size (`--bpf-lb-map-max`, entries). */
 export const DEFAULT_LB_MAP_MAX = 65_536;
@@ -66,14 +69,15 @@ export interface DashSample {
   readonly lbMaps: readonly MapFill[];
 }
 
+/** The modes whose Services are kube-proxy iptables chains. */
+const IPTABLES_MODES: ReadonlySet<ProxyMode> = new Set(['iptables', 'iptables-legacy', 'iptables-mixed']);
+
 function dnatTarget(target: string): string | null {
   return /(\d+\.\d+\.\d+\.\d+|\[[0-9a-f:]+\]):(\d+)/i.exec(target)?.[0] ?? null;
 }
 
-function iptablesEndpoints(snapshot: NodeSnapshot, ns: string, name: string): EndpointSample[] | null {
-  const ipt = snapshot.iptables?.value;
-  if (!ipt) return null;
-  const refs = iptablesServiceChains(ipt, ns, name).filter((r) => r.chain.startsWith('KUBE-SVC-'));
+function iptablesEndpoints(ipt: IptablesRuleset, chains: readonly ServiceChainRef[]): EndpointSample[] | null {
+  const refs = chains.filter((r) => r.chain.startsWith('KUBE-SVC-'));
   if (refs.length === 0) return null;
   const totals = new Map<string, number>();
   for (const ref of refs) {
@@ -88,10 +92,7 @@ function iptablesEndpoints(snapshot: NodeSnapshot, ns: string, name: string): En
   return [...totals].map(([endpoint, total]) => ({ endpoint, total, flows: [] }));
 }
 
-function nftEndpoints(snapshot: NodeSnapshot, ns: string, name: string): EndpointSample[] | null {
-  const nft = snapshot.nft?.value;
-  if (!nft) return null;
-  const refs = nftServiceChains(nft, ns, name);
+function nftEndpoints(snapshot: NodeSnapshot, nft: NftRuleset, refs: readonly NftServiceChainRef[]): EndpointSample[] | null {
   if (refs.length === 0) return null;
   const wanted = new Map<string, string>(); // "PROTO ip:port" → endpoint
   for (const ref of refs) {
@@ -131,10 +132,11 @@ export function lbMapFill(snapshot: NodeSnapshot, lbMapMax = DEFAULT_LB_MAP_MAX)
  * Pure; a Service the rewrite table does not have gives `serviceFound: false`.
  */
 export function dashSample(snapshot: NodeSnapshot, service: string, at: number, lbMapMax = DEFAULT_LB_MAP_MAX): DashSample {
-  const [ns = '', name = ''] = service.split('/');
   const mode = detectProxyMode(snapshot).mode;
-  const ipt = mode === 'iptables' || mode === 'iptables-legacy' || mode === 'iptables-mixed' ? iptablesEndpoints(snapshot, ns, name) : null;
-  const nft = ipt === null && mode === 'nftables' ? nftEndpoints(snapshot, ns, name) : null;
+  // kube-proxy's rules carry the counters only in the iptables and nftables modes.
+  const where = IPTABLES_MODES.has(mode) || mode === 'nftables' ? serviceDataplane(snapshot, refFromKey(service), { mode, lbMaps: false }) : { kind: 'none' as const };
+  const ipt = where.kind === 'iptables' ? iptablesEndpoints(where.ruleset, where.chains) : null;
+  const nft = where.kind === 'nft' ? nftEndpoints(snapshot, where.ruleset, where.chains) : null;
   const kind: CounterKind = ipt ? 'dnat-packets' : nft ? 'conntrack-flows' : 'none';
   return {
     at,

@@ -5,7 +5,7 @@
  */
 import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { closeNames } from '../report/close-names.js';
+import { formatServiceRef, refOfService, serviceNotFound } from '../model/service-ref.js';
 import { dashSample } from './series.js';
 
 /**
@@ -25,12 +25,11 @@ export function canCheckService(snapshot: NodeSnapshot | null): snapshot is Node
 export function dashServiceError(snapshot: NodeSnapshot, service: string): UserError | null {
   const api = snapshot.api?.value;
   if (api) {
-    const names = api.services.map((s) => `${s.meta.namespace}/${s.meta.name}`);
+    const names = api.services.map((s) => formatServiceRef(refOfService(s)));
     if (names.includes(service)) return null;
-    const close = closeNames(service, names);
-    return new UserError(`no Service ${service} in the API objects`, close.length ? `one of ${close.join(', ')}` : 'list them with `nodescope show services`');
+    return serviceNotFound(service, names);
   }
   const sample = dashSample(snapshot, service, 0);
   if (sample.serviceFound || !['iptables', 'iptables-legacy', 'iptables-mixed', 'nftables'].includes(sample.mode)) return null;
-  return new UserError(`no Service ${service} in the kube-proxy rules of this node`, 'check the name with `nodescope show rules`, or pass --api-file to list the Services');
+  return serviceNotFound(service, [], 'the kube-proxy rules of this node', 'check the name with `nodescope show rules`, or pass --api-file to list the Services');
 }

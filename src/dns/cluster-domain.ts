@@ -11,66 +11,25 @@ import { probe } from '../sources/catalog.js';
 import { runProbe } from '../sources/probe-runner.js';
 import type { Transport } from '../sources/transport.js';
 import { readNodeResolvConf } from './resolve.js';
+import {
+  clusterDomainFromCorefile,
+  clusterDomainFromKubeletConfig,
+  clusterDomainFromSearch,
+  DEFAULT_CLUSTER_DOMAIN,
+  isDomainName,
+  normalizeDomain,
+  type ClusterDomain,
+} from '../analysis/cluster-domain.js';
 
-/** Where the domain came from. */
-export type ClusterDomainSource = 'flag' | 'kubelet-config' | 'resolv-conf' | 'corefile' | 'default';
-
-/** The cluster domain (lower case, no trailing dot) and its source. */
-export interface ClusterDomain {
-  readonly name: string;
-  readonly source: ClusterDomainSource;
-}
-
-/** The Kubernetes default (kubeadm's `--service-dns-domain`, kubelet's usual `clusterDomain`). */
-export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
-
-const norm = (d: string): string => d.trim().toLowerCase().replace(/\.$/, '');
-const isDomain = (d: string): boolean => /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*$/.test(d);
-
-/** `clusterDomain: cluster2.local` of a KubeletConfiguration (YAML or JSON); null when absent. */
-export function clusterDomainFromKubeletConfig(text: string): string | null {
-  const m = /(?:^|[{,])\s*"?clusterDomain"?\s*:\s*["']?([^"'\s,#}]+)/m.exec(text);
-  const d = m ? norm(m[1]!) : '';
-  return isDomain(d) ? d : null;
-}
-
-/**
- * The domain in a pod's search list: the `X` of a `svc.X` entry (kubelet writes
- * `<ns>.svc.X svc.X X`); null when the list has none (a node's own resolv.conf usually).
- */
-export function clusterDomainFromSearch(search: readonly string[]): string | null {
-  for (const s of search) {
-    const d = norm(s);
-    if (d.startsWith('svc.') && isDomain(d.slice(4))) return d.slice(4);
-  }
-  return null;
-}
-
-/** The first zone of a Corefile's `kubernetes` plugin line (`kubernetes cluster2.local in-addr.arpa ip6.arpa {`); null when none. */
-export function clusterDomainFromCorefile(text: string): string | null {
-  for (const line of text.split('\n')) {
-    const words = line.replace(/#.*/, '').trim().split(/\s+/);
-    if (words[0] !== 'kubernetes') continue;
-    for (const w of words.slice(1)) {
-      const d = norm(w);
-      if (d === '{') break;
-      if (isDomain(d) && !d.endsWith('in-addr.arpa') && !d.endsWith('ip6.arpa')) return d;
-    }
-  }
-  return null;
-}
-
-/** `cluster2.local (from kubelet's clusterDomain)`: the domain and its source, for output. */
-export function clusterDomainText(d: ClusterDomain): string {
-  const from: Record<ClusterDomainSource, string> = {
-    flag: '--cluster-domain',
-    'kubelet-config': "kubelet's config clusterDomain",
-    'resolv-conf': 'the resolv.conf search list',
-    corefile: 'the Corefile',
-    default: 'the default: the capture does not show it; --cluster-domain sets it',
-  };
-  return `${d.name} (from ${from[d.source]})`;
-}
+export {
+  clusterDomainFromCorefile,
+  clusterDomainFromKubeletConfig,
+  clusterDomainFromSearch,
+  clusterDomainText,
+  DEFAULT_CLUSTER_DOMAIN,
+  type ClusterDomain,
+  type ClusterDomainSource,
+} from '../analysis/cluster-domain.js';
 
 /**
  * The cluster domain for a source: `flag` when given (checked: a DNS name), else kubelet's
@@ -80,8 +39,8 @@ export function clusterDomainText(d: ClusterDomain): string {
  */
 export async function readClusterDomain(options: { flag?: string; transport?: Transport; resolv?: ResolvConf; corefile?: string }): Promise<ClusterDomain> {
   if (options.flag !== undefined) {
-    const d = norm(options.flag);
-    if (!isDomain(d)) throw new Error(`--cluster-domain ${options.flag}: not a DNS domain name`);
+    const d = normalizeDomain(options.flag);
+    if (!isDomainName(d)) throw new Error(`--cluster-domain ${options.flag}: not a DNS domain name`);
     return { name: d, source: 'flag' };
   }
   if (options.transport) {

@@ -15,11 +15,9 @@ import { readFileSync } from 'node:fs';
 import { kubernetesDefaultResolvConf } from '../analysis/dns-search.js';
 import { parseResolvConf } from '../parsers/resolv-conf.js';
 import { UserError } from '../errors.js';
-import type { DnsRecord, DnsSearchRun, ResolvOrigin } from '../model/dns.js';
+import type { DnsSearchRun, ResolvOrigin } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { ResolvConf } from '../model/resolv.js';
-import { toJson } from '../report/json.js';
-import { searchLines } from '../report/dns.js';
 import { chooseServer } from './resolve.js';
 import { runSearch } from './search.js';
 import type { DnsQueryOptions, DnsTransport } from './transport.js';
@@ -95,35 +93,5 @@ export async function digSearch(o: DigSearchOptions): Promise<DnsSearchRun> {
     ...(server !== undefined ? { server } : {}),
     ...(port !== undefined ? { port } : {}),
     ...(o.query ? { query: o.query } : {}),
-  });
-}
-
-const recordText = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' || r.type === 'SRV' ? `${r.data}.` : r.data}`;
-
-/** The run as text: each question in order with its reply and answer records, then the count. */
-export function digSearchText(run: DnsSearchRun, note: string | null): string {
-  const lines = searchLines(run);
-  const out: string[] = [`; <<>> nodescope dig +search <<>> ${run.name}`, lines[0]!];
-  run.steps.forEach((st, i) => {
-    out.push(lines[i + 1]!);
-    for (const e of st.exchanges) for (const r of e.answers) out.push(`        ${recordText(r)}`);
-  });
-  out.push(lines[lines.length - 1]!);
-  const verb = run.incomplete ? 'asked of the capture, which does not hold them all,' : 'sent';
-  out.push(`;; ${run.queries} ${run.queries === 1 ? 'question' : 'questions'} ${verb} for ${run.steps.length} ${run.steps.length === 1 ? 'name' : 'names'}`);
-  if (note) out.push(`;; NOTE: ${note}`);
-  return `${out.join('\n')}\n`;
-}
-
-/** The run as JSON: `{name, resolvOrigin, ndots, searchList, nameserver, answeredBy, stopReason, queries, steps: [{qname, origin, outcome, queries: [{qtype, outcome, rcode, answers}]}], note}`. */
-export function digSearchJson(run: DnsSearchRun, note: string | null): string {
-  return toJson({
-    name: run.name, resolvOrigin: run.resolvOrigin, ndots: run.ndots, searchList: run.searchList, nameserver: run.nameserver,
-    answeredBy: run.answeredBy, stopReason: run.stopReason, queries: run.queries, incomplete: run.incomplete,
-    steps: run.steps.map((st) => ({
-      qname: st.qname, origin: st.origin, outcome: st.outcome,
-      queries: st.exchanges.map((e) => ({ qtype: e.qtype, outcome: e.outcome, rcode: e.rcode, answers: e.answers.map(recordText) })),
-    })),
-    note,
   });
 }

@@ -19,10 +19,9 @@ import type { ClusterDnsTargets, DnsPodCandidate } from '../sources/k8s-coredns.
 import type { KubeContext } from '../sources/k8s-client.js';
 import { StreamDnsTransport, type DnsClock } from './direct.js';
 import { checkQuery, type DnsQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
+import { PORT_FORWARD_NOTE } from '../analysis/dns-describe.js';
 
-/** The note every result over this transport carries (shown by `show dns`, `dig` and the DNS pane). */
-export const PORT_FORWARD_NOTE =
-  'asked through a port-forward (Kubernetes API) to one CoreDNS pod: the node\'s ClusterIP DNAT (kube-proxy rules, Cilium LB map) is not on this path';
+export { PORT_FORWARD_NOTE };
 
 /**
  * What the transport needs from the cluster: the CoreDNS pods (throws `UserError` for

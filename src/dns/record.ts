@@ -8,6 +8,7 @@ import type { ServiceDnsResult } from '../model/dns.js';
 import type { DnsCapture } from '../model/dns.js';
 import { dnsCaptureExtras, RecordingDnsTransport } from './replay.js';
 import { resolveServiceDns, type ResolveServiceDnsOptions } from './resolve.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /** Options of {@link recordServiceDns}: those of `resolveServiceDns` without `service`, and the Services (`ns/name`). */
 export interface RecordServiceDnsOptions extends Omit<ResolveServiceDnsOptions, 'service'> {
@@ -26,7 +27,7 @@ export async function recordServiceDns(options: RecordServiceDnsOptions): Promis
 }> {
   const recorder = new RecordingDnsTransport(options.dns);
   const services = options.services ?? [...options.api.services]
-    .map((s) => `${s.meta.namespace}/${s.meta.name}`)
+    .map((s) => formatServiceRef(s.meta))
     .sort();
   const results: ServiceDnsResult[] = [];
   for (const service of services) results.push(await resolveServiceDns({ ...options, dns: recorder, service }));

@@ -17,6 +17,7 @@ import type { DnsCheck, DnsQuestionType, DnsServerRef, ResolvOrigin, ServiceDnsR
 import type { ApiObjects, Service } from '../model/k8s.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { ResolvConf } from '../model/resolv.js';
+import { requireServiceRef, formatServiceRef } from '../model/service-ref.js';
 import { parseResolvConf } from '../parsers/resolv-conf.js';
 import { probe } from '../sources/catalog.js';
 import { runProbe } from '../sources/probe-runner.js';
@@ -40,15 +41,9 @@ export function kubeDnsServer(api: ApiObjects): DnsServerRef | null {
   const address = svc?.clusterIPs[0];
   if (!svc || !address) return null;
   const port = svc.ports.find((p) => p.protocol === 'UDP' && p.name === 'dns') ?? svc.ports.find((p) => p.protocol === 'UDP');
-  return { address, port: port?.port ?? 53, source: 'kube-dns-service', service: `${svc.meta.namespace}/${svc.meta.name}` };
+  return { address, port: port?.port ?? 53, source: 'kube-dns-service', service: formatServiceRef(svc.meta) };
 }
 
-/** `ns/name` → its parts; throws `UserError` otherwise. */
-export function parseServiceRef(ref: string): { namespace: string; name: string } {
-  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-a-z0-9]*[a-z0-9])?)$/.exec(ref);
-  if (!m) throw new UserError(`${JSON.stringify(ref)} is not NAMESPACE/NAME`, 'e.g. --service default/web');
-  return { namespace: m[1]!, name: m[3]! };
-}
 
 /** One question of the pane: name (no final dot) and type. */
 export interface DnsQuestion {
@@ -110,7 +105,7 @@ export function chooseServer(api: ApiObjects | null, server?: string, port?: num
  */
 export async function resolveServiceDns(options: ResolveServiceDnsOptions): Promise<ServiceDnsResult> {
   const { api, dns } = options;
-  const { namespace, name } = parseServiceRef(options.service);
+  const { namespace, name } = requireServiceRef(options.service);
   const expect = options.expect ?? {};
   const zone = (expect.zone ?? 'cluster.local').toLowerCase().replace(/\.$/, '');
   const server = chooseServer(api, options.server, options.port);

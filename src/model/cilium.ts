@@ -13,6 +13,7 @@
  * Addresses are canonical text: IPv4 dotted quad, IPv6 RFC 5952 lower case, no brackets.
  * Ports are host numbers (1–65535; 0 only on wildcard entries).
  */
+import { joinHostPort } from '../net/address.js';
 
 /** L4 protocol as Cilium's `u8proto.String()` prints it; `ANY` is protocol 0 (IPPROTO_ANY). */
 export type LbProtocol = 'ANY' | 'TCP' | 'UDP' | 'SCTP' | 'ICMP' | 'ICMPv6' | 'VRRP';
@@ -197,11 +198,6 @@ export interface LbTable {
   readonly disagreements?: readonly LbDisagreement[];
   /** `cilium-dbg service list` was joined in: backend states and `count` come from it. */
   readonly statesFrom?: 'service-list';
-}
-
-/** `ip:port` with brackets around IPv6 (`[fd00::1]:80`), as Go's `net.JoinHostPort` prints it. */
-export function joinHostPort(ip: string, port: number): string {
-  return ip.includes(':') ? `[${ip}]:${port}` : `${ip}:${port}`;
 }
 
 /** `L3n4Addr.String()`: `ip:port/PROTO` plus `/i` for internal scope; protocol omitted when null. */

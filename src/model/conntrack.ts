@@ -11,6 +11,7 @@
  * line (kernel `%pI6`, fully expanded) and a `conntrack -L` line for the same flow
  * compare equal. The text as printed stays in {@link ConntrackEntry.raw}.
  */
+import { ipv4NumberAt } from '../net/address.js';
 
 /** Layer-3 family as conntrack prints it (`l3proto2str` / kernel `l3proto_name`). */
 export type ConntrackFamily = 'ipv4' | 'ipv6';
@@ -315,28 +316,8 @@ function hexValue(c: number): number {
 
 /** Parses dotted-quad IPv4 text to an unsigned 32-bit number; `undefined` when it is not one. */
 export function parseIpv4Number(text: string): number | undefined {
-  let parts = 0;
-  let value = 0;
-  let octet = 0;
-  let digits = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || parts === 3) return undefined;
-      value = value * 256 + octet;
-      parts++;
-      octet = 0;
-      digits = 0;
-    } else if (c >= 48 && c <= 57) {
-      octet = octet * 10 + (c - 48);
-      digits++;
-      if (octet > 255 || digits > 3) return undefined;
-    } else {
-      return undefined;
-    }
-  }
-  if (digits === 0 || parts !== 3) return undefined;
-  return (value * 256 + octet) >>> 0;
+  const n = ipv4NumberAt(text, 0, text.length);
+  return n < 0 ? undefined : n;
 }
 
 /**

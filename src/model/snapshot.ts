@@ -109,7 +109,13 @@ export interface NodeSnapshot {
   /** nf_conntrack_max and nf_conntrack_count (entries), when read. */
   readonly conntrackMax: number | null;
   readonly conntrackCount: number | null;
+  /** IPVS virtual servers: the `ipvsadm -Ln --stats --exact` listing when read, else `ipvsadm -Ln`. */
   readonly ipvs: Parsed<IpvsListing> | null;
+  /**
+   * The `ipvsadm -Ln` listing (schedulers, flags, persistence, forwarding, weights) when
+   * `ipvs` holds the counters listing and this one was read too; absent otherwise.
+   */
+  readonly ipvsList?: Parsed<IpvsListing> | null;
   readonly ipset: Parsed<IpsetSet[]> | null;
   /** The `-m recent` lists (`/proc/net/xt_recent/*`, with jiffies and uptime for their ages); null/absent when not read. */
   readonly xtRecent?: Parsed<XtRecentCapture> | null;
@@ -123,7 +129,7 @@ export interface NodeSnapshot {
   readonly lbMapsRead: readonly string[];
   readonly ciliumStatus: Parsed<CiliumStatus> | null;
   /**
-   * Parts not parsed yet (staged load, src/session.ts): each listed field is null until a
+   * Parts not parsed yet (staged load, src/collect/session.ts): each listed field is null until a
    * later snapshot of the same session carries it. Absent or empty: the snapshot is complete
    * (`show`, `capture` and every refresh build complete snapshots).
    */

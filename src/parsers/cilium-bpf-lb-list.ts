@@ -26,12 +26,13 @@
 import type { Diagnostic, ParseResult } from '../model/diagnostics.js';
 import { diagnostic } from '../model/diagnostics.js';
 import type { LbBackend, LbService, LbSlot, LbTable } from '../model/cilium.js';
-import { formatFrontend, formatServiceFlags, joinHostPort, parseServiceFlags, serviceTypeFromFlags, serviceTypeFromName } from '../model/cilium.js';
+import { formatFrontend, formatServiceFlags, parseServiceFlags, serviceTypeFromFlags, serviceTypeFromName } from '../model/cilium.js';
 import type { L3n4 } from './cilium-addr.js';
 import { compareFrontends, formatAddrCluster, parseL3n4 } from './cilium-addr.js';
 import { isKubectlNotice, textLines } from './cilium-columns.js';
 import { looksLikeJson, obj, parseJsonDocument } from './cilium-json.js';
 import { CILIUM_TABWRITER, tabwrite } from './cilium-tabwriter.js';
+import { joinHostPort } from '../net/address.js';
 
 /** One entry of a `bpf lb list` row, as read. */
 type Entry =

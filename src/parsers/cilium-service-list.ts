@@ -18,12 +18,13 @@
 import type { Diagnostic, ParseResult } from '../model/diagnostics.js';
 import { diagnostic } from '../model/diagnostics.js';
 import type { LbBackend, LbService, LbSlot, LbTable } from '../model/cilium.js';
-import { backendStateFromName, formatFrontend, joinHostPort, protocolFromName, serviceTypeFromName } from '../model/cilium.js';
+import { backendStateFromName, formatFrontend, protocolFromName, serviceTypeFromName } from '../model/cilium.js';
 import { canonicalIp, formatAddrCluster, parseL3n4 } from './cilium-addr.js';
 import type { HeaderColumn } from './cilium-columns.js';
 import { headerColumns, isKubectlNotice, splitRow, textLines } from './cilium-columns.js';
 import { jsonItems, looksLikeJson, num, obj, parseJsonDocument, str } from './cilium-json.js';
 import { CILIUM_TABWRITER, tabwrite } from './cilium-tabwriter.js';
+import { joinHostPort } from '../net/address.js';
 
 const HEADERS: readonly (readonly string[])[] = [
   ['ID', 'Frontend', 'Service Type', 'Backend'],

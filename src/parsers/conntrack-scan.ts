@@ -5,6 +5,7 @@
  */
 import { flatCopy, flatSlice } from '../flat-string.js';
 import { formatIpv6Groups, parseIpv6Groups } from '../model/conntrack.js';
+import { ipv4NumberAt } from '../net/address.js';
 
 // The IPv4 table starts small (most captures are small) and doubles up to this many
 // slots (a million-flow table of a large cluster has some 300,000 distinct addresses).
@@ -32,7 +33,7 @@ export class ConntrackInterner {
    * address. IPv4 is looked up by its value, so a repeated address costs no string.
    */
   address(s: string, from: number, to: number): string | undefined {
-    const n = ipv4Range(s, from, to);
+    const n = ipv4NumberAt(s, from, to);
     if (n >= 0) return this.ipv4(s, from, to, n | 0, !leadingZeroOctet(s, from, to));
     const text = s.slice(from, to);
     if (text.indexOf(':') < 0) return undefined;
@@ -113,30 +114,6 @@ function leadingZeroOctet(s: string, from: number, to: number): boolean {
     if (s.charCodeAt(i) === 48 && (i === from || s.charCodeAt(i - 1) === 46) && s.charCodeAt(i + 1) !== 46) return true;
   }
   return false;
-}
-
-/** Dotted-quad IPv4 in `s[from, to)` → unsigned value; -1 when it is not one. */
-function ipv4Range(s: string, from: number, to: number): number {
-  let parts = 0;
-  let value = 0;
-  let octet = 0;
-  let digits = 0;
-  for (let i = from; i < to; i++) {
-    const c = s.charCodeAt(i);
-    if (c === 46) {
-      if (digits === 0 || parts === 3) return -1;
-      value = value * 256 + octet;
-      parts++;
-      octet = 0;
-      digits = 0;
-    } else if (c >= 48 && c <= 57) {
-      octet = octet * 10 + (c - 48);
-      digits++;
-      if (octet > 255 || digits > 3) return -1;
-    } else return -1;
-  }
-  if (digits === 0 || parts !== 3) return -1;
-  return value * 256 + octet;
 }
 
 // Counters below 65536 (most packet and many byte counts) share one bigint each,

@@ -378,7 +378,7 @@ class JsonWalker {
     } catch (e) {
       // RangeError: an expression nested deeper than the stack allows.
       if (!(e instanceof JsonShapeError) && !(e instanceof RangeError)) throw e;
-      const why = e instanceof RangeError ? 'nested too deep' : e.message;
+      const why = e instanceof RangeError ? 'nested too deep' : (e as Error).message;
       this.report('error', item, 'bad-object', `nftables[${i}]: ${why}`);
     }
   }

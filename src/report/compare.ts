@@ -15,7 +15,7 @@ import { COMPARE_MODES, compareModes, modeTotal, type CompareMode, type ModeComp
 import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 import { apiWarnings } from './services.js';
 import { safeCells, type TextCell } from './safe-cells.js';
 import { terminalSafe } from '../text/terminal-safe.js';

@@ -31,15 +31,16 @@
  * Throws `UserError` when conntrack was not read, when `service` is not `ns/name`, and
  * when it names a Service the API objects do not have (or there are none).
  */
-import { percentText } from '../percent-text.js';
+import { percentText } from '../text/percent.js';
 import { formatEndpoint, type ConntrackEndpoint } from '../analysis/conntrack-nat.js';
 import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis/conntrack-view.js';
 import { UserError } from '../errors.js';
 import { conntrackEventFlows, type ConntrackEventFlow } from '../analysis/conntrack-events.js';
 import type { ConntrackEntry, ConntrackTuple } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import { refFromKey, requireServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
 /** Options of {@link showConntrack}: only the entries of Service `service` (`ns/name`). */
@@ -98,7 +99,7 @@ function entryFieldsJson(e: ConntrackEntry) {
 
 function entryJson(r: ConntrackRowView) {
   const e = r.entry;
-  const [namespace, name] = r.service === null ? [] : r.service.split('/');
+  const { namespace, name } = r.service === null ? { namespace: undefined, name: undefined } : refFromKey(r.service);
   return {
     ...entryFieldsJson(e),
     nat: {
@@ -165,10 +166,10 @@ export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', o
   const service = options.service ?? null;
   let selected = -1;
   if (service !== null) {
-    if (!/^[^/\s]+\/[^/\s]+$/.test(service)) throw new UserError(`--service ${service}: expected NAMESPACE/NAME`, 'e.g. --service kube-system/kube-dns');
+    requireServiceRef(service, '--service kube-system/kube-dns');
     if (!index.servicesKnown) throw new UserError('--service needs API objects, and this source has none', 'pass --api-file FILE (kubectl get services,endpointslices,pods,nodes -A -o json)');
     selected = index.services.findIndex((s) => s.label === service);
-    if (selected < 0) throw new UserError(`no Service ${service} in the API objects`, 'list them with `nodescope show services`');
+    if (selected < 0) throw serviceNotFound(service, index.services.map((s) => s.label));
   }
   const rows: ConntrackRowView[] = [];
   for (let i = 0; i < index.entries.length; i++) if (service === null || index.serviceOf[i] === selected) rows.push(conntrackRow(index, i));

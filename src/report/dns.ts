@@ -19,13 +19,13 @@
  * replay of a capture that recorded only that server), null when the asked one replied.
  */
 import Table from 'cli-table3';
-import { clusterDomainText, type ClusterDomain } from '../dns/cluster-domain.js';
-import { answersCell, comparedCell, msText, noReplyText, relativeName, resultAnsweringServers, standInText, statusWord } from '../dns/describe.js';
+import { clusterDomainText, type ClusterDomain } from '../analysis/cluster-domain.js';
+import { answersCell, comparedCell, msText, noReplyText, relativeName, resultAnsweringServers, standInText, statusWord } from '../analysis/dns-describe.js';
 import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 import { safeCells } from './safe-cells.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 

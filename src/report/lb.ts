@@ -23,7 +23,7 @@
 import { buildLbView, foldMapNames, lbConditionsText, type LbFrontendRow, type LbView } from '../analysis/lb-view.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
 function frontendJson(f: LbFrontendRow) {

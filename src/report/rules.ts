@@ -15,7 +15,7 @@
  * left out: they are in `rulesets`); `diagnostics: [{severity, origin, line, text, message, code}]`.
  */
 import { chainRows, iptablesRulesets, type RuleRow } from '../analysis/rules-view.js';
-import { allDiagnostics } from '../analysis/build-snapshot.js';
+import { allDiagnostics } from '../collect/build-snapshot.js';
 import { UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatExpr, formatRuleText } from '../parsers/nft-format-expr.js';
@@ -23,7 +23,7 @@ import type { NftRuleset } from '../model/nftables.js';
 import { nftMetainfoOf } from '../parsers/nft-json.js';
 import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
 /**

@@ -12,10 +12,10 @@ import Table from 'cli-table3';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { UserError } from '../errors.js';
-import { closeNames } from './close-names.js';
+import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
 import { terminalSafe } from '../text/terminal-safe.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 import { safeCells } from './safe-cells.js';
 
 function serviceJson(r: ServiceRow) {
@@ -53,12 +53,9 @@ export function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
 export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', service?: string): string {
   let rows = serviceRows(snapshot);
   if (service !== undefined) {
-    const all = rows.map((r) => `${r.namespace}/${r.name}`);
+    const all = rows.map((r) => formatServiceRef(r));
     rows = rows.filter((_, i) => all[i] === service);
-    if (rows.length === 0) {
-      const close = closeNames(service, all);
-      throw new UserError(`no Service ${service} in the API objects`, close.length ? `one of ${close.join(', ')}` : 'list them with `nodescope show services`');
-    }
+    if (rows.length === 0) throw serviceNotFound(service, all);
   }
   if (format === 'json') return toJson({ ...showHead(snapshot), services: rows.map(serviceJson) });
   const table = new Table({ head: ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORTS', 'ENDPOINTS'], style: { head: [], border: [] } });

@@ -16,13 +16,14 @@
 import stringWidth from 'string-width';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { diffKernelEvents, diffPacketsSeen, formatKernelEvent, kernelEventsOfTrace, kernelEventsOfWalk, packetsOfTrace, type KernelEvent } from '../trace/kernel-trace.js';
-import type { Transport } from '../sources/transport.js';
-import { captureKernelTrace, chosenPass, liveTraceMatch, liveTraceSkip, traceTablesIn, withoutTraceTables, passFacts, type KernelTraceCapture, type LiveTraceMatch, type PassFacts } from '../trace/live-trace.js';
+import { captureKernelTrace, chosenPass, liveTraceMatch, liveTraceSkip, traceTablesIn, withoutTraceTables, passFacts, type KernelTraceCapture, type KernelTraceOptions, type LiveTraceMatch, type PassFacts } from '../collect/live-trace.js';
 import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
-import { traceFromSnapshot, traceJson, traceText, type TraceCommandArgs } from './trace.js';
+import { toJson } from '../text/json.js';
+import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
+import { traceJson, traceText } from './trace.js';
+import { joinHostPort } from '../net/address.js';
 
 /** One row of the side-by-side view; `same` false marks a difference. */
 export interface LiveTraceRow {
@@ -88,7 +89,7 @@ export function compareLiveTrace(snapshot: NodeSnapshot, args: TraceCommandArgs,
   const notes: string[] = [];
   if (facts.tcpFlags !== null && facts.tcpFlags !== 'syn') notes.push(`the first traced packet is not a connection start (tcp flags ${facts.tcpFlags}); nodescope walks it as sent`);
   if ((args.endpoint !== undefined || args.branch !== undefined) && facts.endpoint !== null) notes.push(`the kernel chose ${facts.endpoint}; nodescope follows that branch`);
-  const from = facts.sport !== null ? (match.l3 === 'ip6' ? `[${match.src}]:${facts.sport}` : `${match.src}:${facts.sport}`) : match.src;
+  const from = facts.sport !== null ? joinHostPort(match.src, facts.sport) : match.src;
   const { endpoint: _e, branch: _b, ...rest } = args;
   const nft = args.nft ?? snapshot.nft?.value ?? undefined;
   const walk = traceFromSnapshot(snapshot, {
@@ -160,7 +161,8 @@ export function liveTraceDocument(snapshot: NodeSnapshot, c: LiveTraceComparison
 
 /** Inputs of {@link runLiveTraceCommand}; `seconds` is the monitor's bound. */
 export interface LiveTraceCommand {
-  readonly transport: Transport;
+  /** The node's transport (what the session runs probes through). */
+  readonly transport: KernelTraceOptions['transport'];
   readonly snapshot: NodeSnapshot;
   readonly args: TraceCommandArgs;
   readonly allowTrace: boolean;

@@ -15,82 +15,13 @@
  * src, dst, sport, dport, icmpType, icmpCode, icmpId, tcpFlags, mark, iif, oif, ct,
  * randomSport}`; counters are decimal strings (64-bit exact); probabilities 0–1.
  */
-import type { NftRuleset } from '../model/nftables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { branchLines, formatHeader, stepLine, tupleText } from '../trace/describe.js';
-import { walkPacket } from '../trace/engine.js';
-import { walkCilium } from '../trace/cilium.js';
-import { detectProxyMode } from '../analysis/proxy-mode.js';
-import { traceInputFromSnapshot } from '../trace/input.js';
-import { parsePacketArgs } from '../trace/packet.js';
+import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
 import type { TraceResult } from '../trace/types.js';
-import type { BranchChoice } from '../trace/context.js';
-import { UserError } from '../errors.js';
 import { headText, showHead } from './header.js';
-import { toJson } from './json.js';
+import { toJson } from '../text/json.js';
 import { terminalSafe } from '../text/terminal-safe.js';
-
-/**
- * The words of `nodescope trace` (strings as typed, except `nft`). `endpoint` follows the
- * random branch that leads to `IP[:PORT]`; `branch` the branch with that 0-based index;
- * `nft`: the parsed nft ruleset of the node, when the caller has it (iptables-nft tables
- * in it are evaluated once, from the iptables dump).
- */
-export interface TraceCommandArgs {
-  readonly from?: string;
-  readonly to: string;
-  readonly entry?: string;
-  readonly endpoint?: string;
-  readonly branch?: string;
-  readonly flags?: string;
-  readonly mark?: string;
-  readonly output?: 'text' | 'json';
-  readonly nft?: NftRuleset;
-}
-
-/** The branch option of the arguments; throws {@link UserError} for both given or a bad index. */
-export function branchChoice(args: Pick<TraceCommandArgs, 'endpoint' | 'branch'>): BranchChoice {
-  if (args.endpoint !== undefined && args.branch !== undefined) throw new UserError('--endpoint and --branch both given', 'choose the branch one way');
-  if (args.endpoint !== undefined) return { kind: 'endpoint', endpoint: args.endpoint.trim() };
-  if (args.branch !== undefined) {
-    if (!/^[0-9]{1,4}$/.test(args.branch.trim())) throw new UserError(`--branch ${args.branch}: not a branch index`, 'give 0 for the first branch, 1 for the second, …');
-    return { kind: 'index', index: Number(args.branch) };
-  }
-  return { kind: 'first' };
-}
-
-/**
- * True when `snapshot` is a Cilium kube-proxy-replacement node: the detected mode is
- * `cilium`, or the LB table has services and no kube-proxy KUBE- chain exists.
- */
-export function isCiliumKpr(snapshot: NodeSnapshot): boolean {
-  const lb = snapshot.lb?.value;
-  if (!lb || lb.services.length === 0) return false;
-  return detectProxyMode(snapshot).mode === 'cilium';
-}
-
-/**
- * The walk for the arguments over `snapshot` (throws {@link UserError} for bad arguments).
- * On a Cilium kube-proxy-replacement node ({@link isCiliumKpr}) the packet is walked
- * through Cilium's eBPF programs and LB maps (`src/trace/cilium.ts`), same result shape.
- */
-export function traceFromSnapshot(snapshot: NodeSnapshot, args: TraceCommandArgs): TraceResult {
-  const spec = parsePacketArgs(args);
-  if (isCiliumKpr(snapshot)) {
-    const addrs = snapshot.addrs?.value ?? [];
-    const routes = snapshot.routes?.value ?? [];
-    if (routes.length === 0 && addrs.length === 0) {
-      throw new UserError('this source has no addresses and routes of the node (ip -j addr, ip -j route)', 'capture them (nodescope capture) or use a live source');
-    }
-    const input = { lb: snapshot.lb!.value!, addrs, routes, status: snapshot.ciliumStatus?.value ?? null, mapsRead: snapshot.lbMapsRead };
-    return walkCilium(input, spec, { branch: branchChoice(args) });
-  }
-  const input = traceInputFromSnapshot(snapshot, args.nft);
-  if (input.routes.length === 0 && input.addrs.length === 0) {
-    throw new UserError('this source has no addresses and routes of the node (ip -j addr, ip -j route)', 'capture them (nodescope capture) or use a live source');
-  }
-  return walkPacket(input, spec, { branch: branchChoice(args) });
-}
 
 /** The walk as text: one line per step, then verdict, final packet, conntrack entry and reply. */
 export function traceText(r: TraceResult): string {

@@ -18,6 +18,8 @@ import { UserError } from '../errors.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import type { ApiFeed, ApiProblem, ApiProblemKind } from './cluster-api.js';
+import { clockTime } from '../text/clock.js';
+import { DEFAULT_INTERVAL_MS } from './refresh-interval.js';
 
 /** What to tell a user whose `--api-file` holds nothing usable. */
 export const API_FILE_HINT = 'write it with `kubectl get services,endpointslices,pods,nodes -A -o json > FILE`';
@@ -37,12 +39,6 @@ export function checkApiFileText(text: string, file: string): void {
   if (objects > 0 || problems.length === 0) return;
   const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
   throw new UserError(`--api-file ${file}: no API objects in it: ${formatDiagnostic(problems[0]!)}${more}`, API_FILE_HINT);
-}
-
-/** `ms` (since epoch) as the local wall-clock time `HH:MM:SS`, how the header and reasons name a read. */
-export function clockTime(ms: number): string {
-  const d = new Date(ms);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
 
 /**
@@ -66,7 +62,7 @@ export function refusedVersion(text: string, file: string): { kind: ApiProblemKi
   return { kind: 'no-objects', what: others === 0 ? 'no API objects in it (an empty list)' : `no Service and no Node in it (${others} other objects)` };
 }
 
-/** Options of {@link ApiFileFeed}. `intervalMs`: how often the file's stat is compared (default 2,000 ms). */
+/** Options of {@link ApiFileFeed}. `intervalMs`: how often the file's stat is compared (default {@link DEFAULT_INTERVAL_MS}). */
 export interface ApiFileFeedOptions {
   readonly intervalMs?: number;
 }
@@ -117,7 +113,7 @@ export class ApiFileFeed implements ApiFeed {
       throw new UserError(`--api-file ${file}: cannot read it: ${(e as Error).message}`, API_FILE_HINT);
     }
     checkApiFileText(text, file);
-    return new ApiFileFeed(file, text, stampOf(st), Math.max(10, options.intervalMs ?? 2000));
+    return new ApiFileFeed(file, text, stampOf(st), Math.max(10, options.intervalMs ?? DEFAULT_INTERVAL_MS));
   }
 
   /** The objects of the last version of the file that held any. */

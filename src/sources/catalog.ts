@@ -7,6 +7,7 @@ import path from 'node:path';
 import { BugError, UserError } from '../errors.js';
 import { packageRoot } from '../paths.js';
 import { readShippedYaml } from '../shipped-yaml.js';
+import { SNAPSHOT_PARTS, type SnapshotPart } from '../model/snapshot.js';
 
 /** Where a probe runs: the node's host namespaces, or the cilium-agent container. */
 export type ProbeWhere = 'node' | 'cilium-agent';
@@ -22,7 +23,10 @@ export interface ProbeSpec {
   readonly requires: string;
   /** Milliseconds before the probe is killed. */
   readonly timeoutMs: number;
+  /** The parser that reads its stdout, by name (`src/collect/parts.ts` maps names to parsers). */
   readonly parser: string;
+  /** The snapshot part the parse fills; absent for probes read elsewhere (versions, DNS, traces). */
+  readonly part?: SnapshotPart;
   readonly readOnly: boolean;
   readonly root: boolean;
   readonly optional: boolean;
@@ -60,6 +64,11 @@ function asStringArray(value: unknown, where: string): string[] {
   return value as string[];
 }
 
+function snapshotPart(value: unknown, id: string): SnapshotPart {
+  if (!(SNAPSHOT_PARTS as readonly unknown[]).includes(value)) throw new BugError(`probe ${id}: part must be one of ${SNAPSHOT_PARTS.join(', ')}`);
+  return value as SnapshotPart;
+}
+
 function readProbe(raw: Record<string, unknown>): ProbeSpec {
   const id = String(raw.id ?? '');
   if (!/^[a-z0-9][a-z0-9-]*$/.test(id)) throw new BugError(`commands/probes.yaml: bad probe id "${id}"`);
@@ -74,6 +83,7 @@ function readProbe(raw: Record<string, unknown>): ProbeSpec {
     requires: String(raw.requires ?? ''),
     timeoutMs: Number(raw.timeoutMs ?? 10_000),
     parser: String(raw.parser ?? ''),
+    ...(raw.part !== undefined ? { part: snapshotPart(raw.part, id) } : {}),
     readOnly: raw.readOnly !== false,
     root: raw.root === true,
     optional: raw.optional === true,

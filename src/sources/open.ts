@@ -18,6 +18,7 @@ import type { KubeContext } from './k8s-client.js';
 import { assertNetnsExists, LocalTransport } from './local.js';
 import { ReplayTransport } from './replay.js';
 import type { Transport } from './transport.js';
+import { DEFAULT_INTERVAL_MS } from './refresh-interval.js';
 
 /** Source options as parsed from the command line. */
 export interface SourceOptions {
@@ -36,7 +37,7 @@ export interface SourceOptions {
   readonly image?: string;
   /** `--pod-deadline`: the debug pod's `activeDeadlineSeconds` (seconds). */
   readonly podDeadline?: number;
-  /** `--interval` (seconds, default 2): how often a live `--api-file` is checked for changes. */
+  /** `--interval` (seconds; default {@link DEFAULT_INTERVAL_MS}): how often a live `--api-file` is checked for changes. */
   readonly interval?: number;
 }
 
@@ -102,7 +103,7 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
   ].filter((x): x is string => x !== null);
   if (chosen.length > 1) throw new UserError(`choose one source, not ${chosen.join(' and ')}`, 'one of --local/--netns, --replay, --ssh, --node');
   // --api-file: read now (a bad file is refused before anything opens), followed when it changes.
-  const fileFeed = options.apiFile ? ApiFileFeed.open(options.apiFile, { intervalMs: (options.interval ?? 2) * 1000 }) : undefined;
+  const fileFeed = options.apiFile ? ApiFileFeed.open(options.apiFile, { intervalMs: options.interval !== undefined ? options.interval * 1000 : DEFAULT_INTERVAL_MS }) : undefined;
   let apiText = fileFeed?.text();
   let apiOrigin = fileFeed?.origin;
   const withFile = (s: OpenedSource): OpenedSource => (fileFeed && !s.api ? { ...s, api: fileFeed } : s);

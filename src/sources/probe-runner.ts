@@ -5,6 +5,7 @@
  */
 import { BugError } from '../errors.js';
 import { catalog, fillArgv, type Catalog, type ProbeSpec } from './catalog.js';
+import { readsInPieces, type PiecedExecResult } from './pieces.js';
 import type { ExecResult, Transport } from './transport.js';
 
 /** How a probe ended: `ok` (exit 0), `failed` (non-zero), `missing` (binary absent), `timeout`. */
@@ -20,7 +21,7 @@ export interface ProbeRun {
   readonly id: string;
   readonly argv: readonly string[];
   readonly status: ProbeStatus;
-  readonly result: ExecResult;
+  readonly result: PiecedExecResult;
 }
 
 /** Classifies an exec result. */
@@ -38,7 +39,7 @@ export function statusOf(r: ExecResult): ProbeStatus {
 export interface RunProbeOptions {
   readonly allowWrites?: boolean;
   readonly timeoutMs?: number;
-  /** Ask the transport for stdout in pieces (see `ExecOptions.stdoutAsPieces`). */
+  /** Ask for stdout in pieces when the transport can (`src/sources/pieces.ts`). */
   readonly stdoutAsPieces?: boolean;
   /** Stops the probe when aborted (see `ExecOptions.signal`). */
   readonly signal?: AbortSignal;
@@ -65,7 +66,8 @@ export async function runProbe(
   let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
     if (options.signal?.aborted) break;
-    const result = await transport.exec(argv, { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.stdoutAsPieces ? { stdoutAsPieces: true } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) };
+    const result = options.stdoutAsPieces && readsInPieces(transport) ? await transport.execInPieces(argv, execOptions) : await transport.exec(argv, execOptions);
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status === 'failed' && spec.alternativesOnFailure) {
       firstFailure ??= last;
@@ -88,7 +90,7 @@ export interface RunProbesOptions {
   readonly params?: Readonly<Record<string, string | undefined>>;
   readonly concurrency?: number;
   readonly catalog?: Catalog;
-  /** Probes whose stdout the caller reads in pieces (see `ExecOptions.stdoutAsPieces`). */
+  /** Probes whose stdout the caller reads in pieces, when the transport can (`src/sources/pieces.ts`). */
   readonly stdoutAsPieces?: readonly string[];
 }
 

@@ -9,13 +9,14 @@
 import { readBundle, readBundleFile, readBundleFilePieces, type Bundle, type ManifestProbe } from './bundle.js';
 import { catalog } from './catalog.js';
 import { matchesTemplate, probeForArgv } from './ssh-command.js';
+import type { PiecedExecResult, PieceReader } from './pieces.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
 
 /** Parameters that say where the node keeps things (not what to ask): a capture fixes them. */
 const NODE_LAYOUT_PARAMS: ReadonlySet<string> = new Set(['bpfRoot']);
 
 /** Replays a capture bundle (its directory or its manifest.json). Throws like {@link readBundle}. */
-export class ReplayTransport implements Transport {
+export class ReplayTransport implements Transport, PieceReader {
   readonly kind = 'replay' as const;
   readonly label: string;
   readonly bundle: Bundle;
@@ -25,7 +26,16 @@ export class ReplayTransport implements Transport {
     this.label = `replay:${this.bundle.dir}`;
   }
 
-  async exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
+  async exec(argv: readonly string[], _options: ExecOptions): Promise<ExecResult> {
+    return this.read(argv, false);
+  }
+
+  /** {@link exec}, with an `ok` run's stdout as pieces read from the bundle file ({@link PieceReader}). */
+  async execInPieces(argv: readonly string[], _options: ExecOptions): Promise<PiecedExecResult> {
+    return this.read(argv, true);
+  }
+
+  private read(argv: readonly string[], inPieces: boolean): PiecedExecResult {
     const key = JSON.stringify(argv);
     const entry = this.bundle.manifest.probes.find((p) => JSON.stringify(p.argv) === key) ?? this.sameTemplate(argv);
     if (!entry) {
@@ -33,7 +43,7 @@ export class ReplayTransport implements Transport {
     }
     // A caller that parses in pieces gets them from the file (a failed run's output is read
     // whole: its text decides whether there is anything to parse).
-    const pieces = options.stdoutAsPieces === true && entry.status === 'ok';
+    const pieces = inPieces && entry.status === 'ok';
     const bundle = this.bundle;
     const field = `probes[${bundle.manifest.probes.indexOf(entry)}]`;
     return {

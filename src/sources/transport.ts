@@ -3,7 +3,8 @@
  *
  * A transport returns the raw capture only, exactly as the node printed it
  * (CONVENTIONS.md §2). It never parses. Local exec, `ip netns exec`, SSH,
- * kubectl-debug and replay all implement the same {@link Transport}.
+ * kubectl-debug and replay all implement the same {@link Transport}. Reading stdout in
+ * pieces, which only a replay can, is apart from this contract (`src/sources/pieces.ts`).
  */
 
 /** Which kind of transport produced a result. */
@@ -29,24 +30,11 @@ export interface ExecResult {
   /** With `missing`: a replay's bundle holds no run of this argv (nothing is known about the node's binary). */
   readonly notCaptured?: boolean;
   readonly timedOut?: boolean;
-  /**
-   * Given instead of `stdout` (which is then `''`) when the caller asked for pieces
-   * ({@link ExecOptions.stdoutAsPieces}) and the transport can read its output again on
-   * demand (a replay reads its bundle file): line-aligned pieces whose concatenation is
-   * the stdout (a line of 1 MiB or more, as `nft -j` prints, is cut inside, between two
-   * characters). Each call reads it again.
-   */
-  readonly stdoutPieces?: () => Iterable<string>;
 }
 
 /** Options for one exec: `timeoutMs` in milliseconds. */
 export interface ExecOptions {
   readonly timeoutMs: number;
-  /**
-   * The caller parses stdout piece by piece and never needs it whole: a transport that
-   * can may answer with {@link ExecResult.stdoutPieces} (replay does; the others ignore it).
-   */
-  readonly stdoutAsPieces?: boolean;
   /**
    * Aborting it stops the command now (the live trace's monitor on every exit path): the
    * local transport ends the child's whole process group (SIGTERM, then SIGKILL), SSH

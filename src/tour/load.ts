@@ -14,6 +14,7 @@ import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNo
 import { ParseError, UserError } from '../errors.js';
 import { diagnostic, formatDiagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import { parseIp } from '../model/iproute.js';
+import { parseServiceRef } from '../model/service-ref.js';
 import { packageRoot } from '../paths.js';
 import { parsePacketArgs } from '../trace/packet.js';
 import {
@@ -55,7 +56,6 @@ const TARGET_KEYS: Readonly<Record<TourTargetKind, readonly string[]>> = {
 };
 
 const HOPS: readonly ServiceHop[] = ['services', 'service', 'endpoint'];
-const SERVICE_RE = /^[a-z0-9]([a-z0-9.-]*[a-z0-9])?\/[a-z0-9]([a-z0-9.-]*[a-z0-9])?$/;
 const ID_RE = /^[a-z0-9][a-z0-9-]*$/;
 const CAPTURE_RE = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 const FRONTEND_RE = /^(\[[0-9a-fA-F:.]+\]|[0-9.]+):(\d{1,5})\/(TCP|UDP|SCTP|ANY)$/i;
@@ -163,7 +163,7 @@ function localized(c: Checker, parent: YAMLMap, key: string, field: string): Loc
 
 function serviceName(c: Checker, value: string | null, node: YamlNode | undefined, field: string): string | null {
   if (value === null) return null;
-  if (!SERVICE_RE.test(value)) {
+  if (!parseServiceRef(value)) {
     c.error(c.at(node), field, `${JSON.stringify(value)} is not namespace/name`);
     return null;
   }

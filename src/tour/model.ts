@@ -30,14 +30,11 @@ export const TOUR_LANGS: readonly TourLang[] = ['en', 'ja'];
 /** Text in every tour language. */
 export type Localized = Readonly<Record<TourLang, string>>;
 
-/**
- * The panes a step can show: the app's panes plus `compare` (kube-proxy iptables vs
- * nftables vs Cilium for the capture's Services, src/analysis/compare-modes.ts).
- */
-export type TourPane = 'services' | 'rules' | 'lb' | 'conntrack' | 'dns' | 'step' | 'compare';
+/** Every pane name a step may use: the app's panes a tour may show (src/ui/pane-registry.tsx checks it against its entries). */
+export const TOUR_PANES = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step', 'compare', 'ipvs'] as const;
 
-/** Every pane name a step may use. */
-export const TOUR_PANES: readonly TourPane[] = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step', 'compare'];
+/** The panes a step can show. */
+export type TourPane = (typeof TOUR_PANES)[number];
 
 /**
  * Which hop of a Service's kube-proxy rules: `services` the dispatch (its KUBE-SERVICES

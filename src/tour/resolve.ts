@@ -14,15 +14,16 @@ import { conntrackNatView, formatEndpoint } from '../analysis/conntrack-nat.js';
 import { expectedServiceDns } from '../analysis/dns-expected.js';
 import { nftChainRows, nftSetRows } from '../analysis/nft-view.js';
 import { chainRows, formatProbability, type RuleRow } from '../analysis/rules-view.js';
-import { iptablesServiceChains, nftServiceChains } from '../analysis/service-dataplane.js';
+import { serviceDataplane } from '../analysis/service-dataplane.js';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import { UserError } from '../errors.js';
 import { formatFrontend, formatServiceFlags } from '../model/cilium.js';
+import { formatServiceRef, refFromKey } from '../model/service-ref.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { traceFromSnapshot } from '../report/trace.js';
+import { traceFromSnapshot } from '../trace/choose-engine.js';
 import { stepLine, formatHeader } from '../trace/describe.js';
 import type { TraceStep } from '../trace/types.js';
-import { t, tf, type Lang } from '../ui/i18n.js';
+import { t, tf, type Lang } from '../text/i18n.js';
 import { describeTarget, type TourStep, type TourTarget } from './model.js';
 
 /** A colour role for a focus line (the UI theme's token names). */
@@ -84,7 +85,7 @@ function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
 
 function findService(snapshot: NodeSnapshot, name: string): { row: ServiceRow; cursor: RowCursor } | null {
   const rows = serviceRows(snapshot);
-  const index = rows.findIndex((r) => `${r.namespace}/${r.name}` === name);
+  const index = rows.findIndex((r) => formatServiceRef(r) === name);
   return index < 0 ? null : { row: rows[index]!, cursor: { index, count: rows.length } };
 }
 
@@ -181,14 +182,14 @@ function dnatDestination(rows: readonly RuleRow[] | null): string | null {
 }
 
 function serviceChainTarget(snapshot: NodeSnapshot, step: TourStep, target: Extract<TourTarget, { kind: 'serviceChain' }>, lang: Lang): StepResolution {
-  const [ns = '', name = ''] = target.service.split('/');
   const svc = findService(snapshot, target.service);
   const base = { service: target.service, serviceRow: svc?.cursor ?? null };
-  const ipt = snapshot.iptables?.value;
-  const nft = snapshot.nft?.value;
+  const where = serviceDataplane(snapshot, refFromKey(target.service), { ports: svc?.row.ports ?? [], lbMaps: false });
+  const ipt = where.kind === 'iptables' ? where.ruleset : undefined;
+  const nft = where.kind === 'nft' ? where.ruleset : undefined;
   const portOk = (comment: string) => target.port === null || comment.includes(`:${target.port}`) || comment.includes(`/${target.port}`);
-  const iptChains = ipt ? iptablesServiceChains(ipt, ns, name, svc?.row.ports ?? []).filter((c) => portOk(c.comment) && c.chain.startsWith('KUBE-SVC-')) : [];
-  const nftChains = nft ? nftServiceChains(nft, ns, name).filter((c) => target.port === null || c.chain.endsWith(`/${target.port}`)) : [];
+  const iptChains = where.kind === 'iptables' ? where.chains.filter((c) => portOk(c.comment) && c.chain.startsWith('KUBE-SVC-')) : [];
+  const nftChains = where.kind === 'nft' ? where.chains.filter((c) => target.port === null || c.chain.endsWith(`/${target.port}`)) : [];
   const path: RulesHop[] = [];
   const focus: FocusLine[] = [];
   let serviceRows: RuleRow[] | null = null;
@@ -248,8 +249,8 @@ function lbTarget(snapshot: NodeSnapshot, step: TourStep, target: Extract<TourTa
     ...svc.slots.slice(0, MAX_LIST).map((s) => line(`  slot ${s.slot ?? '?'} → backend ${s.backendId ?? '?'} ${s.backend ? `${formatEndpoint({ ip: s.backend.ip, port: s.backend.port })} ${s.backend.state ?? ''}` : ''}`, s.backend?.state === 'active' ? 'ok' : 'warn')),
   ];
   if (svc.slots.length > MAX_LIST) focus.push(line(tf(lang, 'tour.focus.more', { n: svc.slots.length - MAX_LIST }), 'muted'));
-  const found = owner ? findService(snapshot, `${owner.namespace}/${owner.name}`) : null;
-  return { ...EMPTY, service: found ? `${found.row.namespace}/${found.row.name}` : null, serviceRow: found?.cursor ?? null, focus, cursor: { index: services.indexOf(svc), count: services.length } };
+  const found = owner ? findService(snapshot, formatServiceRef(owner)) : null;
+  return { ...EMPTY, service: found ? formatServiceRef(found.row) : null, serviceRow: found?.cursor ?? null, focus, cursor: { index: services.indexOf(svc), count: services.length } };
 }
 
 function flowTarget(snapshot: NodeSnapshot, step: TourStep, target: Extract<TourTarget, { kind: 'flow' }>, lang: Lang): StepResolution {
@@ -301,7 +302,7 @@ function packetTarget(snapshot: NodeSnapshot, step: TourStep, target: Extract<To
 function dnsTarget(snapshot: NodeSnapshot, step: TourStep, service: string, lang: Lang): StepResolution {
   const api = snapshot.api?.value;
   const svc = findService(snapshot, service);
-  const expected = api ? expectedServiceDns(api).find((x) => `${x.namespace}/${x.name}` === service) : undefined;
+  const expected = api ? expectedServiceDns(api).find((x) => formatServiceRef(x) === service) : undefined;
   if (!svc || !expected) return missing(lang, step);
   const focus = expected.answers.slice(0, MAX_LIST).map((a) => {
     const data = a.answers.map((r) => (typeof r.data === 'string' ? r.data : `${r.data.priority} ${r.data.weight} ${r.data.port} ${r.data.target}`));

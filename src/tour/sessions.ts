@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { packageRoot } from '../paths.js';
-import { Session, type SessionLike } from '../session.js';
-import { openSource } from '../sources/open.js';
+import { Session, type SessionLike } from '../collect/session.js';
+import { openReplaySession } from '../collect/replay-session.js';
 import { tourCaptures, type Tour } from './model.js';
 
 /** The running sessions of a tour; `session(capture)` starts the capture's on first use. */
@@ -84,16 +84,7 @@ export function tourSessions(tour: Tour, fixturesDir = path.join(packageRoot(), 
       if (!names.has(capture)) throw new Error(`BUG: tour ${tour.id} does not use capture ${capture}`);
       let s = sessions.get(capture);
       if (!s) {
-        s = new PendingSession(async () => {
-          const source = await openSource({ replay: path.join(fixturesDir, capture) });
-          return new Session({
-            transport: source.transport,
-            live: false,
-            ...(source.apiText !== undefined ? { apiText: source.apiText } : {}),
-            ...(source.apiOrigin ? { apiOrigin: source.apiOrigin } : {}),
-            ...(source.ciliumAgent ? { ciliumAgent: source.ciliumAgent } : {}),
-          });
-        });
+        s = new PendingSession(() => openReplaySession(path.join(fixturesDir, capture)));
         sessions.set(capture, s);
       }
       return s;

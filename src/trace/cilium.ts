@@ -21,7 +21,7 @@
  * entry or branch option that cannot be resolved.
  */
 import type { CiliumStatus, LbBackend, LbService, LbTable } from '../model/cilium.js';
-import { formatFrontend, joinHostPort, protocolFromNumber, SVC_FLAG } from '../model/cilium.js';
+import { formatFrontend, protocolFromNumber, SVC_FLAG } from '../model/cilium.js';
 import type { NetInterface, Route } from '../model/iproute.js';
 import { routeLookup } from '../model/iproute.js';
 import {
@@ -43,6 +43,7 @@ import { newFlowEntry, replyTupleOf, tupleOf } from './conntrack.js';
 import { isOwnAddress, type NetView } from './routing.js';
 import { PROTOCOL_NUMBERS, resolveEntry, type PacketSpec } from './packet.js';
 import type { PacketHeader, StepKind, TraceBranch, TraceConntrack, TraceReply, TraceResult, TraceStep, TraceVerdict, VerdictKind } from './types.js';
+import { joinHostPort } from '../net/address.js';
 
 /** Cilium's drop reason for a service without backends (`bpf/lib/common.h`, `pkg/monitor/api/drop.go`: "Service backend not found"). */
 export const DROP_NO_SERVICE = { name: 'DROP_NO_SERVICE', code: -158 } as const;

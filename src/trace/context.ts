@@ -10,6 +10,7 @@ import type { TraceInput } from './input.js';
 import type { PacketFamily, TcpFlag, TraceProtocol } from './packet.js';
 import type { NetView } from './routing.js';
 import type { CtStateName, PacketHeader, StepBackend, StepCounters, StepKind, TraceBranch, TraceStep, XtablesBackend } from './types.js';
+import { joinHostPort } from '../net/address.js';
 
 /** The packet during the walk (mutable copy of a {@link PacketHeader}). */
 export class WalkPacket {
@@ -80,7 +81,7 @@ export class WalkPacket {
  */
 export function endpointText(addr: string, port: number | string | null): string {
   if (port === null) return addr;
-  return addr.includes(':') ? `[${addr}]:${port}` : `${addr}:${port}`;
+  return joinHostPort(addr, port);
 }
 
 /**

@@ -19,7 +19,8 @@ import type { IptablesChain, IptablesRule } from '../model/iptables.js';
 import { parseIp, type IpValue } from '../model/iproute.js';
 import type { WalkPacket } from './context.js';
 import type { TraceProtocol } from './packet.js';
-import { addrRangeOf, ipv4Number, parsePortRange } from './values.js';
+import { ipv4Number } from '../net/address.js';
+import { addrRangeOf, parsePortRange } from './values.js';
 
 /**
  * What one rule's prefilter checks. `daddr`: the packet's destination must lie in

@@ -14,7 +14,7 @@ import { exprType } from '../parsers/nft-types.js';
 import type { WalkContext } from './context.js';
 import { PROTOCOL_NUMBERS, TCP_FLAG_BITS, type TcpFlag } from './packet.js';
 import { addressType, ifindexOf } from './routing.js';
-import { ipv4Number } from './values.js';
+import { ipv4Number } from '../net/address.js';
 
 /** A runtime value: an integer of some width, a string (interface names), or a concatenation. */
 export type NftValue =

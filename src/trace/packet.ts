@@ -16,6 +16,7 @@
 import { UserError } from '../errors.js';
 import { parseIp, routeLookup, type InterfaceRole, type Route } from '../model/iproute.js';
 import { isOwnAddress, selectSourceAddress, type NetView } from './routing.js';
+import type { AddressFamily } from '../net/address.js';
 
 /** Layer-4 protocols step mode can walk. */
 export type TraceProtocol = 'tcp' | 'udp' | 'sctp' | 'icmp' | 'icmpv6';
@@ -27,7 +28,7 @@ export type TcpFlag = 'fin' | 'syn' | 'rst' | 'psh' | 'ack' | 'urg' | 'ecn' | 'c
 export type TraceEntry = 'pod' | 'host' | 'external';
 
 /** IP family of the packet. */
-export type PacketFamily = 'ipv4' | 'ipv6';
+export type PacketFamily = AddressFamily;
 
 /** TCP flag bits (include/net/tcp.h `TCPHDR_*`), as nft's `tcp flags` compares them. */
 export const TCP_FLAG_BITS: Readonly<Record<TcpFlag, number>> = {

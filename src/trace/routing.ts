@@ -9,7 +9,7 @@
  * `src/model/iproute.ts` `routeLookup`).
  */
 import { localAddresses, parseIp, routeLookup, type NetInterface, type Route, type RouteType } from '../model/iproute.js';
-import type { PacketFamily } from './packet.js';
+import type { AddressFamily as PacketFamily } from '../net/address.js';
 
 /** The node's network as step mode needs it: interfaces with addresses, and routes. */
 export interface NetView {

@@ -34,30 +34,6 @@ export function addrRangeOf(text: string): AddrRange | null {
   return r;
 }
 
-/**
- * A dotted quad as an unsigned number, accepting exactly what parseIp accepts
- * (`^\d{1,3}(\.\d{1,3}){3}$`, each part ≤ 255); null otherwise.
- */
-export function ipv4Number(text: string): number | null {
-  let n = 0;
-  let part = 0;
-  let digits = 0;
-  let dots = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 48 && c <= 57) {
-      if (++digits > 3) return null;
-      part = part * 10 + (c - 48);
-    } else if (c === 46) {
-      if (digits === 0 || part > 255 || ++dots > 3) return null;
-      n = n * 256 + part;
-      part = 0;
-      digits = 0;
-    } else return null;
-  }
-  if (digits === 0 || part > 255 || dots !== 3) return null;
-  return n * 256 + part;
-}
 
 /**
  * Parses `10.0.0.0/8`, `10.0.0.1`, `10.0.0.0/255.0.0.0`, `fd00::/64` into a range; null

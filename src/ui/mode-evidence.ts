@@ -6,8 +6,8 @@
  * that matter most with `+N more` for the rest (never a fact cut in half).
  */
 import { ipsetNames, kubeChainsRuleset, type ModeFact, type ProxyModeResult } from '../analysis/proxy-mode.js';
-import { t, tf, type Lang } from './i18n.js';
-import { cellWidth } from './text.js';
+import { t, tf, type Lang } from '../text/i18n.js';
+import { cellWidth } from '../text/cells.js';
 
 /** One fact in `lang`. */
 export function modeFactLine(lang: Lang, f: ModeFact): string {

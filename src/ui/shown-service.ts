@@ -5,8 +5,9 @@
  * Service without pinning it. One rule for the three panes, and one title label.
  */
 import type { ServiceRow } from '../analysis/service-view.js';
-import { tf, type Lang } from './i18n.js';
+import { tf, type Lang } from '../text/i18n.js';
 import type { UiState } from './state.js';
+import { formatServiceRef } from '../model/service-ref.js';
 
 /** The Service shown (`ns/name`) and whether the user pinned it (else it follows the Services cursor). */
 export interface ShownService {
@@ -21,7 +22,7 @@ export interface ShownService {
 export function highlightedService(rows: readonly ServiceRow[] | null, ui: UiState): string | null {
   if (!rows || rows.length === 0) return null;
   const row = rows[Math.max(0, Math.min(ui.cursors['services'] ?? 0, rows.length - 1))]!;
-  return `${row.namespace}/${row.name}`;
+  return formatServiceRef(row);
 }
 
 /** The pinned Service, else the highlighted one (null: neither, e.g. no API objects). */

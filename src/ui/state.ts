@@ -6,11 +6,9 @@
 
 import { DEFAULT_CONNTRACK_SORT, nextConntrackSort, reverseConntrackSort, type ConntrackSort } from '../analysis/conntrack-view.js';
 import type { StepNoPacketReason } from '../analysis/step-defaults.js';
+import { PANE_IDS, type PaneId } from './pane-ids.js';
 
-/** The panes, in tab order. */
-export const PANES = ['services', 'rules', 'lb', 'conntrack', 'dns', 'step', 'compare'] as const;
-/** A pane id. */
-export type PaneId = (typeof PANES)[number];
+export type { PaneId };
 
 /**
  * Where the rules pane is: the list of all chains, or one chain of one ruleset
@@ -150,8 +148,8 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
     case 'switchPane':
       return { ...state, pane: action.pane, help: false, typingFilter: false };
     case 'nextPane': {
-      const i = PANES.indexOf(state.pane);
-      return { ...state, pane: PANES[(i + action.delta + PANES.length) % PANES.length]!, typingFilter: false };
+      const i = PANE_IDS.indexOf(state.pane);
+      return { ...state, pane: PANE_IDS[(i + action.delta + PANE_IDS.length) % PANE_IDS.length]!, typingFilter: false };
     }
     case 'move':
       return setCursor(state, clamp(cursorOf(state) + action.delta, action.count));

@@ -9,9 +9,9 @@ import { buildServiceView, endpointAddresses, type ServiceRow } from '../analysi
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { ConntrackEntry } from '../model/conntrack.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
-import type { SessionState } from '../session.js';
+import type { SessionState } from '../collect/session.js';
 import type { RulesListRow, RulesPaneData } from './panes/RulesPane.js';
-import { t, tf, type Lang } from './i18n.js';
+import { t, tf, type Lang } from '../text/i18n.js';
 import { currentRules, type UiState } from './state.js';
 
 /** The parts the Rules pane shows: it waits for all of them (staged load). */

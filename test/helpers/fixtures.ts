@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { packageRoot } from '../../src/paths.js';
-import { loadSnapshot, staticSession, type SessionLike } from '../../src/session.js';
+import { loadSnapshot, staticSession, type SessionLike } from '../../src/collect/session.js';
 import { tourCaptures, type Tour } from '../../src/tour/model.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 

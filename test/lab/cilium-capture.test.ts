@@ -8,10 +8,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allDiagnostics, buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { allDiagnostics, buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { buildLbView, type LbView } from '../../src/analysis/lb-view.js';
 import { countChains, detectProxyMode } from '../../src/analysis/proxy-mode.js';
-import { formatFrontend, joinHostPort, type LbTable } from '../../src/model/cilium.js';
+import { formatFrontend, type LbTable } from '../../src/model/cilium.js';
+import { joinHostPort } from '../../src/net/address.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { LocalTransport } from '../../src/sources/local.js';
 import { runProbes } from '../../src/sources/probe-runner.js';

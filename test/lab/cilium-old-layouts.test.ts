@@ -14,12 +14,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { labAvailable } from '../helpers/lab.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 import { ensureBpffs } from './cilium-maps.js';
-import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { LocalTransport } from '../../src/sources/local.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
-import { traceFromSnapshot } from '../../src/report/trace.js';
+import { traceFromSnapshot } from '../../src/trace/choose-engine.js';
 
 /** This file's own names: the pin directory below carries it (no netns is made here). */
 const PREFIX = 'nsol-';

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
-import { Session } from '../../src/session.js';
+import { Session } from '../../src/collect/session.js';
 import { ClusterApi } from '../../src/sources/cluster-api.js';
 import { loadKube } from '../../src/sources/k8s-client.js';
 import { ReplayTransport } from '../../src/sources/replay.js';

@@ -10,7 +10,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import dnsPacket from 'dns-packet';
-import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import type { LabScenario, ScenarioPod } from '../../src/analysis/lab-scenario-types.js';
 import { TransportError, tail } from '../../src/errors.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';

@@ -12,7 +12,7 @@ import { countByReplySource } from '../../src/analysis/conntrack-nat.js';
 import { findTableByLabel, nftEndpointCounts } from '../../src/analysis/nft-view.js';
 import { chainRows } from '../../src/analysis/rules-view.js';
 import { iptablesServiceChains, nftServiceChains } from '../../src/analysis/service-dataplane.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { LocalTransport } from '../../src/sources/local.js';
 import { labAvailable } from '../helpers/lab.js';
 import { labDown, labUp, nsExec, sendHttp, type LabHandle } from './lab.js';

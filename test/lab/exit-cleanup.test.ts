@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Session } from '../../src/session.js';
+import { Session } from '../../src/collect/session.js';
 import { MANAGED_BY_LABEL, OWNER_ANNOTATION, RUN_ANNOTATION, localOwner } from '../../src/sources/k8s-debug-pod.js';
 import { openSource } from '../../src/sources/open.js';
 import { startApiServer, type ApiServerHandle } from '../api-server/index.js';

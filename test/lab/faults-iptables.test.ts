@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
 import { showHead } from '../../src/report/header.js';
 import { traceText } from '../../src/report/trace.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { LocalTransport } from '../../src/sources/local.js';
 import { walkPacket } from '../../src/trace/engine.js';
 import { traceInputFromSnapshot } from '../../src/trace/input.js';

@@ -9,11 +9,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compareLiveTrace, liveTraceText } from '../../src/report/trace-live.js';
-import type { TraceCommandArgs } from '../../src/report/trace.js';
-import { loadSnapshot } from '../../src/session.js';
+import type { TraceCommandArgs } from '../../src/trace/choose-engine.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { LocalTransport } from '../../src/sources/local.js';
 import { formatKernelEvent } from '../../src/trace/kernel-trace.js';
-import { captureKernelTrace, type LiveTraceMatch } from '../../src/trace/live-trace.js';
+import { captureKernelTrace, type LiveTraceMatch } from '../../src/collect/live-trace.js';
 import { labAvailable } from '../helpers/lab.js';
 import { LAB_SCENARIO, labDown, labUp, nsExec, nsExecOk, type LabHandle } from './lab.js';
 import { caliName } from './names.js';

@@ -13,7 +13,7 @@ import { labAvailable } from '../helpers/lab.js';
 import { formatIpsetList, parseIpsetList } from '../../src/parsers/ipset.js';
 import { formatIpvsAddress, formatIpvsServiceKey } from '../../src/model/ipvs.js';
 import { formatIpvsListing, parseEtcServices, parseIpvsadm } from '../../src/parsers/ipvsadm.js';
-import { allDiagnostics, buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { allDiagnostics, buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { detectProxyMode } from '../../src/analysis/proxy-mode.js';
 import { LocalTransport } from '../../src/sources/local.js';
 import { runProbes } from '../../src/sources/probe-runner.js';

@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
 import { packageRoot } from '../../src/paths.js';
-import { Session, loadSnapshot } from '../../src/session.js';
+import { Session, loadSnapshot } from '../../src/collect/session.js';
 import { MANAGED_BY_LABEL, OWNER_ANNOTATION, RUN_ANNOTATION, localOwner } from '../../src/sources/k8s-debug-pod.js';
 import { holdRun } from './run-records.js';
 import { closeSource, openSource, type OpenedSource } from '../../src/sources/open.js';

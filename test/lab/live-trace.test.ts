@@ -8,10 +8,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatKernelEvent } from '../../src/trace/kernel-trace.js';
 import { compareLiveTrace, liveTraceText } from '../../src/report/trace-live.js';
-import type { TraceCommandArgs } from '../../src/report/trace.js';
-import { loadSnapshot } from '../../src/session.js';
+import type { TraceCommandArgs } from '../../src/trace/choose-engine.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { LocalTransport } from '../../src/sources/local.js';
-import { captureKernelTrace, LIVE_TRACE_TABLE, type LiveTraceMatch } from '../../src/trace/live-trace.js';
+import { captureKernelTrace, LIVE_TRACE_TABLE, type LiveTraceMatch } from '../../src/collect/live-trace.js';
 import { labAvailable } from '../helpers/lab.js';
 import { LAB_SCENARIO, labDown, labUp, nsExec, sendHttp, type LabHandle } from './lab.js';
 

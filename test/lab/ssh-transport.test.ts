@@ -16,7 +16,7 @@ import { runProbe, runProbes } from '../../src/sources/probe-runner.js';
 import { probe } from '../../src/sources/catalog.js';
 import { openSsh, type SshOptions, type SshTransport } from '../../src/sources/ssh.js';
 import { dnsTransportFor } from '../../src/dns/open.js';
-import { Session } from '../../src/session.js';
+import { Session } from '../../src/collect/session.js';
 import { labAvailable } from '../helpers/lab.js';
 import { runOk, sleep } from './exec.js';
 import { LAB_SCENARIO, labDown, labUp, stopProcess, type LabHandle } from './lab.js';

@@ -7,7 +7,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import dnsPacket from 'dns-packet';
-import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import type { NftRuleset } from '../../src/model/nftables.js';
 import { parseNftJson } from '../../src/parsers/nft-json.js';
 import { parseNftTrace, splitTracePasses, type NftTracePass } from '../../src/parsers/nft-trace.js';

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import React from 'react';
 import { describe, expect, it } from 'vitest';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
 import { copyFixture, snapshotOfDir } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderApp } from '../helpers/render.js';

@@ -3,11 +3,11 @@ import { describe, expect, it } from 'vitest';
 import { COMPARE_MODES, compareModes, modeTotal } from '../../src/analysis/compare-modes.js';
 import { createModeComparer, type ModeComparer } from '../../src/analysis/compare-modes-lazy.js';
 import { ComparePane, groupNames } from '../../src/ui/panes/ComparePane.js';
-import { t, tf, type Lang } from '../../src/ui/i18n.js';
+import { t, tf, type Lang } from '../../src/text/i18n.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
 import { apiObjectsText } from '../lab/api-objects.js';
-import { cellWidth } from '../../src/ui/text.js';
+import { cellWidth } from '../../src/text/cells.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';
 

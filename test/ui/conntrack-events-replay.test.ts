@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { conntrackView, DEFAULT_CONNTRACK_SORT } from '../../src/analysis/conntrack-view.js';
 import { packageRoot } from '../../src/paths.js';
-import { loadSnapshot, onDemandProbeIds, Session } from '../../src/session.js';
+import { loadSnapshot, onDemandProbeIds, Session } from '../../src/collect/session.js';
 import { writeBundle } from '../../src/sources/bundle.js';
 import { probe } from '../../src/sources/catalog.js';
 import type { ProbeRun } from '../../src/sources/probe-runner.js';

@@ -11,9 +11,9 @@ import {
 import type { ConntrackEntry } from '../../src/model/conntrack.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { formatConntrackEntry } from '../../src/parsers/conntrack.js';
-import type { Lang } from '../../src/ui/i18n.js';
+import type { Lang } from '../../src/text/i18n.js';
 import { ConntrackPane } from '../../src/ui/panes/ConntrackPane.js';
-import { cellWidth } from '../../src/ui/text.js';
+import { cellWidth } from '../../src/text/cells.js';
 import { MOVED_DNS_ENDPOINT, snapshotWithMovedDnsEndpoint } from '../helpers/conntrack-fixtures.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';

@@ -11,7 +11,7 @@ import { compareExchange } from '../../src/dns/compare.js';
 import { PORT_FORWARD_NOTE } from '../../src/dns/portforward.js';
 import type { DnsExchange, DnsSearchStepRun, ServiceDnsResult } from '../../src/model/dns.js';
 import { DnsPane, dnsPaneData, dnsRowCount, type DnsPaneData } from '../../src/ui/panes/DnsPane.js';
-import type { Lang } from '../../src/ui/i18n.js';
+import type { Lang } from '../../src/text/i18n.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';
 import { makeExchange, makeNxdomain, makeRecord, makeResult, makeSearch, makeTimeout } from '../unit/builders/dns.js';
 import { makeService, objectsOf } from '../unit/builders/k8s.js';

@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import React from 'react';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Session } from '../../src/session.js';
-import { clockTime } from '../../src/sources/api-file.js';
+import { Session } from '../../src/collect/session.js';
+import { clockTime } from '../../src/text/clock.js';
 import type { ApiProblem } from '../../src/sources/cluster-api.js';
 import { closeSource, openSource } from '../../src/sources/open.js';
 import { App } from '../../src/ui/App.js';
 import { Header, type HeaderProps } from '../../src/ui/components/Header.js';
-import { t, tf } from '../../src/ui/i18n.js';
-import { cellWidth } from '../../src/ui/text.js';
+import { t, tf } from '../../src/text/i18n.js';
+import { cellWidth } from '../../src/text/cells.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 import { renderApp, renderAt } from '../helpers/render.js';
 

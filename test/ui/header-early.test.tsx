@@ -6,13 +6,13 @@
 import { act } from 'react';
 import React from 'react';
 import { describe, expect, it } from 'vitest';
-import { buildFirstSnapshot, buildSnapshot, type SnapshotInput } from '../../src/analysis/build-snapshot.js';
+import { buildFirstSnapshot, buildSnapshot, type SnapshotInput } from '../../src/collect/build-snapshot.js';
 import { readBundle } from '../../src/sources/bundle.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
-import { Session, staticSession } from '../../src/session.js';
+import { Session, staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
-import { t, type Lang } from '../../src/ui/i18n.js';
+import { t, type Lang } from '../../src/text/i18n.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 import { renderApp } from '../helpers/render.js';
 

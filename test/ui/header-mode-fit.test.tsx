@@ -8,10 +8,10 @@
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { detectProxyMode, type ModeFact } from '../../src/analysis/proxy-mode.js';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
-import { t } from '../../src/ui/i18n.js';
-import { cellWidth } from '../../src/ui/text.js';
+import { t } from '../../src/text/i18n.js';
+import { cellWidth } from '../../src/text/cells.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderApp } from '../helpers/render.js';
 

@@ -2,8 +2,8 @@ import { act } from 'react';
 import React from 'react';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { compactReason, Header, type HeaderProps } from '../../src/ui/components/Header.js';
-import { tf } from '../../src/ui/i18n.js';
-import { cellWidth } from '../../src/ui/text.js';
+import { tf } from '../../src/text/i18n.js';
+import { cellWidth } from '../../src/text/cells.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';
 
 /** The error a live session reports when the netns went away under it (its lost probes). */

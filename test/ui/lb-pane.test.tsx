@@ -8,7 +8,7 @@ import path from 'node:path';
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { buildLbView, lbFrontendIndexForService } from '../../src/analysis/lb-view.js';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
 import { LbPane } from '../../src/ui/panes/LbPane.js';
 import { copyFixture, snapshotOf, snapshotOfDir } from '../helpers/fixtures.js';

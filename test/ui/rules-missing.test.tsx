@@ -5,8 +5,8 @@
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { staticSession } from '../../src/session.js';
-import type { Lang } from '../../src/ui/i18n.js';
+import { staticSession } from '../../src/collect/session.js';
+import type { Lang } from '../../src/text/i18n.js';
 import { RulesPane } from '../../src/ui/panes/RulesPane.js';
 import { initialUiState, type RulesLocation, type UiState } from '../../src/ui/state.js';
 import { rulesView } from '../../src/ui/views.js';

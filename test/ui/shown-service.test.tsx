@@ -6,10 +6,10 @@
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { buildServiceView } from '../../src/analysis/service-view.js';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
-import type { Lang } from '../../src/ui/i18n.js';
-import { t } from '../../src/ui/i18n.js';
+import type { Lang } from '../../src/text/i18n.js';
+import { t } from '../../src/text/i18n.js';
 import { highlightedService, shownService, togglePin } from '../../src/ui/shown-service.js';
 import { initialUiState, uiReducer, type UiAction, type UiState } from '../../src/ui/state.js';
 import { snapshotOf } from '../helpers/fixtures.js';

@@ -6,8 +6,8 @@
  */
 import React from 'react';
 import { describe, expect, it } from 'vitest';
-import { traceFromSnapshot } from '../../src/report/trace.js';
-import type { Lang } from '../../src/ui/i18n.js';
+import { traceFromSnapshot } from '../../src/trace/choose-engine.js';
+import type { Lang } from '../../src/text/i18n.js';
 import { StepPane, type StepPaneData } from '../../src/ui/panes/StepPane.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';

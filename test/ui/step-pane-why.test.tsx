@@ -5,7 +5,7 @@
  */
 import React from 'react';
 import { describe, expect, it } from 'vitest';
-import { traceFromSnapshot } from '../../src/report/trace.js';
+import { traceFromSnapshot } from '../../src/trace/choose-engine.js';
 import { StepPane, type StepPaneData } from '../../src/ui/panes/StepPane.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';

@@ -8,7 +8,7 @@ import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { walkPacket } from '../../src/trace/engine.js';
 import type { TraceResult } from '../../src/trace/types.js';
-import type { Lang } from '../../src/ui/i18n.js';
+import type { Lang } from '../../src/text/i18n.js';
 import { StepPane, type StepPaneData } from '../../src/ui/panes/StepPane.js';
 import { LAB_SCENARIO } from '../lab/scenario.js';
 import { FRAME_WIDTHS, renderAt } from '../helpers/render.js';

@@ -8,9 +8,9 @@ import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { defaultStepPacket } from '../../src/analysis/step-defaults.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
-import type { Lang } from '../../src/ui/i18n.js';
+import type { Lang } from '../../src/text/i18n.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { KEYS, renderApp } from '../helpers/render.js';
 

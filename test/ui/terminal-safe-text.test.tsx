@@ -10,7 +10,7 @@ import { render } from 'ink-testing-library';
 import { describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
 import { Text } from '../../src/ui/components/SafeText.js';
-import { fitCell } from '../../src/ui/text.js';
+import { fitCell } from '../../src/text/cells.js';
 
 function sources(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sources(path.join(dir, e.name)) : /\.tsx?$/.test(e.name) ? [path.join(dir, e.name)] : []));

@@ -9,7 +9,7 @@ import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { loadTour } from '../../src/tour/load.js';
 import { App } from '../../src/ui/App.js';
-import { t, tf } from '../../src/ui/i18n.js';
+import { t, tf } from '../../src/text/i18n.js';
 import { tourSessions } from '../helpers/fixtures.js';
 import { renderApp } from '../helpers/render.js';
 

@@ -11,8 +11,8 @@ import { loadTour, tourNames } from '../../src/tour/load.js';
 import { resolveStep } from '../../src/tour/resolve.js';
 import { breaksKinsoku, wrapCells } from '../../src/tour/wrap.js';
 import { App } from '../../src/ui/App.js';
-import { t, tf, type Lang } from '../../src/ui/i18n.js';
-import { cellWidth, fitCell } from '../../src/ui/text.js';
+import { t, tf, type Lang } from '../../src/text/i18n.js';
+import { cellWidth, fitCell } from '../../src/text/cells.js';
 import { snapshotOf, tourSessions } from '../helpers/fixtures.js';
 import { renderApp } from '../helpers/render.js';
 

@@ -7,7 +7,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadTour } from '../../src/tour/load.js';
 import { resolveStep } from '../../src/tour/resolve.js';
-import { fitCell } from '../../src/ui/text.js';
+import { fitCell } from '../../src/text/cells.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { BINARY, TmuxSession, tmuxAvailable } from '../helpers/tmux.js';
 

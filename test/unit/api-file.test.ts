@@ -8,8 +8,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Session } from '../../src/session.js';
-import { API_FILE_HINT, ApiFileFeed, clockTime } from '../../src/sources/api-file.js';
+import { Session } from '../../src/collect/session.js';
+import { API_FILE_HINT, ApiFileFeed } from '../../src/sources/api-file.js';
+import { clockTime } from '../../src/text/clock.js';
 import { closeSource, openSource } from '../../src/sources/open.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { readBundleFile, readBundleFilePieces, type Bundle } from '../../src/sources/bundle.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
-import { loadSnapshot, Session } from '../../src/session.js';
+import { loadSnapshot, Session } from '../../src/collect/session.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 
 /** A bundle directory holding one file `f` with `text` (only `dir` of the bundle is read). */
@@ -71,8 +71,9 @@ describe('session over a replay', () => {
     const transport = {
       kind: replay.kind,
       label: replay.label,
-      exec: async (argv: readonly string[], o: Parameters<ReplayTransport['exec']>[1]) => {
-        const r = await replay.exec(argv, o);
+      exec: (argv: readonly string[], o: Parameters<ReplayTransport['exec']>[1]) => replay.exec(argv, o),
+      execInPieces: async (argv: readonly string[], o: Parameters<ReplayTransport['exec']>[1]) => {
+        const r = await replay.execInPieces(argv, o);
         if (r.stdoutPieces) pieced.push(argv.join(' '));
         return r;
       },

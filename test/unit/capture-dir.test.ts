@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { prepareCaptureDir } from '../../src/capture.js';
+import { prepareCaptureDir } from '../../src/collect/capture.js';
 import { UserError } from '../../src/errors.js';
 
 /** A directory holding an old bundle's files (`bundle`) and/or a file of the user's. */

@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { captureBundle, probeTally } from '../../src/capture.js';
+import { captureBundle, probeTally } from '../../src/collect/capture.js';
 import { packageRoot } from '../../src/paths.js';
 import { openSource } from '../../src/sources/open.js';
 import type { ProbeRun } from '../../src/sources/probe-runner.js';

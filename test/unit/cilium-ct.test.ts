@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { allDiagnostics, buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { allDiagnostics, buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { DEFAULT_CONNTRACK_SORT, conntrackRow, conntrackView } from '../../src/analysis/conntrack-view.js';
 import { joinCiliumBackends, parseCiliumCt } from '../../src/parsers/cilium-ct.js';
 import type { LbTable } from '../../src/model/cilium.js';

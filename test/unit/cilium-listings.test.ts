@@ -14,10 +14,11 @@ import { parseCiliumServiceList } from '../../src/parsers/cilium-service-list.js
 import { CILIUM_TABWRITER, tabwrite } from '../../src/parsers/cilium-tabwriter.js';
 import { sha256 } from '../../src/sources/bundle.js';
 import { showLb } from '../../src/report/lb.js';
-import { runTraceCommand, traceFromSnapshot } from '../../src/report/trace.js';
+import { runTraceCommand } from '../../src/report/trace.js';
+import { traceFromSnapshot } from '../../src/trace/choose-engine.js';
 import { copyFixture, fixtureDir } from '../helpers/fixtures.js';
 import { openSource } from '../../src/sources/open.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 
 /** A bundle as `--replay DIR` opens it: its recorded cilium-agent probes replayed too. */

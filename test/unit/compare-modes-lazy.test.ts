@@ -13,7 +13,7 @@ import { compareModes, type ModeComparison } from '../../src/analysis/compare-mo
 import { createModeComparer, type ModeComparer } from '../../src/analysis/compare-modes-lazy.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { apiObjectsText } from '../lab/api-objects.js';

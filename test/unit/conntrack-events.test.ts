@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { conntrackEventFlows } from '../../src/analysis/conntrack-events.js';
 import { parseConntrack } from '../../src/parsers/conntrack.js';
 import { showConntrack } from '../../src/report/conntrack.js';

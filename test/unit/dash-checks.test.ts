@@ -9,7 +9,7 @@ import { runDash } from '../../src/dash/run.js';
 import { gaugeValue, percentText } from '../../src/dash/series.js';
 import { canCheckService, dashServiceError } from '../../src/dash/service-check.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 
 const withoutApi = (s: NodeSnapshot): NodeSnapshot => ({ ...s, api: null });

@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { kubernetesDefaultResolvConf } from '../../src/analysis/dns-search.js';
 import { DirectDnsTransport } from '../../src/dns/direct.js';
 import { RecordingDnsTransport, ReplayDnsTransport } from '../../src/dns/replay.js';
-import { chooseServer, kubeDnsServer, parseServiceRef, resolveServiceDns, serviceQuestions } from '../../src/dns/resolve.js';
+import { chooseServer, kubeDnsServer, resolveServiceDns, serviceQuestions } from '../../src/dns/resolve.js';
+import { requireServiceRef } from '../../src/model/service-ref.js';
 import { runSearch, searchOutcome } from '../../src/dns/search.js';
 import { UserError } from '../../src/errors.js';
 import { parseResolvConf } from '../../src/parsers/resolv-conf.js';
@@ -94,7 +95,7 @@ describe('resolveServiceDns', () => {
     expect(kubeDnsServer(api)).toEqual({ address: '10.96.0.10', port: 53, source: 'kube-dns-service', service: 'kube-system/kube-dns' });
     expect(chooseServer(api)).toMatchObject({ address: '10.96.0.10' });
     expect(() => chooseServer(objectsOf(makeService({ name: 'web' })))).toThrow(UserError);
-    expect(() => parseServiceRef('web')).toThrow(UserError);
+    expect(() => requireServiceRef('web')).toThrow(UserError);
     expect(serviceQuestions(api, 'default', 'alias').map((q) => q.qtype)).toEqual(['A', 'AAAA', 'CNAME']);
   });
 });

@@ -5,7 +5,7 @@
  * test/lab/faults-iptables.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { buildSnapshot, ipvsRun } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot, ipvsRun } from '../../src/collect/build-snapshot.js';
 import { affinityTimeoutMismatches, iptablesDumpNotes, rulesMissingTheirMark, staleRejectsOnIpvs } from '../../src/analysis/iptables-faults.js';
 import { parseIpsetList } from '../../src/parsers/ipset.js';
 import { parseXtRecent, xtRecentAge } from '../../src/parsers/xt-recent.js';

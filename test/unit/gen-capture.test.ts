@@ -10,7 +10,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs, writeGeneratedBundles, type GenOptions } from '../../bench/gen/capture.js';
 import { generateScenario } from '../../bench/gen/scenario.js';
-import { allDiagnostics } from '../../src/analysis/build-snapshot.js';
+import { allDiagnostics } from '../../src/collect/build-snapshot.js';
 import { categorizeEndpoints, serviceToPorts } from '../../src/analysis/kubeproxy-serviceports.js';
 import { iptablesEndpointChain, iptablesServiceChain } from '../../src/analysis/kubeproxy-names.js';
 import { findChain, type IptablesRuleset } from '../../src/model/iptables.js';
@@ -21,7 +21,7 @@ import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
 import { parseNftJson } from '../../src/parsers/nft-json.js';
 import { parseNftText } from '../../src/parsers/nft-text.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 
 const options = (over: Partial<GenOptions> = {}): GenOptions => ({

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
-import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { chainList, chainRows, type RuleRates } from '../../src/analysis/rules-view.js';
 import { buildServiceView } from '../../src/analysis/service-view.js';
 import { catalog, fillArgv, probe } from '../../src/sources/catalog.js';

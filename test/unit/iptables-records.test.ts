@@ -7,7 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { collectGarbage } from '../../src/memory.js';
+import { collectGarbage } from '../../src/collect/memory.js';
 import { allRules, plainIptablesChain, plainIptablesRule, type IptablesRule } from '../../src/model/iptables.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
 import { copyFixture } from '../helpers/fixtures.js';

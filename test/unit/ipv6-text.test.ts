@@ -7,7 +7,7 @@
  * node's IPv6 rules apart from the IPv4 prediction.
  */
 import { describe, expect, it } from 'vitest';
-import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { detectProxyMode } from '../../src/analysis/proxy-mode.js';
 import { parseNftText } from '../../src/parsers/nft-text.js';
 import { showCompare } from '../../src/report/compare.js';

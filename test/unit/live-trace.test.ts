@@ -11,7 +11,7 @@ import { runProbe, runProbes } from '../../src/sources/probe-runner.js';
 import type { ExecOptions, ExecResult, Transport, TransportKind } from '../../src/sources/transport.js';
 import type { KernelEvent } from '../../src/trace/kernel-trace.js';
 import { currentRun } from '../../src/run-record.js';
-import { captureKernelTrace, liveTraceStartChains, passFacts, traceSeconds, traceTableName, traceTablesListed, type LiveTraceMatch } from '../../src/trace/live-trace.js';
+import { captureKernelTrace, liveTraceStartChains, passFacts, traceSeconds, traceTableName, traceTablesListed, type LiveTraceMatch } from '../../src/collect/live-trace.js';
 
 // This process's run record (src/run-record.ts) in a directory of its own, and its table.
 let TABLE = '';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collectGarbage, collectGarbageIfGrown, heapHasGrown, MIN_GROWTH_BYTES } from '../../src/memory.js';
+import { collectGarbage, collectGarbageIfGrown, heapHasGrown, MIN_GROWTH_BYTES } from '../../src/collect/memory.js';
 
 /** Unreachable arrays in V8's large-object space: only a full GC frees them. */
 function garbage(mb: number): void {

@@ -2,8 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { modeFactText, type ModeFact } from '../../src/analysis/proxy-mode.js';
 import { modeEvidenceFit, modeEvidenceLine, modeFactLine, modeFactShort } from '../../src/ui/mode-evidence.js';
-import { tf } from '../../src/ui/i18n.js';
-import { cellWidth } from '../../src/ui/text.js';
+import { tf } from '../../src/text/i18n.js';
+import { cellWidth } from '../../src/text/cells.js';
 
 /** One fact of every kind, with distinct numbers so a swapped parameter shows. */
 const everyFact: readonly ModeFact[] = [

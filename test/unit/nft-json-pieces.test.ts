@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
-import { buildSnapshot, completeSnapshot, buildFirstSnapshot, PIECED_PROBES, type SnapshotInput } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot, completeSnapshot, buildFirstSnapshot, piecedProbes, type SnapshotInput } from '../../src/collect/build-snapshot.js';
 import { parseNftJson, parseNftJsonPieces } from '../../src/parsers/nft-json.js';
 import { readBundleFile, readBundleFilePieces, type Bundle } from '../../src/sources/bundle.js';
 import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
@@ -163,7 +163,7 @@ describe('parseNftJsonPieces equals parseNftJson', () => {
 /** A fixture's runs as a replay session reads them (pieced probes in pieces), each re-cut every `size` characters. */
 async function piecedInput(name: string, size: number, keep: (run: ProbeRun) => boolean = () => true): Promise<{ pieced: SnapshotInput; whole: SnapshotInput }> {
   const transport = new ReplayTransport(fixtureDir(name));
-  const runs = (await runProbes(transport, { stdoutAsPieces: PIECED_PROBES })).filter(keep);
+  const runs = (await runProbes(transport, { stdoutAsPieces: piecedProbes() })).filter(keep);
   const wholeRuns = (await runProbes(transport, {})).filter(keep);
   const recut = runs.map((r) => {
     const pieces = r.result.stdoutPieces;
@@ -176,7 +176,7 @@ async function piecedInput(name: string, size: number, keep: (run: ProbeRun) => 
 describe('staged load over pieces', () => {
   it.each([97, 1000])('lab-nftables, pieces of %i characters (lines cut too): the one-shot snapshot', async (size) => {
     const { pieced, whole } = await piecedInput('lab-nftables', size);
-    expect(pieced.runs.filter((r) => r.result.stdoutPieces).map((r) => r.id).sort()).toEqual([...PIECED_PROBES].sort());
+    expect(pieced.runs.filter((r) => r.result.stdoutPieces).map((r) => r.id).sort()).toEqual([...piecedProbes()].sort());
     const done = await completeSnapshot(pieced, buildFirstSnapshot(pieced), { chunkChars: 300 });
     const once = buildSnapshot(whole);
     expect(done).toEqual(once);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { compareModes, modeTotal } from '../../src/analysis/compare-modes.js';
 import { detectProxyMode, modeLabel } from '../../src/analysis/proxy-mode.js';
 import { headText, showHead } from '../../src/report/header.js';

@@ -6,10 +6,10 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { resolveNodeName } from '../../src/analysis/build-snapshot.js';
+import { resolveNodeName } from '../../src/collect/build-snapshot.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
 import { showServices } from '../../src/report/services.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 

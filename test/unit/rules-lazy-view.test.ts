@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
-import { buildSnapshot } from '../../src/analysis/build-snapshot.js';
+import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { chainRowIndex, describeMatches, describeTarget, filteredRows, lazyRows, type RowIndex } from '../../src/analysis/rules-view.js';
 import { countByReplySource } from '../../src/analysis/conntrack-nat.js';
 import { iptablesNftTables, nftEndpointCountLookup, nftEndpointCounts, tableLabel } from '../../src/analysis/nft-view.js';
@@ -14,7 +14,7 @@ import { findChain, type IptablesRuleset } from '../../src/model/iptables.js';
 import { chainsByHook, findChain as findNftChain } from '../../src/model/nftables.js';
 import { formatExpr } from '../../src/parsers/nft-format-expr.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
-import { staticSession } from '../../src/session.js';
+import { staticSession } from '../../src/collect/session.js';
 import { initialUiState, type RulesLocation, type UiState } from '../../src/ui/state.js';
 import { rulesList, rulesView } from '../../src/ui/views.js';
 import { catalog, fillArgv, probe } from '../../src/sources/catalog.js';

@@ -1,7 +1,7 @@
 /** `show services --service NS/NAME`: that Service alone, or a UserError naming the closest ones. */
 import { describe, expect, it } from 'vitest';
 import { UserError } from '../../src/errors.js';
-import { closeNames, editDistance } from '../../src/report/close-names.js';
+import { closeNames, editDistance } from '../../src/model/close-names.js';
 import { showServices } from '../../src/report/services.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 

@@ -6,9 +6,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, type SnapshotInput } from '../../src/analysis/build-snapshot.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, type SnapshotInput } from '../../src/collect/build-snapshot.js';
 import { SNAPSHOT_PARTS, isPending, type NodeSnapshot } from '../../src/model/snapshot.js';
-import { loadSnapshot, MAX_SLOW_PART_DELAY_MS, Session, slowPartDelayMs } from '../../src/session.js';
+import { loadSnapshot, MAX_SLOW_PART_DELAY_MS, Session, slowPartDelayMs } from '../../src/collect/session.js';
 import { openSource } from '../../src/sources/open.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';

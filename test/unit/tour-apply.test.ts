@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { staticSession } from '../../src/session.js';
-import { applyTourStep, uiAfterStep } from '../../src/tour/apply.js';
+import { staticSession } from '../../src/collect/session.js';
+import { applyTourStep, uiAfterStep } from '../../src/ui/tour-apply.js';
 import type { TourPane, TourStep, TourTarget } from '../../src/tour/model.js';
 import { resolveStep } from '../../src/tour/resolve.js';
 import { cursorOf, currentRules, filterOf, initialUiState, uiReducer, type UiAction, type UiState } from '../../src/ui/state.js';

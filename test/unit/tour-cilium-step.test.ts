@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { detectProxyMode } from '../../src/analysis/proxy-mode.js';
 import { defaultStepPacket } from '../../src/analysis/step-defaults.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { traceFromSnapshot } from '../../src/report/trace.js';
+import { traceFromSnapshot } from '../../src/trace/choose-engine.js';
 import { loadTour, tourNames } from '../../src/tour/load.js';
 import type { TourStep } from '../../src/tour/model.js';
 import { snapshotOf } from '../helpers/fixtures.js';

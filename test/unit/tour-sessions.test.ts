@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadTour } from '../../src/tour/load.js';
 import { tourCaptures } from '../../src/tour/model.js';
 import { tourSessions } from '../../src/tour/sessions.js';
-import type { SessionLike } from '../../src/session.js';
+import type { SessionLike } from '../../src/collect/session.js';
 
 /** Resolves when `session` has a complete snapshot (no part still pending) or an error (at most 10 s). */
 function loaded(session: SessionLike): Promise<void> {

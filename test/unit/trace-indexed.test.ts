@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateWorld, writeModeBundle, type GenWorld } from '../../bench/gen/capture.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { loadSnapshot } from '../../src/session.js';
+import { loadSnapshot } from '../../src/collect/session.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { walkPacket } from '../../src/trace/engine.js';
 import { traceInputFromSnapshot, type TraceInput } from '../../src/trace/input.js';

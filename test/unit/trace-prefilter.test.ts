@@ -16,7 +16,7 @@ import { walkPacket } from '../../src/trace/engine.js';
 import type { TraceInput } from '../../src/trace/input.js';
 import { evalIptablesMatches } from '../../src/trace/iptables-match.js';
 import { chainPrefilters, prefilterReject } from '../../src/trace/iptables-prefilter.js';
-import { ipv4Number } from '../../src/trace/values.js';
+import { ipv4Number } from '../../src/net/address.js';
 import type { PacketSpec } from '../../src/trace/packet.js';
 import type { PacketHeader } from '../../src/trace/types.js';
 import { makeEntry, makeTuple } from './conntrack-builders.js';

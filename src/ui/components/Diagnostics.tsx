@@ -6,8 +6,8 @@ import { Box } from 'ink';
 import { Text } from './SafeText.js';
 import React from 'react';
 import { formatDiagnostic, type Diagnostic } from '../../model/diagnostics.js';
-import { tf, type Lang } from '../i18n.js';
-import { fitCell } from '../text.js';
+import { tf, type Lang } from '../../text/i18n.js';
+import { fitCell } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /** Props of {@link Diagnostics}: `max` lines at most (default 2). Info-level ones are left out. */

@@ -1,8 +1,8 @@
 /** The footer: the filter being typed, a notice about the last key, or the key hint line. */
 import { Text } from './SafeText.js';
 import React from 'react';
-import { t, type Lang } from '../i18n.js';
-import { fitCell } from '../text.js';
+import { t, type Lang } from '../../text/i18n.js';
+import { fitCell } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /** Props of {@link Footer}. */

@@ -2,11 +2,11 @@
 import { Box } from 'ink';
 import { Text } from './SafeText.js';
 import React, { useEffect, useRef, useState } from 'react';
-import { clockTime } from '../../sources/api-file.js';
-import type { ApiProblem } from '../../sources/cluster-api.js';
-import { t, tf, type Lang } from '../i18n.js';
-import { PANES, type PaneId } from '../state.js';
-import { cellWidth, fitCell, humanAge } from '../text.js';
+import { clockTime } from '../../text/clock.js';
+import type { ApiProblem } from '../../collect/session.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
+import { PANE_REGISTRY, type PaneId } from '../pane-registry.js';
+import { cellWidth, fitCell, humanAge } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /**
@@ -44,24 +44,14 @@ export interface HeaderProps {
   readonly now?: () => number;
 }
 
-const PANE_KEYS: Record<PaneId, Parameters<typeof t>[1]> = {
-  services: 'pane.services',
-  rules: 'pane.rules',
-  lb: 'pane.lb',
-  conntrack: 'pane.conntrack',
-  dns: 'pane.dns',
-  step: 'pane.step',
-  compare: 'pane.compare',
-};
-
 /**
  * The pane tabs as they fit in `width` cells: every label when they fit, else the
  * numbers with only the current pane named (Japanese labels are twice as wide).
  */
 export function paneTabs(current: PaneId, width: number, lang: Lang): { id: PaneId; label: string }[] {
-  const full = PANES.map((id, i) => ({ id, label: ` ${i + 1} ${t(lang, PANE_KEYS[id])} ` }));
+  const full = PANE_REGISTRY.map((p) => ({ id: p.id as PaneId, label: ` ${p.key} ${t(lang, p.title)} ` }));
   if (cellWidth(full.map((f) => f.label).join('')) <= width) return full;
-  return PANES.map((id, i) => ({ id, label: id === current ? full[i]!.label : ` ${i + 1} ` }));
+  return PANE_REGISTRY.map((p, i) => ({ id: p.id as PaneId, label: p.id === current ? full[i]!.label : ` ${p.key} ` }));
 }
 
 /**

@@ -1,29 +1,10 @@
-/** The `?` overlay listing every key. */
+/** The `?` overlay listing every key, generated from the key bindings (src/ui/key-bindings.ts). */
 import { Box } from 'ink';
 import { Text } from './SafeText.js';
 import React from 'react';
-import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
+import { helpRows } from '../key-bindings.js';
 import { theme } from '../theme.js';
-
-/** The key map shown by {@link Help}: keys and the message that explains them. */
-export const KEY_HELP: readonly (readonly [string, MessageKey])[] = [
-  ['1-7  Tab', 'key.panes'],
-  ['↑↓  j k', 'key.move'],
-  ['PgUp PgDn', 'key.page'],
-  ['g  G', 'key.ends'],
-  ['Enter', 'key.open'],
-  ['Esc  ⌫', 'key.back'],
-  ['/', 'key.filter'],
-  ['r', 'key.refresh'],
-  ['t', 'key.trace'],
-  ['Space', 'key.pin'],
-  ['n  p', 'key.stepMove'],
-  ['b', 'key.branch'],
-  ['s  S', 'key.sort'],
-  ['a', 'key.scope'],
-  ['?', 'key.help'],
-  ['q  Ctrl-C', 'key.quit'],
-];
 
 /**
  * Renders the help box; `apiError` (`SessionState.apiError`: why the API objects shown are
@@ -39,7 +20,7 @@ export function Help({ lang, apiError = null, height }: { readonly lang: Lang; r
       <Box flexDirection="column" flexShrink={0}>
         <Text bold>{t(lang, 'help.title')}</Text>
         {apiError ? <Text color={theme.warn}>{tf(lang, 'help.apiError', { reason: apiError })}</Text> : null}
-        {KEY_HELP.map(([keys, msg]) => (
+        {helpRows().map(([keys, msg]) => (
           <Text key={keys}>
             <Text color={theme.accent}>{keys.padEnd(12)}</Text>
             {t(lang, msg)}

@@ -5,7 +5,7 @@
 import { Box } from 'ink';
 import { Text } from './SafeText.js';
 import React from 'react';
-import { fitCell, layoutColumns, type ColumnSpec } from '../text.js';
+import { fitCell, layoutColumns, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /** One row: its cells in column order, and an optional colour role. */

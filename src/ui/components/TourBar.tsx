@@ -12,15 +12,15 @@ import { Box } from 'ink';
 import { Text } from './SafeText.js';
 import React, { useEffect, useMemo, useReducer, useRef } from 'react';
 import type { NodeSnapshot } from '../../model/snapshot.js';
-import type { SessionLike } from '../../session.js';
-import { actionsFor } from '../../tour/apply.js';
+import type { SessionLike } from '../../collect/session.js';
+import { actionsFor } from '../tour-apply.js';
 import { startTour, tourKey, tourReducer, type TourPosition } from '../../tour/machine.js';
 import type { Tour, TourStep } from '../../tour/model.js';
 import { resolveStep, type FocusLine, type StepResolution } from '../../tour/resolve.js';
 import { wrapCells } from '../../tour/wrap.js';
-import { t, tf, type Lang } from '../i18n.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
 import type { UiAction, UiState } from '../state.js';
-import { cellWidth, fitCell } from '../text.js';
+import { cellWidth, fitCell } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /** A tour the app runs: the tour and the session of each capture it names. */

@@ -12,9 +12,9 @@ import React, { useEffect, useRef, useState } from 'react';
 import { COMPARE_MODES, modeTotal, type CompareMode } from '../../analysis/compare-modes.js';
 import type { ModeComparer } from '../../analysis/compare-modes-lazy.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
 import { shownServiceLabel, type ShownService } from '../shown-service.js';
-import { fitCell, type ColumnSpec } from '../text.js';
+import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /**

@@ -16,9 +16,9 @@ import { formatEndpoint } from '../../analysis/conntrack-nat.js';
 import { conntrackRow, type ConntrackRowView, type ConntrackView } from '../../analysis/conntrack-view.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang } from '../i18n.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
 import { shownServiceLabel, type ShownService } from '../shown-service.js';
-import { cellWidth, fitCell, layoutColumns, percentText, type ColumnSpec } from '../text.js';
+import { cellWidth, fitCell, layoutColumns, percentText, type ColumnSpec, wrapLines } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /**
@@ -129,18 +129,6 @@ function facts(r: ConntrackRowView, lang: Lang, withSnat: boolean): string {
   return parts.join(' · ');
 }
 
-/** `text` cut into exactly `lines` lines of `width` cells (the last one ellipsised when longer). */
-function wrapLines(text: string, width: number, lines: number): string[] {
-  const out: string[] = [];
-  let rest = text;
-  while (out.length < lines - 1) {
-    out.push(fitCell(rest.slice(0, width), width));
-    rest = rest.slice(width);
-  }
-  out.push(fitCell(rest, width));
-  return out;
-}
-
 /**
  * The summary line: scope first (the Service shown, pinned or under the Services cursor,
  * or all Services), entries shown / total, table usage, stale count, sort order.
@@ -220,7 +208,7 @@ export function ConntrackPane({ data, elapsedSeconds, cursor, width, height, foc
           <Text color={selected.status === 'stale' ? theme.warn : selected.status === 'ok' ? theme.ok : theme.muted}>{fitCell(conntrackVerdict(selected, lang), width)}</Text>
           <Text color={theme.nat}>{fitCell(cellWidth(selected.nat.text) <= width ? selected.nat.text : natCore(selected), width)}</Text>
           <Text>{fitCell(facts(selected, lang, cellWidth(selected.nat.text) > width), width)}</Text>
-          {wrapLines(selected.entry.raw, width, rawLines).map((l, i) => (
+          {wrapLines(selected.entry.raw, width, rawLines, true).map((l, i) => (
             <Text key={i}>{l}</Text>
           ))}
         </Box>

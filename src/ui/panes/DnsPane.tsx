@@ -9,14 +9,15 @@
 import { Box } from 'ink';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
-import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord } from '../../dns/describe.js';
-import { PORT_FORWARD_NOTE } from '../../dns/portforward.js';
+import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord } from '../../analysis/dns-describe.js';
+import { PORT_FORWARD_NOTE } from '../../analysis/dns-describe.js';
 import type { DnsCheck, DnsCheckVerdict, DnsExchange, DnsRecordVerdict, DnsSearchRun, ServiceDnsResult } from '../../model/dns.js';
 import { Table, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang, type MessageKey } from '../i18n.js';
+import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
 import { shownServiceLabel } from '../shown-service.js';
-import { fitCell, type ColumnSpec } from '../text.js';
+import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
+import { formatServiceRef } from '../../model/service-ref.js';
 
 /**
  * What the pane shows: no API objects, no Service selected yet, a check in flight
@@ -61,7 +62,7 @@ export function dnsPaneData(input: {
   if (service === null) return { kind: 'no-service' };
   if (input.error !== null) return { kind: 'failed', service, reason: input.error };
   const r = input.result;
-  if (r && `${r.namespace}/${r.name}` === service && !input.loading) return { kind: 'result', result: r };
+  if (r && formatServiceRef(r) === service && !input.loading) return { kind: 'result', result: r };
   return { kind: 'loading', service, server: input.server ?? null };
 }
 
@@ -220,7 +221,7 @@ export function DnsPane({ data, pinned = false, width, height, focused, cursor, 
   const r = data.result;
   const source = t(lang, `dns.source.${r.server.source}` as MessageKey);
   const head: Line[] = [
-    { text: `${shownServiceLabel(lang, { service: `${r.namespace}/${r.name}`, pinned })} · ${r.fqdn} · ${tf(lang, 'dns.relative', { zone: r.zone })}`, bold: true, color: 'accent' },
+    { text: `${shownServiceLabel(lang, { service: formatServiceRef(r), pinned })} · ${r.fqdn} · ${tf(lang, 'dns.relative', { zone: r.zone })}`, bold: true, color: 'accent' },
     { text: tf(lang, 'dns.server', { server: `${r.server.address}:${r.server.port}`, source, via: r.via }), color: 'muted' },
   ];
   // --node asks one CoreDNS pod through the API: the answer is CoreDNS's, not the node's path to it.

@@ -11,9 +11,10 @@ import React from 'react';
 import { foldMapNames, lbConditionsText, type LbBackendRow, type LbFrontendRow, type LbView } from '../../analysis/lb-view.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang } from '../i18n.js';
-import { fitCell, type ColumnSpec } from '../text.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
+import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
+import { formatServiceRef } from '../../model/service-ref.js';
 
 /** Props of {@link LbPane}: `data` from `buildLbView`; `cursor` is the selected frontend; `height` counts every line. */
 export interface LbPaneProps {
@@ -77,7 +78,7 @@ function backendColumns(lang: Lang, wide: boolean): ColumnSpec[] {
 
 function serviceText(f: LbFrontendRow, wide: boolean): string {
   if (!f.service) return '';
-  const name = `${f.service.namespace}/${f.service.name}`;
+  const name = formatServiceRef(f.service);
   return wide && f.service.portName ? `${name} (${f.service.portName})` : name;
 }
 

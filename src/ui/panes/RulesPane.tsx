@@ -11,8 +11,8 @@ import { formatProbability, probabilityDigits, type LazyRows, type RuleRow } fro
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang } from '../i18n.js';
-import { fitCell, humanBytes, humanCount, humanRate, type ColumnSpec } from '../text.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
+import { fitCell, humanBytes, humanCount, humanRate, type ColumnSpec, wrapLines } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
 /**
@@ -90,18 +90,6 @@ function ruleColumns(lang: Lang, width: number, sized: RuleColumnWidths = { num:
 /** The target as a narrow column needs it: the NAT address is the point, its option name is not. */
 export function compactTarget(target: string): string {
   return target.replace(/^(DNAT|SNAT) --to-(destination|source) /, '$1 ').replace(/^MARK --set-xmark /, 'MARK ');
-}
-
-/** `text` cut into at most `lines` lines of `width` cells (the last one ellipsised). */
-function wrapLines(text: string, width: number, lines: number): string[] {
-  const out: string[] = [];
-  let rest = text;
-  while (rest && out.length < lines - 1 && rest.length > width) {
-    out.push(rest.slice(0, width));
-    rest = rest.slice(width);
-  }
-  out.push(fitCell(rest, width));
-  return out;
 }
 
 function ruleCells(r: RuleRow, width: number, digits: 1 | 2): string[] {

@@ -10,9 +10,10 @@ import type { EndpointRow, ServiceRow } from '../../analysis/service-view.js';
 import type { Diagnostic } from '../../model/diagnostics.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang } from '../i18n.js';
-import { fitCell, type ColumnSpec } from '../text.js';
+import { t, tf, type Lang } from '../../text/i18n.js';
+import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
+import { formatServiceRef } from '../../model/service-ref.js';
 
 /** Props of {@link ServicesPane}. `rows` null: no API objects in this source. */
 export interface ServicesPaneProps {
@@ -89,8 +90,8 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
   // Only the rows in view are formatted (25,000 Services: a cursor move formats ~30).
   const start = windowStart(rows.length, cursor, svcHeight);
   const svcRows: TableRow[] = rows.slice(start, start + svcHeight).map((r) => ({
-    key: `${r.namespace}/${r.name}`,
-    cells: [r.namespace, pinned === `${r.namespace}/${r.name}` ? tf(lang, 'services.pinnedName', { service: r.name }) : r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r)],
+    key: formatServiceRef(r),
+    cells: [r.namespace, pinned === formatServiceRef(r) ? tf(lang, 'services.pinnedName', { service: r.name }) : r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r)],
     ...(r.endpoints.length === 0 && !r.externalName ? { color: 'warn' as const } : {}),
   }));
   const epRows: TableRow[] = endpoints.map((e, i) => ({
@@ -108,7 +109,7 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
     <Box flexDirection="column">
       <Table columns={serviceColumns(lang)} rows={svcRows} cursor={cursor - start} width={width} height={svcHeight} focused={focused} />
       <Text bold color={theme.accent}>
-        {fitCell(selected ? tf(lang, 'services.endpointsOf', { name: `${selected.namespace}/${selected.name}` }) : '', width)}
+        {fitCell(selected ? tf(lang, 'services.endpointsOf', { name: formatServiceRef(selected) }) : '', width)}
       </Text>
       {selected && endpoints.length === 0 ? (
         <Text color={theme.warn}>{fitCell(t(lang, 'services.noEndpoints'), width)}</Text>

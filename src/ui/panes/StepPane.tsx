@@ -15,8 +15,8 @@ import type { StepNoPacketReason } from '../../analysis/step-defaults.js';
 import type { TraceResult, TraceStep, VerdictKind } from '../../trace/types.js';
 import { wrapCells } from '../../tour/wrap.js';
 import { Table, type TableRow } from '../components/Table.js';
-import { t, tf, type Lang, type MessageKey } from '../i18n.js';
-import { cellWidth, fitCell, humanBytes, humanCount, layoutColumns, type ColumnSpec } from '../text.js';
+import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
+import { cellWidth, fitCell, humanBytes, humanCount, layoutColumns, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /** What the pane shows: nothing walked yet, a walk that could not start (why), or a walk. */

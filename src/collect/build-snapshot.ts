@@ -8,26 +8,21 @@ import { tail } from '../errors.js';
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type Parsed, type ProbeSummary, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
 import type { ConntrackTable } from '../model/conntrack.js';
+import type { IpvsListing } from '../model/ipvs.js';
 import { localAddresses } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
-import type { NftRuleset } from '../model/nftables.js';
 import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
+import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
+import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
+import { collectGarbageIfGrown } from './memory.js';
+import { parseConntrack } from '../parsers/conntrack.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
 import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
-import { compareMapsWithListings, mergeCiliumListings } from './cilium-listings.js';
-import { parseCiliumStatus } from '../parsers/cilium-status.js';
-import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
-import { joinCiliumBackends, parseCiliumCt, type CiliumCtTable } from '../parsers/cilium-ct.js';
-import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
-import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
-import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
-import { collectGarbageIfGrown } from '../memory.js';
-import { parseNftText } from '../parsers/nft-text.js';
-import { parseIpsetList } from '../parsers/ipset.js';
-import { parseXtRecent } from '../parsers/xt-recent.js';
+import { compareMapsWithListings, mergeCiliumListings } from '../analysis/cilium-listings.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
 import { catalog } from '../sources/catalog.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
 
@@ -54,32 +49,9 @@ export interface SnapshotInput {
   readonly reuse?: { readonly snapshot: NodeSnapshot; readonly parts: ReadonlySet<SnapshotPart | 'api'> };
 }
 
-/**
- * The probes whose stdout {@link completeSnapshot} reads from `ExecResult.stdoutPieces`
- * when a transport gives it (a replay): the conntrack table and nft -j are parsed piece by
- * piece, the nft text is joined only when nft -j failed. None is then held whole.
- */
-export const PIECED_PROBES: readonly string[] = ['conntrack', 'nft-json', 'nft-text'];
-
-/**
- * The probes each {@link SnapshotPart} is parsed from (a refresh re-parses a part only
- * when one of them was re-read). `ciliumConntrack` also reads `lb` (the backend join).
- */
-export const PART_PROBES: Readonly<Record<SnapshotPart, readonly string[]>> = {
-  iptables: ['iptables-save'],
-  ip6tables: ['ip6tables-save'],
-  iptablesLegacy: ['iptables-legacy-save'],
-  nft: ['nft-json', 'nft-text'],
-  lb: ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat', 'cilium-bpf-lb-list', 'cilium-service-list'],
-  ciliumStatus: ['cilium-status'],
-  ipvs: ['ipvsadm-stats', 'ipvsadm'],
-  ipset: ['ipset'],
-  xtRecent: ['xt-recent'],
-  // `conntrack-events` is on demand: read when a bundle holds it or a command asks for it
-  // (SessionOptions.onDemand), never by a refresh (conntrack -E ends only by its timeout).
-  conntrack: ['conntrack', 'conntrack-events'],
-  ciliumConntrack: ['cilium-ct-list'],
-};
+// The probes read in pieces and the probes of each part come from the catalog, read on
+// first use (src/collect/parts.ts: piecedProbes, partProbes).
+export { partProbes, piecedProbes };
 
 /**
  * Remembers, per probe id, a fingerprint of the last text parsed (its length and SHA-1,
@@ -188,7 +160,7 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
 }
 
 /** The fields of a snapshot that a staged load fills after the first frame. */
-export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipset' | 'xtRecent' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
+export type PartFields = Pick<NodeSnapshot, 'iptables' | 'ip6tables' | 'iptablesLegacy' | 'nft' | 'conntrack' | 'ipvs' | 'ipvsList' | 'ipset' | 'xtRecent' | 'ciliumConntrack' | 'lb' | 'lbMapsRead' | 'ciliumStatus'>;
 
 /** The fields of the first snapshot of a staged load. */
 type FirstFields = Omit<NodeSnapshot, keyof PartFields | 'pending'>;
@@ -218,6 +190,7 @@ function assemble(first: FirstFields, parts: Partial<PartFields>, pending: reado
     conntrackMax: first.conntrackMax,
     conntrackCount: first.conntrackCount,
     ipvs: parts.ipvs ?? null,
+    ...(parts.ipvsList?.value ? { ipvsList: parts.ipvsList } : {}),
     ipset: parts.ipset ?? null,
     xtRecent: parts.xtRecent ?? null,
     api: first.api,
@@ -277,31 +250,26 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
 function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartFields>): Partial<PartFields> {
   const { byId, cache, reuse } = ctx;
   if (reuse?.parts.has(part)) return reusedPart(part, reuse.snapshot);
-  const parseRun = <T>(run: ProbeRun | undefined, parse: (text: string, origin: string) => ParseResult<T>) => parseRunCached(run, parse, cache);
-  switch (part) {
-    case 'iptables':
-      return { iptables: parseRun(byId.get('iptables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })) };
-    case 'ip6tables':
-      return { ip6tables: parseRun(byId.get('ip6tables-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv6' })) };
-    case 'iptablesLegacy':
-      return { iptablesLegacy: parseRun(byId.get('iptables-legacy-save'), (t, o) => parseIptablesSave(t, o, { family: 'ipv4' })) };
-    case 'nft':
-      return { nft: nftPart(byId.get('nft-json'), byId.get('nft-text'), cache) };
-    case 'lb':
-      return lbPart(byId, cache);
-    case 'ciliumStatus':
-      return { ciliumStatus: parseRun(byId.get('cilium-status'), parseCiliumStatus) };
-    case 'ipvs':
-      return { ipvs: parseRun(ipvsRun(byId.get('ipvsadm-stats'), byId.get('ipvsadm')), parseIpvsadm) };
-    case 'ipset':
-      return { ipset: parseRun(byId.get('ipset'), parseIpsetList) };
-    case 'xtRecent':
-      return { xtRecent: parseRun(byId.get('xt-recent'), parseXtRecent) };
-    case 'conntrack':
-      return { conntrack: withConntrackEvents(parseRun(byId.get('conntrack'), parseConntrack), byId.get('conntrack-events'), cache) };
-    case 'ciliumConntrack':
-      return { ciliumConntrack: ciliumCtPart(parseRun(byId.get('cilium-ct-list'), parseCiliumCt), done) };
+  if (part === 'lb') return lbPart(byId, cache);
+  let chosen: Parsed<unknown> | null = null;
+  for (const id of partProbes()[part]) {
+    // An on-demand probe of a part (conntrack -E) adds to it; it never stands in for the part's own probe.
+    if (onDemandProbe(id)) continue;
+    const entry = parserOf(id);
+    const parsed = entry ? parseRunCached(byId.get(id), entry.parse, cache) : null;
+    if (parsed) chosen = parsed;
+    if (parsed?.value && !parsed.error) break;
   }
+  if (part === 'ciliumConntrack') return { ciliumConntrack: ciliumCtPart(chosen as Parsed<CiliumCtTable> | null, done) };
+  if (part === 'ipvs') return ipvsPart(chosen as Parsed<IpvsListing> | null, byId, cache);
+  if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, byId.get('conntrack-events'), cache) };
+  return { [part]: chosen } as Partial<PartFields>;
+}
+
+// The counters listing (-Ln --stats) is the part; the plain -Ln one adds schedulers and weights when both were read.
+function ipvsPart(ipvs: Parsed<IpvsListing> | null, byId: ReadonlyMap<string, ProbeRun>, cache: SnapshotInput['cache']): Partial<PartFields> {
+  const ipvsList = ipvs?.probe?.id === 'ipvsadm-stats' && ipvs.value ? parseRunCached(byId.get('ipvsadm'), parseIpvsadm, cache) : null;
+  return { ipvs, ...(ipvsList?.value ? { ipvsList } : {}) };
 }
 
 /**
@@ -314,8 +282,11 @@ export function ipvsRun(stats: ProbeRun | undefined, plain: ProbeRun | undefined
   return stats ?? plain;
 }
 
+const onDemandProbe = (id: string): boolean => catalog().probes.find((p) => p.id === id)?.onDemand === true;
+
 function reusedPart(part: SnapshotPart, from: NodeSnapshot): Partial<PartFields> {
   if (part === 'lb') return { lb: from.lb, lbMapsRead: from.lbMapsRead };
+  if (part === 'ipvs') return { ipvs: from.ipvs, ...(from.ipvsList ? { ipvsList: from.ipvsList } : {}) };
   return { [part]: from[part] ?? null };
 }
 
@@ -373,7 +344,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
   let pending = [...(first.pending ?? SNAPSHOT_PARTS)];
   for (const [i, stage] of STAGES.entries()) {
     const todo = stage.filter((part) => pending.includes(part) && !ctx.reuse?.parts.has(part));
-    const missing = todo.flatMap((part) => PART_PROBES[part]).filter((id) => !byId.has(id));
+    const missing = todo.flatMap((part) => partProbes()[part]).filter((id) => !byId.has(id));
     if (options.fetchRuns && missing.length > 0) {
       await turn();
       for (const r of await options.fetchRuns(missing)) {
@@ -392,7 +363,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
       pending = pending.filter((p) => p !== part);
     }
     // The texts of this stage are parsed: keep no reference to them here.
-    if (options.fetchRuns) for (const part of stage) for (const id of PART_PROBES[part]) byId.delete(id);
+    if (options.fetchRuns) for (const part of stage) for (const id of partProbes()[part]) byId.delete(id);
     if (i < STAGES.length - 1 && pending.length > 0) options.onProgress?.(assemble(withProbes(), done, pending));
   }
   return assemble(withProbes(), done, []);
@@ -468,42 +439,36 @@ async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<
 /**
  * The parts with big texts (rules, flows), parsed in pieces of about `chunkChars`
  * characters with a turn of the event loop between (same results as the one-shot
- * parsers: `parseConntrackStream`, `parseIptablesSaveChunked`, `parseNftJsonChunked`);
- * null for the others.
+ * parsers: the `chunked` and `pieces` readers of src/collect/parts.ts); null for the parts
+ * whose parsers have neither. As {@link parsePart}: the first probe that parsed cleanly,
+ * else the last that gave a result.
  */
 async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: number): Promise<Partial<PartFields> | null> {
-  if (part === 'conntrack') {
-    const run = ctx.byId.get('conntrack');
-    const pieces = run?.result.stdoutPieces;
-    // Read from disk piece by piece (a replay asked for it): the whole text is never held.
-    const events = ctx.byId.get('conntrack-events');
-    if (run && pieces) return { conntrack: withConntrackEvents(await parsePieces(run, (origin) => parseConntrackStream(chunksOfPieces(pieces(), chunkChars), origin)), events, ctx.cache) };
-    return { conntrack: withConntrackEvents(await parseRunAsync(run, ctx.cache, (text, origin) => parseConntrackStream(chunksOf(text, chunkChars), origin)), events, ctx.cache) };
+  const ids = part === 'lb' || part === 'ciliumConntrack' ? [] : partProbes()[part];
+  if (!ids.some((id) => parserOf(id)?.chunked || parserOf(id)?.pieces)) return null;
+  let chosen: Parsed<unknown> | null = null;
+  for (const id of ids) {
+    if (onDemandProbe(id)) continue;
+    const run = ctx.byId.get(id);
+    const entry = parserOf(id);
+    if (!run || !entry) continue;
+    chosen = await parseRunChunked(run, entry, ctx.cache, chunkChars);
+    if (chosen.value && !chosen.error) break;
   }
-  if (part === 'nft') {
-    // As nftPart: nft -j when it parsed, else the text (itself not cut: it is the fallback).
-    const json = ctx.byId.get('nft-json');
-    const jsonPieces = json?.result.stdoutPieces;
-    const fromJson =
-      json && jsonPieces
-        ? await parsePieces(json, (origin) => parseNftJsonPieces(jsonPieces, origin, chunkChars, turn))
-        : await parseRunAsync(json, ctx.cache, (text, origin) => parseNftJsonChunked(text, origin, chunkChars, turn));
-    if (fromJson?.value && !fromJson.error) return { nft: fromJson };
-    return { nft: parseRunCached(wholeRun(ctx.byId.get('nft-text')), parseNftText, ctx.cache) ?? fromJson };
-  }
-  if (part === 'iptables' || part === 'ip6tables' || part === 'iptablesLegacy') {
-    const { probe, family } = IPTABLES_PARTS[part];
-    return { [part]: await parseRunAsync(ctx.byId.get(probe), ctx.cache, (text, origin) => parseIptablesSaveChunked(text, origin, { family }, chunkChars, turn)) };
-  }
-  return null;
+  if (part === 'ipvs') return ipvsPart(chosen as Parsed<IpvsListing> | null, ctx.byId, ctx.cache);
+  if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, ctx.byId.get('conntrack-events'), ctx.cache) };
+  return { [part]: chosen } as Partial<PartFields>;
 }
 
-/** The iptables parts: the probe each reads and the family its rules are. */
-const IPTABLES_PARTS = {
-  iptables: { probe: 'iptables-save', family: 'ipv4' },
-  ip6tables: { probe: 'ip6tables-save', family: 'ipv6' },
-  iptablesLegacy: { probe: 'iptables-legacy-save', family: 'ipv4' },
-} as const;
+/** One run by its parser entry: from pieces when both can, else chunked, else whole (pieces joined). */
+async function parseRunChunked(run: ProbeRun, entry: ParserEntry, cache: ParseCache | undefined, chunkChars: number): Promise<Parsed<unknown>> {
+  const pieces = run.result.stdoutPieces;
+  const { pieces: fromPieces, chunked } = entry;
+  // Read from disk piece by piece (a replay asked for it): the whole text is never held.
+  if (pieces && fromPieces) return parsePieces(run, (origin) => fromPieces(pieces, origin, chunkChars, turn, (p) => chunksOfPieces(p, chunkChars)));
+  if (chunked) return (await parseRunAsync(run, cache, (text, origin) => chunked(text, origin, chunkChars, turn, (t) => chunksOf(t, chunkChars))))!;
+  return parseRunCached(wholeRun(run), entry.parse, cache)!;
+}
 
 /** `run` with its stdout whole: joined when it came in pieces (the nft text, read only when nft -j failed). */
 function wholeRun(run: ProbeRun | undefined): ProbeRun | undefined {
@@ -541,9 +506,6 @@ async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGen
   if (carry !== '') yield carry;
 }
 
-/** The BPF map probes, each with the map whose pin path its argv names. */
-const LB_MAP_PROBES = ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat'];
-
 /**
  * Cilium's LB table: the raw BPF maps decoded when any of them was read (this works while
  * cilium-agent is down), else the agent's listings — `cilium-dbg bpf lb list` joined with
@@ -552,10 +514,11 @@ const LB_MAP_PROBES = ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-
  * and any difference is a warning and an `LbDisagreement` naming both.
  */
 function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
+  const mapProbes = partProbes().lb.filter((id) => catalog().probes.find((p) => p.id === id)?.parser === LB_MAPS_PARSER);
   const lbListRun = parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache);
   const serviceListRun = parseRunCached(byId.get('cilium-service-list'), parseCiliumServiceList, cache);
   const listings = mergeCiliumListings(lbListRun?.value ?? null, serviceListRun?.value ?? null, { lbList: 'cilium-bpf-lb-list', serviceList: 'cilium-service-list' });
-  const read = LB_MAP_PROBES.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
+  const read = mapProbes.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
     const decoded = decodeCiliumLbMaps(dumps);
@@ -576,16 +539,6 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: 
   if (!main) return { lb: null, lbMapsRead: [] };
   const diagnostics = [...(lbListRun?.diagnostics ?? []), ...(serviceListRun?.diagnostics ?? []), ...listings.diagnostics];
   return { lb: { value: listings.table, diagnostics, probe: main.probe, error: listings.table ? null : main.error }, lbMapsRead: [] };
-}
-
-/**
- * The nftables part: the JSON is the primary source; the text is parsed only when
- * the JSON is missing or failed (old nft without -j, a pasted capture).
- */
-function nftPart(json: ProbeRun | undefined, text: ProbeRun | undefined, cache?: ParseCache): Parsed<NftRuleset> | null {
-  const fromJson = parseRunCached(json, parseNftJson, cache);
-  if (fromJson?.value && !fromJson.error) return fromJson;
-  return parseRunCached(text, parseNftText, cache) ?? fromJson;
 }
 
 /** All diagnostics of a snapshot, for the diagnostics view and `show --diagnostics`. */

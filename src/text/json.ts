@@ -1,4 +1,4 @@
-import { jsonTerminalSafe } from '../text/terminal-safe.js';
+import { jsonTerminalSafe } from './terminal-safe.js';
 
 /**
  * Stable JSON for scripts (`nodescope show … -o json`). Counters are 64-bit and

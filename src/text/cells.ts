@@ -3,7 +3,7 @@
  * string-width), truncation with an ellipsis, padding and column layout. Pure.
  */
 import stringWidth from 'string-width';
-import { terminalSafe } from '../text/terminal-safe.js';
+import { terminalSafe } from './terminal-safe.js';
 
 /** Display width of `text` in terminal cells. */
 export function cellWidth(text: string): number {
@@ -115,4 +115,19 @@ export function humanAge(seconds: number): string {
   return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
 }
 
-export { percentText } from '../percent-text.js';
+export { percentText } from './percent.js';
+
+/**
+ * `text` cut into lines of `width` cells, at most `lines` (the last one ellipsised when
+ * longer); `exact`: always `lines` lines, each filled to `width` (blank ones at the end).
+ */
+export function wrapLines(text: string, width: number, lines: number, exact = false): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (out.length < lines - 1 && (exact || (rest && rest.length > width))) {
+    out.push(exact ? fitCell(rest.slice(0, width), width) : rest.slice(0, width));
+    rest = rest.slice(width);
+  }
+  out.push(fitCell(rest, width));
+  return out;
+}

@@ -6,20 +6,23 @@
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
 import { collectGarbage } from './memory.js';
-import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, PART_PROBES, PIECED_PROBES, summarize, type SnapshotInput } from './analysis/build-snapshot.js';
-import { iptablesRates } from './analysis/rates.js';
-import type { RuleRates } from './analysis/rules-view.js';
-import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from './model/snapshot.js';
-import type { ServiceDnsResult } from './model/dns.js';
-import { dnsTransportFor } from './dns/open.js';
-import { resolveServiceDns } from './dns/resolve.js';
-import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
-import type { DnsTransport } from './dns/transport.js';
-import { catalog } from './sources/catalog.js';
-import type { ApiFeed, ApiProblem } from './sources/cluster-api.js';
-import { runProbes, type ProbeRun } from './sources/probe-runner.js';
-import { ReplayTransport } from './sources/replay.js';
-import type { Transport } from './sources/transport.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, partProbes, piecedProbes, summarize, type SnapshotInput } from './build-snapshot.js';
+import { iptablesRates } from '../analysis/rates.js';
+import type { RuleRates } from '../analysis/rules-view.js';
+import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
+import type { ServiceDnsResult } from '../model/dns.js';
+import { dnsTransportFor } from '../dns/open.js';
+import { resolveServiceDns } from '../dns/resolve.js';
+import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
+import type { DnsTransport } from '../dns/transport.js';
+import { catalog } from '../sources/catalog.js';
+import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
+/** What the API feed reports while a followed `--api-file` version is refused (the header shows it). */
+export type { ApiProblem } from '../sources/cluster-api.js';
+import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
+import { ReplayTransport } from '../sources/replay.js';
+import type { Transport } from '../sources/transport.js';
+import { DEFAULT_INTERVAL_MS } from '../sources/refresh-interval.js';
 
 /** What a pane needs to know about the data's freshness; times are ms since epoch. */
 export interface SessionState {
@@ -68,7 +71,7 @@ export interface SessionLike {
   resolveDns?(service: string): void;
 }
 
-/** Options of {@link Session}. `intervalMs`: live counter refresh period (default 2,000 ms). */
+/** Options of {@link Session}. `intervalMs`: live counter refresh period (default {@link DEFAULT_INTERVAL_MS}). */
 export interface SessionOptions {
   readonly transport: Transport;
   readonly apiText?: string;
@@ -100,7 +103,7 @@ export function onDemandProbeIds(options: Pick<SessionOptions, 'transport' | 'on
   const wanted = new Set(options.onDemand ?? []);
   if (options.transport instanceof ReplayTransport) {
     const held = new Set(options.transport.bundle.manifest.probes.map((p) => p.id));
-    for (const p of catalog().probes) if (p.onDemand && PART_PROBE_IDS.has(p.id) && held.has(p.id)) wanted.add(p.id);
+    for (const p of catalog().probes) if (p.onDemand && PART_PROBE_IDS().has(p.id) && held.has(p.id)) wanted.add(p.id);
   }
   return [...wanted];
 }
@@ -146,11 +149,13 @@ function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[]): NodeSna
 }
 
 /** Probes whose output becomes a {@link SnapshotPart}: their text is dropped once parsed. */
-const PART_PROBE_IDS: ReadonlySet<string> = new Set(Object.values(PART_PROBES).flat());
+let partProbeIds: ReadonlySet<string> | undefined;
+/** Every probe that fills a snapshot part (the catalog is read on first use). */
+const PART_PROBE_IDS = (): ReadonlySet<string> => (partProbeIds ??= new Set(Object.values(partProbes()).flat()));
 
 /** The run without its stdout when that stdout is parsed into a part (its text is never read again). */
 function withoutPartText(run: ProbeRun): ProbeRun {
-  return PART_PROBE_IDS.has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
+  return PART_PROBE_IDS().has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
 }
 
 /** One turn of the event loop (the frame of what was just published gets drawn). */
@@ -238,7 +243,7 @@ export class Session implements SessionLike {
    */
   async start(): Promise<void> {
     await this.load();
-    if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? 2000);
+    if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
     this.unsubscribeApi = this.options.api?.subscribe((change) => (change === 'error' ? this.apiErrorChanged() : this.apiChanged()));
   }
 
@@ -249,7 +254,7 @@ export class Session implements SessionLike {
       // The probes of the first snapshot first; the parts' probes (the big outputs: a replay
       // reads 300 MB of rules and flows from disk) after its frame, stage by stage.
       const params = this.options.params ? { params: this.options.params } : {};
-      const node = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand && !PART_PROBE_IDS.has(p.id));
+      const node = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand && !PART_PROBE_IDS().has(p.id));
       const firstRuns = await runProbes(this.options.transport, { ...params, ids: node.map((p) => p.id) });
       const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}));
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
@@ -272,7 +277,7 @@ export class Session implements SessionLike {
       });
       // The agent's probes that feed no part (cilium-service-list) are still read, as a one-shot load reads them.
       const agentOnly = this.options.ciliumAgent
-        ? await runProbes(this.options.ciliumAgent, { ...params, ids: catalog().probes.filter((p) => p.where === 'cilium-agent' && !p.onDemand && !PART_PROBE_IDS.has(p.id)).map((p) => p.id) })
+        ? await runProbes(this.options.ciliumAgent, { ...params, ids: catalog().probes.filter((p) => p.where === 'cilium-agent' && !p.onDemand && !PART_PROBE_IDS().has(p.id)).map((p) => p.id) })
         : [];
       const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
       const runs = [...firstRuns, ...fetched, ...agentOnly].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
@@ -298,16 +303,16 @@ export class Session implements SessionLike {
     const agent = ids.filter((id) => where.get(id) === 'cilium-agent');
     // Without a parse cache (which fingerprints whole texts: live sources), the conntrack table and
     // nft -j are parsed piece by piece: a replay need not hold their texts (220 and 229 MB, huge).
-    const pieces = this.cache ? {} : { stdoutAsPieces: PIECED_PROBES };
+    const pieces = this.cache ? {} : { stdoutAsPieces: piecedProbes() };
     const runs = node.length ? await runProbes(this.options.transport, { ...params, ids: node, ...pieces }) : [];
     if (this.options.ciliumAgent && agent.length) runs.push(...(await runProbes(this.options.ciliumAgent, { ...params, ids: agent })));
     return runs;
   }
 
   private partParsed(part: SnapshotPart, ms: number, runs: readonly ProbeRun[]): void {
-    const ids = PART_PROBES[part];
+    const ids = partProbes()[part];
     const read = runs.filter((r) => ids.includes(r.id)).reduce((sum, r) => sum + r.result.durationMs, 0);
-    const delay = slowPartDelayMs(this.options.intervalMs ?? 2000, read + ms);
+    const delay = slowPartDelayMs(this.options.intervalMs ?? DEFAULT_INTERVAL_MS, read + ms);
     for (const id of ids) {
       if (delay > 0) this.notBefore.set(id, performance.now() + delay);
       else this.notBefore.delete(id);
@@ -359,7 +364,7 @@ export class Session implements SessionLike {
         const runs = this.runs.map((r) => byId.get(r.id) ?? r);
         const previous = this.state.snapshot!;
         // Parts none of whose probes were re-read stay as they are (their texts are gone).
-        const reuse = new Set<SnapshotPart | 'api'>(SNAPSHOT_PARTS.filter((part) => !PART_PROBES[part].some((id) => byId.has(id))));
+        const reuse = new Set<SnapshotPart | 'api'>(SNAPSHOT_PARTS.filter((part) => !partProbes()[part].some((id) => byId.has(id))));
         if (!this.options.api) reuse.add('api');
         const input = inputOf(this.options, runs, { ...(this.cache ? { cache: this.cache } : {}), reuse: { snapshot: previous, parts: reuse } });
         const snapshot = await completeSnapshot(input, buildFirstSnapshot(input), { onPartParsed: (part, ms) => this.partParsed(part, ms, runs) });

@@ -24,7 +24,8 @@ import { parseNftTrace, splitTracePasses, type NftTraceEvent, type NftTracePass 
 import { catalog, probe, type Catalog } from '../sources/catalog.js';
 import { runProbe, type ProbeRun } from '../sources/probe-runner.js';
 import type { Transport } from '../sources/transport.js';
-import type { PacketSpec } from './packet.js';
+import type { PacketSpec } from '../trace/packet.js';
+import { joinHostPort } from '../net/address.js';
 
 /** Name prefix of the temporary tables (family `inet`): `nodescope-trace-<run id>`. */
 export const LIVE_TRACE_TABLE = 'nodescope-trace';
@@ -320,7 +321,7 @@ export function passFacts(pass: NftTracePass): PassFacts {
     if (moved) {
       const d = moved.fields['ip daddr'] ?? moved.fields['ip6 daddr']!;
       const p = moved.fields['tcp dport'] ?? moved.fields['udp dport'] ?? moved.fields['sctp dport'] ?? dport;
-      endpoint = p ? (d.includes(':') ? `[${d}]:${p}` : `${d}:${p}`) : d;
+      endpoint = p ? joinHostPort(d, p) : d;
     }
   }
   return {

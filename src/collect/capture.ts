@@ -5,17 +5,17 @@
  */
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { buildSnapshot } from './analysis/build-snapshot.js';
-import { packageVersion } from './paths.js';
-import { writeBundle, type BundleManifest } from './sources/bundle.js';
-import { closeSource, type OpenedSource } from './sources/open.js';
-import { runProbes, type ProbeRun } from './sources/probe-runner.js';
-import { dnsTransportFor } from './dns/open.js';
-import { recordServiceDns } from './dns/record.js';
-import { readClusterDomain } from './dns/cluster-domain.js';
-import { UserError } from './errors.js';
-import { parseK8sObjects } from './parsers/k8s-objects.js';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from './sources/k8s-debug-pod.js';
+import { buildSnapshot } from './build-snapshot.js';
+import { packageVersion } from '../paths.js';
+import { writeBundle, type BundleManifest } from '../sources/bundle.js';
+import { closeSource, type OpenedSource } from '../sources/open.js';
+import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
+import { dnsTransportFor } from '../dns/open.js';
+import { recordServiceDns } from '../dns/record.js';
+import { readClusterDomain } from '../dns/cluster-domain.js';
+import { UserError } from '../errors.js';
+import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../sources/k8s-debug-pod.js';
 
 /**
  * Options of {@link captureBundle}. `dns` (default true): also ask the cluster DNS

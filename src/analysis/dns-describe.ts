@@ -100,3 +100,7 @@ export function resultAnsweringServers(r: ServiceDnsResult): AnsweringServer[] {
   }
   return out;
 }
+
+/** The note every result asked through the port-forward transport (`src/dns/portforward.ts`) carries (shown by `show dns`, `dig` and the DNS pane). */
+export const PORT_FORWARD_NOTE =
+  'asked through a port-forward (Kubernetes API) to one CoreDNS pod: the node\'s ClusterIP DNAT (kube-proxy rules, Cilium LB map) is not on this path';

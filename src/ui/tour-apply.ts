@@ -10,14 +10,15 @@
  * would) so that after the step, Esc walks back along the step's own path.
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
-import type { Lang } from '../ui/i18n.js';
-import { cursorOf, filterOf, PANES, uiReducer, type PaneId, type UiAction, type UiState } from '../ui/state.js';
-import type { TourStep } from './model.js';
-import { resolveStep, type StepResolution } from './resolve.js';
+import type { Lang } from '../text/i18n.js';
+import { PANE_IDS } from './pane-registry.js';
+import { cursorOf, filterOf, uiReducer, type PaneId, type UiAction, type UiState } from './state.js';
+import type { TourStep } from '../tour/model.js';
+import { resolveStep, type StepResolution } from '../tour/resolve.js';
 
 /** The app's pane of that name, or null for a pane name the app does not know. */
 function appPane(pane: string): PaneId | null {
-  return (PANES as readonly string[]).includes(pane) ? (pane as PaneId) : null;
+  return (PANE_IDS as readonly string[]).includes(pane) ? (pane as PaneId) : null;
 }
 
 /** Actions that empty the Rules pane's stack back to its chain list, from `ui`. */

@@ -1,0 +1,24 @@
+// Lint: sizes of files and functions (the layering itself is checked by dependency-cruiser,
+// .dependency-cruiser.cjs). No formatter runs here: see NOTES.md.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'fixtures/**'] },
+  {
+    files: ['src/**/*.ts', 'src/**/*.tsx'],
+    extends: [tseslint.configs.base],
+    rules: {
+      'max-lines': ['error', { max: 600 }],
+      'max-lines-per-function': ['error', { max: 120 }],
+    },
+  },
+  // Parsers hold generated tables and one grammar per file: the file size is the format's.
+  { files: ['src/parsers/**'], rules: { 'max-lines': 'off' } },
+  // Over the limits today and not split yet (NOTES.md "Lint exemptions"): each entry goes
+  // when its file or function is split. Do not add to this list.
+  { files: ['src/analysis/conntrack-view.ts'], rules: { 'max-lines': 'off' } },
+  {
+    files: ['src/analysis/kubeproxy-iptables.ts', 'src/analysis/kubeproxy-nftables.ts', 'src/parsers/conntrack-fast.ts', 'src/parsers/conntrack-line.ts', 'src/parsers/ipset.ts', 'src/parsers/ipvsadm.ts'],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+);

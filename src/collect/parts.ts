@@ -1,0 +1,106 @@
+/**
+ * The probe → parser → snapshot-part table. `commands/probes.yaml` names, per probe, the
+ * parser that reads its stdout (`parser:`) and the snapshot part the parse fills (`part:`);
+ * {@link PARSERS} maps each parser name to the functions of src/parsers/. Adding a format
+ * is a parser plus a catalog entry (and a line here naming it).
+ */
+import type { ParseResult } from '../model/diagnostics.js';
+import type { SnapshotPart } from '../model/snapshot.js';
+import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
+import { parseCiliumCt } from '../parsers/cilium-ct.js';
+import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
+import { parseCiliumStatus } from '../parsers/cilium-status.js';
+import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
+import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
+import { parseIpsetList } from '../parsers/ipset.js';
+import { parseIpvsadm } from '../parsers/ipvsadm.js';
+import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
+import { parseNftText } from '../parsers/nft-text.js';
+import { parseXtRecent } from '../parsers/xt-recent.js';
+import { catalog } from '../sources/catalog.js';
+
+/** Gives the event loop a turn between pieces of work (keys and frames run meanwhile). */
+export type Turn = () => Promise<void>;
+
+/** One parser of the catalog's `parser:` names: how it reads a whole text, and in pieces when it can. */
+export interface ParserEntry {
+  /** The whole text at once. */
+  readonly parse: (text: string, origin: string) => ParseResult<unknown>;
+  /** The same result from a text read in line-aligned chunks of about `chunkChars`, a turn between them. */
+  readonly chunked?: (text: string, origin: string, chunkChars: number, turn: Turn, chunks: (text: string) => AsyncIterable<string>) => Promise<ParseResult<unknown>>;
+  /**
+   * The same result from the stdout in pieces, never whole (a replay reads its bundle file
+   * piece by piece); `joinedPieces`: the text is only joined when the parse is needed.
+   */
+  readonly pieces?: (pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: Turn, chunks: (pieces: Iterable<string>) => AsyncIterable<string>) => Promise<ParseResult<unknown>>;
+  readonly joinedPieces?: boolean;
+}
+
+/**
+ * The parsers of the snapshot parts, by the name `commands/probes.yaml` gives them.
+ * `bpftool-map` (Cilium's raw LB maps) is read as one set of dumps, not run by run: see
+ * `lbPart` in build-snapshot.ts.
+ */
+export const PARSERS: Readonly<Record<string, ParserEntry>> = {
+  'iptables-save': {
+    parse: (t, o) => parseIptablesSave(t, o, { family: 'ipv4' }),
+    chunked: (t, o, size, turn) => parseIptablesSaveChunked(t, o, { family: 'ipv4' }, size, turn),
+  },
+  'ip6tables-save': {
+    parse: (t, o) => parseIptablesSave(t, o, { family: 'ipv6' }),
+    chunked: (t, o, size, turn) => parseIptablesSaveChunked(t, o, { family: 'ipv6' }, size, turn),
+  },
+  'nft-json': {
+    parse: parseNftJson,
+    chunked: (t, o, size, turn) => parseNftJsonChunked(t, o, size, turn),
+    pieces: (p, o, size, turn) => parseNftJsonPieces(p, o, size, turn),
+  },
+  'nft-text': { parse: parseNftText, joinedPieces: true },
+  conntrack: {
+    parse: parseConntrack,
+    chunked: (t, o, _size, _turn, chunks) => parseConntrackStream(chunks(t), o),
+    pieces: (p, o, _size, _turn, chunks) => parseConntrackStream(chunks(p()), o),
+  },
+  ipvsadm: { parse: parseIpvsadm },
+  ipset: { parse: parseIpsetList },
+  'cilium-status': { parse: parseCiliumStatus },
+  'cilium-bpf-lb-list': { parse: parseCiliumBpfLbList },
+  'cilium-service-list': { parse: parseCiliumServiceList },
+  'xt-recent': { parse: parseXtRecent },
+  'cilium-ct': { parse: parseCiliumCt },
+};
+
+/** The name of the parser of the set of raw BPF LB map dumps (decoded together). */
+export const LB_MAPS_PARSER = 'bpftool-map';
+
+let cachedPartProbes: Readonly<Record<SnapshotPart, readonly string[]>> | undefined;
+
+/**
+ * The probes each {@link SnapshotPart} is parsed from, in the catalog's order (the first is
+ * preferred: `ipvsadm-stats` before `ipvsadm`, `nft-json` before `nft-text`). A refresh
+ * re-parses a part only when one of them was re-read. From the catalog's `part:` fields.
+ */
+export function partProbes(): Readonly<Record<SnapshotPart, readonly string[]>> {
+  if (cachedPartProbes === undefined) {
+    const out: Record<string, string[]> = {};
+    for (const p of catalog().probes) if (p.part) (out[p.part] ??= []).push(p.id);
+    cachedPartProbes = out as Record<SnapshotPart, readonly string[]>;
+  }
+  return cachedPartProbes;
+}
+
+/** The parser entry of probe `id` (by its catalog `parser:`); undefined for one outside {@link PARSERS}. */
+export function parserOf(id: string): ParserEntry | undefined {
+  const name = catalog().probes.find((p) => p.id === id)?.parser;
+  return name === undefined ? undefined : PARSERS[name];
+}
+
+/**
+ * The probes whose stdout the snapshot build reads in pieces when a transport can give
+ * them so (a replay): those whose parser reads pieces or joins them only when needed.
+ */
+export function piecedProbes(): readonly string[] {
+  return catalog()
+    .probes.filter((p) => p.part && !p.onDemand && (PARSERS[p.parser]?.pieces || PARSERS[p.parser]?.joinedPieces))
+    .map((p) => p.id);
+}

@@ -1,0 +1,37 @@
+/**
+ * The output of `nodescope dig +search NAME` (src/dns/dig-search.ts runs it): the questions
+ * in order, each with its reply and answer records, and the count — as dig(1)-style text or JSON.
+ */
+import type { DnsRecord, DnsSearchRun } from '../model/dns.js';
+import { toJson } from '../text/json.js';
+import { searchLines } from './dns.js';
+
+const recordText = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' || r.type === 'SRV' ? `${r.data}.` : r.data}`;
+
+/** The run as text: each question in order with its reply and answer records, then the count. */
+export function digSearchText(run: DnsSearchRun, note: string | null): string {
+  const lines = searchLines(run);
+  const out: string[] = [`; <<>> nodescope dig +search <<>> ${run.name}`, lines[0]!];
+  run.steps.forEach((st, i) => {
+    out.push(lines[i + 1]!);
+    for (const e of st.exchanges) for (const r of e.answers) out.push(`        ${recordText(r)}`);
+  });
+  out.push(lines[lines.length - 1]!);
+  const verb = run.incomplete ? 'asked of the capture, which does not hold them all,' : 'sent';
+  out.push(`;; ${run.queries} ${run.queries === 1 ? 'question' : 'questions'} ${verb} for ${run.steps.length} ${run.steps.length === 1 ? 'name' : 'names'}`);
+  if (note) out.push(`;; NOTE: ${note}`);
+  return `${out.join('\n')}\n`;
+}
+
+/** The run as JSON: `{name, resolvOrigin, ndots, searchList, nameserver, answeredBy, stopReason, queries, steps: [{qname, origin, outcome, queries: [{qtype, outcome, rcode, answers}]}], note}`. */
+export function digSearchJson(run: DnsSearchRun, note: string | null): string {
+  return toJson({
+    name: run.name, resolvOrigin: run.resolvOrigin, ndots: run.ndots, searchList: run.searchList, nameserver: run.nameserver,
+    answeredBy: run.answeredBy, stopReason: run.stopReason, queries: run.queries, incomplete: run.incomplete,
+    steps: run.steps.map((st) => ({
+      qname: st.qname, origin: st.origin, outcome: st.outcome,
+      queries: st.exchanges.map((e) => ({ qtype: e.qtype, outcome: e.outcome, rcode: e.rcode, answers: e.answers.map(recordText) })),
+    })),
+    note,
+  });
+}

@@ -1,0 +1,26 @@
+/** The probe → parser → part table: the catalog's `parser:` and `part:` fields drive it, both ways. */
+import { describe, expect, it } from 'vitest';
+import { LB_MAPS_PARSER, PARSERS, partProbes, piecedProbes } from '../../src/collect/parts.js';
+import { SNAPSHOT_PARTS } from '../../src/model/snapshot.js';
+import { catalog } from '../../src/sources/catalog.js';
+
+describe('parts table', () => {
+  it('names a known parser for every probe that fills a part, and uses every parser it knows', () => {
+    const withPart = catalog().probes.filter((p) => p.part);
+    for (const p of withPart) expect(p.parser === LB_MAPS_PARSER || p.parser in PARSERS, `${p.id}: parser ${p.parser}`).toBe(true);
+    const used = new Set(withPart.map((p) => p.parser));
+    for (const name of Object.keys(PARSERS)) expect(used.has(name), `parser ${name} unused`).toBe(true);
+  });
+
+  it('gives every snapshot part its probes, preferred first', () => {
+    const parts = partProbes();
+    for (const part of SNAPSHOT_PARTS) expect(parts[part]?.length, part).toBeGreaterThan(0);
+    expect(parts.ipvs).toEqual(['ipvsadm-stats', 'ipvsadm']);
+    expect(parts.nft).toEqual(['nft-json', 'nft-text']);
+    expect(parts.lb.at(-1)).toBe('cilium-bpf-lb-list');
+  });
+
+  it('reads in pieces the probes whose parsers can', () => {
+    expect([...piecedProbes()].sort()).toEqual(['conntrack', 'nft-json', 'nft-text']);
+  });
+});
