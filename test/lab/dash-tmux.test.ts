@@ -179,7 +179,13 @@ describe.runIf(labOk)('nodescope dash in tmux on the live node lab', () => {
     const sumOf = (rows: ReturnType<typeof tableRows>) => [...rows.values()].reduce((n, r) => n + r.total, 0);
     const first = await waitFor(screen, (x) => sumOf(tableRows(x)) >= 6 && [...tableRows(x).values()].some((r) => (r.rate ?? 0) > 0), 'traffic counted with a rate');
     await sleep(3000);
-    const second = await waitFor(screen, (x) => sumOf(tableRows(x)) > sumOf(tableRows(first)), 'the totals growing');
+    // A frame whose sample fell between two batches of requests shows 0.0 although the totals
+    // grew (seen under CI load): wait for one that shows both.
+    const second = await waitFor(
+      screen,
+      (x) => sumOf(tableRows(x)) > sumOf(tableRows(first)) && [...tableRows(x).values()].some((r) => (r.rate ?? 0) > 0),
+      'the totals growing, with a rate',
+    );
     sending = false;
     const sent = await traffic;
     const a = tableRows(first);
@@ -187,7 +193,6 @@ describe.runIf(labOk)('nodescope dash in tmux on the live node lab', () => {
     expect([...b.keys()].sort()).toEqual(['10.244.0.23:8080', '10.244.0.31:8080', '10.244.1.15:8080']);
     for (const [endpoint, row] of b) expect(row.total, endpoint).toBeGreaterThanOrEqual(a.get(endpoint)!.total);
     expect(sumOf(b)).toBeLessThanOrEqual(sent);
-    expect([...b.values()].some((r) => (r.rate ?? 0) > 0)).toBe(true);
     expect(second).toContain('packets/s per endpoint of default/web');
     expect(second).toMatch(/conntrack table: \d+ of \d+/);
   });
