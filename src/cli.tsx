@@ -328,7 +328,8 @@ function addFleetCommands(program: Command): void {
       const manifest = await runFleetCapture(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`));
       const failed = manifest.nodes.filter((n) => n.status === 'failed');
       process.stderr.write(`captured ${manifest.nodes.length - failed.length} of ${manifest.nodes.length} nodes into ${opts.output}${failed.length ? `; failed: ${failed.map((n) => n.name).join(', ')}` : ''}\n`);
-      if (failed.length === manifest.nodes.length) process.exitCode = 2;
+      // 2: no node could be read; 1: some could not (each named with its reason in fleet.json).
+      if (failed.length) process.exitCode = failed.length === manifest.nodes.length ? 2 : 1;
     });
 }
 
