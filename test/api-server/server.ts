@@ -5,10 +5,11 @@
  *
  * Paths served (everything else is a 404 `Status`, every other method a 405):
  *   GET  /version /healthz /livez /readyz                  (no token needed)
- *   GET  /api /api/v1 /apis /apis/discovery.k8s.io[/v1]   (legacy or aggregated discovery)
+ *   GET  /api /api/v1 /apis /apis/{discovery,networking}.k8s.io[/v1]   (legacy or aggregated discovery)
  *   GET  /api/v1/{namespaces,nodes}[/NAME]
  *   GET  /api/v1[/namespaces/NS]/{pods,services}[/NAME]
  *   GET  /apis/discovery.k8s.io/v1[/namespaces/NS]/endpointslices[/NAME]
+ *   GET  /apis/networking.k8s.io/v1/{servicecidrs,ipaddresses}[/NAME]
  *        (collections: list or `?watch=1`; also the legacy `/api/v1/watch/…` prefix)
  *   POST /api/v1/namespaces/NS/pods          DELETE /api/v1/namespaces/NS/pods/NAME
  *   GET  /api/v1/namespaces/NS/pods/NAME/exec  (WebSocket upgrade; see exec.ts)
