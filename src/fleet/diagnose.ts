@@ -18,9 +18,14 @@ import { parsePrometheusText } from '../parsers/prometheus-text.js';
 import { bundleFilePath } from '../sources/bundle.js';
 import { ReplayTransport } from '../sources/replay.js';
 import { fleetApiPath, readFleetManifest, type FleetManifest } from './bundle.js';
+import { VERDICTS } from '../analysis/diagnose/index.js';
 import { worse, type DiagnoseNode, type Finding, type Verdict } from './node-diagnosis.js';
 
-/** A node's overall status: the worst verdict of its Services, or `failed` when it was not captured. */
+/**
+ * A node's overall status: the worst verdict of its Services where the node itself is at
+ * fault ({@link FleetCell.ownFault}; a Service without endpoints is broken on every node
+ * alike and does not make a node bad), or `failed` when it was not captured.
+ */
 export type FleetNodeStatus = Verdict | 'failed';
 
 /** One node of the result. `reason`: why it failed (capture or read). */
@@ -32,10 +37,22 @@ export interface FleetNodeResult {
   readonly freshness?: ProxyFreshness;
 }
 
-/** One matrix cell. */
+/**
+ * One matrix cell. `ownFault`: some finding is about this node's own layers (dataplane,
+ * conntrack, DNS) rather than the API objects every node reads alike (api, endpoints).
+ */
 export interface FleetCell {
   readonly verdict: Verdict;
   readonly findings: readonly Finding[];
+  readonly ownFault: boolean;
+}
+
+/** Layers every node reads alike: a finding there is the cluster's, not one node's. */
+const SHARED_LAYERS: ReadonlySet<string> = new Set(['api', 'endpoints']);
+
+/** Whether a cell's findings name something of the node itself (not only the API's). */
+export function ownFault(findings: readonly Finding[]): boolean {
+  return findings.some((f) => !SHARED_LAYERS.has(f.layer) && f.severity !== 'info');
 }
 
 /** A node whose programmed backend set differs from the API's or the majority's. */
@@ -50,11 +67,16 @@ export interface BackendDivergence {
   readonly missing: readonly string[];
 }
 
-/** One matrix row: a Service with at least one non-ok node. `nodes` holds a cell for every captured node. */
+/**
+ * One matrix row: a Service with at least one non-ok node. `nodes` holds a cell for every
+ * captured node. `scope`: `nodes` when some node's own layers are at fault, `api` when
+ * every non-ok cell is so for the API objects alone (the same on every node).
+ */
 export interface FleetServiceRow {
   readonly namespace: string;
   readonly name: string;
   readonly verdict: Verdict;
+  readonly scope: 'nodes' | 'api';
   readonly nodes: Readonly<Record<string, FleetCell>>;
   /** The backend set most nodes programmed (null: no majority). */
   readonly majority: readonly string[] | null;
@@ -130,8 +152,9 @@ async function diagnoseOne(dir: string, entry: FleetManifest['nodes'][number], a
     const key = `${s.namespace}/${s.name}`;
     let a = acc.get(key);
     if (!a) acc.set(key, (a = { namespace: s.namespace, name: s.name, cells: new Map(), bySet: new Map(), expected: new Map() }));
-    status = worse(status, s.verdict);
-    if (s.verdict !== 'ok') a.cells.set(entry.name, { verdict: s.verdict, findings: s.findings });
+    const own = ownFault(s.findings);
+    if (own) status = worse(status, s.verdict);
+    if (s.verdict !== 'ok') a.cells.set(entry.name, { verdict: s.verdict, findings: s.findings, ownFault: own });
     if (s.backends) {
       const k = keyOf(s.backends);
       const nodes = a.bySet.get(k);
@@ -175,12 +198,13 @@ function rowOf(a: Accumulator, captured: readonly string[]): FleetServiceRow | n
   const nodes: Record<string, FleetCell> = {};
   let verdict: Verdict = 'ok';
   for (const n of captured) {
-    const cell = a.cells.get(n) ?? { verdict: 'ok' as const, findings: [] };
+    const cell = a.cells.get(n) ?? { verdict: 'ok' as const, findings: [], ownFault: false };
     nodes[n] = cell;
     verdict = worse(verdict, cell.verdict);
   }
   divergent.sort((x, y) => (x.node < y.node ? -1 : 1));
-  return { namespace: a.namespace, name: a.name, verdict, nodes, majority: majority === null ? null : setOf(majority), divergent };
+  const scope = divergent.length > 0 || [...a.cells.values()].some((c) => c.ownFault) ? 'nodes' : 'api';
+  return { namespace: a.namespace, name: a.name, verdict, scope, nodes, majority: majority === null ? null : setOf(majority), divergent };
 }
 
 /**
@@ -199,12 +223,12 @@ export async function diagnoseFleet(dir: string, options: FleetDiagnoseOptions):
     options.onNode?.(entry.name, i, manifest.nodes.length);
   }
   const captured = nodes.filter((n) => n.status !== 'failed').map((n) => n.name);
-  const rank = (v: Verdict) => -['ok', 'unknown', 'degraded', 'broken'].indexOf(v);
+  const rank = (v: Verdict) => -VERDICTS.indexOf(v);
   const services = [...acc.values()].map((a) => rowOf(a, captured)).filter((r): r is FleetServiceRow => r !== null);
-  services.sort((x, y) => rank(x.verdict) - rank(y.verdict) || `${x.namespace}/${x.name}`.localeCompare(`${y.namespace}/${y.name}`));
+  services.sort((x, y) => (x.scope === y.scope ? 0 : x.scope === 'nodes' ? -1 : 1) || rank(x.verdict) - rank(y.verdict) || `${x.namespace}/${x.name}`.localeCompare(`${y.namespace}/${y.name}`));
   const counts: Record<FleetNodeStatus, number> = { ok: 0, unknown: 0, degraded: 0, broken: 0, failed: 0 };
   for (const n of nodes) counts[n.status]++;
   return { capturedAt: manifest.capturedAt, ...(manifest.cluster ? { cluster: manifest.cluster } : {}), nodes, services, counts };
 }
 
-const EMPTY_API: ApiObjects = { services: [], endpointSlices: [], pods: [], nodes: [], others: [] };
+const EMPTY_API: ApiObjects = { services: [], endpointSlices: [], pods: [], nodes: [], others: [], serviceCIDRs: [], ipAddresses: [] };

@@ -3,7 +3,8 @@
  *
  * JSON document (stable): `{capturedAt, cluster, counts: {ok, unknown, degraded, broken,
  * failed}, nodes: [{name, status, mode, reason, freshness}], services: [{namespace, name,
- * verdict, nodes: {<node>: {verdict, findings: [{layer, code, message, endpoints}]}},
+ * verdict, scope: "nodes"|"api", nodes: {<node>: {verdict, ownFault, findings: [issue 17's Finding: {layer, code, severity,
+ * message, port?, frontend?, endpoint?, evidence}]}},
  * majority, divergent: [{node, programmed, differsFromApi, differsFromMajority, stale,
  * missing}]}]}` — `services` holds only Services with a non-ok node or a node whose
  * programmed backend set differs; `freshness` is `{source: "kube-proxy-metrics", families:
@@ -18,10 +19,15 @@ import type { FleetDiagnosis, FleetServiceRow } from '../fleet/diagnose.js';
 import { fitCell } from '../text/cells.js';
 import { toJson } from '../text/json.js';
 
-/** The exit status of `fleet diagnose`, as `diagnose`'s: 0 all ok, 1 any degraded or broken, 2 nothing could be diagnosed. */
+/**
+ * The exit status of `fleet diagnose`, as `diagnose`'s: 1 any Service degraded or broken on
+ * any node, else 2 when nothing could be diagnosed or some cell is unknown, else 0.
+ */
 export function fleetExitCode(d: FleetDiagnosis): number {
-  if (d.nodes.length === 0 || d.nodes.every((n) => n.status === 'failed')) return 2;
-  return d.counts.degraded + d.counts.broken > 0 ? 1 : 0;
+  const cells = d.services.flatMap((s) => Object.values(s.nodes));
+  if (cells.some((c) => c.verdict === 'degraded' || c.verdict === 'broken')) return 1;
+  if (d.nodes.length === 0 || d.nodes.every((n) => n.status === 'failed') || cells.some((c) => c.verdict === 'unknown')) return 2;
+  return 0;
 }
 
 /** `3 nodes: 1 ok, 1 degraded, 1 broken, 0 failed` (unknown only when there are some). */
@@ -33,7 +39,7 @@ export function countsText(d: FleetDiagnosis): string {
 function serviceDetail(row: FleetServiceRow): string[] {
   const out = [`${row.namespace}/${row.name} (${row.verdict}):`];
   for (const [node, cell] of Object.entries(row.nodes)) {
-    if (cell.verdict === 'ok') continue;
+    if (!cell.ownFault) continue;
     out.push(`  ${node} ${cell.verdict}:`);
     for (const f of cell.findings) out.push(`    ${f.message}`);
   }
@@ -60,14 +66,20 @@ export function fleetText(d: FleetDiagnosis): string {
     lines.push('every Service is ok on every captured node, and every node programs the same backends');
     return lines.join('\n') + '\n';
   }
-  const bad = d.nodes.filter((n) => d.services.some((s) => (s.nodes[n.name]?.verdict ?? 'ok') !== 'ok' || s.divergent.some((x) => x.node === n.name))).map((n) => n.name);
+  const bad = d.nodes.filter((n) => d.services.some((s) => s.nodes[n.name]?.ownFault === true || s.divergent.some((x) => x.node === n.name))).map((n) => n.name);
   const others = d.nodes.filter((n) => n.status !== 'failed').length - bad.length;
   const svcW = Math.min(50, Math.max(7, ...d.services.map((s) => s.namespace.length + s.name.length + 1)));
   const colW = (n: string) => Math.max(8, Math.min(24, n.length));
   lines.push(`${fitCell('SERVICE', svcW)}  ${bad.map((n) => fitCell(n, colW(n))).join('  ')}${others ? `  (${others} other node${others === 1 ? '' : 's'}: all ok)` : ''}`);
   for (const s of d.services) lines.push(`${fitCell(`${s.namespace}/${s.name}`, svcW)}  ${bad.map((n) => fitCell(s.nodes[n]?.verdict ?? 'ok', colW(n))).join('  ')}`.trimEnd());
   lines.push('');
-  for (const s of d.services) lines.push(...serviceDetail(s), '');
+  for (const s of d.services.filter((x) => x.scope === 'nodes')) lines.push(...serviceDetail(s), '');
+  const shared = d.services.filter((x) => x.scope === 'api');
+  if (shared.length) {
+    lines.push('the same on every node (the API objects, not a node):');
+    for (const s of shared) lines.push(`  ${s.namespace}/${s.name} ${s.verdict}: ${[...new Set(Object.values(s.nodes).flatMap((c) => c.findings.map((f) => f.message)))].join('; ')}`);
+    lines.push('');
+  }
   return lines.join('\n');
 }
 
@@ -82,7 +94,8 @@ export function fleetJson(d: FleetDiagnosis): string {
       namespace: s.namespace,
       name: s.name,
       verdict: s.verdict,
-      nodes: Object.fromEntries(Object.entries(s.nodes).map(([n, c]) => [n, { verdict: c.verdict, findings: c.findings.map((f) => ({ layer: f.layer, code: f.code, message: f.message, endpoints: f.endpoints ?? [] })) }])),
+      scope: s.scope,
+      nodes: Object.fromEntries(Object.entries(s.nodes).map(([n, c]) => [n, { verdict: c.verdict, ownFault: c.ownFault, findings: c.findings }])),
       majority: s.majority,
       divergent: s.divergent,
     })),

@@ -64,14 +64,17 @@ describe('fleet diagnose', () => {
     const d = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
     expect(d.nodes.map((n) => [n.name, n.status])).toEqual([['lab-node', 'ok'], ['lab-node2', 'degraded'], ['lab-node3', 'broken'], ['lab-node9', 'failed']]);
     expect(d.counts).toEqual({ ok: 1, unknown: 0, degraded: 1, broken: 1, failed: 1 });
-    expect(d.services.map((s) => [`${s.namespace}/${s.name}`, s.verdict])).toEqual([['kube-system/kube-dns', 'broken'], ['default/web', 'degraded']]);
-    const bad = d.services.flatMap((s) => Object.entries(s.nodes).filter(([, c]) => c.verdict !== 'ok').map(([n]) => `${n} ${s.namespace}/${s.name}`));
-    expect(bad.sort()).toEqual(['lab-node2 default/web', 'lab-node3 kube-system/kube-dns']);
+    // default/empty has no endpoint: broken on every node alike, the API's fault, not a node's.
+    expect(d.services.map((s) => [`${s.namespace}/${s.name}`, s.verdict, s.scope])).toEqual([['kube-system/kube-dns', 'broken', 'nodes'], ['default/web', 'degraded', 'nodes'], ['default/empty', 'broken', 'api']]);
+    const bad = d.services.flatMap((s) => Object.entries(s.nodes).filter(([, c]) => c.ownFault).map(([n, c]) => `${n} ${s.namespace}/${s.name} ${c.verdict}`));
+    expect(bad.sort()).toEqual(['lab-node2 default/web degraded', 'lab-node3 kube-system/kube-dns broken']);
+    const web2 = d.services.find((s) => s.name === 'web')!.nodes['lab-node2']!;
+    expect(web2.findings.map((f) => [f.code, f.endpoint])).toEqual([['endpoint-extra', `${STALE_ENDPOINT}:8080`], ['endpoint-extra', `${STALE_ENDPOINT}:8080`]]);
     const web = d.services.find((s) => s.name === 'web')!;
     expect(web.divergent).toEqual([{ node: 'lab-node2', programmed: expect.arrayContaining([`${STALE_ENDPOINT}:8080`]), differsFromApi: true, differsFromMajority: true, stale: [`${STALE_ENDPOINT}:8080`], missing: [] }]);
     expect(web.majority).toEqual(['10.244.0.23:8080', '10.244.0.31:8080', '10.244.1.15:8080']);
     const dns = d.services.find((s) => s.name === 'kube-dns')!;
-    expect(dns.nodes['lab-node3']!.findings.map((f) => f.code)).toEqual(['no-rules']);
+    expect(dns.nodes['lab-node3']!.findings.map((f) => [f.code, f.frontend])).toEqual([['frontend-missing', '10.96.0.10:53/UDP'], ['frontend-missing', '10.96.0.10:53/TCP']]);
     expect(dns.divergent.map((x) => [x.node, x.missing.length])).toEqual([['lab-node3', 2]]);
     expect(fleetExitCode(d)).toBe(1);
   });
@@ -88,11 +91,14 @@ describe('fleet diagnose', () => {
     expect(text).toContain('4 nodes: 1 ok, 1 degraded, 1 broken, 1 failed');
     expect(text).toMatch(/^SERVICE\s+lab-node2\s+lab-node3\s+\(1 other node: all ok\)$/m);
     expect(text).toMatch(/^kube-system\/kube-dns\s+ok\s+broken$/m);
+    expect(text).toContain('the same on every node (the API objects, not a node):\n  default/empty broken: ');
     expect(text).toContain(`lab-node2: backend set differs from the API and the majority (stale ${STALE_ENDPOINT}:8080)`);
     const json = JSON.parse(fleetJson(d));
     expect(Object.keys(json)).toEqual(['capturedAt', 'cluster', 'counts', 'nodes', 'services']);
     expect(json.nodes[0]).toMatchObject({ name: 'lab-node', status: 'ok', mode: 'iptables' });
-    expect(json.services[1].nodes['lab-node2']).toEqual({ verdict: 'degraded', findings: [{ layer: 'dataplane', code: 'stale-endpoints', message: `programmed but not in the API: ${STALE_ENDPOINT}:8080`, endpoints: [`${STALE_ENDPOINT}:8080`] }] });
+    expect(json.services[1]).toMatchObject({ namespace: 'default', name: 'web', verdict: 'degraded', scope: 'nodes' });
+    expect(json.services[1].nodes['lab-node2']).toMatchObject({ verdict: 'degraded', ownFault: true, findings: [{ layer: 'dataplane', code: 'endpoint-extra', endpoint: `${STALE_ENDPOINT}:8080` }, { code: 'endpoint-extra' }] });
+    expect(json.services[1].nodes['lab-node']).toEqual({ verdict: 'ok', ownFault: false, findings: [] });
   });
 
   it('reads kube-proxy metrics per IP family and sees a pending change', () => {
