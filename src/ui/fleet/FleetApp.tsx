@@ -9,7 +9,9 @@ import type { SessionLike } from '../../collect/session.js';
 import type { FleetDiagnosis } from '../../fleet/diagnose.js';
 import { tf, type Lang } from '../../text/i18n.js';
 import { App } from '../App.js';
+import type { NodeSnapshot } from '../../model/snapshot.js';
 import { initialUiState, type UiState } from '../state.js';
+import { servicesView } from '../views.js';
 import { matrixColumns } from './fleet-matrix.js';
 import { FleetMatrixPane } from './FleetMatrixPane.js';
 
@@ -30,10 +32,32 @@ export interface FleetAppProps {
   readonly onQuit?: () => void;
 }
 
-/** The UI state a node opens with: the Service pinned, the Services pane filtered to its name. */
-export function nodeUiState(service: string): UiState {
-  const name = service.slice(service.indexOf('/') + 1);
-  return { ...initialUiState, pinnedService: service, selectedService: service, filters: { ...initialUiState.filters, services: name } };
+/**
+ * The UI state a node opens with: the Service pinned (Conntrack, DNS, Modes show it) and the
+ * Services cursor on its row (`snapshot`: the node's first snapshot, null while loading).
+ */
+export function nodeUiState(service: string, snapshot: NodeSnapshot | null): UiState {
+  const rows = servicesView(snapshot, '').rows ?? [];
+  const at = rows.findIndex((r) => `${r.namespace}/${r.name}` === service);
+  return { ...initialUiState, pinnedService: service, selectedService: service, cursors: { ...initialUiState.cursors, services: Math.max(0, at) } };
+}
+
+/** Resolves with the session's first snapshot (or null after `ms`: the App then shows it loading). */
+function firstSnapshot(session: SessionLike, ms = 10_000): Promise<NodeSnapshot | null> {
+  const now = session.getState().snapshot;
+  if (now) return Promise.resolve(now);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => done(null), ms);
+    const off = session.subscribe(() => {
+      const s = session.getState().snapshot;
+      if (s) done(s);
+    });
+    function done(s: NodeSnapshot | null) {
+      clearTimeout(timer);
+      off();
+      resolve(s);
+    }
+  });
 }
 
 /** The fleet TUI. */
@@ -45,7 +69,7 @@ export function FleetApp({ data, dir, lang, openNode, width: forcedWidth, height
   const columns = matrixColumns(data);
   const [cursor, setCursor] = useState({ row: 0, col: 0 });
   const [notice, setNotice] = useState<string | null>(null);
-  const [opened, setOpened] = useState<{ node: string; service: string; node_: OpenedNode } | null>(null);
+  const [opened, setOpened] = useState<{ node: string; service: string; node_: OpenedNode; ui: UiState } | null>(null);
   const cursorRef = useRef(cursor);
   cursorRef.current = cursor;
 
@@ -73,9 +97,10 @@ export function FleetApp({ data, dir, lang, openNode, width: forcedWidth, height
         const service = `${row.namespace}/${row.name}`;
         setNotice(tf(lang, 'fleet.opening', { node: col.node }));
         openNode(col.node).then(
-          (node_) => {
+          async (node_) => {
+            const ui = nodeUiState(service, await firstSnapshot(node_.session));
             setNotice(null);
-            setOpened({ node: col.node, service, node_ });
+            setOpened({ node: col.node, service, node_, ui });
           },
           (e: unknown) => setNotice(`${col.node}: ${(e as Error).message}`),
         );
@@ -85,7 +110,7 @@ export function FleetApp({ data, dir, lang, openNode, width: forcedWidth, height
   );
 
   if (opened) {
-    return <App key={`${opened.node} ${opened.service}`} session={opened.node_.session} lang={lang} width={width} height={height} initialState={nodeUiState(opened.service)} onBack={back} {...(onQuit ? { onQuit } : {})} />;
+    return <App key={`${opened.node} ${opened.service}`} session={opened.node_.session} lang={lang} width={width} height={height} initialState={opened.ui} onBack={back} {...(onQuit ? { onQuit } : {})} />;
   }
   return <FleetMatrixPane data={data} dir={dir} cursor={cursor} width={width} height={height} lang={lang} notice={notice} />;
 }
