@@ -36,6 +36,10 @@ export interface CaptureOptions {
   readonly dnsTimeoutMs?: number;
   /** `--cluster-domain`: the domain of the DNS questions (default: what the node shows, see readClusterDomain). */
   readonly clusterDomain?: string;
+  /** A file holding exactly the API objects text, hard-linked as the bundle's api.json (a fleet's one copy; see WriteBundleInput). */
+  readonly apiLink?: string;
+  /** The node's name when the caller knows it (a fleet's Kubernetes Node name); else read from the node (uname, API addresses). */
+  readonly node?: string;
 }
 
 /**
@@ -147,7 +151,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
   if (dns.skipped === null) say(`DNS answers recorded in ${seconds(now() - dnsStart)}`);
   else if (dns.skipped !== 'disabled') say(`DNS answers not recorded: ${dns.skipped}`);
   await closeSource(source);
-  const snapshot = buildSnapshot({ runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
+  const snapshot = buildSnapshot({ ...(options.node !== undefined ? { node: options.node } : {}), runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
   return writeBundle(dir, {
     capturedAt,
     nodescopeVersion: packageVersion(),
@@ -156,6 +160,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
     toolVersions: snapshot.meta.toolVersions,
     runs,
     ...(apiText !== undefined ? { apiText } : {}),
+    ...(options.apiLink !== undefined ? { apiLink: options.apiLink } : {}),
     ...(Object.keys(dns.extras).length ? { extras: dns.extras } : {}),
     ...(options.note || dns.skipped ? { note: [options.note, dns.skipped && dns.skipped !== 'disabled' ? `DNS answers not recorded: ${dns.skipped}` : null].filter(Boolean).join('; ') } : {}),
   });
