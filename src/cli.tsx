@@ -15,6 +15,8 @@ import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showCompare } from './report/compare.js';
 import { showConntrack } from './report/conntrack.js';
 import { showDns } from './report/dns.js';
+import { showDiagnose } from './report/diagnose.js';
+import { diagnoseExitStatus } from './analysis/diagnose/index.js';
 import { showLb } from './report/lb.js';
 import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
@@ -255,6 +257,29 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   writeDocument(out, opts.output);
 }
 
+/**
+ * `nodescope diagnose`: one verdict per Service (issue 17). Exit status as diff(1): 0 every
+ * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
+ * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
+ */
+async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }): Promise<void> {
+  try {
+    if (opts.from !== undefined) throw new UserError('--from is not implemented yet', 'nodescope diagnose (the verdict from this node as a whole)');
+    const { source, snapshot } = await loadOnce(opts);
+    let result: ReturnType<typeof showDiagnose>;
+    try {
+      result = showDiagnose(snapshot, opts.output, opts.service !== undefined ? { service: opts.service } : {});
+    } finally {
+      await closeSource(source);
+    }
+    writeDocument(result.out, opts.output);
+    process.exitCode = diagnoseExitStatus(result.diagnosis);
+  } catch (e) {
+    report(e);
+    process.exitCode = 2;
+  }
+}
+
 /** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
 function addDigCommand(program: Command): void {
   addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
@@ -349,6 +374,12 @@ export function buildProgram(): Command {
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
+
+  addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--service <ns/name>', 'only this Service')
+    .option('--from <pod|ip>', 'the walk from this client (a Pod name, Pod IP, `node`, or an outside address)')
+    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')
