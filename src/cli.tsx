@@ -356,6 +356,17 @@ function addFleetCommands(program: Command): void {
       // 2: no node could be read; 1: some could not (each named with its reason in fleet.json).
       if (failed.length) process.exitCode = failed.length === manifest.nodes.length ? 2 : 1;
     });
+  fleet
+    .command('diagnose')
+    .argument('<dir>', 'a fleet bundle (fleet capture -o DIR)')
+    .description('per Service and node: the verdict, and the nodes whose programmed backends differ from the API and from the majority')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (dir: string, opts: { output: 'text' | 'json' }) => {
+      const [{ diagnoseFleet }, { fleetDiagnoseNode }, report] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js')]);
+      const result = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+      writeDocument(opts.output === 'json' ? report.fleetJson(result) : report.fleetText(result), opts.output);
+      process.exitCode = report.fleetExitCode(result);
+    });
 }
 
 /** Builds the command tree (exported for tests of argument handling). */
