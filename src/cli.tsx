@@ -38,6 +38,7 @@ import { DEFAULT_INTERVAL_MS } from './sources/refresh-interval.js';
 import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from './sources/k8s-debug-pod.js';
+import { runFleetCapture, type FleetCaptureArgs } from './fleet/capture-command.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
 // there makes every message that quotes node, API or bundle text safe (issue 24).
@@ -307,6 +308,44 @@ function addDigCommand(program: Command): void {
     });
 }
 
+/** `--parallel`: a whole number ≥ 1. */
+function positiveInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+/** `nodescope fleet capture|diagnose`: many nodes at once (src/fleet/). */
+function addFleetCommands(program: Command): void {
+  const fleet = program.command('fleet').description('many nodes at once: capture each through the cluster (or SSH), then compare them');
+  fleet
+    .command('capture')
+    .description('capture every chosen node (one short-lived debug pod per node, or --ssh) into a fleet bundle')
+    .requiredOption('-o, --output <dir>', 'fleet bundle directory to write')
+    .option('--nodes <names>', 'only these nodes (comma-separated)')
+    .option('--selector <labels>', 'only the nodes with these labels (a label selector, e.g. pool=web)')
+    .addOption(new Option('--parallel <n>', 'nodes captured at once').default(10).argParser(positiveInteger))
+    .addOption(new Option('--node-timeout <seconds>', 'one node may take at most this long (then it is recorded as failed)').default(120).argParser(positiveSeconds))
+    .option('--ssh <hosts>', 'read these hosts over SSH instead of the API ([user@]host[:port], comma-separated)')
+    .option('--ssh-file <file>', 'read the hosts of this file over SSH (one per line)')
+    .option('--accept-new-host-key', '--ssh: add the host key of a host known_hosts has no entry for')
+    .option('--api-file <file>', 'API objects from this file instead of the cluster')
+    .option('--context <name>', 'kubeconfig context (default: the current one)')
+    .option('--kubeconfig <file>', 'kubeconfig file (default: KUBECONFIG, else ~/.kube/config)')
+    .option('-n, --namespace <ns>', 'where the debug pods go (default: the context\'s, else default)')
+    .option('--image <image>', 'debug pod image (default busybox:1.36.1)')
+    .addOption(new Option('--pod-deadline <duration>', `each debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
+    .option('--bpf-root <path>', "directory of Cilium's pinned tc maps")
+    .option('--force', 'write into a non-empty directory, removing the fleet bundle there')
+    .action(async (opts: FleetCaptureArgs) => {
+      const manifest = await runFleetCapture(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`));
+      const failed = manifest.nodes.filter((n) => n.status === 'failed');
+      process.stderr.write(`captured ${manifest.nodes.length - failed.length} of ${manifest.nodes.length} nodes into ${opts.output}${failed.length ? `; failed: ${failed.map((n) => n.name).join(', ')}` : ''}\n`);
+      // 2: no node could be read; 1: some could not (each named with its reason in fleet.json).
+      if (failed.length) process.exitCode = failed.length === manifest.nodes.length ? 2 : 1;
+    });
+}
+
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
@@ -391,6 +430,8 @@ export function buildProgram(): Command {
     .description('a guided workshop tour over the shipped captures (n: next, p: previous, .: back to the step)')
     .addOption(langOption())
     .action(async (name: string, opts: { lang?: string }) => runTour(name, opts.lang));
+
+  addFleetCommands(program);
 
   addSourceOptions(program.command('dash').description("projector dashboard of one Service: per-endpoint rates, conntrack use, LB map fill"))
     .requiredOption('--service <ns/name>', 'the Service to follow')

@@ -41,6 +41,10 @@ export interface CaptureOptions {
   readonly clusterDomain?: string;
   /** `--probe`: heavy probes to read even when the probe plan would skip them. */
   readonly probes?: readonly string[];
+  /** A file holding exactly the API objects text, hard-linked as the bundle's api.json (a fleet's one copy; see WriteBundleInput). */
+  readonly apiLink?: string;
+  /** The node's name when the caller knows it (a fleet's Kubernetes Node name); else read from the node (uname, API addresses). */
+  readonly node?: string;
 }
 
 /**
@@ -162,7 +166,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
   if (dns.skipped === null) say(`DNS answers recorded in ${seconds(now() - dnsStart)}`);
   else if (dns.skipped !== 'disabled') say(`DNS answers not recorded: ${dns.skipped}`);
   await closeSource(source);
-  const snapshot = buildSnapshot({ runs, skipped: plan.skipped, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
+  const snapshot = buildSnapshot({ ...(options.node !== undefined ? { node: options.node } : {}), runs, skipped: plan.skipped, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
   return writeBundle(dir, {
     capturedAt,
     nodescopeVersion: packageVersion(),
@@ -172,6 +176,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
     runs,
     ...(plan.skipped.length ? { skipped: plan.skipped } : {}),
     ...(apiText !== undefined ? { apiText } : {}),
+    ...(options.apiLink !== undefined ? { apiLink: options.apiLink } : {}),
     ...(Object.keys(dns.extras).length ? { extras: dns.extras } : {}),
     ...(options.note || dns.skipped ? { note: [options.note, dns.skipped && dns.skipped !== 'disabled' ? `DNS answers not recorded: ${dns.skipped}` : null].filter(Boolean).join('; ') } : {}),
   });

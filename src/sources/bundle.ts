@@ -19,7 +19,7 @@
  * it stops with a `UserError` naming the manifest field and the path ({@link bundleFilePath}).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, rmSync, openSync, readFileSync, readSync, realpathSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
 import { ParseError, UserError } from '../errors.js';
@@ -91,6 +91,12 @@ export interface WriteBundleInput {
   readonly extras?: Readonly<Record<string, string>>;
   readonly note?: string;
   readonly skipped?: readonly { readonly id: string; readonly reason: string; readonly silent?: boolean }[];
+  /**
+   * A file that holds exactly `apiText` (a fleet's `DIR/api.json`): hard-linked as this
+   * bundle's api.json instead of writing the text again, so a fleet keeps one copy on disk
+   * and every node bundle stays complete. Falls back to writing when the link fails.
+   */
+  readonly apiLink?: string;
 }
 
 /**
@@ -120,7 +126,7 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
   });
   let api: BundleManifest['api'] = null;
   if (input.apiText !== undefined) {
-    writeFileSync(path.join(dir, 'api.json'), input.apiText);
+    writeApiFile(path.join(dir, 'api.json'), input.apiText, input.apiLink);
     api = { file: 'api.json', sha256: sha256(input.apiText) };
   }
   for (const [name, text] of Object.entries(input.extras ?? {})) {
@@ -142,6 +148,20 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
   };
   writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
   return manifest;
+}
+
+/** Writes `text` to `file`, or hard-links `link` there (same bytes) when given and possible. */
+function writeApiFile(file: string, text: string, link: string | undefined): void {
+  if (link !== undefined) {
+    try {
+      rmSync(file, { force: true });
+      linkSync(link, file);
+      return;
+    } catch {
+      // another file system, or links not allowed: write the copy
+    }
+  }
+  writeFileSync(file, text);
 }
 
 /**
