@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
+import { checkAskedProbes } from './collect/planned-runs.js';
 import { probe } from './sources/catalog.js';
 import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
 import type { Transport } from './sources/transport.js';
@@ -15,6 +16,8 @@ import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showCompare } from './report/compare.js';
 import { showConntrack } from './report/conntrack.js';
 import { showDns } from './report/dns.js';
+import { showDiagnose } from './report/diagnose.js';
+import { diagnoseExitStatus } from './analysis/diagnose/index.js';
 import { showLb } from './report/lb.js';
 import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
@@ -62,6 +65,15 @@ interface GlobalOptions extends SourceOptions {
   readonly clusterDomain?: string;
   /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle. */
   readonly fleet?: string;
+  /** `--probe ID` (repeatable): heavy dumps to read even when the probe plan skips them. */
+  readonly probe?: readonly string[];
+}
+
+/** `--probe` ids, checked against the catalog (a UserError for an unknown one); empty when none. */
+function askedProbes(opts: GlobalOptions): string[] {
+  const ids = [...(opts.probe ?? [])];
+  checkAskedProbes(ids);
+  return ids;
 }
 
 /** The cluster domain for DNS: `--cluster-domain` (a bad one is a UserError), else what the source shows, else the default. */
@@ -87,6 +99,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
+    .option('--probe <id...>', 'also read these dumps when the probe plan skips them for the node\'s mode (e.g. nft-json, nft-text: the header and `?` list what was skipped)')
     .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns, dig, the DNS pane and capture (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(DEFAULT_INTERVAL_MS / 1000).argParser(positiveSeconds))
     .addOption(langOption());
@@ -150,10 +163,11 @@ function requireTerminal(): void {
 
 /** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
 async function openSession(opts: GlobalOptions): Promise<Session> {
+  const probes = askedProbes(opts);
   const source = await openSource(opts);
   // A --cluster-domain that is not a domain name is refused before the screen opens.
   if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
-  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
+  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
 /** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
@@ -207,7 +221,7 @@ async function runTour(name: string, lang: string | undefined): Promise<void> {
 async function runDashCommand(opts: GlobalOptions & { service: string }): Promise<void> {
   requireTerminal();
   const source = await openSource(opts);
-  const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts) });
+  const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes: askedProbes(opts) });
   const { runDash } = await import('./dash/run.js');
   const dash = runDash({ session, service: opts.service, lang: detectLang(opts.lang) });
   onCleanup('stop the live session', () => session.stop());
@@ -225,8 +239,9 @@ interface ShowOptions extends GlobalOptions {
 }
 
 async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = []) {
+  const probes = askedProbes(opts);
   const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand, probes });
   return { source, snapshot };
 }
 
@@ -278,6 +293,29 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
     await closeSource(source);
   }
   writeDocument(out, opts.output);
+}
+
+/**
+ * `nodescope diagnose`: one verdict per Service (issue 17). Exit status as diff(1): 0 every
+ * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
+ * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
+ */
+async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }): Promise<void> {
+  try {
+    if (opts.from !== undefined) throw new UserError('--from is not implemented yet', 'nodescope diagnose (the verdict from this node as a whole)');
+    const { source, snapshot } = await loadOnce(opts);
+    let result: ReturnType<typeof showDiagnose>;
+    try {
+      result = showDiagnose(snapshot, opts.output, opts.service !== undefined ? { service: opts.service } : {});
+    } finally {
+      await closeSource(source);
+    }
+    writeDocument(result.out, opts.output);
+    process.exitCode = diagnoseExitStatus(result.diagnosis);
+  } catch (e) {
+    report(e);
+    process.exitCode = 2;
+  }
 }
 
 /** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
@@ -387,6 +425,12 @@ export function buildProgram(): Command {
     .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
 
+  addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--service <ns/name>', 'only this Service')
+    .option('--from <pod|ip>', 'the walk from this client (a Pod name, Pod IP, `node`, or an outside address)')
+    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }) => runDiagnose(opts));
+
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')
     .option('--from <ip[:port]>', 'source address (default: a pod on this node)')
@@ -437,13 +481,14 @@ export function buildProgram(): Command {
     .option('--force', 'write into a non-empty directory, removing the bundle files already there')
     .action(async (opts: GlobalOptions & { output: string; note?: string; dns: boolean; dnsServer?: string; force?: boolean }) => {
       prepareCaptureDir(opts.output, opts.force === true);
+      const probes = askedProbes(opts);
       if (!opts.local && !opts.netns && !opts.replay && !opts.ssh && !opts.node) {
         process.stderr.write(`nodescope: no source given: capturing the embedded default capture (replay of ${defaultCaptureDir()}); name one with --local, --netns, --ssh, --node or --replay\n`);
       }
       const source = await openSource(opts);
       if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
       const progress = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
-      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, progress, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}), ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
+      const manifest = await captureBundle(source, opts.output, { params: params(opts), probes, dns: opts.dns, progress, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}), ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });
 

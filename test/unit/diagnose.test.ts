@@ -185,3 +185,44 @@ describe('never guessed: unknown names what is missing', () => {
     expect(findingsOf(d, 'default/web')[0]!.message).toMatch(/not compared/);
   });
 });
+
+describe('Cilium: the LB maps against the encoder expectation', () => {
+  type Lb = NonNullable<NonNullable<NodeSnapshot['lb']>['value']>;
+  const withLb = (s: NodeSnapshot, change: (lb: Lb) => Lb): NodeSnapshot => ({ ...s, lb: { ...s.lb!, value: change(s.lb!.value!) } });
+
+  it('an extra backend in the backends map with a slot of the web ClusterIP: endpoint-extra and the slot count, nothing else changes', async () => {
+    const s = await snapshotOf('lab-cilium');
+    const healthy = diagnoseSnapshot(s);
+    const d = diagnoseSnapshot(withLb(s, (lb) => {
+      const backend = { id: 99, ip: '10.244.0.99', port: 8080, protocol: 'TCP' as const, state: 'active' as const, weight: null, clusterId: 0, zone: 0, nodeName: null };
+      return {
+        ...lb,
+        backends: [...lb.backends, backend],
+        services: lb.services.map((svc) => (svc.frontend.ip === '10.96.12.34' ? { ...svc, count: (svc.count ?? 0) + 1, slots: [...svc.slots, { slot: svc.slots.length + 1, backendId: 99, backend, flags: svc.flags }] } : svc)),
+      };
+    }));
+    const f = findingsOf(d, 'default/web');
+    expect(f.filter((x) => x.code === 'endpoint-extra').map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.12.34:80/TCP', '10.244.0.99:8080']]);
+    expect(f.find((x) => x.code === 'endpoint-extra')!.message).toContain('unknown address');
+    expect(f.some((x) => x.code === 'cilium-slot-count' && x.frontend === '10.96.12.34:80/TCP')).toBe(true);
+    expect(verdicts(d)['default/web']).toBe('degraded');
+    othersUnchanged(d, healthy, 'default/web');
+  });
+
+  it('a backend in maintenance: cilium-backend-state naming it', async () => {
+    const s = await snapshotOf('lab-cilium');
+    const d = diagnoseSnapshot(withLb(s, (lb) => ({
+      ...lb,
+      services: lb.services.map((svc) => ({ ...svc, slots: svc.slots.map((sl) => (sl.backend?.ip === '10.244.0.2' ? { ...sl, backend: { ...sl.backend, state: 'maintenance' as const } } : sl)) })),
+    })));
+    const f = findingsOf(d, 'kube-system/kube-dns').filter((x) => x.code === 'cilium-backend-state');
+    expect(f.map((x) => x.endpoint)).toEqual(['10.244.0.2:53', '10.244.0.2:53']);
+  });
+
+  it("the agent's service list disagreeing with the maps: cilium-listing-disagrees on that frontend", async () => {
+    const s = await snapshotOf('lab-cilium');
+    const d = diagnoseSnapshot(withLb(s, (lb) => ({ ...lb, disagreements: [{ frontend: '10.96.0.10:53/UDP', message: 'service list shows 1 backend, the maps 2' }] })));
+    const f = findingsOf(d, 'kube-system/kube-dns').filter((x) => x.code === 'cilium-listing-disagrees');
+    expect(f.map((x) => [x.frontend, x.severity])).toEqual([['10.96.0.10:53/UDP', 'degraded']]);
+  });
+});

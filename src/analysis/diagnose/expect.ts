@@ -18,7 +18,7 @@ import { ciliumTableOf, compareContextOf, scenarioService, type CompareNote } fr
 import { categorizeEndpoints, isProxied, serviceToPorts, type ProxyEndpoint, type ProxyServicePort } from '../kubeproxy-serviceports.js';
 import type { KubeProxyInput, ScenarioService } from '../lab-scenario-types.js';
 import { buildServiceView } from '../service-view.js';
-import type { ServiceRow } from '../service-types.js';
+import type { EndpointRow, ServiceRow } from '../service-types.js';
 import type { FrontendKind, FrontendOutcome, ProgrammedFrontend } from './frontends.js';
 
 /** Why a frontend should not rewrite: none (`endpoints`), no usable endpoint anywhere, or a Local policy without a local endpoint. */
@@ -29,11 +29,24 @@ export interface ExpectedFrontend extends ProgrammedFrontend {
   readonly reason: ExpectedReason;
 }
 
-/** One Service's expectation; `frontends` is empty for what no proxy programs (headless, ExternalName). */
+/** What the API says about one address of a Service: its conditions in the EndpointSlices. */
+export interface ApiEndpointFacts {
+  readonly ready: boolean;
+  readonly serving: boolean;
+  readonly terminating: boolean;
+}
+
+/**
+ * One Service's expectation; `frontends` is empty for what no proxy programs (headless,
+ * ExternalName). `endpoints`: the row's endpoint rows, derived once for every layer;
+ * `apiEndpoints`: their conditions by address (a ready entry wins over a not-ready one).
+ */
 export interface ExpectedService {
   readonly namespace: string;
   readonly name: string;
   readonly row: ServiceRow;
+  readonly endpoints: readonly EndpointRow[];
+  readonly apiEndpoints: ReadonlyMap<string, ApiEndpointFacts>;
   /** Why the Service's frontends cannot be predicted (IPv6 only), else null. */
   readonly unsupported: string | null;
   readonly frontends: readonly ExpectedFrontend[];
@@ -133,6 +146,15 @@ function ciliumFrontends(table: LbTable): Map<string, ExpectedFrontend[]> {
   return out;
 }
 
+function apiEndpointsOf(endpoints: readonly EndpointRow[]): Map<string, ApiEndpointFacts> {
+  const out = new Map<string, ApiEndpointFacts>();
+  for (const e of endpoints) {
+    const ready = e.ready !== false;
+    if (!out.has(e.address) || ready) out.set(e.address, { ready, serving: e.serving ?? ready, terminating: e.terminating ?? false });
+  }
+  return out;
+}
+
 /**
  * The expectation for every Service of `objects` on the snapshot's node, for `dataplane`.
  * Services are in the Services pane's order (namespace, name).
@@ -141,7 +163,12 @@ export function buildExpectation(snapshot: NodeSnapshot, objects: ApiObjects, da
   const notes: CompareNote[] = [];
   const view = buildServiceView(objects, { nodeName: snapshot.meta.node });
   const scenario = new Map<ServiceRow, ScenarioService | null>();
-  for (const row of view.rows) scenario.set(row, scenarioService(row, notes));
+  const endpointRows = new Map<ServiceRow, readonly EndpointRow[]>();
+  for (const row of view.rows) {
+    // Derived once here (a compact row derives its endpoint rows on each read); scenarioService's read is then a cache hit.
+    endpointRows.set(row, row.endpoints);
+    scenario.set(row, scenarioService(row, notes));
+  }
   const programmed = [...scenario.values()].filter((s): s is ScenarioService => s !== null);
   const { context, notes: more } = compareContextOf(snapshot, objects, programmed.filter(isProxied).map((s) => s.clusterIP));
   const input: KubeProxyInput = { ...context, services: programmed };
@@ -160,10 +187,13 @@ export function buildExpectation(snapshot: NodeSnapshot, objects: ApiObjects, da
     const ref = formatServiceRef(row);
     const s = scenario.get(row);
     const ipv6Only = s === null && row.type !== 'ExternalName' && !row.headless && row.clusterIPs.length > 0;
+    const endpoints = endpointRows.get(row) ?? [];
     return {
       namespace: row.namespace,
       name: row.name,
       row,
+      endpoints,
+      apiEndpoints: apiEndpointsOf(endpoints),
       unsupported: ipv6Only ? 'its ClusterIPs are IPv6 only and the expectation is computed for IPv4' : null,
       frontends: byService.get(ref) ?? [],
     };
