@@ -11,6 +11,7 @@
  *   frame in nat KUBE-SERVICES and in the conntrack pane, peak RSS;
  * - engine: one step-mode walk (iptables and nftables captures), one live refresh of
  *   counters, and the render-path work of one keypress measured in-process;
+ * - diagnose: `diagnoseSnapshot` (issue 17) on each mode's bundle, beyond loading it;
  * - modules: the cost of importing each heavy dependency and nodescope's entry points
  *   (unbundled, from node_modules and dist/src), and of starting the bundled bin.
  *
@@ -28,7 +29,7 @@ import { loadAverage, machineLine } from './lib/machine.js';
 import { failed, measureInChild, median, type Measurement, type MeasureFailure } from './lib/measure.js';
 import { tmuxAvailable, tmuxFloorMs } from './lib/tmux.js';
 
-const SECTIONS = ['parse', 'app', 'engine', 'modules'] as const;
+const SECTIONS = ['parse', 'app', 'engine', 'diagnose', 'modules'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -232,6 +233,20 @@ async function engineSection(o: Options, roots: ReadonlyMap<string, string>): Pr
   return rows;
 }
 
+async function diagnoseSection(o: Options, roots: ReadonlyMap<string, string>): Promise<string[]> {
+  const rows = ['| size | mode | diagnose ms (beyond the load) | Services | verdicts |', '|---|---|--:|--:|---|'];
+  for (const size of o.sizes) {
+    for (const mode of ['iptables', 'nftables', 'cilium']) {
+      log(`diagnose ${mode} ${size.name}`);
+      const r = await repeat(['diagnose', mode, roots.get(size.name)!], o);
+      const t = median(r.ok.map((m) => m.ms));
+      facts.set(`diagnose:${size.name}:${mode}`, t);
+      rows.push(`| ${size.name} | ${mode} | ${r.ok.length ? ms(t) : why(r.error)} | ${r.ok[0]?.extra?.services ?? '–'} | ${r.ok[0]?.extra?.verdicts ?? '–'} |`);
+    }
+  }
+  return rows;
+}
+
 const MODULES: readonly { spec: string; label: string }[] = [
   { spec: 'react', label: 'react' },
   { spec: 'ink', label: 'ink (with react)' },
@@ -299,6 +314,7 @@ function targetsSection(): string[] {
     const r = f(`parse:${p.id}:large:passRatio`);
     rows.push(`| (reference, no target) one JS pass over the characters ÷ line split, ${p.label} (large) | ${Number.isNaN(r) ? '–' : `${r.toFixed(1)} ×`} | – |`);
   }
+  for (const mode of ['iptables', 'nftables', 'cilium']) add(`diagnose ≤ 2 s beyond the load, large ${mode}`, f(`diagnose:large:${mode}`), 2000, 'ms');
   add('large iptables capture parsed ≤ 1.0 s', f('parse:iptables-save:large:ms'), 1000, 'ms');
   add('first frame ≤ 0.5 s, small (header drawn)', f('app:small:first'), 500, 'ms');
   add('first frame with data ≤ 0.5 s, small', f('app:small:data'), 500, 'ms');
@@ -318,7 +334,7 @@ async function main(): Promise<void> {
   const loadBefore = loadAverage();
   const roots = new Map<string, string>();
   const generated: string[] = [];
-  if (o.sections.has('parse') || o.sections.has('app') || o.sections.has('engine')) {
+  if (o.sections.has('parse') || o.sections.has('app') || o.sections.has('engine') || o.sections.has('diagnose')) {
     for (const size of o.sizes) {
       log(`captures for ${size.name} (${size.services} Services × ${size.endpoints}, ${size.conntrack} flows)`);
       const { root, generatedMs } = await ensureBundles(size, o.seed, o.cache);
@@ -337,6 +353,7 @@ async function main(): Promise<void> {
   if (o.sections.has('parse')) out.push('## Parse (cold, fresh process per run)', '', ...(await parseSection(o, roots)), '');
   if (o.sections.has('app')) out.push('## App (real binary, tmux)', '', ...(await appSection(o, roots)), '');
   if (o.sections.has('engine')) out.push('## Step walk, refresh, render-path work (in-process)', '', ...(await engineSection(o, roots)), '');
+  if (o.sections.has('diagnose')) out.push('## Diagnose (in-process, beyond the load)', '', ...(await diagnoseSection(o, roots)), '');
   if (o.sections.has('modules')) out.push('## Module loading (fresh process per import)', '', ...(await modulesSection(o)), '');
   out.push('## Against the targets (2-core machine)', '', ...targetsSection(), '');
   out.push(

@@ -204,7 +204,8 @@ export function snapshotHints(snapshot: NodeSnapshot): ModeHints {
   const lb = snapshot.lb?.value;
   return {
     ...(lb ? { ciliumServices: ciliumServicesCount(lb) } : {}),
-    ...(nft ? { nftTables: nft.tables.map((t) => `${t.family} ${t.name}`) } : {}),
+    // The tables `nft list tables` named (cheap, always read live) when no ruleset was dumped.
+    ...(nft ? { nftTables: nft.tables.map((t) => `${t.family} ${t.name}`) } : snapshot.nftTableNames ? { nftTables: snapshot.nftTableNames } : {}),
     ...(addrs ? { interfaces: addrs.map((i) => i.ifname) } : {}),
   };
 }

@@ -168,7 +168,8 @@ export interface ServiceFact {
   readonly detail: Readonly<Record<string, string | number | boolean | readonly string[]>>;
 }
 
-function factsFor(row: ServiceRow): ServiceFact[] {
+/** The facts (see {@link ServiceFact}) of one Service row. */
+export function factsFor(row: ServiceRow): ServiceFact[] {
   // A compact row's slices and endpoint conditions, read without deriving rows (every Service is read).
   const compact = rowSource(row);
   const slices: readonly { readonly ports: readonly EndpointPort[] }[] = compact ? compact.sliceList() : row.slices;

@@ -30,6 +30,8 @@ export interface ProbeSummary {
   readonly exitCode: number | null;
   readonly startedAt: string;
   readonly durationMs: number;
+  /** Node CPU time of the probe (user + system, ms), when measured (src/sources/child-cpu.ts); absent when unknown. */
+  readonly cpuMs?: number;
   readonly stderrTail: string;
   /** The catalog marks the probe optional: absent on many nodes, not an error when missing. */
   readonly optional: boolean;
@@ -134,4 +136,11 @@ export interface NodeSnapshot {
    * (`show`, `capture` and every refresh build complete snapshots).
    */
   readonly pending?: readonly SnapshotPart[];
+  /**
+   * Heavy probes the probe plan left out and why (src/collect/probe-plan.ts: e.g. the whole
+   * nftables ruleset of a node whose nftables holds only iptables-nft tables); absent when none.
+   */
+  readonly skipped?: readonly { readonly id: string; readonly reason: string; readonly silent?: boolean }[];
+  /** nftables table names as `family name` from `nft list tables` (the cheap mode evidence), when read. */
+  readonly nftTableNames?: readonly string[];
 }

@@ -196,7 +196,8 @@ describe('compacted rules keep raw as read unless it is the printed text', () =>
   it('raw is printed on demand exactly when the text read is the formatter text', () => {
     const texts = [`table ip t {\n\tchain c {\n${ODD_RULES.map((r) => `\t\t${r}\n`).join('')}\t}\n}\n`];
     for (const seed of [1, 2, 3]) texts.push(formatNftText(randomRuleset(seed)));
-    for (const [, t] of corpusTexts()) texts.push(t);
+    const corpus = corpusTexts();
+    for (const [, t] of corpus) texts.push(t);
     let printed = 0;
     let kept = 0;
     for (const text of texts) {
@@ -212,7 +213,8 @@ describe('compacted rules keep raw as read unless it is the printed text', () =>
       }
     }
     expect(printed).toBeGreaterThan(10);
-    expect(kept).toBeGreaterThan(2);
+    // The odd spellings above keep their text (two of them); the corpus, when present, adds more.
+    expect(kept).toBeGreaterThan(corpus.length > 0 ? 2 : 1);
   });
 });
 
