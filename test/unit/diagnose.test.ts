@@ -113,6 +113,15 @@ describe.each(['iptables', 'nftables'] as const)('%s: expected against actual, e
     othersUnchanged(d, healthy, 'default/web');
   });
 
+  it('eTP=Local in the API, the node still sends NodePort traffic to every endpoint: endpoint-extra with the reason from the expectation (issue 21)', () => {
+    const rules = withService(RICH_SCENARIO, 'web-local', (s) => ({ ...s, externalTrafficPolicy: 'Cluster' }));
+    const d = diagnoseSnapshot(generatedNode(base, { mode, rules }));
+    const f = findingsOf(d, 'default/web-local').filter((x) => x.code === 'endpoint-extra');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['*:30081/TCP', '10.244.1.15:8080']]);
+    expect(f[0]!.message).toContain('on lab-node2, not this node');
+    othersUnchanged(d, healthy, 'default/web-local');
+  });
+
   it('a frontend the API does not have: frontend-unexpected on the Service its rule names', () => {
     const rules = withService(RICH_SCENARIO, 'ext', (s) => ({ ...s, externalIPs: ['192.168.49.100', '192.168.49.101'] }));
     const d = diagnoseSnapshot(generatedNode(base, { mode, rules }));
