@@ -275,9 +275,8 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
  * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
  * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
  */
-async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }): Promise<void> {
+async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string }): Promise<void> {
   try {
-    if (opts.from !== undefined) throw new UserError('--from is not implemented yet', 'nodescope diagnose (the verdict from this node as a whole)');
     const { source, snapshot } = await loadOnce(opts);
     let result: ReturnType<typeof showDiagnose>;
     try {
@@ -402,8 +401,7 @@ export function buildProgram(): Command {
   addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--service <ns/name>', 'only this Service')
-    .option('--from <pod|ip>', 'the walk from this client (a Pod name, Pod IP, `node`, or an outside address)')
-    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }) => runDiagnose(opts));
+    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')
