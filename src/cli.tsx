@@ -63,6 +63,8 @@ interface GlobalOptions extends SourceOptions {
   readonly lang?: string;
   readonly bpfRoot?: string;
   readonly clusterDomain?: string;
+  /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle. */
+  readonly fleet?: string;
   /** `--probe ID` (repeatable): heavy dumps to read even when the probe plan skips them. */
   readonly probe?: readonly string[];
 }
@@ -168,7 +170,30 @@ async function openSession(opts: GlobalOptions): Promise<Session> {
   return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
+/** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
+async function runFleetTui(dir: string, lang: string | undefined): Promise<void> {
+  requireTerminal();
+  const [{ render }, { FleetApp }, { diagnoseFleet }, { fleetDiagnoseNode }, { readFleetManifest }, { openReplaySession }, path] = await Promise.all([
+    import('ink'), import('./ui/fleet/FleetApp.js'), import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./fleet/bundle.js'), import('./collect/replay-session.js'), import('node:path'),
+  ]);
+  const manifest = readFleetManifest(dir);
+  process.stderr.write(`nodescope: diagnosing ${manifest.nodes.length} nodes of ${dir}…\n`);
+  const data = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+  const openNode = async (node: string) => {
+    const entry = manifest.nodes.find((n) => n.name === node);
+    if (!entry || entry.status !== 'ok') throw new UserError(`${node} was not captured`);
+    const session = await openReplaySession(path.join(dir, entry.dir));
+    void session.start();
+    return { session, stop: () => session.stop() };
+  };
+  const app = render(<FleetApp data={data} dir={dir} lang={detectLang(lang)} openNode={openNode} />, { exitOnCtrlC: false });
+  const leave = onCleanup('leave the TUI', () => app.unmount());
+  await app.waitUntilExit();
+  leave();
+}
+
 async function runTui(opts: GlobalOptions): Promise<void> {
+  if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
   requireTerminal();
   const session = await openSession(opts);
   const { render, App } = await loadUi();
@@ -386,6 +411,7 @@ export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
     .description("Open a Kubernetes node and see where a Service's packets really get rewritten")
     .version(packageVersion())
+    .option('--fleet <dir>', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR)')
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 
