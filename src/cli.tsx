@@ -315,7 +315,7 @@ function addDigCommand(program: Command): void {
         if (search) {
           const captured = given ? null : await readNodeResolvConf(source.transport);
           const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
-          const run = await digSearch({ name, dns, resolv, api, ...(opts.server ? { server: opts.server } : {}) });
+          const run = await digSearch({ name, dns, resolv, api, clusterDomain: domain.name, ...(opts.server ? { server: opts.server } : {}) });
           writeDocument(opts.output === 'json' ? digSearchJson(run, dns.note ?? null) : digSearchText(run, dns.note ?? null), opts.output);
           // Like dig(1): 9 when no server ever replied.
           process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;
