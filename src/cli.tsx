@@ -8,6 +8,7 @@ import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
+import type { SnapshotPart } from './model/snapshot.js';
 import { checkAskedProbes } from './collect/planned-runs.js';
 import { probe } from './sources/catalog.js';
 import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
@@ -63,8 +64,21 @@ interface GlobalOptions extends SourceOptions {
   readonly lang?: string;
   readonly bpfRoot?: string;
   readonly clusterDomain?: string;
+  /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle. */
+  readonly fleet?: string;
   /** `--probe ID` (repeatable): heavy dumps to read even when the probe plan skips them. */
   readonly probe?: readonly string[];
+}
+
+/**
+ * The snapshot parts `show WHAT` reads: `services` none (the API objects and the mode's cheap
+ * evidence), `rules` the rulesets (with what their head and notes name: ipsets, `-m recent`, LB
+ * maps, IPVS), not the conntrack tables; the others all.
+ */
+function partsFor(what: string): readonly SnapshotPart[] | undefined {
+  if (what === 'services') return [];
+  if (what === 'rules') return ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'ipset', 'xtRecent', 'lb', 'ipvs'];
+  return undefined;
 }
 
 /** `--probe` ids, checked against the catalog (a UserError for an unknown one); empty when none. */
@@ -168,7 +182,30 @@ async function openSession(opts: GlobalOptions): Promise<Session> {
   return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
+/** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
+async function runFleetTui(dir: string, lang: string | undefined): Promise<void> {
+  requireTerminal();
+  const [{ render }, { FleetApp }, { diagnoseFleet }, { fleetDiagnoseNode }, { readFleetManifest }, { openReplaySession }, path] = await Promise.all([
+    import('ink'), import('./ui/fleet/FleetApp.js'), import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./fleet/bundle.js'), import('./collect/replay-session.js'), import('node:path'),
+  ]);
+  const manifest = readFleetManifest(dir);
+  process.stderr.write(`nodescope: diagnosing ${manifest.nodes.length} nodes of ${dir}…\n`);
+  const data = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+  const openNode = async (node: string) => {
+    const entry = manifest.nodes.find((n) => n.name === node);
+    if (!entry || entry.status !== 'ok') throw new UserError(`${node} was not captured`);
+    const session = await openReplaySession(path.join(dir, entry.dir));
+    void session.start();
+    return { session, stop: () => session.stop() };
+  };
+  const app = render(<FleetApp data={data} dir={dir} lang={detectLang(lang)} openNode={openNode} />, { exitOnCtrlC: false });
+  const leave = onCleanup('leave the TUI', () => app.unmount());
+  await app.waitUntilExit();
+  leave();
+}
+
 async function runTui(opts: GlobalOptions): Promise<void> {
+  if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
   requireTerminal();
   const session = await openSession(opts);
   const { render, App } = await loadUi();
@@ -213,10 +250,10 @@ interface ShowOptions extends GlobalOptions {
   readonly events?: boolean;
 }
 
-async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = []) {
+async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[]) {
   const probes = askedProbes(opts);
   const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand, probes });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
   return { source, snapshot };
 }
 
@@ -225,7 +262,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
   const events = opts.events === true && !opts.replay;
   if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
-  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : []);
+  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
   let out: string;
   try {
     switch (what) {
@@ -275,9 +312,8 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
  * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
  * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
  */
-async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }): Promise<void> {
+async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string }): Promise<void> {
   try {
-    if (opts.from !== undefined) throw new UserError('--from is not implemented yet', 'nodescope diagnose (the verdict from this node as a whole)');
     const { source, snapshot } = await loadOnce(opts);
     let result: ReturnType<typeof showDiagnose>;
     try {
@@ -387,6 +423,7 @@ export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
     .description("Open a Kubernetes node and see where a Service's packets really get rewritten")
     .version(packageVersion())
+    .option('--fleet <dir>', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR)')
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 
@@ -402,8 +439,7 @@ export function buildProgram(): Command {
   addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--service <ns/name>', 'only this Service')
-    .option('--from <pod|ip>', 'the walk from this client (a Pod name, Pod IP, `node`, or an outside address)')
-    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }) => runDiagnose(opts));
+    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')

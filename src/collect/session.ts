@@ -25,6 +25,7 @@ import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.
 import { plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
+import { cheapEvidence } from './evidence-load.js';
 export type { ChainFocus } from './chain-refresh.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
@@ -151,14 +152,21 @@ const EMPTY_RATES: RuleRates = new Map();
  * node's mode needs: src/collect/planned-runs.ts) and builds a snapshot; `runs` in catalog
  * order, `plan` says what was skipped. Throws only if the transport itself breaks.
  */
-export async function loadSnapshot(options: SessionOptions): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[]; plan: ProbePlan }> {
+export async function loadSnapshot(options: SessionOptions & { readonly parts?: readonly SnapshotPart[] }): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[]; plan: ProbePlan }> {
   const params = options.params ? { params: options.params } : {};
   const firstRuns = await runProbes(options.transport, { ...params, ids: firstStageIds() });
-  const planned = await runPlanned(options.transport, planOf(options.transport, firstRuns, options.probes), [...partStageIds(), ...onDemandProbeIds(options)], params);
+  // `parts`: only these parts' probes are read (`show services`: none; the mode from cheap evidence).
+  const wanted = options.parts ? new Set(options.parts.flatMap((part) => partProbes()[part])) : null;
+  const ids = [...partStageIds(), ...onDemandProbeIds(options)].filter((id) => !wanted || wanted.has(id));
+  const planned = await runPlanned(options.transport, planOf(options.transport, firstRuns, options.probes), ids, params);
   const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
   const runs = [...firstRuns, ...planned.runs].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-  if (options.ciliumAgent) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
-  return { snapshot: buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped })), runs, plan: planned.plan };
+  if (options.ciliumAgent && (!wanted || partProbes().lb.some((id) => wanted.has(id)))) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
+  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped }));
+  if (!options.parts || options.parts.includes('iptables')) return { snapshot, runs, plan: planned.plan };
+  const evidence = await cheapEvidence(options.transport, firstRuns, options.params ?? {});
+  const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
+  return { snapshot: { ...snapshot, chainSummaries: evidence.chainSummaries, ...(nftTableNames ? { nftTableNames } : {}) }, runs, plan: planned.plan };
 }
 
 function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped'> = {}): SnapshotInput {

@@ -28,7 +28,8 @@ describe('the shipped fixtures (real lab captures): one verdict per Service', ()
     expect(v['default/empty']).toBe('broken');
     expect(findingsOf(d, 'default/empty').map((f) => f.code)).toContain('no-ready-endpoints');
     expect(findingsOf(d, 'default/empty').find((f) => f.code === 'selector-matches-nothing')?.layer).toBe('api');
-    expect(d.header.nodeFindings).toEqual([]);
+    // Cilium's own conntrack is not compared: said, as info.
+    expect(d.header.nodeFindings.map((f) => `${f.code} ${f.severity}`)).toEqual(name === 'lab-cilium' ? ['conntrack-not-read info'] : []);
     expect(d.header.dataplane).toBe(name.slice(4));
     expect(diagnoseExitStatus(d)).toBe(1);
   });
@@ -111,6 +112,15 @@ describe.each(['iptables', 'nftables'] as const)('%s: expected against actual, e
     expect(verdicts(d)['default/web']).toBe('broken');
     expect(findingsOf(d, 'default/web').filter((f) => f.code === 'frontend-rejects').map((f) => f.frontend)).toEqual(['10.96.12.34:80/TCP', '*:30080/TCP']);
     othersUnchanged(d, healthy, 'default/web');
+  });
+
+  it('eTP=Local in the API, the node still sends NodePort traffic to every endpoint: endpoint-extra with the reason from the expectation (issue 21)', () => {
+    const rules = withService(RICH_SCENARIO, 'web-local', (s) => ({ ...s, externalTrafficPolicy: 'Cluster' }));
+    const d = diagnoseSnapshot(generatedNode(base, { mode, rules }));
+    const f = findingsOf(d, 'default/web-local').filter((x) => x.code === 'endpoint-extra');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['*:30081/TCP', '10.244.1.15:8080']]);
+    expect(f[0]!.message).toContain('on lab-node2, not this node');
+    othersUnchanged(d, healthy, 'default/web-local');
   });
 
   it('a frontend the API does not have: frontend-unexpected on the Service its rule names', () => {
@@ -224,5 +234,42 @@ describe('Cilium: the LB maps against the encoder expectation', () => {
     const d = diagnoseSnapshot(withLb(s, (lb) => ({ ...lb, disagreements: [{ frontend: '10.96.0.10:53/UDP', message: 'service list shows 1 backend, the maps 2' }] })));
     const f = findingsOf(d, 'kube-system/kube-dns').filter((x) => x.code === 'cilium-listing-disagrees');
     expect(f.map((x) => [x.frontend, x.severity])).toEqual([['10.96.0.10:53/UDP', 'degraded']]);
+  });
+});
+
+describe('conntrack: flows the rules no longer decide', () => {
+  it('a stale UDP entry after a Pod swap (coredns 10.244.0.2 → 10.244.0.4): the Service, frontend and old endpoint, kube-proxy 1.31 cleanup said, the conntrack -D command', async () => {
+    const base = await snapshotOf('lab-iptables');
+    const swap = withService(RICH_SCENARIO, 'kube-dns', (s) => ({ ...s, endpoints: s.endpoints.map((e) => (e.ip === '10.244.0.2' ? { ...e, ip: '10.244.0.4' } : e)) }));
+    const healthy = diagnoseSnapshot(generatedNode(base, { mode: 'iptables' }));
+    const d = diagnoseSnapshot(generatedNode(base, { mode: 'iptables', api: swap, rules: swap }));
+    const f = findingsOf(d, 'kube-system/kube-dns').filter((x) => x.layer === 'conntrack');
+    expect(f.map((x) => [x.code, x.frontend, x.endpoint])).toEqual([['conntrack-stale-endpoint', '10.96.0.10:53/UDP', '10.244.0.2:53']]);
+    expect(f[0]!.message).toContain('conntrack -D -p udp --orig-dst 10.96.0.10 --orig-port-dst 53 --dst-nat 10.244.0.2');
+    expect(f[0]!.message).toContain('kube-proxy v1.31.0 clears it only when it sees the endpoint go');
+    expect(f[0]!.evidence[0]!.pane).toBe('conntrack');
+    expect(findingsOf(d, 'kube-system/kube-dns').filter((x) => x.layer === 'dataplane')).toEqual([]);
+    othersUnchanged(d, healthy, 'kube-system/kube-dns');
+  });
+
+  it('closed TCP flows (TIME_WAIT) to a swapped web Pod are not findings', async () => {
+    const base = await snapshotOf('lab-iptables');
+    const swap = withService(RICH_SCENARIO, 'web', (s) => ({ ...s, endpoints: s.endpoints.map((e) => (e.ip === '10.244.0.31' ? { ...e, ip: '10.244.0.32' } : e)) }));
+    const d = diagnoseSnapshot(generatedNode(base, { mode: 'iptables', api: swap, rules: swap }));
+    expect(findingsOf(d, 'default/web').filter((x) => x.layer === 'conntrack')).toEqual([]);
+  });
+});
+
+describe("kube-proxy's conntrack cleanup by version (kubernetes#126130, #127318, #139628)", () => {
+  it.each([
+    ['tcp', 'stale', { text: 'v1.33.1', minor: 33 }, true, 'never clears TCP'],
+    ['udp', 'stale', null, true, 'unknown'],
+    ['udp', 'stale', { text: 'v1.30.2', minor: 30 }, true, 'event based'],
+    ['udp', 'untranslated', { text: 'v1.30.2', minor: 30 }, true, 'first endpoint'],
+    ['udp', 'stale', { text: 'v1.32.0', minor: 32 }, true, 'next sync'],
+    ['udp', 'stale', { text: 'v1.33.0', minor: 33 }, false, 'kubernetes#139628'],
+  ] as const)('%s %s on %j (endpoints: %s): %s', async (proto, kind, version, hasEndpoints, words) => {
+    const { cleanupSays } = await import('../../src/analysis/diagnose/layer-conntrack.js');
+    expect(cleanupSays(proto, kind, version, hasEndpoints)).toContain(words);
   });
 });

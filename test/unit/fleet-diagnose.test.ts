@@ -4,53 +4,17 @@
  * node last saw — lab-node2 an older one (a stale web endpoint), lab-node3 one without
  * kube-dns — and kube-proxy's /metrics where a node serves them.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateIptablesRestore } from '../../src/analysis/kubeproxy-iptables.js';
 import { kubeProxyFreshness } from '../../src/analysis/proxy-freshness.js';
-import { FLEET_FORMAT_VERSION, writeFleetManifest } from '../../src/fleet/bundle.js';
 import { diagnoseFleet } from '../../src/fleet/diagnose.js';
 import { fleetDiagnoseNode } from '../../src/fleet/node-diagnosis.js';
 import { parsePrometheusText } from '../../src/parsers/prometheus-text.js';
 import { fleetExitCode, fleetJson, fleetText } from '../../src/report/fleet.js';
-import { writeBundle } from '../../src/sources/bundle.js';
-import { probe } from '../../src/sources/catalog.js';
-import type { ProbeRun } from '../../src/sources/probe-runner.js';
-import { apiObjectsText } from '../lab/api-objects.js';
-import { FLEET_SCENARIO, fleetNodes, STALE_ENDPOINT } from '../lab/fleet-lab.js';
-
-const CAPTURED = '2026-12-05T10:00:00.000Z';
-const SYNC = Date.parse(CAPTURED) / 1000 - 12;
-
-function run(id: string, stdout: string, exitCode = 0, stderr = ''): ProbeRun {
-  const argv = probe(id).argv;
-  return { id, argv, status: exitCode === 0 ? 'ok' : 'failed', result: { argv, stdout, stderr, exitCode, startedAt: CAPTURED, durationMs: 5 } };
-}
-
-/** A fleet bundle of the three lab nodes (+ `extra` ok copies of lab-node), written as fleet capture writes it. */
-export function writeLabFleet(dir: string, extra = 0): void {
-  const api = apiObjectsText(FLEET_SCENARIO);
-  const nodes = fleetNodes();
-  for (let i = 0; i < extra; i++) nodes.push({ ...nodes[0]!, name: `lab-node-x${i}` });
-  for (const node of nodes) {
-    const rules = generateIptablesRestore({ ...FLEET_SCENARIO, nodeName: node.name, nodeIPs: [node.ip], services: node.services }, { includeJumpRules: true, nfacct: false, randomFully: true });
-    const metrics = node.name === 'lab-node'
-      ? `# HELP kubeproxy_sync_proxy_rules_last_timestamp_seconds The last time proxy rules were successfully synced\n# TYPE kubeproxy_sync_proxy_rules_last_timestamp_seconds gauge\nkubeproxy_sync_proxy_rules_last_timestamp_seconds ${SYNC}\nkubeproxy_sync_proxy_rules_last_queued_timestamp_seconds ${SYNC - 1}\n`
-      : '';
-    writeBundle(path.join(dir, 'nodes', node.name), {
-      capturedAt: CAPTURED, nodescopeVersion: 'test', node: node.name, source: { kind: 'kubectl-debug', label: `node/${node.name}` }, toolVersions: {},
-      runs: [run('iptables-save', rules), metrics ? run('kube-proxy-metrics', metrics) : run('kube-proxy-metrics', '', 7, 'curl: (7) Failed to connect to 127.0.0.1 port 10249: Connection refused\n')],
-      apiText: api,
-    });
-  }
-  writeFileSync(path.join(dir, 'api.json'), api);
-  writeFleetManifest(dir, {
-    formatVersion: FLEET_FORMAT_VERSION, capturedAt: CAPTURED, via: 'node-debug-pod',
-    nodes: [...nodes.map((n) => ({ name: n.name, dir: `nodes/${n.name}`, status: 'ok' as const })), { name: 'lab-node9', dir: 'nodes/lab-node9', status: 'failed', reason: 'timed out after 2 min while opening the node' }],
-  });
-}
+import { STALE_ENDPOINT } from '../lab/fleet-lab.js';
+import { SYNC, writeLabFleet } from '../helpers/fleet-fixtures.js';
 
 let dir: string;
 beforeAll(() => {

@@ -57,7 +57,7 @@ function compareNoEndpoints(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx:
   return [finding(act.outcome === 'reject' ? 'frontend-rejects' : 'frontend-drops', 'degraded', `${fe}: should ${said} but the node ${act.outcome === 'endpoints' ? 'has no rule that says so' : act.outcome + 's it'}`, exp, { evidence: act.evidence })];
 }
 
-function extraEndpoint(exp: ProgrammedFrontend, act: ProgrammedFrontend, e: ProgrammedEndpoint, ctx: CompareContext): Finding {
+function extraEndpoint(exp: ExpectedFrontend, act: ProgrammedFrontend, e: ProgrammedEndpoint, ctx: CompareContext): Finding {
   const ep = endpointKey(e);
   const fe = frontendKey(exp);
   const api = ctx.apiEndpoints.get(e.ip);
@@ -66,7 +66,8 @@ function extraEndpoint(exp: ProgrammedFrontend, act: ProgrammedFrontend, e: Prog
     return finding('endpoint-not-ready', 'degraded', `${fe} → ${ep}: programmed, but its EndpointSlice marks it ${api.serving ? 'not ready' : 'not ready and not serving'}`, exp, { endpoint: ep, evidence });
   }
   if (api) {
-    return finding('endpoint-extra', 'degraded', `${fe} → ${ep}: an endpoint of the Service, but not one this frontend should use here (traffic policy or readiness of the others)`, exp, { endpoint: ep, evidence });
+    const why = exp.excluded?.get(ep) ?? 'traffic policy or readiness of the others';
+    return finding('endpoint-extra', 'degraded', `${fe} → ${ep}: an endpoint of the Service, but not one this frontend should use here (${why})`, exp, { endpoint: ep, evidence });
   }
   const pod = ctx.podsByIp.get(e.ip);
   const who = pod ? `Pod ${pod}` : 'unknown address';

@@ -14,6 +14,7 @@ import { buildExpectation, type ExpectedService } from './expect.js';
 import { frontendKey } from './frontends.js';
 import { apiFindings, podsByNamespace } from './layer-api.js';
 import { legacyDisagreement, leftoverEvidence } from './leftovers.js';
+import { conntrackFindings, nodeMinorVersion } from './layer-conntrack.js';
 import { ciliumFrontendFindings, listingDisagreements, orphanBackends } from './read-cilium.js';
 import type { Diagnosis, Finding, ServiceDiagnosis } from './types.js';
 import { countVerdicts, foldVerdict } from './verdict.js';
@@ -113,8 +114,10 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   };
   const pods = podsByNamespace(api);
   const chosen = expectation.services.filter((s) => options.service === undefined || `${s.namespace}/${s.name}` === options.service);
+  const ct = snapshot.conntrack?.value;
+  const flows = ct && dp.dataplane !== 'cilium' ? conntrackFindings(ct.entries, chosen, expectation.input.nodeIPs, nodeMinorVersion(api, snapshot.meta.node)) : new Map<string, Finding[]>();
   const perService = chosen.map((svc) => {
-    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared)];
+    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(flows.get(`${svc.namespace}/${svc.name}`) ?? [])];
     const left = leftoverFinding(`${svc.namespace}/${svc.name}`, shared, dp.dataplane);
     if (left) findings.push(left);
     return { svc, findings };
@@ -129,6 +132,10 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   const known = new Set(expectation.services.map((s) => `${s.namespace}/${s.name}`));
   const nodeFindings: Finding[] = [];
   if (dp.problem !== null) nodeFindings.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, evidence: [] });
+  if (!ct || dp.dataplane === 'cilium') {
+    const why = dp.dataplane === 'cilium' ? "Cilium's own conntrack is not compared yet" : `the conntrack table was not read${snapshot.conntrack?.error ? ` (${snapshot.conntrack.error})` : ''}`;
+    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', message: `stale flows not checked: ${why}`, evidence: [] });
+  }
   if (options.service === undefined) {
     for (const [k, list] of unexpected) if (!known.has(k)) nodeFindings.push(...list);
     for (const [k] of shared.leftovers) {

@@ -6,16 +6,17 @@
  * Cilium. Each frontend says what an ordinary client's new connection should meet: which
  * endpoints, or kube-proxy's REJECT (no endpoints) / DROP (Local policy, no local endpoint).
  *
- * The one place that decides "which endpoints should this node use": when the topology-aware
- * entry point of issue 21 lands, it replaces {@link endpointsFor}. IPv4 only, like the
- * generators. Pure.
+ * "Which endpoints should this node use, and why" is issue 21's entry point
+ * (src/analysis/node-expectation.ts), topology included. IPv4 only (the readers read the IPv4
+ * tables). Pure.
  */
 import type { LbService, LbTable } from '../../model/cilium.js';
 import type { ApiObjects } from '../../model/k8s.js';
 import type { NodeSnapshot } from '../../model/snapshot.js';
 import { formatServiceRef } from '../../model/service-ref.js';
 import { ciliumTableOf, compareContextOf, scenarioService, type CompareNote } from '../compare-modes-input.js';
-import { categorizeEndpoints, isProxied, serviceToPorts, type ProxyEndpoint, type ProxyServicePort } from '../kubeproxy-serviceports.js';
+import { isProxied } from '../kubeproxy-serviceports.js';
+import { expectPorts, type PortExpectation, type TrafficExpectation } from '../node-expectation.js';
 import type { KubeProxyInput, ScenarioService } from '../lab-scenario-types.js';
 import { buildServiceView } from '../service-view.js';
 import type { EndpointRow, ServiceRow } from '../service-types.js';
@@ -24,9 +25,14 @@ import type { FrontendKind, FrontendOutcome, ProgrammedFrontend } from './fronte
 /** Why a frontend should not rewrite: none (`endpoints`), no usable endpoint anywhere, or a Local policy without a local endpoint. */
 export type ExpectedReason = 'endpoints' | 'no-endpoints' | 'no-local-external' | 'no-local-internal';
 
-/** A frontend as it should be, and why. */
+/**
+ * A frontend as it should be, and why. `excluded`: the Service's endpoints this frontend
+ * should not use (`ip:port` → why: not ready, on another node for a Local policy, not hinted
+ * for this zone), to explain an endpoint the node sends to anyway.
+ */
 export interface ExpectedFrontend extends ProgrammedFrontend {
   readonly reason: ExpectedReason;
+  readonly excluded?: ReadonlyMap<string, string>;
 }
 
 /** What the API says about one address of a Service: its conditions in the EndpointSlices. */
@@ -60,47 +66,46 @@ export interface Expectation {
   readonly rows: readonly ServiceRow[];
 }
 
+function outcomeOf(t: TrafficExpectation, internal: boolean): { outcome: FrontendOutcome; reason: ExpectedReason } {
+  if (t.verdict === 'endpoints') return { outcome: 'endpoints', reason: 'endpoints' };
+  if (t.verdict === 'reject') return { outcome: 'reject', reason: 'no-endpoints' };
+  return { outcome: 'drop', reason: internal ? 'no-local-internal' : 'no-local-external' };
+}
+
 /**
- * The endpoints a frontend of `sp` should send an ordinary client to (`internal`: ClusterIP,
- * from a Pod; else from outside), with the reason when there are none. kube-proxy's
- * `CategorizeEndpoints` without topology (issue 21 adds topology).
+ * The frontends of one Service port as kube-proxy on this node programs them, from issue 21's
+ * entry point (src/analysis/node-expectation.ts `expectPorts`: `CategorizeEndpoints` with
+ * topology, traffic policies, the terminating fallback): the ClusterIP with the cluster
+ * traffic's endpoints; externalIPs, programmed LB IPs and the NodePort with the external ones.
  */
-export function endpointsFor(sp: ProxyServicePort, internal: boolean): { endpoints: readonly ProxyEndpoint[]; reason: ExpectedReason } {
-  const c = categorizeEndpoints(sp);
-  if (!c.hasAnyEndpoints) return { endpoints: [], reason: 'no-endpoints' };
-  const local = internal ? sp.internalPolicyLocal : sp.externalPolicyLocal;
-  if (local) return c.localEndpoints.length > 0 ? { endpoints: c.localEndpoints, reason: 'endpoints' } : { endpoints: [], reason: internal ? 'no-local-internal' : 'no-local-external' };
-  return { endpoints: c.clusterEndpoints, reason: 'endpoints' };
-}
-
-function outcomeOf(reason: ExpectedReason): FrontendOutcome {
-  return reason === 'endpoints' ? 'endpoints' : reason === 'no-endpoints' ? 'reject' : 'drop';
-}
-
-function kubeProxyFrontends(sp: ProxyServicePort): ExpectedFrontend[] {
-  const svc = `${sp.service.namespace}/${sp.service.name}`;
-  const protocol = sp.port.protocol;
-  const make = (kind: FrontendKind, ip: string, port: number): ExpectedFrontend => {
-    const { endpoints, reason } = endpointsFor(sp, kind === 'clusterIP');
+function kubeProxyFrontends(service: ScenarioService, p: PortExpectation): ExpectedFrontend[] {
+  const svc = `${service.namespace}/${service.name}`;
+  const protocol = p.protocol;
+  const make = (kind: FrontendKind, ip: string, port: number, t: TrafficExpectation): ExpectedFrontend => {
+    const internal = kind === 'clusterIP';
+    const { outcome, reason } = outcomeOf(t, internal);
     return {
       kind,
       ip,
       port,
       protocol,
       service: svc,
-      portName: sp.port.name,
-      outcome: outcomeOf(reason),
+      portName: p.portName,
+      outcome,
       reason,
-      endpoints: endpoints.map((e) => ({ ip: e.ip, port: e.port, protocol, weight: 1 / endpoints.length, evidence: [] })),
-      affinitySeconds: sp.stickyMaxAgeSeconds > 0 && reason === 'endpoints' ? sp.stickyMaxAgeSeconds : null,
+      endpoints: t.endpoints.map((e) => ({ ip: e.ip, port: e.port, protocol, weight: 1 / t.endpoints.length, evidence: [] })),
+      excluded: new Map(t.excluded.map((e) => [e.hostPort, e.reasons.map((r) => r.text).join('; ')])),
+      affinitySeconds: p.affinitySeconds > 0 && outcome === 'endpoints' ? p.affinitySeconds : null,
       evidence: [],
       problems: [],
     };
   };
-  const out = [make('clusterIP', sp.clusterIP, sp.port.port)];
-  for (const ip of sp.externalIPs) out.push(make('externalIP', ip, sp.port.port));
-  for (const ip of sp.loadBalancerVIPs) out.push(make('loadBalancer', ip, sp.port.port));
-  if (sp.nodePort !== 0) out.push(make('nodePort', '*', sp.nodePort));
+  const out = [make('clusterIP', p.clusterIP, p.port, p.cluster)];
+  if (p.external) {
+    for (const ip of p.externalIPs) out.push(make('externalIP', ip, p.port, p.external));
+    for (const lb of p.loadBalancerIPs) if (lb.programmed) out.push(make('loadBalancer', lb.ip, p.port, p.external));
+    if (p.nodePort !== 0) out.push(make('nodePort', '*', p.nodePort, p.external));
+  }
   return out;
 }
 
@@ -176,11 +181,9 @@ export function buildExpectation(snapshot: NodeSnapshot, objects: ApiObjects, da
   if (dataplane === 'cilium') {
     for (const [k, v] of ciliumFrontends(ciliumTableOf(input))) byService.set(k, v);
   } else {
-    for (const sp of serviceToPorts(input)) {
-      const k = `${sp.service.namespace}/${sp.service.name}`;
-      const list = byService.get(k) ?? [];
-      list.push(...kubeProxyFrontends(sp));
-      byService.set(k, list);
+    for (const service of programmed) {
+      if (!isProxied(service)) continue;
+      byService.set(`${service.namespace}/${service.name}`, expectPorts(service, input).flatMap((p) => kubeProxyFrontends(service, p)));
     }
   }
   const services = view.rows.map((row): ExpectedService => {

@@ -17,8 +17,8 @@ import type { Evidence } from './types.js';
 import type { FrontendKind, FrontendOutcome, ProgrammedEndpoint, ProgrammedFrontend } from './frontends.js';
 
 /** Where a rule is, in the Rules pane's words: `nat KUBE-SVC-X #3`. */
-export function iptablesRuleRef(table: string, rule: IptablesRule): Evidence {
-  return { pane: 'rules', ref: `${table} ${rule.chain} #${rule.index}`, text: rule.raw };
+export function iptablesRuleRef(table: string, rule: IptablesRule, ruleset = 'iptables'): Evidence {
+  return { pane: 'rules', ref: `${table} ${rule.chain} #${rule.index}`, text: rule.raw, at: { ruleset, table, chain: rule.chain, rule: rule.index - 1 } };
 }
 
 /** Chains that only mark: passed over by the walk. */
@@ -33,6 +33,8 @@ interface FoundEndpoint extends ProgrammedEndpoint {
 
 interface WalkState {
   readonly ruleset: IptablesRuleset;
+  /** The Rules pane's name of the ruleset (`iptables`, `iptables-legacy`). */
+  readonly id: string;
   readonly endpoints: FoundEndpoint[];
   affinity: number | null;
   readonly problems: string[];
@@ -63,6 +65,7 @@ function factsOf(rule: IptablesRule, chain: string): RuleFacts {
 }
 
 function addEndpoint(state: WalkState, rule: IptablesRule, share: number): void {
+  const id = state.id;
   const dest = dnatDestination(rule);
   if (!dest?.address || dest.port === null || dest.addressMax !== null || dest.portMax !== null) {
     state.problems.push(`DNAT target not understood: ${rule.raw}`);
@@ -82,7 +85,7 @@ function addEndpoint(state: WalkState, rule: IptablesRule, share: number): void 
     weight: share,
     rules,
     get evidence(): Evidence[] {
-      return rules.map((r) => iptablesRuleRef('nat', r));
+      return rules.map((r) => iptablesRuleRef('nat', r, id));
     },
   });
 }
@@ -160,8 +163,8 @@ function hostOf(rule: IptablesRule): string | null {
   return len === undefined || len === '32' || len === '128' ? ip : null;
 }
 
-function frontendOf(ruleset: IptablesRuleset, rule: IptablesRule, kind: FrontendKind, ip: string, port: number): ProgrammedFrontend {
-  const state: WalkState = { ruleset, endpoints: [], affinity: null, problems: [], rules: [rule] };
+function frontendOf(ruleset: IptablesRuleset, id: string, rule: IptablesRule, kind: FrontendKind, ip: string, port: number): ProgrammedFrontend {
+  const state: WalkState = { ruleset, id, endpoints: [], affinity: null, problems: [], rules: [rule] };
   walk(state, rule.target?.name ?? '', 1, 0);
   const { service, portName } = serviceOfComment(rule.comment);
   const endpoints: readonly ProgrammedEndpoint[] = state.endpoints;
@@ -177,14 +180,14 @@ function frontendOf(ruleset: IptablesRuleset, rule: IptablesRule, kind: Frontend
     endpoints,
     affinitySeconds: state.affinity,
     get evidence(): Evidence[] {
-      return rules.map((r) => iptablesRuleRef('nat', r));
+      return rules.map((r) => iptablesRuleRef('nat', r, id));
     },
     problems: state.problems,
   };
 }
 
 /** The filter table's REJECT/DROP rules of Services without (local) endpoints, as frontends. */
-function filterFrontends(ruleset: IptablesRuleset): ProgrammedFrontend[] {
+function filterFrontends(ruleset: IptablesRuleset, id: string): ProgrammedFrontend[] {
   const out: ProgrammedFrontend[] = [];
   for (const chainName of ['KUBE-SERVICES', 'KUBE-EXTERNAL-SERVICES', 'KUBE-NODEPORTS']) {
     for (const rule of findChain(ruleset, 'filter', chainName)?.rules ?? []) {
@@ -198,7 +201,7 @@ function filterFrontends(ruleset: IptablesRuleset): ProgrammedFrontend[] {
       const { service, portName } = serviceOfComment(rule.comment);
       const outcome: FrontendOutcome = target === 'REJECT' ? 'reject' : 'drop';
       const kind: FrontendKind = nodePort ? 'nodePort' : chainName === 'KUBE-SERVICES' ? 'clusterIP' : 'externalIP';
-      out.push({ kind, ip, port, protocol: (rule.protocol?.value ?? 'tcp').toUpperCase(), service, portName, outcome, endpoints: [], affinitySeconds: null, evidence: [iptablesRuleRef('filter', rule)], problems: [] });
+      out.push({ kind, ip, port, protocol: (rule.protocol?.value ?? 'tcp').toUpperCase(), service, portName, outcome, endpoints: [], affinitySeconds: null, evidence: [iptablesRuleRef('filter', rule, id)], problems: [] });
     }
   }
   return out;
@@ -207,10 +210,11 @@ function filterFrontends(ruleset: IptablesRuleset): ProgrammedFrontend[] {
 /**
  * Every kube-proxy frontend of an iptables ruleset (see the module comment): nat frontends
  * first (KUBE-SERVICES order, then KUBE-NODEPORTS), then the filter table's reject/drop ones.
+ * `id`: the Rules pane's name of the ruleset, for the evidence.
  * A frontend the nat table rewrites and the filter table also rejects keeps the nat one first
  * (the filter table sees the rewritten destination).
  */
-export function readIptablesFrontends(ruleset: IptablesRuleset): ProgrammedFrontend[] {
+export function readIptablesFrontends(ruleset: IptablesRuleset, id = 'iptables'): ProgrammedFrontend[] {
   const out: ProgrammedFrontend[] = [];
   for (const rule of findChain(ruleset, 'nat', 'KUBE-SERVICES')?.rules ?? []) {
     const target = rule.target?.name ?? '';
@@ -218,18 +222,18 @@ export function readIptablesFrontends(ruleset: IptablesRuleset): ProgrammedFront
     const ip = hostOf(rule);
     const port = dport(rule);
     if (ip === null || port === null) continue;
-    out.push(frontendOf(ruleset, rule, kindOfComment(rule.comment), ip, port));
+    out.push(frontendOf(ruleset, id, rule, kindOfComment(rule.comment), ip, port));
   }
   for (const rule of findChain(ruleset, 'nat', 'KUBE-NODEPORTS')?.rules ?? []) {
     const target = rule.target?.name ?? '';
     const port = dport(rule);
     // The `-d 127.0.0.0/8` twin (localhost NodePorts, with nfacct) is the same frontend.
     if (!/^KUBE-(SVC|SVL|EXT|FW)-/.test(target) || port === null || rule.destination) continue;
-    out.push(frontendOf(ruleset, rule, 'nodePort', '*', port));
+    out.push(frontendOf(ruleset, id, rule, 'nodePort', '*', port));
   }
   // The nat walk leaves external frontends of eTP=Local Services without a local endpoint with no
   // DNAT for an outside client; the filter rule then says what happens.
-  const filter = filterFrontends(ruleset);
+  const filter = filterFrontends(ruleset, id);
   const byKey = new Map(filter.map((f) => [`${f.ip}:${f.port}/${f.protocol}`, f]));
   const merged = out.map((f) => {
     const drop = f.endpoints.length === 0 ? byKey.get(`${f.ip}:${f.port}/${f.protocol}`) : undefined;

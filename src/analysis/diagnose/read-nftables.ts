@@ -16,12 +16,14 @@ import type { FrontendKind, FrontendOutcome, ProgrammedEndpoint, ProgrammedFront
 
 /** Where a rule is, in the Rules pane's words: `ip kube-proxy service-… #2` (1-based). */
 export function nftRuleRef(table: NftTable, chain: NftChain, index: number, rule: NftRule): Evidence {
-  return { pane: 'rules', ref: `${table.family} ${table.name} ${chain.name} #${index + 1}`, text: rule.raw };
+  const t = `${table.family} ${table.name}`;
+  return { pane: 'rules', ref: `${t} ${chain.name} #${index + 1}`, text: rule.raw, at: { ruleset: 'nft', table: t, chain: chain.name, rule: index } };
 }
 
 /** Where a map element is: `ip kube-proxy map service-ips 10.96.0.10 . tcp . 53`. */
 export function nftElementRef(table: NftTable, set: NftSet, key: string): Evidence {
-  return { pane: 'rules', ref: `${table.family} ${table.name} map ${set.name} ${key}` };
+  const t = `${table.family} ${table.name}`;
+  return { pane: 'rules', ref: `${t} map ${set.name} ${key}`, at: { ruleset: 'nft', table: t, set: set.name } };
 }
 
 const MAX_DEPTH = 8;
