@@ -6,18 +6,19 @@
  */
 import { coreEn } from './messages/en.js';
 import * as expectationMessages from './messages/expectation.js';
+import * as fleetMessages from './messages/fleet.js';
 import * as ipvsMessages from './messages/ipvs.js';
 import { coreJa } from './messages/ja.js';
 
 /** A supported UI language. */
 export type Lang = 'en' | 'ja';
 
-const en = { ...coreEn, ...ipvsMessages.en, ...expectationMessages.en } as const;
+const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en } as const;
 
 /** A UI string key. */
 export type MessageKey = keyof typeof en;
 
-const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...expectationMessages.ja };
+const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja };
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, ja };
 
