@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/live.js --root DIR [--runs N] [--cli dist/bin/nodescope.js]` (as root, under
+ * `node dist/bench/live.js --root DIR [--runs N] [--whole] [--cli dist/bin/nodescope.js]` (as root, under
  * `flock /tmp/nodescope-lab.lock`): issue 23's live rows. Loads a generated capture's rules
  * (`DIR/iptables/probes/iptables-save.stdout` with `iptables-restore -c`, `DIR/nftables/probes/
  * nft-text.stdout` with `nft -f`) into a network namespace of its own and measures, side by
@@ -21,7 +21,7 @@ import { loadAverage, machineLine } from './lib/machine.js';
 import { median } from './lib/measure.js';
 import { TmuxProgram } from './lib/tmux.js';
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' } } });
+const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' }, whole: { type: 'boolean' } } });
 const root = values.root ?? '';
 const runs = Number(values.runs ?? '2');
 const cli = path.resolve(values.cli ?? path.join(packageRoot(), 'dist/bin/nodescope.js'));
@@ -120,7 +120,8 @@ async function main(): Promise<void> {
       if (!loadRules.ok) throw new Error(`loading ${mode}: ${loadRules.err}`);
       const own = mode === 'iptables' ? ['iptables-save', '-c'] : ['nft', '-j', 'list', 'table', 'ip', 'kube-proxy'];
       const base = measure(`${mode} ${own.join(' ')}`, ['ip', 'netns', 'exec', ns, ...own]);
-      const whole = mode === 'iptables' ? measure('nft -j list ruleset', ['ip', 'netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset']) : null;
+      // `nft -j list ruleset` of the same iptables-nft rules (what nodescope ran before the plan): `--whole`.
+      const whole = mode === 'iptables' && values.whole ? measure('nft -j list ruleset', ['ip', 'netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset']) : null;
       const rules = measure(`${mode} show rules`, [process.execPath, cli, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api]);
       const services = measure(`${mode} show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--netns', ns, '--api-file', api]);
       log(`${mode} first frames`);
