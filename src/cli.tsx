@@ -17,6 +17,8 @@ import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showCompare } from './report/compare.js';
 import { showConntrack } from './report/conntrack.js';
 import { showDns } from './report/dns.js';
+import { showDiagnose } from './report/diagnose.js';
+import { diagnoseExitStatus } from './analysis/diagnose/index.js';
 import { showLb } from './report/lb.js';
 import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
@@ -62,6 +64,8 @@ interface GlobalOptions extends SourceOptions {
   readonly lang?: string;
   readonly bpfRoot?: string;
   readonly clusterDomain?: string;
+  /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle. */
+  readonly fleet?: string;
   /** `--probe ID` (repeatable): heavy dumps to read even when the probe plan skips them. */
   readonly probe?: readonly string[];
 }
@@ -178,7 +182,30 @@ async function openSession(opts: GlobalOptions): Promise<Session> {
   return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
+/** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
+async function runFleetTui(dir: string, lang: string | undefined): Promise<void> {
+  requireTerminal();
+  const [{ render }, { FleetApp }, { diagnoseFleet }, { fleetDiagnoseNode }, { readFleetManifest }, { openReplaySession }, path] = await Promise.all([
+    import('ink'), import('./ui/fleet/FleetApp.js'), import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./fleet/bundle.js'), import('./collect/replay-session.js'), import('node:path'),
+  ]);
+  const manifest = readFleetManifest(dir);
+  process.stderr.write(`nodescope: diagnosing ${manifest.nodes.length} nodes of ${dir}…\n`);
+  const data = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+  const openNode = async (node: string) => {
+    const entry = manifest.nodes.find((n) => n.name === node);
+    if (!entry || entry.status !== 'ok') throw new UserError(`${node} was not captured`);
+    const session = await openReplaySession(path.join(dir, entry.dir));
+    void session.start();
+    return { session, stop: () => session.stop() };
+  };
+  const app = render(<FleetApp data={data} dir={dir} lang={detectLang(lang)} openNode={openNode} />, { exitOnCtrlC: false });
+  const leave = onCleanup('leave the TUI', () => app.unmount());
+  await app.waitUntilExit();
+  leave();
+}
+
 async function runTui(opts: GlobalOptions): Promise<void> {
+  if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
   requireTerminal();
   const session = await openSession(opts);
   const { render, App } = await loadUi();
@@ -280,6 +307,28 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   writeDocument(out, opts.output);
 }
 
+/**
+ * `nodescope diagnose`: one verdict per Service (issue 17). Exit status as diff(1): 0 every
+ * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
+ * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
+ */
+async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string }): Promise<void> {
+  try {
+    const { source, snapshot } = await loadOnce(opts);
+    let result: ReturnType<typeof showDiagnose>;
+    try {
+      result = showDiagnose(snapshot, opts.output, opts.service !== undefined ? { service: opts.service } : {});
+    } finally {
+      await closeSource(source);
+    }
+    writeDocument(result.out, opts.output);
+    process.exitCode = diagnoseExitStatus(result.diagnosis);
+  } catch (e) {
+    report(e);
+    process.exitCode = 2;
+  }
+}
+
 /** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
 function addDigCommand(program: Command): void {
   addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
@@ -356,6 +405,17 @@ function addFleetCommands(program: Command): void {
       // 2: no node could be read; 1: some could not (each named with its reason in fleet.json).
       if (failed.length) process.exitCode = failed.length === manifest.nodes.length ? 2 : 1;
     });
+  fleet
+    .command('diagnose')
+    .argument('<dir>', 'a fleet bundle (fleet capture -o DIR)')
+    .description('per Service and node: the verdict, and the nodes whose programmed backends differ from the API and from the majority')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (dir: string, opts: { output: 'text' | 'json' }) => {
+      const [{ diagnoseFleet }, { fleetDiagnoseNode }, report] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js')]);
+      const result = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+      writeDocument(opts.output === 'json' ? report.fleetJson(result) : report.fleetText(result), opts.output);
+      process.exitCode = report.fleetExitCode(result);
+    });
 }
 
 /** Builds the command tree (exported for tests of argument handling). */
@@ -363,6 +423,7 @@ export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
     .description("Open a Kubernetes node and see where a Service's packets really get rewritten")
     .version(packageVersion())
+    .option('--fleet <dir>', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR)')
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 
@@ -374,6 +435,11 @@ export function buildProgram(): Command {
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
+
+  addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--service <ns/name>', 'only this Service')
+    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')

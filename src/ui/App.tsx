@@ -9,6 +9,7 @@ import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import type { SessionLike } from '../collect/session.js';
 import { createAppViews, type AppViewsOf } from './app-views.js';
 import { handleKey } from './app-keys.js';
+import { commandOf } from './key-bindings.js';
 import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
 import { Help, helpProbeRows } from './components/Help.js';
@@ -29,6 +30,8 @@ export interface AppProps {
   readonly height?: number;
   readonly initialState?: UiState;
   readonly onQuit?: () => void;
+  /** Esc with nothing left to close here (no help, filter, chain stack): the caller goes back (the fleet matrix). */
+  readonly onBack?: () => void;
   /** A guided tour: its steps drive the panes (keys n, p, .) and its bar sits under the pane. */
   readonly tour?: TourRun;
 }
@@ -37,7 +40,7 @@ const HEADER_LINES = 3;
 const FOOTER_LINES = 1;
 
 /** The whole TUI. */
-export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, tour }: AppProps): React.JSX.Element {
+export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, onBack, tour }: AppProps): React.JSX.Element {
   const tourControl = useTour(tour);
   const session = tourControl?.session ?? ownSession;
   // A stable subscribe: a new function each render would make React re-subscribe each render.
@@ -97,6 +100,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   useInput((input, key) => {
     const u = uiRef.current;
     if (!u.typingFilter && tourControl?.onKey(input)) return;
+    if (onBack && !u.typingFilter && commandOf(input, key, u.pane)?.command === 'back' && uiReducer(u, { type: 'back' }) === u) return onBack();
     const current = session.getState();
     const v = viewsOf.current!(current.snapshot, current, u, lang);
     const count = current.snapshot ? paneEntry(u.pane).rowCount({ ...paneContext, ui: u, views: v, snapshot: current.snapshot, session: current, cursor: cursorOf(u), filter: filterOf(u) }) : 0;

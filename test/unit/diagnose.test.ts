@@ -28,7 +28,8 @@ describe('the shipped fixtures (real lab captures): one verdict per Service', ()
     expect(v['default/empty']).toBe('broken');
     expect(findingsOf(d, 'default/empty').map((f) => f.code)).toContain('no-ready-endpoints');
     expect(findingsOf(d, 'default/empty').find((f) => f.code === 'selector-matches-nothing')?.layer).toBe('api');
-    expect(d.header.nodeFindings).toEqual([]);
+    // Cilium's own conntrack is not compared: said, as info.
+    expect(d.header.nodeFindings.map((f) => `${f.code} ${f.severity}`)).toEqual(name === 'lab-cilium' ? ['conntrack-not-read info'] : []);
     expect(d.header.dataplane).toBe(name.slice(4));
     expect(diagnoseExitStatus(d)).toBe(1);
   });
@@ -113,6 +114,15 @@ describe.each(['iptables', 'nftables'] as const)('%s: expected against actual, e
     othersUnchanged(d, healthy, 'default/web');
   });
 
+  it('eTP=Local in the API, the node still sends NodePort traffic to every endpoint: endpoint-extra with the reason from the expectation (issue 21)', () => {
+    const rules = withService(RICH_SCENARIO, 'web-local', (s) => ({ ...s, externalTrafficPolicy: 'Cluster' }));
+    const d = diagnoseSnapshot(generatedNode(base, { mode, rules }));
+    const f = findingsOf(d, 'default/web-local').filter((x) => x.code === 'endpoint-extra');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['*:30081/TCP', '10.244.1.15:8080']]);
+    expect(f[0]!.message).toContain('on lab-node2, not this node');
+    othersUnchanged(d, healthy, 'default/web-local');
+  });
+
   it('a frontend the API does not have: frontend-unexpected on the Service its rule names', () => {
     const rules = withService(RICH_SCENARIO, 'ext', (s) => ({ ...s, externalIPs: ['192.168.49.100', '192.168.49.101'] }));
     const d = diagnoseSnapshot(generatedNode(base, { mode, rules }));
@@ -183,5 +193,83 @@ describe('never guessed: unknown names what is missing', () => {
     expect(v['default/empty']).toBe('broken');
     expect(v['default/web-headless']).toBe('ok');
     expect(findingsOf(d, 'default/web')[0]!.message).toMatch(/not compared/);
+  });
+});
+
+describe('Cilium: the LB maps against the encoder expectation', () => {
+  type Lb = NonNullable<NonNullable<NodeSnapshot['lb']>['value']>;
+  const withLb = (s: NodeSnapshot, change: (lb: Lb) => Lb): NodeSnapshot => ({ ...s, lb: { ...s.lb!, value: change(s.lb!.value!) } });
+
+  it('an extra backend in the backends map with a slot of the web ClusterIP: endpoint-extra and the slot count, nothing else changes', async () => {
+    const s = await snapshotOf('lab-cilium');
+    const healthy = diagnoseSnapshot(s);
+    const d = diagnoseSnapshot(withLb(s, (lb) => {
+      const backend = { id: 99, ip: '10.244.0.99', port: 8080, protocol: 'TCP' as const, state: 'active' as const, weight: null, clusterId: 0, zone: 0, nodeName: null };
+      return {
+        ...lb,
+        backends: [...lb.backends, backend],
+        services: lb.services.map((svc) => (svc.frontend.ip === '10.96.12.34' ? { ...svc, count: (svc.count ?? 0) + 1, slots: [...svc.slots, { slot: svc.slots.length + 1, backendId: 99, backend, flags: svc.flags }] } : svc)),
+      };
+    }));
+    const f = findingsOf(d, 'default/web');
+    expect(f.filter((x) => x.code === 'endpoint-extra').map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.12.34:80/TCP', '10.244.0.99:8080']]);
+    expect(f.find((x) => x.code === 'endpoint-extra')!.message).toContain('unknown address');
+    expect(f.some((x) => x.code === 'cilium-slot-count' && x.frontend === '10.96.12.34:80/TCP')).toBe(true);
+    expect(verdicts(d)['default/web']).toBe('degraded');
+    othersUnchanged(d, healthy, 'default/web');
+  });
+
+  it('a backend in maintenance: cilium-backend-state naming it', async () => {
+    const s = await snapshotOf('lab-cilium');
+    const d = diagnoseSnapshot(withLb(s, (lb) => ({
+      ...lb,
+      services: lb.services.map((svc) => ({ ...svc, slots: svc.slots.map((sl) => (sl.backend?.ip === '10.244.0.2' ? { ...sl, backend: { ...sl.backend, state: 'maintenance' as const } } : sl)) })),
+    })));
+    const f = findingsOf(d, 'kube-system/kube-dns').filter((x) => x.code === 'cilium-backend-state');
+    expect(f.map((x) => x.endpoint)).toEqual(['10.244.0.2:53', '10.244.0.2:53']);
+  });
+
+  it("the agent's service list disagreeing with the maps: cilium-listing-disagrees on that frontend", async () => {
+    const s = await snapshotOf('lab-cilium');
+    const d = diagnoseSnapshot(withLb(s, (lb) => ({ ...lb, disagreements: [{ frontend: '10.96.0.10:53/UDP', message: 'service list shows 1 backend, the maps 2' }] })));
+    const f = findingsOf(d, 'kube-system/kube-dns').filter((x) => x.code === 'cilium-listing-disagrees');
+    expect(f.map((x) => [x.frontend, x.severity])).toEqual([['10.96.0.10:53/UDP', 'degraded']]);
+  });
+});
+
+describe('conntrack: flows the rules no longer decide', () => {
+  it('a stale UDP entry after a Pod swap (coredns 10.244.0.2 → 10.244.0.4): the Service, frontend and old endpoint, kube-proxy 1.31 cleanup said, the conntrack -D command', async () => {
+    const base = await snapshotOf('lab-iptables');
+    const swap = withService(RICH_SCENARIO, 'kube-dns', (s) => ({ ...s, endpoints: s.endpoints.map((e) => (e.ip === '10.244.0.2' ? { ...e, ip: '10.244.0.4' } : e)) }));
+    const healthy = diagnoseSnapshot(generatedNode(base, { mode: 'iptables' }));
+    const d = diagnoseSnapshot(generatedNode(base, { mode: 'iptables', api: swap, rules: swap }));
+    const f = findingsOf(d, 'kube-system/kube-dns').filter((x) => x.layer === 'conntrack');
+    expect(f.map((x) => [x.code, x.frontend, x.endpoint])).toEqual([['conntrack-stale-endpoint', '10.96.0.10:53/UDP', '10.244.0.2:53']]);
+    expect(f[0]!.message).toContain('conntrack -D -p udp --orig-dst 10.96.0.10 --orig-port-dst 53 --dst-nat 10.244.0.2');
+    expect(f[0]!.message).toContain('kube-proxy v1.31.0 clears it only when it sees the endpoint go');
+    expect(f[0]!.evidence[0]!.pane).toBe('conntrack');
+    expect(findingsOf(d, 'kube-system/kube-dns').filter((x) => x.layer === 'dataplane')).toEqual([]);
+    othersUnchanged(d, healthy, 'kube-system/kube-dns');
+  });
+
+  it('closed TCP flows (TIME_WAIT) to a swapped web Pod are not findings', async () => {
+    const base = await snapshotOf('lab-iptables');
+    const swap = withService(RICH_SCENARIO, 'web', (s) => ({ ...s, endpoints: s.endpoints.map((e) => (e.ip === '10.244.0.31' ? { ...e, ip: '10.244.0.32' } : e)) }));
+    const d = diagnoseSnapshot(generatedNode(base, { mode: 'iptables', api: swap, rules: swap }));
+    expect(findingsOf(d, 'default/web').filter((x) => x.layer === 'conntrack')).toEqual([]);
+  });
+});
+
+describe("kube-proxy's conntrack cleanup by version (kubernetes#126130, #127318, #139628)", () => {
+  it.each([
+    ['tcp', 'stale', { text: 'v1.33.1', minor: 33 }, true, 'never clears TCP'],
+    ['udp', 'stale', null, true, 'unknown'],
+    ['udp', 'stale', { text: 'v1.30.2', minor: 30 }, true, 'event based'],
+    ['udp', 'untranslated', { text: 'v1.30.2', minor: 30 }, true, 'first endpoint'],
+    ['udp', 'stale', { text: 'v1.32.0', minor: 32 }, true, 'next sync'],
+    ['udp', 'stale', { text: 'v1.33.0', minor: 33 }, false, 'kubernetes#139628'],
+  ] as const)('%s %s on %j (endpoints: %s): %s', async (proto, kind, version, hasEndpoints, words) => {
+    const { cleanupSays } = await import('../../src/analysis/diagnose/layer-conntrack.js');
+    expect(cleanupSays(proto, kind, version, hasEndpoints)).toContain(words);
   });
 });

@@ -4,16 +4,10 @@
  * read-nftables.ts, read-cilium.ts), in one shape for every dataplane. Frontends are matched
  * by `ip:port/PROTO` and endpoints by `ip:port` (Map lookups: no pairwise scans). Pure.
  */
-import type { ExpectedFrontend } from './expect.js';
+import type { ApiEndpointFacts, ExpectedFrontend } from './expect.js';
 import { endpointKey, frontendKey, type ProgrammedEndpoint, type ProgrammedFrontend } from './frontends.js';
 import type { Evidence, Finding, FindingCode, Severity } from './types.js';
 
-/** What the API says about an address of the Service: its conditions in the EndpointSlices. */
-export interface ApiEndpointFacts {
-  readonly ready: boolean;
-  readonly serving: boolean;
-  readonly terminating: boolean;
-}
 
 /** What the comparer needs besides the two frontends. */
 export interface CompareContext {
@@ -63,7 +57,7 @@ function compareNoEndpoints(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx:
   return [finding(act.outcome === 'reject' ? 'frontend-rejects' : 'frontend-drops', 'degraded', `${fe}: should ${said} but the node ${act.outcome === 'endpoints' ? 'has no rule that says so' : act.outcome + 's it'}`, exp, { evidence: act.evidence })];
 }
 
-function extraEndpoint(exp: ProgrammedFrontend, act: ProgrammedFrontend, e: ProgrammedEndpoint, ctx: CompareContext): Finding {
+function extraEndpoint(exp: ExpectedFrontend, act: ProgrammedFrontend, e: ProgrammedEndpoint, ctx: CompareContext): Finding {
   const ep = endpointKey(e);
   const fe = frontendKey(exp);
   const api = ctx.apiEndpoints.get(e.ip);
@@ -72,7 +66,8 @@ function extraEndpoint(exp: ProgrammedFrontend, act: ProgrammedFrontend, e: Prog
     return finding('endpoint-not-ready', 'degraded', `${fe} → ${ep}: programmed, but its EndpointSlice marks it ${api.serving ? 'not ready' : 'not ready and not serving'}`, exp, { endpoint: ep, evidence });
   }
   if (api) {
-    return finding('endpoint-extra', 'degraded', `${fe} → ${ep}: an endpoint of the Service, but not one this frontend should use here (traffic policy or readiness of the others)`, exp, { endpoint: ep, evidence });
+    const why = exp.excluded?.get(ep) ?? 'traffic policy or readiness of the others';
+    return finding('endpoint-extra', 'degraded', `${fe} → ${ep}: an endpoint of the Service, but not one this frontend should use here (${why})`, exp, { endpoint: ep, evidence });
   }
   const pod = ctx.podsByIp.get(e.ip);
   const who = pod ? `Pod ${pod}` : 'unknown address';
@@ -135,6 +130,23 @@ function compareEndpoints(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: C
 }
 
 /**
+ * True when the node's frontend is exactly the expected one: same outcome and affinity, the
+ * same endpoints in the same order (kube-proxy's `ip:port` order, Cilium's slot order), each
+ * with its even share. The common case, checked without building an index.
+ */
+function sameAsExpected(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: CompareContext): boolean {
+  if (act.outcome !== exp.outcome || act.affinitySeconds !== exp.affinitySeconds || act.endpoints.length !== exp.endpoints.length) return false;
+  if (exp.outcome !== 'endpoints' || exp.endpoints.length === 0) return false;
+  for (let i = 0; i < exp.endpoints.length; i++) {
+    const e = exp.endpoints[i]!;
+    const a = act.endpoints[i]!;
+    if (a.ip !== e.ip || a.port !== e.port || a.weight === null || e.weight === null || Math.abs(a.weight - e.weight) > WEIGHT_TOLERANCE) return false;
+    if (ctx.dataplane !== 'cilium' && a.protocol !== null && a.protocol !== exp.protocol) return false;
+  }
+  return true;
+}
+
+/**
  * The dataplane findings of one expected frontend against the node's frontend of the same key
  * (`act`, undefined when the node has none). A frontend whose reading hit something not
  * understood gives one `unknown` finding and nothing else.
@@ -146,6 +158,7 @@ export function compareFrontend(exp: ExpectedFrontend, act: ProgrammedFrontend |
     if (exp.reason === 'no-local-external') return [finding('local-policy-drop', 'info', `${fe}: externalTrafficPolicy Local and no endpoint on this node: kube-proxy drops outside traffic here by design`, exp)];
     return [finding('frontend-missing', 'degraded', `${fe}: should ${exp.outcome} (${exp.reason}) but the node has no rule for it (clients wait for a timeout instead)`, exp)];
   }
+  if (act.problems.length === 0 && sameAsExpected(exp, act, ctx)) return [];
   if (act.problems.length > 0) {
     return [finding('dataplane-not-understood', 'unknown', `${fe}: ${act.problems.join('; ')}`, exp, { evidence: act.evidence })];
   }

@@ -58,7 +58,7 @@ export function readNodeDataplane(snapshot: NodeSnapshot): NodeDataplane {
   else if (dataplane === 'nftables') problem = notRead(snapshot.nft, 'the nftables ruleset', pending('nft'));
   else problem = notRead(snapshot.lb, "Cilium's LB maps", pending('lb'));
   if (problem === null) {
-    if (dataplane === 'iptables') frontends = readIptablesFrontends(ipt!.value!);
+    if (dataplane === 'iptables') frontends = readIptablesFrontends(ipt!.value!, mode === 'iptables-legacy' ? 'iptables-legacy' : 'iptables');
     else if (dataplane === 'nftables') frontends = readNftFrontends(snapshot.nft!.value!);
     else if (dataplane === 'cilium') frontends = readCiliumFrontends(snapshot.lb!.value!);
   }
@@ -67,11 +67,11 @@ export function readNodeDataplane(snapshot: NodeSnapshot): NodeDataplane {
   }
   const leftovers: { mode: DiagnosedDataplane; frontend: ProgrammedFrontend }[] = [];
   if (dataplane !== 'iptables' && snapshot.iptables?.value) for (const f of readIptablesFrontends(snapshot.iptables.value)) leftovers.push({ mode: 'iptables', frontend: f });
-  if (dataplane !== 'iptables' && snapshot.iptablesLegacy?.value) for (const f of readIptablesFrontends(snapshot.iptablesLegacy.value)) leftovers.push({ mode: 'iptables', frontend: f });
+  if (dataplane !== 'iptables' && snapshot.iptablesLegacy?.value) for (const f of readIptablesFrontends(snapshot.iptablesLegacy.value, 'iptables-legacy')) leftovers.push({ mode: 'iptables', frontend: f });
   if (dataplane !== 'nftables' && snapshot.nft?.value) for (const f of readNftFrontends(snapshot.nft.value)) leftovers.push({ mode: 'nftables', frontend: f });
   let legacy: FrontendIndex | null = null;
   if (dataplane === 'iptables' && mode !== 'iptables-legacy' && snapshot.iptablesLegacy?.value) {
-    const l = readIptablesFrontends(snapshot.iptablesLegacy.value);
+    const l = readIptablesFrontends(snapshot.iptablesLegacy.value, 'iptables-legacy');
     if (l.length > 0) legacy = indexFrontends(l);
   }
   return { mode, dataplane, problem, frontends: problem === null ? indexFrontends(frontends) : EMPTY, leftovers, legacy };

@@ -8,13 +8,13 @@
  */
 import type { ApiObjects } from '../../model/k8s.js';
 import type { NodeSnapshot } from '../../model/snapshot.js';
-import type { ServiceRow } from '../service-types.js';
-import { compareFrontend, type ApiEndpointFacts, type CompareContext } from './compare-frontends.js';
+import { compareFrontend, type CompareContext } from './compare-frontends.js';
 import { readNodeDataplane, type NodeDataplane } from './dataplane.js';
 import { buildExpectation, type ExpectedService } from './expect.js';
 import { frontendKey } from './frontends.js';
 import { apiFindings, podsByNamespace } from './layer-api.js';
 import { legacyDisagreement, leftoverEvidence } from './leftovers.js';
+import { conntrackFindings, nodeMinorVersion } from './layer-conntrack.js';
 import { ciliumFrontendFindings, listingDisagreements, orphanBackends } from './read-cilium.js';
 import type { Diagnosis, Finding, ServiceDiagnosis } from './types.js';
 import { countVerdicts, foldVerdict } from './verdict.js';
@@ -22,15 +22,6 @@ import { countVerdicts, foldVerdict } from './verdict.js';
 /** What to diagnose: `service` (`ns/name`) limits the Services (node findings stay). */
 export interface DiagnoseOptions {
   readonly service?: string;
-}
-
-function apiEndpointsOf(row: ServiceRow): Map<string, ApiEndpointFacts> {
-  const out = new Map<string, ApiEndpointFacts>();
-  for (const e of row.endpoints) {
-    const ready = e.ready !== false;
-    if (!out.has(e.address) || ready) out.set(e.address, { ready, serving: e.serving ?? ready, terminating: e.terminating ?? false });
-  }
-  return out;
 }
 
 function podsByIpOf(objects: ApiObjects): Map<string, string> {
@@ -55,7 +46,7 @@ function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
   if (svc.unsupported) return [{ layer: 'dataplane', code: 'dataplane-not-understood', severity: 'unknown', message: `not compared: ${svc.unsupported}`, evidence: [] }];
   if (svc.frontends.length === 0) return [];
   if (dp.problem !== null || dp.dataplane === null) return [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: `not compared: ${dp.problem ?? 'no dataplane'}`, evidence: [] }];
-  const ctx: CompareContext = { apiEndpoints: apiEndpointsOf(svc.row), podsByIp: shared.podsByIp, dataplane: dp.dataplane };
+  const ctx: CompareContext = { apiEndpoints: svc.apiEndpoints, podsByIp: shared.podsByIp, dataplane: dp.dataplane };
   const out: Finding[] = [];
   for (const f of svc.frontends) {
     const key = frontendKey(f);
@@ -123,8 +114,10 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   };
   const pods = podsByNamespace(api);
   const chosen = expectation.services.filter((s) => options.service === undefined || `${s.namespace}/${s.name}` === options.service);
+  const ct = snapshot.conntrack?.value;
+  const flows = ct && dp.dataplane !== 'cilium' ? conntrackFindings(ct.entries, chosen, expectation.input.nodeIPs, nodeMinorVersion(api, snapshot.meta.node)) : new Map<string, Finding[]>();
   const perService = chosen.map((svc) => {
-    const findings = [...apiFindings(svc.row, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared)];
+    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(flows.get(`${svc.namespace}/${svc.name}`) ?? [])];
     const left = leftoverFinding(`${svc.namespace}/${svc.name}`, shared, dp.dataplane);
     if (left) findings.push(left);
     return { svc, findings };
@@ -139,6 +132,10 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   const known = new Set(expectation.services.map((s) => `${s.namespace}/${s.name}`));
   const nodeFindings: Finding[] = [];
   if (dp.problem !== null) nodeFindings.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, evidence: [] });
+  if (!ct || dp.dataplane === 'cilium') {
+    const why = dp.dataplane === 'cilium' ? "Cilium's own conntrack is not compared yet" : `the conntrack table was not read${snapshot.conntrack?.error ? ` (${snapshot.conntrack.error})` : ''}`;
+    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', message: `stale flows not checked: ${why}`, evidence: [] });
+  }
   if (options.service === undefined) {
     for (const [k, list] of unexpected) if (!known.has(k)) nodeFindings.push(...list);
     for (const [k] of shared.leftovers) {

@@ -10,7 +10,7 @@ import { editDistance } from '../../model/close-names.js';
 import type { ApiObjects, Pod } from '../../model/k8s.js';
 import { parseAddress } from '../../net/address.js';
 import { factsFor } from '../service-view.js';
-import type { ServiceRow } from '../service-types.js';
+import type { EndpointRow, ServiceRow } from '../service-types.js';
 import type { Finding } from './types.js';
 
 const services = (row: ServiceRow) => [{ pane: 'services' as const, ref: `${row.namespace}/${row.name}` }];
@@ -43,10 +43,10 @@ export function nearestLabels(selector: Readonly<Record<string, string>>, pods: 
   return out;
 }
 
-function sliceFindings(row: ServiceRow): Finding[] {
+function sliceFindings(row: ServiceRow, endpoints: readonly EndpointRow[]): Finding[] {
   const out: Finding[] = [];
   const seen = new Map<string, string>();
-  for (const e of row.endpoints) {
+  for (const e of endpoints) {
     const family = parseAddress(e.address)?.family;
     if ((e.addressType === 'IPv4' && family === 'ipv6') || (e.addressType === 'IPv6' && family === 'ipv4')) {
       out.push({ layer: 'endpoints', code: 'wrong-family-address', severity: 'degraded', message: `EndpointSlice ${e.sliceName} (${e.addressType}) holds ${e.address}: kube-proxy skips it`, endpoint: e.address, evidence: services(row) });
@@ -72,10 +72,13 @@ function specFindings(row: ServiceRow): Finding[] {
   return out;
 }
 
-/** The API and endpoints findings of one Service (`pods`: its namespace's Pods, for the nearest labels). */
-export function apiFindings(row: ServiceRow, pods: readonly Pod[]): Finding[] {
+/**
+ * The API and endpoints findings of one Service: `endpoints` its endpoint rows (read once by
+ * the caller), `pods` its namespace's Pods (for the nearest labels).
+ */
+export function apiFindings(row: ServiceRow, endpoints: readonly EndpointRow[], pods: readonly Pod[]): Finding[] {
   const out: Finding[] = [];
-  const usable = row.endpoints.some((e) => e.ready !== false || (e.serving === true && e.terminating === true));
+  const usable = endpoints.some((e) => e.ready !== false || (e.serving === true && e.terminating === true));
   for (const f of factsFor(row)) {
     if (f.code === 'no-endpointslice') {
       out.push({ layer: 'endpoints', code: 'no-endpoints', severity: 'broken', message: f.message, evidence: services(row) });
@@ -90,5 +93,5 @@ export function apiFindings(row: ServiceRow, pods: readonly Pod[]): Finding[] {
       out.push({ layer: 'api', code: 'port-name-mismatch', severity: 'degraded', message: f.message, evidence: services(row) });
     }
   }
-  return [...out, ...sliceFindings(row), ...specFindings(row)];
+  return [...out, ...sliceFindings(row, endpoints), ...specFindings(row)];
 }

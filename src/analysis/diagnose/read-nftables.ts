@@ -16,21 +16,29 @@ import type { FrontendKind, FrontendOutcome, ProgrammedEndpoint, ProgrammedFront
 
 /** Where a rule is, in the Rules pane's words: `ip kube-proxy service-… #2` (1-based). */
 export function nftRuleRef(table: NftTable, chain: NftChain, index: number, rule: NftRule): Evidence {
-  return { pane: 'rules', ref: `${table.family} ${table.name} ${chain.name} #${index + 1}`, text: rule.raw };
+  const t = `${table.family} ${table.name}`;
+  return { pane: 'rules', ref: `${t} ${chain.name} #${index + 1}`, text: rule.raw, at: { ruleset: 'nft', table: t, chain: chain.name, rule: index } };
 }
 
 /** Where a map element is: `ip kube-proxy map service-ips 10.96.0.10 . tcp . 53`. */
 export function nftElementRef(table: NftTable, set: NftSet, key: string): Evidence {
-  return { pane: 'rules', ref: `${table.family} ${table.name} map ${set.name} ${key}` };
+  const t = `${table.family} ${table.name}`;
+  return { pane: 'rules', ref: `${t} map ${set.name} ${key}`, at: { ruleset: 'nft', table: t, set: set.name } };
 }
 
 const MAX_DEPTH = 8;
+
+/** An endpoint found by the walk; its evidence (rule text is printed on each read) is made only when a finding quotes it. */
+interface FoundEndpoint extends ProgrammedEndpoint {
+  weight: number;
+  readonly at: { chain: NftChain; index: number; rule: NftRule }[];
+}
 
 interface WalkState {
   readonly table: NftTable;
   readonly chains: ReadonlyMap<string, NftChain>;
   readonly sets: ReadonlyMap<string, NftSet>;
-  readonly endpoints: Map<string, { ip: string; port: number; protocol: string | null; weight: number; evidence: Evidence[] }>;
+  readonly endpoints: FoundEndpoint[];
   affinity: number | null;
   readonly problems: string[];
 }
@@ -69,13 +77,24 @@ function addDnat(state: WalkState, chain: NftChain, index: number, rule: NftRule
     state.problems.push(`dnat not understood: ${rule.raw}`);
     return;
   }
-  const ev = nftRuleRef(state.table, chain, index, rule);
-  const key = `${ip}:${port}`;
-  const have = state.endpoints.get(key);
+  const have = state.endpoints.find((e) => e.ip === ip && e.port === port);
   if (have) {
     have.weight += weight;
-    have.evidence.push(ev);
-  } else state.endpoints.set(key, { ip, port, protocol: l4proto(rule), weight, evidence: [ev] });
+    have.at.push({ chain, index, rule });
+    return;
+  }
+  const at = [{ chain, index, rule }];
+  const table = state.table;
+  state.endpoints.push({
+    ip,
+    port,
+    protocol: l4proto(rule),
+    weight,
+    at,
+    get evidence(): Evidence[] {
+      return at.map((x) => nftRuleRef(table, x.chain, x.index, x.rule));
+    },
+  });
 }
 
 /** The chains a `numgen … mod N vmap { i : goto chain }` sends to, each with its share of N. */
@@ -170,9 +189,9 @@ function elementFrontend(state: Omit<WalkState, 'endpoints' | 'problems' | 'affi
     return { ...base, kind: nodePort ? 'nodePort' : 'clusterIP', ...serviceOfComment(comment), outcome, endpoints: [], affinitySeconds: null, problems: [] };
   }
   if ((value.verdict !== 'goto' && value.verdict !== 'jump') || !value.target) return null;
-  const walkState: WalkState = { ...state, endpoints: new Map(), problems: [], affinity: null };
+  const walkState: WalkState = { ...state, endpoints: [], problems: [], affinity: null };
   walk(walkState, value.target, 1, 0);
-  const endpoints: ProgrammedEndpoint[] = [...walkState.endpoints.values()].map((e) => ({ ...e }));
+  const endpoints: readonly ProgrammedEndpoint[] = walkState.endpoints;
   const kind: FrontendKind = nodePort ? 'nodePort' : value.target.startsWith('external-') || value.target.startsWith('firewall-') ? 'externalIP' : 'clusterIP';
   return { ...base, kind, ...serviceOfChain(value.target), outcome: 'endpoints', endpoints, affinitySeconds: walkState.affinity, problems: walkState.problems };
 }

@@ -40,6 +40,12 @@ export interface Evidence {
   readonly pane: 'services' | 'rules' | 'lb' | 'conntrack' | 'dns' | 'compare';
   readonly ref: string;
   readonly text?: string;
+  /**
+   * Where a Rules pane row is, for a jump to it: the ruleset as the Rules pane names it
+   * (`iptables`, `iptables-legacy`, `nft`), the table (`nat`, `ip kube-proxy`), and the chain
+   * with its 0-based rule, or the set/map.
+   */
+  readonly at?: { readonly ruleset: string; readonly table: string; readonly chain?: string; readonly rule?: number; readonly set?: string };
 }
 
 /**
