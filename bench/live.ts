@@ -134,7 +134,10 @@ async function main(): Promise<void> {
       const rules = measure(`${mode} show rules`, [process.execPath, cli, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api]);
       const services = measure(`${mode} show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--netns', ns, '--api-file', api]);
       log(`${mode} first frames`);
-      const frames = await firstFrames(ns, api, mode);
+      const frames = await firstFrames(ns, api, mode).catch((e: Error) => {
+        log(`${mode} first frames failed: ${e.message}`);
+        return { services: Number.NaN, moded: Number.NaN };
+      });
       log(`${mode} refresh of the open chain`);
       const refresh = await chainRefresh(ns, api, focus);
       const ratio = (x: number) => (Number.isNaN(x) || !(base.ms > 0) ? '–' : `${(x / base.ms).toFixed(2)}×`);
@@ -147,6 +150,7 @@ async function main(): Promise<void> {
         `| ${mode} | TUI start → frame naming the mode (rules read) | ${ms(frames.moded)} | | ${ratio(frames.moded)} | |`,
         `| ${mode} | refresh of the open chain (${focus.chain}), median of 5 | ${ms(refresh.ms)} | ${ms(refresh.cpuMs)} node | | kinds ${refresh.kinds}; node CPU at the 2 s interval ${(refresh.cpuMs / 20).toFixed(1)} % of a core |`,
       );
+      log(`rows so far:\n${rows.join('\n')}`);
       must(['ip', 'netns', 'del', ns]);
       namespaces.pop();
     }
