@@ -20,6 +20,7 @@ import { IpvsPane } from './panes/IpvsPane.js';
 import { LbPane } from './panes/LbPane.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
+import { FindingsView } from './panes/FindingsView.js';
 import { StepPane, type StepPaneData } from './panes/StepPane.js';
 import type { UiState } from './state.js';
 import { theme } from './theme.js';
@@ -86,9 +87,11 @@ export const PANE_REGISTRY = [
     title: 'pane.services',
     follows: true,
     tour: true,
-    rowCount: ({ views }) => views.services.rows?.length ?? 0,
-    render: ({ views, ui, cursor, width, height, lang }) => (
-      <ServicesPane rows={views.services.rows} diagnostics={views.services.diagnostics} pinned={ui.pinnedService} cursor={cursor} width={width} height={height} focused lang={lang} />
+    rowCount: ({ views, ui }) => (ui.findings ? (views.findings?.findings.length ?? 0) : (views.services.rows?.length ?? 0)),
+    render: ({ views, ui, cursor, width, height, lang }) => ui.findings ? (
+      <FindingsView service={views.findings} cursor={cursor} width={width} height={height} lang={lang} />
+    ) : (
+      <ServicesPane rows={views.services.rows} diagnostics={views.services.diagnostics} pinned={ui.pinnedService} verdicts={views.diagnosis?.verdicts ?? null} cursor={cursor} width={width} height={height} focused lang={lang} />
     ),
   },
   {
