@@ -8,6 +8,8 @@ import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
+import type { SnapshotPart } from './model/snapshot.js';
+import { checkAskedProbes } from './collect/planned-runs.js';
 import { probe } from './sources/catalog.js';
 import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
 import type { Transport } from './sources/transport.js';
@@ -62,6 +64,28 @@ interface GlobalOptions extends SourceOptions {
   readonly lang?: string;
   readonly bpfRoot?: string;
   readonly clusterDomain?: string;
+  /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle. */
+  readonly fleet?: string;
+  /** `--probe ID` (repeatable): heavy dumps to read even when the probe plan skips them. */
+  readonly probe?: readonly string[];
+}
+
+/**
+ * The snapshot parts `show WHAT` reads: `services` none (the API objects and the mode's cheap
+ * evidence), `rules` the rulesets (with what their head and notes name: ipsets, `-m recent`, LB
+ * maps, IPVS), not the conntrack tables; the others all.
+ */
+function partsFor(what: string): readonly SnapshotPart[] | undefined {
+  if (what === 'services') return [];
+  if (what === 'rules') return ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'ipset', 'xtRecent', 'lb', 'ipvs'];
+  return undefined;
+}
+
+/** `--probe` ids, checked against the catalog (a UserError for an unknown one); empty when none. */
+function askedProbes(opts: GlobalOptions): string[] {
+  const ids = [...(opts.probe ?? [])];
+  checkAskedProbes(ids);
+  return ids;
 }
 
 /** The cluster domain for DNS: `--cluster-domain` (a bad one is a UserError), else what the source shows, else the default. */
@@ -87,6 +111,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
+    .option('--probe <id...>', 'also read these dumps when the probe plan skips them for the node\'s mode (e.g. nft-json, nft-text: the header and `?` list what was skipped)')
     .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns, dig, the DNS pane and capture (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(DEFAULT_INTERVAL_MS / 1000).argParser(positiveSeconds))
     .addOption(langOption());
@@ -150,13 +175,37 @@ function requireTerminal(): void {
 
 /** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
 async function openSession(opts: GlobalOptions): Promise<Session> {
+  const probes = askedProbes(opts);
   const source = await openSource(opts);
   // A --cluster-domain that is not a domain name is refused before the screen opens.
   if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
-  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
+  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
+}
+
+/** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
+async function runFleetTui(dir: string, lang: string | undefined): Promise<void> {
+  requireTerminal();
+  const [{ render }, { FleetApp }, { diagnoseFleet }, { fleetDiagnoseNode }, { readFleetManifest }, { openReplaySession }, path] = await Promise.all([
+    import('ink'), import('./ui/fleet/FleetApp.js'), import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./fleet/bundle.js'), import('./collect/replay-session.js'), import('node:path'),
+  ]);
+  const manifest = readFleetManifest(dir);
+  process.stderr.write(`nodescope: diagnosing ${manifest.nodes.length} nodes of ${dir}…\n`);
+  const data = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+  const openNode = async (node: string) => {
+    const entry = manifest.nodes.find((n) => n.name === node);
+    if (!entry || entry.status !== 'ok') throw new UserError(`${node} was not captured`);
+    const session = await openReplaySession(path.join(dir, entry.dir));
+    void session.start();
+    return { session, stop: () => session.stop() };
+  };
+  const app = render(<FleetApp data={data} dir={dir} lang={detectLang(lang)} openNode={openNode} />, { exitOnCtrlC: false });
+  const leave = onCleanup('leave the TUI', () => app.unmount());
+  await app.waitUntilExit();
+  leave();
 }
 
 async function runTui(opts: GlobalOptions): Promise<void> {
+  if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
   requireTerminal();
   const session = await openSession(opts);
   const { render, App } = await loadUi();
@@ -184,7 +233,7 @@ async function runTour(name: string, lang: string | undefined): Promise<void> {
 async function runDashCommand(opts: GlobalOptions & { service: string }): Promise<void> {
   requireTerminal();
   const source = await openSource(opts);
-  const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts) });
+  const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes: askedProbes(opts) });
   const { runDash } = await import('./dash/run.js');
   const dash = runDash({ session, service: opts.service, lang: detectLang(opts.lang) });
   onCleanup('stop the live session', () => session.stop());
@@ -201,9 +250,10 @@ interface ShowOptions extends GlobalOptions {
   readonly events?: boolean;
 }
 
-async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = []) {
+async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[]) {
+  const probes = askedProbes(opts);
   const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
   return { source, snapshot };
 }
 
@@ -212,7 +262,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
   const events = opts.events === true && !opts.replay;
   if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
-  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : []);
+  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
   let out: string;
   try {
     switch (what) {
@@ -355,6 +405,17 @@ function addFleetCommands(program: Command): void {
       // 2: no node could be read; 1: some could not (each named with its reason in fleet.json).
       if (failed.length) process.exitCode = failed.length === manifest.nodes.length ? 2 : 1;
     });
+  fleet
+    .command('diagnose')
+    .argument('<dir>', 'a fleet bundle (fleet capture -o DIR)')
+    .description('per Service and node: the verdict, and the nodes whose programmed backends differ from the API and from the majority')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (dir: string, opts: { output: 'text' | 'json' }) => {
+      const [{ diagnoseFleet }, { fleetDiagnoseNode }, report] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js')]);
+      const result = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+      writeDocument(opts.output === 'json' ? report.fleetJson(result) : report.fleetText(result), opts.output);
+      process.exitCode = report.fleetExitCode(result);
+    });
 }
 
 /** Builds the command tree (exported for tests of argument handling). */
@@ -362,6 +423,7 @@ export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
     .description("Open a Kubernetes node and see where a Service's packets really get rewritten")
     .version(packageVersion())
+    .option('--fleet <dir>', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR)')
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 
@@ -429,13 +491,14 @@ export function buildProgram(): Command {
     .option('--force', 'write into a non-empty directory, removing the bundle files already there')
     .action(async (opts: GlobalOptions & { output: string; note?: string; dns: boolean; dnsServer?: string; force?: boolean }) => {
       prepareCaptureDir(opts.output, opts.force === true);
+      const probes = askedProbes(opts);
       if (!opts.local && !opts.netns && !opts.replay && !opts.ssh && !opts.node) {
         process.stderr.write(`nodescope: no source given: capturing the embedded default capture (replay of ${defaultCaptureDir()}); name one with --local, --netns, --ssh, --node or --replay\n`);
       }
       const source = await openSource(opts);
       if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
       const progress = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
-      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, progress, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}), ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
+      const manifest = await captureBundle(source, opts.output, { params: params(opts), probes, dns: opts.dns, progress, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}), ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });
 

@@ -275,6 +275,43 @@ export function categorizeEndpoints(svc: ProxyServicePort): CategorizedEndpoints
   return result(union);
 }
 
+/**
+ * The choices both proxiers' `syncProxyRules` make for one Service port before writing
+ * anything (pkg/proxy/iptables/proxier.go and pkg/proxy/nftables/proxier.go agree on them):
+ * whether internal (ClusterIP) and external traffic have endpoints under their policy,
+ * which policy chains exist, and what traffic without endpoints gets (`reject` when there
+ * is no usable endpoint anywhere, `drop` when the Local policy has none on this node, `''`
+ * when it has endpoints).
+ */
+export interface ServicePortPlan {
+  readonly cat: CategorizedEndpoints;
+  readonly hasInternalEndpoints: boolean;
+  readonly hasExternalEndpoints: boolean;
+  readonly usesClusterPolicyChain: boolean;
+  readonly usesLocalPolicyChain: boolean;
+  readonly usesExternalTrafficChain: boolean;
+  readonly internalVerdict: '' | 'reject' | 'drop';
+  readonly externalVerdict: '' | 'reject' | 'drop';
+}
+
+/** The {@link ServicePortPlan} of one Service port (categorising its endpoints). */
+export function planServicePort(svc: ProxyServicePort): ServicePortPlan {
+  const cat = categorizeEndpoints(svc);
+  const hasInternalEndpoints = cat.hasAnyEndpoints && !(svc.internalPolicyLocal && cat.localEndpoints.length === 0);
+  const hasExternalEndpoints = cat.hasAnyEndpoints && !(svc.externalPolicyLocal && cat.localEndpoints.length === 0);
+  const verdict = (has: boolean): '' | 'reject' | 'drop' => (!cat.hasAnyEndpoints ? 'reject' : has ? '' : 'drop');
+  return {
+    cat,
+    hasInternalEndpoints,
+    hasExternalEndpoints,
+    usesClusterPolicyChain: cat.clusterEndpoints.length > 0 && svc.usesClusterEndpoints,
+    usesLocalPolicyChain: cat.localEndpoints.length > 0 && svc.usesLocalEndpoints,
+    usesExternalTrafficChain: cat.hasAnyEndpoints && svc.externallyAccessible,
+    internalVerdict: verdict(hasInternalEndpoints),
+    externalVerdict: verdict(hasExternalEndpoints),
+  };
+}
+
 /** True when `ip` lies in `cidr` and both are of one family; false for malformed input. */
 export function ipInCidr(ip: string, cidr: string): boolean {
   return parseAddress(ip) !== null && cidrContains(cidr, ip);

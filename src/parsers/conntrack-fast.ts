@@ -616,4 +616,3 @@ function stateAt(r: FastLine, s: string, from: number): number {
   }
   return -1;
 }
-

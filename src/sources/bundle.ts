@@ -40,6 +40,8 @@ export interface ManifestProbe {
   readonly exitCode: number | null;
   readonly startedAt: string;
   readonly durationMs: number;
+  /** The node CPU time of the probe (user + system, ms) when the transport measured it (ExecResult.cpuMs). */
+  readonly cpuMs?: number;
   readonly stdoutFile: string;
   readonly stderrFile: string;
   /** Hex sha256 of the stdout and stderr bytes as written. */
@@ -61,6 +63,8 @@ export interface BundleManifest {
   readonly api: { readonly file: string; readonly sha256: string } | null;
   /** Free-form provenance note (how the capture was made). */
   readonly note?: string;
+  /** Heavy probes the probe plan left out (src/collect/probe-plan.ts), and why; absent when none. */
+  readonly skipped?: readonly { readonly id: string; readonly reason: string; readonly silent?: boolean }[];
 }
 
 /** A bundle read back: its manifest, and the directory to read files from. */
@@ -86,6 +90,7 @@ export interface WriteBundleInput {
   readonly apiText?: string;
   readonly extras?: Readonly<Record<string, string>>;
   readonly note?: string;
+  readonly skipped?: readonly { readonly id: string; readonly reason: string; readonly silent?: boolean }[];
   /**
    * A file that holds exactly `apiText` (a fleet's `DIR/api.json`): hard-linked as this
    * bundle's api.json instead of writing the text again, so a fleet keeps one copy on disk
@@ -113,6 +118,7 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
       exitCode: run.result.exitCode,
       startedAt: run.result.startedAt,
       durationMs: run.result.durationMs,
+      ...(run.result.cpuMs !== undefined ? { cpuMs: run.result.cpuMs } : {}),
       stdoutFile,
       stderrFile,
       sha256: { stdout: sha256(run.result.stdout), stderr: sha256(run.result.stderr) },
@@ -138,6 +144,7 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
     probes,
     api,
     ...(input.note ? { note: input.note } : {}),
+    ...(input.skipped?.length ? { skipped: input.skipped } : {}),
   };
   writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
   return manifest;

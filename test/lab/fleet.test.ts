@@ -110,6 +110,17 @@ describe.runIf(canRun)('fleet capture through the recorded API server', () => {
     if (haveKubectl) expect(await kubectlOurs()).toEqual([]);
   }, 120_000);
 
+  it('fleet diagnose names exactly the two bad nodes and their Services (exit 1)', async () => {
+    const r = await cli(['fleet', 'diagnose', fleetDir, '-o', 'json']).done;
+    expect(r.code, r.stderr).toBe(1);
+    const d = JSON.parse(r.stdout) as { nodes: { name: string; status: string }[]; services: { namespace: string; name: string; divergent: { node: string; stale: string[]; missing: string[] }[]; nodes: Record<string, { verdict: string; ownFault: boolean }> }[] };
+    expect(d.nodes.map((n) => [n.name, n.status])).toEqual([['lab-node', 'ok'], ['lab-node2', 'degraded'], ['lab-node3', 'broken']]);
+    const bad = d.services.flatMap((s) => Object.entries(s.nodes).filter(([, c]) => c.ownFault).map(([n, c]) => `${n} ${s.namespace}/${s.name} ${c.verdict}`));
+    expect(bad.sort()).toEqual(['lab-node2 default/web degraded', 'lab-node3 kube-system/kube-dns broken']);
+    const divergent = d.services.flatMap((s) => s.divergent.map((x) => `${x.node} ${s.namespace}/${s.name} stale=${x.stale.join(',')} missing=${x.missing.join(',')}`));
+    expect(divergent.sort()).toEqual([`lab-node2 default/web stale=${STALE_ENDPOINT}:8080 missing=`, 'lab-node3 kube-system/kube-dns stale= missing=10.244.0.2:53,10.244.0.3:53']);
+  }, 60_000);
+
   it.each([
     ['SIGINT', 130],
     ['SIGTERM', 143],
