@@ -20,6 +20,11 @@ import { RICH_SCENARIO, withService } from '../helpers/diagnose-scenario.js';
 import { labAvailable } from '../helpers/lab.js';
 import { apiObjectsText } from './api-objects.js';
 import { nsExec, nsExecOk, run } from './exec.js';
+import { createLabCiliumMaps, dumpLabCiliumMap, removeLabCiliumMaps } from './cilium-maps.js';
+import { labCiliumTable } from './cilium-scenario.js';
+import { decodeCiliumLbMaps } from '../../src/parsers/bpftool-lb-decode.js';
+import type { LbTable } from '../../src/model/cilium.js';
+import { snapshotOf } from '../helpers/fixtures.js';
 
 const PREFIX = 'nsdg-';
 const NS = `${PREFIX}node`;
@@ -178,5 +183,40 @@ describe.skipIf(!canRun)('diagnose on the real kernel: nftables mode', () => {
     expect(d.header.dataplane).toBe('nftables');
     expect(findings(d, 'default/web').filter((x) => x.code === 'leftover-rules')).toHaveLength(1);
     expect(changed(d, healthy).filter((k) => k !== 'default/sticky')).toEqual(['default/web']);
+  }, 60_000);
+});
+
+const BPF_ROOT = '/sys/fs/bpf/nsdg-diagnose/tc/globals';
+const canBpf = labAvailable(['bpftool']);
+
+describe.skipIf(!canBpf)('diagnose on real BPF maps: Cilium mode', () => {
+  /** The lab-cilium node with its LB table read back from real maps written from `table`. */
+  async function ciliumDiagnosis(table: LbTable): Promise<Diagnosis> {
+    const lab = createLabCiliumMaps({ root: BPF_ROOT, table });
+    const dumps = lab.maps.map((m) => ({ name: m.name, text: dumpLabCiliumMap(m.path), origin: `bpftool -j map dump pinned ${m.path}` }));
+    const read = decodeCiliumLbMaps(dumps).value.table;
+    const base = await snapshotOf('lab-cilium');
+    return diagnoseSnapshot({ ...base, lb: { ...base.lb!, value: read } });
+  }
+  afterAll(() => {
+    if (canBpf) removeLabCiliumMaps({ root: BPF_ROOT });
+  });
+
+  it('healthy maps: ok for every Service with endpoints; an extra backend in the backends map with a slot of web: endpoint-extra on web only', async () => {
+    const healthy = await ciliumDiagnosis(labCiliumTable());
+    const v = verdicts(healthy);
+    for (const ref of ['default/web', 'default/api', 'kube-system/kube-dns']) expect([ref, v[ref]]).toEqual([ref, 'ok']);
+    const table = labCiliumTable();
+    const ids = table.backends.map((b) => b.id ?? 0);
+    const backend = { id: Math.max(...ids) + 1, ip: '10.244.0.99', port: 8080, protocol: 'TCP' as const, state: 'active' as const, weight: null, clusterId: 0, zone: 0, nodeName: null };
+    const broken = {
+      ...table,
+      backends: [...table.backends, backend],
+      services: table.services.map((s) => (s.frontend.ip === '10.96.12.34' && s.frontend.port === 80 ? { ...s, count: (s.count ?? 0) + 1, slots: [...s.slots, { slot: s.slots.length + 1, backendId: backend.id, backend, flags: s.flags }] } : s)),
+    };
+    const d = await ciliumDiagnosis(broken);
+    const f = findings(d, 'default/web').filter((x) => x.code === 'endpoint-extra');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.12.34:80/TCP', '10.244.0.99:8080']]);
+    expect(changed(d, healthy)).toEqual(['default/web']);
   }, 60_000);
 });
