@@ -9,6 +9,7 @@ import type { SessionLike } from '../collect/session.js';
 import type { AppViews } from './app-views.js';
 import { commandOf, type Command, type InkKey } from './key-bindings.js';
 import { openServiceActions } from './open-location.js';
+import { openEvidenceActions } from './diagnosis-view.js';
 import { highlightedService, togglePin } from './shown-service.js';
 import { cursorOf, currentRules, filterOf, type UiAction, type UiState } from './state.js';
 import { formatServiceRef } from '../model/service-ref.js';
@@ -79,9 +80,21 @@ function startStep({ ui, views, snapshot, dispatch }: KeyContext): void {
   else dispatch({ type: 'stepNoPacket', reason: packet.reason });
 }
 
-/** Enter: open the Service's dataplane (Services), or the chain or set under the cursor (Rules). */
+/** `d`: the findings of the Service under the cursor (the diagnosis is made now if it was not). */
+function diagnose({ ui, views, dispatch }: KeyContext): void {
+  const row = views.services.rows?.[cursorOf(ui)];
+  if (!row || ui.findings) return;
+  dispatch({ type: 'selectService', service: formatServiceRef(row) });
+  dispatch({ type: 'openFindings' });
+}
+
+/** Enter: open the Service's dataplane (Services), the proving row of a finding, or the chain or set under the cursor (Rules). */
 function open({ ui, views, snapshot, dispatch }: KeyContext): void {
   const cursor = cursorOf(ui);
+  if (ui.pane === 'services' && ui.findings) {
+    for (const action of openEvidenceActions(views.findings?.findings[cursor]?.evidence ?? [])) dispatch(action);
+    return;
+  }
   if (ui.pane === 'services') {
     const row = views.services.rows?.[cursor];
     if (!row || !snapshot) return;
@@ -134,6 +147,7 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
   top: (ctx) => ctx.dispatch({ type: 'jumpTo', index: 0, count: ctx.count }),
   bottom: (ctx) => ctx.dispatch({ type: 'jumpTo', index: ctx.count - 1, count: ctx.count }),
   open,
+  diagnose,
   filter: (ctx) => ctx.dispatch({ type: 'filterStart' }),
   refresh: (ctx) => ctx.session.refreshNow(),
   trace: startStep,

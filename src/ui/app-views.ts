@@ -19,6 +19,8 @@ import { t, type Lang } from '../text/i18n.js';
 import { highlightedService, shownService, type ShownService } from './shown-service.js';
 import { filterOf, type UiState } from './state.js';
 import { rulesView, servicesView } from './views.js';
+import { diagnosisOf, type DiagnosisIndex } from './diagnosis-view.js';
+import type { ServiceDiagnosis } from '../analysis/diagnose/index.js';
 
 /** The data of every pane; null for a pane not shown (its view is not built). */
 export interface AppViews {
@@ -31,6 +33,10 @@ export interface AppViews {
   readonly mode: ProxyModeResult | null;
   /** The Service Conntrack, DNS and Modes show: pinned, else under the Services cursor. */
   readonly shown: ShownService | null;
+  /** The node's diagnosis (src/ui/diagnosis-view.ts), null until made. */
+  readonly diagnosis: DiagnosisIndex | null;
+  /** The diagnosis of the Service the findings view shows (`ui.selectedService`), when open. */
+  readonly findings: ServiceDiagnosis | null;
 }
 
 /** The parts the proxy mode is read from: the header says `…` until they are parsed. */
@@ -90,8 +96,9 @@ export function createAppViews(): AppViewsOf {
     const filter = filterOf(ui);
     const pane = ui.pane;
     const current = shown(highlighted(snapshot, ui.filters['services'] ?? '', ui.cursors['services'], ui), ui.pinnedService, ui);
+    const diagnosis = diagnosisOf(snapshot, ui.findings);
     return {
-      services: services(snapshot, pane === 'services' ? filter : ''),
+      services: services(snapshot, pane === 'services' ? (ui.filters['services'] ?? '') : ''),
       rules: pane === 'rules' ? rules(snapshot, state.rates, state.error, ui.rulesStack, filter, lang, state, ui) : null,
       lb: pane === 'lb' ? lb(snapshot, filter) : null,
       conntrack: pane === 'conntrack' ? conntrack(snapshot, ui.conntrackSort, ui.conntrackAll, current?.service ?? null, filter) : null,
@@ -99,6 +106,8 @@ export function createAppViews(): AppViewsOf {
       step: pane === 'step' ? step(snapshot, ui.step, lang) : { kind: 'none' },
       mode: mode(snapshot),
       shown: current,
+      diagnosis,
+      findings: ui.findings && ui.selectedService ? (diagnosis?.byService.get(ui.selectedService) ?? null) : null,
     };
   };
 }

@@ -10,6 +10,7 @@ import { followingPanes, paneByKey, PANE_REGISTRY, type PaneId } from './pane-re
 /** Everything a key can ask the app to do. */
 export type Command =
   | 'quit'
+  | 'diagnose'
   | 'help'
   | 'back'
   | 'prevPane'
@@ -81,6 +82,7 @@ export const KEY_BINDINGS: readonly KeyBinding[] = [
   { command: 'filter', keys: [ch('/')], description: 'key.filter', label: '/' },
   { command: 'refresh', keys: [ch('r')], description: 'key.refresh', label: 'r' },
   { command: 'trace', keys: [ch('t')], panes: ['services'], description: 'key.trace', label: 't' },
+  { command: 'diagnose', keys: [ch('d')], panes: ['services'], description: 'key.diagnose', label: 'd' },
   { command: 'pin', keys: [ch(' ')], panes: 'following', description: 'key.pin', label: 'Space' },
   { command: 'stepNext', keys: [ch('n')], panes: ['step'], description: 'key.stepMove', label: 'n  p' },
   { command: 'stepPrev', keys: [ch('p')], panes: ['step'], description: 'key.stepMove' },

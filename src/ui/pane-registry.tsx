@@ -21,6 +21,7 @@ import { LbPane } from './panes/LbPane.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
 import { expectServiceRow } from '../analysis/node-expectation.js';
+import { FindingsView } from './panes/FindingsView.js';
 import { StepPane, type StepPaneData } from './panes/StepPane.js';
 import type { UiState } from './state.js';
 import { theme } from './theme.js';
@@ -87,13 +88,14 @@ export const PANE_REGISTRY = [
     title: 'pane.services',
     follows: true,
     tour: true,
-    rowCount: ({ views }) => views.services.rows?.length ?? 0,
+    rowCount: ({ views, ui }) => (ui.findings ? (views.findings?.findings.length ?? 0) : (views.services.rows?.length ?? 0)),
     render: ({ views, ui, cursor, snapshot, width, height, lang }) => {
+      if (ui.findings) return <FindingsView service={views.findings} cursor={cursor} width={width} height={height} lang={lang} />;
       // Only the selected Service's expectation is computed: one Service per cursor move.
       const row = views.services.rows?.[cursor];
       const objects = snapshot.api?.value;
       const expectation = row && objects ? expectServiceRow(objects, { name: snapshot.meta.node }, row) : null;
-      return <ServicesPane rows={views.services.rows} diagnostics={views.services.diagnostics} pinned={ui.pinnedService} cursor={cursor} width={width} height={height} focused lang={lang} expectation={expectation} />;
+      return <ServicesPane rows={views.services.rows} diagnostics={views.services.diagnostics} pinned={ui.pinnedService} verdicts={views.diagnosis?.verdicts ?? null} cursor={cursor} width={width} height={height} focused lang={lang} expectation={expectation} />;
     },
   },
   {

@@ -31,6 +31,11 @@ export type RulesLocation =
 /** The whole UI state. `cursors` is keyed by a view key (see {@link viewKey}). */
 export interface UiState {
   readonly pane: PaneId;
+  /**
+   * The Services pane shows the diagnosis findings of the selected Service (`d`) instead of
+   * its list; Esc returns to the list. Its cursor and filter are kept under `findings`.
+   */
+  readonly findings: boolean;
   readonly cursors: Readonly<Record<string, number>>;
   readonly rulesStack: readonly RulesLocation[];
   readonly filters: Readonly<Record<string, string>>;
@@ -75,6 +80,7 @@ export type UiAction =
   | { readonly type: 'move'; readonly delta: number; readonly count: number }
   | { readonly type: 'jumpTo'; readonly index: number; readonly count: number }
   | { readonly type: 'openRules'; readonly location: RulesLocation }
+  | { readonly type: 'openFindings' }
   | { readonly type: 'back' }
   | { readonly type: 'selectService'; readonly service: string | null }
   | { readonly type: 'pinService'; readonly service: string | null }
@@ -97,6 +103,7 @@ export type UiAction =
 /** The state a fresh UI starts in. */
 export const initialUiState: UiState = {
   pane: 'services',
+  findings: false,
   cursors: {},
   rulesStack: [{ kind: 'chains' }],
   filters: {},
@@ -121,6 +128,7 @@ export function currentRules(state: UiState): RulesLocation {
 
 /** The key under which the current view keeps its cursor and filter. */
 export function viewKey(state: UiState): string {
+  if (state.pane === 'services' && state.findings) return 'findings';
   if (state.pane !== 'rules') return state.pane;
   const loc = currentRules(state);
   if (loc.kind === 'chains') return 'rules:chains';
@@ -181,9 +189,12 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
       }
       // A name asked in the DNS pane: Esc goes back to the shown Service's questions.
       if (state.pane === 'dns' && state.dnsName !== null) return { ...state, dnsName: null };
+      if (state.pane === 'services' && state.findings) return { ...state, findings: false };
       // The LB and Step panes are opened from a Service (Enter, t): Esc goes back there.
       if ((state.pane === 'lb' || state.pane === 'step') && state.selectedService !== null) return { ...state, pane: 'services' };
       return state;
+    case 'openFindings':
+      return { ...state, pane: 'services', findings: true, typingFilter: false, cursors: { ...state.cursors, findings: 0 } };
     case 'selectService':
       return { ...state, selectedService: action.service };
     case 'pinService':

@@ -89,7 +89,8 @@ export function apiFindings(row: ServiceRow, endpoints: readonly EndpointRow[], 
       const near = nearestLabels(row.selector ?? {}, pods);
       const hint = near.length > 0 ? `; nearest labels: ${near.join(', ')}` : '';
       out.push({ layer: 'api', code: 'selector-matches-nothing', severity: 'broken', message: `${f.message}${hint}`, evidence: services(row) });
-    } else {
+    } else if (endpoints.length > 0) {
+      // A slice without endpoints has no ports: the mismatch says nothing more than "no endpoints".
       out.push({ layer: 'api', code: 'port-name-mismatch', severity: 'degraded', message: f.message, evidence: services(row) });
     }
   }

@@ -18,6 +18,8 @@ import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
 import { formatServiceRef } from '../../model/service-ref.js';
 import { addressUses, type Reason, type ServiceExpectation } from '../../analysis/node-expectation.js';
+import type { Verdict } from '../../analysis/diagnose/index.js';
+import { verdictText } from './FindingsView.js';
 
 /** Props of {@link ServicesPane}. `rows` null: no API objects in this source. */
 export interface ServicesPaneProps {
@@ -30,6 +32,8 @@ export interface ServicesPaneProps {
   readonly lang: Lang;
   /** The Service pinned with Space (`ns/name`): its NAME reads `* name (pinned)` (the mark survives a cut cell). */
   readonly pinned?: string | null;
+  /** Each Service's diagnosis verdict (`ns/name` → verdict), or null when not made (the column reads `…`). */
+  readonly verdicts?: ReadonlyMap<string, Verdict> | null;
   /** What this node should do with the selected Service; absent or null: no policy line, no THIS NODE column. */
   readonly expectation?: ServiceExpectation | null;
 }
@@ -111,16 +115,21 @@ export function formatConditions(e: EndpointRow): string {
   return [word('ready', e.ready, true), word('serving', e.serving, true), word('terminating', e.terminating, false)].filter(Boolean).join(' ');
 }
 
-function serviceColumns(lang: Lang): ColumnSpec[] {
+/** The Services columns; under 100 columns TYPE and ENDPOINTS narrow so the VERDICT column leaves the names whole. */
+function serviceColumns(lang: Lang, width: number): ColumnSpec[] {
+  const narrow = width < 100;
   return [
     { key: 'ns', title: t(lang, 'col.namespace'), flex: 1, minWidth: 8 },
     { key: 'name', title: t(lang, 'col.name'), flex: 1, minWidth: 8 },
-    { key: 'type', title: t(lang, 'col.type'), width: 12 },
+    { key: 'type', title: t(lang, 'col.type'), width: narrow ? 10 : 12 },
     { key: 'ip', title: t(lang, 'col.clusterIP'), width: 15 },
-    { key: 'ports', title: t(lang, 'col.ports'), flex: 2 },
-    { key: 'eps', title: t(lang, 'col.endpoints'), width: 9, align: 'right' },
+    { key: 'ports', title: t(lang, 'col.ports'), flex: narrow ? 1 : 2 },
+    { key: 'eps', title: t(lang, narrow ? 'col.endpointsShort' : 'col.endpoints'), width: narrow ? 5 : 9, align: 'right' },
+    { key: 'verdict', title: t(lang, 'col.verdict'), width: 8 },
   ];
 }
+
+const VERDICT_COLOR = { ok: undefined, degraded: 'warn', unknown: 'warn', broken: 'error' } as const;
 
 function endpointColumns(lang: Lang, withUse: boolean): ColumnSpec[] {
   const cols: ColumnSpec[] = [
@@ -135,7 +144,7 @@ function endpointColumns(lang: Lang, withUse: boolean): ColumnSpec[] {
 }
 
 /** Renders the pane. */
-export function ServicesPane({ rows, diagnostics, cursor, width, height, focused, lang, pinned = null, expectation = null }: ServicesPaneProps): React.JSX.Element {
+export function ServicesPane({ rows, diagnostics, cursor, width, height, focused, lang, pinned = null, expectation = null, verdicts = null }: ServicesPaneProps): React.JSX.Element {
   if (rows === null) {
     return (
       <Box flexDirection="column">
@@ -152,11 +161,15 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
   const svcHeight = Math.max(1, height - diag - epHeight - 3 - (exp ? 1 : 0));
   // Only the rows in view are formatted (25,000 Services: a cursor move formats ~30).
   const start = windowStart(rows.length, cursor, svcHeight);
-  const svcRows: TableRow[] = rows.slice(start, start + svcHeight).map((r) => ({
-    key: formatServiceRef(r),
-    cells: [r.namespace, pinned === formatServiceRef(r) ? tf(lang, 'services.pinnedName', { service: r.name }) : r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r)],
-    ...(r.endpoints.length === 0 && !r.externalName ? { color: 'warn' as const } : {}),
-  }));
+  const svcRows: TableRow[] = rows.slice(start, start + svcHeight).map((r) => {
+    const verdict = verdicts?.get(formatServiceRef(r));
+    const color = verdict ? VERDICT_COLOR[verdict] : r.endpoints.length === 0 && !r.externalName ? ('warn' as const) : undefined;
+    return {
+      key: formatServiceRef(r),
+      cells: [r.namespace, pinned === formatServiceRef(r) ? tf(lang, 'services.pinnedName', { service: r.name }) : r.name, r.type, r.headless ? 'None' : r.externalName ?? r.clusterIPs[0] ?? '', formatPorts(r), endpointSummary(r), verdict ? verdictText(lang, verdict) : '…'],
+      ...(color ? { color } : {}),
+    };
+  });
   const epRows: TableRow[] = endpoints.map((e, i) => ({
     key: `${e.address}/${i}`,
     cells: [
@@ -171,7 +184,7 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
   }));
   return (
     <Box flexDirection="column">
-      <Table columns={serviceColumns(lang)} rows={svcRows} cursor={cursor - start} width={width} height={svcHeight} focused={focused} />
+      <Table columns={serviceColumns(lang, width)} rows={svcRows} cursor={cursor - start} width={width} height={svcHeight} focused={focused} />
       <Text bold color={theme.accent}>
         {fitCell(selected ? tf(lang, 'services.endpointsOf', { name: formatServiceRef(selected) }) : '', width)}
       </Text>

@@ -1,0 +1,82 @@
+/**
+ * The findings of one Service's diagnosis (issue 17), shown in the Services pane after `d`:
+ * a title with the verdict, then one row per finding (severity, layer, frontend, message) and,
+ * under the table, the proving row of the finding under the cursor. Enter opens that row.
+ */
+import { Box } from 'ink';
+import { Text } from '../components/SafeText.js';
+import React from 'react';
+import type { ServiceDiagnosis } from '../../analysis/diagnose/index.js';
+import { Table, windowStart, type TableRow } from '../components/Table.js';
+import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
+import { fitCell, type ColumnSpec } from '../../text/cells.js';
+import { theme } from '../theme.js';
+
+/** Props: `service` null while the diagnosis is not made yet. */
+export interface FindingsViewProps {
+  readonly service: ServiceDiagnosis | null;
+  readonly cursor: number;
+  readonly width: number;
+  readonly height: number;
+  readonly lang: Lang;
+}
+
+function columns(lang: Lang): ColumnSpec[] {
+  return [
+    { key: 'sev', title: t(lang, 'col.severity'), width: 9 },
+    { key: 'layer', title: t(lang, 'col.layer'), width: 10 },
+    { key: 'fe', title: t(lang, 'col.frontend'), width: 20 },
+    { key: 'msg', title: t(lang, 'col.finding'), flex: 1, minWidth: 10 },
+  ];
+}
+
+const COLOR = { broken: 'error', degraded: 'warn', unknown: 'warn', info: undefined } as const;
+
+/** The verdict word in `lang`. */
+export function verdictText(lang: Lang, verdict: string): string {
+  return t(lang, `verdict.${verdict}` as MessageKey);
+}
+
+/** `text` cut into at most `lines` pieces of `width` code units (the last one cut with `…` by fitCell). */
+function wrap(text: string, width: number, lines: number): string[] {
+  const out: string[] = [];
+  let rest = text;
+  while (rest !== '' && out.length < lines - 1 && rest.length > width) {
+    const cut = rest.lastIndexOf(' ', width);
+    const at = cut > width / 2 ? cut : width;
+    out.push(rest.slice(0, at));
+    rest = rest.slice(at).trimStart();
+  }
+  if (rest !== '') out.push(rest);
+  return out;
+}
+
+/** Renders the findings. */
+export function FindingsView({ service, cursor, width, height, lang }: FindingsViewProps): React.JSX.Element {
+  if (!service) return <Text color={theme.muted}>{fitCell(t(lang, 'findings.notYet'), width)}</Text>;
+  const findings = service.findings;
+  const tableHeight = Math.max(1, height - 7);
+  const start = windowStart(findings.length, cursor, tableHeight);
+  const rows: TableRow[] = findings.slice(start, start + tableHeight).map((f, i) => ({
+    key: `${start + i}`,
+    cells: [f.severity, f.layer, f.frontend ?? '', f.message],
+    ...(COLOR[f.severity] ? { color: COLOR[f.severity] } : {}),
+  }));
+  const at = findings[cursor];
+  const proof = at?.evidence[0];
+  const title = tf(lang, 'findings.title', { service: `${service.namespace}/${service.name}`, verdict: verdictText(lang, service.verdict), count: String(findings.length) });
+  return (
+    <Box flexDirection="column">
+      <Text bold color={service.verdict === 'broken' ? theme.error : service.verdict === 'ok' ? theme.accent : theme.warn}>{fitCell(title, width)}</Text>
+      {findings.length === 0 ? (
+        <Text color={theme.muted}>{fitCell(t(lang, 'findings.none'), width)}</Text>
+      ) : (
+        <Table columns={columns(lang)} rows={rows} cursor={cursor - start} width={width} height={tableHeight} focused />
+      )}
+      {wrap(at?.message ?? '', width, 3).map((line, i) => (
+        <Text key={`m${i}`}>{fitCell(line, width)}</Text>
+      ))}
+      <Text color={theme.muted}>{fitCell(proof ? `${proof.pane} ${proof.ref}${proof.text ? ` — ${proof.text}` : ''}` : '', width)}</Text>
+    </Box>
+  );
+}

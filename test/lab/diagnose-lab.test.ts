@@ -1,0 +1,222 @@
+/**
+ * `diagnoseSnapshot` on the real kernel (issue 17, "What must show"): kube-proxy's rules as the
+ * project's generators write them, loaded into a network namespace of its own with
+ * iptables-nft-restore / iptables-legacy-restore / nft -f, read back through nodescope's own
+ * probes (LocalTransport in the namespace, as `nodescope --netns` reads a node). A healthy node
+ * gives `ok` for every Service with endpoints; each break, made with iptables, nft or conntrack
+ * on the kernel, gives a finding naming the right Service, frontend and endpoint, and no other
+ * Service changes verdict.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { diagnoseSnapshot, type Diagnosis } from '../../src/analysis/diagnose/index.js';
+import { generateIptablesRestore } from '../../src/analysis/kubeproxy-iptables.js';
+import { generateNftablesRules } from '../../src/analysis/kubeproxy-nftables.js';
+import type { LabScenario } from '../../src/analysis/lab-scenario-types.js';
+import { loadSnapshot } from '../../src/collect/session.js';
+import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
+import { LocalTransport } from '../../src/sources/local.js';
+import { RICH_SCENARIO, withService } from '../helpers/diagnose-scenario.js';
+import { labAvailable } from '../helpers/lab.js';
+import { apiObjectsText } from './api-objects.js';
+import { nsExec, nsExecOk, run } from './exec.js';
+import { createLabCiliumMaps, dumpLabCiliumMap, removeLabCiliumMaps } from './cilium-maps.js';
+import { labCiliumTable } from './cilium-scenario.js';
+import { decodeCiliumLbMaps } from '../../src/parsers/bpftool-lb-decode.js';
+import type { LbTable } from '../../src/model/cilium.js';
+import { snapshotOf } from '../helpers/fixtures.js';
+
+const PREFIX = 'nsdg-';
+const NS = `${PREFIX}node`;
+const canRun = labAvailable(['ip', 'iptables-nft-restore', 'iptables-legacy-restore', 'iptables-nft', 'nft', 'conntrack']);
+
+const rulesText = (s: LabScenario) => generateIptablesRestore(s, { includeJumpRules: true, nfacct: false, randomFully: true });
+
+/** The namespace read as a node (named lab-node, the scenario's node) with `api`'s objects. */
+async function diagnose(api: LabScenario = RICH_SCENARIO): Promise<Diagnosis> {
+  const snap: NodeSnapshot = (await loadSnapshot({ transport: new LocalTransport({ netns: NS }), live: true })).snapshot;
+  const objects = parseK8sObjects(apiObjectsText(api), 'api').value;
+  return diagnoseSnapshot({ ...snap, meta: { ...snap.meta, node: 'lab-node' }, api: { value: objects, diagnostics: [], probe: null, error: null } });
+}
+
+const verdicts = (d: Diagnosis) => Object.fromEntries(d.services.map((s) => [`${s.namespace}/${s.name}`, s.verdict]));
+const findings = (d: Diagnosis, ref: string) => d.services.find((s) => `${s.namespace}/${s.name}` === ref)?.findings ?? [];
+const changed = (d: Diagnosis, healthy: Diagnosis) => Object.entries(verdicts(d)).filter(([k, v]) => verdicts(healthy)[k] !== v).map(([k]) => k);
+
+async function reset(): Promise<void> {
+  await run(['ip', 'netns', 'del', NS]);
+  await run(['ip', 'netns', 'add', NS]).then((r) => expect(r.exitCode).toBe(0));
+  await nsExecOk(NS, ['ip', 'link', 'set', 'lo', 'up']);
+}
+
+async function natRuleNumber(chain: string, match: RegExp): Promise<number> {
+  const out = (await nsExecOk(NS, ['iptables-nft', '-t', 'nat', '-S', chain])).stdout.split('\n').filter((l) => l.startsWith('-A '));
+  const i = out.findIndex((l) => match.test(l));
+  expect(i, out.join('\n')).toBeGreaterThanOrEqual(0);
+  return i + 1;
+}
+
+async function chainOf(match: RegExp): Promise<string> {
+  const save = (await nsExecOk(NS, ['iptables-nft-save', '-t', 'nat'])).stdout;
+  const m = match.exec(save);
+  expect(m, save).not.toBeNull();
+  return m![1]!;
+}
+
+describe.skipIf(!canRun)('diagnose on the real kernel: iptables mode', () => {
+  let healthy: Diagnosis;
+  beforeAll(async () => {
+    await reset();
+    await nsExecOk(NS, ['iptables-nft-restore'], { input: rulesText(RICH_SCENARIO) });
+    healthy = await diagnose();
+  }, 60_000);
+  afterAll(async () => {
+    if (canRun) await run(['ip', 'netns', 'del', NS]);
+  });
+
+  it('healthy: ok for every Service with endpoints; default/empty broken by its endpoints', () => {
+    expect(healthy.header.dataplane).toBe('iptables');
+    const v = verdicts(healthy);
+    for (const ref of ['default/web', 'default/web-local', 'default/remote-local', 'default/sticky', 'default/ext', 'kube-system/kube-dns']) expect([ref, v[ref]]).toEqual([ref, 'ok']);
+    expect(v['default/empty']).toBe('broken');
+  });
+
+  it('a slice endpoint the node lacks (API changed, node not synced): endpoint-missing on web, nothing else changes', async () => {
+    const api = withService(RICH_SCENARIO, 'web', (s) => ({ ...s, endpoints: [...s.endpoints, { ip: '10.244.0.40', nodeName: 'lab-node', ready: true, serving: true, terminating: false }] }));
+    const d = await diagnose(api);
+    expect(findings(d, 'default/web').filter((f) => f.code === 'endpoint-missing').map((f) => [f.frontend, f.endpoint])).toEqual([['10.96.12.34:80/TCP', '10.244.0.40:8080'], ['*:30080/TCP', '10.244.0.40:8080']]);
+    expect(changed(d, healthy)).toEqual(['default/web']);
+  }, 60_000);
+
+  it('a wrong DNAT port (iptables -R on the kernel): wrong-target-port on kube-dns UDP, its rule quoted', async () => {
+    const sep = await chainOf(/-A (KUBE-SEP-\S+) .*-p udp .*--to-destination 10\.244\.0\.2:53/);
+    const n = await natRuleNumber(sep, /DNAT/);
+    await nsExecOk(NS, ['iptables-nft', '-t', 'nat', '-R', sep, String(n), '-p', 'udp', '-m', 'comment', '--comment', 'kube-system/kube-dns:dns', '-m', 'udp', '-j', 'DNAT', '--to-destination', '10.244.0.2:5353']);
+    const d = await diagnose();
+    const f = findings(d, 'kube-system/kube-dns').filter((x) => x.code === 'wrong-target-port');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.0.10:53/UDP', '10.244.0.2:53']]);
+    expect(f[0]!.evidence[0]!.text).toContain('10.244.0.2:5353');
+    expect(changed(d, healthy)).toEqual(['kube-system/kube-dns']);
+    await nsExecOk(NS, ['iptables-nft', '-t', 'nat', '-R', sep, String(n), '-p', 'udp', '-m', 'comment', '--comment', 'kube-system/kube-dns:dns', '-m', 'udp', '-j', 'DNAT', '--to-destination', '10.244.0.2:53']);
+  }, 60_000);
+
+  it('an extra endpoint rule for an address in no slice: endpoint-extra on sticky naming "unknown address"', async () => {
+    const svc = await chainOf(/-A KUBE-SERVICES .*default\/sticky:http cluster IP.* -j (KUBE-SVC-\S+)/);
+    await nsExecOk(NS, ['iptables-nft', '-t', 'nat', '-N', 'KUBE-SEP-DIAGEXTRA00000']);
+    await nsExecOk(NS, ['iptables-nft', '-t', 'nat', '-A', 'KUBE-SEP-DIAGEXTRA00000', '-p', 'tcp', '-m', 'tcp', '-j', 'DNAT', '--to-destination', '10.244.0.99:8080']);
+    const first = await natRuleNumber(svc, /-m statistic/);
+    await nsExecOk(NS, ['iptables-nft', '-t', 'nat', '-I', svc, String(first), '-m', 'statistic', '--mode', 'random', '--probability', '0.25', '-j', 'KUBE-SEP-DIAGEXTRA00000']);
+    const d = await diagnose();
+    const f = findings(d, 'default/sticky').filter((x) => x.code === 'endpoint-extra');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.12.42:80/TCP', '10.244.0.99:8080']]);
+    expect(f[0]!.message).toContain('unknown address');
+    expect(changed(d, healthy)).toEqual(['default/sticky']);
+    await nsExecOk(NS, ['iptables-nft', '-t', 'nat', '-D', svc, String(first)]);
+  }, 60_000);
+
+  it('a deleted endpoint rule (iptables -D): endpoint-missing and the uneven cascade on web', async () => {
+    const svc = await chainOf(/-A KUBE-SERVICES .*default\/web:http cluster IP.* -j (KUBE-SVC-\S+)/);
+    const n = await natRuleNumber(svc, /10\.244\.0\.31:8080/);
+    await nsExecOk(NS, ['iptables-nft', '-t', 'nat', '-D', svc, String(n)]);
+    const d = await diagnose();
+    const f = findings(d, 'default/web');
+    expect(f.filter((x) => x.code === 'endpoint-missing').map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.12.34:80/TCP', '10.244.0.31:8080'], ['*:30080/TCP', '10.244.0.31:8080']]);
+    expect(f.some((x) => x.code === 'wrong-weights')).toBe(true);
+    expect(changed(d, healthy)).toEqual(['default/web']);
+  }, 60_000);
+
+  it('legacy and nft rules that disagree (iptables-legacy-restore of an older web): legacy-nft-disagree on web only', async () => {
+    const old = withService(RICH_SCENARIO, 'web', (s) => ({ ...s, endpoints: s.endpoints.slice(0, 1) }));
+    await nsExecOk(NS, ['iptables-legacy-restore'], { input: rulesText({ ...old, services: old.services.filter((s) => s.name === 'web') }) });
+    const d = await diagnose();
+    const f = findings(d, 'default/web').filter((x) => x.code === 'legacy-nft-disagree');
+    expect(f.map((x) => x.frontend)).toEqual(['10.96.12.34:80/TCP', '*:30080/TCP']);
+    expect(changed(d, healthy)).toEqual(['default/web']);
+    await nsExec(NS, ['iptables-legacy', '-t', 'nat', '-F']);
+    await nsExec(NS, ['iptables-legacy', '-t', 'nat', '-X']);
+    await nsExec(NS, ['iptables-legacy', '-t', 'filter', '-F']);
+    await nsExec(NS, ['iptables-legacy', '-t', 'filter', '-X']);
+  }, 60_000);
+
+  it('a stale conntrack entry after a Pod swap (conntrack -I on the kernel): kube-dns, its UDP frontend and the old endpoint, with the conntrack -D command', async () => {
+    const swap = withService(RICH_SCENARIO, 'kube-dns', (s) => ({ ...s, endpoints: s.endpoints.map((e) => (e.ip === '10.244.0.2' ? { ...e, ip: '10.244.0.4' } : e)) }));
+    await reset();
+    await nsExecOk(NS, ['iptables-nft-restore'], { input: rulesText(swap) });
+    await nsExecOk(NS, ['conntrack', '-I', '-p', 'udp', '-s', '10.244.0.9', '-d', '10.96.0.10', '--sport', '40000', '--dport', '53', '-r', '10.244.0.2', '-q', '10.244.0.9', '--reply-port-src', '53', '--reply-port-dst', '40000', '-t', '120', '-u', 'SEEN_REPLY']);
+    const d = await diagnose(swap);
+    const f = findings(d, 'kube-system/kube-dns').filter((x) => x.layer === 'conntrack');
+    expect(f.map((x) => [x.code, x.frontend, x.endpoint])).toEqual([['conntrack-stale-endpoint', '10.96.0.10:53/UDP', '10.244.0.2:53']]);
+    expect(f[0]!.message).toContain('conntrack -D -p udp --orig-dst 10.96.0.10 --orig-port-dst 53 --dst-nat 10.244.0.2');
+    expect(d.services.filter((s) => s.name !== 'kube-dns' && s.verdict !== verdicts(healthy)[`${s.namespace}/${s.name}`])).toEqual([]);
+  }, 60_000);
+});
+
+describe.skipIf(!canRun)('diagnose on the real kernel: nftables mode', () => {
+  let healthy: Diagnosis;
+  beforeAll(async () => {
+    await reset();
+    await nsExecOk(NS, ['nft', '-f', '-'], { input: generateNftablesRules(RICH_SCENARIO) });
+    healthy = await diagnose();
+  }, 60_000);
+  afterAll(async () => {
+    if (canRun) await run(['ip', 'netns', 'del', NS]);
+  });
+
+  it('healthy: ok for every Service with endpoints', () => {
+    expect(healthy.header.dataplane).toBe('nftables');
+    const v = verdicts(healthy);
+    for (const ref of ['default/web', 'default/web-local', 'default/remote-local', 'default/sticky', 'default/ext', 'kube-system/kube-dns']) expect([ref, v[ref]]).toEqual([ref, 'ok']);
+  });
+
+  it('a deleted service-ips element (nft delete element): frontend-missing on sticky, broken, nothing else changes', async () => {
+    await nsExecOk(NS, ['nft', 'delete', 'element', 'ip', 'kube-proxy', 'service-ips', '{ 10.96.12.42 . tcp . 80 }']);
+    const d = await diagnose();
+    expect(findings(d, 'default/sticky').filter((x) => x.code === 'frontend-missing').map((x) => x.frontend)).toEqual(['10.96.12.42:80/TCP']);
+    expect(verdicts(d)['default/sticky']).toBe('broken');
+    expect(changed(d, healthy)).toEqual(['default/sticky']);
+  }, 60_000);
+
+  it('leftover KUBE-* chains of iptables mode on the nftables node: leftover-rules on the Services they name', async () => {
+    const only = { ...RICH_SCENARIO, services: RICH_SCENARIO.services.filter((s) => s.name === 'web') };
+    await nsExecOk(NS, ['iptables-nft-restore', '--noflush'], { input: rulesText(only) });
+    const d = await diagnose();
+    expect(d.header.dataplane).toBe('nftables');
+    expect(findings(d, 'default/web').filter((x) => x.code === 'leftover-rules')).toHaveLength(1);
+    expect(changed(d, healthy).filter((k) => k !== 'default/sticky')).toEqual(['default/web']);
+  }, 60_000);
+});
+
+const BPF_ROOT = '/sys/fs/bpf/nsdg-diagnose/tc/globals';
+const canBpf = labAvailable(['bpftool']);
+
+describe.skipIf(!canBpf)('diagnose on real BPF maps: Cilium mode', () => {
+  /** The lab-cilium node with its LB table read back from real maps written from `table`. */
+  async function ciliumDiagnosis(table: LbTable): Promise<Diagnosis> {
+    const lab = createLabCiliumMaps({ root: BPF_ROOT, table });
+    const dumps = lab.maps.map((m) => ({ name: m.name, text: dumpLabCiliumMap(m.path), origin: `bpftool -j map dump pinned ${m.path}` }));
+    const read = decodeCiliumLbMaps(dumps).value.table;
+    const base = await snapshotOf('lab-cilium');
+    return diagnoseSnapshot({ ...base, lb: { ...base.lb!, value: read } });
+  }
+  afterAll(() => {
+    if (canBpf) removeLabCiliumMaps({ root: BPF_ROOT });
+  });
+
+  it('healthy maps: ok for every Service with endpoints; an extra backend in the backends map with a slot of web: endpoint-extra on web only', async () => {
+    const healthy = await ciliumDiagnosis(labCiliumTable());
+    const v = verdicts(healthy);
+    for (const ref of ['default/web', 'default/api', 'kube-system/kube-dns']) expect([ref, v[ref]]).toEqual([ref, 'ok']);
+    const table = labCiliumTable();
+    const ids = table.backends.map((b) => b.id ?? 0);
+    const backend = { id: Math.max(...ids) + 1, ip: '10.244.0.99', port: 8080, protocol: 'TCP' as const, state: 'active' as const, weight: null, clusterId: 0, zone: 0, nodeName: null };
+    const broken = {
+      ...table,
+      backends: [...table.backends, backend],
+      services: table.services.map((s) => (s.frontend.ip === '10.96.12.34' && s.frontend.port === 80 ? { ...s, count: (s.count ?? 0) + 1, slots: [...s.slots, { slot: s.slots.length + 1, backendId: backend.id, backend, flags: s.flags }] } : s)),
+    };
+    const d = await ciliumDiagnosis(broken);
+    const f = findings(d, 'default/web').filter((x) => x.code === 'endpoint-extra');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.12.34:80/TCP', '10.244.0.99:8080']]);
+    expect(changed(d, healthy)).toEqual(['default/web']);
+  }, 60_000);
+});
