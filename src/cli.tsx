@@ -41,7 +41,7 @@ import { DEFAULT_INTERVAL_MS } from './sources/refresh-interval.js';
 import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from './sources/k8s-debug-pod.js';
-import { runFleetCapture, type FleetCaptureArgs } from './fleet/capture-command.js';
+import type { FleetCaptureArgs } from './fleet/capture-command.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
 // there makes every message that quotes node, API or bundle text safe (issue 24).
@@ -399,6 +399,8 @@ function addFleetCommands(program: Command): void {
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps")
     .option('--force', 'write into a non-empty directory, removing the fleet bundle there')
     .action(async (opts: FleetCaptureArgs) => {
+      // Loaded on use: it pulls in the Kubernetes client, which the other commands load only when asked.
+      const { runFleetCapture } = await import('./fleet/capture-command.js');
       const manifest = await runFleetCapture(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`));
       const failed = manifest.nodes.filter((n) => n.status === 'failed');
       process.stderr.write(`captured ${manifest.nodes.length - failed.length} of ${manifest.nodes.length} nodes into ${opts.output}${failed.length ? `; failed: ${failed.map((n) => n.name).join(', ')}` : ''}\n`);

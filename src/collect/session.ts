@@ -122,6 +122,8 @@ export interface SessionOptions {
   readonly clusterDomain?: string;
   /** `--probe`: heavy probes to read even when the probe plan (src/collect/probe-plan.ts) would skip them. */
   readonly probes?: readonly string[];
+  /** A full read at least every this many refreshes while a chain is open (default {@link FULL_READ_EVERY}). */
+  readonly fullReadEvery?: number;
 }
 
 /**
@@ -324,10 +326,7 @@ export class Session implements SessionLike {
       const firstRuns = await runProbes(this.options.transport, { ...params, ids: firstStageIds() });
       this.plan = planOf(this.options.transport, firstRuns, this.options.probes);
       // The cheap check's baseline, read before the dumps: a change after it shows at the next check.
-      if (this.options.live) {
-        const [chains] = await runProbes(this.options.transport, { ...params, ids: ['nft-chains'] });
-        this.fingerprint = rulesetCheckFingerprint([firstRuns.find((r) => r.id === 'nft-tables'), chains]);
-      }
+      if (this.options.live) this.fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => firstRuns.find((r) => r.id === id)));
       const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.extra()));
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
       if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
@@ -439,7 +438,7 @@ export class Session implements SessionLike {
    * One refresh. With a chain on screen ({@link focus}), a live iptables or nftables node,
    * and fewer than {@link FULL_READ_EVERY} refreshes since the last full read: the chain's
    * own probe and the cheap check (src/collect/focused-refresh.ts); a full read when the check
-   * says the tables or chains changed, or the open chain's rules did. Otherwise the full
+   * says the tables changed, or the open chain's rules did. Otherwise the full
    * read: the probes marked `refresh` (slow parts less often, {@link slowPartDelayMs}),
    * re-parsing only what changed. The last good snapshot stays on failure.
    */
@@ -454,7 +453,7 @@ export class Session implements SessionLike {
     }
     this.set({ refreshing: true });
     try {
-      if (this.focused && this.sinceFull < FULL_READ_EVERY && (await this.refreshFocused(this.focused))) return;
+      if (this.focused && this.sinceFull < (this.options.fullReadEvery ?? FULL_READ_EVERY) && (await this.refreshFocused(this.focused))) return;
       await this.refreshFull();
     } catch (e) {
       this.set({ refreshing: false, error: (e as Error).message });
@@ -487,10 +486,10 @@ export class Session implements SessionLike {
         .probes.filter((p) => p.refresh && at0 >= (this.notBefore.get(p.id) ?? 0))
         .map((p) => p.id),
     );
-    const fresh = await runProbes(this.options.transport, { ids: [...ids, 'nft-chains'], ...(this.options.params ? { params: this.options.params } : {}) });
+    const fresh = await runProbes(this.options.transport, { ids: [...new Set([...ids, ...CHECK_PROBES])], ...(this.options.params ? { params: this.options.params } : {}) });
     this.fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => fresh.find((r) => r.id === id)));
     const failed = fresh.filter((r) => r.status === 'timeout' || (r.status === 'failed' && r.result.stdout === ''));
-    const byId = new Map(fresh.filter((r) => !failed.includes(r) && r.id !== 'nft-chains').map((r) => [r.id, r]));
+    const byId = new Map(fresh.filter((r) => !failed.includes(r)).map((r) => [r.id, r]));
     // Stale means data that was there is now old: a probe that never read anything
     // (ipvsadm on a kernel without IPVS) already shows as a diagnostic, not as staleness.
     const hadData = new Set(this.runs.filter((r) => r.status === 'ok').map((r) => r.id));

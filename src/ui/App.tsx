@@ -137,7 +137,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
         mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
-        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => n.short) : []}
+        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => (n.key ? t(lang, n.key) : n.short)) : []}
         skipped={snapshot?.skipped?.filter((s) => !s.silent).map((s) => s.id) ?? []}
         fullReadAt={state.fullReadAt && state.dataAt && state.fullReadAt < state.dataAt ? state.fullReadAt : null}
         ageSeconds={age}

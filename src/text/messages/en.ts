@@ -51,7 +51,7 @@ export const coreEn = {
   'header.stale': 'stale since {age}: {reason}',
   'header.refreshing': 'refreshing…',
   'header.modeReading': '… (reading rules)',
-  'header.skipped': 'not read for this mode: {ids} (? says why)',
+  'header.skipped': 'skipped: {ids} (? why)',
   'header.fullRead': 'rules read whole {time}',
   'header.apiError': 'API: {reason}',
   // A refused --api-file version, short enough to leave the node name on an 80-column line

@@ -51,7 +51,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'header.stale': '{age}前から古いデータ: {reason}',
   'header.refreshing': '更新中…',
   'header.modeReading': '…（ルールを読み込み中）',
-  'header.skipped': 'このモードでは読まない: {ids}（理由は ?）',
+  'header.skipped': '省略: {ids}（理由は ?）',
   'header.fullRead': 'ルール全体の読み込み {time}',
   'header.apiError': 'API: {reason}',
   'header.apiKept': 'API: {what} — {time} 時点を表示',
