@@ -118,6 +118,9 @@ describe.skipIf(!canRun)('PreferSameNode and iTP=Local on the real kernel: nodes
     await nsExecOk(lab.names.node, ['sysctl', '-q', '-w', 'net.ipv6.conf.all.forwarding=1']);
     await addPodIpv6(lab, 'client', V6.client, 1);
     await addPodIpv6(lab, 'web-1', V6.web1, 2);
+    // A node has a default route: without one, traffic kube-proxy drops in forward is unroutable before it gets there.
+    await nsExecOk(lab.names.node, ['ip', '-6', 'addr', 'add', 'fd00:ffff:49::2/64', 'dev', 'eth0', 'nodad']);
+    await nsExecOk(lab.names.node, ['ip', '-6', 'route', 'add', 'default', 'via', 'fd00:ffff:49::1', 'dev', 'eth0']);
   }, 120_000);
   afterAll(async () => {
     if (canRun) await labDown({ prefix: PREFIX });
