@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/live.js --root DIR [--runs N] [--whole] [--refresh-only] [--cli dist/bin/nodescope.js]` (as root, under
+ * `node dist/bench/live.js --root DIR [--runs N] [--whole] [--refresh-only] [--no-frames] [--no-replay] [--cli dist/bin/nodescope.js]` (as root, under
  * `flock /tmp/nodescope-lab.lock`): issue 23's live rows. Loads a generated capture's rules
  * (`DIR/iptables/probes/iptables-save.stdout` with `iptables-restore -c`, `DIR/nftables/probes/
  * nft-text.stdout` with `nft -f`) into a network namespace of its own and measures, side by
@@ -21,7 +21,7 @@ import { loadAverage, machineLine } from './lib/machine.js';
 import { median } from './lib/measure.js';
 import { TmuxProgram } from './lib/tmux.js';
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' }, whole: { type: 'boolean' }, 'refresh-only': { type: 'boolean' } } });
+const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' }, whole: { type: 'boolean' }, 'refresh-only': { type: 'boolean' }, 'no-frames': { type: 'boolean' }, 'no-replay': { type: 'boolean' } } });
 const root = values.root ?? '';
 const runs = Number(values.runs ?? '2');
 const cli = path.resolve(values.cli ?? path.join(packageRoot(), 'dist/bin/nodescope.js'));
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
       const rules = measure(`${mode} show rules`, [process.execPath, cli, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api]);
       const services = measure(`${mode} show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--netns', ns, '--api-file', api]);
       log(`${mode} first frames`);
-      const frames = await firstFrames(ns, api, mode).catch((e: Error) => {
+      const frames = values['no-frames'] ? { services: Number.NaN, moded: Number.NaN } : await firstFrames(ns, api, mode).catch((e: Error) => {
         log(`${mode} first frames failed: ${e.message}`);
         return { services: Number.NaN, moded: Number.NaN };
       });
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
       namespaces.pop();
     }
     // Replays of the same captures.
-    for (const mode of values['refresh-only'] ? [] : (['iptables', 'nftables'] as const)) {
+    for (const mode of values['refresh-only'] || values['no-replay'] ? [] : (['iptables', 'nftables'] as const)) {
       const bundle = path.join(root, mode);
       const api = path.join(bundle, 'api.json');
       const parse = measure(`${mode} JSON.parse api.json`, [process.execPath, '-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(api)}, 'utf8'))`]);
