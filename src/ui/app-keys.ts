@@ -12,6 +12,9 @@ import { openServiceActions } from './open-location.js';
 import { highlightedService, togglePin } from './shown-service.js';
 import { cursorOf, currentRules, filterOf, type UiAction, type UiState } from './state.js';
 import { formatServiceRef } from '../model/service-ref.js';
+import type { Lang } from '../text/i18n.js';
+import { sortChoices } from './sort-columns.js';
+import { sortLetters } from './table-sort.js';
 
 /** The state a key acts on: the latest UI state and views (not the last render's), and the sizes. */
 export interface KeyContext {
@@ -25,6 +28,7 @@ export interface KeyContext {
   readonly session: SessionLike;
   readonly dispatch: (action: UiAction) => void;
   readonly quit: () => void;
+  readonly lang: Lang;
 }
 
 /** The net move of a chunk of j/k (a held or fast-typed key arrives as "jjj"). */
@@ -57,6 +61,15 @@ function filterKey(input: string, key: InkKey, ctx: KeyContext): void {
   else if (key.return) ctx.dispatch({ type: 'filterEnd', keep: true });
   else if (key.backspace || key.delete) ctx.dispatch({ type: 'filterInput', text: typed.slice(0, -1) });
   else if (input && !key.ctrl && !key.meta) ctx.dispatch({ type: 'filterInput', text: typed + input });
+}
+
+/** The key after `s`: a column's letter sorts by it (again: reversed); any other key only ends the choice. */
+function sortKeyPress(input: string, ctx: KeyContext): void {
+  const choices = sortChoices(ctx.ui.pane, currentRules(ctx.ui).kind === 'chains', ctx.lang);
+  const letters = sortLetters(choices.map((c) => c.title));
+  const at = letters.indexOf(input);
+  const column = at >= 0 ? choices[at] : undefined;
+  ctx.dispatch(column ? { type: 'sortBy', column: column.key } : { type: 'sortPick', on: false });
 }
 
 /** Step mode from the Service under the cursor: a pod on this node to its ClusterIP. */
@@ -131,8 +144,8 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
   stepNext: (ctx) => ctx.dispatch({ type: 'move', delta: 1, count: ctx.count }),
   stepPrev: (ctx) => ctx.dispatch({ type: 'move', delta: -1, count: ctx.count }),
   branch: (ctx) => ctx.dispatch({ type: 'stepBranch', branches: stepBranches(ctx.views) }),
-  sortNext: (ctx) => ctx.dispatch({ type: 'conntrackSortNext' }),
-  sortReverse: (ctx) => ctx.dispatch({ type: 'conntrackSortReverse' }),
+  sortPick: (ctx) => ctx.dispatch({ type: 'sortPick', on: true }),
+  sortReverse: (ctx) => ctx.dispatch({ type: 'sortReverse' }),
   scope: (ctx) => ctx.dispatch({ type: 'conntrackScopeToggle' }),
 };
 
@@ -144,6 +157,7 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
 export function handleKey(input: string, key: InkKey, ctx: KeyContext): void {
   const { ui, views, dispatch } = ctx;
   if (ui.typingFilter) return filterKey(input, key, ctx);
+  if (ui.sortPicking) return sortKeyPress(input, ctx);
   // The Modes pane's cursor is the Service it shows: moving it there pins the row's Service.
   if (ui.pane === 'compare' && views.compare && !key.return) {
     const rows = views.compare.services;

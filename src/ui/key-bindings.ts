@@ -29,7 +29,7 @@ export type Command =
   | 'stepNext'
   | 'stepPrev'
   | 'branch'
-  | 'sortNext'
+  | 'sortPick'
   | 'sortReverse'
   | 'scope';
 
@@ -58,6 +58,9 @@ export interface KeyBinding {
   readonly label?: string;
 }
 
+/** The panes whose tables sort by a chosen column (src/ui/sort-columns.ts). */
+const SORTABLE_PANES: readonly PaneId[] = ['services', 'rules', 'lb', 'conntrack'];
+
 const ch = (input: string, more: Omit<KeySpec, 'input'> = {}): KeySpec => ({ input, ...more });
 const named = (key: KeyName, more: Omit<KeySpec, 'key'> = {}): KeySpec => ({ key, ...more });
 
@@ -84,8 +87,8 @@ export const KEY_BINDINGS: readonly KeyBinding[] = [
   { command: 'stepNext', keys: [ch('n')], panes: ['step'], description: 'key.stepMove', label: 'n  p' },
   { command: 'stepPrev', keys: [ch('p')], panes: ['step'], description: 'key.stepMove' },
   { command: 'branch', keys: [ch('b')], panes: ['step'], description: 'key.branch', label: 'b' },
-  { command: 'sortNext', keys: [ch('s')], panes: ['conntrack'], description: 'key.sort', label: 's  S' },
-  { command: 'sortReverse', keys: [ch('S')], panes: ['conntrack'], description: 'key.sort' },
+  { command: 'sortPick', keys: [ch('s')], panes: SORTABLE_PANES, description: 'key.sort', label: 's  S' },
+  { command: 'sortReverse', keys: [ch('S')], panes: SORTABLE_PANES, description: 'key.sort' },
   { command: 'scope', keys: [ch('a')], panes: ['conntrack'], description: 'key.scope', label: 'a' },
   { command: 'help', keys: [ch('?')], description: 'key.help', label: '?' },
   { command: 'quit', keys: [ch('q'), ch('c', { ctrl: true })], description: 'key.quit', label: 'q  Ctrl-C' },

@@ -15,10 +15,13 @@ export interface FooterProps {
   readonly hint?: string | undefined;
   readonly width: number;
   readonly lang: Lang;
+  /** A question the next key answers (after `s`: the columns and their letters), already translated; null for none. */
+  readonly prompt?: string | null;
 }
 
 /** Renders the footer line. */
-export function Footer({ typingFilter, filter, notice = null, hint, width, lang }: FooterProps): React.JSX.Element {
+export function Footer({ typingFilter, filter, notice = null, hint, width, lang, prompt = null }: FooterProps): React.JSX.Element {
+  if (prompt) return <Text color={theme.accent}>{fitCell(prompt, width)}</Text>;
   if (typingFilter || (filter && !notice)) {
     return <Text color={theme.accent}>{fitCell(`${t(lang, 'filter.prompt')}${filter}${typingFilter ? '▏' : ''}`, width)}</Text>;
   }
