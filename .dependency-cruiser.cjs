@@ -19,10 +19,11 @@ const ROOMS = {
   trace: ['analysis', 'parsers', 'model'],
   dns: ['sources', 'analysis', 'parsers', 'model'],
   collect: ['dns', 'sources', 'trace', 'analysis', 'parsers', 'model'],
-  fleet: ['collect', 'trace', 'analysis', 'model'],
+  // the fleet opens one source per node (as collect does) and reads each node's bundle
+  fleet: ['collect', 'dns', 'sources', 'trace', 'analysis', 'parsers', 'model'],
   tour: ['collect', 'trace', 'analysis', 'parsers', 'model'],
-  ui: ['tour', 'collect', 'trace', 'analysis', 'parsers', 'model'],
-  report: ['collect', 'trace', 'analysis', 'parsers', 'model'],
+  ui: ['fleet', 'tour', 'collect', 'trace', 'analysis', 'parsers', 'model'],
+  report: ['fleet', 'collect', 'trace', 'analysis', 'parsers', 'model'],
   dash: ['collect', 'trace', 'analysis', 'model'],
 };
 

@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     env: { TZ: 'UTC', LANG: 'C.UTF-8', FORCE_COLOR: '0' },
+    // Compact model objects compare by their plain form (src/model/plain.ts).
+    setupFiles: ['test/helpers/plain-equality.ts'],
     projects: [
       {
         extends: true,

@@ -1,13 +1,16 @@
 /**
  * `npm run gen -- --services N --endpoints M --seed S --out DIR [--modes iptables,nftables,cilium]
- * [--conntrack K] [--nodes K]`: writes consistent generated capture bundles, one per mode,
- * under `DIR/<mode>` (open one with `nodescope --replay DIR/iptables`).
+ * [--conntrack K] [--nodes K] [--fleet N]`: writes consistent generated capture bundles, one per mode,
+ * under `DIR/<mode>` (open one with `nodescope --replay DIR/iptables`); with `--fleet N`, a
+ * fleet bundle of N iptables nodes instead, two of them wrong on purpose (bench/gen/fleet.ts;
+ * `nodescope fleet diagnose DIR`). The issue 18 fleet: `--fleet 500 --services 2000 --endpoints 5`.
  * Exit codes: 0 written, 1 bad arguments.
  */
 import { parseArgs } from 'node:util';
 import { GEN_MODES, writeGeneratedBundles, type GenMode } from './gen/capture.js';
+import { writeGeneratedFleet } from './gen/fleet.js';
 
-const USAGE = 'usage: npm run gen -- --services N --endpoints M --seed S --out DIR [--modes iptables,nftables,cilium] [--conntrack K] [--nodes K]';
+const USAGE = 'usage: npm run gen -- --services N --endpoints M --seed S --out DIR [--modes iptables,nftables,cilium] [--conntrack K] [--nodes K] [--fleet N]';
 
 function fail(message: string): never {
   process.stderr.write(`gen: ${message}\n${USAGE}\n`);
@@ -35,6 +38,7 @@ function main(): void {
         modes: { type: 'string' },
         conntrack: { type: 'string' },
         nodes: { type: 'string' },
+        fleet: { type: 'string' },
       },
     }).values as Record<string, string | undefined>;
   } catch (e) {
@@ -44,6 +48,16 @@ function main(): void {
   const modes = (values.modes ?? GEN_MODES.join(',')).split(',').map((m) => m.trim());
   for (const m of modes) if (!GEN_MODES.includes(m as GenMode)) fail(`unknown mode ${JSON.stringify(m)}`);
   const started = Date.now();
+  if (values.fleet !== undefined) {
+    try {
+      const nodes = writeGeneratedFleet(values.out, { nodes: count(values.fleet, 'fleet'), services: count(values.services, 'services'), endpoints: count(values.endpoints, 'endpoints'), seed: values.seed ?? '1' });
+      process.stderr.write(`gen: fleet of ${nodes.length} nodes in ${values.out} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
+    } catch (e) {
+      if (e instanceof RangeError) fail(e.message);
+      throw e;
+    }
+    return;
+  }
   let dirs: string[];
   try {
     dirs = writeGeneratedBundles(values.out, {

@@ -11,6 +11,9 @@
  *   frame in nat KUBE-SERVICES and in the conntrack pane, peak RSS;
  * - engine: one step-mode walk (iptables and nftables captures), one live refresh of
  *   counters, and the render-path work of one keypress measured in-process;
+ * - diagnose: `diagnoseSnapshot` (issue 17) on each mode's bundle, beyond loading it;
+ * - fleet: `fleet diagnose` of a generated fleet (`--fleet-nodes`, default 500, × 2,000
+ *   Services, bench/gen/fleet.ts): time and peak RSS, one node's snapshot at a time;
  * - modules: the cost of importing each heavy dependency and nodescope's entry points
  *   (unbundled, from node_modules and dist/src), and of starting the bundled bin.
  *
@@ -28,7 +31,7 @@ import { loadAverage, machineLine } from './lib/machine.js';
 import { failed, measureInChild, median, type Measurement, type MeasureFailure } from './lib/measure.js';
 import { tmuxAvailable, tmuxFloorMs } from './lib/tmux.js';
 
-const SECTIONS = ['parse', 'app', 'engine', 'modules'] as const;
+const SECTIONS = ['parse', 'app', 'engine', 'diagnose', 'fleet', 'modules'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -46,10 +49,12 @@ interface Options {
    * has React's production build compiled in; this matters for dist/src/main.js and cli.js.
    */
   readonly nodeEnv: string | null;
+  /** `--fleet-nodes`: nodes of the generated fleet (default 500). */
+  readonly fleetNodes: number;
 }
 
 function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/bin/nodescope.js] [--node-env production] [--write FILE]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/bin/nodescope.js] [--node-env production] [--fleet-nodes N] [--write FILE]\n`);
   process.exit(1);
 }
 
@@ -57,7 +62,7 @@ function options(): Options {
   let v: Record<string, string | undefined>;
   try {
     v = parseArgs({
-      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' }, cli: { type: 'string' }, 'node-env': { type: 'string' } },
+      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' }, cli: { type: 'string' }, 'node-env': { type: 'string' }, 'fleet-nodes': { type: 'string' } },
     }).values as Record<string, string | undefined>;
   } catch (e) {
     usage((e as Error).message);
@@ -71,7 +76,9 @@ function options(): Options {
   const cli = path.resolve(v.cli ?? packageBin());
   const nodeEnv = v['node-env'] ?? null;
   if (nodeEnv !== null && !/^[a-z]+$/.test(nodeEnv)) usage('--node-env takes a word such as production');
-  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache, cli, nodeEnv };
+  const fleetNodes = Number(v['fleet-nodes'] ?? '500');
+  if (!Number.isInteger(fleetNodes) || fleetNodes < 3) usage('--fleet-nodes must be a whole number ≥ 3');
+  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache, cli, nodeEnv, fleetNodes };
 }
 
 /** The executable users run: package.json's `bin.nodescope`, absolute. */
@@ -232,6 +239,42 @@ async function engineSection(o: Options, roots: ReadonlyMap<string, string>): Pr
   return rows;
 }
 
+async function diagnoseSection(o: Options, roots: ReadonlyMap<string, string>): Promise<string[]> {
+  const rows = ['| size | mode | diagnose ms (beyond the load) | Services | verdicts |', '|---|---|--:|--:|---|'];
+  for (const size of o.sizes) {
+    for (const mode of ['iptables', 'nftables', 'cilium']) {
+      log(`diagnose ${mode} ${size.name}`);
+      const r = await repeat(['diagnose', mode, roots.get(size.name)!], o);
+      const t = median(r.ok.map((m) => m.ms));
+      facts.set(`diagnose:${size.name}:${mode}`, t);
+      rows.push(`| ${size.name} | ${mode} | ${r.ok.length ? ms(t) : why(r.error)} | ${r.ok[0]?.extra?.services ?? '–'} | ${r.ok[0]?.extra?.verdicts ?? '–'} |`);
+    }
+  }
+  return rows;
+}
+
+/** `--sections fleet`: the issue 18 figure (500 nodes × 2,000 Services: ≤ 10 s, ≤ 1.5 GB). */
+async function fleetSection(o: Options): Promise<string[]> {
+  const { mkdtempSync, rmSync } = await import('node:fs');
+  const { tmpdir } = await import('node:os');
+  const { writeGeneratedFleet } = await import('./gen/fleet.js');
+  const dir = mkdtempSync(path.join(o.cache ?? tmpdir(), 'nodescope-bench-fleet-'));
+  try {
+    log(`fleet: generating ${o.fleetNodes} nodes × 2000 Services`);
+    writeGeneratedFleet(dir, { nodes: o.fleetNodes, services: 2000, endpoints: 5, seed: o.seed });
+    log('fleet diagnose');
+    const r = await repeat(['fleet', dir], o);
+    const t = median(r.ok.map((m) => m.ms));
+    const rss = median(r.ok.map((m) => m.rssMb));
+    facts.set('fleet:ms', t);
+    facts.set('fleet:rss', rss);
+    return ['| nodes × Services | fleet diagnose ms | CPU ms | peak RSS MB | rows | nodes not ok |', '|---|--:|--:|--:|--:|---|',
+      `| ${o.fleetNodes} × 2000 | ${r.ok.length ? ms(t) : why(r.error)} | ${r.ok.length ? ms(median(r.ok.map((m) => m.cpuMs))) : '–'} | ${r.ok.length ? rss.toFixed(0) : '–'} | ${r.ok[0]?.extra?.rows ?? '–'} | ${r.ok[0]?.extra?.bad ?? '–'} |`];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 const MODULES: readonly { spec: string; label: string }[] = [
   { spec: 'react', label: 'react' },
   { spec: 'ink', label: 'ink (with react)' },
@@ -299,6 +342,9 @@ function targetsSection(): string[] {
     const r = f(`parse:${p.id}:large:passRatio`);
     rows.push(`| (reference, no target) one JS pass over the characters ÷ line split, ${p.label} (large) | ${Number.isNaN(r) ? '–' : `${r.toFixed(1)} ×`} | – |`);
   }
+  for (const mode of ['iptables', 'nftables', 'cilium']) add(`diagnose ≤ 2 s beyond the load, large ${mode}`, f(`diagnose:large:${mode}`), 2000, 'ms');
+  add('fleet diagnose 500 nodes × 2,000 Services ≤ 10 s', f('fleet:ms'), 10_000, 'ms');
+  rows.push(`| fleet diagnose 500 nodes × 2,000 Services ≤ 1.5 GB peak | ${Number.isNaN(f('fleet:rss')) ? '–' : `${f('fleet:rss').toFixed(0)} MB`} | ${verdict(f('fleet:rss'), 1536)} |`);
   add('large iptables capture parsed ≤ 1.0 s', f('parse:iptables-save:large:ms'), 1000, 'ms');
   add('first frame ≤ 0.5 s, small (header drawn)', f('app:small:first'), 500, 'ms');
   add('first frame with data ≤ 0.5 s, small', f('app:small:data'), 500, 'ms');
@@ -318,7 +364,7 @@ async function main(): Promise<void> {
   const loadBefore = loadAverage();
   const roots = new Map<string, string>();
   const generated: string[] = [];
-  if (o.sections.has('parse') || o.sections.has('app') || o.sections.has('engine')) {
+  if (o.sections.has('parse') || o.sections.has('app') || o.sections.has('engine') || o.sections.has('diagnose')) {
     for (const size of o.sizes) {
       log(`captures for ${size.name} (${size.services} Services × ${size.endpoints}, ${size.conntrack} flows)`);
       const { root, generatedMs } = await ensureBundles(size, o.seed, o.cache);
@@ -337,6 +383,8 @@ async function main(): Promise<void> {
   if (o.sections.has('parse')) out.push('## Parse (cold, fresh process per run)', '', ...(await parseSection(o, roots)), '');
   if (o.sections.has('app')) out.push('## App (real binary, tmux)', '', ...(await appSection(o, roots)), '');
   if (o.sections.has('engine')) out.push('## Step walk, refresh, render-path work (in-process)', '', ...(await engineSection(o, roots)), '');
+  if (o.sections.has('diagnose')) out.push('## Diagnose (in-process, beyond the load)', '', ...(await diagnoseSection(o, roots)), '');
+  if (o.sections.has('fleet')) out.push('## Fleet diagnose (in a child, one node at a time)', '', ...(await fleetSection(o)), '');
   if (o.sections.has('modules')) out.push('## Module loading (fresh process per import)', '', ...(await modulesSection(o)), '');
   out.push('## Against the targets (2-core machine)', '', ...targetsSection(), '');
   out.push(

@@ -206,12 +206,34 @@ async function viewsTask(root: string): Promise<void> {
   });
 }
 
+/** `diagnose` of one mode's bundle: the snapshot loaded (not timed), then diagnoseSnapshot timed. */
+async function diagnoseTask(mode: string, root: string): Promise<void> {
+  const { diagnoseSnapshot } = await import('../src/analysis/diagnose/index.js');
+  const { snapshot } = await snapshotOf(path.join(root, mode));
+  const t = timed(() => diagnoseSnapshot(snapshot));
+  const c = t.value.header.counts;
+  report({ ms: t.ms, cpuMs: t.cpuMs, extra: { services: t.value.services.length, verdicts: `ok ${c.ok}, degraded ${c.degraded}, broken ${c.broken}, unknown ${c.unknown}` } });
+}
+
+/** `fleet DIR`: `fleet diagnose` of a generated fleet bundle (one node's snapshot at a time). */
+async function fleetTask(dir: string): Promise<void> {
+  const [{ diagnoseFleet }, { fleetDiagnoseNode }] = await Promise.all([import('../src/fleet/diagnose.js'), import('../src/fleet/node-diagnosis.js')]);
+  const t0 = performance.now();
+  const c0 = process.cpuUsage();
+  const d = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+  const cpu = process.cpuUsage(c0);
+  const bad = d.nodes.filter((n) => n.status !== 'ok').map((n) => `${n.name} ${n.status}`).join(', ');
+  report({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, extra: { nodes: d.nodes.length, rows: d.services.length, bad } });
+}
+
 async function main(): Promise<void> {
   const [task, a, b] = process.argv.slice(2);
   if (task === 'parse' || task === 'floor' || task === 'jsonparse' || task === 'charpass') parseTask(task, a!, b!);
   else if (task === 'walk') await walkTask(a!, b!);
   else if (task === 'refresh') await refreshTask(a!, b ?? 'full');
   else if (task === 'views') await viewsTask(a!);
+  else if (task === 'diagnose') await diagnoseTask(a!, b!);
+  else if (task === 'fleet') await fleetTask(a!);
   else throw new Error(`unknown task ${task}`);
 }
 

@@ -8,6 +8,8 @@ import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
+import type { SnapshotPart } from './model/snapshot.js';
+import { checkAskedProbes } from './collect/planned-runs.js';
 import { probe } from './sources/catalog.js';
 import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
 import type { Transport } from './sources/transport.js';
@@ -15,6 +17,8 @@ import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showCompare } from './report/compare.js';
 import { showConntrack } from './report/conntrack.js';
 import { showDns } from './report/dns.js';
+import { showDiagnose } from './report/diagnose.js';
+import { diagnoseExitStatus } from './analysis/diagnose/index.js';
 import { showLb } from './report/lb.js';
 import { showRules } from './report/rules.js';
 import { showServices } from './report/services.js';
@@ -37,6 +41,7 @@ import { DEFAULT_INTERVAL_MS } from './sources/refresh-interval.js';
 import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from './sources/k8s-debug-pod.js';
+import { runFleetCapture, type FleetCaptureArgs } from './fleet/capture-command.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
 // there makes every message that quotes node, API or bundle text safe (issue 24).
@@ -59,6 +64,28 @@ interface GlobalOptions extends SourceOptions {
   readonly lang?: string;
   readonly bpfRoot?: string;
   readonly clusterDomain?: string;
+  /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle. */
+  readonly fleet?: string;
+  /** `--probe ID` (repeatable): heavy dumps to read even when the probe plan skips them. */
+  readonly probe?: readonly string[];
+}
+
+/**
+ * The snapshot parts `show WHAT` reads: `services` none (the API objects and the mode's cheap
+ * evidence), `rules` the rulesets (with what their head and notes name: ipsets, `-m recent`, LB
+ * maps, IPVS), not the conntrack tables; the others all.
+ */
+function partsFor(what: string): readonly SnapshotPart[] | undefined {
+  if (what === 'services') return [];
+  if (what === 'rules') return ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'ipset', 'xtRecent', 'lb', 'ipvs'];
+  return undefined;
+}
+
+/** `--probe` ids, checked against the catalog (a UserError for an unknown one); empty when none. */
+function askedProbes(opts: GlobalOptions): string[] {
+  const ids = [...(opts.probe ?? [])];
+  checkAskedProbes(ids);
+  return ids;
 }
 
 /** The cluster domain for DNS: `--cluster-domain` (a bad one is a UserError), else what the source shows, else the default. */
@@ -84,6 +111,7 @@ function addSourceOptions(cmd: Command): Command {
     .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
     .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
+    .option('--probe <id...>', 'also read these dumps when the probe plan skips them for the node\'s mode (e.g. nft-json, nft-text: the header and `?` list what was skipped)')
     .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns, dig, the DNS pane and capture (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
     .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(DEFAULT_INTERVAL_MS / 1000).argParser(positiveSeconds))
     .addOption(langOption());
@@ -147,10 +175,33 @@ function requireTerminal(): void {
 
 /** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
 async function openSession(opts: GlobalOptions): Promise<Session> {
+  const probes = askedProbes(opts);
   const source = await openSource(opts);
   // A --cluster-domain that is not a domain name is refused before the screen opens.
   if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
-  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
+  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
+}
+
+/** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
+async function runFleetTui(dir: string, lang: string | undefined): Promise<void> {
+  requireTerminal();
+  const [{ render }, { FleetApp }, { diagnoseFleet }, { fleetDiagnoseNode }, { readFleetManifest }, { openReplaySession }, path] = await Promise.all([
+    import('ink'), import('./ui/fleet/FleetApp.js'), import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./fleet/bundle.js'), import('./collect/replay-session.js'), import('node:path'),
+  ]);
+  const manifest = readFleetManifest(dir);
+  process.stderr.write(`nodescope: diagnosing ${manifest.nodes.length} nodes of ${dir}…\n`);
+  const data = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+  const openNode = async (node: string) => {
+    const entry = manifest.nodes.find((n) => n.name === node);
+    if (!entry || entry.status !== 'ok') throw new UserError(`${node} was not captured`);
+    const session = await openReplaySession(path.join(dir, entry.dir));
+    void session.start();
+    return { session, stop: () => session.stop() };
+  };
+  const app = render(<FleetApp data={data} dir={dir} lang={detectLang(lang)} openNode={openNode} />, { exitOnCtrlC: false });
+  const leave = onCleanup('leave the TUI', () => app.unmount());
+  await app.waitUntilExit();
+  leave();
 }
 
 /**
@@ -174,6 +225,7 @@ function alternateScreen(): () => void {
 }
 
 async function runTui(opts: GlobalOptions): Promise<void> {
+  if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
   requireTerminal();
   const session = await openSession(opts);
   const { render, App } = await loadUi();
@@ -205,7 +257,7 @@ async function runTour(name: string, lang: string | undefined): Promise<void> {
 async function runDashCommand(opts: GlobalOptions & { service: string }): Promise<void> {
   requireTerminal();
   const source = await openSource(opts);
-  const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts) });
+  const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes: askedProbes(opts) });
   const { runDash } = await import('./dash/run.js');
   const dash = runDash({ session, service: opts.service, lang: detectLang(opts.lang) });
   onCleanup('stop the live session', () => session.stop());
@@ -222,9 +274,10 @@ interface ShowOptions extends GlobalOptions {
   readonly events?: boolean;
 }
 
-async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = []) {
+async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[]) {
+  const probes = askedProbes(opts);
   const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
   return { source, snapshot };
 }
 
@@ -233,7 +286,7 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
   const events = opts.events === true && !opts.replay;
   if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
-  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : []);
+  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
   let out: string;
   try {
     switch (what) {
@@ -278,6 +331,28 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
   writeDocument(out, opts.output);
 }
 
+/**
+ * `nodescope diagnose`: one verdict per Service (issue 17). Exit status as diff(1): 0 every
+ * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
+ * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
+ */
+async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string }): Promise<void> {
+  try {
+    const { source, snapshot } = await loadOnce(opts);
+    let result: ReturnType<typeof showDiagnose>;
+    try {
+      result = showDiagnose(snapshot, opts.output, opts.service !== undefined ? { service: opts.service } : {});
+    } finally {
+      await closeSource(source);
+    }
+    writeDocument(result.out, opts.output);
+    process.exitCode = diagnoseExitStatus(result.diagnosis);
+  } catch (e) {
+    report(e);
+    process.exitCode = 2;
+  }
+}
+
 /** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
 function addDigCommand(program: Command): void {
   addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
@@ -318,11 +393,61 @@ function addDigCommand(program: Command): void {
     });
 }
 
+/** `--parallel`: a whole number ≥ 1. */
+function positiveInteger(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+/** `nodescope fleet capture|diagnose`: many nodes at once (src/fleet/). */
+function addFleetCommands(program: Command): void {
+  const fleet = program.command('fleet').description('many nodes at once: capture each through the cluster (or SSH), then compare them');
+  fleet
+    .command('capture')
+    .description('capture every chosen node (one short-lived debug pod per node, or --ssh) into a fleet bundle')
+    .requiredOption('-o, --output <dir>', 'fleet bundle directory to write')
+    .option('--nodes <names>', 'only these nodes (comma-separated)')
+    .option('--selector <labels>', 'only the nodes with these labels (a label selector, e.g. pool=web)')
+    .addOption(new Option('--parallel <n>', 'nodes captured at once').default(10).argParser(positiveInteger))
+    .addOption(new Option('--node-timeout <seconds>', 'one node may take at most this long (then it is recorded as failed)').default(120).argParser(positiveSeconds))
+    .option('--ssh <hosts>', 'read these hosts over SSH instead of the API ([user@]host[:port], comma-separated)')
+    .option('--ssh-file <file>', 'read the hosts of this file over SSH (one per line)')
+    .option('--accept-new-host-key', '--ssh: add the host key of a host known_hosts has no entry for')
+    .option('--api-file <file>', 'API objects from this file instead of the cluster')
+    .option('--context <name>', 'kubeconfig context (default: the current one)')
+    .option('--kubeconfig <file>', 'kubeconfig file (default: KUBECONFIG, else ~/.kube/config)')
+    .option('-n, --namespace <ns>', 'where the debug pods go (default: the context\'s, else default)')
+    .option('--image <image>', 'debug pod image (default busybox:1.36.1)')
+    .addOption(new Option('--pod-deadline <duration>', `each debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
+    .option('--bpf-root <path>', "directory of Cilium's pinned tc maps")
+    .option('--force', 'write into a non-empty directory, removing the fleet bundle there')
+    .action(async (opts: FleetCaptureArgs) => {
+      const manifest = await runFleetCapture(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`));
+      const failed = manifest.nodes.filter((n) => n.status === 'failed');
+      process.stderr.write(`captured ${manifest.nodes.length - failed.length} of ${manifest.nodes.length} nodes into ${opts.output}${failed.length ? `; failed: ${failed.map((n) => n.name).join(', ')}` : ''}\n`);
+      // 2: no node could be read; 1: some could not (each named with its reason in fleet.json).
+      if (failed.length) process.exitCode = failed.length === manifest.nodes.length ? 2 : 1;
+    });
+  fleet
+    .command('diagnose')
+    .argument('<dir>', 'a fleet bundle (fleet capture -o DIR)')
+    .description('per Service and node: the verdict, and the nodes whose programmed backends differ from the API and from the majority')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (dir: string, opts: { output: 'text' | 'json' }) => {
+      const [{ diagnoseFleet }, { fleetDiagnoseNode }, report] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js')]);
+      const result = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+      writeDocument(opts.output === 'json' ? report.fleetJson(result) : report.fleetText(result), opts.output);
+      process.exitCode = report.fleetExitCode(result);
+    });
+}
+
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
     .description("Open a Kubernetes node and see where a Service's packets really get rewritten")
     .version(packageVersion())
+    .option('--fleet <dir>', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR)')
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 
@@ -334,6 +459,11 @@ export function buildProgram(): Command {
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
     .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
+
+  addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .option('--service <ns/name>', 'only this Service')
+    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')
@@ -385,13 +515,14 @@ export function buildProgram(): Command {
     .option('--force', 'write into a non-empty directory, removing the bundle files already there')
     .action(async (opts: GlobalOptions & { output: string; note?: string; dns: boolean; dnsServer?: string; force?: boolean }) => {
       prepareCaptureDir(opts.output, opts.force === true);
+      const probes = askedProbes(opts);
       if (!opts.local && !opts.netns && !opts.replay && !opts.ssh && !opts.node) {
         process.stderr.write(`nodescope: no source given: capturing the embedded default capture (replay of ${defaultCaptureDir()}); name one with --local, --netns, --ssh, --node or --replay\n`);
       }
       const source = await openSource(opts);
       if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
       const progress = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
-      const manifest = await captureBundle(source, opts.output, { params: params(opts), dns: opts.dns, progress, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}), ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
+      const manifest = await captureBundle(source, opts.output, { params: params(opts), probes, dns: opts.dns, progress, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}), ...(opts.dnsServer ? { dnsServer: opts.dnsServer } : {}), ...(opts.note ? { note: opts.note } : {}) });
       process.stderr.write(`captured ${manifest.probes.length} probes of ${manifest.node} into ${opts.output}\n`);
     });
 
@@ -401,6 +532,8 @@ export function buildProgram(): Command {
     .description('a guided workshop tour over the shipped captures (n: next, p: previous, .: back to the step)')
     .addOption(langOption())
     .action(async (name: string, opts: { lang?: string }) => runTour(name, opts.lang));
+
+  addFleetCommands(program);
 
   addSourceOptions(program.command('dash').description("projector dashboard of one Service: per-endpoint rates, conntrack use, LB map fill"))
     .requiredOption('--service <ns/name>', 'the Service to follow')

@@ -14,10 +14,10 @@
 import type { LbBackend, LbBackendState, LbProtocol, LbRevNat, LbService, LbServiceType, LbTable } from '../model/cilium.js';
 import { serviceTypeBit, SVC_FLAG } from '../model/cilium.js';
 import type { IptablesChain } from '../model/iptables.js';
-import type { ApiObjects, JsonObject } from '../model/k8s.js';
+import type { ApiObjects } from '../model/k8s.js';
 import { parseIp } from '../model/iproute.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import type { KubeProxyInput, ScenarioEndpoint, ScenarioService, ScenarioServicePort } from './lab-scenario-types.js';
+import type { KubeProxyInput, ProxyFamily, ScenarioEndpoint, ScenarioService, ScenarioServicePort } from './lab-scenario-types.js';
 import { isProxied } from './kubeproxy-serviceports.js';
 import { buildServiceView, type ServiceRow } from './service-view.js';
 import { formatServiceRef } from '../model/service-ref.js';
@@ -43,6 +43,7 @@ function note(kind: CompareNoteKind, params: Record<string, string>, text: strin
 }
 
 const isV4 = (ip: string): boolean => parseIp(ip)?.family === 'inet';
+const isV6 = (ip: string): boolean => parseIp(ip)?.family === 'inet6';
 
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const DOTTED_QUAD = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
@@ -120,22 +121,19 @@ function serviceCidrsFromRules(snapshot: NodeSnapshot): string[] | undefined {
   return undefined;
 }
 
-function rawSpec(raw: JsonObject): Record<string, unknown> {
-  const spec = raw['spec'];
-  return typeof spec === 'object' && spec !== null && !Array.isArray(spec) ? (spec as Record<string, unknown>) : {};
-}
-
 /**
- * One Service row as kube-proxy reads it, or null for what programs nothing (ExternalName,
- * IPv6 only); headless ones come back with clusterIP `None`. Pushes onto `notes` what the
- * generators' model cannot say (IPv6 only, a named targetPort resolving to several ports).
+ * One Service row as kube-proxy's `family` proxier (default IPv4) reads it, or null for what
+ * programs nothing in that family (ExternalName, no ClusterIP of the family); headless ones
+ * come back with clusterIP `None`, Services of another proxy with their `serviceProxyName`.
+ * Pushes onto `notes` what the generators' model cannot say (IPv6 only in the IPv4 count,
+ * a named targetPort resolving to several ports).
  */
-export function scenarioService(row: ServiceRow, notes: CompareNote[]): ScenarioService | null {
+export function scenarioService(row: ServiceRow, notes: CompareNote[], family: ProxyFamily = 'IPv4'): ScenarioService | null {
   if (row.type === 'ExternalName') return null;
   const name = formatServiceRef(row);
-  const clusterIP = row.headless ? 'None' : row.clusterIPs.find(isV4ClusterIP);
+  const clusterIP = row.headless ? 'None' : row.clusterIPs.find(family === 'IPv4' ? isV4ClusterIP : isV6);
   if (clusterIP === undefined) {
-    if (row.clusterIPs.length > 0) notes.push(note('ipv6-only', { service: name }, `${name}: IPv6 only, not counted (the generators write IPv4 rules)`));
+    if (family === 'IPv4' && row.clusterIPs.length > 0) notes.push(note('ipv6-only', { service: name }, `${name}: IPv6 only, not counted (the generators write IPv4 rules)`));
     return null;
   }
   const ports: ScenarioServicePort[] = row.ports.map((p) => {
@@ -146,21 +144,8 @@ export function scenarioService(row: ServiceRow, notes: CompareNote[]): Scenario
     const targetPort = p.endpointPorts[0] ?? (typeof p.targetPort === 'number' ? p.targetPort : p.port);
     return { name: p.name, protocol: p.protocol, port: p.port, targetPort, ...(p.nodePort ? { nodePort: p.nodePort } : {}) };
   });
-  const seen = new Map<string, ScenarioEndpoint>();
-  for (const e of row.endpoints) {
-    if (e.addressType !== 'IPv4' || seen.has(e.address)) continue;
-    const ready = e.ready !== false;
-    seen.set(e.address, {
-      ip: e.address,
-      ...(e.nodeName ? { nodeName: e.nodeName } : {}),
-      ready,
-      serving: e.serving ?? ready,
-      terminating: e.terminating ?? false,
-    });
-  }
-  const spec = rawSpec(row.service.raw);
-  const ranges = Array.isArray(spec['loadBalancerSourceRanges']) ? (spec['loadBalancerSourceRanges'] as unknown[]).filter((r): r is string => typeof r === 'string') : [];
-  const hc = typeof spec['healthCheckNodePort'] === 'number' ? spec['healthCheckNodePort'] : undefined;
+  const svc = row.service;
+  const ofFamily = family === 'IPv4' ? isV4 : isV6;
   return {
     namespace: row.namespace,
     name: row.name,
@@ -168,23 +153,52 @@ export function scenarioService(row: ServiceRow, notes: CompareNote[]): Scenario
     clusterIP,
     ports,
     ...(row.selector ? { selector: row.selector } : {}),
-    externalIPs: row.externalIPs.filter(isV4),
-    loadBalancerIPs: row.loadBalancerIPs.filter(isV4),
-    loadBalancerSourceRanges: ranges,
+    externalIPs: row.externalIPs.filter(ofFamily),
+    loadBalancerIPs: row.loadBalancerIPs.filter(ofFamily),
+    ...proxyIPsOf(row),
+    loadBalancerSourceRanges: svc.loadBalancerSourceRanges,
     ...(row.externalTrafficPolicy ? { externalTrafficPolicy: row.externalTrafficPolicy } : {}),
     ...(row.internalTrafficPolicy ? { internalTrafficPolicy: row.internalTrafficPolicy } : {}),
     ...(row.sessionAffinity === 'ClientIP' ? { sessionAffinity: { timeoutSeconds: row.sessionAffinityTimeoutSeconds ?? 10800 } } : {}),
-    ...(hc !== undefined ? { healthCheckNodePort: hc } : {}),
-    endpoints: [...seen.values()],
+    ...(svc.healthCheckNodePort !== undefined ? { healthCheckNodePort: svc.healthCheckNodePort } : {}),
+    ...(svc.serviceProxyName !== undefined ? { serviceProxyName: svc.serviceProxyName } : {}),
+    ...(row.trafficDistribution !== undefined ? { trafficDistribution: row.trafficDistribution } : {}),
+    endpoints: scenarioEndpoints(row, family),
   };
+}
+
+/** `ipModeProxyIPs` of a row: LB ingress IPs with `ipMode: Proxy` (none → no key). */
+function proxyIPsOf(row: ServiceRow): { ipModeProxyIPs?: string[] } {
+  const ips = row.service.loadBalancerIngress.filter((i) => i.ipMode === 'Proxy' && i.ip !== undefined).map((i) => i.ip!);
+  return ips.length > 0 ? { ipModeProxyIPs: ips } : {};
+}
+
+/** The row's endpoints of one family, once per address (kube-proxy keys them by `ip:port`), with zone and hints. */
+function scenarioEndpoints(row: ServiceRow, family: ProxyFamily): ScenarioEndpoint[] {
+  const seen = new Map<string, ScenarioEndpoint>();
+  for (const e of row.endpoints) {
+    if (e.addressType !== family || seen.has(e.address)) continue;
+    const ready = e.ready !== false;
+    seen.set(e.address, {
+      ip: e.address,
+      ...(e.nodeName ? { nodeName: e.nodeName } : {}),
+      ready,
+      serving: e.serving ?? ready,
+      terminating: e.terminating ?? false,
+      ...(e.zone !== undefined ? { zone: e.zone } : {}),
+      ...(e.hintsForZones.length > 0 ? { zoneHints: e.hintsForZones } : {}),
+      ...(e.hintsForNodes.length > 0 ? { nodeHints: e.hintsForNodes } : {}),
+    });
+  }
+  return [...seen.values()];
 }
 
 /** The generators' input without its Services: what every Service's rules share. */
 export type CompareContext = Omit<KubeProxyInput, 'services'>;
 
-/** The IPv4 ClusterIP kube-proxy programs for a row, or undefined (ExternalName, headless, IPv6 only): what {@link scenarioService} reads, without deriving ports or endpoints. */
+/** The IPv4 ClusterIP kube-proxy programs for a row, or undefined (ExternalName, headless, another proxy's, IPv6 only): what {@link scenarioService} reads, without deriving ports or endpoints. */
 export function programmedClusterIP(row: ServiceRow): string | undefined {
-  if (row.type === 'ExternalName' || row.headless) return undefined;
+  if (row.type === 'ExternalName' || row.headless || row.service.serviceProxyName !== undefined) return undefined;
   return row.clusterIPs.find(isV4ClusterIP);
 }
 
@@ -215,7 +229,8 @@ export function compareContextOf(snapshot: NodeSnapshot, objects: ApiObjects, cl
     serviceCIDRs = covering ? [covering] : [];
     if (covering) notes.push(note('service-cidr-inferred', { cidr: covering }, `Service CIDR inferred as ${covering} (covers every ClusterIP; nftables mode drops traffic to unallocated ones)`));
   }
-  return { context: { nodeName, nodeIPs, ...(clusterCIDR ? { clusterCIDR } : {}), serviceCIDRs }, notes };
+  const nodeZone = node?.zone;
+  return { context: { nodeName, ...(nodeZone ? { nodeZone } : {}), nodeIPs, ...(clusterCIDR ? { clusterCIDR } : {}), serviceCIDRs }, notes };
 }
 
 /**

@@ -17,12 +17,13 @@
 import type { KubeProxyInput } from './lab-scenario-types.js';
 import { IPTABLES_CHAINS as C, iptablesEndpointChain, iptablesServiceChain } from './kubeproxy-names.js';
 import {
-  categorizeEndpoints,
   cmp,
-  ipv4InCidr,
+  ipInCidr,
+  planServicePort,
   serviceToPorts,
   type ProxyEndpoint,
   type ProxyServicePort,
+  type ServicePortPlan,
 } from './kubeproxy-serviceports.js';
 
 /**
@@ -165,7 +166,9 @@ export function iptablesProbability(n: number): string {
 
 /**
  * Generates the iptables-restore text (tables `filter` then `nat`, each ending in
- * `COMMIT`, newline-terminated) kube-proxy writes for `input`. Pure; never throws for
+ * `COMMIT`, newline-terminated) kube-proxy writes for `input`: `iptables-restore` input for
+ * an IPv4 input, `ip6tables-restore` input for `family: 'IPv6'` (no localhost NodePorts,
+ * `! -d ::1/128` on the NodePort jump). Pure; never throws for
  * valid input. Headless Services are skipped; a Service with no usable endpoints gets
  * only filter-table REJECT rules, as in kube-proxy.
  */
@@ -186,7 +189,9 @@ export function generateIptablesRestore(input: KubeProxyInput, options: Iptables
   nat.rule(C.postrouting, ...masq);
   nat.rule(C.markMasq, '-j', 'MARK', '--or-mark', mark);
 
-  if (localhostNodePorts) {
+  const ipv6 = input.family === 'IPv6';
+  // Localhost NodePorts (and so the guard against them) exist for IPv4 only.
+  if (localhostNodePorts && !ipv6) {
     filter.chain(C.kubeletFirewall);
     filter.rule(C.kubeletFirewall, '-m', 'comment', '--comment', quoted('block incoming localnet connections'),
       '-d', '127.0.0.0/8', '!', '-s', '127.0.0.0/8', '-m', 'conntrack', '!', '--ctstate', 'RELATED,ESTABLISHED,DNAT', '-j', 'DROP');
@@ -205,11 +210,12 @@ export function generateIptablesRestore(input: KubeProxyInput, options: Iptables
   const lastComment = quoted('kubernetes service nodeports; NOTE: this must be the last rule in this chain');
   if (options.nodePortIPs === undefined) {
     const dst = ['-m', 'addrtype', '--dst-type', 'LOCAL'];
-    if (!localhostNodePorts) dst.push('!', '-d', '127.0.0.0/8');
+    if (ipv6) dst.push('!', '-d', '::1/128');
+    else if (!localhostNodePorts) dst.push('!', '-d', '127.0.0.0/8');
     nat.rule(C.services, '-m', 'comment', '--comment', lastComment, ...dst, '-j', C.nodePorts);
   } else {
     for (const ip of options.nodePortIPs) {
-      if (ip.startsWith('127.') && !localhostNodePorts) continue;
+      if ((ip.startsWith('127.') && (!localhostNodePorts || ipv6)) || (ipv6 && ip === '::1')) continue;
       nat.rule(C.services, '-m', 'comment', '--comment', lastComment, '-d', ip, '-j', C.nodePorts);
     }
   }
@@ -238,178 +244,170 @@ interface SvcContext {
   readonly localhostNodePortsNfacct: boolean;
 }
 
+/** One Service port being written: its facts, kube-proxy's plan for it, its chain names and the `-m proto -p proto` match. */
+interface SvcWrite {
+  readonly svc: ProxyServicePort;
+  readonly plan: ServicePortPlan;
+  readonly name: string;
+  readonly port: string;
+  readonly l4: readonly string[];
+  readonly clusterPolicyChain: string;
+  readonly localPolicyChain: string;
+  readonly externalTrafficChain: string;
+  readonly fwChain: string;
+  readonly internalTrafficChain: string;
+  readonly externalPolicyChain: string;
+  readonly usesFWChain: boolean;
+}
+
 /** The per-Service-port body of kube-proxy's `syncProxyRules` loop. */
 function writeServicePort(ctx: SvcContext, svc: ProxyServicePort): void {
-  const { filter, nat } = ctx;
   const name = svc.svcPortName;
   const proto = svc.protocol;
-  const port = String(svc.port.port);
-  const { clusterEndpoints, localEndpoints, allLocallyReachableEndpoints, hasAnyEndpoints } = categorizeEndpoints(svc);
-
+  const plan = planServicePort(svc);
   const clusterPolicyChain = iptablesServiceChain('KUBE-SVC-', name, proto);
   const localPolicyChain = iptablesServiceChain('KUBE-SVL-', name, proto);
-  const externalTrafficChain = iptablesServiceChain('KUBE-EXT-', name, proto);
-  const fwChain = iptablesServiceChain('KUBE-FW-', name, proto);
-  const usesClusterPolicyChain = clusterEndpoints.length > 0 && svc.usesClusterEndpoints;
-  const usesLocalPolicyChain = localEndpoints.length > 0 && svc.usesLocalEndpoints;
-
-  let internalTrafficChain = clusterPolicyChain;
-  let hasInternalEndpoints = hasAnyEndpoints;
-  if (svc.internalPolicyLocal) {
-    internalTrafficChain = localPolicyChain;
-    if (localEndpoints.length === 0) hasInternalEndpoints = false;
+  const w: SvcWrite = {
+    svc, plan, name, port: String(svc.port.port), l4: ['-m', proto, '-p', proto],
+    clusterPolicyChain, localPolicyChain,
+    externalTrafficChain: iptablesServiceChain('KUBE-EXT-', name, proto),
+    fwChain: iptablesServiceChain('KUBE-FW-', name, proto),
+    internalTrafficChain: svc.internalPolicyLocal ? localPolicyChain : clusterPolicyChain,
+    externalPolicyChain: svc.externalPolicyLocal ? localPolicyChain : clusterPolicyChain,
+    usesFWChain: plan.cat.hasAnyEndpoints && svc.loadBalancerVIPs.length > 0 && svc.loadBalancerSourceRanges.length > 0,
+  };
+  writeCaptureRules(ctx, w);
+  writeTrafficChains(ctx, w);
+  if (w.usesFWChain) writeFirewallChain(ctx, w);
+  if (plan.usesClusterPolicyChain) {
+    ctx.nat.chain(clusterPolicyChain);
+    writeServiceToEndpointRules(ctx, svc, clusterPolicyChain, plan.cat.clusterEndpoints);
   }
-  let externalPolicyChain = clusterPolicyChain;
-  let hasExternalEndpoints = hasAnyEndpoints;
-  if (svc.externalPolicyLocal) {
-    externalPolicyChain = localPolicyChain;
-    if (localEndpoints.length === 0) hasExternalEndpoints = false;
+  if (plan.usesLocalPolicyChain) {
+    ctx.nat.chain(localPolicyChain);
+    writeServiceToEndpointRules(ctx, svc, localPolicyChain, plan.cat.localEndpoints);
   }
-  const usesExternalTrafficChain = hasAnyEndpoints && svc.externallyAccessible;
-  const usesFWChain = hasAnyEndpoints && svc.loadBalancerVIPs.length > 0 && svc.loadBalancerSourceRanges.length > 0;
-  const loadBalancerTrafficChain = usesFWChain ? fwChain : externalTrafficChain;
+  writeEndpointChains(ctx, w);
+}
 
-  let internalFilterTarget = '';
-  let internalFilterComment = '';
-  let externalFilterTarget = '';
-  let externalFilterComment = '';
-  if (!hasAnyEndpoints) {
-    internalFilterTarget = externalFilterTarget = 'REJECT';
-    internalFilterComment = externalFilterComment = quoted(`${name} has no endpoints`);
+/** The REJECT/DROP target and comment of traffic without endpoints (`''` when it has some). */
+function filterVerdict(w: SvcWrite, verdict: '' | 'reject' | 'drop'): { target: string; comment: string } {
+  if (verdict === 'reject') return { target: 'REJECT', comment: quoted(`${w.name} has no endpoints`) };
+  if (verdict === 'drop') return { target: 'DROP', comment: quoted(`${w.name} has no local endpoints`) };
+  return { target: '', comment: '' };
+}
+
+/** Captures of the ClusterIP, externalIPs, LB IPs, NodePort and health-check NodePort (KUBE-SERVICES, KUBE-NODEPORTS, KUBE-EXTERNAL-SERVICES, KUBE-PROXY-FIREWALL). */
+function writeCaptureRules(ctx: SvcContext, w: SvcWrite): void {
+  const { filter, nat } = ctx;
+  const { svc, plan, name, port, l4 } = w;
+  const internal = filterVerdict(w, plan.internalVerdict);
+  const external = filterVerdict(w, plan.externalVerdict);
+  if (plan.hasInternalEndpoints) {
+    nat.rule(C.services, '-m', 'comment', '--comment', quoted(`${name} cluster IP`), ...l4, '-d', svc.clusterIP, '--dport', port, '-j', w.internalTrafficChain);
   } else {
-    if (!hasInternalEndpoints) {
-      internalFilterTarget = 'DROP';
-      internalFilterComment = quoted(`${name} has no local endpoints`);
-    }
-    if (!hasExternalEndpoints) {
-      externalFilterTarget = 'DROP';
-      externalFilterComment = quoted(`${name} has no local endpoints`);
-    }
+    filter.rule(C.services, '-m', 'comment', '--comment', internal.comment, ...l4, '-d', svc.clusterIP, '--dport', port, '-j', internal.target);
   }
-
-  const l4 = ['-m', proto, '-p', proto];
-  // Capture the ClusterIP.
-  if (hasInternalEndpoints) {
-    nat.rule(C.services, '-m', 'comment', '--comment', quoted(`${name} cluster IP`), ...l4,
-      '-d', svc.clusterIP, '--dport', port, '-j', internalTrafficChain);
-  } else {
-    filter.rule(C.services, '-m', 'comment', '--comment', internalFilterComment, ...l4,
-      '-d', svc.clusterIP, '--dport', port, '-j', internalFilterTarget);
-  }
-  // Capture externalIPs.
   for (const ip of svc.externalIPs) {
-    if (hasAnyEndpoints) {
-      nat.rule(C.services, '-m', 'comment', '--comment', quoted(`${name} external IP`), ...l4,
-        '-d', ip, '--dport', port, '-j', externalTrafficChain);
+    if (plan.cat.hasAnyEndpoints) {
+      nat.rule(C.services, '-m', 'comment', '--comment', quoted(`${name} external IP`), ...l4, '-d', ip, '--dport', port, '-j', w.externalTrafficChain);
     }
-    if (!hasExternalEndpoints) {
-      filter.rule(C.externalServices, '-m', 'comment', '--comment', externalFilterComment, ...l4,
-        '-d', ip, '--dport', port, '-j', externalFilterTarget);
+    if (!plan.hasExternalEndpoints) {
+      filter.rule(C.externalServices, '-m', 'comment', '--comment', external.comment, ...l4, '-d', ip, '--dport', port, '-j', external.target);
     }
   }
-  // Capture load-balancer ingress.
+  const loadBalancerTrafficChain = w.usesFWChain ? w.fwChain : w.externalTrafficChain;
   for (const ip of svc.loadBalancerVIPs) {
-    if (hasAnyEndpoints) {
-      nat.rule(C.services, '-m', 'comment', '--comment', quoted(`${name} loadbalancer IP`), ...l4,
-        '-d', ip, '--dport', port, '-j', loadBalancerTrafficChain);
+    if (plan.cat.hasAnyEndpoints) {
+      nat.rule(C.services, '-m', 'comment', '--comment', quoted(`${name} loadbalancer IP`), ...l4, '-d', ip, '--dport', port, '-j', loadBalancerTrafficChain);
     }
-    if (usesFWChain) {
-      filter.rule(C.proxyFirewall, '-m', 'comment', '--comment', quoted(`${name} traffic not accepted by ${fwChain}`),
-        ...l4, '-d', ip, '--dport', port, '-j', 'DROP');
+    if (w.usesFWChain) {
+      filter.rule(C.proxyFirewall, '-m', 'comment', '--comment', quoted(`${name} traffic not accepted by ${w.fwChain}`), ...l4, '-d', ip, '--dport', port, '-j', 'DROP');
     }
   }
-  if (!hasExternalEndpoints) {
+  if (!plan.hasExternalEndpoints) {
     for (const ip of svc.loadBalancerVIPs) {
-      filter.rule(C.externalServices, '-m', 'comment', '--comment', externalFilterComment, ...l4,
-        '-d', ip, '--dport', port, '-j', externalFilterTarget);
+      filter.rule(C.externalServices, '-m', 'comment', '--comment', external.comment, ...l4, '-d', ip, '--dport', port, '-j', external.target);
     }
   }
-  // Capture nodeports.
   if (svc.nodePort !== 0) {
     const np = String(svc.nodePort);
-    if (hasAnyEndpoints) {
-      if (ctx.localhostNodePortsNfacct) {
+    if (plan.cat.hasAnyEndpoints) {
+      // kube-proxy accepts NodePorts on localhost for IPv4 only (route_localnet).
+      if (ctx.localhostNodePortsNfacct && svc.family === 'IPv4') {
         nat.rule(C.nodePorts, '-m', 'comment', '--comment', name, ...l4, '-d', '127.0.0.0/8', '--dport', np,
-          '-m', 'nfacct', '--nfacct-name', NFACCT_LOCALHOST_NP, '-j', externalTrafficChain);
+          '-m', 'nfacct', '--nfacct-name', NFACCT_LOCALHOST_NP, '-j', w.externalTrafficChain);
       }
-      nat.rule(C.nodePorts, '-m', 'comment', '--comment', name, ...l4, '--dport', np, '-j', externalTrafficChain);
+      nat.rule(C.nodePorts, '-m', 'comment', '--comment', name, ...l4, '--dport', np, '-j', w.externalTrafficChain);
     }
-    if (!hasExternalEndpoints) {
-      filter.rule(C.externalServices, '-m', 'comment', '--comment', externalFilterComment,
-        '-m', 'addrtype', '--dst-type', 'LOCAL', ...l4, '--dport', np, '-j', externalFilterTarget);
+    if (!plan.hasExternalEndpoints) {
+      filter.rule(C.externalServices, '-m', 'comment', '--comment', external.comment, '-m', 'addrtype', '--dst-type', 'LOCAL', ...l4, '--dport', np, '-j', external.target);
     }
   }
-  // Capture healthCheckNodePorts.
   if (svc.healthCheckNodePort !== 0) {
     filter.rule(C.nodePorts, '-m', 'comment', '--comment', quoted(`${name} health check node port`),
       '-m', 'tcp', '-p', 'tcp', '--dport', String(svc.healthCheckNodePort), '-j', 'ACCEPT');
   }
+}
 
-  // Internal traffic handling.
-  if (hasInternalEndpoints) {
-    const args = ['-m', 'comment', '--comment', quoted(`${name} cluster IP`), ...l4, '-d', svc.clusterIP, '--dport', port];
+/** The masquerade rule of the internal chain and the KUBE-EXT chain (with eTP=Local's short-circuits). */
+function writeTrafficChains(ctx: SvcContext, w: SvcWrite): void {
+  const { nat, input } = ctx;
+  const { svc, plan, name } = w;
+  if (plan.hasInternalEndpoints) {
+    const args = ['-m', 'comment', '--comment', quoted(`${name} cluster IP`), ...w.l4, '-d', svc.clusterIP, '--dport', w.port];
     if (ctx.masqueradeAll) {
-      nat.chain(internalTrafficChain);
-      nat.rule(internalTrafficChain, ...args, '-j', C.markMasq);
-    } else if (ctx.input.clusterCIDR !== undefined) {
-      nat.chain(internalTrafficChain);
-      nat.rule(internalTrafficChain, ...args, '!', '-s', ctx.input.clusterCIDR, '-j', C.markMasq);
+      nat.chain(w.internalTrafficChain);
+      nat.rule(w.internalTrafficChain, ...args, '-j', C.markMasq);
+    } else if (input.clusterCIDR !== undefined) {
+      nat.chain(w.internalTrafficChain);
+      nat.rule(w.internalTrafficChain, ...args, '!', '-s', input.clusterCIDR, '-j', C.markMasq);
     }
   }
-
-  // External traffic handling.
-  if (usesExternalTrafficChain) {
-    nat.chain(externalTrafficChain);
-    if (!svc.externalPolicyLocal) {
-      nat.rule(externalTrafficChain, '-m', 'comment', '--comment',
-        quoted(`masquerade traffic for ${name} external destinations`), '-j', C.markMasq);
-    } else {
-      if (ctx.input.clusterCIDR !== undefined) {
-        nat.rule(externalTrafficChain, '-m', 'comment', '--comment', quoted(`pod traffic for ${name} external destinations`),
-          '-s', ctx.input.clusterCIDR, '-j', clusterPolicyChain);
-      }
-      nat.rule(externalTrafficChain, '-m', 'comment', '--comment',
-        quoted(`masquerade LOCAL traffic for ${name} external destinations`),
-        '-m', 'addrtype', '--src-type', 'LOCAL', '-j', C.markMasq);
-      nat.rule(externalTrafficChain, '-m', 'comment', '--comment',
-        quoted(`route LOCAL traffic for ${name} external destinations`),
-        '-m', 'addrtype', '--src-type', 'LOCAL', '-j', clusterPolicyChain);
+  if (!plan.usesExternalTrafficChain) return;
+  const ext = w.externalTrafficChain;
+  nat.chain(ext);
+  if (!svc.externalPolicyLocal) {
+    nat.rule(ext, '-m', 'comment', '--comment', quoted(`masquerade traffic for ${name} external destinations`), '-j', C.markMasq);
+  } else {
+    if (input.clusterCIDR !== undefined) {
+      nat.rule(ext, '-m', 'comment', '--comment', quoted(`pod traffic for ${name} external destinations`), '-s', input.clusterCIDR, '-j', w.clusterPolicyChain);
     }
-    if (hasExternalEndpoints) nat.rule(externalTrafficChain, '-j', externalPolicyChain);
+    nat.rule(ext, '-m', 'comment', '--comment', quoted(`masquerade LOCAL traffic for ${name} external destinations`),
+      '-m', 'addrtype', '--src-type', 'LOCAL', '-j', C.markMasq);
+    nat.rule(ext, '-m', 'comment', '--comment', quoted(`route LOCAL traffic for ${name} external destinations`),
+      '-m', 'addrtype', '--src-type', 'LOCAL', '-j', w.clusterPolicyChain);
   }
+  if (plan.hasExternalEndpoints) nat.rule(ext, '-j', w.externalPolicyChain);
+}
 
-  // Firewall chain for loadBalancerSourceRanges.
-  if (usesFWChain) {
-    nat.chain(fwChain);
-    const args = ['-m', 'comment', '--comment', quoted(`${name} loadbalancer IP`)];
-    let allowFromNode = false;
-    for (const cidr of svc.loadBalancerSourceRanges) {
-      nat.rule(fwChain, ...args, '-s', cidr, '-j', externalTrafficChain);
-      if (ctx.input.nodeIPs.some((ip) => ipv4InCidr(ip, cidr))) allowFromNode = true;
-    }
-    if (allowFromNode) {
-      for (const ip of svc.loadBalancerVIPs) nat.rule(fwChain, ...args, '-s', ip, '-j', externalTrafficChain);
-    }
-    nat.rule(fwChain, '-m', 'comment', '--comment', quoted(`other traffic to ${name} will be dropped by KUBE-PROXY-FIREWALL`));
+/** KUBE-FW-*: the loadBalancerSourceRanges (plus the LB IPs when a node IP is in a range), then the drop comment. */
+function writeFirewallChain(ctx: SvcContext, w: SvcWrite): void {
+  const { nat, input } = ctx;
+  const { svc } = w;
+  nat.chain(w.fwChain);
+  const args = ['-m', 'comment', '--comment', quoted(`${w.name} loadbalancer IP`)];
+  let allowFromNode = false;
+  for (const cidr of svc.loadBalancerSourceRanges) {
+    nat.rule(w.fwChain, ...args, '-s', cidr, '-j', w.externalTrafficChain);
+    if (input.nodeIPs.some((ip) => ipInCidr(ip, cidr))) allowFromNode = true;
   }
+  if (allowFromNode) {
+    for (const ip of svc.loadBalancerVIPs) nat.rule(w.fwChain, ...args, '-s', ip, '-j', w.externalTrafficChain);
+  }
+  nat.rule(w.fwChain, '-m', 'comment', '--comment', quoted(`other traffic to ${w.name} will be dropped by KUBE-PROXY-FIREWALL`));
+}
 
-  if (usesClusterPolicyChain) {
-    nat.chain(clusterPolicyChain);
-    writeServiceToEndpointRules(ctx, svc, clusterPolicyChain, clusterEndpoints);
-  }
-  if (usesLocalPolicyChain) {
-    nat.chain(localPolicyChain);
-    writeServiceToEndpointRules(ctx, svc, localPolicyChain, localEndpoints);
-  }
-
-  // Per-endpoint chains.
-  for (const ep of allLocallyReachableEndpoints) {
-    const sep = iptablesEndpointChain(name, proto, ep.hostPort);
-    nat.chain(sep);
-    const comment = ctx.largeCluster ? [] : ['-m', 'comment', '--comment', name];
-    nat.rule(sep, ...comment, '-s', ep.ip, '-j', C.markMasq);
+/** One KUBE-SEP-* chain per reachable endpoint: hairpin masquerade, then DNAT (with `recent --set` for affinity). */
+function writeEndpointChains(ctx: SvcContext, w: SvcWrite): void {
+  const { svc } = w;
+  for (const ep of w.plan.cat.allLocallyReachableEndpoints) {
+    const sep = iptablesEndpointChain(w.name, svc.protocol, ep.hostPort);
+    ctx.nat.chain(sep);
+    const comment = ctx.largeCluster ? [] : ['-m', 'comment', '--comment', w.name];
+    ctx.nat.rule(sep, ...comment, '-s', ep.ip, '-j', C.markMasq);
     const affinity = svc.stickyMaxAgeSeconds > 0 ? ['-m', 'recent', '--name', sep, '--set'] : [];
-    nat.rule(sep, ...comment, ...affinity, ...l4, '-j', 'DNAT', '--to-destination', ep.hostPort);
+    ctx.nat.rule(sep, ...comment, ...affinity, ...w.l4, '-j', 'DNAT', '--to-destination', ep.hostPort);
   }
 }
 

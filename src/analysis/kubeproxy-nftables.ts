@@ -1,6 +1,7 @@
 /**
  * The `nft -f` transaction kube-proxy's nftables proxier writes for a set of Services,
- * as a pure function of its input: `table ip kube-proxy` with its base chains, the
+ * as a pure function of its input: `table ip kube-proxy` (`table ip6 kube-proxy` for an
+ * IPv6 input: `ip6 daddr`, `ipv6_addr` sets, bracketed `dnat to [addr]:port`) with its base chains, the
  * `services` dispatch through the `service-ips` / `service-nodeports` verdict maps,
  * per-service `service-…` chains with `numgen random mod N vmap { … }`, per-endpoint
  * `endpoint-…` chains with `dnat to`, `external-…` and `firewall-…` chains, and the
@@ -19,11 +20,12 @@
 import type { KubeProxyInput } from './lab-scenario-types.js';
 import { NFT_NAMES as N, nftChain, nftEndpointChainBase, nftServiceChainBase } from './kubeproxy-names.js';
 import {
-  categorizeEndpoints,
-  ipv4InCidr,
+  ipInCidr,
+  planServicePort,
   serviceToPorts,
   type ProxyEndpoint,
   type ProxyServicePort,
+  type ServicePortPlan,
 } from './kubeproxy-serviceports.js';
 
 /**
@@ -40,13 +42,25 @@ export interface NftablesProxierOptions {
   readonly nodePortIPs?: readonly string[];
 }
 
-const T = `ip ${N.table}`;
+/** The nft words of one IP family: table family (`ip`/`ip6`), address match (`ip`/`ip6`) and set type. */
+interface NftFamily {
+  readonly table: string;
+  readonly match: 'ip' | 'ip6';
+  readonly addrType: 'ipv4_addr' | 'ipv6_addr';
+}
 
-/** Lines of one transaction; `add(kind, rest)` writes `add KIND ip kube-proxy REST`. */
+function nftFamily(input: KubeProxyInput): NftFamily {
+  return input.family === 'IPv6'
+    ? { table: `ip6 ${N.table}`, match: 'ip6', addrType: 'ipv6_addr' }
+    : { table: `ip ${N.table}`, match: 'ip', addrType: 'ipv4_addr' };
+}
+
+/** Lines of one transaction; `add(kind, rest)` writes `add KIND ip kube-proxy REST` (`ip6` for IPv6). */
 class Tx {
   readonly lines: string[] = [];
+  constructor(readonly fam: NftFamily) {}
   add(kind: 'table' | 'chain' | 'rule' | 'set' | 'map' | 'element', rest: string): void {
-    this.lines.push(kind === 'table' ? `add table ${T} ${rest}` : `add ${kind} ${T} ${rest}`);
+    this.lines.push(`add ${kind} ${this.fam.table} ${rest}`);
   }
   blank(): void {
     this.lines.push('');
@@ -63,7 +77,7 @@ class Tx {
  */
 export function generateNftablesRules(input: KubeProxyInput, options: NftablesProxierOptions = {}): string {
   const mark = options.masqueradeMark ?? '0x4000';
-  const tx = new Tx();
+  const tx = new Tx(nftFamily(input));
   writeBase(tx, input, mark, options.nodePortIPs ?? input.nodeIPs);
   for (const svc of serviceToPorts(input)) {
     tx.blank();
@@ -75,12 +89,13 @@ export function generateNftablesRules(input: KubeProxyInput, options: NftablesPr
 
 /** `setupNFTables`: the table, sets, maps, base and helper chains and their fixed rules. */
 function writeBase(tx: Tx, input: KubeProxyInput, mark: string, nodePortIPs: readonly string[]): void {
+  const { match, addrType } = tx.fam;
   tx.add('table', '{ comment "rules for kube-proxy" ; }');
   tx.blank();
-  tx.add('set', `${N.clusterIPs} { type ipv4_addr ; comment "Active ClusterIPs" ; }`);
-  tx.add('set', `${N.nodePortIPs} { type ipv4_addr ; comment "IPs that accept NodePort traffic" ; }`);
+  tx.add('set', `${N.clusterIPs} { type ${addrType} ; comment "Active ClusterIPs" ; }`);
+  tx.add('set', `${N.nodePortIPs} { type ${addrType} ; comment "IPs that accept NodePort traffic" ; }`);
   tx.blank();
-  const vmap3 = 'type ipv4_addr . inet_proto . inet_service : verdict';
+  const vmap3 = `type ${addrType} . inet_proto . inet_service : verdict`;
   const vmap2 = 'type inet_proto . inet_service : verdict';
   tx.add('map', `${N.firewallIPs} { ${vmap3} ; comment "destinations that are subject to LoadBalancerSourceRanges" ; }`);
   tx.add('map', `${N.noEndpointNodePorts} { ${vmap2} ; comment "vmap to drop or reject packets to service nodeports with no endpoints" ; }`);
@@ -108,9 +123,9 @@ function writeBase(tx: Tx, input: KubeProxyInput, mark: string, nodePortIPs: rea
   tx.add('chain', N.serviceEndpointsCheck);
   tx.blank();
 
-  tx.add('rule', `${N.clusterIPsCheck} ip daddr @${N.clusterIPs} reject comment "Reject traffic to invalid ports of ClusterIPs"`);
+  tx.add('rule', `${N.clusterIPsCheck} ${match} daddr @${N.clusterIPs} reject comment "Reject traffic to invalid ports of ClusterIPs"`);
   if ((input.serviceCIDRs ?? []).length > 0) {
-    tx.add('rule', `${N.clusterIPsCheck} ip daddr { ${(input.serviceCIDRs ?? []).join(' , ')} } drop comment "Drop traffic to unallocated ClusterIPs"`);
+    tx.add('rule', `${N.clusterIPsCheck} ${match} daddr { ${(input.serviceCIDRs ?? []).join(' , ')} } drop comment "Drop traffic to unallocated ClusterIPs"`);
   }
   tx.add('rule', `filter-prerouting-pre-dnat ct state new jump ${N.firewallCheck}`);
   tx.add('rule', `filter-forward ct state new jump ${N.serviceEndpointsCheck}`);
@@ -120,7 +135,7 @@ function writeBase(tx: Tx, input: KubeProxyInput, mark: string, nodePortIPs: rea
   tx.add('rule', `filter-output ct state new jump ${N.serviceEndpointsCheck}`);
   tx.add('rule', `filter-output-pre-dnat ct state new jump ${N.firewallCheck}`);
   tx.add('rule', `filter-output ct state new jump ${N.clusterIPsCheck}`);
-  tx.add('rule', `${N.firewallCheck} ip daddr . meta l4proto . th dport vmap @${N.firewallIPs}`);
+  tx.add('rule', `${N.firewallCheck} ${match} daddr . meta l4proto . th dport vmap @${N.firewallIPs}`);
   tx.add('rule', `${N.markMasq} mark set mark or ${mark}`);
   tx.add('rule', `${N.masquerading} mark and ${mark} == 0 return`);
   tx.add('rule', `${N.masquerading} mark set mark xor ${mark}`);
@@ -128,138 +143,149 @@ function writeBase(tx: Tx, input: KubeProxyInput, mark: string, nodePortIPs: rea
   tx.add('rule', `nat-output jump ${N.services}`);
   tx.add('rule', `nat-postrouting jump ${N.masquerading}`);
   tx.add('rule', `nat-prerouting jump ${N.services}`);
-  tx.add('rule', `${N.nodePortEndpointsCheck} ip daddr @${N.nodePortIPs} meta l4proto . th dport vmap @${N.noEndpointNodePorts}`);
+  tx.add('rule', `${N.nodePortEndpointsCheck} ${match} daddr @${N.nodePortIPs} meta l4proto . th dport vmap @${N.noEndpointNodePorts}`);
   tx.add('rule', `${N.rejectChain} reject`);
-  tx.add('rule', `${N.services} ip daddr . meta l4proto . th dport vmap @${N.serviceIPs}`);
-  tx.add('rule', `${N.services} ip daddr @${N.nodePortIPs} meta l4proto . th dport vmap @${N.serviceNodePorts}`);
+  tx.add('rule', `${N.services} ${match} daddr . meta l4proto . th dport vmap @${N.serviceIPs}`);
+  tx.add('rule', `${N.services} ${match} daddr @${N.nodePortIPs} meta l4proto . th dport vmap @${N.serviceNodePorts}`);
   tx.blank();
   for (const ip of nodePortIPs) tx.add('element', `${N.nodePortIPs} { ${ip} }`);
-  tx.add('rule', `${N.serviceEndpointsCheck} ip daddr . meta l4proto . th dport vmap @${N.noEndpointServices}`);
+  tx.add('rule', `${N.serviceEndpointsCheck} ${match} daddr . meta l4proto . th dport vmap @${N.noEndpointServices}`);
+}
+
+/** One Service port being written: its facts, kube-proxy's plan, chain names and helpers for per-endpoint names. */
+interface SvcWrite {
+  readonly svc: ProxyServicePort;
+  readonly plan: ServicePortPlan;
+  readonly match: 'ip' | 'ip6';
+  readonly clusterPolicyChain: string;
+  readonly localPolicyChain: string;
+  readonly externalTrafficChain: string;
+  readonly fwChain: string;
+  readonly internalTrafficChain: string;
+  readonly externalPolicyChain: string;
+  readonly usesFWChain: boolean;
+  readonly epChain: (ep: ProxyEndpoint) => string;
+  readonly affinitySet: (ep: ProxyEndpoint) => string;
 }
 
 /** The per-Service-port body of kube-proxy's nftables `syncProxyRules` loop. */
 function writeServicePort(tx: Tx, input: KubeProxyInput, svc: ProxyServicePort, masqueradeAll: boolean): void {
   const { service, protocol: proto } = svc;
-  const port = svc.port.port;
   const base = nftServiceChainBase(service.namespace, service.name, proto, svc.port.name);
-  const epBase = (ep: ProxyEndpoint): string =>
-    nftEndpointChainBase(service.namespace, service.name, proto, svc.port.name, ep.hostPort);
-  const epChain = (ep: ProxyEndpoint): string => nftChain('endpoint-', epBase(ep));
-  const affinitySet = (ep: ProxyEndpoint): string => nftChain('affinity-', epBase(ep));
-  const { clusterEndpoints, localEndpoints, allLocallyReachableEndpoints, hasAnyEndpoints } = categorizeEndpoints(svc);
-
+  const epBase = (ep: ProxyEndpoint): string => nftEndpointChainBase(service.namespace, service.name, proto, svc.port.name, ep.hostPort);
   const clusterPolicyChain = nftChain('service-', base);
   const localPolicyChain = nftChain('local-', base);
-  const externalTrafficChain = nftChain('external-', base);
-  const fwChain = nftChain('firewall-', base);
-  const usesClusterPolicyChain = clusterEndpoints.length > 0 && svc.usesClusterEndpoints;
-  const usesLocalPolicyChain = localEndpoints.length > 0 && svc.usesLocalEndpoints;
+  const w: SvcWrite = {
+    svc, plan: planServicePort(svc), match: tx.fam.match, clusterPolicyChain, localPolicyChain,
+    externalTrafficChain: nftChain('external-', base),
+    fwChain: nftChain('firewall-', base),
+    internalTrafficChain: svc.internalPolicyLocal ? localPolicyChain : clusterPolicyChain,
+    externalPolicyChain: svc.externalPolicyLocal ? localPolicyChain : clusterPolicyChain,
+    usesFWChain: svc.loadBalancerVIPs.length > 0 && svc.loadBalancerSourceRanges.length > 0,
+    epChain: (ep) => nftChain('endpoint-', epBase(ep)),
+    affinitySet: (ep) => nftChain('affinity-', epBase(ep)),
+  };
+  declareChains(tx, w);
+  writeTrafficRules(tx, input, w, masqueradeAll);
+  if (w.usesFWChain) writeFirewallRule(tx, input, w);
+  writeEndpointRules(tx, w);
+  writeElements(tx, w);
+}
 
-  let internalTrafficChain = clusterPolicyChain;
-  let hasInternalEndpoints = hasAnyEndpoints;
-  if (svc.internalPolicyLocal) {
-    internalTrafficChain = localPolicyChain;
-    if (localEndpoints.length === 0) hasInternalEndpoints = false;
-  }
-  let externalPolicyChain = clusterPolicyChain;
-  let hasExternalEndpoints = hasAnyEndpoints;
-  if (svc.externalPolicyLocal) {
-    externalPolicyChain = localPolicyChain;
-    if (localEndpoints.length === 0) hasExternalEndpoints = false;
-  }
-  const usesExternalTrafficChain = hasAnyEndpoints && svc.externallyAccessible;
-  const usesFWChain = svc.loadBalancerVIPs.length > 0 && svc.loadBalancerSourceRanges.length > 0;
-
-  let internalVerdict = '';
-  let externalVerdict = '';
-  if (!hasAnyEndpoints) {
-    internalVerdict = externalVerdict = `goto ${N.rejectChain}`;
-  } else {
-    if (!hasInternalEndpoints) internalVerdict = 'drop';
-    if (!hasExternalEndpoints) externalVerdict = 'drop';
-  }
-
-  // Chains first, so that every rule and map element below refers to an existing chain.
-  for (const ep of allLocallyReachableEndpoints) tx.add('chain', epChain(ep));
-  if (usesClusterPolicyChain) tx.add('chain', clusterPolicyChain);
-  if (usesLocalPolicyChain) tx.add('chain', localPolicyChain);
-  if (usesExternalTrafficChain) tx.add('chain', externalTrafficChain);
-  if (usesFWChain) tx.add('chain', fwChain);
+/** Chains first, so that every rule and map element after refers to an existing chain; affinity sets too. */
+function declareChains(tx: Tx, w: SvcWrite): void {
+  const { svc, plan } = w;
+  const reachable = plan.cat.allLocallyReachableEndpoints;
+  for (const ep of reachable) tx.add('chain', w.epChain(ep));
+  if (plan.usesClusterPolicyChain) tx.add('chain', w.clusterPolicyChain);
+  if (plan.usesLocalPolicyChain) tx.add('chain', w.localPolicyChain);
+  if (plan.usesExternalTrafficChain) tx.add('chain', w.externalTrafficChain);
+  if (w.usesFWChain) tx.add('chain', w.fwChain);
   if (svc.stickyMaxAgeSeconds > 0) {
-    for (const ep of allLocallyReachableEndpoints) {
-      tx.add('set', `${affinitySet(ep)} { type ipv4_addr ; flags dynamic,timeout ; timeout ${svc.stickyMaxAgeSeconds}s ; }`);
+    for (const ep of reachable) {
+      tx.add('set', `${w.affinitySet(ep)} { type ${tx.fam.addrType} ; flags dynamic,timeout ; timeout ${svc.stickyMaxAgeSeconds}s ; }`);
     }
   }
+}
 
-  // Internal traffic handling.
-  if (hasInternalEndpoints) {
+/** The masquerade rule of the internal chain, and the `external-…` chain with eTP=Local's short-circuits. */
+function writeTrafficRules(tx: Tx, input: KubeProxyInput, w: SvcWrite, masqueradeAll: boolean): void {
+  const { svc, plan, match } = w;
+  if (plan.hasInternalEndpoints) {
     if (masqueradeAll) {
-      tx.add('rule', `${internalTrafficChain} ip daddr ${svc.clusterIP} jump ${N.markMasq}`);
+      tx.add('rule', `${w.internalTrafficChain} ${match} daddr ${svc.clusterIP} jump ${N.markMasq}`);
     } else if (input.clusterCIDR !== undefined) {
-      tx.add('rule', `${internalTrafficChain} ip daddr ${svc.clusterIP} ip saddr != ${input.clusterCIDR} jump ${N.markMasq}`);
+      tx.add('rule', `${w.internalTrafficChain} ${match} daddr ${svc.clusterIP} ${match} saddr != ${input.clusterCIDR} jump ${N.markMasq}`);
     }
   }
-  // External traffic handling.
-  if (usesExternalTrafficChain) {
-    if (!svc.externalPolicyLocal) {
-      tx.add('rule', `${externalTrafficChain} jump ${N.markMasq}`);
-    } else {
-      if (input.clusterCIDR !== undefined) {
-        tx.add('rule', `${externalTrafficChain} ip saddr ${input.clusterCIDR} goto ${clusterPolicyChain} comment "short-circuit pod traffic"`);
-      }
-      tx.add('rule', `${externalTrafficChain} fib saddr type local jump ${N.markMasq} comment "masquerade local traffic"`);
-      tx.add('rule', `${externalTrafficChain} fib saddr type local goto ${clusterPolicyChain} comment "short-circuit local traffic"`);
+  if (!plan.usesExternalTrafficChain) return;
+  const ext = w.externalTrafficChain;
+  if (!svc.externalPolicyLocal) {
+    tx.add('rule', `${ext} jump ${N.markMasq}`);
+  } else {
+    if (input.clusterCIDR !== undefined) {
+      tx.add('rule', `${ext} ${match} saddr ${input.clusterCIDR} goto ${w.clusterPolicyChain} comment "short-circuit pod traffic"`);
     }
-    if (hasExternalEndpoints) tx.add('rule', `${externalTrafficChain} goto ${externalPolicyChain}`);
+    tx.add('rule', `${ext} fib saddr type local jump ${N.markMasq} comment "masquerade local traffic"`);
+    tx.add('rule', `${ext} fib saddr type local goto ${w.clusterPolicyChain} comment "short-circuit local traffic"`);
   }
-  // Firewall (loadBalancerSourceRanges).
-  if (usesFWChain) {
-    const sources = [...svc.loadBalancerSourceRanges];
-    if (input.nodeIPs.some((ip) => svc.loadBalancerSourceRanges.some((cidr) => ipv4InCidr(ip, cidr)))) {
-      sources.push(...svc.loadBalancerVIPs);
-    }
-    tx.add('rule', `${fwChain} ip saddr != { ${sources.join(' , ')} } drop`);
-  }
-  // Service → endpoints.
+  if (plan.hasExternalEndpoints) tx.add('rule', `${ext} goto ${w.externalPolicyChain}`);
+}
+
+/** `firewall-…`: drop what does not come from the source ranges (nor the LB IPs when a node IP is in a range). */
+function writeFirewallRule(tx: Tx, input: KubeProxyInput, w: SvcWrite): void {
+  const { svc } = w;
+  const sources = [...svc.loadBalancerSourceRanges];
+  if (input.nodeIPs.some((ip) => svc.loadBalancerSourceRanges.some((cidr) => ipInCidr(ip, cidr)))) sources.push(...svc.loadBalancerVIPs);
+  tx.add('rule', `${w.fwChain} ${w.match} saddr != { ${sources.join(' , ')} } drop`);
+}
+
+/** Service → endpoints (affinity checks, then `numgen random mod N vmap`), then the per-endpoint chains. */
+function writeEndpointRules(tx: Tx, w: SvcWrite): void {
+  const { svc, plan, match } = w;
   const toEndpoints = (chain: string, eps: readonly ProxyEndpoint[]): void => {
     if (svc.stickyMaxAgeSeconds > 0) {
-      for (const ep of eps) tx.add('rule', `${chain} ip saddr @${affinitySet(ep)} goto ${epChain(ep)}`);
+      for (const ep of eps) tx.add('rule', `${chain} ${match} saddr @${w.affinitySet(ep)} goto ${w.epChain(ep)}`);
     }
-    const entries = eps.map((ep, i) => `${i} : goto ${epChain(ep)}`).join(' , ');
+    const entries = eps.map((ep, i) => `${i} : goto ${w.epChain(ep)}`).join(' , ');
     tx.add('rule', `${chain} numgen random mod ${eps.length} vmap { ${entries} }`);
   };
-  if (usesClusterPolicyChain) toEndpoints(clusterPolicyChain, clusterEndpoints);
-  if (usesLocalPolicyChain) toEndpoints(localPolicyChain, localEndpoints);
-  // Per-endpoint chains.
-  for (const ep of allLocallyReachableEndpoints) {
-    tx.add('rule', `${epChain(ep)} ip saddr ${ep.ip} jump ${N.markMasq}`);
-    if (svc.stickyMaxAgeSeconds > 0) tx.add('rule', `${epChain(ep)} update @${affinitySet(ep)} { ip saddr }`);
-    tx.add('rule', `${epChain(ep)} meta l4proto ${proto} dnat to ${ep.hostPort}`);
+  if (plan.usesClusterPolicyChain) toEndpoints(w.clusterPolicyChain, plan.cat.clusterEndpoints);
+  if (plan.usesLocalPolicyChain) toEndpoints(w.localPolicyChain, plan.cat.localEndpoints);
+  for (const ep of plan.cat.allLocallyReachableEndpoints) {
+    tx.add('rule', `${w.epChain(ep)} ${match} saddr ${ep.ip} jump ${N.markMasq}`);
+    if (svc.stickyMaxAgeSeconds > 0) tx.add('rule', `${w.epChain(ep)} update @${w.affinitySet(ep)} { ${match} saddr }`);
+    tx.add('rule', `${w.epChain(ep)} meta l4proto ${svc.protocol} dnat to ${ep.hostPort}`);
   }
+}
 
-  // Map and set elements.
-  const key = (ip: string): string => `${ip} . ${proto} . ${port}`;
+/** The map and set elements: cluster-ips, service-ips / no-endpoint-services, firewall-ips, service-nodeports / no-endpoint-nodeports. */
+function writeElements(tx: Tx, w: SvcWrite): void {
+  const { svc, plan } = w;
+  const key = (ip: string): string => `${ip} . ${svc.protocol} . ${svc.port.port}`;
+  const nftVerdict = (v: '' | 'reject' | 'drop'): string => (v === 'reject' ? `goto ${N.rejectChain}` : 'drop');
   const commented = (k: string, verdict: string): string => `{ ${k} comment "${svc.svcPortName}" : ${verdict} }`;
+  const any = plan.cat.hasAnyEndpoints;
   tx.add('element', `${N.clusterIPs} { ${svc.clusterIP} }`);
-  if (hasInternalEndpoints) {
-    tx.add('element', `${N.serviceIPs} { ${key(svc.clusterIP)} : goto ${internalTrafficChain} }`);
+  if (plan.hasInternalEndpoints) {
+    tx.add('element', `${N.serviceIPs} { ${key(svc.clusterIP)} : goto ${w.internalTrafficChain} }`);
   } else {
-    tx.add('element', `${N.noEndpointServices} ${commented(key(svc.clusterIP), internalVerdict)}`);
+    tx.add('element', `${N.noEndpointServices} ${commented(key(svc.clusterIP), nftVerdict(plan.internalVerdict))}`);
   }
   for (const ip of svc.externalIPs) {
-    if (hasAnyEndpoints) tx.add('element', `${N.serviceIPs} { ${key(ip)} : goto ${externalTrafficChain} }`);
-    if (!hasExternalEndpoints) tx.add('element', `${N.noEndpointServices} ${commented(key(ip), externalVerdict)}`);
+    if (any) tx.add('element', `${N.serviceIPs} { ${key(ip)} : goto ${w.externalTrafficChain} }`);
+    if (!plan.hasExternalEndpoints) tx.add('element', `${N.noEndpointServices} ${commented(key(ip), nftVerdict(plan.externalVerdict))}`);
   }
   for (const ip of svc.loadBalancerVIPs) {
-    if (hasAnyEndpoints) tx.add('element', `${N.serviceIPs} { ${key(ip)} : goto ${externalTrafficChain} }`);
-    if (usesFWChain) tx.add('element', `${N.firewallIPs} { ${key(ip)} : goto ${fwChain} }`);
+    if (any) tx.add('element', `${N.serviceIPs} { ${key(ip)} : goto ${w.externalTrafficChain} }`);
+    if (w.usesFWChain) tx.add('element', `${N.firewallIPs} { ${key(ip)} : goto ${w.fwChain} }`);
   }
-  if (!hasExternalEndpoints) {
-    for (const ip of svc.loadBalancerVIPs) tx.add('element', `${N.noEndpointServices} ${commented(key(ip), externalVerdict)}`);
+  if (!plan.hasExternalEndpoints) {
+    for (const ip of svc.loadBalancerVIPs) tx.add('element', `${N.noEndpointServices} ${commented(key(ip), nftVerdict(plan.externalVerdict))}`);
   }
   if (svc.nodePort !== 0) {
-    const npKey = `${proto} . ${svc.nodePort}`;
-    if (hasAnyEndpoints) tx.add('element', `${N.serviceNodePorts} { ${npKey} : goto ${externalTrafficChain} }`);
-    if (!hasExternalEndpoints) tx.add('element', `${N.noEndpointNodePorts} ${commented(npKey, externalVerdict)}`);
+    const npKey = `${svc.protocol} . ${svc.nodePort}`;
+    if (any) tx.add('element', `${N.serviceNodePorts} { ${npKey} : goto ${w.externalTrafficChain} }`);
+    if (!plan.hasExternalEndpoints) tx.add('element', `${N.noEndpointNodePorts} ${commented(npKey, nftVerdict(plan.externalVerdict))}`);
   }
 }

@@ -5,8 +5,9 @@
  * They model what kube-proxy itself reads from the API server, reduced to the fields
  * its proxiers use (k8s.io/kubernetes pkg/proxy/serviceport.go, endpoint.go,
  * endpointslicecache.go): one Service with its ports, plus the endpoints of its
- * EndpointSlices with their conditions and node name. Addresses are IPv4 dotted quads;
- * ports are TCP/UDP/SCTP port numbers (1–65535).
+ * EndpointSlices with their conditions, node name, zone and topology hints. One input is
+ * one IP family (kube-proxy runs one proxier per family): addresses are IPv4 dotted quads,
+ * or IPv6 when `family` is `IPv6`; ports are TCP/UDP/SCTP port numbers (1–65535).
  */
 
 /** A Service port's L4 protocol, spelled as the Kubernetes API spells it. */
@@ -17,6 +18,9 @@ export type ServiceType = 'ClusterIP' | 'NodePort' | 'LoadBalancer';
 
 /** `spec.externalTrafficPolicy` / `spec.internalTrafficPolicy`. */
 export type TrafficPolicy = 'Cluster' | 'Local';
+
+/** core/v1 `IPFamily`: which of kube-proxy's two proxiers (iptables/ip6tables, `ip`/`ip6 kube-proxy`) an input is for. */
+export type ProxyFamily = 'IPv4' | 'IPv6';
 
 /** One entry of `spec.ports`. `targetPort` is numeric here (the resolved container port). */
 export interface ScenarioServicePort {
@@ -45,6 +49,12 @@ export interface ScenarioEndpoint {
   readonly terminating: boolean;
   /** Name of the backing Pod (for `targetRef` and the lab's servers); absent for manual endpoints. */
   readonly podName?: string;
+  /** `zone` of the endpoint (shown only: kube-proxy decides by hints, not by this). */
+  readonly zone?: string;
+  /** `hints.forZones[].name` (set by the EndpointSlice controller for PreferSameZone / PreferClose). */
+  readonly zoneHints?: readonly string[];
+  /** `hints.forNodes[].name` (set for PreferSameNode, KEP-3015). */
+  readonly nodeHints?: readonly string[];
 }
 
 /** Session affinity `ClientIP` with its timeout in seconds (API default 10800). */
@@ -69,6 +79,18 @@ export interface ScenarioService {
   readonly externalIPs?: readonly string[];
   /** `status.loadBalancer.ingress[].ip`. */
   readonly loadBalancerIPs?: readonly string[];
+  /**
+   * The entries of `loadBalancerIPs` whose `ipMode` is `Proxy` (KEP-1860): the load balancer
+   * proxies to the node, so kube-proxy programs no rule for them (pkg/proxy/serviceport.go).
+   */
+  readonly ipModeProxyIPs?: readonly string[];
+  /**
+   * The `service.kubernetes.io/service-proxy-name` label (KEP-2447): another proxy owns the
+   * Service; kube-proxy never lists it, so the generators write nothing for it.
+   */
+  readonly serviceProxyName?: string;
+  /** `spec.trafficDistribution`, for explanations only: kube-proxy follows the endpoints' hints. */
+  readonly trafficDistribution?: string;
   /** `spec.loadBalancerSourceRanges` (CIDRs; surrounding blanks tolerated as kube-proxy does). */
   readonly loadBalancerSourceRanges?: readonly string[];
   /** Default `Cluster`. Only meaningful when the Service is externally accessible. */
@@ -85,7 +107,7 @@ export interface ScenarioService {
 /**
  * What one kube-proxy instance needs to compute its rules: its node and every Service.
  *
- * - `nodeName`: the node kube-proxy runs on (endpoints with this `nodeName` are local).
+ * - `nodeName`: the node kube-proxy runs on (endpoints with this `nodeName` are local; `hints.forNodes` are matched against it).
  * - `nodeIPs`: the node's primary addresses (used for NodePort addresses in nftables mode
  *   and the LoadBalancerSourceRanges "allow from node" case).
  * - `clusterCIDR`: the pod CIDR of the cluster, kube-proxy's `--cluster-cidr` local-traffic
@@ -95,6 +117,10 @@ export interface ScenarioService {
  */
 export interface KubeProxyInput {
   readonly nodeName: string;
+  /** The node's `topology.kubernetes.io/zone` label; absent or `''` when the Node has none (zone hints are then ignored). */
+  readonly nodeZone?: string;
+  /** The proxier's IP family; default `IPv4`. Addresses of the other family in the input are ignored, as kube-proxy does. */
+  readonly family?: ProxyFamily;
   readonly nodeIPs: readonly string[];
   readonly clusterCIDR?: string;
   readonly serviceCIDRs?: readonly string[];

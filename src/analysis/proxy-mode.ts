@@ -6,6 +6,7 @@
 import { CILIUM_LB_MAPS, type LbTable } from '../model/cilium.js';
 import type { IptablesRuleset } from '../model/iptables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import type { ChainSummary } from '../model/chain-summary.js';
 
 /** The detected mode. `iptables-mixed`: KUBE- chains in both iptables backends. */
 export type ProxyMode = 'iptables' | 'iptables-legacy' | 'iptables-mixed' | 'nftables' | 'ipvs' | 'cilium' | 'none' | 'unknown';
@@ -180,6 +181,21 @@ export function ipsetMatchesIn(ruleset: IptablesRuleset | null | undefined): { r
   return { rules, sets: [...sets].sort() };
 }
 
+/**
+ * The counts mode detection reads from one iptables ruleset: from the parsed rules when
+ * there are any, else from its {@link ChainSummary} (`left`: null when the summary has no
+ * rule counts, `nft list chains`). All zero when neither was read.
+ */
+function rulesetEvidence(ruleset: IptablesRuleset | null | undefined, summary: ChainSummary | undefined): { kube: number; cilium: number; left: number | null; backend: string | null; sets: { rules: number; sets: string[] } } {
+  if (ruleset || !summary) {
+    return { kube: countChains(ruleset, 'KUBE-'), cilium: countChains(ruleset, 'CILIUM_'), left: countLeftoverChains(ruleset), backend: ruleset?.generator?.backend ?? null, sets: ipsetMatchesIn(ruleset) };
+  }
+  const named = (prefix: string) => summary.chains.filter((c) => c.name.startsWith(prefix) && !NON_PROXY_KUBE_CHAINS.has(c.name));
+  const rulesKnown = summary.chains.every((c) => c.rules !== null);
+  const left = rulesKnown ? summary.chains.filter((c) => c.rules === 0 && PER_SERVICE_CHAIN_PREFIXES.some((p) => c.name.startsWith(p))).length : null;
+  return { kube: named('KUBE-').length, cilium: named('CILIUM_').length, left, backend: summary.backend, sets: { rules: summary.ipsetRules ?? 0, sets: [...summary.ipsetSets] } };
+}
+
 /** Extra facts from parts other modules parse (nftables tables, Cilium maps, interfaces). */
 export interface ModeHints {
   /** Names of nftables tables as `family name`, e.g. `ip kube-proxy`. */
@@ -204,7 +220,8 @@ export function snapshotHints(snapshot: NodeSnapshot): ModeHints {
   const lb = snapshot.lb?.value;
   return {
     ...(lb ? { ciliumServices: ciliumServicesCount(lb) } : {}),
-    ...(nft ? { nftTables: nft.tables.map((t) => `${t.family} ${t.name}`) } : {}),
+    // The tables `nft list tables` named (cheap, always read live) when no ruleset was dumped.
+    ...(nft ? { nftTables: nft.tables.map((t) => `${t.family} ${t.name}`) } : snapshot.nftTableNames ? { nftTables: snapshot.nftTableNames } : {}),
     ...(addrs ? { interfaces: addrs.map((i) => i.ifname) } : {}),
   };
 }
@@ -215,19 +232,21 @@ export function snapshotHints(snapshot: NodeSnapshot): ModeHints {
  */
 export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): ProxyModeResult {
   const hints: ModeHints = { ...snapshotHints(snapshot), ...extra };
-  const nftKube = countChains(snapshot.iptables?.value, 'KUBE-');
-  const legacyKube = countChains(snapshot.iptablesLegacy?.value, 'KUBE-');
-  const ciliumChains = countChains(snapshot.iptables?.value, 'CILIUM_');
-  const backend = snapshot.iptables?.value?.generator?.backend ?? null;
+  const nftEv = rulesetEvidence(snapshot.iptables?.value, snapshot.chainSummaries?.iptables);
+  const legacyEv = rulesetEvidence(snapshot.iptablesLegacy?.value, snapshot.chainSummaries?.iptablesLegacy);
+  const nftKube = nftEv.kube;
+  const legacyKube = legacyEv.kube;
+  const ciliumChains = nftEv.cilium;
+  const backend = nftEv.backend;
   const kubeProxyFamilies = (hints.nftTables ?? []).flatMap((t) => /^(ip|ip6|inet) kube-proxy$/.exec(t)?.[1] ?? []);
   const kubeProxyTable = kubeProxyFamilies.length > 0;
   const ipvsRead = snapshot.ipvs?.value ?? null;
   const ipvsServers = ipvsRead?.virtualServers.length ?? 0;
   const hasIpvsIface = hints.interfaces?.includes('kube-ipvs0') ?? false;
-  const nftLeft = countLeftoverChains(snapshot.iptables?.value);
-  const legacyLeft = countLeftoverChains(snapshot.iptablesLegacy?.value);
-  const nftSets = ipsetMatchesIn(snapshot.iptables?.value);
-  const legacySets = ipsetMatchesIn(snapshot.iptablesLegacy?.value);
+  const nftLeft = nftEv.left ?? 0;
+  const legacyLeft = legacyEv.left ?? 0;
+  const nftSets = nftEv.sets;
+  const legacySets = legacyEv.sets;
   const ipsetRules = nftSets.rules + legacySets.rules;
   const cilium = hints.ciliumServices && hints.ciliumServices.frontends > 0 ? hints.ciliumServices : null;
   const facts: ModeFact[] = [];
@@ -257,9 +276,11 @@ export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): 
   } else if (hasIpvsIface && !ipvsRead && nftLive === 0 && legacyLive === 0 && (nftKube > 0 || legacyKube > 0)) {
     mode = 'ipvs';
     unconfirmed = { reason: 'notRead', probe: ipvsProbe };
-  } else if (nftLive > 0 && legacyLive > 0) mode = 'iptables-mixed';
-  else if (nftLive > 0) mode = backend === 'legacy' ? 'iptables-legacy' : 'iptables';
-  else if (legacyLive > 0) mode = 'iptables-legacy';
+  } else if (nftLive > 0 || legacyLive > 0) {
+    mode = nftLive > 0 && legacyLive > 0 ? 'iptables-mixed' : nftLive > 0 ? (backend === 'legacy' ? 'iptables-legacy' : 'iptables') : 'iptables-legacy';
+    // Chain names alone (`nft list chains`): which per-Service chains are empty leftovers is unknown.
+    if ((nftLive > 0 && nftEv.left === null) || (legacyLive > 0 && legacyEv.left === null)) unconfirmed = { reason: 'notRead', probe: nftEv.left === null ? 'iptables-save' : 'iptables-legacy-save' };
+  }
   else if (nftKube > 0 || legacyKube > 0) {
     mode = 'unknown';
     unconfirmed = { reason: 'leftoversOnly' };
@@ -267,7 +288,7 @@ export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): 
   else if (cilium || ciliumChains > 0) {
     mode = 'cilium';
     facts.unshift({ kind: 'ciliumKpr' });
-  } else if (snapshot.iptables?.value || hints.nftTables) {
+  } else if (snapshot.iptables?.value || snapshot.chainSummaries?.iptables || hints.nftTables) {
     mode = 'none';
     facts.push({ kind: 'noProxy' });
   } else {

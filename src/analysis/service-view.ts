@@ -168,7 +168,8 @@ export interface ServiceFact {
   readonly detail: Readonly<Record<string, string | number | boolean | readonly string[]>>;
 }
 
-function factsFor(row: ServiceRow): ServiceFact[] {
+/** The facts (see {@link ServiceFact}) of one Service row. */
+export function factsFor(row: ServiceRow): ServiceFact[] {
   // A compact row's slices and endpoint conditions, read without deriving rows (every Service is read).
   const compact = rowSource(row);
   const slices: readonly { readonly ports: readonly EndpointPort[] }[] = compact ? compact.sliceList() : row.slices;
@@ -190,7 +191,7 @@ function factsFor(row: ServiceRow): ServiceFact[] {
   } else {
     const all = endpoints();
     if (!all.some(isReady)) {
-      fact('no-ready-endpoints', 'error', 'EndpointSlices exist but no endpoint is ready', {
+      fact('no-ready-endpoints', 'error', all.length === 0 ? 'EndpointSlices exist but hold no endpoint' : 'EndpointSlices exist but no endpoint is ready', {
         endpoints: all.length,
         serving: all.filter((e) => e.serving === true).length,
         terminating: all.filter((e) => e.terminating === true).length,
@@ -201,7 +202,8 @@ function factsFor(row: ServiceRow): ServiceFact[] {
     const selector = Object.entries(row.selector ?? {}).map(([k, v]) => `${k}=${v}`).join(',');
     fact('selector-matches-no-pod', 'error', `no Pod in ${row.namespace} matches selector ${selector}`, { selector });
   }
-  if (slices.length > 0) {
+  // The controller's placeholder slice (no endpoints) carries no ports: nothing to match there.
+  if (slices.some((s) => s.ports.length > 0) || (slices.length > 0 && endpoints().length > 0)) {
     const sliceKeys = new Set(slices.flatMap((s) => s.ports.map((p) => `${portName(p)}/${p.protocol}`)));
     const serviceKeys = new Set(row.ports.map((p) => `${p.name}/${p.protocol}`));
     const sliceNames = [...sliceKeys].sort(byText);

@@ -24,6 +24,8 @@ import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
 import { catalog } from '../sources/catalog.js';
+import { nftTableNames, type SkippedProbe } from './probe-plan.js';
+import type { NftRuleset } from '../model/nftables.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
 
 /** What {@link buildSnapshot} needs besides the runs. `capturedAt`: ISO-8601 UTC. */
@@ -47,6 +49,8 @@ export interface SnapshotInput {
    * every part whose probes it did not re-read; `api`: the API objects did not change).
    */
   readonly reuse?: { readonly snapshot: NodeSnapshot; readonly parts: ReadonlySet<SnapshotPart | 'api'> };
+  /** The heavy probes the probe plan left out, and why (src/collect/probe-plan.ts). */
+  readonly skipped?: readonly SkippedProbe[];
 }
 
 // The probes read in pieces and the probes of each part come from the catalog, read on
@@ -94,6 +98,7 @@ export function summarize(run: ProbeRun): ProbeSummary {
     exitCode: run.result.exitCode,
     startedAt: run.result.startedAt,
     durationMs: run.result.durationMs,
+    ...(run.result.cpuMs !== undefined ? { cpuMs: run.result.cpuMs } : {}),
     stderrTail: tail(run.result.stderr),
     ...(run.result.notCaptured ? { notCaptured: true } : {}),
     optional: catalog().probes.find((p) => p.id === run.id)?.optional ?? false,
@@ -199,6 +204,8 @@ function assemble(first: FirstFields, parts: Partial<PartFields>, pending: reado
     lbMapsRead: parts.lbMapsRead ?? [],
     ciliumStatus: parts.ciliumStatus ?? null,
     ...(pending.length ? { pending } : {}),
+    ...(first.skipped?.length ? { skipped: first.skipped } : {}),
+    ...(first.nftTableNames ? { nftTableNames: first.nftTableNames } : {}),
   };
 }
 
@@ -227,6 +234,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
     api = { value: r.value, diagnostics: r.diagnostics, probe: null, error: null };
   }
   const addrs = parseRunCached(byId.get('ip-addr'), parseIpAddrJson, cache);
+  const nftTables = nftTableNames(byId.get('nft-tables'));
   const ownAddresses = addrs?.value ? localAddresses(addrs.value).map((a) => a.address) : [];
   const base = {
     meta: {
@@ -242,6 +250,8 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
     conntrackMax: parseIntegerRun(byId.get('conntrack-max')),
     conntrackCount: parseIntegerRun(byId.get('conntrack-count')),
     api,
+    ...(input.skipped?.length ? { skipped: input.skipped } : {}),
+    ...(nftTables ? { nftTableNames: nftTables } : {}),
   };
   return assemble(base, {}, SNAPSHOT_PARTS);
 }
@@ -263,7 +273,22 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
   if (part === 'ciliumConntrack') return { ciliumConntrack: ciliumCtPart(chosen as Parsed<CiliumCtTable> | null, done) };
   if (part === 'ipvs') return ipvsPart(chosen as Parsed<IpvsListing> | null, byId, cache);
   if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, byId.get('conntrack-events'), cache) };
+  if (part === 'nft') return { nft: withKubeProxy6(chosen as Parsed<NftRuleset> | null, byId, cache) };
   return { [part]: chosen } as Partial<PartFields>;
+}
+
+/**
+ * kube-proxy's IPv6 table added to its IPv4 one: nft lists one table per command, so the
+ * nftables mode's two tables come from two probes (`nft-json-kube-proxy`, `…6`) and make
+ * one ruleset. `chosen` as it is when it is not the IPv4 table's parse.
+ */
+function withKubeProxy6(chosen: Parsed<NftRuleset> | null, byId: ReadonlyMap<string, ProbeRun>, cache: ParseCache | undefined): Parsed<NftRuleset> | null {
+  const six = byId.get('nft-json-kube-proxy6');
+  const entry = parserOf('nft-json-kube-proxy6');
+  if (chosen?.probe?.id !== 'nft-json-kube-proxy' || !chosen.value || !six || !entry || six.status !== 'ok') return chosen;
+  const parsed = parseRunCached(six, entry.parse, cache) as Parsed<NftRuleset> | null;
+  if (!parsed?.value) return chosen;
+  return { ...chosen, value: { tables: [...chosen.value.tables, ...parsed.value.tables] }, diagnostics: [...chosen.diagnostics, ...parsed.diagnostics] };
 }
 
 // The counters listing (-Ln --stats) is the part; the plain -Ln one adds schedulers and weights when both were read.
@@ -457,6 +482,7 @@ async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: num
   }
   if (part === 'ipvs') return ipvsPart(chosen as Parsed<IpvsListing> | null, ctx.byId, ctx.cache);
   if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, ctx.byId.get('conntrack-events'), ctx.cache) };
+  if (part === 'nft') return { nft: withKubeProxy6(chosen as Parsed<NftRuleset> | null, ctx.byId, ctx.cache) };
   return { [part]: chosen } as Partial<PartFields>;
 }
 

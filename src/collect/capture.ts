@@ -10,6 +10,9 @@ import { packageVersion } from '../paths.js';
 import { writeBundle, type BundleManifest } from '../sources/bundle.js';
 import { closeSource, type OpenedSource } from '../sources/open.js';
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
+import { catalog } from '../sources/catalog.js';
+import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.js';
+import { shownSkips } from './probe-plan.js';
 import { dnsTransportFor } from '../dns/open.js';
 import { recordServiceDns } from '../dns/record.js';
 import { readClusterDomain } from '../dns/cluster-domain.js';
@@ -36,6 +39,12 @@ export interface CaptureOptions {
   readonly dnsTimeoutMs?: number;
   /** `--cluster-domain`: the domain of the DNS questions (default: what the node shows, see readClusterDomain). */
   readonly clusterDomain?: string;
+  /** `--probe`: heavy probes to read even when the probe plan would skip them. */
+  readonly probes?: readonly string[];
+  /** A file holding exactly the API objects text, hard-linked as the bundle's api.json (a fleet's one copy; see WriteBundleInput). */
+  readonly apiLink?: string;
+  /** The node's name when the caller knows it (a fleet's Kubernetes Node name); else read from the node (uname, API addresses). */
+  readonly node?: string;
 }
 
 /**
@@ -136,7 +145,17 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
   const say = options.progress ?? (() => undefined);
   const capturedAt = new Date(now()).toISOString();
   const params = options.params ? { params: options.params } : {};
-  const runs = await probeStage('node', () => runProbes(source.transport, params), options);
+  // The light probes first; the plan from them says which heavy dumps the node's mode needs.
+  const firstRuns = await probeStage('node', () => runProbes(source.transport, { ...params, ids: firstStageIds() }), options);
+  let plan = planOf(source.transport, firstRuns, options.probes);
+  for (const s of shownSkips(plan.skipped)) say(`skipped ${s.id}: ${s.reason}`);
+  const dumps = await probeStage('dump', async () => {
+    const planned = await runPlanned(source.transport, plan, partStageIds(), params);
+    plan = planned.plan;
+    return planned.runs;
+  }, options);
+  const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
+  const runs = [...firstRuns, ...dumps].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   const agent = source.ciliumAgent;
   if (agent) runs.push(...(await probeStage('cilium-agent', () => runProbes(agent, { ...params, where: 'cilium-agent' }), options)));
   // A live feed's objects as of the end of the probes (the watch may have moved on since open).
@@ -147,7 +166,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
   if (dns.skipped === null) say(`DNS answers recorded in ${seconds(now() - dnsStart)}`);
   else if (dns.skipped !== 'disabled') say(`DNS answers not recorded: ${dns.skipped}`);
   await closeSource(source);
-  const snapshot = buildSnapshot({ runs, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
+  const snapshot = buildSnapshot({ ...(options.node !== undefined ? { node: options.node } : {}), runs, skipped: plan.skipped, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
   return writeBundle(dir, {
     capturedAt,
     nodescopeVersion: packageVersion(),
@@ -155,7 +174,9 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
     source: { kind: source.transport.kind, label: source.transport.label },
     toolVersions: snapshot.meta.toolVersions,
     runs,
+    ...(plan.skipped.length ? { skipped: plan.skipped } : {}),
     ...(apiText !== undefined ? { apiText } : {}),
+    ...(options.apiLink !== undefined ? { apiLink: options.apiLink } : {}),
     ...(Object.keys(dns.extras).length ? { extras: dns.extras } : {}),
     ...(options.note || dns.skipped ? { note: [options.note, dns.skipped && dns.skipped !== 'disabled' ? `DNS answers not recorded: ${dns.skipped}` : null].filter(Boolean).join('; ') } : {}),
   });

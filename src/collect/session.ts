@@ -20,6 +20,12 @@ import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
 /** What the API feed reports while a followed `--api-file` version is refused (the header shows it). */
 export type { ApiProblem } from '../sources/cluster-api.js';
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
+import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.js';
+import { plannedIds, type ProbePlan } from './probe-plan.js';
+import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
+import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
+import { cheapEvidence } from './evidence-load.js';
+export type { ChainFocus } from './chain-refresh.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
 import { DEFAULT_INTERVAL_MS } from '../sources/refresh-interval.js';
@@ -34,6 +40,11 @@ export interface SessionState {
   readonly error: string | null;
   /** When the shown snapshot was read whole (ms since epoch; a refresh that lost probes keeps it); null before the first. */
   readonly dataAt: number | null;
+  /**
+   * When the rules were last read whole (ms since epoch): older than `dataAt` when refreshes
+   * re-read only the open chain (the header says it then). Absent before the first full read.
+   */
+  readonly fullReadAt?: number | null;
   /** The DNS pane's Service (`ns/name`) and what its questions got; null until one is asked. */
   readonly dns?: SessionDns | null;
   /**
@@ -67,6 +78,8 @@ export interface SessionLike {
   getState(): SessionState;
   subscribe(listener: () => void): () => void;
   refreshNow(): void;
+  /** The chain on screen (Rules pane), for refreshes that re-read it alone; optional (static sessions ignore it). */
+  focus?(focus: ChainFocus | null): void;
   /** Asks the cluster DNS every question of Service `ns/name` (the DNS pane); no-op without API objects. */
   resolveDns?(service: string): void;
 }
@@ -92,6 +105,8 @@ export interface SessionOptions {
   readonly onDemand?: readonly string[];
   /** `--cluster-domain` for the DNS pane's questions; default: what the node shows (readClusterDomain). */
   readonly clusterDomain?: string;
+  /** `--probe`: heavy probes to read even when the probe plan (src/collect/probe-plan.ts) would skip them. */
+  readonly probes?: readonly string[];
 }
 
 /**
@@ -117,16 +132,29 @@ function withoutUnwanted(options: SessionOptions, ids: readonly string[]): strin
 
 const EMPTY_RATES: RuleRates = new Map();
 
-/** Runs every node probe once and builds a snapshot. Throws only if the transport itself breaks. */
-export async function loadSnapshot(options: SessionOptions): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[] }> {
+/**
+ * Runs the node's probes once by the probe plan (the light ones, then the heavy dumps the
+ * node's mode needs: src/collect/planned-runs.ts) and builds a snapshot; `runs` in catalog
+ * order, `plan` says what was skipped. Throws only if the transport itself breaks.
+ */
+export async function loadSnapshot(options: SessionOptions & { readonly parts?: readonly SnapshotPart[] }): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[]; plan: ProbePlan }> {
   const params = options.params ? { params: options.params } : {};
-  const ids = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand).map((p) => p.id);
-  const runs = await runProbes(options.transport, { ...params, ids: [...ids, ...onDemandProbeIds(options)] });
-  if (options.ciliumAgent) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
-  return { snapshot: snapshotOf(options, runs), runs };
+  const firstRuns = await runProbes(options.transport, { ...params, ids: firstStageIds() });
+  // `parts`: only these parts' probes are read (`show services`: none; the mode from cheap evidence).
+  const wanted = options.parts ? new Set(options.parts.flatMap((part) => partProbes()[part])) : null;
+  const ids = [...partStageIds(), ...onDemandProbeIds(options)].filter((id) => !wanted || wanted.has(id));
+  const planned = await runPlanned(options.transport, planOf(options.transport, firstRuns, options.probes), ids, params);
+  const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
+  const runs = [...firstRuns, ...planned.runs].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  if (options.ciliumAgent && (!wanted || partProbes().lb.some((id) => wanted.has(id)))) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
+  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped }));
+  if (!options.parts || options.parts.includes('iptables')) return { snapshot, runs, plan: planned.plan };
+  const evidence = await cheapEvidence(options.transport, firstRuns, options.params ?? {});
+  const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
+  return { snapshot: { ...snapshot, chainSummaries: evidence.chainSummaries, ...(nftTableNames ? { nftTableNames } : {}) }, runs, plan: planned.plan };
 }
 
-function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse'> = {}): SnapshotInput {
+function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped'> = {}): SnapshotInput {
   // A probe a replay's bundle does not hold carries the manifest's time, not a run's: left out,
   // so a load that asks for it (one-shot) and one that does not (staged) agree.
   const first = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0];
@@ -142,10 +170,6 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
     capturedAt: first ?? new Date((options.now ?? Date.now)()).toISOString(),
     ...extra,
   };
-}
-
-function snapshotOf(options: SessionOptions, runs: readonly ProbeRun[]): NodeSnapshot {
-  return buildSnapshot(inputOf(options, runs));
 }
 
 /** Probes whose output becomes a {@link SnapshotPart}: their text is dropped once parsed. */
@@ -165,6 +189,9 @@ function turn(): Promise<void> {
 
 /** A slow part is still re-read at least this often (ms). */
 export const MAX_SLOW_PART_DELAY_MS = 60_000;
+
+/** A focused refresh (the open chain alone) gives way to a full read at least every this many refreshes. */
+export const FULL_READ_EVERY = 30;
 
 /**
  * How long refreshes leave a part alone after reading it, given what reading and parsing it
@@ -212,6 +239,31 @@ export class Session implements SessionLike {
   private readonly notBefore = new Map<string, number>();
   /** When the shown iptables counters were read (ms since epoch): the start of the next rates' span. */
   private iptablesAt: number | null = null;
+  /** The probe plan of the load (what the node's mode does not need); none skipped before it. */
+  private plan: ProbePlan = { skipped: [] };
+  /** The chain on screen ({@link focus}); null: refreshes read everything they refresh. */
+  private focused: ChainFocus | null = null;
+  /** The cheap check's fingerprint at the last full read (src/collect/chain-refresh.ts); null: unknown. */
+  private fingerprint: string | null = null;
+  /** Focused refreshes since the last full read. */
+  private sinceFull = 0;
+  /** When each re-read chain's counters were read (ms since epoch), by `ruleset/table/chain`. */
+  private readonly chainAt = new Map<string, number>();
+  private lastRefresh: 'chain' | 'full' | null = null;
+  private stopped = false;
+
+  /**
+   * The next refresh after `delayMs`; each waits for the one before (never two at once) and
+   * the wait after a refresh is the interval, or the refresh's own time when that was longer.
+   */
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      const started = this.now();
+      void this.refresh().finally(() => {
+        if (!this.stopped) this.schedule(Math.max(this.options.intervalMs ?? DEFAULT_INTERVAL_MS, this.now() - started));
+      });
+    }, delayMs);
+  }
 
   constructor(private options: SessionOptions) {
     this.now = options.now ?? Date.now;
@@ -243,7 +295,7 @@ export class Session implements SessionLike {
    */
   async start(): Promise<void> {
     await this.load();
-    if (this.options.live) this.timer = setInterval(() => this.refreshNow(), this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
+    if (this.options.live) this.schedule(this.options.intervalMs ?? DEFAULT_INTERVAL_MS);
     this.unsubscribeApi = this.options.api?.subscribe((change) => (change === 'error' ? this.apiErrorChanged() : this.apiChanged()));
   }
 
@@ -254,14 +306,19 @@ export class Session implements SessionLike {
       // The probes of the first snapshot first; the parts' probes (the big outputs: a replay
       // reads 300 MB of rules and flows from disk) after its frame, stage by stage.
       const params = this.options.params ? { params: this.options.params } : {};
-      const node = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand && !PART_PROBE_IDS().has(p.id));
-      const firstRuns = await runProbes(this.options.transport, { ...params, ids: node.map((p) => p.id) });
-      const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}));
+      const firstRuns = await runProbes(this.options.transport, { ...params, ids: firstStageIds() });
+      this.plan = planOf(this.options.transport, firstRuns, this.options.probes);
+      // The cheap check's baseline, read before the dumps: a change after it shows at the next check.
+      if (this.options.live) {
+        const [chains] = await runProbes(this.options.transport, { ...params, ids: ['nft-chains'] });
+        this.fingerprint = rulesetCheckFingerprint([firstRuns.find((r) => r.id === 'nft-tables'), chains]);
+      }
+      const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.extra()));
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
       if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
-      this.set({ snapshot: first, loading: false, error: null, dataAt: this.now() });
+      this.set({ snapshot: first, loading: false, error: null, dataAt: this.now(), fullReadAt: this.now() });
       const fetched: ProbeRun[] = [];
-      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, this.cache ? { cache: this.cache } : {}), first, {
+      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, this.extra()), first, {
         onProgress: (s) => {
           this.set({ snapshot: s });
           // The stage's texts and parse garbage are unreachable now: free them before the next stage allocates.
@@ -304,9 +361,19 @@ export class Session implements SessionLike {
     // Without a parse cache (which fingerprints whole texts: live sources), the conntrack table and
     // nft -j are parsed piece by piece: a replay need not hold their texts (220 and 229 MB, huge).
     const pieces = this.cache ? {} : { stdoutAsPieces: piecedProbes() };
-    const runs = node.length ? await runProbes(this.options.transport, { ...params, ids: node, ...pieces }) : [];
+    let runs: ProbeRun[] = [];
+    if (node.length) {
+      const planned = await runPlanned(this.options.transport, this.plan, node, { ...params, ...pieces });
+      runs = planned.runs;
+      this.plan = planned.plan;
+    }
     if (this.options.ciliumAgent && agent.length) runs.push(...(await runProbes(this.options.ciliumAgent, { ...params, ids: agent })));
     return runs;
+  }
+
+  /** The parse cache and the plan's skipped probes, as every snapshot of this session is built with. */
+  private extra(): Pick<SnapshotInput, 'cache' | 'skipped'> {
+    return { ...(this.cache ? { cache: this.cache } : {}), skipped: this.plan.skipped };
   }
 
   private partParsed(part: SnapshotPart, ms: number, runs: readonly ProbeRun[]): void {
@@ -335,59 +402,118 @@ export class Session implements SessionLike {
     }
     this.apiDirty = false;
     if (this.runs.length === 0 || !current) return;
-    const first = buildFirstSnapshot(inputOf(this.options, this.runs, this.cache ? { cache: this.cache } : {}));
+    const first = buildFirstSnapshot(inputOf(this.options, this.runs, this.extra()));
     this.set({ snapshot: { ...current, meta: first.meta, api: first.api } });
   }
 
-  /** Re-reads the probes marked `refresh` and rebuilds the snapshot; keeps the last good one on failure. */
+  /**
+   * Tells the session which chain is on screen (the Rules pane's open chain), or none: live
+   * refreshes then re-read that chain alone while the cheap check says nothing changed
+   * (see {@link refreshNow}).
+   */
+  focus(focus: ChainFocus | null): void {
+    this.focused = focus;
+  }
+
+  /** Refreshes now unless a refresh (or the load) is under way: never two at once. */
   refreshNow(): void {
+    void this.refresh();
+  }
+
+  /**
+   * One refresh. With a chain on screen ({@link focus}), a live iptables or nftables node,
+   * and fewer than {@link FULL_READ_EVERY} refreshes since the last full read: the chain's
+   * own probe and the cheap check (src/collect/focused-refresh.ts); a full read when the check
+   * says the tables or chains changed, or the open chain's rules did. Otherwise the full
+   * read: the probes marked `refresh` (slow parts less often, {@link slowPartDelayMs}),
+   * re-parsing only what changed. The last good snapshot stays on failure.
+   */
+  private async refresh(): Promise<void> {
     if (!this.options.live || this.state.refreshing || this.staging) return;
     // The first load failed (a transport hiccup): try it again rather than refresh nothing.
     if (!this.state.snapshot) {
       this.set({ refreshing: true });
-      void this.load().then(() => this.set({ refreshing: false }));
+      await this.load();
+      this.set({ refreshing: false });
       return;
     }
     this.set({ refreshing: true });
+    try {
+      if (this.focused && this.sinceFull < FULL_READ_EVERY && (await this.refreshFocused(this.focused))) return;
+      await this.refreshFull();
+    } catch (e) {
+      this.set({ refreshing: false, error: (e as Error).message });
+    }
+  }
+
+  /** The focused refresh; false when a full read must follow (the check's fingerprint is kept for it). */
+  private async refreshFocused(focus: ChainFocus): Promise<boolean> {
+    const previous = this.state.snapshot!;
+    const key = `${focus.ruleset}/${focus.table}/${focus.chain}`;
+    const since = this.chainAt.get(key) ?? this.iptablesAt ?? this.state.dataAt;
+    const at0 = this.now();
+    const got = await focusedRefresh({ transport: this.options.transport, params: this.options.params ?? {}, focus, snapshot: previous, fingerprint: this.fingerprint, elapsedSeconds: since === null ? 0 : (at0 - since) / 1000 });
+    if (got.kind === 'full') return false;
+    this.sinceFull++;
+    this.chainAt.set(key, at0);
+    this.lastRefresh = 'chain';
+    this.set({ snapshot: got.snapshot, rates: got.rates, refreshing: false, error: null, dataAt: at0 });
+    this.apiErrorChanged();
+    if (this.apiDirty) this.apiChanged();
+    return true;
+  }
+
+  /** The full refresh (see {@link refresh}). */
+  private async refreshFull(): Promise<void> {
     const at0 = performance.now();
-    const ids = catalog()
-      .probes.filter((p) => p.refresh && at0 >= (this.notBefore.get(p.id) ?? 0))
-      .map((p) => p.id);
-    runProbes(this.options.transport, { ids, ...(this.options.params ? { params: this.options.params } : {}) })
-      .then(async (fresh) => {
-        const failed = fresh.filter((r) => r.status === 'timeout' || (r.status === 'failed' && r.result.stdout === ''));
-        const byId = new Map(fresh.filter((r) => !failed.includes(r)).map((r) => [r.id, r]));
-        // Stale means data that was there is now old: a probe that never read anything
-        // (ipvsadm on a kernel without IPVS) already shows as a diagnostic, not as staleness.
-        const hadData = new Set(this.runs.filter((r) => r.status === 'ok').map((r) => r.id));
-        const lost = failed.filter((r) => hadData.has(r.id));
-        const runs = this.runs.map((r) => byId.get(r.id) ?? r);
-        const previous = this.state.snapshot!;
-        // Parts none of whose probes were re-read stay as they are (their texts are gone).
-        const reuse = new Set<SnapshotPart | 'api'>(SNAPSHOT_PARTS.filter((part) => !partProbes()[part].some((id) => byId.has(id))));
-        if (!this.options.api) reuse.add('api');
-        const input = inputOf(this.options, runs, { ...(this.cache ? { cache: this.cache } : {}), reuse: { snapshot: previous, parts: reuse } });
-        const snapshot = await completeSnapshot(input, buildFirstSnapshot(input), { onPartParsed: (part, ms) => this.partParsed(part, ms, runs) });
-        this.runs = runs.map(withoutPartText);
-        const at = this.now();
-        // Rates span the time between two reads of the counters (a slow ruleset is not read every refresh).
-        let rates = this.state.rates;
-        if (byId.has('iptables-save')) {
-          const since = this.iptablesAt ?? this.state.dataAt;
-          const elapsed = since === null ? 0 : (at - since) / 1000;
-          rates = previous.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;
-          this.iptablesAt = at;
-        }
-        // Which probes, then the node's own words for the first of them ("Cannot open network namespace …").
-        const detail = lost.map((r) => r.result.stderr.trim().split('\n').pop()?.trim() ?? '').find((line) => line !== '');
-        const error = lost.length ? `${lost.map((r) => `${r.id}: ${r.status}`).join(', ')}${detail ? ` — ${detail}` : ''}` : null;
-        // A refresh that lost probes shows their parts as they were: the data is as old as before.
-        this.set({ snapshot, rates, refreshing: false, error, dataAt: lost.length ? this.state.dataAt : at });
-        // A cluster watch says nothing when it starts failing: its error is read with each refresh.
-        this.apiErrorChanged();
-        if (this.apiDirty) this.apiChanged();
-      })
-      .catch((e: Error) => this.set({ refreshing: false, error: e.message }));
+    const ids = plannedIds(
+      this.plan,
+      catalog()
+        .probes.filter((p) => p.refresh && at0 >= (this.notBefore.get(p.id) ?? 0))
+        .map((p) => p.id),
+    );
+    const fresh = await runProbes(this.options.transport, { ids: [...ids, 'nft-chains'], ...(this.options.params ? { params: this.options.params } : {}) });
+    this.fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => fresh.find((r) => r.id === id)));
+    const failed = fresh.filter((r) => r.status === 'timeout' || (r.status === 'failed' && r.result.stdout === ''));
+    const byId = new Map(fresh.filter((r) => !failed.includes(r) && r.id !== 'nft-chains').map((r) => [r.id, r]));
+    // Stale means data that was there is now old: a probe that never read anything
+    // (ipvsadm on a kernel without IPVS) already shows as a diagnostic, not as staleness.
+    const hadData = new Set(this.runs.filter((r) => r.status === 'ok').map((r) => r.id));
+    const lost = failed.filter((r) => hadData.has(r.id));
+    const runs = this.runs.map((r) => byId.get(r.id) ?? r);
+    const previous = this.state.snapshot!;
+    // Parts none of whose probes were re-read stay as they are (their texts are gone).
+    const reuse = new Set<SnapshotPart | 'api'>(SNAPSHOT_PARTS.filter((part) => !partProbes()[part].some((id) => byId.has(id))));
+    if (!this.options.api) reuse.add('api');
+    const input = inputOf(this.options, runs, { ...this.extra(), reuse: { snapshot: previous, parts: reuse } });
+    const snapshot = await completeSnapshot(input, buildFirstSnapshot(input), { onPartParsed: (part, ms) => this.partParsed(part, ms, runs) });
+    this.runs = runs.map(withoutPartText);
+    const at = this.now();
+    // Rates span the time between two reads of the counters (a slow ruleset is not read every refresh).
+    let rates = this.state.rates;
+    if (byId.has('iptables-save')) {
+      const since = this.iptablesAt ?? this.state.dataAt;
+      const elapsed = since === null ? 0 : (at - since) / 1000;
+      rates = previous.iptables?.value && snapshot.iptables?.value ? iptablesRates(previous.iptables.value, snapshot.iptables.value, elapsed) : EMPTY_RATES;
+      this.iptablesAt = at;
+      this.chainAt.clear();
+    }
+    this.sinceFull = 0;
+    this.lastRefresh = 'full';
+    // Which probes, then the node's own words for the first of them ("Cannot open network namespace …").
+    const detail = lost.map((r) => r.result.stderr.trim().split('\n').pop()?.trim() ?? '').find((line) => line !== '');
+    const error = lost.length ? `${lost.map((r) => `${r.id}: ${r.status}`).join(', ')}${detail ? ` — ${detail}` : ''}` : null;
+    // A refresh that lost probes shows their parts as they were: the data is as old as before.
+    const dataAt = lost.length ? this.state.dataAt : at;
+    this.set({ snapshot, rates, refreshing: false, error, dataAt, fullReadAt: lost.length ? (this.state.fullReadAt ?? null) : at });
+    // A cluster watch says nothing when it starts failing: its error is read with each refresh.
+    this.apiErrorChanged();
+    if (this.apiDirty) this.apiChanged();
+  }
+
+  /** What the last refresh read: `chain` (the open chain alone) or `full`; null before the first (tests, bench). */
+  lastRefreshKind(): 'chain' | 'full' | null {
+    return this.lastRefresh;
   }
 
   /**
@@ -414,7 +540,8 @@ export class Session implements SessionLike {
 
   /** Stops refreshing and closes the transport (and the API feed and Cilium agent transport, if any). */
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
     await this.dnsTransport?.close();
     this.unsubscribeApi?.();
     await this.options.transport.close();

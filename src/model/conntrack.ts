@@ -126,6 +126,9 @@ export type ConntrackStyle = 'conntrack' | 'extended' | 'proc';
  * - `zone`: a per-direction zone (`zone-orig=` / `zone-reply=`), when the zone is directional.
  * - `packets`/`bytes`: this direction's counters, present only when accounting is on
  *   (`net.netfilter.nf_conntrack_acct=1`); packets and bytes.
+ *
+ * May be a compact object (fields read through its prototype): copy it with `toPlain`
+ * (src/model/plain.ts) before a spread, `Object.keys`, `structuredClone` or a deep compare.
  */
 export interface ConntrackTuple {
   readonly src: string;
@@ -171,6 +174,9 @@ export interface ConntrackUserspace {
  *   node's local time zone), kept as printed.
  * - `labels`: `-o labels` connlabel names.
  * - `extra`: fields not modelled, in order (each also reported as a diagnostic).
+ *
+ * May be a compact object (fields read through its prototype): copy it with `toPlain`
+ * (src/model/plain.ts) before a spread, `Object.keys`, `structuredClone` or a deep compare.
  */
 export interface ConntrackEntry {
   readonly line: number;
@@ -398,7 +404,8 @@ export function familyOfAddress(text: string): ConntrackFamily {
 // Plain copies. The parser may return entries and tuples as class instances whose
 // values are read through prototype getters (a million-entry table is kept compact
 // that way), which object spread, `Object.keys`, `structuredClone` and deep-equality
-// helpers do not see. These give the same values as plain data.
+// helpers do not see. These give the same values as plain data; `toPlain`
+// (src/model/plain.ts) is the one entry point that picks the right one.
 
 /**
  * A plain-object copy of `t`: every defined field as an own enumerable property, in

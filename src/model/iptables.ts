@@ -117,6 +117,9 @@ export interface IptablesTarget {
  * - `target`: null for a rule without `-j`/`-g` (e.g. a comment-only rule).
  * - `comment`: all `-m comment --comment` texts joined with {@link IPTABLES_COMMENT_JOINER}
  *   (Calico puts several on one rule), or null.
+ *
+ * May be a compact object (fields read through its prototype): copy it with `toPlain`
+ * (src/model/plain.ts) before a spread, `Object.keys`, `structuredClone` or a deep compare.
  */
 export interface IptablesRule {
   readonly chain: string;
@@ -144,6 +147,9 @@ export interface IptablesRule {
  * - `line`: 1-based line of the declaration; 0 when inferred or built in code.
  * - `inferred`: true when the text never declared the chain and it was created
  *   from a rule that used it (grep fragments, `-S | grep`).
+ *
+ * May be a compact object (fields read through its prototype): copy it with `toPlain`
+ * (src/model/plain.ts) before a spread, `Object.keys`, `structuredClone` or a deep compare.
  */
 export interface IptablesChain {
   readonly name: string;

@@ -65,6 +65,14 @@ export const LABEL_SERVICE_NAME = 'kubernetes.io/service-name';
 export const LABEL_MANAGED_BY = 'endpointslice.kubernetes.io/managed-by';
 /** The well-known zone label on Nodes (core/v1 `LabelTopologyZone`). */
 export const LABEL_TOPOLOGY_ZONE = 'topology.kubernetes.io/zone';
+/**
+ * The label that hands a Service to another proxy (KEP-2447): kube-proxy lists Services and
+ * EndpointSlices with `!service.kubernetes.io/service-proxy-name` and never programs such a
+ * Service (cmd/kube-proxy/app/server.go, the informers' label selector).
+ */
+export const LABEL_SERVICE_PROXY_NAME = 'service.kubernetes.io/service-proxy-name';
+/** The label the EndpointSlice controller puts on slices of headless Services; kube-proxy does not list them either. */
+export const LABEL_HEADLESS = 'service.kubernetes.io/headless';
 
 /**
  * Where an object was read: `origin` as given to the parser, `line` the 1-based line
@@ -164,6 +172,12 @@ export interface Service extends ObjectBase {
   readonly trafficDistribution: string | undefined;
   /** `spec.publishNotReadyAddresses`; `false` when absent. */
   readonly publishNotReadyAddresses: boolean;
+  /** `spec.healthCheckNodePort` (a port, allocated for LoadBalancer + externalTrafficPolicy Local), when set. */
+  readonly healthCheckNodePort: number | undefined;
+  /** `spec.loadBalancerSourceRanges` as sent (CIDRs; the API tolerates blanks around them); `[]` when absent. */
+  readonly loadBalancerSourceRanges: readonly string[];
+  /** The value of label {@link LABEL_SERVICE_PROXY_NAME} (another proxy owns the Service), when set. */
+  readonly serviceProxyName: string | undefined;
 }
 
 /**
@@ -268,6 +282,36 @@ export interface Node extends ObjectBase {
 }
 
 /**
+ * networking.k8s.io/v1 `ServiceCIDR` (KEP-1880, GA in 1.33): a range ClusterIPs are allocated from.
+ * - `cidrs`: `spec.cidrs` (one per family at most), `[]` when absent.
+ * - `ready`: the `Ready` entry of `status.conditions`, `null` when absent.
+ */
+export interface ServiceCIDR extends ObjectBase {
+  readonly kind: 'ServiceCIDR';
+  readonly cidrs: readonly string[];
+  readonly ready: TriState;
+}
+
+/** networking.k8s.io/v1 `ParentReference` of an IPAddress: the object the address is allocated to. */
+export interface IpAddressParent {
+  readonly group: string;
+  readonly resource: string;
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/**
+ * networking.k8s.io/v1 `IPAddress` (KEP-1880): one allocated ClusterIP. `address` is the
+ * object's name (the IP in canonical form); `parentRef` is `spec.parentRef` (normally
+ * `services` in the Service's namespace), `undefined` when absent.
+ */
+export interface IPAddress extends ObjectBase {
+  readonly kind: 'IPAddress';
+  readonly address: string;
+  readonly parentRef: IpAddressParent | undefined;
+}
+
+/**
  * An object of a kind nodescope does not model (Namespace, Endpoints, Status, …), kept
  * whole. `apiKind` is its `kind` field (`''` when absent and not inferable).
  */
@@ -277,7 +321,7 @@ export interface UnknownObject extends ObjectBase {
 }
 
 /** Any object the parser returns. */
-export type K8sObject = Service | EndpointSlice | Pod | Node | UnknownObject;
+export type K8sObject = Service | EndpointSlice | Pod | Node | ServiceCIDR | IPAddress | UnknownObject;
 
 /** The API objects of one capture or one live cluster view, in input order. */
 export interface ApiObjects {
@@ -285,6 +329,8 @@ export interface ApiObjects {
   readonly endpointSlices: readonly EndpointSlice[];
   readonly pods: readonly Pod[];
   readonly nodes: readonly Node[];
+  readonly serviceCIDRs: readonly ServiceCIDR[];
+  readonly ipAddresses: readonly IPAddress[];
   readonly others: readonly UnknownObject[];
 }
 
@@ -303,6 +349,8 @@ export const EMPTY_API_OBJECTS: ApiObjects = Object.freeze({
   endpointSlices: [],
   pods: [],
   nodes: [],
+  serviceCIDRs: [],
+  ipAddresses: [],
   others: [],
 });
 

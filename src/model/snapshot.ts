@@ -5,6 +5,7 @@
  * and the probe that produced it, so a pane can say "failed: …" or show the
  * offending line instead of crashing.
  */
+import type { ChainSummary } from './chain-summary.js';
 import type { ApiObjects } from './k8s.js';
 import type { CiliumStatus, LbTable } from './cilium.js';
 import type { ConntrackTable } from './conntrack.js';
@@ -30,6 +31,8 @@ export interface ProbeSummary {
   readonly exitCode: number | null;
   readonly startedAt: string;
   readonly durationMs: number;
+  /** Node CPU time of the probe (user + system, ms), when measured (src/sources/child-cpu.ts); absent when unknown. */
+  readonly cpuMs?: number;
   readonly stderrTail: string;
   /** The catalog marks the probe optional: absent on many nodes, not an error when missing. */
   readonly optional: boolean;
@@ -134,4 +137,16 @@ export interface NodeSnapshot {
    * (`show`, `capture` and every refresh build complete snapshots).
    */
   readonly pending?: readonly SnapshotPart[];
+  /**
+   * Heavy probes the probe plan left out and why (src/collect/probe-plan.ts: e.g. the whole
+   * nftables ruleset of a node whose nftables holds only iptables-nft tables); absent when none.
+   */
+  readonly skipped?: readonly { readonly id: string; readonly reason: string; readonly silent?: boolean }[];
+  /**
+   * Chain names and rule counts of the iptables rulesets that were not parsed (`show services`
+   * reads no rule): mode detection's evidence then (src/analysis/proxy-mode.ts); absent otherwise.
+   */
+  readonly chainSummaries?: { readonly iptables?: ChainSummary; readonly iptablesLegacy?: ChainSummary };
+  /** nftables table names as `family name` from `nft list tables` (the cheap mode evidence), when read. */
+  readonly nftTableNames?: readonly string[];
 }

@@ -38,6 +38,7 @@ import {
   type ConntrackStyle,
   type ConntrackTuple,
 } from '../model/conntrack.js';
+import { PLAIN_FORM } from '../model/plain.js';
 import { formatConntrackEntry } from './conntrack-format.js';
 import { counterBigint } from './conntrack-scan.js';
 
@@ -201,6 +202,11 @@ export class CompactConntrackTuple implements ConntrackTuple {
   toJSON(): ConntrackTuple {
     return plainConntrackTuple(this);
   }
+
+  /** The plain form for `toPlain` (src/model/plain.ts). */
+  [PLAIN_FORM](): ConntrackTuple {
+    return plainConntrackTuple(this);
+  }
 }
 
 /** A {@link CompactConntrackTuple} with its direction's counters (packets, bytes). */
@@ -326,6 +332,11 @@ export class CompactConntrackEntry implements ConntrackEntry {
 
   /** The plain form for `JSON.stringify`. */
   toJSON(): ConntrackEntry {
+    return plainConntrackEntry(this);
+  }
+
+  /** The plain form for `toPlain` (src/model/plain.ts). */
+  [PLAIN_FORM](): ConntrackEntry {
     return plainConntrackEntry(this);
   }
 }

@@ -453,6 +453,59 @@ export function releaseConntrackFast(): void {
   CUR.s = '';
 }
 
+/** The meta fields of the line last read by {@link readMeta} (one reused object: parsing is synchronous). */
+class FastMeta {
+  mark: number | undefined = undefined;
+  secmark: number | undefined = undefined;
+  zone: number | undefined = undefined;
+  deltaTime: number | undefined = undefined;
+  use: number | undefined = undefined;
+  id: number | undefined = undefined;
+}
+
+const META = new FastMeta();
+
+/**
+ * Reads the meta fields after the reply tuple into `m`, each at most once and in
+ * conntrack's print order (`mark= secmark= zone= delta-time= use= id=`), up to `end`.
+ * False when the tail is anything else (the general parser then takes the line).
+ */
+function readMeta(r: FastLine, s: string, end: number, m: FastMeta): boolean {
+  m.mark = m.secmark = m.zone = m.deltaTime = m.use = m.id = undefined;
+  if (r.i + 12 === end && at(s, r.i, 'mark=0 use=1')) {
+    // The usual tail, exactly as printed.
+    m.mark = 0;
+    m.use = 1;
+    return true;
+  }
+  if (r.i >= end) return true;
+  if (r.atKey(109 /* m */, 'mark=')) {
+    if (!r.num(5, U32_MAX)) return false;
+    m.mark = r.value;
+  }
+  if (r.atKey(115 /* s */, 'secmark=')) {
+    if (!r.num(8, U32_MAX)) return false;
+    m.secmark = r.value;
+  }
+  if (r.atKey(122 /* z */, 'zone=')) {
+    if (!r.num(5, U32_MAX)) return false;
+    m.zone = r.value;
+  }
+  if (r.atKey(100 /* d */, 'delta-time=')) {
+    if (!r.num(11, Number.MAX_SAFE_INTEGER)) return false;
+    m.deltaTime = r.value;
+  }
+  if (r.atKey(117 /* u */, 'use=')) {
+    if (!r.num(4, U32_MAX)) return false;
+    m.use = r.value;
+  }
+  if (r.atKey(105 /* i */, 'id=')) {
+    if (!r.num(3, U32_MAX)) return false;
+    m.id = r.value;
+  }
+  return r.i >= end;
+}
+
 /**
  * Parses `s[from, end)` (one line: no terminator, no carriage return) as an entry of
  * the common shape, or returns `undefined` so the general parser takes the line.
@@ -521,44 +574,9 @@ export function parseConntrackFast(
   flags |= late;
   if (r.i < end && s.charCodeAt(r.i) === 91) return undefined;
 
-  // Meta fields, each at most once, in conntrack's print order.
-  let mark: number | undefined;
-  let secmark: number | undefined;
-  let zone: number | undefined;
-  let deltaTime: number | undefined;
-  let use: number | undefined;
-  let id: number | undefined;
-  if (r.i + 12 === end && at(s, r.i, 'mark=0 use=1')) {
-    // The usual tail, exactly as printed.
-    mark = 0;
-    use = 1;
-  } else if (r.i < end) {
-    if (r.atKey(109 /* m */, 'mark=')) {
-      if (!r.num(5, U32_MAX)) return undefined;
-      mark = r.value;
-    }
-    if (r.atKey(115 /* s */, 'secmark=')) {
-      if (!r.num(8, U32_MAX)) return undefined;
-      secmark = r.value;
-    }
-    if (r.atKey(122 /* z */, 'zone=')) {
-      if (!r.num(5, U32_MAX)) return undefined;
-      zone = r.value;
-    }
-    if (r.atKey(100 /* d */, 'delta-time=')) {
-      if (!r.num(11, Number.MAX_SAFE_INTEGER)) return undefined;
-      deltaTime = r.value;
-    }
-    if (r.atKey(117 /* u */, 'use=')) {
-      if (!r.num(4, U32_MAX)) return undefined;
-      use = r.value;
-    }
-    if (r.atKey(105 /* i */, 'id=')) {
-      if (!r.num(3, U32_MAX)) return undefined;
-      id = r.value;
-    }
-    if (r.i < end) return undefined;
-  }
+  const m = META;
+  if (!readMeta(r, s, end, m)) return undefined;
+  const { mark, secmark, zone, deltaTime, use, id } = m;
 
   // Both tuples of one family, matching the layer-3 prefix if there is one.
   // (An entry's canonical address text has a colon exactly when it is IPv6: `sixes` counts those.)
@@ -598,4 +616,3 @@ function stateAt(r: FastLine, s: string, from: number): number {
   }
   return -1;
 }
-

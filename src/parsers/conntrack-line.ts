@@ -288,28 +288,90 @@ function note(notes: LineNote[] | undefined, code: LineNote['code'], message: st
 const NO_NOTES: readonly LineNote[] = Object.freeze([]);
 
 /**
- * Parses one conntrack line (`line` without its line terminator) from index
- * `start` (see {@link entryStart}). `lineNo` is recorded in the entry; `raw` is
- * the whole `line`. Every string the entry keeps is a copy (`flatSlice`): none is a view
- * into `line`, which may be a slice of a whole capture. Never throws.
+ * The state of the line being read, one reused object (parsing is synchronous): the
+ * scan position `i` in `s` up to `end`, the head (event, family, protocol, timeout,
+ * state) and every field met so far. {@link LineDraft.reset} clears it for a line.
  */
-export function parseConntrackLine(line: string, start: number, lineNo: number, interner: ConntrackInterner): LineOutcome {
-  const s = line;
-  let end = s.length;
-  while (end > start && (isSpace(s.charCodeAt(end - 1)) || s.charCodeAt(end - 1) === 13)) end--;
-  let i = skipSpaces(s, start, end);
+class LineDraft {
+  s = '';
+  end = 0;
+  i = 0;
+  eventTime: string | undefined = undefined;
+  event: ConntrackEventKind | undefined = undefined;
+  l3: ConntrackFamily | undefined = undefined;
+  l3Num = -1;
+  proto: ConntrackProto = 'unknown';
+  protoNum = -1;
+  timeout: number | undefined = undefined;
+  state: ConntrackState | undefined = undefined;
+  notes: LineNote[] | undefined = undefined;
+  extra: ConntrackExtraField[] | undefined = undefined;
+  cur: TupleDraft = ORIG;
+  flagMask = 0;
+  mark: number | undefined = undefined;
+  secmark: number | undefined = undefined;
+  secctx: string | undefined = undefined;
+  zone: number | undefined = undefined;
+  deltaTime: number | undefined = undefined;
+  startText: string | undefined = undefined;
+  stopText: string | undefined = undefined;
+  helper: string | undefined = undefined;
+  use: number | undefined = undefined;
+  id: number | undefined = undefined;
+  labels: string[] | undefined = undefined;
+  userspace: Mutable<ConntrackUserspace> | undefined = undefined;
+  /** Set by the first item that is not part of a tuple: an `id=` after it is the conntrack id. */
+  metaSeen = false;
 
-  let eventTime: string | undefined;
-  let event: ConntrackEventKind | undefined;
+  reset(s: string, start: number): void {
+    let end = s.length;
+    while (end > start && (isSpace(s.charCodeAt(end - 1)) || s.charCodeAt(end - 1) === 13)) end--;
+    this.s = s;
+    this.end = end;
+    this.i = skipSpaces(s, start, end);
+    this.eventTime = this.event = this.l3 = undefined;
+    this.l3Num = this.protoNum = -1;
+    this.proto = 'unknown';
+    this.timeout = this.state = undefined;
+    this.notes = this.extra = undefined;
+    ORIG.reset();
+    REPLY.reset();
+    this.cur = ORIG;
+    this.flagMask = 0;
+    this.mark = this.secmark = this.zone = this.deltaTime = this.use = this.id = undefined;
+    this.secctx = this.startText = this.stopText = this.helper = undefined;
+    this.labels = undefined;
+    this.userspace = undefined;
+    this.metaSeen = false;
+  }
 
-  // [sec.usec]\t and [NEW] prefixes
+  note(code: LineNote['code'], message: string): void {
+    this.notes = note(this.notes, code, message);
+  }
+
+  keepExtra(field: ConntrackExtraField): void {
+    (this.extra ??= []).push(field);
+  }
+}
+
+const LINE = new LineDraft();
+
+/**
+ * Reads the head of the line into `d`: the `[sec.usec]` and `[NEW]` prefixes, the
+ * optional family and its number, the protocol and its number, the timeout and the
+ * state. Returns the failure, or undefined when the head is well-formed.
+ */
+function readHead(d: LineDraft): LineOutcome | undefined {
+  const s = d.s;
+  const end = d.end;
+  let i = d.i;
   for (let guard = 0; guard < 2 && i < end && s.charCodeAt(i) === 91; guard++) {
     const close = s.indexOf(']', i);
     if (close < 0 || close >= end) return fail('malformed', 'unterminated "[" at the start of the line');
     const tag = s.slice(i + 1, close);
     const kind = EVENT_BY_TAG.get(tag);
-    if (kind !== undefined && event === undefined) event = kind;
-    else if (kind === undefined && eventTime === undefined && event === undefined && parseTimestampOk(tag)) eventTime = flatCopy(tag);
+    if (kind !== undefined && d.event === undefined) d.event = kind;
+    else if (kind === undefined && d.eventTime === undefined && d.event === undefined && parseTimestampOk(tag)) d.eventTime = flatCopy(tag);
     else return fail('not-conntrack', `unexpected "[${tag.slice(0, 40)}]" at the start of the line`);
     i = skipSpaces(s, close + 1, end);
   }
@@ -317,267 +379,290 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
   // [family num] proto num
   let w = wordEnd(s, i, end);
   let word = s.slice(i, w);
-  let l3: ConntrackFamily | undefined;
-  let l3Num = -1;
   const fam = FAMILY_BY_NAME.get(word);
   if (fam !== undefined) {
-    l3 = fam;
+    d.l3 = fam;
     i = skipSpaces(s, w, end);
     w = wordEnd(s, i, end);
-    l3Num = parseUint(s, i, w, 255);
-    if (l3Num < 0) return fail('malformed', `expected the layer-3 protocol number after "${fam}"`);
+    d.l3Num = parseUint(s, i, w, 255);
+    if (d.l3Num < 0) return fail('malformed', `expected the layer-3 protocol number after "${fam}"`);
     i = skipSpaces(s, w, end);
     w = wordEnd(s, i, end);
     word = s.slice(i, w);
   }
   const proto = PROTO_BY_NAME.get(word);
   if (proto === undefined) {
-    if (l3 !== undefined) return fail('malformed', `unknown layer-4 protocol "${word.slice(0, 40)}"`);
+    if (d.l3 !== undefined) return fail('malformed', `unknown layer-4 protocol "${word.slice(0, 40)}"`);
     return fail('not-conntrack', 'not a conntrack line');
   }
+  d.proto = proto;
   i = skipSpaces(s, w, end);
   w = wordEnd(s, i, end);
   const protoNum = parseUint(s, i, w, 255);
   if (protoNum < 0) {
-    return fail(l3 !== undefined || event !== undefined ? 'malformed' : 'not-conntrack', `expected the protocol number after "${proto}"`);
+    return fail(d.l3 !== undefined || d.event !== undefined ? 'malformed' : 'not-conntrack', `expected the protocol number after "${proto}"`);
   }
+  d.protoNum = protoNum;
   i = skipSpaces(s, w, end);
-
-  let notes: LineNote[] | undefined;
   if (proto !== 'unknown' && CONNTRACK_PROTO_NUMBERS[proto] !== protoNum) {
-    notes = note(notes, 'proto-mismatch', `"${proto}" printed with protocol number ${protoNum}`);
+    d.note('proto-mismatch', `"${proto}" printed with protocol number ${protoNum}`);
   }
 
   // timeout, state
-  let timeout: number | undefined;
-  let state: ConntrackState | undefined;
-  let extra: ConntrackExtraField[] | undefined;
   w = wordEnd(s, i, end);
   if (w > i && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) {
     const t = parseUint(s, i, w, U32_MAX);
     if (t < 0) return fail('bad-value', `bad timeout "${s.slice(i, w).slice(0, 40)}"`);
-    timeout = t;
+    d.timeout = t;
     i = skipSpaces(s, w, end);
     w = wordEnd(s, i, end);
   }
   if (allUpperWord(s, i, w)) {
     const st = s.slice(i, w);
-    if (CONNTRACK_STATES.has(st as ConntrackState)) state = st as ConntrackState;
+    if (CONNTRACK_STATES.has(st as ConntrackState)) d.state = st as ConntrackState;
     else {
-      notes = note(notes, 'unknown-state', `unknown state "${st.slice(0, 40)}" kept in extra`);
-      (extra ??= []).push({ key: flatCopy(st) });
+      d.note('unknown-state', `unknown state "${st.slice(0, 40)}" kept in extra`);
+      d.keepExtra({ key: flatCopy(st) });
     }
     i = skipSpaces(s, w, end);
   }
+  d.i = i;
+  return undefined;
+}
 
+/**
+ * Reads the bracketed item at `d.i` (a flag, `[USERSPACE]`, `[start=…]`/`[stop=…]`,
+ * which hold spaces, or an unknown item kept in extra). Returns the failure, or
+ * undefined when it was read.
+ */
+function readBracketItem(d: LineDraft): LineOutcome | undefined {
+  const s = d.s;
+  const i = d.i;
+  const close = s.indexOf(']', i);
+  if (close < 0 || close >= d.end) return fail('truncated', `unterminated "${s.slice(i, i + 20)}"`);
+  const from = i + 1;
+  const len = close - from;
+  d.i = skipSpaces(s, close + 1, d.end);
+  let bit = 0;
+  if (len === 9 && s.startsWith('UNREPLIED', from)) bit = 1;
+  else if (len === 7 && s.startsWith('ASSURED', from)) bit = 2;
+  else if (len === 7 && s.startsWith('OFFLOAD', from)) bit = 4;
+  else if (len === 10 && s.startsWith('HW_OFFLOAD', from)) bit = 8;
+  if (bit !== 0) {
+    if (bit !== 1) d.metaSeen = true;
+    if ((d.flagMask & bit) !== 0) d.note('duplicate-field', `"${s.slice(from - 1, close + 1)}" appears twice`);
+    d.flagMask |= bit;
+    return undefined;
+  }
+  d.metaSeen = true;
+  if (len === 9 && s.startsWith('USERSPACE', from)) d.userspace ??= { portid: -1 };
+  else if (s.startsWith('start=', from)) d.startText = flatSlice(s, from + 6, close);
+  else if (s.startsWith('stop=', from)) d.stopText = flatSlice(s, from + 5, close);
+  else {
+    const item = s.slice(from - 1, close + 1);
+    d.note('unknown-field', `unknown item "${item.slice(0, 40)}" kept in extra`);
+    d.keepExtra({ key: flatCopy(item) });
+  }
+  return undefined;
+}
+
+/**
+ * Reads the token at `d.i`: a bare word (kept in extra; never before the original
+ * tuple) or a `key=value` field. Returns the failure, or undefined when it was read.
+ */
+function readToken(d: LineDraft, interner: ConntrackInterner): LineOutcome | undefined {
+  const s = d.s;
+  const end = d.end;
+  const i = d.i;
+  // Find the token's end and its first '=', hashing the key on the way.
+  let eq = -1;
+  let h = 0;
+  let w = i;
+  while (w < end) {
+    const c = s.charCodeAt(w);
+    if (c === 32 || c === 9) break;
+    if (eq < 0) {
+      if (c === 61) eq = w;
+      else h = (Math.imul(h, 31) + c) | 0;
+    }
+    w++;
+  }
+  d.i = skipSpaces(s, w, end);
+  if (eq < 0) {
+    const bare = s.slice(i, w);
+    if (ORIG.src === undefined) return fail('malformed', `unexpected "${bare.slice(0, 40)}" before the original tuple`);
+    d.note('unknown-field', `unexpected word "${bare.slice(0, 40)}" kept in extra`);
+    d.keepExtra({ key: flatCopy(bare) });
+    return undefined;
+  }
+  const k = keyCode(s, i, eq, h);
+  if (k === 0 || k > LAST_TUPLE_KEY) d.metaSeen = true;
+  const read = k === 0 ? false : k <= LAST_TUPLE_KEY ? readTupleField(d, k, i, eq, w, interner) : readMetaField(d, k, i, eq, w);
+  if (read !== false) return read;
+  const key = s.slice(i, eq);
+  d.note('unknown-field', `unknown field "${key.slice(0, 40)}" kept in extra`);
+  d.keepExtra({ key: flatCopy(key), value: flatSlice(s, eq + 1, w) });
+  return undefined;
+}
+
+/**
+ * Reads a tuple field (`src`…`bytes`, and `id`, which is the ICMP echo id inside an
+ * ICMP tuple and the conntrack id after the tuples): key `s[ks, eq)`, value
+ * `s[eq+1, ve)`. Returns the failure, or undefined when it was read.
+ */
+function readTupleField(d: LineDraft, k: number, ks: number, eq: number, ve: number, interner: ConntrackInterner): LineOutcome | undefined {
+  const s = d.s;
+  const vs = eq + 1;
   const orig = ORIG;
   const reply = REPLY;
-  orig.reset();
-  reply.reset();
-  let cur = orig;
-  const icmpLike = proto === 'icmp' || proto === 'icmpv6';
-  let flagMask = 0;
-  let mark: number | undefined;
-  let secmark: number | undefined;
-  let secctx: string | undefined;
-  let zone: number | undefined;
-  let deltaTime: number | undefined;
-  let startText: string | undefined;
-  let stopText: string | undefined;
-  let helper: string | undefined;
-  let use: number | undefined;
-  let id: number | undefined;
-  let labels: string[] | undefined;
-  let userspace: Mutable<ConntrackUserspace> | undefined;
-  // Set by the first item that is not part of a tuple: an `id=` after it is the conntrack id.
-  let metaSeen = false;
-
-  while (i < end) {
-    if (s.charCodeAt(i) === 91 /* [ */) {
-      // A bracketed item; [start=Thu Jan  1 00:00:00 1970] holds spaces.
-      const close = s.indexOf(']', i);
-      if (close < 0 || close >= end) return fail('truncated', `unterminated "${s.slice(i, i + 20)}"`);
-      const from = i + 1;
-      const len = close - from;
-      i = skipSpaces(s, close + 1, end);
-      let bit = 0;
-      if (len === 9 && s.startsWith('UNREPLIED', from)) bit = 1;
-      else if (len === 7 && s.startsWith('ASSURED', from)) bit = 2;
-      else if (len === 7 && s.startsWith('OFFLOAD', from)) bit = 4;
-      else if (len === 10 && s.startsWith('HW_OFFLOAD', from)) bit = 8;
-      if (bit !== 0) {
-        if (bit !== 1) metaSeen = true;
-        if ((flagMask & bit) !== 0) notes = note(notes, 'duplicate-field', `"${s.slice(from - 1, close + 1)}" appears twice`);
-        flagMask |= bit;
-        continue;
-      }
-      metaSeen = true;
-      if (len === 9 && s.startsWith('USERSPACE', from)) {
-        userspace ??= { portid: -1 };
-        continue;
-      }
-      if (s.startsWith('start=', from)) {
-        startText = flatSlice(s, from + 6, close);
-        continue;
-      }
-      if (s.startsWith('stop=', from)) {
-        stopText = flatSlice(s, from + 5, close);
-        continue;
-      }
-      const item = s.slice(from - 1, close + 1);
-      notes = note(notes, 'unknown-field', `unknown item "${item.slice(0, 40)}" kept in extra`);
-      (extra ??= []).push({ key: flatCopy(item) });
-      continue;
+  let cur = d.cur;
+  let n: number;
+  switch (k) {
+    case K_SRC: {
+      if (orig.src === undefined) cur = d.cur = orig;
+      else if (reply.src === undefined) cur = d.cur = reply;
+      else return fail('malformed', 'a third "src=": two lines run together');
+      const a = interner.address(s, vs, ve);
+      if (a === undefined) return fail('bad-address', `bad address "${s.slice(vs, ve).slice(0, 60)}"`);
+      cur.src = a;
+      return undefined;
     }
-    // One token: find its end and its first '='.
-    let eq = -1;
-    let h = 0;
-    w = i;
-    while (w < end) {
-      const c = s.charCodeAt(w);
-      if (c === 32 || c === 9) break;
-      if (eq < 0) {
-        if (c === 61) eq = w;
-        else h = (Math.imul(h, 31) + c) | 0;
-      }
-      w++;
+    case K_DST: {
+      if (cur.dst !== undefined) return fail('malformed', '"dst=" twice in one tuple');
+      const a = interner.address(s, vs, ve);
+      if (a === undefined) return fail('bad-address', `bad address "${s.slice(vs, ve).slice(0, 60)}"`);
+      cur.dst = a;
+      return undefined;
     }
-    if (eq < 0) {
-      // A bare word: keep it, but a tuple is never made of bare words.
-      const bare = s.slice(i, w);
-      if (orig.src === undefined) return fail('malformed', `unexpected "${bare.slice(0, 40)}" before the original tuple`);
-      notes = note(notes, 'unknown-field', `unexpected word "${bare.slice(0, 40)}" kept in extra`);
-      (extra ??= []).push({ key: flatCopy(bare) });
-      i = skipSpaces(s, w, end);
-      continue;
+    case K_SPORT:
+    case K_DPORT:
+      n = parseUint(s, vs, ve, 65535);
+      if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+      if (k === K_SPORT) {
+        if (cur.sport !== undefined) return fail('malformed', '"sport=" twice in one tuple');
+        cur.sport = n;
+      } else {
+        if (cur.dport !== undefined) return fail('malformed', '"dport=" twice in one tuple');
+        cur.dport = n;
+      }
+      return undefined;
+    case K_TYPE:
+    case K_CODE:
+      n = parseUint(s, vs, ve, 255);
+      if (n < 0) return fail('bad-value', `bad icmp ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+      if (k === K_TYPE) cur.icmpType = n;
+      else cur.icmpCode = n;
+      return undefined;
+    case K_ID:
+      return readId(d, vs, ve);
+    case K_SRCKEY:
+    case K_DSTKEY:
+      n = parseHex(s, vs, ve, 0xffffffff);
+      if (n < 0) return fail('bad-value', `bad GRE ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+      if (k === K_SRCKEY) cur.srcKey = n;
+      else cur.dstKey = n;
+      return undefined;
+    case K_ZONE_ORIG:
+    case K_ZONE_REPLY:
+      n = parseUint(s, vs, ve, 65535);
+      if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+      (k === K_ZONE_ORIG ? orig : reply).zone = n;
+      return undefined;
+    default: {
+      // K_PACKETS, K_BYTES
+      const v = parseCounter(s, vs, ve);
+      if (v === undefined) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+      if (k === K_PACKETS) {
+        if (cur.packets !== undefined) return fail('malformed', '"packets=" twice in one direction');
+        cur.packets = v;
+      } else {
+        if (cur.bytes !== undefined) return fail('malformed', '"bytes=" twice in one direction');
+        cur.bytes = v;
+      }
+      return undefined;
     }
-    const ks = i;
-    const vs = eq + 1;
-    const ve = w;
-    i = skipSpaces(s, w, end);
-    const k = keyCode(s, ks, eq, h);
-    if (k === 0 || k > LAST_TUPLE_KEY) metaSeen = true;
-    let n: number;
-    switch (k) {
-      case K_SRC: {
-        if (orig.src === undefined) cur = orig;
-        else if (reply.src === undefined) cur = reply;
-        else return fail('malformed', 'a third "src=": two lines run together');
-        const a = interner.address(s, vs, ve);
-        if (a === undefined) return fail('bad-address', `bad address "${s.slice(vs, ve).slice(0, 60)}"`);
-        cur.src = a;
-        continue;
-      }
-      case K_DST: {
-        if (cur.dst !== undefined) return fail('malformed', '"dst=" twice in one tuple');
-        const a = interner.address(s, vs, ve);
-        if (a === undefined) return fail('bad-address', `bad address "${s.slice(vs, ve).slice(0, 60)}"`);
-        cur.dst = a;
-        continue;
-      }
-      case K_SPORT:
-      case K_DPORT:
-        n = parseUint(s, vs, ve, 65535);
-        if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (k === K_SPORT) {
-          if (cur.sport !== undefined) return fail('malformed', '"sport=" twice in one tuple');
-          cur.sport = n;
-        } else {
-          if (cur.dport !== undefined) return fail('malformed', '"dport=" twice in one tuple');
-          cur.dport = n;
-        }
-        continue;
-      case K_TYPE:
-      case K_CODE:
-        n = parseUint(s, vs, ve, 255);
-        if (n < 0) return fail('bad-value', `bad icmp ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (k === K_TYPE) cur.icmpType = n;
-        else cur.icmpCode = n;
-        continue;
-      case K_ID:
-        // In an icmp tuple `id=` is the echo id; after the tuples, the conntrack id.
-        if (icmpLike && !metaSeen && cur.icmpType !== undefined && cur.icmpId === undefined) {
-          n = parseUint(s, vs, ve, 65535);
-          if (n < 0) return fail('bad-value', `bad icmp id "${s.slice(vs, ve).slice(0, 40)}"`);
-          cur.icmpId = n;
-          continue;
-        }
-        metaSeen = true;
-        n = parseUint(s, vs, ve, U32_MAX);
-        if (n < 0) return fail('bad-value', `bad id "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (id !== undefined) notes = note(notes, 'duplicate-field', '"id=" appears twice; the last kept');
-        id = n;
-        continue;
-      case K_SRCKEY:
-      case K_DSTKEY:
-        n = parseHex(s, vs, ve, 0xffffffff);
-        if (n < 0) return fail('bad-value', `bad GRE ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (k === K_SRCKEY) cur.srcKey = n;
-        else cur.dstKey = n;
-        continue;
-      case K_ZONE_ORIG:
-      case K_ZONE_REPLY:
-        n = parseUint(s, vs, ve, 65535);
-        if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
-        (k === K_ZONE_ORIG ? orig : reply).zone = n;
-        continue;
-      case K_PACKETS:
-      case K_BYTES: {
-        const v = parseCounter(s, vs, ve);
-        if (v === undefined) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
-        if (k === K_PACKETS) {
-          if (cur.packets !== undefined) return fail('malformed', '"packets=" twice in one direction');
-          cur.packets = v;
-        } else {
-          if (cur.bytes !== undefined) return fail('malformed', '"bytes=" twice in one direction');
-          cur.bytes = v;
-        }
-        continue;
-      }
-      case K_MARK:
-      case K_SECMARK:
-      case K_ZONE:
-      case K_USE:
-      case K_DELTA_TIME: {
-        n = parseUint(s, vs, ve, k === K_DELTA_TIME ? Number.MAX_SAFE_INTEGER : U32_MAX);
-        if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
-        let before: number | undefined;
-        if (k === K_MARK) (before = mark), (mark = n);
-        else if (k === K_SECMARK) (before = secmark), (secmark = n);
-        else if (k === K_ZONE) (before = zone), (zone = n);
-        else if (k === K_USE) (before = use), (use = n);
-        else (before = deltaTime), (deltaTime = n);
-        if (before !== undefined) notes = note(notes, 'duplicate-field', `"${s.slice(ks, eq)}=" appears twice; the last kept`);
-        continue;
-      }
-      case K_SECCTX:
-        secctx = flatSlice(s, vs, ve);
-        continue;
-      case K_HELPER:
-        helper = flatSlice(s, vs, ve);
-        continue;
-      case K_LABELS:
-        labels = vs < ve ? s.slice(vs, ve).split(',').map(flatCopy) : [];
-        continue;
-      case K_PORTID:
-      case K_PROGNAME:
-        if (userspace === undefined) break;
-        if (k === K_PROGNAME) userspace.progname = flatSlice(s, vs, ve);
-        else {
-          n = parseUint(s, vs, ve, U32_MAX);
-          if (n < 0) return fail('bad-value', `bad portid "${s.slice(vs, ve).slice(0, 40)}"`);
-          userspace.portid = n;
-        }
-        continue;
-      default:
-        break;
-    }
-    const key = s.slice(ks, eq);
-    notes = note(notes, 'unknown-field', `unknown field "${key.slice(0, 40)}" kept in extra`);
-    (extra ??= []).push({ key: flatCopy(key), value: flatSlice(s, vs, ve) });
   }
+}
 
-  // Completeness: both tuples with addresses, and the protocol's own fields.
+/** `id=`: the echo id in an ICMP tuple (before any item that is not part of a tuple), else the conntrack id. */
+function readId(d: LineDraft, vs: number, ve: number): LineOutcome | undefined {
+  const s = d.s;
+  const cur = d.cur;
+  const icmpLike = d.proto === 'icmp' || d.proto === 'icmpv6';
+  if (icmpLike && !d.metaSeen && cur.icmpType !== undefined && cur.icmpId === undefined) {
+    const n = parseUint(s, vs, ve, 65535);
+    if (n < 0) return fail('bad-value', `bad icmp id "${s.slice(vs, ve).slice(0, 40)}"`);
+    cur.icmpId = n;
+    return undefined;
+  }
+  d.metaSeen = true;
+  const n = parseUint(s, vs, ve, U32_MAX);
+  if (n < 0) return fail('bad-value', `bad id "${s.slice(vs, ve).slice(0, 40)}"`);
+  if (d.id !== undefined) d.note('duplicate-field', '"id=" appears twice; the last kept');
+  d.id = n;
+  return undefined;
+}
+
+/**
+ * Reads an entry-level field (`mark`…`progname`): key `s[ks, eq)`, value `s[eq+1, ve)`.
+ * Returns the failure, undefined when it was read, or false when it is not one this
+ * parser keeps (`portid`/`progname` without `[USERSPACE]`): the caller keeps it in extra.
+ */
+function readMetaField(d: LineDraft, k: number, ks: number, eq: number, ve: number): LineOutcome | undefined | false {
+  const s = d.s;
+  const vs = eq + 1;
+  switch (k) {
+    case K_MARK:
+    case K_SECMARK:
+    case K_ZONE:
+    case K_USE:
+    case K_DELTA_TIME: {
+      const n = parseUint(s, vs, ve, k === K_DELTA_TIME ? Number.MAX_SAFE_INTEGER : U32_MAX);
+      if (n < 0) return fail('bad-value', `bad ${s.slice(ks, eq)} "${s.slice(vs, ve).slice(0, 40)}"`);
+      let before: number | undefined;
+      if (k === K_MARK) (before = d.mark), (d.mark = n);
+      else if (k === K_SECMARK) (before = d.secmark), (d.secmark = n);
+      else if (k === K_ZONE) (before = d.zone), (d.zone = n);
+      else if (k === K_USE) (before = d.use), (d.use = n);
+      else (before = d.deltaTime), (d.deltaTime = n);
+      if (before !== undefined) d.note('duplicate-field', `"${s.slice(ks, eq)}=" appears twice; the last kept`);
+      return undefined;
+    }
+    case K_SECCTX:
+      d.secctx = flatSlice(s, vs, ve);
+      return undefined;
+    case K_HELPER:
+      d.helper = flatSlice(s, vs, ve);
+      return undefined;
+    case K_LABELS:
+      d.labels = vs < ve ? s.slice(vs, ve).split(',').map(flatCopy) : [];
+      return undefined;
+    case K_PORTID:
+    case K_PROGNAME: {
+      const userspace = d.userspace;
+      if (userspace === undefined) return false;
+      if (k === K_PROGNAME) userspace.progname = flatSlice(s, vs, ve);
+      else {
+        const n = parseUint(s, vs, ve, U32_MAX);
+        if (n < 0) return fail('bad-value', `bad portid "${s.slice(vs, ve).slice(0, 40)}"`);
+        userspace.portid = n;
+      }
+      return undefined;
+    }
+    default:
+      return false;
+  }
+}
+
+/**
+ * Checks the line read into `d` is complete (both tuples with addresses of one family
+ * matching the layer-3 prefix, the protocol's own fields, `portid=` with `[USERSPACE]`)
+ * and builds its entry.
+ */
+function finishEntry(d: LineDraft, line: string, lineNo: number): LineOutcome {
+  const orig = ORIG;
+  const reply = REPLY;
+  const proto = d.proto;
   if (orig.src === undefined || orig.dst === undefined) return fail('truncated', 'no original tuple');
   if (reply.src === undefined || reply.dst === undefined) return fail('truncated', 'no reply tuple');
   const family: ConntrackFamily = orig.src.indexOf(':') >= 0 ? 'ipv6' : 'ipv4';
@@ -588,8 +673,8 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
   ) {
     return fail('malformed', 'IPv4 and IPv6 addresses mixed in one entry');
   }
-  if (l3 !== undefined && (l3 !== family || l3Num !== (family === 'ipv4' ? 2 : 10))) {
-    return fail('malformed', `layer-3 prefix "${l3} ${l3Num}" does not match the ${family} addresses`);
+  if (d.l3 !== undefined && (d.l3 !== family || d.l3Num !== (family === 'ipv4' ? 2 : 10))) {
+    return fail('malformed', `layer-3 prefix "${d.l3} ${d.l3Num}" does not match the ${family} addresses`);
   }
   const shape = shapeOf(proto);
   if (shape === SHAPE_PORTED && (orig.sport === undefined || orig.dport === undefined || reply.sport === undefined || reply.dport === undefined)) {
@@ -598,7 +683,7 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
   if (shape === SHAPE_ICMP && (orig.icmpType === undefined || orig.icmpCode === undefined || orig.icmpId === undefined || reply.icmpId === undefined)) {
     return fail('truncated', `${proto} entry without type/code/id in both tuples`);
   }
-  if (userspace !== undefined && userspace.portid < 0) return fail('truncated', '"[USERSPACE]" without portid=');
+  if (d.userspace !== undefined && d.userspace.portid < 0) return fail('truncated', '"[USERSPACE]" without portid=');
 
   // Common fields in one literal (one shape); the rare ones only when present.
   const entry: Mutable<ConntrackEntry> = {
@@ -606,27 +691,53 @@ export function parseConntrackLine(line: string, start: number, lineNo: number, 
     raw: flatCopy(line),
     family,
     proto,
-    protoNum,
-    timeout,
-    state,
+    protoNum: d.protoNum,
+    timeout: d.timeout,
+    state: d.state,
     orig: finishTuple(orig, shape),
     reply: finishTuple(reply, shape),
-    flags: FLAG_SETS[flagMask] ?? [],
-    mark,
-    zone,
-    deltaTime,
-    use,
-    id,
+    flags: FLAG_SETS[d.flagMask] ?? [],
+    mark: d.mark,
+    zone: d.zone,
+    deltaTime: d.deltaTime,
+    use: d.use,
+    id: d.id,
   };
-  if (event !== undefined) entry.event = event;
-  if (eventTime !== undefined) entry.eventTime = eventTime;
-  if (secmark !== undefined) entry.secmark = secmark;
-  if (secctx !== undefined) entry.secctx = secctx;
-  if (startText !== undefined) entry.start = startText;
-  if (stopText !== undefined) entry.stop = stopText;
-  if (helper !== undefined) entry.helper = helper;
-  if (labels !== undefined) entry.labels = labels;
-  if (userspace !== undefined) entry.userspace = userspace;
-  if (extra !== undefined) entry.extra = extra;
-  return { ok: true, entry, notes: notes ?? NO_NOTES };
+  if (d.event !== undefined) entry.event = d.event;
+  if (d.eventTime !== undefined) entry.eventTime = d.eventTime;
+  if (d.secmark !== undefined) entry.secmark = d.secmark;
+  if (d.secctx !== undefined) entry.secctx = d.secctx;
+  if (d.startText !== undefined) entry.start = d.startText;
+  if (d.stopText !== undefined) entry.stop = d.stopText;
+  if (d.helper !== undefined) entry.helper = d.helper;
+  if (d.labels !== undefined) entry.labels = d.labels;
+  if (d.userspace !== undefined) entry.userspace = d.userspace;
+  if (d.extra !== undefined) entry.extra = d.extra;
+  return { ok: true, entry, notes: d.notes ?? NO_NOTES };
+}
+
+/**
+ * Parses one conntrack line (`line` without its line terminator) from index
+ * `start` (see {@link entryStart}). `lineNo` is recorded in the entry; `raw` is
+ * the whole `line`. Every string the entry keeps is a copy (`flatSlice`): none is a view
+ * into `line`, which may be a slice of a whole capture. Never throws.
+ */
+export function parseConntrackLine(line: string, start: number, lineNo: number, interner: ConntrackInterner): LineOutcome {
+  const d = LINE;
+  d.reset(line, start);
+  const outcome = readLine(d, line, lineNo, interner);
+  // Drop the reference to the line so the reused draft keeps no capture alive.
+  d.s = '';
+  return outcome;
+}
+
+/** Reads the whole line in `d` (reset for it) into an entry or the failure. */
+function readLine(d: LineDraft, line: string, lineNo: number, interner: ConntrackInterner): LineOutcome {
+  const head = readHead(d);
+  if (head !== undefined) return head;
+  while (d.i < d.end) {
+    const failed = d.s.charCodeAt(d.i) === 91 /* [ */ ? readBracketItem(d) : readToken(d, interner);
+    if (failed !== undefined) return failed;
+  }
+  return finishEntry(d, line, lineNo);
 }

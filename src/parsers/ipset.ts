@@ -103,148 +103,161 @@ export function ipsetDimensions(type: string): IpsetDimension[] | null {
   return dims.every((d): d is IpsetDimension => (DIMENSIONS as readonly string[]).includes(d)) ? dims : null;
 }
 
+/** The state of one `ipset list` reading: what was read so far and the set being read. */
+interface IpsetReading {
+  readonly origin: string;
+  readonly diagnostics: Diagnostic[];
+  readonly sets: IpsetSet[];
+  draft: SetDraft | null;
+  inMembers: boolean;
+  lineNo: number;
+}
+
+function report(st: IpsetReading, sev: 'error' | 'warning', text: string, code: string, message: string): void {
+  st.diagnostics.push(diagnostic(sev, st.origin, st.lineNo, text, code, message));
+}
+
+/** Ends the set being read (if any): it joins `st.sets`, with a warning when its Type: or its member count is off. */
+function closeSet(st: IpsetReading): void {
+  const draft = st.draft;
+  if (!draft) return;
+  const { origin, diagnostics } = st;
+  const type = draft.type ?? '';
+  const colon = type.indexOf(':');
+  if (draft.type === null) {
+    diagnostics.push(diagnostic('warning', origin, draft.line, `Name: ${draft.name}`, 'missing-type', 'set without a Type: line'));
+  }
+  st.sets.push({
+    name: draft.name,
+    type,
+    method: colon >= 0 ? type.slice(0, colon) : type,
+    dims: ipsetDimensions(type) ?? [],
+    revision: draft.revision,
+    family: draft.family,
+    header: draft.header,
+    sizeInMemory: draft.sizeInMemory,
+    references: draft.references,
+    numberOfEntries: draft.numberOfEntries,
+    members: draft.members,
+    line: draft.line,
+  });
+  if (draft.members && draft.numberOfEntries !== null && draft.members.length !== draft.numberOfEntries) {
+    diagnostics.push(
+      diagnostic('warning', origin, draft.line, `Name: ${draft.name}`, 'entry-count-mismatch',
+        `Number of entries says ${draft.numberOfEntries}, ${draft.members.length} members listed (cut or elided output?)`),
+    );
+  }
+  st.draft = null;
+  st.inMembers = false;
+}
+
+/** Reads one `Key: value` line of a set's head (Type, Revision, Header, sizes, Members). */
+function readSetHeader(st: IpsetReading, key: string, value: string, line: string): void {
+  const draft = st.draft;
+  if (!draft) {
+    report(st, 'error', line, 'orphan-header', `${key}: before any Name: line`);
+    return;
+  }
+  const num = /^\d+$/.test(value) ? Number(value) : null;
+  switch (key) {
+    case 'Type':
+      if (ipsetDimensions(value) === null) report(st, 'warning', line, 'unknown-type', 'set type not known; members kept undecoded');
+      draft.type = value;
+      return;
+    case 'Header': {
+      const toks = tokenize(value) ?? value.split(/\s+/);
+      for (let i = 0; i < toks.length; i += 1) {
+        const k = toks[i]!;
+        if (HEADER_FLAGS.has(k) || i + 1 >= toks.length) draft.header.push([k, null]);
+        else draft.header.push([k, toks[++i]!]);
+      }
+      const fam = draft.header.find(([k]) => k === 'family')?.[1];
+      draft.family = fam === 'inet' || fam === 'inet6' ? fam : null;
+      return;
+    }
+    case 'Members':
+      if (value !== '') report(st, 'warning', line, 'bad-members-line', 'text after Members:');
+      draft.members = [];
+      st.inMembers = true;
+      return;
+  }
+  const field = ({ Revision: 'revision', 'Size in memory': 'sizeInMemory', References: 'references', 'Number of entries': 'numberOfEntries' } as const)[key as 'Revision'];
+  if (field === undefined) {
+    report(st, 'warning', line, 'unknown-field', `unknown set field ${key}`);
+    return;
+  }
+  if (num === null) {
+    report(st, 'error', line, 'bad-number', `${key} is not a number`);
+    return;
+  }
+  draft[field] = num;
+}
+
+/** Reads one member line of the set being read: the element decoded by the set's dimensions (kept as text when it does not fit), then its options. */
+function readMember(st: IpsetReading, draft: SetDraft, line: string): void {
+  const trimmed = line.trim();
+  const space = trimmed.search(/\s/);
+  const element = space < 0 ? trimmed : trimmed.slice(0, space);
+  const toks = space < 0 ? [] : tokenize(trimmed.slice(space + 1));
+  if (toks === null) {
+    report(st, 'error', line, 'bad-member', 'unbalanced quotes in member options');
+    return;
+  }
+  const options: [string, string | null][] = [];
+  for (let i = 0; i < toks.length; i += 1) {
+    const k = toks[i]!;
+    if (MEMBER_FLAGS.has(k) || i + 1 >= toks.length) options.push([k, null]);
+    else options.push([k, toks[++i]!]);
+  }
+  const dims = ipsetDimensions(draft.type ?? '');
+  const pieces = element.split(',');
+  let parts: IpsetPart[] | null = null;
+  if (dims && pieces.length === dims.length) {
+    const decoded = dims.map((dim, i) => parseIpsetPart(dim, pieces[i]!));
+    if (decoded.every((p): p is IpsetPart => p !== null)) parts = decoded;
+  }
+  if (dims && parts === null) report(st, 'warning', line, 'bad-member', `member does not fit ${draft.type}; kept as text`);
+  draft.members!.push({ element, parts, options, line: st.lineNo, raw: line });
+}
+
+/** Reads one line (without its LF) of `ipset list` output. */
+function readIpsetLine(st: IpsetReading, input: string): void {
+  st.lineNo += 1;
+  const line = input.endsWith('\r') ? input.slice(0, -1) : input;
+  if (line.trim() === '') {
+    closeSet(st);
+    return;
+  }
+  const m = /^(Name|Type|Revision|Header|Size in memory|References|Number of entries|Members):\s?(.*)$/.exec(line);
+  if (m && !(st.inMembers && m[1] !== 'Name')) {
+    if (m[1] === 'Name') {
+      closeSet(st);
+      st.draft = {
+        name: m[2]!.trim(), line: st.lineNo, type: null, revision: null, header: [], family: null,
+        sizeInMemory: null, references: null, numberOfEntries: null, members: null,
+      };
+      return;
+    }
+    readSetHeader(st, m[1]!, m[2]!.trim(), line);
+    return;
+  }
+  if (st.inMembers && st.draft) return readMember(st, st.draft, line);
+  report(st, 'error', line, 'unrecognized-line', 'not an ipset list line');
+}
+
 /**
  * Creates a line-fed parser for `ipset list` output. `origin` names the text in
  * diagnostics. Never throws.
  */
 export function createIpsetParser(origin: string): LineParser<IpsetSet[]> {
-  const diagnostics: Diagnostic[] = [];
-  const sets: IpsetSet[] = [];
-  let draft: SetDraft | null = null;
-  let inMembers = false;
-  let lineNo = 0;
-
-  const report = (sev: 'error' | 'warning', text: string, code: string, message: string): void => {
-    diagnostics.push(diagnostic(sev, origin, lineNo, text, code, message));
+  const st: IpsetReading = { origin, diagnostics: [], sets: [], draft: null, inMembers: false, lineNo: 0 };
+  return {
+    push: (input: string): void => readIpsetLine(st, input),
+    end: (): ParseResult<IpsetSet[]> => {
+      closeSet(st);
+      return { value: st.sets, diagnostics: st.diagnostics };
+    },
   };
-
-  const close = (): void => {
-    if (!draft) return;
-    const type = draft.type ?? '';
-    const colon = type.indexOf(':');
-    if (draft.type === null) {
-      diagnostics.push(diagnostic('warning', origin, draft.line, `Name: ${draft.name}`, 'missing-type', 'set without a Type: line'));
-    }
-    sets.push({
-      name: draft.name,
-      type,
-      method: colon >= 0 ? type.slice(0, colon) : type,
-      dims: ipsetDimensions(type) ?? [],
-      revision: draft.revision,
-      family: draft.family,
-      header: draft.header,
-      sizeInMemory: draft.sizeInMemory,
-      references: draft.references,
-      numberOfEntries: draft.numberOfEntries,
-      members: draft.members,
-      line: draft.line,
-    });
-    if (draft.members && draft.numberOfEntries !== null && draft.members.length !== draft.numberOfEntries) {
-      diagnostics.push(
-        diagnostic('warning', origin, draft.line, `Name: ${draft.name}`, 'entry-count-mismatch',
-          `Number of entries says ${draft.numberOfEntries}, ${draft.members.length} members listed (cut or elided output?)`),
-      );
-    }
-    draft = null;
-    inMembers = false;
-  };
-
-  const header = (key: string, value: string, line: string): void => {
-    if (!draft) {
-      report('error', line, 'orphan-header', `${key}: before any Name: line`);
-      return;
-    }
-    const num = /^\d+$/.test(value) ? Number(value) : null;
-    switch (key) {
-      case 'Type':
-        if (ipsetDimensions(value) === null) report('warning', line, 'unknown-type', 'set type not known; members kept undecoded');
-        draft.type = value;
-        return;
-      case 'Header': {
-        const toks = tokenize(value) ?? value.split(/\s+/);
-        for (let i = 0; i < toks.length; i += 1) {
-          const k = toks[i]!;
-          if (HEADER_FLAGS.has(k) || i + 1 >= toks.length) draft.header.push([k, null]);
-          else draft.header.push([k, toks[++i]!]);
-        }
-        const fam = draft.header.find(([k]) => k === 'family')?.[1];
-        draft.family = fam === 'inet' || fam === 'inet6' ? fam : null;
-        return;
-      }
-      case 'Members':
-        if (value !== '') report('warning', line, 'bad-members-line', 'text after Members:');
-        draft.members = [];
-        inMembers = true;
-        return;
-    }
-    const field = ({ Revision: 'revision', 'Size in memory': 'sizeInMemory', References: 'references', 'Number of entries': 'numberOfEntries' } as const)[key as 'Revision'];
-    if (field === undefined) {
-      report('warning', line, 'unknown-field', `unknown set field ${key}`);
-      return;
-    }
-    if (num === null) {
-      report('error', line, 'bad-number', `${key} is not a number`);
-      return;
-    }
-    draft[field] = num;
-  };
-
-  const member = (line: string): void => {
-    const d = draft!;
-    const trimmed = line.trim();
-    const space = trimmed.search(/\s/);
-    const element = space < 0 ? trimmed : trimmed.slice(0, space);
-    const toks = space < 0 ? [] : tokenize(trimmed.slice(space + 1));
-    if (toks === null) {
-      report('error', line, 'bad-member', 'unbalanced quotes in member options');
-      return;
-    }
-    const options: [string, string | null][] = [];
-    for (let i = 0; i < toks.length; i += 1) {
-      const k = toks[i]!;
-      if (MEMBER_FLAGS.has(k) || i + 1 >= toks.length) options.push([k, null]);
-      else options.push([k, toks[++i]!]);
-    }
-    const dims = ipsetDimensions(d.type ?? '');
-    const pieces = element.split(',');
-    let parts: IpsetPart[] | null = null;
-    if (dims && pieces.length === dims.length) {
-      const decoded = dims.map((dim, i) => parseIpsetPart(dim, pieces[i]!));
-      if (decoded.every((p): p is IpsetPart => p !== null)) parts = decoded;
-    }
-    if (dims && parts === null) report('warning', line, 'bad-member', `member does not fit ${d.type}; kept as text`);
-    d.members!.push({ element, parts, options, line: lineNo, raw: line });
-  };
-
-  const push = (input: string): void => {
-    lineNo += 1;
-    const line = input.endsWith('\r') ? input.slice(0, -1) : input;
-    if (line.trim() === '') {
-      close();
-      return;
-    }
-    const m = /^(Name|Type|Revision|Header|Size in memory|References|Number of entries|Members):\s?(.*)$/.exec(line);
-    if (m && !(inMembers && m[1] !== 'Name')) {
-      if (m[1] === 'Name') {
-        close();
-        draft = {
-          name: m[2]!.trim(), line: lineNo, type: null, revision: null, header: [], family: null,
-          sizeInMemory: null, references: null, numberOfEntries: null, members: null,
-        };
-        return;
-      }
-      header(m[1]!, m[2]!.trim(), line);
-      return;
-    }
-    if (inMembers && draft) return member(line);
-    report('error', line, 'unrecognized-line', 'not an ipset list line');
-  };
-
-  const end = (): ParseResult<IpsetSet[]> => {
-    close();
-    return { value: sets, diagnostics };
-  };
-  return { push, end };
 }
 
 /** Parses a whole `ipset list` output (LF or CRLF). Returns the sets and diagnostics; never throws. */

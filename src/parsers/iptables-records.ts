@@ -23,7 +23,8 @@
  * field still works (it becomes an own property).
  */
 
-import type { IptablesChain, IptablesCounters, IptablesOption, IptablesPolicy, IptablesRule } from '../model/iptables.js';
+import { plainIptablesChain, plainIptablesRule, type IptablesChain, type IptablesCounters, type IptablesOption, type IptablesPolicy, type IptablesRule } from '../model/iptables.js';
+import { PLAIN_FORM } from '../model/plain.js';
 import { formatRule, formatsAs } from './iptables-format.js';
 import { flatCopy } from '../flat-string.js';
 import {
@@ -55,6 +56,18 @@ const RULE_DEFAULTS = {
   target: null,
   comment: null,
 };
+
+/**
+ * Methods every rule record inherits, not enumerable (spread and `Object.keys` do not
+ * list them): its plain copy for `toPlain` (src/model/plain.ts) and for `JSON.stringify`,
+ * which would otherwise see only the stored fields.
+ */
+function plainFormMethods(plain: (this: never) => object): PropertyDescriptorMap {
+  return { [PLAIN_FORM]: { value: plain }, toJSON: { value: plain } };
+}
+Object.defineProperties(RULE_DEFAULTS, plainFormMethods(function (this: IptablesRule) {
+  return plainIptablesRule(this);
+} as (this: never) => object));
 
 function rawAccessor(get: (this: IptablesRule) => string): PropertyDescriptor {
   return {
@@ -254,6 +267,9 @@ export function targetOptionCount(t: ParsedTarget): number {
 
 /** The values a chain has unless its declaration says otherwise. */
 const CHAIN_DEFAULTS = { builtin: false, policy: null, counters: null, inferred: false };
+Object.defineProperties(CHAIN_DEFAULTS, plainFormMethods(function (this: IptablesChain) {
+  return plainIptablesChain(this);
+} as (this: never) => object));
 
 interface ChainFields {
   readonly name: string;

@@ -140,8 +140,6 @@ interface TableBuilder {
   cursor: number;
 }
 
-
-
 const TABLE_LINE = /^\*/m;
 const RESET_LAST_MATCH = /^/;
 

@@ -145,10 +145,209 @@ export function parseIpvsAddress(
   return { host, family, bracketed, port, portName: portText };
 }
 
-/** What the parser expects from the current title. */
-interface ParserState {
+/** A virtual server being read, with the real servers listed under it so far. */
+interface ServiceDraft {
+  readonly key: IpvsServiceKey;
+  readonly values: IpvsServiceValues;
+  readonly line: number;
+  readonly raw: string;
+  readonly rs: IpvsRealServer[];
+}
+
+/**
+ * The state of one `ipvsadm -L` reading: what the parser expects from the current
+ * title (`kind`, `tunnelInfo`), the first title's kind, the version line's fields and
+ * the virtual servers read so far.
+ */
+interface IpvsReading {
+  readonly origin: string;
+  readonly options: IpvsadmParseOptions;
+  readonly diagnostics: Diagnostic[];
+  readonly services: ServiceDraft[];
   kind: IpvsListingKind | null;
   tunnelInfo: boolean;
+  firstKind: IpvsListingKind | null;
+  version: string | null;
+  connTableSize: number | null;
+  lineNo: number;
+}
+
+function report(st: IpvsReading, sev: 'error' | 'warning' | 'info', text: string, code: string, message: string): void {
+  st.diagnostics.push(diagnostic(sev, st.origin, st.lineNo, text, code, message));
+}
+
+/** Reads the first title line (`Prot LocalAddress:Port …`): its columns say which listing follows. */
+function readTitle(st: IpvsReading, line: string): void {
+  const rest = line.slice(TITLE_FIRST.length).trim().split(/\s+/).join(' ');
+  const found = TITLE_KINDS.find(([cols]) => cols === rest);
+  if (!found) {
+    report(st, 'error', line, 'unknown-title', 'unknown ipvsadm title columns');
+    return;
+  }
+  if (st.firstKind !== null && found[1] !== st.firstKind) {
+    report(st, 'warning', line, 'mixed-listing', `a ${found[1]} title after a ${st.firstKind} listing; entries keep their own kind`);
+  }
+  st.kind = found[1];
+  st.tunnelInfo = false;
+  st.firstKind ??= found[1];
+}
+
+/** Reads one line (without its LF) of `ipvsadm -L` output. */
+function readIpvsLine(st: IpvsReading, input: string): void {
+  st.lineNo += 1;
+  const line = input.endsWith('\r') ? input.slice(0, -1) : input;
+  if (line.trim() === '') return;
+  const v = VERSION_RE.exec(line);
+  if (v) {
+    st.version = v[1]!;
+    st.connTableSize = Number(v[2]);
+    return;
+  }
+  if (line.startsWith(TITLE_FIRST)) return readTitle(st, line);
+  const trimmed = line.trim();
+  if (trimmed.startsWith(TITLE_SECOND)) {
+    if (st.kind === null) report(st, 'warning', line, 'missing-title', 'real-server title without the first title line');
+    const cols = trimmed.slice(TITLE_SECOND.length).trim();
+    st.tunnelInfo = cols.split(/\s+/).includes('TunnelInfo');
+    return;
+  }
+  if (/^\s+->\s/.test(line)) return readRealServer(st, line);
+  const first = trimmed.split(/\s+/)[0] ?? '';
+  if (first === 'FWM' || (PROTOCOLS as readonly string[]).includes(first)) return readVirtualServer(st, line);
+  report(st, 'error', line, 'unrecognized-line', 'not an ipvsadm listing line');
+}
+
+/**
+ * The listing kind a line is read as: the current title's; without a title (a cut
+ * capture), the default listing (with a warning), or null when the columns are
+ * counters (stats and rate cannot be told apart).
+ */
+function kindFor(st: IpvsReading, line: string, tokens: readonly string[]): IpvsListingKind | null {
+  if (st.kind !== null) return st.kind;
+  // No title seen (a cut capture): a scheduler name is a word, counters are numbers.
+  if (tokens.length > 0 && tokens.every((t) => COUNT_RE.test(t))) {
+    report(st, 'error', line, 'missing-title', 'counter columns without a title: cannot tell --stats from --rate');
+    return null;
+  }
+  report(st, 'warning', line, 'missing-title', 'no ipvsadm title before this line; assumed the default listing');
+  st.kind = 'list';
+  st.firstKind ??= 'list';
+  return 'list';
+}
+
+/** Reads a virtual server line (`TCP 10.0.0.1:80 rr`, `FWM 7 IPv6 …`). */
+function readVirtualServer(st: IpvsReading, line: string): void {
+  const tokens = line.trim().split(/\s+/);
+  let key: IpvsServiceKey | null = null;
+  let i: number;
+  if (tokens[0] === 'FWM') {
+    const mark = /^\d+$/.test(tokens[1] ?? '') ? Number(tokens[1]) : NaN;
+    const v6 = tokens[2] === 'IPv6';
+    if (Number.isSafeInteger(mark)) key = { kind: 'fwmark', fwmark: mark, family: v6 ? 'ipv6' : 'ipv4' };
+    i = v6 ? 3 : 2;
+  } else {
+    const protocol = tokens[0] as IpvsProtocol;
+    const address = parseIpvsAddress(tokens[1] ?? '', protocol, st.options.services);
+    if (address) key = { kind: 'address', protocol, address };
+    i = 2;
+  }
+  if (!key) {
+    report(st, 'error', line, 'bad-virtual-server', 'virtual server address not understood');
+    return;
+  }
+  const rest = tokens.slice(i);
+  const kind = kindFor(st, line, rest);
+  if (kind === null) return;
+  const values = serviceValues(st, kind, rest, line);
+  if (!values) return;
+  st.services.push({ key, values, line: st.lineNo, raw: line, rs: [] });
+}
+
+/** The columns after a virtual server's address: counters, or scheduler, flags and persistence. */
+function serviceValues(st: IpvsReading, kind: IpvsListingKind, rest: readonly string[], line: string): IpvsServiceValues | null {
+  if (kind === 'stats' || kind === 'rate') {
+    const counts = countsOf(rest);
+    if (!counts) {
+      report(st, 'error', line, 'bad-counters', `expected 5 ${kind} counters`);
+      return null;
+    }
+    return kind === 'stats' ? { kind, stats: toStats(counts) } : { kind, rate: toRate(counts) };
+  }
+  const scheduler = rest[0];
+  if (scheduler === undefined || !/^[a-z][\w-]*$/.test(scheduler)) {
+    report(st, 'error', line, 'bad-virtual-server', 'missing scheduler name');
+    return null;
+  }
+  let schedFlags: string[] = [];
+  let timeout: number | null = null;
+  const extra: { mask: string | null; pe: string | null } = { mask: null, pe: null };
+  let onePacket = false;
+  const unknown: string[] = [];
+  for (let j = 1; j < rest.length; j += 1) {
+    const t = rest[j]!;
+    const next = rest[j + 1];
+    if (j === 1 && /^\(.*\)$/.test(t)) schedFlags = t.slice(1, -1).split(',').filter(Boolean);
+    else if (t === 'persistent' && next !== undefined && /^\d+$/.test(next)) {
+      timeout = Number(next);
+      j += 1;
+    } else if ((t === 'mask' || t === 'pe') && timeout !== null && next !== undefined) {
+      extra[t] = next;
+      j += 1;
+    } else if (t === 'ops') onePacket = true;
+    else unknown.push(t);
+  }
+  if (unknown.length > 0) report(st, 'warning', line, 'unknown-flags', `flags not modelled: ${unknown.join(' ')}`);
+  const persistence = timeout === null ? null : { timeout, ...extra };
+  return { kind: 'scheduled', scheduler, schedFlags, persistence, onePacket };
+}
+
+/** Reads a real server line (`  -> 10.1.0.5:8080 Masq 1 0 0`) under the last virtual server. */
+function readRealServer(st: IpvsReading, line: string): void {
+  const tokens = line.trim().split(/\s+/).slice(1);
+  const owner = st.services[st.services.length - 1];
+  if (!owner) {
+    report(st, 'error', line, 'orphan-real-server', 'real server before any virtual server');
+    return;
+  }
+  const protocol = owner.key.kind === 'address' ? owner.key.protocol : null;
+  const address = parseIpvsAddress(tokens[0] ?? '', protocol, st.options.services);
+  if (!address) {
+    report(st, 'error', line, 'bad-real-server', 'real server address not understood');
+    return;
+  }
+  const kind = kindFor(st, line, tokens.slice(1));
+  if (kind === null) return;
+  const values = realServerValues(kind, tokens.slice(1), st.tunnelInfo);
+  if (!values) {
+    report(st, 'error', line, 'bad-real-server', `real server columns do not match the ${kind} title`);
+    return;
+  }
+  owner.rs.push({ address, values, line: st.lineNo, raw: line });
+}
+
+/** The columns after a real server's address for listing `kind` (`tunnelInfo`: the title has a TunnelInfo column); null when they do not fit. */
+function realServerValues(kind: IpvsListingKind, cols: readonly string[], tunnelInfo: boolean): IpvsRealServerValues | null {
+  if (kind === 'stats' || kind === 'rate') {
+    const counts = countsOf(cols);
+    if (!counts) return null;
+    return kind === 'stats' ? { kind, stats: toStats(counts) } : { kind, rate: toRate(counts) };
+  }
+  if (kind === 'list') {
+    const tun = tunnelInfo ? 1 : 0;
+    if (cols.length !== 4 + tun) return null;
+    const forward = cols[0] as IpvsForwardMethod;
+    if (!FORWARD.includes(forward)) return null;
+    const nums = ints(cols.slice(1 + tun), true);
+    if (!nums) return null;
+    const [weight, activeConn, inActConn] = nums as [number, number, number];
+    return { kind, forward, tunnelInfo: tun ? cols[1]! : null, weight, activeConn, inActConn };
+  }
+  const nums = ints(cols, false);
+  if (!nums || nums.length !== 4) return null;
+  const [a, b, activeConn, inActConn] = nums as [number, number, number, number];
+  return kind === 'thresholds'
+    ? { kind, uThreshold: a, lThreshold: b, activeConn, inActConn }
+    : { kind, weight: a, persistConn: b, activeConn, inActConn };
 }
 
 /**
@@ -159,183 +358,12 @@ export function createIpvsadmParser(
   origin: string,
   options: IpvsadmParseOptions = {},
 ): LineParser<IpvsListing> {
-  const diagnostics: Diagnostic[] = [];
-  const services: { key: IpvsServiceKey; values: IpvsServiceValues; line: number; raw: string; rs: IpvsRealServer[] }[] = [];
-  const state: ParserState = { kind: null, tunnelInfo: false };
-  let firstKind: IpvsListingKind | null = null;
-  let version: string | null = null;
-  let connTableSize: number | null = null;
-  let lineNo = 0;
-
-  const report = (sev: 'error' | 'warning' | 'info', text: string, code: string, message: string): void => {
-    diagnostics.push(diagnostic(sev, origin, lineNo, text, code, message));
+  const st: IpvsReading = {
+    origin, options, diagnostics: [], services: [],
+    kind: null, tunnelInfo: false, firstKind: null, version: null, connTableSize: null, lineNo: 0,
   };
-
-  const onTitle = (line: string): void => {
-    const rest = line.slice(TITLE_FIRST.length).trim().split(/\s+/).join(' ');
-    const found = TITLE_KINDS.find(([cols]) => cols === rest);
-    if (!found) {
-      report('error', line, 'unknown-title', 'unknown ipvsadm title columns');
-      return;
-    }
-    if (firstKind !== null && found[1] !== firstKind) {
-      report('warning', line, 'mixed-listing', `a ${found[1]} title after a ${firstKind} listing; entries keep their own kind`);
-    }
-    state.kind = found[1];
-    state.tunnelInfo = false;
-    firstKind ??= found[1];
-  };
-
-  const push = (input: string): void => {
-    lineNo += 1;
-    const line = input.endsWith('\r') ? input.slice(0, -1) : input;
-    if (line.trim() === '') return;
-    const v = VERSION_RE.exec(line);
-    if (v) {
-      version = v[1]!;
-      connTableSize = Number(v[2]);
-      return;
-    }
-    if (line.startsWith(TITLE_FIRST)) return onTitle(line);
-    const trimmed = line.trim();
-    if (trimmed.startsWith(TITLE_SECOND)) {
-      if (state.kind === null) report('warning', line, 'missing-title', 'real-server title without the first title line');
-      const cols = trimmed.slice(TITLE_SECOND.length).trim();
-      state.tunnelInfo = cols.split(/\s+/).includes('TunnelInfo');
-      return;
-    }
-    if (/^\s+->\s/.test(line)) return onRealServer(line);
-    const first = trimmed.split(/\s+/)[0] ?? '';
-    if (first === 'FWM' || (PROTOCOLS as readonly string[]).includes(first)) return onVirtualServer(line);
-    report('error', line, 'unrecognized-line', 'not an ipvsadm listing line');
-  };
-
-  const kindFor = (line: string, tokens: readonly string[]): IpvsListingKind | null => {
-    if (state.kind !== null) return state.kind;
-    // No title seen (a cut capture): a scheduler name is a word, counters are numbers.
-    if (tokens.length > 0 && tokens.every((t) => COUNT_RE.test(t))) {
-      report('error', line, 'missing-title', 'counter columns without a title: cannot tell --stats from --rate');
-      return null;
-    }
-    report('warning', line, 'missing-title', 'no ipvsadm title before this line; assumed the default listing');
-    state.kind = 'list';
-    firstKind ??= 'list';
-    return 'list';
-  };
-
-  const onVirtualServer = (line: string): void => {
-    const tokens = line.trim().split(/\s+/);
-    let key: IpvsServiceKey | null = null;
-    let i: number;
-    if (tokens[0] === 'FWM') {
-      const mark = /^\d+$/.test(tokens[1] ?? '') ? Number(tokens[1]) : NaN;
-      const v6 = tokens[2] === 'IPv6';
-      if (Number.isSafeInteger(mark)) key = { kind: 'fwmark', fwmark: mark, family: v6 ? 'ipv6' : 'ipv4' };
-      i = v6 ? 3 : 2;
-    } else {
-      const protocol = tokens[0] as IpvsProtocol;
-      const address = parseIpvsAddress(tokens[1] ?? '', protocol, options.services);
-      if (address) key = { kind: 'address', protocol, address };
-      i = 2;
-    }
-    if (!key) {
-      report('error', line, 'bad-virtual-server', 'virtual server address not understood');
-      return;
-    }
-    const rest = tokens.slice(i);
-    const kind = kindFor(line, rest);
-    if (kind === null) return;
-    const values = serviceValues(kind, rest, line);
-    if (!values) return;
-    services.push({ key, values, line: lineNo, raw: line, rs: [] });
-  };
-
-  const serviceValues = (kind: IpvsListingKind, rest: readonly string[], line: string): IpvsServiceValues | null => {
-    if (kind === 'stats' || kind === 'rate') {
-      const counts = countsOf(rest);
-      if (!counts) {
-        report('error', line, 'bad-counters', `expected 5 ${kind} counters`);
-        return null;
-      }
-      return kind === 'stats' ? { kind, stats: toStats(counts) } : { kind, rate: toRate(counts) };
-    }
-    const scheduler = rest[0];
-    if (scheduler === undefined || !/^[a-z][\w-]*$/.test(scheduler)) {
-      report('error', line, 'bad-virtual-server', 'missing scheduler name');
-      return null;
-    }
-    let schedFlags: string[] = [];
-    let timeout: number | null = null;
-    const extra: { mask: string | null; pe: string | null } = { mask: null, pe: null };
-    let onePacket = false;
-    const unknown: string[] = [];
-    for (let j = 1; j < rest.length; j += 1) {
-      const t = rest[j]!;
-      const next = rest[j + 1];
-      if (j === 1 && /^\(.*\)$/.test(t)) schedFlags = t.slice(1, -1).split(',').filter(Boolean);
-      else if (t === 'persistent' && next !== undefined && /^\d+$/.test(next)) {
-        timeout = Number(next);
-        j += 1;
-      } else if ((t === 'mask' || t === 'pe') && timeout !== null && next !== undefined) {
-        extra[t] = next;
-        j += 1;
-      } else if (t === 'ops') onePacket = true;
-      else unknown.push(t);
-    }
-    if (unknown.length > 0) report('warning', line, 'unknown-flags', `flags not modelled: ${unknown.join(' ')}`);
-    const persistence = timeout === null ? null : { timeout, ...extra };
-    return { kind: 'scheduled', scheduler, schedFlags, persistence, onePacket };
-  };
-
-  const onRealServer = (line: string): void => {
-    const tokens = line.trim().split(/\s+/).slice(1);
-    const owner = services[services.length - 1];
-    if (!owner) {
-      report('error', line, 'orphan-real-server', 'real server before any virtual server');
-      return;
-    }
-    const protocol = owner.key.kind === 'address' ? owner.key.protocol : null;
-    const address = parseIpvsAddress(tokens[0] ?? '', protocol, options.services);
-    if (!address) {
-      report('error', line, 'bad-real-server', 'real server address not understood');
-      return;
-    }
-    const kind = kindFor(line, tokens.slice(1));
-    if (kind === null) return;
-    const values = realServerValues(kind, tokens.slice(1));
-    if (!values) {
-      report('error', line, 'bad-real-server', `real server columns do not match the ${kind} title`);
-      return;
-    }
-    owner.rs.push({ address, values, line: lineNo, raw: line });
-  };
-
-  const realServerValues = (kind: IpvsListingKind, cols: readonly string[]): IpvsRealServerValues | null => {
-    if (kind === 'stats' || kind === 'rate') {
-      const counts = countsOf(cols);
-      if (!counts) return null;
-      return kind === 'stats' ? { kind, stats: toStats(counts) } : { kind, rate: toRate(counts) };
-    }
-    if (kind === 'list') {
-      const tun = state.tunnelInfo ? 1 : 0;
-      if (cols.length !== 4 + tun) return null;
-      const forward = cols[0] as IpvsForwardMethod;
-      if (!FORWARD.includes(forward)) return null;
-      const nums = ints(cols.slice(1 + tun), true);
-      if (!nums) return null;
-      const [weight, activeConn, inActConn] = nums as [number, number, number];
-      return { kind, forward, tunnelInfo: tun ? cols[1]! : null, weight, activeConn, inActConn };
-    }
-    const nums = ints(cols, false);
-    if (!nums || nums.length !== 4) return null;
-    const [a, b, activeConn, inActConn] = nums as [number, number, number, number];
-    return kind === 'thresholds'
-      ? { kind, uThreshold: a, lThreshold: b, activeConn, inActConn }
-      : { kind, weight: a, persistConn: b, activeConn, inActConn };
-  };
-
   const end = (): ParseResult<IpvsListing> => {
-    const virtualServers: IpvsVirtualServer[] = services.map((s) => ({
+    const virtualServers: IpvsVirtualServer[] = st.services.map((s) => ({
       key: s.key,
       values: s.values,
       realServers: s.rs,
@@ -343,12 +371,11 @@ export function createIpvsadmParser(
       raw: s.raw,
     }));
     return {
-      value: { kind: firstKind ?? 'list', version, connTableSize, tunnelInfo: state.tunnelInfo, virtualServers },
-      diagnostics,
+      value: { kind: st.firstKind ?? 'list', version: st.version, connTableSize: st.connTableSize, tunnelInfo: st.tunnelInfo, virtualServers },
+      diagnostics: st.diagnostics,
     };
   };
-
-  return { push, end };
+  return { push: (input: string): void => readIpvsLine(st, input), end };
 }
 
 function countsOf(cols: readonly string[]): IpvsCount[] | null {

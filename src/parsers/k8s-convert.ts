@@ -11,6 +11,7 @@ import type {
   Endpoint,
   EndpointPort,
   EndpointSlice,
+  IPAddress,
   IpFamily,
   IpFamilyPolicy,
   JsonObject,
@@ -25,6 +26,7 @@ import type {
   PodPhase,
   Protocol,
   Service,
+  ServiceCIDR,
   ServicePort,
   ServiceType,
   SessionAffinity,
@@ -33,7 +35,7 @@ import type {
   TrafficPolicy,
   TriState,
 } from '../model/k8s.js';
-import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_TOPOLOGY_ZONE } from '../model/k8s.js';
+import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, LABEL_TOPOLOGY_ZONE } from '../model/k8s.js';
 import { isIP } from 'node:net';
 import type { Severity } from '../model/diagnostics.js';
 
@@ -385,9 +387,10 @@ export function toService(o: JsonObject, ctx: ConvertContext): Service {
   });
   const families: readonly IpFamily[] = familyList.every(isFamily) ? familyList : familyList.filter(isFamily);
   const isAllocated = (ip: string): boolean => ip !== '' && ip.toLowerCase() !== 'none';
+  const b = base(f, o, ctx);
   return {
     kind: 'Service',
-    ...base(f, o, ctx),
+    ...b,
     type: f.oneOf(spec, 'type', sp, SERVICE_TYPES) ?? 'ClusterIP',
     clusterIP,
     clusterIPs: all.every(isAllocated) ? shared(all) : all.filter(isAllocated),
@@ -405,6 +408,9 @@ export function toService(o: JsonObject, ctx: ConvertContext): Service {
     internalTrafficPolicy: f.oneOf(spec, 'internalTrafficPolicy', sp, TRAFFIC_POLICIES),
     trafficDistribution: f.str(spec, 'trafficDistribution', sp),
     publishNotReadyAddresses: f.bool(spec, 'publishNotReadyAddresses', sp) ?? false,
+    healthCheckNodePort: f.int(spec, 'healthCheckNodePort', sp),
+    loadBalancerSourceRanges: f.strList(spec, 'loadBalancerSourceRanges', sp),
+    serviceProxyName: b.meta.labels[LABEL_SERVICE_PROXY_NAME],
   };
 }
 
@@ -561,9 +567,33 @@ export function toNode(o: JsonObject, ctx: ConvertContext): Node {
   };
 }
 
+/** networking.k8s.io/v1 ServiceCIDR → {@link ServiceCIDR}. */
+export function toServiceCIDR(o: JsonObject, ctx: ConvertContext): ServiceCIDR {
+  const f = new Fields(ctx);
+  const spec = f.obj(o, 'spec', []) ?? {};
+  const status = f.obj(o, 'status', []) ?? {};
+  return { kind: 'ServiceCIDR', ...base(f, o, ctx), cidrs: f.strList(spec, 'cidrs', ['spec']), ready: readyCondition(f, status) };
+}
+
+/** networking.k8s.io/v1 IPAddress → {@link IPAddress}; `parentRef` needs `resource` and `name`. */
+export function toIPAddress(o: JsonObject, ctx: ConvertContext): IPAddress {
+  const f = new Fields(ctx);
+  const b = base(f, o, ctx);
+  const spec = f.obj(o, 'spec', []) ?? {};
+  const pp = ['spec', 'parentRef'];
+  const ref = f.obj(spec, 'parentRef', ['spec']);
+  const resource = ref ? f.str(ref, 'resource', pp) : undefined;
+  const name = ref ? f.str(ref, 'name', pp) : undefined;
+  if (ref && (resource === undefined || name === undefined)) f.missing(pp, 'resource or name');
+  const parentRef = ref && resource !== undefined && name !== undefined
+    ? { group: f.str(ref, 'group', pp) ?? '', resource, namespace: f.str(ref, 'namespace', pp) ?? '', name }
+    : undefined;
+  return { kind: 'IPAddress', ...b, address: b.meta.name, parentRef };
+}
+
 /**
  * Converts one API object. `kind` is the object's kind (already resolved by the caller,
- * which may have inferred it); kinds other than Service, EndpointSlice, Pod and Node
+ * which may have inferred it); kinds other than Service, EndpointSlice, Pod, Node, ServiceCIDR and IPAddress
  * become `unknown` objects kept whole.
  */
 export function toK8sObject(o: JsonObject, kind: string, ctx: ConvertContext): K8sObject {
@@ -576,6 +606,10 @@ export function toK8sObject(o: JsonObject, kind: string, ctx: ConvertContext): K
       return toPod(o, ctx);
     case 'Node':
       return toNode(o, ctx);
+    case 'ServiceCIDR':
+      return toServiceCIDR(o, ctx);
+    case 'IPAddress':
+      return toIPAddress(o, ctx);
     default: {
       const f = new Fields(ctx);
       return { kind: 'unknown', apiKind: kind, ...base(f, o, ctx) };

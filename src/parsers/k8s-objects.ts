@@ -40,7 +40,7 @@ import { isJsonObject, SharedValues, toK8sObject } from './k8s-convert.js';
 import type { ConvertContext, JsonPath } from './k8s-convert.js';
 
 const WATCH_TYPES: readonly WatchEventType[] = ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR'];
-const MODELLED_KINDS = new Set(['Service', 'EndpointSlice', 'Pod', 'Node']);
+const MODELLED_KINDS = new Set(['Service', 'EndpointSlice', 'Pod', 'Node', 'ServiceCIDR', 'IPAddress']);
 
 /** One top-level value of the input, with a way to find the line of any path inside it. */
 interface TextDoc {
@@ -386,6 +386,8 @@ function splitByKind(all: readonly K8sObject[]): ApiObjects {
     endpointSlices: all.filter((o) => o.kind === 'EndpointSlice'),
     pods: all.filter((o) => o.kind === 'Pod'),
     nodes: all.filter((o) => o.kind === 'Node'),
+    serviceCIDRs: all.filter((o) => o.kind === 'ServiceCIDR'),
+    ipAddresses: all.filter((o) => o.kind === 'IPAddress'),
     others: all.filter((o): o is UnknownObject => o.kind === 'unknown'),
   };
 }
@@ -501,6 +503,10 @@ export function applyWatchEvent(objects: ApiObjects, event: WatchEvent): ApiObje
       return { ...objects, pods: change(objects.pods, o) };
     case 'Node':
       return { ...objects, nodes: change(objects.nodes, o) };
+    case 'ServiceCIDR':
+      return { ...objects, serviceCIDRs: change(objects.serviceCIDRs, o) };
+    case 'IPAddress':
+      return { ...objects, ipAddresses: change(objects.ipAddresses, o) };
     case 'unknown':
       return { ...objects, others: change(objects.others, o) };
   }
@@ -519,6 +525,8 @@ export function formatK8sObjects(objects: ApiObjects): string {
     { kind: 'EndpointSlice', items: [...objects.endpointSlices] },
     { kind: 'Pod', items: [...objects.pods] },
     { kind: 'Node', items: [...objects.nodes] },
+    { kind: 'ServiceCIDR', items: [...objects.serviceCIDRs] },
+    { kind: 'IPAddress', items: [...objects.ipAddresses] },
   ];
   const kindless: UnknownObject[] = [];
   for (const o of objects.others) {

@@ -19,7 +19,7 @@
  * it stops with a `UserError` naming the manifest field and the path ({@link bundleFilePath}).
  */
 import { createHash } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, readSync, realpathSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { closeSync, linkSync, mkdirSync, rmSync, openSync, readFileSync, readSync, realpathSync, statSync, writeFileSync, existsSync } from 'node:fs';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
 import { ParseError, UserError } from '../errors.js';
@@ -40,6 +40,8 @@ export interface ManifestProbe {
   readonly exitCode: number | null;
   readonly startedAt: string;
   readonly durationMs: number;
+  /** The node CPU time of the probe (user + system, ms) when the transport measured it (ExecResult.cpuMs). */
+  readonly cpuMs?: number;
   readonly stdoutFile: string;
   readonly stderrFile: string;
   /** Hex sha256 of the stdout and stderr bytes as written. */
@@ -61,6 +63,8 @@ export interface BundleManifest {
   readonly api: { readonly file: string; readonly sha256: string } | null;
   /** Free-form provenance note (how the capture was made). */
   readonly note?: string;
+  /** Heavy probes the probe plan left out (src/collect/probe-plan.ts), and why; absent when none. */
+  readonly skipped?: readonly { readonly id: string; readonly reason: string; readonly silent?: boolean }[];
 }
 
 /** A bundle read back: its manifest, and the directory to read files from. */
@@ -86,6 +90,13 @@ export interface WriteBundleInput {
   readonly apiText?: string;
   readonly extras?: Readonly<Record<string, string>>;
   readonly note?: string;
+  readonly skipped?: readonly { readonly id: string; readonly reason: string; readonly silent?: boolean }[];
+  /**
+   * A file that holds exactly `apiText` (a fleet's `DIR/api.json`): hard-linked as this
+   * bundle's api.json instead of writing the text again, so a fleet keeps one copy on disk
+   * and every node bundle stays complete. Falls back to writing when the link fails.
+   */
+  readonly apiLink?: string;
 }
 
 /**
@@ -107,6 +118,7 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
       exitCode: run.result.exitCode,
       startedAt: run.result.startedAt,
       durationMs: run.result.durationMs,
+      ...(run.result.cpuMs !== undefined ? { cpuMs: run.result.cpuMs } : {}),
       stdoutFile,
       stderrFile,
       sha256: { stdout: sha256(run.result.stdout), stderr: sha256(run.result.stderr) },
@@ -114,7 +126,7 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
   });
   let api: BundleManifest['api'] = null;
   if (input.apiText !== undefined) {
-    writeFileSync(path.join(dir, 'api.json'), input.apiText);
+    writeApiFile(path.join(dir, 'api.json'), input.apiText, input.apiLink);
     api = { file: 'api.json', sha256: sha256(input.apiText) };
   }
   for (const [name, text] of Object.entries(input.extras ?? {})) {
@@ -132,9 +144,24 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
     probes,
     api,
     ...(input.note ? { note: input.note } : {}),
+    ...(input.skipped?.length ? { skipped: input.skipped } : {}),
   };
   writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
   return manifest;
+}
+
+/** Writes `text` to `file`, or hard-links `link` there (same bytes) when given and possible. */
+function writeApiFile(file: string, text: string, link: string | undefined): void {
+  if (link !== undefined) {
+    try {
+      rmSync(file, { force: true });
+      linkSync(link, file);
+      return;
+    } catch {
+      // another file system, or links not allowed: write the copy
+    }
+  }
+  writeFileSync(file, text);
 }
 
 /**

@@ -34,6 +34,10 @@ export interface ProbeSpec {
   readonly refresh: boolean;
   /** Run only when asked for by id (`dns-query`), never as part of every probe for `where`. */
   readonly onDemand: boolean;
+  /** A dump that grows with the node (rulesets, flows, LB maps): one at a time, and only when the probe plan needs it. */
+  readonly heavy: boolean;
+  /** A cheap probe read before any heavy one: the probe plan (src/collect/probe-plan.ts) is decided from it. */
+  readonly detect: boolean;
 }
 
 /** A `{name}` placeholder a probe argv may hold, with its default and allowed pattern. */
@@ -90,6 +94,8 @@ function readProbe(raw: Record<string, unknown>): ProbeSpec {
     where,
     refresh: raw.refresh === true,
     onDemand: raw.onDemand === true,
+    heavy: raw.heavy === true,
+    detect: raw.detect === true,
   };
 }
 

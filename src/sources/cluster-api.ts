@@ -1,6 +1,8 @@
 /**
  * The cluster API reader: lists, then watches, Services, EndpointSlices, Pods and Nodes
- * (in `-n NAMESPACE`, or all namespaces), and offers them as one `v1 List` JSON text —
+ * (in `-n NAMESPACE`, or all namespaces) and the cluster's ServiceCIDRs and IPAddresses
+ * (networking.k8s.io/v1, KEP-1880; skipped with a note where the cluster does not serve them
+ * or RBAC forbids them: they only explain ClusterIP ranges), and offers them as one `v1 List` JSON text —
  * the objects exactly as the API returned them — for `parseK8sObjects`
  * (src/parsers/k8s-objects.ts), plus a subscription that fires after watch events.
  *
@@ -11,19 +13,24 @@
  * retried with exponential backoff; the last good objects stay meanwhile.
  */
 import { Watch } from '@kubernetes/client-node';
-import { collectionPath, explainK8sError, k8sRequest, type KubeContext } from './k8s-client.js';
+import { collectionPath, explainK8sError, K8sStatusError, k8sRequest, type KubeContext } from './k8s-client.js';
 
 type Json = Record<string, unknown>;
 
 /** The API kinds nodescope reads, as REST resources. */
-export type ApiResource = 'services' | 'endpointslices' | 'pods' | 'nodes';
+export type ApiResource = 'services' | 'endpointslices' | 'pods' | 'nodes' | 'servicecidrs' | 'ipaddresses';
 
-const KINDS: readonly { readonly resource: ApiResource; readonly kind: string; readonly apiVersion: string }[] = [
+/** A kind read; `optional` ones may be missing (404: before 1.33; 403: no RBAC) without failing the reader. */
+const KINDS: readonly { readonly resource: ApiResource; readonly kind: string; readonly apiVersion: string; readonly optional?: true }[] = [
   { resource: 'services', kind: 'Service', apiVersion: 'v1' },
   { resource: 'endpointslices', kind: 'EndpointSlice', apiVersion: 'discovery.k8s.io/v1' },
   { resource: 'pods', kind: 'Pod', apiVersion: 'v1' },
   { resource: 'nodes', kind: 'Node', apiVersion: 'v1' },
+  { resource: 'servicecidrs', kind: 'ServiceCIDR', apiVersion: 'networking.k8s.io/v1', optional: true },
+  { resource: 'ipaddresses', kind: 'IPAddress', apiVersion: 'networking.k8s.io/v1', optional: true },
 ];
+
+const CLUSTER_SCOPED: ReadonlySet<ApiResource> = new Set(['nodes', 'servicecidrs', 'ipaddresses']);
 
 /**
  * A live source of API objects text. The session re-reads {@link ApiFeed.text} whenever
@@ -108,6 +115,7 @@ export class ClusterApi implements ApiFeed {
   private closed = false;
   private cached: string | undefined;
   private lastError: string | null = null;
+  private readonly unavailable = new Map<ApiResource, string>();
 
   private constructor(
     private readonly kube: KubeContext,
@@ -123,13 +131,28 @@ export class ClusterApi implements ApiFeed {
    */
   static async open(kube: KubeContext, options: ClusterApiOptions = {}): Promise<ClusterApi> {
     const api = new ClusterApi(kube, options);
-    await Promise.all(KINDS.map((k) => api.list(k.resource)));
-    if (options.watch !== false) for (const k of KINDS) api.startWatch(k.resource);
+    await Promise.all(KINDS.map((k) => (k.optional ? api.listOptional(k.resource) : api.list(k.resource))));
+    if (options.watch !== false) for (const k of KINDS) if (!api.unavailable.has(k.resource)) api.startWatch(k.resource);
     return api;
   }
 
+  /** Lists a kind the reader can do without; a 403 or 404 marks it unavailable (see {@link ClusterApi.skipped}). */
+  private async listOptional(resource: ApiResource): Promise<void> {
+    try {
+      await this.list(resource, true);
+    } catch (e) {
+      if (!(e instanceof K8sStatusError) || (e.code !== 403 && e.code !== 404)) throw e;
+      this.unavailable.set(resource, e.code === 403 ? 'forbidden (RBAC)' : 'not served by this cluster');
+    }
+  }
+
+  /** The optional kinds not read and why (`servicecidrs: not served by this cluster`), for notes. */
+  skipped(): string[] {
+    return [...this.unavailable].map(([r, why]) => `${r}: ${why}`);
+  }
+
   private namespace(resource: ApiResource): string | undefined {
-    return resource === 'nodes' || !this.kube.namespaceGiven ? undefined : this.kube.namespace;
+    return CLUSTER_SCOPED.has(resource) || !this.kube.namespaceGiven ? undefined : this.kube.namespace;
   }
 
   private selectors(resource: ApiResource): { labelSelector?: string; fieldSelector?: string } {
@@ -140,12 +163,14 @@ export class ClusterApi implements ApiFeed {
     return {};
   }
 
-  private async list(resource: ApiResource): Promise<void> {
+  /** Lists one kind; `raw` rethrows the API's own error (a {@link K8sStatusError}) unexplained. */
+  private async list(resource: ApiResource, raw = false): Promise<void> {
     const ns = this.namespace(resource);
     let text: string;
     try {
       text = await k8sRequest(this.kube, 'GET', collectionPath(resource, ns), { query: this.selectors(resource) });
     } catch (e) {
+      if (raw && e instanceof K8sStatusError) throw e;
       throw explainK8sError(e, { verb: 'list', resource, ...(ns ? { namespace: ns } : {}) }, this.kube.server);
     }
     const list = JSON.parse(text) as { metadata?: { resourceVersion?: string }; items?: Json[] };

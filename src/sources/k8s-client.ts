@@ -164,7 +164,9 @@ export async function k8sRequest(kube: KubeContext, method: 'GET' | 'POST' | 'DE
 }
 
 /** The REST collection path of a kind, optionally in a namespace. */
-export function collectionPath(kind: 'services' | 'endpointslices' | 'pods' | 'nodes', namespace?: string): string {
-  const base = kind === 'endpointslices' ? '/apis/discovery.k8s.io/v1' : '/api/v1';
-  return kind === 'nodes' || namespace === undefined ? `${base}/${kind}` : `${base}/namespaces/${encodeURIComponent(namespace)}/${kind}`;
+export function collectionPath(kind: 'services' | 'endpointslices' | 'pods' | 'nodes' | 'servicecidrs' | 'ipaddresses', namespace?: string): string {
+  const base = kind === 'endpointslices' ? '/apis/discovery.k8s.io/v1'
+    : kind === 'servicecidrs' || kind === 'ipaddresses' ? '/apis/networking.k8s.io/v1' : '/api/v1';
+  const clusterScoped = kind === 'nodes' || kind === 'servicecidrs' || kind === 'ipaddresses';
+  return clusterScoped || namespace === undefined ? `${base}/${kind}` : `${base}/namespaces/${encodeURIComponent(namespace)}/${kind}`;
 }

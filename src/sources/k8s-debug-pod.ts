@@ -27,6 +27,8 @@ export const MANAGED_BY_VALUE = 'nodescope';
 export const OWNER_ANNOTATION = 'nodescope/owner';
 /** Annotation holding the run id of the nodescope run that made the pod (src/run-record.ts). */
 export const RUN_ANNOTATION = 'nodescope/run';
+/** Label carrying the run id on a fleet's pods (`nodescope/run=<id>`): one selector finds every pod of one fleet run. */
+export const RUN_LABEL = 'nodescope/run';
 /** The container name (as kubectl debug names it). */
 export const DEBUG_CONTAINER = 'debugger';
 
@@ -79,6 +81,8 @@ export interface DebugPodSpec {
   readonly run: string;
   /** `activeDeadlineSeconds` (default {@link DEBUG_POD_DEADLINE_S}). */
   readonly deadlineSeconds?: number;
+  /** Labels besides {@link MANAGED_BY_LABEL} (a fleet's {@link RUN_LABEL}). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 /** Name prefix: `nodescope-<node>-`, cut so the name with its 5-character suffix stays ≤ 63 characters. */
@@ -108,7 +112,7 @@ export function debugPodManifest(spec: DebugPodSpec): Record<string, unknown> {
     metadata: {
       name: spec.name,
       namespace: spec.namespace,
-      labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+      labels: { ...(spec.labels ?? {}), [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
       annotations: { [OWNER_ANNOTATION]: spec.owner, [RUN_ANNOTATION]: spec.run },
     },
     spec: {

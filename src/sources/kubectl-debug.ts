@@ -34,6 +34,10 @@ export interface KubectlDebugOptions {
   /** Poll period while waiting (default 500 ms). */
   readonly pollMs?: number;
   readonly now?: () => number;
+  /** False: skip the leftover sweep (a fleet sweeps once for all its nodes). Default true. */
+  readonly sweep?: boolean;
+  /** Labels added to the pod besides nodescope's own (a fleet's run label). */
+  readonly labels?: Readonly<Record<string, string>>;
 }
 
 interface PodJson {
@@ -217,7 +221,7 @@ export async function openKubectlDebug(options: KubectlDebugOptions): Promise<Ku
   const now = options.now ?? Date.now;
   const progress = options.onProgress ?? (() => undefined);
   const ns = kube.namespace;
-  for (const line of await sweepLeftovers(kube)) progress(line);
+  if (options.sweep !== false) for (const line of await sweepLeftovers(kube)) progress(line);
   try {
     await k8sRequest(kube, 'GET', `/api/v1/nodes/${encodeURIComponent(node)}`);
   } catch (e) {
@@ -228,7 +232,7 @@ export async function openKubectlDebug(options: KubectlDebugOptions): Promise<Ku
   const run = await currentRun();
   if (!run.recorded) progress(`this run (${run.id}) is not recorded on this machine (${run.problem ?? '?'}): if it is killed, its pod ends by its deadline only`);
   const deadlineSeconds = options.deadlineSeconds ?? DEBUG_POD_DEADLINE_S;
-  const manifest = debugPodManifest({ name, node, namespace: ns, image: options.image ?? DEFAULT_DEBUG_IMAGE, owner: localOwner(), run: run.id, deadlineSeconds });
+  const manifest = debugPodManifest({ name, node, namespace: ns, image: options.image ?? DEFAULT_DEBUG_IMAGE, owner: localOwner(), run: run.id, deadlineSeconds, ...(options.labels ? { labels: options.labels } : {}) });
   progress(`creating debug pod ${ns}/${name} on node ${node} (ends by itself after ${formatDuration(deadlineSeconds)})`);
   // The undo exists before the request: Ctrl-C while the create is in flight waits for
   // it to settle, then deletes whatever it made.

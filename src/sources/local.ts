@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { UserError } from '../errors.js';
 import { wrapperArgv } from './catalog.js';
+import { childCpuSinceLastReap, resetChildCpuCount } from './child-cpu.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
 
 /** Options of {@link LocalTransport}: `netns` runs every probe inside that namespace. */
@@ -34,7 +35,7 @@ function killGroup(pid: number, sig: NodeJS.Signals): void {
  * UTF-8. A missing binary gives `{exitCode: null, missing: true}`; a timeout kills
  * the process group (SIGKILL) and gives `{exitCode: null, timedOut: true}`; `signal`
  * aborted ends the group (SIGTERM, SIGKILL after 1 s) and gives `{exitCode: null}`.
- * Never throws.
+ * Never throws. `cpuMs`: the child's CPU time, from /proc/self/stat (src/sources/child-cpu.ts).
  *
  * The child leads its own process group, so what it starts goes with it: coreutils
  * `timeout` (the trace monitor's bound) puts its command in a group apart from the
@@ -66,9 +67,13 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
         stderr: Buffer.concat(err).toString('utf8') + extraErr,
         startedAt,
         durationMs: now() - started,
+        ...(cpuMs !== undefined ? { cpuMs } : {}),
         ...r,
       });
     };
+    // No measured child running: the next reap's CPU time is the next probe's alone.
+    if (liveGroups.size === 0) resetChildCpuCount();
+    let cpuMs: number | undefined;
     const child = spawn(cmd ?? '', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true });
     const pid = child.pid;
     if (pid !== undefined) liveGroups.add(pid);
@@ -89,6 +94,10 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
       signal?.removeEventListener('abort', onAbort);
       if (hardKill) clearTimeout(hardKill);
     };
+    // Read at the reap (`exit`), before `close` waits for the pipes: see child-cpu.ts.
+    child.on('exit', () => {
+      cpuMs = childCpuSinceLastReap();
+    });
     child.stdout.on('data', (d: Buffer) => out.push(d));
     child.stderr.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e: NodeJS.ErrnoException) => {

@@ -96,22 +96,30 @@ export interface RunProbesOptions {
 
 /**
  * Runs the selected probes (default: every probe for `where`, default `node`, except
- * the on-demand ones),
- * returning one {@link ProbeRun} per probe in catalog order.
+ * the on-demand ones), returning one {@link ProbeRun} per probe in catalog order.
+ * The `heavy` ones (whole rulesets, flow tables, LB maps) run one after the other, never
+ * two at once (a node's CPU and memory: `nft -j list ruleset` of 230,000 rules is seconds of a
+ * core and a gigabyte); the light ones run beside them, `concurrency` at a time.
  */
 export async function runProbes(transport: Transport, options: RunProbesOptions = {}): Promise<ProbeRun[]> {
   const cat = options.catalog ?? catalog();
   const where = options.where ?? 'node';
   const specs = cat.probes.filter((p) => (options.ids ? options.ids.includes(p.id) : p.where === where && !p.onDemand));
   const runs: ProbeRun[] = new Array(specs.length);
+  const one = (i: number) => runProbe(transport, specs[i]!, options.params, cat, options.stdoutAsPieces?.includes(specs[i]!.id) ? { stdoutAsPieces: true } : {});
+  const heavy = specs.flatMap((s, i) => (s.heavy ? [i] : []));
+  const light = specs.flatMap((s, i) => (s.heavy ? [] : [i]));
   let next = 0;
-  const worker = async () => {
-    while (next < specs.length) {
-      const i = next++;
-      const spec = specs[i]!;
-      runs[i] = await runProbe(transport, spec, options.params, cat, options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {});
+  const lightWorker = async () => {
+    while (next < light.length) {
+      const i = light[next++]!;
+      runs[i] = await one(i);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(options.concurrency ?? 4, specs.length) }, worker));
+  const heavyWorker = async () => {
+    for (const i of heavy) runs[i] = await one(i);
+  };
+  const width = Math.max(1, (options.concurrency ?? 4) - (heavy.length ? 1 : 0));
+  await Promise.all([heavyWorker(), ...Array.from({ length: Math.min(width, light.length) }, lightWorker)]);
   return runs;
 }

@@ -54,6 +54,7 @@ export class ReplayTransport implements Transport, PieceReader {
       exitCode: entry.exitCode,
       startedAt: entry.startedAt,
       durationMs: entry.durationMs,
+      ...(typeof entry.cpuMs === 'number' ? { cpuMs: entry.cpuMs } : {}),
       ...(entry.status === 'missing' ? { missing: true } : {}),
       ...(entry.status === 'timeout' ? { timedOut: true } : {}),
     };

@@ -18,6 +18,10 @@ export type TransportKind = 'local' | 'netns' | 'ssh' | 'kubectl-debug' | 'repla
  *   `missing: true`) or was killed by the timeout (`timedOut: true`).
  * - `startedAt`: ISO-8601 UTC time the process started.
  * - `durationMs`: wall time in milliseconds.
+ * - `cpuMs`: the node CPU time (user + system, milliseconds) the command and the children
+ *   it waited for used, when the transport can measure it (local and netns:
+ *   src/sources/child-cpu.ts); absent when it cannot (SSH, kubectl-debug; a replay gives the
+ *   capture's figure).
  */
 export interface ExecResult {
   readonly argv: readonly string[];
@@ -26,6 +30,7 @@ export interface ExecResult {
   readonly exitCode: number | null;
   readonly startedAt: string;
   readonly durationMs: number;
+  readonly cpuMs?: number;
   readonly missing?: boolean;
   /** With `missing`: a replay's bundle holds no run of this argv (nothing is known about the node's binary). */
   readonly notCaptured?: boolean;

@@ -5,18 +5,19 @@
  * languages side by side (`ipvs.ts`), merged here.
  */
 import { coreEn } from './messages/en.js';
+import * as fleetMessages from './messages/fleet.js';
 import * as ipvsMessages from './messages/ipvs.js';
 import { coreJa } from './messages/ja.js';
 
 /** A supported UI language. */
 export type Lang = 'en' | 'ja';
 
-const en = { ...coreEn, ...ipvsMessages.en } as const;
+const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en } as const;
 
 /** A UI string key. */
 export type MessageKey = keyof typeof en;
 
-const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja };
+const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja };
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, ja };
 

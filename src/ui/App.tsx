@@ -9,9 +9,10 @@ import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import type { SessionLike } from '../collect/session.js';
 import { createAppViews, type AppViewsOf } from './app-views.js';
 import { handleKey } from './app-keys.js';
+import { commandOf } from './key-bindings.js';
 import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
-import { Help } from './components/Help.js';
+import { Help, helpProbeRows } from './components/Help.js';
 import { TourBar, tourBarLines, useTour, useTourSteps, type TourRun } from './components/TourBar.js';
 import { t, tf, type Lang } from '../text/i18n.js';
 import { modeEvidenceFit, modeLabelIn } from './mode-evidence.js';
@@ -33,6 +34,8 @@ export interface AppProps {
   readonly height?: number;
   readonly initialState?: UiState;
   readonly onQuit?: () => void;
+  /** Esc with nothing left to close here (no help, filter, chain stack): the caller goes back (the fleet matrix). */
+  readonly onBack?: () => void;
   /** A guided tour: its steps drive the panes (keys n, p, .) and its bar sits under the pane. */
   readonly tour?: TourRun;
 }
@@ -49,7 +52,7 @@ function headerSort(ui: UiState, lang: Lang): TableSort | null {
 }
 
 /** The whole TUI. */
-export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, tour }: AppProps): React.JSX.Element {
+export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, onBack, tour }: AppProps): React.JSX.Element {
   const tourControl = useTour(tour);
   const session = tourControl?.session ?? ownSession;
   // A stable subscribe: a new function each render would make React re-subscribe each render.
@@ -84,6 +87,14 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     return () => clearInterval(id);
   }, [live]);
 
+  // Live refreshes re-read the chain on screen alone (src/collect/focused-refresh.ts).
+  const open = ui.pane === 'rules' ? currentRules(ui) : null;
+  const focusKey = open?.kind === 'chain' ? `${open.ruleset}\0${open.table}\0${open.chain}` : '';
+  useEffect(() => {
+    const [ruleset, table, chain] = focusKey.split('\0');
+    session.focus?.(focusKey && ruleset && table && chain ? { ruleset, table, chain } : null);
+  }, [session, focusKey]);
+
   const filter = filterOf(ui);
   const views = viewsOf.current(snapshot, state, ui, lang);
   const { mode, shown } = views;
@@ -101,6 +112,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   useInput((input, key) => {
     const u = uiRef.current;
     if (!u.typingFilter && tourControl?.onKey(input)) return;
+    if (onBack && !u.typingFilter && commandOf(input, key, u.pane)?.command === 'back' && uiReducer(u, { type: 'back' }) === u) return onBack();
     const current = session.getState();
     const v = viewsOf.current!(current.snapshot, current, u, lang);
     const count = current.snapshot ? paneEntry(u.pane).rowCount({ ...paneContext, ui: u, views: v, snapshot: current.snapshot, session: current, cursor: cursorOf(u), filter: filterOf(u) }) : 0;
@@ -109,7 +121,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
 
   const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
   let body: React.JSX.Element;
-  if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} />;
+  if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} probes={snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : []} />;
   else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
   else body = paneEntry(ui.pane).render({ ...paneContext, snapshot }) ?? <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;
 
@@ -123,6 +135,8 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
         notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => n.short) : []}
+        skipped={snapshot?.skipped?.filter((s) => !s.silent).map((s) => s.id) ?? []}
+        fullReadAt={state.fullReadAt && state.dataAt && state.fullReadAt < state.dataAt ? state.fullReadAt : null}
         ageSeconds={age}
         error={state.error}
         apiError={state.apiError ?? null}

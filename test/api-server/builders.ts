@@ -93,6 +93,26 @@ export function makeNode(o: { name?: string; ip?: string; roles?: string[] } = {
   };
 }
 
+/** The default ServiceCIDR `kubernetes` (networking.k8s.io/v1, KEP-1880) with a Ready condition. */
+export function makeServiceCIDR(o: { name?: string; cidrs?: string[] } = {}): K8sObject {
+  const name = o.name ?? 'kubernetes';
+  return {
+    apiVersion: 'networking.k8s.io/v1', kind: 'ServiceCIDR',
+    metadata: { name, uid: `scidr-${name}-uid`, resourceVersion: nextRv(), creationTimestamp: CREATED },
+    spec: { cidrs: o.cidrs ?? ['10.96.0.0/16'] },
+    status: { conditions: [{ type: 'Ready', status: 'True', reason: '', message: 'Kubernetes Service CIDR is ready', lastTransitionTime: CREATED }] },
+  };
+}
+
+/** The IPAddress object the allocator writes for a Service's ClusterIP. */
+export function makeIPAddress(ip: string, service: { name: string; namespace?: string }): K8sObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1', kind: 'IPAddress',
+    metadata: { name: ip, uid: `ip-${ip}-uid`, resourceVersion: nextRv(), creationTimestamp: CREATED, labels: { 'ipaddress.kubernetes.io/managed-by': 'ipallocator.k8s.io' } },
+    spec: { parentRef: { group: '', resource: 'services', namespace: service.namespace ?? 'default', name: service.name } },
+  };
+}
+
 /** An Active namespace. */
 export function makeNamespace(name: string): K8sObject {
   return {

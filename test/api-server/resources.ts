@@ -12,12 +12,12 @@
 import type { K8sObject, Verb } from './types.js';
 
 /** The plural resource names served. */
-export type ResourceName = 'namespaces' | 'nodes' | 'pods' | 'services' | 'endpointslices';
+export type ResourceName = 'namespaces' | 'nodes' | 'pods' | 'services' | 'endpointslices' | 'servicecidrs' | 'ipaddresses';
 
 /** One served resource. `fieldLabels` maps the supported field-selector labels to a getter. */
 export interface ResourceInfo {
   readonly resource: ResourceName;
-  readonly group: '' | 'discovery.k8s.io';
+  readonly group: '' | 'discovery.k8s.io' | 'networking.k8s.io';
   readonly version: 'v1';
   readonly kind: string;
   readonly listKind: string;
@@ -50,7 +50,7 @@ const META_FIELDS = {
   'metadata.namespace': (o: K8sObject) => str(o.metadata.namespace),
 };
 
-/** Every served resource (core/v1 and discovery.k8s.io/v1). */
+/** Every served resource (core/v1, discovery.k8s.io/v1 and networking.k8s.io/v1's ServiceCIDR and IPAddress, KEP-1880). */
 export const RESOURCES: readonly ResourceInfo[] = [
   {
     resource: 'namespaces', group: '', version: 'v1', kind: 'Namespace', listKind: 'NamespaceList', singular: 'namespace',
@@ -88,6 +88,16 @@ export const RESOURCES: readonly ResourceInfo[] = [
     singular: 'endpointslice', namespaced: true, shortNames: [], categories: [], verbs: READ, subresources: [],
     fieldLabels: { ...META_FIELDS, addressType: (o) => str(o['addressType']) },
   },
+  {
+    resource: 'servicecidrs', group: 'networking.k8s.io', version: 'v1', kind: 'ServiceCIDR', listKind: 'ServiceCIDRList',
+    singular: 'servicecidr', namespaced: false, shortNames: [], categories: [], verbs: READ, subresources: [],
+    fieldLabels: { 'metadata.name': META_FIELDS['metadata.name'] },
+  },
+  {
+    resource: 'ipaddresses', group: 'networking.k8s.io', version: 'v1', kind: 'IPAddress', listKind: 'IPAddressList',
+    singular: 'ipaddress', namespaced: false, shortNames: ['ip'], categories: [], verbs: READ, subresources: [],
+    fieldLabels: { 'metadata.name': META_FIELDS['metadata.name'] },
+  },
 ];
 
 /** The resource with this plural name in this group, if served. */
@@ -106,7 +116,7 @@ export function apiVersionOf(r: ResourceInfo): string {
 }
 
 /** The served groups other than core, with their versions. */
-const GROUPS = [{ name: 'discovery.k8s.io', version: 'v1' }] as const;
+const GROUPS = [{ name: 'discovery.k8s.io', version: 'v1' }, { name: 'networking.k8s.io', version: 'v1' }] as const;
 
 /** `/api`: `APIVersions`. `serverAddress` is `host:port` the clients should use. */
 export function apiVersions(serverAddress: string): object {

@@ -5,10 +5,11 @@
  *
  * Paths served (everything else is a 404 `Status`, every other method a 405):
  *   GET  /version /healthz /livez /readyz                  (no token needed)
- *   GET  /api /api/v1 /apis /apis/discovery.k8s.io[/v1]   (legacy or aggregated discovery)
+ *   GET  /api /api/v1 /apis /apis/{discovery,networking}.k8s.io[/v1]   (legacy or aggregated discovery)
  *   GET  /api/v1/{namespaces,nodes}[/NAME]
  *   GET  /api/v1[/namespaces/NS]/{pods,services}[/NAME]
  *   GET  /apis/discovery.k8s.io/v1[/namespaces/NS]/endpointslices[/NAME]
+ *   GET  /apis/networking.k8s.io/v1/{servicecidrs,ipaddresses}[/NAME]
  *        (collections: list or `?watch=1`; also the legacy `/api/v1/watch/…` prefix)
  *   POST /api/v1/namespaces/NS/pods          DELETE /api/v1/namespaces/NS/pods/NAME
  *   GET  /api/v1/namespaces/NS/pods/NAME/exec  (WebSocket upgrade; see exec.ts)
@@ -56,6 +57,11 @@ export interface ApiServerOptions {
   objects?: K8sList | readonly K8sObject[];
   /** Network namespace that exec commands run in (`ip netns exec NAME`); needs root. */
   netns?: string;
+  /**
+   * Network namespace per node name: an exec into a pod runs in the namespace of the pod's
+   * `spec.nodeName` (a fleet of lab nodes), else in {@link netns}.
+   */
+  nodeNetns?: Readonly<Record<string, string>>;
   /** How a port-forward reaches a pod's port (e.g. `netnsDialer`); without it every forward fails on the error channel. */
   portForward?: PodDialer;
   /** Milliseconds a created pod stays Pending before it turns Running (default 300). */
@@ -133,6 +139,12 @@ export interface ApiServerHandle {
   freeze(frozen: boolean): void;
   /** Requests held by {@link freeze} right now (method and path). */
   held(): readonly { method: string; path: string }[];
+  /**
+   * Drops every connection at once — watches, exec and port-forward streams, idle
+   * keep-alive sockets — as an apiserver restart or a load balancer reset does; new
+   * connections are accepted again right away. Resolves with how many sockets were dropped.
+   */
+  dropConnections(): number;
   /** Stops listening, ends watches and exec sessions, removes the temp dir. */
   close(): Promise<void>;
 }
@@ -474,6 +486,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
+  /** Where an exec into `pod` runs: its node's namespace ({@link ApiServerOptions.nodeNetns}), else `netns`. */
+  const netnsOf = (pod: K8sObject): string | undefined => {
+    const node = (pod['spec'] as { nodeName?: string } | undefined)?.nodeName;
+    return (node !== undefined ? opts.nodeNetns?.[node] : undefined) ?? opts.netns;
+  };
   server.on('upgrade', function onUpgrade(req: IncomingMessage, socket: Socket, head: Buffer) {
     if (park(req, () => onUpgrade(req, socket, head))) return;
     const url = new URL(req.url ?? '/', 'https://localhost');
@@ -531,7 +548,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         record(101);
         void runExecSession(ws, {
           argv, stdin: flag('stdin'), stdout: flag('stdout'), stderr: flag('stderr'), tty: flag('tty'), podName: name,
-          ...(opts.netns ? { netns: opts.netns } : {}),
+          ...(netnsOf(pod) ? { netns: netnsOf(pod)! } : {}),
         });
       });
     } catch (e) {
@@ -594,6 +611,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       if (!on) for (const p of parked.splice(0)) p.resume();
     },
     held: () => parked.map(({ method, path }) => ({ method, path })),
+    dropConnections: () => {
+      const n = sockets.size;
+      for (const stop of [...watches]) stop();
+      for (const c of wss.clients) c.terminate();
+      for (const s of [...sockets]) s.destroy();
+      return n;
+    },
     close: async () => {
       parked.length = 0;
       for (const t of timers) clearTimeout(t);

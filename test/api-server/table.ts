@@ -76,6 +76,15 @@ export const COLUMNS: Readonly<Record<ResourceName, readonly ColumnDefinition[]>
     col('Status', 'The status of the namespace'),
     col('Age', AGE_DOC),
   ],
+  servicecidrs: [
+    col('Name', NAME_DOC, 0, 'name'),
+    col('CIDRs', 'cidrs defines the IP blocks in CIDR notation from which to assign service cluster IPs.'),
+    col('Age', AGE_DOC),
+  ],
+  ipaddresses: [
+    col('Name', NAME_DOC, 0, 'name'),
+    col('ParentRef', 'ParentRef references the resource that an IPAddress is attached to.'),
+  ],
 };
 
 type J = Record<string, unknown>;
@@ -289,6 +298,14 @@ export function cellsFor(resource: ResourceName, o: K8sObject, now: Date): unkno
       return nodeCells(o, now);
     case 'namespaces':
       return namespaceCells(o, now);
+    case 'servicecidrs': {
+      const cidrs = obj(o['spec'])['cidrs'];
+      return [o.metadata.name, Array.isArray(cidrs) ? cidrs.map(s).join(',') : '', ageOf(o.metadata.creationTimestamp, now)];
+    }
+    case 'ipaddresses': {
+      const ref = obj(obj(o['spec'])['parentRef']);
+      return [o.metadata.name, `${s(ref['resource'])}${ref['group'] ? `.${s(ref['group'])}` : ''}/${ref['namespace'] ? `${s(ref['namespace'])}/` : ''}${s(ref['name'])}`];
+    }
   }
 }
 

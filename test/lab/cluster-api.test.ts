@@ -16,7 +16,7 @@ import { ClusterApi } from '../../src/sources/cluster-api.js';
 import { loadKube } from '../../src/sources/k8s-client.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { defaultCaptureDir } from '../../src/paths.js';
-import { makeCapture, makeEndpointSlice, makeService } from '../api-server/builders.js';
+import { makeCapture, makeEndpointSlice, makeIPAddress, makeService, makeServiceCIDR } from '../api-server/builders.js';
 import { startApiServer, type ApiServerHandle } from '../api-server/index.js';
 
 let server: ApiServerHandle;
@@ -26,6 +26,7 @@ const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-capi-'));
 beforeAll(async () => {
   const capture = makeCapture();
   capture.items.push(makeService({ name: 'db', namespace: 'kube-system', clusterIP: '10.96.0.50' }), makeEndpointSlice({ service: 'db', namespace: 'kube-system', addresses: ['10.244.3.3'] }));
+  capture.items.push(makeServiceCIDR(), makeIPAddress('10.96.12.34', { name: 'web' }));
   server = await startApiServer({ objects: capture, podStartDelayMs: 50 });
 });
 afterAll(async () => {
@@ -114,6 +115,22 @@ describe('ClusterApi against the recorded API server', () => {
       const e = await open({ watch: false }).catch((x: unknown) => x);
       expect(e).toBeInstanceOf(UserError);
       expect((e as UserError).message).toMatch(/"list" on "endpointslices" at the cluster scope/);
+    } finally {
+      server.setForbidden([]);
+    }
+  });
+
+  it('lists ServiceCIDRs and IPAddresses (cluster-scoped even with -n); a forbidden one is skipped and named, not fatal', async () => {
+    const ns = await open({ watch: false }, { namespace: 'kube-system' });
+    const v = parseK8sObjects(ns.text(), 't').value;
+    expect(v.serviceCIDRs.map((c) => c.cidrs)).toEqual([['10.96.0.0/16']]);
+    expect(v.ipAddresses.map((a) => `${a.address} ${a.parentRef?.namespace}/${a.parentRef?.name}`)).toEqual(['10.96.12.34 default/web']);
+    expect(ns.skipped()).toEqual([]);
+    server.setForbidden([{ verb: 'list', resource: 'ipaddresses' }]);
+    try {
+      const f = await open({ watch: false });
+      expect(parseK8sObjects(f.text(), 't').value.ipAddresses).toEqual([]);
+      expect(f.skipped()).toEqual(['ipaddresses: forbidden (RBAC)']);
     } finally {
       server.setForbidden([]);
     }

@@ -30,9 +30,15 @@ describe('captureBundle progress', () => {
     const nodeProbes = manifest.probes.length;
     expect(lines[0]).toBe('running the node probes…');
     expect(lines[1]).toMatch(new RegExp(`^node probes: \\d+ ok.* in 0\\.\\d s$`));
-    const counted = [...lines[1]!.matchAll(/(\d+) (ok|missing|failed|timeout)/g)].reduce((n, m) => n + Number(m[1]), 0);
+    // The probe plan's skips, one line each, then the dumps it kept.
+    const skipped = lines.filter((l) => l.startsWith('skipped '));
+    expect(skipped).toHaveLength(manifest.skipped?.length ?? 0);
+    const dumps = lines.indexOf('running the dump probes…');
+    expect(dumps).toBe(2 + skipped.length);
+    expect(lines[dumps + 1]).toMatch(new RegExp(`^dump probes: \\d+ ok.* in 0\\.\\d s$`));
+    const counted = [lines[1]!, lines[dumps + 1]!].flatMap((l) => [...l.matchAll(/(\d+) (ok|missing|failed|timeout)/g)]).reduce((n, m) => n + Number(m[1]), 0);
     expect(counted).toBe(nodeProbes);
-    expect(lines.slice(2)).toEqual(['asking the cluster DNS the questions of every Service…', expect.stringMatching(/^DNS answers recorded in \d+\.\d s$/)]);
+    expect(lines.slice(dumps + 2)).toEqual(['asking the cluster DNS the questions of every Service…', expect.stringMatching(/^DNS answers recorded in \d+\.\d s$/)]);
   });
 
   it('says why DNS answers were not recorded, and nothing about DNS when --no-dns', async () => {
@@ -43,7 +49,7 @@ describe('captureBundle progress', () => {
     const off: string[] = [];
     await captureBundle(await openSource({ replay: fixture('lab-iptables') }, { progress: () => undefined }), outDir(), { progress: (m) => off.push(m), dns: false });
     expect(off.filter((m) => /DNS/.test(m))).toEqual([]);
-    expect(off).toHaveLength(2);
+    expect(off.filter((m) => !m.startsWith('skipped '))).toHaveLength(4);
   });
 });
 

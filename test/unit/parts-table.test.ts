@@ -16,11 +16,11 @@ describe('parts table', () => {
     const parts = partProbes();
     for (const part of SNAPSHOT_PARTS) expect(parts[part]?.length, part).toBeGreaterThan(0);
     expect(parts.ipvs).toEqual(['ipvsadm-stats', 'ipvsadm']);
-    expect(parts.nft).toEqual(['nft-json', 'nft-text']);
+    expect(parts.nft).toEqual(['nft-json-kube-proxy', 'nft-json-kube-proxy6', 'nft-json', 'nft-text']);
     expect(parts.lb.at(-1)).toBe('cilium-bpf-lb-list');
   });
 
   it('reads in pieces the probes whose parsers can', () => {
-    expect([...piecedProbes()].sort()).toEqual(['conntrack', 'nft-json', 'nft-text']);
+    expect([...piecedProbes()].sort()).toEqual(['conntrack', 'nft-json', 'nft-json-kube-proxy', 'nft-json-kube-proxy6', 'nft-text']);
   });
 });

@@ -147,6 +147,15 @@ describe('diagnoseService', () => {
       ['port-name-mismatch', { port: 'http/TCP', targetPort: 'http-web', slicePorts: [], podsWithTargetPortName: 0 }],
     ]);
   });
+  it('reads the controller placeholder slice (no endpoints, no ports) as no endpoint, not as a port mismatch', () => {
+    const facts = diagnoseService(buildServiceView(objectsOf(
+      makeService({ ports: [{ name: '', port: 80, targetPort: 8080 }] }),
+      makeEndpointSlice({ ports: [], endpoints: [] }),
+    )));
+    expect(facts.map((f) => [f.code, f.message])).toEqual([
+      ['no-ready-endpoints', 'EndpointSlices exist but hold no endpoint'],
+    ]);
+  });
 });
 
 describe('dataplaneTargets', () => {

@@ -93,7 +93,8 @@ describe('refresh staleness', () => {
           : src.transport.exec(argv, o),
     };
     let now = 1_000_000;
-    const session = new Session({ transport, apiText: src.apiText, live: true, intervalMs: 3_600_000, now: () => now });
+    // No kube-ipvs0 on this node: the probe plan would skip ipvsadm; --probe asks for it.
+    const session = new Session({ transport, apiText: src.apiText, live: true, intervalMs: 3_600_000, now: () => now, probes: ['ipvsadm-stats', 'ipvsadm'] });
     await session.start();
     await waitFor(session, () => (session.getState().snapshot?.pending?.length ?? 0) === 0);
     expect(session.getState().snapshot?.ipvs?.error).toMatch(/exit code 2/);

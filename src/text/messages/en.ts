@@ -51,6 +51,8 @@ export const coreEn = {
   'header.stale': 'stale since {age}: {reason}',
   'header.refreshing': 'refreshing…',
   'header.modeReading': '… (reading rules)',
+  'header.skipped': 'not read for this mode: {ids} (? says why)',
+  'header.fullRead': 'rules read whole {time}',
   'header.apiError': 'API: {reason}',
   // A refused --api-file version, short enough to leave the node name on an 80-column line
   // (Header drops its `nodescope │` when needed); the whole reason is in the ? help (help.apiError).
@@ -134,6 +136,8 @@ export const coreEn = {
   'filter.prompt': 'filter: ',
   'help.title': 'Keys',
   'help.close': 'press ? or Esc to close',
+  'help.probes': 'Probes (wall / node CPU ms)',
+  'help.skipped': 'skipped: {reason}',
   'key.panes': 'switch pane',
   'key.move': 'move',
   'key.page': 'page up / down',

@@ -38,6 +38,10 @@ export interface HeaderProps {
   readonly refreshing: boolean;
   /** Warnings of the dumps themselves (src/analysis/iptables-faults.ts): lead the mode line, before the evidence. */
   readonly notes?: readonly string[];
+  /** Probes the probe plan skipped for the node's mode (ids; `?` lists why): named after the notes. */
+  readonly skipped?: readonly string[];
+  /** When the rules shown were last read whole (ms since epoch), when a refresh re-reads only the open chain; absent otherwise. */
+  readonly fullReadAt?: number | null;
   readonly pane: PaneId;
   readonly width: number;
   readonly lang: Lang;
@@ -148,7 +152,9 @@ export function Header(p: HeaderProps): React.JSX.Element {
       : p.apiError
         ? apiLine(p.apiError, where, freshness, p)
       : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
-  const noteText = p.notes?.length ? `⚠ ${p.notes.join(' · ')} · ` : '';
+  const skippedText = p.skipped?.length ? `${tf(p.lang, 'header.skipped', { ids: p.skipped.join(', ') })} · ` : '';
+  const fullText = p.fullReadAt ? `${tf(p.lang, 'header.fullRead', { time: clockTime(p.fullReadAt) })} · ` : '';
+  const noteText = (p.notes?.length ? `⚠ ${p.notes.join(' · ')} · ` : '') + fullText + skippedText;
   const modeHead = p.evidence === '' ? `${t(p.lang, 'header.mode')}: ${p.mode}` : `${t(p.lang, 'header.mode')}: ${p.mode} — ${noteText}`;
   const line2 = modeHead + (typeof p.evidence === 'string' ? p.evidence : p.evidence(p.width - cellWidth(modeHead)));
   return (

@@ -6,14 +6,33 @@ import { t, tf, type Lang } from '../../text/i18n.js';
 import { helpRows } from '../key-bindings.js';
 import { theme } from '../theme.js';
 
+/** One probe under `?`: its wall and node CPU time (ms; CPU unknown over SSH), or why the probe plan skipped it. */
+export interface HelpProbeRow {
+  readonly id: string;
+  readonly status: string;
+  readonly durationMs: number;
+  readonly cpuMs?: number;
+  readonly skipped?: string;
+}
+
+/** Milliseconds rounded, for the probe rows. */
+const ms = (n: number): string => String(Math.round(n));
+
+/** The probe rows of `?` from a snapshot's probe summaries and skipped probes (heavy ones first are not reordered: catalog order). */
+export function helpProbeRows(probes: readonly { id: string; status: string; durationMs: number; cpuMs?: number }[], skipped: readonly { id: string; reason: string }[] = []): HelpProbeRow[] {
+  return [...probes.map((p) => ({ id: p.id, status: p.status, durationMs: p.durationMs, ...(p.cpuMs !== undefined ? { cpuMs: p.cpuMs } : {}) })), ...skipped.map((s) => ({ id: s.id, status: 'skipped', durationMs: 0, skipped: s.reason }))];
+}
+
 /**
  * Renders the help box; `apiError` (`SessionState.apiError`: why the API objects shown are
  * not the source's latest, which the header only names in short) is shown whole under the
  * title. With it, the box is `height` rows (the pane's) and the keys that do not fit are
  * cut at the bottom (the footer repeats `?` and `q`) rather than drawn over each other.
+ * `probes`: each probe's wall and node CPU time, and the ones the probe plan skipped with why,
+ * listed after the keys (the box is then `height` rows too).
  */
-export function Help({ lang, apiError = null, height }: { readonly lang: Lang; readonly apiError?: string | null; readonly height?: number }): React.JSX.Element {
-  const sized = apiError && height !== undefined ? { height, overflow: 'hidden' as const } : {};
+export function Help({ lang, apiError = null, height, probes }: { readonly lang: Lang; readonly apiError?: string | null; readonly height?: number; readonly probes?: readonly HelpProbeRow[] }): React.JSX.Element {
+  const sized = (apiError || probes?.length) && height !== undefined ? { height, overflow: 'hidden' as const } : {};
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={theme.accent} paddingX={1} {...sized}>
       {/* Not shrunk to the height (yoga would squeeze rows out of the middle): cut at the bottom. */}
@@ -27,6 +46,13 @@ export function Help({ lang, apiError = null, height }: { readonly lang: Lang; r
           </Text>
         ))}
         <Text color={theme.muted}>{t(lang, 'help.close')}</Text>
+        {probes?.length ? <Text bold>{t(lang, 'help.probes')}</Text> : null}
+        {(probes ?? []).map((p) => (
+          <Text key={p.id}>
+            <Text color={theme.accent}>{p.id.padEnd(22)}</Text>
+            {p.skipped === undefined ? `${ms(p.durationMs)} / ${p.cpuMs === undefined ? '?' : ms(p.cpuMs)}  ${p.status}` : tf(lang, 'help.skipped', { reason: p.skipped })}
+          </Text>
+        ))}
       </Box>
     </Box>
   );

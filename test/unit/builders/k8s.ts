@@ -41,13 +41,16 @@ export interface ServiceOpts {
   selector?: Record<string, string> | null;
   externalName?: string;
   externalIPs?: string[];
-  lbIngress?: { ip?: string; hostname?: string }[];
+  lbIngress?: { ip?: string; hostname?: string; ipMode?: string }[];
   sessionAffinity?: string;
   timeoutSeconds?: number;
   externalTrafficPolicy?: string;
   internalTrafficPolicy?: string;
   trafficDistribution?: string;
   publishNotReadyAddresses?: boolean;
+  healthCheckNodePort?: number;
+  loadBalancerSourceRanges?: string[];
+  ipFamilyPolicy?: string;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
 }
@@ -75,6 +78,7 @@ export function makeService(o: ServiceOpts = {}): JsonObject {
       clusterIP: clusterIP ?? undefined,
       clusterIPs: o.clusterIPs ?? (clusterIP ? [clusterIP] : undefined),
       ipFamilies: o.ipFamilies,
+      ipFamilyPolicy: o.ipFamilyPolicy,
       ports,
       selector: selector ?? undefined,
       externalName: o.externalName,
@@ -85,6 +89,8 @@ export function makeService(o: ServiceOpts = {}): JsonObject {
       internalTrafficPolicy: o.internalTrafficPolicy,
       trafficDistribution: o.trafficDistribution,
       publishNotReadyAddresses: o.publishNotReadyAddresses,
+      healthCheckNodePort: o.healthCheckNodePort,
+      loadBalancerSourceRanges: o.loadBalancerSourceRanges,
     }),
     status: { loadBalancer: o.lbIngress ? { ingress: o.lbIngress.map((i) => compact(i)) } : {} },
   };

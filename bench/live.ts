@@ -1,0 +1,177 @@
+/**
+ * `node dist/bench/live.js --root DIR [--runs N] [--cli dist/bin/nodescope.js]` (as root, under
+ * `flock /tmp/nodescope-lab.lock`): issue 23's live rows. Loads a generated capture's rules
+ * (`DIR/iptables/probes/iptables-save.stdout` with `iptables-restore -c`, `DIR/nftables/probes/
+ * nft-text.stdout` with `nft -f`) into a network namespace of its own and measures, side by
+ * side in one run, the node's own dump alone against nodescope on the same namespace:
+ * `show rules -o json`, `show services -o json`, the TUI's first data frame (tmux), one refresh
+ * of the open chain (in-process Session, the node CPU its probes used, from /proc/self/stat),
+ * then the replay rows: `show services` against `JSON.parse` of api.json, and `trace`.
+ * Prints markdown; removes its namespaces on every exit path. Medians of `--runs` (default 2).
+ */
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { packageRoot } from '../src/paths.js';
+import { Session } from '../src/collect/session.js';
+import { LocalTransport } from '../src/sources/local.js';
+import { USER_HZ, waitedChildrenTicks } from '../src/sources/child-cpu.js';
+import { loadAverage, machineLine } from './lib/machine.js';
+import { median } from './lib/measure.js';
+import { TmuxProgram } from './lib/tmux.js';
+
+const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' } } });
+const root = values.root ?? '';
+const runs = Number(values.runs ?? '2');
+const cli = path.resolve(values.cli ?? path.join(packageRoot(), 'dist/bin/nodescope.js'));
+const log = (t: string) => process.stderr.write(`live bench: ${t}\n`);
+const ms = (n: number) => (Number.isNaN(n) ? '–' : n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
+
+/** Wall and CPU (the child and what it waited for) of one command, ms. */
+function timed(argv: readonly string[]): { ms: number; cpuMs: number; ok: boolean; err: string } {
+  const t0 = waitedChildrenTicks() ?? 0;
+  const w0 = performance.now();
+  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 30, env: { ...process.env, LC_ALL: 'C' } });
+  const wall = performance.now() - w0;
+  const cpu = (((waitedChildrenTicks() ?? 0) - t0) * 1000) / USER_HZ;
+  return { ms: wall, cpuMs: cpu, ok: r.status === 0, err: r.stderr?.toString().slice(-300) ?? '' };
+}
+
+function must(argv: readonly string[]): void {
+  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status !== 0) throw new Error(`${argv.join(' ')}: ${r.stderr?.toString()}`);
+}
+
+/** Median wall / CPU of `runs` runs of `argv`. */
+function measure(label: string, argv: readonly string[]): { ms: number; cpuMs: number; note: string } {
+  const got = [];
+  for (let i = 0; i < runs; i++) {
+    log(`${label} run ${i + 1}`);
+    const r = timed(argv);
+    if (!r.ok) return { ms: Number.NaN, cpuMs: Number.NaN, note: `failed: ${r.err.replace(/\s+/g, ' ').slice(0, 100)}` };
+    got.push(r);
+  }
+  return { ms: median(got.map((g) => g.ms)), cpuMs: median(got.map((g) => g.cpuMs)), note: '' };
+}
+
+/** Start → first frame showing Services, → frame naming the mode (rules read), in tmux. */
+async function firstFrames(ns: string, api: string, mode: string): Promise<{ services: number; moded: number }> {
+  const app = TmuxProgram.start(`nodescope-live-bench-${process.pid}`, `${process.execPath} ${cli} --netns ${ns} --api-file ${api} --lang en`, 120, 40);
+  try {
+    const services = await app.waitFor((s) => s.includes('kube-dns'), 300_000);
+    const moded = await app.waitFor((s) => new RegExp(`mode: ${mode}\\b`).test(s), 300_000);
+    app.keys('q');
+    return { services: services.ms, moded: moded.ms };
+  } finally {
+    app.kill();
+  }
+}
+
+/** Refreshes of the open chain in-process: wall and the node CPU of the probes, medians of 5; and what kind each was. */
+async function chainRefresh(ns: string, api: string, focus: { ruleset: string; table: string; chain: string }): Promise<{ ms: number; cpuMs: number; kinds: string }> {
+  const session = new Session({ transport: new LocalTransport({ netns: ns }), live: true, apiText: readFileSync(api, 'utf8'), intervalMs: 3_600_000 });
+  await session.start();
+  session.focus(focus);
+  const walls: number[] = [];
+  const cpus: number[] = [];
+  const kinds: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = waitedChildrenTicks() ?? 0;
+    const w0 = performance.now();
+    session.refreshNow();
+    await new Promise<void>((resolve) => {
+      const off = session.subscribe(() => {
+        if (!session.getState().refreshing) {
+          off();
+          resolve();
+        }
+      });
+    });
+    walls.push(performance.now() - w0);
+    cpus.push((((waitedChildrenTicks() ?? 0) - t0) * 1000) / USER_HZ);
+    kinds.push(session.lastRefreshKind() ?? '?');
+  }
+  await session.stop();
+  return { ms: median(walls), cpuMs: median(cpus), kinds: kinds.join(',') };
+}
+
+/** A Service's ClusterIP:port/proto from api.json, for `trace --to`. */
+function someClusterIp(api: string): string {
+  const list = JSON.parse(readFileSync(api, 'utf8')) as { items: { kind: string; spec?: { clusterIP?: string; ports?: { port: number; protocol?: string }[] } }[] };
+  const svc = list.items.find((o) => o.kind === 'Service' && o.spec?.clusterIP && o.spec.clusterIP !== 'None' && o.spec.ports?.length)!;
+  return `${svc.spec!.clusterIP}:${svc.spec!.ports![0]!.port}/${(svc.spec!.ports![0]!.protocol ?? 'TCP').toLowerCase()}`;
+}
+
+async function main(): Promise<void> {
+  const rows: string[] = [];
+  const load = loadAverage();
+  const started = new Date().toISOString();
+  const namespaces: string[] = [];
+  try {
+    for (const mode of ['iptables', 'nftables'] as const) {
+      const ns = `nsbl-${mode}-${process.pid}`;
+      const bundle = path.join(root, mode);
+      const api = path.join(bundle, 'api.json');
+      must(['ip', 'netns', 'add', ns]);
+      namespaces.push(ns);
+      log(`loading ${mode} rules into ${ns}`);
+      const loadRules = mode === 'iptables' ? timed(['ip', 'netns', 'exec', ns, 'iptables-restore', '-c', path.join(bundle, 'probes', 'iptables-save.stdout')]) : timed(['ip', 'netns', 'exec', ns, 'nft', '-f', path.join(bundle, 'probes', 'nft-text.stdout')]);
+      if (!loadRules.ok) throw new Error(`loading ${mode}: ${loadRules.err}`);
+      const own = mode === 'iptables' ? ['iptables-save', '-c'] : ['nft', '-j', 'list', 'table', 'ip', 'kube-proxy'];
+      const base = measure(`${mode} ${own.join(' ')}`, ['ip', 'netns', 'exec', ns, ...own]);
+      const whole = mode === 'iptables' ? measure('nft -j list ruleset', ['ip', 'netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset']) : null;
+      const rules = measure(`${mode} show rules`, [process.execPath, cli, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api]);
+      const services = measure(`${mode} show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--netns', ns, '--api-file', api]);
+      log(`${mode} first frames`);
+      const frames = await firstFrames(ns, api, mode);
+      log(`${mode} refresh of the open chain`);
+      const focus = mode === 'iptables' ? { ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' } : { ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' };
+      const refresh = await chainRefresh(ns, api, focus);
+      const ratio = (x: number) => (Number.isNaN(x) || !(base.ms > 0) ? '–' : `${(x / base.ms).toFixed(2)}×`);
+      rows.push(
+        `| ${mode} | \`${own.join(' ')}\` alone | ${ms(base.ms)} | ${ms(base.cpuMs)} | 1.00× | ${base.note} |`,
+        ...(whole ? [`| ${mode} | \`nft -j list ruleset\` alone (what nodescope no longer runs here) | ${ms(whole.ms)} | ${ms(whole.cpuMs)} | ${ratio(whole.ms)} | ${whole.note} |`] : []),
+        `| ${mode} | \`show rules -o json\` | ${ms(rules.ms)} | ${ms(rules.cpuMs)} | ${ratio(rules.ms)} | ${rules.note} |`,
+        `| ${mode} | \`show services -o json\` | ${ms(services.ms)} | ${ms(services.cpuMs)} | ${ratio(services.ms)} | ${services.note} |`,
+        `| ${mode} | TUI start → Services frame (tmux) | ${ms(frames.services)} | | ${ratio(frames.services)} | |`,
+        `| ${mode} | TUI start → frame naming the mode (rules read) | ${ms(frames.moded)} | | ${ratio(frames.moded)} | |`,
+        `| ${mode} | refresh of the open chain (${focus.chain}), median of 5 | ${ms(refresh.ms)} | ${ms(refresh.cpuMs)} node | | kinds ${refresh.kinds}; node CPU at the 2 s interval ${(refresh.cpuMs / 20).toFixed(1)} % of a core |`,
+      );
+      must(['ip', 'netns', 'del', ns]);
+      namespaces.pop();
+    }
+    // Replays of the same captures.
+    for (const mode of ['iptables', 'nftables'] as const) {
+      const bundle = path.join(root, mode);
+      const api = path.join(bundle, 'api.json');
+      const parse = measure(`${mode} JSON.parse api.json`, [process.execPath, '-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(api)}, 'utf8'))`]);
+      const services = measure(`${mode} replay show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--replay', bundle]);
+      const trace = measure(`${mode} replay trace`, [process.execPath, cli, 'trace', '--replay', bundle, '--to', someClusterIp(api), '-o', 'json']);
+      const node = measure('node -e 0', [process.execPath, '-e', '0']);
+      rows.push(
+        `| replay ${mode} | \`node -e 'JSON.parse(api.json)'\` | ${ms(parse.ms)} | ${ms(parse.cpuMs)} | 1.00× | process start ${ms(node.ms)} ms included |`,
+        `| replay ${mode} | \`show services -o json\` | ${ms(services.ms)} | ${ms(services.cpuMs)} | ${(services.ms / parse.ms).toFixed(2)}× | ${services.note} |`,
+        `| replay ${mode} | \`trace --to ClusterIP\` | ${ms(trace.ms)} | ${ms(trace.cpuMs)} | | ${trace.note} |`,
+      );
+    }
+  } finally {
+    for (const ns of namespaces) spawnSync('ip', ['netns', 'del', ns]);
+  }
+  process.stdout.write(
+    [
+      `Machine: ${machineLine()}; shared by 6 engineers at the time. Run ${started}, load average ${load} at start; \`${runs}\` runs per row (median).`,
+      `Captures: \`npm run gen -- --services 10000 --endpoints 5 --seed bench\` loaded into a network namespace (iptables-restore -c / nft -f).`,
+      '',
+      '| lab | what | wall ms | CPU ms | vs the node\'s own dump | note |',
+      '|---|---|--:|--:|--:|---|',
+      ...rows,
+      '',
+    ].join('\n'),
+  );
+}
+
+main().catch((e: Error) => {
+  process.stderr.write(`live bench: ${e.stack ?? e.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,94 @@
+/**
+ * The per-snapshot conntrack index: the entries of the table a pane shows (netfilter's
+ * or Cilium's), the Services they were matched against and their classification columns
+ * (src/analysis/conntrack-classify.ts), memoised by snapshot identity. The frontends and
+ * endpoints come from the API objects through `dataplaneTargets`
+ * (src/analysis/service-view.ts), the node addresses from `ip -j addr`.
+ */
+import { buildServiceView, dataplaneTargets } from './service-view.js';
+import type { ServiceFrontends } from './conntrack-nat.js';
+import { classifyConntrackColumns, type ConntrackClassificationColumns } from './conntrack-classify.js';
+import type { ConntrackEntry, ConntrackTable } from '../model/conntrack.js';
+import { localAddresses } from '../model/iproute.js';
+import type { NodeSnapshot, Parsed } from '../model/snapshot.js';
+import { formatServiceRef } from '../model/service-ref.js';
+
+/** A Service as the pane names it: `label` is `namespace/name`. */
+export interface ConntrackServiceRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly label: string;
+}
+
+/**
+ * Everything computed once per snapshot: the entries, the Services they were matched
+ * against (in `dataplaneTargets` order: namespace, then name), the classification
+ * columns, and whether Services were known at all (API objects present).
+ * `sortCache`, `keyCache` and `filterCache` hold memoised orders and keys; treat them as private.
+ */
+export interface ConntrackIndex extends ConntrackClassificationColumns {
+  readonly entries: readonly ConntrackEntry[];
+  readonly services: readonly ConntrackServiceRef[];
+  readonly servicesKnown: boolean;
+  readonly sortCache: Map<string, Uint32Array>;
+  /** The last sorted column's numeric keys, by column name (both directions sort on them; one column kept: 8 MB per 1M flows). */
+  readonly keyCache: Map<string, { readonly keys: Float64Array; readonly max: number }>;
+  readonly filterCache: Map<string, { readonly filter: string; readonly order: Uint32Array }>;
+}
+
+/** Builds the index of `entries` against `services` and `nodeAddresses` (not memoised). */
+export function buildConntrackIndex(
+  entries: readonly ConntrackEntry[],
+  services: readonly ServiceFrontends[],
+  nodeAddresses: readonly string[],
+  servicesKnown = true,
+): ConntrackIndex {
+  return {
+    entries,
+    services: services.map((s) => ({ namespace: s.namespace, name: s.name, label: formatServiceRef(s) })),
+    servicesKnown,
+    ...classifyConntrackColumns(entries, services, nodeAddresses),
+    sortCache: new Map(),
+    keyCache: new Map(),
+    filterCache: new Map(),
+  };
+}
+
+const indexCache = new WeakMap<readonly ConntrackEntry[], { readonly api: unknown; readonly node: string; readonly addrs: unknown; readonly index: ConntrackIndex }>();
+const NO_ENTRIES: readonly ConntrackEntry[] = [];
+
+/**
+ * The index of a snapshot's conntrack table, memoised by the identity of its entries, API
+ * objects, node and addresses (a staged load or a refresh that re-reads only the rules
+ * builds new snapshots around the same table; they share the index).
+ * Services come from the snapshot's API objects (none when it has no API objects), node
+ * addresses from its `ip -j addr`.
+ */
+export function conntrackIndex(snapshot: NodeSnapshot): ConntrackIndex {
+  const entries = conntrackSource(snapshot).part?.value?.entries ?? NO_ENTRIES;
+  const api = snapshot.api?.value ?? null;
+  const addrs = snapshot.addrs?.value ?? null;
+  const cached = indexCache.get(entries);
+  if (cached && cached.api === api && cached.node === snapshot.meta.node && cached.addrs === addrs) return cached.index;
+  const services = api ? dataplaneTargets(buildServiceView(api, { nodeName: snapshot.meta.node })) : [];
+  const nodeAddresses = addrs ? localAddresses(addrs).map((a) => a.address) : [];
+  const index = buildConntrackIndex(entries, services, nodeAddresses, api !== null);
+  indexCache.set(entries, { api, node: snapshot.meta.node, addrs, index });
+  return index;
+}
+
+
+/**
+ * Which conntrack a snapshot's pane shows: netfilter's (`conntrack -L`) when it has
+ * entries, else Cilium's CT map (`cilium-dbg bpf ct list global`) when that was read,
+ * else netfilter's part as it is (empty, failed or null).
+ */
+export function conntrackSource(snapshot: NodeSnapshot): { readonly kind: ConntrackSourceKind; readonly part: Parsed<ConntrackTable> | null } {
+  const nf = snapshot.conntrack ?? null;
+  const cilium = snapshot.ciliumConntrack ?? null;
+  if ((nf?.value?.entries.length ?? 0) === 0 && cilium?.value) return { kind: 'cilium', part: cilium };
+  return { kind: 'netfilter', part: nf };
+}
+
+/** Where the pane's entries come from: netfilter conntrack, or Cilium's CT BPF maps. */
+export type ConntrackSourceKind = 'netfilter' | 'cilium';

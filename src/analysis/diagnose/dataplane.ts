@@ -1,0 +1,78 @@
+/**
+ * Which dataplane a node's Services are compared against, and its frontends read once:
+ * kube-proxy's iptables rules, its nftables table, or Cilium's LB maps, as the detected proxy
+ * mode says; plus the rules another mode left behind (kubernetes#102314, #88698) and, on an
+ * iptables node, the iptables-legacy rules beside the iptables-nft ones. When the part the
+ * mode needs was not read (probe failed, still loading) or the mode is one not compared
+ * (IPVS), `problem` says so and every Service is `unknown`. Pure.
+ */
+import type { NodeSnapshot, Parsed } from '../../model/snapshot.js';
+import { detectProxyMode, type ProxyMode } from '../proxy-mode.js';
+import { indexFrontends, type FrontendIndex, type ProgrammedFrontend } from './frontends.js';
+import { readCiliumFrontends } from './read-cilium.js';
+import { readIptablesFrontends } from './read-iptables.js';
+import { readNftFrontends } from './read-nftables.js';
+
+/** The dataplane a node is compared against. */
+export type DiagnosedDataplane = 'iptables' | 'nftables' | 'cilium';
+
+/** The node's frontends as read, and what else is there. */
+export interface NodeDataplane {
+  readonly mode: ProxyMode;
+  readonly dataplane: DiagnosedDataplane | null;
+  /** Why the dataplane cannot be compared (null when it can). */
+  readonly problem: string | null;
+  readonly frontends: FrontendIndex;
+  /** Frontends of another mode's rules left on the node, with the mode they belong to. */
+  readonly leftovers: readonly { readonly mode: DiagnosedDataplane; readonly frontend: ProgrammedFrontend }[];
+  /** On an iptables node with both backends holding rules: the iptables-legacy frontends. */
+  readonly legacy: FrontendIndex | null;
+}
+
+const EMPTY: FrontendIndex = { byKey: new Map(), duplicates: [] };
+
+function notRead<T>(part: Parsed<T> | null | undefined, name: string, pending: boolean): string | null {
+  if (pending) return `${name} is still being read`;
+  if (!part) return `${name} was not read`;
+  if (part.value === null) return `${name} could not be read: ${part.error ?? part.probe?.status ?? 'no output'}`;
+  return null;
+}
+
+function dataplaneOf(mode: ProxyMode): DiagnosedDataplane | null {
+  if (mode === 'iptables' || mode === 'iptables-legacy' || mode === 'iptables-mixed') return 'iptables';
+  if (mode === 'nftables') return 'nftables';
+  if (mode === 'cilium') return 'cilium';
+  return null;
+}
+
+/** Reads the node's dataplane once for the whole diagnosis (see the module comment). */
+export function readNodeDataplane(snapshot: NodeSnapshot): NodeDataplane {
+  const mode = detectProxyMode(snapshot).mode;
+  const dataplane = dataplaneOf(mode);
+  const pending = (p: string) => snapshot.pending?.includes(p as never) ?? false;
+  const ipt = mode === 'iptables-legacy' ? snapshot.iptablesLegacy : snapshot.iptables;
+  let problem: string | null = null;
+  let frontends: ProgrammedFrontend[] = [];
+  if (dataplane === null) problem = mode === 'ipvs' ? 'the node runs kube-proxy in IPVS mode, which diagnose does not compare yet' : `no Service dataplane found on the node (mode: ${mode})`;
+  else if (dataplane === 'iptables') problem = notRead(ipt, 'iptables-save', pending(mode === 'iptables-legacy' ? 'iptablesLegacy' : 'iptables'));
+  else if (dataplane === 'nftables') problem = notRead(snapshot.nft, 'the nftables ruleset', pending('nft'));
+  else problem = notRead(snapshot.lb, "Cilium's LB maps", pending('lb'));
+  if (problem === null) {
+    if (dataplane === 'iptables') frontends = readIptablesFrontends(ipt!.value!, mode === 'iptables-legacy' ? 'iptables-legacy' : 'iptables');
+    else if (dataplane === 'nftables') frontends = readNftFrontends(snapshot.nft!.value!);
+    else if (dataplane === 'cilium') frontends = readCiliumFrontends(snapshot.lb!.value!);
+  }
+  if (problem === null && snapshot.lb?.value?.unreadable?.length && dataplane === 'cilium') {
+    problem = `LB map entries not understood: ${snapshot.lb.value.unreadable.map((u) => `${u.map} (${u.entries})`).join(', ')}`;
+  }
+  const leftovers: { mode: DiagnosedDataplane; frontend: ProgrammedFrontend }[] = [];
+  if (dataplane !== 'iptables' && snapshot.iptables?.value) for (const f of readIptablesFrontends(snapshot.iptables.value)) leftovers.push({ mode: 'iptables', frontend: f });
+  if (dataplane !== 'iptables' && snapshot.iptablesLegacy?.value) for (const f of readIptablesFrontends(snapshot.iptablesLegacy.value, 'iptables-legacy')) leftovers.push({ mode: 'iptables', frontend: f });
+  if (dataplane !== 'nftables' && snapshot.nft?.value) for (const f of readNftFrontends(snapshot.nft.value)) leftovers.push({ mode: 'nftables', frontend: f });
+  let legacy: FrontendIndex | null = null;
+  if (dataplane === 'iptables' && mode !== 'iptables-legacy' && snapshot.iptablesLegacy?.value) {
+    const l = readIptablesFrontends(snapshot.iptablesLegacy.value, 'iptables-legacy');
+    if (l.length > 0) legacy = indexFrontends(l);
+  }
+  return { mode, dataplane, problem, frontends: problem === null ? indexFrontends(frontends) : EMPTY, leftovers, legacy };
+}

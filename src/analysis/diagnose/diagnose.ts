@@ -1,0 +1,149 @@
+/**
+ * `diagnoseSnapshot`: one verdict per Service on one node (issue 17) — the API and endpoints
+ * layers (layer-api.ts), then every frontend the node should serve compared endpoint by
+ * endpoint with what its dataplane does (expect.ts against read-*.ts, compare-frontends.ts),
+ * leftovers of other proxy modes (leftovers.ts), and the verdict folded from the findings
+ * (verdict.ts). Reads the snapshot only: never a probe, never the UI. Every lookup is by key
+ * (Maps built once), so 10,000 Services cost a pass over them. Pure.
+ */
+import type { ApiObjects } from '../../model/k8s.js';
+import type { NodeSnapshot } from '../../model/snapshot.js';
+import { compareFrontend, type CompareContext } from './compare-frontends.js';
+import { readNodeDataplane, type NodeDataplane } from './dataplane.js';
+import { buildExpectation, type ExpectedService } from './expect.js';
+import { frontendKey } from './frontends.js';
+import { apiFindings, podsByNamespace } from './layer-api.js';
+import { legacyDisagreement, leftoverEvidence } from './leftovers.js';
+import { conntrackFindings, nodeMinorVersion } from './layer-conntrack.js';
+import { ciliumFrontendFindings, listingDisagreements, orphanBackends } from './read-cilium.js';
+import type { Diagnosis, Finding, ServiceDiagnosis } from './types.js';
+import { countVerdicts, foldVerdict } from './verdict.js';
+
+/** What to diagnose: `service` (`ns/name`) limits the Services (node findings stay). */
+export interface DiagnoseOptions {
+  readonly service?: string;
+}
+
+function podsByIpOf(objects: ApiObjects): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const p of objects.pods) {
+    if (p.hostNetwork) continue;
+    for (const ip of p.podIPs) out.set(ip, `${p.meta.namespace}/${p.meta.name}`);
+  }
+  return out;
+}
+
+interface Shared {
+  readonly dp: NodeDataplane;
+  readonly podsByIp: ReadonlyMap<string, string>;
+  readonly matched: Set<string>;
+  readonly leftovers: ReturnType<typeof leftoverEvidence>;
+  readonly disagreements: ReturnType<typeof listingDisagreements>;
+}
+
+function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
+  const { dp } = shared;
+  if (svc.unsupported) return [{ layer: 'dataplane', code: 'dataplane-not-understood', severity: 'unknown', message: `not compared: ${svc.unsupported}`, evidence: [] }];
+  if (svc.frontends.length === 0) return [];
+  if (dp.problem !== null || dp.dataplane === null) return [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: `not compared: ${dp.problem ?? 'no dataplane'}`, evidence: [] }];
+  const ctx: CompareContext = { apiEndpoints: svc.apiEndpoints, podsByIp: shared.podsByIp, dataplane: dp.dataplane };
+  const out: Finding[] = [];
+  for (const f of svc.frontends) {
+    const key = frontendKey(f);
+    const act = dp.frontends.byKey.get(key);
+    shared.matched.add(key);
+    out.push(...compareFrontend(f, act, ctx));
+    if (dp.dataplane === 'cilium' && act) out.push(...ciliumFrontendFindings(f, act));
+    const dis = shared.disagreements.get(key);
+    if (dis) out.push({ ...dis, port: f.portName || String(f.port) });
+    if (dp.legacy) {
+      const l = legacyDisagreement(key, act, dp.legacy, f.portName || String(f.port));
+      if (l) out.push(l);
+    }
+  }
+  return out;
+}
+
+function leftoverFinding(ref: string, shared: Shared, current: string | null): Finding | null {
+  const left = shared.leftovers.get(ref);
+  if (!left) return null;
+  return {
+    layer: 'dataplane',
+    code: 'leftover-rules',
+    severity: 'degraded',
+    message: `${left.mode} rules for this Service are left on a ${current ?? 'node of another'} mode node (a restart of kube-proxy in another mode does not remove them; they may still rewrite traffic)`,
+    evidence: left.evidence,
+  };
+}
+
+/** Frontends the node has that no expected frontend matched, per Service (`''`: names none). */
+function unexpectedFrontends(shared: Shared): Map<string, Finding[]> {
+  const out = new Map<string, Finding[]>();
+  for (const [key, f] of shared.dp.frontends.byKey) {
+    if (shared.matched.has(key)) continue;
+    const k = f.service ?? '';
+    const list = out.get(k) ?? [];
+    list.push({ layer: 'dataplane', code: 'frontend-unexpected', severity: 'degraded', message: `${key}: the node ${f.outcome === 'endpoints' ? 'rewrites' : f.outcome + 's'} it${f.service ? ` for ${f.service}` : ''}, but the API has no such frontend`, port: f.portName ?? String(f.port), frontend: key, evidence: f.evidence });
+    out.set(k, list);
+  }
+  return out;
+}
+
+/**
+ * The diagnosis of one node: every Service of `api` (default: the snapshot's API objects)
+ * with its verdict and findings, and a header naming the node, the dataplane compared and the
+ * findings of no Service. Without API objects, no Service can be judged: the header says so
+ * and `services` is empty (exit status 2). Never throws on node data.
+ */
+export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null = snapshot.api?.value ?? null, options: DiagnoseOptions = {}): Diagnosis {
+  const dp = readNodeDataplane(snapshot);
+  const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const) };
+  if (!api) {
+    const why = snapshot.api?.error ?? 'no API objects were read (no --api-file, no cluster access, or the bundle has none)';
+    const nodeFindings: Finding[] = [{ layer: 'api', code: 'no-api-objects', severity: 'unknown', message: `no Service can be judged: ${why}`, evidence: [] }];
+    return { header: { ...header, services: 0, counts: countVerdicts([]), nodeFindings }, services: [] };
+  }
+  const expectation = buildExpectation(snapshot, api, dp.dataplane === 'cilium' ? 'cilium' : 'kube-proxy');
+  const lb = snapshot.lb?.value;
+  const shared: Shared = {
+    dp,
+    podsByIp: podsByIpOf(api),
+    matched: new Set(),
+    leftovers: leftoverEvidence(snapshot, dp),
+    disagreements: lb && dp.dataplane === 'cilium' ? listingDisagreements(lb) : new Map(),
+  };
+  const pods = podsByNamespace(api);
+  const chosen = expectation.services.filter((s) => options.service === undefined || `${s.namespace}/${s.name}` === options.service);
+  const ct = snapshot.conntrack?.value;
+  const flows = ct && dp.dataplane !== 'cilium' ? conntrackFindings(ct.entries, chosen, expectation.input.nodeIPs, nodeMinorVersion(api, snapshot.meta.node)) : new Map<string, Finding[]>();
+  const perService = chosen.map((svc) => {
+    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(flows.get(`${svc.namespace}/${svc.name}`) ?? [])];
+    const left = leftoverFinding(`${svc.namespace}/${svc.name}`, shared, dp.dataplane);
+    if (left) findings.push(left);
+    return { svc, findings };
+  });
+  // Every expected frontend is matched first (all Services), so a frontend is unexpected only when no Service claims it.
+  if (options.service !== undefined) for (const s of expectation.services) for (const f of s.frontends) shared.matched.add(frontendKey(f));
+  const unexpected = dp.problem === null ? unexpectedFrontends(shared) : new Map<string, Finding[]>();
+  const services: ServiceDiagnosis[] = perService.map(({ svc, findings }) => {
+    const all = [...findings, ...(unexpected.get(`${svc.namespace}/${svc.name}`) ?? [])];
+    return { namespace: svc.namespace, name: svc.name, verdict: foldVerdict(all), findings: all };
+  });
+  const known = new Set(expectation.services.map((s) => `${s.namespace}/${s.name}`));
+  const nodeFindings: Finding[] = [];
+  if (dp.problem !== null) nodeFindings.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, evidence: [] });
+  if (!ct || dp.dataplane === 'cilium') {
+    const why = dp.dataplane === 'cilium' ? "Cilium's own conntrack is not compared yet" : `the conntrack table was not read${snapshot.conntrack?.error ? ` (${snapshot.conntrack.error})` : ''}`;
+    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', message: `stale flows not checked: ${why}`, evidence: [] });
+  }
+  if (options.service === undefined) {
+    for (const [k, list] of unexpected) if (!known.has(k)) nodeFindings.push(...list);
+    for (const [k] of shared.leftovers) {
+      if (known.has(k)) continue;
+      const f = leftoverFinding(k, shared, dp.dataplane);
+      if (f) nodeFindings.push({ ...f, message: `${k || 'rules naming no Service'}: ${f.message}` });
+    }
+    if (lb && dp.dataplane === 'cilium') nodeFindings.push(...orphanBackends(lb));
+  }
+  return { header: { ...header, services: services.length, counts: countVerdicts(services), nodeFindings }, services };
+}

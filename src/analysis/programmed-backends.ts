@@ -1,0 +1,117 @@
+/**
+ * A Service's backend set, twice: what the node programmed (the endpoints its rewrite
+ * table DNATs the Service's traffic to) and what the API says it should be (the Service's
+ * EndpointSlices as kube-proxy reads them). The fleet compares the two per node and across
+ * nodes. IPv4 only (the kube-proxy tables read are `iptables-save` and `table ip kube-proxy`).
+ *
+ * Programmed, iptables mode: from the Service's KUBE-SERVICES jumps (service-dataplane.ts)
+ * through its KUBE-SVC-/KUBE-SVL-/KUBE-EXT-/KUBE-FW- chains to each KUBE-SEP- chain, whose
+ * DNAT `--to-destination` is the endpoint (pkg/proxy/iptables/proxier.go). nftables mode:
+ * the `endpoint-<hash>-<ns>/<name>/<proto>/<port>__<ip>/<port>` chains its `service-…`
+ * chains jump to (pkg/proxy/nftables/proxier.go names them so). Cilium: not read here.
+ *
+ * Expected: every IPv4 endpoint of the Service's slices that kube-proxy would use — the
+ * ready ones, or, when none is ready, the serving-and-terminating ones (KEP-1669) — once per
+ * slice port; with `internalTrafficPolicy: Local`, only the endpoints on this node. Pure.
+ */
+import { dnatDestination, findChain, type IptablesRuleset } from '../model/iptables.js';
+import type { ApiObjects, EndpointSlice, Service } from '../model/k8s.js';
+import type { NftRuleset } from '../model/nftables.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { iptablesServiceChains, nftServiceChains } from './service-dataplane.js';
+import { detectProxyMode } from './proxy-mode.js';
+
+/** What the node programmed for a Service: endpoints as `ip:port`, sorted; `via` the table read. */
+export type ProgrammedBackends =
+  | { readonly kind: 'read'; readonly via: 'iptables' | 'nftables'; readonly endpoints: readonly string[]; readonly hasRules: boolean }
+  /** The node's table could not be read or is one this module does not read (Cilium, IPVS): why. */
+  | { readonly kind: 'unknown'; readonly reason: string };
+
+const SERVICE_CHAIN = /^KUBE-(SVC|SVL|EXT|FW)-/;
+
+/** The sorted unique `ip:port` list of `items`. */
+function sortedSet(items: Iterable<string>): string[] {
+  return [...new Set(items)].sort();
+}
+
+/** The DNAT endpoints reached from the Service's chains in an iptables ruleset; `hasRules`: any chain of it was found. */
+export function iptablesBackends(ruleset: IptablesRuleset, namespace: string, name: string, ports: readonly { name: string; protocol: string }[] = []): { endpoints: string[]; hasRules: boolean } {
+  const start = iptablesServiceChains(ruleset, namespace, name, ports).map((c) => c.chain);
+  const seen = new Set<string>();
+  const out: string[] = [];
+  const queue = [...start];
+  while (queue.length) {
+    const chainName = queue.shift()!;
+    if (seen.has(chainName)) continue;
+    seen.add(chainName);
+    const chain = findChain(ruleset, 'nat', chainName);
+    if (!chain) continue;
+    for (const rule of chain.rules) {
+      const to = rule.target?.name ?? '';
+      if (to.startsWith('KUBE-SEP-') || SERVICE_CHAIN.test(to)) queue.push(to);
+      const dnat = dnatDestination(rule);
+      if (dnat?.address && dnat.port !== null) out.push(`${dnat.address}:${dnat.port}`);
+    }
+  }
+  return { endpoints: sortedSet(out), hasRules: start.length > 0 };
+}
+
+const ENDPOINT_CHAIN = /endpoint-[A-Z0-9]+-[^\s,;{}]+__([0-9.]+)\/([0-9]+)/g;
+
+/** The endpoints the Service's `service-…` chains in `table ip kube-proxy` jump to. */
+export function nftBackends(ruleset: NftRuleset, namespace: string, name: string): { endpoints: string[]; hasRules: boolean } {
+  const chains = nftServiceChains(ruleset, namespace, name).filter((c) => c.table === 'ip kube-proxy');
+  const table = ruleset.tables.find((t) => t.family === 'ip' && t.name === 'kube-proxy');
+  const out: string[] = [];
+  for (const ref of chains) {
+    const chain = table?.chains.find((c) => c.name === ref.chain);
+    for (const rule of chain?.rules ?? []) for (const m of rule.raw.matchAll(ENDPOINT_CHAIN)) out.push(`${m[1]}:${m[2]}`);
+  }
+  return { endpoints: sortedSet(out), hasRules: chains.length > 0 };
+}
+
+/**
+ * What `snapshot`'s node programmed for Service `ns/name`, from the table of its proxy
+ * mode. `unknown` names what is missing: the table not read, or a mode not read here.
+ */
+export function programmedBackends(snapshot: NodeSnapshot, service: Service): ProgrammedBackends {
+  const mode = detectProxyMode(snapshot).mode;
+  const { namespace, name } = service.meta;
+  if (mode === 'nftables') {
+    const nft = snapshot.nft?.value;
+    if (!nft) return { kind: 'unknown', reason: 'the nftables ruleset was not read (nft-json/nft-text)' };
+    return { kind: 'read', via: 'nftables', ...nftBackends(nft, namespace, name) };
+  }
+  if (mode === 'iptables' || mode === 'iptables-legacy' || mode === 'unknown' || mode === 'none') {
+    const ipt = mode === 'iptables-legacy' ? snapshot.iptablesLegacy?.value : snapshot.iptables?.value;
+    if (!ipt) return { kind: 'unknown', reason: 'the iptables rules were not read (iptables-save)' };
+    return { kind: 'read', via: 'iptables', ...iptablesBackends(ipt, namespace, name, service.ports) };
+  }
+  return { kind: 'unknown', reason: `proxy mode ${mode}: the fleet reads kube-proxy's iptables and nftables tables only` };
+}
+
+/** The Service's IPv4 EndpointSlices (label `kubernetes.io/service-name`). */
+function slicesOf(objects: ApiObjects, service: Service): EndpointSlice[] {
+  return objects.endpointSlices.filter((s) => s.meta.namespace === service.meta.namespace && s.serviceName === service.meta.name && s.addressType === 'IPv4');
+}
+
+/**
+ * The endpoints kube-proxy on `node` would program for `service` (`ip:port`, sorted):
+ * ready ones, else serving-and-terminating ones; on this node only for
+ * `internalTrafficPolicy: Local`.
+ */
+export function expectedBackends(objects: ApiObjects, service: Service, node: string): string[] {
+  const slices = slicesOf(objects, service);
+  const local = service.internalTrafficPolicy === 'Local';
+  const eps = slices.flatMap((s) => s.endpoints.map((e) => ({ e, ports: s.ports }))).filter(({ e }) => !local || e.nodeName === node);
+  const ready = eps.filter(({ e }) => e.ready !== false);
+  const used = ready.length ? ready : eps.filter(({ e }) => e.serving === true && e.terminating === true);
+  const out: string[] = [];
+  for (const { e, ports } of used) for (const p of ports) if (p.port !== null) for (const a of e.addresses) out.push(`${a}:${p.port}`);
+  return sortedSet(out);
+}
+
+/** Whether kube-proxy programs `service` at all (a ClusterIP; not headless, not ExternalName). */
+export function isProgrammed(service: Service): boolean {
+  return service.type !== 'ExternalName' && !service.headless && service.clusterIP !== undefined && service.clusterIP !== '' && service.clusterIP !== 'None';
+}

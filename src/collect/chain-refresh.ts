@@ -1,0 +1,123 @@
+/**
+ * Refreshing the chain on screen alone. A live refresh of a 10,000-Service node re-read
+ * and re-parsed the whole ruleset every 2 s (seconds of the node's CPU each time); the
+ * Rules pane shows one chain, whose counters one probe re-reads: `iptables -t T -S CHAIN -v`
+ * (iptables-nft fetches that chain's rules only) or `nft -j list chain FAMILY TABLE CHAIN`.
+ * The re-read chain replaces its old self in the snapshot's ruleset; the rest stays as
+ * last read whole. Whether the whole needs reading again is a cheap check: the names of
+ * the nftables tables and chains (`nft list tables`, `nft list chains`: a new Service adds
+ * chains) and the open chain's rules themselves (a rewritten chain means kube-proxy wrote).
+ * Pure: runs in, models out.
+ */
+import { createHash } from 'node:crypto';
+import type { IptablesChain, IptablesRule, IptablesRuleset, IptablesTable } from '../model/iptables.js';
+import type { NftChain, NftRuleset, NftTable } from '../model/nftables.js';
+import { parseIptablesSave } from '../parsers/iptables-save.js';
+import { ruleKey } from '../analysis/rules-view.js';
+import { parseNftJson } from '../parsers/nft-json.js';
+import type { ProbeRun } from '../sources/probe-runner.js';
+
+/**
+ * The chain a refresh re-reads: the Rules pane's open chain. `ruleset`: `iptables` (IPv4)
+ * or `ip6tables` with an iptables `table`; or `nft` with `table` as `family name`
+ * (`ip kube-proxy`). The legacy backend has no per-chain read here (`iptables-legacy`): full reads only.
+ */
+export interface ChainFocus {
+  readonly ruleset: string;
+  readonly table: string;
+  readonly chain: string;
+}
+
+/** The on-demand probe and its parameters that re-read `focus`; null when no probe can (legacy, unknown ruleset). */
+export function chainProbe(focus: ChainFocus): { id: string; params: Record<string, string> } | null {
+  if (focus.ruleset === 'iptables' || focus.ruleset === 'ip6tables') {
+    return { id: focus.ruleset === 'iptables' ? 'iptables-chain' : 'ip6tables-chain', params: { table: focus.table, chain: focus.chain } };
+  }
+  if (focus.ruleset === 'nft') {
+    const [family, name] = focus.table.split(' ');
+    if (!family || !name) return null;
+    return { id: 'nft-chain', params: { nftFamily: family, nftTable: name, nftChain: focus.chain } };
+  }
+  return null;
+}
+
+/**
+ * A fingerprint of what the cheap check read (`nft list tables` and `nft list chains`):
+ * equal fingerprints mean no table or chain came or went. Null when a check probe did not
+ * answer (then only the periodic full read notices changes).
+ */
+export function rulesetCheckFingerprint(runs: readonly (ProbeRun | undefined)[]): string | null {
+  if (runs.length === 0 || runs.some((r) => !r || r.status !== 'ok')) return null;
+  const hash = createHash('sha1');
+  for (const r of runs) hash.update(r!.result.stdout).update('\0');
+  return hash.digest('base64');
+}
+
+/** A rule's text without its counters (`[p:b] ` prefix or ` -c P B` of `iptables -S -v`). */
+function ruleIdentity(rule: IptablesRule): string {
+  return rule.raw.replace(/^\[\d+:\d+\]\s*/, '').replace(/ -c \d+ \d+(?= |$)/, '');
+}
+
+/** Whether two chains hold the same rules in the same order, counters aside. */
+export function sameIptablesRules(a: IptablesChain, b: IptablesChain): boolean {
+  return a.rules.length === b.rules.length && a.rules.every((r, i) => ruleIdentity(r) === ruleIdentity(b.rules[i]!));
+}
+
+/**
+ * `ruleset` with chain `chain` of `table` replaced by the one `iptables -t T -S CHAIN -v`
+ * printed (`text`); the chain's rules keep the raw text of that listing. Null when the
+ * listing holds no such chain or the ruleset no such table/chain (the caller reads the
+ * whole instead). `changed`: the chain's rules differ from the ones shown (not only counters).
+ */
+export function spliceIptablesChain(ruleset: IptablesRuleset, table: string, chain: string, text: string, origin: string): { ruleset: IptablesRuleset; chain: IptablesChain; changed: boolean } | null {
+  const parsed = parseIptablesSave(text, origin, { family: ruleset.family === 'ipv6' ? 'ipv6' : 'ipv4' }).value;
+  const fresh = parsed?.tables.flatMap((t) => t.chains).find((c) => c.name === chain);
+  const t = ruleset.tables.find((x) => x.name === table);
+  const at = t?.chains.findIndex((c) => c.name === chain) ?? -1;
+  if (!fresh || !t || at < 0) return null;
+  const old = t.chains[at]!;
+  // The listing reads one chain in the unknown table: give it back its place and policy.
+  const replaced = Object.assign(Object.create(Object.getPrototypeOf(old) as object) as IptablesChain, old, { rules: fresh.rules, counters: fresh.counters ?? old.counters }) as IptablesChain;
+  const chains = [...t.chains];
+  chains[at] = replaced;
+  const newTable: IptablesTable = { ...t, chains };
+  return { ruleset: { ...ruleset, tables: ruleset.tables.map((x) => (x === t ? newTable : x)) }, chain: replaced, changed: !sameIptablesRules(old, replaced) };
+}
+
+/**
+ * `nft` with chain `chain` of table `family name` replaced by the one `nft -j list chain`
+ * printed (`text`). Null when either side lacks it. `changed`: its rules differ (by their
+ * handles and count: kube-proxy replaces a rewritten rule, which gets a new handle).
+ */
+export function spliceNftChain(nft: NftRuleset, tableLabel: string, chain: string, text: string, origin: string): { ruleset: NftRuleset; chain: NftChain; changed: boolean } | null {
+  const [family, name] = tableLabel.split(' ');
+  const parsed = parseNftJson(text, origin).value;
+  const fresh = parsed?.tables.find((t) => t.family === family && t.name === name)?.chains.find((c) => c.name === chain);
+  const t = nft.tables.find((x) => x.family === family && x.name === name);
+  const at = t?.chains.findIndex((c) => c.name === chain) ?? -1;
+  if (!fresh || !t || at < 0) return null;
+  const old = t.chains[at]!;
+  const chains = [...t.chains];
+  chains[at] = fresh;
+  const newTable: NftTable = { ...t, chains };
+  const changed = old.rules.length !== fresh.rules.length || old.rules.some((r, i) => r.handle !== fresh.rules[i]!.handle);
+  return { ruleset: { ...nft, tables: nft.tables.map((x) => (x === t ? newTable : x)) }, chain: fresh, changed };
+}
+
+/**
+ * Packets per second of the re-read chain's rules, keyed as {@link ruleKey} (the other
+ * chains were not read again: they get no rate, not zero). Rules are matched by position
+ * and their text without counters (the full read's `[p:b]` and the listing's `-c P B` forms
+ * alike); a counter that went down gives none. `elapsedSeconds` ≤ 0: empty.
+ */
+export function oneChainRates(table: string, old: IptablesChain, fresh: IptablesChain, elapsedSeconds: number): Map<string, number> {
+  const rates = new Map<string, number>();
+  if (!(elapsedSeconds > 0)) return rates;
+  fresh.rules.forEach((rule, i) => {
+    const was = old.rules[i];
+    if (!was?.counters || !rule.counters || ruleIdentity(was) !== ruleIdentity(rule)) return;
+    const delta = rule.counters.packets - was.counters.packets;
+    if (delta >= 0n) rates.set(ruleKey(table, fresh.name, rule.index), Number(delta) / elapsedSeconds);
+  });
+  return rates;
+}

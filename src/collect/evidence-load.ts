@@ -1,0 +1,59 @@
+/**
+ * The cheap mode evidence of a load that parses no ruleset (`show services`): chain names and
+ * rule counts scanned from iptables-save text (a replay's held text, or a legacy node's dump)
+ * or read from `nft list chains` (iptables-nft, live), and the nftables table names (`nft list
+ * tables` live; a replay captured before that probe: the table objects of its `nft -j` text,
+ * found by a pattern, not parsed). See src/parsers/chain-summary.ts.
+ */
+import type { ChainSummary } from '../model/chain-summary.js';
+import { summarizeIptablesSave, summarizeNftChains } from '../parsers/chain-summary.js';
+import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
+import { ReplayTransport } from '../sources/replay.js';
+import type { Transport } from '../sources/transport.js';
+import { nftTableNames } from './probe-plan.js';
+
+/** What {@link cheapEvidence} found: summaries by ruleset, and the nftables table names when known. */
+export interface CheapEvidence {
+  readonly chainSummaries: { iptables?: ChainSummary; iptablesLegacy?: ChainSummary };
+  readonly nftTableNames: readonly string[] | null;
+}
+
+/** The table objects of `nft -j` text (`{"table": {"family": "ip", "name": "nat", …}}`) as `family name`. */
+export function nftJsonTableNames(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/\{"table":\s*\{"family":\s*"([a-z0-9]+)",\s*"name":\s*"((?:[^"\\]|\\.)*)"/g)) out.push(`${m[1]} ${m[2]}`);
+  return out;
+}
+
+const ok = (r: ProbeRun | undefined): r is ProbeRun => r?.status === 'ok';
+
+/**
+ * Reads the evidence through `transport` given the first-stage runs (`nft-tables`,
+ * `iptables-version`). A replay reads the iptables texts it holds (and its nft -j text when
+ * it has no `nft list tables`); a live node is asked `nft list chains`, and its iptables-save
+ * only when iptables runs on the legacy backend (no nftables chains to list then).
+ */
+export async function cheapEvidence(transport: Transport, firstRuns: readonly ProbeRun[], params: Readonly<Record<string, string | undefined>> = {}): Promise<CheapEvidence> {
+  const first = new Map(firstRuns.map((r) => [r.id, r]));
+  let tables = nftTableNames(first.get('nft-tables'));
+  const summaries: CheapEvidence['chainSummaries'] = {};
+  if (transport instanceof ReplayTransport) {
+    const runs = new Map((await runProbes(transport, { params, ids: ['iptables-save', 'iptables-legacy-save', ...(tables === null ? ['nft-json'] : [])] })).map((r) => [r.id, r]));
+    const v4 = runs.get('iptables-save');
+    const legacy = runs.get('iptables-legacy-save');
+    if (ok(v4)) summaries.iptables = summarizeIptablesSave(v4.result.stdout).value;
+    if (ok(legacy)) summaries.iptablesLegacy = summarizeIptablesSave(legacy.result.stdout).value;
+    const json = runs.get('nft-json');
+    if (tables === null && ok(json)) tables = nftJsonTableNames(json.result.stdout);
+    return { chainSummaries: summaries, nftTableNames: tables };
+  }
+  const legacyBackend = /legacy/.test(first.get('iptables-version')?.result.stdout ?? '');
+  const runs = new Map((await runProbes(transport, { params, ids: ['nft-chains', 'iptables-legacy-save', ...(legacyBackend ? ['iptables-save'] : [])] })).map((r) => [r.id, r]));
+  const chains = runs.get('nft-chains');
+  const v4 = runs.get('iptables-save');
+  if (legacyBackend && ok(v4)) summaries.iptables = summarizeIptablesSave(v4.result.stdout).value;
+  else if (ok(chains)) summaries.iptables = summarizeNftChains(chains.result.stdout, 'ip').value;
+  const legacy = runs.get('iptables-legacy-save');
+  if (ok(legacy)) summaries.iptablesLegacy = summarizeIptablesSave(legacy.result.stdout).value;
+  return { chainSummaries: summaries, nftTableNames: tables };
+}

@@ -1,0 +1,64 @@
+/**
+ * One live refresh of the chain on screen (src/collect/chain-refresh.ts): the cheap check
+ * and the chain's own probe in one batch, the chain spliced into the snapshot, its rates.
+ * The session (src/collect/session.ts) falls back to a full read whenever this says so.
+ */
+import type { RuleRates } from '../analysis/rules-view.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
+import type { Transport } from '../sources/transport.js';
+import { chainProbe, oneChainRates, rulesetCheckFingerprint, spliceIptablesChain, spliceNftChain, type ChainFocus } from './chain-refresh.js';
+import { summarize } from './build-snapshot.js';
+
+/** The probes of the cheap "did the ruleset change" check. */
+export const CHECK_PROBES: readonly string[] = ['nft-tables', 'nft-chains'];
+
+/** What a focused refresh gives: the new snapshot and rates, or why a full read is needed instead. */
+export type FocusedResult =
+  | { readonly kind: 'chain'; readonly snapshot: NodeSnapshot; readonly rates: RuleRates; readonly runs: readonly ProbeRun[] }
+  | { readonly kind: 'full'; readonly reason: string; readonly fingerprint: string | null };
+
+/** What {@link focusedRefresh} needs. `elapsedSeconds`: since the chain's counters shown were read. */
+export interface FocusedInput {
+  readonly transport: Transport;
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly focus: ChainFocus;
+  readonly snapshot: NodeSnapshot;
+  /** The check's fingerprint at the last full read; null: unknown (a full read follows). */
+  readonly fingerprint: string | null;
+  readonly elapsedSeconds: number;
+}
+
+/**
+ * Reads the check probes and the focused chain's probe (at most one heavy probe: none of
+ * these is) and splices the chain in. `full` when the check changed or did not answer,
+ * the chain's probe failed, the chain is not in the shown ruleset, or its rules changed
+ * (kube-proxy rewrote it: the rest likely changed too).
+ */
+export async function focusedRefresh(input: FocusedInput): Promise<FocusedResult> {
+  const probe = chainProbe(input.focus);
+  if (!probe) return { kind: 'full', reason: `no per-chain read for ${input.focus.ruleset}`, fingerprint: null };
+  const runs = await runProbes(input.transport, { ids: [...CHECK_PROBES, probe.id], params: { ...input.params, ...probe.params } });
+  const byId = new Map(runs.map((r) => [r.id, r]));
+  const fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => byId.get(id)));
+  if (fingerprint === null || fingerprint !== input.fingerprint) return { kind: 'full', reason: 'tables or chains changed', fingerprint };
+  const run = byId.get(probe.id);
+  if (!run || run.status !== 'ok') return { kind: 'full', reason: `${probe.id}: ${run?.status ?? 'not run'}`, fingerprint };
+  const { focus, snapshot } = input;
+  const withProbe = (probes: NodeSnapshot['probes']) => [...probes.filter((p) => p.id !== run.id), summarize(run)];
+  if (focus.ruleset === 'nft') {
+    const nft = snapshot.nft?.value;
+    const spliced = nft ? spliceNftChain(nft, focus.table, focus.chain, run.result.stdout, run.id) : null;
+    if (!spliced || spliced.changed) return { kind: 'full', reason: spliced ? 'the open chain changed' : 'chain not found', fingerprint };
+    // kube-proxy's nftables rules carry no counters: the rates come from conntrack, not from here.
+    return { kind: 'chain', snapshot: { ...snapshot, probes: withProbe(snapshot.probes), nft: { ...snapshot.nft!, value: spliced.ruleset } }, rates: new Map(), runs };
+  }
+  const key = focus.ruleset === 'iptables' ? 'iptables' : 'ip6tables';
+  const part = snapshot[key];
+  const ruleset = part?.value;
+  const old = ruleset?.tables.find((t) => t.name === focus.table)?.chains.find((c) => c.name === focus.chain);
+  const spliced = ruleset ? spliceIptablesChain(ruleset, focus.table, focus.chain, run.result.stdout, run.id) : null;
+  if (!spliced || !old || spliced.changed) return { kind: 'full', reason: spliced ? 'the open chain changed' : 'chain not found', fingerprint };
+  const rates = oneChainRates(focus.table, old, spliced.chain, input.elapsedSeconds);
+  return { kind: 'chain', snapshot: { ...snapshot, probes: withProbe(snapshot.probes), [key]: { ...part!, value: spliced.ruleset } }, rates, runs };
+}

@@ -1,0 +1,234 @@
+/**
+ * `nodescope fleet diagnose DIR`: every node's per-Service diagnosis folded into a
+ * Service × node matrix. Streams: one node's snapshot is read, diagnosed and dropped
+ * before the next (what stays is each node's non-ok cells and, per Service, the nodes
+ * grouped by their programmed backend set).
+ *
+ * Per Service, a node is named when its programmed backend set differs from the API's
+ * (stale endpoints still programmed, current ones missing) or from the set most nodes
+ * programmed (the majority; none on a tie), with the endpoints named.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { kubeProxyFreshness, type ProxyFreshness } from '../analysis/proxy-freshness.js';
+import { loadSnapshot } from '../collect/session.js';
+import type { ApiObjects } from '../model/k8s.js';
+import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import { parsePrometheusText } from '../parsers/prometheus-text.js';
+import { bundleFilePath } from '../sources/bundle.js';
+import { ReplayTransport } from '../sources/replay.js';
+import { fleetApiPath, readFleetManifest, type FleetManifest } from './bundle.js';
+import { VERDICTS } from '../analysis/diagnose/index.js';
+import { worse, type DiagnoseNode, type Finding, type Verdict } from './node-diagnosis.js';
+
+/**
+ * A node's overall status: the worst verdict of its Services where the node itself is at
+ * fault ({@link FleetCell.ownFault}; a Service without endpoints is broken on every node
+ * alike and does not make a node bad), or `failed` when it was not captured.
+ */
+export type FleetNodeStatus = Verdict | 'failed';
+
+/** One node of the result. `reason`: why it failed (capture or read). */
+export interface FleetNodeResult {
+  readonly name: string;
+  readonly status: FleetNodeStatus;
+  readonly mode: string | null;
+  readonly reason?: string;
+  readonly freshness?: ProxyFreshness;
+}
+
+/**
+ * One matrix cell. `ownFault`: some finding is about this node's own layers (dataplane,
+ * conntrack, DNS) rather than the API objects every node reads alike (api, endpoints).
+ */
+export interface FleetCell {
+  readonly verdict: Verdict;
+  readonly findings: readonly Finding[];
+  readonly ownFault: boolean;
+}
+
+/** Layers every node reads alike: a finding there is the cluster's, not one node's. */
+const SHARED_LAYERS: ReadonlySet<string> = new Set(['api', 'endpoints']);
+
+/** Whether a cell's findings name something of the node itself (not only the API's). */
+export function ownFault(findings: readonly Finding[]): boolean {
+  return findings.some((f) => !SHARED_LAYERS.has(f.layer) && f.severity !== 'info');
+}
+
+/** A node whose programmed backend set differs from the API's or the majority's. */
+export interface BackendDivergence {
+  readonly node: string;
+  readonly programmed: readonly string[];
+  readonly differsFromApi: boolean;
+  readonly differsFromMajority: boolean;
+  /** Programmed but not in the API (`ip:port`). */
+  readonly stale: readonly string[];
+  /** In the API but not programmed. */
+  readonly missing: readonly string[];
+}
+
+/**
+ * One matrix row: a Service with at least one non-ok node. `nodes` holds a cell for every
+ * captured node. `scope`: `nodes` when some node's own layers are at fault, `api` when
+ * every non-ok cell is so for the API objects alone (the same on every node).
+ */
+export interface FleetServiceRow {
+  readonly namespace: string;
+  readonly name: string;
+  readonly verdict: Verdict;
+  readonly scope: 'nodes' | 'api';
+  readonly nodes: Readonly<Record<string, FleetCell>>;
+  /** The backend set most nodes programmed (null: no majority). */
+  readonly majority: readonly string[] | null;
+  readonly divergent: readonly BackendDivergence[];
+}
+
+/** The whole fleet diagnosis. Counts: nodes per status. */
+export interface FleetDiagnosis {
+  readonly capturedAt: string;
+  readonly cluster?: string;
+  readonly nodes: readonly FleetNodeResult[];
+  readonly services: readonly FleetServiceRow[];
+  readonly counts: Readonly<Record<FleetNodeStatus, number>>;
+}
+
+/** Options of {@link diagnoseFleet}. `onNode` is told after each node (progress). */
+export interface FleetDiagnoseOptions {
+  readonly diagnose: DiagnoseNode;
+  readonly onNode?: (name: string, index: number, total: number) => void;
+}
+
+/** Per Service while streaming: its non-ok cells, and nodes grouped by programmed set. */
+interface Accumulator {
+  readonly namespace: string;
+  readonly name: string;
+  readonly cells: Map<string, FleetCell>;
+  readonly bySet: Map<string, string[]>;
+  /** Each node's expected set key (it depends on the node for internalTrafficPolicy Local). */
+  readonly expected: Map<string, string>;
+}
+
+const SEP = ' ';
+const keyOf = (xs: readonly string[]) => xs.join(SEP);
+const setOf = (key: string) => (key === '' ? [] : key.split(SEP));
+
+/** The node's kube-proxy freshness from its bundle's `kube-proxy-metrics` output. */
+export function bundleFreshness(dir: string, manifest: ReplayTransport['bundle']['manifest']): ProxyFreshness {
+  const probe = manifest.probes.find((p) => p.id === 'kube-proxy-metrics');
+  if (!probe) return { source: 'unknown', reason: 'the capture did not read kube-proxy-metrics' };
+  if (probe.status !== 'ok') {
+    const file = bundleFilePath(dir, probe.stderrFile, 'stderrFile');
+    const err = file ? readFileSync(file, 'utf8').trim().split('\n').at(-1) ?? '' : '';
+    return { source: 'unknown', reason: `kube-proxy's metrics were not readable (${probe.status}${err ? `: ${err}` : ''})` };
+  }
+  const file = bundleFilePath(dir, probe.stdoutFile, 'stdoutFile');
+  const text = file ? readFileSync(file, 'utf8') : '';
+  return kubeProxyFreshness(parsePrometheusText(text, `${dir}/${probe.stdoutFile}`).value, Date.parse(probe.startedAt));
+}
+
+/** The API objects of a fleet bundle (DIR/api.json), parsed once; null when it has none. */
+export function fleetApi(dir: string): ApiObjects | null {
+  try {
+    return parseK8sObjects(readFileSync(fleetApiPath(dir), 'utf8'), fleetApiPath(dir)).value;
+  } catch {
+    return null;
+  }
+}
+
+/** Diagnoses one node into the accumulators; returns its result. */
+async function diagnoseOne(dir: string, entry: FleetManifest['nodes'][number], api: ApiObjects, options: FleetDiagnoseOptions, acc: Map<string, Accumulator>): Promise<FleetNodeResult> {
+  if (entry.status === 'failed') return { name: entry.name, status: 'failed', mode: null, reason: entry.reason ?? 'not captured' };
+  const nodeDir = path.join(dir, entry.dir);
+  let transport: ReplayTransport;
+  try {
+    transport = new ReplayTransport(nodeDir);
+  } catch (e) {
+    return { name: entry.name, status: 'failed', mode: null, reason: `its bundle cannot be read: ${(e as Error).message}` };
+  }
+  const { snapshot } = await loadSnapshot({ transport, live: false });
+  const result = options.diagnose(snapshot, api, { node: entry.name });
+  let status: Verdict = 'ok';
+  for (const s of result.services) {
+    const key = `${s.namespace}/${s.name}`;
+    let a = acc.get(key);
+    if (!a) acc.set(key, (a = { namespace: s.namespace, name: s.name, cells: new Map(), bySet: new Map(), expected: new Map() }));
+    const own = ownFault(s.findings);
+    if (own) status = worse(status, s.verdict);
+    if (s.verdict !== 'ok') a.cells.set(entry.name, { verdict: s.verdict, findings: s.findings, ownFault: own });
+    if (s.backends) {
+      const k = keyOf(s.backends);
+      const nodes = a.bySet.get(k);
+      if (nodes) nodes.push(entry.name);
+      else a.bySet.set(k, [entry.name]);
+      a.expected.set(entry.name, keyOf(s.expected));
+    }
+  }
+  return { name: entry.name, status, mode: result.mode, freshness: bundleFreshness(nodeDir, transport.bundle.manifest) };
+}
+
+/** The set most nodes programmed; null on a tie or when none was read. */
+function majorityOf(bySet: Map<string, string[]>): string | null {
+  let best: string | null = null;
+  let count = 0;
+  let tie = false;
+  for (const [k, nodes] of bySet) {
+    if (nodes.length > count) [best, count, tie] = [k, nodes.length, false];
+    else if (nodes.length === count) tie = true;
+  }
+  return tie ? null : best;
+}
+
+/** The row of one Service (null when every captured node is ok and agrees). */
+function rowOf(a: Accumulator, captured: readonly string[]): FleetServiceRow | null {
+  const majority = majorityOf(a.bySet);
+  const divergent: BackendDivergence[] = [];
+  for (const [k, nodes] of a.bySet) {
+    for (const node of nodes) {
+      const expected = a.expected.get(node) ?? '';
+      const differsFromApi = k !== expected;
+      const differsFromMajority = majority !== null && k !== majority;
+      if (!differsFromApi && !differsFromMajority) continue;
+      const have = setOf(k);
+      const want = new Set(setOf(expected));
+      const got = new Set(have);
+      divergent.push({ node, programmed: have, differsFromApi, differsFromMajority, stale: have.filter((e) => !want.has(e)), missing: [...want].filter((e) => !got.has(e)) });
+    }
+  }
+  if (a.cells.size === 0 && divergent.length === 0) return null;
+  const nodes: Record<string, FleetCell> = {};
+  let verdict: Verdict = 'ok';
+  for (const n of captured) {
+    const cell = a.cells.get(n) ?? { verdict: 'ok' as const, findings: [], ownFault: false };
+    nodes[n] = cell;
+    verdict = worse(verdict, cell.verdict);
+  }
+  divergent.sort((x, y) => (x.node < y.node ? -1 : 1));
+  const scope = divergent.length > 0 || [...a.cells.values()].some((c) => c.ownFault) ? 'nodes' : 'api';
+  return { namespace: a.namespace, name: a.name, verdict, scope, nodes, majority: majority === null ? null : setOf(majority), divergent };
+}
+
+/**
+ * Diagnoses the fleet bundle in `dir`, one node at a time. Throws what
+ * {@link readFleetManifest} throws; a node whose bundle cannot be read is `failed` with why.
+ * Without API objects every node is `unknown` (nothing to compare with).
+ */
+export async function diagnoseFleet(dir: string, options: FleetDiagnoseOptions): Promise<FleetDiagnosis> {
+  const manifest = readFleetManifest(dir);
+  const api = fleetApi(dir);
+  const acc = new Map<string, Accumulator>();
+  const nodes: FleetNodeResult[] = [];
+  for (const [i, entry] of manifest.nodes.entries()) {
+    if (api === null && entry.status === 'ok') nodes.push({ name: entry.name, status: 'unknown', mode: null, reason: 'the fleet bundle has no API objects (api.json) to compare with' });
+    else nodes.push(await diagnoseOne(dir, entry, api ?? EMPTY_API, options, acc));
+    options.onNode?.(entry.name, i, manifest.nodes.length);
+  }
+  const captured = nodes.filter((n) => n.status !== 'failed').map((n) => n.name);
+  const rank = (v: Verdict) => -VERDICTS.indexOf(v);
+  const services = [...acc.values()].map((a) => rowOf(a, captured)).filter((r): r is FleetServiceRow => r !== null);
+  services.sort((x, y) => (x.scope === y.scope ? 0 : x.scope === 'nodes' ? -1 : 1) || rank(x.verdict) - rank(y.verdict) || `${x.namespace}/${x.name}`.localeCompare(`${y.namespace}/${y.name}`));
+  const counts: Record<FleetNodeStatus, number> = { ok: 0, unknown: 0, degraded: 0, broken: 0, failed: 0 };
+  for (const n of nodes) counts[n.status]++;
+  return { capturedAt: manifest.capturedAt, ...(manifest.cluster ? { cluster: manifest.cluster } : {}), nodes, services, counts };
+}
+
+const EMPTY_API: ApiObjects = { services: [], endpointSlices: [], pods: [], nodes: [], others: [], serviceCIDRs: [], ipAddresses: [] };

@@ -1,0 +1,139 @@
+/**
+ * Lab (issue 23, big nodes live): what nodescope runs on a node is what the node's mode
+ * needs. `capture` of the iptables lab (iptables-nft tables only) runs no whole nft listing,
+ * and says so in its manifest; of the nftables lab, no iptables-save (no iptables-nft table
+ * there), only kube-proxy's table listed. A live refresh with a chain open re-reads that
+ * chain alone while nothing changed, and the whole ruleset once a rule is added. Every
+ * command run is recorded by wrapping the real netns transport (the kernel answers).
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { captureBundle } from '../../src/collect/capture.js';
+import { Session } from '../../src/collect/session.js';
+import { findChain } from '../../src/model/iptables.js';
+import type { BundleManifest } from '../../src/sources/bundle.js';
+import { LocalTransport } from '../../src/sources/local.js';
+import type { ExecOptions, ExecResult, Transport } from '../../src/sources/transport.js';
+import { labAvailable } from '../helpers/lab.js';
+import { labDown, labUp, nsExecOk, type LabHandle } from './lab.js';
+
+const PREFIX = 'nsbn-';
+const labOk = labAvailable(['iptables-save', 'iptables', 'nft', 'conntrack']);
+
+/** The netns transport, recording every argv it runs (without the `ip netns exec` prefix). */
+function recording(netns: string): { transport: Transport; ran: string[][] } {
+  const inner = new LocalTransport({ netns });
+  const ran: string[][] = [];
+  const transport: Transport = {
+    kind: inner.kind,
+    label: inner.label,
+    exec: (argv: readonly string[], o: ExecOptions): Promise<ExecResult> => {
+      ran.push([...argv]);
+      return inner.exec(argv, o);
+    },
+    close: () => inner.close(),
+  };
+  return { transport, ran };
+}
+
+const joined = (ran: readonly string[][]) => ran.map((a) => a.join(' '));
+const dirs: string[] = [];
+
+async function capture(lab: LabHandle): Promise<{ manifest: BundleManifest; ran: string[] }> {
+  const { transport, ran } = recording(lab.names.node);
+  const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-bignodes-'));
+  dirs.push(dir);
+  const manifest = await captureBundle({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), apiOrigin: 'api.json' }, dir, { dns: false });
+  return { manifest, ran: joined(ran) };
+}
+
+function waitFor(session: Session, predicate: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    if (predicate()) return resolve();
+    const off = session.subscribe(() => {
+      if (predicate()) {
+        off();
+        resolve();
+      }
+    });
+  });
+}
+
+/** One refresh, awaited: the commands it ran and what it read. */
+async function refreshOnce(session: Session, ran: string[][]): Promise<string[]> {
+  const from = ran.length;
+  session.refreshNow();
+  await waitFor(session, () => !session.getState().refreshing);
+  return joined(ran.slice(from));
+}
+
+afterAll(async () => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  if (labOk) await labDown({ prefix: PREFIX });
+}, 60_000);
+
+describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the lab', () => {
+  it('capture of the iptables lab runs no whole nft listing, and its manifest says what it skipped and what each probe cost', async () => {
+    const lab = await labUp('iptables', { prefix: PREFIX });
+    const { manifest, ran } = await capture(lab);
+    expect(ran).not.toContain('nft -j list ruleset');
+    expect(ran).not.toContain('nft list ruleset');
+    expect(ran).toContain('nft list tables');
+    const ids = manifest.probes.map((p) => p.id);
+    expect(ids).toContain('iptables-save');
+    expect(ids).not.toContain('nft-json');
+    expect(ids).not.toContain('nft-text');
+    expect(manifest.skipped?.find((s) => s.id === 'nft-json')?.reason).toMatch(/only iptables-nft tables/);
+    expect(manifest.skipped?.map((s) => s.id)).toEqual(expect.arrayContaining(['nft-json', 'nft-text', 'nft-json-kube-proxy']));
+    const save = manifest.probes.find((p) => p.id === 'iptables-save')!;
+    expect(save.status).toBe('ok');
+    expect(save.durationMs).toBeGreaterThanOrEqual(0);
+    expect(typeof save.cpuMs).toBe('number');
+  }, 180_000);
+
+  it('capture of the nftables lab lists kube-proxy\'s table alone and runs no iptables-save', async () => {
+    const lab = await labUp('nftables', { prefix: PREFIX });
+    const { manifest, ran } = await capture(lab);
+    expect(ran.filter((a) => a.startsWith('iptables-save') || a.startsWith('ip6tables-save'))).toEqual([]);
+    expect(ran).toContain('nft -j list table ip kube-proxy');
+    expect(ran).not.toContain('nft -j list ruleset');
+    const ids = manifest.probes.map((p) => p.id);
+    expect(ids).toContain('nft-json-kube-proxy');
+    expect(manifest.probes.find((p) => p.id === 'nft-json-kube-proxy')!.status).toBe('ok');
+    expect(manifest.skipped?.find((s) => s.id === 'iptables-save')?.reason).toMatch(/no IPv4 table/);
+  }, 180_000);
+
+  it('a refresh re-reads only the open chain while nothing changed, and the whole ruleset after a rule is added', async () => {
+    const lab = await labUp('iptables', { prefix: PREFIX });
+    const { transport, ran } = recording(lab.names.node);
+    const session = new Session({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), intervalMs: 3_600_000 });
+    try {
+      await session.start();
+      session.focus({ ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' });
+      const quiet = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('chain');
+      expect(quiet.sort()).toEqual(['iptables -t nat -S KUBE-SERVICES -v', 'nft list chains', 'nft list tables']);
+      expect(session.getState().error).toBeNull();
+
+      // What kube-proxy does for a new Service: a new chain, and a rule jumping to it.
+      await nsExecOk(lab.names.node, ['iptables', '-t', 'nat', '-N', 'KUBE-SVC-BIGNODESTEST0001']);
+      await nsExecOk(lab.names.node, ['iptables', '-t', 'nat', '-A', 'KUBE-SVC-BIGNODESTEST0001', '-j', 'RETURN']);
+      const changed = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('full');
+      expect(changed).toContain('iptables-save -c');
+      expect(findChain(session.getState().snapshot!.iptables!.value!, 'nat', 'KUBE-SVC-BIGNODESTEST0001')?.rules).toHaveLength(1);
+
+      // Back to the open chain alone; then a rule added to the open chain itself is a change too.
+      expect(await refreshOnce(session, ran)).not.toContain('iptables-save -c');
+      expect(session.lastRefreshKind()).toBe('chain');
+      await nsExecOk(lab.names.node, ['iptables', '-t', 'nat', '-I', 'KUBE-SERVICES', '1', '-d', '10.96.99.99/32', '-p', 'tcp', '--dport', '81', '-j', 'KUBE-SVC-BIGNODESTEST0001']);
+      expect(await refreshOnce(session, ran)).toContain('iptables-save -c');
+      expect(session.lastRefreshKind()).toBe('full');
+      expect(findChain(session.getState().snapshot!.iptables!.value!, 'nat', 'KUBE-SERVICES')!.rules[0]!.raw).toContain('10.96.99.99');
+    } finally {
+      await session.stop();
+    }
+  }, 180_000);
+});
