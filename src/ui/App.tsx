@@ -51,6 +51,13 @@ function headerSort(ui: UiState, lang: Lang): TableSort | null {
   return header ? { column: header, descending: sort.descending } : null;
 }
 
+/** The footer's question: the `:` line with what Tab offered or why it failed, or the sort columns after `s`. */
+function footerPrompt(ui: UiState, lang: Lang): string | null {
+  const line = ui.commandLine;
+  if (line) return `:${line.text}▏${line.error ? `   ${line.error}` : line.choices.length > 1 ? `   ${line.choices.join(' ')}` : ''}`;
+  return ui.sortPicking ? `${t(lang, 'sort.prompt')} ${sortPrompt(sortChoices(ui.pane, currentRules(ui).kind === 'chains', lang))}` : null;
+}
+
 /** The whole TUI. */
 export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, onBack, tour }: AppProps): React.JSX.Element {
   const tourControl = useTour(tour);
@@ -151,7 +158,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         <TableSortContext.Provider value={headerSort(ui, lang)}>{body}</TableSortContext.Provider>
       </Box>
       {tourBar ? <TourBar {...tourBar} /> : null}
-      <Footer prompt={ui.sortPicking ? `${t(lang, 'sort.prompt')} ${sortPrompt(sortChoices(ui.pane, currentRules(ui).kind === 'chains', lang))}` : null} hint={paneEntry(ui.pane).follows && ui.pane !== 'services' ? t(lang, 'footer.hintShown') : undefined} typingFilter={ui.typingFilter} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
+      <Footer prompt={footerPrompt(ui, lang)} hint={paneEntry(ui.pane).follows && ui.pane !== 'services' ? t(lang, 'footer.hintShown') : undefined} typingFilter={ui.typingFilter} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
     </Box>
   );
 }

@@ -14,6 +14,7 @@ import { cursorOf, currentRules, filterOf, type UiAction, type UiState } from '.
 import { formatServiceRef } from '../model/service-ref.js';
 import type { Lang } from '../text/i18n.js';
 import { sortChoices } from './sort-columns.js';
+import { completeCommand, runCommand } from './command-line.js';
 import { sortLetters } from './table-sort.js';
 
 /** The state a key acts on: the latest UI state and views (not the last render's), and the sizes. */
@@ -61,6 +62,26 @@ function filterKey(input: string, key: InkKey, ctx: KeyContext): void {
   else if (key.return) ctx.dispatch({ type: 'filterEnd', keep: true });
   else if (key.backspace || key.delete) ctx.dispatch({ type: 'filterInput', text: typed.slice(0, -1) });
   else if (input && !key.ctrl && !key.meta) ctx.dispatch({ type: 'filterInput', text: typed + input });
+}
+
+/** Keys while the `:` line is open: Tab completes, Enter runs, Esc closes, others edit. */
+function commandKey(input: string, key: InkKey, line: NonNullable<UiState['commandLine']>, ctx: KeyContext): void {
+  const { dispatch } = ctx;
+  if (key.escape) return dispatch({ type: 'command', line: null });
+  if (key.tab) {
+    const done = completeCommand(line.text, ctx.snapshot);
+    return dispatch({ type: 'command', line: { text: done.text, choices: done.choices, error: null } });
+  }
+  if (key.return) {
+    const result = runCommand(line.text, ctx.snapshot);
+    if (result.kind === 'error') return dispatch({ type: 'command', line: { ...line, error: result.message } });
+    dispatch({ type: 'command', line: null });
+    if (result.kind === 'quit') return COMMANDS.quit(ctx);
+    for (const action of result.actions) dispatch(action);
+    return;
+  }
+  if (key.backspace || key.delete) return dispatch({ type: 'command', line: { text: line.text.slice(0, -1), choices: [], error: null } });
+  if (input && !key.ctrl && !key.meta) dispatch({ type: 'command', line: { text: line.text + input, choices: [], error: null } });
 }
 
 /** The key after `s`: a column's letter sorts by it (again: reversed); any other key only ends the choice. */
@@ -145,6 +166,7 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
   stepPrev: (ctx) => ctx.dispatch({ type: 'move', delta: -1, count: ctx.count }),
   branch: (ctx) => ctx.dispatch({ type: 'stepBranch', branches: stepBranches(ctx.views) }),
   sortPick: (ctx) => ctx.dispatch({ type: 'sortPick', on: true }),
+  command: (ctx) => ctx.dispatch({ type: 'command', line: { text: '', choices: [], error: null } }),
   sortReverse: (ctx) => ctx.dispatch({ type: 'sortReverse' }),
   scope: (ctx) => ctx.dispatch({ type: 'conntrackScopeToggle' }),
 };
@@ -158,6 +180,7 @@ export function handleKey(input: string, key: InkKey, ctx: KeyContext): void {
   const { ui, views, dispatch } = ctx;
   if (ui.typingFilter) return filterKey(input, key, ctx);
   if (ui.sortPicking) return sortKeyPress(input, ctx);
+  if (ui.commandLine) return commandKey(input, key, ui.commandLine, ctx);
   // The Modes pane's cursor is the Service it shows: moving it there pins the row's Service.
   if (ui.pane === 'compare' && views.compare && !key.return) {
     const rows = views.compare.services;

@@ -30,6 +30,7 @@ export type Command =
   | 'stepPrev'
   | 'branch'
   | 'sortPick'
+  | 'command'
   | 'sortReverse'
   | 'scope';
 
@@ -81,6 +82,7 @@ export const KEY_BINDINGS: readonly KeyBinding[] = [
   { command: 'open', keys: [named('return')], description: 'key.open', label: 'Enter' },
   { command: 'back', keys: [named('escape'), named('backspace'), named('delete')], description: 'key.back', label: 'Esc  ⌫' },
   { command: 'filter', keys: [ch('/')], description: 'key.filter', label: '/' },
+  { command: 'command', keys: [ch(':')], description: 'key.command', label: ':' },
   { command: 'refresh', keys: [ch('r')], description: 'key.refresh', label: 'r' },
   { command: 'trace', keys: [ch('t')], panes: ['services'], description: 'key.trace', label: 't' },
   { command: 'pin', keys: [ch(' ')], panes: 'following', description: 'key.pin', label: 'Space' },

@@ -55,6 +55,11 @@ export interface UiState {
   /** `s` was pressed: the next key names the column to sort by (the footer lists them). */
   readonly sortPicking: boolean;
   /**
+   * The `:` command line being typed (src/ui/command-line.ts): its text, what Tab offered,
+   * and why the last command could not run; null when closed.
+   */
+  readonly commandLine: { readonly text: string; readonly choices: readonly string[]; readonly error: string | null } | null;
+  /**
    * Step mode's packet (`from` IP, `to` `IP:PORT/proto`, optional TCP `flags` such as `ack`
    * and `entry` point, as `nodescope trace` takes them) and which random branch it follows (0-based).
    */
@@ -86,6 +91,8 @@ export type UiAction =
   | { readonly type: 'conntrackSortReverse' }
   | { readonly type: 'conntrackScopeToggle' }
   | { readonly type: 'sortPick'; readonly on: boolean }
+  | { readonly type: 'command'; readonly line: UiState['commandLine'] }
+  | { readonly type: 'setFilter'; readonly text: string }
   | { readonly type: 'sortBy'; readonly column: string }
   | { readonly type: 'sortReverse' }
   | { readonly type: 'startStep'; readonly from: string; readonly to: string; readonly flags?: string; readonly entry?: string }
@@ -109,6 +116,7 @@ export const initialUiState: UiState = {
   conntrackAll: true,
   sorts: {},
   sortPicking: false,
+  commandLine: null,
   step: null,
   stepNoPacket: null,
   quit: false,
@@ -210,6 +218,10 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
       return { ...state, conntrackSort: reverseConntrackSort(state.conntrackSort) };
     case 'sortPick':
       return { ...state, sortPicking: action.on };
+    case 'command':
+      return { ...state, commandLine: action.line };
+    case 'setFilter':
+      return { ...state, filters: { ...state.filters, [viewKey(state)]: action.text }, cursors: { ...state.cursors, [viewKey(state)]: 0 } };
     case 'sortBy': {
       if (state.pane === 'conntrack') {
         const next = chooseSort(state.conntrackSort, action.column);

@@ -144,6 +144,7 @@ export const coreEn = {
   'key.ends': 'first / last',
   'key.open': 'open / follow jump',
   'key.back': 'back',
+  'key.command': 'command line: :svc NAME, :ns NS, :rules CHAIN, :trace FROM TO:PORT, :q (Tab completes)',
   'key.filter': 'filter',
   'key.help': 'help',
   'key.quit': 'quit',

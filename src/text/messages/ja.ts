@@ -142,6 +142,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'key.ends': '先頭 / 末尾',
   'key.open': '開く / ジャンプ先へ',
   'key.back': '戻る',
+  'key.command': 'コマンド行: :svc 名前、:ns 名前空間、:rules チェーン、:trace 送信元 宛先:ポート、:q（Tabで補完）',
   'key.filter': '絞り込み',
   'key.help': 'ヘルプ',
   'key.quit': '終了',
