@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/live.js --root DIR [--runs N] [--cli dist/bin/nodescope.js]` (as root, under
+ * `node dist/bench/live.js --root DIR [--runs N] [--whole] [--refresh-only] [--cli dist/bin/nodescope.js]` (as root, under
  * `flock /tmp/nodescope-lab.lock`): issue 23's live rows. Loads a generated capture's rules
  * (`DIR/iptables/probes/iptables-save.stdout` with `iptables-restore -c`, `DIR/nftables/probes/
  * nft-text.stdout` with `nft -f`) into a network namespace of its own and measures, side by
@@ -21,7 +21,7 @@ import { loadAverage, machineLine } from './lib/machine.js';
 import { median } from './lib/measure.js';
 import { TmuxProgram } from './lib/tmux.js';
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' } } });
+const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' }, whole: { type: 'boolean' }, 'refresh-only': { type: 'boolean' } } });
 const root = values.root ?? '';
 const runs = Number(values.runs ?? '2');
 const cli = path.resolve(values.cli ?? path.join(packageRoot(), 'dist/bin/nodescope.js'));
@@ -119,14 +119,26 @@ async function main(): Promise<void> {
       const loadRules = mode === 'iptables' ? timed(['ip', 'netns', 'exec', ns, 'iptables-restore', '-c', path.join(bundle, 'probes', 'iptables-save.stdout')]) : timed(['ip', 'netns', 'exec', ns, 'nft', '-f', path.join(bundle, 'probes', 'nft-text.stdout')]);
       if (!loadRules.ok) throw new Error(`loading ${mode}: ${loadRules.err}`);
       const own = mode === 'iptables' ? ['iptables-save', '-c'] : ['nft', '-j', 'list', 'table', 'ip', 'kube-proxy'];
+      const focus = mode === 'iptables' ? { ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' } : { ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' };
+      if (values['refresh-only']) {
+        log(`${mode} refresh of the open chain`);
+        const refresh = await chainRefresh(ns, api, focus);
+        rows.push(`| ${mode} | refresh of the open chain (${focus.chain}), median of 5 | ${ms(refresh.ms)} | ${ms(refresh.cpuMs)} node | | kinds ${refresh.kinds}; node CPU at the 2 s interval ${(refresh.cpuMs / 20).toFixed(1)} % of a core |`);
+        must(['ip', 'netns', 'del', ns]);
+        namespaces.pop();
+        continue;
+      }
       const base = measure(`${mode} ${own.join(' ')}`, ['ip', 'netns', 'exec', ns, ...own]);
-      const whole = mode === 'iptables' ? measure('nft -j list ruleset', ['ip', 'netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset']) : null;
+      // `nft -j list ruleset` of the same iptables-nft rules (what nodescope ran before the plan): `--whole`.
+      const whole = mode === 'iptables' && values.whole ? measure('nft -j list ruleset', ['ip', 'netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset']) : null;
       const rules = measure(`${mode} show rules`, [process.execPath, cli, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api]);
       const services = measure(`${mode} show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--netns', ns, '--api-file', api]);
       log(`${mode} first frames`);
-      const frames = await firstFrames(ns, api, mode);
+      const frames = await firstFrames(ns, api, mode).catch((e: Error) => {
+        log(`${mode} first frames failed: ${e.message}`);
+        return { services: Number.NaN, moded: Number.NaN };
+      });
       log(`${mode} refresh of the open chain`);
-      const focus = mode === 'iptables' ? { ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' } : { ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' };
       const refresh = await chainRefresh(ns, api, focus);
       const ratio = (x: number) => (Number.isNaN(x) || !(base.ms > 0) ? '–' : `${(x / base.ms).toFixed(2)}×`);
       rows.push(
@@ -138,11 +150,12 @@ async function main(): Promise<void> {
         `| ${mode} | TUI start → frame naming the mode (rules read) | ${ms(frames.moded)} | | ${ratio(frames.moded)} | |`,
         `| ${mode} | refresh of the open chain (${focus.chain}), median of 5 | ${ms(refresh.ms)} | ${ms(refresh.cpuMs)} node | | kinds ${refresh.kinds}; node CPU at the 2 s interval ${(refresh.cpuMs / 20).toFixed(1)} % of a core |`,
       );
+      log(`rows so far:\n${rows.join('\n')}`);
       must(['ip', 'netns', 'del', ns]);
       namespaces.pop();
     }
     // Replays of the same captures.
-    for (const mode of ['iptables', 'nftables'] as const) {
+    for (const mode of values['refresh-only'] ? [] : (['iptables', 'nftables'] as const)) {
       const bundle = path.join(root, mode);
       const api = path.join(bundle, 'api.json');
       const parse = measure(`${mode} JSON.parse api.json`, [process.execPath, '-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(api)}, 'utf8'))`]);

@@ -41,7 +41,7 @@ import { DEFAULT_INTERVAL_MS } from './sources/refresh-interval.js';
 import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from './sources/k8s-debug-pod.js';
-import { runFleetCapture, type FleetCaptureArgs } from './fleet/capture-command.js';
+import type { FleetCaptureArgs } from './fleet/capture-command.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
 // there makes every message that quotes node, API or bundle text safe (issue 24).
@@ -375,7 +375,7 @@ function addDigCommand(program: Command): void {
         if (search) {
           const captured = given ? null : await readNodeResolvConf(source.transport);
           const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
-          const run = await digSearch({ name, dns, resolv, api, ...(opts.server ? { server: opts.server } : {}) });
+          const run = await digSearch({ name, dns, resolv, api, clusterDomain: domain.name, ...(opts.server ? { server: opts.server } : {}) });
           writeDocument(opts.output === 'json' ? digSearchJson(run, dns.note ?? null) : digSearchText(run, dns.note ?? null), opts.output);
           // Like dig(1): 9 when no server ever replied.
           process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;
@@ -423,6 +423,8 @@ function addFleetCommands(program: Command): void {
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps")
     .option('--force', 'write into a non-empty directory, removing the fleet bundle there')
     .action(async (opts: FleetCaptureArgs) => {
+      // Loaded on use: it pulls in the Kubernetes client, which the other commands load only when asked.
+      const { runFleetCapture } = await import('./fleet/capture-command.js');
       const manifest = await runFleetCapture(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`));
       const failed = manifest.nodes.filter((n) => n.status === 'failed');
       process.stderr.write(`captured ${manifest.nodes.length - failed.length} of ${manifest.nodes.length} nodes into ${opts.output}${failed.length ? `; failed: ${failed.map((n) => n.name).join(', ')}` : ''}\n`);

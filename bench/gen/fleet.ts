@@ -47,7 +47,7 @@ function linkBundle(from: string, to: string, node: string, apiFile: string): vo
 export function writeGeneratedFleet(dir: string, options: GenFleetOptions): string[] {
   if (options.nodes < 3) throw new RangeError('--fleet needs at least 3 nodes (two are made wrong on purpose)');
   if (options.services < 2) throw new RangeError('--fleet needs at least 2 Services');
-  const world = generateWorld({ services: options.services, endpoints: options.endpoints, seed: options.seed, modes: ['iptables'], conntrack: 100, nodes: Math.min(options.nodes, 100) });
+  const world = generateWorld({ services: options.services, endpoints: options.endpoints, seed: options.seed, modes: ['iptables'], conntrack: 100, nodes: Math.min(options.nodes, 8) });
   mkdirSync(path.join(dir, 'nodes'), { recursive: true });
   const apiFile = path.join(dir, 'api.json');
   writeFileSync(apiFile, world.apiText);

@@ -8,10 +8,14 @@
  *   match the rule lacks. An older iptables-nft reading rules a newer one wrote can print
  *   them without the matches it cannot decode; such a dump reads as a different ruleset.
  *
+ * - IPVS mode's deprecation (KEP-5495, Kubernetes 1.35) on a node detected in IPVS mode.
+ *
  * Pure: snapshot in, sentences out.
  */
 import { findChain, type IptablesRule, type IptablesRuleset } from '../model/iptables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import type { MessageKey } from '../text/i18n.js';
+import { detectProxyMode } from './proxy-mode.js';
 
 /**
  * kube-proxy's and kubelet's rules whose comment says they act on marked packets, and the
@@ -120,10 +124,11 @@ function versionOf(text: string | null | undefined): string | null {
   return m ? `v${m[1]}` : null;
 }
 
-/** One note: `text` for documents, `short` for the TUI header's mode line. */
+/** One note: `text` for documents, `short` for the TUI header's mode line (`key`: its translated form, when it has one). */
 export interface DumpNote {
   readonly short: string;
   readonly text: string;
+  readonly key?: MessageKey;
 }
 
 const notesMemo = new WeakMap<NodeSnapshot, readonly DumpNote[]>();
@@ -159,6 +164,10 @@ function computeNotes(snapshot: NodeSnapshot): DumpNote[] {
       short: `${stale.length} stale iptables-mode REJECT rule${stale.length > 1 ? 's' : ''} on an IPVS node`,
       text: `IPVS mode (ipset KUBE-CLUSTER-IP), yet the filter table keeps iptables mode's REJECT rules: ${stale.slice(0, 3).join('; ')}${stale.length > 3 ? ` (and ${stale.length - 3} more)` : ''}: kube-proxy in IPVS mode neither writes nor removes them, and they still reject (kubernetes#102314)`,
     });
+  }
+  if (detectProxyMode(snapshot).mode === 'ipvs') {
+    // KEP-5495: kube-proxy 1.35 warns at start in IPVS mode; nftables mode is the way on.
+    notes.push({ short: 'IPVS deprecated (KEP-5495)', key: 'header.ipvsDeprecated', text: 'IPVS mode is deprecated since Kubernetes 1.35 (KEP-5495: kube-proxy warns when it starts in it); nftables mode is its successor' });
   }
   const affinity = affinityTimeoutMismatches(snapshot);
   if (affinity.length > 0) {

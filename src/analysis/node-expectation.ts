@@ -31,6 +31,7 @@ import {
 } from './kubeproxy-serviceports.js';
 import type { KubeProxyInput, ProxyFamily, ScenarioService } from './lab-scenario-types.js';
 import { buildServiceView } from './service-view.js';
+import type { ServiceRow } from './service-types.js';
 
 /**
  * The node kube-proxy runs on. `zone`: its `topology.kubernetes.io/zone` label; when
@@ -173,25 +174,63 @@ const FALLBACK_TEXT: Readonly<Record<TopologyFallback, string>> = {
  * Never throws; Services kube-proxy skips are listed with `skipped` set.
  */
 export function expectNodeServices(objects: ApiObjects, node: NodeIdentity): NodeExpectation {
-  const zone = node.zone ?? objects.nodes.find((n) => n.meta.name === node.name)?.zone ?? '';
+  const zone = nodeZone(objects, node);
   const view = buildServiceView(objects, { nodeName: node.name });
-  const services = view.rows.map((row): ServiceExpectation => {
-    const svc = row.service;
-    const common = {
-      namespace: row.namespace, name: row.name, type: row.type, distribution: row.trafficDistribution,
-      internalTrafficPolicy: row.internalTrafficPolicy ?? 'Cluster', externalTrafficPolicy: row.externalTrafficPolicy ?? 'Cluster',
-      sessionAffinity: row.sessionAffinity, ipFamilies: svc.ipFamilies, ipFamilyPolicy: svc.ipFamilyPolicy,
-    } as const;
-    const skipped = skipReason(svc);
-    if (skipped) return { ...common, skipped, ports: [] };
-    const ports = FAMILIES.flatMap((family) => {
-      const scenario = scenarioService(row, [], family);
-      return scenario === null ? [] : expectPorts(scenario, { nodeName: node.name, nodeZone: zone, family, nodeIPs: [], services: [] });
-    });
-    if (ports.length === 0) return { ...common, skipped: reason('no-cluster-ip', {}, 'no ClusterIP: nothing programmed'), ports };
-    return { ...common, skipped: undefined, ports };
+  return { nodeName: node.name, zone, services: view.rows.map((row) => expectRow(row, node.name, zone)) };
+}
+
+/** The zone kube-proxy on `node` matches zone hints against: given, else its Node's label, else `''`. */
+export function nodeZone(objects: ApiObjects, node: NodeIdentity): string {
+  return node.zone ?? objects.nodes.find((n) => n.meta.name === node.name)?.zone ?? '';
+}
+
+/**
+ * The expectation of one Service row (src/analysis/service-view.ts) on `node`, for a caller
+ * that holds the row already (the Services pane: only the selected Service is computed).
+ */
+export function expectServiceRow(objects: ApiObjects, node: NodeIdentity, row: ServiceRow): ServiceExpectation {
+  return expectRow(row, node.name, nodeZone(objects, node));
+}
+
+function expectRow(row: ServiceRow, nodeName: string, zone: string): ServiceExpectation {
+  const svc = row.service;
+  const common = {
+    namespace: row.namespace, name: row.name, type: row.type, distribution: row.trafficDistribution,
+    internalTrafficPolicy: row.internalTrafficPolicy ?? 'Cluster', externalTrafficPolicy: row.externalTrafficPolicy ?? 'Cluster',
+    sessionAffinity: row.sessionAffinity, ipFamilies: svc.ipFamilies, ipFamilyPolicy: svc.ipFamilyPolicy,
+  } as const;
+  const skipped = skipReason(svc);
+  if (skipped) return { ...common, skipped, ports: [] };
+  const ports = FAMILIES.flatMap((family) => {
+    const scenario = scenarioService(row, [], family);
+    return scenario === null ? [] : expectPorts(scenario, { nodeName, nodeZone: zone, family, nodeIPs: [], services: [] });
   });
-  return { nodeName: node.name, zone, services };
+  if (ports.length === 0) return { ...common, skipped: reason('no-cluster-ip', {}, 'no ClusterIP: nothing programmed'), ports };
+  return { ...common, skipped: undefined, ports };
+}
+
+/** How one endpoint address is used by each port's cluster and external traffic: `used` false with the reason it is left out. */
+export interface AddressUse {
+  readonly svcPortName: string;
+  readonly traffic: 'cluster' | 'external';
+  readonly used: boolean;
+  readonly reasons: readonly Reason[];
+}
+
+/** Every use of endpoint `address` in `exp` (ports in order, cluster before external); `[]` when it is in none. */
+export function addressUses(exp: ServiceExpectation, address: string): AddressUse[] {
+  const out: AddressUse[] = [];
+  for (const p of exp.ports) {
+    const traffics: ['cluster' | 'external', TrafficExpectation | null][] = [['cluster', p.cluster], ['external', p.external]];
+    for (const [traffic, t] of traffics) {
+      if (t === null) continue;
+      const used = t.endpoints.find((e) => e.ip === address);
+      const left = used ? undefined : t.excluded.find((e) => e.ip === address);
+      if (used) out.push({ svcPortName: p.svcPortName, traffic, used: true, reasons: used.reasons });
+      else if (left) out.push({ svcPortName: p.svcPortName, traffic, used: false, reasons: left.reasons });
+    }
+  }
+  return out;
 }
 
 function skipReason(svc: Service): Reason | undefined {

@@ -34,9 +34,28 @@ function sortedSet(items: Iterable<string>): string[] {
   return [...new Set(items)].sort();
 }
 
+/**
+ * The KUBE-SERVICES jump targets of every Service, by `ns/name` (from kube-proxy's rule
+ * comment `ns/name[:port] …`), read once per ruleset.
+ */
+function servicesIndex(ruleset: IptablesRuleset): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const rule of findChain(ruleset, 'nat', 'KUBE-SERVICES')?.rules ?? []) {
+    const target = rule.target?.name ?? '';
+    const comment = rule.comment;
+    if (!comment || !SERVICE_CHAIN.test(target)) continue;
+    const key = comment.split(/[: ]/, 1)[0]!;
+    const list = out.get(key);
+    if (!list) out.set(key, [target]);
+    else if (!list.includes(target)) list.push(target);
+  }
+  return out;
+}
+
 /** The DNAT endpoints reached from the Service's chains in an iptables ruleset; `hasRules`: any chain of it was found. */
-export function iptablesBackends(ruleset: IptablesRuleset, namespace: string, name: string, ports: readonly { name: string; protocol: string }[] = []): { endpoints: string[]; hasRules: boolean } {
-  const start = iptablesServiceChains(ruleset, namespace, name, ports).map((c) => c.chain);
+export function iptablesBackends(ruleset: IptablesRuleset, namespace: string, name: string, ports: readonly { name: string; protocol: string }[] = [], index?: Map<string, string[]>): { endpoints: string[]; hasRules: boolean } {
+  const indexed = index?.get(`${namespace}/${name}`);
+  const start = indexed ?? iptablesServiceChains(ruleset, namespace, name, ports).map((c) => c.chain);
   const seen = new Set<string>();
   const out: string[] = [];
   const queue = [...start];
@@ -71,28 +90,48 @@ export function nftBackends(ruleset: NftRuleset, namespace: string, name: string
 }
 
 /**
- * What `snapshot`'s node programmed for Service `ns/name`, from the table of its proxy
- * mode. `unknown` names what is missing: the table not read, or a mode not read here.
+ * A reader of what `snapshot`'s node programmed for each Service, from the table of its
+ * proxy mode (detected once; the iptables KUBE-SERVICES jumps indexed once). `unknown`
+ * names what is missing: the table not read, or a mode not read here.
  */
-export function programmedBackends(snapshot: NodeSnapshot, service: Service): ProgrammedBackends {
+export function programmedBackendsOf(snapshot: NodeSnapshot): (service: Service) => ProgrammedBackends {
   const mode = detectProxyMode(snapshot).mode;
-  const { namespace, name } = service.meta;
   if (mode === 'nftables') {
     const nft = snapshot.nft?.value;
-    if (!nft) return { kind: 'unknown', reason: 'the nftables ruleset was not read (nft-json/nft-text)' };
-    return { kind: 'read', via: 'nftables', ...nftBackends(nft, namespace, name) };
+    if (!nft) return () => ({ kind: 'unknown', reason: 'the nftables ruleset was not read (nft-json/nft-text)' });
+    return (svc) => ({ kind: 'read', via: 'nftables', ...nftBackends(nft, svc.meta.namespace, svc.meta.name) });
   }
   if (mode === 'iptables' || mode === 'iptables-legacy' || mode === 'unknown' || mode === 'none') {
     const ipt = mode === 'iptables-legacy' ? snapshot.iptablesLegacy?.value : snapshot.iptables?.value;
-    if (!ipt) return { kind: 'unknown', reason: 'the iptables rules were not read (iptables-save)' };
-    return { kind: 'read', via: 'iptables', ...iptablesBackends(ipt, namespace, name, service.ports) };
+    if (!ipt) return () => ({ kind: 'unknown', reason: 'the iptables rules were not read (iptables-save)' });
+    const index = servicesIndex(ipt);
+    return (svc) => ({ kind: 'read', via: 'iptables', ...iptablesBackends(ipt, svc.meta.namespace, svc.meta.name, svc.ports, index) });
   }
-  return { kind: 'unknown', reason: `proxy mode ${mode}: the fleet reads kube-proxy's iptables and nftables tables only` };
+  return () => ({ kind: 'unknown', reason: `proxy mode ${mode}: the fleet reads kube-proxy's iptables and nftables tables only` });
 }
 
-/** The Service's IPv4 EndpointSlices (label `kubernetes.io/service-name`). */
+/** What `snapshot`'s node programmed for one Service (see {@link programmedBackendsOf}, which to use for many). */
+export function programmedBackends(snapshot: NodeSnapshot, service: Service): ProgrammedBackends {
+  return programmedBackendsOf(snapshot)(service);
+}
+
+const slicesIndex = new WeakMap<ApiObjects, Map<string, EndpointSlice[]>>();
+
+/** The Service's IPv4 EndpointSlices (label `kubernetes.io/service-name`), indexed once per object set. */
 function slicesOf(objects: ApiObjects, service: Service): EndpointSlice[] {
-  return objects.endpointSlices.filter((s) => s.meta.namespace === service.meta.namespace && s.serviceName === service.meta.name && s.addressType === 'IPv4');
+  let index = slicesIndex.get(objects);
+  if (!index) {
+    index = new Map();
+    for (const s of objects.endpointSlices) {
+      if (s.addressType !== 'IPv4' || s.serviceName === undefined) continue;
+      const key = `${s.meta.namespace}/${s.serviceName}`;
+      const list = index.get(key);
+      if (list) list.push(s);
+      else index.set(key, [s]);
+    }
+    slicesIndex.set(objects, index);
+  }
+  return index.get(`${service.meta.namespace}/${service.meta.name}`) ?? [];
 }
 
 /**

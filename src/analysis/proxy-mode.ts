@@ -196,6 +196,15 @@ function rulesetEvidence(ruleset: IptablesRuleset | null | undefined, summary: C
   return { kube: named('KUBE-').length, cilium: named('CILIUM_').length, left, backend: summary.backend, sets: { rules: summary.ipsetRules ?? 0, sets: [...summary.ipsetSets] } };
 }
 
+/**
+ * nftables could not be read: its probe timed out or failed (not merely absent: a node
+ * without nft has no nftables rules to miss) and `nft list tables` named no table either.
+ */
+function nftUnread(snapshot: NodeSnapshot): boolean {
+  const status = snapshot.nft?.probe?.status;
+  return !snapshot.nft?.value && !snapshot.nftTableNames && (status === 'timeout' || status === 'failed');
+}
+
 /** Extra facts from parts other modules parse (nftables tables, Cilium maps, interfaces). */
 export interface ModeHints {
   /** Names of nftables tables as `family name`, e.g. `ip kube-proxy`. */
@@ -288,6 +297,10 @@ export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): 
   else if (cilium || ciliumChains > 0) {
     mode = 'cilium';
     facts.unshift({ kind: 'ciliumKpr' });
+  } else if (nftUnread(snapshot)) {
+    // No KUBE- chain in iptables, but nftables was not read (nft timed out on a big node): not "none".
+    mode = 'unknown';
+    unconfirmed = { reason: 'notRead', probe: snapshot.nft?.probe?.id ?? 'nft-tables' };
   } else if (snapshot.iptables?.value || snapshot.chainSummaries?.iptables || hints.nftTables) {
     mode = 'none';
     facts.push({ kind: 'noProxy' });

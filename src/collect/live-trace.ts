@@ -254,7 +254,7 @@ async function sweepTraceTables(
   write: (id: string, params?: Record<string, string>) => Promise<ProbeRun>,
   notice: (message: string) => void,
 ): Promise<StaleTraceTable[]> {
-  const listed = await write('trace-tables-list');
+  const listed = await write('nft-tables'); // the catalog's one `nft list tables` (detection reads it too)
   if (listed.status !== 'ok') return [];
   const out: StaleTraceTable[] = [];
   for (const table of traceTablesListed(listed.result.stdout)) {

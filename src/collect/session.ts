@@ -10,7 +10,8 @@ import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, partPr
 import { iptablesRates } from '../analysis/rates.js';
 import type { RuleRates } from '../analysis/rules-view.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
-import type { ServiceDnsResult } from '../model/dns.js';
+import type { DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
+import { digSearch, sourceResolvChoice } from '../dns/dig-search.js';
 import { dnsTransportFor } from '../dns/open.js';
 import { resolveServiceDns } from '../dns/resolve.js';
 import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
@@ -47,6 +48,8 @@ export interface SessionState {
   readonly fullReadAt?: number | null;
   /** The DNS pane's Service (`ns/name`) and what its questions got; null until one is asked. */
   readonly dns?: SessionDns | null;
+  /** The name last typed in the DNS pane (`n`) and its search, as `dig +search` runs it; null until one is asked. */
+  readonly dnsName?: SessionDnsName | null;
   /**
    * The node's name before the first snapshot is built, when the source knows it at once (a
    * replay's manifest.json `node`): the header shows it while the API objects parse. Else null.
@@ -73,6 +76,16 @@ export interface SessionDns {
   readonly domain?: ClusterDomain;
 }
 
+/** A name typed in the DNS pane and its resolver search (`run`), once it ends. */
+export interface SessionDnsName {
+  readonly name: string;
+  readonly run: DnsSearchRun | null;
+  readonly loading: boolean;
+  readonly error: string | null;
+  /** The cluster domain the default resolv.conf was made with (once known). */
+  readonly domain?: ClusterDomain;
+}
+
 /** A read-only view of a session, what the UI depends on (a static one is used in tests). */
 export interface SessionLike {
   getState(): SessionState;
@@ -82,6 +95,8 @@ export interface SessionLike {
   focus?(focus: ChainFocus | null): void;
   /** Asks the cluster DNS every question of Service `ns/name` (the DNS pane); no-op without API objects. */
   resolveDns?(service: string): void;
+  /** Resolves any name as a pod's resolver would (`dig +search NAME`; the DNS pane's `n`). */
+  resolveName?(name: string): void;
 }
 
 /** Options of {@link Session}. `intervalMs`: live counter refresh period (default {@link DEFAULT_INTERVAL_MS}). */
@@ -107,6 +122,8 @@ export interface SessionOptions {
   readonly clusterDomain?: string;
   /** `--probe`: heavy probes to read even when the probe plan (src/collect/probe-plan.ts) would skip them. */
   readonly probes?: readonly string[];
+  /** A full read at least every this many refreshes while a chain is open (default {@link FULL_READ_EVERY}). */
+  readonly fullReadEvery?: number;
 }
 
 /**
@@ -309,10 +326,7 @@ export class Session implements SessionLike {
       const firstRuns = await runProbes(this.options.transport, { ...params, ids: firstStageIds() });
       this.plan = planOf(this.options.transport, firstRuns, this.options.probes);
       // The cheap check's baseline, read before the dumps: a change after it shows at the next check.
-      if (this.options.live) {
-        const [chains] = await runProbes(this.options.transport, { ...params, ids: ['nft-chains'] });
-        this.fingerprint = rulesetCheckFingerprint([firstRuns.find((r) => r.id === 'nft-tables'), chains]);
-      }
+      if (this.options.live) this.fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => firstRuns.find((r) => r.id === id)));
       const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.extra()));
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
       if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
@@ -424,7 +438,7 @@ export class Session implements SessionLike {
    * One refresh. With a chain on screen ({@link focus}), a live iptables or nftables node,
    * and fewer than {@link FULL_READ_EVERY} refreshes since the last full read: the chain's
    * own probe and the cheap check (src/collect/focused-refresh.ts); a full read when the check
-   * says the tables or chains changed, or the open chain's rules did. Otherwise the full
+   * says the tables changed, or the open chain's rules did. Otherwise the full
    * read: the probes marked `refresh` (slow parts less often, {@link slowPartDelayMs}),
    * re-parsing only what changed. The last good snapshot stays on failure.
    */
@@ -439,7 +453,7 @@ export class Session implements SessionLike {
     }
     this.set({ refreshing: true });
     try {
-      if (this.focused && this.sinceFull < FULL_READ_EVERY && (await this.refreshFocused(this.focused))) return;
+      if (this.focused && this.sinceFull < (this.options.fullReadEvery ?? FULL_READ_EVERY) && (await this.refreshFocused(this.focused))) return;
       await this.refreshFull();
     } catch (e) {
       this.set({ refreshing: false, error: (e as Error).message });
@@ -472,10 +486,10 @@ export class Session implements SessionLike {
         .probes.filter((p) => p.refresh && at0 >= (this.notBefore.get(p.id) ?? 0))
         .map((p) => p.id),
     );
-    const fresh = await runProbes(this.options.transport, { ids: [...ids, 'nft-chains'], ...(this.options.params ? { params: this.options.params } : {}) });
+    const fresh = await runProbes(this.options.transport, { ids: [...new Set([...ids, ...CHECK_PROBES])], ...(this.options.params ? { params: this.options.params } : {}) });
     this.fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => fresh.find((r) => r.id === id)));
     const failed = fresh.filter((r) => r.status === 'timeout' || (r.status === 'failed' && r.result.stdout === ''));
-    const byId = new Map(fresh.filter((r) => !failed.includes(r) && r.id !== 'nft-chains').map((r) => [r.id, r]));
+    const byId = new Map(fresh.filter((r) => !failed.includes(r)).map((r) => [r.id, r]));
     // Stale means data that was there is now old: a probe that never read anything
     // (ipvsadm on a kernel without IPVS) already shows as a diagnostic, not as staleness.
     const hadData = new Set(this.runs.filter((r) => r.status === 'ok').map((r) => r.id));
@@ -535,6 +549,33 @@ export class Session implements SessionLike {
       })
       .catch((e: Error) => {
         if (this.state.dns?.service === service) this.set({ dns: { service, result: null, loading: false, error: e.message } });
+      });
+  }
+
+  /**
+   * Resolves `name` as `dig +search NAME` does (src/dns/dig-search.ts): the source's
+   * resolv.conf (else the Kubernetes default in the cluster domain), each question sent
+   * through the source's DNS path in the resolver's order. A newer name wins.
+   */
+  resolveName(name: string): void {
+    if (this.state.dnsName?.name === name && (this.state.dnsName.loading || this.state.dnsName.run)) return;
+    this.set({ dnsName: { name, run: null, loading: true, error: null } });
+    this.dnsTransport ??= dnsTransportFor(this.options.transport);
+    const dns = this.dnsTransport;
+    const api = this.state.snapshot?.api?.value ?? null;
+    const flag = this.options.clusterDomain;
+    this.clusterDomain ??= readClusterDomain({ ...(flag !== undefined ? { flag } : {}), transport: this.options.transport });
+    const transport = this.options.transport;
+    this.clusterDomain
+      .then(async (domain) => {
+        const resolv = await sourceResolvChoice(transport);
+        return { domain, run: await digSearch({ name, dns, resolv, api, clusterDomain: domain.name, query: { timeoutMs: 2000, tries: 1 } }) };
+      })
+      .then(({ domain, run }) => {
+        if (this.state.dnsName?.name === name) this.set({ dnsName: { name, run, loading: false, error: null, domain } });
+      })
+      .catch((e: Error) => {
+        if (this.state.dnsName?.name === name) this.set({ dnsName: { name, run: null, loading: false, error: e.message } });
       });
   }
 

@@ -18,9 +18,10 @@ import { UserError } from '../errors.js';
 import type { DnsSearchRun, ResolvOrigin } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { ResolvConf } from '../model/resolv.js';
-import { chooseServer } from './resolve.js';
+import { chooseServer, readNodeResolvConf } from './resolve.js';
 import { runSearch } from './search.js';
 import type { DnsQueryOptions, DnsTransport } from './transport.js';
+import type { Transport } from '../sources/transport.js';
 
 /** dig(1)-style words of the command line: the one name, and whether `+search`/`+nosearch` asked for the search list. */
 export function digWords(words: readonly string[]): { name: string; search: boolean | null } {
@@ -72,6 +73,8 @@ export interface DigSearchOptions {
   readonly server?: string;
   readonly port?: number;
   readonly query?: DnsQueryOptions;
+  /** The cluster domain of the Kubernetes default resolv.conf (`--cluster-domain`, else the detected one); default `cluster.local`. */
+  readonly clusterDomain?: string;
 }
 
 /**
@@ -84,7 +87,7 @@ export async function digSearch(o: DigSearchOptions): Promise<DnsSearchRun> {
   let port = o.port;
   if (resolv === null) {
     const s = chooseServer(o.api ?? null, o.server, o.port);
-    resolv = { conf: kubernetesDefaultResolvConf('default', 'cluster.local', s.address), origin: 'kubernetes-default' };
+    resolv = { conf: kubernetesDefaultResolvConf('default', o.clusterDomain ?? 'cluster.local', s.address), origin: 'kubernetes-default' };
     server = s.address;
     port = s.port;
   }
@@ -94,4 +97,15 @@ export async function digSearch(o: DigSearchOptions): Promise<DnsSearchRun> {
     ...(port !== undefined ? { port } : {}),
     ...(o.query ? { query: o.query } : {}),
   });
+}
+
+/**
+ * The resolv.conf a search uses when no file is given: the one the source captured or
+ * reads (`resolv-conf` probe; origin `node`), else null (then {@link digSearch} takes the
+ * Kubernetes default). A failed read is null: the search still runs, and says which
+ * resolv.conf it used.
+ */
+export async function sourceResolvChoice(transport: Transport): Promise<ResolvChoice | null> {
+  const read = await readNodeResolvConf(transport).catch(() => null);
+  return read ? { conf: read.conf, origin: 'node' } : null;
 }

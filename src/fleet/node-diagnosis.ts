@@ -6,7 +6,7 @@
  * (src/analysis/programmed-backends.ts) — to compare the nodes with each other.
  */
 import { diagnoseSnapshot, VERDICTS, type Finding, type Verdict } from '../analysis/diagnose/index.js';
-import { expectedBackends, isProgrammed, programmedBackends } from '../analysis/programmed-backends.js';
+import { expectedBackends, isProgrammed, programmedBackendsOf } from '../analysis/programmed-backends.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
@@ -43,11 +43,12 @@ export type DiagnoseNode = (snapshot: NodeSnapshot, api: ApiObjects, options: { 
 export const fleetDiagnoseNode: DiagnoseNode = (snapshot, api, { node }) => {
   const d = diagnoseSnapshot(snapshot, api);
   const byKey = new Map(api.services.map((s) => [`${s.meta.namespace}/${s.meta.name}`, s]));
+  const programmedBackends = programmedBackendsOf(snapshot);
   return {
     mode: d.header.mode,
     services: d.services.map((s) => {
       const svc = byKey.get(`${s.namespace}/${s.name}`);
-      const programmed = svc && isProgrammed(svc) ? programmedBackends(snapshot, svc) : null;
+      const programmed = svc && isProgrammed(svc) ? programmedBackends(svc) : null;
       return {
         namespace: s.namespace,
         name: s.name,

@@ -6,10 +6,18 @@
  * `{node, kernel, source, live, capturedAt, mode, evidence, services: [{namespace, name, type,
  * clusterIPs, externalName, ports: [{name, protocol, port, targetPort, nodePort, endpointPorts}],
  * endpoints: [{address, ports: [{name, protocol, port}], ready, serving, terminating, nodeName,
- * zone, onNode}]}]}` — conditions are true/false/null (null: unset in the API object).
+ * zone, onNode}], expectation}]}` — conditions are true/false/null (null: unset in the API object).
+ * `expectation` is what kube-proxy on this node should do (src/analysis/node-expectation.ts):
+ * `{distribution, internalTrafficPolicy, externalTrafficPolicy, sessionAffinity, ipFamilies,
+ * ipFamilyPolicy, skipped, ports: [{family, svcPortName, protocol, port, clusterIP, nodePort,
+ * healthCheckNodePort, loadBalancerIPs: [{ip, ipMode, programmed}], topologyMode, cluster,
+ * external}]}` with `cluster`/`external` = `{policy, verdict, endpoints: [{endpoint, reasons}],
+ * excluded: [{endpoint, reasons}], reasons}` (reasons as English text; `external` null when the
+ * port takes no external traffic).
  */
 import Table from 'cli-table3';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
+import { expectServiceRow, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { UserError } from '../errors.js';
 import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
@@ -18,7 +26,60 @@ import { terminalSafe } from '../text/terminal-safe.js';
 import { toJson } from '../text/json.js';
 import { safeCells } from './safe-cells.js';
 
-function serviceJson(r: ServiceRow) {
+function trafficJson(tr: TrafficExpectation | null) {
+  if (tr === null) return null;
+  const ep = (e: TrafficExpectation['endpoints'][number]) => ({ endpoint: e.hostPort, nodeName: e.nodeName ?? null, reasons: e.reasons.map((r) => r.text) });
+  return { policy: tr.policy, verdict: tr.verdict, endpoints: tr.endpoints.map(ep), excluded: tr.excluded.map(ep), reasons: tr.reasons.map((r) => r.text) };
+}
+
+function expectationJson(e: ServiceExpectation) {
+  return {
+    distribution: e.distribution ?? null,
+    internalTrafficPolicy: e.internalTrafficPolicy,
+    externalTrafficPolicy: e.externalTrafficPolicy,
+    sessionAffinity: e.sessionAffinity,
+    ipFamilies: e.ipFamilies,
+    ipFamilyPolicy: e.ipFamilyPolicy ?? null,
+    skipped: e.skipped?.text ?? null,
+    ports: e.ports.map((p) => ({
+      family: p.family, svcPortName: p.svcPortName, protocol: p.protocol, port: p.port, clusterIP: p.clusterIP,
+      nodePort: p.nodePort, healthCheckNodePort: p.healthCheckNodePort, affinitySeconds: p.affinitySeconds,
+      loadBalancerIPs: p.loadBalancerIPs.map((l) => ({ ip: l.ip, ipMode: l.ipMode, programmed: l.programmed })),
+      topologyMode: p.topologyMode || null, cluster: trafficJson(p.cluster), external: trafficJson(p.external),
+    })),
+  };
+}
+
+/**
+ * The text lines of one Service's expectation: its policies, then per family and port what
+ * cluster and external traffic reach on this node and why (`→ ip:port reason`, `✗ ip:port
+ * reason` for endpoints left out), or why kube-proxy skips it.
+ */
+export function expectationText(e: ServiceExpectation): string[] {
+  const policy = [
+    `trafficDistribution ${e.distribution ?? '-'}${e.distribution === 'PreferClose' ? ' (= PreferSameZone)' : ''}`,
+    `iTP ${e.internalTrafficPolicy}`, `eTP ${e.externalTrafficPolicy}`,
+    e.sessionAffinity === 'ClientIP' ? `affinity ClientIP ${e.ports[0]?.affinitySeconds ?? ''}s` : 'no affinity',
+    `${e.ipFamilies.join(',') || 'families unset'}${e.ipFamilyPolicy ? ` ${e.ipFamilyPolicy}` : ''}`,
+  ];
+  const out = [`${formatServiceRef(e)}: ${policy.join(' · ')}`];
+  if (e.skipped) return [...out, `  ${e.skipped.text}`];
+  for (const p of e.ports) {
+    const head = `  ${p.family} ${p.port}/${p.protocol}${p.topologyMode ? ` (follows ${p.topologyMode} hints)` : ''}`;
+    out.push(head);
+    for (const l of p.loadBalancerIPs.filter((x) => !x.programmed)) out.push(`    LB ${l.ip}: ${l.reason?.text ?? ''}`);
+    for (const [name, tr] of [['cluster', p.cluster], ['external', p.external]] as const) {
+      if (tr === null) continue;
+      const reasons = tr.reasons.map((r) => r.text);
+      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? `${tr.endpoints.length} endpoint(s)` : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
+      for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${ep.reasons.map((r) => r.text).join(', ')}`);
+      for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${ep.reasons.map((r) => r.text).join(', ')}`);
+    }
+  }
+  return out;
+}
+
+function serviceJson(r: ServiceRow, e: ServiceExpectation) {
   return {
     namespace: r.namespace,
     name: r.name,
@@ -36,6 +97,7 @@ function serviceJson(r: ServiceRow) {
       zone: e.zone ?? null,
       onNode: e.onNode,
     })),
+    expectation: expectationJson(e),
   };
 }
 
@@ -57,7 +119,10 @@ export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', se
     rows = rows.filter((_, i) => all[i] === service);
     if (rows.length === 0) throw serviceNotFound(service, all);
   }
-  if (format === 'json') return toJson({ ...showHead(snapshot), services: rows.map(serviceJson) });
+  const objects = snapshot.api!.value!;
+  const node = { name: snapshot.meta.node };
+  const expectations = rows.map((r) => expectServiceRow(objects, node, r));
+  if (format === 'json') return toJson({ ...showHead(snapshot), services: rows.map((r, i) => serviceJson(r, expectations[i]!)) });
   const table = new Table({ head: ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORTS', 'ENDPOINTS'], style: { head: [], border: [] } });
   for (const r of rows) {
     table.push(safeCells([
@@ -69,7 +134,8 @@ export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', se
       r.endpoints.length ? r.endpoints.map((e) => `${e.address}${e.ready === false ? ' (not ready)' : ''}${e.terminating ? ' (terminating)' : ''}${e.nodeName ? ' @' + e.nodeName : ''}`) : '<none>',
     ]));
   }
-  return headText(showHead(snapshot)) + table.toString() + '\n' + apiWarnings(snapshot);
+  const expected = expectations.flatMap(expectationText).map((l) => terminalSafe(l)).join('\n');
+  return `${headText(showHead(snapshot))}${table.toString()}\n\nwhat kube-proxy on ${node.name} should do:\n${expected}\n${apiWarnings(snapshot)}`;
 }
 
 /**

@@ -19,6 +19,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { branchLines, formatHeader, stepLine, tupleText } from '../trace/describe.js';
 import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
 import type { TraceResult } from '../trace/types.js';
+import { withExpectation } from '../trace/with-expectation.js';
 import { headText, showHead } from './header.js';
 import { toJson } from '../text/json.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -70,7 +71,7 @@ export function traceJson(r: TraceResult): unknown {
  * entry, branch) and when the snapshot lacks the node's addresses and routes.
  */
 export function runTraceCommand(snapshot: NodeSnapshot, args: TraceCommandArgs): string {
-  const result = traceFromSnapshot(snapshot, args);
+  const result = withExpectation(snapshot, traceFromSnapshot(snapshot, args));
   if (args.output === 'json') return toJson({ ...showHead(snapshot), ...(traceJson(result) as object) });
   return headText(showHead(snapshot)) + traceText(result);
 }

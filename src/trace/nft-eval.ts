@@ -22,6 +22,7 @@ import { nftRejectWith, rejectMeaning } from './describe.js';
 import type { HookedChainItem } from './hooks.js';
 import { constant, elementTest, evalNftExpr, exactKeyOf, isStop, keyTypesOf, showValue, valueKey, valueTest, type NftEvalStop, type NftValue, type ValueTest } from './nft-values.js';
 import type { TraceBranch } from './types.js';
+import { NFT_NAMES } from '../analysis/kubeproxy-names.js';
 
 type NftItem = Extract<HookedChainItem, { kind: 'nft' }>;
 
@@ -29,7 +30,7 @@ type NftItem = Extract<HookedChainItem, { kind: 'nft' }>;
 type StmtResult =
   | { readonly kind: 'held'; readonly text: string }
   | { readonly kind: 'failed'; readonly text: string }
-  | { readonly kind: 'verdict'; readonly verdict: NftVerdict; readonly text: string; readonly branches?: readonly TraceBranch[] }
+  | { readonly kind: 'verdict'; readonly verdict: NftVerdict; readonly text: string; readonly branches?: readonly TraceBranch[]; readonly why?: string }
   | { readonly kind: 'nat'; readonly binding: NatBinding; readonly text: string; readonly branches?: readonly TraceBranch[] }
   | { readonly kind: 'reject'; readonly text: string; readonly rejectWith: string }
   | { readonly kind: 'unsupported'; readonly text: string };
@@ -37,6 +38,8 @@ type StmtResult =
 interface Frame {
   chain: NftChain;
   pos: number;
+  /** Why the walk came here: the vmap element (with its comment) whose `goto` made this frame, quoted by a drop or reject in it. */
+  why?: string;
 }
 
 function verdictText(v: NftVerdict): string {
@@ -214,7 +217,24 @@ function evalVmap(ctx: WalkContext, table: NftTable, s: Extract<NftStatement, { 
   const shown = `${formatExpr(s.key)} ${showValue(key, s.key)}`;
   if (hit === null) return { kind: 'failed', text: `${shown} is not in ${setName(s.data)}` };
   if (hit.value?.kind !== 'verdict') return { kind: 'unsupported', text: `vmap element without a verdict in ${setName(s.data)}` };
-  return { kind: 'verdict', verdict: hit.value, text: `${shown} is in ${setName(s.data)}${hit.comment ? ` ("${hit.comment}")` : ''}` };
+  const why = hit.comment ? `"${hit.comment}" in ${setName(s.data)}${noEndpointMeaning(table, s.data, hit.value)}` : undefined;
+  return { kind: 'verdict', verdict: hit.value, text: `${shown} is in ${setName(s.data)}${hit.comment ? ` ("${hit.comment}")` : ''}`, ...(why ? { why } : {}) };
+}
+
+/**
+ * What an element of kube-proxy's `no-endpoint-services` / `no-endpoint-nodeports` maps
+ * means (kube-proxy pkg/proxy/nftables/proxier.go, syncProxyRules): `goto reject-chain`
+ * when the Service has no endpoints at all; `drop` when its traffic policy (internal for
+ * a ClusterIP, external for the other frontends) is Local and no endpoint is on this node.
+ * The element's comment is only the Service port's name, so the meaning is said here; ''
+ * for any other map or table.
+ */
+function noEndpointMeaning(table: NftTable, data: NftExpr, v: NftVerdict): string {
+  if (table.name !== NFT_NAMES.table || data.kind !== 'setref') return '';
+  if (data.name !== NFT_NAMES.noEndpointServices && data.name !== NFT_NAMES.noEndpointNodePorts) return '';
+  if (v.verdict === 'drop') return ': has no local endpoints (traffic policy Local)';
+  if (v.verdict === 'goto' && v.target === NFT_NAMES.rejectChain) return ': has no endpoints';
+  return '';
 }
 
 function natValueText(v: NftValue, e: NftExpr | undefined): string {
@@ -369,7 +389,8 @@ function runRule(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, 
         return { kind: 'unsupported', reason: r.text };
       case 'reject':
         ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'reject', reason: reason(r.text) });
-        return { kind: 'reject', reason: `${item.table.family} ${item.table.name} ${frame.chain.name}: ${r.text}${rejectMeaning(r.rejectWith)}`, rejectWith: r.rejectWith };
+        // Reached by a quoted map element (kube-proxy's reject-chain): say which Service and why, as the iptables walk quotes its REJECT's comment.
+        return { kind: 'reject', reason: `${item.table.family} ${item.table.name} ${frame.chain.name}${frame.why ? ` (${frame.why})` : ''}: ${r.text}${rejectMeaning(r.rejectWith)}`, rejectWith: r.rejectWith };
       case 'nat': {
         if (r.binding.type === 'dnat' || r.binding.type === 'redirect') ctx.flow.dstBinding = r.binding;
         else ctx.flow.srcBinding = r.binding;
@@ -378,19 +399,24 @@ function runRule(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, 
       }
       case 'verdict':
         ctx.record({ ...step, kind: 'rule', matched: true, verdict: verdictText(r.verdict), branches: r.branches ?? null, reason: reason(r.text) });
-        return applyVerdict(ctx, item, stack, frame, r.verdict);
+        return applyVerdict(ctx, item, stack, frame, r.verdict, r.why);
     }
   }
   ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'continue', reason: reason() });
   return null;
 }
 
-function applyVerdict(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, v: NftVerdict): ChainOutcome | null {
+/**
+ * Acts on a verdict in `frame`. `why`: the quoted map element that gave it (a vmap hit with
+ * a comment): a drop says it, and a jump or goto hands it to the chain it enters.
+ */
+function applyVerdict(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, v: NftVerdict, why?: string): ChainOutcome | null {
   switch (v.verdict) {
     case 'accept':
       return { kind: 'accept' };
     case 'drop':
-      return { kind: 'drop', reason: `${item.table.family} ${item.table.name} ${frame.chain.name}: drop` };
+      // kube-proxy's eTP=Local drop is a map element: quote it, as the iptables walk quotes its DROP's comment (kubernetes#66354).
+      return { kind: 'drop', reason: `${item.table.family} ${item.table.name} ${frame.chain.name}: drop${why ? ` (${why})` : ''}` };
     case 'continue':
       return null;
     case 'return':
@@ -408,7 +434,7 @@ function applyVerdict(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Fr
         ctx.record({ backend: 'nft', family: item.table.family, table: item.table.name, chain: frame.chain.name, kind: 'unsupported', reason: `unsupported: ${loop}` });
         return { kind: 'unsupported', reason: loop };
       }
-      const next: Frame = { chain: target, pos: 0 };
+      const next: Frame = { chain: target, pos: 0, ...(why ? { why } : {}) };
       if (v.verdict === 'goto' && stack.length > 1) stack[stack.length - 1] = next;
       else {
         if (v.verdict === 'goto') frame.pos = frame.chain.rules.length;

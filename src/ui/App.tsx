@@ -40,6 +40,12 @@ export interface AppProps {
   readonly tour?: TourRun;
 }
 
+/** The footer's key hint for the shown pane (the DNS pane names its `n`, which a tour takes for its next step). */
+function footerHint(ui: UiState, lang: Lang, touring: boolean): string | undefined {
+  if (ui.pane === 'dns' && !touring) return t(lang, ui.dnsName === null ? 'footer.hintDns' : 'footer.hintDnsName');
+  return paneEntry(ui.pane).follows && ui.pane !== 'services' ? t(lang, 'footer.hintShown') : undefined;
+}
+
 const HEADER_LINES = 3;
 const FOOTER_LINES = 1;
 
@@ -110,16 +116,25 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   useEffect(() => {
     if (ui.pane === 'dns' && dnsService) session.resolveDns?.(dnsService);
   }, [ui.pane, dnsService, session, snapshot]);
+  // A name typed in the DNS pane (`n`) is resolved as `dig +search` does.
+  const dnsName = ui.dnsName;
+  useEffect(() => {
+    if (ui.pane === 'dns' && dnsName !== null) session.resolveName?.(dnsName);
+  }, [ui.pane, dnsName, session]);
   const dnsState = state.dns?.service === dnsService ? state.dns : null;
-  const dns = dnsPaneData({ hasApi: Boolean(snapshot?.api?.value), selectedService: dnsService, result: dnsState?.result ?? null, loading: dnsState?.loading ?? dnsService !== null, error: dnsState?.error ?? null });
+  const nameState = dnsName !== null && state.dnsName?.name === dnsName ? state.dnsName : null;
+  const dns = dnsPaneData({
+    hasApi: Boolean(snapshot?.api?.value), selectedService: dnsService, result: dnsState?.result ?? null, loading: dnsState?.loading ?? dnsService !== null, error: dnsState?.error ?? null,
+    name: dnsName === null ? null : { name: dnsName, run: nameState?.run ?? null, error: nameState?.error ?? null, zone: nameState?.domain?.name ?? null },
+  });
   // What the registry's panes render from (the snapshot is set where one is shown).
   const paneContext: Omit<PaneContext, 'snapshot'> = { views, ui, cursor: cursorOf(ui), filter, session: state, dns, width, height: bodyHeight, lang, now };
 
   // Key handling reads the latest state (uiRef, session.getState()), never this render's.
   useInput((input, key) => {
     const u = uiRef.current;
-    if (!u.typingFilter && tourControl?.onKey(input)) return;
-    if (onBack && !u.typingFilter && commandOf(input, key, u.pane)?.command === 'back' && uiReducer(u, { type: 'back' }) === u) return onBack();
+    if (!u.typingFilter && u.dnsPrompt === null && tourControl?.onKey(input)) return;
+    if (onBack && !u.typingFilter && u.dnsPrompt === null && commandOf(input, key, u.pane)?.command === 'back' && uiReducer(u, { type: 'back' }) === u) return onBack();
     const current = session.getState();
     const v = viewsOf.current!(current.snapshot, current, u, lang);
     const count = current.snapshot ? paneEntry(u.pane).rowCount({ ...paneContext, ui: u, views: v, snapshot: current.snapshot, session: current, cursor: cursorOf(u), filter: filterOf(u) }) : 0;
@@ -141,7 +156,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
         mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
-        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => n.short) : []}
+        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => (n.key ? t(lang, n.key) : n.short)) : []}
         skipped={snapshot?.skipped?.filter((s) => !s.silent).map((s) => s.id) ?? []}
         fullReadAt={state.fullReadAt && state.dataAt && state.fullReadAt < state.dataAt ? state.fullReadAt : null}
         ageSeconds={age}
@@ -158,7 +173,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         <TableSortContext.Provider value={headerSort(ui, lang)}>{body}</TableSortContext.Provider>
       </Box>
       {tourBar ? <TourBar {...tourBar} /> : null}
-      <Footer prompt={footerPrompt(ui, lang)} hint={paneEntry(ui.pane).follows && ui.pane !== 'services' ? t(lang, 'footer.hintShown') : undefined} typingFilter={ui.typingFilter} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
+      <Footer prompt={footerPrompt(ui, lang)} hint={footerHint(ui, lang, tourControl !== null)} typingFilter={ui.typingFilter} namePrompt={ui.dnsPrompt} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
     </Box>
   );
 }

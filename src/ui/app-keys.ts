@@ -93,6 +93,16 @@ function sortKeyPress(input: string, ctx: KeyContext): void {
   ctx.dispatch(column ? { type: 'sortBy', column: column.key } : { type: 'sortPick', on: false });
 }
 
+/** Keys while a name is typed in the DNS pane's prompt: they edit it; Enter asks it, Esc closes the prompt. */
+function nameKey(input: string, key: InkKey, ctx: KeyContext): void {
+  const typed = ctx.ui.dnsPrompt ?? '';
+  if (key.escape) ctx.dispatch({ type: 'dnsNameEnd', keep: false });
+  else if (key.return) ctx.dispatch({ type: 'dnsNameEnd', keep: true });
+  else if (key.backspace || key.delete) ctx.dispatch({ type: 'dnsNameInput', text: typed.slice(0, -1) });
+  // A DNS name has no blanks or control characters: drop them (a paste may carry a newline).
+  else if (input && !key.ctrl && !key.meta) ctx.dispatch({ type: 'dnsNameInput', text: typed + input.replace(/[\s\p{Cc}]/gu, '') });
+}
+
 /** Step mode from the Service under the cursor: a pod on this node to its ClusterIP. */
 function startStep({ ui, views, snapshot, dispatch }: KeyContext): void {
   const row = views.services.rows?.[cursorOf(ui)];
@@ -169,6 +179,7 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
   command: (ctx) => ctx.dispatch({ type: 'command', line: { text: '', choices: [], error: null } }),
   sortReverse: (ctx) => ctx.dispatch({ type: 'sortReverse' }),
   scope: (ctx) => ctx.dispatch({ type: 'conntrackScopeToggle' }),
+  askName: (ctx) => ctx.dispatch({ type: 'dnsNameStart' }),
 };
 
 /**
@@ -181,6 +192,7 @@ export function handleKey(input: string, key: InkKey, ctx: KeyContext): void {
   if (ui.typingFilter) return filterKey(input, key, ctx);
   if (ui.sortPicking) return sortKeyPress(input, ctx);
   if (ui.commandLine) return commandKey(input, key, ui.commandLine, ctx);
+  if (ui.dnsPrompt !== null) return nameKey(input, key, ctx);
   // The Modes pane's cursor is the Service it shows: moving it there pins the row's Service.
   if (ui.pane === 'compare' && views.compare && !key.return) {
     const rows = views.compare.services;

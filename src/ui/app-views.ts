@@ -11,6 +11,7 @@ import { detectProxyMode, type ProxyModeResult } from '../analysis/proxy-mode.js
 import { UserError } from '../errors.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import { traceFromSnapshot } from '../trace/choose-engine.js';
+import { withExpectation } from '../trace/with-expectation.js';
 import type { SessionState } from '../collect/session.js';
 import type { RulesPaneData } from './panes/RulesPane.js';
 import type { StepPaneData } from './panes/StepPane.js';
@@ -92,7 +93,7 @@ export function createAppViews(): AppViewsOf {
     if (STEP_PARTS.some((p) => isPending(snapshot, p))) return { kind: 'loading', text: t(lang, 'status.loading') };
     try {
       const { from, to, branch, flags, entry } = ui;
-      return { kind: 'result', result: traceFromSnapshot(snapshot, { from, to, branch: String(branch), ...(flags ? { flags } : {}), ...(entry ? { entry } : {}) }) };
+      return { kind: 'result', result: withExpectation(snapshot, traceFromSnapshot(snapshot, { from, to, branch: String(branch), ...(flags ? { flags } : {}), ...(entry ? { entry } : {}) })) };
     } catch (e) {
       if (e instanceof UserError) return { kind: 'failed', reason: `${e.message}${e.hint ? ` (${e.hint})` : ''}` };
       throw e;

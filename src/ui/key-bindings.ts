@@ -32,7 +32,8 @@ export type Command =
   | 'sortPick'
   | 'command'
   | 'sortReverse'
-  | 'scope';
+  | 'scope'
+  | 'askName';
 
 /** The named keys of Ink's `useInput` key object that a binding may ask for. */
 export type KeyName = 'upArrow' | 'downArrow' | 'pageUp' | 'pageDown' | 'return' | 'escape' | 'backspace' | 'delete' | 'tab';
@@ -92,6 +93,7 @@ export const KEY_BINDINGS: readonly KeyBinding[] = [
   { command: 'sortPick', keys: [ch('s')], panes: SORTABLE_PANES, description: 'key.sort', label: 's  S' },
   { command: 'sortReverse', keys: [ch('S')], panes: SORTABLE_PANES, description: 'key.sort' },
   { command: 'scope', keys: [ch('a')], panes: ['conntrack'], description: 'key.scope', label: 'a' },
+  { command: 'askName', keys: [ch('n')], panes: ['dns'], description: 'key.askName', label: 'n' },
   { command: 'help', keys: [ch('?')], description: 'key.help', label: '?' },
   { command: 'quit', keys: [ch('q'), ch('c', { ctrl: true })], description: 'key.quit', label: 'q  Ctrl-C' },
 ];

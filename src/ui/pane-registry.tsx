@@ -20,6 +20,7 @@ import { IpvsPane } from './panes/IpvsPane.js';
 import { LbPane } from './panes/LbPane.js';
 import { RulesPane } from './panes/RulesPane.js';
 import { ServicesPane } from './panes/ServicesPane.js';
+import { expectServiceRow } from '../analysis/node-expectation.js';
 import { StepPane, type StepPaneData } from './panes/StepPane.js';
 import type { UiState } from './state.js';
 import { theme } from './theme.js';
@@ -93,9 +94,13 @@ export const PANE_REGISTRY = [
     follows: true,
     tour: true,
     rowCount: ({ views }) => views.services.rows?.length ?? 0,
-    render: ({ views, ui, cursor, width, height, lang }) => (
-      <ServicesPane rows={views.services.rows} diagnostics={views.services.diagnostics} pinned={ui.pinnedService} cursor={cursor} width={width} height={height} focused lang={lang} />
-    ),
+    render: ({ views, ui, cursor, snapshot, width, height, lang }) => {
+      // Only the selected Service's expectation is computed: one Service per cursor move.
+      const row = views.services.rows?.[cursor];
+      const objects = snapshot.api?.value;
+      const expectation = row && objects ? expectServiceRow(objects, { name: snapshot.meta.node }, row) : null;
+      return <ServicesPane rows={views.services.rows} diagnostics={views.services.diagnostics} pinned={ui.pinnedService} cursor={cursor} width={width} height={height} focused lang={lang} expectation={expectation} />;
+    },
   },
   {
     id: 'rules',

@@ -66,6 +66,10 @@ export interface UiState {
   readonly step: { readonly from: string; readonly to: string; readonly branch: number; readonly flags?: string; readonly entry?: string } | null;
   /** Why the last `t` could make no packet for its Service (the Step pane says so), else null. */
   readonly stepNoPacket: StepNoPacketReason | null;
+  /** The name being typed in the DNS pane's prompt (`n`), null when no prompt is open. */
+  readonly dnsPrompt: string | null;
+  /** The name the DNS pane resolves (Enter in its prompt) instead of the shown Service's questions; Esc clears it. */
+  readonly dnsName: string | null;
   readonly quit: boolean;
   /** A one-line answer to the last key when it could do nothing (shown in the footer until the next key). */
   readonly notice: UiNotice | null;
@@ -98,6 +102,9 @@ export type UiAction =
   | { readonly type: 'startStep'; readonly from: string; readonly to: string; readonly flags?: string; readonly entry?: string }
   | { readonly type: 'stepBranch'; readonly branches: number }
   | { readonly type: 'stepNoPacket'; readonly reason: StepNoPacketReason }
+  | { readonly type: 'dnsNameStart' }
+  | { readonly type: 'dnsNameInput'; readonly text: string }
+  | { readonly type: 'dnsNameEnd'; readonly keep: boolean }
   | { readonly type: 'toggleHelp' }
   | { readonly type: 'quit' }
   | { readonly type: 'notice'; readonly notice: UiNotice };
@@ -119,6 +126,8 @@ export const initialUiState: UiState = {
   commandLine: null,
   step: null,
   stepNoPacket: null,
+  dnsPrompt: null,
+  dnsName: null,
   quit: false,
   notice: null,
 };
@@ -192,6 +201,7 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
     }
     case 'back':
       if (state.typingFilter) return { ...state, typingFilter: false };
+      if (state.dnsPrompt !== null) return { ...state, dnsPrompt: null };
       if (state.help) return { ...state, help: false };
       if (filterOf(state)) return { ...state, filters: { ...state.filters, [viewKey(state)]: '' } };
       if (state.pane === 'rules' && state.rulesStack.length > 1) {
@@ -199,6 +209,8 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
         const from = top.kind === 'chain' ? top.from : undefined;
         return { ...state, rulesStack: state.rulesStack.slice(0, -1), ...(from ? { pane: from } : {}) };
       }
+      // A name asked in the DNS pane: Esc goes back to the shown Service's questions.
+      if (state.pane === 'dns' && state.dnsName !== null) return { ...state, dnsName: null };
       // The LB and Step panes are opened from a Service (Enter, t): Esc goes back there.
       if ((state.pane === 'lb' || state.pane === 'step') && state.selectedService !== null) return { ...state, pane: 'services' };
       return state;
@@ -251,6 +263,14 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
     case 'stepBranch':
       if (!state.step || action.branches < 2) return state;
       return { ...state, step: { ...state.step, branch: (state.step.branch + 1) % action.branches }, cursors: { ...state.cursors, step: 0 } };
+    case 'dnsNameStart':
+      return { ...state, dnsPrompt: '' };
+    case 'dnsNameInput':
+      return state.dnsPrompt === null ? state : { ...state, dnsPrompt: action.text };
+    case 'dnsNameEnd': {
+      const typed = (state.dnsPrompt ?? '').trim();
+      return action.keep && typed !== '' ? { ...state, dnsPrompt: null, dnsName: typed } : { ...state, dnsPrompt: null };
+    }
     case 'toggleHelp':
       return { ...state, help: !state.help };
     case 'quit':

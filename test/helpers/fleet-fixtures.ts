@@ -46,4 +46,3 @@ export function writeLabFleet(dir: string, extra = 0): void {
     nodes: [...nodes.map((n) => ({ name: n.name, dir: `nodes/${n.name}`, status: 'ok' as const })), { name: 'lab-node9', dir: 'nodes/lab-node9', status: 'failed', reason: 'timed out after 2 min while opening the node' }],
   });
 }
-

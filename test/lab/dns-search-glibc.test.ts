@@ -7,6 +7,9 @@
  * must equal the plan's, type by type. getent passes AI_ADDRCONFIG, so the namespace's
  * addresses matter: first only loopback (neither family counts), then an IPv4 address
  * on a veth with IPv6 disabled.
+ *
+ * Last, the real binary in tmux on that namespace: the DNS pane's `n` takes a typed name and
+ * shows the questions the search sent to this dnsmasq, in glibc's order, and the answer.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,6 +24,7 @@ import { digSearchText } from '../../src/report/dig-search.js';
 import { ProbeDnsTransport } from '../../src/dns/probe.js';
 import { readNodeResolvConf } from '../../src/dns/resolve.js';
 import { LocalTransport } from '../../src/sources/local.js';
+import { BINARY, TmuxSession, tmuxAvailable } from '../helpers/tmux.js';
 
 const NS = `nodescope-dns-${process.pid}`;
 const ETC = `/etc/netns/${NS}`;
@@ -150,6 +154,39 @@ describe.runIf(labOk)('glibc getaddrinfo sends exactly the planned queries', () 
       const [logged, planned] = await compare(POD, 'kubernetes.default', 'ahosts', { ipv4: true, ipv6: false });
       expect(planned).toEqual(['A kubernetes.default.default.svc.cluster.local.', 'A kubernetes.default.svc.cluster.local.']);
       expect(logged).toEqual(planned);
+    });
+  });
+
+  /** Issue 19 item 9: the TUI's DNS pane takes any name and resolves it as `dig +search` does. */
+  describe.runIf(tmuxAvailable('the DNS pane name test'))('the DNS pane in tmux (the real binary)', () => {
+    it('n, a typed name, Enter: each question the search sent this dnsmasq, in order, and the answer', async () => {
+      writeFileSync(path.join(ETC, 'resolv.conf'), `${POD.join('\n')}\n`);
+      const tui = new TmuxSession(`${NS}-tui`);
+      expect(tui.start(`LANG=C.UTF-8 node ${BINARY} --netns ${NS} --lang en`, 110, 32)).toBe(0);
+      try {
+        await tui.waitFor(['q:quit'], 30_000);
+        await tui.keys('5');
+        await tui.waitFor(['n:resolve a name']);
+        await tui.keys('n', 'kubernetes.default');
+        await tui.waitFor(['name to resolve: kubernetes.default']);
+        const from = readFileSync(LOG, 'utf8').length;
+        await tui.keys('Enter');
+        const screen = await tui.waitFor(['answered by kubernetes.default.svc.cluster.local', 'A 10.96.0.1'], 20_000);
+        expect(screen).toContain('kubernetes.default · as a pod resolves it (dig +search)');
+        expect(screen).toContain(`search "kubernetes.default" (node's resolv.conf, ndots:5, @127.0.0.1)`);
+        expect(screen).toMatch(/1 kubernetes\.default\.default\.svc\.cluster\.local\s+A NXDOMAIN\s+AAAA NXDOMAIN/);
+        expect(screen).toMatch(/2 kubernetes\.default\.svc\.cluster\.local\s+A NOERROR\s+AAAA NOERROR/);
+        expect(screen).toContain('answered by kubernetes.default.svc.cluster.local: 4 queries');
+        expect(screen).toMatch(/^ {2}A 10\.96\.0\.1\s*$/m);
+        // dnsmasq heard exactly those questions, name by name in that order.
+        const heard = loggedQueries(from).map((q) => q.split(' ')[1]).filter((n, i, a) => n !== a[i - 1]);
+        expect(heard).toEqual(['kubernetes.default.default.svc.cluster.local.', 'kubernetes.default.svc.cluster.local.']);
+        await tui.keys('Escape');
+        await tui.waitFor(['n:resolve a name']);
+        expect(tui.screen()).not.toContain('as a pod resolves it');
+      } finally {
+        tui.kill();
+      }
     });
   });
 });

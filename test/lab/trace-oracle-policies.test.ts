@@ -53,6 +53,12 @@ const SCENARIOS: readonly OracleScenario[] = [
       const p = await httpProbe(lab.names.outside, `http://${m.dst}:${m.dport}/`, { timeoutMs: 1000 });
       expect(p.exitCode).toBe(28); // timed out: the kernel dropped it
     },
+    // kubernetes#66354: the drop says why, quoting kube-proxy's DROP rule comment (iptables) or its
+    // no-endpoint-nodeports map element (nftables, issue 19).
+    check: ({ result, report }, mode) =>
+      expect(result.verdict.reason, report).toContain(mode === 'iptables'
+        ? '("default/web-remote-only:http has no local endpoints")'
+        : 'drop ("default/web-remote-only:http" in @no-endpoint-nodeports: has no local endpoints (traffic policy Local))'),
     verdict: { iptables: 'dropped', nftables: 'dropped' },
   },
   {

@@ -154,7 +154,7 @@ export function Header(p: HeaderProps): React.JSX.Element {
       : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
   const skippedText = p.skipped?.length ? `${tf(p.lang, 'header.skipped', { ids: p.skipped.join(', ') })} · ` : '';
   const fullText = p.fullReadAt ? `${tf(p.lang, 'header.fullRead', { time: clockTime(p.fullReadAt) })} · ` : '';
-  const noteText = (p.notes?.length ? `⚠ ${p.notes.join(' · ')} · ` : '') + fullText + skippedText;
+  const noteText = (p.notes?.length ? `⚠ ${p.notes.join(' · ')} · ` : '') + skippedText + fullText;
   const modeHead = p.evidence === '' ? `${t(p.lang, 'header.mode')}: ${p.mode}` : `${t(p.lang, 'header.mode')}: ${p.mode} — ${noteText}`;
   const line2 = modeHead + (typeof p.evidence === 'string' ? p.evidence : p.evidence(p.width - cellWidth(modeHead)));
   return (

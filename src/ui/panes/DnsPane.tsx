@@ -5,6 +5,10 @@
  * records; then the search expansion a pod sends for the Service's short names, step by
  * step with real replies, and what `ndots` cost. A timeout or SERVFAIL is shown as such,
  * with the server and the time spent.
+ *
+ * `n` asks any name instead: it is resolved as `nodescope dig +search NAME` resolves it
+ * (the pod resolver's search expansion, src/dns/dig-search.ts) and the pane shows each
+ * question sent in order, what answered and the answer; Esc returns to the Service.
  */
 import { Box } from 'ink';
 import { Text } from '../components/SafeText.js';
@@ -12,6 +16,8 @@ import React from 'react';
 import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord } from '../../analysis/dns-describe.js';
 import { PORT_FORWARD_NOTE } from '../../analysis/dns-describe.js';
 import type { DnsCheck, DnsCheckVerdict, DnsExchange, DnsRecordVerdict, DnsSearchRun, ServiceDnsResult } from '../../model/dns.js';
+import { recordCell } from '../../analysis/dns-describe.js';
+import { terminalSafe } from '../../text/terminal-safe.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
 import { shownServiceLabel } from '../shown-service.js';
@@ -28,7 +34,19 @@ export type DnsPaneData =
   | { readonly kind: 'no-service' }
   | { readonly kind: 'loading'; readonly service: string; readonly server: string | null }
   | { readonly kind: 'failed'; readonly service: string; readonly reason: string }
-  | { readonly kind: 'result'; readonly result: ServiceDnsResult };
+  | { readonly kind: 'result'; readonly result: ServiceDnsResult }
+  | { readonly kind: 'name'; readonly name: DnsNameData };
+
+/**
+ * A name asked with `n`: its search `run` once it ended (null while it runs), or the
+ * `error` that stopped it; `zone`: the cluster domain the default resolv.conf was made with.
+ */
+export interface DnsNameData {
+  readonly name: string;
+  readonly run: DnsSearchRun | null;
+  readonly error: string | null;
+  readonly zone: string | null;
+}
 
 /**
  * Props of {@link DnsPane}. `cursor`: the selected question; `height`: lines available;
@@ -56,7 +74,10 @@ export function dnsPaneData(input: {
   readonly loading: boolean;
   readonly error: string | null;
   readonly server?: string | null;
+  /** A name asked with `n` (it replaces the Service's questions until Esc). */
+  readonly name?: DnsNameData | null;
 }): DnsPaneData {
+  if (input.name) return { kind: 'name', name: input.name };
   if (!input.hasApi) return { kind: 'no-api' };
   const service = input.selectedService;
   if (service === null) return { kind: 'no-service' };
@@ -204,6 +225,22 @@ function message(text: string, width: number, color: ColorToken = 'muted'): Reac
   );
 }
 
+/** The lines of a name asked with `n`: the search step by step (full names), then the answer's records. */
+function nameLines(lang: Lang, d: DnsNameData): Line[] {
+  const name = terminalSafe(d.name);
+  if (d.error !== null) return [{ text: tf(lang, 'dns.nameFailed', { name, reason: terminalSafe(d.error) }), color: 'error' }];
+  if (d.run === null) return [{ text: tf(lang, 'dns.nameAsking', { name }), color: 'muted' }];
+  const run = d.run;
+  // Names are shown whole (zone ''): a typed name need not be in the cluster zone.
+  const lines = searchLines(lang, { ...run, name }, '').map((l) => ({ ...l, text: terminalSafe(l.text) }));
+  const last = run.steps[run.steps.length - 1];
+  if (!run.answeredBy || !last) return lines;
+  // The records go right under "answered by" (header, one line per step, then that line).
+  const records = last.exchanges.flatMap((e) => e.answers.map((a): Line => ({ text: `  ${terminalSafe(`${a.type} ${recordCell(a, '')}`)}`, color: 'ok' })));
+  const at = 2 + run.steps.length;
+  return [...lines.slice(0, at), ...records, ...lines.slice(at)];
+}
+
 /** Renders the pane. */
 export function DnsPane({ data, pinned = false, width, height, focused, cursor, lang }: DnsPaneProps): React.JSX.Element {
   switch (data.kind) {
@@ -215,6 +252,15 @@ export function DnsPane({ data, pinned = false, width, height, focused, cursor, 
       return message(tf(lang, 'dns.asking', { server: data.server ?? 'DNS', service: shownServiceLabel(lang, { service: data.service, pinned }) }), width);
     case 'failed':
       return message(tf(lang, 'dns.failed', { service: shownServiceLabel(lang, { service: data.service, pinned }), reason: data.reason }), width, 'error');
+    case 'name': {
+      const head: Line = { text: tf(lang, 'dns.nameTitle', { name: terminalSafe(data.name.name) }), bold: true, color: 'accent' };
+      const zone: Line[] = data.name.zone !== null && data.name.run?.resolvOrigin === 'kubernetes-default' ? [{ text: tf(lang, 'dns.nameZone', { zone: data.name.zone }), color: 'muted' }] : [];
+      return (
+        <Box flexDirection="column">
+          <Lines lines={[head, ...zone, ...nameLines(lang, data.name)].slice(0, height)} width={width} />
+        </Box>
+      );
+    }
     case 'result':
       break;
   }

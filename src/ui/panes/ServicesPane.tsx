@@ -1,7 +1,10 @@
 /**
  * The Services pane: every Service with type, ClusterIP, ports (port→targetPort,
- * nodePort) and ready/total endpoints; below, the endpoints of the selected Service
- * with their EndpointSlice conditions (ready/serving/terminating), node and zone.
+ * nodePort) and ready/total endpoints; below, the selected Service's policies as kube-proxy
+ * reads them (trafficDistribution, iTP/eTP, affinity, families, LB ipMode) and its
+ * endpoints with their EndpointSlice conditions (ready/serving/terminating), node, zone,
+ * and whether this node uses each for cluster and external traffic and why
+ * (src/analysis/node-expectation.ts).
  */
 import { Box } from 'ink';
 import { Text } from '../components/SafeText.js';
@@ -14,6 +17,7 @@ import { t, tf, type Lang } from '../../text/i18n.js';
 import { fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
 import { formatServiceRef } from '../../model/service-ref.js';
+import { addressUses, type Reason, type ServiceExpectation } from '../../analysis/node-expectation.js';
 
 /** Props of {@link ServicesPane}. `rows` null: no API objects in this source. */
 export interface ServicesPaneProps {
@@ -26,6 +30,62 @@ export interface ServicesPaneProps {
   readonly lang: Lang;
   /** The Service pinned with Space (`ns/name`): its NAME reads `* name (pinned)` (the mark survives a cut cell). */
   readonly pinned?: string | null;
+  /** What this node should do with the selected Service; absent or null: no policy line, no THIS NODE column. */
+  readonly expectation?: ServiceExpectation | null;
+}
+
+/** A reason in `lang` (`reason.<code>` with the reason's params). */
+export function reasonText(lang: Lang, r: Reason): string {
+  return tf(lang, `reason.${r.code}`, r.params);
+}
+
+/**
+ * The selected Service's policy line: why kube-proxy skips it, or traffic it DROPs or
+ * REJECTs; then distribution (PreferClose shown as the PreferSameZone alias it is), iTP,
+ * eTP, affinity, families (and policy), the hints kube-proxy follows and the LB IPs it
+ * does not program.
+ */
+export function policyLine(lang: Lang, e: ServiceExpectation): string {
+  const dist = e.distribution === undefined ? t(lang, 'services.distNone')
+    : e.distribution === 'PreferClose' ? tf(lang, 'services.distAlias', { dist: e.distribution }) : e.distribution;
+  const seconds = e.ports[0]?.affinitySeconds ?? 0;
+  const affinity = e.sessionAffinity === 'ClientIP' ? tf(lang, 'services.affinity', { seconds: seconds || 10800 }) : t(lang, 'services.affinityNone');
+  const families = `${e.ipFamilies.join(',') || '-'}${e.ipFamilyPolicy ? ` ${e.ipFamilyPolicy}` : ''}`;
+  // What empties a traffic (REJECT, DROP) or skips the Service leads: it is what the node does.
+  const parts: string[] = [];
+  if (e.skipped) parts.push(tf(lang, 'services.skipped', { reason: reasonText(lang, e.skipped) }));
+  const verdicts = new Map<string, string[]>();
+  for (const p of e.ports) {
+    for (const [key, tr] of [['use.cluster', p.cluster], ['use.external', p.external]] as const) {
+      if (!tr || tr.verdict === 'endpoints') continue;
+      const v = t(lang, tr.verdict === 'drop' ? 'services.drop' : 'services.reject');
+      const who = t(lang, key);
+      verdicts.set(v, [...new Set([...(verdicts.get(v) ?? []), who])]);
+    }
+  }
+  for (const [v, who] of verdicts) parts.push(`${who.join('+')} ${v}`);
+  parts.push(tf(lang, 'services.policy', { dist, itp: e.internalTrafficPolicy, etp: e.externalTrafficPolicy, affinity, families }));
+  const modes = [...new Set(e.ports.map((p) => p.topologyMode).filter((m) => m !== ''))];
+  for (const mode of modes) parts.push(tf(lang, 'services.follows', { mode }));
+  for (const ip of e.ports.flatMap((p) => p.loadBalancerIPs.filter((l) => !l.programmed))) {
+    parts.push(tf(lang, 'services.ipMode', { ip: ip.ip, mode: ip.ipMode }));
+  }
+  return [...new Set(parts)].join(' · ');
+}
+
+/**
+ * The THIS NODE cell of one endpoint address: `✓ hinted for zone-a` (used) or `✗ on node-b,
+ * not this node` (left out, with why); when external traffic (NodePort, externalIP, LB IP)
+ * treats the address otherwise than cluster traffic, both: `cluster ✓ ready; external ✗ …`.
+ */
+export function useCell(lang: Lang, e: ServiceExpectation, address: string): string {
+  const uses = addressUses(e, address);
+  const of = (traffic: 'cluster' | 'external'): string =>
+    [...new Set(uses.filter((u) => u.traffic === traffic).map((u) => `${u.used ? '✓' : '✗'} ${u.reasons.map((r) => reasonText(lang, r)).join(', ')}`))].join('; ');
+  const cluster = of('cluster');
+  const external = of('external');
+  if (external === '' || external === cluster) return cluster;
+  return `${t(lang, 'use.cluster')} ${cluster}; ${t(lang, 'use.external')} ${external}`;
 }
 
 /** `80/TCP→8080` or `dns:53/UDP→53` with `:30080` for a nodePort. */
@@ -62,18 +122,20 @@ function serviceColumns(lang: Lang): ColumnSpec[] {
   ];
 }
 
-function endpointColumns(lang: Lang): ColumnSpec[] {
-  return [
+function endpointColumns(lang: Lang, withUse: boolean): ColumnSpec[] {
+  const cols: ColumnSpec[] = [
     { key: 'addr', title: t(lang, 'col.address'), width: 16 },
-    { key: 'port', title: t(lang, 'col.port'), width: 12 },
-    { key: 'cond', title: t(lang, 'col.conditions'), flex: 2 },
-    { key: 'node', title: t(lang, 'col.nodeName'), flex: 2 },
-    { key: 'zone', title: t(lang, 'col.zone'), width: 10 },
+    { key: 'port', title: t(lang, 'col.port'), width: withUse ? 9 : 12 },
+    { key: 'cond', title: t(lang, 'col.conditions'), flex: 2, ...(withUse ? { minWidth: 13 } : {}) },
+    { key: 'node', title: t(lang, 'col.nodeName'), flex: 2, ...(withUse ? { minWidth: 10 } : {}) },
+    { key: 'zone', title: t(lang, 'col.zone'), width: withUse ? 8 : 10 },
   ];
+  if (withUse) cols.push({ key: 'use', title: t(lang, 'col.use'), flex: 3 });
+  return cols;
 }
 
 /** Renders the pane. */
-export function ServicesPane({ rows, diagnostics, cursor, width, height, focused, lang, pinned = null }: ServicesPaneProps): React.JSX.Element {
+export function ServicesPane({ rows, diagnostics, cursor, width, height, focused, lang, pinned = null, expectation = null }: ServicesPaneProps): React.JSX.Element {
   if (rows === null) {
     return (
       <Box flexDirection="column">
@@ -86,7 +148,8 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
   const endpoints = selected?.endpoints ?? [];
   const diag = diagnosticsHeight(diagnostics);
   const epHeight = Math.min(Math.max(endpoints.length, 1), Math.max(2, Math.floor((height - diag) / 3)));
-  const svcHeight = Math.max(1, height - diag - epHeight - 3);
+  const exp = selected && expectation && expectation.namespace === selected.namespace && expectation.name === selected.name ? expectation : null;
+  const svcHeight = Math.max(1, height - diag - epHeight - 3 - (exp ? 1 : 0));
   // Only the rows in view are formatted (25,000 Services: a cursor move formats ~30).
   const start = windowStart(rows.length, cursor, svcHeight);
   const svcRows: TableRow[] = rows.slice(start, start + svcHeight).map((r) => ({
@@ -102,6 +165,7 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
       formatConditions(e),
       `${e.nodeName ?? ''}${e.onNode ? ` (${t(lang, 'services.onThisNode')})` : ''}`,
       e.zone ?? '',
+      ...(exp ? [useCell(lang, exp, e.address)] : []),
     ],
     ...(e.terminating ? { color: 'warn' as const } : e.ready === false ? { color: 'error' as const } : {}),
   }));
@@ -111,10 +175,11 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
       <Text bold color={theme.accent}>
         {fitCell(selected ? tf(lang, 'services.endpointsOf', { name: formatServiceRef(selected) }) : '', width)}
       </Text>
+      {exp ? <Text color={theme.muted}>{fitCell(policyLine(lang, exp), width)}</Text> : null}
       {selected && endpoints.length === 0 ? (
         <Text color={theme.warn}>{fitCell(t(lang, 'services.noEndpoints'), width)}</Text>
       ) : (
-        <Table columns={endpointColumns(lang)} rows={epRows} cursor={-1} width={width} height={epHeight} focused={false} sortable={false} />
+        <Table columns={endpointColumns(lang, exp !== null)} rows={epRows} cursor={-1} width={width} height={epHeight} focused={false} sortable={false} />
       )}
       <Diagnostics diagnostics={diagnostics} width={width} lang={lang} />
     </Box>

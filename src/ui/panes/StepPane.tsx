@@ -108,6 +108,10 @@ function detailLines(r: TraceResult, s: TraceStep, lang: Lang): DetailLine[] {
     out.push({ label: t(lang, 'step.leaves'), text: formatHeader(r.final) });
     if (r.conntrack) out.push({ label: t(lang, 'step.conntrack'), text: r.conntrack.text });
     if (r.reply) out.push({ label: t(lang, 'step.reply'), text: `${tupleText(r.reply.sent)} ⇒ ${tupleText(r.reply.received)}` });
+    // What the API expects for this Service on this node (src/trace/with-expectation.ts).
+    for (const n of r.notes.filter((x) => x.startsWith('the API expects') || x.startsWith('the walk reached'))) {
+      out.push({ label: t(lang, 'step.expected'), text: n, wrap: true, ...(n.startsWith('the walk reached') ? { color: 'warn' as const } : {}) });
+    }
   }
   return out;
 }
