@@ -4,7 +4,7 @@
  * `--ssh-file FILE` (one per line, `#` comments). Pure except {@link listClusterNodes}.
  */
 import { UserError } from '../errors.js';
-import { k8sRequest, explainK8sError, type KubeContext } from '../sources/k8s-client.js';
+import type { KubeContext } from '../sources/k8s-client.js';
 
 /** `a,b, c` → `['a','b','c']` (empty items dropped, order kept, duplicates once). */
 export function splitList(text: string): string[] {
@@ -47,6 +47,8 @@ export function chooseNodes(listed: readonly ListedNode[], names: readonly strin
  * errors from the API connection.
  */
 export async function listClusterNodes(kube: KubeContext, selector: string | undefined): Promise<ListedNode[]> {
+  // client-node loads only when the API is used (it costs ~400 ms at start).
+  const { k8sRequest, explainK8sError } = await import('../sources/k8s-client.js');
   let text: string;
   try {
     text = await k8sRequest(kube, 'GET', '/api/v1/nodes', selector ? { query: { labelSelector: selector } } : {});
