@@ -204,11 +204,32 @@ async function runFleetTui(dir: string, lang: string | undefined): Promise<void>
   leave();
 }
 
+/**
+ * Switches the terminal to its alternate screen (xterm's `CSI ? 1049 h`, as less, vim and
+ * k9s do) so that quitting gives the shell back as it was; returns the switch back, which
+ * is also registered for exits by a signal or an error. Ink draws into whichever is shown.
+ */
+function alternateScreen(): () => void {
+  process.stdout.write('\x1b[?1049h\x1b[H');
+  let left = false;
+  const back = () => {
+    if (left) return;
+    left = true;
+    process.stdout.write('\x1b[?1049l');
+  };
+  const unregister = onCleanup('leave the alternate screen', back);
+  return () => {
+    back();
+    unregister();
+  };
+}
+
 async function runTui(opts: GlobalOptions): Promise<void> {
   if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
   requireTerminal();
   const session = await openSession(opts);
   const { render, App } = await loadUi();
+  const leaveScreen = alternateScreen();
   const app = render(<App session={session} lang={detectLang(opts.lang)} />, { exitOnCtrlC: false });
   // On any exit (q, a signal, a closed terminal, an error) the screen is given back first,
   // then the session stops, then what it created goes (latest registered runs first); the
@@ -218,6 +239,7 @@ async function runTui(opts: GlobalOptions): Promise<void> {
   void session.start();
   await app.waitUntilExit();
   leave();
+  leaveScreen();
 }
 
 async function runTour(name: string, lang: string | undefined): Promise<void> {
@@ -225,8 +247,10 @@ async function runTour(name: string, lang: string | undefined): Promise<void> {
   const [{ render, App }, { loadTour }, { tourSessions }] = await Promise.all([loadUi(), import('./tour/load.js'), import('./tour/sessions.js')]);
   const tour = loadTour(name);
   const sessions = tourSessions(tour);
+  const leaveScreen = alternateScreen();
   const app = render(<App session={sessions.session(tour.steps[0]!.capture)} lang={detectLang(lang)} tour={sessions} />, { exitOnCtrlC: false });
   await app.waitUntilExit();
+  leaveScreen();
   await sessions.stop();
 }
 

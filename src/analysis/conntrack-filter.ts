@@ -8,6 +8,7 @@ import { conntrackNatView } from './conntrack-nat.js';
 import { CODE_NO_SERVICE, CODE_OK } from './conntrack-classify.js';
 import type { ConntrackIndex } from './conntrack-index.js';
 import { sortedOrder, type ConntrackSort } from './conntrack-sort.js';
+import { isPlainFilter, rowMatcher } from '../text/row-filter.js';
 
 const STATE_LOWER = new Map<string, string>();
 function lower(word: string): string {
@@ -144,6 +145,11 @@ export function conntrackOrder(index: ConntrackIndex, query: ConntrackQuery): Ui
     const cached = index.filterCache.get(`scope ${scopeKey}`);
     order = cached?.order ?? keep(order, (i) => s >= 0 && index.serviceOf[i] === s);
     if (!cached) index.filterCache.set(`scope ${scopeKey}`, { filter: '', order });
+  }
+  if (query.filter.trim() !== '' && !isPlainFilter(query.filter.trim())) {
+    // A regex or `!` filter (src/text/row-filter.ts) tests each entry's whole search text.
+    const { test } = rowMatcher(query.filter.trim());
+    return keep(order, (i) => test(conntrackSearchText(index, i)));
   }
   const words = filterWords(query.filter);
   if (words.length === 0) return order;

@@ -8,10 +8,10 @@ import type { ConntrackIndex } from './conntrack-index.js';
 import type { ConntrackEntry } from '../model/conntrack.js';
 
 /** The columns the pane sorts by. `vip`: original destination; `endpoint`: reply source. */
-export type ConntrackSortColumn = 'service' | 'vip' | 'endpoint' | 'protocol' | 'state' | 'timeout';
+export type ConntrackSortColumn = 'service' | 'vip' | 'endpoint' | 'protocol' | 'state' | 'timeout' | 'packets' | 'bytes';
 
 /** Every sort column, in the order `s` cycles through them. */
-export const CONNTRACK_SORT_COLUMNS: readonly ConntrackSortColumn[] = ['service', 'vip', 'endpoint', 'protocol', 'state', 'timeout'];
+export const CONNTRACK_SORT_COLUMNS: readonly ConntrackSortColumn[] = ['service', 'vip', 'endpoint', 'protocol', 'state', 'timeout', 'packets', 'bytes'];
 
 /** A sort order. Ties keep the input order (the order conntrack printed). */
 export interface ConntrackSort {
@@ -75,6 +75,20 @@ function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Ar
     const word = column === 'protocol' ? (e: ConntrackEntry) => e.proto : (e: ConntrackEntry) => e.state ?? '';
     const rank = ranks(entries, word);
     for (let i = 0; i < entries.length; i++) keys[i] = rank.get(word(entries[i]!))!;
+  } else if (column === 'packets' || column === 'bytes') {
+    // Both directions' counters (nf_conntrack_acct=1); a flow without them sorts after every count.
+    const count = (e: ConntrackEntry): number | null => {
+      const a = column === 'packets' ? e.orig.packets : e.orig.bytes;
+      const b = column === 'packets' ? e.reply.packets : e.reply.bytes;
+      return a === undefined && b === undefined ? null : Number((a ?? 0n) + (b ?? 0n));
+    };
+    let max = 0;
+    for (let i = 0; i < entries.length; i++) {
+      const c = count(entries[i]!);
+      keys[i] = c ?? -1;
+      if (c !== null && c > max) max = c;
+    }
+    for (let i = 0; i < entries.length; i++) if (keys[i] === -1) keys[i] = max + 1;
   } else {
     let max = 0;
     for (const e of entries) if (e.timeout !== undefined && e.timeout > max) max = e.timeout;

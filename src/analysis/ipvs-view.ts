@@ -22,6 +22,7 @@ import {
   type IpvsVirtualServer,
 } from '../model/ipvs.js';
 import { isPending, type NodeSnapshot, type Parsed, type ProbeSummary } from '../model/snapshot.js';
+import { rowMatcher } from '../text/row-filter.js';
 
 /** One real server row. Null fields: the listing that has them was not read. */
 export interface IpvsRealServerRow {
@@ -85,8 +86,9 @@ function unknownReason(snapshot: NodeSnapshot, part: Parsed<IpvsListing> | null)
   return 'no IPVS probe ran on this source';
 }
 
+/** The row matches `filter` (src/text/row-filter.ts) on its Service address or a real server's. */
 function matches(v: IpvsVirtualServerRow, filter: string): boolean {
-  return filter === '' || v.service.toLowerCase().includes(filter) || v.realServers.some((r) => r.address.toLowerCase().includes(filter));
+  return filter === '' || rowMatcher(filter).test(`${v.service} ${v.realServers.map((r) => r.address).join(' ')}`);
 }
 
 const rsKey = (vs: string, rs: string) => `${vs}\u0000${rs}`;
@@ -150,7 +152,7 @@ export function buildIpvsView(snapshot: NodeSnapshot | null, filter = ''): IpvsV
     status: 'ready',
     sources,
     version,
-    virtualServers: rowsFrom.virtualServers.map((v) => virtualServerRow(v, joined)).filter((v) => matches(v, filter.toLowerCase())),
+    virtualServers: rowsFrom.virtualServers.map((v) => virtualServerRow(v, joined)).filter((v) => matches(v, filter)),
     diagnostics: [...(part?.diagnostics ?? []), ...(snapshot.ipvsList?.diagnostics ?? [])],
   };
 }

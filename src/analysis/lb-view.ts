@@ -19,6 +19,7 @@ import { isPending, type NodeSnapshot } from '../model/snapshot.js';
 import { buildServiceView, type EndpointRow, type ServiceRow } from './service-view.js';
 import { joinHostPort } from '../net/address.js';
 import { formatServiceRef } from '../model/service-ref.js';
+import { rowMatcher } from '../text/row-filter.js';
 
 /**
  * Where the LB rows came from.
@@ -278,8 +279,8 @@ export function buildLbView(snapshot: NodeSnapshot | null, filter = ''): LbView 
   for (const r of rows) for (const e of r.endpoints) if (!endpointsByAddress.has(e.address)) endpointsByAddress.set(e.address, e);
   const index = serviceIndex(rows);
   const all = table.services.map((svc) => frontendRow(svc, index, endpointsByAddress, snapshot.meta.node));
-  const needle = filter.toLowerCase();
-  const frontends = needle ? all.filter((r) => lbFilterText(r).toLowerCase().includes(needle)) : all;
+  const { test } = rowMatcher(filter);
+  const frontends = filter ? all.filter((r) => test(lbFilterText(r))) : all;
   return { status: 'ready', total: all.length, absentReason: null, source, frontends, undecoded, diagnostics };
 }
 

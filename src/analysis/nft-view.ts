@@ -21,8 +21,12 @@ export interface NftListRow {
   readonly policy: string | null;
   /** Rules of a chain, elements of a set or map. */
   readonly count: number;
-  readonly packets: bigint;
-  readonly bytes: bigint;
+  /**
+   * Sums of the rules' `counter` statements; null when no rule of the chain has one (kube-proxy's
+   * nftables chains keep counters only where it adds them) and for sets and maps.
+   */
+  readonly packets: bigint | null;
+  readonly bytes: bigint | null;
 }
 
 /** `family name` of a table, as nft prints it after `table`. */
@@ -35,7 +39,8 @@ export function findTableByLabel(ruleset: NftRuleset, label: string): NftTable |
   return ruleset.tables.find((t) => tableLabel(t) === label);
 }
 
-function totals(chain: NftChain): { packets: bigint; bytes: bigint } {
+function totals(chain: NftChain): { packets: bigint | null; bytes: bigint | null } {
+  if (!chain.rules.some((r) => r.counters)) return { packets: null, bytes: null };
   return sumCounters(chain.rules.map((r) => r.counters));
 }
 
@@ -95,7 +100,7 @@ export function nftChainListIndex(ruleset: NftRuleset, skipTables: ReadonlySet<s
         return { kind: 'chain', table: seg.label, name: chain.name, detail: '', policy: null, count: chain.rules.length, ...totals(chain) };
       }
       const set = seg.table.sets[k]!;
-      return { kind: set.kind, table: seg.label, name: set.name, detail: set.mapType ? `${set.type} : ${set.mapType}` : set.type, policy: null, count: set.elements.length, packets: 0n, bytes: 0n };
+      return { kind: set.kind, table: seg.label, name: set.name, detail: set.mapType ? `${set.type} : ${set.mapType}` : set.type, policy: null, count: set.elements.length, packets: null, bytes: null };
     },
     text(i) {
       const seg = segmentOf(i);

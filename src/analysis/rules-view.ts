@@ -13,6 +13,7 @@ import {
   type IptablesTable,
 } from '../model/iptables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
+import { isPlainFilter, rowMatcher } from '../text/row-filter.js';
 
 /** Which iptables-save ruleset of the snapshot. */
 export type IptablesRulesetId = 'iptables' | 'ip6tables' | 'iptables-legacy';
@@ -268,6 +269,22 @@ function startsTest(head: string): (text: string) => boolean {
   return (text) => re.test(text) || (LOWERS_TO_ASCII.test(text) && text.toLowerCase().startsWith(head));
 }
 
+/** {@link filteredRows} for a regex or `!` filter (src/text/row-filter.ts): every row's text tested, the result kept per filter. */
+function matchedRows<T>(index: RowIndex<T>, key: object, filter: string): LazyRows<T> {
+  const cached = filterCache.get(key);
+  let picked: Uint32Array;
+  if (cached && cached.needle === filter) picked = cached.picked;
+  else {
+    const { test } = rowMatcher(filter);
+    const out = new Uint32Array(index.length);
+    let count = 0;
+    for (let i = 0; i < index.length; i++) if (test(index.text(i))) out[count++] = i;
+    picked = out.slice(0, count);
+    filterCache.set(key, { needle: filter, picked });
+  }
+  return lazyRows(picked.length, (k) => index.row(picked[k]!));
+}
+
 /**
  * The rows of `index` whose {@link RowIndex.text} contains `filter` (case-insensitive),
  * virtualised; all rows when `filter` is empty. `key` identifies the list (same key, same
@@ -275,12 +292,13 @@ function startsTest(head: string): (text: string) => boolean {
  */
 export function filteredRows<T>(index: RowIndex<T>, key: object, filter: string): LazyRows<T> {
   if (!filter) return lazyRows(index.length, (i) => index.row(i));
+  if (!isPlainFilter(filter)) return matchedRows(index, key, filter);
   const needle = filter.toLowerCase();
   const cached = filterCache.get(key);
   let picked: Uint32Array;
   if (cached && cached.needle === needle) picked = cached.picked;
   else {
-    const from = cached && needle.includes(cached.needle) ? cached.picked : null;
+    const from = cached && isPlainFilter(cached.needle) && needle.includes(cached.needle) ? cached.picked : null;
     const n = from ? from.length : index.length;
     const out = new Uint32Array(n);
     let count = 0;

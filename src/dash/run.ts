@@ -14,7 +14,7 @@ import blessed from 'blessed';
 import contrib, { type BarChart, type LineChart } from 'blessed-contrib';
 import type { SessionLike } from '../collect/session.js';
 import { t, tf, type Lang } from '../text/i18n.js';
-import { fitCell, humanCount } from '../text/cells.js';
+import { cellWidth, fitCell, fitCellMiddle, humanCount } from '../text/cells.js';
 import { dashSample, DashHistory, DEFAULT_LB_MAP_MAX, gaugeValue, HISTORY_POINTS, percentText, type DashSample } from './series.js';
 import { canCheckService, dashServiceError } from './service-check.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -86,7 +86,20 @@ function statusLine(sample: DashSample | null, history: DashHistory, replay: boo
   if (!sample.serviceFound) return sample.kind === 'none' && sample.mode !== 'iptables' && sample.mode !== 'nftables' ? tf(lang, 'dash.noCounters', { mode: sample.mode }) : tf(lang, 'dash.noService', { service });
   if (replay) return t(lang, 'dash.replay');
   if (!history.hasRates()) return t(lang, 'dash.waiting');
-  return t(lang, 'dash.keys');
+  return '';
+}
+
+/** The head's first line: title, source and mode, the source's folder or name cut in its middle when the line is too long (its end names the capture). */
+function headLine(title: string, kind: string, label: string, mode: string, width: number): string {
+  const rest = `${title} · ${kind}  · ${mode}`;
+  const room = Math.max(12, width - cellWidth(rest));
+  return `${title} · ${kind} ${fitCellMiddle(label, Math.min(room, cellWidth(label)))} · ${mode}`;
+}
+
+/** A bar's label: the endpoint's address without its port (readable under a bar; the table beside gives the port). */
+export function barLabel(endpoint: string): string {
+  const m = /^\[(.*)\]:\d+$/.exec(endpoint) ?? /^([^:]*):\d+$/.exec(endpoint);
+  return terminalSafe(m ? m[1]! : endpoint);
 }
 
 /**
@@ -164,19 +177,23 @@ function openScreen(options: DashOptions, onQuit: () => void): () => void {
     const width = typeof screen.width === 'number' ? screen.width : 80;
     const title = tf(lang, 'dash.title', { service, node: snapshot?.meta.node ?? '…' });
     // Transport labels already name their kind (`replay:DIR`): say it once.
-    const source = snapshot ? `${replay ? t(lang, 'header.replay') : t(lang, 'header.live')} ${snapshot.meta.source.label.replace(/^replay:/, '')} · ${t(lang, 'header.mode')} ${sample?.mode ?? '…'}` : '';
+    const first = snapshot
+      ? headLine(title, replay ? t(lang, 'header.replay') : t(lang, 'header.live'), snapshot.meta.source.label.replace(/^replay:/, ''), `${t(lang, 'header.mode')} ${sample?.mode ?? '…'}`, width - 2)
+      : title;
     const counted = sample?.kind === 'dnat-packets' ? t(lang, 'dash.fromDnat') : sample?.kind === 'conntrack-flows' ? t(lang, 'dash.fromConntrack') : '';
-    head.setContent([`${title} · ${source}`, counted, statusLine(sample, history, replay, lang, service)].map((l) => fitCell(l, width - 2)).join('\n'));
+    // The keys stay on screen whatever the status says (a first-time user finds `q` and `?` there).
+    const status = [statusLine(sample, history, replay, lang, service), t(lang, 'dash.keys')].filter(Boolean).join('   ');
+    head.setContent([first, counted, status].map((l) => fitCell(l, width - 2)).join('\n'));
 
     const chartLabel = ` ${terminalSafe(tf(lang, sample?.kind === 'conntrack-flows' ? 'dash.ratesNft' : 'dash.rates', { service }))} `;
     if (chart === null && sample) {
       chart = replay
-        ? grid.set(2, 0, 7, 8, contrib.bar, { label: chartLabel, barWidth: 8, barSpacing: 20, xOffset: 2, maxHeight: 1 })
+        ? grid.set(2, 0, 7, 8, contrib.bar, { label: chartLabel, barWidth: 15, barSpacing: 17, xOffset: 2, maxHeight: 1 })
         : grid.set(2, 0, 7, 8, contrib.line, { label: chartLabel, showLegend: true, legend: { width: LEGEND_WIDTH }, minY: 0, wholeNumbersOnly: false });
     }
     const series = history.endpointSeries();
     if (chart && sample) {
-      if (replay) (chart as BarChart).setData({ titles: series.map((s) => terminalSafe(s.endpoint.split(':')[0]!.split('.').slice(-2).join('.'))), data: series.map((s) => s.total) });
+      if (replay) (chart as BarChart).setData({ titles: series.map((s) => barLabel(s.endpoint)), data: series.map((s) => s.total) });
       else {
         const points = Math.max(2, Math.min(HISTORY_POINTS, Math.max(...series.map((s) => s.rates.length), 2)));
         const x = Array.from({ length: points }, (_, i) => `${i - points + 1}`);
@@ -209,7 +226,20 @@ function openScreen(options: DashOptions, onQuit: () => void): () => void {
     screen.destroy();
     onQuit();
   };
-  screen.key(['q', 'escape', 'C-c'], stop);
+  // `?` shows the keys over the charts; Esc then closes it rather than the dashboard.
+  const help = blessed.box({ parent: screen, top: 'center', left: 'center', width: 60, height: 9, border: { type: 'line' }, label: ` ${t(lang, 'dash.helpTitle')} `, tags: false, hidden: true, content: t(lang, 'dash.help') });
+  screen.key(['?'], () => {
+    help.toggle();
+    screen.render();
+  });
+  screen.key(['q', 'escape', 'C-c'], (_ch: unknown, key: { name?: string }) => {
+    if (key.name === 'escape' && help.visible) {
+      help.hide();
+      screen.render();
+      return;
+    }
+    stop();
+  });
   screen.on('resize', render);
   render();
   return stop;

@@ -34,6 +34,40 @@ export function fitCell(text: string, width: number, align: 'left' | 'right' = '
   return align === 'right' ? pad + out : out + pad;
 }
 
+/**
+ * {@link fitCell}, cutting in the middle: `default/web-frontend…:8080` keeps both ends, so a
+ * long name still shows the endpoint address or port at its end (as k9s elides long names).
+ * The end gets three fifths, or more to keep its last word whole (an address with its port);
+ * text that fits is only padded.
+ */
+export function fitCellMiddle(text: string, width: number, align: 'left' | 'right' = 'left'): string {
+  if (width <= 0) return '';
+  const safe = terminalSafe(text);
+  if (cellWidth(safe) <= width || width < 5) return fitCell(safe, width, align);
+  const chars = [...safe];
+  const room = width - 1;
+  // The last word (an address with its port) is kept whole when it leaves the head 3 cells.
+  const lastWord = cellWidth(safe.slice(safe.lastIndexOf(' ') + 1));
+  const headRoom = Math.min(Math.floor((room * 2) / 5), Math.max(3, room - lastWord));
+  let head = '';
+  let used = 0;
+  for (const ch of chars) {
+    const w = cellWidth(ch);
+    if (used + w > headRoom) break;
+    head += ch;
+    used += w;
+  }
+  let tail = '';
+  let tailUsed = 0;
+  for (let i = chars.length - 1; i >= 0; i--) {
+    const w = cellWidth(chars[i]!);
+    if (used + tailUsed + w > room) break;
+    tail = chars[i]! + tail;
+    tailUsed += w;
+  }
+  return fitCell(`${head}…${tail}`, width, align);
+}
+
 /** A table column: a fixed `width` in cells, or a share of what remains (`flex`). */
 export interface ColumnSpec {
   readonly key: string;
@@ -42,6 +76,8 @@ export interface ColumnSpec {
   readonly flex?: number;
   readonly minWidth?: number;
   readonly align?: 'left' | 'right';
+  /** Where a cell too long is cut: at its end (default) or in its middle ({@link fitCellMiddle}). */
+  readonly elide?: 'end' | 'middle';
 }
 
 /**

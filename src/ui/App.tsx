@@ -2,7 +2,7 @@
  * The app shell: header, the active pane, footer, help overlay; keys dispatch
  * reducer actions. Data comes from a {@link SessionLike}; the UI never fetches.
  */
-import { Box, useApp, useInput, useStdout } from 'ink';
+import { Box, useApp, useInput } from 'ink';
 import { Text } from './components/SafeText.js';
 import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
 import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
@@ -18,8 +18,12 @@ import { t, tf, type Lang } from '../text/i18n.js';
 import { modeEvidenceFit, modeLabelIn } from './mode-evidence.js';
 import { paneEntry, type PaneContext } from './pane-registry.js';
 import { dnsPaneData } from './panes/DnsPane.js';
-import { currentRules, cursorOf, filterOf, initialUiState, uiReducer, type UiAction, type UiState } from './state.js';
+import { currentRules, cursorOf, filterOf, initialUiState, sortOf, uiReducer, type UiAction, type UiState } from './state.js';
+import { TableSortContext } from './components/Table.js';
+import { conntrackSortColumns, sortChoices } from './sort-columns.js';
+import { sortPrompt, type TableSort } from './table-sort.js';
 import { theme } from './theme.js';
+import { useTerminalSize } from './terminal-size.js';
 
 /** Props of {@link App}. `now`: injected clock (ms since epoch); `width`/`height` override the terminal size. */
 export interface AppProps {
@@ -45,6 +49,21 @@ function footerHint(ui: UiState, lang: Lang, touring: boolean): string | undefin
 const HEADER_LINES = 3;
 const FOOTER_LINES = 1;
 
+/** The sort the shown table's header marks: the Conntrack pane's order names the column it is drawn in. */
+function headerSort(ui: UiState, lang: Lang): TableSort | null {
+  const sort = sortOf(ui);
+  if (!sort || ui.pane !== 'conntrack') return sort;
+  const header = conntrackSortColumns(lang).find((c) => c.key === sort.column)?.header;
+  return header ? { column: header, descending: sort.descending } : null;
+}
+
+/** The footer's question: the `:` line with what Tab offered or why it failed, or the sort columns after `s`. */
+function footerPrompt(ui: UiState, lang: Lang): string | null {
+  const line = ui.commandLine;
+  if (line) return `:${line.text}▏${line.error ? `   ${line.error}` : line.choices.length > 1 ? `   ${line.choices.join(' ')}` : ''}`;
+  return ui.sortPicking ? `${t(lang, 'sort.prompt')} ${sortPrompt(sortChoices(ui.pane, currentRules(ui).kind === 'chains', lang))}` : null;
+}
+
 /** The whole TUI. */
 export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, onBack, tour }: AppProps): React.JSX.Element {
   const tourControl = useTour(tour);
@@ -63,10 +82,10 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   }, []);
   const viewsOf = useRef<AppViewsOf | null>(null);
   viewsOf.current ??= createAppViews();
-  const { stdout } = useStdout();
+  const terminal = useTerminalSize();
   const { exit } = useApp();
-  const width = forcedWidth ?? stdout.columns ?? 80;
-  const height = forcedHeight ?? stdout.rows ?? 24;
+  const width = forcedWidth ?? terminal.columns;
+  const height = forcedHeight ?? terminal.rows;
   const snapshot = state.snapshot;
   const tourResolution = useTourSteps(tourControl, snapshot, ui, dispatch, lang);
   const tourBar = tour && tourControl ? { tour: tour.tour, position: tourControl.position, resolution: tourResolution, error: snapshot ? null : state.error, width, lang } : null;
@@ -119,7 +138,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     const current = session.getState();
     const v = viewsOf.current!(current.snapshot, current, u, lang);
     const count = current.snapshot ? paneEntry(u.pane).rowCount({ ...paneContext, ui: u, views: v, snapshot: current.snapshot, session: current, cursor: cursorOf(u), filter: filterOf(u) }) : 0;
-    handleKey(input, key, { ui: u, views: v, snapshot: current.snapshot, count, page: Math.max(1, bodyHeight - 4), session, dispatch, quit: () => (onQuit?.(), exit()) });
+    handleKey(input, key, { ui: u, views: v, snapshot: current.snapshot, count, page: Math.max(1, bodyHeight - 4), session, dispatch, quit: () => (onQuit?.(), exit()), lang });
   });
 
   const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
@@ -151,10 +170,10 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         now={now}
       />
       <Box flexDirection="column" height={bodyHeight}>
-        {body}
+        <TableSortContext.Provider value={headerSort(ui, lang)}>{body}</TableSortContext.Provider>
       </Box>
       {tourBar ? <TourBar {...tourBar} /> : null}
-      <Footer hint={footerHint(ui, lang, tourControl !== null)} typingFilter={ui.typingFilter} namePrompt={ui.dnsPrompt} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
+      <Footer prompt={footerPrompt(ui, lang)} hint={footerHint(ui, lang, tourControl !== null)} typingFilter={ui.typingFilter} namePrompt={ui.dnsPrompt} filter={filter} notice={ui.notice ? t(lang, `notice.${ui.notice}`) : null} width={width} lang={lang} />
     </Box>
   );
 }

@@ -13,6 +13,10 @@ import { openEvidenceActions } from './diagnosis-view.js';
 import { highlightedService, togglePin } from './shown-service.js';
 import { cursorOf, currentRules, filterOf, type UiAction, type UiState } from './state.js';
 import { formatServiceRef } from '../model/service-ref.js';
+import type { Lang } from '../text/i18n.js';
+import { sortChoices } from './sort-columns.js';
+import { completeCommand, runCommand } from './command-line.js';
+import { sortLetters } from './table-sort.js';
 
 /** The state a key acts on: the latest UI state and views (not the last render's), and the sizes. */
 export interface KeyContext {
@@ -26,6 +30,7 @@ export interface KeyContext {
   readonly session: SessionLike;
   readonly dispatch: (action: UiAction) => void;
   readonly quit: () => void;
+  readonly lang: Lang;
 }
 
 /** The net move of a chunk of j/k (a held or fast-typed key arrives as "jjj"). */
@@ -58,6 +63,35 @@ function filterKey(input: string, key: InkKey, ctx: KeyContext): void {
   else if (key.return) ctx.dispatch({ type: 'filterEnd', keep: true });
   else if (key.backspace || key.delete) ctx.dispatch({ type: 'filterInput', text: typed.slice(0, -1) });
   else if (input && !key.ctrl && !key.meta) ctx.dispatch({ type: 'filterInput', text: typed + input });
+}
+
+/** Keys while the `:` line is open: Tab completes, Enter runs, Esc closes, others edit. */
+function commandKey(input: string, key: InkKey, line: NonNullable<UiState['commandLine']>, ctx: KeyContext): void {
+  const { dispatch } = ctx;
+  if (key.escape) return dispatch({ type: 'command', line: null });
+  if (key.tab) {
+    const done = completeCommand(line.text, ctx.snapshot);
+    return dispatch({ type: 'command', line: { text: done.text, choices: done.choices, error: null } });
+  }
+  if (key.return) {
+    const result = runCommand(line.text, ctx.snapshot);
+    if (result.kind === 'error') return dispatch({ type: 'command', line: { ...line, error: result.message } });
+    dispatch({ type: 'command', line: null });
+    if (result.kind === 'quit') return COMMANDS.quit(ctx);
+    for (const action of result.actions) dispatch(action);
+    return;
+  }
+  if (key.backspace || key.delete) return dispatch({ type: 'command', line: { text: line.text.slice(0, -1), choices: [], error: null } });
+  if (input && !key.ctrl && !key.meta) dispatch({ type: 'command', line: { text: line.text + input, choices: [], error: null } });
+}
+
+/** The key after `s`: a column's letter sorts by it (again: reversed); any other key only ends the choice. */
+function sortKeyPress(input: string, ctx: KeyContext): void {
+  const choices = sortChoices(ctx.ui.pane, currentRules(ctx.ui).kind === 'chains', ctx.lang);
+  const letters = sortLetters(choices.map((c) => c.title));
+  const at = letters.indexOf(input);
+  const column = at >= 0 ? choices[at] : undefined;
+  ctx.dispatch(column ? { type: 'sortBy', column: column.key } : { type: 'sortPick', on: false });
 }
 
 /** Keys while a name is typed in the DNS pane's prompt: they edit it; Enter asks it, Esc closes the prompt. */
@@ -155,8 +189,9 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
   stepNext: (ctx) => ctx.dispatch({ type: 'move', delta: 1, count: ctx.count }),
   stepPrev: (ctx) => ctx.dispatch({ type: 'move', delta: -1, count: ctx.count }),
   branch: (ctx) => ctx.dispatch({ type: 'stepBranch', branches: stepBranches(ctx.views) }),
-  sortNext: (ctx) => ctx.dispatch({ type: 'conntrackSortNext' }),
-  sortReverse: (ctx) => ctx.dispatch({ type: 'conntrackSortReverse' }),
+  sortPick: (ctx) => ctx.dispatch({ type: 'sortPick', on: true }),
+  command: (ctx) => ctx.dispatch({ type: 'command', line: { text: '', choices: [], error: null } }),
+  sortReverse: (ctx) => ctx.dispatch({ type: 'sortReverse' }),
   scope: (ctx) => ctx.dispatch({ type: 'conntrackScopeToggle' }),
   askName: (ctx) => ctx.dispatch({ type: 'dnsNameStart' }),
 };
@@ -169,6 +204,8 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
 export function handleKey(input: string, key: InkKey, ctx: KeyContext): void {
   const { ui, views, dispatch } = ctx;
   if (ui.typingFilter) return filterKey(input, key, ctx);
+  if (ui.sortPicking) return sortKeyPress(input, ctx);
+  if (ui.commandLine) return commandKey(input, key, ui.commandLine, ctx);
   if (ui.dnsPrompt !== null) return nameKey(input, key, ctx);
   // The Modes pane's cursor is the Service it shows: moving it there pins the row's Service.
   if (ui.pane === 'compare' && views.compare && !key.return) {

@@ -17,7 +17,9 @@ import type { RulesPaneData } from './panes/RulesPane.js';
 import type { StepPaneData } from './panes/StepPane.js';
 import { t, type Lang } from '../text/i18n.js';
 import { highlightedService, shownService, type ShownService } from './shown-service.js';
-import { filterOf, type UiState } from './state.js';
+import { currentRules, filterOf, type UiState } from './state.js';
+import { chainListSortColumns, lbSortColumns, ruleSortColumns, serviceSortColumns } from './sort-columns.js';
+import { sortRows, type TableSort } from './table-sort.js';
 import { rulesView, servicesView } from './views.js';
 import { diagnosisOf, type DiagnosisIndex } from './diagnosis-view.js';
 import type { ServiceDiagnosis } from '../analysis/diagnose/index.js';
@@ -60,18 +62,33 @@ function memoLast<A extends readonly unknown[], R>(fn: (...args: A) => R, keys =
   };
 }
 
+/** The rows of a Rules view in `sort` order (the rows are built: a sort reads every one). */
+function sortedRules(data: RulesPaneData, sort: TableSort | undefined): RulesPaneData {
+  if (!sort) return data;
+  if (data.kind === 'chains') return { ...data, rows: sortRows(data.rows.slice(), chainListSortColumns('en'), sort) };
+  if (data.kind === 'chain') return { ...data, rows: sortRows(data.rows.slice(), ruleSortColumns('en'), sort) };
+  return data;
+}
+
 /** The memoised view builders of one App instance (see {@link createAppViews}). */
 export type AppViewsOf = (snapshot: NodeSnapshot | null, state: SessionState, ui: UiState, lang: Lang) => AppViews;
 
 /** A views function for one App: call it with the current snapshot, session state and UI state. */
 export function createAppViews(): AppViewsOf {
-  const services = memoLast((snapshot: NodeSnapshot | null, filter: string) => servicesView(snapshot, filter));
+  const services = memoLast((snapshot: NodeSnapshot | null, filter: string, sort: TableSort | undefined) => {
+    const view = servicesView(snapshot, filter);
+    return sort && view.rows ? { ...view, rows: sortRows(view.rows, serviceSortColumns('en'), sort) } : view;
+  });
   // Keyed on the location stack and the filter, not the whole UI state: a cursor move reuses it.
   const rules = memoLast(
-    (snapshot: NodeSnapshot | null, _rates: unknown, _error: unknown, _stack: unknown, filter: string, lang: Lang, state: SessionState, ui: UiState) => rulesView(snapshot, state, ui, filter, lang),
-    6,
+    (snapshot: NodeSnapshot | null, _rates: unknown, _error: unknown, _stack: unknown, filter: string, lang: Lang, sort: TableSort | undefined, state: SessionState, ui: UiState) =>
+      sortedRules(rulesView(snapshot, state, ui, filter, lang), sort),
+    7,
   );
-  const lb = memoLast((snapshot: NodeSnapshot | null, filter: string) => buildLbView(snapshot, filter));
+  const lb = memoLast((snapshot: NodeSnapshot | null, filter: string, sort: TableSort | undefined) => {
+    const view = buildLbView(snapshot, filter);
+    return sort ? { ...view, frontends: sortRows(view.frontends, lbSortColumns('en'), sort) } : view;
+  });
   const conntrack = memoLast((snapshot: NodeSnapshot | null, sort: UiState['conntrackSort'], all: boolean, service: string | null, filter: string) =>
     conntrackView(snapshot, { sort, filter, service: all ? null : service }),
   );
@@ -89,18 +106,22 @@ export function createAppViews(): AppViewsOf {
     }
   });
   // The Services pane's rows under its own filter, whichever pane is shown: its cursor indexes them.
-  const highlighted = memoLast((snapshot: NodeSnapshot | null, servicesFilter: string, _cursor: number | undefined, ui: UiState) =>
-    highlightedService(servicesView(snapshot, servicesFilter).rows, ui), 3);
+  const servicesRows = memoLast((snapshot: NodeSnapshot | null, servicesFilter: string, sort: TableSort | undefined) => {
+    const rows = servicesView(snapshot, servicesFilter).rows;
+    return sort && rows ? sortRows(rows, serviceSortColumns('en'), sort) : rows;
+  });
+  const highlighted = memoLast((snapshot: NodeSnapshot | null, servicesFilter: string, _cursor: number | undefined, sort: TableSort | undefined, ui: UiState) =>
+    highlightedService(servicesRows(snapshot, servicesFilter, sort), ui), 4);
   const shown = memoLast((highlighted: string | null, _pinned: string | null, ui: UiState) => shownService(highlighted, ui), 2);
   return (snapshot, state, ui, lang) => {
     const filter = filterOf(ui);
     const pane = ui.pane;
-    const current = shown(highlighted(snapshot, ui.filters['services'] ?? '', ui.cursors['services'], ui), ui.pinnedService, ui);
+    const current = shown(highlighted(snapshot, ui.filters['services'] ?? '', ui.cursors['services'], ui.sorts['services'], ui), ui.pinnedService, ui);
     const diagnosis = diagnosisOf(snapshot, ui.findings);
     return {
-      services: services(snapshot, pane === 'services' ? (ui.filters['services'] ?? '') : ''),
-      rules: pane === 'rules' ? rules(snapshot, state.rates, state.error, ui.rulesStack, filter, lang, state, ui) : null,
-      lb: pane === 'lb' ? lb(snapshot, filter) : null,
+      services: services(snapshot, pane === 'services' ? filter : '', ui.sorts['services']),
+      rules: pane === 'rules' ? rules(snapshot, state.rates, state.error, ui.rulesStack, filter, lang, ui.sorts[currentRules(ui).kind === 'chains' ? 'rules:chains' : 'rules:chain'], state, ui) : null,
+      lb: pane === 'lb' ? lb(snapshot, filter, ui.sorts['lb']) : null,
       conntrack: pane === 'conntrack' ? conntrack(snapshot, ui.conntrackSort, ui.conntrackAll, current?.service ?? null, filter) : null,
       compare: pane === 'compare' ? compare(snapshot) : null,
       step: pane === 'step' ? step(snapshot, ui.step, lang) : { kind: 'none' },

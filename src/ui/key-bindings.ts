@@ -30,7 +30,8 @@ export type Command =
   | 'stepNext'
   | 'stepPrev'
   | 'branch'
-  | 'sortNext'
+  | 'sortPick'
+  | 'command'
   | 'sortReverse'
   | 'scope'
   | 'askName';
@@ -60,6 +61,9 @@ export interface KeyBinding {
   readonly label?: string;
 }
 
+/** The panes whose tables sort by a chosen column (src/ui/sort-columns.ts). */
+const SORTABLE_PANES: readonly PaneId[] = ['services', 'rules', 'lb', 'conntrack'];
+
 const ch = (input: string, more: Omit<KeySpec, 'input'> = {}): KeySpec => ({ input, ...more });
 const named = (key: KeyName, more: Omit<KeySpec, 'key'> = {}): KeySpec => ({ key, ...more });
 
@@ -80,6 +84,7 @@ export const KEY_BINDINGS: readonly KeyBinding[] = [
   { command: 'open', keys: [named('return')], description: 'key.open', label: 'Enter' },
   { command: 'back', keys: [named('escape'), named('backspace'), named('delete')], description: 'key.back', label: 'Esc  ⌫' },
   { command: 'filter', keys: [ch('/')], description: 'key.filter', label: '/' },
+  { command: 'command', keys: [ch(':')], description: 'key.command', label: ':' },
   { command: 'refresh', keys: [ch('r')], description: 'key.refresh', label: 'r' },
   { command: 'trace', keys: [ch('t')], panes: ['services'], description: 'key.trace', label: 't' },
   { command: 'diagnose', keys: [ch('d')], panes: ['services'], description: 'key.diagnose', label: 'd' },
@@ -87,8 +92,8 @@ export const KEY_BINDINGS: readonly KeyBinding[] = [
   { command: 'stepNext', keys: [ch('n')], panes: ['step'], description: 'key.stepMove', label: 'n  p' },
   { command: 'stepPrev', keys: [ch('p')], panes: ['step'], description: 'key.stepMove' },
   { command: 'branch', keys: [ch('b')], panes: ['step'], description: 'key.branch', label: 'b' },
-  { command: 'sortNext', keys: [ch('s')], panes: ['conntrack'], description: 'key.sort', label: 's  S' },
-  { command: 'sortReverse', keys: [ch('S')], panes: ['conntrack'], description: 'key.sort' },
+  { command: 'sortPick', keys: [ch('s')], panes: SORTABLE_PANES, description: 'key.sort', label: 's  S' },
+  { command: 'sortReverse', keys: [ch('S')], panes: SORTABLE_PANES, description: 'key.sort' },
   { command: 'scope', keys: [ch('a')], panes: ['conntrack'], description: 'key.scope', label: 'a' },
   { command: 'askName', keys: [ch('n')], panes: ['dns'], description: 'key.askName', label: 'n' },
   { command: 'help', keys: [ch('?')], description: 'key.help', label: '?' },

@@ -73,6 +73,12 @@ function stepData(walk: StepPaneData, ui: UiState, snapshot: NodeSnapshot, lang:
   return walk;
 }
 
+/** The node's Service dataplane when read and not Cilium (the LB pane then names it), else null. */
+function otherMode(views: AppViews): string | null {
+  const mode = views.mode?.mode;
+  return mode === undefined || mode === 'cilium' || mode === 'unknown' || mode === 'none' ? null : mode;
+}
+
 /** The last IPVS view made, reused while the snapshot and the filter stay the same (renders and keys ask for it). */
 let lastIpvs: { snapshot: NodeSnapshot; filter: string; view: IpvsView } | null = null;
 function ipvsView({ snapshot, filter }: PaneContext): IpvsView {
@@ -114,7 +120,7 @@ export const PANE_REGISTRY = [
     follows: false,
     tour: true,
     rowCount: ({ views }) => views.lb?.frontends.length ?? 0,
-    render: ({ views, cursor, width, height, lang }) => (views.lb ? <LbPane data={views.lb} cursor={cursor} width={width} height={height} focused lang={lang} /> : null),
+    render: ({ views, cursor, width, height, lang }) => (views.lb ? <LbPane data={views.lb} cursor={cursor} width={width} height={height} focused lang={lang} nodeMode={otherMode(views)} /> : null),
   },
   {
     id: 'conntrack',

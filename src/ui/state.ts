@@ -7,6 +7,7 @@
 import { DEFAULT_CONNTRACK_SORT, nextConntrackSort, reverseConntrackSort, type ConntrackSort } from '../analysis/conntrack-view.js';
 import type { StepNoPacketReason } from '../analysis/step-defaults.js';
 import { PANE_IDS, type PaneId } from './pane-ids.js';
+import { chooseSort, type TableSort } from './table-sort.js';
 
 export type { PaneId };
 
@@ -54,6 +55,15 @@ export interface UiState {
    */
   readonly conntrackSort: ConntrackSort;
   readonly conntrackAll: boolean;
+  /** Each table's sort (src/ui/table-sort.ts), by {@link sortKey}; absent: the table's own order. */
+  readonly sorts: Readonly<Record<string, TableSort>>;
+  /** `s` was pressed: the next key names the column to sort by (the footer lists them). */
+  readonly sortPicking: boolean;
+  /**
+   * The `:` command line being typed (src/ui/command-line.ts): its text, what Tab offered,
+   * and why the last command could not run; null when closed.
+   */
+  readonly commandLine: { readonly text: string; readonly choices: readonly string[]; readonly error: string | null } | null;
   /**
    * Step mode's packet (`from` IP, `to` `IP:PORT/proto`, optional TCP `flags` such as `ack`
    * and `entry` point, as `nodescope trace` takes them) and which random branch it follows (0-based).
@@ -90,6 +100,11 @@ export type UiAction =
   | { readonly type: 'conntrackSortNext' }
   | { readonly type: 'conntrackSortReverse' }
   | { readonly type: 'conntrackScopeToggle' }
+  | { readonly type: 'sortPick'; readonly on: boolean }
+  | { readonly type: 'command'; readonly line: UiState['commandLine'] }
+  | { readonly type: 'setFilter'; readonly text: string }
+  | { readonly type: 'sortBy'; readonly column: string }
+  | { readonly type: 'sortReverse' }
   | { readonly type: 'startStep'; readonly from: string; readonly to: string; readonly flags?: string; readonly entry?: string }
   | { readonly type: 'stepBranch'; readonly branches: number }
   | { readonly type: 'stepNoPacket'; readonly reason: StepNoPacketReason }
@@ -113,6 +128,9 @@ export const initialUiState: UiState = {
   pinnedService: null,
   conntrackSort: DEFAULT_CONNTRACK_SORT,
   conntrackAll: true,
+  sorts: {},
+  sortPicking: false,
+  commandLine: null,
   step: null,
   stepNoPacket: null,
   dnsPrompt: null,
@@ -134,6 +152,18 @@ export function viewKey(state: UiState): string {
   if (loc.kind === 'chains') return 'rules:chains';
   if (loc.kind === 'set') return `rules:${loc.ruleset}:${loc.table}:@${loc.set}`;
   return `rules:${loc.ruleset}:${loc.table}:${loc.chain}`;
+}
+
+/** The key under which a table keeps its sort: its pane, the Rules pane's chain list and chains apart (every chain shares one). */
+export function sortKey(state: UiState): string {
+  if (state.pane !== 'rules') return state.pane;
+  return currentRules(state).kind === 'chains' ? 'rules:chains' : 'rules:chain';
+}
+
+/** The sort of the shown table, or null for its own order. */
+export function sortOf(state: UiState): TableSort | null {
+  if (state.pane === 'conntrack') return state.conntrackSort;
+  return state.sorts[sortKey(state)] ?? null;
 }
 
 /** The cursor of the current view (0 when never moved). */
@@ -209,6 +239,26 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
       return { ...state, conntrackSort: nextConntrackSort(state.conntrackSort) };
     case 'conntrackSortReverse':
       return { ...state, conntrackSort: reverseConntrackSort(state.conntrackSort) };
+    case 'sortPick':
+      return { ...state, sortPicking: action.on };
+    case 'command':
+      return { ...state, commandLine: action.line };
+    case 'setFilter':
+      return { ...state, filters: { ...state.filters, [viewKey(state)]: action.text }, cursors: { ...state.cursors, [viewKey(state)]: 0 } };
+    case 'sortBy': {
+      if (state.pane === 'conntrack') {
+        const next = chooseSort(state.conntrackSort, action.column);
+        return setCursor({ ...state, sortPicking: false, conntrackSort: { column: next.column as ConntrackSort['column'], descending: next.descending } }, 0);
+      }
+      // The cursor goes to the top: the row it was on is elsewhere in the new order.
+      const sorted = { ...state, sortPicking: false, sorts: { ...state.sorts, [sortKey(state)]: chooseSort(state.sorts[sortKey(state)], action.column) } };
+      return setCursor(sorted, 0);
+    }
+    case 'sortReverse': {
+      if (state.pane === 'conntrack') return { ...state, conntrackSort: reverseConntrackSort(state.conntrackSort) };
+      const current = state.sorts[sortKey(state)];
+      return current ? { ...state, sorts: { ...state.sorts, [sortKey(state)]: { ...current, descending: !current.descending } } } : state;
+    }
     case 'conntrackScopeToggle':
       return { ...state, conntrackAll: !state.conntrackAll, cursors: { ...state.cursors, conntrack: 0 } };
     case 'startStep':

@@ -13,6 +13,7 @@ import type { SessionState } from '../collect/session.js';
 import type { RulesListRow, RulesPaneData } from './panes/RulesPane.js';
 import { t, tf, type Lang } from '../text/i18n.js';
 import { currentRules, type UiState } from './state.js';
+import { isPlainFilter, rowMatcher } from '../text/row-filter.js';
 
 /** The parts the Rules pane shows: it waits for all of them (staged load). */
 const RULESET_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft'];
@@ -26,11 +27,11 @@ function replySourceCounts(entries: readonly ConntrackEntry[]): Map<string, numb
   return counts;
 }
 
-/** Keeps rows whose text contains `filter` (case-insensitive); all rows when empty. */
+/** Keeps rows whose text matches `filter` (src/text/row-filter.ts: text, a regex, `!` inverse; any case); all rows when empty. */
 export function applyFilter<T>(rows: readonly T[], filter: string, text: (row: T) => string): readonly T[] {
   if (!filter) return rows;
-  const needle = filter.toLowerCase();
-  return rows.filter((r) => text(r).toLowerCase().includes(needle));
+  const { test } = rowMatcher(filter);
+  return rows.filter((r) => test(text(r)));
 }
 
 const servicesFiltered = new WeakMap<readonly ServiceRow[], { readonly needle: string; readonly rows: readonly ServiceRow[] }>();
@@ -52,7 +53,9 @@ export function servicesView(snapshot: NodeSnapshot | null, filter: string): { r
   const needle = filter.toLowerCase();
   const last = servicesFiltered.get(all);
   if (last?.needle === needle) return { rows: last.rows, diagnostics: api.diagnostics };
-  const rows = applyFilter(last && needle.includes(last.needle) ? last.rows : all, needle, serviceText);
+  // A plain filter that grew refines the last result; a regex or `!` filter scans every Service.
+  const refine = last && isPlainFilter(needle) && isPlainFilter(last.needle) && needle.includes(last.needle);
+  const rows = applyFilter(refine ? last.rows : all, needle, serviceText);
   servicesFiltered.set(all, { needle, rows });
   return { rows, diagnostics: api.diagnostics };
 }

@@ -74,7 +74,7 @@ describe('conntrack events in a bundle, on replay', () => {
     expect(snapshot.conntrack!.value!.entries).toHaveLength(1);
     expect(snapshot.conntrack!.value!.events).toHaveLength(3);
     const view = conntrackView(snapshot, { sort: DEFAULT_CONNTRACK_SORT, filter: '', service: null });
-    expect(conntrackSummaryLine(view, 'en')).toContain('1/1 entries · 3 events of 1 flows');
+    expect(conntrackSummaryLine(view, 'en')).toContain('1/1 entries · sort service↑ · 3 events of 1 flows');
     await session.stop();
   });
 

@@ -60,7 +60,7 @@ describe.each(FRAME_WIDTHS)('Conntrack pane at %i columns', (width) => {
     const data = conntrackView(snapshot, query());
     const frame = frameOf(data, width);
     const entries = snapshot.conntrack!.value!.entries;
-    expect(frame.split('\n')[0]).toContain(`${entries.length}/${entries.length} entries · nf_conntrack ${snapshot.conntrackCount}/${snapshot.conntrackMax} (<0.1%) · 0 stale`);
+    expect(frame.split('\n')[0]).toContain(`${entries.length}/${entries.length} entries · sort service↑ · nf_conntrack ${snapshot.conntrackCount}/${snapshot.conntrackMax} (<0.1%) · 0 stale`);
     const first = conntrackRow(data.index, data.order[0]!);
     // Every table line shows its entry's VIP and endpoint whole, and the whole NAT view unless an
     // SNAT note makes it too long (outside client → NodePort).
@@ -168,7 +168,7 @@ describe('Conntrack pane behaviour', () => {
     const t = performance.now();
     const frame = frameOf(data, 120, { cursor: n - 1 });
     const ms = performance.now() - t;
-    expect(frame.split('\n')[0]).toContain('1000000/1000000 entries · nf_conntrack 1000000/1048576 (95.4%)');
+    expect(frame.split('\n')[0]).toContain('1000000/1000000 entries · sort service↑ · nf_conntrack 1000000/1048576 (95.4%)');
     expect(frame).toContain(`line ${n}`);
     expect(frame).toContain(base.orig.src);
     expect(ms).toBeLessThan(2000);

@@ -162,6 +162,15 @@ describe('conntrackView on the lab captures', () => {
   });
 });
 
+/** `entry` with accounting counters: `[packets, bytes]` per direction (null: none). */
+function withCounters(entry: ConntrackEntry, orig: [bigint, bigint] | null, reply: [bigint, bigint] | null): ConntrackEntry {
+  return {
+    ...entry,
+    orig: orig ? { ...entry.orig, packets: orig[0], bytes: orig[1] } : entry.orig,
+    reply: reply ? { ...entry.reply, packets: reply[0], bytes: reply[1] } : entry.reply,
+  };
+}
+
 describe('sorting', () => {
   const index = buildConntrackIndex(
     [
@@ -169,10 +178,16 @@ describe('sorting', () => {
       makeEntry({ timeout: undefined, client: ['10.244.0.9', 1] }),
       makeEntry({ timeout: 5, state: 'TIME_WAIT', client: ['10.244.0.9', 2] }),
       makeEntry({ timeout: 5, state: 'TIME_WAIT', client: ['10.244.0.9', 3] }),
+      withCounters(makeEntry({ client: ['10.244.0.9', 4] }), [3n, 500n], [2n, 9000n]),
+      withCounters(makeEntry({ client: ['10.244.0.9', 5] }), [40n, 4000n], [38n, 100n]),
+      withCounters(makeEntry({ client: ['10.244.0.9', 6] }), [1n, 60n], null),
     ],
     [DNS, WEB],
     NODE_IPS,
   );
+  // Flows without accounting (nf_conntrack_acct=0) have no count: they sort after every count.
+  const total = (r: ConntrackRowView, f: 'packets' | 'bytes') =>
+    r.entry.orig[f] === undefined && r.entry.reply[f] === undefined ? Number.POSITIVE_INFINITY : Number((r.entry.orig[f] ?? 0n) + (r.entry.reply[f] ?? 0n));
   const value: Record<ConntrackSortColumn, (r: ConntrackRowView) => string | number> = {
     service: (r) => r.service ?? '\uffff',
     vip: (r) => `${addressSortKey(r.entry.orig.dst)} ${String(r.entry.orig.dport ?? 0).padStart(5, '0')}`,
@@ -180,6 +195,8 @@ describe('sorting', () => {
     protocol: (r) => r.entry.proto,
     state: (r) => r.entry.state ?? '',
     timeout: (r) => r.entry.timeout ?? Number.POSITIVE_INFINITY,
+    packets: (r) => total(r, 'packets'),
+    bytes: (r) => total(r, 'bytes'),
   };
   const cmp = (a: string | number, b: string | number) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -192,6 +209,13 @@ describe('sorting', () => {
       expect(descending ? c >= 0 : c <= 0, `${column} rows ${k - 1},${k}`).toBe(true);
       if (c === 0) expect(a.index).toBeLessThan(b.index);
     }
+  });
+
+  it('by packets, descending: both directions summed, the busiest flow first', () => {
+    const rows = rowsOf(index, sortedOrder(index, { column: 'packets', descending: true })).filter((r) => Number.isFinite(total(r, 'packets')));
+    expect(rows.map((r) => r.entry.orig.sport)).toEqual([5, 4, 6]);
+    const byBytes = rowsOf(index, sortedOrder(index, { column: 'bytes', descending: false })).filter((r) => Number.isFinite(total(r, 'bytes')));
+    expect(byBytes.map((r) => r.entry.orig.sport)).toEqual([6, 5, 4]);
   });
 
   it('puts entries without a timeout last, ascending', () => {

@@ -17,11 +17,14 @@ export interface FooterProps {
   readonly namePrompt?: string | null;
   readonly width: number;
   readonly lang: Lang;
+  /** A question the next key answers (after `s`: the columns and their letters), already translated; null for none. */
+  readonly prompt?: string | null;
 }
 
 /** Renders the footer line. */
-export function Footer({ typingFilter, filter, notice = null, hint, namePrompt = null, width, lang }: FooterProps): React.JSX.Element {
+export function Footer({ typingFilter, filter, notice = null, hint, namePrompt = null, width, lang, prompt = null }: FooterProps): React.JSX.Element {
   if (namePrompt !== null) return <Text color={theme.accent}>{fitCell(`${t(lang, 'dns.namePrompt')}${namePrompt}▏`, width)}</Text>;
+  if (prompt) return <Text color={theme.accent}>{fitCell(prompt, width)}</Text>;
   if (typingFilter || (filter && !notice)) {
     return <Text color={theme.accent}>{fitCell(`${t(lang, 'filter.prompt')}${filter}${typingFilter ? '▏' : ''}`, width)}</Text>;
   }

@@ -4,8 +4,9 @@
  */
 import { Box } from 'ink';
 import { Text } from './SafeText.js';
-import React from 'react';
-import { fitCell, layoutColumns, type ColumnSpec } from '../../text/cells.js';
+import React, { createContext, useContext } from 'react';
+import { sortedTitle, type TableSort } from '../table-sort.js';
+import { fitCell, fitCellMiddle, layoutColumns, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /** One row: its cells in column order, and an optional colour role. */
@@ -24,7 +25,12 @@ export interface TableProps {
   readonly width: number;
   readonly height: number;
   readonly focused: boolean;
+  /** False for a pane's second table (a Service's endpoints, a frontend's backends): the sort is the first one's. */
+  readonly sortable?: boolean;
 }
+
+/** The shown table's sort (src/ui/table-sort.ts): the App provides it, the column with its key gets the arrow. */
+export const TableSortContext = createContext<TableSort | null>(null);
 
 /** The first visible row index that keeps `cursor` in view, centred when possible. */
 export function windowStart(count: number, cursor: number, height: number): number {
@@ -33,15 +39,16 @@ export function windowStart(count: number, cursor: number, height: number): numb
 }
 
 /** Renders a header line and the visible slice of rows; the cursor row is inverse. */
-export function Table({ columns, rows, cursor, width, height, focused }: TableProps): React.JSX.Element {
+export function Table({ columns, rows, cursor, width, height, focused, sortable = true }: TableProps): React.JSX.Element {
+  const sort = useContext(TableSortContext);
   const widths = layoutColumns(columns, width);
-  const line = (cells: readonly string[]) => columns.map((c, i) => fitCell(cells[i] ?? '', widths[i]!, c.align)).join(' ');
+  const line = (cells: readonly string[]) => columns.map((c, i) => (c.elide === 'middle' ? fitCellMiddle : fitCell)(cells[i] ?? '', widths[i]!, c.align)).join(' ');
   const start = windowStart(rows.length, cursor, height);
   const visible = rows.slice(start, start + height);
   return (
     <Box flexDirection="column">
       <Text color={theme.header} bold>
-        {line(columns.map((c) => c.title))}
+        {line(columns.map((c) => (sortable ? sortedTitle(c.title, c.key, sort) : c.title)))}
       </Text>
       {visible.map((row, i) => {
         const selected = start + i === cursor;

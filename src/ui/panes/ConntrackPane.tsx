@@ -58,7 +58,7 @@ function columns(lang: Lang, width: number): ColumnSpec[] {
     { key: 'proto', title: t(lang, 'col.proto'), width: 6 },
     { key: 'state', title: t(lang, 'col.state'), width: 11 },
     { key: 'ttl', title: t(lang, 'col.ttl'), width: 6, align: 'right' },
-    { key: 'service', title: t(lang, 'col.service'), flex: 1, minWidth: 20 },
+    { key: 'service', title: t(lang, 'col.service'), flex: 1, minWidth: 20, elide: 'middle' },
     { key: 'nat', title: t(lang, 'col.nat'), flex: 3, minWidth: 52 },
     { key: 'pkts', title: t(lang, 'col.pkts'), width: 8, align: 'right' },
   ];
@@ -131,7 +131,7 @@ function facts(r: ConntrackRowView, lang: Lang, withSnat: boolean): string {
 
 /**
  * The summary line: scope first (the Service shown, pinned or under the Services cursor,
- * or all Services), entries shown / total, table usage, stale count, sort order.
+ * or all Services), entries shown / total, sort order, table usage, stale count.
  */
 export function conntrackSummaryLine(data: ConntrackView, lang: Lang, shown: ShownService | null = null): string {
   const s = data.summary;
@@ -143,10 +143,11 @@ export function conntrackSummaryLine(data: ConntrackView, lang: Lang, shown: Sho
   // Cilium's CT map has no reply tuple: say where the rows come from when it is that table.
   if (data.source === 'cilium') parts.push(t(lang, 'conntrack.fromCilium'));
   parts.push(s.tableRead === false ? t(lang, 'conntrack.tableNotRead') : tf(lang, 'conntrack.entries', { shown: s.shown, total: s.total }));
+  // The order early: at 80 columns the end of the line is cut, and the table has no PKTS column to carry the arrow.
+  parts.push(tf(lang, 'conntrack.sort', { column: data.query.sort.column, dir: data.query.sort.descending ? '↓' : '↑' }));
   if (s.events) parts.push(tf(lang, 'conntrack.events', { events: s.events, flows: s.eventFlows ?? 0 }));
   if (s.count !== null && s.max !== null && s.percent !== null) parts.push(tf(lang, 'conntrack.usage', { count: s.count, max: s.max, pct: percentText(s.percent) }));
   parts.push(s.shown === s.total ? tf(lang, 'conntrack.stale', { count: s.stale }) : tf(lang, 'conntrack.staleShown', { count: s.stale, shown: s.staleShown }));
-  parts.push(tf(lang, 'conntrack.sort', { column: data.query.sort.column, dir: data.query.sort.descending ? '↓' : '↑' }));
   return parts.join(' · ');
 }
 

@@ -39,7 +39,7 @@ function num(n: number | null): string {
 
 function vsColumns(lang: Lang, wide: boolean): ColumnSpec[] {
   return [
-    { key: 'service', title: t(lang, 'col.service'), flex: 1, minWidth: 22 },
+    { key: 'service', title: t(lang, 'col.service'), flex: 1, minWidth: 22, elide: 'middle' },
     { key: 'sched', title: t(lang, 'col.ipvs.scheduler'), width: 6 },
     { key: 'flags', title: t(lang, 'col.ipvs.flags'), width: wide ? 24 : 19 },
     { key: 'persist', title: t(lang, 'col.ipvs.persistence'), width: wide ? 18 : 8 },
@@ -149,7 +149,7 @@ export function IpvsPane({ data, width, height, focused, cursor, lang }: IpvsPan
       {selected && reals.length === 0 ? (
         <Text color={theme.warn}>{fitCell(t(lang, 'ipvs.noReal'), width)}</Text>
       ) : (
-        <Table columns={rsColumns(lang, wide)} rows={rsRows} cursor={-1} width={width} height={rsHeight} focused={false} />
+        <Table columns={rsColumns(lang, wide)} rows={rsRows} cursor={-1} width={width} height={rsHeight} focused={false} sortable={false} />
       )}
       {note ? <Text color={theme.muted}>{fitCell(t(lang, 'ipvs.countersNote'), width)}</Text> : null}
       <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />

@@ -24,6 +24,11 @@ export interface LbPaneProps {
   readonly focused: boolean;
   readonly cursor: number;
   readonly lang: Lang;
+  /**
+   * The node's Service dataplane when it is read and is not Cilium (`iptables`, `nftables`,
+   * `ipvs`): without LB maps the pane then says what the node uses, as `show lb` does.
+   */
+  readonly nodeMode?: string | null;
 }
 
 /** `text` broken at spaces into at most `lines` lines of `width` cells (the last one cut with `…`). */
@@ -60,7 +65,7 @@ function frontendColumns(lang: Lang, wide: boolean): ColumnSpec[] {
     wide ? { key: 'flags', title: t(lang, 'col.flags'), flex: 2, minWidth: 23 } : { key: 'flags', title: t(lang, 'col.flags'), width: 23 },
     { key: 'id', title: t(lang, 'col.lbId'), width: 5, align: 'right' },
     { key: 'slots', title: t(lang, 'col.slots'), width: 5, align: 'right' },
-    { key: 'service', title: t(lang, 'col.service'), flex: 2, minWidth: 8 },
+    { key: 'service', title: t(lang, 'col.service'), flex: 2, minWidth: 8, elide: 'middle' },
   ];
 }
 
@@ -106,7 +111,7 @@ function titleText(f: LbFrontendRow, lang: Lang): string {
 }
 
 /** Renders the pane. */
-export function LbPane({ data, width, height, focused, cursor, lang }: LbPaneProps): React.JSX.Element {
+export function LbPane({ data, width, height, focused, cursor, lang, nodeMode = null }: LbPaneProps): React.JSX.Element {
   const wide = width >= 100;
   const diagLines = diagnosticsHeight(data.diagnostics);
   // The reason is the point (which sizes were found, which layouts exist): it gets three lines.
@@ -122,7 +127,8 @@ export function LbPane({ data, width, height, focused, cursor, lang }: LbPanePro
     </>
   );
   if (data.status !== 'ready') {
-    const text = data.status === 'loading' ? t(lang, 'status.loading') : tf(lang, 'lb.absent', { reason: data.absentReason ?? '' });
+    const other = data.status === 'absent' && nodeMode !== null;
+    const text = data.status === 'loading' ? t(lang, 'status.loading') : other ? tf(lang, 'lb.otherMode', { mode: nodeMode }) : tf(lang, 'lb.absent', { reason: data.absentReason ?? '' });
     return (
       <Box flexDirection="column">
         {wrapWords(text, width, 3).map((l, i) => (
@@ -130,7 +136,7 @@ export function LbPane({ data, width, height, focused, cursor, lang }: LbPanePro
             {l}
           </Text>
         ))}
-        {data.status === 'absent' ? <Text color={theme.muted}>{fitCell(t(lang, 'lb.absentHint'), width)}</Text> : null}
+        {data.status === 'absent' && !other ? <Text color={theme.muted}>{fitCell(t(lang, 'lb.absentHint'), width)}</Text> : null}
         {notes}
       </Box>
     );
@@ -172,7 +178,7 @@ export function LbPane({ data, width, height, focused, cursor, lang }: LbPanePro
       {selected && backends.length === 0 ? (
         <Text color={theme.warn}>{fitCell(t(lang, 'lb.noBackends'), width)}</Text>
       ) : (
-        <Table columns={backendColumns(lang, wide)} rows={beRows} cursor={-1} width={width} height={beHeight} focused={false} />
+        <Table columns={backendColumns(lang, wide)} rows={beRows} cursor={-1} width={width} height={beHeight} focused={false} sortable={false} />
       )}
       {notes}
     </Box>

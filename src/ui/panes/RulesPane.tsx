@@ -58,7 +58,7 @@ export interface RulesPaneProps {
 function chainColumns(lang: Lang, width: number): ColumnSpec[] {
   return [
     { key: 'table', title: 'TABLE', width: 14 },
-    { key: 'chain', title: t(lang, 'col.chain'), flex: 3 },
+    { key: 'chain', title: t(lang, 'col.chain'), flex: 3, elide: 'middle' },
     ...(width >= 100 ? [{ key: 'detail', title: 'HOOK / TYPE', flex: 2 } satisfies ColumnSpec] : []),
     { key: 'policy', title: t(lang, 'col.policy'), width: 7 },
     { key: 'rules', title: t(lang, 'col.rules'), width: 6, align: 'right' },
@@ -79,7 +79,7 @@ function ruleColumns(lang: Lang, width: number, sized: RuleColumnWidths = { num:
     { key: 'pkts', title: t(lang, 'col.pkts'), width: 7, align: 'right' },
     { key: 'rate', title: t(lang, 'col.rate'), width: 7, align: 'right' },
     { key: 'prob', title: t(lang, 'col.prob'), width: Math.max(6, sized.prob), align: 'right' },
-    { key: 'rule', title: t(lang, 'col.rule'), flex: 3 },
+    { key: 'rule', title: t(lang, 'col.rule'), flex: 3, elide: 'middle' },
   ];
   if (width >= 100) cols.push({ key: 'bytes', title: t(lang, 'col.bytes'), width: 8, align: 'right' });
   // KUBE-SEP-… names and `DNAT 10.244.0.23:8080` must fit whole: they are what the reader follows.
@@ -120,7 +120,7 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
     const listStart = windowStart(data.rows.length, cursor, listHeight);
     const rows: TableRow[] = data.rows.slice(listStart, listStart + listHeight).map((r) => {
       const name = `${r.kind === 'chain' ? '' : '@'}${r.name}${r.ruleset === 'iptables' || r.ruleset === 'nft' ? '' : ` (${r.ruleset})`}`;
-      const cells = [r.table, name, ...(width >= 100 ? [r.detail] : []), r.policy ?? '-', String(r.count), humanCount(r.packets), humanBytes(r.bytes)];
+      const cells = [r.table, name, ...(width >= 100 ? [r.detail] : []), r.policy ?? '-', String(r.count), r.packets === null ? '-' : humanCount(r.packets), r.bytes === null ? '-' : humanBytes(r.bytes)];
       return { key: `${r.ruleset}/${r.table}/${r.kind}/${r.name}`, cells, ...(r.name.startsWith('KUBE-') || r.kind !== 'chain' ? { color: 'jump' as const } : {}) };
     });
     return (

@@ -192,7 +192,7 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
       {selected && endpoints.length === 0 ? (
         <Text color={theme.warn}>{fitCell(t(lang, 'services.noEndpoints'), width)}</Text>
       ) : (
-        <Table columns={endpointColumns(lang, exp !== null)} rows={epRows} cursor={-1} width={width} height={epHeight} focused={false} />
+        <Table columns={endpointColumns(lang, exp !== null)} rows={epRows} cursor={-1} width={width} height={epHeight} focused={false} sortable={false} />
       )}
       <Diagnostics diagnostics={diagnostics} width={width} lang={lang} />
     </Box>

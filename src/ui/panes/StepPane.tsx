@@ -54,7 +54,7 @@ function columns(lang: Lang, width: number): ColumnSpec[] {
   const cols: ColumnSpec[] = [
     { key: 'num', title: t(lang, 'col.num'), width: 3, align: 'right' },
     { key: 'hook', title: t(lang, 'col.hook'), width: 11 },
-    { key: 'where', title: t(lang, 'col.where'), flex: 3, minWidth: 12 },
+    { key: 'where', title: t(lang, 'col.where'), flex: 3, minWidth: 12, elide: 'middle' },
     { key: 'mark', title: '', width: 1 },
     { key: 'verdict', title: t(lang, 'col.verdict'), flex: 2, minWidth: 8 },
   ];
