@@ -158,7 +158,7 @@ export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', o
   const ct = snapshot.conntrack;
   if (!ct?.value) {
     throw new UserError(
-      `conntrack was not read on ${snapshot.meta.node}${ct?.error ? `: ${ct.error}` : ''}`,
+      `conntrack was not read on ${terminalSafe(snapshot.meta.node)}${ct?.error ? `: ${ct.error}` : ''}`,
       'install conntrack-tools on the node, and read it as root (conntrack -L needs CAP_NET_ADMIN)',
     );
   }

@@ -135,7 +135,7 @@ export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', se
     ]));
   }
   const expected = expectations.flatMap(expectationText).map((l) => terminalSafe(l)).join('\n');
-  return `${headText(showHead(snapshot))}${table.toString()}\n\nwhat kube-proxy on ${node.name} should do:\n${expected}\n${apiWarnings(snapshot)}`;
+  return `${headText(showHead(snapshot))}${table.toString()}\n\nwhat kube-proxy on ${terminalSafe(node.name)} should do:\n${expected}\n${apiWarnings(snapshot)}`;
 }
 
 /**

@@ -124,9 +124,9 @@ describe('the Conntrack pane summary with events', () => {
     const defaultConntrackQuery = () => ({ sort: DEFAULT_CONNTRACK_SORT, filter: '', service: null });
     const { conntrackSummaryLine } = await import('../../src/ui/panes/ConntrackPane.js');
     const both = conntrackView(snapshotWith([run('conntrack', `${tableLine}\n`), run('conntrack-events', oneFlow, 'timeout')]), defaultConntrackQuery());
-    expect(conntrackSummaryLine(both, 'en')).toContain('1/1 entries · 3 events of 1 flows (conntrack -E; show conntrack lists them)');
+    expect(conntrackSummaryLine(both, 'en')).toContain('1/1 entries · sort service↑ · 3 events of 1 flows (conntrack -E; show conntrack lists them)');
     const only = conntrackView(snapshotWith([run('conntrack', oneFlow)]), defaultConntrackQuery());
-    expect(conntrackSummaryLine(only, 'en')).toContain('table not read (events only) · 3 events of 1 flows');
+    expect(conntrackSummaryLine(only, 'en')).toContain('table not read (events only) · sort service↑ · 3 events of 1 flows');
     expect(conntrackSummaryLine(only, 'en')).not.toContain('0/0');
   });
 });

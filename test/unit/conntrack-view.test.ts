@@ -252,7 +252,8 @@ describe('filtering', () => {
     const ix = index();
     const texts = (filter: string) => rowsOf(ix, conntrackOrder(ix, query({ filter }))).map((r) => r.nat.text);
     expect(texts('10.244.0.3:53')).toEqual(['10.244.0.9:51286 → 10.96.0.10:53 ⇒ 10.244.0.3:53']);
-    expect(texts('[unreplied]')).toEqual(['10.244.0.9:51286 → 10.96.12.34:80 ⇒ 10.96.12.34:80']);
+    // The / language is a regular expression: literal brackets are escaped.
+    expect(texts('\\[unreplied\\]')).toEqual(['10.244.0.9:51286 → 10.96.12.34:80 ⇒ 10.96.12.34:80']);
     expect(texts('KUBE-DNS stale')).toEqual(['10.244.0.9:51286 → 10.96.0.10:53 ⇒ 10.244.0.3:53']);
     expect(texts('established snat')).toEqual([
       '10.244.0.9:51286 → 192.168.49.2:30080 ⇒ 10.244.0.31:8080 (SNAT as 192.168.49.2:61000)',

@@ -49,6 +49,15 @@ describe('a hostile bundle through every text output of the binary', () => {
     expect(r.stdout + r.stderr).not.toMatch(/^!? ?forged/m);
   });
 
+  it('diagnose -o text: the hostile names show escaped, no forged line (exit 1: default/empty has no endpoint)', () => {
+    const r = run('diagnose', '-o', 'text');
+    expect(r.status, r.stderr).toBe(1);
+    expectClean(r);
+    expect(r.stdout).toContain(`node lab-node${PAYLOAD_SHOWN}\\nforged line (`);
+    expect(r.stdout).toContain(`${HOSTILE.serviceNamespace}/${HOSTILE.serviceName}`.replace(/x\x1b[^]*?evil/g, PAYLOAD_SHOWN).replace(/\n/g, '\\n'));
+    expect(r.stdout + r.stderr).not.toMatch(/^!? ?forged/m);
+  });
+
   it('an error quoting the API on stderr (the hint lists a hostile Service name) is escaped', () => {
     const r = run('show', 'services', '--service', `${HOSTILE.serviceNamespace.slice(0, 2)}/svc`);
     expect(r.status).toBe(1);

@@ -14,6 +14,7 @@ import { findChain, type IptablesRuleset } from '../../src/model/iptables.js';
 import { chainsByHook, findChain as findNftChain } from '../../src/model/nftables.js';
 import { formatExpr } from '../../src/parsers/nft-format-expr.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
+import { rowMatcher } from '../../src/text/row-filter.js';
 import { staticSession } from '../../src/collect/session.js';
 import { initialUiState, type RulesLocation, type UiState } from '../../src/ui/state.js';
 import { rulesList, rulesView } from '../../src/ui/views.js';
@@ -143,10 +144,15 @@ describe('filteredRows and lazyRows', () => {
   const texts = ['İstanbul', 'Kelvin \u212a', 'a.b', 'a(b', 'x[y]z', 'back\\slash', 'cost $5', 'ÄÖ', 'plain PLAIN', 'star*', 'Straße', 'ΣΑΣ'];
   const index: RowIndex<string> = { length: texts.length, row: (i) => texts[i]!, text: (i) => texts[i]! };
 
-  it('matches like toLowerCase().includes for non-ASCII and regular-expression characters', () => {
-    const filters = ['i', 'I', 'k', 'K', '.', 'a(', '[y]', '\\', '$5', 'ä', 'ÄÖ', 'plain', 'PLAIN', '*', 'ß', 'σας', 'ς', 'i̇', '^', 'a.b'];
+  it('matches as the / language says (src/text/row-filter.ts): plain text like toLowerCase().includes, expressions as a case-insensitive RegExp, invalid ones literally', () => {
+    const filters = ['i', 'I', 'k', 'K', '.', 'a(', '[y]', '\\', '$5', '\\$5', 'ä', 'ÄÖ', 'plain', 'PLAIN', '*', 'ß', 'σας', 'ς', 'i̇', '^', 'a.b', '!plain'];
     const key = {};
-    for (const filter of filters) expect(all(filteredRows(index, key, filter)), filter).toEqual(texts.filter((t) => naive(t, filter)));
+    for (const filter of filters) expect(all(filteredRows(index, key, filter)), filter).toEqual(texts.filter((t) => rowMatcher(filter).test(t)));
+    // The matcher itself, on the cases a user types: literal text, a cut expression, an expression, an escape.
+    expect(texts.filter((t) => rowMatcher('a(').test(t))).toEqual(['a(b']);
+    expect(texts.filter((t) => rowMatcher('\\$5').test(t))).toEqual(['cost $5']);
+    expect(texts.filter((t) => rowMatcher('^st').test(t))).toEqual(['star*', 'Straße']);
+    expect(texts.filter((t) => rowMatcher('plain').test(t))).toEqual(texts.filter((t) => naive(t, 'plain')));
   });
 
   it('matches texts given as prefix and name like the joined text, for needles within or across the parts', () => {
