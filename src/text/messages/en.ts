@@ -131,7 +131,7 @@ export const coreEn = {
   'col.service': 'SERVICE',
   'col.nat': 'CLIENT → VIP ⇒ ENDPOINT',
   'col.status': 'STATUS',
-  'key.sort': 'conntrack: sort by the next column / reverse',
+  'key.sort': 'sort tables: s then a column letter; S reverses',
   'key.scope': 'conntrack: all entries / the shown Service\'s only',
   'filter.prompt': 'filter: ',
   'help.title': 'Keys',

@@ -129,7 +129,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'col.service': 'サービス',
   'col.nat': 'クライアント → VIP ⇒ エンドポイント',
   'col.status': '判定',
-  'key.sort': 'conntrack: 次の列で並べ替え / 逆順',
+  'key.sort': '表の並べ替え: s の後に列の文字、S で逆順',
   'key.scope': 'conntrack: すべて / 表示中のサービスのみ',
   'filter.prompt': '絞り込み: ',
   'help.title': 'キー操作',
