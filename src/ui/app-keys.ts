@@ -74,7 +74,7 @@ function commandKey(input: string, key: InkKey, line: NonNullable<UiState['comma
     return dispatch({ type: 'command', line: { text: done.text, choices: done.choices, error: null } });
   }
   if (key.return) {
-    const result = runCommand(line.text, ctx.snapshot);
+    const result = runCommand(line.text, ctx.snapshot, ctx.ui.sorts['services']);
     if (result.kind === 'error') return dispatch({ type: 'command', line: { ...line, error: result.message } });
     dispatch({ type: 'command', line: null });
     if (result.kind === 'quit') return COMMANDS.quit(ctx);

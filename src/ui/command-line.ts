@@ -12,6 +12,8 @@ import { formatServiceRef } from '../model/service-ref.js';
 import { PANE_IDS, type PaneId } from './pane-ids.js';
 import type { UiAction } from './state.js';
 import { rulesList } from './views.js';
+import { serviceSortColumns } from './sort-columns.js';
+import { sortRows, type TableSort } from './table-sort.js';
 
 /** The commands, each with the panes' names as aliases (k9s accepts `svc` and `services`). */
 const COMMANDS: readonly { readonly name: string; readonly aliases: readonly string[] }[] = [
@@ -31,9 +33,12 @@ function commandNamed(word: string): string | null {
   return COMMANDS.find((c) => c.name === w || c.aliases.includes(w))?.name ?? null;
 }
 
-function serviceRefs(snapshot: NodeSnapshot | null): string[] {
+function serviceRefs(snapshot: NodeSnapshot | null, sort?: TableSort): string[] {
   const api = snapshot?.api?.value;
-  return api ? buildServiceView(api, { nodeName: snapshot.meta.node }).rows.map((r) => formatServiceRef(r)) : [];
+  if (!api) return [];
+  // In the order the Services pane shows them, so a jump lands on the row named.
+  const rows = buildServiceView(api, { nodeName: snapshot.meta.node }).rows;
+  return sortRows(rows, serviceSortColumns('en'), sort).map((r) => formatServiceRef(r));
 }
 
 /** Chain and set names of every ruleset, each once (the Rules pane's list). */
@@ -89,8 +94,8 @@ export function completeCommand(text: string, snapshot: NodeSnapshot | null): { 
 }
 
 /** `:svc ARG`: the Service named (`ns/name` or a name only one namespace has) under the cursor, else the Services filtered by the text. */
-function serviceCommand(arg: string, snapshot: NodeSnapshot | null): CommandResult {
-  const refs = serviceRefs(snapshot);
+function serviceCommand(arg: string, snapshot: NodeSnapshot | null, sort: TableSort | undefined): CommandResult {
+  const refs = serviceRefs(snapshot, sort);
   const exact = refs.includes(arg) ? [arg] : refs.filter((r) => r.split('/')[1] === arg);
   if (arg === '') return { kind: 'actions', actions: [{ type: 'switchPane', pane: 'services' }] };
   if (exact.length === 1) {
@@ -133,8 +138,8 @@ function traceCommand(args: readonly string[]): CommandResult {
   return { kind: 'actions', actions: [{ type: 'startStep', from, to, ...(established ? { flags: 'ack' } : {}), ...(entry ? { entry } : {}) }] };
 }
 
-/** Runs one command line (the text after `:`). */
-export function runCommand(text: string, snapshot: NodeSnapshot | null): CommandResult {
+/** Runs one command line (the text after `:`); `servicesSort` is the Services pane's sort (`:svc` jumps in that order). */
+export function runCommand(text: string, snapshot: NodeSnapshot | null, servicesSort?: TableSort): CommandResult {
   const words = text.trim().split(/\s+/).filter(Boolean);
   if (words.length === 0) return { kind: 'actions', actions: [] };
   const command = commandNamed(words[0]!);
@@ -143,7 +148,7 @@ export function runCommand(text: string, snapshot: NodeSnapshot | null): Command
     case 'q':
       return { kind: 'quit' };
     case 'svc':
-      return serviceCommand(arg, snapshot);
+      return serviceCommand(arg, snapshot, servicesSort);
     case 'ns':
       // The namespace is the text before the slash of `ns/name`: an anchored expression (src/text/row-filter.ts).
       return { kind: 'actions', actions: [{ type: 'switchPane', pane: 'services' }, { type: 'setFilter', text: arg ? `^${arg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/` : '' }] };

@@ -36,6 +36,17 @@ describe.each(FRAME_WIDTHS)('the : command line at %i columns', (width) => {
     r.unmount();
   });
 
+  it(':svc lands on the Service named while Services is sorted (NAME descending)', async () => {
+    const r = await app(width);
+    await r.press('s', 'a', 's', 'a');
+    expect(r.frame()).toMatch(/NAME↓/);
+    for (const [typed, shown] of [['web', 'default/web'], ['kube-dns', 'kube-system/kube-dns'], ['default/empty', 'default/empty']] as const) {
+      await r.press(':', ...`svc ${typed}`, KEYS.enter);
+      expect(r.frame(), typed).toContain(`endpoints of ${shown}`);
+    }
+    r.unmount();
+  });
+
   it(':ns kube-system lists that namespace only; :rules KUBE-SERVICES opens the chain; :conntrack switches pane', async () => {
     const r = await app(width);
     await r.press(':', ...'ns kube-system', KEYS.enter);
