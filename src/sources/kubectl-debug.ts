@@ -66,14 +66,17 @@ const STUCK = /ImagePullBackOff|ErrImagePull|InvalidImageName|CreateContainerCon
  * Deletes pods labelled `app.kubernetes.io/managed-by=nodescope` in the namespace
  * whose {@link leftoverAction} is `delete` (ended, or made by a run this machine records
  * as gone: `runs`, default {@link runsDir}); returns one line per leftover (deleted or
- * kept, and why). A forbidden list is not an error here (the create will explain RBAC).
+ * kept, and why; a list that failed for another reason than RBAC is one line too). A forbidden
+ * list is not an error here (the create will explain RBAC).
  */
 export async function sweepLeftovers(kube: KubeContext, runs: string = runsDir()): Promise<string[]> {
   let text: string;
   try {
     text = await k8sRequest(kube, 'GET', podPath(kube.namespace), { query: { labelSelector: `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}` } });
-  } catch {
-    return [];
+  } catch (e) {
+    // Forbidden is said by the create that follows (with the RBAC it needs); anything else is named here.
+    if (e instanceof K8sStatusError && e.code === 403) return [];
+    return [`could not look for leftover debug pods in ${kube.namespace}: ${(e as Error).message}`];
   }
   const mine = (await currentRun(runs)).id;
   const lines: string[] = [];

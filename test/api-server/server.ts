@@ -137,8 +137,8 @@ export interface ApiServerHandle {
    * again, first the held requests whose client is still connected.
    */
   freeze(frozen: boolean): void;
-  /** Requests held by {@link freeze} right now (method and path). */
-  held(): readonly { method: string; path: string }[];
+  /** Requests held by {@link freeze} right now (method and path; `clientGone`: the server has seen the client's connection close). */
+  held(): readonly { method: string; path: string; clientGone: boolean }[];
   /**
    * Drops every connection at once — watches, exec and port-forward streams, idle
    * keep-alive sockets — as an apiserver restart or a load balancer reset does; new
@@ -461,11 +461,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const wss = new WebSocketServer({ noServer: true, handleProtocols: (protocols) => EXEC_PROTOCOLS.find((p) => protocols.has(p)) ?? false });
   const forwards = portForwardUpgrader(() => opts.portForward);
   let frozen = false;
-  const parked: { method: string; path: string; resume: () => void }[] = [];
+  const parked: { method: string; path: string; socket: IncomingMessage['socket']; resume: () => void }[] = [];
   const park = (req: IncomingMessage, resume: () => void): boolean => {
     if (!frozen) return false;
     // A client that gave up meanwhile is not answered later (its DELETE must not happen behind its back).
-    parked.push({ method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'https://localhost').pathname, resume: () => void (req.socket.destroyed || resume()) });
+    parked.push({ method: req.method ?? 'GET', path: new URL(req.url ?? '/', 'https://localhost').pathname, socket: req.socket, resume: () => void (req.socket.destroyed || resume()) });
     return true;
   };
   const server: Server = createServer({ key: certs.keyPem, cert: certs.certPem }, function onRequest(req, res) {
@@ -610,7 +610,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       frozen = on;
       if (!on) for (const p of parked.splice(0)) p.resume();
     },
-    held: () => parked.map(({ method, path }) => ({ method, path })),
+    held: () => parked.map(({ method, path, socket }) => ({ method, path, clientGone: socket.destroyed })),
     dropConnections: () => {
       const n = sockets.size;
       for (const stop of [...watches]) stop();

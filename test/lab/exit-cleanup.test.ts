@@ -168,6 +168,9 @@ describe.runIf(canRun)('the TUI with --node deletes its debug pod on every exit 
       expect(tui.stderr()).toContain('left behind:');
       expect(tui.stderr()).toContain(`debug pod default/${pod}`);
       expect(tui.stderr()).toContain(`kubectl delete pod -n default ${pod}`);
+      // The process is gone, but the server may not have seen its connection close yet: a held
+      // DELETE resumed before then would delete the pod behind the sweep's back.
+      await until('the server to see the quit client go', () => server.held().every((h) => h.clientGone), 10_000);
     } finally {
       server.freeze(false);
       tui.tmux.kill();
