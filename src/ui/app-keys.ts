@@ -10,6 +10,7 @@ import type { AppViews } from './app-views.js';
 import { commandOf, type Command, type InkKey } from './key-bindings.js';
 import { openServiceActions } from './open-location.js';
 import { openEvidenceActions } from './diagnosis-view.js';
+import { stepTargetActions } from './step-target.js';
 import { highlightedService, togglePin } from './shown-service.js';
 import { cursorOf, currentRules, filterOf, type UiAction, type UiState } from './state.js';
 import { formatServiceRef } from '../model/service-ref.js';
@@ -127,6 +128,12 @@ function open({ ui, views, snapshot, dispatch }: KeyContext): void {
   const cursor = cursorOf(ui);
   if (ui.pane === 'services' && ui.findings) {
     for (const action of openEvidenceActions(views.findings?.findings[cursor]?.evidence ?? [])) dispatch(action);
+    return;
+  }
+  if (ui.pane === 'step') {
+    if (views.step.kind !== 'result' || !snapshot) return;
+    const at = Math.min(cursor, views.step.result.steps.length - 1);
+    for (const action of stepTargetActions(snapshot, views.step.result, at, ui)) dispatch(action);
     return;
   }
   if (ui.pane === 'services') {
