@@ -24,6 +24,7 @@ const COMMANDS: readonly { readonly name: string; readonly aliases: readonly str
   { name: 'ns', aliases: ['namespace'] },
   { name: 'rules', aliases: ['chain'] },
   { name: 'trace', aliases: ['step'] },
+  { name: 'find', aliases: ['search'] },
   { name: 'q', aliases: ['quit'] },
   ...PANE_IDS.filter((p) => p !== 'services' && p !== 'rules' && p !== 'step').map((p) => ({ name: p === 'compare' ? 'modes' : p, aliases: p === 'compare' ? ['compare'] : [] })),
 ];
@@ -65,6 +66,7 @@ function argumentChoices(command: string, arg: string, snapshot: NodeSnapshot | 
   }
   if (command === 'ns') return [...new Set(serviceRefs(snapshot).map((r) => r.split('/')[0]!))].filter((n) => n.startsWith(arg));
   if (command === 'rules') return chainNames(snapshot, arg);
+  if (command === 'find') return serviceRefs(snapshot).map((r) => r.split('/')[1]!).filter((n) => n.startsWith(arg));
   return [];
 }
 
@@ -173,6 +175,8 @@ export function runCommand(text: string, snapshot: NodeSnapshot | null, services
       return rulesCommand(arg, snapshot);
     case 'trace':
       return traceCommand(words.slice(1), snapshot);
+    case 'find':
+      return arg ? { kind: 'actions', actions: [{ type: 'find', text: arg }] } : { kind: 'error', message: 'find needs a text: an IP, a Service name, e.g. :find 10.96.0.10' };
     case null:
       return { kind: 'error', message: `unknown command ${words[0]} (Tab completes: ${COMMANDS.map((c) => c.name).join(' ')})` };
     default: {
