@@ -117,6 +117,19 @@ describe.each(FRAME_WIDTHS)('Enter on a step at %i columns', (width) => {
   });
 });
 
+describe('a step with no row', () => {
+  it('Enter on the routing decision says why nothing opens, and stays on the step', async () => {
+    const r = await app(120, 'lab-iptables');
+    await r.press(':', ...'trace client web', KEYS.enter);
+    await stepTo(r, /^\s*\d+\s+routing/);
+    const at = stepAt(r.frame());
+    await r.press(KEYS.enter);
+    expect(r.frame()).toContain('this step has no rule, map entry or flow to open');
+    expect(stepAt(r.frame())).toBe(at);
+    r.unmount();
+  });
+});
+
 describe('the walk keys', () => {
   it('b follows the next branch and keeps the cursor on its step number', async () => {
     const r = await app(120, 'lab-iptables');
