@@ -123,7 +123,13 @@ interface Accumulator {
 }
 
 const SEP = ' ';
-const keyOf = (xs: readonly string[]) => xs.join(SEP);
+/** Set keys by array: a reused rules diagnosis hands every node the same arrays. */
+const keys = new WeakMap<readonly string[], string>();
+function keyOf(xs: readonly string[]): string {
+  let k = keys.get(xs);
+  if (k === undefined) keys.set(xs, (k = xs.join(SEP)));
+  return k;
+}
 const setOf = (key: string) => (key === '' ? [] : key.split(SEP));
 
 /** The node's kube-proxy freshness from its bundle's `kube-proxy-metrics` output. */
@@ -226,9 +232,8 @@ async function diagnoseOne(dir: string, entry: FleetManifest['nodes'][number], r
   const result = await nodeDiagnosis(transport, nodeDir, entry.name, run);
   let status: Verdict = 'ok';
   for (const s of result.services) {
-    const key = `${s.namespace}/${s.name}`;
-    let a = run.acc.get(key);
-    if (!a) run.acc.set(key, (a = { namespace: s.namespace, name: s.name, cells: new Map(), bySet: new Map(), expected: new Map() }));
+    let a = run.acc.get(s.key);
+    if (!a) run.acc.set(s.key, (a = { namespace: s.namespace, name: s.name, cells: new Map(), bySet: new Map(), expected: new Map() }));
     const own = ownFault(s.findings);
     if (own) status = worse(status, s.verdict);
     if (s.verdict !== 'ok') a.cells.set(entry.name, { verdict: s.verdict, findings: s.findings.map(cellFinding), ownFault: own });

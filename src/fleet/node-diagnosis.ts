@@ -22,6 +22,8 @@ export function worse(a: Verdict, b: Verdict): Verdict {
  * sorted), null when it was not read; `expected`: what the API says this node should program.
  */
 export interface NodeServiceDiagnosis {
+  /** `namespace/name`. */
+  readonly key: string;
   readonly namespace: string;
   readonly name: string;
   readonly verdict: Verdict;
@@ -43,6 +45,8 @@ export interface NodeDiagnosis {
  */
 export interface NodeRules {
   readonly rules: RulesDiagnosis;
+  /** `namespace/name` of each of `rules.services`, made once. */
+  readonly keys: readonly string[];
   readonly backends: ReadonlyMap<string, { readonly programmed: readonly string[] | null; readonly expected: readonly string[] }>;
 }
 
@@ -67,19 +71,22 @@ export const fleetDiagnoseNode: DiagnoseNode = {
       const programmed = programmedBackends(svc);
       backends.set(`${svc.meta.namespace}/${svc.meta.name}`, { programmed: programmed.kind === 'read' ? programmed.endpoints : null, expected: expectedBackends(api, svc, node) });
     }
-    return { rules, backends };
+    return { rules, keys: rules.services.map(({ svc }) => `${svc.namespace}/${svc.name}`), backends };
   },
-  finish: ({ rules, backends }, snapshot, api) => {
+  finish: ({ rules, keys, backends }, snapshot, api) => {
     const d = finishDiagnosis(rules, snapshot, api);
     return {
       mode: d.header.mode,
-      services: d.services.map((s) => {
-        const b = backends.get(`${s.namespace}/${s.name}`);
-        return { namespace: s.namespace, name: s.name, verdict: s.verdict, findings: s.findings, backends: b?.programmed ?? null, expected: b?.expected ?? [] };
+      services: d.services.map((s, i) => {
+        const key = keys[i]!;
+        const b = backends.get(key);
+        return { key, namespace: s.namespace, name: s.name, verdict: s.verdict, findings: s.findings, backends: b?.programmed ?? null, expected: b?.expected ?? NONE };
       }),
     };
   },
 };
+
+const NONE: readonly string[] = [];
 
 /** Both of {@link DiagnoseNode}'s steps on one whole snapshot. */
 export function diagnoseNode(d: DiagnoseNode, snapshot: NodeSnapshot, api: ApiObjects, options: { readonly node: string }): NodeDiagnosis {

@@ -17,9 +17,10 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { nodeAddressesOf } from '../analysis/compare-modes-input.js';
 import { buildServiceView } from '../analysis/service-view.js';
 import type { ServiceRow } from '../analysis/service-types.js';
-import { readFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { partProbes } from '../collect/parts.js';
-import { bundleFilePath, type BundleManifest } from '../sources/bundle.js';
+import path from 'node:path';
+import type { BundleManifest } from '../sources/bundle.js';
 import { catalog } from '../sources/catalog.js';
 import { counterFreeDigest, digest } from './rules-digest.js';
 
@@ -58,11 +59,35 @@ export function nodeFactsOf(api: ApiObjects): (name: string) => string {
 /** Digests of probe files already read, by their raw digest (many nodes hold the same bytes). */
 export type DigestMemo = Map<string, string>;
 
+/** One buffer the probe files are read into in turn (megabytes per node, hundreds of nodes). */
+let scratch = Buffer.alloc(0);
+
+/** The bytes of `file` in {@link scratch} (valid until the next call); null when there is no such file. */
+function readInto(file: string): Buffer | null {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+  try {
+    let size = fstatSync(fd).size;
+    if (scratch.length < size) scratch = Buffer.allocUnsafe(Math.max(size, scratch.length * 2));
+    let at = 0;
+    for (let n = 1; n > 0 && at < size; at += n) n = readSync(fd, scratch, at, size - at, at);
+    size = at;
+    return scratch.subarray(0, size);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** The counter-free digest of a bundle file (`''` for none); `memo` saves the normalizing of bytes seen before. */
 function fileDigest(dir: string, file: string, format: string | undefined, memo: DigestMemo): string {
-  const p = bundleFilePath(dir, file, 'file');
-  if (!p) return '';
-  const bytes = readFileSync(p);
+  // readBundle checked every manifest file to stay inside the bundle (bundleFilePath).
+  const bytes = readInto(path.join(dir, file));
+  if (bytes === null) return '';
   const raw = counterFreeDigest(bytes, undefined);
   let d = memo.get(`${format ?? ''} ${raw}`);
   if (d === undefined) memo.set(`${format ?? ''} ${raw}`, (d = format === undefined ? raw : counterFreeDigest(bytes, format)));
@@ -70,7 +95,8 @@ function fileDigest(dir: string, file: string, format: string | undefined, memo:
 }
 
 /**
- * The key of the rules diagnosis of the bundle in `dir` (see the module comment).
+ * The key of the rules diagnosis of the bundle in `dir`, as read by `readBundle` (which checks
+ * its files stay inside it; see the module comment).
  * `light`: the node's snapshot of its cheap probes (identity, addresses, nftables table
  * names); `facts`: {@link nodeFactsOf} of the fleet's API objects; `node`: the fleet's
  * name of the node (its expected backends are computed for it). Throws the file system's errors.

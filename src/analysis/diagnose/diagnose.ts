@@ -158,7 +158,9 @@ export function finishDiagnosis(rules: RulesDiagnosis, snapshot: NodeSnapshot, a
   const ct = snapshot.conntrack?.value;
   const flows = ct && rules.flows ? conntrackFindings(ct.entries, rules.flows.services, nodeAddressesOf(snapshot, api).ips, nodeMinorVersion(api, snapshot.meta.node)) : new Map<string, Finding[]>();
   const services: ServiceDiagnosis[] = rules.services.map(({ svc, before, after }) => {
-    const all = [...before, ...(flows.get(`${svc.namespace}/${svc.name}`) ?? []), ...after];
+    const found = flows.size > 0 ? flows.get(`${svc.namespace}/${svc.name}`) : undefined;
+    // Most Services have no flow and no leftover: their findings array is shared, not copied.
+    const all = found === undefined && after.length === 0 ? before : [...before, ...(found ?? []), ...after];
     return { namespace: svc.namespace, name: svc.name, verdict: foldVerdict(all), findings: all };
   });
   const nodeFindings: Finding[] = [...rules.nodeBefore];
