@@ -99,13 +99,14 @@ export interface FleetDiagnosis {
 }
 
 /**
- * Options of {@link diagnoseFleet}. `onNode` is told after each node (progress). `reuse`
+ * Options of {@link diagnoseFleet}. `onNode` is told after each node (progress; `reused`: its
+ * rules diagnosis was another node's). `reuse`
  * (default true): a node whose rules diagnosis has the key of one made before
  * (src/fleet/node-key.ts) reuses it; false diagnoses every node whole (the equivalence test).
  */
 export interface FleetDiagnoseOptions {
   readonly diagnose: DiagnoseNode;
-  readonly onNode?: (name: string, index: number, total: number) => void;
+  readonly onNode?: (name: string, index: number, total: number, reused: boolean) => void;
   readonly reuse?: boolean;
 }
 
@@ -194,6 +195,8 @@ interface FleetRun {
   readonly facts: (name: string) => string;
   readonly cache: RulesCache | null;
   readonly memo: DigestMemo;
+  /** Whether the last node's rules diagnosis was reused. */
+  reused: boolean;
 }
 
 /** A finding as a fleet cell keeps it: evidence without traffic counters (they differ from node to node). */
@@ -211,6 +214,7 @@ async function nodeDiagnosis(transport: ReplayTransport, nodeDir: string, name: 
   const light = await lightSnapshot(transport);
   const key = rulesKey(nodeDir, transport.bundle.manifest, light, run.api, run.facts, name, run.memo);
   let rules = run.cache.get(key);
+  run.reused = rules !== undefined;
   if (!rules) {
     const { snapshot } = await loadSnapshot({ transport, live: false });
     rules = diagnose.rules(snapshot, run.api, { node: name });
@@ -299,12 +303,13 @@ export async function diagnoseFleet(dir: string, options: FleetDiagnoseOptions):
   const api = fleetApi(dir);
   const acc = new Map<string, Accumulator>();
   const objects = api ?? EMPTY_API;
-  const run: FleetRun = { api: objects, options, acc, facts: nodeFactsOf(objects), cache: options.reuse === false ? null : new RulesCache(RULES_KEPT), memo: new Map() };
+  const run: FleetRun = { api: objects, options, acc, facts: nodeFactsOf(objects), cache: options.reuse === false ? null : new RulesCache(RULES_KEPT), memo: new Map(), reused: false };
   const nodes: FleetNodeResult[] = [];
   for (const [i, entry] of manifest.nodes.entries()) {
     if (api === null && entry.status === 'ok') nodes.push({ name: entry.name, status: 'unknown', mode: null, reason: 'the fleet bundle has no API objects (api.json) to compare with' });
     else nodes.push(await diagnoseOne(dir, entry, run));
-    options.onNode?.(entry.name, i, manifest.nodes.length);
+    options.onNode?.(entry.name, i, manifest.nodes.length, run.reused);
+    run.reused = false;
   }
   const captured = nodes.filter((n) => n.status !== 'failed').map((n) => n.name);
   const rank = (v: Verdict) => -VERDICTS.indexOf(v);
