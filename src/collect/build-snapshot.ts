@@ -27,12 +27,15 @@ import { catalog } from '../sources/catalog.js';
 import { nftTableNames, type SkippedProbe } from './probe-plan.js';
 import type { NftRuleset } from '../model/nftables.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
+import { apiInNamespace } from '../model/api-namespace.js';
 
 /** What {@link buildSnapshot} needs besides the runs. `capturedAt`: ISO-8601 UTC. */
 export interface SnapshotInput {
   readonly runs: readonly ProbeRun[];
   readonly apiText?: string;
   readonly apiOrigin?: string;
+  /** `-n NAMESPACE`: only the API objects of this namespace (and the cluster-scoped ones) are kept. */
+  readonly apiNamespace?: string;
   readonly source: SnapshotSource;
   readonly capturedAt: string;
   /** Node name when known from elsewhere (API, manifest); else from `uname -n`. */
@@ -231,7 +234,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
     const text = input.apiText;
     const origin = input.apiOrigin ?? 'api.json';
     const r = cache ? cache.parse(`api:${origin}`, text, () => parseK8sObjects(text, origin)) : parseK8sObjects(text, origin);
-    api = { value: r.value, diagnostics: r.diagnostics, probe: null, error: null };
+    api = { value: input.apiNamespace !== undefined ? apiInNamespace(r.value, input.apiNamespace) : r.value, diagnostics: r.diagnostics, probe: null, error: null };
   }
   const addrs = parseRunCached(byId.get('ip-addr'), parseIpAddrJson, cache);
   const nftTables = nftTableNames(byId.get('nft-tables'));

@@ -104,6 +104,8 @@ export interface SessionOptions {
   readonly transport: Transport;
   readonly apiText?: string;
   readonly apiOrigin?: string;
+  /** `-n NAMESPACE`: keep only this namespace's API objects (and the cluster-scoped ones), whatever the source. */
+  readonly apiNamespace?: string;
   readonly live: boolean;
   readonly intervalMs?: number;
   readonly params?: Readonly<Record<string, string | undefined>>;
@@ -181,6 +183,7 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
     runs,
     ...(apiText !== undefined ? { apiText } : {}),
     ...(apiOrigin ? { apiOrigin } : {}),
+    ...(options.apiNamespace !== undefined ? { apiNamespace: options.apiNamespace } : {}),
     // The node the capture opened: what a replay's endpoints are on the node or not against.
     ...(options.transport instanceof ReplayTransport ? { recordedNode: options.transport.bundle.manifest.node } : {}),
     source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,
