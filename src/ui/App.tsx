@@ -5,7 +5,9 @@
 import { Box, useApp, useInput } from 'ink';
 import { Text } from './components/SafeText.js';
 import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { apiUnreadNote } from '../analysis/api-notes.js';
 import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
 import type { SessionLike } from '../collect/session.js';
 import { createAppViews, type AppViewsOf } from './app-views.js';
 import { handleKey } from './app-keys.js';
@@ -52,6 +54,12 @@ const HEADER_LINES = 3;
 const FOOTER_LINES = 1;
 
 /** The sort the shown table's header marks: the Conntrack pane's order names the column it is drawn in. */
+/** The header's warnings: the dumps' own (iptables-faults) and the API kinds not read (ServiceCIDR/IPAddress 403/404). */
+function headerNotes(snapshot: NodeSnapshot, lang: Lang): string[] {
+  const unread = apiUnreadNote(snapshot.api?.value);
+  return [...iptablesDumpNotes(snapshot).map((n) => (n.key ? t(lang, n.key) : n.short)), ...(unread ? [tf(lang, 'header.apiUnread', { kinds: unread.kinds })] : [])];
+}
+
 function headerSort(ui: UiState, lang: Lang): TableSort | null {
   const sort = sortOf(ui);
   if (!sort || ui.pane !== 'conntrack') return sort;
@@ -165,7 +173,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
         mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
-        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => (n.key ? t(lang, n.key) : n.short)) : []}
+        notes={snapshot ? headerNotes(snapshot, lang) : []}
         skipped={snapshot?.skipped?.filter((s) => !s.silent).map((s) => s.id) ?? []}
         fullReadAt={state.fullReadAt && state.dataAt && state.fullReadAt < state.dataAt ? state.fullReadAt : null}
         ageSeconds={age}
