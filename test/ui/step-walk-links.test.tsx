@@ -152,7 +152,7 @@ describe('the walk keys', () => {
     await r.press(':', ...'trace client web', KEYS.enter);
     await stepTo(r, /nat\/KUBE-SERVICES #\d+\s+✓/);
     const f = r.frame();
-    for (const key of ['n/p', 'Enter', 'b ', 'Esc', ': trace', '?']) expect(f).toContain(key);
+    for (const key of ['n/p', 'Enter', 'b ', 'Esc', ':trace', '?']) expect(f).toContain(key);
     // The rule's comment and its target are both on screen, however narrow.
     expect(f).toContain('"default/web:http cluster IP"');
     expect(f).toMatch(/KUBE-SVC-[A-Z2-7]{16}( \(handle \d+\))?$/m);

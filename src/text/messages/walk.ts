@@ -4,7 +4,7 @@
  */
 
 export const en = {
-  'step.keysAll': 'n/p ↑↓ step · Enter open · b branch · Esc back · : trace · ? keys',
+  'step.keysAll': 'n/p ↑↓ step · Enter open · b branch · Esc back · :trace · ? help',
   'notice.stepNoRow': 'this step has no rule, map entry or flow to open (a kernel station: routing, NAT, delivery)',
   'notice.stepNewFlow': 'a new flow: its conntrack entry is made by this packet, so the capture has none to open',
   'key.findAll': 'find an IP or Service name in every pane: :find TEXT (Enter opens a hit, Esc back)',
@@ -17,7 +17,7 @@ export const en = {
 } as const;
 
 export const ja: Record<keyof typeof en, string> = {
-  'step.keysAll': 'n/p ↑↓ ステップ · Enter 開く · b 分岐 · Esc 戻る · : trace · ? キー',
+  'step.keysAll': 'n/p ↑↓ ステップ · Enter 開く · b 分岐 · Esc 戻る · :trace · ? ヘルプ',
   'notice.stepNoRow': 'このステップには開けるルール・マップ項目・フローがありません (カーネル内の処理: ルーティング、NAT、配送)',
   'notice.stepNewFlow': '新しいフローです: この conntrack エントリはこのパケットが作るので、キャプチャには開けるものがありません',
   'key.findAll': 'IP や Service 名を全ペインから探す: :find 文字列 (Enter でヒットを開く、Esc で戻る)',

@@ -158,7 +158,7 @@ function Line({ label, text, color, width }: { label: string; text: string; colo
 /** The last line: which step of how many, and every key of the walk (the count shortened to `n/total` when both would not fit). */
 function keysLine(lang: Lang, n: number, total: number, width: number): string {
   const keys = t(lang, 'step.keysAll');
-  const long = `${tf(lang, 'step.count', { n, total })}   ${keys}`;
+  const long = `${tf(lang, 'step.count', { n, total })}  ${keys}`;
   return cellWidth(long) <= width ? long : `${n}/${total}  ${keys}`;
 }
 
