@@ -8,21 +8,10 @@ import { Command, Option } from 'commander';
 import { addSourceOptions, apiNamespace, ipAddress, kubeconfigOption, langOption, podDeadline, positiveInteger, positiveSeconds, type GlobalOptions } from './cli/options.js';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
-import type { SnapshotPart } from './model/snapshot.js';
 import { apiInNamespace } from './model/api-namespace.js';
-import { checkAskedProbes } from './collect/planned-runs.js';
-import { probe } from './sources/catalog.js';
-import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
-import type { Transport } from './sources/transport.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
-import { showCompare } from './report/compare.js';
-import { showConntrack } from './report/conntrack.js';
-import { showDns } from './report/dns.js';
 import { showDiagnose } from './report/diagnose.js';
 import { diagnoseExitStatus } from './analysis/diagnose/index.js';
-import { showLb } from './report/lb.js';
-import { showRules } from './report/rules.js';
-import { showServices } from './report/services.js';
 import { runTraceCommand } from './report/trace.js';
 import type { TraceCommandArgs } from './trace/choose-engine.js';
 import { runLiveTraceCommand } from './report/trace-live.js';
@@ -33,12 +22,12 @@ import { digSearch, digWords, readResolvConfFile } from './dns/dig-search.js';
 import { digSearchJson, digSearchText } from './report/dig-search.js';
 import { readNodeResolvConf } from './dns/resolve.js';
 import { dnsTransportFor } from './dns/open.js';
-import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle, prepareCaptureDir } from './collect/capture.js';
-import { loadSnapshot, Session } from './collect/session.js';
-import { closeSource, openSource, type OpenedSource } from './sources/open.js';
+import { Session } from './collect/session.js';
+import { askedProbes, clusterDomainFor, loadOnce, params, sessionSource, writeDocument } from './cli/load.js';
+import { runShow, SHOW_FORMATS, type ShowOptions } from './cli/show.js';
+import { closeSource, openSource } from './sources/open.js';
 import { detectLang } from './text/i18n.js';
-import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
@@ -47,60 +36,8 @@ import type { FleetCaptureArgs } from './fleet/capture-command.js';
 // there makes every message that quotes node, API or bundle text safe (issue 24).
 guardTerminalStream(process.stderr);
 
-/**
- * Writes a `show`/`trace`/`dig` document to stdout: JSON as built (its strings are escaped
- * by toJson), text made terminal-safe with its own line breaks kept.
- */
-function writeDocument(out: string, format: 'json' | 'text' | undefined): void {
-  process.stdout.write(format === 'json' ? out : terminalSafe(out, 'document'));
-}
-
 // Before anything loads Ink (and with it signal-exit): see src/cleanup.ts.
 installExitHandlers();
-
-/**
- * The snapshot parts `show WHAT` reads: `services` none (the API objects and the mode's cheap
- * evidence), `rules` the rulesets (with what their head and notes name: ipsets, `-m recent`, LB
- * maps, IPVS), not the conntrack tables; the others all.
- */
-function partsFor(what: string): readonly SnapshotPart[] | undefined {
-  if (what === 'services') return [];
-  if (what === 'rules') return ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'ipset', 'xtRecent', 'lb', 'ipvs'];
-  return undefined;
-}
-
-/** `--probe` ids, checked against the catalog (a UserError for an unknown one); empty when none. */
-function askedProbes(opts: GlobalOptions): string[] {
-  const ids = [...(opts.probe ?? [])];
-  checkAskedProbes(ids);
-  return ids;
-}
-
-/** The cluster domain for DNS: `--cluster-domain` (a bad one is a UserError), else what the source shows, else the default. */
-async function clusterDomainFor(opts: GlobalOptions, transport: Transport): Promise<ClusterDomain> {
-  try {
-    return await readClusterDomain({ ...(opts.clusterDomain !== undefined ? { flag: opts.clusterDomain } : {}), transport });
-  } catch (e) {
-    throw new UserError((e as Error).message, 'e.g. --cluster-domain cluster.local');
-  }
-}
-
-function params(opts: GlobalOptions): Record<string, string | undefined> {
-  return { bpfRoot: opts.bpfRoot };
-}
-
-/** What Session and loadSnapshot need from an opened source. */
-function sessionSource(source: OpenedSource, opts: GlobalOptions) {
-  return {
-    ...apiNamespace(opts),
-    transport: source.transport,
-    live: source.live,
-    ...(source.apiText !== undefined ? { apiText: source.apiText } : {}),
-    ...(source.apiOrigin ? { apiOrigin: source.apiOrigin } : {}),
-    ...(source.api ? { api: source.api } : {}),
-    ...(source.ciliumAgent ? { ciliumAgent: source.ciliumAgent } : {}),
-  };
-}
 
 /** Ink, React and the app load only for the TUI commands: `show` and `capture` never need them. */
 async function loadUi() {
@@ -205,73 +142,6 @@ async function runDashCommand(opts: GlobalOptions & { service: string }): Promis
   onCleanup('stop the live session', () => session.stop());
   void session.start();
   await dash.done;
-}
-
-interface ShowOptions extends GlobalOptions {
-  readonly output: 'json' | 'text';
-  readonly chain?: string;
-  readonly table?: string;
-  readonly service?: string;
-  readonly dnsServer?: string;
-  readonly events?: boolean;
-}
-
-/** One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says (the caller narrows its output). */
-async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false) {
-  const probes = askedProbes(opts);
-  const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
-  return { source, snapshot };
-}
-
-async function runShow(what: string, opts: ShowOptions): Promise<void> {
-  if (opts.events && what !== 'conntrack') throw new UserError(`--events is for show conntrack, not show ${what}`, 'nodescope show conntrack --events');
-  // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
-  const events = opts.events === true && !opts.replay;
-  if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
-  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
-  let out: string;
-  try {
-    switch (what) {
-      case 'services':
-        out = showServices(snapshot, opts.output, opts.service);
-        break;
-      case 'rules':
-        out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) });
-        break;
-      case 'lb':
-        out = showLb(snapshot, opts.output);
-        break;
-      case 'compare':
-        out = showCompare(snapshot, opts.output, opts.service);
-        break;
-      case 'conntrack':
-        out = showConntrack(snapshot, opts.output, { ...(opts.service ? { service: opts.service } : {}) });
-        break;
-      case 'dns': {
-        if (!opts.service) {
-          const names = (snapshot.api?.value?.services ?? []).map((svc) => formatServiceRef(svc.meta));
-          const some = names.slice(0, 5).join(', ');
-          throw new UserError('show dns needs --service NS/NAME', names.length ? `e.g. ${some}${names.length > 5 ? ` (${names.length} in all: \`nodescope show services\`)` : ''}` : 'list them with `nodescope show services`');
-        }
-        if (!snapshot.api?.value) throw new UserError('show dns needs API objects', 'pass --api-file FILE');
-        const dns = dnsTransportFor(source.transport);
-        try {
-          const domain = await clusterDomainFor(opts, source.transport);
-          const result = await resolveServiceDns({ api: snapshot.api.value, service: opts.service, dns, expect: { zone: domain.name }, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
-          out = showDns(snapshot, [result], opts.output, domain);
-        } finally {
-          await dns.close();
-        }
-        break;
-      }
-      default:
-        throw new UserError(`nothing to show called "${what}"`, 'services, rules, lb, conntrack, dns, compare');
-    }
-  } finally {
-    await closeSource(source);
-  }
-  writeDocument(out, opts.output);
 }
 
 /**
@@ -392,14 +262,14 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 
-  addSourceOptions(program.command('show').argument('<what>', 'services | rules | lb | conntrack | dns | compare').description('print what a pane shows, for scripts'))
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  addSourceOptions(program.command('show').argument('[what]', 'services | rules | lb | conntrack | dns | compare (none: list them)').description('print what a pane shows, for scripts'))
+    .addOption(new Option('-o, --output <format>', 'output format: text (plain columns), wide, json, yaml, name').choices(SHOW_FORMATS).default('text'))
     .option('--chain <name>', 'rules: only this chain')
     .option('--table <name>', 'rules: only this table')
     .option('--service <ns/name>', 'services, rules, conntrack, dns, compare: only this Service')
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
-    .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
+    .action(async (what: string | undefined, opts: ShowOptions) => runShow(what, opts));
 
   addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
