@@ -25,7 +25,9 @@ import { dnsTransportFor } from './dns/open.js';
 import { captureBundle, prepareCaptureDir } from './collect/capture.js';
 import { Session } from './collect/session.js';
 import { askedProbes, clusterDomainFor, loadOnce, params, sessionSource, writeDocument } from './cli/load.js';
-import { runShow, SHOW_FORMATS, type ShowOptions } from './cli/show.js';
+import { runShow, SHOW_FORMATS, SHOW_WHATS, type ShowOptions } from './cli/show.js';
+import { addExamples } from './cli/help.js';
+import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
 import { closeSource, openSource } from './sources/open.js';
 import { detectLang } from './text/i18n.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
@@ -119,6 +121,14 @@ async function runTui(opts: GlobalOptions): Promise<void> {
   await app.waitUntilExit();
   leave();
   leaveScreen();
+}
+
+/** `tour` alone: the shipped tours, one a line with its title. */
+async function listTours(): Promise<void> {
+  const { loadTour, tourNames } = await import('./tour/load.js');
+  const names = tourNames();
+  const w = Math.max(0, ...names.map((n) => n.length));
+  process.stdout.write(`nodescope tour NAME: a guided tour, one of\n${names.map((n) => `  ${n.padEnd(w)}  ${terminalSafe(loadTour(n).title.en)}\n`).join('')}e.g. nodescope tour ${names[0] ?? 'NAME'}\n`);
 }
 
 async function runTour(name: string, lang: string | undefined): Promise<void> {
@@ -260,6 +270,7 @@ export function buildProgram(): Command {
     .version(packageVersion())
     .option('--fleet <dir>', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR)')
     .enablePositionalOptions()
+    .helpCommand('help [command]', 'help for a command: what it does, its flags, examples')
     .action(async (opts: GlobalOptions) => runTui(opts));
 
   addSourceOptions(program.command('show').argument('[what]', 'services | rules | lb | conntrack | dns | compare (none: list them)').description('print what a pane shows, for scripts'))
@@ -339,12 +350,22 @@ export function buildProgram(): Command {
 
   program
     .command('tour')
-    .argument('<name>', 'a tour of fixtures/tours (where-rewritten, no-endpoints, second-packet)')
+    .argument('[name]', 'a tour of fixtures/tours (none: list them)')
     .description('a guided workshop tour over the shipped captures (n: next, p: previous, .: back to the step)')
     .addOption(langOption())
-    .action(async (name: string, opts: { lang?: string }) => runTour(name, opts.lang));
+    .action(async (name: string | undefined, opts: { lang?: string }) => (name === undefined ? listTours() : runTour(name, opts.lang)));
 
   addFleetCommands(program);
+
+  program
+    .command('completion')
+    .argument('<shell>', 'bash, zsh or fish')
+    .description('print a shell completion script for nodescope (subcommands, flags, their choices)')
+    .action(async (shell: string) => {
+      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) throw new UserError(`no completion for shell "${shell}"`, `one of ${COMPLETION_SHELLS.join(', ')}`);
+      const { tourNames } = await import('./tour/load.js');
+      process.stdout.write(completionScript(program, shell as CompletionShell, { show: SHOW_WHATS.map(([n]) => n), tour: tourNames(), completion: COMPLETION_SHELLS, help: program.commands.map((c) => c.name()) }));
+    });
 
   addSourceOptions(program.command('dash').description("projector dashboard of one Service: per-endpoint rates, conntrack use, LB map fill"))
     .requiredOption('--service <ns/name>', 'the Service to follow')
@@ -352,6 +373,7 @@ export function buildProgram(): Command {
 
   addSourceOptions(program.command('replay').argument('<dir>', 'capture bundle').description('open the TUI on a capture bundle'))
     .action(async (dir: string, opts: GlobalOptions) => runTui({ ...opts, replay: dir }));
+  addExamples(program);
   // Source options given before the subcommand (`nodescope --replay DIR show rules`) hold for it
   // too; the subcommand's own flags win.
   program.hook('preAction', (root, action) => {
