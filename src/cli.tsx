@@ -263,6 +263,19 @@ function addFleetCommands(program: Command): void {
     });
 }
 
+/** `nodescope completion SHELL`: the script for the tree the parser uses (src/cli/completion.ts). */
+function addCompletionCommand(program: Command): void {
+  program
+    .command('completion')
+    .argument('<shell>', 'bash, zsh or fish')
+    .description('print a shell completion script for nodescope (subcommands, flags, their choices)')
+    .action(async (shell: string) => {
+      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) throw new UserError(`no completion for shell "${shell}"`, `one of ${COMPLETION_SHELLS.join(', ')}`);
+      const { tourNames } = await import('./tour/load.js');
+      process.stdout.write(completionScript(program, shell as CompletionShell, { show: SHOW_WHATS.map(([n]) => n), tour: tourNames(), completion: COMPLETION_SHELLS, help: program.commands.map((c) => c.name()) }));
+    });
+}
+
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
@@ -356,16 +369,7 @@ export function buildProgram(): Command {
     .action(async (name: string | undefined, opts: { lang?: string }) => (name === undefined ? listTours() : runTour(name, opts.lang)));
 
   addFleetCommands(program);
-
-  program
-    .command('completion')
-    .argument('<shell>', 'bash, zsh or fish')
-    .description('print a shell completion script for nodescope (subcommands, flags, their choices)')
-    .action(async (shell: string) => {
-      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) throw new UserError(`no completion for shell "${shell}"`, `one of ${COMPLETION_SHELLS.join(', ')}`);
-      const { tourNames } = await import('./tour/load.js');
-      process.stdout.write(completionScript(program, shell as CompletionShell, { show: SHOW_WHATS.map(([n]) => n), tour: tourNames(), completion: COMPLETION_SHELLS, help: program.commands.map((c) => c.name()) }));
-    });
+  addCompletionCommand(program);
 
   addSourceOptions(program.command('dash').description("projector dashboard of one Service: per-endpoint rates, conntrack use, LB map fill"))
     .requiredOption('--service <ns/name>', 'the Service to follow')
