@@ -302,7 +302,7 @@ export function buildProgram(): Command {
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')
-    .option('--from <ip[:port]>', 'source address (default: a pod on this node)')
+    .option('--from <ip[:port]>', 'source address IP[:PORT] (required, except with --entry host: then the node uses its own address)')
     .addOption(new Option('--entry <where>', 'where the packet enters (default: inferred)').choices(['pod', 'host', 'external']))
     .option('--endpoint <ip:port>', 'follow the random branch that leads to this endpoint')
     .option('--branch <index>', 'follow the random branch with this 0-based index')
