@@ -27,6 +27,8 @@ import { Session } from './collect/session.js';
 import { askedProbes, clusterDomainFor, loadOnce, params, sessionSource, writeDocument } from './cli/load.js';
 import { runShow, SHOW_FORMATS, SHOW_WHATS, type ShowOptions } from './cli/show.js';
 import { addExamples } from './cli/help.js';
+import { isAddressArg, podAddress, serviceDestination } from './cli/trace-names.js';
+import type { ApiObjects } from './model/k8s.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
 import { closeSource, openSource } from './sources/open.js';
 import { detectLang } from './text/i18n.js';
@@ -263,6 +265,15 @@ function addFleetCommands(program: Command): void {
     });
 }
 
+/** `trace`'s `--to`/`--to-service` and `--from` as addresses: names resolved through the source's API objects (src/cli/trace-names.ts). */
+function traceAddresses(opts: GlobalOptions & { to?: string; toService?: string; from?: string }, api: ApiObjects | null): { to: string; from?: string } {
+  if (opts.to !== undefined && opts.toService !== undefined) throw new UserError('give --to or --to-service, not both');
+  if (opts.to === undefined && opts.toService === undefined) throw new UserError('trace needs a destination', '--to 10.96.12.34:80/tcp, or --to-service default/web:80');
+  const to = opts.to ?? serviceDestination(api, opts.toService!);
+  if (opts.from === undefined) return { to };
+  return { to, from: isAddressArg(opts.from) ? opts.from : podAddress(api, opts.from, apiNamespace(opts).apiNamespace) };
+}
+
 /** `nodescope completion SHELL`: the script for the tree the parser uses (src/cli/completion.ts). */
 function addCompletionCommand(program: Command): void {
   program
@@ -301,8 +312,9 @@ export function buildProgram(): Command {
     .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
-    .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')
-    .option('--from <ip[:port]>', 'source address IP[:PORT] (required, except with --entry host: then the node uses its own address)')
+    .option('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp (or --to-service)')
+    .option('--to-service <ns/name[:port]>', "destination: a Service's ClusterIP and port, from the source's API objects (PORT: number or name; optional for a one-port Service)")
+    .option('--from <ip[:port]|pod>', 'source: IP[:PORT], or a Pod as NAME or NAMESPACE/NAME (its IP from the API objects); required, except with --entry host: then the node uses its own address')
     .addOption(new Option('--entry <where>', 'where the packet enters (default: inferred)').choices(['pod', 'host', 'external']))
     .option('--endpoint <ip:port>', 'follow the random branch that leads to this endpoint')
     .option('--branch <index>', 'follow the random branch with this 0-based index')
@@ -317,8 +329,7 @@ export function buildProgram(): Command {
       const { source, snapshot } = await loadOnce(opts);
       if (!opts.allowTrace) await closeSource(source);
       const args: TraceCommandArgs = {
-        to: opts.to,
-        ...(opts.from ? { from: opts.from } : {}),
+        ...traceAddresses(opts, snapshot.api?.value ?? null),
         ...(opts.entry ? { entry: opts.entry } : {}),
         ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
         ...(opts.branch ? { branch: opts.branch } : {}),
