@@ -160,7 +160,7 @@ async function main(): Promise<void> {
       const api = path.join(bundle, 'api.json');
       const parse = measure(`${mode} JSON.parse api.json`, [process.execPath, '-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(api)}, 'utf8'))`]);
       const services = measure(`${mode} replay show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--replay', bundle]);
-      const trace = measure(`${mode} replay trace`, [process.execPath, cli, 'trace', '--replay', bundle, '--to', someClusterIp(api), '-o', 'json']);
+      const trace = measure(`${mode} replay trace`, [process.execPath, cli, 'trace', '--replay', bundle, '--from', '10.128.0.200', '--to', someClusterIp(api), '-o', 'json']);
       const node = measure('node -e 0', [process.execPath, '-e', '0']);
       rows.push(
         `| replay ${mode} | \`node -e 'JSON.parse(api.json)'\` | ${ms(parse.ms)} | ${ms(parse.cpuMs)} | 1.00× | process start ${ms(node.ms)} ms included |`,

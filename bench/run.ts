@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --sizes small,large,huge --runs 5 --sections parse,app,engine,modules
+ * `npm run bench [-- --sizes small,large,huge --runs 5 --sections parse,app,engine,modules,big-nodes
  * --timeout 180 --cli dist/bin/nodescope.js --node-env production --write bench/RESULTS.md]`: generates captures of each size (cached in a
  * temporary directory), measures nodescope on them and prints markdown tables (medians of
  * `--runs` runs; every parse in a fresh process, its peak RSS its own):
@@ -14,6 +14,8 @@
  * - diagnose: `diagnoseSnapshot` (issue 17) on each mode's bundle, beyond loading it;
  * - fleet: `fleet diagnose` of a generated fleet (`--fleet-nodes`, default 500, × 2,000
  *   Services, bench/gen/fleet.ts): time and peak RSS, one node's snapshot at a time;
+ * - big-nodes (issue 23): on the large iptables bundle, `show services -o json` beside
+ *   `JSON.parse` of its api.json and `trace`; every mode's whole load of the largest size;
  * - modules: the cost of importing each heavy dependency and nodescope's entry points
  *   (unbundled, from node_modules and dist/src), and of starting the bundled bin.
  *
@@ -31,7 +33,7 @@ import { loadAverage, machineLine } from './lib/machine.js';
 import { failed, measureInChild, median, type Measurement, type MeasureFailure } from './lib/measure.js';
 import { tmuxAvailable, tmuxFloorMs } from './lib/tmux.js';
 
-const SECTIONS = ['parse', 'app', 'engine', 'diagnose', 'fleet', 'modules'] as const;
+const SECTIONS = ['parse', 'app', 'engine', 'diagnose', 'fleet', 'modules', 'big-nodes'] as const;
 type Section = (typeof SECTIONS)[number];
 
 interface Options {
@@ -187,10 +189,20 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
     const cpu = (xs: (number | null)[]) => ms(median(xs.filter((x): x is number => x !== null)));
     rows.push(`| ${size.name} | ${ms(median(runs.map((r) => r.firstFrameMs)))} | ${ms(median(runs.map((r) => r.dataFrameMs)))} | ${cpu(runs.map((r) => r.firstFrameCpuMs))} / ${cpu(runs.map((r) => r.dataFrameCpuMs))} | ${ms(median(runs.flatMap((r) => r.kubeServicesKeysMs)))} | ${ct} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
   }
+  rows.push('', ...(await wholeLoadRows(o, roots)));
+  return rows;
+}
+
+/**
+ * Every mode's bundle of the largest size, loaded whole by the real binary (issue 23: ≤ 6 s and
+ * ≤ 800 MB each at huge); the `app` section's second table, and alone `--sections big-nodes`.
+ */
+async function wholeLoadRows(o: Options, roots: ReadonlyMap<string, string>): Promise<string[]> {
+  if (!tmuxAvailable()) return ['(tmux is not installed: whole-load figures skipped)'];
   // Every mode of the largest size, loaded whole: the memory target holds for each.
   const largest = o.sizes[o.sizes.length - 1]!;
+  const rows: string[] = [];
   rows.push(
-    '',
     `Whole load of each mode's bundle of the ${largest.name} capture (\`--replay DIR/MODE\`, conntrack pane open, until the header names the mode and the pane counts its entries), then \`q\`:`,
     '',
     '| mode | size | start → loaded ms | peak RSS MB |',
@@ -210,8 +222,59 @@ async function appSection(o: Options, roots: ReadonlyMap<string, string>): Promi
     }
     const rss = loads.map((r) => r.rssMb).filter((x): x is number => x !== null);
     facts.set(`app-load:${largest.name}:${mode}:rss`, rss.length ? Math.max(...rss) : Number.NaN);
+    facts.set(`app-load:${largest.name}:${mode}:ms`, loads.length ? median(loads.map((r) => r.loadedMs)) : Number.NaN);
     rows.push(`| ${mode} | ${largest.name} | ${loads.length ? ms(median(loads.map((r) => r.loadedMs))) : why(error)} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
   }
+  return rows;
+}
+
+/** Wall ms of one child process (stdout dropped), or the first line of its failure. */
+function wallOf(argv: readonly string[], timeoutMs: number): number | string {
+  const t0 = performance.now();
+  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs, maxBuffer: 1 << 30 });
+  if (r.status !== 0) return (r.stderr?.toString().trim().split('\n').pop() ?? '') || `exit ${r.status ?? r.signal}`;
+  return performance.now() - t0;
+}
+
+/** A Service's ClusterIP:port/proto from `api` (api.json), for `trace --to`. */
+function someClusterIp(api: string): string {
+  const list = JSON.parse(readFileSync(api, 'utf8')) as { items: { kind: string; spec?: { clusterIP?: string; ports?: { port: number; protocol?: string }[] } }[] };
+  const svc = list.items.find((x) => x.kind === 'Service' && x.spec?.clusterIP && x.spec.clusterIP !== 'None' && x.spec.ports?.length)!;
+  return `${svc.spec!.clusterIP}:${svc.spec!.ports![0]!.port}/${(svc.spec!.ports![0]!.protocol ?? 'TCP').toLowerCase()}`;
+}
+
+/**
+ * `--sections big-nodes` (issue 23's replay rows): on the large iptables bundle, `show services
+ * -o json` against `JSON.parse` of its api.json (each a fresh process, measured side by side)
+ * and `trace`; then every mode's whole load of the largest size ({@link wholeLoadRows}).
+ */
+async function bigNodesSection(o: Options, roots: ReadonlyMap<string, string>): Promise<string[]> {
+  const size = roots.has('large') ? 'large' : o.sizes[0]!.name;
+  const bundle = path.join(roots.get(size)!, 'iptables');
+  const api = path.join(bundle, 'api.json');
+  const to = someClusterIp(api);
+  const commands: readonly (readonly [string, readonly string[]])[] = [
+    ['`node -e JSON.parse(api.json)` (floor; process start and file read included)', [process.execPath, '-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(api)}, 'utf8'))`]],
+    ['`show services -o json`', [process.execPath, o.cli, 'show', 'services', '-o', 'json', '--replay', bundle]],
+    [`\`trace --from 10.128.0.200 --to ${to}\``, [process.execPath, o.cli, 'trace', '--replay', bundle, '--from', '10.128.0.200', '--to', to, '-o', 'json']],
+  ];
+  const times = commands.map(() => [] as number[]);
+  const errors = commands.map(() => null as string | null);
+  // Interleaved runs: the floor and the commands see the same load.
+  for (let i = 0; i < o.runs; i++) {
+    commands.forEach(([label, argv], c) => {
+      log(`big-nodes ${size} ${label} run ${i + 1}`);
+      const t = wallOf(argv, o.timeoutMs);
+      if (typeof t === 'number') times[c]!.push(t);
+      else errors[c] ??= t;
+    });
+  }
+  const [floor, services, trace] = times.map((t) => median(t));
+  facts.set(`replay:${size}:services-ratio`, services! / floor!);
+  facts.set(`replay:${size}:trace`, trace!);
+  const rows = [`Replays of the ${size} iptables bundle, load average ${loadAverage()}:`, '', '| command | wall ms | ÷ JSON.parse |', '|---|--:|--:|'];
+  commands.forEach(([label], c) => rows.push(`| ${label} | ${times[c]!.length ? ms(median(times[c]!)) : why(errors[c]!)} | ${times[c]!.length ? `${(median(times[c]!) / floor!).toFixed(2)}×` : '–'} |`));
+  rows.push('', ...(await wholeLoadRows(o, roots)));
   return rows;
 }
 
@@ -358,6 +421,13 @@ function targetsSection(): string[] {
   add('one step walk ≤ 10 ms, large (warm; first walk in the engine table)', f('walk:large'), 10, 'ms');
   add('peak memory ≤ 1 GB, huge + 1,000,000 conntrack entries (app RSS)', f('app:huge:rss'), 1024, 'MB');
   for (const mode of ['iptables', 'nftables', 'cilium']) add(`peak memory ≤ 1 GB, huge, whole load of the ${mode} bundle (app RSS)`, f(`app-load:huge:${mode}:rss`), 1024, 'MB');
+  for (const mode of ['iptables', 'nftables', 'cilium']) {
+    add(`whole load ≤ 6 s, huge ${mode} bundle (issue 23)`, f(`app-load:huge:${mode}:ms`), 6000, 'ms');
+    add(`peak ≤ 800 MB, huge ${mode} bundle (issue 23)`, f(`app-load:huge:${mode}:rss`), 800, 'MB');
+  }
+  const ratio = f('replay:large:services-ratio');
+  rows.push(`| replay large: show services ≤ 1.5× JSON.parse of api.json (issue 23) | ${Number.isNaN(ratio) ? '–' : `${ratio.toFixed(2)} ×`} | ${verdict(ratio, 1.5)} |`);
+  add('replay large: trace ≤ 1 s (issue 23)', f('replay:large:trace'), 1000, 'ms');
   return rows;
 }
 
@@ -367,7 +437,7 @@ async function main(): Promise<void> {
   const loadBefore = loadAverage();
   const roots = new Map<string, string>();
   const generated: string[] = [];
-  if (o.sections.has('parse') || o.sections.has('app') || o.sections.has('engine') || o.sections.has('diagnose')) {
+  if (['parse', 'app', 'engine', 'diagnose', 'big-nodes'].some((x) => o.sections.has(x as Section))) {
     for (const size of o.sizes) {
       log(`captures for ${size.name} (${size.services} Services × ${size.endpoints}, ${size.conntrack} flows)`);
       const { root, generatedMs } = await ensureBundles(size, o.seed, o.cache);
@@ -388,6 +458,7 @@ async function main(): Promise<void> {
   if (o.sections.has('engine')) out.push('## Step walk, refresh, render-path work (in-process)', '', ...(await engineSection(o, roots)), '');
   if (o.sections.has('diagnose')) out.push('## Diagnose (in-process, beyond the load)', '', ...(await diagnoseSection(o, roots)), '');
   if (o.sections.has('fleet')) out.push('## Fleet diagnose (in a child, one node at a time)', '', ...(await fleetSection(o)), '');
+  if (o.sections.has('big-nodes')) out.push('## Big nodes: replays (issue 23)', '', ...(await bigNodesSection(o, roots)), '');
   if (o.sections.has('modules')) out.push('## Module loading (fresh process per import)', '', ...(await modulesSection(o)), '');
   out.push('## Against the targets (2-core machine)', '', ...targetsSection(), '');
   out.push(

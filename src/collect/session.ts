@@ -18,8 +18,7 @@ import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js'
 import type { DnsTransport } from '../dns/transport.js';
 import { catalog } from '../sources/catalog.js';
 import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
-/** What the API feed reports while a followed `--api-file` version is refused (the header shows it). */
-export type { ApiProblem } from '../sources/cluster-api.js';
+export type { ApiProblem } from '../sources/cluster-api.js'; // documented there: a refused `--api-file` version
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.js';
 import { plannedIds, type ProbePlan } from './probe-plan.js';
