@@ -38,7 +38,8 @@ describe('nodescope command line', () => {
 
   it('trace --help says --from is required except with --entry host (what the command does)', () => {
     const help = run('trace', '--help').stdout.replace(/\s+/g, ' ');
-    expect(help).toContain('--from <ip[:port]> source address IP[:PORT] (required, except with --entry host');
+    expect(help).toContain('--from <ip[:port]|pod> source: IP[:PORT], or a Pod as NAME or NAMESPACE/NAME');
+    expect(help).toContain('required, except with --entry host: then the node uses its own address');
     const missing = run('trace', '--to', '10.96.12.34:80/tcp', '--replay', fixture('lab-iptables'));
     expect(missing.status).toBe(1);
     expect(missing.stderr).toContain('--from is missing');
