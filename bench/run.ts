@@ -327,6 +327,8 @@ async function fleetSection(o: Options): Promise<string[]> {
     writeGeneratedFleet(dir, { nodes: o.fleetNodes, services: 2000, endpoints: 5, seed: o.seed });
     log('fleet diagnose');
     const r = await repeat(['fleet', dir], o);
+    const floor = await repeat(['fleetfloor', dir, '20'], o);
+    const f = median(floor.ok.map((m) => m.ms));
     const t = median(r.ok.map((m) => m.ms));
     const rss = median(r.ok.map((m) => m.rssMb));
     // The targets are for 500 nodes: a smaller fleet's figures are printed, not judged.
@@ -335,7 +337,9 @@ async function fleetSection(o: Options): Promise<string[]> {
       facts.set('fleet:rss', rss);
     }
     return ['| nodes × Services | fleet diagnose ms | CPU ms | peak RSS MB | rows | nodes not ok |', '|---|--:|--:|--:|--:|---|',
-      `| ${o.fleetNodes} × 2000 | ${r.ok.length ? ms(t) : why(r.error)} | ${r.ok.length ? ms(median(r.ok.map((m) => m.cpuMs))) : '–'} | ${r.ok.length ? rss.toFixed(0) : '–'} | ${r.ok[0]?.extra?.rows ?? '–'} | ${r.ok[0]?.extra?.bad ?? '–'} |`];
+      `| ${o.fleetNodes} × 2000 | ${r.ok.length ? ms(t) : why(r.error)} | ${r.ok.length ? ms(median(r.ok.map((m) => m.cpuMs))) : '–'} | ${r.ok.length ? rss.toFixed(0) : '–'} | ${r.ok[0]?.extra?.rows ?? '–'} | ${r.ok[0]?.extra?.bad ?? '–'} |`,
+      '',
+      `Same-run floor: one \`JSON.parse\` of the fleet's api.json (${floor.ok[0]?.extra?.apiMb ?? '?'} MB) ${floor.ok.length ? ms(f) : why(floor.error)}; fleet diagnose = ${floor.ok.length && r.ok.length ? (t / f).toFixed(0) : '?'} such parses.`];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -226,6 +226,15 @@ async function fleetTask(dir: string): Promise<void> {
   report({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, extra: { nodes: d.nodes.length, rows: d.services.length, bad } });
 }
 
+/** `fleetfloor DIR N`: `JSON.parse` of the fleet's api.json N times (the same-run floor of `fleet`: ms per parse). */
+function fleetFloorTask(dir: string, n: number): void {
+  const text = readFileSync(path.join(dir, 'api.json'), 'utf8');
+  const t = timed(() => {
+    for (let i = 0; i < n; i++) JSON.parse(text);
+  });
+  report({ ms: t.ms / n, cpuMs: t.cpuMs / n, extra: { parses: n, apiMb: Math.round(text.length / 1e5) / 10 } });
+}
+
 async function main(): Promise<void> {
   const [task, a, b] = process.argv.slice(2);
   if (task === 'parse' || task === 'floor' || task === 'jsonparse' || task === 'charpass') parseTask(task, a!, b!);
@@ -234,6 +243,7 @@ async function main(): Promise<void> {
   else if (task === 'views') await viewsTask(a!);
   else if (task === 'diagnose') await diagnoseTask(a!, b!);
   else if (task === 'fleet') await fleetTask(a!);
+  else if (task === 'fleetfloor') fleetFloorTask(a!, Number(b ?? '20'));
   else throw new Error(`unknown task ${task}`);
 }
 

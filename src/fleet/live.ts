@@ -14,9 +14,10 @@ import type { FleetManifest } from './bundle.js';
 /** The live options of a fleet command: `fleet capture`'s, without its output directory. */
 export type LiveFleetArgs = Omit<FleetCaptureArgs, 'output' | 'force'>;
 
-/** Whether any option asks for a live fleet (a node choice, a cluster, SSH hosts). */
+/** Whether any option is one of a live fleet (a node choice, a cluster, SSH hosts, the debug pods'); defaults aside. */
 export function asksLiveFleet(args: Partial<LiveFleetArgs>): boolean {
-  return [args.context, args.kubeconfig, args.nodes, args.selector, args.ssh, args.sshFile].some((v) => v !== undefined);
+  const given = [args.context, args.kubeconfig, args.namespace, args.nodes, args.selector, args.ssh, args.sshFile, args.acceptNewHostKey, args.apiFile, args.image, args.podDeadline, args.bpfRoot];
+  return given.some((v) => v !== undefined);
 }
 
 /**
