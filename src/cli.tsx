@@ -8,21 +8,10 @@ import { Command, Option } from 'commander';
 import { addSourceOptions, apiNamespace, ipAddress, kubeconfigOption, langOption, podDeadline, positiveInteger, positiveSeconds, type GlobalOptions } from './cli/options.js';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
-import type { SnapshotPart } from './model/snapshot.js';
 import { apiInNamespace } from './model/api-namespace.js';
-import { checkAskedProbes } from './collect/planned-runs.js';
-import { probe } from './sources/catalog.js';
-import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
-import type { Transport } from './sources/transport.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
-import { showCompare } from './report/compare.js';
-import { showConntrack } from './report/conntrack.js';
-import { showDns } from './report/dns.js';
 import { showDiagnose } from './report/diagnose.js';
 import { diagnoseExitStatus } from './analysis/diagnose/index.js';
-import { showLb } from './report/lb.js';
-import { showRules } from './report/rules.js';
-import { showServices } from './report/services.js';
 import { runTraceCommand } from './report/trace.js';
 import type { TraceCommandArgs } from './trace/choose-engine.js';
 import { runLiveTraceCommand } from './report/trace-live.js';
@@ -33,12 +22,16 @@ import { digSearch, digWords, readResolvConfFile } from './dns/dig-search.js';
 import { digSearchJson, digSearchText } from './report/dig-search.js';
 import { readNodeResolvConf } from './dns/resolve.js';
 import { dnsTransportFor } from './dns/open.js';
-import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle, prepareCaptureDir } from './collect/capture.js';
-import { loadSnapshot, Session } from './collect/session.js';
-import { closeSource, openSource, type OpenedSource } from './sources/open.js';
+import { Session } from './collect/session.js';
+import { askedProbes, clusterDomainFor, loadOnce, params, sessionSource, writeDocument } from './cli/load.js';
+import { runShow, SHOW_FORMATS, SHOW_WHATS, type ShowOptions } from './cli/show.js';
+import { addExamples } from './cli/help.js';
+import { isAddressArg, podAddress, serviceDestination } from './cli/trace-names.js';
+import type { ApiObjects } from './model/k8s.js';
+import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
+import { closeSource, openSource } from './sources/open.js';
 import { detectLang } from './text/i18n.js';
-import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
@@ -48,60 +41,8 @@ import type { LiveFleetArgs } from './fleet/live.js';
 // there makes every message that quotes node, API or bundle text safe (issue 24).
 guardTerminalStream(process.stderr);
 
-/**
- * Writes a `show`/`trace`/`dig` document to stdout: JSON as built (its strings are escaped
- * by toJson), text made terminal-safe with its own line breaks kept.
- */
-function writeDocument(out: string, format: 'json' | 'text' | undefined): void {
-  process.stdout.write(format === 'json' ? out : terminalSafe(out, 'document'));
-}
-
 // Before anything loads Ink (and with it signal-exit): see src/cleanup.ts.
 installExitHandlers();
-
-/**
- * The snapshot parts `show WHAT` reads: `services` none (the API objects and the mode's cheap
- * evidence), `rules` the rulesets (with what their head and notes name: ipsets, `-m recent`, LB
- * maps, IPVS), not the conntrack tables; the others all.
- */
-function partsFor(what: string): readonly SnapshotPart[] | undefined {
-  if (what === 'services') return [];
-  if (what === 'rules') return ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'ipset', 'xtRecent', 'lb', 'ipvs'];
-  return undefined;
-}
-
-/** `--probe` ids, checked against the catalog (a UserError for an unknown one); empty when none. */
-function askedProbes(opts: GlobalOptions): string[] {
-  const ids = [...(opts.probe ?? [])];
-  checkAskedProbes(ids);
-  return ids;
-}
-
-/** The cluster domain for DNS: `--cluster-domain` (a bad one is a UserError), else what the source shows, else the default. */
-async function clusterDomainFor(opts: GlobalOptions, transport: Transport): Promise<ClusterDomain> {
-  try {
-    return await readClusterDomain({ ...(opts.clusterDomain !== undefined ? { flag: opts.clusterDomain } : {}), transport });
-  } catch (e) {
-    throw new UserError((e as Error).message, 'e.g. --cluster-domain cluster.local');
-  }
-}
-
-function params(opts: GlobalOptions): Record<string, string | undefined> {
-  return { bpfRoot: opts.bpfRoot };
-}
-
-/** What Session and loadSnapshot need from an opened source. */
-function sessionSource(source: OpenedSource, opts: GlobalOptions) {
-  return {
-    ...apiNamespace(opts),
-    transport: source.transport,
-    live: source.live,
-    ...(source.apiText !== undefined ? { apiText: source.apiText } : {}),
-    ...(source.apiOrigin ? { apiOrigin: source.apiOrigin } : {}),
-    ...(source.api ? { api: source.api } : {}),
-    ...(source.ciliumAgent ? { ciliumAgent: source.ciliumAgent } : {}),
-  };
-}
 
 /** Ink, React and the app load only for the TUI commands: `show` and `capture` never need them. */
 async function loadUi() {
@@ -205,6 +146,14 @@ async function runTui(opts: GlobalOptions): Promise<void> {
   leaveScreen();
 }
 
+/** `tour` alone: the shipped tours, one a line with its title. */
+async function listTours(): Promise<void> {
+  const { loadTour, tourNames } = await import('./tour/load.js');
+  const names = tourNames();
+  const w = Math.max(0, ...names.map((n) => n.length));
+  process.stdout.write(`nodescope tour NAME: a guided tour, one of\n${names.map((n) => `  ${n.padEnd(w)}  ${terminalSafe(loadTour(n).title.en)}\n`).join('')}e.g. nodescope tour ${names[0] ?? 'NAME'}\n`);
+}
+
 async function runTour(name: string, lang: string | undefined): Promise<void> {
   requireTerminal();
   const [{ render, App }, { loadTour }, { tourSessions }] = await Promise.all([loadUi(), import('./tour/load.js'), import('./tour/sessions.js')]);
@@ -226,73 +175,6 @@ async function runDashCommand(opts: GlobalOptions & { service: string }): Promis
   onCleanup('stop the live session', () => session.stop());
   void session.start();
   await dash.done;
-}
-
-interface ShowOptions extends GlobalOptions {
-  readonly output: 'json' | 'text';
-  readonly chain?: string;
-  readonly table?: string;
-  readonly service?: string;
-  readonly dnsServer?: string;
-  readonly events?: boolean;
-}
-
-/** One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says (the caller narrows its output). */
-async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false) {
-  const probes = askedProbes(opts);
-  const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
-  return { source, snapshot };
-}
-
-async function runShow(what: string, opts: ShowOptions): Promise<void> {
-  if (opts.events && what !== 'conntrack') throw new UserError(`--events is for show conntrack, not show ${what}`, 'nodescope show conntrack --events');
-  // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
-  const events = opts.events === true && !opts.replay;
-  if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
-  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
-  let out: string;
-  try {
-    switch (what) {
-      case 'services':
-        out = showServices(snapshot, opts.output, opts.service);
-        break;
-      case 'rules':
-        out = showRules(snapshot, opts.output, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) });
-        break;
-      case 'lb':
-        out = showLb(snapshot, opts.output);
-        break;
-      case 'compare':
-        out = showCompare(snapshot, opts.output, opts.service);
-        break;
-      case 'conntrack':
-        out = showConntrack(snapshot, opts.output, { ...(opts.service ? { service: opts.service } : {}) });
-        break;
-      case 'dns': {
-        if (!opts.service) {
-          const names = (snapshot.api?.value?.services ?? []).map((svc) => formatServiceRef(svc.meta));
-          const some = names.slice(0, 5).join(', ');
-          throw new UserError('show dns needs --service NS/NAME', names.length ? `e.g. ${some}${names.length > 5 ? ` (${names.length} in all: \`nodescope show services\`)` : ''}` : 'list them with `nodescope show services`');
-        }
-        if (!snapshot.api?.value) throw new UserError('show dns needs API objects', 'pass --api-file FILE');
-        const dns = dnsTransportFor(source.transport);
-        try {
-          const domain = await clusterDomainFor(opts, source.transport);
-          const result = await resolveServiceDns({ api: snapshot.api.value, service: opts.service, dns, expect: { zone: domain.name }, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
-          out = showDns(snapshot, [result], opts.output, domain);
-        } finally {
-          await dns.close();
-        }
-        break;
-      }
-      default:
-        throw new UserError(`nothing to show called "${what}"`, 'services, rules, lb, conntrack, dns, compare');
-    }
-  } finally {
-    await closeSource(source);
-  }
-  writeDocument(out, opts.output);
 }
 
 /**
@@ -412,6 +294,28 @@ function addLiveFleetOptions(command: Command): Command {
     .option('--bpf-root <path>', "directory of Cilium's pinned tc maps");
 }
 
+/** `trace`'s `--to`/`--to-service` and `--from` as addresses: names resolved through the source's API objects (src/cli/trace-names.ts). */
+function traceAddresses(opts: GlobalOptions & { to?: string; toService?: string; from?: string }, api: ApiObjects | null): { to: string; from?: string } {
+  if (opts.to !== undefined && opts.toService !== undefined) throw new UserError('give --to or --to-service, not both');
+  if (opts.to === undefined && opts.toService === undefined) throw new UserError('trace needs a destination', '--to 10.96.12.34:80/tcp, or --to-service default/web:80');
+  const to = opts.to ?? serviceDestination(api, opts.toService!);
+  if (opts.from === undefined) return { to };
+  return { to, from: isAddressArg(opts.from) ? opts.from : podAddress(api, opts.from, apiNamespace(opts).apiNamespace) };
+}
+
+/** `nodescope completion SHELL`: the script for the tree the parser uses (src/cli/completion.ts). */
+function addCompletionCommand(program: Command): void {
+  program
+    .command('completion')
+    .argument('<shell>', 'bash, zsh or fish')
+    .description('print a shell completion script for nodescope (subcommands, flags, their choices)')
+    .action(async (shell: string) => {
+      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) throw new UserError(`no completion for shell "${shell}"`, `one of ${COMPLETION_SHELLS.join(', ')}`);
+      const { tourNames } = await import('./tour/load.js');
+      process.stdout.write(completionScript(program, shell as CompletionShell, { show: SHOW_WHATS.map(([n]) => n), tour: tourNames(), completion: COMPLETION_SHELLS, help: program.commands.map((c) => c.name()) }));
+    });
+}
+
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
@@ -421,16 +325,17 @@ export function buildProgram(): Command {
     .option('--nodes <names>', '--fleet without DIR: only these nodes (comma-separated)')
     .option('--selector <labels>', '--fleet without DIR: only the nodes with these labels')
     .enablePositionalOptions()
+    .helpCommand('help [command]', 'help for a command: what it does, its flags, examples')
     .action(async (opts: GlobalOptions) => runTui(opts));
 
-  addSourceOptions(program.command('show').argument('<what>', 'services | rules | lb | conntrack | dns | compare').description('print what a pane shows, for scripts'))
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+  addSourceOptions(program.command('show').argument('[what]', 'services | rules | lb | conntrack | dns | compare (none: list them)').description('print what a pane shows, for scripts'))
+    .addOption(new Option('-o, --output <format>', 'output format: text (plain columns), wide, json, yaml, name').choices(SHOW_FORMATS).default('text'))
     .option('--chain <name>', 'rules: only this chain')
     .option('--table <name>', 'rules: only this table')
     .option('--service <ns/name>', 'services, rules, conntrack, dns, compare: only this Service')
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
-    .action(async (what: string, opts: ShowOptions) => runShow(what, opts));
+    .action(async (what: string | undefined, opts: ShowOptions) => runShow(what, opts));
 
   addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
@@ -438,8 +343,9 @@ export function buildProgram(): Command {
     .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
-    .requiredOption('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp')
-    .option('--from <ip[:port]>', 'source address (default: a pod on this node)')
+    .option('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp (or --to-service)')
+    .option('--to-service <ns/name[:port]>', "destination: a Service's ClusterIP and port, from the source's API objects (PORT: number or name; optional for a one-port Service)")
+    .option('--from <ip[:port]|pod>', 'source: IP[:PORT], or a Pod as NAME or NAMESPACE/NAME (its IP from the API objects); required, except with --entry host: then the node uses its own address')
     .addOption(new Option('--entry <where>', 'where the packet enters (default: inferred)').choices(['pod', 'host', 'external']))
     .option('--endpoint <ip:port>', 'follow the random branch that leads to this endpoint')
     .option('--branch <index>', 'follow the random branch with this 0-based index')
@@ -454,8 +360,7 @@ export function buildProgram(): Command {
       const { source, snapshot } = await loadOnce(opts);
       if (!opts.allowTrace) await closeSource(source);
       const args: TraceCommandArgs = {
-        to: opts.to,
-        ...(opts.from ? { from: opts.from } : {}),
+        ...traceAddresses(opts, snapshot.api?.value ?? null),
         ...(opts.entry ? { entry: opts.entry } : {}),
         ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
         ...(opts.branch ? { branch: opts.branch } : {}),
@@ -500,12 +405,13 @@ export function buildProgram(): Command {
 
   program
     .command('tour')
-    .argument('<name>', 'a tour of fixtures/tours (where-rewritten, no-endpoints, second-packet)')
+    .argument('[name]', 'a tour of fixtures/tours (none: list them)')
     .description('a guided workshop tour over the shipped captures (n: next, p: previous, .: back to the step)')
     .addOption(langOption())
-    .action(async (name: string, opts: { lang?: string }) => runTour(name, opts.lang));
+    .action(async (name: string | undefined, opts: { lang?: string }) => (name === undefined ? listTours() : runTour(name, opts.lang)));
 
   addFleetCommands(program);
+  addCompletionCommand(program);
 
   addSourceOptions(program.command('dash').description("projector dashboard of one Service: per-endpoint rates, conntrack use, LB map fill"))
     .requiredOption('--service <ns/name>', 'the Service to follow')
@@ -513,6 +419,7 @@ export function buildProgram(): Command {
 
   addSourceOptions(program.command('replay').argument('<dir>', 'capture bundle').description('open the TUI on a capture bundle'))
     .action(async (dir: string, opts: GlobalOptions) => runTui({ ...opts, replay: dir }));
+  addExamples(program);
   // Source options given before the subcommand (`nodescope --replay DIR show rules`) hold for it
   // too; the subcommand's own flags win.
   program.hook('preAction', (root, action) => {

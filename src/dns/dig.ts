@@ -10,7 +10,7 @@ import { clusterDomainText, type ClusterDomain } from './cluster-domain.js';
 import { UserError } from '../errors.js';
 import { REPLY_OUTCOMES, type DnsCheck, type DnsExchange, type DnsRecord } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
-import { toJson } from '../text/json.js';
+import { toDocument } from '../text/document.js';
 import { compareExchange, TTL_NOTE } from './compare.js';
 import { answeringServers, comparedCell, msText, noReplyText, STAND_IN_REASON, type DnsServerAddress } from '../analysis/dns-describe.js';
 import { chooseServer } from './resolve.js';
@@ -135,7 +135,7 @@ export function digOutput(r: DigResult, options: Pick<DigCommandOptions, 'format
   if (options.format === 'json') {
     const { replyHex: _hex, ...exchange } = r.exchange;
     const standIn = standInOf(r);
-    return toJson({
+    return toDocument('Dig', {
       exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false, ...(r.note ? { note: r.note } : {}),
       ...(r.asked ? { askedServer: r.asked } : {}), ...(standIn ? { standsInFor: standIn } : {}), ...(domain ? { clusterDomain: domain } : {}),
     });

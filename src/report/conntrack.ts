@@ -40,7 +40,7 @@ import type { ConntrackEntry, ConntrackTuple } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { refFromKey, requireServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
-import { toJson } from '../text/json.js';
+import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
 /** Options of {@link showConntrack}: only the entries of Service `service` (`ns/name`). */
@@ -154,7 +154,7 @@ function eventsText(flows: readonly ConntrackEventFlow[], reported: number | und
 }
 
 /** Renders `show conntrack` in `format` (see the module doc). */
-export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', options: ShowConntrackOptions = {}): string {
+export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, options: ShowConntrackOptions = {}): string {
   const ct = snapshot.conntrack;
   if (!ct?.value) {
     throw new UserError(
@@ -187,12 +187,12 @@ export function showConntrack(snapshot: NodeSnapshot, format: 'json' | 'text', o
     staleShown: rows.filter((r) => r.status === 'stale').length,
   };
   const flows = conntrackEventFlows(ct.value.events ?? []);
-  if (format === 'json') {
+  if (isDocumentFormat(format)) {
     const events = flows
       .flatMap((f) => f.events.map((ev) => ({ flow: f.flow, type: ev.type, time: ev.time, line: ev.line, entry: entryFieldsJson(ev.entry) })))
       .sort((a, b) => (a.time !== null && b.time !== null ? Number(a.time) - Number(b.time) : 0) || a.line - b.line);
     const eventFlows = flows.map((f) => ({ flow: f.flow, family: f.family, proto: f.proto, orig: tupleJson(f.orig), reply: tupleJson(f.reply), ended: f.ended, events: f.events.length }));
-    return toJson({ ...showHead(snapshot), service, summary, entries: rows.map(entryJson), events, eventFlows, reportedEvents: ct.value.reportedEvents ?? null, error: ct.error, diagnostics: ct.diagnostics });
+    return toDocument('ConntrackList', { ...showHead(snapshot), service, summary, entries: rows.map(entryJson), events, eventFlows, reportedEvents: ct.value.reportedEvents ?? null, error: ct.error, diagnostics: ct.diagnostics }, format);
   }
   const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max}${summary.percent !== null ? ` (${percentText(summary.percent)})` : ''}` : '';
   let out = headText(showHead(snapshot));

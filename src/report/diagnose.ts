@@ -10,7 +10,7 @@ import { diagnoseSnapshot, VERDICTS, type Diagnosis, type Finding, type Verdict 
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { serviceNotFound } from '../model/service-ref.js';
 import { terminalSafe } from '../text/terminal-safe.js';
-import { toJson } from '../text/json.js';
+import { toDocument } from '../text/document.js';
 import { headText, showHead } from './header.js';
 
 /** Options of `nodescope diagnose`. */
@@ -68,7 +68,7 @@ export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', op
   const diagnosis = inNamespace(diagnoseSnapshot(snapshot, api, options.service !== undefined ? { service: options.service } : {}), options.namespace);
   if (format === 'json') {
     const { header, services } = diagnosis;
-    return { out: toJson({ ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, nodeFindings: header.nodeFindings, services }), diagnosis };
+    return { out: toDocument('Diagnosis', { ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, nodeFindings: header.nodeFindings, services }, format), diagnosis };
   }
   return { out: diagnosisText(snapshot, diagnosis, options), diagnosis };
 }

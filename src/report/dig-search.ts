@@ -3,7 +3,7 @@
  * in order, each with its reply and answer records, and the count — as dig(1)-style text or JSON.
  */
 import type { DnsRecord, DnsSearchRun } from '../model/dns.js';
-import { toJson } from '../text/json.js';
+import { toDocument } from '../text/document.js';
 import { searchLines } from './dns.js';
 
 const recordText = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' || r.type === 'SRV' ? `${r.data}.` : r.data}`;
@@ -25,7 +25,7 @@ export function digSearchText(run: DnsSearchRun, note: string | null): string {
 
 /** The run as JSON: `{name, resolvOrigin, ndots, searchList, nameserver, answeredBy, stopReason, queries, steps: [{qname, origin, outcome, queries: [{qtype, outcome, rcode, answers}]}], note}`. */
 export function digSearchJson(run: DnsSearchRun, note: string | null): string {
-  return toJson({
+  return toDocument('DigSearch', {
     name: run.name, resolvOrigin: run.resolvOrigin, ndots: run.ndots, searchList: run.searchList, nameserver: run.nameserver,
     answeredBy: run.answeredBy, stopReason: run.stopReason, queries: run.queries, incomplete: run.incomplete,
     steps: run.steps.map((st) => ({

@@ -18,15 +18,14 @@
  * and searches), with `standsInFor` the asked server when another answered for it (a
  * replay of a capture that recorded only that server), null when the asked one replied.
  */
-import Table from 'cli-table3';
 import { clusterDomainText, type ClusterDomain } from '../analysis/cluster-domain.js';
 import { answersCell, comparedCell, msText, noReplyText, relativeName, resultAnsweringServers, standInText, statusWord } from '../analysis/dns-describe.js';
 import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import { toJson } from '../text/json.js';
-import { safeCells } from './safe-cells.js';
+import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
+import { plainTable } from '../text/plain-table.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
 const rec = (r: DnsRecord) => ({ name: r.name, type: r.type, ttl: r.ttl, data: r.data });
@@ -72,14 +71,13 @@ const SOURCE_TEXT = { 'kube-dns-service': 'kube-dns ClusterIP', flag: '--dns-ser
 const RESOLV_TEXT = { 'kubernetes-default': 'the Kubernetes default resolv.conf', node: "the node's resolv.conf", pod: "the pod's resolv.conf" } as const;
 
 function checksTable(r: ServiceDnsResult): string {
-  const table = new Table({ head: ['QUESTION', 'TYPE', 'REPLY', 'ANSWER', 'MS', 'CHECK'], style: { head: [], border: [] } });
-  for (const c of r.checks) {
+  const rows = r.checks.map((c) => {
     const e = c.exchange;
     const replied = c.verdict !== 'no-reply';
     const answer = replied ? answersCell(e, r.zone) || '(no data)' : noReplyText(e);
-    table.push(safeCells([relativeName(c.qname, r.zone), c.qtype, statusWord(e) + (e.truncated ? ' (TC→TCP)' : ''), answer, msText(e.latencyMs), c.verdict]));
-  }
-  return table.toString();
+    return [relativeName(c.qname, r.zone), c.qtype, statusWord(e) + (e.truncated ? ' (TC→TCP)' : ''), answer, msText(e.latencyMs), c.verdict];
+  });
+  return plainTable(['QUESTION', 'TYPE', 'REPLY', 'ANSWER', 'MS', 'CHECK'], rows).trimEnd();
 }
 
 function detailLines(r: ServiceDnsResult): string[] {
@@ -129,8 +127,8 @@ function isSnapshot(x: NodeSnapshot | ApiObjects): x is NodeSnapshot {
  * Renders `show dns`: `results` (from `resolveServiceDns`) as JSON or text; with a
  * snapshot, the common head (node, source, mode) comes first. Never throws.
  */
-export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: readonly ServiceDnsResult[], format: 'json' | 'text', domain?: ClusterDomain): string {
+export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: readonly ServiceDnsResult[], format: OutputFormat, domain?: ClusterDomain): string {
   const head = isSnapshot(snapshotOrApi) ? showHead(snapshotOrApi) : null;
-  if (format === 'json') return toJson({ ...(head ?? {}), ...(domain ? { clusterDomain: domain } : {}), ttlCompared: false, dns: results.map(dnsResultJson) });
+  if (isDocumentFormat(format)) return toDocument('DnsAnswers', { ...(head ?? {}), ...(domain ? { clusterDomain: domain } : {}), ttlCompared: false, dns: results.map(dnsResultJson) }, format);
   return (head ? headText(head) : '') + (domain ? `cluster domain ${clusterDomainText(domain)}\n` : '') + results.map(dnsResultText).join('\n');
 }

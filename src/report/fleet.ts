@@ -17,7 +17,7 @@
 import { freshnessText } from '../analysis/proxy-freshness.js';
 import type { FleetDiagnosis, FleetServiceRow } from '../fleet/diagnose.js';
 import { fitCell } from '../text/cells.js';
-import { toJson } from '../text/json.js';
+import { toDocument } from '../text/document.js';
 
 /**
  * The exit status of `fleet diagnose`, as `diagnose`'s: 1 any Service degraded or broken on
@@ -85,7 +85,7 @@ export function fleetText(d: FleetDiagnosis): string {
 
 /** The JSON document. */
 export function fleetJson(d: FleetDiagnosis): string {
-  return toJson({
+  return toDocument('FleetDiagnosis', {
     capturedAt: d.capturedAt,
     cluster: d.cluster ?? null,
     counts: d.counts,

@@ -23,7 +23,7 @@ import type { NftRuleset } from '../model/nftables.js';
 import { nftMetainfoOf } from '../parsers/nft-json.js';
 import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
-import { toJson } from '../text/json.js';
+import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
 /**
@@ -58,7 +58,7 @@ function ruleJson(r: RuleRow) {
 const line = (text: string): string => terminalSafe(text);
 
 /** Renders `show rules`. Throws `UserError` when `--chain` names a chain no ruleset has. */
-export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', options: ShowRulesOptions = {}): string {
+export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options: ShowRulesOptions = {}): string {
   const names = options.service ? namesService(options.service) : null;
   const keepRule = (r: RuleRow) => names === null || names(r.label) || names(r.raw);
   const rulesets = iptablesRulesets(snapshot).map(({ id, ruleset }) => ({
@@ -87,7 +87,12 @@ export function showRules(snapshot: NodeSnapshot, format: 'json' | 'text', optio
   if (options.chain && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
     throw new UserError(`no chain named ${options.chain}${options.table ? ` in table ${options.table}` : ''}`, 'list chains with `nodescope show rules`');
   }
-  if (format === 'json') return toJson({ ...showHead(snapshot), rulesets, nft, diagnostics: allDiagnostics(snapshot) });
+  if (format === 'name') {
+    const ipt = rulesets.flatMap((rs) => rs.tables.flatMap((t) => t.chains.map((c) => `chain/${rs.id}/${t.name}/${c.name}`)));
+    const nftNames = (nft?.tables ?? []).flatMap((t) => t.chains.map((c) => `chain/nft/${t.family}/${t.name}/${c.name}`));
+    return [...ipt, ...nftNames].map((n) => `${line(n)}\n`).join('');
+  }
+  if (isDocumentFormat(format)) return toDocument('RuleList', { ...showHead(snapshot), rulesets, nft, diagnostics: allDiagnostics(snapshot) }, format);
   let out = headText(showHead(snapshot));
   const meta = nft?.metainfo;
   if (nft) out += meta ? `${line(`nft -j from ${meta.version ? `nftables v${meta.version}` : 'an nft that gave no version'}${meta.releaseName ? ` (${meta.releaseName})` : ''}, JSON schema ${meta.jsonSchemaVersion ?? '(none given)'}`)}\n` : 'nft rules from the text listing (no nft -j metainfo)\n';

@@ -3,7 +3,8 @@
  * conditions ready/serving/terminating, node, zone), as JSON or a text table.
  *
  * JSON document (stable; README documents it):
- * `{node, kernel, source, live, capturedAt, mode, evidence, services: [{namespace, name, type,
+ * `{apiVersion: nodescope.dev/v1, kind: ServiceList, node, kernel, source, live, capturedAt, mode,
+ * evidence, services: [{namespace, name, type,
  * clusterIPs, externalName, ports: [{name, protocol, port, targetPort, nodePort, endpointPorts}],
  * endpoints: [{address, ports: [{name, protocol, port}], ready, serving, terminating, nodeName,
  * zone, onNode}], expectation}]}` — conditions are true/false/null (null: unset in the API object).
@@ -15,7 +16,6 @@
  * excluded: [{endpoint, reasons}], reasons}` (reasons as English text; `external` null when the
  * port takes no external traffic).
  */
-import Table from 'cli-table3';
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import { expectServiceRow, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -23,8 +23,8 @@ import { UserError } from '../errors.js';
 import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
 import { terminalSafe } from '../text/terminal-safe.js';
-import { toJson } from '../text/json.js';
-import { safeCells } from './safe-cells.js';
+import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
+import { plainTable } from '../text/plain-table.js';
 
 function trafficJson(tr: TrafficExpectation | null) {
   if (tr === null) return null;
@@ -112,7 +112,7 @@ export function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
  * alone. Throws `UserError` without API objects, or when `service` is not among them
  * (the hint lists the closest names).
  */
-export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', service?: string): string {
+export function showServices(snapshot: NodeSnapshot, format: OutputFormat, service?: string): string {
   let rows = serviceRows(snapshot);
   if (service !== undefined) {
     const all = rows.map((r) => formatServiceRef(r));
@@ -122,20 +122,30 @@ export function showServices(snapshot: NodeSnapshot, format: 'json' | 'text', se
   const objects = snapshot.api!.value!;
   const node = { name: snapshot.meta.node };
   const expectations = rows.map((r) => expectServiceRow(objects, node, r));
-  if (format === 'json') return toJson({ ...showHead(snapshot), services: rows.map((r, i) => serviceJson(r, expectations[i]!)) });
-  const table = new Table({ head: ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORTS', 'ENDPOINTS'], style: { head: [], border: [] } });
-  for (const r of rows) {
-    table.push(safeCells([
+  if (isDocumentFormat(format)) return toDocument('ServiceList', { ...showHead(snapshot), services: rows.map((r, i) => serviceJson(r, expectations[i]!)) }, format);
+  if (format === 'name') return rows.map((r) => `${terminalSafe(`service/${formatServiceRef(r)}`)}\n`).join('');
+  const wide = format === 'wide';
+  const head = ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORT(S)', 'ENDPOINTS', ...(wide ? ['NODES', 'ITP', 'ETP', 'AFFINITY'] : [])];
+  const table = rows.map((r, i) => {
+    const e = expectations[i]!;
+    return [
       r.namespace,
       r.name,
       r.type,
       r.headless ? 'None' : r.externalName ?? r.clusterIPs.join(','),
-      r.ports.map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol}→${p.targetPort}`).join(' '),
-      r.endpoints.length ? r.endpoints.map((e) => `${e.address}${e.ready === false ? ' (not ready)' : ''}${e.terminating ? ' (terminating)' : ''}${e.nodeName ? ' @' + e.nodeName : ''}`) : '<none>',
-    ]));
-  }
+      r.ports.map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol}→${p.targetPort}`),
+      r.endpoints.map((ep) => `${ep.address}${endpointState(ep)}`),
+      ...(wide ? [r.endpoints.map((ep) => ep.nodeName ?? '?'), e.internalTrafficPolicy, e.externalTrafficPolicy, e.sessionAffinity] : []),
+    ];
+  });
   const expected = expectations.flatMap(expectationText).map((l) => terminalSafe(l)).join('\n');
-  return `${headText(showHead(snapshot))}${table.toString()}\n\nwhat kube-proxy on ${terminalSafe(node.name)} should do:\n${expected}\n${apiWarnings(snapshot)}`;
+  return `${headText(showHead(snapshot))}${plainTable(head, table)}\nwhat kube-proxy on ${terminalSafe(node.name)} should do:\n${expected}\n${apiWarnings(snapshot)}`;
+}
+
+/** An endpoint's conditions after its address when not plainly ready: `(not-ready)`, `(terminating)`, `(not-ready,terminating)`. */
+function endpointState(ep: ServiceRow['endpoints'][number]): string {
+  const states = [...(ep.ready === false ? ['not-ready'] : []), ...(ep.terminating ? ['terminating'] : [])];
+  return states.length ? `(${states.join(',')})` : '';
 }
 
 /**

@@ -20,7 +20,7 @@ import { captureKernelTrace, chosenPass, liveTraceMatch, liveTraceSkip, traceTab
 import { parsePacketArgs } from '../trace/packet.js';
 import type { TraceResult } from '../trace/types.js';
 import { headText, showHead } from './header.js';
-import { toJson } from '../text/json.js';
+import { toDocument } from '../text/document.js';
 import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
 import { traceJson, traceText } from './trace.js';
 import { joinHostPort } from '../net/address.js';
@@ -155,7 +155,7 @@ export function liveTraceJson(c: LiveTraceComparison): unknown {
 
 /** The whole `trace --allow-trace` document for `snapshot` (`output` default text). */
 export function liveTraceDocument(snapshot: NodeSnapshot, c: LiveTraceComparison, output: 'text' | 'json' = 'text'): string {
-  if (output === 'json') return toJson({ ...showHead(snapshot), ...(liveTraceJson(c) as object) });
+  if (output === 'json') return toDocument('LiveTrace', { ...showHead(snapshot), ...(liveTraceJson(c) as object) });
   return headText(showHead(snapshot)) + liveTraceText(c);
 }
 

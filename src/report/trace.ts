@@ -21,7 +21,7 @@ import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine
 import type { TraceResult } from '../trace/types.js';
 import { withExpectation } from '../trace/with-expectation.js';
 import { headText, showHead } from './header.js';
-import { toJson } from '../text/json.js';
+import { toDocument } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
 /** The walk as text: one line per step, then verdict, final packet, conntrack entry and reply. */
@@ -72,6 +72,6 @@ export function traceJson(r: TraceResult): unknown {
  */
 export function runTraceCommand(snapshot: NodeSnapshot, args: TraceCommandArgs): string {
   const result = withExpectation(snapshot, traceFromSnapshot(snapshot, args));
-  if (args.output === 'json') return toJson({ ...showHead(snapshot), ...(traceJson(result) as object) });
+  if (args.output === 'json') return toDocument('Trace', { ...showHead(snapshot), ...(traceJson(result) as object) });
   return headText(showHead(snapshot)) + traceText(result);
 }

@@ -209,7 +209,11 @@ export function bundleFilePath(dir: string, relative: unknown, field: string): s
 export function readBundle(given: string): Bundle {
   const dir = bundleDirOf(given);
   const file = bundleFilePath(dir, 'manifest.json', 'manifest.json');
-  if (file === undefined) throw new UserError(`${dir} is not a capture bundle (no manifest.json)`, 'capture one with `nodescope capture … -o DIR`');
+  if (file === undefined) {
+    // A path that is not there is a typo more often than a wrong folder: say which.
+    if (!existsSync(given)) throw new UserError(`${given} does not exist`, 'give a capture bundle directory (nodescope capture … -o DIR), or its manifest.json');
+    throw new UserError(`${dir} is not a capture bundle (no manifest.json)`, 'capture one with `nodescope capture … -o DIR`');
+  }
   const text = readFileSync(file, 'utf8');
   let manifest: BundleManifest;
   try {

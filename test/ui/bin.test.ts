@@ -50,7 +50,7 @@ describe('the bundled bin', () => {
   it('keeps user errors short: exit 1, the message and what to try, no stack', () => {
     const r = run(bin, 'show', 'services', '--replay', '/nonexistent-bundle');
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/is not a capture bundle/);
+    expect(r.stderr).toMatch(/\/nonexistent-bundle does not exist\n {2}try: /);
     expect(r.stderr).not.toMatch(/\bat .*:\d+:\d+/);
   });
 

@@ -20,12 +20,31 @@ describe('nodescope command line', () => {
   });
 
   it('fails with exit 1 and what to try for a source that is not a bundle, wherever the option stands', () => {
-    for (const args of [['--replay', '/nonexistent-bundle', 'show', 'services'], ['show', 'services', '--replay', '/nonexistent-bundle']]) {
+    const empty = mkdtempSync(path.join(tmpdir(), 'nodescope-not-bundle-'));
+    for (const args of [['--replay', empty, 'show', 'services'], ['show', 'services', '--replay', empty]]) {
       const r = run(...args);
       expect(r.status).toBe(1);
       expect(r.stderr).toMatch(/is not a capture bundle/);
       expect(r.stderr).toMatch(/^ {2}try: /m);
     }
+  });
+
+  it('says a --replay folder that is not there does not exist', () => {
+    const r = run('show', 'services', '--replay', '/nonexistent-bundle');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('nodescope: /nonexistent-bundle does not exist');
+    expect(r.stderr).not.toContain('is not a capture bundle');
+  });
+
+  it('trace --help says --from is required except with --entry host (what the command does)', () => {
+    const help = run('trace', '--help').stdout.replace(/\s+/g, ' ');
+    expect(help).toContain('--from <ip[:port]|pod> source: IP[:PORT], or a Pod as NAME or NAMESPACE/NAME');
+    expect(help).toContain('required, except with --entry host: then the node uses its own address');
+    const missing = run('trace', '--to', '10.96.12.34:80/tcp', '--replay', fixture('lab-iptables'));
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('--from is missing');
+    const host = run('trace', '--entry', 'host', '--to', '10.96.12.34:80/tcp', '--replay', fixture('lab-iptables'));
+    expect(host.status, host.stderr).toBe(0);
   });
 
   it('takes --replay DIR/manifest.json as the bundle DIR', () => {

@@ -18,7 +18,7 @@ describe('show compare', () => {
     const s = await snapshotOf('lab-cilium');
     const cmp = compareModes(s)!;
     const text = showCompare(s, 'text');
-    const cilium = text.split('\n').find((l) => l.includes(' cilium '))!;
+    const cilium = text.split('\n').find((l) => l.startsWith('cilium '))!;
     expect(cilium).toContain(`${modeTotal(cmp.predicted.cilium)} (equal)`);
     for (const p of cmp.perService) expect(text).toContain(p.service);
     expect(text).toContain('inferred:');

@@ -58,7 +58,8 @@ describe('fleet diagnose', () => {
     expect(text).toContain('the same on every node (the API objects, not a node):\n  default/empty broken: ');
     expect(text).toContain(`lab-node2: backend set differs from the API and the majority (stale ${STALE_ENDPOINT}:8080)`);
     const json = JSON.parse(fleetJson(d));
-    expect(Object.keys(json)).toEqual(['capturedAt', 'cluster', 'counts', 'nodes', 'services']);
+    expect(Object.keys(json)).toEqual(['apiVersion', 'kind', 'capturedAt', 'cluster', 'counts', 'nodes', 'services']);
+    expect([json['apiVersion'], json['kind']]).toEqual(['nodescope.dev/v1', 'FleetDiagnosis']);
     expect(json.nodes[0]).toMatchObject({ name: 'lab-node', status: 'ok', mode: 'iptables' });
     expect(json.services[1]).toMatchObject({ namespace: 'default', name: 'web', verdict: 'degraded', scope: 'nodes' });
     expect(json.services[1].nodes['lab-node2']).toMatchObject({ verdict: 'degraded', ownFault: true, findings: [{ layer: 'dataplane', code: 'endpoint-extra', endpoint: `${STALE_ENDPOINT}:8080` }, { code: 'endpoint-extra' }] });

@@ -1,0 +1,74 @@
+/**
+ * What every command does before it prints: the source opened and read once, `--probe` and
+ * `--cluster-domain` checked, and the document written to stdout terminal-safe.
+ */
+import { UserError } from '../errors.js';
+import type { SnapshotPart } from '../model/snapshot.js';
+import { checkAskedProbes } from '../collect/planned-runs.js';
+import { loadSnapshot } from '../collect/session.js';
+import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
+import type { Transport } from '../sources/transport.js';
+import { openSource, type OpenedSource } from '../sources/open.js';
+import { terminalSafe } from '../text/terminal-safe.js';
+import { apiNamespace, type GlobalOptions } from './options.js';
+
+/**
+ * Writes a `show`/`trace`/`dig` document to stdout: JSON as built (its strings are escaped
+ * by toJson), text and YAML made terminal-safe with their own line breaks kept.
+ */
+export function writeDocument(out: string, format: string | undefined): void {
+  process.stdout.write(format === 'json' ? out : terminalSafe(out, 'document'));
+}
+
+/**
+ * The snapshot parts `show WHAT` reads: `services` none (the API objects and the mode's cheap
+ * evidence), `rules` the rulesets (with what their head and notes name: ipsets, `-m recent`, LB
+ * maps, IPVS), not the conntrack tables; the others all.
+ */
+export function partsFor(what: string): readonly SnapshotPart[] | undefined {
+  if (what === 'services') return [];
+  if (what === 'rules') return ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'ipset', 'xtRecent', 'lb', 'ipvs'];
+  return undefined;
+}
+
+/** `--probe` ids, checked against the catalog (a UserError for an unknown one); empty when none. */
+export function askedProbes(opts: GlobalOptions): string[] {
+  const ids = [...(opts.probe ?? [])];
+  checkAskedProbes(ids);
+  return ids;
+}
+
+/** The cluster domain for DNS: `--cluster-domain` (a bad one is a UserError), else what the source shows, else the default. */
+export async function clusterDomainFor(opts: GlobalOptions, transport: Transport): Promise<ClusterDomain> {
+  try {
+    return await readClusterDomain({ ...(opts.clusterDomain !== undefined ? { flag: opts.clusterDomain } : {}), transport });
+  } catch (e) {
+    throw new UserError((e as Error).message, 'e.g. --cluster-domain cluster.local');
+  }
+}
+
+/** Probe parameters from the options (`--bpf-root`). */
+export function params(opts: GlobalOptions): Record<string, string | undefined> {
+  return { bpfRoot: opts.bpfRoot };
+}
+
+/** What Session and loadSnapshot need from an opened source (with `-n`'s namespace unless `-A`). */
+export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
+  return {
+    ...apiNamespace(opts),
+    transport: source.transport,
+    live: source.live,
+    ...(source.apiText !== undefined ? { apiText: source.apiText } : {}),
+    ...(source.apiOrigin ? { apiOrigin: source.apiOrigin } : {}),
+    ...(source.api ? { api: source.api } : {}),
+    ...(source.ciliumAgent ? { ciliumAgent: source.ciliumAgent } : {}),
+  };
+}
+
+/** One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says (the caller narrows its output). */
+export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false) {
+  const probes = askedProbes(opts);
+  const source = await openSource(opts);
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
+  return { source, snapshot };
+}

@@ -1,0 +1,110 @@
+/**
+ * `nodescope show WHAT`: what a pane shows, for scripts and eyes: `-o text` (default; plain
+ * whitespace-aligned columns as kubectl prints them), `wide` (services: more columns; the
+ * others print their text), `json`/`yaml` (a document with `apiVersion` and `kind`, see
+ * src/text/document.ts), `name` (services, rules, lb: one `kind/name` per line).
+ */
+import { UserError } from '../errors.js';
+import { showCompare } from '../report/compare.js';
+import { showConntrack } from '../report/conntrack.js';
+import { showDns } from '../report/dns.js';
+import { showLb } from '../report/lb.js';
+import { showRules } from '../report/rules.js';
+import { showServices } from '../report/services.js';
+import { probe } from '../sources/catalog.js';
+import { closeSource } from '../sources/open.js';
+import { dnsTransportFor } from '../dns/open.js';
+import { resolveServiceDns } from '../dns/resolve.js';
+import { formatServiceRef } from '../model/service-ref.js';
+import type { OutputFormat } from '../text/document.js';
+import { clusterDomainFor, loadOnce, partsFor, writeDocument } from './load.js';
+import type { GlobalOptions } from './options.js';
+
+/** What `show` can show, with a line each (`show` alone lists them; completion offers them). */
+export const SHOW_WHATS: readonly (readonly [string, string])[] = [
+  ['services', 'Services with ports, endpoints and what kube-proxy on this node should do'],
+  ['rules', 'iptables and nftables rules, chain by chain, with counters'],
+  ['lb', "Cilium's eBPF load-balancer maps (frontends and backends)"],
+  ['conntrack', 'conntrack entries, per Service with --service'],
+  ['dns', "a Service's DNS answers from the cluster DNS (needs --service)"],
+  ['compare', 'what each proxy mode would program for these Services'],
+];
+
+/** The `-o` formats `show` takes. */
+export const SHOW_FORMATS: readonly OutputFormat[] = ['text', 'wide', 'json', 'yaml', 'name'];
+
+/** `-o name` prints names for these. */
+const NAMED = new Set(['services', 'rules', 'lb']);
+
+/** The list `show` alone prints. */
+export function showChoicesText(): string {
+  const w = Math.max(...SHOW_WHATS.map(([n]) => n.length));
+  return `nodescope show WHAT: what to show, one of\n${SHOW_WHATS.map(([n, d]) => `  ${n.padEnd(w)}  ${d}\n`).join('')}e.g. nodescope show services --replay DIR\n`;
+}
+
+export interface ShowOptions extends GlobalOptions {
+  readonly output: OutputFormat;
+  readonly chain?: string;
+  readonly table?: string;
+  readonly service?: string;
+  readonly dnsServer?: string;
+  readonly events?: boolean;
+}
+
+export async function runShow(what: string | undefined, opts: ShowOptions): Promise<void> {
+  if (what === undefined) {
+    process.stdout.write(showChoicesText());
+    return;
+  }
+  if (!SHOW_WHATS.some(([n]) => n === what)) throw new UserError(`nothing to show called "${what}"`, SHOW_WHATS.map(([n]) => n).join(', '));
+  if (opts.output === 'name' && !NAMED.has(what)) throw new UserError(`-o name is for show ${[...NAMED].join(', ')}: ${what} has no names of its own`, `nodescope show ${what} -o text|json|yaml`);
+  // wide adds columns to services; the other texts already print every field.
+  const format: OutputFormat = opts.output === 'wide' && what !== 'services' ? 'text' : opts.output;
+  if (opts.events && what !== 'conntrack') throw new UserError(`--events is for show conntrack, not show ${what}`, 'nodescope show conntrack --events');
+  // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
+  const events = opts.events === true && !opts.replay;
+  if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
+  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
+  let out: string;
+  try {
+    switch (what) {
+      case 'services':
+        out = showServices(snapshot, format, opts.service);
+        break;
+      case 'rules':
+        out = showRules(snapshot, format, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) });
+        break;
+      case 'lb':
+        out = showLb(snapshot, format);
+        break;
+      case 'compare':
+        out = showCompare(snapshot, format, opts.service);
+        break;
+      case 'conntrack':
+        out = showConntrack(snapshot, format, { ...(opts.service ? { service: opts.service } : {}) });
+        break;
+      case 'dns': {
+        if (!opts.service) {
+          const names = (snapshot.api?.value?.services ?? []).map((svc) => formatServiceRef(svc.meta));
+          const some = names.slice(0, 5).join(', ');
+          throw new UserError('show dns needs --service NS/NAME', names.length ? `e.g. ${some}${names.length > 5 ? ` (${names.length} in all: \`nodescope show services\`)` : ''}` : 'list them with `nodescope show services`');
+        }
+        if (!snapshot.api?.value) throw new UserError('show dns needs API objects', 'pass --api-file FILE');
+        const dns = dnsTransportFor(source.transport);
+        try {
+          const domain = await clusterDomainFor(opts, source.transport);
+          const result = await resolveServiceDns({ api: snapshot.api.value, service: opts.service, dns, expect: { zone: domain.name }, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
+          out = showDns(snapshot, [result], format, domain);
+        } finally {
+          await dns.close();
+        }
+        break;
+      }
+      default:
+        throw new UserError(`nothing to show called "${what}"`, 'services, rules, lb, conntrack, dns, compare');
+    }
+  } finally {
+    await closeSource(source);
+  }
+  writeDocument(out, format);
+}
