@@ -80,6 +80,11 @@ function translate(text: string, depth: number): string {
   return pieces(matchOne(wide, text, depth) ?? text);
 }
 
+/** `text` (a rule or map entry as the node wrote it, a packet line) with only the pieces of src/text/messages/why.ts in `lang`. */
+export function whyPieces(lang: Lang, text: string): string {
+  return lang === 'en' ? text : pieces(text);
+}
+
 /**
  * `text` (a reason, verdict, note, entry or reply sentence of a walk, or a packet line)
  * in `lang`: itself for English, the Japanese of src/text/messages/why.ts otherwise.

@@ -56,7 +56,7 @@ export const WHY_PHRASES: readonly (readonly [en: string, ja: string])[] = [
   ['delivered to a local process on $e', '$e のローカルプロセスに配送'],
   ['route to $d: $r (local)', '$d への経路: $r（ローカル）'],
   ['route to $d: $r', '$d への経路: $r'],
-  ['no route to $d: network unreachable', '$d への経路なし: network unreachable'],
+  ['no route to $d: network unreachable', '$d への経路なし: ネットワークに到達できません'],
   ['no route to $d', '$d への経路なし'],
   ['route $r: silently dropped', '経路 $r: 黙って破棄'],
   ['$*a: the client gets "connection refused" at once, not a timeout', '$a: クライアントはタイムアウトを待たず、すぐに「connection refused」を受け取ります'],
@@ -118,7 +118,7 @@ export const WHY_PHRASES: readonly (readonly [en: string, ja: string])[] = [
   ['reverse NAT: no entry for rev_nat_index $i: the reply would not be rewritten', '逆 NAT: rev_nat_index $i のエントリなし: 応答は書き換えられません'],
   ['$*a: connect() fails with EHOSTUNREACH (socket LB, REASON_LB_NO_BACKEND); a packet reaching bpf_lxc/bpf_host instead is dropped with $d ($c)', '$a: connect() は EHOSTUNREACH で失敗します（socket LB、REASON_LB_NO_BACKEND）。bpf_lxc/bpf_host に届いたパケットは $d（$c）で破棄されます'],
   ['$*a: connect() fails with EHOSTUNREACH', '$a: connect() は EHOSTUNREACH で失敗します'],
-  ['$*a: dropped with $d ($c, "Service backend not found")', '$a: $d（$c、"Service backend not found"）で破棄'],
+  ['$*a: dropped with $d ($c, "Service backend not found")', '$a: $d（$c、バックエンドが見つからない）で破棄'],
   ['service $i $f has count 0: no backend to choose', 'サービス $i $f は count 0: 選べるバックエンドがありません'],
   ['service $i $f has no backend slot in the listing: no backend to choose', 'サービス $i $f は一覧にバックエンドのスロットがありません: 選べるバックエンドがありません'],
   ['socket LB is disabled (cilium-dbg status): host traffic to a Service is not translated at the socket', 'socket LB は無効（cilium-dbg status）: ホストから Service への通信はソケットで変換されません'],
@@ -148,8 +148,6 @@ export const WHY_GENERIC: readonly (readonly [en: string, ja: string])[] = [
   ['saddr $a is $t, not $u', 'saddr $a は $t（$u ではない）'],
   ['daddr $a is $t', 'daddr $a は $t'],
   ['saddr $a is $t', 'saddr $a は $t'],
-  ['→ $*list', '→ $list'],
-  ['$e ($*why)', '$e（$why）'],
 ];
 
 /**
@@ -160,4 +158,7 @@ export const WHY_PIECES: readonly (readonly [en: string, ja: string])[] = [
   ['ct (not tracked yet)', 'ct（未追跡）'],
   ['<random port>', '<乱数ポート>'],
   ['<random>', '<乱数>'],
+  [' (no entry)', '（エントリなし）'],
+  [' (on this node)', '（このノード上）'],
+  ['exit code ', '終了コード '],
 ];

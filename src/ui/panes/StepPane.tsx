@@ -16,7 +16,7 @@ import type { TraceResult, TraceStep, VerdictKind } from '../../trace/types.js';
 import { wrapCells } from '../../tour/wrap.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
-import { whyText } from '../../text/why.js';
+import { whyPieces, whyText } from '../../text/why.js';
 import { cellWidth, fitCell, humanBytes, humanCount, layoutColumns, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
@@ -64,8 +64,8 @@ function columns(lang: Lang, width: number): ColumnSpec[] {
 }
 
 /** `table/chain #n`, cut in the chain name so the rule number always shows in `width` cells. */
-function where(s: TraceStep, width: number): string {
-  if (s.table === null || s.chain === null) return s.kind;
+function where(s: TraceStep, width: number, lang: Lang): string {
+  if (s.table === null || s.chain === null) return t(lang, `step.kind.${s.kind}`);
   const base = `${s.backend === 'nft' ? `${s.family} ` : ''}${s.xtables ? `${s.xtables} ` : ''}${s.table}/${s.chain}`;
   const suffix = s.ruleIndex !== null ? ` #${s.ruleIndex}` : '';
   if (cellWidth(base + suffix) <= width) return base + suffix;
@@ -83,7 +83,7 @@ function rowColor(s: TraceStep): ColorToken | undefined {
 
 /** One step's row; numbered from 1, as the footer (`step n of total`) and the branch lines count. */
 function stepRow(s: TraceStep, width: number, whereWidth: number, lang: Lang): TableRow {
-  const cells = [String(s.index + 1), s.hook ?? '', where(s, whereWidth), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
+  const cells = [String(s.index + 1), s.hook ?? '', where(s, whereWidth, lang), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
   if (width >= 100) cells.push(whyText(lang, s.reason));
   const color = rowColor(s);
   return { key: String(s.index), cells, ...(color ? { color } : {}), ...(s.matched === false ? { dim: true } : {}) };
@@ -100,7 +100,7 @@ interface DetailLine {
 /** The detail lines for the current step, fitted (and the why wrapped) by the caller. */
 function detailLines(r: TraceResult, s: TraceStep, lang: Lang): DetailLine[] {
   const out: DetailLine[] = [];
-  if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}` });
+  if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: whyPieces(lang, `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}`) });
   out.push({ label: t(lang, 'step.why'), text: whyText(lang, s.reason), wrap: true, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
   out.push({ label: t(lang, 'step.here'), text: whyText(lang, formatHeader(s.header)) });
   if (s.counters) out.push({ label: t(lang, 'step.counters'), text: tf(lang, 'step.countersText', { packets: humanCount(s.counters.packets), bytes: humanBytes(s.counters.bytes) }) });
