@@ -9,6 +9,7 @@
  */
 export const WHY_PHRASES: readonly (readonly [en: string, ja: string])[] = [
   // conntrack (src/trace/stations.ts)
+  ['conntrack: the entry of this 5-tuple is $st (a closed connection); a SYN reopens it: conntrack deletes the old entry and the packet starts a NEW flow', 'conntrack: この 5 タプルのエントリは $st（閉じた接続）: SYN が接続を開き直すので、conntrack は古いエントリを消し、パケットは NEW のフローを始めます'],
   ['conntrack: no entry has this 5-tuple, the packet starts a NEW flow', 'conntrack: この 5 タプルのエントリはなく、パケットは NEW のフローを始めます'],
   ['$*a (a TCP packet without SYN is picked up mid-stream, nf_conntrack_tcp_loose=1)', '$a（SYN のない TCP パケットは途中から拾われます: nf_conntrack_tcp_loose=1）'],
   ['conntrack: the NEW flow is confirmed and enters the conntrack table (its entry is shown with the result)', 'conntrack: NEW のフローが確定し、conntrack テーブルに入ります（エントリは結果とともに表示）'],
