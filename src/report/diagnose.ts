@@ -6,7 +6,7 @@
  * per Service (`VERDICT ns/name`), its findings indented under it with the first proof, and the
  * node's own findings last. Every string from the node or the API is made terminal-safe here.
  */
-import { diagnoseSnapshot, type Diagnosis, type Finding } from '../analysis/diagnose/index.js';
+import { diagnoseSnapshot, VERDICTS, type Diagnosis, type Finding, type Verdict } from '../analysis/diagnose/index.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { serviceNotFound } from '../model/service-ref.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -16,6 +16,11 @@ import { headText, showHead } from './header.js';
 /** Options of `nodescope diagnose`. */
 export interface DiagnoseReportOptions {
   readonly service?: string;
+  /**
+   * `-n NAMESPACE`: only this namespace's Services are listed and counted. The diagnosis itself
+   * reads every Service the source has, so a frontend of another namespace is not called unexpected.
+   */
+  readonly namespace?: string;
   /** Findings with severity `info` too (default: text shows them, as they explain a verdict). */
   readonly quiet?: boolean;
 }
@@ -42,6 +47,14 @@ export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: Dia
   return out;
 }
 
+/** The diagnosis of `namespace`'s Services only (counts recounted; node findings kept). */
+function inNamespace(d: Diagnosis, namespace: string | undefined): Diagnosis {
+  if (namespace === undefined) return d;
+  const services = d.services.filter((s) => s.namespace === namespace);
+  const counts = Object.fromEntries(VERDICTS.map((v) => [v, services.filter((s) => s.verdict === v).length])) as Record<Verdict, number>;
+  return { header: { ...d.header, services: services.length, counts }, services };
+}
+
 /**
  * Diagnoses the snapshot and renders it in `format`, with the diagnosis for the exit status.
  * Throws `UserError` when `--service` names no Service of the API objects (with close names).
@@ -52,7 +65,7 @@ export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', op
     const names = api.services.map((s) => `${s.meta.namespace}/${s.meta.name}`);
     if (!names.includes(options.service)) throw serviceNotFound(options.service, names);
   }
-  const diagnosis = diagnoseSnapshot(snapshot, api, options.service !== undefined ? { service: options.service } : {});
+  const diagnosis = inNamespace(diagnoseSnapshot(snapshot, api, options.service !== undefined ? { service: options.service } : {}), options.namespace);
   if (format === 'json') {
     const { header, services } = diagnosis;
     return { out: toJson({ ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, nodeFindings: header.nodeFindings, services }), diagnosis };

@@ -98,6 +98,8 @@ export type FindingCode =
   | 'cilium-listing-disagrees'
   | 'cilium-backend-state'
   | 'cilium-slot-count'
+  | 'cilium-flags-differ'
+  | 'cilium-expectation-undecided'
   // conntrack
   | 'conntrack-not-read'
   | 'conntrack-stale-endpoint'
