@@ -9,6 +9,7 @@ import { buildSnapshot } from './build-snapshot.js';
 import { packageVersion } from '../paths.js';
 import { writeBundle, type BundleManifest } from '../sources/bundle.js';
 import { closeSource, type OpenedSource } from '../sources/open.js';
+import { ReplayTransport } from '../sources/replay.js';
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { catalog } from '../sources/catalog.js';
 import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.js';
@@ -45,6 +46,22 @@ export interface CaptureOptions {
   readonly apiLink?: string;
   /** The node's name when the caller knows it (a fleet's Kubernetes Node name); else read from the node (uname, API addresses). */
   readonly node?: string;
+}
+
+/**
+ * For a capture read from a replay bundle: that it is a copy, of which bundle (node, time,
+ * folder), with the bundle's own note kept, so a re-capture never loses how the data was made.
+ */
+function copyNote(source: OpenedSource): string | null {
+  if (!(source.transport instanceof ReplayTransport)) return null;
+  const m = source.transport.bundle.manifest;
+  return `copy of the capture of ${m.node} taken ${m.capturedAt} (replay of ${source.transport.bundle.dir})${m.note ? `; its note: ${m.note}` : ''}`;
+}
+
+/** The manifest's `note` field from its parts (empty parts left out), or nothing. */
+function noteOf(parts: readonly (string | null | undefined)[]): { note?: string } {
+  const kept = parts.filter((p): p is string => typeof p === 'string' && p !== '');
+  return kept.length ? { note: kept.join('; ') } : {};
 }
 
 /**
@@ -178,6 +195,6 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
     ...(apiText !== undefined ? { apiText } : {}),
     ...(options.apiLink !== undefined ? { apiLink: options.apiLink } : {}),
     ...(Object.keys(dns.extras).length ? { extras: dns.extras } : {}),
-    ...(options.note || dns.skipped ? { note: [options.note, dns.skipped && dns.skipped !== 'disabled' ? `DNS answers not recorded: ${dns.skipped}` : null].filter(Boolean).join('; ') } : {}),
+    ...noteOf([options.note, copyNote(source), dns.skipped && dns.skipped !== 'disabled' ? `DNS answers not recorded: ${dns.skipped}` : null]),
   });
 }

@@ -1,19 +1,30 @@
 /**
- * Wrapping narration by terminal cells, for English and Japanese alike. Widths come from
+ * Wrapping text by terminal cells, for English and Japanese alike. Widths come from
  * string-width (a kanji or kana is 2 cells); text is cut only between grapheme clusters
  * (`Intl.Segmenter`), so no character is ever split. English breaks at spaces; Japanese
- * may break between any two characters, except that closing punctuation (`、。）」` …)
- * never starts a line and opening brackets (`（「` …) never end one (the basic rule of
- * JIS X 4051 line breaking, "kinsoku"). Pure.
+ * breaks between the phrases BudouX finds (google/budoux, its default Japanese model), so
+ * a word, or a particle and the word before it, stays on one line, and punctuation stays
+ * with what it closes. A BudouX boundary between two narrow characters (inside a Latin
+ * word or an address) is not a break. Pure.
  */
+import { loadDefaultJapaneseParser } from 'budoux';
 import stringWidth from 'string-width';
 
-/** Characters that must not start a line (closing brackets, small kana, punctuation). */
+/** Characters that must not start a line (closing brackets, small kana, punctuation): for {@link hardSplit} and {@link breaksKinsoku}. */
 const NO_START = new Set([...'、。，．・：；？！ー―…‥）〕］｝〉》」』】’”ゝゞぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ,.:;!?)]}%']);
-/** Characters that must not end a line (opening brackets). */
+/** Characters that must not end a line (opening brackets): for {@link hardSplit} and {@link breaksKinsoku}. */
 const NO_END = new Set([...'（〔［｛〈《「『【‘“([{']);
 
 const segmenter = new Intl.Segmenter('ja', { granularity: 'grapheme' });
+
+let parser: ReturnType<typeof loadDefaultJapaneseParser> | null = null;
+
+/** BudouX's phrases of `text` (the parser is loaded on first use). */
+function phrases(text: string): string[] {
+  if (!/[^\x00-\u2e7f]/u.test(text)) return [text];
+  parser ??= loadDefaultJapaneseParser();
+  return parser.parse(text);
+}
 
 /** One unbreakable piece of text and whether a space preceded it. */
 interface Unit {
@@ -26,47 +37,61 @@ function graphemes(text: string): string[] {
   return [...segmenter.segment(text)].map((s) => s.segment);
 }
 
-/** Splits a paragraph into units: Latin words, single wide characters, kinsoku glue applied. */
+/**
+ * Splits a paragraph into units: words between spaces, cut further at BudouX's phrase
+ * boundaries where a wide character stands on either side.
+ */
 function units(paragraph: string): Unit[] {
   const out: Unit[] = [];
   let space = false;
-  // The Latin word being read, which narrow characters extend.
   let current: Unit | null = null;
-  let glueNext = false;
-  for (const g of graphemes(paragraph)) {
-    if (/^\s+$/u.test(g)) {
-      current = null;
-      space = true;
-      glueNext = false;
-      continue;
+  for (const phrase of phrases(paragraph)) {
+    let first = true;
+    for (const g of graphemes(phrase)) {
+      if (/^\s+$/u.test(g)) {
+        current = null;
+        space = true;
+        first = false;
+        continue;
+      }
+      const w = stringWidth(g);
+      // A phrase boundary breaks only next to a wide character: never inside a Latin word.
+      const boundary = first && current !== null && (w > 1 || stringWidth([...current.text].pop() ?? '') > 1);
+      if (current !== null && !space && !boundary) {
+        current.text += g;
+        current.width += w;
+      } else {
+        current = { text: g, width: w, spaceBefore: space };
+        out.push(current);
+      }
+      space = false;
+      first = false;
     }
-    const w = stringWidth(g);
-    const last = out[out.length - 1];
-    if (last && !space && (NO_START.has(g) || glueNext)) {
-      // Closing punctuation stays with what it closes; an opening bracket with what it opens.
-      last.text += g;
-      last.width += w;
-      current = w === 1 ? last : null;
-    } else if (w === 1 && current !== null && !space) {
-      current.text += g;
-      current.width += w;
-    } else {
-      const u: Unit = { text: g, width: w, spaceBefore: space };
-      out.push(u);
-      current = w === 1 ? u : null;
-    }
-    glueNext = NO_END.has(g);
-    space = false;
   }
   return out;
 }
 
-/** Cuts one over-wide unit into pieces of at most `width` cells, between graphemes. */
+/**
+ * Cuts one phrase wider than the line into pieces of at most `width` cells, between
+ * graphemes. Only here, where BudouX's phrase itself does not fit, does the old line-break
+ * rule of JIS X 4051 decide: closing punctuation stays with the character before it and
+ * an opening bracket with the one after it, so no piece starts with `。` or ends with `「`.
+ */
 function hardSplit(text: string, width: number): string[] {
+  const glued: string[] = [];
+  let glueNext = false;
+  for (const g of graphemes(text)) {
+    const prev = glued[glued.length - 1];
+    // Only next to Japanese: a Latin word or an address is cut exactly at the width.
+    const japanese = prev !== undefined && (stringWidth(g) > 1 || stringWidth(graphemes(prev).pop() ?? '') > 1);
+    if (prev !== undefined && japanese && (NO_START.has(g) || glueNext) && stringWidth(prev + g) <= width) glued[glued.length - 1] += g;
+    else glued.push(g);
+    glueNext = NO_END.has(g);
+  }
   const out: string[] = [];
   let line = '';
   let used = 0;
-  for (const g of graphemes(text)) {
+  for (const g of glued) {
     const w = stringWidth(g);
     if (used + w > width && line !== '') {
       out.push(line);

@@ -40,7 +40,9 @@ export function conntrackIn(ctx: WalkContext, rec: FlowRecord, priority: number)
   if (flow.tracked !== 'not-yet') return; // looped-back packet: it keeps its conntrack entry
   const entries: readonly ConntrackEntry[] = ctx.input.conntrack ?? [];
   if (ctx.input.conntrack === undefined) ctx.note('the conntrack table was not captured: the packet is taken as the first of a new flow');
-  const m = findFlow(entries, ctx.pkt.header(), ctx.indexed);
+  const found = findFlow(entries, ctx.pkt.header(), ctx.indexed);
+  const reopened = found !== null && reopensClosedFlow(ctx, found);
+  const m = reopened ? null : found;
   if (m) {
     const nat = flowNat(m.entry);
     flow.tracked = 'known';
@@ -65,7 +67,21 @@ export function conntrackIn(ctx: WalkContext, rec: FlowRecord, priority: number)
   ctx.pkt.ct = 'new';
   rec.original = tupleOf(ctx.pkt.header());
   const pickup = ctx.pkt.proto === 'tcp' && !ctx.pkt.tcpFlags.includes('syn') ? ' (a TCP packet without SYN is picked up mid-stream, nf_conntrack_tcp_loose=1)' : '';
-  ctx.record({ ...common, reason: `conntrack: no entry has this 5-tuple, the packet starts a NEW flow${pickup}` });
+  const why = reopened
+    ? `conntrack: the entry of this 5-tuple is ${found.entry.state} (a closed connection); a SYN reopens it: conntrack deletes the old entry and the packet starts a NEW flow`
+    : `conntrack: no entry has this 5-tuple, the packet starts a NEW flow${pickup}`;
+  ctx.record({ ...common, reason: why });
+}
+
+/**
+ * True when a TCP SYN (without ACK) in the original direction meets an entry in TIME_WAIT
+ * or CLOSE: the kernel kills the old entry and looks the packet up again as NEW
+ * (net/netfilter/nf_conntrack_proto_tcp.c `nf_conntrack_tcp_packet`, "Attempt to reopen a
+ * closed/aborted connection"; RFC 1122 4.2.2.13 lets a SYN reopen a TIME-WAIT connection).
+ */
+function reopensClosedFlow(ctx: WalkContext, m: FlowMatch): boolean {
+  const flags = ctx.pkt.tcpFlags;
+  return ctx.pkt.proto === 'tcp' && flags.includes('syn') && !flags.includes('ack') && m.direction === 'original' && (m.entry.state === 'TIME_WAIT' || m.entry.state === 'CLOSE');
 }
 
 function rewriteText(before: string, after: string): string {

@@ -50,7 +50,7 @@ describe.each(FRAME_WIDTHS.flatMap((w) => LANGS.map((l) => [w, l] as const)))('I
     const r = renderAt(<IpvsPane data={unknown} width={width} height={20} focused cursor={0} lang={lang} />, width);
     const frame = r.frame().replace(/\n/g, ' ');
     expect(frame).toContain(lang === 'en' ? 'IPVS table unknown (not read)' : 'IPVS テーブルは不明');
-    expect(frame).toContain("ipvsadm -Ln: exit code 2 (Can't initialize ipvs: Protocol not available)");
+    expect(frame).toContain(`ipvsadm -Ln: ${lang === 'en' ? 'exit code' : '終了コード'} 2 (Can't initialize ipvs: Protocol not available)`);
     expect(frame).toContain('ipvsadm -Ln, ipvsadm -Ln --stats --exact');
     expect(frame).not.toMatch(/0 virtual servers|仮想サーバー 0 件/);
     expect(r.frame()).toMatchSnapshot();

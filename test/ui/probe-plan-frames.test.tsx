@@ -30,8 +30,9 @@ describe.each(FRAME_WIDTHS)('probe plan in the frames at %i columns', (width) =>
     const rows = helpProbeRows(probes, skipped);
     expect(rows.map((r) => r.id)).toEqual(['iptables-save', 'ip-addr', 'nft-json']);
     const frame = renderAt(<Help lang={lang} height={40} probes={rows} />, width).frame();
-    expect(frame).toMatch(/iptables-save\s+3210 \/ 2980\s+ok/);
-    expect(frame).toMatch(/ip-addr\s+4 \/ \?\s+ok/);
+    const ok = lang === 'en' ? 'ok' : '成功';
+    expect(frame).toMatch(new RegExp(`iptables-save\\s+3210 / 2980\\s+${ok}`));
+    expect(frame).toMatch(new RegExp(`ip-addr\\s+4 / \\?\\s+${ok}`));
     expect(frame).toContain('nft-json');
     expect(frame).toMatchSnapshot();
   });

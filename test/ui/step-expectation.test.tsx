@@ -7,7 +7,7 @@ import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderApp } from '../helpers/render.js';
 
 describe.each(FRAME_WIDTHS)('Step pane with the API expectation at %i columns', (width) => {
-  it.each([['en', 'API says', 'the API expects cluster traffic to default/empty'], ['ja', 'API上', 'the API expects cluster traffic to default/empty']] as const)('%s: a REJECTed Service', async (lang, label, text) => {
+  it.each([['en', 'API says', 'the API expects cluster traffic to default/empty', /REJECT — no endpoints: REJECT/], ['ja', 'API上', 'API によれば、このノードで default/empty 宛ての cluster 通信', /REJECT。 ?エンドポイントなし: REJECT/]] as const)('%s: a REJECTed Service', async (lang, label, text, verdict) => {
     const r = await renderApp(<App session={staticSession(await snapshotOf('lab-iptables'))} lang={lang} width={width} height={40} />, width, 40);
     // default/empty is the first Service: t walks a packet to it; n steps to the final step.
     await r.press('t');
@@ -15,7 +15,7 @@ describe.each(FRAME_WIDTHS)('Step pane with the API expectation at %i columns', 
     const frame = r.frame();
     expect(frame).toContain(label);
     expect(frame.replace(/\n\s+/g, ' ')).toContain(text);
-    expect(frame.replace(/\n\s+/g, ' ')).toMatch(/REJECT — no endpoints: REJECT/);
+    expect(frame.replace(/\n\s+/g, ' ')).toMatch(verdict);
     r.unmount();
   }, 30_000);
 });

@@ -1,3 +1,4 @@
+import { loadDefaultJapaneseParser } from 'budoux';
 import stringWidth from 'string-width';
 import { describe, expect, it } from 'vitest';
 import { loadTour, tourNames } from '../../src/tour/load.js';
@@ -53,6 +54,38 @@ describe('wrapCells', () => {
     expect(lines).toEqual(['「あい', 'う', 'え」。']);
     expect(lines.every((l) => !breaksKinsoku(l))).toBe(true);
     expect(lines.join('')).toBe('「あいうえ」。');
+  });
+
+  it.each([13, 20, 40, 80])('breaks Japanese only between BudouX phrases or at spaces, never inside a word, at %i cells', (width) => {
+    const texts = [JA, ...tourNames().flatMap((n) => loadTour(n).steps.map((s) => s.narration.ja.replace(/\s+/g, ' ')))];
+    const parser = loadDefaultJapaneseParser();
+    for (const text of texts) {
+      // Where BudouX allows a break, counted in characters of the text without spaces.
+      const bare = text.replaceAll(' ', '');
+      const allowed = new Set<number>();
+      let at = 0;
+      for (const p of parser.parse(text)) allowed.add((at += p.replaceAll(' ', '').length));
+      const spaced = new Set<number>();
+      let k = 0;
+      for (const ch of text) (ch === ' ' ? spaced.add(k) : k++);
+      const lines = wrapCells(text, width);
+      let end = 0;
+      for (const l of lines.slice(0, -1)) {
+        end += l.replaceAll(' ', '').length;
+        const cutInsidePhrase = !allowed.has(end) && !spaced.has(end);
+        // A phrase wider than the line is the one place a cut may fall inside it.
+        const phraseFits = parser.parse(text).every((p) => stringWidth(p) <= width);
+        if (phraseFits) expect(cutInsidePhrase, `${l} | ${bare.slice(end, end + 6)}`).toBe(false);
+      }
+    }
+  });
+
+  it('keeps a Japanese word whole where a cut by cells would split it (それなのに, ポート, データプレーン)', () => {
+    const text = 'default/empty は一見正常です。ClusterIP 10.96.50.5 とポート 80 があります。それなのにクライアントはすぐに「connection refused」になります。エンドポイント、データプレーン、DNS の 3 層を順に確かめます。';
+    const lines = wrapCells(text, 80);
+    expect(lines[0]!.endsWith('それ')).toBe(false);
+    expect(lines.some((l) => l.includes('それなのに'))).toBe(true);
+    expect(lines.some((l) => l.includes('データプレーン'))).toBe(true);
   });
 
   it('starts a new paragraph at a newline', () => {

@@ -18,6 +18,13 @@ export interface HelpProbeRow {
 /** Milliseconds rounded, for the probe rows. */
 const ms = (n: number): string => String(Math.round(n));
 
+const PROBE_STATUS = { ok: 'help.status.ok', failed: 'help.status.failed', missing: 'help.status.missing', timeout: 'help.status.timeout' } as const;
+
+/** A probe's status (src/sources/probe-runner.ts `ProbeStatus`) in `lang`; an unknown word as it is. */
+function probeStatus(lang: Lang, status: string): string {
+  return status in PROBE_STATUS ? t(lang, PROBE_STATUS[status as keyof typeof PROBE_STATUS]) : status;
+}
+
 /** The probe rows of `?` from a snapshot's probe summaries and skipped probes (heavy ones first are not reordered: catalog order). */
 export function helpProbeRows(probes: readonly { id: string; status: string; durationMs: number; cpuMs?: number }[], skipped: readonly { id: string; reason: string }[] = []): HelpProbeRow[] {
   return [...probes.map((p) => ({ id: p.id, status: p.status, durationMs: p.durationMs, ...(p.cpuMs !== undefined ? { cpuMs: p.cpuMs } : {}) })), ...skipped.map((s) => ({ id: s.id, status: 'skipped', durationMs: 0, skipped: s.reason }))];
@@ -50,7 +57,7 @@ export function Help({ lang, apiError = null, height, probes }: { readonly lang:
         {(probes ?? []).map((p) => (
           <Text key={p.id}>
             <Text color={theme.accent}>{p.id.padEnd(22)}</Text>
-            {p.skipped === undefined ? `${ms(p.durationMs)} / ${p.cpuMs === undefined ? '?' : ms(p.cpuMs)}  ${p.status}` : tf(lang, 'help.skipped', { reason: p.skipped })}
+            {p.skipped === undefined ? `${ms(p.durationMs)} / ${p.cpuMs === undefined ? '?' : ms(p.cpuMs)}  ${probeStatus(lang, p.status)}` : tf(lang, 'help.skipped', { reason: p.skipped })}
           </Text>
         ))}
       </Box>

@@ -6,7 +6,7 @@ import { Box } from 'ink';
 import { Text } from './SafeText.js';
 import React, { createContext, useContext } from 'react';
 import { sortedTitle, type TableSort } from '../table-sort.js';
-import { fitCell, fitCellMiddle, layoutColumns, type ColumnSpec } from '../../text/cells.js';
+import { cellWidth, fitCell, fitCellMiddle, layoutColumns, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
 /** One row: its cells in column order, and an optional colour role. */
@@ -32,6 +32,17 @@ export interface TableProps {
 /** The shown table's sort (src/ui/table-sort.ts): the App provides it, the column with its key gets the arrow. */
 export const TableSortContext = createContext<TableSort | null>(null);
 
+/**
+ * The column widened to its title's display width (a Japanese title takes two cells a
+ * character), so a header is never cut while the terminal has room: `ポリシー` needs 8 cells
+ * where `POLICY` needed 6. Flex columns give the cells back ({@link layoutColumns}).
+ */
+function titleFits(c: ColumnSpec): ColumnSpec {
+  const need = cellWidth(c.title);
+  if (c.width !== undefined) return need > c.width ? { ...c, width: need } : c;
+  return need > (c.minWidth ?? 4) ? { ...c, minWidth: need } : c;
+}
+
 /** The first visible row index that keeps `cursor` in view, centred when possible. */
 export function windowStart(count: number, cursor: number, height: number): number {
   if (count <= height) return 0;
@@ -39,8 +50,9 @@ export function windowStart(count: number, cursor: number, height: number): numb
 }
 
 /** Renders a header line and the visible slice of rows; the cursor row is inverse. */
-export function Table({ columns, rows, cursor, width, height, focused, sortable = true }: TableProps): React.JSX.Element {
+export function Table({ columns: given, rows, cursor, width, height, focused, sortable = true }: TableProps): React.JSX.Element {
   const sort = useContext(TableSortContext);
+  const columns = given.map(titleFits);
   const widths = layoutColumns(columns, width);
   const line = (cells: readonly string[]) => columns.map((c, i) => (c.elide === 'middle' ? fitCellMiddle : fitCell)(cells[i] ?? '', widths[i]!, c.align)).join(' ');
   const start = windowStart(rows.length, cursor, height);

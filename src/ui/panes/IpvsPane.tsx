@@ -10,6 +10,7 @@ import React from 'react';
 import { ipvsCountText, type IpvsRealServerRow, type IpvsView, type IpvsVirtualServerRow } from '../../analysis/ipvs-view.js';
 import type { IpvsCount } from '../../model/ipvs.js';
 import { wrapCells } from '../../tour/wrap.js';
+import { whyText } from '../../text/why.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang } from '../../text/i18n.js';
@@ -92,7 +93,7 @@ function hasUnread(rows: readonly IpvsVirtualServerRow[]): boolean {
 
 /** The not-read table: why, and the probes that would read it. */
 function UnknownTable({ reason, probes, width, lang }: { readonly reason: string; readonly probes: readonly string[]; readonly width: number; readonly lang: Lang }): React.JSX.Element {
-  const lines = [...wrapCells(tf(lang, 'ipvs.unknown', { reason }), width).slice(0, 4), ...wrapCells(tf(lang, 'ipvs.readBy', { probes: probes.join(', ') }), width).slice(0, 2)];
+  const lines = [...wrapCells(tf(lang, 'ipvs.unknown', { reason: whyText(lang, reason) }), width).slice(0, 4), ...wrapCells(tf(lang, 'ipvs.readBy', { probes: probes.join(', ') }), width).slice(0, 2)];
   return (
     <Box flexDirection="column">
       {lines.map((l, i) => (

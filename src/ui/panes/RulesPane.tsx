@@ -57,9 +57,9 @@ export interface RulesPaneProps {
 
 function chainColumns(lang: Lang, width: number): ColumnSpec[] {
   return [
-    { key: 'table', title: 'TABLE', width: 14 },
+    { key: 'table', title: t(lang, 'col.table'), width: 14 },
     { key: 'chain', title: t(lang, 'col.chain'), flex: 3, elide: 'middle' },
-    ...(width >= 100 ? [{ key: 'detail', title: 'HOOK / TYPE', flex: 2 } satisfies ColumnSpec] : []),
+    ...(width >= 100 ? [{ key: 'detail', title: t(lang, 'col.hookType'), flex: 2 } satisfies ColumnSpec] : []),
     { key: 'policy', title: t(lang, 'col.policy'), width: 7 },
     { key: 'rules', title: t(lang, 'col.rules'), width: 6, align: 'right' },
     { key: 'pkts', title: t(lang, 'col.pkts'), width: 8, align: 'right' },

@@ -16,6 +16,7 @@ import type { TraceResult, TraceStep, VerdictKind } from '../../trace/types.js';
 import { wrapCells } from '../../tour/wrap.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
+import { whyPieces, whyText } from '../../text/why.js';
 import { cellWidth, fitCell, humanBytes, humanCount, layoutColumns, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
@@ -65,8 +66,8 @@ function columns(lang: Lang): ColumnSpec[] {
 }
 
 /** `table/chain #n`, cut in the chain name so the rule number always shows in `width` cells. */
-function where(s: TraceStep, width: number): string {
-  if (s.table === null || s.chain === null) return s.kind;
+function where(s: TraceStep, width: number, lang: Lang): string {
+  if (s.table === null || s.chain === null) return t(lang, `step.kind.${s.kind}`);
   const base = `${s.backend === 'nft' ? `${s.family} ` : ''}${s.xtables ? `${s.xtables} ` : ''}${s.table}/${s.chain}`;
   const suffix = s.ruleIndex !== null ? ` #${s.ruleIndex}` : '';
   if (cellWidth(base + suffix) <= width) return base + suffix;
@@ -83,8 +84,8 @@ function rowColor(s: TraceStep): ColorToken | undefined {
 }
 
 /** One step's row; numbered from 1, as `nodescope trace` prints it, the footer (`step n of total`) and the branch lines count. */
-function stepRow(s: TraceStep, whereWidth: number): TableRow {
-  const cells = [String(stepNumber(s)), stepHook(s), where(s, whereWidth), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
+function stepRow(s: TraceStep, whereWidth: number, lang: Lang): TableRow {
+  const cells = [String(stepNumber(s)), stepHook(s), where(s, whereWidth, lang), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
   const color = rowColor(s);
   return { key: String(s.index), cells, ...(color ? { color } : {}), ...(s.matched === false ? { dim: true } : {}) };
 }
@@ -100,18 +101,18 @@ interface DetailLine {
 /** The detail lines for the current step, fitted (and the why wrapped) by the caller. */
 function detailLines(r: TraceResult, s: TraceStep, lang: Lang): DetailLine[] {
   const out: DetailLine[] = [];
-  if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}`, wrap: true });
-  out.push({ label: t(lang, 'step.why'), text: s.reason, wrap: true, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
-  out.push({ label: t(lang, 'step.here'), text: formatHeader(s.header) });
-  if (s.counters) out.push({ label: t(lang, 'step.counters'), text: `${humanCount(s.counters.packets)} pkts  ${humanBytes(s.counters.bytes)}` });
+  if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: whyPieces(lang, `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}`), wrap: true });
+  out.push({ label: t(lang, 'step.why'), text: whyText(lang, s.reason), wrap: true, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
+  out.push({ label: t(lang, 'step.here'), text: whyText(lang, formatHeader(s.header)) });
+  if (s.counters) out.push({ label: t(lang, 'step.counters'), text: tf(lang, 'step.countersText', { packets: humanCount(s.counters.packets), bytes: humanBytes(s.counters.bytes) }) });
   if (s.branches) for (const [i, line] of branchLines(s.branches).entries()) out.push({ label: i === 0 ? t(lang, 'step.branches') : '', text: line, color: 'accent' });
   if (s.kind === 'final') {
-    out.push({ label: t(lang, 'step.leaves'), text: formatHeader(r.final) });
+    out.push({ label: t(lang, 'step.leaves'), text: whyText(lang, formatHeader(r.final)) });
     if (r.conntrack) out.push({ label: t(lang, 'step.conntrack'), text: r.conntrack.text });
-    if (r.reply) out.push({ label: t(lang, 'step.reply'), text: `${tupleText(r.reply.sent)} ⇒ ${tupleText(r.reply.received)}` });
+    if (r.reply) out.push({ label: t(lang, 'step.reply'), text: whyText(lang, `${tupleText(r.reply.sent)} ⇒ ${tupleText(r.reply.received)}`) });
     // What the API expects for this Service on this node (src/trace/with-expectation.ts).
     for (const n of r.notes.filter((x) => x.startsWith('the API expects') || x.startsWith('the walk reached'))) {
-      out.push({ label: t(lang, 'step.expected'), text: n, wrap: true, ...(n.startsWith('the walk reached') ? { color: 'warn' as const } : {}) });
+      out.push({ label: t(lang, 'step.expected'), text: whyText(lang, n), wrap: true, ...(n.startsWith('the walk reached') ? { color: 'warn' as const } : {}) });
     }
   }
   return out;
@@ -183,7 +184,7 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
   const current = steps[at]!;
   const verdictWord = t(lang, `step.verdict.${r.verdict.kind}` as MessageKey) + (r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : '');
   const endpoint = r.verdict.endpoint ? ` → ${r.verdict.endpoint}` : '';
-  const via = r.verdict.oif ? ` (${r.verdict.oif}${r.verdict.nexthop && r.verdict.nexthop !== r.final.dst ? ` via ${r.verdict.nexthop}` : ''})` : '';
+  const via = r.verdict.oif ? ` (${r.verdict.oif}${r.verdict.nexthop && r.verdict.nexthop !== r.final.dst ? tf(lang, 'step.via', { nexthop: r.verdict.nexthop }) : ''})` : '';
   const headLines = 2;
   const footer = 1;
   const base = detailLines(r, current, lang);
@@ -193,11 +194,11 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
   const tableHeight = Math.max(1, height - headLines - 1 - details.length - footer);
   const cols = columns(lang);
   const whereWidth = layoutColumns(cols, width)[cols.findIndex((c) => c.key === 'where')]!;
-  const rows = steps.map((s) => stepRow(s, whereWidth));
+  const rows = steps.map((s) => stepRow(s, whereWidth, lang));
   return (
     <Box flexDirection="column">
-      <Text bold>{fitCell(`${formatHeader(r.request.packet)}  ·  ${tf(lang, 'step.entry', { entry: r.request.entry })}${r.request.packet.iif ? ` (${r.request.packet.iif})` : ''}`, width)}</Text>
-      <Text color={theme[VERDICT_COLOR[r.verdict.kind]]}>{fitCell(`${verdictWord}${endpoint}${via}: ${r.verdict.reason}`, width)}</Text>
+      <Text bold>{fitCell(`${whyText(lang, formatHeader(r.request.packet))}  ·  ${tf(lang, 'step.entry', { entry: t(lang, `step.entry.${r.request.entry}`) })}${r.request.packet.iif ? ` (${r.request.packet.iif})` : ''}`, width)}</Text>
+      <Text color={theme[VERDICT_COLOR[r.verdict.kind]]}>{fitCell(`${verdictWord}${endpoint}${via}: ${whyText(lang, r.verdict.reason)}`, width)}</Text>
       <Table columns={cols} rows={rows} cursor={at} width={width} height={tableHeight} focused={focused} />
       {details.map((d, i) => (
         <Line key={i} label={d.label} text={d.text} color={d.color} width={width} />
