@@ -6,7 +6,9 @@
  * per Service (`VERDICT ns/name`), its findings indented under it with the first proof, and the
  * node's own findings last. Every string from the node or the API is made terminal-safe here.
  */
-import { diagnoseSnapshot, type Diagnosis, type Finding } from '../analysis/diagnose/index.js';
+import { diagnoseSnapshot, resolveDiagnoseClient, type DiagnoseClient, type DiagnoseOptions, type Diagnosis, type Finding } from '../analysis/diagnose/index.js';
+import { detectProxyMode } from '../analysis/proxy-mode.js';
+import { nodeAddressOf, walkFromClient } from '../trace/diagnose-from.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { serviceNotFound } from '../model/service-ref.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -16,6 +18,8 @@ import { headText, showHead } from './header.js';
 /** Options of `nodescope diagnose`. */
 export interface DiagnoseReportOptions {
   readonly service?: string;
+  /** `--from`: a Pod (`ns/name` or name), a Pod IP, `node`, or an outside address. */
+  readonly from?: string;
   /** Findings with severity `info` too (default: text shows them, as they explain a verdict). */
   readonly quiet?: boolean;
 }
@@ -27,9 +31,10 @@ function findingText(f: Finding): string {
 }
 
 /** The text form of a diagnosis (see the module comment). */
-export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: DiagnoseReportOptions = {}): string {
+export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: DiagnoseReportOptions = {}, client: DiagnoseClient | null = null): string {
   let out = headText(showHead(snapshot));
   const c = d.header.counts;
+  if (client) out += `from ${terminalSafe(client.label)}${client.ip !== null && client.ip !== client.label ? ` (${client.ip})` : ''}: every frontend walked from this client\n`;
   out += `diagnose ${d.header.dataplane}: ${d.services.length} Service(s): ${c.ok} ok, ${c.degraded} degraded, ${c.broken} broken, ${c.unknown} unknown\n`;
   for (const s of d.services) {
     out += `${s.verdict.toUpperCase().padEnd(8)} ${terminalSafe(`${s.namespace}/${s.name}`)}\n`;
@@ -43,8 +48,23 @@ export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: Dia
 }
 
 /**
+ * The options of `diagnoseSnapshot` for the report's: `--service`, and for `--from` the
+ * client resolved and the walk of each Service's frontends from it. Throws `UserError` for a
+ * `--from` Pod name the API objects do not have (with close names).
+ */
+export function diagnoseOptionsOf(snapshot: NodeSnapshot, options: DiagnoseReportOptions): { options: DiagnoseOptions; client: DiagnoseClient | null } {
+  const api = snapshot.api?.value ?? null;
+  const service = options.service !== undefined ? { service: options.service } : {};
+  if (options.from === undefined) return { options: service, client: null };
+  const client = resolveDiagnoseClient(options.from, api);
+  const ctx = { snapshot, client, nodeIP: nodeAddressOf(snapshot, api), legacyOnly: detectProxyMode(snapshot).mode === 'iptables-legacy' };
+  return { options: { ...service, walk: (svc) => walkFromClient(svc, ctx) }, client };
+}
+
+/**
  * Diagnoses the snapshot and renders it in `format`, with the diagnosis for the exit status.
- * Throws `UserError` when `--service` names no Service of the API objects (with close names).
+ * Throws `UserError` when `--service` names no Service of the API objects, or `--from` no
+ * Pod of them (with close names). JSON gains `from: {kind, label, ip, pod?, podNode?}` with `--from`.
  */
 export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', options: DiagnoseReportOptions = {}): { out: string; diagnosis: Diagnosis } {
   const api = snapshot.api?.value ?? null;
@@ -52,10 +72,11 @@ export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', op
     const names = api.services.map((s) => `${s.meta.namespace}/${s.meta.name}`);
     if (!names.includes(options.service)) throw serviceNotFound(options.service, names);
   }
-  const diagnosis = diagnoseSnapshot(snapshot, api, options.service !== undefined ? { service: options.service } : {});
+  const { options: run, client } = diagnoseOptionsOf(snapshot, options);
+  const diagnosis = diagnoseSnapshot(snapshot, api, run);
   if (format === 'json') {
     const { header, services } = diagnosis;
-    return { out: toJson({ ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, nodeFindings: header.nodeFindings, services }), diagnosis };
+    return { out: toJson({ ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, ...(client ? { from: client } : {}), nodeFindings: header.nodeFindings, services }), diagnosis };
   }
-  return { out: diagnosisText(snapshot, diagnosis, options), diagnosis };
+  return { out: diagnosisText(snapshot, diagnosis, options, client), diagnosis };
 }

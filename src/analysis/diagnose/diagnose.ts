@@ -19,9 +19,15 @@ import { ciliumFrontendFindings, listingDisagreements, orphanBackends } from './
 import type { Diagnosis, Finding, ServiceDiagnosis } from './types.js';
 import { countVerdicts, foldVerdict } from './verdict.js';
 
-/** What to diagnose: `service` (`ns/name`) limits the Services (node findings stay). */
+/**
+ * What to diagnose: `service` (`ns/name`) limits the Services (node findings stay). `walk`:
+ * findings of a layer the caller computes per Service from its expectation — the walks from
+ * a client (`--from`, src/trace/diagnose-from.ts), which this room may not import — called
+ * once per chosen Service; they fold into its verdict like any other.
+ */
 export interface DiagnoseOptions {
   readonly service?: string;
+  readonly walk?: (svc: ExpectedService) => readonly Finding[];
 }
 
 function podsByIpOf(objects: ApiObjects): Map<string, string> {
@@ -117,7 +123,7 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   const ct = snapshot.conntrack?.value;
   const flows = ct && dp.dataplane !== 'cilium' ? conntrackFindings(ct.entries, chosen, expectation.input.nodeIPs, nodeMinorVersion(api, snapshot.meta.node)) : new Map<string, Finding[]>();
   const perService = chosen.map((svc) => {
-    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(flows.get(`${svc.namespace}/${svc.name}`) ?? [])];
+    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(flows.get(`${svc.namespace}/${svc.name}`) ?? []), ...(options.walk?.(svc) ?? [])];
     const left = leftoverFinding(`${svc.namespace}/${svc.name}`, shared, dp.dataplane);
     if (left) findings.push(left);
     return { svc, findings };

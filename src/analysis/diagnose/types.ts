@@ -98,6 +98,11 @@ export type FindingCode =
   | 'cilium-listing-disagrees'
   | 'cilium-backend-state'
   | 'cilium-slot-count'
+  // walks from a client (--from, src/trace/diagnose-from.ts)
+  | 'from-reaches'
+  | 'from-partly'
+  | 'from-blocked'
+  | 'from-unknown'
   // conntrack
   | 'conntrack-not-read'
   | 'conntrack-stale-endpoint'
