@@ -18,6 +18,7 @@ import { showCompare } from './report/compare.js';
 import { showConntrack } from './report/conntrack.js';
 import { showDns } from './report/dns.js';
 import { showDiagnose } from './report/diagnose.js';
+import { dnsLayerOfSource } from './dns/diagnose-dns.js';
 import { diagnoseExitStatus } from './analysis/diagnose/index.js';
 import { showLb } from './report/lb.js';
 import { showRules } from './report/rules.js';
@@ -341,7 +342,9 @@ async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; serv
     const { source, snapshot } = await loadOnce(opts);
     let result: ReturnType<typeof showDiagnose>;
     try {
-      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(opts.from !== undefined ? { from: opts.from } : {}) });
+      const api = snapshot.api?.value;
+      const dns = api ? await dnsLayerOfSource(source.transport, api, async () => (await clusterDomainFor(opts, source.transport)).name) : undefined;
+      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(opts.from !== undefined ? { from: opts.from } : {}), ...(dns ? { dns } : {}) });
     } finally {
       await closeSource(source);
     }

@@ -6,7 +6,7 @@
  * per Service (`VERDICT ns/name`), its findings indented under it with the first proof, and the
  * node's own findings last. Every string from the node or the API is made terminal-safe here.
  */
-import { diagnoseSnapshot, resolveDiagnoseClient, type DiagnoseClient, type DiagnoseOptions, type Diagnosis, type Finding } from '../analysis/diagnose/index.js';
+import { diagnoseSnapshot, resolveDiagnoseClient, type DiagnoseClient, type DiagnoseOptions, type Diagnosis, type DnsLayer, type Finding } from '../analysis/diagnose/index.js';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
 import { nodeAddressOf, walkFromClient } from '../trace/diagnose-from.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -20,6 +20,8 @@ export interface DiagnoseReportOptions {
   readonly service?: string;
   /** `--from`: a Pod (`ns/name` or name), a Pod IP, `node`, or an outside address. */
   readonly from?: string;
+  /** The DNS layer read from the source (src/dns/diagnose-dns.ts); default: not checked. */
+  readonly dns?: DnsLayer;
   /** Findings with severity `info` too (default: text shows them, as they explain a verdict). */
   readonly quiet?: boolean;
 }
@@ -40,6 +42,8 @@ export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: Dia
     out += `${s.verdict.toUpperCase().padEnd(8)} ${terminalSafe(`${s.namespace}/${s.name}`)}\n`;
     for (const f of s.findings) if (!options.quiet || f.severity !== 'info') out += findingText(f);
   }
+  const dns = d.header.dns;
+  out += dns.checked ? `dns: answers in ${terminalSafe(dns.zone ?? '')} compared with the API\n` : `dns: not checked: ${terminalSafe(dns.reason ?? '')}\n`;
   if (d.header.nodeFindings.length > 0) {
     out += 'node:\n';
     for (const f of d.header.nodeFindings) out += findingText(f);
@@ -54,7 +58,7 @@ export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: Dia
  */
 export function diagnoseOptionsOf(snapshot: NodeSnapshot, options: DiagnoseReportOptions): { options: DiagnoseOptions; client: DiagnoseClient | null } {
   const api = snapshot.api?.value ?? null;
-  const service = options.service !== undefined ? { service: options.service } : {};
+  const service = { ...(options.service !== undefined ? { service: options.service } : {}), ...(options.dns ? { dns: options.dns } : {}) };
   if (options.from === undefined) return { options: service, client: null };
   const client = resolveDiagnoseClient(options.from, api);
   const ctx = { snapshot, client, nodeIP: nodeAddressOf(snapshot, api), legacyOnly: detectProxyMode(snapshot).mode === 'iptables-legacy' };
@@ -76,7 +80,7 @@ export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', op
   const diagnosis = diagnoseSnapshot(snapshot, api, run);
   if (format === 'json') {
     const { header, services } = diagnosis;
-    return { out: toJson({ ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, ...(client ? { from: client } : {}), nodeFindings: header.nodeFindings, services }), diagnosis };
+    return { out: toJson({ ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, dns: header.dns, ...(client ? { from: client } : {}), nodeFindings: header.nodeFindings, services }), diagnosis };
   }
   return { out: diagnosisText(snapshot, diagnosis, options, client), diagnosis };
 }

@@ -16,7 +16,7 @@ import { apiFindings, podsByNamespace } from './layer-api.js';
 import { legacyDisagreement, leftoverEvidence } from './leftovers.js';
 import { conntrackFindings, nodeMinorVersion } from './layer-conntrack.js';
 import { ciliumFrontendFindings, listingDisagreements, orphanBackends } from './read-cilium.js';
-import type { Diagnosis, Finding, ServiceDiagnosis } from './types.js';
+import type { Diagnosis, DiagnosisHeader, DnsLayer, Finding, ServiceDiagnosis } from './types.js';
 import { countVerdicts, foldVerdict } from './verdict.js';
 
 /**
@@ -28,6 +28,15 @@ import { countVerdicts, foldVerdict } from './verdict.js';
 export interface DiagnoseOptions {
   readonly service?: string;
   readonly walk?: (svc: ExpectedService) => readonly Finding[];
+  /** The DNS layer, read by the caller from recorded answers (default: not checked). */
+  readonly dns?: DnsLayer;
+}
+
+const NO_DNS = 'no recorded DNS answers (a capture bundle keeps them in extra/dns.json; live: nodescope show dns --service NS/NAME)';
+
+function dnsHeader(dns: DnsLayer | undefined): DiagnosisHeader['dns'] {
+  if (!dns) return { checked: false, reason: NO_DNS };
+  return dns.checked ? { checked: true, zone: dns.zone } : { checked: false, reason: dns.reason };
 }
 
 function podsByIpOf(objects: ApiObjects): Map<string, string> {
@@ -70,6 +79,10 @@ function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
   return out;
 }
 
+function dnsOf(dns: DnsLayer | undefined, svc: ExpectedService): readonly Finding[] {
+  return dns?.checked ? (dns.findings.get(`${svc.namespace}/${svc.name}`) ?? []) : [];
+}
+
 function leftoverFinding(ref: string, shared: Shared, current: string | null): Finding | null {
   const left = shared.leftovers.get(ref);
   if (!left) return null;
@@ -103,7 +116,7 @@ function unexpectedFrontends(shared: Shared): Map<string, Finding[]> {
  */
 export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null = snapshot.api?.value ?? null, options: DiagnoseOptions = {}): Diagnosis {
   const dp = readNodeDataplane(snapshot);
-  const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const) };
+  const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const), dns: dnsHeader(options.dns) };
   if (!api) {
     const why = snapshot.api?.error ?? 'no API objects were read (no --api-file, no cluster access, or the bundle has none)';
     const nodeFindings: Finding[] = [{ layer: 'api', code: 'no-api-objects', severity: 'unknown', message: `no Service can be judged: ${why}`, evidence: [] }];
@@ -123,7 +136,7 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   const ct = snapshot.conntrack?.value;
   const flows = ct && dp.dataplane !== 'cilium' ? conntrackFindings(ct.entries, chosen, expectation.input.nodeIPs, nodeMinorVersion(api, snapshot.meta.node)) : new Map<string, Finding[]>();
   const perService = chosen.map((svc) => {
-    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(flows.get(`${svc.namespace}/${svc.name}`) ?? []), ...(options.walk?.(svc) ?? [])];
+    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(flows.get(`${svc.namespace}/${svc.name}`) ?? []), ...(options.walk?.(svc) ?? []), ...dnsOf(options.dns, svc)];
     const left = leftoverFinding(`${svc.namespace}/${svc.name}`, shared, dp.dataplane);
     if (left) findings.push(left);
     return { svc, findings };

@@ -4,7 +4,7 @@
  */
 export { diagnoseSnapshot, type DiagnoseOptions } from './diagnose.js';
 export { diagnoseExitStatus, DIAGNOSE_LAYERS, VERDICTS } from './types.js';
-export type { Diagnosis, DiagnosisHeader, DiagnoseLayer, Evidence, Finding, FindingCode, ServiceDiagnosis, Severity, Verdict } from './types.js';
+export type { Diagnosis, DiagnosisHeader, DnsLayer, DiagnoseLayer, Evidence, Finding, FindingCode, ServiceDiagnosis, Severity, Verdict } from './types.js';
 export type { ExpectedFrontend, ExpectedService } from './expect.js';
 export { endpointKey, frontendKey } from './frontends.js';
 export { resolveDiagnoseClient, type DiagnoseClient } from './client.js';

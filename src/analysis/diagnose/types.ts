@@ -109,7 +109,7 @@ export type FindingCode =
   | 'conntrack-untranslated'
   | 'conntrack-udp-unreplied'
   // dns
-  | 'dns-not-asked'
+  | 'dns-not-answered'
   | 'dns-wrong-answer';
 
 /** One Service's verdict and findings. */
@@ -132,7 +132,19 @@ export interface DiagnosisHeader {
   readonly services: number;
   readonly counts: Readonly<Record<Verdict, number>>;
   readonly nodeFindings: readonly Finding[];
+  /** Whether `<svc>.<ns>.svc.<zone>` answers were compared (`zone`), or why not (`reason`). */
+  readonly dns: { readonly checked: boolean; readonly zone?: string; readonly reason?: string };
 }
+
+/**
+ * The DNS layer as the caller read it (src/dns/diagnose-dns.ts, from a capture's recorded
+ * answers): `checked` with each Service's `dns` findings by `ns/name` and the cluster domain
+ * compared against, or not checked and why (no recorded answers: the layer is then neither
+ * ok nor a finding).
+ */
+export type DnsLayer =
+  | { readonly checked: true; readonly zone: string; readonly findings: ReadonlyMap<string, readonly Finding[]> }
+  | { readonly checked: false; readonly reason: string };
 
 /** The whole diagnosis of one node. */
 export interface Diagnosis {
