@@ -241,6 +241,46 @@ describe.skipIf(!canRun)('diagnose on the real kernel: nftables mode', () => {
     for (const ref of ['default/web', 'default/web-local', 'default/remote-local', 'default/sticky', 'default/ext', 'kube-system/kube-dns']) expect([ref, v[ref]]).toEqual([ref, 'ok']);
   });
 
+  /** The handle of the rule of chain `chain` (ip kube-proxy) whose text matches `match`. */
+  async function nftHandle(chain: string, match: RegExp): Promise<string> {
+    const out = (await nsExecOk(NS, ['nft', '-a', 'list', 'chain', 'ip', 'kube-proxy', chain])).stdout.split('\n');
+    const line = out.find((l) => match.test(l));
+    expect(line, out.join('\n')).toBeDefined();
+    return /# handle (\d+)/.exec(line!)![1]!;
+  }
+
+  it('a wrong DNAT port (nft replace rule on the kernel): wrong-target-port on kube-dns UDP, its rule quoted, nothing else changes', async () => {
+    const chain = 'endpoint-2GKX576Q-kube-system/kube-dns/udp/dns__10.244.0.2/53';
+    const handle = await nftHandle(chain, /dnat to 10\.244\.0\.2:53/);
+    await nsExecOk(NS, ['nft', 'replace', 'rule', 'ip', 'kube-proxy', chain, 'handle', handle, 'meta', 'l4proto', 'udp', 'dnat', 'to', '10.244.0.2:5353']);
+    const d = await diagnose();
+    const f = findings(d, 'kube-system/kube-dns').filter((x) => x.code === 'wrong-target-port');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.0.10:53/UDP', '10.244.0.2:53']]);
+    expect(f[0]!.evidence[0]!.text).toContain('dnat to 10.244.0.2:5353');
+    expect(changed(d, healthy)).toEqual(['kube-system/kube-dns']);
+    await nsExecOk(NS, ['nft', 'replace', 'rule', 'ip', 'kube-proxy', chain, 'handle', handle, 'meta', 'l4proto', 'udp', 'dnat', 'to', '10.244.0.2:53']);
+    expect(verdicts(await diagnose())).toEqual(verdicts(healthy));
+  }, 60_000);
+
+  it('an extra endpoint for an address in no slice (a new endpoint chain in the numgen map): endpoint-extra on kube-dns UDP naming "unknown address", nothing else changes', async () => {
+    const svc = 'service-FY5PMXPG-kube-system/kube-dns/udp/dns';
+    const extra = 'endpoint-DIAGXTRA-kube-system/kube-dns/udp/dns__10.244.0.99/53';
+    const eps = ['endpoint-2GKX576Q-kube-system/kube-dns/udp/dns__10.244.0.2/53', 'endpoint-SHKW4FT7-kube-system/kube-dns/udp/dns__10.244.0.3/53'];
+    await nsExecOk(NS, ['nft', 'add', 'chain', 'ip', 'kube-proxy', extra]);
+    await nsExecOk(NS, ['nft', 'add', 'rule', 'ip', 'kube-proxy', extra, 'meta', 'l4proto', 'udp', 'dnat', 'to', '10.244.0.99:53']);
+    const handle = await nftHandle(svc, /numgen random mod 2/);
+    const vmap = (targets: readonly string[]) => ['numgen', 'random', 'mod', String(targets.length), 'vmap', `{ ${targets.map((t, i) => `${i} : goto ${t}`).join(' , ')} }`];
+    await nsExecOk(NS, ['nft', 'replace', 'rule', 'ip', 'kube-proxy', svc, 'handle', handle, ...vmap([...eps, extra])]);
+    const d = await diagnose();
+    const f = findings(d, 'kube-system/kube-dns').filter((x) => x.code === 'endpoint-extra');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.0.10:53/UDP', '10.244.0.99:53']]);
+    expect(f[0]!.message).toContain('unknown address');
+    expect(changed(d, healthy)).toEqual(['kube-system/kube-dns']);
+    await nsExecOk(NS, ['nft', 'replace', 'rule', 'ip', 'kube-proxy', svc, 'handle', handle, ...vmap(eps)]);
+    await nsExecOk(NS, ['nft', 'delete', 'chain', 'ip', 'kube-proxy', extra]);
+    expect(verdicts(await diagnose())).toEqual(verdicts(healthy));
+  }, 60_000);
+
   it('a deleted service-ips element (nft delete element): frontend-missing on sticky, broken, nothing else changes', async () => {
     await nsExecOk(NS, ['nft', 'delete', 'element', 'ip', 'kube-proxy', 'service-ips', '{ 10.96.12.42 . tcp . 80 }']);
     const d = await diagnose();
