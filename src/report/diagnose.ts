@@ -61,7 +61,8 @@ export function diagnoseOptionsOf(snapshot: NodeSnapshot, options: DiagnoseRepor
   const service = { ...(options.service !== undefined ? { service: options.service } : {}), ...(options.dns ? { dns: options.dns } : {}) };
   if (options.from === undefined) return { options: service, client: null };
   const client = resolveDiagnoseClient(options.from, api);
-  const ctx = { snapshot, client, nodeIP: nodeAddressOf(snapshot, api), legacyOnly: detectProxyMode(snapshot).mode === 'iptables-legacy' };
+  const mode = detectProxyMode(snapshot).mode;
+  const ctx = { snapshot, client, nodeIP: nodeAddressOf(snapshot, api), legacyOnly: mode === 'iptables-legacy', mode };
   return { options: { ...service, walk: (svc) => walkFromClient(svc, ctx) }, client };
 }
 

@@ -22,14 +22,16 @@ export const MAX_BRANCHES = 16;
 
 /**
  * What the walks need besides the Service: the snapshot, the client, the node address a
- * NodePort is walked to (null when the node has none known), and whether the node's
- * iptables rules are iptables-legacy's (so a proof names the Rules pane's ruleset).
+ * NodePort is walked to (null when the node has none known), whether the node's iptables
+ * rules are iptables-legacy's (so a proof names the Rules pane's ruleset), and its proxy mode.
  */
 export interface FromWalkContext {
   readonly snapshot: NodeSnapshot;
   readonly client: DiagnoseClient;
   readonly nodeIP: string | null;
   readonly legacyOnly: boolean;
+  /** The node's proxy mode as detected: an IPVS node's rewrite is in IPVS, which the walk does not model. */
+  readonly mode: string;
 }
 
 const KIND_WORDS: Readonly<Record<ExpectedFrontend['kind'], string>> = { clusterIP: 'ClusterIP', externalIP: 'externalIP', loadBalancer: 'LoadBalancer IP', nodePort: 'NodePort' };
@@ -192,6 +194,8 @@ export function walkFromClient(svc: ExpectedService, ctx: FromWalkContext): Find
   if (client.kind === 'pod' && client.podNode !== undefined && client.podNode !== ctx.snapshot.meta.node) {
     return whole(`from ${client.label}: not walked: the Pod runs on node ${client.podNode}, whose own rules rewrite its packets to a Service (diagnose node ${client.podNode} with --from)`);
   }
+  // The walk models netfilter and Cilium's BPF, not the IPVS table: "delivered locally" there would be a confident wrong answer.
+  if (ctx.mode === 'ipvs') return whole(`from ${client.label}: not walked: the node runs kube-proxy in IPVS mode, whose virtual servers the walk does not model`);
   if (client.kind === 'pod' && client.ip === null) return whole(`from ${client.label}: not walked: the Pod has no IP in the API objects`);
   const family = client.ip === null ? null : parseAddress(client.ip)?.family;
   const out: Finding[] = [];

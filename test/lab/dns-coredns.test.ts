@@ -187,7 +187,7 @@ describe.runIf(canRun)('DNS through the kube-dns ClusterIP from the node namespa
     }
   });
 
-  it('diagnose (issue 17, DNS layer): a capture of every Service\'s answers, judged against the API — the wrong address, the Service DNS does not know and dnsmasq's bare CNAME for an AAAA are findings naming the answer; no other Service has one', async () => {
+  it('diagnose (issue 17, DNS layer): a capture of every Service\'s answers, judged against the API — the wrong address, the Service DNS does not know and the bare CNAME dnsmasq gives for an AAAA are findings naming the answer; no other Service has one', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'nsdns-diag-'));
     try {
       const recorder = new RecordingDnsTransport(new ProbeDnsTransport(new LocalTransport({ netns: lab.names.node })));
