@@ -344,7 +344,7 @@ async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; serv
     try {
       const api = snapshot.api?.value;
       const dns = api ? await dnsLayerOfSource(source.transport, api, async () => (await clusterDomainFor(opts, source.transport)).name) : undefined;
-      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(opts.from !== undefined ? { from: opts.from } : {}), ...(dns ? { dns } : {}) });
+      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(opts.from !== undefined ? { from: opts.from } : {}), ...(dns ? { dns } : {}), lang: detectLang(opts.lang) });
     } finally {
       await closeSource(source);
     }

@@ -8,6 +8,7 @@
  * ask is no finding; with no recorded answers at all the layer is "not checked", never ok. Pure.
  */
 import type { DnsLayer, Finding, Severity } from '../analysis/diagnose/index.js';
+import { said, sayIn, saying, type Said } from '../analysis/diagnose/say.js';
 import { expectedAnswer, serviceFqdn } from '../analysis/dns-expected.js';
 import type { DnsCapture, DnsCheck, DnsExchange, DnsQuestionType } from '../model/dns.js';
 import type { ApiObjects, Service } from '../model/k8s.js';
@@ -35,9 +36,9 @@ function severityOf(check: DnsCheck, svc: Service): Severity {
   return v6 || check.records.some((r) => r.type === 'AAAA' && r.expected !== null) ? 'broken' : 'degraded';
 }
 
-function said(texts: readonly string[], rcode: string | null): string {
-  if (rcode === 'NOERROR' && texts.length === 0) return 'no record (NODATA)';
-  return texts.length > 0 ? texts.join(', ') : (rcode ?? 'no reply');
+function answerSaid(texts: readonly string[], rcode: string | null): Said | string {
+  if (rcode === 'NOERROR' && texts.length === 0) return said('dg.dnsNoData');
+  return texts.length > 0 ? texts.join(', ') : (rcode ?? said('dg.dnsNoReply'));
 }
 
 function findingOf(check: DnsCheck, svc: Service): Finding | null {
@@ -46,19 +47,18 @@ function findingOf(check: DnsCheck, svc: Service): Finding | null {
   const evidence = [{ pane: 'dns' as const, ref: `${ref} ${check.qname} ${check.qtype}`, text: e.answers.map((a) => `${a.type} ${a.data}`).join(', ') || (e.rcode ?? e.outcome) }];
   if (check.verdict === 'no-reply') {
     if (e.outcome === 'not-captured') return null;
-    return { layer: 'dns', code: 'dns-not-answered', severity: 'unknown', message: `${check.qname} ${check.qtype}: not compared: the server ${e.server} gave no usable reply when it was asked (${e.outcome}${e.error ? `: ${e.error}` : ''})`, evidence };
+    return { layer: 'dns', code: 'dns-not-answered', severity: 'unknown', ...saying('dg.dnsNotAnswered', { qname: check.qname, qtype: check.qtype, server: e.server, outcome: `${e.outcome}${e.error ? `: ${e.error}` : ''}` }), evidence };
   }
   if (check.verdict !== 'mismatch') return null;
   const got = check.records.filter((r) => r.actual !== null && r.verdict !== 'upstream').map((r) => r.actual!);
   const want = check.records.filter((r) => r.expected !== null).map((r) => r.expected!);
-  const why = check.expectedReason ? `: ${check.expectedReason}` : '';
-  return {
-    layer: 'dns',
-    code: 'dns-wrong-answer',
-    severity: severityOf(check, svc),
-    message: `${check.qname} ${check.qtype}: answered ${said(got, e.rcode)}, the API says ${said(want, check.expectedRcode)}${why}`,
-    evidence,
-  };
+  const params = { qname: check.qname, qtype: check.qtype, got: answerSaid(got, e.rcode), want: answerSaid(want, check.expectedRcode) };
+  const text = check.expectedReason ? saying('dg.dnsWrongWhy', { ...params, why: check.expectedReason }) : saying('dg.dnsWrong', params);
+  return { layer: 'dns', code: 'dns-wrong-answer', severity: severityOf(check, svc), ...text, evidence };
+}
+
+function notChecked(why: Said): DnsLayer {
+  return { checked: false, reason: sayIn(why, 'en'), said: why };
 }
 
 /**
@@ -67,7 +67,7 @@ function findingOf(check: DnsCheck, svc: Service): Finding | null {
  * replays first). Not checked when the capture holds no answer for any Service's name.
  */
 export function dnsLayerOf(api: ApiObjects, capture: DnsCapture | null, zone: string): DnsLayer {
-  if (!capture || capture.exchanges.length === 0) return { checked: false, reason: 'the source has no recorded DNS answers (a capture bundle keeps them in extra/dns.json)' };
+  if (!capture || capture.exchanges.length === 0) return notChecked(said('dg.dns.noCapture'));
   const first = new Map<string, DnsExchange>();
   for (const e of capture.exchanges) {
     const k = `${norm(e.qname)}|${e.qtype}`;
@@ -87,7 +87,7 @@ export function dnsLayerOf(api: ApiObjects, capture: DnsCapture | null, zone: st
     }
     if (list.length > 0) findings.set(formatServiceRef(svc.meta), list);
   }
-  if (asked === 0) return { checked: false, reason: `the recorded DNS answers name no Service of the API objects in ${zone}` };
+  if (asked === 0) return notChecked(said('dg.dns.noneNamed', { zone }));
   return { checked: true, zone, findings };
 }
 
@@ -99,7 +99,7 @@ export function dnsLayerOf(api: ApiObjects, capture: DnsCapture | null, zone: st
  */
 export async function dnsLayerOfSource(transport: Transport, api: ApiObjects, zone: () => Promise<string>): Promise<DnsLayer> {
   const dir = transport.kind === 'replay' ? (transport as Transport & { bundle?: { dir: string } }).bundle?.dir : undefined;
-  if (dir === undefined) return { checked: false, reason: 'a live source is not asked DNS questions by diagnose (nodescope show dns --service NS/NAME asks them)' };
+  if (dir === undefined) return notChecked(said('dg.dns.live'));
   const read = readBundleDnsCapture(dir);
   return dnsLayerOf(api, read.present ? read.capture : null, await zone());
 }

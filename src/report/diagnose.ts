@@ -12,6 +12,8 @@ import { nodeAddressOf, walkFromClient } from '../trace/diagnose-from.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { serviceNotFound } from '../model/service-ref.js';
 import { terminalSafe } from '../text/terminal-safe.js';
+import { t, tf, type Lang } from '../text/i18n.js';
+import { findingMessage, sayIn } from '../analysis/diagnose/say.js';
 import { toJson } from '../text/json.js';
 import { headText, showHead } from './header.js';
 
@@ -24,29 +26,41 @@ export interface DiagnoseReportOptions {
   readonly dns?: DnsLayer;
   /** Findings with severity `info` too (default: text shows them, as they explain a verdict). */
   readonly quiet?: boolean;
+  /** The language of the text form's sentences (codes, severities and verdicts stay English). Default `en`. */
+  readonly lang?: Lang;
 }
 
-function findingText(f: Finding): string {
+function findingText(f: Finding, lang: Lang): string {
   const proof = f.evidence[0];
-  const where = proof ? `\n      proof: ${terminalSafe(`${proof.pane} ${proof.ref}`)}${proof.text ? ` — ${terminalSafe(proof.text)}` : ''}` : '';
-  return `    ${f.severity === 'info' ? 'info' : f.severity}: [${f.layer}] ${terminalSafe(f.message)}${where}\n`;
+  const where = proof ? `\n      ${t(lang, 'dg.report.proof')}: ${terminalSafe(`${proof.pane} ${proof.ref}`)}${proof.text ? ` — ${terminalSafe(proof.text)}` : ''}` : '';
+  return `    ${f.severity}: [${f.layer}] ${terminalSafe(findingMessage(f, lang))}${where}\n`;
+}
+
+/** The finding without its i18n phrase (the JSON contract: `message` is the English sentence). */
+function plain({ said: _said, ...f }: Finding): Finding {
+  return f;
 }
 
 /** The text form of a diagnosis (see the module comment). */
 export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: DiagnoseReportOptions = {}, client: DiagnoseClient | null = null): string {
+  const lang = options.lang ?? 'en';
   let out = headText(showHead(snapshot));
   const c = d.header.counts;
-  if (client) out += `from ${terminalSafe(client.label)}${client.ip !== null && client.ip !== client.label ? ` (${client.ip})` : ''}: every frontend walked from this client\n`;
-  out += `diagnose ${d.header.dataplane}: ${d.services.length} Service(s): ${c.ok} ok, ${c.degraded} degraded, ${c.broken} broken, ${c.unknown} unknown\n`;
+  if (client) {
+    const label = terminalSafe(client.label);
+    out += `${client.ip !== null && client.ip !== client.label ? tf(lang, 'dg.report.fromIp', { client: label, ip: client.ip }) : tf(lang, 'dg.report.from', { client: label })}\n`;
+  }
+  out += `${tf(lang, 'dg.report.summary', { dataplane: d.header.dataplane, services: d.services.length, ...c })}\n`;
   for (const s of d.services) {
     out += `${s.verdict.toUpperCase().padEnd(8)} ${terminalSafe(`${s.namespace}/${s.name}`)}\n`;
-    for (const f of s.findings) if (!options.quiet || f.severity !== 'info') out += findingText(f);
+    for (const f of s.findings) if (!options.quiet || f.severity !== 'info') out += findingText(f, lang);
   }
   const dns = d.header.dns;
-  out += dns.checked ? `dns: answers in ${terminalSafe(dns.zone ?? '')} compared with the API\n` : `dns: not checked: ${terminalSafe(dns.reason ?? '')}\n`;
+  const reason = dns.said ? sayIn(dns.said, lang) : (dns.reason ?? '');
+  out += `${dns.checked ? tf(lang, 'dg.report.dnsChecked', { zone: terminalSafe(dns.zone ?? '') }) : tf(lang, 'dg.report.dnsNot', { reason: terminalSafe(reason) })}\n`;
   if (d.header.nodeFindings.length > 0) {
-    out += 'node:\n';
-    for (const f of d.header.nodeFindings) out += findingText(f);
+    out += `${t(lang, 'dg.report.node')}\n`;
+    for (const f of d.header.nodeFindings) out += findingText(f, lang);
   }
   return out;
 }
@@ -81,7 +95,9 @@ export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', op
   const diagnosis = diagnoseSnapshot(snapshot, api, run);
   if (format === 'json') {
     const { header, services } = diagnosis;
-    return { out: toJson({ ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, dns: header.dns, ...(client ? { from: client } : {}), nodeFindings: header.nodeFindings, services }), diagnosis };
+    const { said: _said, ...dns } = header.dns;
+    const list = services.map((s) => ({ ...s, findings: s.findings.map(plain) }));
+    return { out: toJson({ ...showHead(snapshot), dataplane: header.dataplane, counts: header.counts, dns, ...(client ? { from: client } : {}), nodeFindings: header.nodeFindings.map(plain), services: list }), diagnosis };
   }
   return { out: diagnosisText(snapshot, diagnosis, options, client), diagnosis };
 }

@@ -10,6 +10,7 @@
  */
 import type { DiagnoseClient, Evidence, ExpectedFrontend, ExpectedService, Finding, FindingCode, Severity } from '../analysis/diagnose/index.js';
 import { endpointKey, frontendKey } from '../analysis/diagnose/index.js';
+import { joined, said, sayIn, saying, type Said, type SaidParam } from '../analysis/diagnose/say.js';
 import { UserError } from '../errors.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -80,7 +81,7 @@ function dnatStep(r: TraceResult, dst: string): TraceStep | undefined {
 interface Outcome {
   readonly status: 'reaches' | 'wrong' | 'blocked' | 'unknown';
   readonly endpoint: string | null;
-  readonly text: string;
+  readonly text: Said;
   readonly evidence: Evidence | null;
   readonly byDesign?: boolean;
 }
@@ -123,62 +124,61 @@ function judge(r: TraceResult, t: Target, ctx: FromWalkContext): Outcome {
   const v = r.verdict;
   const at = stepEvidence(decidingStep(r), ctx, fe);
   if (v.kind === 'unsupported' || v.kind === 'unknown' || v.kind === 'ambiguous') {
-    return { status: 'unknown', endpoint: null, text: `the walk cannot decide (${v.kind}): ${v.reason}`, evidence: at };
+    return { status: 'unknown', endpoint: null, text: said('dg.from.cannotDecide', { kind: v.kind, reason: v.reason }), evidence: at };
   }
   if (v.kind === 'dropped' || v.kind === 'rejected') {
-    const how = `${v.kind}${v.rejectWith ? ` (${v.rejectWith})` : ''}`;
+    const how = v.kind === 'dropped' ? said('dg.from.dropped') : v.rejectWith ? said('dg.from.rejectedWith', { with: v.rejectWith }) : said('dg.from.rejected');
     const byDesign = v.kind === 'dropped' && t.exp.reason === 'no-local-external' && r.request.entry === 'external';
-    return { status: 'blocked', endpoint: null, text: at ? `${how} by ${at.ref}` : `${how}: ${v.reason}`, evidence: at, byDesign };
+    return { status: 'blocked', endpoint: null, text: at ? said('dg.from.by', { how, ref: at.ref }) : said('dg.from.stopped', { how, reason: v.reason }), evidence: at, byDesign };
   }
   const fin = r.final;
   if (fin.dst === t.dst && fin.dport === t.exp.port) {
-    return { status: 'blocked', endpoint: null, text: `not rewritten: ${v.reason}`, evidence: at };
+    return { status: 'blocked', endpoint: null, text: said('dg.from.notRewritten', { reason: v.reason }), evidence: at };
   }
   const ep = endpointKey({ ip: fin.dst, port: fin.dport ?? 0 });
   const via = stepEvidence(dnatStep(r, t.dst), ctx, fe);
-  if (t.good.has(ep)) return { status: 'reaches', endpoint: ep, text: via ? `${ep} via ${via.ref}` : ep, evidence: via };
-  const known = t.svc.apiEndpoints.has(fin.dst) ? 'an address of the Service, not an endpoint this frontend should use on that port' : 'an address in no EndpointSlice of the Service';
-  return { status: 'wrong', endpoint: ep, text: `${ep} (${known})`, evidence: via };
+  if (t.good.has(ep)) return { status: 'reaches', endpoint: ep, text: via ? said('dg.from.via', { endpoint: ep, ref: via.ref }) : said('dg.from.reachedBare', { endpoint: ep }), evidence: via };
+  return { status: 'wrong', endpoint: ep, text: said(t.svc.apiEndpoints.has(fin.dst) ? 'dg.from.wrongOfService' : 'dg.from.wrongNoSlice', { endpoint: ep }), evidence: via };
 }
 
 function outcomesOf(ctx: FromWalkContext, t: Target): Outcome[] {
   const first = walk(ctx, t);
-  if (typeof first === 'string') return [{ status: 'unknown', endpoint: null, text: `not walked: ${first}`, evidence: null }];
+  if (typeof first === 'string') return [{ status: 'unknown', endpoint: null, text: said('dg.from.notWalked', { why: first }), evidence: null }];
   const out = [judge(first, t, ctx)];
   const split = first.steps.find((s) => s.branches && s.branches.length > 1 && s.matched !== false);
   const n = Math.min(split?.branches?.length ?? 1, MAX_BRANCHES);
   for (let i = 1; i < n; i++) {
     const r = walk(ctx, t, i);
-    out.push(typeof r === 'string' ? { status: 'unknown', endpoint: null, text: `not walked: ${r}`, evidence: null } : judge(r, t, ctx));
+    out.push(typeof r === 'string' ? { status: 'unknown', endpoint: null, text: said('dg.from.notWalked', { why: r }), evidence: null } : judge(r, t, ctx));
   }
   return out;
 }
 
 /** `a via R1, b via R2`, or `a, b via R` when one proof serves all (Cilium's LB entry). */
-function reached(ok: readonly Outcome[]): string {
+function reached(ok: readonly Outcome[]): SaidParam {
   const refs = new Set(ok.map((o) => o.evidence?.ref ?? ''));
-  if (refs.size === 1 && ok.length > 1 && ok[0]!.evidence) return `${ok.map((o) => o.endpoint).join(', ')} via ${ok[0]!.evidence.ref}`;
-  return ok.map((o) => o.text).join(', ');
+  if (refs.size === 1 && ok.length > 1 && ok[0]!.evidence) return said('dg.from.via', { endpoint: joined(ok.map((o) => o.endpoint ?? '')), ref: ok[0]!.evidence.ref });
+  return joined(ok.map((o) => o.text));
 }
 
 function findingOf(t: Target, outs: readonly Outcome[], ctx: FromWalkContext): Finding {
   const fe = frontendKey(t.exp);
-  const head = `from ${ctx.client.label}: ${KIND_WORDS[t.exp.kind]} ${fe}${t.dst !== t.exp.ip ? ` (on ${t.dst})` : ''}`;
+  const head = t.dst !== t.exp.ip ? said('dg.from.headOn', { client: ctx.client.label, kind: KIND_WORDS[t.exp.kind], frontend: fe, address: t.dst }) : said('dg.from.head', { client: ctx.client.label, kind: KIND_WORDS[t.exp.kind], frontend: fe });
   const ok = outs.filter((o) => o.status === 'reaches');
   const bad = outs.filter((o) => o.status === 'wrong' || o.status === 'blocked');
   const unknown = outs.filter((o) => o.status === 'unknown');
-  const branches = outs.length > 1 ? ` (${ok.length} of ${outs.length} branches)` : '';
+  const counts = { ok: ok.length, all: outs.length };
   const evidence = [...new Map(outs.flatMap((o) => (o.evidence ? [[o.evidence.ref, o.evidence] as const] : []))).values()];
-  const make = (code: FindingCode, severity: Severity, message: string, endpoint?: string | null): Finding => ({
-    layer: 'dataplane', code, severity, message, port: t.exp.portName || String(t.exp.port), frontend: fe, ...(endpoint ? { endpoint } : {}), evidence,
+  const make = (code: FindingCode, severity: Severity, text: Said, endpoint?: string | null): Finding => ({
+    layer: 'dataplane', code, severity, message: sayIn(text, 'en'), said: text, port: t.exp.portName || String(t.exp.port), frontend: fe, ...(endpoint ? { endpoint } : {}), evidence,
   });
-  if (unknown.length > 0 && bad.length === 0) return make('from-unknown', 'unknown', `${head} → ${unknown[0]!.text}`);
-  if (bad.length === 0) return make('from-reaches', 'info', `${head} → reaches ${reached(ok)}${branches}`);
-  const why = [...new Set(bad.map((o) => o.text))].join('; ');
-  if (bad.every((o) => o.byDesign)) return make('from-blocked', 'info', `${head} → ${why}: externalTrafficPolicy Local and no endpoint on this node, kube-proxy drops outside traffic here by design`);
+  if (unknown.length > 0 && bad.length === 0) return make('from-unknown', 'unknown', said('dg.from.unknown', { head, why: unknown[0]!.text }));
+  if (bad.length === 0) return make('from-reaches', 'info', said(outs.length > 1 ? 'dg.from.reachesBranches' : 'dg.from.reaches', { head, reached: reached(ok), ...counts }));
+  const why = joined([...new Map(bad.map((o) => [sayIn(o.text, 'en'), o.text])).values()], '; ');
+  if (bad.every((o) => o.byDesign)) return make('from-blocked', 'info', said('dg.from.byDesign', { head, why }));
   const endpoint = bad.find((o) => o.endpoint)?.endpoint ?? null;
-  if (ok.length > 0) return make('from-partly', 'degraded', `${head} → reaches ${reached(ok)}${branches}, but ${why}`, endpoint);
-  return make('from-blocked', 'broken', `${head} → ${why}${unknown.length > 0 ? `; ${unknown.length} branch(es) undecided` : ''}`, endpoint);
+  if (ok.length > 0) return make('from-partly', 'degraded', said('dg.from.partly', { head, reached: reached(ok), why, ...counts }), endpoint);
+  return make('from-blocked', 'broken', unknown.length > 0 ? said('dg.from.blockedUndecided', { head, why, count: unknown.length }) : said('dg.from.blocked', { head, why }), endpoint);
 }
 
 /**
@@ -189,14 +189,14 @@ function findingOf(t: Target, outs: readonly Outcome[], ctx: FromWalkContext): F
  */
 export function walkFromClient(svc: ExpectedService, ctx: FromWalkContext): Finding[] {
   const { client } = ctx;
-  const whole = (message: string): Finding[] => [{ layer: 'dataplane', code: 'from-unknown', severity: 'unknown', message, evidence: [] }];
+  const whole = (text: Said): Finding[] => [{ layer: 'dataplane', code: 'from-unknown', severity: 'unknown', message: sayIn(text, 'en'), said: text, evidence: [] }];
   if (svc.frontends.length === 0) return [];
   if (client.kind === 'pod' && client.podNode !== undefined && client.podNode !== ctx.snapshot.meta.node) {
-    return whole(`from ${client.label}: not walked: the Pod runs on node ${client.podNode}, whose own rules rewrite its packets to a Service (diagnose node ${client.podNode} with --from)`);
+    return whole(said('dg.from.otherNode', { client: client.label, node: client.podNode }));
   }
   // The walk models netfilter and Cilium's BPF, not the IPVS table: "delivered locally" there would be a confident wrong answer.
-  if (ctx.mode === 'ipvs') return whole(`from ${client.label}: not walked: the node runs kube-proxy in IPVS mode, whose virtual servers the walk does not model`);
-  if (client.kind === 'pod' && client.ip === null) return whole(`from ${client.label}: not walked: the Pod has no IP in the API objects`);
+  if (ctx.mode === 'ipvs') return whole(said('dg.from.ipvs', { client: client.label }));
+  if (client.kind === 'pod' && client.ip === null) return whole(said('dg.from.noIp', { client: client.label }));
   const family = client.ip === null ? null : parseAddress(client.ip)?.family;
   const out: Finding[] = [];
   for (const exp of svc.frontends) {
@@ -207,11 +207,11 @@ export function walkFromClient(svc: ExpectedService, ctx: FromWalkContext): Find
     const fe = frontendKey(exp);
     const base = { layer: 'dataplane' as const, code: 'from-unknown' as const, severity: 'unknown' as const, port: exp.portName || String(exp.port), frontend: fe, evidence: [] };
     if (dst === null) {
-      out.push({ ...base, message: `from ${client.label}: NodePort ${fe} not walked: no address of this node is known (no Node object, no ip addr)` });
+      out.push({ ...base, ...saying('dg.from.noNodeIp', { client: client.label, frontend: fe }) });
       continue;
     }
     if (!WALKED.has(exp.protocol.toUpperCase())) {
-      out.push({ ...base, message: `from ${client.label}: ${fe} not walked: protocol ${exp.protocol} is not one a walk can send` });
+      out.push({ ...base, ...saying('dg.from.protocol', { client: client.label, frontend: fe, protocol: exp.protocol }) });
       continue;
     }
     const clusterIP = svc.frontends.find((f) => f.kind === 'clusterIP' && f.protocol === exp.protocol && f.portName === exp.portName);

@@ -16,6 +16,7 @@ import { apiFindings, podsByNamespace } from './layer-api.js';
 import { legacyDisagreement, leftoverEvidence } from './leftovers.js';
 import { conntrackFindings, nodeMinorVersion } from './layer-conntrack.js';
 import { ciliumFrontendFindings, listingDisagreements, orphanBackends } from './read-cilium.js';
+import { said, sayIn, saying } from './say.js';
 import type { Diagnosis, DiagnosisHeader, DnsLayer, Finding, ServiceDiagnosis } from './types.js';
 import { countVerdicts, foldVerdict } from './verdict.js';
 
@@ -32,11 +33,11 @@ export interface DiagnoseOptions {
   readonly dns?: DnsLayer;
 }
 
-const NO_DNS = 'no recorded DNS answers (a capture bundle keeps them in extra/dns.json; live: nodescope show dns --service NS/NAME)';
+const NO_DNS = said('dg.dns.notGiven');
 
 function dnsHeader(dns: DnsLayer | undefined): DiagnosisHeader['dns'] {
-  if (!dns) return { checked: false, reason: NO_DNS };
-  return dns.checked ? { checked: true, zone: dns.zone } : { checked: false, reason: dns.reason };
+  if (!dns) return { checked: false, reason: sayIn(NO_DNS, 'en'), said: NO_DNS };
+  return dns.checked ? { checked: true, zone: dns.zone } : { checked: false, reason: dns.reason, ...(dns.said ? { said: dns.said } : {}) };
 }
 
 function podsByIpOf(objects: ApiObjects): Map<string, string> {
@@ -58,9 +59,9 @@ interface Shared {
 
 function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
   const { dp } = shared;
-  if (svc.unsupported) return [{ layer: 'dataplane', code: 'dataplane-not-understood', severity: 'unknown', message: `not compared: ${svc.unsupported}`, evidence: [] }];
+  if (svc.unsupported) return [{ layer: 'dataplane', code: 'dataplane-not-understood', severity: 'unknown', ...saying('dg.notCompared', { why: said('dg.ipv6Only') }), evidence: [] }];
   if (svc.frontends.length === 0) return [];
-  if (dp.problem !== null || dp.dataplane === null) return [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: `not compared: ${dp.problem ?? 'no dataplane'}`, evidence: [] }];
+  if (dp.problem !== null || dp.dataplane === null) return [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', ...saying('dg.notCompared', { why: dp.problemSaid ?? said('dg.noDataplane') }), evidence: [] }];
   const ctx: CompareContext = { apiEndpoints: svc.apiEndpoints, podsByIp: shared.podsByIp, dataplane: dp.dataplane };
   const out: Finding[] = [];
   for (const f of svc.frontends) {
@@ -90,7 +91,7 @@ function leftoverFinding(ref: string, shared: Shared, current: string | null): F
     layer: 'dataplane',
     code: 'leftover-rules',
     severity: 'degraded',
-    message: `${left.mode} rules for this Service are left on a ${current ?? 'node of another'} mode node (a restart of kube-proxy in another mode does not remove them; they may still rewrite traffic)`,
+    ...saying('dg.leftover', { mode: left.mode, current: current ?? said('dg.leftover.other') }),
     evidence: left.evidence,
   };
 }
@@ -102,7 +103,9 @@ function unexpectedFrontends(shared: Shared): Map<string, Finding[]> {
     if (shared.matched.has(key)) continue;
     const k = f.service ?? '';
     const list = out.get(k) ?? [];
-    list.push({ layer: 'dataplane', code: 'frontend-unexpected', severity: 'degraded', message: `${key}: the node ${f.outcome === 'endpoints' ? 'rewrites' : f.outcome + 's'} it${f.service ? ` for ${f.service}` : ''}, but the API has no such frontend`, port: f.portName ?? String(f.port), frontend: key, evidence: f.evidence });
+    const verb = said(f.outcome === 'endpoints' ? 'dg.verb.endpoints' : f.outcome === 'reject' ? 'dg.verb.reject' : 'dg.verb.drop');
+    const text = f.service ? saying('dg.unexpectedFor', { frontend: key, verb, service: f.service }) : saying('dg.unexpected', { frontend: key, verb });
+    list.push({ layer: 'dataplane', code: 'frontend-unexpected', severity: 'degraded', ...text, port: f.portName ?? String(f.port), frontend: key, evidence: f.evidence });
     out.set(k, list);
   }
   return out;
@@ -118,8 +121,8 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   const dp = readNodeDataplane(snapshot);
   const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const), dns: dnsHeader(options.dns) };
   if (!api) {
-    const why = snapshot.api?.error ?? 'no API objects were read (no --api-file, no cluster access, or the bundle has none)';
-    const nodeFindings: Finding[] = [{ layer: 'api', code: 'no-api-objects', severity: 'unknown', message: `no Service can be judged: ${why}`, evidence: [] }];
+    const why = snapshot.api?.error ?? said('dg.noApi.default');
+    const nodeFindings: Finding[] = [{ layer: 'api', code: 'no-api-objects', severity: 'unknown', ...saying('dg.noApi', { why }), evidence: [] }];
     return { header: { ...header, services: 0, counts: countVerdicts([]), nodeFindings }, services: [] };
   }
   const expectation = buildExpectation(snapshot, api, dp.dataplane === 'cilium' ? 'cilium' : 'kube-proxy');
@@ -150,17 +153,18 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   });
   const known = new Set(expectation.services.map((s) => `${s.namespace}/${s.name}`));
   const nodeFindings: Finding[] = [];
-  if (dp.problem !== null) nodeFindings.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, evidence: [] });
+  if (dp.problem !== null) nodeFindings.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, ...(dp.problemSaid ? { said: dp.problemSaid } : {}), evidence: [] });
   if (!ct || dp.dataplane === 'cilium') {
-    const why = dp.dataplane === 'cilium' ? "Cilium's own conntrack is not compared yet" : `the conntrack table was not read${snapshot.conntrack?.error ? ` (${snapshot.conntrack.error})` : ''}`;
-    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', message: `stale flows not checked: ${why}`, evidence: [] });
+    const error = snapshot.conntrack?.error;
+    const why = dp.dataplane === 'cilium' ? said('dg.ctCilium') : error ? said('dg.ctUnreadWhy', { error }) : said('dg.ctUnread');
+    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', ...saying('dg.ctNotRead', { why }), evidence: [] });
   }
   if (options.service === undefined) {
     for (const [k, list] of unexpected) if (!known.has(k)) nodeFindings.push(...list);
     for (const [k] of shared.leftovers) {
       if (known.has(k)) continue;
       const f = leftoverFinding(k, shared, dp.dataplane);
-      if (f) nodeFindings.push({ ...f, message: `${k || 'rules naming no Service'}: ${f.message}` });
+      if (f) nodeFindings.push({ ...f, ...saying('dg.leftoverOf', { ref: k || said('dg.leftoverOf.none'), message: f.said ?? f.message }) });
     }
     if (lb && dp.dataplane === 'cilium') nodeFindings.push(...orphanBackends(lb));
   }

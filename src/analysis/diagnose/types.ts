@@ -3,6 +3,7 @@
  * findings, each naming the layer it belongs to and the pane row that proves it. Plain data,
  * JSON-safe (no bigint, no class instances): the fleet matrix and `-o json` read it as is.
  */
+import type { Said } from './say.js';
 
 /** The layers a Service's traffic crosses on a node, in the order a reader checks them. */
 export type DiagnoseLayer = 'api' | 'endpoints' | 'dataplane' | 'conntrack' | 'dns';
@@ -50,7 +51,9 @@ export interface Evidence {
 
 /**
  * One thing found wrong (or worth knowing) about a Service on a node. `code` is stable (tests
- * and scripts match on it, see {@link FindingCode}); `message` is the English sentence.
+ * and scripts match on it, see {@link FindingCode}); `message` is the English sentence, `said`
+ * the same as an i18n key and params (src/analysis/diagnose/say.ts: rendered in `ja` by the
+ * report and the findings view; not part of the JSON document).
  * `port`: the Service port's name or number; `frontend`: `ip:port/PROTO` (`*:port/PROTO` for a
  * NodePort on every node address); `endpoint`: `ip:port`.
  */
@@ -59,6 +62,7 @@ export interface Finding {
   readonly code: FindingCode;
   readonly severity: Severity;
   readonly message: string;
+  readonly said?: Said;
   readonly port?: string;
   readonly frontend?: string;
   readonly endpoint?: string;
@@ -133,7 +137,7 @@ export interface DiagnosisHeader {
   readonly counts: Readonly<Record<Verdict, number>>;
   readonly nodeFindings: readonly Finding[];
   /** Whether `<svc>.<ns>.svc.<zone>` answers were compared (`zone`), or why not (`reason`). */
-  readonly dns: { readonly checked: boolean; readonly zone?: string; readonly reason?: string };
+  readonly dns: { readonly checked: boolean; readonly zone?: string; readonly reason?: string; readonly said?: Said };
 }
 
 /**
@@ -144,7 +148,7 @@ export interface DiagnosisHeader {
  */
 export type DnsLayer =
   | { readonly checked: true; readonly zone: string; readonly findings: ReadonlyMap<string, readonly Finding[]> }
-  | { readonly checked: false; readonly reason: string };
+  | { readonly checked: false; readonly reason: string; readonly said?: Said };
 
 /** The whole diagnosis of one node. */
 export interface Diagnosis {
