@@ -25,6 +25,8 @@ const ROOMS = {
   ui: ['fleet', 'tour', 'collect', 'trace', 'analysis', 'parsers', 'model'],
   report: ['fleet', 'collect', 'trace', 'analysis', 'parsers', 'model'],
   dash: ['collect', 'trace', 'analysis', 'model'],
+  // the command line's definitions (options, help, completion) and its printers' plumbing; not the UI
+  cli: ['report', 'fleet', 'dns', 'collect', 'sources', 'trace', 'analysis', 'parsers', 'model'],
 };
 
 const esc = (s) => s.replace(/[.]/g, '\\.');

@@ -4,11 +4,12 @@
  * and rendering the app or a `show` document. Exit codes: 0 ok, 1 the user can fix
  * it (UserError), 2 anything else (a bug or a broken transport), 9 `dig` got no reply (as dig(1)).
  */
-import { isIP } from 'node:net';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
+import { addSourceOptions, apiNamespace, ipAddress, kubeconfigOption, langOption, podDeadline, positiveInteger, positiveSeconds, type GlobalOptions } from './cli/options.js';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
 import type { SnapshotPart } from './model/snapshot.js';
+import { apiInNamespace } from './model/api-namespace.js';
 import { checkAskedProbes } from './collect/planned-runs.js';
 import { probe } from './sources/catalog.js';
 import { readClusterDomain, type ClusterDomain } from './dns/cluster-domain.js';
@@ -36,12 +37,11 @@ import { dnsTransportFor } from './dns/open.js';
 import { resolveServiceDns } from './dns/resolve.js';
 import { captureBundle, prepareCaptureDir } from './collect/capture.js';
 import { loadSnapshot, Session } from './collect/session.js';
-import { closeSource, openSource, type OpenedSource, type SourceOptions } from './sources/open.js';
+import { closeSource, openSource, type OpenedSource } from './sources/open.js';
 import { detectLang } from './text/i18n.js';
-import { DEFAULT_INTERVAL_MS } from './sources/refresh-interval.js';
 import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
-import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from './sources/k8s-debug-pod.js';
+import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
@@ -58,18 +58,6 @@ function writeDocument(out: string, format: 'json' | 'text' | undefined): void {
 
 // Before anything loads Ink (and with it signal-exit): see src/cleanup.ts.
 installExitHandlers();
-
-interface GlobalOptions extends SourceOptions {
-  /** Live refresh period, seconds (> 0). */
-  readonly interval: number;
-  readonly lang?: string;
-  readonly bpfRoot?: string;
-  readonly clusterDomain?: string;
-  /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle. */
-  readonly fleet?: string;
-  /** `--probe ID` (repeatable): heavy dumps to read even when the probe plan skips them. */
-  readonly probe?: readonly string[];
-}
 
 /**
  * The snapshot parts `show WHAT` reads: `services` none (the API objects and the mode's cheap
@@ -98,60 +86,14 @@ async function clusterDomainFor(opts: GlobalOptions, transport: Transport): Prom
   }
 }
 
-function addSourceOptions(cmd: Command): Command {
-  return cmd
-    .option('--local', 'read this machine (live)')
-    .option('--netns <name>', 'read inside a network namespace of this machine (live, implies --local)')
-    .option('--replay <dir>', 'replay a capture bundle (its directory, or its manifest.json)')
-    .option('--api-file <file>', 'API objects as printed by `kubectl get … -o json`')
-    .option('--ssh <target>', 'read a node over SSH: [user@]host[:port] or a Host of ~/.ssh/config (live)')
-    .option('--node <name>', 'read a node through a debug pod, like kubectl debug node/NAME (live)')
-    .option('--context <name>', 'kubeconfig context (default: the current one)')
-    .option('-n, --namespace <ns>', 'API objects of this namespace only (default: all); also where --node puts its pod')
-    .option('--accept-new-host-key', "--ssh: add the host key of a host known_hosts has no entry for (a changed key, or a key of another type, is never accepted)")
-    .option('--image <image>', '--node: debug pod image (default busybox:1.36.1)')
-    .addOption(new Option('--pod-deadline <duration>', `--node: the debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
-    .option('--bpf-root <path>', "directory of Cilium's pinned tc maps", undefined)
-    .option('--probe <id...>', 'also read these dumps when the probe plan skips them for the node\'s mode (e.g. nft-json, nft-text: the header and `?` list what was skipped)')
-    .option('--cluster-domain <domain>', "the cluster's DNS domain for show dns, dig, the DNS pane and capture (default: kubelet's clusterDomain, the resolv.conf search list, else cluster.local)")
-    .addOption(new Option('--interval <seconds>', 'live refresh period in seconds').default(DEFAULT_INTERVAL_MS / 1000).argParser(positiveSeconds))
-    .addOption(langOption());
-}
-
-/** `--interval`: a positive number of seconds, checked for every command (a replay too). */
-function positiveSeconds(text: string): number {
-  const n = Number(text);
-  if (!(n > 0) || !Number.isFinite(n)) throw new InvalidArgumentError('must be a positive number of seconds');
-  return n;
-}
-
-/** `--pod-deadline`: 4h, 90m, 3600 (seconds). */
-function podDeadline(text: string): number {
-  try {
-    return parsePodDeadline(text);
-  } catch (e) {
-    throw new InvalidArgumentError((e as Error).message);
-  }
-}
-
-/** `--server`, `--dns-server`: a DNS server's IPv4 or IPv6 address (a name would need a resolver to find the resolver). */
-function ipAddress(text: string): string {
-  if (isIP(text) === 0) throw new InvalidArgumentError('not an IP address: expected an IPv4 or IPv6 address, e.g. 10.96.0.10');
-  return text;
-}
-
-/** `--lang`: one of the UI's languages; absent means from LANG. */
-function langOption(): Option {
-  return new Option('--lang <lang>', 'UI language (default from LANG)').choices(['en', 'ja']);
-}
-
 function params(opts: GlobalOptions): Record<string, string | undefined> {
   return { bpfRoot: opts.bpfRoot };
 }
 
 /** What Session and loadSnapshot need from an opened source. */
-function sessionSource(source: OpenedSource) {
+function sessionSource(source: OpenedSource, opts: GlobalOptions) {
   return {
+    ...apiNamespace(opts),
     transport: source.transport,
     live: source.live,
     ...(source.apiText !== undefined ? { apiText: source.apiText } : {}),
@@ -180,7 +122,7 @@ async function openSession(opts: GlobalOptions): Promise<Session> {
   const source = await openSource(opts);
   // A --cluster-domain that is not a domain name is refused before the screen opens.
   if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
-  return new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
+  return new Session({ ...sessionSource(source, opts), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
 /** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
@@ -258,7 +200,7 @@ async function runTour(name: string, lang: string | undefined): Promise<void> {
 async function runDashCommand(opts: GlobalOptions & { service: string }): Promise<void> {
   requireTerminal();
   const source = await openSource(opts);
-  const session = new Session({ ...sessionSource(source), intervalMs: opts.interval * 1000, params: params(opts), probes: askedProbes(opts) });
+  const session = new Session({ ...sessionSource(source, opts), intervalMs: opts.interval * 1000, params: params(opts), probes: askedProbes(opts) });
   const { runDash } = await import('./dash/run.js');
   const dash = runDash({ session, service: opts.service, lang: detectLang(opts.lang) });
   onCleanup('stop the live session', () => session.stop());
@@ -275,10 +217,11 @@ interface ShowOptions extends GlobalOptions {
   readonly events?: boolean;
 }
 
-async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[]) {
+/** One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says (the caller narrows its output). */
+async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false) {
   const probes = askedProbes(opts);
   const source = await openSource(opts);
-  const { snapshot } = await loadSnapshot({ ...sessionSource(source), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(source, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
   return { source, snapshot };
 }
 
@@ -339,12 +282,14 @@ async function runShow(what: string, opts: ShowOptions): Promise<void> {
  */
 async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }): Promise<void> {
   try {
-    const { source, snapshot } = await loadOnce(opts);
+    const { source, snapshot } = await loadOnce(opts, [], undefined, true);
+    const namespace = apiNamespace(opts).apiNamespace;
     let result: ReturnType<typeof showDiagnose>;
     try {
       const api = snapshot.api?.value;
       const dns = api ? await dnsLayerOfSource(source.transport, api, async () => (await clusterDomainFor(opts, source.transport)).name) : undefined;
-      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(opts.from !== undefined ? { from: opts.from } : {}), ...(dns ? { dns } : {}), lang: detectLang(opts.lang) });
+      const more = { ...(opts.from !== undefined ? { from: opts.from } : {}), ...(dns ? { dns } : {}), lang: detectLang(opts.lang) };
+      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(namespace !== undefined ? { namespace } : {}), ...more });
     } finally {
       await closeSource(source);
     }
@@ -371,7 +316,9 @@ function addDigCommand(program: Command): void {
       // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
       const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
       const source = await openSource(opts);
-      const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
+      const parsed = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
+      const ns = apiNamespace(opts).apiNamespace;
+      const api = parsed && ns !== undefined ? apiInNamespace(parsed, ns) : parsed;
       const dns = dnsTransportFor(source.transport);
       try {
         const domain = await clusterDomainFor(opts, source.transport);
@@ -396,13 +343,6 @@ function addDigCommand(program: Command): void {
     });
 }
 
-/** `--parallel`: a whole number ≥ 1. */
-function positiveInteger(text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
-  return n;
-}
-
 /** `nodescope fleet capture|diagnose`: many nodes at once (src/fleet/). */
 function addFleetCommands(program: Command): void {
   const fleet = program.command('fleet').description('many nodes at once: capture each through the cluster (or SSH), then compare them');
@@ -419,7 +359,7 @@ function addFleetCommands(program: Command): void {
     .option('--accept-new-host-key', '--ssh: add the host key of a host known_hosts has no entry for')
     .option('--api-file <file>', 'API objects from this file instead of the cluster')
     .option('--context <name>', 'kubeconfig context (default: the current one)')
-    .option('--kubeconfig <file>', 'kubeconfig file (default: KUBECONFIG, else ~/.kube/config)')
+    .addOption(kubeconfigOption())
     .option('-n, --namespace <ns>', 'where the debug pods go (default: the context\'s, else default)')
     .option('--image <image>', 'debug pod image (default busybox:1.36.1)')
     .addOption(new Option('--pod-deadline <duration>', `each debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))

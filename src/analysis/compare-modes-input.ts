@@ -11,8 +11,8 @@
  *
  * IPv4 only, like the generators (src/analysis/kubeproxy-*.ts). Pure.
  */
-import type { LbBackend, LbBackendState, LbProtocol, LbRevNat, LbService, LbServiceType, LbTable } from '../model/cilium.js';
-import { serviceTypeBit, SVC_FLAG } from '../model/cilium.js';
+import type { LbTable } from '../model/cilium.js';
+import { expectCiliumTable } from './cilium-expected.js';
 import type { IptablesChain } from '../model/iptables.js';
 import type { ApiObjects } from '../model/k8s.js';
 import { parseIp } from '../model/iproute.js';
@@ -203,6 +203,20 @@ export function programmedClusterIP(row: ServiceRow): string | undefined {
 }
 
 /**
+ * The node's addresses of `family` kube-proxy and Cilium use for NodePorts: the Node object's
+ * InternalIPs of that family, else the node's global addresses of it. IPv4 is what
+ * {@link compareContextOf} puts in `nodeIPs`.
+ */
+export function nodeIPsOf(snapshot: NodeSnapshot, objects: ApiObjects, family: ProxyFamily): string[] {
+  const ofFamily = family === 'IPv4' ? isV4 : isV6;
+  const node = objects.nodes.find((n) => n.meta.name === snapshot.meta.node);
+  const fromNode = (node?.addresses ?? []).filter((a) => a.type === 'InternalIP' && ofFamily(a.address)).map((a) => a.address);
+  if (fromNode.length > 0) return fromNode;
+  const inet = family === 'IPv4' ? 'inet' : 'inet6';
+  return (snapshot.addrs?.value ?? []).flatMap((i) => i.addresses.filter((a) => a.family === inet && a.scope === 'global').map((a) => a.local));
+}
+
+/**
  * What every Service's rules share, as seen from the snapshot's node: `nodeIPs` (the Node
  * object's InternalIPs, else the node's global IPv4 addresses), the cluster CIDR and the
  * Service CIDRs (see the module comment), with the notes saying what was inferred.
@@ -245,71 +259,11 @@ export function kubeProxyInputOf(snapshot: NodeSnapshot, objects: ApiObjects): C
   return { input: { ...context, services }, notes: [...notes, ...more] };
 }
 
-/** One frontend Cilium creates for a Service port. */
-interface CiliumFrontend {
-  readonly ip: string;
-  readonly port: number;
-  readonly type: LbServiceType;
-  readonly routable: boolean;
-}
-
-/** Frontends of one Service port: ClusterIP; NodePort wildcard plus one per node IP; each external and LB IP. */
-function ciliumFrontends(svc: ScenarioService, port: ScenarioServicePort, nodeIPs: readonly string[]): CiliumFrontend[] {
-  const out: CiliumFrontend[] = [{ ip: svc.clusterIP, port: port.port, type: 'ClusterIP', routable: false }];
-  if ((svc.type === 'NodePort' || svc.type === 'LoadBalancer') && port.nodePort) {
-    out.push({ ip: '0.0.0.0', port: port.nodePort, type: 'NodePort', routable: false });
-    for (const ip of nodeIPs) out.push({ ip, port: port.nodePort, type: 'NodePort', routable: true });
-  }
-  for (const ip of svc.externalIPs ?? []) out.push({ ip, port: port.port, type: 'ExternalIPs', routable: true });
-  for (const ip of svc.loadBalancerIPs ?? []) out.push({ ip, port: port.port, type: 'LoadBalancer', routable: true });
-  return out;
-}
-
 /**
- * The LB table Cilium's agent (kube-proxy replacement, 1.16+ map layouts) writes for
- * `input`: per Service port and frontend a master entry and one slot per backend (ready
- * ones `active` first, then serving-and-terminating ones counted in `qcount`), one backend
- * entry per distinct `ip:port/PROTO`, one reverse-NAT entry per frontend. Headless
- * Services get none. Layout as the node lab's Cilium mode writes (test/lab/cilium-scenario.ts).
+ * The LB table Cilium's agent (kube-proxy replacement) would write for `input`, with the
+ * agent options nodescope cannot read taken at their defaults: see
+ * src/analysis/cilium-expected.ts, which also says why and what is undecided.
  */
 export function ciliumTableOf(input: KubeProxyInput): LbTable {
-  const backends = new Map<string, LbBackend>();
-  const services: LbService[] = [];
-  const revNats: LbRevNat[] = [];
-  for (const svc of input.services.filter(isProxied)) {
-    for (const port of svc.ports) {
-      const usable = svc.endpoints.filter((e) => e.ready || (e.serving && e.terminating));
-      const ordered = [...usable.filter((e) => e.ready), ...usable.filter((e) => !e.ready)];
-      const protocol: LbProtocol = port.protocol;
-      for (const fe of ciliumFrontends(svc, port, input.nodeIPs)) {
-        const id = revNats.length + 1;
-        const flags = serviceTypeBit(fe.type) | (fe.routable ? SVC_FLAG.routable : 0);
-        revNats.push({ id, ip: fe.ip, port: fe.port });
-        services.push({
-          frontend: { ip: fe.ip, port: fe.port, protocol, scope: 'external' },
-          id,
-          type: fe.type,
-          flags,
-          count: ordered.filter((e) => e.ready).length,
-          qcount: ordered.filter((e) => !e.ready).length,
-          algorithm: 'undef',
-          affinityTimeout: 0,
-          l7ProxyPort: null,
-          name: formatServiceRef(svc),
-          slots: ordered.map((e, i) => {
-            const key = `${e.ip}:${port.targetPort}/${protocol}`;
-            const state: LbBackendState = e.ready ? 'active' : 'terminating';
-            let be = backends.get(key);
-            if (!be) {
-              be = { id: backends.size + 1, ip: e.ip, port: port.targetPort, protocol, state, weight: null, clusterId: 0, zone: 0, nodeName: null };
-              backends.set(key, be);
-            }
-            return { slot: i + 1, backendId: be.id, backend: be, flags };
-          }),
-          raw: '',
-        });
-      }
-    }
-  }
-  return { source: 'bpf-maps', services, backends: [...backends.values()], revNats };
+  return expectCiliumTable(input).table;
 }

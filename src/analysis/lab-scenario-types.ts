@@ -132,6 +132,8 @@ export interface ScenarioNode {
   readonly name: string;
   readonly internalIP: string;
   readonly podCIDR: string;
+  /** Its `topology.kubernetes.io/zone` label, when it has one. */
+  readonly zone?: string;
 }
 
 /**

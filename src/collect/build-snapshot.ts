@@ -9,7 +9,7 @@ import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnost
 import { SNAPSHOT_PARTS, type NodeSnapshot, type Parsed, type ProbeSummary, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
 import type { ConntrackTable } from '../model/conntrack.js';
 import type { IpvsListing } from '../model/ipvs.js';
-import { localAddresses } from '../model/iproute.js';
+import { localAddresses, type Route } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
@@ -27,12 +27,15 @@ import { catalog } from '../sources/catalog.js';
 import { nftTableNames, type SkippedProbe } from './probe-plan.js';
 import type { NftRuleset } from '../model/nftables.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
+import { apiInNamespace } from '../model/api-namespace.js';
 
 /** What {@link buildSnapshot} needs besides the runs. `capturedAt`: ISO-8601 UTC. */
 export interface SnapshotInput {
   readonly runs: readonly ProbeRun[];
   readonly apiText?: string;
   readonly apiOrigin?: string;
+  /** `-n NAMESPACE`: only the API objects of this namespace (and the cluster-scoped ones) are kept. */
+  readonly apiNamespace?: string;
   readonly source: SnapshotSource;
   readonly capturedAt: string;
   /** Node name when known from elsewhere (API, manifest); else from `uname -n`. */
@@ -135,6 +138,17 @@ export function parseRunCached<T>(run: ProbeRun | undefined, parse: (text: strin
   return { value: result.value, diagnostics: result.diagnostics, probe, error };
 }
 
+/**
+ * The IPv4 routes (`ip-route`) with the IPv6 ones (`ip6-route`: `ip route` lists one family)
+ * appended; the IPv4 part's probe and error stand for both. A bundle without the IPv6 probe
+ * (captured before it existed) keeps its IPv4 routes alone.
+ */
+function withV6Routes(v4: Parsed<Route[]> | null, v6: Parsed<Route[]> | null): Parsed<Route[]> | null {
+  if (!v6?.value?.length) return v4;
+  if (!v4) return v6;
+  return { ...v4, value: [...(v4.value ?? []), ...v6.value], diagnostics: [...v4.diagnostics, ...v6.diagnostics] };
+}
+
 /** Parses a probe that prints one integer (e.g. nf_conntrack_max); null when absent or not a number. */
 export function parseIntegerRun(run: ProbeRun | undefined): number | null {
   if (!run || run.status !== 'ok') return null;
@@ -231,7 +245,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
     const text = input.apiText;
     const origin = input.apiOrigin ?? 'api.json';
     const r = cache ? cache.parse(`api:${origin}`, text, () => parseK8sObjects(text, origin)) : parseK8sObjects(text, origin);
-    api = { value: r.value, diagnostics: r.diagnostics, probe: null, error: null };
+    api = { value: input.apiNamespace !== undefined ? apiInNamespace(r.value, input.apiNamespace) : r.value, diagnostics: r.diagnostics, probe: null, error: null };
   }
   const addrs = parseRunCached(byId.get('ip-addr'), parseIpAddrJson, cache);
   const nftTables = nftTableNames(byId.get('nft-tables'));
@@ -246,7 +260,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
     },
     probes: input.runs.map(summarize),
     addrs,
-    routes: parseRunCached(byId.get('ip-route'), parseIpRouteJson, cache),
+    routes: withV6Routes(parseRunCached(byId.get('ip-route'), parseIpRouteJson, cache), parseRunCached(byId.get('ip6-route'), parseIpRouteJson, cache)),
     conntrackMax: parseIntegerRun(byId.get('conntrack-max')),
     conntrackCount: parseIntegerRun(byId.get('conntrack-count')),
     api,

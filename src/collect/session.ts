@@ -18,8 +18,7 @@ import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js'
 import type { DnsTransport } from '../dns/transport.js';
 import { catalog } from '../sources/catalog.js';
 import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
-/** What the API feed reports while a followed `--api-file` version is refused (the header shows it). */
-export type { ApiProblem } from '../sources/cluster-api.js';
+export type { ApiProblem } from '../sources/cluster-api.js'; // documented there: a refused `--api-file` version
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.js';
 import { plannedIds, type ProbePlan } from './probe-plan.js';
@@ -104,6 +103,8 @@ export interface SessionOptions {
   readonly transport: Transport;
   readonly apiText?: string;
   readonly apiOrigin?: string;
+  /** `-n NAMESPACE`: keep only this namespace's API objects (and the cluster-scoped ones), whatever the source. */
+  readonly apiNamespace?: string;
   readonly live: boolean;
   readonly intervalMs?: number;
   readonly params?: Readonly<Record<string, string | undefined>>;
@@ -181,6 +182,7 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
     runs,
     ...(apiText !== undefined ? { apiText } : {}),
     ...(apiOrigin ? { apiOrigin } : {}),
+    ...(options.apiNamespace !== undefined ? { apiNamespace: options.apiNamespace } : {}),
     // The node the capture opened: what a replay's endpoints are on the node or not against.
     ...(options.transport instanceof ReplayTransport ? { recordedNode: options.transport.bundle.manifest.node } : {}),
     source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,

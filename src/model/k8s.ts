@@ -332,7 +332,17 @@ export interface ApiObjects {
   readonly serviceCIDRs: readonly ServiceCIDR[];
   readonly ipAddresses: readonly IPAddress[];
   readonly others: readonly UnknownObject[];
+  /**
+   * Optional kinds the reader asked for and could not read, with why
+   * (`servicecidrs: forbidden (RBAC)`, `ipaddresses: not served by this cluster`): the
+   * objects list carries them as {@link UNREAD_KINDS_KEY}. Absent when every kind was read.
+   * Not terminal-safe (made safe where printed).
+   */
+  readonly unread?: readonly string[];
 }
+
+/** The List's top-level key (not a Kubernetes field) where nodescope records the optional kinds it could not read. */
+export const UNREAD_KINDS_KEY = 'x-nodescope-unread';
 
 /** meta/v1 `WatchEvent.type`. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

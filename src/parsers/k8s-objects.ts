@@ -25,7 +25,7 @@ import { LineCounter, parseAllDocuments, parseDocument, isNode } from 'yaml';
 import type { Document } from 'yaml';
 import { diagnostic, EXCERPT_MAX } from '../model/diagnostics.js';
 import type { Diagnostic, ParseResult, Severity } from '../model/diagnostics.js';
-import { objectKey } from '../model/k8s.js';
+import { objectKey, UNREAD_KINDS_KEY } from '../model/k8s.js';
 import type {
   ApiObjects,
   JsonObject,
@@ -450,7 +450,20 @@ export function parseK8sObjects(text: string, origin: string): ParseResult<ApiOb
     }
   }
   forgetLastMatch();
-  return { value: store.result(), diagnostics: sink.diagnostics };
+  const unread = unreadKinds(docs);
+  const value = store.result();
+  return { value: unread.length > 0 ? { ...value, unread } : value, diagnostics: sink.diagnostics };
+}
+
+/** The List's {@link UNREAD_KINDS_KEY} strings (the optional kinds the reader could not read), in document order. */
+function unreadKinds(docs: readonly TextDoc[]): string[] {
+  const out: string[] = [];
+  for (const doc of docs) {
+    const v = doc.value;
+    const list = isJsonObject(v) ? v[UNREAD_KINDS_KEY] : undefined;
+    if (Array.isArray(list)) for (const x of list) if (typeof x === 'string') out.push(x);
+  }
+  return out;
 }
 
 /**

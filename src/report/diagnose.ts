@@ -6,7 +6,7 @@
  * per Service (`VERDICT ns/name`), its findings indented under it with the first proof, and the
  * node's own findings last. Every string from the node or the API is made terminal-safe here.
  */
-import { diagnoseSnapshot, resolveDiagnoseClient, type DiagnoseClient, type DiagnoseOptions, type Diagnosis, type DnsLayer, type Finding } from '../analysis/diagnose/index.js';
+import { diagnoseSnapshot, resolveDiagnoseClient, VERDICTS, type DiagnoseClient, type DiagnoseOptions, type Diagnosis, type DnsLayer, type Finding, type Verdict } from '../analysis/diagnose/index.js';
 import { detectProxyMode } from '../analysis/proxy-mode.js';
 import { nodeAddressOf, walkFromClient } from '../trace/diagnose-from.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -24,6 +24,11 @@ export interface DiagnoseReportOptions {
   readonly from?: string;
   /** The DNS layer read from the source (src/dns/diagnose-dns.ts); default: not checked. */
   readonly dns?: DnsLayer;
+  /**
+   * `-n NAMESPACE`: only this namespace's Services are listed and counted. The diagnosis itself
+   * reads every Service the source has, so a frontend of another namespace is not called unexpected.
+   */
+  readonly namespace?: string;
   /** Findings with severity `info` too (default: text shows them, as they explain a verdict). */
   readonly quiet?: boolean;
   /** The language of the text form's sentences (codes, severities and verdicts stay English). Default `en`. */
@@ -65,6 +70,14 @@ export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: Dia
   return out;
 }
 
+/** The diagnosis of `namespace`'s Services only (counts recounted; node findings kept). */
+function inNamespace(d: Diagnosis, namespace: string | undefined): Diagnosis {
+  if (namespace === undefined) return d;
+  const services = d.services.filter((s) => s.namespace === namespace);
+  const counts = Object.fromEntries(VERDICTS.map((v) => [v, services.filter((s) => s.verdict === v).length])) as Record<Verdict, number>;
+  return { header: { ...d.header, services: services.length, counts }, services };
+}
+
 /**
  * The options of `diagnoseSnapshot` for the report's: `--service`, and for `--from` the
  * client resolved and the walk of each Service's frontends from it. Throws `UserError` for a
@@ -92,7 +105,7 @@ export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', op
     if (!names.includes(options.service)) throw serviceNotFound(options.service, names);
   }
   const { options: run, client } = diagnoseOptionsOf(snapshot, options);
-  const diagnosis = diagnoseSnapshot(snapshot, api, run);
+  const diagnosis = inNamespace(diagnoseSnapshot(snapshot, api, run), options.namespace);
   if (format === 'json') {
     const { header, services } = diagnosis;
     const { said: _said, ...dns } = header.dns;

@@ -1,4 +1,5 @@
 /** The common head of every `show` document: which node, from where, when, in which mode. */
+import { apiUnreadNote } from '../analysis/api-notes.js';
 import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import { detectProxyMode, unconfirmedText, type ModeFact } from '../analysis/proxy-mode.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -21,14 +22,18 @@ export interface ShowHead {
   readonly unconfirmed: string | null;
   readonly evidence: readonly string[];
   readonly facts: readonly ModeFact[];
-  /** What the dumps themselves warn about (src/analysis/iptables-faults.ts); absent when nothing. */
+  /**
+   * What the dumps themselves warn about (src/analysis/iptables-faults.ts) and which API kinds
+   * could not be read (ServiceCIDR/IPAddress 403/404, src/analysis/api-notes.ts); absent when nothing.
+   */
   readonly notes?: readonly string[];
 }
 
 /** Builds the head from a snapshot. */
 export function showHead(snapshot: NodeSnapshot): ShowHead {
   const mode = detectProxyMode(snapshot);
-  const notes = iptablesDumpNotes(snapshot).map((n) => n.text);
+  const unread = apiUnreadNote(snapshot.api?.value);
+  const notes = [...iptablesDumpNotes(snapshot).map((n) => n.text), ...(unread ? [unread.text] : [])];
   return {
     node: snapshot.meta.node,
     kernel: snapshot.meta.kernel,

@@ -16,7 +16,7 @@
  * randomSport}`; counters are decimal strings (64-bit exact); probabilities 0–1.
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { branchLines, formatHeader, stepLine, tupleText } from '../trace/describe.js';
+import { branchLines, formatHeader, stepLine, stepNumber, tupleText } from '../trace/describe.js';
 import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
 import type { TraceResult } from '../trace/types.js';
 import { withExpectation } from '../trace/with-expectation.js';
@@ -33,7 +33,7 @@ export function traceText(r: TraceResult): string {
   if (req.branch) lines.push(`branch: ${req.branch}`);
   lines.push('');
   for (const s of r.steps) {
-    lines.push(`${String(s.index).padStart(3)} ${stepLine(s)}`);
+    lines.push(`${String(stepNumber(s)).padStart(3)} ${stepLine(s)}`);
     if (s.backend === 'ebpf' && s.ruleText) lines.push(`      ${s.ruleText}`);
     if (s.branches && s.matched !== false) for (const b of branchLines(s.branches)) lines.push(`      ${b}`);
   }

@@ -14,6 +14,7 @@
  */
 import { Watch } from '@kubernetes/client-node';
 import { collectionPath, explainK8sError, K8sStatusError, k8sRequest, type KubeContext } from './k8s-client.js';
+import { UNREAD_KINDS_KEY } from '../model/k8s.js';
 
 type Json = Record<string, unknown>;
 
@@ -263,7 +264,8 @@ export class ClusterApi implements ApiFeed {
       const store = this.stores.get(k.resource) ?? new Map<string, Json>();
       for (const key of [...store.keys()].sort()) items.push(store.get(key)!);
     }
-    this.cached = `${JSON.stringify({ apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } }, null, 4)}\n`;
+    const unread = this.skipped();
+    this.cached = `${JSON.stringify({ apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' }, ...(unread.length > 0 ? { [UNREAD_KINDS_KEY]: unread } : {}) }, null, 4)}\n`;
     return this.cached;
   }
 

@@ -30,7 +30,7 @@ export interface KubeContext {
 export interface KubeOptions {
   readonly context?: string;
   readonly namespace?: string;
-  /** Overrides `KUBECONFIG` (tests). */
+  /** Overrides `KUBECONFIG` (`--kubeconfig FILE`; tests). */
   readonly kubeconfig?: string;
 }
 

@@ -2,7 +2,8 @@
  * Chooses the source from the command-line options shared by every command:
  * `--local [--netns NAME]`, `--replay DIR`, `--ssh [user@]host[:port]`, `--node NAME`
  * (kubectl-debug), `--api-file FILE`; none of them → the embedded default capture.
- * Live cluster sources also read the API (`--context`, `-n/--namespace`): `--node`
+ * Live cluster sources also read the API (`--kubeconfig`, `--context`, `-n/--namespace`,
+ * `-A`): `--node`
  * always, `--ssh` when a kubeconfig exists.
  */
 import { existsSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { catalog } from './catalog.js';
 import { defaultCaptureDir } from '../paths.js';
 // The live sources (client-node ~400 ms, ssh2 ~50 ms to import) load only when asked for.
 import type { ApiFeed, ClusterApi } from './cluster-api.js';
-import type { KubeContext } from './k8s-client.js';
+import type { KubeContext, KubeOptions } from './k8s-client.js';
 import { assertNetnsExists, LocalTransport } from './local.js';
 import { ReplayTransport } from './replay.js';
 import type { Transport } from './transport.js';
@@ -32,6 +33,10 @@ export interface SourceOptions {
   readonly node?: string;
   readonly context?: string;
   readonly namespace?: string;
+  /** `-A/--all-namespaces`: every namespace, whatever `-n` says (as kubectl). */
+  readonly allNamespaces?: boolean;
+  /** `--kubeconfig FILE`: instead of KUBECONFIG, else ~/.kube/config. */
+  readonly kubeconfig?: string;
   readonly acceptNewHostKey?: boolean;
   /** Debug pod image for `--node`. */
   readonly image?: string;
@@ -60,6 +65,17 @@ export interface OpenedSource {
 /** Hooks of {@link openSource}: where progress and warnings go (default: stderr). */
 export interface OpenHooks {
   readonly progress?: (message: string) => void;
+}
+
+/** The namespace `-n` asks for, unless `-A` asks for all; undefined means every namespace. */
+export function namespaceOf(options: Pick<SourceOptions, 'namespace' | 'allNamespaces'>): string | undefined {
+  return options.allNamespaces ? undefined : options.namespace;
+}
+
+/** loadKube's options from the command line's `--kubeconfig`, `--context`, `-n`/`-A`. */
+function kubeOptions(options: SourceOptions): KubeOptions {
+  const namespace = namespaceOf(options);
+  return { ...(options.kubeconfig !== undefined ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}), ...(namespace !== undefined ? { namespace } : {}) };
 }
 
 function kubeconfigPresent(): boolean {
@@ -133,7 +149,7 @@ async function openNode(options: SourceOptions, node: string, apiText: string | 
     import('./kubectl-debug.js'),
     import('./cilium-agent.js'),
   ]);
-  const kube = loadKube({ ...(options.context ? { context: options.context } : {}), ...(options.namespace ? { namespace: options.namespace } : {}) });
+  const kube = loadKube(kubeOptions(options));
   // The API first: an RBAC problem stops before a pod exists.
   const api = apiText === undefined ? await ClusterApi.open(kube) : undefined;
   try {
@@ -154,7 +170,7 @@ async function openNode(options: SourceOptions, node: string, apiText: string | 
 }
 
 async function openSshSource(options: SourceOptions, target: string, apiText: string | undefined, apiOrigin: string | undefined, progress: (m: string) => void): Promise<OpenedSource> {
-  const explicit = options.context !== undefined || options.namespace !== undefined;
+  const explicit = options.context !== undefined || options.kubeconfig !== undefined || namespaceOf(options) !== undefined;
   const [{ loadKube }, { ClusterApi }, { openSsh }, { findCiliumAgent }] = await Promise.all([
     import('./k8s-client.js'),
     import('./cluster-api.js'),
@@ -165,7 +181,7 @@ async function openSshSource(options: SourceOptions, target: string, apiText: st
   let kube: KubeContext | undefined;
   if (apiText === undefined && (explicit || kubeconfigPresent())) {
     try {
-      kube = loadKube({ ...(options.context ? { context: options.context } : {}), ...(options.namespace ? { namespace: options.namespace } : {}) });
+      kube = loadKube(kubeOptions(options));
       api = await ClusterApi.open(kube);
     } catch (e) {
       if (explicit) throw e;

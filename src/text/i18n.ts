@@ -10,16 +10,17 @@ import * as expectationMessages from './messages/expectation.js';
 import * as fleetMessages from './messages/fleet.js';
 import * as ipvsMessages from './messages/ipvs.js';
 import { coreJa } from './messages/ja.js';
+import * as walkMessages from './messages/walk.js';
 
 /** A supported UI language. */
 export type Lang = 'en' | 'ja';
 
-const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en, ...diagnoseMessages.en } as const;
+const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en, ...walkMessages.en, ...diagnoseMessages.en } as const;
 
 /** A UI string key. */
 export type MessageKey = keyof typeof en;
 
-const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja, ...diagnoseMessages.ja };
+const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja, ...walkMessages.ja, ...diagnoseMessages.ja };
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, ja };
 

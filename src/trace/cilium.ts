@@ -84,14 +84,27 @@ export function socketLbSetting(status: CiliumStatus | null): SocketLbSetting {
   return { enabled: true, hostNamespaceOnly: false, read: false };
 }
 
+/**
+ * An attach point as bpftool names its attach type: `cgroup/connect4` → `connect4`
+ * (BPF_CGROUP_INET4_CONNECT), `tc ingress lxc12ab` → `tc ingress` (the device is in the step's chain).
+ */
+export function attachWords(chain: string): string {
+  const tc = /^(tc (?:ingress|egress))\b/.exec(chain);
+  if (tc) return tc[1]!;
+  return chain.replace(/^cgroup\//, '').split(' ')[0]!;
+}
+
 type StepInit = Partial<Omit<TraceStep, 'index' | 'header' | 'kind' | 'reason'>> & { kind: StepKind; reason: string };
 
 /** The walk's mutable state: the header as it is now, the steps and the notes. */
 class CiliumWalk {
   readonly steps: TraceStep[] = [];
   readonly notes: string[] = [];
+  /** The attach point of the program running now (the last `bpf-prog` step's), in bpftool's words. */
+  attach: string | null = null;
   constructor(public h: PacketHeader) {}
   record(s: StepInit): TraceStep {
+    if (s.kind === 'bpf-prog' && s.chain) this.attach = attachWords(s.chain);
     const step: TraceStep = {
       index: this.steps.length,
       backend: 'ebpf',
@@ -107,6 +120,7 @@ class CiliumWalk {
       verdict: null,
       counters: null,
       branches: null,
+      ...(this.attach ? { attach: this.attach } : {}),
       ...s,
       header: this.h,
     };

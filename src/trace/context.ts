@@ -148,6 +148,7 @@ export interface StepFields {
   readonly counters?: StepCounters | null;
   readonly branches?: readonly TraceBranch[] | null;
   readonly xtables?: XtablesBackend;
+  readonly element?: TraceStep['element'];
 }
 
 /** Where a chain's rule steps happen: backend, family, table, priority (fields of {@link StepFields}). */
@@ -258,6 +259,7 @@ export class WalkContext {
       counters: f.counters ?? null,
       branches: f.branches ?? null,
       ...(f.xtables ? { xtables: f.xtables } : {}),
+      ...(f.element ? { element: f.element } : {}),
     };
     this.steps.push(step);
     return step;

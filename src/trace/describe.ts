@@ -33,9 +33,19 @@ export function tupleText(t: TraceTuple): string {
   return `${endpointText(t.src, s)} → ${endpointText(t.dst, d)}`;
 }
 
-/** Where a step happened: `prerouting nat/KUBE-SERVICES #3`, `routing`, `conntrack`. */
+/** The HOOK of a step: the netfilter hook, or for Cilium's eBPF steps the attach point (`tc ingress`, `connect4`); '' for neither. */
+export function stepHook(s: TraceStep): string {
+  return s.hook ?? s.attach ?? '';
+}
+
+/** A step's number as the CLI and the Step pane show it: from 1 (`index` is 0-based). */
+export function stepNumber(s: TraceStep): number {
+  return s.index + 1;
+}
+
+/** Where a step happened: `prerouting nat/KUBE-SERVICES #3`, `tc ingress bpf_lxc/cilium_lb4_services_v2`, `routing`. */
 export function stepPlace(s: TraceStep): string {
-  const hook = s.hook ?? '';
+  const hook = stepHook(s);
   if (s.table !== null && s.chain !== null) {
     const fam = s.backend === 'nft' ? `${s.family} ` : s.xtables ? `${s.xtables} ` : '';
     return `${hook} ${fam}${s.table}/${s.chain}${s.ruleIndex !== null ? ` #${s.ruleIndex}` : ''}`.trim();

@@ -30,7 +30,7 @@ type NftItem = Extract<HookedChainItem, { kind: 'nft' }>;
 type StmtResult =
   | { readonly kind: 'held'; readonly text: string }
   | { readonly kind: 'failed'; readonly text: string }
-  | { readonly kind: 'verdict'; readonly verdict: NftVerdict; readonly text: string; readonly branches?: readonly TraceBranch[]; readonly why?: string }
+  | { readonly kind: 'verdict'; readonly verdict: NftVerdict; readonly text: string; readonly branches?: readonly TraceBranch[]; readonly why?: string; readonly element?: { readonly set: string; readonly index: number } }
   | { readonly kind: 'nat'; readonly binding: NatBinding; readonly text: string; readonly branches?: readonly TraceBranch[] }
   | { readonly kind: 'reject'; readonly text: string; readonly rejectWith: string }
   | { readonly kind: 'unsupported'; readonly text: string };
@@ -218,7 +218,10 @@ function evalVmap(ctx: WalkContext, table: NftTable, s: Extract<NftStatement, { 
   if (hit === null) return { kind: 'failed', text: `${shown} is not in ${setName(s.data)}` };
   if (hit.value?.kind !== 'verdict') return { kind: 'unsupported', text: `vmap element without a verdict in ${setName(s.data)}` };
   const why = hit.comment ? `"${hit.comment}" in ${setName(s.data)}${noEndpointMeaning(table, s.data, hit.value)}` : undefined;
-  return { kind: 'verdict', verdict: hit.value, text: `${shown} is in ${setName(s.data)}${hit.comment ? ` ("${hit.comment}")` : ''}`, ...(why ? { why } : {}) };
+  // A named map's element is a row of the Rules pane (Enter on the step opens it).
+  const at = els.set ? els.elements.indexOf(hit) : -1;
+  const element = els.set && at >= 0 ? { set: els.set.name, index: at } : undefined;
+  return { kind: 'verdict', verdict: hit.value, text: `${shown} is in ${setName(s.data)}${hit.comment ? ` ("${hit.comment}")` : ''}`, ...(why ? { why } : {}), ...(element ? { element } : {}) };
 }
 
 /**
@@ -398,7 +401,7 @@ function runRule(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, 
         return { kind: 'accept' };
       }
       case 'verdict':
-        ctx.record({ ...step, kind: 'rule', matched: true, verdict: verdictText(r.verdict), branches: r.branches ?? null, reason: reason(r.text) });
+        ctx.record({ ...step, kind: 'rule', matched: true, verdict: verdictText(r.verdict), branches: r.branches ?? null, reason: reason(r.text), ...(r.element ? { element: r.element } : {}) });
         return applyVerdict(ctx, item, stack, frame, r.verdict, r.why);
     }
   }

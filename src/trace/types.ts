@@ -128,6 +128,16 @@ export interface TraceStep {
    * which backend's table the rule is in (kubernetes#109811). Absent otherwise.
    */
   readonly xtables?: XtablesBackend;
+  /**
+   * For Cilium's eBPF steps: where the program runs, in bpftool's attach words (`tc ingress`,
+   * `tc egress`, `connect4`, `sendmsg6`, `xdp`) — the eBPF counterpart of {@link hook}. Absent otherwise.
+   */
+  readonly attach?: string;
+  /**
+   * The element of a named set or map the rule's lookup hit (`vmap @service-ips`): the set's
+   * name and the element's 0-based position in it, as `nft list set` prints them. Absent otherwise.
+   */
+  readonly element?: { readonly set: string; readonly index: number };
 }
 
 /** The two iptables backends: x_tables (`iptables-legacy`) and nf_tables (`iptables-nft`). */

@@ -5,7 +5,9 @@
 import { Box, useApp, useInput } from 'ink';
 import { Text } from './components/SafeText.js';
 import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore } from 'react';
+import { apiUnreadNote } from '../analysis/api-notes.js';
 import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
 import type { SessionLike } from '../collect/session.js';
 import { createAppViews, type AppViewsOf } from './app-views.js';
 import { handleKey } from './app-keys.js';
@@ -23,6 +25,8 @@ import { TableSortContext } from './components/Table.js';
 import { conntrackSortColumns, sortChoices } from './sort-columns.js';
 import { sortPrompt, type TableSort } from './table-sort.js';
 import { theme } from './theme.js';
+import { findHits } from './find-view.js';
+import { FindView } from './panes/FindView.js';
 import { useTerminalSize } from './terminal-size.js';
 
 /** Props of {@link App}. `now`: injected clock (ms since epoch); `width`/`height` override the terminal size. */
@@ -50,6 +54,12 @@ const HEADER_LINES = 3;
 const FOOTER_LINES = 1;
 
 /** The sort the shown table's header marks: the Conntrack pane's order names the column it is drawn in. */
+/** The header's warnings: the dumps' own (iptables-faults) and the API kinds not read (ServiceCIDR/IPAddress 403/404). */
+function headerNotes(snapshot: NodeSnapshot, lang: Lang): string[] {
+  const unread = apiUnreadNote(snapshot.api?.value);
+  return [...iptablesDumpNotes(snapshot).map((n) => (n.key ? t(lang, n.key) : n.short)), ...(unread ? [tf(lang, 'header.apiUnread', { kinds: unread.kinds })] : [])];
+}
+
 function headerSort(ui: UiState, lang: Lang): TableSort | null {
   const sort = sortOf(ui);
   if (!sort || ui.pane !== 'conntrack') return sort;
@@ -137,13 +147,20 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     if (onBack && !u.typingFilter && u.dnsPrompt === null && commandOf(input, key, u.pane)?.command === 'back' && uiReducer(u, { type: 'back' }) === u) return onBack();
     const current = session.getState();
     const v = viewsOf.current!(current.snapshot, current, u, lang);
-    const count = current.snapshot ? paneEntry(u.pane).rowCount({ ...paneContext, ui: u, views: v, snapshot: current.snapshot, session: current, cursor: cursorOf(u), filter: filterOf(u) }) : 0;
-    handleKey(input, key, { ui: u, views: v, snapshot: current.snapshot, count, page: Math.max(1, bodyHeight - 4), session, dispatch, quit: () => (onQuit?.(), exit()), lang });
+    const rows = (ui: UiState, views: typeof v) => (current.snapshot ? paneEntry(ui.pane).rowCount({ ...paneContext, ui, views, snapshot: current.snapshot, session: current, cursor: cursorOf(ui), filter: filterOf(ui) }) : 0);
+    const count = u.find !== null ? findHits(current.snapshot, u.find, u.conntrackSort).hits.length : rows(u, v);
+    const after = () => {
+      const ui = uiRef.current;
+      const views = viewsOf.current!(current.snapshot, current, ui, lang);
+      return { ui, views, count: rows(ui, views) };
+    };
+    handleKey(input, key, { ui: u, views: v, snapshot: current.snapshot, count, page: Math.max(1, bodyHeight - 4), session, dispatch, quit: () => (onQuit?.(), exit()), lang, after });
   });
 
   const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
   let body: React.JSX.Element;
   if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} probes={snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : []} />;
+  else if (snapshot && ui.find !== null) body = <FindView result={findHits(snapshot, ui.find, ui.conntrackSort)} cursor={cursorOf(ui)} width={width} height={bodyHeight} lang={lang} />;
   else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
   else body = paneEntry(ui.pane).render({ ...paneContext, snapshot }) ?? <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;
 
@@ -156,7 +173,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
         mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
-        notes={snapshot ? iptablesDumpNotes(snapshot).map((n) => (n.key ? t(lang, n.key) : n.short)) : []}
+        notes={snapshot ? headerNotes(snapshot, lang) : []}
         skipped={snapshot?.skipped?.filter((s) => !s.silent).map((s) => s.id) ?? []}
         fullReadAt={state.fullReadAt && state.dataAt && state.fullReadAt < state.dataAt ? state.fullReadAt : null}
         ageSeconds={age}

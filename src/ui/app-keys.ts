@@ -10,6 +10,7 @@ import type { AppViews } from './app-views.js';
 import { commandOf, type Command, type InkKey } from './key-bindings.js';
 import { openServiceActions } from './open-location.js';
 import { openEvidenceActions } from './diagnosis-view.js';
+import { stepTargetActions } from './step-target.js';
 import { highlightedService, togglePin } from './shown-service.js';
 import { cursorOf, currentRules, filterOf, type UiAction, type UiState } from './state.js';
 import { formatServiceRef } from '../model/service-ref.js';
@@ -17,6 +18,8 @@ import type { Lang } from '../text/i18n.js';
 import { sortChoices } from './sort-columns.js';
 import { completeCommand, runCommand } from './command-line.js';
 import { sortLetters } from './table-sort.js';
+import { rowIndexOf, rowKeyOf } from './row-keys.js';
+import { findHits } from './find-view.js';
 
 /** The state a key acts on: the latest UI state and views (not the last render's), and the sizes. */
 export interface KeyContext {
@@ -31,6 +34,8 @@ export interface KeyContext {
   readonly dispatch: (action: UiAction) => void;
   readonly quit: () => void;
   readonly lang: Lang;
+  /** The state, views and row count after the actions dispatched so far (a filter change looks up its kept row there). */
+  readonly after?: () => { readonly ui: UiState; readonly views: AppViews; readonly count: number };
 }
 
 /** The net move of a chunk of j/k (a held or fast-typed key arrives as "jjj"). */
@@ -56,13 +61,19 @@ function moveTarget(input: string, key: InkKey, at: number, count: number, page:
   return Math.max(0, Math.min(to, count - 1));
 }
 
-/** Keys while a filter is typed: they edit it; Enter keeps it, Esc drops it. */
+/** Keys while a filter is typed: they edit it; Enter keeps it, Esc drops it. The cursor stays on its row while that row is shown. */
 function filterKey(input: string, key: InkKey, ctx: KeyContext): void {
   const typed = filterOf(ctx.ui);
+  const kept = rowKeyOf(ctx.ui, ctx.views, cursorOf(ctx.ui));
   if (key.escape) ctx.dispatch({ type: 'filterEnd', keep: false });
-  else if (key.return) ctx.dispatch({ type: 'filterEnd', keep: true });
+  else if (key.return) return ctx.dispatch({ type: 'filterEnd', keep: true });
   else if (key.backspace || key.delete) ctx.dispatch({ type: 'filterInput', text: typed.slice(0, -1) });
   else if (input && !key.ctrl && !key.meta) ctx.dispatch({ type: 'filterInput', text: typed + input });
+  else return;
+  const next = kept === null ? null : ctx.after?.();
+  if (!next || kept === null) return;
+  const at = rowIndexOf(next.ui, next.views, next.count, kept);
+  if (at > 0) ctx.dispatch({ type: 'jumpTo', index: at, count: next.count });
 }
 
 /** Keys while the `:` line is open: Tab completes, Enter runs, Esc closes, others edit. */
@@ -127,6 +138,17 @@ function open({ ui, views, snapshot, dispatch }: KeyContext): void {
   const cursor = cursorOf(ui);
   if (ui.pane === 'services' && ui.findings) {
     for (const action of openEvidenceActions(views.findings?.findings[cursor]?.evidence ?? [])) dispatch(action);
+    return;
+  }
+  if (ui.find !== null) {
+    const hit = snapshot ? findHits(snapshot, ui.find, ui.conntrackSort).hits[cursor] : undefined;
+    if (hit) dispatch({ type: 'openTarget', target: hit.target });
+    return;
+  }
+  if (ui.pane === 'step') {
+    if (views.step.kind !== 'result' || !snapshot) return;
+    const at = Math.min(cursor, views.step.result.steps.length - 1);
+    for (const action of stepTargetActions(snapshot, views.step.result, at, ui)) dispatch(action);
     return;
   }
   if (ui.pane === 'services') {
@@ -208,9 +230,9 @@ export function handleKey(input: string, key: InkKey, ctx: KeyContext): void {
   if (ui.commandLine) return commandKey(input, key, ui.commandLine, ctx);
   if (ui.dnsPrompt !== null) return nameKey(input, key, ctx);
   // The Modes pane's cursor is the Service it shows: moving it there pins the row's Service.
-  if (ui.pane === 'compare' && views.compare && !key.return) {
-    const rows = views.compare.services;
-    const at = views.shown ? views.compare.indexOf(views.shown.service) : -1;
+  if (ui.pane === 'compare' && ui.find === null && views.compareServices && !key.return) {
+    const rows = views.compareServices;
+    const at = views.shown ? rows.indexOf(views.shown.service) : -1;
     const to = moveTarget(input, key, at, rows.length, ctx.page);
     if (to !== null) {
       const row = rows[to];

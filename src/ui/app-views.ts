@@ -20,7 +20,7 @@ import { highlightedService, shownService, type ShownService } from './shown-ser
 import { currentRules, filterOf, type UiState } from './state.js';
 import { chainListSortColumns, lbSortColumns, ruleSortColumns, serviceSortColumns } from './sort-columns.js';
 import { sortRows, type TableSort } from './table-sort.js';
-import { rulesView, servicesView } from './views.js';
+import { applyFilter, rulesView, servicesView } from './views.js';
 import { diagnosisOf, type DiagnosisIndex } from './diagnosis-view.js';
 import type { ServiceDiagnosis } from '../analysis/diagnose/index.js';
 
@@ -31,6 +31,8 @@ export interface AppViews {
   readonly lb: LbView | null;
   readonly conntrack: ConntrackView | null;
   readonly compare: ModeComparer | null;
+  /** The Modes pane's Service rows under its `/` filter (null when the pane is not shown). */
+  readonly compareServices: readonly string[] | null;
   readonly step: StepPaneData;
   readonly mode: ProxyModeResult | null;
   /** The Service Conntrack, DNS and Modes show: pinned, else under the Services cursor. */
@@ -93,6 +95,7 @@ export function createAppViews(): AppViewsOf {
     conntrackView(snapshot, { sort, filter, service: all ? null : service }),
   );
   const compare = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !snapshot.pending?.length ? createModeComparer(snapshot) : null));
+  const compareServices = memoLast((comparer: ModeComparer | null, filter: string): readonly string[] | null => (comparer ? applyFilter(comparer.services, filter, (s) => s) : null));
   const mode = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !MODE_PARTS.some((p) => isPending(snapshot, p)) ? detectProxyMode(snapshot) : null));
   const step = memoLast((snapshot: NodeSnapshot | null, ui: UiState['step'], lang: Lang): StepPaneData => {
     if (!snapshot || !ui) return { kind: 'none' };
@@ -124,6 +127,7 @@ export function createAppViews(): AppViewsOf {
       lb: pane === 'lb' ? lb(snapshot, filter, ui.sorts['lb']) : null,
       conntrack: pane === 'conntrack' ? conntrack(snapshot, ui.conntrackSort, ui.conntrackAll, current?.service ?? null, filter) : null,
       compare: pane === 'compare' ? compare(snapshot) : null,
+      compareServices: pane === 'compare' ? compareServices(compare(snapshot), filter) : null,
       step: pane === 'step' ? step(snapshot, ui.step, lang) : { kind: 'none' },
       mode: mode(snapshot),
       shown: current,

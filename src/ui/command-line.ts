@@ -1,12 +1,15 @@
 /**
  * The `:` command line, as k9s has one: `:svc web` (the Services pane on that Service, or
  * filtered by the text when no Service has that name), `:ns kube-system` (Services of a
- * namespace), `:rules KUBE-SERVICES` (that chain or set in the Rules pane), `:trace FROM
- * TO:PORT[/PROTO] [ENTRY]` (the Step pane on that packet), a pane's name (`:conntrack`),
- * `:q`. Tab completes the command, then its argument from the capture (Service names,
- * namespaces, chain names). Pure: a command becomes reducer actions; the App runs them.
+ * namespace), `:rules KUBE-SERVICES` (that chain or set in the Rules pane), `:trace from
+ * client to web:80 nodeport established` (the Step pane on that packet), `:find 10.96.0.10`
+ * (every row of every pane holding it), a pane's name (`:conntrack`), `:q`. Tab completes
+ * the command, then its argument from the capture (Service names, namespaces, chain names;
+ * for `:trace` each word: Pods, Services and their ports, frontends). Pure: a command becomes
+ * reducer actions; the App runs them.
  */
 import { buildServiceView } from '../analysis/service-view.js';
+import { chooseTracePacket, traceWordChoices } from '../analysis/trace-choice.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatServiceRef } from '../model/service-ref.js';
 import { PANE_IDS, type PaneId } from './pane-ids.js';
@@ -21,6 +24,7 @@ const COMMANDS: readonly { readonly name: string; readonly aliases: readonly str
   { name: 'ns', aliases: ['namespace'] },
   { name: 'rules', aliases: ['chain'] },
   { name: 'trace', aliases: ['step'] },
+  { name: 'find', aliases: ['search'] },
   { name: 'q', aliases: ['quit'] },
   ...PANE_IDS.filter((p) => p !== 'services' && p !== 'rules' && p !== 'step').map((p) => ({ name: p === 'compare' ? 'modes' : p, aliases: p === 'compare' ? ['compare'] : [] })),
 ];
@@ -62,6 +66,7 @@ function argumentChoices(command: string, arg: string, snapshot: NodeSnapshot | 
   }
   if (command === 'ns') return [...new Set(serviceRefs(snapshot).map((r) => r.split('/')[0]!))].filter((n) => n.startsWith(arg));
   if (command === 'rules') return chainNames(snapshot, arg);
+  if (command === 'find') return serviceRefs(snapshot).map((r) => r.split('/')[1]!).filter((n) => n.startsWith(arg));
   return [];
 }
 
@@ -71,6 +76,16 @@ function commonPrefix(words: readonly string[]): string {
   let p = words[0]!;
   for (const w of words) while (!w.startsWith(p)) p = p.slice(0, -1);
   return p;
+}
+
+/** Completes the last word of `text` among `choices` (a space after a word completed whole). */
+function completeLastWord(text: string, choices: readonly string[]): { readonly text: string; readonly choices: readonly string[] } {
+  const at = text.lastIndexOf(' ') + 1;
+  const last = text.slice(at);
+  const sorted = [...new Set(choices)].sort();
+  if (sorted.length === 0) return { text, choices: [] };
+  const completed = sorted.length === 1 ? `${sorted[0]!} ` : commonPrefix(sorted);
+  return { text: `${text.slice(0, at)}${completed.length > last.length ? completed : last}`, choices: sorted.slice(0, 20) };
 }
 
 /**
@@ -87,6 +102,7 @@ export function completeCommand(text: string, snapshot: NodeSnapshot | null): { 
   const command = commandNamed(text.slice(0, space));
   const arg = text.slice(space + 1).trimStart();
   if (!command) return { text, choices: [] };
+  if (command === 'trace') return completeLastWord(text, traceWordChoices(snapshot, arg.split(/\s+/).slice(0, -1), arg.split(/\s+/).pop() ?? ''));
   const choices = [...new Set(argumentChoices(command, arg, snapshot))].sort();
   if (choices.length === 0) return { text, choices };
   const completed = choices.length === 1 ? choices[0]! : commonPrefix(choices);
@@ -129,13 +145,16 @@ function rulesCommand(arg: string, snapshot: NodeSnapshot | null): CommandResult
   return { kind: 'error', message: `no chain or set ${arg} in this capture` };
 }
 
-/** `:trace FROM TO:PORT[/PROTO] [ENTRY] [established]`: the Step pane on that packet (as `nodescope trace` takes it). */
-function traceCommand(args: readonly string[]): CommandResult {
-  const [from, to, ...rest] = args;
-  if (!from || !to) return { kind: 'error', message: 'trace needs FROM and TO:PORT[/PROTO], e.g. :trace 10.244.0.9 10.96.12.34:80/tcp' };
-  const established = rest.includes('established') || rest.includes('ack');
-  const entry = rest.find((r) => r !== 'established' && r !== 'ack');
-  return { kind: 'actions', actions: [{ type: 'startStep', from, to, ...(established ? { flags: 'ack' } : {}), ...(entry ? { entry } : {}) }] };
+/**
+ * `:trace [from] SOURCE [to] TARGET [clusterip|nodeport|externalip|lb] [first|established]`:
+ * the Step pane on that packet (src/analysis/trace-choice.ts; `FROM TO:PORT[/PROTO]` as
+ * `nodescope trace` takes them still works).
+ */
+function traceCommand(args: readonly string[], snapshot: NodeSnapshot | null): CommandResult {
+  const choice = chooseTracePacket(snapshot, args);
+  if (choice.kind === 'error') return { kind: 'error', message: choice.message };
+  const { from, to, entry, flags } = choice.packet;
+  return { kind: 'actions', actions: [{ type: 'startStep', from, to, ...(flags ? { flags } : {}), ...(entry ? { entry } : {}) }] };
 }
 
 /** Runs one command line (the text after `:`); `servicesSort` is the Services pane's sort (`:svc` jumps in that order). */
@@ -155,7 +174,9 @@ export function runCommand(text: string, snapshot: NodeSnapshot | null, services
     case 'rules':
       return rulesCommand(arg, snapshot);
     case 'trace':
-      return traceCommand(words.slice(1));
+      return traceCommand(words.slice(1), snapshot);
+    case 'find':
+      return arg ? { kind: 'actions', actions: [{ type: 'find', text: arg }] } : { kind: 'error', message: 'find needs a text: an IP, a Service name, e.g. :find 10.96.0.10' };
     case null:
       return { kind: 'error', message: `unknown command ${words[0]} (Tab completes: ${COMMANDS.map((c) => c.name).join(' ')})` };
     default: {

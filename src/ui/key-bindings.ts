@@ -85,6 +85,8 @@ export const KEY_BINDINGS: readonly KeyBinding[] = [
   { command: 'back', keys: [named('escape'), named('backspace'), named('delete')], description: 'key.back', label: 'Esc  ⌫' },
   { command: 'filter', keys: [ch('/')], description: 'key.filter', label: '/' },
   { command: 'command', keys: [ch(':')], description: 'key.command', label: ':' },
+  // No key of its own: the help row says what `:find` does (src/ui/find-view.ts).
+  { command: 'command', keys: [], description: 'key.findAll', label: ':find' },
   { command: 'refresh', keys: [ch('r')], description: 'key.refresh', label: 'r' },
   { command: 'trace', keys: [ch('t')], panes: ['services'], description: 'key.trace', label: 't' },
   { command: 'diagnose', keys: [ch('d')], panes: ['services'], description: 'key.diagnose', label: 'd' },

@@ -15,7 +15,7 @@ import type { AppViews } from './app-views.js';
 import { t, type Lang, type MessageKey } from '../text/i18n.js';
 import { ComparePane } from './panes/ComparePane.js';
 import { ConntrackPane } from './panes/ConntrackPane.js';
-import { DnsPane, dnsRowCount, type DnsPaneData } from './panes/DnsPane.js';
+import { DnsPane, dnsRowCount, filterDnsData, type DnsPaneData } from './panes/DnsPane.js';
 import { IpvsPane } from './panes/IpvsPane.js';
 import { LbPane } from './panes/LbPane.js';
 import { RulesPane } from './panes/RulesPane.js';
@@ -140,8 +140,8 @@ export const PANE_REGISTRY = [
     title: 'pane.dns',
     follows: true,
     tour: true,
-    rowCount: ({ dns }) => dnsRowCount(dns),
-    render: ({ views, dns, cursor, width, height, lang }) => <DnsPane data={dns} pinned={views.shown?.pinned ?? false} cursor={cursor} width={width} height={height} focused lang={lang} />,
+    rowCount: ({ dns, filter, lang }) => dnsRowCount(filterDnsData(dns, filter, lang)),
+    render: ({ views, dns, filter, cursor, width, height, lang }) => <DnsPane data={filterDnsData(dns, filter, lang)} pinned={views.shown?.pinned ?? false} cursor={cursor} width={width} height={height} focused lang={lang} />,
   },
   {
     id: 'step',
@@ -158,9 +158,9 @@ export const PANE_REGISTRY = [
     title: 'pane.compare',
     follows: true,
     tour: true,
-    rowCount: ({ views }) => views.compare?.services.length ?? 0,
+    rowCount: ({ views }) => views.compareServices?.length ?? 0,
     render: ({ views, snapshot, width, height, lang }) =>
-      snapshot.pending?.length ? <Text color={theme.muted}>{t(lang, 'status.loading')}</Text> : <ComparePane data={views.compare} shown={views.shown} width={width} height={height} focused lang={lang} />,
+      snapshot.pending?.length ? <Text color={theme.muted}>{t(lang, 'status.loading')}</Text> : <ComparePane data={views.compare} services={views.compareServices ?? undefined} shown={views.shown} width={width} height={height} focused lang={lang} />,
   },
   {
     id: 'ipvs',

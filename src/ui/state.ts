@@ -29,6 +29,25 @@ export type RulesLocation =
     }
   | { readonly kind: 'set'; readonly ruleset: string; readonly table: string; readonly set: string };
 
+/**
+ * A row to open in its pane with the cursor on it (Enter on a step of the walk or on a find
+ * hit): a chain or set in the Rules pane, an LB frontend, a conntrack entry (all flows).
+ * `cursor` is the row's position in the pane as it shows it (its sort, no filter).
+ */
+export type OpenTarget =
+  | { readonly kind: 'rules'; readonly location: RulesLocation; readonly cursor: number }
+  | { readonly kind: 'lb' | 'conntrack' | 'services'; readonly cursor: number };
+
+/**
+ * Where Esc goes back to after an {@link OpenTarget} was opened: the pane (and the find
+ * view's query) it was opened from, and the Rules stack depth the opened chain or set sits at.
+ */
+export interface ReturnPoint {
+  readonly pane: PaneId;
+  readonly find: string | null;
+  readonly depth: number;
+}
+
 /** The whole UI state. `cursors` is keyed by a view key (see {@link viewKey}). */
 export interface UiState {
   readonly pane: PaneId;
@@ -75,13 +94,24 @@ export interface UiState {
   readonly dnsPrompt: string | null;
   /** The name the DNS pane resolves (Enter in its prompt) instead of the shown Service's questions; Esc clears it. */
   readonly dnsName: string | null;
+  /** Where Esc returns after Enter opened a step's or a find hit's row (null: nowhere special). */
+  readonly returnTo: ReturnPoint | null;
+  /**
+   * The cross-pane find view (`:find TEXT`, src/ui/find-view.ts): every rule, set element, LB
+   * frontend/backend, flow and Service that holds the text; it covers the pane while open.
+   */
+  readonly find: string | null;
   readonly quit: boolean;
   /** A one-line answer to the last key when it could do nothing (shown in the footer until the next key). */
   readonly notice: UiNotice | null;
 }
 
-/** Why a key did nothing: an Enter on a headless Service, or on one with no rules, maps or chains on this node. */
-export type UiNotice = 'headless' | 'noDataplane';
+/**
+ * Why a key did nothing: an Enter on a headless Service, or on one with no rules, maps or chains
+ * on this node; on a step with no row in any pane (routing, a kernel station), or on the
+ * conntrack step of a new flow (its entry is not in the capture).
+ */
+export type UiNotice = 'headless' | 'noDataplane' | 'stepNoRow' | 'stepNewFlow';
 
 /** Everything the UI can do to its state. `count` is the number of rows in the current view. */
 export type UiAction =
@@ -91,6 +121,8 @@ export type UiAction =
   | { readonly type: 'jumpTo'; readonly index: number; readonly count: number }
   | { readonly type: 'openRules'; readonly location: RulesLocation }
   | { readonly type: 'openFindings' }
+  | { readonly type: 'openTarget'; readonly target: OpenTarget }
+  | { readonly type: 'find'; readonly text: string | null }
   | { readonly type: 'back' }
   | { readonly type: 'selectService'; readonly service: string | null }
   | { readonly type: 'pinService'; readonly service: string | null }
@@ -135,6 +167,8 @@ export const initialUiState: UiState = {
   stepNoPacket: null,
   dnsPrompt: null,
   dnsName: null,
+  returnTo: null,
+  find: null,
   quit: false,
   notice: null,
 };
@@ -146,6 +180,7 @@ export function currentRules(state: UiState): RulesLocation {
 
 /** The key under which the current view keeps its cursor and filter. */
 export function viewKey(state: UiState): string {
+  if (state.find !== null) return 'find';
   if (state.pane === 'services' && state.findings) return 'findings';
   if (state.pane !== 'rules') return state.pane;
   const loc = currentRules(state);
@@ -184,6 +219,24 @@ function setCursor(state: UiState, value: number): UiState {
   return { ...state, cursors: { ...state.cursors, [viewKey(state)]: value } };
 }
 
+/** Opens `target` in its pane with the cursor on its row, its filter cleared; Esc comes back here ({@link goBack}). */
+function openTarget(state: UiState, target: OpenTarget): UiState {
+  const base = { ...state, typingFilter: false, help: false, find: null };
+  let next: UiState;
+  if (target.kind === 'rules') next = { ...base, pane: 'rules', rulesStack: [...state.rulesStack, target.location] };
+  else if (target.kind === 'conntrack') next = { ...base, pane: 'conntrack', conntrackAll: true };
+  else next = { ...base, pane: target.kind, findings: false };
+  const key = viewKey(next);
+  const returnTo: ReturnPoint = { pane: state.pane, find: state.find, depth: next.rulesStack.length };
+  return { ...next, returnTo, filters: { ...next.filters, [key]: '' }, cursors: { ...next.cursors, [key]: target.cursor } };
+}
+
+/** Esc after {@link openTarget}: the opened chain or set leaves the Rules stack, the pane (and find view) opened from comes back. */
+function goBack(state: UiState, to: ReturnPoint): UiState {
+  const rulesStack = state.pane === 'rules' ? state.rulesStack.slice(0, Math.max(1, to.depth - 1)) : state.rulesStack;
+  return { ...state, pane: to.pane, find: to.find, rulesStack, returnTo: null };
+}
+
 /** The reducer. Pure: same state and action, same result. A notice lasts until the next action. */
 export function uiReducer(state: UiState, action: UiAction): UiState {
   if (action.type === 'notice') return { ...state, notice: action.notice };
@@ -193,11 +246,15 @@ export function uiReducer(state: UiState, action: UiAction): UiState {
 function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): UiState {
   switch (action.type) {
     case 'switchPane':
-      return { ...state, pane: action.pane, help: false, typingFilter: false };
+      return { ...state, pane: action.pane, help: false, typingFilter: false, returnTo: null, find: null };
     case 'nextPane': {
       const i = PANE_IDS.indexOf(state.pane);
-      return { ...state, pane: PANE_IDS[(i + action.delta + PANE_IDS.length) % PANE_IDS.length]!, typingFilter: false };
+      return { ...state, pane: PANE_IDS[(i + action.delta + PANE_IDS.length) % PANE_IDS.length]!, typingFilter: false, returnTo: null, find: null };
     }
+    case 'openTarget':
+      return openTarget(state, action.target);
+    case 'find':
+      return { ...state, find: action.text, typingFilter: false, help: false, cursors: { ...state.cursors, find: action.text === null ? (state.cursors['find'] ?? 0) : 0 } };
     case 'move':
       return setCursor(state, clamp(cursorOf(state) + action.delta, action.count));
     case 'jumpTo':
@@ -212,6 +269,8 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
       if (state.dnsPrompt !== null) return { ...state, dnsPrompt: null };
       if (state.help) return { ...state, help: false };
       if (filterOf(state)) return { ...state, filters: { ...state.filters, [viewKey(state)]: '' } };
+      if (state.find !== null) return { ...state, find: null };
+      if (state.returnTo && (state.pane !== 'rules' || state.rulesStack.length <= state.returnTo.depth)) return goBack(state, state.returnTo);
       if (state.pane === 'rules' && state.rulesStack.length > 1) {
         const top = currentRules(state);
         const from = top.kind === 'chain' ? top.from : undefined;
@@ -273,7 +332,8 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
       return { ...state, pane: 'step', step: null, stepNoPacket: action.reason, cursors: { ...state.cursors, step: 0 } };
     case 'stepBranch':
       if (!state.step || action.branches < 2) return state;
-      return { ...state, step: { ...state.step, branch: (state.step.branch + 1) % action.branches }, cursors: { ...state.cursors, step: 0 } };
+      // The cursor stays on its step number: the walks of two branches share their start.
+      return { ...state, step: { ...state.step, branch: (state.step.branch + 1) % action.branches } };
     case 'dnsNameStart':
       return { ...state, dnsPrompt: '' };
     case 'dnsNameInput':

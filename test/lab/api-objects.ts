@@ -4,12 +4,14 @@
  * Services, EndpointSlices (discovery.k8s.io/v1), Pods and Nodes, keys sorted and
  * 4-space indented like kubectl. Everything is deterministic: uids are derived from the
  * object's kind/namespace/name, timestamps are `scenario.createdAt`, resourceVersions
- * count up in list order.
+ * count up in list order. An IPv6 input beside the scenario makes its Services of the same
+ * name dual-stack (PreferDualStack, IPv4 first), its others IPv6 single-stack, each with an
+ * IPv6 EndpointSlice, and gives the input's node its IPv6 InternalIPs.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { LabScenario, ScenarioNode, ScenarioPod, ScenarioService } from '../../src/analysis/lab-scenario-types.js';
+import type { KubeProxyInput, LabScenario, ScenarioNode, ScenarioPod, ScenarioService } from '../../src/analysis/lab-scenario-types.js';
 import { LAB_SCENARIO } from './scenario.js';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -43,14 +45,26 @@ function serviceLabels(svc: ScenarioService): Record<string, string> {
   return { app: svc.name };
 }
 
-function serviceObject(s: LabScenario, svc: ScenarioService, rv: Versions): Json {
+/** `IPv6` for an address with a colon, else `IPv4`. */
+const familyOfIp = (ip: string): 'IPv4' | 'IPv6' => (ip.includes(':') ? 'IPv6' : 'IPv4');
+
+/**
+ * A Service's ClusterIPs: its own, then its twin's of the other family when the scenario has
+ * a Service of the same namespace/name in `dualStack` (a dual-stack Service, PreferDualStack).
+ */
+function clusterIPsOf(svc: ScenarioService, twin: ScenarioService | undefined): string[] {
+  return twin ? [svc.clusterIP, twin.clusterIP] : [svc.clusterIP];
+}
+
+function serviceObject(s: LabScenario, svc: ScenarioService, rv: Versions, twin?: ScenarioService): Json {
   const external = svc.type !== 'ClusterIP';
+  const clusterIPs = clusterIPsOf(svc, twin);
   const spec: Record<string, Json> = {
     clusterIP: svc.clusterIP,
-    clusterIPs: [svc.clusterIP],
+    clusterIPs,
     internalTrafficPolicy: svc.internalTrafficPolicy ?? 'Cluster',
-    ipFamilies: ['IPv4'],
-    ipFamilyPolicy: 'SingleStack',
+    ipFamilies: svc.clusterIP === 'None' ? ['IPv4'] : clusterIPs.map(familyOfIp),
+    ipFamilyPolicy: twin ? 'PreferDualStack' : 'SingleStack',
     ports: svc.ports.map((p) => ({
       ...(p.name !== '' ? { name: p.name } : {}),
       ...(external && p.nodePort ? { nodePort: p.nodePort } : {}),
@@ -65,6 +79,10 @@ function serviceObject(s: LabScenario, svc: ScenarioService, rv: Versions): Json
   if (external) spec.externalTrafficPolicy = svc.externalTrafficPolicy ?? 'Cluster';
   if (svc.externalIPs?.length) spec.externalIPs = [...svc.externalIPs];
   if (svc.sessionAffinity) spec.sessionAffinityConfig = { clientIP: { timeoutSeconds: svc.sessionAffinity.timeoutSeconds } };
+  if (svc.loadBalancerSourceRanges?.length) spec.loadBalancerSourceRanges = [...svc.loadBalancerSourceRanges];
+  if (svc.trafficDistribution !== undefined) spec.trafficDistribution = svc.trafficDistribution;
+  const proxy = new Set(svc.ipModeProxyIPs ?? []);
+  const lbIPs = [...(svc.loadBalancerIPs ?? []), ...(twin?.loadBalancerIPs ?? [])];
   return {
     apiVersion: 'v1',
     kind: 'Service',
@@ -77,12 +95,13 @@ function serviceObject(s: LabScenario, svc: ScenarioService, rv: Versions): Json
       uid: objectUid('Service', svc.namespace, svc.name),
     },
     spec,
-    status: { loadBalancer: svc.loadBalancerIPs?.length ? { ingress: svc.loadBalancerIPs.map((ip) => ({ ip, ipMode: 'VIP' })) } : {} },
+    status: { loadBalancer: lbIPs.length ? { ingress: lbIPs.map((ip) => ({ ip, ipMode: proxy.has(ip) || twin?.ipModeProxyIPs?.includes(ip) ? 'Proxy' : 'VIP' })) } : {} },
   };
 }
 
-function endpointSliceObject(s: LabScenario, svc: ScenarioService, rv: Versions): Json {
-  const name = `${svc.name}-${nameSuffix(`EndpointSlice/${svc.namespace}/${svc.name}`)}`;
+function endpointSliceObject(s: LabScenario, svc: ScenarioService, rv: Versions, family: 'IPv4' | 'IPv6' = 'IPv4'): Json {
+  const seed = `EndpointSlice/${svc.namespace}/${svc.name}${family === 'IPv6' ? '/IPv6' : ''}`;
+  const name = `${svc.name}-${nameSuffix(seed)}`;
   const headless = svc.clusterIP === 'None';
   const podsByName = new Map(s.pods.map((p) => [p.name, p]));
   const endpoints = svc.endpoints.map((ep) => {
@@ -91,13 +110,17 @@ function endpointSliceObject(s: LabScenario, svc: ScenarioService, rv: Versions)
       addresses: [ep.ip],
       conditions: { ready: ep.ready, serving: ep.serving, terminating: ep.terminating },
       ...(ep.nodeName !== undefined ? { nodeName: ep.nodeName } : {}),
+      ...(ep.zone !== undefined ? { zone: ep.zone } : {}),
+      ...(ep.zoneHints?.length || ep.nodeHints?.length
+        ? { hints: { ...(ep.zoneHints?.length ? { forZones: ep.zoneHints.map((name) => ({ name })) } : {}), ...(ep.nodeHints?.length ? { forNodes: ep.nodeHints.map((name) => ({ name })) } : {}) } }
+        : {}),
       ...(pod !== undefined
         ? { targetRef: { kind: 'Pod', name: pod.name, namespace: pod.namespace, uid: objectUid('Pod', pod.namespace, pod.name) } }
         : {}),
     };
   });
   return {
-    addressType: 'IPv4',
+    addressType: family,
     apiVersion: 'discovery.k8s.io/v1',
     // The controller's placeholder slice for a Service without endpoints has null lists.
     endpoints: endpoints.length > 0 ? endpoints : null,
@@ -229,7 +252,7 @@ function podObject(s: LabScenario, pod: ScenarioPod, rv: Versions): Json {
   };
 }
 
-function nodeObject(s: LabScenario, node: ScenarioNode, rv: Versions): Json {
+function nodeObject(s: LabScenario, node: ScenarioNode, rv: Versions, v6IPs: readonly string[] = []): Json {
   const t = s.createdAt;
   const resources = { cpu: '2', 'ephemeral-storage': '20470152Ki', memory: '8148188Ki', pods: '110' };
   return {
@@ -244,6 +267,7 @@ function nodeObject(s: LabScenario, node: ScenarioNode, rv: Versions): Json {
         'kubernetes.io/arch': 'amd64',
         'kubernetes.io/hostname': node.name,
         'kubernetes.io/os': 'linux',
+        ...(node.zone !== undefined ? { 'topology.kubernetes.io/zone': node.zone } : {}),
       },
       name: node.name,
       resourceVersion: rv.take(),
@@ -253,6 +277,7 @@ function nodeObject(s: LabScenario, node: ScenarioNode, rv: Versions): Json {
     status: {
       addresses: [
         { address: node.internalIP, type: 'InternalIP' },
+        ...v6IPs.map((address) => ({ address, type: 'InternalIP' })),
         { address: node.name, type: 'Hostname' },
       ],
       allocatable: resources,
@@ -299,23 +324,29 @@ function sortKeys(value: Json): Json {
  * The `v1 List` of Services, EndpointSlices, Pods and Nodes for `scenario`, in kubectl's
  * order (by kind as requested, then namespace and name).
  */
-export function buildApiObjects(scenario: LabScenario = LAB_SCENARIO): Json {
+export function buildApiObjects(scenario: LabScenario = LAB_SCENARIO, v6?: KubeProxyInput): Json {
   const rv = new Versions();
   const services = [...scenario.services].sort(byNamespaceName);
   const pods = [...scenario.pods].sort(byNamespaceName);
   const nodes = [...scenario.nodes].sort((a, b) => (a.name < b.name ? -1 : 1));
+  const v6Services = [...(v6?.services ?? [])].sort(byNamespaceName);
+  const ref = (x: ScenarioService) => `${x.namespace}/${x.name}`;
+  const twins = new Map(v6Services.map((x) => [ref(x), x]));
+  const v4Refs = new Set(services.map(ref));
+  const v6Only = v6Services.filter((x) => !v4Refs.has(ref(x)));
   const items: Json[] = [
-    ...services.map((svc) => serviceObject(scenario, svc, rv)),
+    ...[...services, ...v6Only].sort(byNamespaceName).map((svc) => serviceObject(scenario, svc, rv, v4Refs.has(ref(svc)) ? twins.get(ref(svc)) : undefined)),
     ...services.map((svc) => endpointSliceObject(scenario, svc, rv)),
+    ...v6Services.map((svc) => endpointSliceObject(scenario, svc, rv, 'IPv6')),
     ...pods.map((p) => podObject(scenario, p, rv)),
-    ...nodes.map((n) => nodeObject(scenario, n, rv)),
+    ...nodes.map((n) => nodeObject(scenario, n, rv, v6 && n.name === v6.nodeName ? v6.nodeIPs : [])),
   ];
   return sortKeys({ apiVersion: 'v1', items, kind: 'List', metadata: { resourceVersion: '' } });
 }
 
 /** The List as kubectl prints it (4-space JSON, trailing newline). */
-export function apiObjectsText(scenario: LabScenario = LAB_SCENARIO): string {
-  return `${JSON.stringify(buildApiObjects(scenario), null, 4)}\n`;
+export function apiObjectsText(scenario: LabScenario = LAB_SCENARIO, v6?: KubeProxyInput): string {
+  return `${JSON.stringify(buildApiObjects(scenario, v6), null, 4)}\n`;
 }
 
 /** Writes the List to `file` (creating its directory); returns `file`. */

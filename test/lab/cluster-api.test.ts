@@ -126,11 +126,14 @@ describe('ClusterApi against the recorded API server', () => {
     expect(v.serviceCIDRs.map((c) => c.cidrs)).toEqual([['10.96.0.0/16']]);
     expect(v.ipAddresses.map((a) => `${a.address} ${a.parentRef?.namespace}/${a.parentRef?.name}`)).toEqual(['10.96.12.34 default/web']);
     expect(ns.skipped()).toEqual([]);
+    expect(v.unread).toBeUndefined();
     server.setForbidden([{ verb: 'list', resource: 'ipaddresses' }]);
     try {
       const f = await open({ watch: false });
       expect(parseK8sObjects(f.text(), 't').value.ipAddresses).toEqual([]);
       expect(f.skipped()).toEqual(['ipaddresses: forbidden (RBAC)']);
+      // The objects text carries the note, so a capture's replay says it too.
+      expect(parseK8sObjects(f.text(), 't').value.unread).toEqual(['ipaddresses: forbidden (RBAC)']);
     } finally {
       server.setForbidden([]);
     }

@@ -44,7 +44,8 @@ describe('the bundled bin', () => {
       expect(a.stdout.length).toBeGreaterThan(100);
       expect(a.stdout).toBe(b.stdout);
     }
-  });
+    // Eight process runs that each load a capture: slow on a loaded machine, not a hang.
+  }, 60_000);
 
   it('keeps user errors short: exit 1, the message and what to try, no stack', () => {
     const r = run(bin, 'show', 'services', '--replay', '/nonexistent-bundle');

@@ -1,6 +1,6 @@
 /**
  * Which dataplane a node's Services are compared against, and its frontends read once:
- * kube-proxy's iptables rules, its nftables table, or Cilium's LB maps, as the detected proxy
+ * kube-proxy's iptables rules (and ip6tables for IPv6), its `ip`/`ip6 kube-proxy` tables, or Cilium's lb4/lb6 maps, as the detected proxy
  * mode says; plus the rules another mode left behind (kubernetes#102314, #88698) and, on an
  * iptables node, the iptables-legacy rules beside the iptables-nft ones. When the part the
  * mode needs was not read (probe failed, still loading) or the mode is one not compared
@@ -29,6 +29,22 @@ export interface NodeDataplane {
   readonly leftovers: readonly { readonly mode: DiagnosedDataplane; readonly frontend: ProgrammedFrontend }[];
   /** On an iptables node with both backends holding rules: the iptables-legacy frontends. */
   readonly legacy: FrontendIndex | null;
+  /** Why the IPv6 frontends cannot be compared (ip6tables-save not read), else null. */
+  readonly v6Problem: string | null;
+  readonly v6ProblemSaid: Said | null;
+}
+
+/** IPv6 frontends of kube-proxy's IPv6 proxier: a NodePort on every IPv6 node address is keyed `[::]:port`. */
+function asV6(frontends: readonly ProgrammedFrontend[]): ProgrammedFrontend[] {
+  return frontends.map((f) => (f.kind === 'nodePort' && f.ip === '*' ? { ...f, ip: '::' } : f));
+}
+
+/** The IPv6 frontends of the mode's second family (ip6tables-save, `ip6 kube-proxy`), and why not when they cannot be read. */
+function readV6(snapshot: NodeSnapshot, dataplane: DiagnosedDataplane | null, mode: ProxyMode): { frontends: ProgrammedFrontend[]; problem: Said | null } {
+  if (dataplane === 'nftables' && snapshot.nft?.value) return { frontends: asV6(readNftFrontends(snapshot.nft.value, 'ip6')), problem: null };
+  if (dataplane !== 'iptables' || mode === 'iptables-legacy') return { frontends: [], problem: null };
+  const problem = notRead(snapshot.ip6tables, 'ip6tables-save', snapshot.pending?.includes('ip6tables') ?? false);
+  return problem === null ? { frontends: asV6(readIptablesFrontends(snapshot.ip6tables!.value!, 'ip6tables')), problem: null } : { frontends: [], problem };
 }
 
 const EMPTY: FrontendIndex = { byKey: new Map(), duplicates: [] };
@@ -76,5 +92,6 @@ export function readNodeDataplane(snapshot: NodeSnapshot): NodeDataplane {
     const l = readIptablesFrontends(snapshot.iptablesLegacy.value, 'iptables-legacy');
     if (l.length > 0) legacy = indexFrontends(l);
   }
-  return { mode, dataplane, problem: problem === null ? null : sayIn(problem, 'en'), problemSaid: problem, frontends: problem === null ? indexFrontends(frontends) : EMPTY, leftovers, legacy };
+  const v6 = problem === null ? readV6(snapshot, dataplane, mode) : { frontends: [], problem: null };
+  return { mode, dataplane, problem: problem === null ? null : sayIn(problem, 'en'), problemSaid: problem, frontends: problem === null ? indexFrontends([...frontends, ...v6.frontends]) : EMPTY, leftovers, legacy, v6Problem: v6.problem === null ? null : sayIn(v6.problem, 'en'), v6ProblemSaid: v6.problem };
 }

@@ -10,12 +10,12 @@ import type { ApiObjects } from '../../model/k8s.js';
 import type { NodeSnapshot } from '../../model/snapshot.js';
 import { compareFrontend, type CompareContext } from './compare-frontends.js';
 import { readNodeDataplane, type NodeDataplane } from './dataplane.js';
-import { buildExpectation, type ExpectedService } from './expect.js';
+import { buildExpectation, type CiliumExpectedFrontend, type ExpectedService } from './expect.js';
 import { frontendKey } from './frontends.js';
 import { apiFindings, podsByNamespace } from './layer-api.js';
 import { legacyDisagreement, leftoverEvidence } from './leftovers.js';
 import { conntrackFindings, nodeMinorVersion } from './layer-conntrack.js';
-import { ciliumFrontendFindings, listingDisagreements, orphanBackends } from './read-cilium.js';
+import { ciliumFlagFindings, ciliumFrontendFindings, listingDisagreements, orphanBackends, pickCiliumExpectation } from './read-cilium.js';
 import { said, sayIn, saying } from './say.js';
 import type { Diagnosis, DiagnosisHeader, DnsLayer, Finding, ServiceDiagnosis } from './types.js';
 import { countVerdicts, foldVerdict } from './verdict.js';
@@ -59,7 +59,7 @@ interface Shared {
 
 function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
   const { dp } = shared;
-  if (svc.unsupported) return [{ layer: 'dataplane', code: 'dataplane-not-understood', severity: 'unknown', ...saying('dg.notCompared', { why: said('dg.ipv6Only') }), evidence: [] }];
+  if (svc.unsupported) return [{ layer: 'dataplane', code: 'dataplane-not-understood', severity: 'unknown', ...saying('dg.notCompared', { why: svc.unsupported }), evidence: [] }];
   if (svc.frontends.length === 0) return [];
   if (dp.problem !== null || dp.dataplane === null) return [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', ...saying('dg.notCompared', { why: dp.problemSaid ?? said('dg.noDataplane') }), evidence: [] }];
   const ctx: CompareContext = { apiEndpoints: svc.apiEndpoints, podsByIp: shared.podsByIp, dataplane: dp.dataplane };
@@ -68,8 +68,16 @@ function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
     const key = frontendKey(f);
     const act = dp.frontends.byKey.get(key);
     shared.matched.add(key);
-    out.push(...compareFrontend(f, act, ctx));
-    if (dp.dataplane === 'cilium' && act) out.push(...ciliumFrontendFindings(f, act));
+    if (dp.v6Problem !== null && f.ip.includes(':')) {
+      out.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', ...saying('dg.frontendNotCompared', { frontend: key, why: dp.v6ProblemSaid ?? dp.v6Problem }), port: f.portName || String(f.port), frontend: key, evidence: [] });
+      continue;
+    }
+    if (dp.dataplane === 'cilium' && 'alternatives' in f) {
+      const c = f as CiliumExpectedFrontend;
+      const picked = pickCiliumExpectation(c, act, (e) => compareFrontend(e, act, ctx).length === 0);
+      out.push(...compareFrontend(picked.exp, act, ctx), ...picked.findings);
+      if (act) out.push(...ciliumFrontendFindings(picked.exp, act), ...ciliumFlagFindings(c, act));
+    } else out.push(...compareFrontend(f, act, ctx));
     const dis = shared.disagreements.get(key);
     if (dis) out.push({ ...dis, port: f.portName || String(f.port) });
     if (dp.legacy) {

@@ -7,14 +7,15 @@
  * endpoints, or kube-proxy's REJECT (no endpoints) / DROP (Local policy, no local endpoint).
  *
  * "Which endpoints should this node use, and why" is issue 21's entry point
- * (src/analysis/node-expectation.ts), topology included. IPv4 only (the readers read the IPv4
- * tables). Pure.
+ * (src/analysis/node-expectation.ts), topology included. Both IP families. Pure.
  */
-import type { LbService, LbTable } from '../../model/cilium.js';
+import type { LbService } from '../../model/cilium.js';
+import { formatFrontend } from '../../model/cilium.js';
 import type { ApiObjects } from '../../model/k8s.js';
 import type { NodeSnapshot } from '../../model/snapshot.js';
 import { formatServiceRef } from '../../model/service-ref.js';
-import { ciliumTableOf, compareContextOf, scenarioService, type CompareNote } from '../compare-modes-input.js';
+import { expectCiliumTable } from '../cilium-expected.js';
+import { compareContextOf, nodeIPsOf, scenarioService, type CompareNote } from '../compare-modes-input.js';
 import { isProxied } from '../kubeproxy-serviceports.js';
 import { expectPorts, type PortExpectation, type TrafficExpectation } from '../node-expectation.js';
 import type { KubeProxyInput, ScenarioService } from '../lab-scenario-types.js';
@@ -53,7 +54,7 @@ export interface ExpectedService {
   readonly row: ServiceRow;
   readonly endpoints: readonly EndpointRow[];
   readonly apiEndpoints: ReadonlyMap<string, ApiEndpointFacts>;
-  /** Why the Service's frontends cannot be predicted (IPv6 only), else null. */
+  /** Why the Service's frontends cannot be predicted, else null (both families are predicted now). */
   readonly unsupported: string | null;
   readonly frontends: readonly ExpectedFrontend[];
 }
@@ -104,7 +105,7 @@ function kubeProxyFrontends(service: ScenarioService, p: PortExpectation): Expec
   if (p.external) {
     for (const ip of p.externalIPs) out.push(make('externalIP', ip, p.port, p.external));
     for (const lb of p.loadBalancerIPs) if (lb.programmed) out.push(make('loadBalancer', lb.ip, p.port, p.external));
-    if (p.nodePort !== 0) out.push(make('nodePort', '*', p.nodePort, p.external));
+    if (p.nodePort !== 0) out.push(make('nodePort', p.family === 'IPv6' ? '::' : '*', p.nodePort, p.external));
   }
   return out;
 }
@@ -134,21 +135,45 @@ export function lbServiceFrontend(s: LbService): ProgrammedFrontend {
       evidence: [],
     })),
     affinitySeconds: s.affinityTimeout ? s.affinityTimeout : null,
-    evidence: [{ pane: 'lb', ref: `${s.frontend.ip}:${s.frontend.port}/${s.frontend.protocol ?? 'ANY'}`, text: s.raw }],
+    evidence: [{ pane: 'lb', ref: formatFrontend(s.frontend), text: s.raw }],
     problems: s.slots.some((slot) => slot.backend === null) ? [`a slot names backend ${s.slots.find((x) => x.backend === null)?.backendId ?? '?'} that the backend map lacks`] : [],
+    ...(s.frontend.scope === 'internal' ? { scope: 'internal' as const } : {}),
+    flags: s.flags,
   };
 }
 
-function ciliumFrontends(table: LbTable): Map<string, ExpectedFrontend[]> {
-  const out = new Map<string, ExpectedFrontend[]>();
-  for (const s of table.services) {
-    const f = lbServiceFrontend(s);
-    const reason: ExpectedReason = f.outcome === 'endpoints' ? 'endpoints' : 'no-endpoints';
-    const list = out.get(s.name ?? '') ?? [];
-    list.push({ ...f, reason, evidence: [] });
-    out.set(s.name ?? '', list);
+/** What a Cilium frontend's expectation depends on that was not read, and the entry the other answer gives. */
+export interface ExpectedAlternative {
+  readonly what: string;
+  /** The frontend under the other answer; null when only flags change. */
+  readonly frontend: ProgrammedFrontend | null;
+  readonly flagMask: number;
+}
+
+/** Cilium only: the expected frontend with what it depends on (src/analysis/cilium-expected.ts). */
+export interface CiliumExpectedFrontend extends ExpectedFrontend {
+  readonly alternatives: readonly ExpectedAlternative[];
+  /** CIDRs the source-range map should hold for it (its `check source-range` flag set). */
+  readonly sourceRanges: readonly string[];
+}
+
+/** The Cilium expectation of one family in the common shape, by Service. */
+function ciliumFrontends(input: KubeProxyInput, into: Map<string, ExpectedFrontend[]>): void {
+  for (const e of expectCiliumTable(input).services) {
+    const f = lbServiceFrontend(e.service);
+    const frontend: CiliumExpectedFrontend = {
+      ...f,
+      outcome: e.reason === 'endpoints' ? 'endpoints' : e.reason === 'no-endpoints' ? f.outcome : 'drop',
+      reason: e.reason,
+      excluded: e.excluded,
+      evidence: [],
+      alternatives: e.undecided.map((u) => ({ what: u.what, frontend: u.alternative ? { ...lbServiceFrontend(u.alternative), evidence: [] } : null, flagMask: u.flagMask })),
+      sourceRanges: e.sourceRanges,
+    };
+    const list = into.get(e.service.name ?? '') ?? [];
+    list.push(frontend);
+    into.set(e.service.name ?? '', list);
   }
-  return out;
 }
 
 function apiEndpointsOf(endpoints: readonly EndpointRow[]): Map<string, ApiEndpointFacts> {
@@ -160,36 +185,40 @@ function apiEndpointsOf(endpoints: readonly EndpointRow[]): Map<string, ApiEndpo
   return out;
 }
 
+/** The scenario of a row in each family it has (IPv4 first); `null` entries dropped. */
+function scenariosOf(row: ServiceRow, notes: CompareNote[]): ScenarioService[] {
+  const v4 = scenarioService(row, notes);
+  const v6 = scenarioService(row, [], 'IPv6');
+  return [v4, v6].filter((s): s is ScenarioService => s !== null);
+}
+
 /**
- * The expectation for every Service of `objects` on the snapshot's node, for `dataplane`.
+ * The expectation for every Service of `objects` on the snapshot's node, for `dataplane`, in
+ * both IP families (kube-proxy's IPv6 proxier writes ip6tables / `ip6 kube-proxy`, with
+ * `[::]:port` standing for a NodePort on every IPv6 node address; Cilium writes lb6).
  * Services are in the Services pane's order (namespace, name).
  */
 export function buildExpectation(snapshot: NodeSnapshot, objects: ApiObjects, dataplane: 'kube-proxy' | 'cilium'): Expectation {
   const notes: CompareNote[] = [];
   const view = buildServiceView(objects, { nodeName: snapshot.meta.node });
-  const scenario = new Map<ServiceRow, ScenarioService | null>();
+  const scenario = new Map<ServiceRow, ScenarioService[]>();
   const endpointRows = new Map<ServiceRow, readonly EndpointRow[]>();
   for (const row of view.rows) {
     // Derived once here (a compact row derives its endpoint rows on each read); scenarioService's read is then a cache hit.
     endpointRows.set(row, row.endpoints);
-    scenario.set(row, scenarioService(row, notes));
+    scenario.set(row, scenariosOf(row, notes));
   }
-  const programmed = [...scenario.values()].filter((s): s is ScenarioService => s !== null);
+  const all = [...scenario.values()].flat();
+  const programmed = all.filter((s) => !s.clusterIP.includes(':'));
   const { context, notes: more } = compareContextOf(snapshot, objects, programmed.filter(isProxied).map((s) => s.clusterIP));
   const input: KubeProxyInput = { ...context, services: programmed };
+  const v6Input: KubeProxyInput = { ...context, family: 'IPv6', nodeIPs: nodeIPsOf(snapshot, objects, 'IPv6'), services: all.filter((s) => s.clusterIP.includes(':')) };
   const byService = new Map<string, ExpectedFrontend[]>();
-  if (dataplane === 'cilium') {
-    for (const [k, v] of ciliumFrontends(ciliumTableOf(input))) byService.set(k, v);
-  } else {
-    for (const service of programmed) {
-      if (!isProxied(service)) continue;
-      byService.set(`${service.namespace}/${service.name}`, expectPorts(service, input).flatMap((p) => kubeProxyFrontends(service, p)));
-    }
+  for (const inp of [input, v6Input]) {
+    if (dataplane === 'cilium') ciliumFrontends(inp, byService);
+    else kubeProxyExpectation(inp, byService);
   }
   const services = view.rows.map((row): ExpectedService => {
-    const ref = formatServiceRef(row);
-    const s = scenario.get(row);
-    const ipv6Only = s === null && row.type !== 'ExternalName' && !row.headless && row.clusterIPs.length > 0;
     const endpoints = endpointRows.get(row) ?? [];
     return {
       namespace: row.namespace,
@@ -197,9 +226,18 @@ export function buildExpectation(snapshot: NodeSnapshot, objects: ApiObjects, da
       row,
       endpoints,
       apiEndpoints: apiEndpointsOf(endpoints),
-      unsupported: ipv6Only ? 'its ClusterIPs are IPv6 only and the expectation is computed for IPv4' : null,
-      frontends: byService.get(ref) ?? [],
+      unsupported: null,
+      frontends: byService.get(formatServiceRef(row)) ?? [],
     };
   });
   return { services, input, notes: [...notes, ...more], rows: view.rows };
+}
+
+/** kube-proxy's frontends of one family, by Service. */
+function kubeProxyExpectation(input: KubeProxyInput, into: Map<string, ExpectedFrontend[]>): void {
+  for (const service of input.services) {
+    if (!isProxied(service)) continue;
+    const ref = `${service.namespace}/${service.name}`;
+    into.set(ref, [...(into.get(ref) ?? []), ...expectPorts(service, input).flatMap((p) => kubeProxyFrontends(service, p))]);
+  }
 }

@@ -47,12 +47,19 @@ export interface ProgrammedFrontend {
   readonly affinitySeconds: number | null;
   readonly evidence: readonly Evidence[];
   readonly problems: readonly string[];
+  /** Cilium only: `internal` for the second, internal-scope entry of a two-scope Service (printed `/i`). */
+  readonly scope?: 'internal';
+  /** Cilium only: the frontend's `SVC_FLAG_*` bits when the source carries them. */
+  readonly flags?: number | null;
 }
 
-/** `ip:port/PROTO` (`*:port/PROTO` for a NodePort): the key frontends are matched by. */
-export function frontendKey(f: { readonly ip: string; readonly port: number; readonly protocol: string }): string {
+/**
+ * `ip:port/PROTO` (`*:port/PROTO` for a NodePort on every IPv4 node address, `[::]:port/PROTO`
+ * on every IPv6 one), `/i` appended for Cilium's internal scope: the key frontends are matched by.
+ */
+export function frontendKey(f: { readonly ip: string; readonly port: number; readonly protocol: string; readonly scope?: 'internal' }): string {
   const ip = f.ip.includes(':') ? `[${f.ip}]` : f.ip;
-  return `${ip}:${f.port}/${f.protocol.toUpperCase()}`;
+  return `${ip}:${f.port}/${f.protocol.toUpperCase()}${f.scope === 'internal' ? '/i' : ''}`;
 }
 
 /** `ip:port` of an endpoint ( `[v6]:port` for IPv6), as kube-proxy's `Endpoint.String()`. */

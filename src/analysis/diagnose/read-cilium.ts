@@ -7,14 +7,62 @@
  * src/analysis/cilium-listings.ts). Layout: Cilium pkg/loadbalancer, bpf/lib/lb.h. Pure.
  */
 import type { LbTable } from '../../model/cilium.js';
-import { lbServiceFrontend } from './expect.js';
+import { formatServiceFlags, SVC_FLAG } from '../../model/cilium.js';
+import { lbServiceFrontend, type CiliumExpectedFrontend, type ExpectedFrontend } from './expect.js';
 import { endpointKey, frontendKey, type ProgrammedFrontend } from './frontends.js';
 import { saying } from './say.js';
 import type { Finding } from './types.js';
 
-/** Every IPv4 frontend of the LB table (IPv6 ones are not predicted: the encoder's input is IPv4). */
+/** Every frontend of the LB table, lb4 and lb6, both scopes (the internal one keyed with `/i`). */
 export function readCiliumFrontends(table: LbTable): ProgrammedFrontend[] {
-  return table.services.filter((s) => !s.frontend.ip.includes(':') && s.frontend.scope === 'external').map(lbServiceFrontend);
+  return table.services.map(lbServiceFrontend);
+}
+
+/** The flag bits diagnose compares: the ones the API decides (traffic policies, affinity, source ranges). */
+const POLICY_FLAGS = SVC_FLAG.extLocalScope | SVC_FLAG.intLocalScope | SVC_FLAG.twoScopes | SVC_FLAG.sessionAffinity | SVC_FLAG.sourceRange;
+
+/**
+ * Which expectation of a Cilium frontend to compare with: the main one, or the alternative
+ * (an agent option or release nodescope did not read) the node's entry equals exactly, said
+ * in an `info` finding. When none equals it, the main one, and the findings then say what
+ * the expectation depended on. `same`: whether two frontends compare equal (no findings).
+ */
+export function pickCiliumExpectation(exp: CiliumExpectedFrontend, act: ProgrammedFrontend | undefined, same: (e: ExpectedFrontend) => boolean): { exp: ExpectedFrontend; findings: Finding[] } {
+  const withEndpoints = exp.alternatives.filter((a) => a.frontend !== null);
+  if (!act || withEndpoints.length === 0 || same(exp)) return { exp, findings: [] };
+  const fe = frontendKey(exp);
+  const port = exp.portName || String(exp.port);
+  for (const alt of withEndpoints) {
+    const e: ExpectedFrontend = { ...alt.frontend!, reason: alt.frontend!.outcome === 'endpoints' ? 'endpoints' : exp.reason, excluded: exp.excluded };
+    if (same(e)) return { exp: e, findings: [{ layer: 'dataplane', code: 'cilium-expectation-undecided', severity: 'info', message: `${fe}: the node's backends are what Cilium writes in the other case: ${alt.what}`, port, frontend: fe, evidence: act.evidence }] };
+  }
+  const what = withEndpoints.map((a) => a.what).join('; ');
+  return { exp, findings: [{ layer: 'dataplane', code: 'cilium-expectation-undecided', severity: 'info', message: `${fe}: compared with the agent's defaults; the node matches no other case either (${what})`, port, frontend: fe, evidence: act.evidence }] };
+}
+
+function flagWords(bits: number): string {
+  const words: [number, string][] = [[SVC_FLAG.extLocalScope, 'Local'], [SVC_FLAG.intLocalScope, 'InternalLocal'], [SVC_FLAG.twoScopes, 'two-scopes'], [SVC_FLAG.sessionAffinity, 'sessionAffinity'], [SVC_FLAG.sourceRange, 'check source-range']];
+  const out = words.filter(([b]) => bits & b).map(([, w]) => w);
+  return out.length > 0 ? out.join(', ') : 'none';
+}
+
+/**
+ * The policy flags of a Cilium frontend against the expected ones (`Local`, `InternalLocal`,
+ * `two-scopes`, `sessionAffinity`, `check source-range`), leaving out bits an unread option
+ * decides. Nothing when the source carries no flags (a listing without them).
+ */
+export function ciliumFlagFindings(exp: CiliumExpectedFrontend, act: ProgrammedFrontend): Finding[] {
+  if (exp.flags === undefined || exp.flags === null || act.flags === undefined || act.flags === null) return [];
+  const undecided = exp.alternatives.reduce((m, a) => m | a.flagMask, 0);
+  const mask = POLICY_FLAGS & ~undecided;
+  const want = exp.flags & mask;
+  const have = act.flags & mask;
+  if (want === have) return [];
+  const fe = frontendKey(exp);
+  const missing = flagWords(want & ~have);
+  const extra = flagWords(have & ~want);
+  const parts = [missing !== 'none' ? `lacks ${missing}` : '', extra !== 'none' ? `has ${extra} the Service does not ask for` : ''].filter(Boolean).join(' and ');
+  return [{ layer: 'dataplane', code: 'cilium-flags-differ', severity: 'degraded', message: `${fe}: the LB entry ${parts} (${formatServiceFlags(act.flags)}; expected ${formatServiceFlags(exp.flags)})`, port: exp.portName || String(exp.port), frontend: fe, evidence: act.evidence }];
 }
 
 /** Cilium findings of one frontend the node has, against the one expected (same key). */

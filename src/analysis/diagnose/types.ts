@@ -102,6 +102,8 @@ export type FindingCode =
   | 'cilium-listing-disagrees'
   | 'cilium-backend-state'
   | 'cilium-slot-count'
+  | 'cilium-flags-differ'
+  | 'cilium-expectation-undecided'
   // walks from a client (--from, src/trace/diagnose-from.ts)
   | 'from-reaches'
   | 'from-partly'

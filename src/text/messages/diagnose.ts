@@ -26,7 +26,7 @@ export const en = {
   'dg.headlessLbIpHasIp': 'loadBalancerIP is "{value}": a headless Service is written clusterIP: None (this one has a ClusterIP)',
   // dataplane
   'dg.notCompared': 'not compared: {why}',
-  'dg.ipv6Only': 'its ClusterIPs are IPv6 only and the expectation is computed for IPv4',
+  'dg.frontendNotCompared': '{frontend}: not compared: {why}',
   'dg.noDataplane': 'no dataplane',
   'dg.dp.ipvs': 'the node runs kube-proxy in IPVS mode, which diagnose does not compare yet',
   'dg.dp.none': 'no Service dataplane found on the node (mode: {mode})',
@@ -160,7 +160,7 @@ export const ja: Record<keyof typeof en, string> = {
   'dg.headlessLbIp': 'loadBalancerIP が "{value}" です。ヘッドレス Service は clusterIP: None と書きます',
   'dg.headlessLbIpHasIp': 'loadBalancerIP が "{value}" です。ヘッドレス Service は clusterIP: None と書きます（この Service には ClusterIP があります）',
   'dg.notCompared': '比較していません: {why}',
-  'dg.ipv6Only': 'ClusterIP が IPv6 だけで、期待値は IPv4 について計算しています',
+  'dg.frontendNotCompared': '{frontend}: 比較していません: {why}',
   'dg.noDataplane': 'データプレーンがありません',
   'dg.dp.ipvs': 'このノードの kube-proxy は IPVS モードで、diagnose はまだ IPVS を比較しません',
   'dg.dp.none': 'このノードに Service のデータプレーンが見つかりません（モード: {mode}）',

@@ -257,7 +257,6 @@ export const coreEn = {
   'step.conntrack': 'conntrack',
   'step.reply': 'reply',
   'step.leaves': 'leaves as',
-  'step.keys': 'n/p: next/previous step',
   'step.verdict.local': 'delivered to a local process',
   'step.verdict.forwarded': 'forwarded',
   'step.verdict.sent': 'sent by the node',

@@ -254,7 +254,6 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'step.conntrack': 'conntrack',
   'step.reply': '応答',
   'step.leaves': '送出時',
-  'step.keys': 'n/p: 次/前のステップ',
   'step.verdict.local': 'ローカルのプロセスに配送',
   'step.verdict.forwarded': '転送',
   'step.verdict.sent': 'ノードが送信',

@@ -31,6 +31,8 @@ export interface ComparePaneProps {
   readonly height: number;
   readonly focused: boolean;
   readonly lang: Lang;
+  /** The Service rows to list (the `/` filter's; default every Service of `data`). */
+  readonly services?: readonly string[] | undefined;
   /** Up to this many Services the comparison is made whole in the render (default {@link SYNC_SERVICES}). */
   readonly syncServices?: number;
 }
@@ -122,7 +124,7 @@ function notProgrammedLine(data: ModeComparer, service: string, lang: Lang): str
 }
 
 /** Renders the pane. */
-export function ComparePane({ data, shown, width, height, focused, lang, syncServices = SYNC_SERVICES }: ComparePaneProps): React.JSX.Element {
+export function ComparePane({ data, services: listed, shown, width, height, focused, lang, syncServices = SYNC_SERVICES }: ComparePaneProps): React.JSX.Element {
   const wanted = useRef<readonly string[]>([]);
   useTotalsPass(data, wanted);
   if (data === null) return <Text color={theme.muted}>{fitCell(t(lang, 'compare.noApi'), width)}</Text>;
@@ -136,7 +138,8 @@ export function ComparePane({ data, shown, width, height, focused, lang, syncSer
     const node = actual ? `${modeTotal(actual.count)} ${diff === 0 ? t(lang, 'compare.same') : tf(lang, 'compare.differs', { diff })}` : '-';
     return { key: m, cells: [LABEL[m], String(c.chains), String(c.rules), String(c.elements), String(modeTotal(c)), node], ...(actual ? { color: diff === 0 ? ('ok' as const) : ('warn' as const) } : {}) };
   });
-  const at = shown ? data.indexOf(shown.service) : -1;
+  const services = listed ?? data.services;
+  const at = shown ? (listed ? listed.indexOf(shown.service) : data.indexOf(shown.service)) : -1;
   // Before the base rules exist (the first frame after the keypress) nothing is generated: rows say `…`.
   const warm = data.ready;
   const selected = at >= 0 && shown && warm ? data.costOf(shown.service) : null;
@@ -148,11 +151,11 @@ export function ComparePane({ data, shown, width, height, focused, lang, syncSer
   const v6 = (totals?.actual ?? []).filter((a) => a.family === 'ipv6').map((a) => tf(lang, 'compare.ipv6', { mode: LABEL[a.mode], total: modeTotal(a.count) }));
   const fixed = 1 + 1 + COMPARE_MODES.length + v6.length + units.length + 1 + (selected || waiting ? 1 + COMPARE_MODES.length : 0) + (nothing ? 1 : 0) + notes.length;
   // Only the visible window of the Service rows is built: at 10,000 Services the rest is never read.
-  const count = 1 + data.services.length;
+  const count = 1 + services.length;
   const cursor = at >= 0 ? at + 1 : -1;
   const svcHeight = Math.max(1, Math.min(count, height - fixed - 1));
   const start = windowStart(count, cursor, svcHeight);
-  const names = data.services.slice(Math.max(0, start - 1), start + svcHeight - 1);
+  const names = services.slice(Math.max(0, start - 1), start + svcHeight - 1);
   wanted.current = names;
   if (warm) data.prefetch(names, performance.now() + RENDER_PREFETCH_MS);
   const svcRows: TableRow[] = [

@@ -11,6 +11,7 @@
  * question sent in order, what answered and the answer; Esc returns to the Service.
  */
 import { Box } from 'ink';
+import { rowMatcher } from '../../text/row-filter.js';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
 import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord } from '../../analysis/dns-describe.js';
@@ -85,6 +86,18 @@ export function dnsPaneData(input: {
   const r = input.result;
   if (r && formatServiceRef(r) === service && !input.loading) return { kind: 'result', result: r };
   return { kind: 'loading', service, server: input.server ?? null };
+}
+
+/**
+ * The Service's questions whose row, as the pane shows it (question, type, reply, answer,
+ * ms, check), matches `filter` (src/text/row-filter.ts: text, a regex, `!` inverse); other
+ * data as it is.
+ */
+export function filterDnsData(data: DnsPaneData, filter: string, lang: Lang): DnsPaneData {
+  if (!filter || data.kind !== 'result') return data;
+  const { test } = rowMatcher(filter);
+  const rows = checkRows(lang, data.result);
+  return { kind: 'result', result: { ...data.result, checks: data.result.checks.filter((_, i) => test(rows[i]!.cells.join(' '))) } };
 }
 
 /** Rows the cursor moves over (the questions). */

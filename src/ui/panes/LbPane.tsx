@@ -59,9 +59,18 @@ export function sourceLines(data: LbView, lang: Lang): string[] {
   return from ? [from, agent] : [agent];
 }
 
-function frontendColumns(lang: Lang, wide: boolean): ColumnSpec[] {
+/**
+ * The FRONTEND column: 22 wide (`192.168.49.200:30080/TCP` fits), wider for the IPv6 ones
+ * in view (`[fd00:10:96::1234]:80/TCP/i`), up to 44 on a wide terminal and 26 on a narrow one.
+ */
+function frontendWidth(rows: readonly TableRow[], wide: boolean): number {
+  const longest = rows.reduce((n, r) => Math.max(n, String(r.cells[0] ?? '').length), 0);
+  return Math.min(wide ? 44 : 26, Math.max(22, longest));
+}
+
+function frontendColumns(lang: Lang, wide: boolean, frontendCols = 22): ColumnSpec[] {
   return [
-    { key: 'frontend', title: t(lang, 'col.frontend'), width: 22 },
+    { key: 'frontend', title: t(lang, 'col.frontend'), width: frontendCols },
     wide ? { key: 'flags', title: t(lang, 'col.flags'), flex: 2, minWidth: 23 } : { key: 'flags', title: t(lang, 'col.flags'), width: 23 },
     { key: 'id', title: t(lang, 'col.lbId'), width: 5, align: 'right' },
     { key: 'slots', title: t(lang, 'col.slots'), width: 5, align: 'right' },
@@ -170,7 +179,7 @@ export function LbPane({ data, width, height, focused, cursor, lang, nodeMode = 
       {data.frontends.length === 0 ? (
         <Text color={theme.muted}>{fitCell(t(lang, data.total === 0 ? 'lb.empty' : 'lb.noMatch'), width)}</Text>
       ) : (
-        <Table columns={frontendColumns(lang, wide)} rows={feRows} cursor={cursor - feStart} width={width} height={feHeight} focused={focused} />
+        <Table columns={frontendColumns(lang, wide, frontendWidth(feRows, wide))} rows={feRows} cursor={cursor - feStart} width={width} height={feHeight} focused={focused} />
       )}
       <Text bold color={theme.accent}>
         {fitCell(selected ? titleText(selected, lang) : '', width)}

@@ -43,6 +43,11 @@ export function reasonText(lang: Lang, r: Reason): string {
   return tf(lang, `reason.${r.code}`, r.params);
 }
 
+/** ` · ClusterIPs A, B` for a dual-stack Service (the CLUSTER-IP column has room for the first only), else ''. */
+function dualStackIPs(clusterIPs: readonly string[]): string {
+  return clusterIPs.length > 1 ? ` · ClusterIPs ${clusterIPs.join(', ')}` : '';
+}
+
 /**
  * The selected Service's policy line: why kube-proxy skips it, or traffic it DROPs or
  * REJECTs; then distribution (PreferClose shown as the PreferSameZone alias it is), iTP,
@@ -186,7 +191,7 @@ export function ServicesPane({ rows, diagnostics, cursor, width, height, focused
     <Box flexDirection="column">
       <Table columns={serviceColumns(lang, width)} rows={svcRows} cursor={cursor - start} width={width} height={svcHeight} focused={focused} />
       <Text bold color={theme.accent}>
-        {fitCell(selected ? tf(lang, 'services.endpointsOf', { name: formatServiceRef(selected) }) : '', width)}
+        {fitCell(selected ? tf(lang, 'services.endpointsOf', { name: formatServiceRef(selected) }) + dualStackIPs(selected.clusterIPs) : '', width)}
       </Text>
       {exp ? <Text color={theme.muted}>{fitCell(policyLine(lang, exp), width)}</Text> : null}
       {selected && endpoints.length === 0 ? (

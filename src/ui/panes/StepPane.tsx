@@ -10,7 +10,7 @@
 import { Box } from 'ink';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
-import { branchLines, formatHeader, stepMark, tupleText } from '../../trace/describe.js';
+import { branchLines, formatHeader, stepHook, stepMark, stepNumber, tupleText } from '../../trace/describe.js';
 import type { StepNoPacketReason } from '../../analysis/step-defaults.js';
 import type { TraceResult, TraceStep, VerdictKind } from '../../trace/types.js';
 import { wrapCells } from '../../tour/wrap.js';
@@ -50,16 +50,18 @@ const VERDICT_COLOR: Readonly<Record<VerdictKind, ColorToken>> = {
   ambiguous: 'warn',
 };
 
-function columns(lang: Lang, width: number): ColumnSpec[] {
-  const cols: ColumnSpec[] = [
+/**
+ * The step table's columns. No WHY column: a reason cut to a column's width misleads; the
+ * current step's why is below the table, whole (wrapped), with its whole rule text.
+ */
+function columns(lang: Lang): ColumnSpec[] {
+  return [
     { key: 'num', title: t(lang, 'col.num'), width: 3, align: 'right' },
     { key: 'hook', title: t(lang, 'col.hook'), width: 11 },
     { key: 'where', title: t(lang, 'col.where'), flex: 3, minWidth: 12, elide: 'middle' },
     { key: 'mark', title: '', width: 1 },
     { key: 'verdict', title: t(lang, 'col.verdict'), flex: 2, minWidth: 8 },
   ];
-  if (width >= 100) cols.push({ key: 'why', title: t(lang, 'col.why'), flex: 4 });
-  return cols;
 }
 
 /** `table/chain #n`, cut in the chain name so the rule number always shows in `width` cells. */
@@ -80,10 +82,9 @@ function rowColor(s: TraceStep): ColorToken | undefined {
   return undefined;
 }
 
-/** One step's row; numbered from 1, as the footer (`step n of total`) and the branch lines count. */
-function stepRow(s: TraceStep, width: number, whereWidth: number): TableRow {
-  const cells = [String(s.index + 1), s.hook ?? '', where(s, whereWidth), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
-  if (width >= 100) cells.push(s.reason);
+/** One step's row; numbered from 1, as `nodescope trace` prints it, the footer (`step n of total`) and the branch lines count. */
+function stepRow(s: TraceStep, whereWidth: number): TableRow {
+  const cells = [String(stepNumber(s)), stepHook(s), where(s, whereWidth), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
   const color = rowColor(s);
   return { key: String(s.index), cells, ...(color ? { color } : {}), ...(s.matched === false ? { dim: true } : {}) };
 }
@@ -99,7 +100,7 @@ interface DetailLine {
 /** The detail lines for the current step, fitted (and the why wrapped) by the caller. */
 function detailLines(r: TraceResult, s: TraceStep, lang: Lang): DetailLine[] {
   const out: DetailLine[] = [];
-  if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}` });
+  if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}`, wrap: true });
   out.push({ label: t(lang, 'step.why'), text: s.reason, wrap: true, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
   out.push({ label: t(lang, 'step.here'), text: formatHeader(s.header) });
   if (s.counters) out.push({ label: t(lang, 'step.counters'), text: `${humanCount(s.counters.packets)} pkts  ${humanBytes(s.counters.bytes)}` });
@@ -122,19 +123,22 @@ const LABEL_WIDTH = 11;
 const MIN_TABLE_ROWS = 5;
 
 /**
- * The detail lines as rendered: the why wrapped at word boundaries over as many lines
- * as `spare` allows beyond its first (the last one kept is cut with `…` when more remain).
+ * The detail lines as rendered: the rule and the why wrapped at word boundaries over as
+ * many lines as `spare` allows beyond their first, in order (the rule first: it is what
+ * Enter opens); the last one kept is cut with `…` when more remain.
  */
 export function layoutDetails(details: readonly DetailLine[], width: number, spare: number): DetailLine[] {
   const textWidth = Math.max(2, width - LABEL_WIDTH);
   const out: DetailLine[] = [];
+  let left = Math.max(0, spare);
   for (const d of details) {
     if (!d.wrap) {
       out.push(d);
       continue;
     }
     const all = wrapCells(d.text, textWidth);
-    const kept = all.slice(0, 1 + Math.max(0, spare));
+    const kept = all.slice(0, 1 + left);
+    left -= kept.length - 1;
     if (kept.length < all.length) kept[kept.length - 1] = fitCell(`${kept[kept.length - 1]} ${all.slice(kept.length).join(' ')}`, textWidth);
     kept.forEach((text, i) => out.push({ label: i === 0 ? d.label : '', text, ...(d.color ? { color: d.color } : {}) }));
   }
@@ -149,6 +153,13 @@ function Line({ label, text, color, width }: { label: string; text: string; colo
       <Text color={color ? theme[color] : undefined}>{fitCell(text, Math.max(1, width - labelWidth))}</Text>
     </Text>
   );
+}
+
+/** The last line: which step of how many, and every key of the walk (the count shortened to `n/total` when both would not fit). */
+function keysLine(lang: Lang, n: number, total: number, width: number): string {
+  const keys = t(lang, 'step.keysAll');
+  const long = `${tf(lang, 'step.count', { n, total })}   ${keys}`;
+  return cellWidth(long) <= width ? long : `${n}/${total}  ${keys}`;
 }
 
 /** Renders the pane. */
@@ -180,9 +191,9 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
   const spare = height - headLines - 1 - base.length - footer - Math.min(steps.length, MIN_TABLE_ROWS);
   const details = layoutDetails(base, width, spare);
   const tableHeight = Math.max(1, height - headLines - 1 - details.length - footer);
-  const cols = columns(lang, width);
+  const cols = columns(lang);
   const whereWidth = layoutColumns(cols, width)[cols.findIndex((c) => c.key === 'where')]!;
-  const rows = steps.map((s) => stepRow(s, width, whereWidth));
+  const rows = steps.map((s) => stepRow(s, whereWidth));
   return (
     <Box flexDirection="column">
       <Text bold>{fitCell(`${formatHeader(r.request.packet)}  ·  ${tf(lang, 'step.entry', { entry: r.request.entry })}${r.request.packet.iif ? ` (${r.request.packet.iif})` : ''}`, width)}</Text>
@@ -191,7 +202,7 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
       {details.map((d, i) => (
         <Line key={i} label={d.label} text={d.text} color={d.color} width={width} />
       ))}
-      <Text color={theme.muted}>{fitCell(`${tf(lang, 'step.count', { n: at + 1, total: steps.length })}   ${t(lang, 'step.keys')}`, width)}</Text>
+      <Text color={theme.muted}>{fitCell(keysLine(lang, stepNumber(current), steps.length, width), width)}</Text>
     </Box>
   );
 }
