@@ -43,6 +43,7 @@ import { formatServiceRef } from './model/service-ref.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
+import type { LiveFleetArgs } from './fleet/live.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
 // there makes every message that quotes node, API or bundle text safe (issue 24).
@@ -125,6 +126,25 @@ async function openSession(opts: GlobalOptions): Promise<Session> {
   return new Session({ ...sessionSource(source, opts), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
+/**
+ * `--fleet` without DIR: the nodes chosen by `--nodes`/`--selector` (default: all) captured
+ * now through the cluster of `--context`/`--kubeconfig` into a temporary fleet bundle, shown,
+ * and the bundle deleted when the TUI ends.
+ */
+async function runLiveFleetTui(opts: GlobalOptions): Promise<void> {
+  requireTerminal();
+  const { withLiveFleet } = await import('./fleet/live.js');
+  const args = {
+    parallel: 10, nodeTimeout: 120,
+    ...(opts.nodes !== undefined ? { nodes: opts.nodes } : {}), ...(opts.selector !== undefined ? { selector: opts.selector } : {}),
+    ...(opts.context !== undefined ? { context: opts.context } : {}), ...(opts.kubeconfig !== undefined ? { kubeconfig: opts.kubeconfig } : {}),
+    ...(opts.namespace !== undefined ? { namespace: opts.namespace } : {}), ...(opts.image !== undefined ? { image: opts.image } : {}),
+    ...(opts.podDeadline !== undefined ? { podDeadline: opts.podDeadline } : {}), ...(opts.bpfRoot !== undefined ? { bpfRoot: opts.bpfRoot } : {}),
+    ...(opts.apiFile !== undefined ? { apiFile: opts.apiFile } : {}),
+  };
+  await withLiveFleet(args, (m) => void process.stderr.write(`nodescope: ${m}\n`), (dir) => runFleetTui(dir, opts.lang));
+}
+
 /** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
 async function runFleetTui(dir: string, lang: string | undefined): Promise<void> {
   requireTerminal();
@@ -168,6 +188,7 @@ function alternateScreen(): () => void {
 }
 
 async function runTui(opts: GlobalOptions): Promise<void> {
+  if (opts.fleet === true) return runLiveFleetTui(opts);
   if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
   requireTerminal();
   const session = await openSession(opts);
@@ -346,10 +367,39 @@ function addDigCommand(program: Command): void {
 /** `nodescope fleet capture|diagnose`: many nodes at once (src/fleet/). */
 function addFleetCommands(program: Command): void {
   const fleet = program.command('fleet').description('many nodes at once: capture each through the cluster (or SSH), then compare them');
-  fleet
-    .command('capture')
-    .description('capture every chosen node (one short-lived debug pod per node, or --ssh) into a fleet bundle')
+  addLiveFleetOptions(fleet.command('capture').description('capture every chosen node (one short-lived debug pod per node, or --ssh) into a fleet bundle'))
     .requiredOption('-o, --output <dir>', 'fleet bundle directory to write')
+    .option('--force', 'write into a non-empty directory, removing the fleet bundle there')
+    .action(async (opts: FleetCaptureArgs) => {
+      // Loaded on use: it pulls in the Kubernetes client, which the other commands load only when asked.
+      const { runFleetCapture } = await import('./fleet/capture-command.js');
+      const manifest = await runFleetCapture(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`));
+      const failed = manifest.nodes.filter((n) => n.status === 'failed');
+      process.stderr.write(`captured ${manifest.nodes.length - failed.length} of ${manifest.nodes.length} nodes into ${opts.output}${failed.length ? `; failed: ${failed.map((n) => n.name).join(', ')}` : ''}\n`);
+      // 2: no node could be read; 1: some could not (each named with its reason in fleet.json).
+      if (failed.length) process.exitCode = failed.length === manifest.nodes.length ? 2 : 1;
+    });
+  addLiveFleetOptions(fleet.command('diagnose').argument('[dir]', 'a fleet bundle (fleet capture -o DIR); without it, the live options choose the nodes to capture first'))
+    .description('per Service and node: the verdict, and the nodes whose programmed backends differ from the API and from the majority')
+    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .action(async (dir: string | undefined, opts: LiveFleetArgs & { output: 'text' | 'json' }) => {
+      const [{ diagnoseFleet }, { fleetDiagnoseNode }, report, live] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js'), import('./fleet/live.js')]);
+      const diagnose = async (d: string) => {
+        const result = await diagnoseFleet(d, { diagnose: fleetDiagnoseNode });
+        writeDocument(opts.output === 'json' ? report.fleetJson(result) : report.fleetText(result), opts.output);
+        process.exitCode = report.fleetExitCode(result);
+      };
+      if (dir !== undefined) {
+        if (live.asksLiveFleet(opts)) throw new UserError('fleet diagnose DIR reads a fleet bundle: the live options (--context, --kubeconfig, --nodes, --selector, --ssh…) are for a fleet captured now', 'give DIR or the live options, not both');
+        return diagnose(dir);
+      }
+      await live.withLiveFleet(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`), diagnose);
+    });
+}
+
+/** The options that choose and open a fleet's nodes (`fleet capture`, live `fleet diagnose`). */
+function addLiveFleetOptions(command: Command): Command {
+  return command
     .option('--nodes <names>', 'only these nodes (comma-separated)')
     .option('--selector <labels>', 'only the nodes with these labels (a label selector, e.g. pool=web)')
     .addOption(new Option('--parallel <n>', 'nodes captured at once').default(10).argParser(positiveInteger))
@@ -363,28 +413,7 @@ function addFleetCommands(program: Command): void {
     .option('-n, --namespace <ns>', 'where the debug pods go (default: the context\'s, else default)')
     .option('--image <image>', 'debug pod image (default busybox:1.36.1)')
     .addOption(new Option('--pod-deadline <duration>', `each debug pod ends by itself after this long, even if nodescope is killed (1m–24h; default ${DEBUG_POD_DEADLINE_S / 3600}h)`).argParser(podDeadline))
-    .option('--bpf-root <path>', "directory of Cilium's pinned tc maps")
-    .option('--force', 'write into a non-empty directory, removing the fleet bundle there')
-    .action(async (opts: FleetCaptureArgs) => {
-      // Loaded on use: it pulls in the Kubernetes client, which the other commands load only when asked.
-      const { runFleetCapture } = await import('./fleet/capture-command.js');
-      const manifest = await runFleetCapture(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`));
-      const failed = manifest.nodes.filter((n) => n.status === 'failed');
-      process.stderr.write(`captured ${manifest.nodes.length - failed.length} of ${manifest.nodes.length} nodes into ${opts.output}${failed.length ? `; failed: ${failed.map((n) => n.name).join(', ')}` : ''}\n`);
-      // 2: no node could be read; 1: some could not (each named with its reason in fleet.json).
-      if (failed.length) process.exitCode = failed.length === manifest.nodes.length ? 2 : 1;
-    });
-  fleet
-    .command('diagnose')
-    .argument('<dir>', 'a fleet bundle (fleet capture -o DIR)')
-    .description('per Service and node: the verdict, and the nodes whose programmed backends differ from the API and from the majority')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (dir: string, opts: { output: 'text' | 'json' }) => {
-      const [{ diagnoseFleet }, { fleetDiagnoseNode }, report] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js')]);
-      const result = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
-      writeDocument(opts.output === 'json' ? report.fleetJson(result) : report.fleetText(result), opts.output);
-      process.exitCode = report.fleetExitCode(result);
-    });
+    .option('--bpf-root <path>', "directory of Cilium's pinned tc maps");
 }
 
 /** Builds the command tree (exported for tests of argument handling). */
@@ -392,7 +421,9 @@ export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
     .description("Open a Kubernetes node and see where a Service's packets really get rewritten")
     .version(packageVersion())
-    .option('--fleet <dir>', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR)')
+    .option('--fleet [dir]', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR); without DIR, of the nodes captured now (--context, --kubeconfig, -n, --nodes, --selector)')
+    .option('--nodes <names>', '--fleet without DIR: only these nodes (comma-separated)')
+    .option('--selector <labels>', '--fleet without DIR: only the nodes with these labels')
     .enablePositionalOptions()
     .action(async (opts: GlobalOptions) => runTui(opts));
 

@@ -226,11 +226,8 @@ export function compareContextOf(snapshot: NodeSnapshot, objects: ApiObjects, cl
   const notes: CompareNote[] = [];
   const nodeName = snapshot.meta.node;
   const node = objects.nodes.find((n) => n.meta.name === nodeName);
-  let nodeIPs = (node?.addresses ?? []).filter((a) => a.type === 'InternalIP' && isV4(a.address)).map((a) => a.address);
-  if (nodeIPs.length === 0) {
-    nodeIPs = (snapshot.addrs?.value ?? []).flatMap((i) => i.addresses.filter((a) => a.family === 'inet' && a.scope === 'global').map((a) => a.local));
-    if (nodeIPs.length > 0) notes.push(note('node-ips-from-addresses', { ips: nodeIPs.join(', '), node: nodeName }, `node IPs taken from the node's addresses (${nodeIPs.join(', ')}): no Node object names ${nodeName}`));
-  }
+  const { ips: nodeIPs, fromAddresses } = nodeAddressesOf(snapshot, objects);
+  if (fromAddresses && nodeIPs.length > 0) notes.push(note('node-ips-from-addresses', { ips: nodeIPs.join(', '), node: nodeName }, `node IPs taken from the node's addresses (${nodeIPs.join(', ')}): no Node object names ${nodeName}`));
   let clusterCIDR = clusterCidrFromRules(snapshot);
   if (clusterCIDR === undefined) {
     clusterCIDR = coveringPrefix(objects.nodes.flatMap((n) => n.podCIDRs));
@@ -245,6 +242,17 @@ export function compareContextOf(snapshot: NodeSnapshot, objects: ApiObjects, cl
   }
   const nodeZone = node?.zone;
   return { context: { nodeName, ...(nodeZone ? { nodeZone } : {}), nodeIPs, ...(clusterCIDR ? { clusterCIDR } : {}), serviceCIDRs }, notes };
+}
+
+/**
+ * The node's IPv4 addresses: its Node object's InternalIPs, else (`fromAddresses`) the global
+ * inet addresses of its interfaces (`ip -j addr`). Pure.
+ */
+export function nodeAddressesOf(snapshot: NodeSnapshot, objects: ApiObjects): { ips: string[]; fromAddresses: boolean } {
+  const node = objects.nodes.find((n) => n.meta.name === snapshot.meta.node);
+  const ips = (node?.addresses ?? []).filter((a) => a.type === 'InternalIP' && isV4(a.address)).map((a) => a.address);
+  if (ips.length > 0) return { ips, fromAddresses: false };
+  return { ips: (snapshot.addrs?.value ?? []).flatMap((i) => i.addresses.filter((a) => a.family === 'inet' && a.scope === 'global').map((a) => a.local)), fromAddresses: true };
 }
 
 /**

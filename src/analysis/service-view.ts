@@ -87,9 +87,14 @@ export function buildServiceView(objects: ApiObjects, options: ServiceViewOption
   const cached = byNode.get(options.nodeName);
   if (cached) return cached;
   const view = computeServiceView(objects, options);
+  // A few nodes' views at most: a fleet views one object set from hundreds of nodes in turn.
+  if (byNode.size >= VIEWS_PER_OBJECTS) byNode.delete(byNode.keys().next().value);
   byNode.set(options.nodeName, view);
   return view;
 }
+
+/** Views kept per object set (the panes ask for one or two nodes; the rest is a fleet's stream). */
+const VIEWS_PER_OBJECTS = 4;
 
 const viewCache = new WeakMap<ApiObjects, Map<string | undefined, ServiceView>>();
 /** Shared by every row without slices or selected Pods. */

@@ -17,8 +17,11 @@ export interface GlobalOptions extends SourceOptions {
   readonly lang?: string;
   readonly bpfRoot?: string;
   readonly clusterDomain?: string;
-  /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle. */
-  readonly fleet?: string;
+  /** `--fleet DIR`: the fleet matrix TUI over a fleet bundle; `--fleet` alone (true): over the nodes captured now. */
+  readonly fleet?: string | true;
+  /** `--fleet` live: only these nodes (comma-separated) / the nodes with these labels. */
+  readonly nodes?: string;
+  readonly selector?: string;
   /** `--probe ID` (repeatable): heavy dumps to read even when the probe plan skips them. */
   readonly probe?: readonly string[];
 }

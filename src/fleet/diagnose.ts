@@ -19,7 +19,13 @@ import { bundleFilePath } from '../sources/bundle.js';
 import { ReplayTransport } from '../sources/replay.js';
 import { fleetApiPath, readFleetManifest, type FleetManifest } from './bundle.js';
 import { VERDICTS } from '../analysis/diagnose/index.js';
-import { worse, type DiagnoseNode, type Finding, type Verdict } from './node-diagnosis.js';
+import { diagnoseNode, worse, type DiagnoseNode, type Finding, type NodeDiagnosis, type NodeRules, type Verdict } from './node-diagnosis.js';
+import { nodeFactsOf, rulesKey, type DigestMemo } from './node-key.js';
+import { counterFreeLine } from './rules-digest.js';
+import { buildSnapshot, partProbes } from '../collect/build-snapshot.js';
+import { firstStageIds, partStageIds, planOf, runPlanned } from '../collect/planned-runs.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { runProbes } from '../sources/probe-runner.js';
 
 /**
  * A node's overall status: the worst verdict of its Services where the node itself is at
@@ -92,11 +98,20 @@ export interface FleetDiagnosis {
   readonly counts: Readonly<Record<FleetNodeStatus, number>>;
 }
 
-/** Options of {@link diagnoseFleet}. `onNode` is told after each node (progress). */
+/**
+ * Options of {@link diagnoseFleet}. `onNode` is told after each node (progress; `reused`: its
+ * rules diagnosis was another node's). `reuse`
+ * (default true): a node whose rules diagnosis has the key of one made before
+ * (src/fleet/node-key.ts) reuses it; false diagnoses every node whole (the equivalence test).
+ */
 export interface FleetDiagnoseOptions {
   readonly diagnose: DiagnoseNode;
-  readonly onNode?: (name: string, index: number, total: number) => void;
+  readonly onNode?: (name: string, index: number, total: number, reused: boolean) => void;
+  readonly reuse?: boolean;
 }
+
+/** Rules diagnoses kept for reuse (each holds a whole expectation: a few). */
+const RULES_KEPT = 4;
 
 /** Per Service while streaming: its non-ok cells, and nodes grouped by programmed set. */
 interface Accumulator {
@@ -109,7 +124,13 @@ interface Accumulator {
 }
 
 const SEP = ' ';
-const keyOf = (xs: readonly string[]) => xs.join(SEP);
+/** Set keys by array: a reused rules diagnosis hands every node the same arrays. */
+const keys = new WeakMap<readonly string[], string>();
+function keyOf(xs: readonly string[]): string {
+  let k = keys.get(xs);
+  if (k === undefined) keys.set(xs, (k = xs.join(SEP)));
+  return k;
+}
 const setOf = (key: string) => (key === '' ? [] : key.split(SEP));
 
 /** The node's kube-proxy freshness from its bundle's `kube-proxy-metrics` output. */
@@ -135,8 +156,75 @@ export function fleetApi(dir: string): ApiObjects | null {
   }
 }
 
+/**
+ * A node's snapshot of its cheap probes and conntrack table (no ruleset parsed): what
+ * {@link rulesKey} and `finish` read. The capture's probe plan is kept, as a whole load keeps it.
+ */
+async function lightSnapshot(transport: ReplayTransport): Promise<NodeSnapshot> {
+  const first = await runProbes(transport, { ids: firstStageIds() });
+  const conntrack = partProbes().conntrack.filter((id) => partStageIds().includes(id));
+  const planned = await runPlanned(transport, planOf(transport, first), conntrack);
+  const runs = [...first, ...planned.runs];
+  const capturedAt = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0] ?? transport.bundle.manifest.capturedAt;
+  return buildSnapshot({ runs, recordedNode: transport.bundle.manifest.node, source: { kind: transport.kind, label: transport.label, live: false }, capturedAt, skipped: planned.plan.skipped });
+}
+
+/** Rules diagnoses by {@link rulesKey}, the most recently used last; a few at most (memory). */
+class RulesCache {
+  private readonly entries = new Map<string, NodeRules>();
+  constructor(private readonly size: number) {}
+  get(key: string): NodeRules | undefined {
+    const hit = this.entries.get(key);
+    if (hit) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+    }
+    return hit;
+  }
+  set(key: string, value: NodeRules): void {
+    if (this.entries.size >= this.size) this.entries.delete(this.entries.keys().next().value!);
+    this.entries.set(key, value);
+  }
+}
+
+/** What stays from node to node while a fleet is diagnosed. */
+interface FleetRun {
+  readonly api: ApiObjects;
+  readonly options: FleetDiagnoseOptions;
+  readonly acc: Map<string, Accumulator>;
+  readonly facts: (name: string) => string;
+  readonly cache: RulesCache | null;
+  readonly memo: DigestMemo;
+  /** Whether the last node's rules diagnosis was reused. */
+  reused: boolean;
+}
+
+/** A finding as a fleet cell keeps it: evidence without traffic counters (they differ from node to node). */
+function cellFinding(f: Finding): Finding {
+  return f.evidence.some((e) => e.text !== undefined) ? { ...f, evidence: f.evidence.map((e) => (e.text === undefined ? e : { ...e, text: counterFreeLine(e.text) })) } : f;
+}
+
+/** The node's diagnosis: its rules diagnosis reused when a node with the same key had one. */
+async function nodeDiagnosis(transport: ReplayTransport, nodeDir: string, name: string, run: FleetRun): Promise<NodeDiagnosis> {
+  const { diagnose } = run.options;
+  if (run.cache === null) {
+    const { snapshot } = await loadSnapshot({ transport, live: false });
+    return diagnoseNode(diagnose, snapshot, run.api, { node: name });
+  }
+  const light = await lightSnapshot(transport);
+  const key = rulesKey(nodeDir, transport.bundle.manifest, light, run.api, run.facts, name, run.memo);
+  let rules = run.cache.get(key);
+  run.reused = rules !== undefined;
+  if (!rules) {
+    const { snapshot } = await loadSnapshot({ transport, live: false });
+    rules = diagnose.rules(snapshot, run.api, { node: name });
+    run.cache.set(key, rules);
+  }
+  return diagnose.finish(rules, light, run.api);
+}
+
 /** Diagnoses one node into the accumulators; returns its result. */
-async function diagnoseOne(dir: string, entry: FleetManifest['nodes'][number], api: ApiObjects, options: FleetDiagnoseOptions, acc: Map<string, Accumulator>): Promise<FleetNodeResult> {
+async function diagnoseOne(dir: string, entry: FleetManifest['nodes'][number], run: FleetRun): Promise<FleetNodeResult> {
   if (entry.status === 'failed') return { name: entry.name, status: 'failed', mode: null, reason: entry.reason ?? 'not captured' };
   const nodeDir = path.join(dir, entry.dir);
   let transport: ReplayTransport;
@@ -145,16 +233,14 @@ async function diagnoseOne(dir: string, entry: FleetManifest['nodes'][number], a
   } catch (e) {
     return { name: entry.name, status: 'failed', mode: null, reason: `its bundle cannot be read: ${(e as Error).message}` };
   }
-  const { snapshot } = await loadSnapshot({ transport, live: false });
-  const result = options.diagnose(snapshot, api, { node: entry.name });
+  const result = await nodeDiagnosis(transport, nodeDir, entry.name, run);
   let status: Verdict = 'ok';
   for (const s of result.services) {
-    const key = `${s.namespace}/${s.name}`;
-    let a = acc.get(key);
-    if (!a) acc.set(key, (a = { namespace: s.namespace, name: s.name, cells: new Map(), bySet: new Map(), expected: new Map() }));
+    let a = run.acc.get(s.key);
+    if (!a) run.acc.set(s.key, (a = { namespace: s.namespace, name: s.name, cells: new Map(), bySet: new Map(), expected: new Map() }));
     const own = ownFault(s.findings);
     if (own) status = worse(status, s.verdict);
-    if (s.verdict !== 'ok') a.cells.set(entry.name, { verdict: s.verdict, findings: s.findings, ownFault: own });
+    if (s.verdict !== 'ok') a.cells.set(entry.name, { verdict: s.verdict, findings: s.findings.map(cellFinding), ownFault: own });
     if (s.backends) {
       const k = keyOf(s.backends);
       const nodes = a.bySet.get(k);
@@ -216,11 +302,14 @@ export async function diagnoseFleet(dir: string, options: FleetDiagnoseOptions):
   const manifest = readFleetManifest(dir);
   const api = fleetApi(dir);
   const acc = new Map<string, Accumulator>();
+  const objects = api ?? EMPTY_API;
+  const run: FleetRun = { api: objects, options, acc, facts: nodeFactsOf(objects), cache: options.reuse === false ? null : new RulesCache(RULES_KEPT), memo: new Map(), reused: false };
   const nodes: FleetNodeResult[] = [];
   for (const [i, entry] of manifest.nodes.entries()) {
     if (api === null && entry.status === 'ok') nodes.push({ name: entry.name, status: 'unknown', mode: null, reason: 'the fleet bundle has no API objects (api.json) to compare with' });
-    else nodes.push(await diagnoseOne(dir, entry, api ?? EMPTY_API, options, acc));
-    options.onNode?.(entry.name, i, manifest.nodes.length);
+    else nodes.push(await diagnoseOne(dir, entry, run));
+    options.onNode?.(entry.name, i, manifest.nodes.length, run.reused);
+    run.reused = false;
   }
   const captured = nodes.filter((n) => n.status !== 'failed').map((n) => n.name);
   const rank = (v: Verdict) => -VERDICTS.indexOf(v);

@@ -5,7 +5,7 @@
  * backend set — what the node programmed against what the API says
  * (src/analysis/programmed-backends.ts) — to compare the nodes with each other.
  */
-import { diagnoseSnapshot, VERDICTS, type Finding, type Verdict } from '../analysis/diagnose/index.js';
+import { diagnoseRules, finishDiagnosis, VERDICTS, type Finding, type RulesDiagnosis, type Verdict } from '../analysis/diagnose/index.js';
 import { expectedBackends, isProgrammed, programmedBackendsOf } from '../analysis/programmed-backends.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -22,6 +22,8 @@ export function worse(a: Verdict, b: Verdict): Verdict {
  * sorted), null when it was not read; `expected`: what the API says this node should program.
  */
 export interface NodeServiceDiagnosis {
+  /** `namespace/name`. */
+  readonly key: string;
   readonly namespace: string;
   readonly name: string;
   readonly verdict: Verdict;
@@ -36,27 +38,57 @@ export interface NodeDiagnosis {
   readonly services: readonly NodeServiceDiagnosis[];
 }
 
-/** The per-node function the fleet runs on each node's snapshot (`node`: the Node's name). */
-export type DiagnoseNode = (snapshot: NodeSnapshot, api: ApiObjects, options: { readonly node: string }) => NodeDiagnosis;
+/**
+ * What the fleet keeps of a node's rules between nodes: issue 17's rules diagnosis and each
+ * programmed Service's backend sets (`ns/name` → programmed and expected), a function of what
+ * src/fleet/node-key.ts digests — reused for every node with the same key.
+ */
+export interface NodeRules {
+  readonly rules: RulesDiagnosis;
+  /** `namespace/name` of each of `rules.services`, made once. */
+  readonly keys: readonly string[];
+  readonly backends: ReadonlyMap<string, { readonly programmed: readonly string[] | null; readonly expected: readonly string[] }>;
+}
+
+/**
+ * The per-node functions the fleet runs: `rules` on a node's whole snapshot, `finish` with the
+ * node's own conntrack table (`snapshot` may hold only the cheap probes and conntrack).
+ * `node`: the Node's name in the fleet.
+ */
+export interface DiagnoseNode {
+  readonly rules: (snapshot: NodeSnapshot, api: ApiObjects, options: { readonly node: string }) => NodeRules;
+  readonly finish: (rules: NodeRules, snapshot: NodeSnapshot, api: ApiObjects) => NodeDiagnosis;
+}
 
 /** Issue 17's diagnosis of the node, with each programmed Service's backend sets beside it. Pure. */
-export const fleetDiagnoseNode: DiagnoseNode = (snapshot, api, { node }) => {
-  const d = diagnoseSnapshot(snapshot, api);
-  const byKey = new Map(api.services.map((s) => [`${s.meta.namespace}/${s.meta.name}`, s]));
-  const programmedBackends = programmedBackendsOf(snapshot);
-  return {
-    mode: d.header.mode,
-    services: d.services.map((s) => {
-      const svc = byKey.get(`${s.namespace}/${s.name}`);
-      const programmed = svc && isProgrammed(svc) ? programmedBackends(svc) : null;
-      return {
-        namespace: s.namespace,
-        name: s.name,
-        verdict: s.verdict,
-        findings: s.findings,
-        backends: programmed?.kind === 'read' ? programmed.endpoints : null,
-        expected: svc && isProgrammed(svc) ? expectedBackends(api, svc, node) : [],
-      };
-    }),
-  };
+export const fleetDiagnoseNode: DiagnoseNode = {
+  rules: (snapshot, api, { node }) => {
+    const rules = diagnoseRules(snapshot, api);
+    const programmedBackends = programmedBackendsOf(snapshot);
+    const backends = new Map<string, { programmed: readonly string[] | null; expected: readonly string[] }>();
+    for (const svc of api.services) {
+      if (!isProgrammed(svc)) continue;
+      const programmed = programmedBackends(svc);
+      backends.set(`${svc.meta.namespace}/${svc.meta.name}`, { programmed: programmed.kind === 'read' ? programmed.endpoints : null, expected: expectedBackends(api, svc, node) });
+    }
+    return { rules, keys: rules.services.map(({ svc }) => `${svc.namespace}/${svc.name}`), backends };
+  },
+  finish: ({ rules, keys, backends }, snapshot, api) => {
+    const d = finishDiagnosis(rules, snapshot, api);
+    return {
+      mode: d.header.mode,
+      services: d.services.map((s, i) => {
+        const key = keys[i]!;
+        const b = backends.get(key);
+        return { key, namespace: s.namespace, name: s.name, verdict: s.verdict, findings: s.findings, backends: b?.programmed ?? null, expected: b?.expected ?? NONE };
+      }),
+    };
+  },
 };
+
+const NONE: readonly string[] = [];
+
+/** Both of {@link DiagnoseNode}'s steps on one whole snapshot. */
+export function diagnoseNode(d: DiagnoseNode, snapshot: NodeSnapshot, api: ApiObjects, options: { readonly node: string }): NodeDiagnosis {
+  return d.finish(d.rules(snapshot, api, options), snapshot, api);
+}

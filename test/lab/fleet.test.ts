@@ -4,10 +4,12 @@
  * node's namespace by the pod's nodeName. All three are captured; afterwards no pod of
  * nodescope is left on the server (also checked with the real kubectl) — after a normal
  * run, after SIGINT and SIGTERM mid-capture, and after the API server drops every
- * connection mid-capture. `fleet diagnose` then names exactly the two bad nodes.
+ * connection mid-capture. `fleet diagnose` then names exactly the two bad nodes — from the
+ * bundle, and live (capturing to a temporary bundle it deletes after), also as the `--fleet`
+ * TUI in tmux.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +18,7 @@ import { readFleetManifest } from '../../src/fleet/bundle.js';
 import { readBundle } from '../../src/sources/bundle.js';
 import { startApiServer, type ApiServerHandle } from '../api-server/index.js';
 import { labAvailable } from '../helpers/lab.js';
-import { BINARY } from '../helpers/tmux.js';
+import { BINARY, TmuxSession, tmuxAvailable } from '../helpers/tmux.js';
 import { run } from './exec.js';
 import { fleetApiObjects, fleetDown, fleetNodes, fleetUp, STALE_ENDPOINT } from './fleet-lab.js';
 
@@ -38,10 +40,10 @@ async function until(what: string, ok: () => boolean, timeoutMs = 30_000): Promi
   }
 }
 
-/** Runs the built binary with the server's kubeconfig. */
-function cli(args: string[]) {
+/** Runs the built binary with the server's kubeconfig (`env`: more variables). */
+function cli(args: string[], env: Record<string, string> = {}) {
   const child: ChildProcess = spawn(process.execPath, [BINARY, ...args], {
-    env: { ...process.env, HOME: home, XDG_STATE_HOME: path.join(home, 'state'), KUBECONFIG: server.kubeconfigPath, NO_COLOR: '1', LANG: 'C.UTF-8' },
+    env: { ...process.env, HOME: home, XDG_STATE_HOME: path.join(home, 'state'), KUBECONFIG: server.kubeconfigPath, NO_COLOR: '1', LANG: 'C.UTF-8', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -120,6 +122,43 @@ describe.runIf(canRun)('fleet capture through the recorded API server', () => {
     const divergent = d.services.flatMap((s) => s.divergent.map((x) => `${x.node} ${s.namespace}/${s.name} stale=${x.stale.join(',')} missing=${x.missing.join(',')}`));
     expect(divergent.sort()).toEqual([`lab-node2 default/web stale=${STALE_ENDPOINT}:8080 missing=`, 'lab-node3 kube-system/kube-dns stale= missing=10.244.0.2:53,10.244.0.3:53']);
   }, 60_000);
+
+  it('live fleet diagnose (no DIR, the kubeconfig\'s cluster): captures to a temporary bundle, names the same two nodes, deletes it', async () => {
+    const tmp = path.join(home, 'tmp-live');
+    mkdirSync(tmp, { recursive: true });
+    const r = await cli(['fleet', 'diagnose', '--parallel', '2', '-o', 'json'], { TMPDIR: tmp }).done;
+    expect(r.code, r.stderr).toBe(1);
+    const d = JSON.parse(r.stdout) as { nodes: { name: string; status: string }[] };
+    expect(d.nodes.map((n) => [n.name, n.status])).toEqual([['lab-node', 'ok'], ['lab-node2', 'degraded'], ['lab-node3', 'broken']]);
+    expect(r.stderr).toMatch(/fleet: 3\/3 done/);
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(ours()).toEqual([]);
+    // A bundle and live options at once is refused, before anything is read or created.
+    const pods = server.requests().filter((q) => q.method === 'POST').length;
+    const both = await cli(['fleet', 'diagnose', fleetDir, '--nodes', 'lab-node']).done;
+    expect(both.code).not.toBe(0);
+    expect(both.stdout).toBe('');
+    expect(both.stderr).toContain('give DIR or the live options, not both');
+    expect(server.requests().filter((q) => q.method === 'POST').length).toBe(pods);
+  }, 120_000);
+
+  it.runIf(tmuxAvailable('the live --fleet tmux case'))('live --fleet TUI: the matrix of the nodes captured now; q leaves no pod and no bundle', async () => {
+    const tmp = path.join(home, 'tmp-tui');
+    mkdirSync(tmp, { recursive: true });
+    const tmux = new TmuxSession(`nodescope-fleet-live-${process.pid}`);
+    try {
+      const env = `HOME=${home} XDG_STATE_HOME=${path.join(home, 'state')} KUBECONFIG=${server.kubeconfigPath} TMPDIR=${tmp}`;
+      expect(tmux.start(`env ${env} node ${BINARY} --fleet --nodes lab-node,lab-node2 --lang en`, 120, 32)).toBe(0);
+      const matrix = await tmux.waitFor(['2 nodes: 1 ok · 1 degraded'], 60_000);
+      expect(matrix).toMatch(/default\/web +degraded/);
+      await tmux.keys('q');
+      await tmux.waitExit();
+    } finally {
+      tmux.kill();
+    }
+    expect(readdirSync(tmp)).toEqual([]);
+    expect(ours()).toEqual([]);
+  }, 120_000);
 
   it.each([
     ['SIGINT', 130],

@@ -11,6 +11,7 @@ import type { NodeSnapshot } from '../../model/snapshot.js';
 import { compareFrontend, type CompareContext } from './compare-frontends.js';
 import { readNodeDataplane, type NodeDataplane } from './dataplane.js';
 import { buildExpectation, type CiliumExpectedFrontend, type ExpectedService } from './expect.js';
+import { nodeAddressesOf } from '../compare-modes-input.js';
 import { frontendKey } from './frontends.js';
 import { apiFindings, podsByNamespace } from './layer-api.js';
 import { legacyDisagreement, leftoverEvidence } from './leftovers.js';
@@ -120,19 +121,29 @@ function unexpectedFrontends(shared: Shared): Map<string, Finding[]> {
 }
 
 /**
- * The diagnosis of one node: every Service of `api` (default: the snapshot's API objects)
- * with its verdict and findings, and a header naming the node, the dataplane compared and the
- * findings of no Service. Without API objects, no Service can be judged: the header says so
- * and `services` is empty (exit status 2). Never throws on node data.
+ * The part of a node's diagnosis made from its rules and the API objects (every layer but
+ * conntrack): what {@link finishDiagnosis} completes with the node's conntrack table. Per
+ * Service, `before` holds the API, endpoints, dataplane, `--from` walk and DNS findings, `after` the leftover and
+ * unexpected-frontend ones (the conntrack findings go between). `flows`: what the conntrack
+ * layer compares against (null on Cilium, whose own conntrack is not compared yet).
  */
-export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null = snapshot.api?.value ?? null, options: DiagnoseOptions = {}): Diagnosis {
+export interface RulesDiagnosis {
+  readonly header: Pick<DiagnosisHeader, 'node' | 'mode' | 'dataplane' | 'dns'>;
+  readonly services: readonly { readonly svc: ExpectedService; readonly before: readonly Finding[]; readonly after: readonly Finding[] }[];
+  /** Node findings before the conntrack one (the dataplane not read) and after it (no Service's). */
+  readonly nodeBefore: readonly Finding[];
+  readonly nodeAfter: readonly Finding[];
+  readonly flows: { readonly services: readonly ExpectedService[] } | null;
+}
+
+/**
+ * The rules part of {@link diagnoseSnapshot} (see {@link RulesDiagnosis}): a function of the
+ * snapshot's rules parts, interface names and nftables table names, and of the API objects as
+ * seen from the snapshot's node (its local endpoints, zone; node IPs on Cilium). Pure.
+ */
+export function diagnoseRules(snapshot: NodeSnapshot, api: ApiObjects, options: DiagnoseOptions = {}): RulesDiagnosis {
   const dp = readNodeDataplane(snapshot);
   const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const), dns: dnsHeader(options.dns) };
-  if (!api) {
-    const why = snapshot.api?.error ?? said('dg.noApi.default');
-    const nodeFindings: Finding[] = [{ layer: 'api', code: 'no-api-objects', severity: 'unknown', ...saying('dg.noApi', { why }), evidence: [] }];
-    return { header: { ...header, services: 0, counts: countVerdicts([]), nodeFindings }, services: [] };
-  }
   const expectation = buildExpectation(snapshot, api, dp.dataplane === 'cilium' ? 'cilium' : 'kube-proxy');
   const lb = snapshot.lb?.value;
   const shared: Shared = {
@@ -144,37 +155,67 @@ export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null 
   };
   const pods = podsByNamespace(api);
   const chosen = expectation.services.filter((s) => options.service === undefined || `${s.namespace}/${s.name}` === options.service);
-  const ct = snapshot.conntrack?.value;
-  const flows = ct && dp.dataplane !== 'cilium' ? conntrackFindings(ct.entries, chosen, expectation.input.nodeIPs, nodeMinorVersion(api, snapshot.meta.node)) : new Map<string, Finding[]>();
   const perService = chosen.map((svc) => {
-    const findings = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(flows.get(`${svc.namespace}/${svc.name}`) ?? []), ...(options.walk?.(svc) ?? []), ...dnsOf(options.dns, svc)];
+    const before = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(options.walk?.(svc) ?? []), ...dnsOf(options.dns, svc)];
     const left = leftoverFinding(`${svc.namespace}/${svc.name}`, shared, dp.dataplane);
-    if (left) findings.push(left);
-    return { svc, findings };
+    return { svc, before, after: left ? [left] : [] };
   });
   // Every expected frontend is matched first (all Services), so a frontend is unexpected only when no Service claims it.
   if (options.service !== undefined) for (const s of expectation.services) for (const f of s.frontends) shared.matched.add(frontendKey(f));
   const unexpected = dp.problem === null ? unexpectedFrontends(shared) : new Map<string, Finding[]>();
-  const services: ServiceDiagnosis[] = perService.map(({ svc, findings }) => {
-    const all = [...findings, ...(unexpected.get(`${svc.namespace}/${svc.name}`) ?? [])];
-    return { namespace: svc.namespace, name: svc.name, verdict: foldVerdict(all), findings: all };
-  });
+  const services = perService.map(({ svc, before, after }) => ({ svc, before, after: [...after, ...(unexpected.get(`${svc.namespace}/${svc.name}`) ?? [])] }));
   const known = new Set(expectation.services.map((s) => `${s.namespace}/${s.name}`));
-  const nodeFindings: Finding[] = [];
-  if (dp.problem !== null) nodeFindings.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, ...(dp.problemSaid ? { said: dp.problemSaid } : {}), evidence: [] });
-  if (!ct || dp.dataplane === 'cilium') {
-    const error = snapshot.conntrack?.error;
-    const why = dp.dataplane === 'cilium' ? said('dg.ctCilium') : error ? said('dg.ctUnreadWhy', { error }) : said('dg.ctUnread');
-    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', ...saying('dg.ctNotRead', { why }), evidence: [] });
-  }
+  const nodeBefore: Finding[] = dp.problem === null ? [] : [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, ...(dp.problemSaid ? { said: dp.problemSaid } : {}), evidence: [] }];
+  const nodeAfter: Finding[] = [];
   if (options.service === undefined) {
-    for (const [k, list] of unexpected) if (!known.has(k)) nodeFindings.push(...list);
+    for (const [k, list] of unexpected) if (!known.has(k)) nodeAfter.push(...list);
     for (const [k] of shared.leftovers) {
       if (known.has(k)) continue;
       const f = leftoverFinding(k, shared, dp.dataplane);
-      if (f) nodeFindings.push({ ...f, ...saying('dg.leftoverOf', { ref: k || said('dg.leftoverOf.none'), message: f.said ?? f.message }) });
+      if (f) nodeAfter.push({ ...f, ...saying('dg.leftoverOf', { ref: k || said('dg.leftoverOf.none'), message: f.said ?? f.message }) });
     }
-    if (lb && dp.dataplane === 'cilium') nodeFindings.push(...orphanBackends(lb));
+    if (lb && dp.dataplane === 'cilium') nodeAfter.push(...orphanBackends(lb));
   }
-  return { header: { ...header, services: services.length, counts: countVerdicts(services), nodeFindings }, services };
+  return { header, services, nodeBefore, nodeAfter, flows: dp.dataplane === 'cilium' ? null : { services: chosen } };
+}
+
+/**
+ * Completes a {@link RulesDiagnosis} with the conntrack layer of `snapshot`'s node (its
+ * conntrack table, node IPs and the node's Kubernetes version in `api`): the same result as
+ * {@link diagnoseSnapshot} gives for that snapshot. The header names `snapshot`'s node. Pure.
+ */
+export function finishDiagnosis(rules: RulesDiagnosis, snapshot: NodeSnapshot, api: ApiObjects): Diagnosis {
+  const ct = snapshot.conntrack?.value;
+  const flows = ct && rules.flows ? conntrackFindings(ct.entries, rules.flows.services, nodeAddressesOf(snapshot, api).ips, nodeMinorVersion(api, snapshot.meta.node)) : new Map<string, Finding[]>();
+  const services: ServiceDiagnosis[] = rules.services.map(({ svc, before, after }) => {
+    const found = flows.size > 0 ? flows.get(`${svc.namespace}/${svc.name}`) : undefined;
+    // Most Services have no flow and no leftover: their findings array is shared, not copied.
+    const all = found === undefined && after.length === 0 ? before : [...before, ...(found ?? []), ...after];
+    return { namespace: svc.namespace, name: svc.name, verdict: foldVerdict(all), findings: all };
+  });
+  const nodeFindings: Finding[] = [...rules.nodeBefore];
+  if (!ct || !rules.flows) {
+    const error = snapshot.conntrack?.error;
+    const why = !rules.flows ? said('dg.ctCilium') : error ? said('dg.ctUnreadWhy', { error }) : said('dg.ctUnread');
+    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', ...saying('dg.ctNotRead', { why }), evidence: [] });
+  }
+  nodeFindings.push(...rules.nodeAfter);
+  return { header: { ...rules.header, node: snapshot.meta.node, services: services.length, counts: countVerdicts(services), nodeFindings }, services };
+}
+
+/**
+ * The diagnosis of one node: every Service of `api` (default: the snapshot's API objects)
+ * with its verdict and findings, and a header naming the node, the dataplane compared and the
+ * findings of no Service. Without API objects, no Service can be judged: the header says so
+ * and `services` is empty (exit status 2). Never throws on node data.
+ */
+export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null = snapshot.api?.value ?? null, options: DiagnoseOptions = {}): Diagnosis {
+  if (!api) {
+    const dp = readNodeDataplane(snapshot);
+    const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const), dns: dnsHeader(options.dns) };
+    const why = snapshot.api?.error ?? said('dg.noApi.default');
+    const nodeFindings: Finding[] = [{ layer: 'api', code: 'no-api-objects', severity: 'unknown', ...saying('dg.noApi', { why }), evidence: [] }];
+    return { header: { ...header, services: 0, counts: countVerdicts([]), nodeFindings }, services: [] };
+  }
+  return finishDiagnosis(diagnoseRules(snapshot, api, options), snapshot, api);
 }

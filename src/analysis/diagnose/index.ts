@@ -2,7 +2,7 @@
  * The diagnosis of one node (issue 17): `diagnoseSnapshot` and its contract. What the fleet
  * (issue 18), `nodescope diagnose` and the TUI import.
  */
-export { diagnoseSnapshot, type DiagnoseOptions } from './diagnose.js';
+export { diagnoseRules, diagnoseSnapshot, finishDiagnosis, type DiagnoseOptions, type RulesDiagnosis } from './diagnose.js';
 export { diagnoseExitStatus, DIAGNOSE_LAYERS, VERDICTS } from './types.js';
 export type { Diagnosis, DiagnosisHeader, DnsLayer, DiagnoseLayer, Evidence, Finding, FindingCode, ServiceDiagnosis, Severity, Verdict } from './types.js';
 export type { ExpectedFrontend, ExpectedService } from './expect.js';

@@ -64,6 +64,19 @@ function frontendIndex(services: readonly ExpectedService[], nodeIPs: readonly s
   return out;
 }
 
+/** The last index per Services list (a fleet finishes many nodes from one rules diagnosis). */
+const indexMemo = new WeakMap<readonly ExpectedService[], { readonly ips: string; readonly index: Map<string, Target> }>();
+
+/** {@link frontendIndex}, remembered for the same `services` array and node IPs. */
+function frontendIndexOf(services: readonly ExpectedService[], nodeIPs: readonly string[]): Map<string, Target> {
+  const ips = nodeIPs.join(' ');
+  const known = indexMemo.get(services);
+  if (known?.ips === ips) return known.index;
+  const index = frontendIndex(services, nodeIPs);
+  indexMemo.set(services, { ips, index });
+  return index;
+}
+
 function flowRef(e: ConntrackEntry): Evidence {
   const o = e.orig;
   const r = e.reply;
@@ -112,7 +125,7 @@ function groupFinding(g: Group, version: { text: string; minor: number } | null)
  * a Map lookup each. `version`: the node's Kubernetes version ({@link nodeMinorVersion}).
  */
 export function conntrackFindings(entries: readonly ConntrackEntry[], services: readonly ExpectedService[], nodeIPs: readonly string[], version: { text: string; minor: number } | null): Map<string, Finding[]> {
-  const index = frontendIndex(services, nodeIPs);
+  const index = frontendIndexOf(services, nodeIPs);
   const groups = new Map<string, Group>();
   for (const e of entries) {
     const o = e.orig;
