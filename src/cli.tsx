@@ -11,6 +11,7 @@ import { BugError, ParseError, TransportError, UserError } from './errors.js';
 import { apiInNamespace } from './model/api-namespace.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showDiagnose } from './report/diagnose.js';
+import { dnsLayerOfSource } from './dns/diagnose-dns.js';
 import { diagnoseExitStatus } from './analysis/diagnose/index.js';
 import { runTraceCommand } from './report/trace.js';
 import type { TraceCommandArgs } from './trace/choose-engine.js';
@@ -182,13 +183,16 @@ async function runDashCommand(opts: GlobalOptions & { service: string }): Promis
  * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
  * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
  */
-async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string }): Promise<void> {
+async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }): Promise<void> {
   try {
     const { source, snapshot } = await loadOnce(opts, [], undefined, true);
     const namespace = apiNamespace(opts).apiNamespace;
     let result: ReturnType<typeof showDiagnose>;
     try {
-      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(namespace !== undefined ? { namespace } : {}) });
+      const api = snapshot.api?.value;
+      const dns = api ? await dnsLayerOfSource(source.transport, api, async () => (await clusterDomainFor(opts, source.transport)).name) : undefined;
+      const more = { ...(opts.from !== undefined ? { from: opts.from } : {}), ...(dns ? { dns } : {}), lang: detectLang(opts.lang) };
+      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(namespace !== undefined ? { namespace } : {}), ...more });
     } finally {
       await closeSource(source);
     }
@@ -340,7 +344,8 @@ export function buildProgram(): Command {
   addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
     .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
     .option('--service <ns/name>', 'only this Service')
-    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string }) => runDiagnose(opts));
+    .option('--from <who>', 'also walk every frontend from this client: a Pod (ns/name), a Pod IP, node, or an outside address')
+    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .option('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp (or --to-service)')

@@ -140,7 +140,21 @@ export function endpointLabel(address: string, hostname?: string, podName?: stri
   return address.replaceAll(':', '-');
 }
 
+/** Indexes made per API objects and options (objects are never changed in place), so asking every Service's names is one pass, not one per name. */
+const indexes = new WeakMap<ApiObjects, Map<string, Index>>();
+
 function buildIndex(objects: ApiObjects, opts: DnsExpectOptions): Index {
+  const key = JSON.stringify(opts);
+  let mine = indexes.get(objects);
+  if (!mine) indexes.set(objects, (mine = new Map()));
+  const have = mine.get(key);
+  if (have) return have;
+  const made = makeIndex(objects, opts);
+  mine.set(key, made);
+  return made;
+}
+
+function makeIndex(objects: ApiObjects, opts: DnsExpectOptions): Index {
   const namespaces = new Set<string>(opts.namespaces ?? []);
   if (!opts.namespaces) {
     for (const o of [...objects.services, ...objects.endpointSlices, ...objects.pods, ...objects.others]) {

@@ -58,6 +58,27 @@ export function dnsCaptureExtras(capture: DnsCapture): Record<string, string> {
 /** The note of every replayed answer (`dig --replay`, the DNS pane on a capture). */
 export const REPLAY_NOTE = 'recorded answer replayed from the capture: its path (via), query time and WHEN are the capture\'s, not asked now';
 
+/**
+ * The recorded exchanges of bundle `dir` (`extra/dns.json`): an empty capture when the bundle
+ * has none (`present` false), parse problems in `diagnostics`. Throws `UserError` when the
+ * file is a symlink that leads out of the bundle.
+ */
+export function readBundleDnsCapture(dir: string): { capture: DnsCapture; present: boolean; diagnostics: readonly Diagnostic[] } {
+  const relative = `extra/${DNS_CAPTURE_FILE}`;
+  const file = bundleFilePath(dir, relative, relative);
+  const empty: DnsCapture = { formatVersion: 1, exchanges: [] };
+  if (file === undefined) return { capture: empty, present: false, diagnostics: [] };
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    // A directory, a file without read permission: a diagnostic, not a crash.
+    return { capture: empty, present: false, diagnostics: [diagnostic('error', file, 0, '', 'unreadable', `cannot read: ${(e as Error).message}`)] };
+  }
+  const parsed = parseDnsCapture(text, file);
+  return { capture: parsed.value, present: true, diagnostics: parsed.diagnostics };
+}
+
 /** Answers from a recorded capture. `label` is `replay:DIR` for a bundle. */
 export class ReplayDnsTransport implements DnsTransport {
   readonly kind = 'replay' as const;
@@ -101,19 +122,8 @@ export class ReplayDnsTransport implements DnsTransport {
    * Throws `UserError` when the file is a symlink that leads out of the bundle.
    */
   static fromBundle(dir: string): ReplayDnsTransport {
-    const relative = `extra/${DNS_CAPTURE_FILE}`;
-    const file = bundleFilePath(dir, relative, relative);
-    const label = `replay:${dir}`;
-    if (file === undefined) return new ReplayDnsTransport({ formatVersion: 1, exchanges: [] }, label);
-    let text: string;
-    try {
-      text = readFileSync(file, 'utf8');
-    } catch (e) {
-      // A directory, a file without read permission: a diagnostic, not a crash.
-      return new ReplayDnsTransport({ formatVersion: 1, exchanges: [] }, label, [diagnostic('error', file, 0, '', 'unreadable', `cannot read: ${(e as Error).message}`)]);
-    }
-    const parsed = parseDnsCapture(text, file);
-    return new ReplayDnsTransport(parsed.value, label, parsed.diagnostics);
+    const read = readBundleDnsCapture(dir);
+    return new ReplayDnsTransport(read.capture, `replay:${dir}`, read.diagnostics);
   }
 
   /** Throws `UserError` for an invalid question, as a live transport would. */

@@ -2,9 +2,10 @@
  * Every user-visible UI string, in English and Japanese. Panes call `t(lang, key)`
  * (or `tf` with `{name}` parameters) and never hard-code text. The strings live under
  * `messages/`: the app's in `en.ts` and `ja.ts`, a pane's own in one module holding both
- * languages side by side (`ipvs.ts`, `expectation.ts`), merged here.
+ * languages side by side (`ipvs.ts`, `expectation.ts`, `diagnose.ts`), merged here.
  */
 import { coreEn } from './messages/en.js';
+import * as diagnoseMessages from './messages/diagnose.js';
 import * as expectationMessages from './messages/expectation.js';
 import * as fleetMessages from './messages/fleet.js';
 import * as ipvsMessages from './messages/ipvs.js';
@@ -14,12 +15,12 @@ import * as walkMessages from './messages/walk.js';
 /** A supported UI language. */
 export type Lang = 'en' | 'ja';
 
-const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en, ...walkMessages.en } as const;
+const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en, ...walkMessages.en, ...diagnoseMessages.en } as const;
 
 /** A UI string key. */
 export type MessageKey = keyof typeof en;
 
-const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja, ...walkMessages.ja };
+const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja, ...walkMessages.ja, ...diagnoseMessages.ja };
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, ja };
 

@@ -58,11 +58,13 @@ export interface GeneratedNode {
   /** Also this iptables text (leftovers on an nftables node), or iptables-legacy rules from this scenario. */
   readonly leftoverIptables?: LabScenario;
   readonly legacy?: LabScenario;
+  /** iptables: also the jumps from the base chains (PREROUTING, OUTPUT, …) as kube-proxy writes them, so a packet can be walked. */
+  readonly jumps?: boolean;
 }
 
 /** Generated iptables-restore text of a scenario as a real node has it (no nfacct, `--random-fully`). */
-export function iptablesText(s: LabScenario): string {
-  return generateIptablesRestore(s, { nfacct: false, randomFully: true });
+export function iptablesText(s: LabScenario, jumps = false): string {
+  return generateIptablesRestore(s, { nfacct: false, randomFully: true, ...(jumps ? { includeJumpRules: true } : {}) });
 }
 
 /** A snapshot of `base` (a fixture's) with API objects and a generated dataplane (see {@link GeneratedNode}). */
@@ -71,7 +73,7 @@ export function generatedNode(base: NodeSnapshot, o: GeneratedNode): NodeSnapsho
   const rules = o.rules ?? api;
   const edit = o.edit ?? ((t: string) => t);
   const apiObjects = parsed(parseK8sObjects(apiObjectsText(api), 'api').value);
-  const ipt = o.mode === 'iptables' ? iptablesText(rules) : o.leftoverIptables ? iptablesText(o.leftoverIptables) : null;
+  const ipt = o.mode === 'iptables' ? iptablesText(rules, o.jumps) : o.leftoverIptables ? iptablesText(o.leftoverIptables) : null;
   const nft = o.mode === 'nftables' ? generateNftablesRules(rules) : null;
   return {
     ...base,

@@ -19,12 +19,14 @@ import { LocalTransport } from '../../src/sources/local.js';
 import { RICH_SCENARIO, withService } from '../helpers/diagnose-scenario.js';
 import { labAvailable } from '../helpers/lab.js';
 import { apiObjectsText } from './api-objects.js';
-import { nsExec, nsExecOk, run } from './exec.js';
+import { nsExec, nsExecOk, run, runOk } from './exec.js';
 import { createLabCiliumMaps, dumpLabCiliumMap, removeLabCiliumMaps } from './cilium-maps.js';
 import { labCiliumTable } from './cilium-scenario.js';
 import { decodeCiliumLbMaps } from '../../src/parsers/bpftool-lb-decode.js';
 import type { LbTable } from '../../src/model/cilium.js';
 import { snapshotOf } from '../helpers/fixtures.js';
+import { diagnoseOptionsOf } from '../../src/report/diagnose.js';
+import { httpProbe } from './traffic.js';
 
 const PREFIX = 'nsdg-';
 const NS = `${PREFIX}node`;
@@ -32,11 +34,12 @@ const canRun = labAvailable(['ip', 'iptables-nft-restore', 'iptables-legacy-rest
 
 const rulesText = (s: LabScenario) => generateIptablesRestore(s, { includeJumpRules: true, nfacct: false, randomFully: true });
 
-/** The namespace read as a node (named lab-node, the scenario's node) with `api`'s objects. */
-async function diagnose(api: LabScenario = RICH_SCENARIO): Promise<Diagnosis> {
-  const snap: NodeSnapshot = (await loadSnapshot({ transport: new LocalTransport({ netns: NS }), live: true })).snapshot;
+/** The namespace read as a node (named lab-node, the scenario's node) with `api`'s objects; `from`: walk every frontend from this client too. */
+async function diagnose(api: LabScenario = RICH_SCENARIO, from?: string): Promise<Diagnosis> {
+  const read: NodeSnapshot = (await loadSnapshot({ transport: new LocalTransport({ netns: NS }), live: true })).snapshot;
   const objects = parseK8sObjects(apiObjectsText(api), 'api').value;
-  return diagnoseSnapshot({ ...snap, meta: { ...snap.meta, node: 'lab-node' }, api: { value: objects, diagnostics: [], probe: null, error: null } });
+  const snap: NodeSnapshot = { ...read, meta: { ...read.meta, node: 'lab-node' }, api: { value: objects, diagnostics: [], probe: null, error: null } };
+  return diagnoseSnapshot(snap, undefined, from === undefined ? {} : diagnoseOptionsOf(snap, { from }).options);
 }
 
 const verdicts = (d: Diagnosis) => Object.fromEntries(d.services.map((s) => [`${s.namespace}/${s.name}`, s.verdict]));
@@ -151,6 +154,76 @@ describe.skipIf(!canRun)('diagnose on the real kernel: iptables mode', () => {
   }, 60_000);
 });
 
+const CLIENT_NS = `${PREFIX}client`;
+const OUTSIDE_NS = `${PREFIX}outside`;
+const WEB = RICH_SCENARIO.services.find((s) => s.name === 'web')!;
+/** RICH_SCENARIO plus an iTP=Local Service whose only endpoint is on lab-node2. */
+const WITH_ITP: LabScenario = {
+  ...RICH_SCENARIO,
+  services: [...RICH_SCENARIO.services, { ...WEB, name: 'remote-internal', type: 'ClusterIP', clusterIP: '10.96.12.44', internalTrafficPolicy: 'Local', ports: [{ name: 'http', protocol: 'TCP', port: 80, targetPort: 8080 }], endpoints: WEB.endpoints.filter((e) => e.nodeName !== 'lab-node') }],
+};
+
+/** The node's uplink (192.168.49.2/24 on a veth to the outside host .1, the default route) and the client Pod 10.244.0.9 on a veth, Calico style (test/lab/topology.ts). */
+async function nodeWithClient(): Promise<void> {
+  await reset();
+  for (const ns of [CLIENT_NS, OUTSIDE_NS]) {
+    await run(['ip', 'netns', 'del', ns]);
+    await runOk(['ip', 'netns', 'add', ns]);
+  }
+  await nsExecOk(NS, ['ip', 'link', 'add', 'eth0', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', OUTSIDE_NS]);
+  await nsExecOk(OUTSIDE_NS, ['ip', 'addr', 'add', '192.168.49.1/24', 'dev', 'eth0']);
+  await nsExecOk(OUTSIDE_NS, ['ip', 'link', 'set', 'eth0', 'up']);
+  await nsExecOk(NS, ['ip', 'addr', 'add', '192.168.49.2/24', 'dev', 'eth0']);
+  await nsExecOk(NS, ['ip', 'link', 'set', 'eth0', 'up']);
+  await nsExecOk(NS, ['ip', 'route', 'add', 'default', 'via', '192.168.49.1', 'dev', 'eth0']);
+  await nsExecOk(NS, ['ip', 'link', 'add', 'calidiagclient', 'type', 'veth', 'peer', 'name', 'eth0', 'netns', CLIENT_NS]);
+  await nsExecOk(NS, ['ip', 'link', 'set', 'calidiagclient', 'up']);
+  await nsExecOk(NS, ['sysctl', '-q', '-w', 'net.ipv4.ip_forward=1', 'net.ipv4.conf.calidiagclient.proxy_arp=1']);
+  await nsExecOk(NS, ['ip', 'route', 'add', '10.244.0.9/32', 'dev', 'calidiagclient', 'scope', 'link']);
+  await nsExecOk(CLIENT_NS, ['ip', 'link', 'set', 'lo', 'up']);
+  await nsExecOk(CLIENT_NS, ['ip', 'addr', 'add', '10.244.0.9/32', 'dev', 'eth0']);
+  await nsExecOk(CLIENT_NS, ['ip', 'link', 'set', 'eth0', 'up']);
+  await nsExecOk(CLIENT_NS, ['ip', 'route', 'add', '169.254.1.1', 'dev', 'eth0', 'scope', 'link']);
+  await nsExecOk(CLIENT_NS, ['ip', 'route', 'add', 'default', 'via', '169.254.1.1', 'dev', 'eth0']);
+}
+
+/** Packets counted by the rule of filter/`chain` whose text has `comment`. */
+async function filterRuleCount(chain: string, comment: string): Promise<number> {
+  const out = (await nsExecOk(NS, ['iptables-nft', '-t', 'filter', '-L', chain, '-v', '-n', '-x'])).stdout.split('\n');
+  const line = out.find((l) => l.includes(comment));
+  expect(line, out.join('\n')).toBeDefined();
+  return Number(line!.trim().split(/\s+/)[0]);
+}
+
+describe.skipIf(!canRun)('diagnose --from on the real kernel: a client Pod on an iptables node', () => {
+  beforeAll(async () => {
+    await nodeWithClient();
+    await nsExecOk(NS, ['iptables-nft-restore'], { input: rulesText(WITH_ITP) });
+  }, 60_000);
+  afterAll(async () => {
+    if (canRun) for (const ns of [CLIENT_NS, OUTSIDE_NS, NS]) await run(['ip', 'netns', 'del', ns]);
+  });
+
+  it('iTP=Local with no local endpoint: from default/client the ClusterIP is dropped by the rule the kernel counts; kube-dns reaches its endpoints; nothing else changes verdict', async () => {
+    const healthy = await diagnose(WITH_ITP);
+    const d = await diagnose(WITH_ITP, 'default/client');
+    const f = findings(d, 'default/remote-internal').filter((x) => x.code.startsWith('from-'));
+    expect(f.map((x) => [x.code, x.severity, x.frontend])).toEqual([['from-blocked', 'broken', '10.96.12.44:80/TCP']]);
+    expect(f[0]!.message).toBe('from default/client: ClusterIP 10.96.12.44:80/TCP → dropped by filter KUBE-SERVICES #2');
+    expect(f[0]!.evidence[0]!.text).toContain('default/remote-internal:http has no local endpoints');
+    const dns = findings(d, 'kube-system/kube-dns').filter((x) => x.code.startsWith('from-'));
+    expect(dns.map((x) => [x.code, x.frontend])).toEqual([['from-reaches', '10.96.0.10:53/UDP'], ['from-reaches', '10.96.0.10:53/TCP']]);
+    // A live source reads the xt_recent lists (empty here), so sticky's affinity rules are decided too.
+    expect(findings(d, 'default/sticky').filter((x) => x.code.startsWith('from-')).map((x) => x.code)).toEqual(['from-reaches']);
+    expect(changed(d, healthy)).toEqual([]);
+    // The kernel agrees: a real connection from the client Pod is counted by that DROP rule and times out.
+    const before = await filterRuleCount('KUBE-SERVICES', 'default/remote-internal:http has no local endpoints');
+    const probe = await httpProbe(CLIENT_NS, 'http://10.96.12.44/', { timeoutMs: 1500 });
+    expect(probe.exitCode).toBe(28);
+    expect(await filterRuleCount('KUBE-SERVICES', 'default/remote-internal:http has no local endpoints')).toBeGreaterThan(before);
+  }, 60_000);
+});
+
 describe.skipIf(!canRun)('diagnose on the real kernel: nftables mode', () => {
   let healthy: Diagnosis;
   beforeAll(async () => {
@@ -167,6 +240,46 @@ describe.skipIf(!canRun)('diagnose on the real kernel: nftables mode', () => {
     const v = verdicts(healthy);
     for (const ref of ['default/web', 'default/web-local', 'default/remote-local', 'default/sticky', 'default/ext', 'kube-system/kube-dns']) expect([ref, v[ref]]).toEqual([ref, 'ok']);
   });
+
+  /** The handle of the rule of chain `chain` (ip kube-proxy) whose text matches `match`. */
+  async function nftHandle(chain: string, match: RegExp): Promise<string> {
+    const out = (await nsExecOk(NS, ['nft', '-a', 'list', 'chain', 'ip', 'kube-proxy', chain])).stdout.split('\n');
+    const line = out.find((l) => match.test(l));
+    expect(line, out.join('\n')).toBeDefined();
+    return /# handle (\d+)/.exec(line!)![1]!;
+  }
+
+  it('a wrong DNAT port (nft replace rule on the kernel): wrong-target-port on kube-dns UDP, its rule quoted, nothing else changes', async () => {
+    const chain = 'endpoint-2GKX576Q-kube-system/kube-dns/udp/dns__10.244.0.2/53';
+    const handle = await nftHandle(chain, /dnat to 10\.244\.0\.2:53/);
+    await nsExecOk(NS, ['nft', 'replace', 'rule', 'ip', 'kube-proxy', chain, 'handle', handle, 'meta', 'l4proto', 'udp', 'dnat', 'to', '10.244.0.2:5353']);
+    const d = await diagnose();
+    const f = findings(d, 'kube-system/kube-dns').filter((x) => x.code === 'wrong-target-port');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.0.10:53/UDP', '10.244.0.2:53']]);
+    expect(f[0]!.evidence[0]!.text).toContain('dnat to 10.244.0.2:5353');
+    expect(changed(d, healthy)).toEqual(['kube-system/kube-dns']);
+    await nsExecOk(NS, ['nft', 'replace', 'rule', 'ip', 'kube-proxy', chain, 'handle', handle, 'meta', 'l4proto', 'udp', 'dnat', 'to', '10.244.0.2:53']);
+    expect(verdicts(await diagnose())).toEqual(verdicts(healthy));
+  }, 60_000);
+
+  it('an extra endpoint for an address in no slice (a new endpoint chain in the numgen map): endpoint-extra on kube-dns UDP naming "unknown address", nothing else changes', async () => {
+    const svc = 'service-FY5PMXPG-kube-system/kube-dns/udp/dns';
+    const extra = 'endpoint-DIAGXTRA-kube-system/kube-dns/udp/dns__10.244.0.99/53';
+    const eps = ['endpoint-2GKX576Q-kube-system/kube-dns/udp/dns__10.244.0.2/53', 'endpoint-SHKW4FT7-kube-system/kube-dns/udp/dns__10.244.0.3/53'];
+    await nsExecOk(NS, ['nft', 'add', 'chain', 'ip', 'kube-proxy', extra]);
+    await nsExecOk(NS, ['nft', 'add', 'rule', 'ip', 'kube-proxy', extra, 'meta', 'l4proto', 'udp', 'dnat', 'to', '10.244.0.99:53']);
+    const handle = await nftHandle(svc, /numgen random mod 2/);
+    const vmap = (targets: readonly string[]) => ['numgen', 'random', 'mod', String(targets.length), 'vmap', `{ ${targets.map((t, i) => `${i} : goto ${t}`).join(' , ')} }`];
+    await nsExecOk(NS, ['nft', 'replace', 'rule', 'ip', 'kube-proxy', svc, 'handle', handle, ...vmap([...eps, extra])]);
+    const d = await diagnose();
+    const f = findings(d, 'kube-system/kube-dns').filter((x) => x.code === 'endpoint-extra');
+    expect(f.map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.0.10:53/UDP', '10.244.0.99:53']]);
+    expect(f[0]!.message).toContain('unknown address');
+    expect(changed(d, healthy)).toEqual(['kube-system/kube-dns']);
+    await nsExecOk(NS, ['nft', 'replace', 'rule', 'ip', 'kube-proxy', svc, 'handle', handle, ...vmap(eps)]);
+    await nsExecOk(NS, ['nft', 'delete', 'chain', 'ip', 'kube-proxy', extra]);
+    expect(verdicts(await diagnose())).toEqual(verdicts(healthy));
+  }, 60_000);
 
   it('a deleted service-ips element (nft delete element): frontend-missing on sticky, broken, nothing else changes', async () => {
     await nsExecOk(NS, ['nft', 'delete', 'element', 'ip', 'kube-proxy', 'service-ips', '{ 10.96.12.42 . tcp . 80 }']);

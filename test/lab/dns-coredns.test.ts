@@ -16,7 +16,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { labAvailable } from '../helpers/lab.js';
 import { ProbeDnsTransport } from '../../src/dns/probe.js';
-import { dnsCaptureExtras, RecordingDnsTransport, REPLAY_NOTE, ReplayDnsTransport } from '../../src/dns/replay.js';
+import { dnsCaptureExtras, readBundleDnsCapture, RecordingDnsTransport, REPLAY_NOTE, ReplayDnsTransport } from '../../src/dns/replay.js';
+import { dnsLayerOf } from '../../src/dns/diagnose-dns.js';
 import { resolveServiceDns } from '../../src/dns/resolve.js';
 import { runDigCommand } from '../../src/dns/dig.js';
 import type { DnsTransport } from '../../src/dns/transport.js';
@@ -185,4 +186,30 @@ describe.runIf(canRun)('DNS through the kube-dns ClusterIP from the node namespa
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('diagnose (issue 17, DNS layer): a capture of every Service\'s answers, judged against the API — the wrong address, the Service DNS does not know and the bare CNAME dnsmasq gives for an AAAA are findings naming the answer; no other Service has one', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'nsdns-diag-'));
+    try {
+      const recorder = new RecordingDnsTransport(new ProbeDnsTransport(new LocalTransport({ netns: lab.names.node })));
+      for (const svc of api.services) await resolveServiceDns({ api, service: `${svc.meta.namespace}/${svc.meta.name}`, dns: recorder, shortNames: [], query: { timeoutMs: 1000, tries: 2 } });
+      writeBundle(dir, {
+        capturedAt: new Date().toISOString(), nodescopeVersion: '0.1.0', node: 'lab-node', source: { kind: 'netns', label: `netns:${lab.names.node}` },
+        toolVersions: {}, runs: [], extras: dnsCaptureExtras(recorder.capture()),
+      });
+      const layer = dnsLayerOf(api, readBundleDnsCapture(dir).capture, 'cluster.local');
+      expect(layer.checked).toBe(true);
+      const found = layer.checked ? [...layer.findings].map(([ref, fs]) => [ref, fs.map((f) => `${f.code} ${f.severity}: ${f.message}`)]) : [];
+      // The lab's dnsmasq answers an ExternalName's AAAA with the bare CNAME; CoreDNS drops a CNAME to an in-zone name without that record (NODATA).
+      expect(found).toEqual([
+        ['default/empty', [`dns-wrong-answer broken: empty.${Z} A: answered A 10.96.50.99, the API says A 10.96.50.5: Service default/empty`]],
+        ['default/web-alias', [`dns-wrong-answer degraded: web-alias.${Z} AAAA: answered CNAME web.${Z}, the API says no record (NODATA): Service default/web-alias, but no AAAA record (NODATA)`]],
+        ['default/new-svc', [
+          `dns-wrong-answer broken: new-svc.${Z} A: answered NXDOMAIN, the API says A 10.96.77.7: Service default/new-svc`,
+          `dns-wrong-answer degraded: new-svc.${Z} AAAA: answered NXDOMAIN, the API says no record (NODATA): Service default/new-svc, but no AAAA record (NODATA)`,
+        ]],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

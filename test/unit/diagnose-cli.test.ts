@@ -39,6 +39,34 @@ describe('nodescope diagnose (real binary, replay)', () => {
   });
 });
 
+describe('nodescope diagnose --from, the DNS layer and --lang (real binary, replay)', () => {
+  it('--from a Pod by name: each frontend walked, the resolved client and the checked DNS layer in the JSON', () => {
+    const r = run('diagnose', '-o', 'json', '--service', 'kube-system/kube-dns', '--from', 'client', '--replay', fixture('lab-iptables'));
+    expect(r.status, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc.from).toEqual({ kind: 'pod', label: 'default/client', ip: '10.244.0.9', pod: 'default/client', podNode: 'lab-node' });
+    expect(doc.dns).toEqual({ checked: true, zone: 'cluster.local' });
+    const from = doc.services[0].findings.filter((f: { code: string }) => f.code.startsWith('from-'));
+    expect(from.map((f: { code: string; frontend: string }) => [f.code, f.frontend])).toEqual([['from-reaches', '10.96.0.10:53/UDP'], ['from-reaches', '10.96.0.10:53/TCP']]);
+    expect(from[0].message).toMatch(/^from default\/client: ClusterIP 10\.96\.0\.10:53\/UDP → reaches 10\.244\.0\.2:53 via nat KUBE-SEP-\S+ #2, 10\.244\.0\.3:53 via nat KUBE-SEP-\S+ #2 \(2 of 2 branches\)$/);
+  });
+
+  it('--from a name no Pod has: exit 2 with the close names', () => {
+    const r = run('diagnose', '--from', 'default/clinet', '--replay', fixture('lab-iptables'));
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('--from default/clinet: no Pod of that name in the API objects');
+    expect(r.stderr).toContain('default/client');
+  });
+
+  it('--lang ja: the findings and the report lines in Japanese, codes and verdicts as they are', () => {
+    const r = run('diagnose', '--lang', 'ja', '--service', 'default/empty', '--replay', fixture('lab-nftables'));
+    expect(r.status, r.stderr).toBe(1);
+    expect(r.stdout).toMatch(/^BROKEN +default\/empty$/m);
+    expect(r.stdout).toContain('    broken: [endpoints] EndpointSlice はあるがエンドポイントが1つもありません\n');
+    expect(r.stdout).toContain('dns: cluster.local の応答を API と比較しました\n');
+  });
+});
+
 describe('the text report', () => {
   it('prints every finding under its Service with the proving row, terminal-safe', async () => {
     const s = await snapshotOf('lab-iptables');

@@ -6,7 +6,9 @@
  */
 import type { ApiEndpointFacts, ExpectedFrontend } from './expect.js';
 import { endpointKey, frontendKey, type ProgrammedEndpoint, type ProgrammedFrontend } from './frontends.js';
+import { said, saying, type SaidParam } from './say.js';
 import type { Evidence, Finding, FindingCode, Severity } from './types.js';
+import type { MessageKey } from '../../text/i18n.js';
 
 
 /** What the comparer needs besides the two frontends. */
@@ -21,12 +23,12 @@ export interface CompareContext {
 /** Weights further than this from the even share are wrong (kube-proxy prints 10 decimals). */
 const WEIGHT_TOLERANCE = 1e-3;
 
-function finding(code: FindingCode, severity: Severity, message: string, f: ProgrammedFrontend, extra: { endpoint?: string; evidence?: readonly Evidence[] } = {}): Finding {
+function finding(code: FindingCode, severity: Severity, key: MessageKey, params: Readonly<Record<string, SaidParam>>, f: ProgrammedFrontend, extra: { endpoint?: string; evidence?: readonly Evidence[] } = {}): Finding {
   return {
     layer: 'dataplane',
     code,
     severity,
-    message,
+    ...saying(key, { frontend: frontendKey(f), ...params }),
     port: f.portName || String(f.port),
     frontend: frontendKey(f),
     ...(extra.endpoint ? { endpoint: extra.endpoint } : {}),
@@ -40,38 +42,35 @@ function percent(w: number | null): string {
 
 /** Findings of a frontend that should rewrite nothing (reject or drop). */
 function compareNoEndpoints(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: CompareContext): Finding[] {
-  const fe = frontendKey(exp);
   if (act.outcome === 'endpoints' && act.endpoints.length > 0) {
     return act.endpoints.map((e) => extraEndpoint(exp, act, e, ctx));
   }
   if (act.outcome === exp.outcome || (act.outcome === 'endpoints' && exp.reason === 'no-local-external')) {
     if (exp.reason === 'no-local-external') {
-      return [finding('local-policy-drop', 'info', `${fe}: externalTrafficPolicy Local and no endpoint on this node: kube-proxy drops outside traffic here by design (load balancers should send it to nodes that have one)`, exp, { evidence: act.evidence })];
+      return [finding('local-policy-drop', 'info', 'dg.etpDrop', {}, exp, { evidence: act.evidence })];
     }
     if (exp.reason === 'no-local-internal') {
-      return [finding('local-policy-drop', 'broken', `${fe}: internalTrafficPolicy Local and no endpoint on this node: kube-proxy drops this node's Pods' traffic by design`, exp, { evidence: act.evidence })];
+      return [finding('local-policy-drop', 'broken', 'dg.itpDrop', {}, exp, { evidence: act.evidence })];
     }
     return [];
   }
-  const said = exp.outcome === 'reject' ? 'reject (no endpoints)' : 'drop (no local endpoints)';
-  return [finding(act.outcome === 'reject' ? 'frontend-rejects' : 'frontend-drops', 'degraded', `${fe}: should ${said} but the node ${act.outcome === 'endpoints' ? 'has no rule that says so' : act.outcome + 's it'}`, exp, { evidence: act.evidence })];
+  const what = said(act.outcome === 'endpoints' ? 'dg.part.noRule' : act.outcome === 'reject' ? 'dg.part.rejectsIt' : 'dg.part.dropsIt');
+  return [finding(act.outcome === 'reject' ? 'frontend-rejects' : 'frontend-drops', 'degraded', exp.outcome === 'reject' ? 'dg.shouldReject' : 'dg.shouldDrop', { what }, exp, { evidence: act.evidence })];
 }
 
 function extraEndpoint(exp: ExpectedFrontend, act: ProgrammedFrontend, e: ProgrammedEndpoint, ctx: CompareContext): Finding {
   const ep = endpointKey(e);
-  const fe = frontendKey(exp);
   const api = ctx.apiEndpoints.get(e.ip);
   const evidence = e.evidence.length > 0 ? e.evidence : act.evidence;
   if (api && !api.ready && !(api.serving && api.terminating)) {
-    return finding('endpoint-not-ready', 'degraded', `${fe} → ${ep}: programmed, but its EndpointSlice marks it ${api.serving ? 'not ready' : 'not ready and not serving'}`, exp, { endpoint: ep, evidence });
+    return finding('endpoint-not-ready', 'degraded', api.serving ? 'dg.notReady' : 'dg.notReadyNotServing', { endpoint: ep }, exp, { endpoint: ep, evidence });
   }
   if (api) {
-    const why = exp.excluded?.get(ep) ?? 'traffic policy or readiness of the others';
-    return finding('endpoint-extra', 'degraded', `${fe} → ${ep}: an endpoint of the Service, but not one this frontend should use here (${why})`, exp, { endpoint: ep, evidence });
+    const why = exp.excluded?.get(ep) ?? said('dg.extraOfService.default');
+    return finding('endpoint-extra', 'degraded', 'dg.extraOfService', { endpoint: ep, why }, exp, { endpoint: ep, evidence });
   }
   const pod = ctx.podsByIp.get(e.ip);
-  const who = pod ? `Pod ${pod}` : 'unknown address';
-  return finding('endpoint-extra', 'degraded', `${fe} → ${ep}: in no EndpointSlice of the Service (${who})`, exp, { endpoint: ep, evidence });
+  return finding('endpoint-extra', 'degraded', pod ? 'dg.extraPod' : 'dg.extraUnknown', { endpoint: ep, ...(pod ? { pod } : {}) }, exp, { endpoint: ep, evidence });
 }
 
 function compareWeights(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: CompareContext): Finding[] {
@@ -81,17 +80,16 @@ function compareWeights(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: Com
   const off = live.filter((e) => Math.abs((e.weight ?? 0) - even) > WEIGHT_TOLERANCE);
   const total = live.reduce((s, e) => s + (e.weight ?? 0), 0);
   if (off.length === 0 && Math.abs(total - 1) <= WEIGHT_TOLERANCE) return [];
-  const how = ctx.dataplane === 'iptables' ? 'the --probability cascade' : ctx.dataplane === 'nftables' ? 'the numgen map' : 'the backend slots';
+  const how = said(ctx.dataplane === 'iptables' ? 'dg.how.iptables' : ctx.dataplane === 'nftables' ? 'dg.how.nftables' : 'dg.how.cilium');
   const shares = live.map((e) => `${endpointKey(e)} ${percent(e.weight)}`).join(', ');
-  return [finding('wrong-weights', 'degraded', `${frontendKey(exp)}: ${how} gives ${shares} (each should get ${percent(even)})`, exp, { evidence: live.flatMap((e) => e.evidence.slice(0, 1)) })];
+  return [finding('wrong-weights', 'degraded', 'dg.weights', { how, shares, even: percent(even) }, exp, { evidence: live.flatMap((e) => e.evidence.slice(0, 1)) })];
 }
 
 /** Findings of a frontend that should send clients to endpoints. */
 function compareEndpoints(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: CompareContext): Finding[] {
-  const fe = frontendKey(exp);
   if (act.outcome !== 'endpoints') {
     const code = act.outcome === 'reject' ? 'frontend-rejects' : 'frontend-drops';
-    return [finding(code, 'broken', `${fe}: the node ${act.outcome}s it, but the API has ${exp.endpoints.length} usable endpoint(s) for it`, exp, { evidence: act.evidence })];
+    return [finding(code, 'broken', act.outcome === 'reject' ? 'dg.nodeRejects' : 'dg.nodeDrops', { count: exp.endpoints.length }, exp, { evidence: act.evidence })];
   }
   const out: Finding[] = [];
   const actual = new Map(act.endpoints.map((e) => [endpointKey(e), e]));
@@ -103,15 +101,15 @@ function compareEndpoints(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: C
     const other = actualIps.get(e.ip);
     if (other && !expected.has(endpointKey(other))) {
       wrongPort.add(endpointKey(other));
-      out.push(finding('wrong-target-port', 'degraded', `${fe} → ${e.ip}: DNAT to port ${other.port}, the Service's targetPort is ${e.port}`, exp, { endpoint: k, evidence: other.evidence }));
+      out.push(finding('wrong-target-port', 'degraded', 'dg.wrongPort', { ip: e.ip, port: other.port, target: e.port }, exp, { endpoint: k, evidence: other.evidence }));
     } else {
-      out.push(finding('endpoint-missing', 'degraded', `${fe} → ${k}: a usable endpoint in the EndpointSlice that the node does not send to (not synced?)`, exp, { endpoint: k, evidence: act.evidence }));
+      out.push(finding('endpoint-missing', 'degraded', 'dg.missing', { endpoint: k }, exp, { endpoint: k, evidence: act.evidence }));
     }
   }
   for (const [k, e] of actual) {
     if (expected.has(k)) {
       if (e.protocol !== null && e.protocol !== exp.protocol && ctx.dataplane !== 'cilium') {
-        out.push(finding('wrong-protocol', 'degraded', `${fe} → ${k}: the DNAT rule matches ${e.protocol}, the Service port is ${exp.protocol}`, exp, { endpoint: k, evidence: e.evidence }));
+        out.push(finding('wrong-protocol', 'degraded', 'dg.wrongProtocol', { endpoint: k, protocol: e.protocol, expected: exp.protocol }, exp, { endpoint: k, evidence: e.evidence }));
       }
       continue;
     }
@@ -119,12 +117,12 @@ function compareEndpoints(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: C
   }
   out.push(...compareWeights(exp, act, ctx));
   if (exp.affinitySeconds !== act.affinitySeconds) {
-    const said = (s: number | null) => (s === null ? 'no ClientIP affinity' : `ClientIP affinity for ${s} s`);
-    out.push(finding('affinity-differs', 'degraded', `${fe}: the node keeps ${said(act.affinitySeconds)}, the Service asks for ${said(exp.affinitySeconds)}`, exp, { evidence: act.evidence }));
+    const affinity = (s: number | null) => (s === null ? said('dg.affinity.none') : said('dg.affinity.seconds', { seconds: s }));
+    out.push(finding('affinity-differs', 'degraded', 'dg.affinity', { node: affinity(act.affinitySeconds), api: affinity(exp.affinitySeconds) }, exp, { evidence: act.evidence }));
   }
   const reaching = act.endpoints.filter((e) => (e.weight === null || e.weight > 0) && expected.has(endpointKey(e)) && (e.protocol === null || e.protocol === exp.protocol || ctx.dataplane === 'cilium'));
   if (reaching.length === 0) {
-    out.push(finding('frontend-no-ready-endpoint', 'broken', `${fe}: no new connection reaches a usable endpoint (${act.endpoints.length} programmed, ${exp.endpoints.length} expected)`, exp, { evidence: act.evidence }));
+    out.push(finding('frontend-no-ready-endpoint', 'broken', 'dg.noReachable', { programmed: act.endpoints.length, expected: exp.endpoints.length }, exp, { evidence: act.evidence }));
   }
   return out;
 }
@@ -152,15 +150,14 @@ function sameAsExpected(exp: ExpectedFrontend, act: ProgrammedFrontend, ctx: Com
  * understood gives one `unknown` finding and nothing else.
  */
 export function compareFrontend(exp: ExpectedFrontend, act: ProgrammedFrontend | undefined, ctx: CompareContext): Finding[] {
-  const fe = frontendKey(exp);
   if (!act) {
-    if (exp.outcome === 'endpoints') return [finding('frontend-missing', 'broken', `${fe}: no rule or map entry for this frontend on the node`, exp)];
-    if (exp.reason === 'no-local-external') return [finding('local-policy-drop', 'info', `${fe}: externalTrafficPolicy Local and no endpoint on this node: kube-proxy drops outside traffic here by design`, exp)];
-    return [finding('frontend-missing', 'degraded', `${fe}: should ${exp.outcome} (${exp.reason}) but the node has no rule for it (clients wait for a timeout instead)`, exp)];
+    if (exp.outcome === 'endpoints') return [finding('frontend-missing', 'broken', 'dg.frontendMissing', {}, exp)];
+    if (exp.reason === 'no-local-external') return [finding('local-policy-drop', 'info', 'dg.etpDropShort', {}, exp)];
+    return [finding('frontend-missing', 'degraded', exp.outcome === 'reject' ? 'dg.frontendMissingReject' : 'dg.frontendMissingDrop', { reason: exp.reason }, exp)];
   }
   if (act.problems.length === 0 && sameAsExpected(exp, act, ctx)) return [];
   if (act.problems.length > 0) {
-    return [finding('dataplane-not-understood', 'unknown', `${fe}: ${act.problems.join('; ')}`, exp, { evidence: act.evidence })];
+    return [finding('dataplane-not-understood', 'unknown', 'dg.notUnderstood', { problems: act.problems.join('; ') }, exp, { evidence: act.evidence })];
   }
   return exp.outcome === 'endpoints' ? compareEndpoints(exp, act, ctx) : compareNoEndpoints(exp, act, ctx);
 }

@@ -12,6 +12,7 @@ import { indexFrontends, type FrontendIndex, type ProgrammedFrontend } from './f
 import { readCiliumFrontends } from './read-cilium.js';
 import { readIptablesFrontends } from './read-iptables.js';
 import { readNftFrontends } from './read-nftables.js';
+import { said, sayIn, type Said } from './say.js';
 
 /** The dataplane a node is compared against. */
 export type DiagnosedDataplane = 'iptables' | 'nftables' | 'cilium';
@@ -20,8 +21,9 @@ export type DiagnosedDataplane = 'iptables' | 'nftables' | 'cilium';
 export interface NodeDataplane {
   readonly mode: ProxyMode;
   readonly dataplane: DiagnosedDataplane | null;
-  /** Why the dataplane cannot be compared (null when it can). */
+  /** Why the dataplane cannot be compared (null when it can), in English and as said. */
   readonly problem: string | null;
+  readonly problemSaid: Said | null;
   readonly frontends: FrontendIndex;
   /** Frontends of another mode's rules left on the node, with the mode they belong to. */
   readonly leftovers: readonly { readonly mode: DiagnosedDataplane; readonly frontend: ProgrammedFrontend }[];
@@ -29,6 +31,7 @@ export interface NodeDataplane {
   readonly legacy: FrontendIndex | null;
   /** Why the IPv6 frontends cannot be compared (ip6tables-save not read), else null. */
   readonly v6Problem: string | null;
+  readonly v6ProblemSaid: Said | null;
 }
 
 /** IPv6 frontends of kube-proxy's IPv6 proxier: a NodePort on every IPv6 node address is keyed `[::]:port`. */
@@ -37,7 +40,7 @@ function asV6(frontends: readonly ProgrammedFrontend[]): ProgrammedFrontend[] {
 }
 
 /** The IPv6 frontends of the mode's second family (ip6tables-save, `ip6 kube-proxy`), and why not when they cannot be read. */
-function readV6(snapshot: NodeSnapshot, dataplane: DiagnosedDataplane | null, mode: ProxyMode): { frontends: ProgrammedFrontend[]; problem: string | null } {
+function readV6(snapshot: NodeSnapshot, dataplane: DiagnosedDataplane | null, mode: ProxyMode): { frontends: ProgrammedFrontend[]; problem: Said | null } {
   if (dataplane === 'nftables' && snapshot.nft?.value) return { frontends: asV6(readNftFrontends(snapshot.nft.value, 'ip6')), problem: null };
   if (dataplane !== 'iptables' || mode === 'iptables-legacy') return { frontends: [], problem: null };
   const problem = notRead(snapshot.ip6tables, 'ip6tables-save', snapshot.pending?.includes('ip6tables') ?? false);
@@ -46,10 +49,10 @@ function readV6(snapshot: NodeSnapshot, dataplane: DiagnosedDataplane | null, mo
 
 const EMPTY: FrontendIndex = { byKey: new Map(), duplicates: [] };
 
-function notRead<T>(part: Parsed<T> | null | undefined, name: string, pending: boolean): string | null {
-  if (pending) return `${name} is still being read`;
-  if (!part) return `${name} was not read`;
-  if (part.value === null) return `${name} could not be read: ${part.error ?? part.probe?.status ?? 'no output'}`;
+function notRead<T>(part: Parsed<T> | null | undefined, name: string, pending: boolean): Said | null {
+  if (pending) return said('dg.dp.pending', { part: name });
+  if (!part) return said('dg.dp.notRead', { part: name });
+  if (part.value === null) return said('dg.dp.failed', { part: name, error: part.error ?? part.probe?.status ?? 'no output' });
   return null;
 }
 
@@ -66,9 +69,9 @@ export function readNodeDataplane(snapshot: NodeSnapshot): NodeDataplane {
   const dataplane = dataplaneOf(mode);
   const pending = (p: string) => snapshot.pending?.includes(p as never) ?? false;
   const ipt = mode === 'iptables-legacy' ? snapshot.iptablesLegacy : snapshot.iptables;
-  let problem: string | null = null;
+  let problem: Said | null = null;
   let frontends: ProgrammedFrontend[] = [];
-  if (dataplane === null) problem = mode === 'ipvs' ? 'the node runs kube-proxy in IPVS mode, which diagnose does not compare yet' : `no Service dataplane found on the node (mode: ${mode})`;
+  if (dataplane === null) problem = mode === 'ipvs' ? said('dg.dp.ipvs') : said('dg.dp.none', { mode });
   else if (dataplane === 'iptables') problem = notRead(ipt, 'iptables-save', pending(mode === 'iptables-legacy' ? 'iptablesLegacy' : 'iptables'));
   else if (dataplane === 'nftables') problem = notRead(snapshot.nft, 'the nftables ruleset', pending('nft'));
   else problem = notRead(snapshot.lb, "Cilium's LB maps", pending('lb'));
@@ -78,7 +81,7 @@ export function readNodeDataplane(snapshot: NodeSnapshot): NodeDataplane {
     else if (dataplane === 'cilium') frontends = readCiliumFrontends(snapshot.lb!.value!);
   }
   if (problem === null && snapshot.lb?.value?.unreadable?.length && dataplane === 'cilium') {
-    problem = `LB map entries not understood: ${snapshot.lb.value.unreadable.map((u) => `${u.map} (${u.entries})`).join(', ')}`;
+    problem = said('dg.dp.lbUnreadable', { entries: snapshot.lb.value.unreadable.map((u) => `${u.map} (${u.entries})`).join(', ') });
   }
   const leftovers: { mode: DiagnosedDataplane; frontend: ProgrammedFrontend }[] = [];
   if (dataplane !== 'iptables' && snapshot.iptables?.value) for (const f of readIptablesFrontends(snapshot.iptables.value)) leftovers.push({ mode: 'iptables', frontend: f });
@@ -90,5 +93,5 @@ export function readNodeDataplane(snapshot: NodeSnapshot): NodeDataplane {
     if (l.length > 0) legacy = indexFrontends(l);
   }
   const v6 = problem === null ? readV6(snapshot, dataplane, mode) : { frontends: [], problem: null };
-  return { mode, dataplane, problem, frontends: problem === null ? indexFrontends([...frontends, ...v6.frontends]) : EMPTY, leftovers, legacy, v6Problem: v6.problem };
+  return { mode, dataplane, problem: problem === null ? null : sayIn(problem, 'en'), problemSaid: problem, frontends: problem === null ? indexFrontends([...frontends, ...v6.frontends]) : EMPTY, leftovers, legacy, v6Problem: v6.problem === null ? null : sayIn(v6.problem, 'en'), v6ProblemSaid: v6.problem };
 }

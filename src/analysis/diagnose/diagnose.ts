@@ -17,12 +17,28 @@ import { apiFindings, podsByNamespace } from './layer-api.js';
 import { legacyDisagreement, leftoverEvidence } from './leftovers.js';
 import { conntrackFindings, nodeMinorVersion } from './layer-conntrack.js';
 import { ciliumFlagFindings, ciliumFrontendFindings, listingDisagreements, orphanBackends, pickCiliumExpectation } from './read-cilium.js';
-import type { Diagnosis, DiagnosisHeader, Finding, ServiceDiagnosis } from './types.js';
+import { said, sayIn, saying } from './say.js';
+import type { Diagnosis, DiagnosisHeader, DnsLayer, Finding, ServiceDiagnosis } from './types.js';
 import { countVerdicts, foldVerdict } from './verdict.js';
 
-/** What to diagnose: `service` (`ns/name`) limits the Services (node findings stay). */
+/**
+ * What to diagnose: `service` (`ns/name`) limits the Services (node findings stay). `walk`:
+ * findings of a layer the caller computes per Service from its expectation — the walks from
+ * a client (`--from`, src/trace/diagnose-from.ts), which this room may not import — called
+ * once per chosen Service; they fold into its verdict like any other.
+ */
 export interface DiagnoseOptions {
   readonly service?: string;
+  readonly walk?: (svc: ExpectedService) => readonly Finding[];
+  /** The DNS layer, read by the caller from recorded answers (default: not checked). */
+  readonly dns?: DnsLayer;
+}
+
+const NO_DNS = said('dg.dns.notGiven');
+
+function dnsHeader(dns: DnsLayer | undefined): DiagnosisHeader['dns'] {
+  if (!dns) return { checked: false, reason: sayIn(NO_DNS, 'en'), said: NO_DNS };
+  return dns.checked ? { checked: true, zone: dns.zone } : { checked: false, reason: dns.reason, ...(dns.said ? { said: dns.said } : {}) };
 }
 
 function podsByIpOf(objects: ApiObjects): Map<string, string> {
@@ -44,9 +60,9 @@ interface Shared {
 
 function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
   const { dp } = shared;
-  if (svc.unsupported) return [{ layer: 'dataplane', code: 'dataplane-not-understood', severity: 'unknown', message: `not compared: ${svc.unsupported}`, evidence: [] }];
+  if (svc.unsupported) return [{ layer: 'dataplane', code: 'dataplane-not-understood', severity: 'unknown', ...saying('dg.notCompared', { why: svc.unsupported }), evidence: [] }];
   if (svc.frontends.length === 0) return [];
-  if (dp.problem !== null || dp.dataplane === null) return [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: `not compared: ${dp.problem ?? 'no dataplane'}`, evidence: [] }];
+  if (dp.problem !== null || dp.dataplane === null) return [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', ...saying('dg.notCompared', { why: dp.problemSaid ?? said('dg.noDataplane') }), evidence: [] }];
   const ctx: CompareContext = { apiEndpoints: svc.apiEndpoints, podsByIp: shared.podsByIp, dataplane: dp.dataplane };
   const out: Finding[] = [];
   for (const f of svc.frontends) {
@@ -54,7 +70,7 @@ function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
     const act = dp.frontends.byKey.get(key);
     shared.matched.add(key);
     if (dp.v6Problem !== null && f.ip.includes(':')) {
-      out.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: `${key}: not compared: ${dp.v6Problem}`, port: f.portName || String(f.port), frontend: key, evidence: [] });
+      out.push({ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', ...saying('dg.frontendNotCompared', { frontend: key, why: dp.v6ProblemSaid ?? dp.v6Problem }), port: f.portName || String(f.port), frontend: key, evidence: [] });
       continue;
     }
     if (dp.dataplane === 'cilium' && 'alternatives' in f) {
@@ -73,6 +89,10 @@ function dataplaneFindings(svc: ExpectedService, shared: Shared): Finding[] {
   return out;
 }
 
+function dnsOf(dns: DnsLayer | undefined, svc: ExpectedService): readonly Finding[] {
+  return dns?.checked ? (dns.findings.get(`${svc.namespace}/${svc.name}`) ?? []) : [];
+}
+
 function leftoverFinding(ref: string, shared: Shared, current: string | null): Finding | null {
   const left = shared.leftovers.get(ref);
   if (!left) return null;
@@ -80,7 +100,7 @@ function leftoverFinding(ref: string, shared: Shared, current: string | null): F
     layer: 'dataplane',
     code: 'leftover-rules',
     severity: 'degraded',
-    message: `${left.mode} rules for this Service are left on a ${current ?? 'node of another'} mode node (a restart of kube-proxy in another mode does not remove them; they may still rewrite traffic)`,
+    ...saying('dg.leftover', { mode: left.mode, current: current ?? said('dg.leftover.other') }),
     evidence: left.evidence,
   };
 }
@@ -92,7 +112,9 @@ function unexpectedFrontends(shared: Shared): Map<string, Finding[]> {
     if (shared.matched.has(key)) continue;
     const k = f.service ?? '';
     const list = out.get(k) ?? [];
-    list.push({ layer: 'dataplane', code: 'frontend-unexpected', severity: 'degraded', message: `${key}: the node ${f.outcome === 'endpoints' ? 'rewrites' : f.outcome + 's'} it${f.service ? ` for ${f.service}` : ''}, but the API has no such frontend`, port: f.portName ?? String(f.port), frontend: key, evidence: f.evidence });
+    const verb = said(f.outcome === 'endpoints' ? 'dg.verb.endpoints' : f.outcome === 'reject' ? 'dg.verb.reject' : 'dg.verb.drop');
+    const text = f.service ? saying('dg.unexpectedFor', { frontend: key, verb, service: f.service }) : saying('dg.unexpected', { frontend: key, verb });
+    list.push({ layer: 'dataplane', code: 'frontend-unexpected', severity: 'degraded', ...text, port: f.portName ?? String(f.port), frontend: key, evidence: f.evidence });
     out.set(k, list);
   }
   return out;
@@ -101,12 +123,12 @@ function unexpectedFrontends(shared: Shared): Map<string, Finding[]> {
 /**
  * The part of a node's diagnosis made from its rules and the API objects (every layer but
  * conntrack): what {@link finishDiagnosis} completes with the node's conntrack table. Per
- * Service, `before` holds the API, endpoints and dataplane findings, `after` the leftover and
+ * Service, `before` holds the API, endpoints, dataplane, `--from` walk and DNS findings, `after` the leftover and
  * unexpected-frontend ones (the conntrack findings go between). `flows`: what the conntrack
  * layer compares against (null on Cilium, whose own conntrack is not compared yet).
  */
 export interface RulesDiagnosis {
-  readonly header: Pick<DiagnosisHeader, 'node' | 'mode' | 'dataplane'>;
+  readonly header: Pick<DiagnosisHeader, 'node' | 'mode' | 'dataplane' | 'dns'>;
   readonly services: readonly { readonly svc: ExpectedService; readonly before: readonly Finding[]; readonly after: readonly Finding[] }[];
   /** Node findings before the conntrack one (the dataplane not read) and after it (no Service's). */
   readonly nodeBefore: readonly Finding[];
@@ -121,7 +143,7 @@ export interface RulesDiagnosis {
  */
 export function diagnoseRules(snapshot: NodeSnapshot, api: ApiObjects, options: DiagnoseOptions = {}): RulesDiagnosis {
   const dp = readNodeDataplane(snapshot);
-  const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const) };
+  const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const), dns: dnsHeader(options.dns) };
   const expectation = buildExpectation(snapshot, api, dp.dataplane === 'cilium' ? 'cilium' : 'kube-proxy');
   const lb = snapshot.lb?.value;
   const shared: Shared = {
@@ -134,7 +156,7 @@ export function diagnoseRules(snapshot: NodeSnapshot, api: ApiObjects, options: 
   const pods = podsByNamespace(api);
   const chosen = expectation.services.filter((s) => options.service === undefined || `${s.namespace}/${s.name}` === options.service);
   const perService = chosen.map((svc) => {
-    const before = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared)];
+    const before = [...apiFindings(svc.row, svc.endpoints, pods.get(svc.namespace) ?? []), ...dataplaneFindings(svc, shared), ...(options.walk?.(svc) ?? []), ...dnsOf(options.dns, svc)];
     const left = leftoverFinding(`${svc.namespace}/${svc.name}`, shared, dp.dataplane);
     return { svc, before, after: left ? [left] : [] };
   });
@@ -143,14 +165,14 @@ export function diagnoseRules(snapshot: NodeSnapshot, api: ApiObjects, options: 
   const unexpected = dp.problem === null ? unexpectedFrontends(shared) : new Map<string, Finding[]>();
   const services = perService.map(({ svc, before, after }) => ({ svc, before, after: [...after, ...(unexpected.get(`${svc.namespace}/${svc.name}`) ?? [])] }));
   const known = new Set(expectation.services.map((s) => `${s.namespace}/${s.name}`));
-  const nodeBefore: Finding[] = dp.problem === null ? [] : [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, evidence: [] }];
+  const nodeBefore: Finding[] = dp.problem === null ? [] : [{ layer: 'dataplane', code: 'dataplane-not-read', severity: 'unknown', message: dp.problem, ...(dp.problemSaid ? { said: dp.problemSaid } : {}), evidence: [] }];
   const nodeAfter: Finding[] = [];
   if (options.service === undefined) {
     for (const [k, list] of unexpected) if (!known.has(k)) nodeAfter.push(...list);
     for (const [k] of shared.leftovers) {
       if (known.has(k)) continue;
       const f = leftoverFinding(k, shared, dp.dataplane);
-      if (f) nodeAfter.push({ ...f, message: `${k || 'rules naming no Service'}: ${f.message}` });
+      if (f) nodeAfter.push({ ...f, ...saying('dg.leftoverOf', { ref: k || said('dg.leftoverOf.none'), message: f.said ?? f.message }) });
     }
     if (lb && dp.dataplane === 'cilium') nodeAfter.push(...orphanBackends(lb));
   }
@@ -173,8 +195,9 @@ export function finishDiagnosis(rules: RulesDiagnosis, snapshot: NodeSnapshot, a
   });
   const nodeFindings: Finding[] = [...rules.nodeBefore];
   if (!ct || !rules.flows) {
-    const why = !rules.flows ? "Cilium's own conntrack is not compared yet" : `the conntrack table was not read${snapshot.conntrack?.error ? ` (${snapshot.conntrack.error})` : ''}`;
-    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', message: `stale flows not checked: ${why}`, evidence: [] });
+    const error = snapshot.conntrack?.error;
+    const why = !rules.flows ? said('dg.ctCilium') : error ? said('dg.ctUnreadWhy', { error }) : said('dg.ctUnread');
+    nodeFindings.push({ layer: 'conntrack', code: 'conntrack-not-read', severity: 'info', ...saying('dg.ctNotRead', { why }), evidence: [] });
   }
   nodeFindings.push(...rules.nodeAfter);
   return { header: { ...rules.header, node: snapshot.meta.node, services: services.length, counts: countVerdicts(services), nodeFindings }, services };
@@ -189,9 +212,9 @@ export function finishDiagnosis(rules: RulesDiagnosis, snapshot: NodeSnapshot, a
 export function diagnoseSnapshot(snapshot: NodeSnapshot, api: ApiObjects | null = snapshot.api?.value ?? null, options: DiagnoseOptions = {}): Diagnosis {
   if (!api) {
     const dp = readNodeDataplane(snapshot);
-    const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const) };
-    const why = snapshot.api?.error ?? 'no API objects were read (no --api-file, no cluster access, or the bundle has none)';
-    const nodeFindings: Finding[] = [{ layer: 'api', code: 'no-api-objects', severity: 'unknown', message: `no Service can be judged: ${why}`, evidence: [] }];
+    const header = { node: snapshot.meta.node, mode: dp.mode, dataplane: dp.dataplane ?? ('none' as const), dns: dnsHeader(options.dns) };
+    const why = snapshot.api?.error ?? said('dg.noApi.default');
+    const nodeFindings: Finding[] = [{ layer: 'api', code: 'no-api-objects', severity: 'unknown', ...saying('dg.noApi', { why }), evidence: [] }];
     return { header: { ...header, services: 0, counts: countVerdicts([]), nodeFindings }, services: [] };
   }
   return finishDiagnosis(diagnoseRules(snapshot, api, options), snapshot, api);

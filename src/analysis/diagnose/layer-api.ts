@@ -11,6 +11,8 @@ import type { ApiObjects, Pod } from '../../model/k8s.js';
 import { parseAddress } from '../../net/address.js';
 import { factsFor } from '../service-view.js';
 import type { EndpointRow, ServiceRow } from '../service-types.js';
+import type { ServiceFact } from '../service-view.js';
+import { said, saying, type Said } from './say.js';
 import type { Finding } from './types.js';
 
 const services = (row: ServiceRow) => [{ pane: 'services' as const, ref: `${row.namespace}/${row.name}` }];
@@ -49,11 +51,11 @@ function sliceFindings(row: ServiceRow, endpoints: readonly EndpointRow[]): Find
   for (const e of endpoints) {
     const family = parseAddress(e.address)?.family;
     if ((e.addressType === 'IPv4' && family === 'ipv6') || (e.addressType === 'IPv6' && family === 'ipv4')) {
-      out.push({ layer: 'endpoints', code: 'wrong-family-address', severity: 'degraded', message: `EndpointSlice ${e.sliceName} (${e.addressType}) holds ${e.address}: kube-proxy skips it`, endpoint: e.address, evidence: services(row) });
+      out.push({ layer: 'endpoints', code: 'wrong-family-address', severity: 'degraded', ...saying('dg.wrongFamily', { slice: e.sliceName, type: e.addressType, address: e.address }), endpoint: e.address, evidence: services(row) });
     }
     const first = seen.get(e.address);
     if (first !== undefined && first !== e.sliceName) {
-      out.push({ layer: 'endpoints', code: 'duplicate-endpoint', severity: 'info', message: `${e.address} is in EndpointSlices ${first} and ${e.sliceName} (kube-proxy uses it once; the conditions of one slice win)`, endpoint: e.address, evidence: services(row) });
+      out.push({ layer: 'endpoints', code: 'duplicate-endpoint', severity: 'info', ...saying('dg.duplicate', { address: e.address, first, second: e.sliceName }), endpoint: e.address, evidence: services(row) });
     } else seen.set(e.address, e.sliceName);
   }
   return out;
@@ -62,14 +64,31 @@ function sliceFindings(row: ServiceRow, endpoints: readonly EndpointRow[]): Find
 function specFindings(row: ServiceRow): Finding[] {
   const out: Finding[] = [];
   if (row.type === 'ExternalName' && row.externalName !== undefined && parseAddress(row.externalName) !== null) {
-    out.push({ layer: 'api', code: 'externalname-ip', severity: 'broken', message: `externalName is the address ${row.externalName}: CoreDNS answers a CNAME only for names (NXDOMAIN or a CNAME to an IP-looking name); use a Service without selector and an EndpointSlice instead`, evidence: services(row) });
+    out.push({ layer: 'api', code: 'externalname-ip', severity: 'broken', ...saying('dg.externalNameIp', { address: row.externalName }), evidence: services(row) });
   }
   const spec = row.service.raw['spec'];
   const lbIP = spec && typeof spec === 'object' && !Array.isArray(spec) ? (spec as Record<string, unknown>)['loadBalancerIP'] : undefined;
   if (typeof lbIP === 'string' && lbIP.toLowerCase() === 'none') {
-    out.push({ layer: 'api', code: 'headless-lb-ip', severity: 'degraded', message: `loadBalancerIP is "${lbIP}": a headless Service is written clusterIP: None${row.headless ? '' : ' (this one has a ClusterIP)'}`, evidence: services(row) });
+    out.push({ layer: 'api', code: 'headless-lb-ip', severity: 'degraded', ...saying(row.headless ? 'dg.headlessLbIp' : 'dg.headlessLbIpHasIp', { value: lbIP }), evidence: services(row) });
   }
   return out;
+}
+
+/** A Services pane fact (src/analysis/service-view.ts `factsFor`) as a phrase of the i18n tables, from its code and detail. */
+function factSaid(f: ServiceFact): Said {
+  const d = f.detail;
+  switch (f.code) {
+    case 'no-endpointslice':
+      return said(d['hasSelector'] ? 'dg.fact.noSlice' : 'dg.fact.noSliceNoSelector');
+    case 'no-ready-endpoints':
+      return said(d['endpoints'] === 0 ? 'dg.fact.noEndpoint' : 'dg.fact.noReady');
+    case 'selector-matches-no-pod':
+      return said('dg.fact.selector', { namespace: f.namespace, selector: String(d['selector'] ?? '') });
+    default: {
+      const [name = '', protocol = ''] = String(d['port'] ?? '').split('/');
+      return said(d['targetPort'] !== undefined ? 'dg.fact.servicePort' : 'dg.fact.slicePort', { name, protocol });
+    }
+  }
 }
 
 /**
@@ -80,18 +99,21 @@ export function apiFindings(row: ServiceRow, endpoints: readonly EndpointRow[], 
   const out: Finding[] = [];
   const usable = endpoints.some((e) => e.ready !== false || (e.serving === true && e.terminating === true));
   for (const f of factsFor(row)) {
+    const fact = factSaid(f);
     if (f.code === 'no-endpointslice') {
-      out.push({ layer: 'endpoints', code: 'no-endpoints', severity: 'broken', message: f.message, evidence: services(row) });
+      out.push({ layer: 'endpoints', code: 'no-endpoints', severity: 'broken', message: f.message, said: fact, evidence: services(row) });
     } else if (f.code === 'no-ready-endpoints') {
       // kube-proxy falls back to serving-and-terminating endpoints: traffic still flows, for now.
-      out.push({ layer: 'endpoints', code: 'no-ready-endpoints', severity: usable ? 'degraded' : 'broken', message: usable ? `${f.message} (serving-and-terminating ones still take traffic)` : f.message, evidence: services(row) });
+      const s = usable ? saying('dg.fact.noReadyFallback', { fact }) : { message: f.message, said: fact };
+      out.push({ layer: 'endpoints', code: 'no-ready-endpoints', severity: usable ? 'degraded' : 'broken', ...s, evidence: services(row) });
     } else if (f.code === 'selector-matches-no-pod') {
       const near = nearestLabels(row.selector ?? {}, pods);
-      const hint = near.length > 0 ? `; nearest labels: ${near.join(', ')}` : '';
-      out.push({ layer: 'api', code: 'selector-matches-nothing', severity: 'broken', message: `${f.message}${hint}`, evidence: services(row) });
+      const params = { namespace: row.namespace, selector: String(f.detail['selector'] ?? '') };
+      const s = near.length > 0 ? saying('dg.fact.selectorNear', { ...params, near: near.join(', ') }) : { message: f.message, said: fact };
+      out.push({ layer: 'api', code: 'selector-matches-nothing', severity: 'broken', ...s, evidence: services(row) });
     } else if (endpoints.length > 0) {
       // A slice without endpoints has no ports: the mismatch says nothing more than "no endpoints".
-      out.push({ layer: 'api', code: 'port-name-mismatch', severity: 'degraded', message: f.message, evidence: services(row) });
+      out.push({ layer: 'api', code: 'port-name-mismatch', severity: 'degraded', message: f.message, said: fact, evidence: services(row) });
     }
   }
   return [...out, ...sliceFindings(row, endpoints), ...specFindings(row)];

@@ -17,6 +17,7 @@
 import type { ConntrackEntry } from '../../model/conntrack.js';
 import type { ApiObjects } from '../../model/k8s.js';
 import type { ExpectedService } from './expect.js';
+import { said, sayIn, saying, type Said } from './say.js';
 import type { Evidence, Finding, FindingCode } from './types.js';
 
 /** The node's Kubernetes minor version as its Node object reports it (kubelet's; kube-proxy runs the same minor), or null. */
@@ -31,15 +32,16 @@ export function nodeMinorVersion(objects: ApiObjects, node: string): { text: str
 
 /** What kube-proxy's cleanup does with one kind of stale UDP/TCP flow on a node of `version`. */
 export function cleanupSays(proto: string, kind: 'stale' | 'untranslated', version: { text: string; minor: number } | null, hasEndpoints: boolean): string {
-  if (proto !== 'udp') return `kube-proxy never clears ${proto.toUpperCase()} entries (only UDP needs it): the flow lasts until a reset or its timeout`;
-  if (version === null) return "whether kube-proxy's cleanup clears it: unknown (the node's Kubernetes version is not in the API objects)";
-  if (version.minor < 32) {
-    return kind === 'stale'
-      ? `kube-proxy ${version.text} clears it only when it sees the endpoint go (event based, before 1.32): still here, so that cleanup missed it and nothing will retry`
-      : `kube-proxy ${version.text} clears untranslated flows only when the Service gets its first endpoint (event based): nothing will retry`;
-  }
-  if (!hasEndpoints) return `kube-proxy ${version.text}'s reconciler skips a Service without endpoints (kubernetes#139628) unless it has the fix of kubernetes#139629: it may never clear it`;
-  return `kube-proxy ${version.text}'s reconciler (1.32+, kubernetes#127318) clears it on its next sync: if it stays, kube-proxy is not syncing`;
+  return sayIn(cleanupSaid(proto, kind, version, hasEndpoints), 'en');
+}
+
+/** {@link cleanupSays} as a phrase of the i18n tables. */
+export function cleanupSaid(proto: string, kind: 'stale' | 'untranslated', version: { text: string; minor: number } | null, hasEndpoints: boolean): Said {
+  if (proto !== 'udp') return said('dg.ct.tcp', { proto: proto.toUpperCase() });
+  if (version === null) return said('dg.ct.noVersion');
+  if (version.minor < 32) return said(kind === 'stale' ? 'dg.ct.oldStale' : 'dg.ct.oldUntranslated', { version: version.text });
+  if (!hasEndpoints) return said('dg.ct.noEndpoints', { version: version.text });
+  return said('dg.ct.reconciler', { version: version.text });
 }
 
 interface Target {
@@ -95,22 +97,22 @@ interface Group {
 function groupFinding(g: Group, version: { text: string; minor: number } | null): Finding {
   const hasEndpoints = g.target.svc.apiEndpoints.size > 0;
   const port = g.vport !== undefined ? ` --orig-port-dst ${g.vport}` : '';
-  const flows = `${g.count} ${g.proto.toUpperCase()} flow(s)`;
-  let message: string;
+  const flows = said('dg.ctFlows', { count: g.count, proto: g.proto.toUpperCase() });
+  let text: ReturnType<typeof saying>;
   if (g.code === 'conntrack-stale-endpoint') {
-    const cmd = `conntrack -D -p ${g.proto} --orig-dst ${g.vip}${port} --dst-nat ${g.endpoint.replace(/:\d+$/, '')}`;
-    message = `${flows} to ${g.target.frontend} still go to ${g.endpoint}, which is in no EndpointSlice of the Service (a Pod swapped?); ${cleanupSays(g.proto, 'stale', version, hasEndpoints)}; to clear them: ${cmd}`;
+    const command = `conntrack -D -p ${g.proto} --orig-dst ${g.vip}${port} --dst-nat ${g.endpoint.replace(/:\d+$/, '')}`;
+    text = saying('dg.ctStale', { flows, frontend: g.target.frontend, endpoint: g.endpoint, cleanup: cleanupSaid(g.proto, 'stale', version, hasEndpoints), command });
   } else if (g.code === 'conntrack-untranslated') {
-    const cmd = `conntrack -D -p ${g.proto} --orig-dst ${g.vip}${port} --reply-src ${g.vip}`;
-    message = `${flows} to ${g.target.frontend} were never translated (sent before the rules existed?): their packets keep going to the VIP itself; ${cleanupSays(g.proto, 'untranslated', version, hasEndpoints)}; to clear them: ${cmd}`;
+    const command = `conntrack -D -p ${g.proto} --orig-dst ${g.vip}${port} --reply-src ${g.vip}`;
+    text = saying('dg.ctUntranslated', { flows, frontend: g.target.frontend, cleanup: cleanupSaid(g.proto, 'untranslated', version, hasEndpoints), command });
   } else {
-    message = `${flows} to ${g.target.frontend} → ${g.endpoint} have had no reply (UNREPLIED, refreshed by each packet): the endpoint does not answer, or the protocol is one-way`;
+    text = saying('dg.ctUnreplied', { flows, frontend: g.target.frontend, endpoint: g.endpoint });
   }
   return {
     layer: 'conntrack',
     code: g.code,
     severity: g.code === 'conntrack-udp-unreplied' ? 'info' : 'degraded',
-    message,
+    ...text,
     port: g.target.port,
     frontend: g.target.frontend,
     ...(g.code !== 'conntrack-untranslated' ? { endpoint: g.endpoint } : {}),

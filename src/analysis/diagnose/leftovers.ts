@@ -8,6 +8,7 @@ import { iptablesRuleRef, serviceOfComment } from './read-iptables.js';
 import { endpointKey, frontendKey, type FrontendIndex, type ProgrammedFrontend } from './frontends.js';
 import type { NodeDataplane } from './dataplane.js';
 import type { NodeSnapshot } from '../../model/snapshot.js';
+import { said, saying } from './say.js';
 import type { Evidence, Finding } from './types.js';
 
 /** Per Service (`ns/name`), the evidence of another mode's rules for it; `''` holds what names no Service. */
@@ -42,14 +43,14 @@ function endpointsText(f: ProgrammedFrontend): string {
 export function legacyDisagreement(key: string, nft: ProgrammedFrontend | undefined, legacy: FrontendIndex, port: string): Finding | null {
   const l = legacy.byKey.get(key);
   if (!l) return null;
-  const a = nft ? endpointsText(nft) : 'nothing';
+  const a = nft ? endpointsText(nft) : said('dg.nothing');
   const b = endpointsText(l);
-  if (a === b) return null;
+  if (typeof a === 'string' && a === b) return null;
   return {
     layer: 'dataplane',
     code: 'legacy-nft-disagree',
     severity: 'degraded',
-    message: `${key}: iptables-nft sends to ${a}, iptables-legacy to ${b} (both backends run; which rewrites first depends on hook priority)`,
+    ...saying('dg.legacy', { frontend: key, nft: a, legacy: b }),
     port,
     frontend: key,
     evidence: [...(nft?.evidence.slice(0, 1) ?? []), ...l.evidence.slice(0, 1)],

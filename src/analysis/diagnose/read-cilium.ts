@@ -10,6 +10,7 @@ import type { LbTable } from '../../model/cilium.js';
 import { formatServiceFlags, SVC_FLAG } from '../../model/cilium.js';
 import { lbServiceFrontend, type CiliumExpectedFrontend, type ExpectedFrontend } from './expect.js';
 import { endpointKey, frontendKey, type ProgrammedFrontend } from './frontends.js';
+import { saying } from './say.js';
 import type { Finding } from './types.js';
 
 /** Every frontend of the LB table, lb4 and lb6, both scopes (the internal one keyed with `/i`). */
@@ -71,12 +72,12 @@ export function ciliumFrontendFindings(exp: ProgrammedFrontend, act: ProgrammedF
   const port = exp.portName || String(exp.port);
   for (const e of act.endpoints) {
     if (e.state && e.state !== 'active' && e.state !== 'terminating') {
-      out.push({ layer: 'dataplane', code: 'cilium-backend-state', severity: 'degraded', message: `${fe} → ${endpointKey(e)}: backend is ${e.state} (no new connections)`, port, frontend: fe, endpoint: endpointKey(e), evidence: act.evidence });
+      out.push({ layer: 'dataplane', code: 'cilium-backend-state', severity: 'degraded', ...saying('dg.ciliumState', { frontend: fe, endpoint: endpointKey(e), state: e.state }), port, frontend: fe, endpoint: endpointKey(e), evidence: act.evidence });
     }
   }
   const live = (f: ProgrammedFrontend) => f.endpoints.filter((e) => (e.weight ?? 0) > 0).length;
   if (live(exp) !== live(act) || exp.endpoints.length !== act.endpoints.length) {
-    out.push({ layer: 'dataplane', code: 'cilium-slot-count', severity: 'degraded', message: `${fe}: ${live(act)} active slot(s) of ${act.endpoints.length}, the API gives ${live(exp)} of ${exp.endpoints.length}`, port, frontend: fe, evidence: act.evidence });
+    out.push({ layer: 'dataplane', code: 'cilium-slot-count', severity: 'degraded', ...saying('dg.ciliumSlots', { frontend: fe, live: live(act), slots: act.endpoints.length, apiLive: live(exp), apiSlots: exp.endpoints.length }), port, frontend: fe, evidence: act.evidence });
   }
   return out;
 }
@@ -92,7 +93,7 @@ export function orphanBackends(table: LbTable): Finding[] {
       layer: 'dataplane' as const,
       code: 'endpoint-extra' as const,
       severity: 'info' as const,
-      message: `backend ${b.id} ${b.ip}:${b.port}/${b.protocol ?? 'ANY'} is in the backends map but no service slot uses it`,
+      ...saying('dg.ciliumOrphan', { id: b.id ?? '?', address: `${b.ip}:${b.port}/${b.protocol ?? 'ANY'}` }),
       endpoint: `${b.ip}:${b.port}`,
       evidence: [{ pane: 'lb' as const, ref: `backend ${b.id}` }],
     }));
@@ -103,7 +104,7 @@ export function listingDisagreements(table: LbTable): Map<string, Finding> {
   const out = new Map<string, Finding>();
   for (const d of table.disagreements ?? []) {
     const key = d.frontend.replace(/\/i$/, '');
-    out.set(key, { layer: 'dataplane', code: 'cilium-listing-disagrees', severity: 'degraded', message: `${d.frontend}: ${d.message}`, frontend: key, evidence: [{ pane: 'lb', ref: key }] });
+    out.set(key, { layer: 'dataplane', code: 'cilium-listing-disagrees', severity: 'degraded', ...saying('dg.ciliumListing', { frontend: d.frontend, message: d.message }), frontend: key, evidence: [{ pane: 'lb', ref: key }] });
   }
   return out;
 }

@@ -3,6 +3,7 @@
  * findings, each naming the layer it belongs to and the pane row that proves it. Plain data,
  * JSON-safe (no bigint, no class instances): the fleet matrix and `-o json` read it as is.
  */
+import type { Said } from './say.js';
 
 /** The layers a Service's traffic crosses on a node, in the order a reader checks them. */
 export type DiagnoseLayer = 'api' | 'endpoints' | 'dataplane' | 'conntrack' | 'dns';
@@ -50,7 +51,9 @@ export interface Evidence {
 
 /**
  * One thing found wrong (or worth knowing) about a Service on a node. `code` is stable (tests
- * and scripts match on it, see {@link FindingCode}); `message` is the English sentence.
+ * and scripts match on it, see {@link FindingCode}); `message` is the English sentence, `said`
+ * the same as an i18n key and params (src/analysis/diagnose/say.ts: rendered in `ja` by the
+ * report and the findings view; not part of the JSON document).
  * `port`: the Service port's name or number; `frontend`: `ip:port/PROTO` (`*:port/PROTO` for a
  * NodePort on every node address); `endpoint`: `ip:port`.
  */
@@ -59,6 +62,7 @@ export interface Finding {
   readonly code: FindingCode;
   readonly severity: Severity;
   readonly message: string;
+  readonly said?: Said;
   readonly port?: string;
   readonly frontend?: string;
   readonly endpoint?: string;
@@ -100,13 +104,18 @@ export type FindingCode =
   | 'cilium-slot-count'
   | 'cilium-flags-differ'
   | 'cilium-expectation-undecided'
+  // walks from a client (--from, src/trace/diagnose-from.ts)
+  | 'from-reaches'
+  | 'from-partly'
+  | 'from-blocked'
+  | 'from-unknown'
   // conntrack
   | 'conntrack-not-read'
   | 'conntrack-stale-endpoint'
   | 'conntrack-untranslated'
   | 'conntrack-udp-unreplied'
   // dns
-  | 'dns-not-asked'
+  | 'dns-not-answered'
   | 'dns-wrong-answer';
 
 /** One Service's verdict and findings. */
@@ -129,7 +138,19 @@ export interface DiagnosisHeader {
   readonly services: number;
   readonly counts: Readonly<Record<Verdict, number>>;
   readonly nodeFindings: readonly Finding[];
+  /** Whether `<svc>.<ns>.svc.<zone>` answers were compared (`zone`), or why not (`reason`). */
+  readonly dns: { readonly checked: boolean; readonly zone?: string; readonly reason?: string; readonly said?: Said };
 }
+
+/**
+ * The DNS layer as the caller read it (src/dns/diagnose-dns.ts, from a capture's recorded
+ * answers): `checked` with each Service's `dns` findings by `ns/name` and the cluster domain
+ * compared against, or not checked and why (no recorded answers: the layer is then neither
+ * ok nor a finding).
+ */
+export type DnsLayer =
+  | { readonly checked: true; readonly zone: string; readonly findings: ReadonlyMap<string, readonly Finding[]> }
+  | { readonly checked: false; readonly reason: string; readonly said?: Said };
 
 /** The whole diagnosis of one node. */
 export interface Diagnosis {

@@ -3,6 +3,7 @@
  * a title with the verdict, then one row per finding (severity, layer, frontend, message) and,
  * under the table, the proving row of the finding under the cursor. Enter opens that row.
  */
+import { findingMessage } from '../../analysis/diagnose/say.js';
 import { Box } from 'ink';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
@@ -59,7 +60,7 @@ export function FindingsView({ service, cursor, width, height, lang }: FindingsV
   const start = windowStart(findings.length, cursor, tableHeight);
   const rows: TableRow[] = findings.slice(start, start + tableHeight).map((f, i) => ({
     key: `${start + i}`,
-    cells: [f.severity, f.layer, f.frontend ?? '', f.message],
+    cells: [f.severity, f.layer, f.frontend ?? '', findingMessage(f, lang)],
     ...(COLOR[f.severity] ? { color: COLOR[f.severity] } : {}),
   }));
   const at = findings[cursor];
@@ -73,7 +74,7 @@ export function FindingsView({ service, cursor, width, height, lang }: FindingsV
       ) : (
         <Table columns={columns(lang)} rows={rows} cursor={cursor - start} width={width} height={tableHeight} focused />
       )}
-      {wrap(at?.message ?? '', width, 3).map((line, i) => (
+      {wrap(at ? findingMessage(at, lang) : '', width, 3).map((line, i) => (
         <Text key={`m${i}`}>{fitCell(line, width)}</Text>
       ))}
       <Text color={theme.muted}>{fitCell(proof ? `${proof.pane} ${proof.ref}${proof.text ? ` — ${proof.text}` : ''}` : '', width)}</Text>
