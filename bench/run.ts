@@ -350,7 +350,6 @@ const MODULES: readonly { spec: string; label: string }[] = [
   { spec: 'ink', label: 'ink (with react)' },
   { spec: 'yaml', label: 'yaml' },
   { spec: 'commander', label: 'commander' },
-  { spec: 'cli-table3', label: 'cli-table3' },
   { spec: 'ssh2', label: 'ssh2' },
   { spec: '@kubernetes/client-node', label: '@kubernetes/client-node' },
   { spec: 'blessed-contrib', label: 'blessed-contrib (dash)' },
