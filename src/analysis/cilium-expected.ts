@@ -52,10 +52,17 @@ export interface CiliumAgentOptions {
 /** Why a frontend holds no backend for new connections: none usable, or a Local policy without one on this node. */
 export type CiliumEmptyReason = 'endpoints' | 'no-endpoints' | 'no-local-external' | 'no-local-internal';
 
+/** What nodescope could not read that a Cilium expectation depends on: `--bpf-lb-source-range-all-types` (on externalIPs, or on every type), `--enable-service-topology`, the agent's release (KEP-1669 terminating fallback). */
+export type CiliumUndecidedKind = 'source-range-external' | 'source-range-all' | 'topology' | 'release';
+
 /** Something the expectation of one frontend depends on that nodescope could not read. */
 export interface CiliumUndecided {
   /** The English sentence naming what is missing. */
   readonly what: string;
+  /** Which unread option or release it is (the i18n key of the sentence; `topology` carries the rule the option would apply). */
+  readonly kind: CiliumUndecidedKind;
+  /** With `kind: 'topology'`: the rule the option would apply (`hinted for zone-a`). */
+  readonly topology?: string;
   /** The LB entry the other answer gives, when it changes the backends; null when only flags change. */
   readonly alternative: LbService | null;
   /** Flag bits whose value depends on it (0 when none). */
@@ -237,7 +244,7 @@ function flagsOf(svc: ScenarioService, fe: Frontend, options: CiliumAgentOptions
       const why = fe.type === 'ExternalIPs'
         ? 'whether the agent checks loadBalancerSourceRanges on externalIPs (newer agents do; --bpf-lb-source-range-all-types) was not read'
         : 'whether the agent runs with --bpf-lb-source-range-all-types was not read';
-      undecided.push({ what: why, alternative: null, flagMask: SVC_FLAG.sourceRange });
+      undecided.push({ what: why, kind: fe.type === 'ExternalIPs' ? 'source-range-external' : 'source-range-all', alternative: null, flagMask: SVC_FLAG.sourceRange });
     }
   }
   return { flags, undecided };
@@ -276,12 +283,12 @@ function expectFrontend(b: Builder, svc: ScenarioService, port: ScenarioServiceP
     const other = selectBackends(svc, fe, port, input, true);
     if (other.topology !== null && other.chosen.length !== sel.chosen.length) {
       const o = slotsOf(other.chosen, true);
-      undecided.push({ what: `whether the agent runs with --enable-service-topology was not read (with it: ${other.topology})`, alternative: lbEntry(scratch(b), svc, fe, port, flags, o.ordered, o.count, o.qcount, id), flagMask: 0 });
+      undecided.push({ what: `whether the agent runs with --enable-service-topology was not read (with it: ${other.topology})`, kind: 'topology', topology: other.topology, alternative: lbEntry(scratch(b), svc, fe, port, flags, o.ordered, o.count, o.qcount, id), flagMask: 0 });
     }
   }
   if (count > 0 && !ordered.some((e) => e.ready)) {
     const old = slotsOf(sel.chosen, false);
-    undecided.push({ what: "the agent's release was not read: agents before KEP-1669 support keep terminating backends out of the count (no new connection is served)", alternative: lbEntry(scratch(b), svc, fe, port, flags, old.ordered, old.count, old.qcount, id), flagMask: 0 });
+    undecided.push({ what: "the agent's release was not read: agents before KEP-1669 support keep terminating backends out of the count (no new connection is served)", kind: 'release', alternative: lbEntry(scratch(b), svc, fe, port, flags, old.ordered, old.count, old.qcount, id), flagMask: 0 });
   }
   const anyUsable = svc.endpoints.some((e) => e.ready || (e.serving && e.terminating));
   const reason: CiliumEmptyReason = count > 0 ? 'endpoints' : !anyUsable ? 'no-endpoints' : onlyLocal(svc, fe) ? (fe.scope === 'internal' || fe.type === 'ClusterIP' ? 'no-local-internal' : 'no-local-external') : 'no-endpoints';

@@ -30,7 +30,7 @@ export const PROPER_TERMS: ReadonlySet<string> = new Set(
     // Kubernetes and kube-proxy words
     'kube-proxy', 'kubernetes', 'kubectl', 'pod', 'pods', 'service', 'node', 'endpoint', 'endpoints',
     'ready', 'serving', 'terminating', 'iTP', 'eTP', 'kube-dns', 'kube-system', 'default', 'coredns',
-    'cluster', 'local', 'external', 'host', 'none', 'nodescope', 'trace', 'show', 'capture', 'tour', 'dig',
+    'cluster', 'local', 'external', 'host', 'none', 'nodescope', 'trace', 'show', 'capture', 'tour', 'dig', 'diagnose',
     // Cilium names and struct fields
     'cilium', 'cilium-dbg', 'cilium-agent', 'bpf', 'ebpf', 'xdp', 'tc', 'lxc', 'socket', 'lb', 'kpr',
     'address', 'port', 'proto', 'scope', 'ext', 'int', 'count', 'qcount', 'algorithm', 'undef', 'maglev', 'active',
@@ -38,7 +38,9 @@ export const PROPER_TERMS: ReadonlySet<string> = new Set(
     'getpeername', 'envoy', 'dsr', 'socketLB', 'hostNamespaceOnly', 'loadBalancer', 'acceleration',
     // DNS words
     'dev', 'via', 'net', 'netfilter', 'dash', 'list', 'global', 'Proxy', 'ipMode', 'true', 'false', 'status', 'replacement', 'proxy-replacement',
-    'dns', 'cname', 'srv', 'nxdomain', 'noerror', 'servfail', 'svc', 'ndots', 'search', 'nameserver', 'options',
+    'dns', 'cname', 'srv', 'nxdomain', 'noerror', 'servfail', 'nodata', 'svc', 'ndots', 'search', 'nameserver', 'options',
+    // `ip addr`, the command named in a message
+    'addr',
     // units, keys and product names
     'ms', 'kib', 'mib', 'gib', 'tib', 'b', 'k', 'm', 'g', 'pps', 'esc', 'enter', 'space', 'tab', 'shift', 'ctrl',
     'api', 'nat', 'vip', 'cidr', 'ipv4', 'ipv6', 'json', 'yaml', 'kep', 'debian', 'linux',
@@ -52,7 +54,7 @@ export const CAPS_TERMS: ReadonlySet<string> = new Set([
   'PREROUTING', 'INPUT', 'FORWARD', 'OUTPUT', 'POSTROUTING', 'LOCAL', 'UNICAST', 'BROADCAST', 'MULTICAST', 'ANY',
   'TCP', 'UDP', 'SCTP', 'ICMP', 'IP', 'SYN', 'ACK', 'FIN', 'RST', 'L4', 'L7',
   'DNS', 'API', 'IPVS', 'LB', 'NAT', 'VIP', 'CIDR', 'BPF', 'XDP', 'ID', 'KPR', 'DSR', 'ICMPX', 'IPSET',
-  'A', 'AAAA', 'SRV', 'CNAME', 'PTR', 'NXDOMAIN', 'NOERROR', 'SERVFAIL', 'REFUSED', 'TTL', 'EHOSTUNREACH', 'ENETUNREACH',
+  'A', 'AAAA', 'SRV', 'CNAME', 'PTR', 'NXDOMAIN', 'NOERROR', 'NODATA', 'SERVFAIL', 'REFUSED', 'TTL', 'EHOSTUNREACH', 'ENETUNREACH',
   'KUBE', 'CILIUM', 'EP', 'KEP', 'CPU', 'UTC', 'JSON', 'YAML', 'SSH', 'TUI', 'CLI', 'ICMPV6',
 ]);
 

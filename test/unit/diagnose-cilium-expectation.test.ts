@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { expectCiliumTable, type CiliumAgentOptions } from '../../src/analysis/cilium-expected.js';
 import { kubeProxyInputOf } from '../../src/analysis/compare-modes-input.js';
 import { diagnoseSnapshot, type Diagnosis, type Finding } from '../../src/analysis/diagnose/index.js';
+import { findingMessage } from '../../src/analysis/diagnose/say.js';
 import { generateIptablesRestore } from '../../src/analysis/kubeproxy-iptables.js';
 import type { KubeProxyInput, LabScenario, ScenarioService } from '../../src/analysis/lab-scenario-types.js';
 import type { LbTable } from '../../src/model/cilium.js';
@@ -98,6 +99,9 @@ describe('Cilium node: expected against the maps, Local policies, ipMode, flags'
     expect(f.filter((x) => x.code === 'endpoint-extra').map((x) => [x.frontend, x.endpoint])).toEqual([['10.96.12.44:80/TCP', '10.244.1.15:8080']]);
     expect(f.find((x) => x.code === 'endpoint-extra')!.message).toContain('iTP=Local');
     expect(f.filter((x) => x.code === 'cilium-flags-differ').map((x) => x.message)).toEqual([expect.stringContaining('lacks InternalLocal')]);
+    // The same finding in Japanese: the flag names stay, the sentence is Japanese.
+    const ja = f.filter((x) => x.code === 'cilium-flags-differ').map((x) => findingMessage(x, 'ja'));
+    expect(ja).toEqual([expect.stringMatching(/LB エントリは InternalLocal が欠けています（.*、期待値 .*）$/)]);
     expect(verdictOf(d, 'default/itp-local')).toBe('degraded');
     for (const s of healthy.services) if (s.name !== 'itp-local') expect([s.name, verdictOf(d, `${s.namespace}/${s.name}`)]).toEqual([s.name, s.verdict]);
   });
@@ -124,6 +128,9 @@ describe('Cilium node: expected against the maps, Local policies, ipMode, flags'
     expect(findingsOf(on, 'default/web').filter((x) => x.code === 'cilium-expectation-undecided').map((x) => x.message)).toEqual([
       expect.stringContaining('--enable-service-topology'), expect.stringContaining('--enable-service-topology'), expect.stringContaining('--enable-service-topology'),
     ]);
+    const undecidedJa = findingsOf(on, 'default/web').filter((x) => x.code === 'cilium-expectation-undecided').map((x) => findingMessage(x, 'ja'));
+    // (the topology rule inside the parentheses is still the engine's English: NOTES)
+    for (const m of undecidedJa) expect(m).toMatch(/もう一方の場合に Cilium が書く内容と一致します: エージェントが --enable-service-topology 付きで動いているかは読めていません（付いていれば: /);
     expect(verdictOf(on, 'default/web')).toBe('ok');
     const off = diagnoseSnapshot(ciliumNode(base, zonedNodes, (s) => expectCiliumTable(inputOf(s), { serviceTopology: false }).table));
     expect(findingsOf(off, 'default/web').filter((x) => x.severity !== 'info')).toEqual([]);

@@ -8,9 +8,9 @@
  */
 import type { LbTable } from '../../model/cilium.js';
 import { formatServiceFlags, SVC_FLAG } from '../../model/cilium.js';
-import { lbServiceFrontend, type CiliumExpectedFrontend, type ExpectedFrontend } from './expect.js';
+import { lbServiceFrontend, type CiliumExpectedFrontend, type ExpectedAlternative, type ExpectedFrontend } from './expect.js';
 import { endpointKey, frontendKey, type ProgrammedFrontend } from './frontends.js';
-import { saying } from './say.js';
+import { joined, said, saying, type Said } from './say.js';
 import type { Finding } from './types.js';
 
 /** Every frontend of the LB table, lb4 and lb6, both scopes (the internal one keyed with `/i`). */
@@ -34,10 +34,15 @@ export function pickCiliumExpectation(exp: CiliumExpectedFrontend, act: Programm
   const port = exp.portName || String(exp.port);
   for (const alt of withEndpoints) {
     const e: ExpectedFrontend = { ...alt.frontend!, reason: alt.frontend!.outcome === 'endpoints' ? 'endpoints' : exp.reason, excluded: exp.excluded };
-    if (same(e)) return { exp: e, findings: [{ layer: 'dataplane', code: 'cilium-expectation-undecided', severity: 'info', message: `${fe}: the node's backends are what Cilium writes in the other case: ${alt.what}`, port, frontend: fe, evidence: act.evidence }] };
+    if (same(e)) return { exp: e, findings: [{ layer: 'dataplane', code: 'cilium-expectation-undecided', severity: 'info', ...saying('dg.ciliumOtherCase', { frontend: fe, what: undecidedSaid(alt) }), port, frontend: fe, evidence: act.evidence }] };
   }
-  const what = withEndpoints.map((a) => a.what).join('; ');
-  return { exp, findings: [{ layer: 'dataplane', code: 'cilium-expectation-undecided', severity: 'info', message: `${fe}: compared with the agent's defaults; the node matches no other case either (${what})`, port, frontend: fe, evidence: act.evidence }] };
+  const what = joined(withEndpoints.map(undecidedSaid), '; ');
+  return { exp, findings: [{ layer: 'dataplane', code: 'cilium-expectation-undecided', severity: 'info', ...saying('dg.ciliumDefaults', { frontend: fe, what }), port, frontend: fe, evidence: act.evidence }] };
+}
+
+/** What an unread option or release is, as a phrase of the i18n tables. */
+function undecidedSaid(a: ExpectedAlternative): Said {
+  return a.kind === 'topology' ? said('dg.cu.topology', { rule: a.topology ?? '' }) : said(`dg.cu.${a.kind}`);
 }
 
 function flagWords(bits: number): string {
@@ -61,8 +66,10 @@ export function ciliumFlagFindings(exp: CiliumExpectedFrontend, act: ProgrammedF
   const fe = frontendKey(exp);
   const missing = flagWords(want & ~have);
   const extra = flagWords(have & ~want);
-  const parts = [missing !== 'none' ? `lacks ${missing}` : '', extra !== 'none' ? `has ${extra} the Service does not ask for` : ''].filter(Boolean).join(' and ');
-  return [{ layer: 'dataplane', code: 'cilium-flags-differ', severity: 'degraded', message: `${fe}: the LB entry ${parts} (${formatServiceFlags(act.flags)}; expected ${formatServiceFlags(exp.flags)})`, port: exp.portName || String(exp.port), frontend: fe, evidence: act.evidence }];
+  const lacks = missing !== 'none' ? said('dg.ciliumFlags.lacks', { flags: missing }) : undefined;
+  const has = extra !== 'none' ? said('dg.ciliumFlags.has', { flags: extra }) : undefined;
+  const parts = lacks && has ? said('dg.ciliumFlags.both', { lacks, has }) : (lacks ?? has)!;
+  return [{ layer: 'dataplane', code: 'cilium-flags-differ', severity: 'degraded', ...saying('dg.ciliumFlags', { frontend: fe, parts, have: formatServiceFlags(act.flags), want: formatServiceFlags(exp.flags) }), port: exp.portName || String(exp.port), frontend: fe, evidence: act.evidence }];
 }
 
 /** Cilium findings of one frontend the node has, against the one expected (same key). */
