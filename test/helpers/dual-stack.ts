@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { expectCiliumTable } from '../../src/analysis/cilium-expected.js';
+import { expectCiliumTable, type CiliumAgentOptions } from '../../src/analysis/cilium-expected.js';
 import { generateIptablesRestore } from '../../src/analysis/kubeproxy-iptables.js';
 import type { KubeProxyInput, LabScenario, ScenarioService } from '../../src/analysis/lab-scenario-types.js';
 import type { LbTable } from '../../src/model/cilium.js';
@@ -115,13 +115,13 @@ export function dualStackIptablesCapture(scenario: LabScenario = LAB_SCENARIO): 
   return dir;
 }
 
-/** Each family's table side by side as the agent keeps lb4 and lb6, ids renumbered so they do not clash. */
-export function dualStackLbTable(inputs: readonly KubeProxyInput[]): LbTable {
+/** Each family's table side by side as the agent keeps lb4 and lb6, ids renumbered so they do not clash; `options`: the agent's options (src/analysis/cilium-expected.ts). */
+export function dualStackLbTable(inputs: readonly KubeProxyInput[], options: CiliumAgentOptions = {}): LbTable {
   let idBase = 0;
   const services: LbTable['services'][number][] = [];
   const backends: LbTable['backends'][number][] = [];
   inputs.forEach((input, i) => {
-    const t = expectCiliumTable(input).table;
+    const t = expectCiliumTable(input, options).table;
     const beId = (id: number | null) => (id ?? 0) + i * 1000;
     const own = new Map(t.backends.map((b) => [b.id, { ...b, id: beId(b.id) }]));
     backends.push(...own.values());

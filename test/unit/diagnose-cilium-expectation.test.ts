@@ -17,6 +17,7 @@ import { decodeCiliumLbMaps } from '../../src/parsers/bpftool-lb-decode.js';
 import { encodeLbTable } from '../../src/parsers/bpftool-lb-encode.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
 import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
+import { dualStackLbTable } from '../helpers/dual-stack.js';
 import { snapshotOf } from '../helpers/fixtures.js';
 import { RICH_SCENARIO, withService } from '../helpers/diagnose-scenario.js';
 import { apiObjectsText } from '../lab/api-objects.js';
@@ -41,21 +42,7 @@ function throughMaps(table: LbTable): LbTable {
   return r.value.table;
 }
 
-/** Each family's expected table side by side, as the agent keeps lb4 and lb6: rev-NAT and backend ids renumbered so they do not clash. */
-function tableFor(inputs: readonly KubeProxyInput[], options: CiliumAgentOptions = {}): LbTable {
-  let idBase = 0;
-  const services: LbTable['services'][number][] = [];
-  const backends: LbTable['backends'][number][] = [];
-  inputs.forEach((input, i) => {
-    const t = expectCiliumTable(input, options).table;
-    const beId = (id: number | null) => (id ?? 0) + i * 1000;
-    const own = new Map(t.backends.map((b) => [b.id, { ...b, id: beId(b.id) }]));
-    backends.push(...own.values());
-    services.push(...t.services.map((x) => ({ ...x, id: (x.id ?? 0) + idBase, slots: x.slots.map((sl) => ({ ...sl, backendId: beId(sl.backendId), backend: own.get(sl.backendId ?? -1) ?? null })) })));
-    idBase += t.revNats.length;
-  });
-  return { source: 'bpf-maps', services, backends, revNats: services.map((x) => ({ id: x.id!, ip: x.frontend.ip, port: x.frontend.port })) };
-}
+const tableFor = dualStackLbTable;
 
 /** The Cilium capture's node with the API objects of `api` (and an IPv6 input) and LB maps holding `table`. */
 function ciliumNode(base: NodeSnapshot, api: LabScenario, table: (s: NodeSnapshot) => LbTable, v6?: KubeProxyInput): NodeSnapshot {
