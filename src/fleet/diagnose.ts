@@ -123,7 +123,8 @@ interface Accumulator {
   readonly expected: Map<string, string>;
 }
 
-const SEP = ' ';
+/** Between the members of a set key (a member may hold spaces: `backend 17 (not in the backend map)`). */
+const SEP = '\n';
 /** Set keys by array: a reused rules diagnosis hands every node the same arrays. */
 const keys = new WeakMap<readonly string[], string>();
 function keyOf(xs: readonly string[]): string {
