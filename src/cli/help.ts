@@ -16,6 +16,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   fleet: ['nodescope fleet capture -o fleet/ --selector pool=web', 'nodescope fleet diagnose fleet/ -o json'],
   'fleet capture': ['nodescope fleet capture -o fleet/', 'nodescope fleet capture -o fleet/ --nodes worker-1,worker-2 --kubeconfig ~/.kube/prod', 'nodescope fleet capture -o fleet/ --ssh node-a,node-b --api-file objects.json'],
   'fleet diagnose': ['nodescope fleet diagnose fleet/', 'nodescope fleet diagnose fleet/ -o yaml'],
+  help: ['nodescope help trace                               # trace\'s flags and examples', 'nodescope help dig'],
   completion: ['source <(nodescope completion bash)', 'nodescope completion zsh > ~/.zfunc/_nodescope', 'nodescope completion fish > ~/.config/fish/completions/nodescope.fish'],
   dash: ['nodescope dash --service default/web --local', 'nodescope dash --service default/web --replay DIR'],
   replay: ['nodescope replay fixtures/lab-nftables', 'nodescope replay DIR -n kube-system --lang ja'],
