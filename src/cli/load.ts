@@ -68,7 +68,8 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
 /** One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says (the caller narrows its output). */
 export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false) {
   const probes = askedProbes(opts);
-  const source = await openSource(opts);
+  // allApi: a live cluster lists every namespace too (`-n` then only places a --node pod).
+  const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts);
   const { snapshot } = await loadSnapshot({ ...sessionSource(source, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
   return { source, snapshot };
 }
