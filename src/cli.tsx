@@ -32,7 +32,8 @@ import { isAddressArg, podAddress, serviceDestination } from './cli/trace-names.
 import type { ApiObjects } from './model/k8s.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
 import { closeSource, openSource } from './sources/open.js';
-import { detectLang } from './text/i18n.js';
+import { detectLang, t, tf, type Lang } from './text/i18n.js';
+import { commanderErrorText, errorLang, errorText } from './cli/error-lang.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
@@ -211,7 +212,7 @@ function addDigCommand(program: Command): void {
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
     .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
-    .addOption(outputOption('dig', DOCUMENT_OUTPUTS, 'one question has no wider columns and no object names'))
+    .addOption(outputOption('dig', DOCUMENT_OUTPUTS, t('en', 'err.why.dig')))
     .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string }) => {
       const { name, search: plus } = digWords(words);
       const search = plus ?? opts.search === true;
@@ -263,7 +264,7 @@ function addFleetCommands(program: Command): void {
     });
   addLiveFleetOptions(fleet.command('diagnose').argument('[dir]', 'a fleet bundle (fleet capture -o DIR); without it, the live options choose the nodes to capture first'))
     .description('per Service and node: the verdict, and the nodes whose programmed backends differ from the API and from the majority')
-    .addOption(outputOption('fleet diagnose', DOCUMENT_OUTPUTS, 'the matrix has every column already, and a verdict is not an object with a name'))
+    .addOption(outputOption('fleet diagnose', DOCUMENT_OUTPUTS, t('en', 'err.why.fleet')))
     .addOption(langOption())
     .action(async (dir: string | undefined, opts: LiveFleetArgs & { output: DocumentOutput; lang?: string }) => {
       const [{ diagnoseFleet }, { fleetDiagnoseNode }, report, live] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js'), import('./fleet/live.js')]);
@@ -325,6 +326,12 @@ function addCompletionCommand(program: Command): void {
 const DOCUMENT_OUTPUTS = ['text', 'json', 'yaml'] as const;
 type DocumentOutput = (typeof DOCUMENT_OUTPUTS)[number];
 
+/** Commander's parse errors of `cmd` and every command under it in `lang` (src/cli/error-lang.ts). */
+function translateErrors(cmd: Command, lang: Lang): void {
+  cmd.configureOutput({ outputError: (text, write) => write(commanderErrorText(text, lang)) });
+  for (const sub of cmd.commands) translateErrors(sub, lang);
+}
+
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
@@ -347,7 +354,7 @@ export function buildProgram(): Command {
     .action(async (what: string | undefined, opts: ShowOptions) => runShow(what, opts));
 
   addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
-    .addOption(outputOption('diagnose', DOCUMENT_OUTPUTS, 'the text already lists every finding, and a verdict is not an object with a name'))
+    .addOption(outputOption('diagnose', DOCUMENT_OUTPUTS, t('en', 'err.why.diagnose')))
     .option('--service <ns/name>', 'only this Service')
     .option('--from <who>', 'also walk every frontend from this client: a Pod (ns/name), a Pod IP, node, or an outside address')
     .action(async (opts: GlobalOptions & { output: DocumentOutput; service?: string; from?: string }) => runDiagnose(opts));
@@ -361,7 +368,7 @@ export function buildProgram(): Command {
     .option('--branch <index>', 'follow the random branch with this 0-based index')
     .option('--flags <tcp flags>', 'TCP flags, e.g. SYN (default) or ACK')
     .option('--mark <mark>', 'packet mark')
-    .addOption(outputOption('trace', DOCUMENT_OUTPUTS, 'a walk has no wider columns and no object names'))
+    .addOption(outputOption('trace', DOCUMENT_OUTPUTS, t('en', 'err.why.walk')))
     .option('--allow-trace', 'live sources: also trace the packet in the kernel (adds a temporary nft table, removed on exit) and compare')
     .option('--trace-seconds <n>', '--allow-trace: how long nft monitor trace runs (seconds)', '10')
     .action(async (opts: GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; traceSeconds: string }) => {
@@ -430,6 +437,7 @@ export function buildProgram(): Command {
   addSourceOptions(program.command('replay').argument('<dir>', 'capture bundle').description('open the TUI on a capture bundle'))
     .action(async (dir: string, opts: GlobalOptions) => runTui({ ...opts, replay: dir }));
   addExamples(program);
+  translateErrors(program, errorLang(process.argv));
   // Source options given before the subcommand (`nodescope --replay DIR show rules`) hold for it
   // too; the subcommand's own flags win.
   program.hook('preAction', (root, action) => {
@@ -442,9 +450,14 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * Prints an error as `nodescope: …` (with `  try: …` for a hint) in the language the TUI would
+ * use (src/cli/error-lang.ts); returns the exit status: 1 the user can fix it, 2 anything else.
+ */
 function report(e: unknown): number {
+  const lang = errorLang(process.argv);
   if (e instanceof UserError) {
-    process.stderr.write(`nodescope: ${e.message}\n${e.hint ? `  try: ${terminalSafe(e.hint)}\n` : ''}`);
+    process.stderr.write(`nodescope: ${errorText(e.message, lang)}\n${e.hint ? `  ${tf(lang, 'err.try', { hint: terminalSafe(errorText(e.hint, lang)) })}\n` : ''}`);
     return 1;
   }
   if (e instanceof ParseError) {
@@ -456,7 +469,7 @@ function report(e: unknown): number {
     return 2;
   }
   const err = e instanceof Error ? e : new BugError(String(e));
-  process.stderr.write(`nodescope: internal error (please report): ${err.stack ?? err.message}\n`);
+  process.stderr.write(`nodescope: ${tf(lang, 'err.internal', { detail: err.stack ?? err.message })}\n`);
   return 2;
 }
 
