@@ -46,6 +46,8 @@ export function countsText(d: FleetDiagnosis, lang: Lang = 'en'): string {
 function freshnessIn(f: ProxyFreshness, lang: Lang): string {
   if (lang === 'en') return freshnessText(f);
   if (f.source === 'unknown') return tf(lang, 'cli.fresh.unknown', { reason: whyText(lang, f.reason) });
+  // Cilium's freshness line has no translation yet: English in every language.
+  if (f.source === 'cilium') return freshnessText(f);
   return f.families
     .map((x) => `${x.family ? `${x.family}: ` : ''}${x.syncAgeSeconds === null ? t(lang, 'cli.fresh.never') : tf(lang, 'cli.fresh.synced', { seconds: x.syncAgeSeconds })}${x.pendingSeconds !== null ? tf(lang, 'cli.fresh.pending', { seconds: x.pendingSeconds }) : ''}`)
     .join('; ');
