@@ -16,7 +16,7 @@ import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { chunksOf, chunksOfPieces, turn } from './chunks.js';
-import { conntrackJobResult, startConntrackJob, type ConntrackJob } from './worker-parse.js';
+import { conntrackJobResult, startConntrackJob, type ConntrackJob, type WorkerOptions } from './worker-parse.js';
 import { parseConntrack } from '../parsers/conntrack.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
 import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
@@ -370,8 +370,9 @@ export interface CompleteOptions {
   /**
    * Parse a big conntrack table read from a file (a replay) on a worker thread, started
    * before the first stage so it runs beside the rules' parse (src/collect/worker-parse.ts).
+   * Default: `{}` without `input.cache` (enabled as `parseWorkersWanted` says), else none.
    */
-  readonly workers?: boolean;
+  readonly workers?: WorkerOptions;
 }
 
 /**
@@ -389,9 +390,11 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
   const withProbes = () => ({ ...first, probes: inCatalogOrder([...summaries.values()]) });
   let done: Partial<PartFields> = {};
   let pending = [...(first.pending ?? SNAPSHOT_PARTS)];
-  if (options.workers && pending.includes('conntrack') && !ctx.reuse?.parts.has('conntrack')) {
+  // Without a parse cache (a replay: live texts are fingerprinted whole), by default as parseWorkersWanted says.
+  const workers = options.workers ?? (input.cache ? undefined : {});
+  if (workers && pending.includes('conntrack') && !ctx.reuse?.parts.has('conntrack')) {
     if (options.fetchRuns && !byId.has('conntrack')) for (const r of await options.fetchRuns(['conntrack'])) (byId.set(r.id, r), summaries.set(r.id, summarize(r)));
-    const job = startConntrackJob(byId.get('conntrack'), first);
+    const job = startConntrackJob(byId.get('conntrack'), first, workers);
     if (job) ctx = { ...ctx, job };
   }
   for (const [i, stage] of STAGES.entries()) {

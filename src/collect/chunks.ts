@@ -39,4 +39,3 @@ export async function* chunksOfPieces(pieces: Iterable<string>, size: number): A
   }
   if (carry !== '') yield carry;
 }
-

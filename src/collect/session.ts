@@ -25,7 +25,6 @@ import { plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
 import { cheapEvidence } from './evidence-load.js';
-import { parseWorkersWanted } from './worker-parse.js';
 export type { ChainFocus } from './chain-refresh.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
@@ -342,8 +341,6 @@ export class Session implements SessionLike {
           collectGarbage();
         },
         onPartParsed: (part, ms) => this.partParsed(part, ms, fetched),
-        // A replay's big conntrack table is parsed on a worker beside the rules (live ones go through the parse cache).
-        workers: !this.cache && parseWorkersWanted(),
         fetchRuns: async (ids) => {
           const got = await this.runPartProbes(ids);
           // The session keeps each run without its text: completeSnapshot lets the text go once parsed.

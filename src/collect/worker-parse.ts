@@ -22,12 +22,23 @@ import type { ConntrackJobInput, ConntrackJobReply } from './worker-protocol.js'
 export const WORKER_MIN_BYTES = 16 * 1024 * 1024;
 
 /**
- * Whether a replay parses its big conntrack table on a worker: yes unless the environment
- * says `NODESCOPE_PARSE_WORKERS=0` (a worker holds its own copy of the table while it
- * runs: a higher peak beside the rules' parse, for a shorter wall time on an idle machine).
+ * Whether a replay parses its big conntrack table on a worker: only when the environment
+ * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the worker holds its own copy of the
+ * table beside the main thread's rules (peak RSS of the huge iptables replay ~1.1 GB
+ * against ~0.8 GB), and the columns' encode and decode add CPU time (NOTES.md, issue 23).
  */
 export function parseWorkersWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.NODESCOPE_PARSE_WORKERS !== '0';
+  return env.NODESCOPE_PARSE_WORKERS === '1';
+}
+
+/**
+ * How a staged load uses the worker: `enabled` (default {@link parseWorkersWanted}),
+ * `minBytes` (default {@link WORKER_MIN_BYTES}), `script` (default {@link parseWorkerUrl}; tests give another).
+ */
+export interface WorkerOptions {
+  readonly enabled?: boolean;
+  readonly minBytes?: number;
+  readonly script?: URL;
 }
 
 /** A conntrack parse under way on a worker: its result, or why the worker failed. */
@@ -49,12 +60,13 @@ export function parseWorkerUrl(): URL | undefined {
 /**
  * Starts the worker on `run`'s stdout file when it is big enough (see the module doc),
  * classifying against the Services of `first` (the staged load's first snapshot: its API
- * objects, node and addresses are the final snapshot's). `script`: the worker's URL
- * (default {@link parseWorkerUrl}; tests give another). Undefined when no worker is used.
+ * objects, node and addresses are the final snapshot's). Undefined when no worker is used.
  */
-export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot, script: URL | undefined = parseWorkerUrl()): ConntrackJob | undefined {
+export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot, options: WorkerOptions = {}): ConntrackJob | undefined {
   const file = run?.status === 'ok' ? run.result.stdoutPath : undefined;
-  if (!run || file === undefined || !script || !existsSync(file) || statSync(file).size < WORKER_MIN_BYTES) return undefined;
+  if (!(options.enabled ?? parseWorkersWanted())) return undefined;
+  const script = options.script ?? parseWorkerUrl();
+  if (!run || file === undefined || !script || !existsSync(file) || statSync(file).size < (options.minBytes ?? WORKER_MIN_BYTES)) return undefined;
   const targets = conntrackTargets(first);
   const input: ConntrackJobInput = { file, origin: run.id, targets };
   const outcome = new Promise<{ parsed: ParseResult<ConntrackTable> } | { error: string }>((resolve) => {
@@ -90,4 +102,3 @@ export async function conntrackJobResult(job: ConntrackJob, inProcess: () => Pro
   const warning = diagnostic('warning', job.run.id, 0, '', 'parse-worker-failed', `parsed on the main thread: the parse worker failed (${got.error})`);
   return { value: result.value, diagnostics: [...result.diagnostics, warning] };
 }
-
