@@ -282,7 +282,14 @@ export function* readBundleFilePieces(
   maxLineChars = BUNDLE_MAX_LINE_CHARS,
 ): Generator<string> {
   const file = bundleFilePath(bundle.dir, relative, 'file');
-  if (file === undefined) return;
+  if (file !== undefined) yield* readFilePieces(file, pieceBytes, maxLineChars);
+}
+
+/**
+ * {@link readBundleFilePieces} of a file by its path (a parse worker reads a bundle file
+ * the main thread named). Throws the file system's error when it cannot be read.
+ */
+export function* readFilePieces(file: string, pieceBytes = BUNDLE_PIECE_BYTES, maxLineChars = BUNDLE_MAX_LINE_CHARS): Generator<string> {
   const fd = openSync(file, 'r');
   try {
     const buffer = Buffer.allocUnsafe(pieceBytes);

@@ -6,7 +6,7 @@
  * is answered with that recording: where the node keeps its maps was fixed when it was
  * captured.
  */
-import { readBundle, readBundleFile, readBundleFilePieces, type Bundle, type ManifestProbe } from './bundle.js';
+import { bundleFilePath, readBundle, readBundleFile, readBundleFilePieces, type Bundle, type ManifestProbe } from './bundle.js';
 import { catalog } from './catalog.js';
 import { matchesTemplate, probeForArgv } from './ssh-command.js';
 import type { PiecedExecResult, PieceReader } from './pieces.js';
@@ -50,7 +50,7 @@ export class ReplayTransport implements Transport, PieceReader {
     return {
       argv: entry.executedArgv,
       stdout: pieces ? '' : (readBundleFile(bundle, entry.stdoutFile, `${field}.stdoutFile`) ?? ''),
-      ...(pieces ? { stdoutPieces: () => readBundleFilePieces(bundle, entry.stdoutFile) } : {}),
+      ...(pieces ? { stdoutPieces: () => readBundleFilePieces(bundle, entry.stdoutFile), stdoutPath: bundleFilePath(bundle.dir, entry.stdoutFile, `${field}.stdoutFile`) } : {}),
       stderr: readBundleFile(this.bundle, entry.stderrFile, `${field}.stderrFile`) ?? '',
       exitCode: entry.exitCode,
       startedAt: entry.startedAt,
