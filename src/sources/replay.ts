@@ -21,8 +21,9 @@ export class ReplayTransport implements Transport, PieceReader {
   readonly label: string;
   readonly bundle: Bundle;
 
-  constructor(dir: string) {
-    this.bundle = readBundle(dir);
+  /** `dir`: the bundle's directory or manifest.json (read here), or a bundle already read. */
+  constructor(dir: string | Bundle) {
+    this.bundle = typeof dir === 'string' ? readBundle(dir) : dir;
     this.label = `replay:${this.bundle.dir}`;
   }
 
