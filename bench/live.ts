@@ -74,6 +74,9 @@ async function firstFrames(ns: string, api: string, mode: string, extra: readonl
 async function chainRefresh(ns: string, api: string, focus: { ruleset: string; table: string; chain: string }, params: Record<string, string>): Promise<{ ms: number; cpuMs: number; kinds: string }> {
   const session = new Session({ transport: new LocalTransport({ netns: ns }), live: true, apiText: readFileSync(api, 'utf8'), intervalMs: 3_600_000, params });
   await session.start();
+  // What the start read of the dumps (a timed-out dump leaves no chain to refresh alone).
+  const read = (session.getState().snapshot?.probes ?? []).filter((p) => /save$|^nft-json|^nft-tables$|^bpf-lb/.test(p.id)).map((p) => `${p.id} ${p.status} ${ms(p.durationMs)} ms`);
+  log(`session start read: ${read.join(', ')}`);
   session.focus(focus);
   const walls: number[] = [];
   const cpus: number[] = [];

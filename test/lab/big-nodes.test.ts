@@ -162,4 +162,24 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
       await session.stop();
     }
   }, 180_000);
+  it('on the nftables lab a refresh re-reads only kube-proxy\'s open chain while nothing changed, the table after a rule is added to it', async () => {
+    const lab = await labUp('nftables', { prefix: PREFIX });
+    const { transport, ran } = recording(lab.names.node);
+    const session = new Session({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), intervalMs: 3_600_000 });
+    try {
+      await session.start();
+      session.focus({ ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' });
+      const quiet = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('chain');
+      expect(quiet.sort()).toEqual(['nft -j list chain ip kube-proxy services', 'nft list flowtables']);
+      await nsExecOk(lab.names.node, ['nft', 'insert', 'rule', 'ip', 'kube-proxy', 'services', 'ip', 'daddr', '10.96.99.99', 'tcp', 'dport', '81', 'drop']);
+      const changed = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('full');
+      expect(changed).toContain('nft -j list table ip kube-proxy');
+      const services = session.getState().snapshot!.nft!.value!.tables.find((t) => t.family === 'ip' && t.name === 'kube-proxy')!.chains.find((c) => c.name === 'services')!;
+      expect(JSON.stringify(services.rules[0])).toContain('10.96.99.99');
+    } finally {
+      await session.stop();
+    }
+  }, 180_000);
 });
