@@ -72,7 +72,8 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
  */
 export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => Transport) {
   const probes = askedProbes(opts);
-  const source = await openSource(opts);
+  // allApi: a live cluster lists every namespace too (`-n` then only places a --node pod).
+  const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts);
   const read = reader ? { ...source, transport: reader(source) } : source;
   const { snapshot } = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
   return { source, snapshot };
