@@ -102,7 +102,7 @@ export interface TraceBranch {
  * - `verdict`: what the step did (`continue`, `jump X`, `accept`, `drop`, …), null when
  *   the rule did not match;
  * - `reason`: why, in English words (rendered from `said` when the step has it);
- * - `said`: why, as a key of src/text/messages/steps.ts with params (every step but a rule
+ * - `said`: why, as a key of src/text/messages/step-reasons.ts with params (every step but a rule
  *   miss the iptables prefilter records, whose reason is its condition list);
  * - `header`: the packet as it is after this step;
  * - `counters`: the rule's counters in the capture, null when none;
@@ -176,7 +176,7 @@ export type VerdictKind = 'local' | 'forwarded' | 'sent' | 'dropped' | 'rejected
 export interface TraceVerdict {
   readonly kind: VerdictKind;
   readonly reason: string;
-  /** `reason` as a key with params (src/text/messages/steps.ts); absent for a verdict made of several walks (`ambiguous`). */
+  /** `reason` as a key with params (src/text/messages/step-reasons.ts); absent for a verdict made of several walks (`ambiguous`). */
   readonly said?: StepSaid;
   /** Index of the step that decided it. */
   readonly step: number;

@@ -7,7 +7,8 @@
  * The step tables have the same keys and params in both languages.
  */
 import { describe, expect, it } from 'vitest';
-import { en, ja } from '../../src/text/messages/steps.js';
+import { STEP_TABLES } from '../../src/text/step-said.js';
+const { en, ja } = STEP_TABLES;
 import { stepSaidEn, stepSaidText, type StepSaid } from '../../src/text/step-said.js';
 import { saidText } from '../../src/text/why.js';
 import { traceFromSnapshot } from '../../src/trace/choose-engine.js';
