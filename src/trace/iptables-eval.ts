@@ -20,7 +20,7 @@ import type { NftChain, NftTable } from '../model/nftables.js';
 import { formatRule } from '../parsers/iptables-format.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import { percent, rejectMeaning } from './describe.js';
-import { chainEndBack, chainEndPolicy, condsThen, then } from './reasons.js';
+import { chainEndBack, chainEndPolicy, condsThen, andThen } from './reasons.js';
 import { phrase, stepSaid, type StepSaid } from '../text/step-said.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
 import { evalIptablesMatches, NO_CONDITIONS } from './iptables-match.js';
@@ -370,7 +370,7 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
     }
     case 'REJECT': {
       const how = findTargetOption(rule, 'reject-with')?.values[0] ?? (ctx.pkt.family === 'ipv6' ? 'icmp6-port-unreachable' : 'icmp-port-unreachable');
-      ctx.record({ ...matched, verdict: 'reject', said: then(step.said, stepSaid('reject-with', { how })) });
+      ctx.record({ ...matched, verdict: 'reject', said: andThen(step.said, stepSaid('reject-with', { how })) });
       const at = { table: item.table, chain: rule.chain, n: rule.index, how, meaning: rejectMeaning(how) };
       return { kind: 'reject', said: rule.comment ? stepSaid('rule-reject-comment', { ...at, comment: rule.comment }) : stepSaid('rule-reject', at), rejectWith: how };
     }
@@ -385,7 +385,7 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
       }
       if (b.type === 'dnat' || b.type === 'redirect') ctx.flow.dstBinding = b;
       else ctx.flow.srcBinding = b;
-      ctx.record({ ...matched, verdict: 'accept', said: then(step.said, stepSaid('nat-binding', { binding: b.text })) });
+      ctx.record({ ...matched, verdict: 'accept', said: andThen(step.said, stepSaid('nat-binding', { binding: b.text })) });
       return { kind: 'accept' };
     }
     case 'MARK': {
@@ -394,25 +394,25 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
         ctx.record({ ...matched, kind: 'unsupported', said: stepSaid('unsupported', { what: `MARK ${t.options.map((o) => `--${o.name} ${o.values.join(' ')}`).join(' ')}` }) });
         return { kind: 'unsupported', said: stepSaid('mark-option') };
       }
-      ctx.record({ ...matched, verdict: 'continue', said: then(step.said, change) });
+      ctx.record({ ...matched, verdict: 'continue', said: andThen(step.said, change) });
       return null;
     }
     case 'LOG':
     case 'NFLOG':
     case 'ULOG':
     case 'TRACE':
-      ctx.record({ ...matched, verdict: 'continue', said: then(step.said, stepSaid('log-target', { target: t.name })) });
+      ctx.record({ ...matched, verdict: 'continue', said: andThen(step.said, stepSaid('log-target', { target: t.name })) });
       return null;
     case 'NOTRACK':
       ctx.flow.tracked = 'untracked';
       ctx.pkt.ct = 'untracked';
-      ctx.record({ ...matched, verdict: 'continue', said: then(step.said, stepSaid('notrack')) });
+      ctx.record({ ...matched, verdict: 'continue', said: andThen(step.said, stepSaid('notrack')) });
       return null;
     case 'CT':
       if (t.options.length === 1 && t.options[0]!.name === 'notrack') {
         ctx.flow.tracked = 'untracked';
         ctx.pkt.ct = 'untracked';
-        ctx.record({ ...matched, verdict: 'continue', said: then(step.said, stepSaid('ct-notrack')) });
+        ctx.record({ ...matched, verdict: 'continue', said: andThen(step.said, stepSaid('ct-notrack')) });
         return null;
       }
       break;

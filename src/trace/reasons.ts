@@ -15,12 +15,12 @@ export function chainEndBack(chain: string, caller: string, pos: number, length:
   return pos < length ? stepSaid('chain-end-back-to-rule', { chain, caller, n: pos + 1 }) : stepSaid('chain-end-back-to-end', { chain, caller });
 }
 
-/** `first; next`: what a matched rule held, then what it did. */
-export function then(first: StepSaid, next: StepSaid): StepSaid {
+/** `first; next`: what a matched rule held, then what it did (not named `then`: a module exporting `then` is a thenable, and `await import()` of it never settles). */
+export function andThen(first: StepSaid, next: StepSaid): StepSaid {
   return stepSaid('and-then', { first, next });
 }
 
 /** A matcher's condition list (English words, see StepPhrase), then `next`. */
 export function condsThen(conds: string, next: StepSaid): StepSaid {
-  return then(stepSaid('rule-conditions', { conds: phrase(conds) }), next);
+  return andThen(stepSaid('rule-conditions', { conds: phrase(conds) }), next);
 }
