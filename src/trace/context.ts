@@ -11,7 +11,7 @@ import type { PacketFamily, TcpFlag, TraceProtocol } from './packet.js';
 import type { NetView } from './routing.js';
 import type { CtStateName, PacketHeader, StepBackend, StepCounters, StepKind, TraceBranch, TraceStep, XtablesBackend } from './types.js';
 import { joinHostPort } from '../net/address.js';
-import { stepSaid, stepSaidEn, type StepSaid } from '../text/step-said.js';
+import { phrase, stepSaid, stepSaidEn, type StepSaid } from '../text/step-said.js';
 
 /** The packet during the walk (mutable copy of a {@link PacketHeader}). */
 export class WalkPacket {
@@ -290,6 +290,7 @@ export class WalkContext {
       matched: false,
       verdict: null,
       reason,
+      said: stepSaid('rule-no-match', { conds: phrase(reason) }),
       header: this.header(),
       counters,
       branches: null,

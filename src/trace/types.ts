@@ -102,8 +102,8 @@ export interface TraceBranch {
  * - `verdict`: what the step did (`continue`, `jump X`, `accept`, `drop`, …), null when
  *   the rule did not match;
  * - `reason`: why, in English words (rendered from `said` when the step has it);
- * - `said`: why, as a key of src/text/messages/step-reasons.ts with params (every step but a rule
- *   miss the iptables prefilter records, whose reason is its condition list);
+ * - `said`: why, as a key of src/text/messages/steps.ts with params (a rule that did
+ *   not match says `rule-no-match` with its condition list as a phrase);
  * - `header`: the packet as it is after this step;
  * - `counters`: the rule's counters in the capture, null when none;
  * - `branches`: every outcome of a random choice made at this step, with probabilities.
