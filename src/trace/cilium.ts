@@ -204,7 +204,7 @@ function countUnknown(w: CiliumWalk, svc: LbService, place: LbPlace, mapName: st
       : stepSaid('lb-listed-missing', { slot: s.slot ?? '?', id: s.backendId ?? '?' }),
   );
   const from = stepSaid(lb.source === 'service-list' || lb.source === 'service-list-json' ? 'lb-from-service-list' : 'lb-from-bpf-lb-list');
-  const said = stepSaid('lb-count-unknown', { id: svc.id ?? '?', frontend: formatFrontend(svc.frontend), from, n: svc.slots.length, listed: { list: listed, sep: '; ', sepJa: '、' }, cmd: '`cilium-dbg service list`' });
+  const said = stepSaid('lb-count-unknown', { id: svc.id ?? '?', frontend: formatFrontend(svc.frontend), from, n: svc.slots.length, listed: { list: listed, sep: '; ', sepJa: '、' } });
   w.record({ kind: 'final', table: place.prog, chain: mapName, matched: true, verdict: 'unknown', said });
   return { kind: 'stop', verdict: 'unknown', said: stepSaid('lb-count-unknown-verdict', { frontend: formatFrontend(svc.frontend), from }) };
 }

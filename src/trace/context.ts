@@ -145,7 +145,7 @@ export interface StepFields {
   readonly ruleText?: string | null;
   readonly matched?: boolean | null;
   readonly verdict?: string | null;
-  /** Why, as a key of src/text/messages/step-reasons.ts; the step's English `reason` is rendered from it. */
+  /** Why, as a key of src/text/messages/steps.ts; the step's English `reason` is rendered from it. */
   readonly said: StepSaid;
   readonly counters?: StepCounters | null;
   readonly branches?: readonly TraceBranch[] | null;

@@ -19,6 +19,7 @@ import { formatExpr } from '../parsers/nft-format-expr.js';
 import { exprType } from '../parsers/nft-types.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import { nftRejectWith, rejectMeaning } from './describe.js';
+import { NO_CONDITIONS } from './iptables-match.js';
 import { chainEndBack, chainEndPolicy, condsThen } from './reasons.js';
 import { phrase, stepSaid } from '../text/step-said.js';
 import type { HookedChainItem } from './hooks.js';
@@ -379,7 +380,7 @@ type RuleStep = Omit<Parameters<WalkContext['record']>[0], 'kind' | 'said'>;
 
 function runRule(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, rule: NftRule, step: RuleStep): ChainOutcome | null {
   const held: string[] = [];
-  const conds = (last?: string) => stepSaid('rule-conditions', { conds: phrase([...held, ...(last ? [last] : [])].filter((t) => t !== '').join('; ') || 'no conditions: every packet matches') });
+  const conds = (last?: string) => stepSaid('rule-conditions', { conds: phrase([...held, ...(last ? [last] : [])].filter((t) => t !== '').join('; ') || NO_CONDITIONS) });
   for (const s of rule.statements) {
     const r = evalStatement(ctx, item.table, s);
     switch (r.kind) {

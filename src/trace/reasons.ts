@@ -1,5 +1,5 @@
 /**
- * Phrases the rule walkers (iptables, nft) share, as keys of src/text/messages/step-reasons.ts:
+ * Phrases the rule walkers (iptables, nft) share, as keys of src/text/messages/steps.ts:
  * the end of a chain (policy, or back to the caller) and a condition list followed by
  * what the rule then did. Pure.
  */

@@ -176,7 +176,7 @@ export type VerdictKind = 'local' | 'forwarded' | 'sent' | 'dropped' | 'rejected
 export interface TraceVerdict {
   readonly kind: VerdictKind;
   readonly reason: string;
-  /** `reason` as a key with params (src/text/messages/step-reasons.ts); absent for a verdict made of several walks (`ambiguous`). */
+  /** `reason` as a key with params (src/text/messages/steps.ts); absent for a verdict made of several walks (`ambiguous`). */
   readonly said?: StepSaid;
   /** Index of the step that decided it. */
   readonly step: number;

@@ -7,8 +7,7 @@
  * The step tables have the same keys and params in both languages.
  */
 import { describe, expect, it } from 'vitest';
-import { STEP_TABLES } from '../../src/text/step-said.js';
-const { en, ja } = STEP_TABLES;
+import { en, ja } from '../../src/text/messages/steps.js';
 import { stepSaidEn, stepSaidText, type StepSaid } from '../../src/text/step-said.js';
 import { saidText } from '../../src/text/why.js';
 import { traceFromSnapshot } from '../../src/trace/choose-engine.js';

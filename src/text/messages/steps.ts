@@ -143,7 +143,7 @@ export const en = {
   'lb-listed-slot': 'slot {slot} → {ep}{state}',
   'lb-listed-missing': 'slot {slot} → backend {id} not found',
   'lb-count-unknown':
-    'service {id} {frontend}: the backend count is unknown, not zero ({from}): which of its {n} listed slots take new flows cannot be told — all of them when every backend is active, none when all are terminating. Listed: {listed}. Capture {cmd} (backend states) or the raw maps (bpftool) to decide',
+    'service {id} {frontend}: the backend count is unknown, not zero ({from}): which of its {n} listed slots take new flows cannot be told — all of them when every backend is active, none when all are terminating. Listed: {listed}. Capture `cilium-dbg service list` (backend states) or the raw maps (bpftool) to decide',
   'lb-count-unknown-verdict': 'backend count of {frontend} unknown ({from})',
   'lb-no-slot': 'service {id} {frontend} has no backend slot in the listing: no backend to choose',
   'lb-count-zero': 'service {id} {frontend} has count 0: no backend to choose',
@@ -306,7 +306,7 @@ export const ja: Record<keyof typeof en, string> = {
   'lb-listed-slot': 'スロット {slot} → {ep}{state}',
   'lb-listed-missing': 'スロット {slot} → バックエンド {id} が見つかりません',
   'lb-count-unknown':
-    'サービス {id} {frontend}: バックエンド数は 0 ではなく不明です（{from}）: 一覧の {n} スロットのどれが新しいフローを受けるかは分かりません — すべてのバックエンドが有効ならすべて、すべて終了中ならどれも受けません。一覧: {listed}。決めるには {cmd}（バックエンドの状態）か生のマップ（bpftool）を取得してください',
+    'サービス {id} {frontend}: バックエンド数は 0 ではなく不明です（{from}）: 一覧の {n} スロットのどれが新しいフローを受けるかは分かりません — すべてのバックエンドが有効ならすべて、すべて終了中ならどれも受けません。一覧: {listed}。決めるには `cilium-dbg service list`（バックエンドの状態）か生のマップ（bpftool）を取得してください',
   'lb-count-unknown-verdict': '{frontend} のバックエンド数は不明（{from}）',
   'lb-no-slot': 'サービス {id} {frontend} は一覧にバックエンドのスロットがありません: 選べるバックエンドがありません',
   'lb-count-zero': 'サービス {id} {frontend} は count 0: 選べるバックエンドがありません',
