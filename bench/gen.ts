@@ -1,16 +1,27 @@
 /**
  * `npm run gen -- --services N --endpoints M --seed S --out DIR [--modes iptables,nftables,cilium]
- * [--conntrack K] [--nodes K] [--fleet N]`: writes consistent generated capture bundles, one per mode,
+ * [--conntrack K] [--nodes K] [--fleet N [--fleet-own SHARE]]`: writes consistent generated capture bundles, one per mode,
  * under `DIR/<mode>` (open one with `nodescope --replay DIR/iptables`); with `--fleet N`, a
  * fleet bundle of N iptables nodes instead, two of them wrong on purpose (bench/gen/fleet.ts;
- * `nodescope fleet diagnose DIR`). The issue 18 fleet: `--fleet 500 --services 2000 --endpoints 5`.
+ * `nodescope fleet diagnose DIR`). The issue 18 fleet: `--fleet 500 --services 2000 --endpoints 5`;
+ * `--fleet-own 0.2`: a fifth of the nodes hold endpoints of Local-policy Services (rules of their own).
  * Exit codes: 0 written, 1 bad arguments.
  */
 import { parseArgs } from 'node:util';
 import { GEN_MODES, writeGeneratedBundles, type GenMode } from './gen/capture.js';
 import { writeGeneratedFleet } from './gen/fleet.js';
 
-const USAGE = 'usage: npm run gen -- --services N --endpoints M --seed S --out DIR [--modes iptables,nftables,cilium] [--conntrack K] [--nodes K] [--fleet N]';
+/** A share 0–1 (`--fleet-own`); exits with the usage otherwise. */
+function share(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0 || n > 1) {
+    process.stderr.write(`gen: --fleet-own must be a share from 0 to 1\n${USAGE}\n`);
+    process.exit(1);
+  }
+  return n;
+}
+
+const USAGE = 'usage: npm run gen -- --services N --endpoints M --seed S --out DIR [--modes iptables,nftables,cilium] [--conntrack K] [--nodes K] [--fleet N [--fleet-own SHARE]]';
 
 function fail(message: string): never {
   process.stderr.write(`gen: ${message}\n${USAGE}\n`);
@@ -39,6 +50,7 @@ function main(): void {
         conntrack: { type: 'string' },
         nodes: { type: 'string' },
         fleet: { type: 'string' },
+        'fleet-own': { type: 'string' },
       },
     }).values as Record<string, string | undefined>;
   } catch (e) {
@@ -50,7 +62,7 @@ function main(): void {
   const started = Date.now();
   if (values.fleet !== undefined) {
     try {
-      const nodes = writeGeneratedFleet(values.out, { nodes: count(values.fleet, 'fleet'), services: count(values.services, 'services'), endpoints: count(values.endpoints, 'endpoints'), seed: values.seed ?? '1' });
+      const nodes = writeGeneratedFleet(values.out, { nodes: count(values.fleet, 'fleet'), services: count(values.services, 'services'), endpoints: count(values.endpoints, 'endpoints'), seed: values.seed ?? '1', own: share(values['fleet-own'] ?? '0') });
       process.stderr.write(`gen: fleet of ${nodes.length} nodes in ${values.out} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
     } catch (e) {
       if (e instanceof RangeError) fail(e.message);

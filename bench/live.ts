@@ -1,8 +1,9 @@
 /**
- * `node dist/bench/live.js --root DIR [--runs N] [--whole] [--refresh-only] [--no-frames] [--no-replay] [--cli dist/bin/nodescope.js]` (as root, under
+ * `node dist/bench/live.js --root DIR [--runs N] [--modes iptables,nftables,cilium] [--whole] [--refresh-only] [--no-frames] [--no-replay] [--cli dist/bin/nodescope.js]` (as root, under
  * `flock /tmp/nodescope-lab.lock`): issue 23's live rows. Loads a generated capture's rules
  * (`DIR/iptables/probes/iptables-save.stdout` with `iptables-restore -c`, `DIR/nftables/probes/
- * nft-text.stdout` with `nft -f`) into a network namespace of its own and measures, side by
+ * nft-text.stdout` with `nft -f`; Cilium's LB map dumps into BPF maps pinned under a bpffs of
+ * its own, bench/lib/cilium-maps.ts) into a network namespace of its own and measures, side by
  * side in one run, the node's own dump alone against nodescope on the same namespace:
  * `show rules -o json`, `show services -o json`, the TUI's first data frame (tmux), one refresh
  * of the open chain (in-process Session, the node CPU its probes used, from /proc/self/stat),
@@ -10,18 +11,19 @@
  * Prints markdown; removes its namespaces on every exit path. Medians of `--runs` (default 2).
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/paths.js';
 import { Session } from '../src/collect/session.js';
 import { LocalTransport } from '../src/sources/local.js';
 import { USER_HZ, waitedChildrenTicks } from '../src/sources/child-cpu.js';
+import { CILIUM_PINS, loadCiliumMaps, unloadCiliumMaps } from './lib/cilium-maps.js';
 import { loadAverage, machineLine } from './lib/machine.js';
 import { median } from './lib/measure.js';
 import { TmuxProgram } from './lib/tmux.js';
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' }, whole: { type: 'boolean' }, 'refresh-only': { type: 'boolean' }, 'no-frames': { type: 'boolean' }, 'no-replay': { type: 'boolean' } } });
+const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' }, whole: { type: 'boolean' }, 'refresh-only': { type: 'boolean' }, 'no-frames': { type: 'boolean' }, 'no-replay': { type: 'boolean' }, modes: { type: 'string' } } });
 const root = values.root ?? '';
 const runs = Number(values.runs ?? '2');
 const cli = path.resolve(values.cli ?? path.join(packageRoot(), 'dist/bin/nodescope.js'));
@@ -56,8 +58,8 @@ function measure(label: string, argv: readonly string[]): { ms: number; cpuMs: n
 }
 
 /** Start → first frame showing Services, → frame naming the mode (rules read), in tmux. */
-async function firstFrames(ns: string, api: string, mode: string): Promise<{ services: number; moded: number }> {
-  const app = TmuxProgram.start(`nodescope-live-bench-${process.pid}`, `${process.execPath} ${cli} --netns ${ns} --api-file ${api} --lang en`, 120, 40);
+async function firstFrames(ns: string, api: string, mode: string, extra: readonly string[]): Promise<{ services: number; moded: number }> {
+  const app = TmuxProgram.start(`nodescope-live-bench-${process.pid}`, `${process.execPath} ${cli} --netns ${ns} --api-file ${api} --lang en ${extra.join(' ')}`, 120, 40);
   try {
     const services = await app.waitFor((s) => s.includes('kube-dns'), 300_000);
     const moded = await app.waitFor((s) => new RegExp(`mode: ${mode}\\b`).test(s), 300_000);
@@ -69,9 +71,12 @@ async function firstFrames(ns: string, api: string, mode: string): Promise<{ ser
 }
 
 /** Refreshes of the open chain in-process: wall and the node CPU of the probes, medians of 5; and what kind each was. */
-async function chainRefresh(ns: string, api: string, focus: { ruleset: string; table: string; chain: string }): Promise<{ ms: number; cpuMs: number; kinds: string }> {
-  const session = new Session({ transport: new LocalTransport({ netns: ns }), live: true, apiText: readFileSync(api, 'utf8'), intervalMs: 3_600_000 });
+async function chainRefresh(ns: string, api: string, focus: { ruleset: string; table: string; chain: string }, params: Record<string, string>): Promise<{ ms: number; cpuMs: number; kinds: string }> {
+  const session = new Session({ transport: new LocalTransport({ netns: ns }), live: true, apiText: readFileSync(api, 'utf8'), intervalMs: 3_600_000, params });
   await session.start();
+  // What the start read of the dumps (a timed-out dump leaves no chain to refresh alone).
+  const read = (session.getState().snapshot?.probes ?? []).filter((p) => /save$|^nft-json|^nft-tables$|^bpf-lb/.test(p.id)).map((p) => `${p.id} ${p.status} ${ms(p.durationMs)} ms`);
+  log(`session start read: ${read.join(', ')}`);
   session.focus(focus);
   const walls: number[] = [];
   const cpus: number[] = [];
@@ -108,54 +113,76 @@ async function main(): Promise<void> {
   const load = loadAverage();
   const started = new Date().toISOString();
   const namespaces: string[] = [];
+  const mounts: string[] = [];
   try {
-    for (const mode of ['iptables', 'nftables'] as const) {
+    const modes = (values.modes ?? 'iptables,nftables').split(',') as ('iptables' | 'nftables' | 'cilium')[];
+    for (const mode of modes) {
       const ns = `nsbl-${mode}-${process.pid}`;
       const bundle = path.join(root, mode);
       const api = path.join(bundle, 'api.json');
       must(['ip', 'netns', 'add', ns]);
       namespaces.push(ns);
       log(`loading ${mode} rules into ${ns}`);
-      const loadRules = mode === 'iptables' ? timed(['ip', 'netns', 'exec', ns, 'iptables-restore', '-c', path.join(bundle, 'probes', 'iptables-save.stdout')]) : timed(['ip', 'netns', 'exec', ns, 'nft', '-f', path.join(bundle, 'probes', 'nft-text.stdout')]);
-      if (!loadRules.ok) throw new Error(`loading ${mode}: ${loadRules.err}`);
-      const own = mode === 'iptables' ? ['iptables-save', '-c'] : ['nft', '-j', 'list', 'table', 'ip', 'kube-proxy'];
-      const focus = mode === 'iptables' ? { ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' } : { ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' };
-      if (values['refresh-only']) {
+      let own: string[];
+      let label: string;
+      const params: Record<string, string> = {};
+      if (mode === 'cilium') {
+        // `ip netns exec` remounts /sys: the pins live on a bpffs of ours under /run, which the namespace sees.
+        const mount = `/run/nodescope-live-bench-${process.pid}/bpffs`;
+        mounts.push(mount);
+        const w0 = performance.now();
+        const maps = loadCiliumMaps(path.join(bundle, 'probes'), mount);
+        log(`cilium maps loaded in ${ms(performance.now() - w0)} ms: ${maps.maps.map((m) => `${path.basename(m.pin)} ${m.entries}`).join(', ')}`);
+        params.bpfRoot = maps.root;
+        // One dump after the other, as nodescope runs heavy probes.
+        own = ['sh', '-c', Object.values(CILIUM_PINS).map((n) => `bpftool -j map dump pinned ${maps.root}/${n} >/dev/null`).join(' && ')];
+        label = 'the six `bpftool -j map dump pinned` of the LB maps, one after the other';
+      } else {
+        const loadRules = mode === 'iptables' ? timed(['ip', 'netns', 'exec', ns, 'iptables-restore', '-c', path.join(bundle, 'probes', 'iptables-save.stdout')]) : timed(['ip', 'netns', 'exec', ns, 'nft', '-f', path.join(bundle, 'probes', 'nft-text.stdout')]);
+        if (!loadRules.ok) throw new Error(`loading ${mode}: ${loadRules.err}`);
+        own = mode === 'iptables' ? ['iptables-save', '-c'] : ['nft', '-j', 'list', 'table', 'ip', 'kube-proxy'];
+        label = `\`${own.join(' ')}\` alone`;
+      }
+      const extra = params.bpfRoot ? ['--bpf-root', params.bpfRoot] : [];
+      const focus = mode === 'iptables' ? { ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' } : mode === 'nftables' ? { ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' } : null;
+      const refreshRow = async () => {
+        if (!focus) return `| ${mode} | refresh of the open map | | | | not measured: no per-map refresh (a refresh reads every map) |`;
         log(`${mode} refresh of the open chain`);
-        const refresh = await chainRefresh(ns, api, focus);
-        rows.push(`| ${mode} | refresh of the open chain (${focus.chain}), median of 5 | ${ms(refresh.ms)} | ${ms(refresh.cpuMs)} node | | kinds ${refresh.kinds}; node CPU at the 2 s interval ${(refresh.cpuMs / 20).toFixed(1)} % of a core |`);
+        const refresh = await chainRefresh(ns, api, focus, params);
+        return `| ${mode} | refresh of the open chain (${focus.chain}), median of 5 | ${ms(refresh.ms)} | ${ms(refresh.cpuMs)} node | | kinds ${refresh.kinds}; node CPU at the 2 s interval ${(refresh.cpuMs / 20).toFixed(1)} % of a core |`;
+      };
+      if (values['refresh-only']) {
+        rows.push(await refreshRow());
         must(['ip', 'netns', 'del', ns]);
         namespaces.pop();
         continue;
       }
-      const base = measure(`${mode} ${own.join(' ')}`, ['ip', 'netns', 'exec', ns, ...own]);
+      const base = measure(`${mode} ${label}`, ['ip', 'netns', 'exec', ns, ...own]);
       // `nft -j list ruleset` of the same iptables-nft rules (what nodescope ran before the plan): `--whole`.
       const whole = mode === 'iptables' && values.whole ? measure('nft -j list ruleset', ['ip', 'netns', 'exec', ns, 'nft', '-j', 'list', 'ruleset']) : null;
-      const rules = measure(`${mode} show rules`, [process.execPath, cli, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api]);
-      const services = measure(`${mode} show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--netns', ns, '--api-file', api]);
+      const rules = measure(`${mode} show rules`, [process.execPath, cli, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api, ...extra]);
+      const services = measure(`${mode} show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--netns', ns, '--api-file', api, ...extra]);
       log(`${mode} first frames`);
-      const frames = values['no-frames'] ? { services: Number.NaN, moded: Number.NaN } : await firstFrames(ns, api, mode).catch((e: Error) => {
+      const frames = values['no-frames'] ? { services: Number.NaN, moded: Number.NaN } : await firstFrames(ns, api, mode, extra).catch((e: Error) => {
         log(`${mode} first frames failed: ${e.message}`);
         return { services: Number.NaN, moded: Number.NaN };
       });
-      log(`${mode} refresh of the open chain`);
-      const refresh = await chainRefresh(ns, api, focus);
       const ratio = (x: number) => (Number.isNaN(x) || !(base.ms > 0) ? '–' : `${(x / base.ms).toFixed(2)}×`);
       rows.push(
-        `| ${mode} | \`${own.join(' ')}\` alone | ${ms(base.ms)} | ${ms(base.cpuMs)} | 1.00× | ${base.note} |`,
+        `| ${mode} | ${label} | ${ms(base.ms)} | ${ms(base.cpuMs)} | 1.00× | ${base.note} |`,
         ...(whole ? [`| ${mode} | \`nft -j list ruleset\` alone (what nodescope no longer runs here) | ${ms(whole.ms)} | ${ms(whole.cpuMs)} | ${ratio(whole.ms)} | ${whole.note} |`] : []),
         `| ${mode} | \`show rules -o json\` | ${ms(rules.ms)} | ${ms(rules.cpuMs)} | ${ratio(rules.ms)} | ${rules.note} |`,
         `| ${mode} | \`show services -o json\` | ${ms(services.ms)} | ${ms(services.cpuMs)} | ${ratio(services.ms)} | ${services.note} |`,
         `| ${mode} | TUI start → Services frame (tmux) | ${ms(frames.services)} | | ${ratio(frames.services)} | |`,
         `| ${mode} | TUI start → frame naming the mode (rules read) | ${ms(frames.moded)} | | ${ratio(frames.moded)} | |`,
-        `| ${mode} | refresh of the open chain (${focus.chain}), median of 5 | ${ms(refresh.ms)} | ${ms(refresh.cpuMs)} node | | kinds ${refresh.kinds}; node CPU at the 2 s interval ${(refresh.cpuMs / 20).toFixed(1)} % of a core |`,
+        await refreshRow(),
       );
       log(`rows so far:\n${rows.join('\n')}`);
       must(['ip', 'netns', 'del', ns]);
       namespaces.pop();
     }
     // Replays of the same captures.
-    for (const mode of values['refresh-only'] || values['no-replay'] ? [] : (['iptables', 'nftables'] as const)) {
+    for (const mode of values['refresh-only'] || values['no-replay'] ? [] : (['iptables', 'nftables'] as const).filter((m) => (values.modes ?? 'iptables,nftables').split(',').includes(m))) {
       const bundle = path.join(root, mode);
       const api = path.join(bundle, 'api.json');
       const parse = measure(`${mode} JSON.parse api.json`, [process.execPath, '-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(api)}, 'utf8'))`]);
@@ -170,6 +197,10 @@ async function main(): Promise<void> {
     }
   } finally {
     for (const ns of namespaces) spawnSync('ip', ['netns', 'del', ns]);
+    for (const m of mounts) {
+      unloadCiliumMaps(m);
+      rmSync(path.dirname(m), { recursive: true, force: true });
+    }
   }
   process.stdout.write(
     [

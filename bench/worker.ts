@@ -220,10 +220,11 @@ async function fleetTask(dir: string): Promise<void> {
   const [{ diagnoseFleet }, { fleetDiagnoseNode }] = await Promise.all([import('../src/fleet/diagnose.js'), import('../src/fleet/node-diagnosis.js')]);
   const t0 = performance.now();
   const c0 = process.cpuUsage();
-  const d = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+  let misses = 0;
+  const d = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode, onNode: (_n, _i, _t, reused) => void (misses += reused ? 0 : 1) });
   const cpu = process.cpuUsage(c0);
   const bad = d.nodes.filter((n) => n.status !== 'ok').map((n) => `${n.name} ${n.status}`).join(', ');
-  report({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, extra: { nodes: d.nodes.length, rows: d.services.length, bad } });
+  report({ ms: performance.now() - t0, cpuMs: (cpu.user + cpu.system) / 1000, extra: { nodes: d.nodes.length, rows: d.services.length, bad, misses } });
 }
 
 /** `fleetfloor DIR N`: `JSON.parse` of the fleet's api.json N times (the same-run floor of `fleet`: ms per parse). */

@@ -73,7 +73,7 @@ const yogaWithoutFetch = {
 
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { nodescope: 'src/main.ts' },
+  entryPoints: { nodescope: 'src/main.ts', 'parse-worker': 'src/collect/parse-worker.ts' },
   outdir,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,

@@ -5,7 +5,7 @@
  * it (UserError), 2 anything else (a bug or a broken transport), 9 `dig` got no reply (as dig(1)).
  */
 import { Command, Option } from 'commander';
-import { addSourceOptions, apiNamespace, ipAddress, kubeconfigOption, langOption, podDeadline, positiveInteger, positiveSeconds, type GlobalOptions } from './cli/options.js';
+import { addSourceOptions, apiNamespace, ipAddress, kubeconfigOption, langOption, outputOption, podDeadline, positiveInteger, positiveSeconds, type GlobalOptions } from './cli/options.js';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, TransportError, UserError } from './errors.js';
 import { apiInNamespace } from './model/api-namespace.js';
@@ -29,10 +29,12 @@ import { askedProbes, clusterDomainFor, loadOnce, params, sessionSource, writeDo
 import { runShow, SHOW_FORMATS, SHOW_WHATS, type ShowOptions } from './cli/show.js';
 import { addExamples } from './cli/help.js';
 import { isAddressArg, podAddress, serviceDestination } from './cli/trace-names.js';
+import { traceReader } from './cli/trace-load.js';
 import type { ApiObjects } from './model/k8s.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
 import { closeSource, openSource } from './sources/open.js';
-import { detectLang } from './text/i18n.js';
+import { detectLang, t, tf, type Lang } from './text/i18n.js';
+import { commanderErrorText, errorLang, errorText } from './cli/error-lang.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
@@ -183,7 +185,7 @@ async function runDashCommand(opts: GlobalOptions & { service: string }): Promis
  * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
  * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
  */
-async function runDiagnose(opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }): Promise<void> {
+async function runDiagnose(opts: GlobalOptions & { output: DocumentOutput; service?: string; from?: string }): Promise<void> {
   try {
     const { source, snapshot } = await loadOnce(opts, [], undefined, true);
     const namespace = apiNamespace(opts).apiNamespace;
@@ -211,8 +213,8 @@ function addDigCommand(program: Command): void {
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
     .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: 'text' | 'json'; search?: boolean; resolvConf?: string }) => {
+    .addOption(outputOption('dig', DOCUMENT_OUTPUTS, t('en', 'err.why.dig')))
+    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string }) => {
       const { name, search: plus } = digWords(words);
       const search = plus ?? opts.search === true;
       if (opts.resolvConf && !search) throw new UserError('--resolv-conf applies to a search', 'add --search (or +search)');
@@ -229,14 +231,14 @@ function addDigCommand(program: Command): void {
           const captured = given ? null : await readNodeResolvConf(source.transport);
           const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
           const run = await digSearch({ name, dns, resolv, api, clusterDomain: domain.name, ...(opts.server ? { server: opts.server } : {}) });
-          writeDocument(opts.output === 'json' ? digSearchJson(run, dns.note ?? null) : digSearchText(run, dns.note ?? null), opts.output);
+          writeDocument(opts.output === 'text' ? digSearchText(run, dns.note ?? null, detectLang(opts.lang)) : digSearchJson(run, dns.note ?? null, opts.output), opts.output);
           // Like dig(1): 9 when no server ever replied.
           process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;
           return;
         }
         const args = { name, type: opts.type, dns, api, format: opts.output, expect: { zone: domain.name }, ...(opts.server ? { server: opts.server } : {}) };
         const result = await dig(args);
-        writeDocument(digOutput(result, args, domain), opts.output);
+        writeDocument(digOutput(result, args, domain, detectLang(opts.lang)), opts.output);
         // Like dig(1): 9 when the server never replied (the text says why).
         process.exitCode = digExitCode(result.exchange);
       } finally {
@@ -263,12 +265,13 @@ function addFleetCommands(program: Command): void {
     });
   addLiveFleetOptions(fleet.command('diagnose').argument('[dir]', 'a fleet bundle (fleet capture -o DIR); without it, the live options choose the nodes to capture first'))
     .description('per Service and node: the verdict, and the nodes whose programmed backends differ from the API and from the majority')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
-    .action(async (dir: string | undefined, opts: LiveFleetArgs & { output: 'text' | 'json' }) => {
+    .addOption(outputOption('fleet diagnose', DOCUMENT_OUTPUTS, t('en', 'err.why.fleet')))
+    .addOption(langOption())
+    .action(async (dir: string | undefined, opts: LiveFleetArgs & { output: DocumentOutput; lang?: string }) => {
       const [{ diagnoseFleet }, { fleetDiagnoseNode }, report, live] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js'), import('./fleet/live.js')]);
       const diagnose = async (d: string) => {
         const result = await diagnoseFleet(d, { diagnose: fleetDiagnoseNode });
-        writeDocument(opts.output === 'json' ? report.fleetJson(result) : report.fleetText(result), opts.output);
+        writeDocument(opts.output === 'text' ? report.fleetText(result, detectLang(opts.lang)) : report.fleetJson(result, opts.output), opts.output);
         process.exitCode = report.fleetExitCode(result);
       };
       if (dir !== undefined) {
@@ -320,6 +323,16 @@ function addCompletionCommand(program: Command): void {
     });
 }
 
+/** The `-o` formats of the commands that print one document: text, or the document as JSON or YAML. */
+const DOCUMENT_OUTPUTS = ['text', 'json', 'yaml'] as const;
+type DocumentOutput = (typeof DOCUMENT_OUTPUTS)[number];
+
+/** Commander's parse errors of `cmd` and every command under it in `lang` (src/cli/error-lang.ts). */
+function translateErrors(cmd: Command, lang: Lang): void {
+  cmd.configureOutput({ outputError: (text, write) => write(commanderErrorText(text, lang)) });
+  for (const sub of cmd.commands) translateErrors(sub, lang);
+}
+
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
   const program = addSourceOptions(new Command('nodescope'))
@@ -342,10 +355,10 @@ export function buildProgram(): Command {
     .action(async (what: string | undefined, opts: ShowOptions) => runShow(what, opts));
 
   addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addOption(outputOption('diagnose', DOCUMENT_OUTPUTS, t('en', 'err.why.diagnose')))
     .option('--service <ns/name>', 'only this Service')
     .option('--from <who>', 'also walk every frontend from this client: a Pod (ns/name), a Pod IP, node, or an outside address')
-    .action(async (opts: GlobalOptions & { output: 'json' | 'text'; service?: string; from?: string }) => runDiagnose(opts));
+    .action(async (opts: GlobalOptions & { output: DocumentOutput; service?: string; from?: string }) => runDiagnose(opts));
 
   addSourceOptions(program.command('trace').description('walk one packet through every hook, rule by rule (step mode, without the TUI)'))
     .option('--to <ip:port/proto>', 'destination, e.g. 10.96.12.34:80/tcp (or --to-service)')
@@ -356,13 +369,13 @@ export function buildProgram(): Command {
     .option('--branch <index>', 'follow the random branch with this 0-based index')
     .option('--flags <tcp flags>', 'TCP flags, e.g. SYN (default) or ACK')
     .option('--mark <mark>', 'packet mark')
-    .addOption(new Option('-o, --output <format>', 'output format').choices(['text', 'json']).default('text'))
+    .addOption(outputOption('trace', DOCUMENT_OUTPUTS, t('en', 'err.why.walk')))
     .option('--allow-trace', 'live sources: also trace the packet in the kernel (adds a temporary nft table, removed on exit) and compare')
     .option('--trace-seconds <n>', '--allow-trace: how long nft monitor trace runs (seconds)', '10')
     .action(async (opts: GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; traceSeconds: string }) => {
       if (opts.allowTrace && opts.replay) throw new UserError('--allow-trace needs a live source, not --replay', 'use --local, --netns, --ssh or --node');
       const seconds = traceSeconds(opts.traceSeconds);
-      const { source, snapshot } = await loadOnce(opts);
+      const { source, snapshot } = await loadOnce(opts, [], undefined, false, traceReader(opts.to, opts.allowTrace === true));
       if (!opts.allowTrace) await closeSource(source);
       const args: TraceCommandArgs = {
         ...traceAddresses(opts, snapshot.api?.value ?? null),
@@ -375,7 +388,7 @@ export function buildProgram(): Command {
         ...(snapshot.nft?.value ? { nft: snapshot.nft.value } : {}),
       };
       if (!opts.allowTrace) {
-        writeDocument(runTraceCommand(snapshot, args), opts.output);
+        writeDocument(runTraceCommand(snapshot, args, detectLang(opts.lang)), opts.output);
         return;
       }
       try {
@@ -425,6 +438,7 @@ export function buildProgram(): Command {
   addSourceOptions(program.command('replay').argument('<dir>', 'capture bundle').description('open the TUI on a capture bundle'))
     .action(async (dir: string, opts: GlobalOptions) => runTui({ ...opts, replay: dir }));
   addExamples(program);
+  translateErrors(program, errorLang(process.argv));
   // Source options given before the subcommand (`nodescope --replay DIR show rules`) hold for it
   // too; the subcommand's own flags win.
   program.hook('preAction', (root, action) => {
@@ -437,9 +451,14 @@ export function buildProgram(): Command {
   return program;
 }
 
+/**
+ * Prints an error as `nodescope: …` (with `  try: …` for a hint) in the language the TUI would
+ * use (src/cli/error-lang.ts); returns the exit status: 1 the user can fix it, 2 anything else.
+ */
 function report(e: unknown): number {
+  const lang = errorLang(process.argv);
   if (e instanceof UserError) {
-    process.stderr.write(`nodescope: ${e.message}\n${e.hint ? `  try: ${terminalSafe(e.hint)}\n` : ''}`);
+    process.stderr.write(`nodescope: ${errorText(e.message, lang)}\n${e.hint ? `  ${tf(lang, 'err.try', { hint: terminalSafe(errorText(e.hint, lang)) })}\n` : ''}`);
     return 1;
   }
   if (e instanceof ParseError) {
@@ -451,7 +470,7 @@ function report(e: unknown): number {
     return 2;
   }
   const err = e instanceof Error ? e : new BugError(String(e));
-  process.stderr.write(`nodescope: internal error (please report): ${err.stack ?? err.message}\n`);
+  process.stderr.write(`nodescope: ${tf(lang, 'err.internal', { detail: err.stack ?? err.message })}\n`);
   return 2;
 }
 

@@ -6,11 +6,17 @@
  * first Service), `gen-node-missing` lacks the second Service. The healthy nodes' probe
  * files are hard links to one copy (the rules of this generated cluster do not depend on
  * the node: no Local traffic policy), so 500 nodes cost the disk of a few.
+ *
+ * `own` (a share, 0–1) makes a more realistic fleet: every second NodePort Service (about 5 %
+ * of them) gets `externalTrafficPolicy: Local` and its endpoints run on the last `own × nodes` nodes, so each
+ * of those nodes holds rules of its own (its KUBE-SVL- chains list its own endpoints) that no
+ * other node shares — the fleet diagnosis cannot reuse their rules diagnosis.
  */
 import { linkSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { FLEET_FORMAT_VERSION, writeFleetManifest } from '../../src/fleet/bundle.js';
 import type { BundleManifest } from '../../src/sources/bundle.js';
+import { apiObjectsText } from '../../test/lab/api-objects.js';
 import { generateWorld, writeModeBundle, type GenWorld } from './capture.js';
 import { generateTraffic } from './traffic.js';
 
@@ -20,6 +26,29 @@ export interface GenFleetOptions {
   readonly services: number;
   readonly endpoints: number;
   readonly seed: string;
+  /** Share of the nodes holding endpoints of Local-policy Services (rules of their own); default 0. */
+  readonly own?: number;
+}
+
+/**
+ * The API world of a fleet whose `ownNodes` hold the endpoints of every second NodePort
+ * Service, made `externalTrafficPolicy: Local`; `localTo(node)`: the world whose rules are
+ * kube-proxy's on that node (its endpoints named as the generated node the rules are written
+ * for, so the generator counts them local).
+ */
+function ownWorld(world: GenWorld, ownNodes: readonly string[]): { api: GenWorld; localTo: (node: string) => GenWorld } {
+  let nodePorts = 0;
+  let k = 0;
+  const services = world.scenario.services.map((s, i) => {
+    if (i < 2 || s.type !== 'NodePort' || nodePorts++ % 2 !== 0 || s.endpoints.length === 0) return s;
+    const base = k++ * s.endpoints.length;
+    return { ...s, externalTrafficPolicy: 'Local' as const, endpoints: s.endpoints.map((e, j) => ({ ...e, nodeName: ownNodes[(base + j) % ownNodes.length]! })) };
+  });
+  const scenario = { ...world.scenario, services };
+  const api: GenWorld = { ...world, scenario, apiText: apiObjectsText(scenario) };
+  const here = world.scenario.nodeName;
+  const localTo = (node: string): GenWorld => ({ ...api, scenario: { ...scenario, services: services.map((s) => (s.externalTrafficPolicy === 'Local' ? { ...s, endpoints: s.endpoints.map((e) => (e.nodeName === node ? { ...e, nodeName: here } : e)) } : s)) } });
+  return { api, localTo };
 }
 
 /** The two nodes made wrong on purpose, and what is wrong with them. */
@@ -47,14 +76,22 @@ function linkBundle(from: string, to: string, node: string, apiFile: string): vo
 export function writeGeneratedFleet(dir: string, options: GenFleetOptions): string[] {
   if (options.nodes < 3) throw new RangeError('--fleet needs at least 3 nodes (two are made wrong on purpose)');
   if (options.services < 2) throw new RangeError('--fleet needs at least 2 Services');
-  const world = generateWorld({ services: options.services, endpoints: options.endpoints, seed: options.seed, modes: ['iptables'], conntrack: 100, nodes: Math.min(options.nodes, 8) });
+  const generated = generateWorld({ services: options.services, endpoints: options.endpoints, seed: options.seed, modes: ['iptables'], conntrack: 100, nodes: Math.min(options.nodes, 8) });
+  const names = Array.from({ length: options.nodes - 2 }, (_, i) => `gen-node-${String(i).padStart(4, '0')}`);
+  const ownCount = Math.min(names.length - 1, Math.round((options.own ?? 0) * options.nodes));
+  const own = names.slice(names.length - ownCount);
+  const { api: world, localTo } = ownCount > 0 ? ownWorld(generated, own) : { api: generated, localTo: () => generated };
   mkdirSync(path.join(dir, 'nodes'), { recursive: true });
   const apiFile = path.join(dir, 'api.json');
   writeFileSync(apiFile, world.apiText);
-  const names = Array.from({ length: options.nodes - 2 }, (_, i) => `gen-node-${String(i).padStart(4, '0')}`);
-  const [first, ...rest] = names;
+  const [first, ...rest] = names.slice(0, names.length - ownCount);
   writeModeBundle(world, 'iptables', path.join(dir, 'nodes', first!));
   for (const name of rest) linkBundle(path.join(dir, 'nodes', first!), path.join(dir, 'nodes', name), name, apiFile);
+  for (const name of own) {
+    writeModeBundle(localTo(name), 'iptables', path.join(dir, 'nodes', name));
+    const file = path.join(dir, 'nodes', name, 'manifest.json');
+    writeFileSync(file, JSON.stringify({ ...(JSON.parse(readFileSync(file, 'utf8')) as BundleManifest), node: name }, null, 2) + '\n');
+  }
   const svcs = world.scenario.services;
   const stale = svcs.map((s, i) => (i === 0 ? { ...s, endpoints: [...s.endpoints, { ip: GEN_STALE_IP, nodeName: s.endpoints[0]?.nodeName ?? world.scenario.nodeName, ready: true, serving: true, terminating: false }] } : s));
   writeModeBundle(variant(world, stale), 'iptables', path.join(dir, 'nodes', GEN_FLEET_FAULTS.stale));

@@ -70,13 +70,54 @@ export function conntrackIndex(snapshot: NodeSnapshot): ConntrackIndex {
   const addrs = snapshot.addrs?.value ?? null;
   const cached = indexCache.get(entries);
   if (cached && cached.api === api && cached.node === snapshot.meta.node && cached.addrs === addrs) return cached.index;
-  const services = api ? dataplaneTargets(buildServiceView(api, { nodeName: snapshot.meta.node })) : [];
-  const nodeAddresses = addrs ? localAddresses(addrs).map((a) => a.address) : [];
+  const { services, nodeAddresses } = conntrackTargets(snapshot);
   const index = buildConntrackIndex(entries, services, nodeAddresses, api !== null);
   indexCache.set(entries, { api, node: snapshot.meta.node, addrs, index });
   return index;
 }
 
+/** What a snapshot's conntrack entries are classified against: Services from its API objects (none without), node addresses from `ip -j addr`. */
+export interface ConntrackTargets {
+  readonly services: readonly ServiceFrontends[];
+  readonly nodeAddresses: readonly string[];
+}
+
+/** The {@link ConntrackTargets} {@link conntrackIndex} uses for `snapshot` (its API objects, node name and addresses). */
+export function conntrackTargets(snapshot: Pick<NodeSnapshot, 'api' | 'addrs' | 'meta'>): ConntrackTargets {
+  const api = snapshot.api?.value ?? null;
+  const addrs = snapshot.addrs?.value ?? null;
+  return {
+    services: api ? dataplaneTargets(buildServiceView(api, { nodeName: snapshot.meta.node })) : [],
+    nodeAddresses: addrs ? localAddresses(addrs).map((a) => a.address) : [],
+  };
+}
+
+/**
+ * Remembers `columns` — `classifyConntrackColumns` of `entries` against `targets`, computed
+ * elsewhere (a parse worker) — as the index of every snapshot with these entries and the
+ * API objects, node and addresses of `snapshot` (the ones `targets` came from), so
+ * {@link conntrackIndex} does not classify them again on the render path.
+ */
+export function primeConntrackIndex(
+  snapshot: Pick<NodeSnapshot, 'api' | 'addrs' | 'meta'>,
+  entries: readonly ConntrackEntry[],
+  targets: ConntrackTargets,
+  columns: ConntrackClassificationColumns,
+): void {
+  const api = snapshot.api?.value ?? null;
+  const index: ConntrackIndex = {
+    entries,
+    services: targets.services.map((s) => ({ namespace: s.namespace, name: s.name, label: formatServiceRef(s) })),
+    servicesKnown: api !== null,
+    serviceOf: columns.serviceOf,
+    codeOf: columns.codeOf,
+    staleCount: columns.staleCount,
+    sortCache: new Map(),
+    keyCache: new Map(),
+    filterCache: new Map(),
+  };
+  indexCache.set(entries, { api, node: snapshot.meta.node, addrs: snapshot.addrs?.value ?? null, index });
+}
 
 /**
  * Which conntrack a snapshot's pane shows: netfilter's (`conntrack -L`) when it has

@@ -8,23 +8,32 @@
  * through its KUBE-SVC-/KUBE-SVL-/KUBE-EXT-/KUBE-FW- chains to each KUBE-SEP- chain, whose
  * DNAT `--to-destination` is the endpoint (pkg/proxy/iptables/proxier.go). nftables mode:
  * the `endpoint-<hash>-<ns>/<name>/<proto>/<port>__<ip>/<port>` chains its `service-…`
- * chains jump to (pkg/proxy/nftables/proxier.go names them so). Cilium: not read here.
+ * chains jump to (pkg/proxy/nftables/proxier.go names them so). Cilium (kube-proxy
+ * replacement): the Service's IPv4 ClusterIP frontends in the LB table
+ * (`cilium_lb4_services_v2` master entry and slots, joined with `cilium_lb4_backends_v3`;
+ * bpf/lib/lb.h): the backends of the first `count` slots — the ones new connections are spread
+ * over; the slots after them (`qcount`: terminating, quarantined) are not. A slot naming a
+ * backend ID the backend map lacks is named as such ({@link missingBackend}).
  *
  * Expected: every IPv4 endpoint of the Service's slices that kube-proxy would use — the
  * ready ones, or, when none is ready, the serving-and-terminating ones (KEP-1669) — once per
- * slice port; with `internalTrafficPolicy: Local`, only the endpoints on this node. Pure.
+ * slice port; with `internalTrafficPolicy: Local`, only the endpoints on this node. On a
+ * Cilium node the agent's own rule, from its expected ClusterIP frontends
+ * ({@link ciliumExpectedBackends}; src/analysis/cilium-expected.ts says how they differ). Pure.
  */
+import type { LbService, LbTable } from '../model/cilium.js';
 import { dnatDestination, findChain, type IptablesRuleset } from '../model/iptables.js';
 import type { ApiObjects, EndpointSlice, Service } from '../model/k8s.js';
 import type { NftRuleset } from '../model/nftables.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { iptablesServiceChains, nftServiceChains } from './service-dataplane.js';
 import { detectProxyMode } from './proxy-mode.js';
+import type { ProgrammedFrontend } from './diagnose/frontends.js';
 
 /** What the node programmed for a Service: endpoints as `ip:port`, sorted; `via` the table read. */
 export type ProgrammedBackends =
-  | { readonly kind: 'read'; readonly via: 'iptables' | 'nftables'; readonly endpoints: readonly string[]; readonly hasRules: boolean }
-  /** The node's table could not be read or is one this module does not read (Cilium, IPVS): why. */
+  | { readonly kind: 'read'; readonly via: 'iptables' | 'nftables' | 'cilium'; readonly endpoints: readonly string[]; readonly hasRules: boolean }
+  /** The node's table could not be read or is one this module does not read (IPVS): why. */
   | { readonly kind: 'unknown'; readonly reason: string };
 
 const SERVICE_CHAIN = /^KUBE-(SVC|SVL|EXT|FW)-/;
@@ -89,6 +98,53 @@ export function nftBackends(ruleset: NftRuleset, namespace: string, name: string
   return { endpoints: sortedSet(out), hasRules: chains.length > 0 };
 }
 
+/** How a slot whose backend ID the backend map lacks is named in a backend set (`backend 17 (not in the backend map)`). */
+export function missingBackend(id: number | null): string {
+  return `backend ${id ?? '?'} (not in the backend map)`;
+}
+
+/** The live backends of one LB entry: its first `count` slots (all when the source gives no count), `ip:port`. */
+function liveSlots(s: LbService): string[] {
+  const count = s.count ?? s.slots.length;
+  return s.slots.slice(0, count).map((slot) => (slot.backend ? `${slot.backend.ip}:${slot.backend.port}` : missingBackend(slot.backendId)));
+}
+
+/**
+ * The backends a Cilium LB table gives new connections to each IPv4 ClusterIP (external
+ * scope, the scope ClusterIP entries have), by ClusterIP, read once per table.
+ */
+function ciliumIndex(table: LbTable): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  for (const s of table.services) {
+    if (s.frontend.scope !== 'external' || s.frontend.ip.includes(':') || (s.type !== null && s.type !== 'ClusterIP')) continue;
+    const list = out.get(s.frontend.ip);
+    if (list) list.push(...liveSlots(s));
+    else out.set(s.frontend.ip, liveSlots(s));
+  }
+  return out;
+}
+
+/** The backends of the Service's IPv4 ClusterIP frontends in a Cilium LB table (see the module comment); `hasRules`: some frontend of it is there. */
+export function ciliumBackends(table: LbTable, service: Service, index: Map<string, string[]> = ciliumIndex(table)): { endpoints: string[]; hasRules: boolean } {
+  const found = service.clusterIP ? index.get(service.clusterIP) : undefined;
+  return { endpoints: sortedSet(found ?? []), hasRules: found !== undefined };
+}
+
+/**
+ * What Cilium's agent should give new connections to the Service's IPv4 ClusterIP, from the
+ * Service's expected frontends (src/analysis/diagnose/expect.ts, Cilium's rules: a Local
+ * policy counts an endpoint without nodeName as local, terminating backends serve only when
+ * none is active): the endpoints with a share of new connections, `ip:port`, sorted.
+ */
+export function ciliumExpectedBackends(frontends: readonly ProgrammedFrontend[]): string[] {
+  const out: string[] = [];
+  for (const f of frontends) {
+    if (f.kind !== 'clusterIP' || f.scope === 'internal' || f.ip.includes(':')) continue;
+    for (const e of f.endpoints) if ((e.weight ?? 0) > 0) out.push(`${e.ip}:${e.port}`);
+  }
+  return sortedSet(out);
+}
+
 /**
  * A reader of what `snapshot`'s node programmed for each Service, from the table of its
  * proxy mode (detected once; the iptables KUBE-SERVICES jumps indexed once). `unknown`
@@ -107,7 +163,13 @@ export function programmedBackendsOf(snapshot: NodeSnapshot): (service: Service)
     const index = servicesIndex(ipt);
     return (svc) => ({ kind: 'read', via: 'iptables', ...iptablesBackends(ipt, svc.meta.namespace, svc.meta.name, svc.ports, index) });
   }
-  return () => ({ kind: 'unknown', reason: `proxy mode ${mode}: the fleet reads kube-proxy's iptables and nftables tables only` });
+  if (mode === 'cilium') {
+    const lb = snapshot.lb?.value;
+    if (!lb) return () => ({ kind: 'unknown', reason: "Cilium's LB table was not read (the cilium_lb4_* maps or cilium-dbg bpf lb list)" });
+    const index = ciliumIndex(lb);
+    return (svc) => ({ kind: 'read', via: 'cilium', ...ciliumBackends(lb, svc, index) });
+  }
+  return () => ({ kind: 'unknown', reason: `proxy mode ${mode}: the fleet reads kube-proxy's iptables and nftables tables and Cilium's LB maps only` });
 }
 
 /** What `snapshot`'s node programmed for one Service (see {@link programmedBackendsOf}, which to use for many). */

@@ -5,8 +5,17 @@
  * last time a change was queued for sync). A queued change newer than the last sync is a
  * pending one — the state kube-proxy's own /healthz counts against its healthz timeout.
  * Both gauges may carry an `ip_family` label (dual-stack proxiers); each family is kept.
- * Pure.
+ *
+ * On a Cilium node (kube-proxy replacement) there is no such gauge; what says how current
+ * the agent's LB maps are: `cilium-dbg status --verbose` (its API watch state, stale status
+ * probes, failing controllers: src/parsers/cilium-controllers.ts) and, from Cilium 1.17, the
+ * StateDB frontends table, where each frontend carries its reconciliation status — `Pending`
+ * until the BPF maps hold it, `Done`, `Refreshing`, `Error` — and how long ago that status
+ * changed (`Since`). Pure.
  */
+import type { StateDbFrontend } from '../model/cilium.js';
+import type { CiliumAgentFacts } from '../parsers/cilium-controllers.js';
+import { parseAgeText } from '../parsers/cilium-controllers.js';
 import type { MetricSample } from '../parsers/prometheus-text.js';
 
 /** Metric names read (kube-proxy's). */
@@ -26,10 +35,93 @@ export interface FamilyFreshness {
   readonly pendingSeconds: number | null;
 }
 
+/** What `cilium-dbg status --verbose` says: the API watch, stale status probes, the failing controllers. */
+export interface CiliumAgentFreshness {
+  readonly kubernetes: { readonly state: string; readonly message: string } | null;
+  readonly stale: readonly string[];
+  readonly controllersHealthy: number | null;
+  readonly controllersTotal: number | null;
+  /** Controllers whose last run failed (`failures` in a row), with their last success (seconds before capture; null: never). */
+  readonly controllersFailing: readonly { readonly name: string; readonly failures: number; readonly lastSuccessSeconds: number | null; readonly message: string }[];
+}
+
+/**
+ * The StateDB frontends' reconciliation: counts per status, the longest a frontend has been
+ * `Pending` (seconds before capture; null: none pending), the most recent status change of any
+ * frontend (null: no age read), and the first errors (`frontend`: `ip:port/PROTO`).
+ */
+export interface CiliumFrontendsFreshness {
+  readonly total: number;
+  readonly done: number;
+  readonly pending: number;
+  readonly refreshing: number;
+  readonly error: number;
+  readonly oldestPendingSeconds: number | null;
+  readonly lastChangeSeconds: number | null;
+  readonly errors: readonly { readonly frontend: string; readonly error: string }[];
+}
+
+/**
+ * A Cilium node's freshness: each of its two sources, or why it was not read (`…Unread`,
+ * set exactly when the part is null).
+ */
+export interface CiliumFreshness {
+  readonly source: 'cilium';
+  readonly agent: CiliumAgentFreshness | null;
+  readonly agentUnread?: string;
+  readonly frontends: CiliumFrontendsFreshness | null;
+  readonly frontendsUnread?: string;
+}
+
 /** A node's proxy freshness, or why it could not be read. */
 export type ProxyFreshness =
   | { readonly source: 'kube-proxy-metrics'; readonly families: readonly FamilyFreshness[] }
+  | CiliumFreshness
   | { readonly source: 'unknown'; readonly reason: string };
+
+/** How many errors a {@link CiliumFrontendsFreshness} keeps. */
+const ERRORS_KEPT = 5;
+
+/** The frontends' reconciliation (see {@link CiliumFrontendsFreshness}) from StateDB rows. */
+export function ciliumFrontendsFreshness(rows: readonly StateDbFrontend[]): CiliumFrontendsFreshness {
+  const count = (status: string) => rows.filter((r) => r.status === status).length;
+  const ages = (rs: readonly StateDbFrontend[]) => rs.map((r) => parseAgeText(r.since)).filter((x): x is number => x !== null);
+  const pendingAges = ages(rows.filter((r) => r.status === 'Pending'));
+  const all = ages(rows);
+  const addr = (r: StateDbFrontend) => `${r.address.ip.includes(':') ? `[${r.address.ip}]` : r.address.ip}:${r.address.port}/${r.address.protocol ?? 'ANY'}`;
+  return {
+    total: rows.length,
+    done: count('Done'),
+    pending: count('Pending'),
+    refreshing: count('Refreshing'),
+    error: count('Error'),
+    oldestPendingSeconds: pendingAges.length ? Math.max(...pendingAges) : null,
+    lastChangeSeconds: all.length ? Math.min(...all) : null,
+    errors: rows.filter((r) => r.status === 'Error').slice(0, ERRORS_KEPT).map((r) => ({ frontend: addr(r), error: r.error })),
+  };
+}
+
+/**
+ * A Cilium node's freshness from what was read of its agent: each input is the parsed
+ * facts, or the reason it was not read. `unknown` (both reasons joined) when neither was read.
+ */
+export function ciliumFreshness(agent: CiliumAgentFacts | string, frontends: readonly StateDbFrontend[] | string): ProxyFreshness {
+  if (typeof agent === 'string' && typeof frontends === 'string') return { source: 'unknown', reason: `${agent}; ${frontends}` };
+  const a: CiliumAgentFreshness | null = typeof agent === 'string' ? null : {
+    kubernetes: agent.kubernetes,
+    stale: agent.stale,
+    controllersHealthy: agent.controllersHealthy,
+    controllersTotal: agent.controllersTotal,
+    controllersFailing: agent.controllers.filter((c) => c.failures > 0).map((c) => ({ name: c.name, failures: c.failures, lastSuccessSeconds: c.lastSuccessSeconds, message: c.message })),
+  };
+  return {
+    source: 'cilium',
+    agent: a,
+    ...(typeof agent === 'string' ? { agentUnread: agent } : {}),
+    frontends: typeof frontends === 'string' ? null : ciliumFrontendsFreshness(frontends),
+    ...(typeof frontends === 'string' ? { frontendsUnread: frontends } : {}),
+  };
+}
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
 const round = (s: number) => Math.round(s * 10) / 10;
@@ -56,10 +148,64 @@ export function kubeProxyFreshness(samples: readonly MetricSample[], capturedAtM
   return { source: 'kube-proxy-metrics', families };
 }
 
-/** `synced 12 s before capture`, `synced 3 min before capture, a change pending 40 s`: one line. */
+/** A Cilium node's freshness in one line: `Cilium: API watch Ok; controllers 45/45 healthy; LB frontends: 120 done, 2 pending (oldest 40 s); last change 5 s before capture`. */
+function ciliumText(f: CiliumFreshness): string {
+  const parts: string[] = [];
+  const a = f.agent;
+  if (!a) parts.push(`agent status unknown: ${f.agentUnread ?? ''}`);
+  else {
+    parts.push(a.kubernetes ? `API watch ${a.kubernetes.state}${a.kubernetes.state !== 'Ok' && a.kubernetes.message ? ` (${a.kubernetes.message})` : ''}` : 'API watch not shown');
+    if (a.controllersTotal !== null) parts.push(`controllers ${a.controllersHealthy}/${a.controllersTotal} healthy${a.controllersFailing.length ? ` (failing: ${a.controllersFailing.map((c) => `${c.name} ×${c.failures}`).join(', ')})` : ''}`);
+    if (a.stale.length) parts.push(`stale status: ${a.stale.join(', ')}`);
+  }
+  const fe = f.frontends;
+  if (!fe) parts.push(`LB frontends unknown: ${f.frontendsUnread ?? ''}`);
+  else {
+    const counts = [`${fe.done} done`, fe.pending ? `${fe.pending} pending${fe.oldestPendingSeconds !== null ? ` (oldest ${fe.oldestPendingSeconds} s)` : ''}` : null, fe.refreshing ? `${fe.refreshing} refreshing` : null, fe.error ? `${fe.error} error (${fe.errors.map((e) => `${e.frontend}: ${e.error}`).join('; ')})` : null];
+    parts.push(`LB frontends: ${counts.filter(Boolean).join(', ')}${fe.lastChangeSeconds !== null ? `; last change ${fe.lastChangeSeconds} s before capture` : ''}`);
+  }
+  return `Cilium: ${parts.join('; ')}`;
+}
+
+/** `synced 12 s before capture`, `synced 3 min before capture, a change pending 40 s`, Cilium's: one line. */
 export function freshnessText(f: ProxyFreshness): string {
   if (f.source === 'unknown') return `unknown: ${f.reason}`;
+  if (f.source === 'cilium') return ciliumText(f);
   return f.families
     .map((x) => `${x.family ? `${x.family}: ` : ''}${x.syncAgeSeconds === null ? 'never synced' : `synced ${x.syncAgeSeconds} s before capture`}${x.pendingSeconds !== null ? `, a change pending ${x.pendingSeconds} s` : ''}`)
     .join('; ');
+}
+
+/**
+ * The one fact a matrix column shows of a node's freshness, the worst first: frontends in
+ * `Error`, a change pending (kube-proxy: queued after the last sync; Cilium: a frontend still
+ * `Pending`; seconds it has waited), the agent's API watch not `Ok`, failing controllers; else
+ * `synced` with the age of the last sync (kube-proxy) or of the last frontend change (Cilium;
+ * null when not shown), or the API watch state when only the agent status was read.
+ */
+export type FreshnessBrief =
+  | { readonly kind: 'errors'; readonly count: number }
+  | { readonly kind: 'pending'; readonly seconds: number }
+  | { readonly kind: 'watch'; readonly state: string }
+  | { readonly kind: 'failing'; readonly count: number }
+  | { readonly kind: 'synced'; readonly seconds: number | null }
+  | { readonly kind: 'unknown' };
+
+/** {@link FreshnessBrief} of a node's freshness. */
+export function freshnessBrief(f: ProxyFreshness | undefined): FreshnessBrief {
+  if (!f || f.source === 'unknown') return { kind: 'unknown' };
+  if (f.source === 'kube-proxy-metrics') {
+    const pending = f.families.map((x) => x.pendingSeconds).filter((x): x is number => x !== null);
+    if (pending.length) return { kind: 'pending', seconds: Math.max(...pending) };
+    const ages = f.families.map((x) => x.syncAgeSeconds).filter((x): x is number => x !== null);
+    return { kind: 'synced', seconds: ages.length ? Math.max(...ages) : null };
+  }
+  const fe = f.frontends;
+  const a = f.agent;
+  if (fe && fe.error > 0) return { kind: 'errors', count: fe.error };
+  if (fe && fe.pending > 0) return { kind: 'pending', seconds: fe.oldestPendingSeconds ?? 0 };
+  if (a?.kubernetes && a.kubernetes.state !== 'Ok' && a.kubernetes.state !== 'Disabled') return { kind: 'watch', state: a.kubernetes.state };
+  if (a && a.controllersFailing.length > 0) return { kind: 'failing', count: a.controllersFailing.length };
+  if (fe) return { kind: 'synced', seconds: fe.lastChangeSeconds };
+  return a?.kubernetes ? { kind: 'watch', state: a.kubernetes.state } : { kind: 'unknown' };
 }

@@ -198,7 +198,7 @@ function rulesetEvidence(ruleset: IptablesRuleset | null | undefined, summary: C
 
 /**
  * nftables could not be read: its probe timed out or failed (not merely absent: a node
- * without nft has no nftables rules to miss) and `nft list tables` named no table either.
+ * without nft has no nftables rules to miss) and the table listing (`nft-tables`) named no table either.
  */
 function nftUnread(snapshot: NodeSnapshot): boolean {
   const status = snapshot.nft?.probe?.status;
@@ -229,7 +229,7 @@ export function snapshotHints(snapshot: NodeSnapshot): ModeHints {
   const lb = snapshot.lb?.value;
   return {
     ...(lb ? { ciliumServices: ciliumServicesCount(lb) } : {}),
-    // The tables `nft list tables` named (cheap, always read live) when no ruleset was dumped.
+    // The tables the `nft-tables` probe named (cheap, always read live) when no ruleset was dumped.
     ...(nft ? { nftTables: nft.tables.map((t) => `${t.family} ${t.name}`) } : snapshot.nftTableNames ? { nftTables: snapshot.nftTableNames } : {}),
     ...(addrs ? { interfaces: addrs.map((i) => i.ifname) } : {}),
   };

@@ -26,7 +26,10 @@ interface CommandSpec {
   readonly options: readonly Option[];
 }
 
-/** Choices of positional arguments commander does not know as choices (by command path, e.g. `show`). */
+/**
+ * Choices of positional arguments commander does not know as choices (by command path, e.g.
+ * `show`); `help` also makes commander's implicit help command complete (`help <TAB>`).
+ */
 export type PositionalChoices = Readonly<Record<string, readonly string[]>>;
 
 function specsOf(cmd: Command, path: readonly string[], positional: PositionalChoices): CommandSpec[] {
@@ -40,8 +43,15 @@ function specsOf(cmd: Command, path: readonly string[], positional: PositionalCh
   }
   const first = cmd.registeredArguments[0];
   const args = positional[path.join(' ')] ?? first?.argChoices ?? [];
-  const me: CommandSpec = { path, description: cmd.description(), subcommands: visible.map((c) => c.name()), flags, values, args, options };
-  return [me, ...visible.flatMap((c) => specsOf(c, [...path, c.name()], positional))];
+  // commander's own `help [command]` is not in `cmd.commands`: given its choices, it completes as a command of its own.
+  const help = path.length === 0 && positional.help && !visible.some((c) => c.name() === 'help') ? [helpSpec(positional.help)] : [];
+  const me: CommandSpec = { path, description: cmd.description(), subcommands: [...visible.map((c) => c.name()), ...help.map(() => 'help')], flags, values, args, options };
+  return [me, ...visible.flatMap((c) => specsOf(c, [...path, c.name()], positional)), ...help];
+}
+
+/** `help CMD`: the command names as its argument. */
+function helpSpec(names: readonly string[]): CommandSpec {
+  return { path: ['help'], description: 'help for a command: what it does, its flags, examples', subcommands: [], flags: ['--help'], values: new Map(), args: names, options: [] };
 }
 
 /** Words as a shell single-quoted string's contents allow (our names and flags have no quote). */

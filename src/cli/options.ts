@@ -9,6 +9,7 @@ import type { SourceOptions } from '../sources/open.js';
 import { namespaceOf } from '../sources/open.js';
 import { DEFAULT_INTERVAL_MS } from '../sources/refresh-interval.js';
 import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from '../sources/k8s-debug-pod.js';
+import type { OutputFormat } from '../text/document.js';
 
 /** The options every source-reading command takes, as parsed. */
 export interface GlobalOptions extends SourceOptions {
@@ -92,4 +93,21 @@ export function ipAddress(text: string): string {
 /** `--lang`: one of the UI's languages; absent means from LANG. */
 export function langOption(): Option {
   return new Option('--lang <lang>', 'UI language (default from LANG)').choices(['en', 'ja']);
+}
+
+/** Every `-o` value some command takes (kubectl's names). */
+export const ALL_OUTPUT_FORMATS: readonly OutputFormat[] = ['text', 'wide', 'json', 'yaml', 'name'];
+
+/**
+ * `-o, --output FORMAT` of a command that prints `formats` (text the default): its choices (for
+ * `--help` and completion) are those; a kubectl format the command has no use for is refused
+ * naming the valid ones and `why` (e.g. "a walk has no wider columns and no object names").
+ */
+export function outputOption(command: string, formats: readonly OutputFormat[], why: string): Option {
+  const option = new Option('-o, --output <format>', `output format: ${formats.join(', ')}`).choices(formats).default('text');
+  return option.argParser((value: string) => {
+    if ((formats as readonly string[]).includes(value)) return value;
+    const known = (ALL_OUTPUT_FORMATS as readonly string[]).includes(value);
+    throw new InvalidArgumentError(`${command} prints ${formats.join(', ')}${known ? `, not ${value}: ${why}` : ''}`);
+  });
 }

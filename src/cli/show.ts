@@ -19,6 +19,7 @@ import { formatServiceRef } from '../model/service-ref.js';
 import type { OutputFormat } from '../text/document.js';
 import { clusterDomainFor, loadOnce, partsFor, writeDocument } from './load.js';
 import type { GlobalOptions } from './options.js';
+import { detectLang } from '../text/i18n.js';
 
 /** What `show` can show, with a line each (`show` alone lists them; completion offers them). */
 export const SHOW_WHATS: readonly (readonly [string, string])[] = [
@@ -66,22 +67,23 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
   if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
   const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
   let out: string;
+  const lang = detectLang(opts.lang);
   try {
     switch (what) {
       case 'services':
-        out = showServices(snapshot, format, opts.service);
+        out = showServices(snapshot, format, opts.service, lang);
         break;
       case 'rules':
-        out = showRules(snapshot, format, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) });
+        out = showRules(snapshot, format, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) }, lang);
         break;
       case 'lb':
-        out = showLb(snapshot, format);
+        out = showLb(snapshot, format, lang);
         break;
       case 'compare':
-        out = showCompare(snapshot, format, opts.service);
+        out = showCompare(snapshot, format, opts.service, lang);
         break;
       case 'conntrack':
-        out = showConntrack(snapshot, format, { ...(opts.service ? { service: opts.service } : {}) });
+        out = showConntrack(snapshot, format, { ...(opts.service ? { service: opts.service } : {}) }, lang);
         break;
       case 'dns': {
         if (!opts.service) {
@@ -94,7 +96,7 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
         try {
           const domain = await clusterDomainFor(opts, source.transport);
           const result = await resolveServiceDns({ api: snapshot.api.value, service: opts.service, dns, expect: { zone: domain.name }, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
-          out = showDns(snapshot, [result], format, domain);
+          out = showDns(snapshot, [result], format, domain, lang);
         } finally {
           await dns.close();
         }

@@ -15,7 +15,8 @@ import type { LbTable } from '../model/cilium.js';
 import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
-import { collectGarbageIfGrown } from './memory.js';
+import { chunksOf, chunksOfPieces, turn } from './chunks.js';
+import { conntrackJobResult, startConntrackJob, type ConntrackJob, type WorkerOptions } from './worker-parse.js';
 import { parseConntrack } from '../parsers/conntrack.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
 import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
@@ -189,6 +190,8 @@ interface PartContext {
   readonly byId: ReadonlyMap<string, ProbeRun>;
   readonly cache: ParseCache | undefined;
   readonly reuse: SnapshotInput['reuse'];
+  /** The conntrack table's parse on a worker thread, when one was started (src/collect/worker-parse.ts). */
+  readonly job?: ConntrackJob;
 }
 
 /**
@@ -364,6 +367,12 @@ export interface CompleteOptions {
    * Each text is let go once its part is parsed.
    */
   readonly fetchRuns?: (ids: readonly string[]) => Promise<readonly ProbeRun[]>;
+  /**
+   * Parse a big conntrack table read from a file (a replay) on a worker thread, started
+   * before the first stage so it runs beside the rules' parse (src/collect/worker-parse.ts).
+   * Default: `{}` without `input.cache` (enabled as `parseWorkersWanted` says), else none.
+   */
+  readonly workers?: WorkerOptions;
 }
 
 /**
@@ -376,11 +385,18 @@ export interface CompleteOptions {
 export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot, options: CompleteOptions = {}): Promise<NodeSnapshot> {
   const byId = new Map(input.runs.map((r) => [r.id, r]));
   const summaries = new Map(input.runs.map((r) => [r.id, summarize(r)]));
-  const ctx: PartContext = { byId, cache: input.cache, reuse: input.reuse };
+  let ctx: PartContext = { byId, cache: input.cache, reuse: input.reuse };
   // The first stage may have been built from fewer runs (the session reads the parts' probes after it).
   const withProbes = () => ({ ...first, probes: inCatalogOrder([...summaries.values()]) });
   let done: Partial<PartFields> = {};
   let pending = [...(first.pending ?? SNAPSHOT_PARTS)];
+  // Without a parse cache (a replay: live texts are fingerprinted whole), by default as parseWorkersWanted says.
+  const workers = options.workers ?? (input.cache ? undefined : {});
+  if (workers && pending.includes('conntrack') && !ctx.reuse?.parts.has('conntrack')) {
+    if (options.fetchRuns && !byId.has('conntrack')) for (const r of await options.fetchRuns(['conntrack'])) (byId.set(r.id, r), summaries.set(r.id, summarize(r)));
+    const job = startConntrackJob(byId.get('conntrack'), first, workers);
+    if (job) ctx = { ...ctx, job };
+  }
   for (const [i, stage] of STAGES.entries()) {
     const todo = stage.filter((part) => pending.includes(part) && !ctx.reuse?.parts.has(part));
     const missing = todo.flatMap((part) => partProbes()[part]).filter((id) => !byId.has(id));
@@ -412,15 +428,6 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
 function inCatalogOrder(probes: ProbeSummary[]): ProbeSummary[] {
   const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
   return probes.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-}
-
-/**
- * One turn of the event loop: pending input and timers run before the next piece of work;
- * first a full GC if the parse so far has grown the heap by a quarter (`collectGarbageIfGrown`).
- */
-function turn(): Promise<void> {
-  collectGarbageIfGrown();
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**
@@ -491,13 +498,22 @@ async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: num
     const run = ctx.byId.get(id);
     const entry = parserOf(id);
     if (!run || !entry) continue;
-    chosen = await parseRunChunked(run, entry, ctx.cache, chunkChars);
+    chosen = ctx.job?.run === run ? await jobPart(ctx.job, entry, chunkChars) : await parseRunChunked(run, entry, ctx.cache, chunkChars);
     if (chosen.value && !chosen.error) break;
   }
   if (part === 'ipvs') return ipvsPart(chosen as Parsed<IpvsListing> | null, ctx.byId, ctx.cache);
   if (part === 'conntrack') return { conntrack: withConntrackEvents(chosen as Parsed<ConntrackTable> | null, ctx.byId.get('conntrack-events'), ctx.cache) };
   if (part === 'nft') return { nft: withKubeProxy6(chosen as Parsed<NftRuleset> | null, ctx.byId, ctx.cache) };
   return { [part]: chosen } as Partial<PartFields>;
+}
+
+/** The worker's parse of the job's run, or the main thread's when the worker failed (with a warning). */
+async function jobPart(job: ConntrackJob, entry: ParserEntry, chunkChars: number): Promise<Parsed<unknown>> {
+  const result = await conntrackJobResult(job, async () => {
+    const own = await parseRunChunked(job.run, entry, undefined, chunkChars);
+    return { value: own.value as ConntrackTable, diagnostics: own.diagnostics };
+  });
+  return { value: result.value, diagnostics: result.diagnostics, probe: summarize(job.run), error: null };
 }
 
 /** One run by its parser entry: from pieces when both can, else chunked, else whole (pieces joined). */
@@ -517,33 +533,6 @@ function wholeRun(run: ProbeRun | undefined): ProbeRun | undefined {
   let stdout = '';
   for (const piece of pieces()) stdout += piece;
   return { ...run, result: { ...run.result, stdout } };
-}
-
-/** Line-aligned pieces of `text` of about `size` characters, a turn of the event loop before each but the first. */
-async function* chunksOf(text: string, size: number): AsyncGenerator<string> {
-  let pos = 0;
-  while (pos < text.length) {
-    if (pos > 0) await turn();
-    let end = text.indexOf('\n', Math.min(text.length, pos + size));
-    end = end < 0 ? text.length : end + 1;
-    yield text.slice(pos, end);
-    pos = end;
-  }
-}
-
-/** {@link chunksOf} over the pieces of one text, in order; a line cut between two pieces is joined first. */
-async function* chunksOfPieces(pieces: Iterable<string>, size: number): AsyncGenerator<string> {
-  let first = true;
-  let carry = '';
-  for (const piece of pieces) {
-    if (!first) await turn();
-    first = false;
-    const text = carry + piece;
-    const cut = text.lastIndexOf('\n') + 1;
-    carry = text.slice(cut);
-    if (cut > 0) yield* chunksOf(cut === text.length ? text : text.slice(0, cut), size);
-  }
-  if (carry !== '') yield carry;
 }
 
 /**

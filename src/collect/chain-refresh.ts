@@ -5,7 +5,7 @@
  * (iptables-nft fetches that chain's rules only) or `nft -j list chain FAMILY TABLE CHAIN`.
  * The re-read chain replaces its old self in the snapshot's ruleset; the rest stays as
  * last read whole. Whether the whole needs reading again is a cheap check: the names of
- * the nftables tables (`nft list tables`) and the open chain's rules themselves (a rewritten
+ * the nftables tables (`nft list flowtables`, which names every table) and the open chain's rules themselves (a rewritten
  * chain means kube-proxy wrote; a new Service adds a rule to KUBE-SERVICES); the rest is
  * read whole every so many refreshes (src/collect/session.ts `FULL_READ_EVERY`).
  * Pure: runs in, models out.
@@ -43,7 +43,7 @@ export function chainProbe(focus: ChainFocus): { id: string; params: Record<stri
 }
 
 /**
- * A fingerprint of what the cheap check read (`nft list tables`): equal fingerprints mean
+ * A fingerprint of what the cheap check read (the table names, `nft list flowtables`): equal fingerprints mean
  * no table came or went. Null when a check probe did not
  * answer (then only the periodic full read notices changes).
  */

@@ -30,7 +30,7 @@ const ok = (r: ProbeRun | undefined): r is ProbeRun => r?.status === 'ok';
 /**
  * Reads the evidence through `transport` given the first-stage runs (`nft-tables`,
  * `iptables-version`). A replay reads the iptables texts it holds (and its nft -j text when
- * it has no `nft list tables`); a live node is asked `nft list chains`, and its iptables-save
+ * it has no table listing); a live node is asked `nft list chains`, and its iptables-save
  * only when iptables runs on the legacy backend (no nftables chains to list then).
  */
 export async function cheapEvidence(transport: Transport, firstRuns: readonly ProbeRun[], params: Readonly<Record<string, string | undefined>> = {}): Promise<CheapEvidence> {

@@ -11,8 +11,9 @@ import { chainProbe, oneChainRates, rulesetCheckFingerprint, spliceIptablesChain
 import { summarize } from './build-snapshot.js';
 
 /**
- * The probes of the cheap "did the ruleset change" check: `nft list tables`. `nft list
- * chains` would also see new chains, but on a 10,000-Service node it lists ~65,000 chains
+ * The probes of the cheap "did the ruleset change" check: the table names (`nft list
+ * flowtables`: `nft list tables` fetches every rule of every table first, which on a big
+ * iptables-nft node outlasted its timeout and made every refresh a full read). `nft list chains` would also see new chains, but on a 10,000-Service node it lists ~65,000 chains
  * (over a second of the node's CPU per refresh): a new Service shows in the open chain when
  * that is KUBE-SERVICES or kube-proxy's `services` map, else at the periodic full read.
  */

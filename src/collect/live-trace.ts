@@ -73,11 +73,11 @@ export interface StaleTraceTable {
   readonly message: string;
 }
 
-/** Names of nodescope's trace tables in `nft list tables` output (other lines ignored). */
+/** Names of nodescope's trace tables in the `nft-tables` probe's output (`table inet X {` or `table inet X`; other lines ignored). */
 export function traceTablesListed(text: string): string[] {
   const names: string[] = [];
   for (const line of text.split('\n')) {
-    const m = /^table inet (\S+)$/.exec(line.trim());
+    const m = /^table inet ([^\s{]+)(?: \{)?$/.exec(line.trim());
     if (m && TRACE_TABLE_NAME.test(m[1]!)) names.push(m[1]!);
   }
   return names;
@@ -254,7 +254,7 @@ async function sweepTraceTables(
   write: (id: string, params?: Record<string, string>) => Promise<ProbeRun>,
   notice: (message: string) => void,
 ): Promise<StaleTraceTable[]> {
-  const listed = await write('nft-tables'); // the catalog's one `nft list tables` (detection reads it too)
+  const listed = await write('nft-tables'); // the catalog's one table listing (detection reads it too)
   if (listed.status !== 'ok') return [];
   const out: StaleTraceTable[] = [];
   for (const table of traceTablesListed(listed.result.stdout)) {

@@ -1,6 +1,6 @@
 /**
  * The probe plan: which heavy dumps a node's Service dataplane needs, decided from cheap
- * detection probes read first (the catalog's `detect: true`: `nft list tables`, the names
+ * detection probes read first (the catalog's `detect: true`: the table names, the names
  * pinned in Cilium's tc globals directory) and the node's interfaces (`kube-ipvs0`, from
  * `ip -j addr`). A node with 230,000 iptables-nft rules took 32 s and 1.5 GB for
  * `nft -j list ruleset` alone, a dump nothing reads there: the plan leaves such dumps out and
@@ -34,12 +34,16 @@ export interface ProbePlan {
 /** The tables iptables-nft writes, per nftables family (iptables/nft.c). */
 const XT_TABLES: ReadonlySet<string> = new Set(['filter', 'nat', 'mangle', 'raw', 'security']);
 
-/** `table ip nat` lines of `nft list tables` as `ip nat`; null when the probe did not answer. */
+/**
+ * The tables named by the `nft-tables` probe, as `ip nat`: its `table ip nat {` lines (`nft
+ * list flowtables`, which prints every table's header) or `table ip nat` lines (`nft list
+ * tables`, what captures made before held). Null when the probe did not answer.
+ */
 export function nftTableNames(run: ProbeRun | undefined): string[] | null {
   if (!run || run.status !== 'ok') return null;
   const out: string[] = [];
   for (const line of run.result.stdout.split('\n')) {
-    const m = /^table\s+(\S+)\s+(\S+)\s*$/.exec(line.trim());
+    const m = /^table\s+(\S+)\s+([^\s{]+)\s*\{?\s*$/.exec(line.trim());
     if (m) out.push(`${m[1]} ${m[2]}`);
   }
   return out;
@@ -83,8 +87,8 @@ export function planProbes(runs: ReadonlyMap<string, ProbeRun>, asked: ReadonlyS
   const tables = nftTableNames(runs.get('nft-tables'));
   const nfBackend = /nf_tables/.test(runs.get('iptables-version')?.result.stdout ?? '');
   if (tables === null) {
-    skip('nft-json-kube-proxy', 'nft list tables did not answer: the whole ruleset is read instead', true);
-    skip('nft-json-kube-proxy6', 'nft list tables did not answer: the whole ruleset is read instead', true);
+    skip('nft-json-kube-proxy', 'the nftables table names were not read: the whole ruleset is read instead', true);
+    skip('nft-json-kube-proxy6', 'the nftables table names were not read: the whole ruleset is read instead', true);
   } else {
     const kubeProxy = ['ip', 'ip6'].filter((f) => tables.includes(`${f} kube-proxy`));
     if (!kubeProxy.includes('ip')) skip('nft-json-kube-proxy', 'no nftables table ip kube-proxy', true);
@@ -94,8 +98,8 @@ export function planProbes(runs: ReadonlyMap<string, ProbeRun>, asked: ReadonlyS
     else if (onlyXt) for (const id of NFT_WHOLE) skip(id, tables.length ? `nftables holds only iptables-nft tables, which iptables-save reads (--probe ${id})` : `nftables holds no table (--probe ${id})`);
     else skip('nft-text', 'nft -j list ruleset is read instead (--probe nft-text)');
     if (nfBackend) {
-      if (!tables.some((t) => /^ip /.test(t) && XT_TABLES.has(t.slice(3)))) skip('iptables-save', 'iptables (nf_tables) holds no IPv4 table (nft list tables)');
-      if (!tables.some((t) => /^ip6 /.test(t) && XT_TABLES.has(t.slice(4)))) skip('ip6tables-save', 'ip6tables (nf_tables) holds no IPv6 table (nft list tables)');
+      if (!tables.some((t) => /^ip /.test(t) && XT_TABLES.has(t.slice(3)))) skip('iptables-save', 'iptables (nf_tables) holds no IPv4 table (nft list flowtables)');
+      if (!tables.some((t) => /^ip6 /.test(t) && XT_TABLES.has(t.slice(4)))) skip('ip6tables-save', 'ip6tables (nf_tables) holds no IPv6 table (nft list flowtables)');
     }
   }
   const pinned = runs.get('bpf-pinned');

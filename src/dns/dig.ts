@@ -17,6 +17,8 @@ import { chooseServer } from './resolve.js';
 import { checkQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
 import { isQuestionType } from './wire.js';
 import { terminalSafe } from '../text/terminal-safe.js';
+import { tf, type Lang } from '../text/i18n.js';
+import { whyText } from '../text/why.js';
 
 /**
  * Options of {@link runDigCommand}: the name and type (default A), the server and port
@@ -31,7 +33,7 @@ export interface DigCommandOptions {
   readonly dns: DnsTransport;
   readonly api?: ApiObjects | null;
   readonly expect?: DnsExpectOptions;
-  readonly format?: 'text' | 'json';
+  readonly format?: 'text' | 'json' | 'yaml';
   readonly query?: DnsQueryOptions;
 }
 
@@ -76,12 +78,16 @@ const line = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type ==
 // its own tab stops kept.
 const oneLine = (l: string): string => l.split('\t').map((part) => terminalSafe(part)).join('\t');
 
-/** dig-like text of a result. */
-export function digText(r: DigResult, zone = 'cluster.local'): string {
+/**
+ * dig-like text of a result. dig(1)'s own layout (HEADER, SECTION, Query time, SERVER, WHEN)
+ * stays as dig prints it whatever `lang`; nodescope's lines (no reply, the check against the
+ * API, notes) are in `lang` (default `en`).
+ */
+export function digText(r: DigResult, zone = 'cluster.local', lang: Lang = 'en'): string {
   const e = r.exchange;
   const out = [`; <<>> nodescope dig <<>> ${e.qname} ${e.qtype} @${e.server} via ${e.via}`];
   if (e.rcode === null || e.flags === null) {
-    out.push(`;; no reply: ${noReplyText(e)}`);
+    out.push(tf(lang, 'cli.dig.noReply', { reason: whyText(lang, noReplyText(e)) }));
   } else {
     const flags = ['qr', ...(['aa', 'tc', 'rd', 'ra'] as const).filter((f) => e.flags?.[f])].join(' ');
     out.push(`;; ->>HEADER<<- status: ${e.rcode}, flags: ${flags}; ANSWER: ${e.answers.length}, AUTHORITY: ${e.authorities.length}, ADDITIONAL: ${e.additionals.length}`);
@@ -96,12 +102,12 @@ export function digText(r: DigResult, zone = 'cluster.local'): string {
   out.push(`;; SERVER: ${e.server}#${e.port}${standIn ? ` (recorded; stands in for ${standIn.address}#${standIn.port}, the server asked: ${STAND_IN_REASON})` : ''}`);
   // A question the capture never asked has no time: no WHEN rather than the epoch.
   if (e.outcome !== 'not-captured') out.push(`;; WHEN: ${e.startedAt}`);
-  if (r.note) out.push(`;; NOTE: ${r.note}`);
+  if (r.note) out.push(tf(lang, 'cli.dig.note', { note: whyText(lang, r.note) }));
   const c = r.check;
   if (c && c.verdict !== 'unpredicted' && c.expectedRcode) {
-    out.push('', `;; EXPECTED from the API: ${c.expectedRcode} (${c.expectedReason}): ${c.verdict}`);
-    for (const x of c.records) out.push(`;;   ${x.verdict.padEnd(10)} expected ${comparedCell(x.expected, zone)}  got ${comparedCell(x.actual, zone)}`);
-    out.push(`;; ${TTL_NOTE}`);
+    out.push('', tf(lang, 'cli.dig.expected', { rcode: c.expectedRcode, reason: whyText(lang, c.expectedReason ?? ''), verdict: c.verdict }));
+    for (const x of c.records) out.push(tf(lang, 'cli.dig.record', { verdict: x.verdict.padEnd(10), expected: comparedCell(x.expected, zone), actual: comparedCell(x.actual, zone) }));
+    out.push(`;; ${whyText(lang, TTL_NOTE)}`);
   }
   return out.map(oneLine).join('\n') + '\n';
 }
@@ -131,14 +137,14 @@ export async function runDigCommand(options: DigCommandOptions): Promise<string>
 }
 
 /** Renders a {@link dig} result in `options.format` (see {@link runDigCommand}). */
-export function digOutput(r: DigResult, options: Pick<DigCommandOptions, 'format' | 'expect'>, domain?: ClusterDomain): string {
-  if (options.format === 'json') {
+export function digOutput(r: DigResult, options: Pick<DigCommandOptions, 'format' | 'expect'>, domain?: ClusterDomain, lang: Lang = 'en'): string {
+  if (options.format === 'json' || options.format === 'yaml') {
     const { replyHex: _hex, ...exchange } = r.exchange;
     const standIn = standInOf(r);
     return toDocument('Dig', {
       exchange, check: r.check && { ...r.check, exchange: undefined }, ttlCompared: false, ...(r.note ? { note: r.note } : {}),
       ...(r.asked ? { askedServer: r.asked } : {}), ...(standIn ? { standsInFor: standIn } : {}), ...(domain ? { clusterDomain: domain } : {}),
-    });
+    }, options.format);
   }
-  return digText(r, options.expect?.zone) + (domain ? `;; cluster domain: ${clusterDomainText(domain)}\n` : '');
+  return digText(r, options.expect?.zone, lang) + (domain ? `${tf(lang, 'cli.dig.domain', { domain: whyText(lang, clusterDomainText(domain)) })}\n` : '');
 }

@@ -10,7 +10,9 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { kubeProxyFreshness, type ProxyFreshness } from '../analysis/proxy-freshness.js';
+import { ciliumFreshness, kubeProxyFreshness, type ProxyFreshness } from '../analysis/proxy-freshness.js';
+import { parseCiliumAgentFacts } from '../parsers/cilium-controllers.js';
+import { parseCiliumStateDbTables } from '../parsers/cilium-statedb.js';
 import { loadSnapshot } from '../collect/session.js';
 import type { ApiObjects } from '../model/k8s.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
@@ -123,7 +125,8 @@ interface Accumulator {
   readonly expected: Map<string, string>;
 }
 
-const SEP = ' ';
+/** Between the members of a set key (a member may hold spaces: `backend 17 (not in the backend map)`). */
+const SEP = '\n';
 /** Set keys by array: a reused rules diagnosis hands every node the same arrays. */
 const keys = new WeakMap<readonly string[], string>();
 function keyOf(xs: readonly string[]): string {
@@ -133,18 +136,37 @@ function keyOf(xs: readonly string[]): string {
 }
 const setOf = (key: string) => (key === '' ? [] : key.split(SEP));
 
-/** The node's kube-proxy freshness from its bundle's `kube-proxy-metrics` output. */
-export function bundleFreshness(dir: string, manifest: ReplayTransport['bundle']['manifest']): ProxyFreshness {
-  const probe = manifest.probes.find((p) => p.id === 'kube-proxy-metrics');
-  if (!probe) return { source: 'unknown', reason: 'the capture did not read kube-proxy-metrics' };
+/** A probe's stdout in a node bundle, or why it cannot be read (`reason`: the probe's status and last stderr line). */
+function probeOutput(dir: string, manifest: ReplayTransport['bundle']['manifest'], id: string, what: string): { text: string; startedAt: string } | { reason: string } {
+  const probe = manifest.probes.find((p) => p.id === id);
+  if (!probe) return { reason: `the capture did not read ${id}` };
   if (probe.status !== 'ok') {
     const file = bundleFilePath(dir, probe.stderrFile, 'stderrFile');
     const err = file ? readFileSync(file, 'utf8').trim().split('\n').at(-1) ?? '' : '';
-    return { source: 'unknown', reason: `kube-proxy's metrics were not readable (${probe.status}${err ? `: ${err}` : ''})` };
+    return { reason: `${what} not readable (${probe.status}${err ? `: ${err}` : ''})` };
   }
   const file = bundleFilePath(dir, probe.stdoutFile, 'stdoutFile');
-  const text = file ? readFileSync(file, 'utf8') : '';
-  return kubeProxyFreshness(parsePrometheusText(text, `${dir}/${probe.stdoutFile}`).value, Date.parse(probe.startedAt));
+  return { text: file ? readFileSync(file, 'utf8') : '', startedAt: probe.startedAt };
+}
+
+/** The node's kube-proxy freshness from its bundle's `kube-proxy-metrics` output. */
+export function bundleFreshness(dir: string, manifest: ReplayTransport['bundle']['manifest']): ProxyFreshness {
+  const out = probeOutput(dir, manifest, 'kube-proxy-metrics', "kube-proxy's metrics were");
+  if ('reason' in out) return { source: 'unknown', reason: out.reason };
+  return kubeProxyFreshness(parsePrometheusText(out.text, `${dir}/probes/kube-proxy-metrics`).value, Date.parse(out.startedAt));
+}
+
+/**
+ * A Cilium node's freshness from its bundle: `cilium-status` (`cilium-dbg status --verbose`)
+ * and `cilium-statedb-frontends` (the StateDB frontends table; Cilium 1.17+), each read or
+ * said why not (an agent without the table answers with an error: that reason is kept).
+ */
+export function bundleCiliumFreshness(dir: string, manifest: ReplayTransport['bundle']['manifest']): ProxyFreshness {
+  const status = probeOutput(dir, manifest, 'cilium-status', 'cilium-dbg status was');
+  const frontends = probeOutput(dir, manifest, 'cilium-statedb-frontends', "the agent's StateDB frontends were");
+  const rows = 'reason' in frontends ? frontends.reason : parseCiliumStateDbTables(frontends.text, `${dir}/probes/cilium-statedb-frontends`).value.frontends;
+  const agent = 'reason' in status ? status.reason : parseCiliumAgentFacts(status.text, `${dir}/probes/cilium-status`).value;
+  return ciliumFreshness(agent, typeof rows !== 'string' && rows.length === 0 ? 'the StateDB frontends table was empty or not understood' : rows);
 }
 
 /** The API objects of a fleet bundle (DIR/api.json), parsed once; null when it has none. */
@@ -249,7 +271,8 @@ async function diagnoseOne(dir: string, entry: FleetManifest['nodes'][number], r
       a.expected.set(entry.name, keyOf(s.expected));
     }
   }
-  return { name: entry.name, status, mode: result.mode, freshness: bundleFreshness(nodeDir, transport.bundle.manifest) };
+  const freshness = result.mode === 'cilium' ? bundleCiliumFreshness(nodeDir, transport.bundle.manifest) : bundleFreshness(nodeDir, transport.bundle.manifest);
+  return { name: entry.name, status, mode: result.mode, freshness };
 }
 
 /** The set most nodes programmed; null on a tie or when none was read. */

@@ -6,7 +6,7 @@
  * (src/analysis/programmed-backends.ts) — to compare the nodes with each other.
  */
 import { diagnoseRules, finishDiagnosis, VERDICTS, type Finding, type RulesDiagnosis, type Verdict } from '../analysis/diagnose/index.js';
-import { expectedBackends, isProgrammed, programmedBackendsOf } from '../analysis/programmed-backends.js';
+import { ciliumExpectedBackends, expectedBackends, isProgrammed, programmedBackendsOf } from '../analysis/programmed-backends.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 
@@ -60,18 +60,26 @@ export interface DiagnoseNode {
   readonly finish: (rules: NodeRules, snapshot: NodeSnapshot, api: ApiObjects) => NodeDiagnosis;
 }
 
-/** Issue 17's diagnosis of the node, with each programmed Service's backend sets beside it. Pure. */
+/**
+ * Issue 17's diagnosis of the node, with each programmed Service's backend sets beside it: on
+ * a Cilium node the expected set is the agent's (the rules diagnosis's expected ClusterIP
+ * frontends), elsewhere kube-proxy's. Pure.
+ */
 export const fleetDiagnoseNode: DiagnoseNode = {
   rules: (snapshot, api, { node }) => {
     const rules = diagnoseRules(snapshot, api);
+    const keys = rules.services.map(({ svc }) => `${svc.namespace}/${svc.name}`);
+    const cilium = rules.header.dataplane === 'cilium' ? new Map(rules.services.map(({ svc }, i) => [keys[i]!, svc.frontends])) : null;
     const programmedBackends = programmedBackendsOf(snapshot);
     const backends = new Map<string, { programmed: readonly string[] | null; expected: readonly string[] }>();
     for (const svc of api.services) {
       if (!isProgrammed(svc)) continue;
+      const key = `${svc.meta.namespace}/${svc.meta.name}`;
       const programmed = programmedBackends(svc);
-      backends.set(`${svc.meta.namespace}/${svc.meta.name}`, { programmed: programmed.kind === 'read' ? programmed.endpoints : null, expected: expectedBackends(api, svc, node) });
+      const expected = cilium ? ciliumExpectedBackends(cilium.get(key) ?? []) : expectedBackends(api, svc, node);
+      backends.set(key, { programmed: programmed.kind === 'read' ? programmed.endpoints : null, expected });
     }
-    return { rules, keys: rules.services.map(({ svc }) => `${svc.namespace}/${svc.name}`), backends };
+    return { rules, keys, backends };
   },
   finish: ({ rules, keys, backends }, snapshot, api) => {
     const d = finishDiagnosis(rules, snapshot, api);

@@ -419,6 +419,8 @@ export interface StateDbFrontend {
   readonly serviceName: string;
   readonly portName: string;
   readonly backends: readonly LbFrontend[];
+  /** Backends the table did not show (it shows five, then `+ N more ...`). */
+  readonly backendsNotShown?: number;
   readonly redirectTo: string;
   readonly status: string;
   readonly since: string;

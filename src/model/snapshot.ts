@@ -147,6 +147,6 @@ export interface NodeSnapshot {
    * reads no rule): mode detection's evidence then (src/analysis/proxy-mode.ts); absent otherwise.
    */
   readonly chainSummaries?: { readonly iptables?: ChainSummary; readonly iptablesLegacy?: ChainSummary };
-  /** nftables table names as `family name` from `nft list tables` (the cheap mode evidence), when read. */
+  /** nftables table names as `family name` from the `nft-tables` probe (`nft list flowtables`; the cheap mode evidence), when read. */
   readonly nftTableNames?: readonly string[];
 }

@@ -43,6 +43,17 @@ function instance(text: string): StateDbInstance | null {
   return { service: m[1] ?? '', portName: m[2] ?? null, terminating: (m[3] ?? '').includes('[terminating]') };
 }
 
+/**
+ * A frontend's `Backends` cell: at most five addresses, then ` + N more ...` (pkg/loadbalancer
+ * `showBackends`); early 1.17 development builds appended each backend's state (` (active)`).
+ */
+function backendList(cell: string): { shown: string[]; more: number } {
+  if (cell === '') return { shown: [], more: 0 };
+  const m = / \+ (\d+) more \.\.\.$/.exec(cell);
+  const list = m ? cell.slice(0, m.index) : cell;
+  return { shown: list.split(', ').map((b) => b.replace(/ \([a-z]+\)$/, '')), more: m ? Number(m[1]) : 0 };
+}
+
 /** Parses one or more StateDB tables (frontends, backends, services). Never throws. */
 export function parseCiliumStateDbTables(text: string, origin: string): ParseResult<StateDbTables> {
   const diags: Diagnostic[] = [];
@@ -68,7 +79,8 @@ export function parseCiliumStateDbTables(text: string, origin: string): ParseRes
     const cell = (name: string) => cells[cols.findIndex((c) => c.name === name)] ?? '';
     if (kind === 'frontends') {
       const address = frontend(cell('Address'));
-      const list = cell('Backends') === '' ? [] : cell('Backends').split(', ').map(frontend);
+      const { shown, more } = backendList(cell('Backends'));
+      const list = shown.map(frontend);
       if (address === null || list.some((b) => b === null)) return bad('frontend address or backend list not understood');
       frontends.push({
         address,
@@ -76,6 +88,7 @@ export function parseCiliumStateDbTables(text: string, origin: string): ParseRes
         serviceName: cell('ServiceName'),
         portName: cell('PortName'),
         backends: list as LbFrontend[],
+        ...(more > 0 ? { backendsNotShown: more } : {}),
         redirectTo: cell('RedirectTo'),
         status: cell('Status'),
         since: cell('Since'),

@@ -386,3 +386,37 @@ export class CompactConntrackEntryWithExtras extends CompactConntrackEntry {
     return this.x.id;
   }
 }
+
+// Reading the stored fields, for the transfer codec (src/parsers/conntrack-transfer.ts)
+// that moves a table between threads: structured clone keeps own fields only, no classes.
+
+/** True when `e` is exactly a {@link CompactConntrackEntry} (not the subclass with extras, not plain data). */
+export function isCompactEntry(e: ConntrackEntry): e is CompactConntrackEntry {
+  return e.constructor === CompactConntrackEntry;
+}
+
+/** The stored `k` of a compact entry (kind index | (timeout + 1) << 10, see packKind). */
+export function compactEntryKind(e: CompactConntrackEntry): number {
+  return (e as unknown as { readonly k: number }).k;
+}
+
+/** The header integer of kind index `kind` in this thread's kind table (see packKind). */
+export function kindHeader(kind: number): number | undefined {
+  return KIND_HEADERS[kind];
+}
+
+/** True when `t` is exactly a {@link CompactConntrackTuple} or {@link CompactCountedTuple}. */
+export function isCompactTuple(t: ConntrackTuple): t is CompactConntrackTuple {
+  return t.constructor === CompactConntrackTuple || t.constructor === CompactCountedTuple;
+}
+
+/** A compact tuple's counters as stored: undefined without counters, a number (packets × 2^20 + bytes), or both as bigints. */
+export function compactTupleCounters(t: CompactConntrackTuple): number | { readonly packets: bigint; readonly bytes: bigint } | undefined {
+  return t instanceof CompactCountedTuple ? (t as unknown as { readonly c: number | CounterPair }).c : undefined;
+}
+
+/** A compact tuple made again from {@link compactTupleCounters}' value (same class, same fields). */
+export function makeCompactTuple(src: string, dst: string, sport: number, dport: number, counters: number | readonly [bigint, bigint] | undefined): CompactConntrackTuple {
+  if (counters === undefined) return new CompactConntrackTuple(src, dst, sport, dport);
+  return new CompactCountedTuple(src, dst, sport, dport, typeof counters === 'number' ? counters : new CounterPair(counters[0], counters[1]));
+}

@@ -40,6 +40,7 @@ import type { ConntrackEntry, ConntrackTuple } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { refFromKey, requireServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
+import type { Lang } from '../text/i18n.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
@@ -154,7 +155,7 @@ function eventsText(flows: readonly ConntrackEventFlow[], reported: number | und
 }
 
 /** Renders `show conntrack` in `format` (see the module doc). */
-export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, options: ShowConntrackOptions = {}): string {
+export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, options: ShowConntrackOptions = {}, lang: Lang = 'en'): string {
   const ct = snapshot.conntrack;
   if (!ct?.value) {
     throw new UserError(
@@ -195,7 +196,7 @@ export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, opti
     return toDocument('ConntrackList', { ...showHead(snapshot), service, summary, entries: rows.map(entryJson), events, eventFlows, reportedEvents: ct.value.reportedEvents ?? null, error: ct.error, diagnostics: ct.diagnostics }, format);
   }
   const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max}${summary.percent !== null ? ` (${percentText(summary.percent)})` : ''}` : '';
-  let out = headText(showHead(snapshot));
+  let out = headText(showHead(snapshot), lang);
   out += tableRead
     ? `${service ? `Service ${service} · ` : ''}${summary.shown}/${summary.total} entries${usage} · ${summary.stale} stale\n`
     : `table: not read (the capture holds conntrack -E events only; conntrack -L would read it)${usage}\n`;

@@ -13,6 +13,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { serviceNotFound } from '../model/service-ref.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { toDocument } from '../text/document.js';
+import { cellWidth } from '../text/cells.js';
 import { t, tf, type Lang } from '../text/i18n.js';
 import { findingMessage, sayIn } from '../analysis/diagnose/say.js';
 import { headText, showHead } from './header.js';
@@ -31,14 +32,19 @@ export interface DiagnoseReportOptions {
   readonly namespace?: string;
   /** Findings with severity `info` too (default: text shows them, as they explain a verdict). */
   readonly quiet?: boolean;
-  /** The language of the text form's sentences (codes, severities and verdicts stay English). Default `en`. */
+  /** The language of the text form (its sentences, verdicts and severities; layers and codes stay English). Default `en`. */
   readonly lang?: Lang;
+}
+
+/** A verdict or severity in `lang`: the code itself in English. */
+export function verdictWord(lang: Lang, v: Verdict | 'info' | 'failed'): string {
+  return lang === 'en' ? v : t(lang, `cli.verdict.${v}`);
 }
 
 function findingText(f: Finding, lang: Lang): string {
   const proof = f.evidence[0];
   const where = proof ? `\n      ${t(lang, 'dg.report.proof')}: ${terminalSafe(`${proof.pane} ${proof.ref}`)}${proof.text ? ` — ${terminalSafe(proof.text)}` : ''}` : '';
-  return `    ${f.severity}: [${f.layer}] ${terminalSafe(findingMessage(f, lang))}${where}\n`;
+  return `    ${verdictWord(lang, f.severity)}: [${f.layer}] ${terminalSafe(findingMessage(f, lang))}${where}\n`;
 }
 
 /** The finding without its i18n phrase (the JSON contract: `message` is the English sentence). */
@@ -49,7 +55,7 @@ function plain({ said: _said, ...f }: Finding): Finding {
 /** The text form of a diagnosis (see the module comment). */
 export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: DiagnoseReportOptions = {}, client: DiagnoseClient | null = null): string {
   const lang = options.lang ?? 'en';
-  let out = headText(showHead(snapshot));
+  let out = headText(showHead(snapshot), lang);
   const c = d.header.counts;
   if (client) {
     const label = terminalSafe(client.label);
@@ -57,7 +63,8 @@ export function diagnosisText(snapshot: NodeSnapshot, d: Diagnosis, options: Dia
   }
   out += `${tf(lang, 'dg.report.summary', { dataplane: d.header.dataplane, services: d.services.length, ...c })}\n`;
   for (const s of d.services) {
-    out += `${s.verdict.toUpperCase().padEnd(8)} ${terminalSafe(`${s.namespace}/${s.name}`)}\n`;
+    const word = lang === 'en' ? s.verdict.toUpperCase() : verdictWord(lang, s.verdict);
+    out += `${word}${' '.repeat(Math.max(1, 9 - cellWidth(word)))}${terminalSafe(`${s.namespace}/${s.name}`)}\n`;
     for (const f of s.findings) if (!options.quiet || f.severity !== 'info') out += findingText(f, lang);
   }
   const dns = d.header.dns;
@@ -98,7 +105,7 @@ export function diagnoseOptionsOf(snapshot: NodeSnapshot, options: DiagnoseRepor
  * Throws `UserError` when `--service` names no Service of the API objects, or `--from` no
  * Pod of them (with close names). JSON gains `from: {kind, label, ip, pod?, podNode?}` with `--from`.
  */
-export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', options: DiagnoseReportOptions = {}): { out: string; diagnosis: Diagnosis } {
+export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'yaml' | 'text', options: DiagnoseReportOptions = {}): { out: string; diagnosis: Diagnosis } {
   const api = snapshot.api?.value ?? null;
   if (options.service !== undefined && api) {
     const names = api.services.map((s) => `${s.meta.namespace}/${s.meta.name}`);
@@ -106,7 +113,7 @@ export function showDiagnose(snapshot: NodeSnapshot, format: 'json' | 'text', op
   }
   const { options: run, client } = diagnoseOptionsOf(snapshot, options);
   const diagnosis = inNamespace(diagnoseSnapshot(snapshot, api, run), options.namespace);
-  if (format === 'json') {
+  if (format === 'json' || format === 'yaml') {
     const { header, services } = diagnosis;
     const { said: _said, ...dns } = header.dns;
     const list = services.map((s) => ({ ...s, findings: s.findings.map(plain) }));

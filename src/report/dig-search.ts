@@ -5,11 +5,13 @@
 import type { DnsRecord, DnsSearchRun } from '../model/dns.js';
 import { toDocument } from '../text/document.js';
 import { searchLines } from './dns.js';
+import { tf, type Lang } from '../text/i18n.js';
+import { whyText } from '../text/why.js';
 
 const recordText = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' || r.type === 'SRV' ? `${r.data}.` : r.data}`;
 
-/** The run as text: each question in order with its reply and answer records, then the count. */
-export function digSearchText(run: DnsSearchRun, note: string | null): string {
+/** The run as text: each question in order with its reply and answer records, then the count (in `lang`, default `en`). */
+export function digSearchText(run: DnsSearchRun, note: string | null, lang: Lang = 'en'): string {
   const lines = searchLines(run);
   const out: string[] = [`; <<>> nodescope dig +search <<>> ${run.name}`, lines[0]!];
   run.steps.forEach((st, i) => {
@@ -17,14 +19,16 @@ export function digSearchText(run: DnsSearchRun, note: string | null): string {
     for (const e of st.exchanges) for (const r of e.answers) out.push(`        ${recordText(r)}`);
   });
   out.push(lines[lines.length - 1]!);
-  const verb = run.incomplete ? 'asked of the capture, which does not hold them all,' : 'sent';
-  out.push(`;; ${run.queries} ${run.queries === 1 ? 'question' : 'questions'} ${verb} for ${run.steps.length} ${run.steps.length === 1 ? 'name' : 'names'}`);
-  if (note) out.push(`;; NOTE: ${note}`);
+  if (lang === 'en') {
+    const verb = run.incomplete ? 'asked of the capture, which does not hold them all,' : 'sent';
+    out.push(`;; ${run.queries} ${run.queries === 1 ? 'question' : 'questions'} ${verb} for ${run.steps.length} ${run.steps.length === 1 ? 'name' : 'names'}`);
+  } else out.push(tf(lang, run.incomplete ? 'cli.dig.searchCountIncomplete' : 'cli.dig.searchCount', { queries: run.queries, names: run.steps.length }));
+  if (note) out.push(tf(lang, 'cli.dig.note', { note: whyText(lang, note) }));
   return `${out.join('\n')}\n`;
 }
 
-/** The run as JSON: `{name, resolvOrigin, ndots, searchList, nameserver, answeredBy, stopReason, queries, steps: [{qname, origin, outcome, queries: [{qtype, outcome, rcode, answers}]}], note}`. */
-export function digSearchJson(run: DnsSearchRun, note: string | null): string {
+/** The run as JSON (or the same document as YAML): `{name, resolvOrigin, ndots, searchList, nameserver, answeredBy, stopReason, queries, steps: [{qname, origin, outcome, queries: [{qtype, outcome, rcode, answers}]}], note}`. */
+export function digSearchJson(run: DnsSearchRun, note: string | null, format: 'json' | 'yaml' = 'json'): string {
   return toDocument('DigSearch', {
     name: run.name, resolvOrigin: run.resolvOrigin, ndots: run.ndots, searchList: run.searchList, nameserver: run.nameserver,
     answeredBy: run.answeredBy, stopReason: run.stopReason, queries: run.queries, incomplete: run.incomplete,
@@ -33,5 +37,5 @@ export function digSearchJson(run: DnsSearchRun, note: string | null): string {
       queries: st.exchanges.map((e) => ({ qtype: e.qtype, outcome: e.outcome, rcode: e.rcode, answers: e.answers.map(recordText) })),
     })),
     note,
-  });
+  }, format);
 }

@@ -24,6 +24,7 @@ import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult }
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
+import type { Lang } from '../text/i18n.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { plainTable } from '../text/plain-table.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -127,8 +128,8 @@ function isSnapshot(x: NodeSnapshot | ApiObjects): x is NodeSnapshot {
  * Renders `show dns`: `results` (from `resolveServiceDns`) as JSON or text; with a
  * snapshot, the common head (node, source, mode) comes first. Never throws.
  */
-export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: readonly ServiceDnsResult[], format: OutputFormat, domain?: ClusterDomain): string {
+export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: readonly ServiceDnsResult[], format: OutputFormat, domain?: ClusterDomain, lang: Lang = 'en'): string {
   const head = isSnapshot(snapshotOrApi) ? showHead(snapshotOrApi) : null;
   if (isDocumentFormat(format)) return toDocument('DnsAnswers', { ...(head ?? {}), ...(domain ? { clusterDomain: domain } : {}), ttlCompared: false, dns: results.map(dnsResultJson) }, format);
-  return (head ? headText(head) : '') + (domain ? `cluster domain ${clusterDomainText(domain)}\n` : '') + results.map(dnsResultText).join('\n');
+  return (head ? headText(head, lang) : '') + (domain ? `cluster domain ${clusterDomainText(domain)}\n` : '') + results.map(dnsResultText).join('\n');
 }

@@ -1,7 +1,10 @@
 /** The common head of every `show` document: which node, from where, when, in which mode. */
 import { apiUnreadNote } from '../analysis/api-notes.js';
 import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
-import { detectProxyMode, unconfirmedText, type ModeFact } from '../analysis/proxy-mode.js';
+import { detectProxyMode, unconfirmedText, type ModeFact, type ProxyModeResult } from '../analysis/proxy-mode.js';
+import { modeEvidenceLine, modeLabelIn } from '../analysis/mode-evidence.js';
+import { t, tf, type Lang } from '../text/i18n.js';
+import { whyText } from '../text/why.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
@@ -29,9 +32,18 @@ export interface ShowHead {
   readonly notes?: readonly string[];
 }
 
+/** The mode result a head was built from, for its text in another language (not a document field). */
+const modeOfHead = new WeakMap<ShowHead, ProxyModeResult>();
+
 /** Builds the head from a snapshot. */
 export function showHead(snapshot: NodeSnapshot): ShowHead {
   const mode = detectProxyMode(snapshot);
+  const head = showHeadOf(snapshot, mode);
+  modeOfHead.set(head, mode);
+  return head;
+}
+
+function showHeadOf(snapshot: NodeSnapshot, mode: ProxyModeResult): ShowHead {
   const unread = apiUnreadNote(snapshot.api?.value);
   const notes = [...iptablesDumpNotes(snapshot).map((n) => n.text), ...(unread ? [unread.text] : [])];
   return {
@@ -48,12 +60,19 @@ export function showHead(snapshot: NodeSnapshot): ShowHead {
   };
 }
 
-/** The head as two text lines, for `-o text`; its values one line each (terminal-safe: a manifest's node name may hold anything). */
-export function headText(h: ShowHead): string {
+/**
+ * The head as two text lines (and a line per note), for `-o text`, in `lang` (default `en`):
+ * its values one line each (terminal-safe: a manifest's node name may hold anything).
+ */
+export function headText(h: ShowHead, lang: Lang = 'en'): string {
   // Transport labels already name their kind (`replay:DIR`, `netns:NAME`): say it once.
   const where = h.source.replace(/^replay:/, '');
   const line = (s: string) => terminalSafe(s);
   // Notes quote rule comments from the node: made terminal-safe like the rest.
-  const notes = (h.notes ?? []).map((n) => `note: ${line(n)}\n`).join('');
-  return `node ${line(h.node)} (${line(h.kernel ?? 'kernel ?')}) · ${h.live ? 'live' : 'replay'} ${line(where)} · captured ${line(h.capturedAt)}\nmode ${h.mode}${h.unconfirmed ? ` (unconfirmed: ${line(h.unconfirmed)})` : ''}: ${line(h.evidence.join('; '))}\n${notes}`;
+  const notes = (h.notes ?? []).map((n) => `${tf(lang, 'cli.note', { note: line(whyText(lang, n)) })}\n`).join('');
+  const first = tf(lang, 'cli.head.line', { node: line(h.node), kernel: line(h.kernel ?? t(lang, 'cli.head.kernelUnknown')), kind: t(lang, h.live ? 'header.live' : 'header.replay'), where: line(where), time: line(h.capturedAt) });
+  const mode = modeOfHead.get(h);
+  const label = lang === 'en' || !mode ? `${h.mode}${h.unconfirmed ? ` (unconfirmed: ${line(h.unconfirmed)})` : ''}` : line(modeLabelIn(lang, mode));
+  const evidence = lang === 'en' ? h.evidence.join('; ') : modeEvidenceLine(lang, h.facts);
+  return `${first}\n${tf(lang, 'cli.head.mode', { mode: label, evidence: line(evidence) })}\n${notes}`;
 }

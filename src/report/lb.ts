@@ -23,6 +23,7 @@
 import { buildLbView, foldMapNames, lbConditionsText, type LbFrontendRow, type LbView } from '../analysis/lb-view.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
+import type { Lang } from '../text/i18n.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
@@ -74,11 +75,11 @@ function sourceText(view: LbView): string {
 }
 
 /** Renders `show lb` in `format`. Never throws for a node without Cilium: the document says why there is no table. */
-export function showLb(snapshot: NodeSnapshot, format: OutputFormat): string {
+export function showLb(snapshot: NodeSnapshot, format: OutputFormat, lang: Lang = 'en'): string {
   const view = buildLbView(snapshot);
   if (isDocumentFormat(format)) return toDocument('LbMaps', { ...showHead(snapshot), lb: lbJson(view) }, format);
   if (format === 'name') return view.frontends.map((f) => `${terminalSafe(`frontend/${f.address}`)}\n`).join('');
-  let out = headText(showHead(snapshot));
+  let out = headText(showHead(snapshot), lang);
   if (view.status !== 'ready') {
     // On a node whose mode is not Cilium the missing maps are expected, not a failure.
     const mode = showHead(snapshot).mode;

@@ -23,6 +23,7 @@ import type { NftRuleset } from '../model/nftables.js';
 import { nftMetainfoOf } from '../parsers/nft-json.js';
 import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
+import type { Lang } from '../text/i18n.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
@@ -58,7 +59,7 @@ function ruleJson(r: RuleRow) {
 const line = (text: string): string => terminalSafe(text);
 
 /** Renders `show rules`. Throws `UserError` when `--chain` names a chain no ruleset has. */
-export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options: ShowRulesOptions = {}): string {
+export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options: ShowRulesOptions = {}, lang: Lang = 'en'): string {
   const names = options.service ? namesService(options.service) : null;
   const keepRule = (r: RuleRow) => names === null || names(r.label) || names(r.raw);
   const rulesets = iptablesRulesets(snapshot).map(({ id, ruleset }) => ({
@@ -93,7 +94,7 @@ export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options:
     return [...ipt, ...nftNames].map((n) => `${line(n)}\n`).join('');
   }
   if (isDocumentFormat(format)) return toDocument('RuleList', { ...showHead(snapshot), rulesets, nft, diagnostics: allDiagnostics(snapshot) }, format);
-  let out = headText(showHead(snapshot));
+  let out = headText(showHead(snapshot), lang);
   const meta = nft?.metainfo;
   if (nft) out += meta ? `${line(`nft -j from ${meta.version ? `nftables v${meta.version}` : 'an nft that gave no version'}${meta.releaseName ? ` (${meta.releaseName})` : ''}, JSON schema ${meta.jsonSchemaVersion ?? '(none given)'}`)}\n` : 'nft rules from the text listing (no nft -j metainfo)\n';
   for (const rs of rulesets) {

@@ -17,7 +17,7 @@
  * port takes no external traffic).
  */
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
-import { expectServiceRow, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
+import { expectServiceRow, type Reason, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { UserError } from '../errors.js';
 import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
@@ -25,6 +25,7 @@ import { headText, showHead } from './header.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { plainTable } from '../text/plain-table.js';
+import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
 
 function trafficJson(tr: TrafficExpectation | null) {
   if (tr === null) return null;
@@ -51,29 +52,32 @@ function expectationJson(e: ServiceExpectation) {
 }
 
 /**
- * The text lines of one Service's expectation: its policies, then per family and port what
- * cluster and external traffic reach on this node and why (`→ ip:port reason`, `✗ ip:port
- * reason` for endpoints left out), or why kube-proxy skips it.
+ * The text lines of one Service's expectation in `lang` (default `en`): its policies, then per
+ * family and port what cluster and external traffic reach on this node and why (`→ ip:port
+ * reason`, `✗ ip:port reason` for endpoints left out), or why kube-proxy skips it. API field
+ * names and values (`iTP Cluster`, `PreferClose`) stay as the API spells them.
  */
-export function expectationText(e: ServiceExpectation): string[] {
+export function expectationText(e: ServiceExpectation, lang: Lang = 'en'): string[] {
+  // A reason's code and params pick its sentence in Japanese, as the Services pane does.
+  const why = (r: Reason | undefined) => (r === undefined ? '' : lang === 'en' ? r.text : tf(lang, `reason.${r.code}`, r.params));
   const policy = [
     `trafficDistribution ${e.distribution ?? '-'}${e.distribution === 'PreferClose' ? ' (= PreferSameZone)' : ''}`,
     `iTP ${e.internalTrafficPolicy}`, `eTP ${e.externalTrafficPolicy}`,
-    e.sessionAffinity === 'ClientIP' ? `affinity ClientIP ${e.ports[0]?.affinitySeconds ?? ''}s` : 'no affinity',
-    `${e.ipFamilies.join(',') || 'families unset'}${e.ipFamilyPolicy ? ` ${e.ipFamilyPolicy}` : ''}`,
+    e.sessionAffinity === 'ClientIP' ? tf(lang, 'cli.exp.affinity', { seconds: e.ports[0]?.affinitySeconds ?? '' }) : t(lang, 'cli.exp.noAffinity'),
+    `${e.ipFamilies.join(',') || t(lang, 'cli.exp.familiesUnset')}${e.ipFamilyPolicy ? ` ${e.ipFamilyPolicy}` : ''}`,
   ];
   const out = [`${formatServiceRef(e)}: ${policy.join(' · ')}`];
-  if (e.skipped) return [...out, `  ${e.skipped.text}`];
+  if (e.skipped) return [...out, `  ${why(e.skipped)}`];
   for (const p of e.ports) {
-    const head = `  ${p.family} ${p.port}/${p.protocol}${p.topologyMode ? ` (follows ${p.topologyMode} hints)` : ''}`;
+    const head = `  ${p.family} ${p.port}/${p.protocol}${p.topologyMode ? tf(lang, 'cli.exp.hints', { mode: p.topologyMode }) : ''}`;
     out.push(head);
-    for (const l of p.loadBalancerIPs.filter((x) => !x.programmed)) out.push(`    LB ${l.ip}: ${l.reason?.text ?? ''}`);
+    for (const l of p.loadBalancerIPs.filter((x) => !x.programmed)) out.push(`    LB ${l.ip}: ${why(l.reason)}`);
     for (const [name, tr] of [['cluster', p.cluster], ['external', p.external]] as const) {
       if (tr === null) continue;
-      const reasons = tr.reasons.map((r) => r.text);
-      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? `${tr.endpoints.length} endpoint(s)` : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
-      for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${ep.reasons.map((r) => r.text).join(', ')}`);
-      for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${ep.reasons.map((r) => r.text).join(', ')}`);
+      const reasons = tr.reasons.map(why);
+      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? tf(lang, 'cli.exp.endpoints', { n: tr.endpoints.length }) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
+      for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
+      for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
     }
   }
   return out;
@@ -108,11 +112,11 @@ export function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
 }
 
 /**
- * Renders `show services` in `format`; `service` (`NAMESPACE/NAME`) shows that Service
+ * Renders `show services` in `format` (text in `lang`, default `en`); `service` (`NAMESPACE/NAME`) shows that Service
  * alone. Throws `UserError` without API objects, or when `service` is not among them
  * (the hint lists the closest names).
  */
-export function showServices(snapshot: NodeSnapshot, format: OutputFormat, service?: string): string {
+export function showServices(snapshot: NodeSnapshot, format: OutputFormat, service?: string, lang: Lang = 'en'): string {
   let rows = serviceRows(snapshot);
   if (service !== undefined) {
     const all = rows.map((r) => formatServiceRef(r));
@@ -125,7 +129,8 @@ export function showServices(snapshot: NodeSnapshot, format: OutputFormat, servi
   if (isDocumentFormat(format)) return toDocument('ServiceList', { ...showHead(snapshot), services: rows.map((r, i) => serviceJson(r, expectations[i]!)) }, format);
   if (format === 'name') return rows.map((r) => `${terminalSafe(`service/${formatServiceRef(r)}`)}\n`).join('');
   const wide = format === 'wide';
-  const head = ['NAMESPACE', 'NAME', 'TYPE', 'CLUSTER-IP', 'PORT(S)', 'ENDPOINTS', ...(wide ? ['NODES', 'ITP', 'ETP', 'AFFINITY'] : [])];
+  const columns: MessageKey[] = ['cli.col.namespace', 'cli.col.name', 'cli.col.type', 'cli.col.clusterIP', 'cli.col.ports', 'cli.col.endpoints', ...(wide ? (['cli.col.nodes', 'cli.col.itp', 'cli.col.etp', 'cli.col.affinity'] as const) : [])];
+  const head = columns.map((c) => t(lang, c));
   const table = rows.map((r, i) => {
     const e = expectations[i]!;
     return [
@@ -138,8 +143,8 @@ export function showServices(snapshot: NodeSnapshot, format: OutputFormat, servi
       ...(wide ? [r.endpoints.map((ep) => ep.nodeName ?? '?'), e.internalTrafficPolicy, e.externalTrafficPolicy, e.sessionAffinity] : []),
     ];
   });
-  const expected = expectations.flatMap(expectationText).map((l) => terminalSafe(l)).join('\n');
-  return `${headText(showHead(snapshot))}${plainTable(head, table)}\nwhat kube-proxy on ${terminalSafe(node.name)} should do:\n${expected}\n${apiWarnings(snapshot)}`;
+  const expected = expectations.flatMap((e) => expectationText(e, lang)).map((l) => terminalSafe(l)).join('\n');
+  return `${headText(showHead(snapshot), lang)}${plainTable(head, table)}\n${tf(lang, 'cli.services.expected', { node: terminalSafe(node.name) })}\n${expected}\n${apiWarnings(snapshot)}`;
 }
 
 /** An endpoint's conditions after its address when not plainly ready: `(not-ready)`, `(terminating)`, `(not-ready,terminating)`. */

@@ -154,8 +154,8 @@ export function liveTraceJson(c: LiveTraceComparison): unknown {
 }
 
 /** The whole `trace --allow-trace` document for `snapshot` (`output` default text). */
-export function liveTraceDocument(snapshot: NodeSnapshot, c: LiveTraceComparison, output: 'text' | 'json' = 'text'): string {
-  if (output === 'json') return toDocument('LiveTrace', { ...showHead(snapshot), ...(liveTraceJson(c) as object) });
+export function liveTraceDocument(snapshot: NodeSnapshot, c: LiveTraceComparison, output: 'text' | 'json' | 'yaml' = 'text'): string {
+  if (output === 'json' || output === 'yaml') return toDocument('LiveTrace', { ...showHead(snapshot), ...(liveTraceJson(c) as object) }, output);
   return headText(showHead(snapshot)) + liveTraceText(c);
 }
 

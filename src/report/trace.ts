@@ -16,37 +16,56 @@
  * randomSport}`; counters are decimal strings (64-bit exact); probabilities 0–1.
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { branchLines, formatHeader, stepLine, stepNumber, tupleText } from '../trace/describe.js';
+import { branchLines, formatHeader, stepHook, stepLine, stepMark, stepNumber, stepPlace, tupleText } from '../trace/describe.js';
 import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
-import type { TraceResult } from '../trace/types.js';
+import type { TraceResult, TraceStep } from '../trace/types.js';
 import { withExpectation } from '../trace/with-expectation.js';
 import { headText, showHead } from './header.js';
 import { toDocument } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
+import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
+import { whyPieces, whyText } from '../text/why.js';
 
-/** The walk as text: one line per step, then verdict, final packet, conntrack entry and reply. */
-export function traceText(r: TraceResult): string {
+/** A verdict kind in `lang`: the kind itself in English (`forwarded`), the Step pane's words otherwise. */
+function verdictWord(lang: Lang, kind: string): string {
+  return lang === 'en' ? kind : t(lang, `step.verdict.${kind}` as MessageKey) ?? kind;
+}
+
+/** {@link stepLine} in `lang`: a kernel station's kind (`routing`, `final`) in the Step pane's words, the reason translated. */
+function stepLineIn(lang: Lang, s: TraceStep): string {
+  const place = s.table !== null && s.chain !== null ? stepPlace(s) : `${stepHook(s)} ${t(lang, `step.kind.${s.kind}`)}`.trim();
+  const verdict = s.verdict && s.kind !== 'final' ? ` ${s.verdict}` : '';
+  return `${place} ${stepMark(s)}${verdict}: ${whyText(lang, s.reason)}`;
+}
+
+/**
+ * The walk as text in `lang` (default `en`): one line per step, then verdict, final packet,
+ * conntrack entry and reply. The engine's sentences go through src/text/why.ts as in the
+ * Step pane; rule text and names stay as the node wrote them.
+ */
+export function traceText(r: TraceResult, lang: Lang = 'en'): string {
+  const why = (text: string) => whyText(lang, text);
   const lines: string[] = [];
   const req = r.request;
-  lines.push(`packet ${formatHeader(req.packet)}`);
-  lines.push(`entry ${req.entry}${req.entryInferred ? ' (inferred)' : ''}: ${req.entryReason}`);
-  if (req.branch) lines.push(`branch: ${req.branch}`);
+  lines.push(tf(lang, 'cli.trace.packet', { packet: why(formatHeader(req.packet)) }));
+  lines.push(tf(lang, req.entryInferred ? 'cli.trace.entryInferred' : 'cli.trace.entry', { entry: lang === 'en' ? req.entry : t(lang, `step.entry.${req.entry}`), reason: why(req.entryReason) }));
+  if (req.branch) lines.push(tf(lang, 'cli.trace.branch', { branch: req.branch }));
   lines.push('');
   for (const s of r.steps) {
-    lines.push(`${String(stepNumber(s)).padStart(3)} ${stepLine(s)}`);
-    if (s.backend === 'ebpf' && s.ruleText) lines.push(`      ${s.ruleText}`);
+    lines.push(`${String(stepNumber(s)).padStart(3)} ${lang === 'en' ? stepLine(s) : stepLineIn(lang, s)}`);
+    if (s.backend === 'ebpf' && s.ruleText) lines.push(`      ${whyPieces(lang, s.ruleText)}`);
     if (s.branches && s.matched !== false) for (const b of branchLines(s.branches)) lines.push(`      ${b}`);
   }
   lines.push('');
-  lines.push(`verdict: ${r.verdict.kind}${r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : ''}: ${r.verdict.reason}`);
+  lines.push(tf(lang, 'cli.trace.verdict', { verdict: `${verdictWord(lang, r.verdict.kind)}${r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : ''}`, reason: why(r.verdict.reason) }));
   for (const c of r.candidates ?? []) {
     const v = c.result.verdict;
-    lines.push(`  candidate (${c.order}): ${v.kind}${v.endpoint ? ` → ${v.endpoint}` : ''}${v.rejectWith ? ` (${v.rejectWith})` : ''}: ${v.reason}`);
+    lines.push(tf(lang, 'cli.trace.candidate', { order: c.order, verdict: `${verdictWord(lang, v.kind)}${v.endpoint ? ` → ${v.endpoint}` : ''}${v.rejectWith ? ` (${v.rejectWith})` : ''}`, reason: why(v.reason) }));
   }
-  lines.push(`leaves as: ${formatHeader(r.final)}`);
-  if (r.conntrack) lines.push(`conntrack${r.conntrack.existing ? ' (existing)' : ''}: ${r.conntrack.text}`);
-  if (r.reply) lines.push(`reply: ${tupleText(r.reply.sent)} arrives as ${tupleText(r.reply.received)}: ${r.reply.reason}`);
-  for (const n of r.notes) lines.push(`note: ${n}`);
+  lines.push(tf(lang, 'cli.trace.leaves', { packet: why(formatHeader(r.final)) }));
+  if (r.conntrack) lines.push(tf(lang, r.conntrack.existing ? 'cli.trace.conntrackExisting' : 'cli.trace.conntrack', { entry: whyPieces(lang, r.conntrack.text) }));
+  if (r.reply) lines.push(tf(lang, 'cli.trace.reply', { sent: tupleText(r.reply.sent), received: tupleText(r.reply.received), reason: why(r.reply.reason) }));
+  for (const n of r.notes) lines.push(tf(lang, 'cli.note', { note: why(n) }));
   // Each entry is one line: a chain name or comment from the node stays on it.
   return `${lines.map((l) => terminalSafe(l)).join('\n')}\n`;
 }
@@ -70,8 +89,8 @@ export function traceJson(r: TraceResult): unknown {
  * text). Throws {@link UserError} for arguments to fix (addresses, ports, protocol,
  * entry, branch) and when the snapshot lacks the node's addresses and routes.
  */
-export function runTraceCommand(snapshot: NodeSnapshot, args: TraceCommandArgs): string {
+export function runTraceCommand(snapshot: NodeSnapshot, args: TraceCommandArgs, lang: Lang = 'en'): string {
   const result = withExpectation(snapshot, traceFromSnapshot(snapshot, args));
-  if (args.output === 'json') return toDocument('Trace', { ...showHead(snapshot), ...(traceJson(result) as object) });
-  return headText(showHead(snapshot)) + traceText(result);
+  if (args.output === 'json' || args.output === 'yaml') return toDocument('Trace', { ...showHead(snapshot), ...(traceJson(result) as object) }, args.output);
+  return headText(showHead(snapshot), lang) + traceText(result, lang);
 }

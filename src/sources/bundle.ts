@@ -25,6 +25,7 @@ import path from 'node:path';
 import { ParseError, UserError } from '../errors.js';
 import type { ProbeRun, ProbeStatus } from './probe-runner.js';
 import type { TransportKind } from './transport.js';
+import { readTextFile } from './read-text.js';
 
 /** The bundle format version this code writes and reads. */
 export const BUNDLE_FORMAT_VERSION = 1;
@@ -248,7 +249,7 @@ export function checkManifestFiles(dir: string, manifest: BundleManifest): void 
  */
 export function readBundleFile(bundle: Bundle, relative: string, field = 'file'): string | undefined {
   const file = bundleFilePath(bundle.dir, relative, field);
-  return file === undefined ? undefined : readFileSync(file, 'utf8');
+  return file === undefined ? undefined : readTextFile(file);
 }
 
 /** Bytes read from disk at a time by {@link readBundleFilePieces}. */
@@ -281,7 +282,14 @@ export function* readBundleFilePieces(
   maxLineChars = BUNDLE_MAX_LINE_CHARS,
 ): Generator<string> {
   const file = bundleFilePath(bundle.dir, relative, 'file');
-  if (file === undefined) return;
+  if (file !== undefined) yield* readFilePieces(file, pieceBytes, maxLineChars);
+}
+
+/**
+ * {@link readBundleFilePieces} of a file by its path (a parse worker reads a bundle file
+ * the main thread named). Throws the file system's error when it cannot be read.
+ */
+export function* readFilePieces(file: string, pieceBytes = BUNDLE_PIECE_BYTES, maxLineChars = BUNDLE_MAX_LINE_CHARS): Generator<string> {
   const fd = openSync(file, 'r');
   try {
     const buffer = Buffer.allocUnsafe(pieceBytes);

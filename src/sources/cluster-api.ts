@@ -85,6 +85,13 @@ export interface ClusterApiOptions {
   readonly watch?: boolean;
   /** Server-side end of each watch, after which it is restarted from the last version (default 300–600 s, like client-go). */
   readonly watchTimeoutSeconds?: number;
+  /**
+   * List every namespace even when `-n` chose one (the context's namespace then only places a
+   * debug pod): `diagnose -n` narrows its own output but judges the node against every Service.
+   * Where RBAC forbids the cluster-wide list of a kind (403), that kind is read in `-n`'s
+   * namespace alone and {@link ClusterApi.skipped} says so.
+   */
+  readonly allNamespaces?: boolean;
 }
 
 /** A Node's addresses and pod CIDRs, from `status.addresses` and `spec.podCIDR(s)`. */
@@ -117,6 +124,8 @@ export class ClusterApi implements ApiFeed {
   private cached: string | undefined;
   private lastError: string | null = null;
   private readonly unavailable = new Map<ApiResource, string>();
+  /** Kinds read in `-n`'s namespace alone because their cluster-wide list was forbidden (`allNamespaces`). */
+  private readonly narrowed = new Set<ApiResource>();
 
   private constructor(
     private readonly kube: KubeContext,
@@ -132,7 +141,7 @@ export class ClusterApi implements ApiFeed {
    */
   static async open(kube: KubeContext, options: ClusterApiOptions = {}): Promise<ClusterApi> {
     const api = new ClusterApi(kube, options);
-    await Promise.all(KINDS.map((k) => (k.optional ? api.listOptional(k.resource) : api.list(k.resource))));
+    await Promise.all(KINDS.map((k) => (k.optional ? api.listOptional(k.resource) : api.listWide(k.resource))));
     if (options.watch !== false) for (const k of KINDS) if (!api.unavailable.has(k.resource)) api.startWatch(k.resource);
     return api;
   }
@@ -147,13 +156,34 @@ export class ClusterApi implements ApiFeed {
     }
   }
 
+  /**
+   * With `allNamespaces` and `-n`: lists every namespace, and where that is forbidden (403)
+   * lists `-n`'s namespace instead, remembered for the watch and the notes. Otherwise {@link list}.
+   */
+  private async listWide(resource: ApiResource): Promise<void> {
+    if (!this.options.allNamespaces || !this.kube.namespaceGiven || CLUSTER_SCOPED.has(resource)) return this.list(resource);
+    try {
+      await this.list(resource, true);
+    } catch (e) {
+      if (!(e instanceof K8sStatusError) || e.code !== 403) throw explainK8sError(e, { verb: 'list', resource }, this.kube.server);
+      this.narrowed.add(resource);
+      await this.list(resource);
+    }
+  }
+
   /** The optional kinds not read and why (`servicecidrs: not served by this cluster`), for notes. */
   skipped(): string[] {
     return [...this.unavailable].map(([r, why]) => `${r}: ${why}`);
   }
 
+  /** With `allNamespaces`: the kinds read in `-n`'s namespace alone (their cluster-wide list was forbidden); empty otherwise. */
+  narrowedKinds(): ApiResource[] {
+    return [...this.narrowed];
+  }
+
   private namespace(resource: ApiResource): string | undefined {
-    return CLUSTER_SCOPED.has(resource) || !this.kube.namespaceGiven ? undefined : this.kube.namespace;
+    if (CLUSTER_SCOPED.has(resource) || !this.kube.namespaceGiven) return undefined;
+    return this.options.allNamespaces && !this.narrowed.has(resource) ? undefined : this.kube.namespace;
   }
 
   private selectors(resource: ApiResource): { labelSelector?: string; fieldSelector?: string } {

@@ -35,6 +35,12 @@ export interface SourceOptions {
   readonly namespace?: string;
   /** `-A/--all-namespaces`: every namespace, whatever `-n` says (as kubectl). */
   readonly allNamespaces?: boolean;
+  /**
+   * Read every namespace's API objects from a live cluster even with `-n` (which then only places
+   * the `--node` pod): for a command that narrows its own output (`diagnose -n`). Where RBAC
+   * forbids a cluster-wide list, that kind is read in `-n`'s namespace and a line says so.
+   */
+  readonly apiAllNamespaces?: boolean;
   /** `--kubeconfig FILE`: instead of KUBECONFIG, else ~/.kube/config. */
   readonly kubeconfig?: string;
   readonly acceptNewHostKey?: boolean;
@@ -76,6 +82,15 @@ export function namespaceOf(options: Pick<SourceOptions, 'namespace' | 'allNames
 function kubeOptions(options: SourceOptions): KubeOptions {
   const namespace = namespaceOf(options);
   return { ...(options.kubeconfig !== undefined ? { kubeconfig: options.kubeconfig } : {}), ...(options.context ? { context: options.context } : {}), ...(namespace !== undefined ? { namespace } : {}) };
+}
+
+/** Opens the cluster API reader for the options (every namespace with `apiAllNamespaces`), saying which kinds RBAC narrowed to `-n`. */
+async function openClusterApi(kube: KubeContext, options: SourceOptions, progress: (m: string) => void): Promise<ClusterApi> {
+  const { ClusterApi } = await import('./cluster-api.js');
+  const api = await ClusterApi.open(kube, options.apiAllNamespaces ? { allNamespaces: true } : {});
+  const narrowed = api.narrowedKinds();
+  if (narrowed.length > 0) progress(`${narrowed.join(', ')}: namespace ${kube.namespace} only — listing every namespace is forbidden by RBAC, so other namespaces' Services are unknown here`);
+  return api;
 }
 
 function kubeconfigPresent(): boolean {
@@ -143,15 +158,14 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
 }
 
 async function openNode(options: SourceOptions, node: string, apiText: string | undefined, apiOrigin: string | undefined, progress: (m: string) => void): Promise<OpenedSource> {
-  const [{ loadKube }, { ClusterApi }, { openKubectlDebug }, { findCiliumAgent }] = await Promise.all([
+  const [{ loadKube }, { openKubectlDebug }, { findCiliumAgent }] = await Promise.all([
     import('./k8s-client.js'),
-    import('./cluster-api.js'),
     import('./kubectl-debug.js'),
     import('./cilium-agent.js'),
   ]);
   const kube = loadKube(kubeOptions(options));
   // The API first: an RBAC problem stops before a pod exists.
-  const api = apiText === undefined ? await ClusterApi.open(kube) : undefined;
+  const api = apiText === undefined ? await openClusterApi(kube, options, progress) : undefined;
   try {
     const transport = await openKubectlDebug({ kube, node, ...(options.image ? { image: options.image } : {}), ...(options.podDeadline ? { deadlineSeconds: options.podDeadline } : {}), onProgress: progress });
     const ciliumAgent = await findCiliumAgent(kube, node).catch(() => undefined);
@@ -171,9 +185,8 @@ async function openNode(options: SourceOptions, node: string, apiText: string | 
 
 async function openSshSource(options: SourceOptions, target: string, apiText: string | undefined, apiOrigin: string | undefined, progress: (m: string) => void): Promise<OpenedSource> {
   const explicit = options.context !== undefined || options.kubeconfig !== undefined || namespaceOf(options) !== undefined;
-  const [{ loadKube }, { ClusterApi }, { openSsh }, { findCiliumAgent }] = await Promise.all([
+  const [{ loadKube }, { openSsh }, { findCiliumAgent }] = await Promise.all([
     import('./k8s-client.js'),
-    import('./cluster-api.js'),
     import('./ssh.js'),
     import('./cilium-agent.js'),
   ]);
@@ -182,7 +195,7 @@ async function openSshSource(options: SourceOptions, target: string, apiText: st
   if (apiText === undefined && (explicit || kubeconfigPresent())) {
     try {
       kube = loadKube(kubeOptions(options));
-      api = await ClusterApi.open(kube);
+      api = await openClusterApi(kube, options, progress);
     } catch (e) {
       if (explicit) throw e;
       progress(`reading the node without API objects: ${(e as Error).message}`);

@@ -12,6 +12,8 @@ import type { ExecOptions, ExecResult, Transport } from './transport.js';
  */
 export interface PiecedExecResult extends ExecResult {
   readonly stdoutPieces?: () => Iterable<string>;
+  /** The file `stdoutPieces` reads (absolute path), for a reader in another thread. */
+  readonly stdoutPath?: string;
 }
 
 /** A transport that can answer with {@link PiecedExecResult.stdoutPieces} (for an `ok` run). */

@@ -6,7 +6,7 @@
  * is answered with that recording: where the node keeps its maps was fixed when it was
  * captured.
  */
-import { readBundle, readBundleFile, readBundleFilePieces, type Bundle, type ManifestProbe } from './bundle.js';
+import { bundleFilePath, readBundle, readBundleFile, readBundleFilePieces, type Bundle, type ManifestProbe } from './bundle.js';
 import { catalog } from './catalog.js';
 import { matchesTemplate, probeForArgv } from './ssh-command.js';
 import type { PiecedExecResult, PieceReader } from './pieces.js';
@@ -21,8 +21,9 @@ export class ReplayTransport implements Transport, PieceReader {
   readonly label: string;
   readonly bundle: Bundle;
 
-  constructor(dir: string) {
-    this.bundle = readBundle(dir);
+  /** `dir`: the bundle's directory or manifest.json (read here), or a bundle already read. */
+  constructor(dir: string | Bundle) {
+    this.bundle = typeof dir === 'string' ? readBundle(dir) : dir;
     this.label = `replay:${this.bundle.dir}`;
   }
 
@@ -49,7 +50,7 @@ export class ReplayTransport implements Transport, PieceReader {
     return {
       argv: entry.executedArgv,
       stdout: pieces ? '' : (readBundleFile(bundle, entry.stdoutFile, `${field}.stdoutFile`) ?? ''),
-      ...(pieces ? { stdoutPieces: () => readBundleFilePieces(bundle, entry.stdoutFile) } : {}),
+      ...(pieces ? { stdoutPieces: () => readBundleFilePieces(bundle, entry.stdoutFile), stdoutPath: bundleFilePath(bundle.dir, entry.stdoutFile, `${field}.stdoutFile`) } : {}),
       stderr: readBundleFile(this.bundle, entry.stderrFile, `${field}.stderrFile`) ?? '',
       exitCode: entry.exitCode,
       startedAt: entry.startedAt,

@@ -4,6 +4,8 @@
  * `messages/`: the app's in `en.ts` and `ja.ts`, a pane's own in one module holding both
  * languages side by side (`ipvs.ts`, `expectation.ts`, `diagnose.ts`), merged here.
  */
+import * as cliMessages from './messages/cli.js';
+import * as cliErrorMessages from './messages/cli-errors.js';
 import { coreEn } from './messages/en.js';
 import * as diagnoseMessages from './messages/diagnose.js';
 import * as expectationMessages from './messages/expectation.js';
@@ -15,12 +17,12 @@ import * as walkMessages from './messages/walk.js';
 /** A supported UI language. */
 export type Lang = 'en' | 'ja';
 
-const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en, ...walkMessages.en, ...diagnoseMessages.en } as const;
+const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en, ...walkMessages.en, ...diagnoseMessages.en, ...cliMessages.en, ...cliErrorMessages.en } as const;
 
 /** A UI string key. */
 export type MessageKey = keyof typeof en;
 
-const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja, ...walkMessages.ja, ...diagnoseMessages.ja };
+const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja, ...walkMessages.ja, ...diagnoseMessages.ja, ...cliMessages.ja, ...cliErrorMessages.ja };
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, ja };
 

@@ -60,8 +60,19 @@ function unitTable(): Uint8Array {
   return table;
 }
 
+// Printable ASCII (and in `document` mode tab and newline) never needs an escape: a native
+// scan for anything else answers for long texts (a whole document) faster than the JS loop.
+const NOT_PLAIN: Readonly<Record<number, RegExp>> = {
+  [LINE]: /[^\x20-\x7e]/,
+  [DOCUMENT]: /[^\t\n\x20-\x7e]/,
+  // JSON.stringify has escaped every C0 control already.
+  [JSON_TEXT]: /[^\x00-\x7e]/,
+};
+const LONG_TEXT = 4096;
+
 /** Whether any code unit of `text` has `flag` (a surrogate always has: the caller's regex decides). */
 function mayNeedEscape(text: string, flag: number): boolean {
+  if (text.length >= LONG_TEXT && !NOT_PLAIN[flag]!.test(text)) return false;
   const table = (unsafeUnits ??= unitTable());
   for (let i = 0; i < text.length; i++) if ((table[text.charCodeAt(i)]! & flag) !== 0) return true;
   return false;

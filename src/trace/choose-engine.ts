@@ -28,7 +28,7 @@ export interface TraceCommandArgs {
   readonly branch?: string;
   readonly flags?: string;
   readonly mark?: string;
-  readonly output?: 'text' | 'json';
+  readonly output?: 'text' | 'json' | 'yaml';
   readonly nft?: NftRuleset;
 }
 

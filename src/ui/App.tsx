@@ -17,7 +17,7 @@ import { Header } from './components/Header.js';
 import { Help, helpProbeRows } from './components/Help.js';
 import { TourBar, tourBarLines, useTour, useTourSteps, type TourRun } from './components/TourBar.js';
 import { t, tf, type Lang } from '../text/i18n.js';
-import { modeEvidenceFit, modeLabelIn } from './mode-evidence.js';
+import { modeEvidenceFit, modeLabelIn } from '../analysis/mode-evidence.js';
 import { paneEntry, type PaneContext } from './pane-registry.js';
 import { dnsPaneData } from './panes/DnsPane.js';
 import { currentRules, cursorOf, filterOf, initialUiState, sortOf, uiReducer, type UiAction, type UiState } from './state.js';

@@ -286,7 +286,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   let serverAddress = '';
 
   const isForbidden = (verb: Verb, resource: string, sub: string | undefined, namespace: string | undefined) =>
-    forbid.some((r) => r.verb === verb && r.resource === (sub ? `${resource}/${sub}` : resource) && (r.namespace === undefined || r.namespace === namespace));
+    forbid.some((r) => r.verb === verb && r.resource === (sub ? `${resource}/${sub}` : resource) && (r.clusterScope ? namespace === undefined : r.namespace === undefined || r.namespace === namespace));
   const authorize = (verb: Verb, info: ResourceInfo, namespace?: string, name?: string, sub?: string) => {
     if (isForbidden(verb, info.resource, sub, namespace)) {
       throw new StatusError(forbidden({ user, verb, group: info.group, resource: info.resource, ...(sub ? { subresource: sub } : {}), ...(namespace ? { namespace } : {}), ...(name ? { name } : {}) }));

@@ -45,12 +45,15 @@ export type Verb = 'get' | 'list' | 'watch' | 'create' | 'update' | 'patch' | 'd
 /**
  * One denied request, as an RBAC rule would deny it. `resource` is the plural
  * resource, optionally with a subresource (`pods`, `pods/exec`); `namespace`
- * limits the denial to one namespace (absent: every namespace and cluster scope).
+ * limits the denial to one namespace (absent: every namespace and cluster scope);
+ * `clusterScope` denies only the request at the cluster scope (`-A`), as a RoleBinding that
+ * grants one namespace leaves the cluster-wide list denied.
  */
 export interface ForbidRule {
   verb: Verb;
   resource: string;
   namespace?: string;
+  clusterScope?: boolean;
 }
 
 /** A reference to one stored object, by kind (`EndpointSlice`) or plural resource (`endpointslices`). */

@@ -188,6 +188,20 @@ describe.skipIf(kubectlReason !== null)('kubectl against the recorded API server
     }
   });
 
+  it('kubectl: a cluster-scope-only denial refuses -A and allows -n (what diagnose -n falls back to)', async () => {
+    server.setForbidden([{ verb: 'list', resource: 'services', clusterScope: true }]);
+    try {
+      const all = await kubectl(server, ['get', 'services', '-A']);
+      expect(all.code).toBe(1);
+      expect(all.stderr.trim()).toBe(`Error from server (Forbidden): services is forbidden: User "${server.user}" cannot list resource "services" in API group "" at the cluster scope`);
+      const one = await kubectl(server, ['get', 'services', '-n', 'default', '-o', 'name']);
+      expect(one.code, one.stderr).toBe(0);
+      expect(one.stdout).toContain('service/web');
+    } finally {
+      server.setForbidden([]);
+    }
+  });
+
   it('kubectl get of a missing object shows the NotFound Status', async () => {
     const r = await kubectl(server, ['get', 'svc', 'nope']);
     expect(r.code).toBe(1);

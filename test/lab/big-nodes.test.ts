@@ -12,10 +12,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { captureBundle } from '../../src/collect/capture.js';
+import { nftTableNames } from '../../src/collect/probe-plan.js';
 import { Session } from '../../src/collect/session.js';
 import { findChain } from '../../src/model/iptables.js';
 import type { BundleManifest } from '../../src/sources/bundle.js';
 import { LocalTransport } from '../../src/sources/local.js';
+import { runProbes } from '../../src/sources/probe-runner.js';
 import type { ExecOptions, ExecResult, Transport } from '../../src/sources/transport.js';
 import { labAvailable } from '../helpers/lab.js';
 import { labDown, labUp, nsExecOk, type LabHandle } from './lab.js';
@@ -81,7 +83,8 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
     const { manifest, ran } = await capture(lab);
     expect(ran).not.toContain('nft -j list ruleset');
     expect(ran).not.toContain('nft list ruleset');
-    expect(ran).toContain('nft list tables');
+    expect(ran).toContain('nft list flowtables');
+    expect(ran).not.toContain('nft list tables');
     const ids = manifest.probes.map((p) => p.id);
     expect(ids).toContain('iptables-save');
     expect(ids).not.toContain('nft-json');
@@ -92,6 +95,22 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
     expect(save.status).toBe('ok');
     expect(save.durationMs).toBeGreaterThanOrEqual(0);
     expect(typeof save.cpuMs).toBe('number');
+  }, 180_000);
+
+  it('the table names read by the cheap check (`nft list flowtables`) are the ones `nft list tables` names, an empty table too', async () => {
+    const lab = await labUp('iptables', { prefix: PREFIX });
+    const ns = lab.names.node;
+    await nsExecOk(ns, ['nft', 'add', 'table', 'inet', 'bignodes-ft']);
+    try {
+      const { transport } = recording(ns);
+      const [check] = await runProbes(transport, { ids: ['nft-tables'] });
+      const listed = (await nsExecOk(ns, ['nft', 'list', 'tables'])).stdout;
+      const names = listed.split('\n').filter((l) => l.startsWith('table ')).map((l) => l.slice('table '.length).trim());
+      expect(names).toEqual(expect.arrayContaining(['ip nat', 'inet bignodes-ft']));
+      expect(nftTableNames(check)?.sort()).toEqual(names.sort());
+    } finally {
+      await nsExecOk(ns, ['nft', 'delete', 'table', 'inet', 'bignodes-ft']);
+    }
   }, 180_000);
 
   it('capture of the nftables lab lists kube-proxy\'s table alone and runs no iptables-save', async () => {
@@ -115,7 +134,7 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
       session.focus({ ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' });
       const quiet = await refreshOnce(session, ran);
       expect(session.lastRefreshKind()).toBe('chain');
-      expect(quiet.sort()).toEqual(['iptables -t nat -S KUBE-SERVICES -v', 'nft list tables']);
+      expect(quiet.sort()).toEqual(['iptables -t nat -S KUBE-SERVICES -v', 'nft list flowtables']);
       expect(session.getState().error).toBeNull();
 
       // What kube-proxy does for a new Service: a new chain, and a rule in KUBE-SERVICES jumping to it.
@@ -139,6 +158,26 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
       expect(session.lastRefreshKind()).toBe('full');
       expect(findChain(session.getState().snapshot!.iptables!.value!, 'nat', 'KUBE-SVC-BIGNODESTEST0001')?.rules).toHaveLength(2);
       expect(session.getState().fullReadAt).toBe(session.getState().dataAt);
+    } finally {
+      await session.stop();
+    }
+  }, 180_000);
+  it('on the nftables lab a refresh re-reads only kube-proxy\'s open chain while nothing changed, the table after a rule is added to it', async () => {
+    const lab = await labUp('nftables', { prefix: PREFIX });
+    const { transport, ran } = recording(lab.names.node);
+    const session = new Session({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), intervalMs: 3_600_000 });
+    try {
+      await session.start();
+      session.focus({ ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' });
+      const quiet = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('chain');
+      expect(quiet.sort()).toEqual(['nft -j list chain ip kube-proxy services', 'nft list flowtables']);
+      await nsExecOk(lab.names.node, ['nft', 'insert', 'rule', 'ip', 'kube-proxy', 'services', 'ip', 'daddr', '10.96.99.99', 'tcp', 'dport', '81', 'drop']);
+      const changed = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('full');
+      expect(changed).toContain('nft -j list table ip kube-proxy');
+      const services = session.getState().snapshot!.nft!.value!.tables.find((t) => t.family === 'ip' && t.name === 'kube-proxy')!.chains.find((c) => c.name === 'services')!;
+      expect(JSON.stringify(services.rules[0])).toContain('10.96.99.99');
     } finally {
       await session.stop();
     }

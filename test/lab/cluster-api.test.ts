@@ -78,6 +78,31 @@ describe('ClusterApi against the recorded API server', () => {
     expect(v.endpointSlices.map((e) => e.serviceName)).toEqual(['web']);
   });
 
+  it('allNamespaces (diagnose -n) lists every namespace whatever -n says; a forbidden cluster-wide list falls back to -n', async () => {
+    const names = (f: ClusterApi) => parseK8sObjects(f.text(), 't').value.services.map((x) => `${x.meta.namespace}/${x.meta.name}`).sort();
+    const all = await open({ watch: false, allNamespaces: true }, { namespace: 'kube-system' });
+    expect(names(all)).toEqual(server.list('services').map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort());
+    expect(names(all)).toEqual(expect.arrayContaining(['default/web', 'kube-system/db']));
+    expect(all.narrowedKinds()).toEqual([]);
+    server.setForbidden([{ verb: 'list', resource: 'services', clusterScope: true }]);
+    try {
+      const narrowed = await open({ allNamespaces: true }, { namespace: 'kube-system' });
+      expect(names(narrowed)).toEqual(['kube-system/db']);
+      expect(narrowed.narrowedKinds()).toEqual(['services']);
+      // The other kinds still span every namespace, and the watch of services stays in kube-system.
+      expect(parseK8sObjects(narrowed.text(), 't').value.endpointSlices.map((e) => e.meta.namespace)).toEqual(expect.arrayContaining(['default', 'kube-system']));
+      server.upsert(makeService({ name: 'db2', namespace: 'kube-system', clusterIP: '10.96.0.51' }));
+      await until('the kube-system watch event', () => names(narrowed).includes('kube-system/db2'));
+      server.remove({ kind: 'Service', namespace: 'kube-system', name: 'db2' });
+      await until('the kube-system delete event', () => !names(narrowed).includes('kube-system/db2'));
+      // Without -n there is nothing to fall back to: the 403 is the user's to see.
+      const e = await open({ watch: false, allNamespaces: true }).catch((x: unknown) => x);
+      expect(e).toBeInstanceOf(UserError);
+    } finally {
+      server.setForbidden([]);
+    }
+  });
+
   it('a watch event changes the text and notifies subscribers; the session rebuilds its snapshot', async () => {
     const f = await open();
     const session = new Session({ transport: new ReplayTransport(defaultCaptureDir()), live: false, api: f });

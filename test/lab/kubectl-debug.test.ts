@@ -194,6 +194,26 @@ describe.runIf(canRun)('kubectl-debug source', () => {
     expect(ours()).toEqual([]);
   });
 
+  it('the real binary: diagnose -n NS --node judges the node against every namespace\'s Services and lists NS\'s (issue 22)', async () => {
+    type Doc = { services: { namespace: string }[]; nodeFindings: unknown[] };
+    const all = await cli(['diagnose', '--node', NODE, '-o', 'json']);
+    const before = server.requests().length;
+    const ns = await cli(['diagnose', '--node', NODE, '-n', 'kube-system', '-o', 'json']);
+    // Exit 0 or 1 (a verdict), never 2 (could not run); they may differ: -n counts NS's Services only.
+    expect([all.code! < 2, ns.code! < 2], `${all.stderr}${ns.stderr}`).toEqual([true, true]);
+    const [a, n] = [JSON.parse(all.stdout) as Doc, JSON.parse(ns.stdout) as Doc];
+    expect(new Set(a.services.map((x) => x.namespace)).size).toBeGreaterThan(1);
+    expect(n.services.length).toBeGreaterThan(0);
+    expect(n.services.every((x) => x.namespace === 'kube-system')).toBe(true);
+    // The same node findings: no frontend of another namespace's Service is taken for a leftover.
+    expect(n.nodeFindings).toEqual(a.nodeFindings);
+    const mine = server.requests().slice(before);
+    expect(mine.some((r) => r.method === 'GET' && r.path === '/api/v1/services' && !/watch=/.test(r.query))).toBe(true);
+    // -n still places the debug pod.
+    expect(mine.some((r) => r.method === 'POST' && r.path === '/api/v1/namespaces/kube-system/pods')).toBe(true);
+    expect(ours()).toEqual([]);
+  });
+
   it('the real binary deletes its pod after an error thrown mid-run', async () => {
     const r = await cli(['show', 'rules', '--node', NODE, '--bpf-root', 'not a path']);
     expect(r.code).toBe(1);

@@ -46,6 +46,8 @@ describe.each(FRAME_WIDTHS.flatMap((w) => LANGS.map((l) => [w, l] as const)))('f
     expect(frame).toMatch(new RegExp(`default/web +${degraded} +${ok}`));
     expect(frame).toContain('10.96.12.34:80/TCP → 10.244.1.99:8080: in no EndpointSlice');
     expect(frame).toContain('+10.244.1.99:8080');
+    // Under the node names, each node's freshness: lab-node's kube-proxy synced 12 s before the capture, the others' metrics unread.
+    expect(frame).toMatch(lang === 'en' ? /^freshness +\? +\? +sync 12s *$/m : /^鮮度 +不明 +不明 +同期 12s前 *$/m);
     expect(frame.split('\n').every((l) => [...l].length <= width)).toBe(true);
     expect(frame).toMatchSnapshot();
     r.unmount();

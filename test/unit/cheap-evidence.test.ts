@@ -42,6 +42,50 @@ describe('cheap mode evidence', () => {
     expect(s.ipsetRules).toBe(0);
   });
 
+  it('counts as a plain line-by-line reading does: counters or not, a table read twice, odd lines', () => {
+    // The reference: split into lines, the first `-A ` of a rule line, searches inside the line.
+    const reference = (text: string) => {
+      const counts = new Map<string, { table: string; name: string; rules: number }>();
+      const sets = new Set<string>();
+      let table = 'unknown';
+      let ipsetRules = 0;
+      const chain = (name: string) => {
+        const key = `${table}/${name}`;
+        if (!counts.has(key)) counts.set(key, { table, name, rules: 0 });
+        return counts.get(key)!;
+      };
+      for (const line of text.split('\n')) {
+        if (line.startsWith('*')) table = line.slice(1).trim();
+        else if (line.startsWith(':')) chain(line.slice(1).split(' ', 1)[0]!);
+        else if (!line.startsWith('#')) {
+          const a = line.indexOf('-A ');
+          if (a < 0 || (a > 0 && !line.startsWith('['))) continue;
+          const words = line.slice(a + 3);
+          chain(words.split(' ', 1)[0]!).rules++;
+          const m = line.indexOf('--match-set KUBE-', a);
+          if (table === 'nat' && m >= 0) {
+            ipsetRules++;
+            sets.add(line.slice(m + 12).split(' ', 1)[0]!);
+          }
+        }
+      }
+      return { chains: [...counts.values()], ipsetRules, ipsetSets: [...sets].sort() };
+    };
+    const text = [
+      '*nat', ':KUBE-SERVICES - [0:0]', ':KUBE-SVC-A - [0:0]', ':KUBE-SEP-EMPTY - [0:0]',
+      '[3:4] -A KUBE-SERVICES -m set --match-set KUBE-CLUSTER-IP dst,dst -j KUBE-SVC-A',
+      '-A KUBE-SERVICES -d 10.96.0.1/32 -j KUBE-SVC-A', '[0:0] -A KUBE-SVC-A -j KUBE-SEP-X',
+      '-A KUBE-SVC-AB -j KUBE-SEP-Y', '-A KUBE-SVC-A -m set --match-set KUBE-LOOP-BACK dst,dst,src -j RETURN',
+      '[x] not a rule -A KUBE-ODD -j ACCEPT', ' -A KUBE-INDENTED -j ACCEPT', '-N KUBE-NEW -A KUBE-NOT',
+      '[1:1] -m set --match-set KUBE-BEFORE src -A KUBE-SVC-A -j RETURN', '-A KUBE-TAIL', 'COMMIT',
+      '*filter', ':INPUT ACCEPT [0:0]', '-A INPUT -m set --match-set KUBE-HEALTH dst -j ACCEPT', 'COMMIT',
+      '*nat', '-A KUBE-SVC-A -j KUBE-SEP-Z', '[5:6] -A KUBE-SVC-A -m set --match-set KUBE-LAST', 'COMMIT',
+    ].join('\n');
+    const { backend: _b, ...got } = summarizeIptablesSave(text).value;
+    expect(got).toEqual(reference(text));
+    expect(got.ipsetSets).toEqual(['KUBE-CLUSTER-IP', 'KUBE-LAST', 'KUBE-LOOP-BACK']);
+  });
+
   it('reads chain names of the iptables-nft tables from nft list chains, rule counts unknown', () => {
     const text = 'table ip nat {\n\tchain KUBE-SERVICES {\n\t}\n\tchain PREROUTING {\n\t\ttype nat hook prerouting priority dstnat; policy accept;\n\t}\n}\ntable ip kube-proxy {\n\tchain services {\n\t}\n}\n';
     expect(summarizeNftChains(text, 'ip').value.chains).toEqual([

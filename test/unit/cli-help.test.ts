@@ -39,6 +39,10 @@ describe('nodescope completion', () => {
     expect(complete(script, 'nodescope fleet capture --sel')).toEqual(['--selector']);
     expect(complete(script, 'nodescope tour ')).toEqual(['no-endpoints', 'second-packet', 'where-rewritten']);
     expect(complete(script, 'nodescope completion ')).toEqual(['bash', 'zsh', 'fish']);
+    expect(complete(script, 'nodescope he')).toEqual(['help']);
+    expect(complete(script, 'nodescope help ')).toEqual(expect.arrayContaining(['show', 'trace', 'diagnose', 'dig', 'fleet', 'completion', 'replay']));
+    expect(complete(script, 'nodescope help tr')).toEqual(['trace']);
+    expect(complete(script, 'nodescope trace -o ')).toEqual(['text', 'json', 'yaml']);
     expect(complete(script, 'nodescope -')).toEqual(expect.arrayContaining(['-n', '--namespace', '-A', '--all-namespaces', '--replay', '--help', '--version']));
   });
 
@@ -50,6 +54,9 @@ describe('nodescope completion', () => {
     expect(fish).toContain("complete -c nodescope -n '__fish_use_subcommand' -a show");
     expect(fish).toMatch(/complete -c nodescope -n '__fish_seen_subcommand_from show' -s o -l output -x -a 'text wide json yaml name'/);
     expect(fish).toMatch(/complete -c nodescope -n '__fish_seen_subcommand_from capture' .*-l selector/);
+    expect(fish).toContain("complete -c nodescope -n '__fish_use_subcommand' -a help");
+    expect(fish).toMatch(/complete -c nodescope -n '__fish_seen_subcommand_from help' -a '[^']*\btrace\b/);
+    expect(zsh).toMatch(/" help"\) words='[^']*\bdiagnose\b/);
     const bad = run('completion', 'tcsh');
     expect(bad.status).toBe(1);
     expect(bad.stderr).toContain('one of bash, zsh, fish');

@@ -99,7 +99,7 @@ describe('captureKernelTrace', () => {
     const { t, seen } = recorder('netns', (argv) => (argv.includes('monitor') ? { stdout: text, exitCode: 124 } : {}));
     const cap = await captureKernelTrace({ transport: t, match: match({ sport: 40000 }), allowTrace: true, seconds: 3, settleMs: 0 });
     expect(seen.map((a) => a.slice(0, 4).join(' '))).toEqual([
-      'nft list tables',
+      'nft list flowtables',
       'nft add table inet',
       'nft add chain inet',
       'nft add chain inet',
@@ -138,9 +138,10 @@ describe('captureKernelTrace', () => {
 });
 
 describe('trace tables on the node', () => {
-  it('reads only nodescope trace table names from nft list tables (hostile names ignored)', () => {
+  it('reads only nodescope trace table names from the table listing (hostile names ignored)', () => {
     const text = 'table ip filter\ntable inet nodescope-trace-0123456789ab\ntable inet nodescope-trace\ntable inet nodescope-trace-../x\ntable ip nodescope-trace-0123456789ab\n  table inet nodescope-trace-ffffffffffff\n';
     expect(traceTablesListed(text)).toEqual(['nodescope-trace-0123456789ab', 'nodescope-trace', 'nodescope-trace-ffffffffffff']);
+    expect(traceTablesListed('table ip nat {\n}\ntable inet nodescope-trace-0123456789ab {\n}\ntable inet nodescope-trace-{x {\n}\n')).toEqual(['nodescope-trace-0123456789ab']);
   });
 
   it("leaves another run's table alone when this machine has no record of it, and says so", async () => {

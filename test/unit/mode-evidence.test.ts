@@ -1,7 +1,7 @@
 /** The header's mode evidence in each UI language: English as the reports print it, Japanese through i18n. */
 import { describe, expect, it } from 'vitest';
 import { modeFactText, type ModeFact } from '../../src/analysis/proxy-mode.js';
-import { modeEvidenceFit, modeEvidenceLine, modeFactLine, modeFactShort } from '../../src/ui/mode-evidence.js';
+import { modeEvidenceFit, modeEvidenceLine, modeFactLine, modeFactShort } from '../../src/analysis/mode-evidence.js';
 import { tf } from '../../src/text/i18n.js';
 import { cellWidth } from '../../src/text/cells.js';
 

@@ -22,6 +22,11 @@ describe('probe plan', () => {
     expect(nftTableNames(run('nft-tables', '', 'failed'))).toBeNull();
   });
 
+  it('reads `nft list flowtables` table headers (with any flowtable inside) as family and name', () => {
+    const text = 'table ip nat {\n}\ntable inet fw {\n\tflowtable ft {\n\t\thook ingress priority filter\n\t\tdevices = { eth0 }\n\t}\n}\ntable ip6 kube-proxy {\n}\n';
+    expect(nftTableNames(run('nft-tables', text))).toEqual(['ip nat', 'inet fw', 'ip6 kube-proxy']);
+  });
+
   it('on an iptables-nft node skips the whole nft listings and the kube-proxy tables, keeps iptables-save', () => {
     const plan = planProbes(runsOf(version, run('nft-tables', 'table ip filter\ntable ip nat\ntable ip mangle\n'), addrs('lo', 'eth0'), run('bpf-pinned', '', 'failed', ['ls', '/sys/fs/bpf/tc/globals'])));
     const ids = skippedIds(plan);

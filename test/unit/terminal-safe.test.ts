@@ -75,4 +75,31 @@ describe('jsonTerminalSafe', () => {
     const json = JSON.stringify({ a: 'ノード', b: 'x\\y' });
     expect(jsonTerminalSafe(json)).toBe(json);
   });
+
+  it('escapes a long text (a whole document) the same way as short ones, wherever the unsafe character sits', () => {
+    const pad = 'x'.repeat(10_000);
+    for (const bad of ['\x7f', '\x9b', '\u202e', '\u2028', '\u{e0041}']) {
+      for (const value of [{ a: `${pad}${bad}` }, { a: `${bad}${pad}` }, { a: `${pad}ノード${bad}` }]) {
+        const json = jsonTerminalSafe(JSON.stringify(value));
+        expect(json).not.toMatch(DANGEROUS);
+        expect(JSON.parse(json)).toEqual(value);
+      }
+    }
+    const plain = JSON.stringify({ a: pad, b: 'ノード' });
+    expect(jsonTerminalSafe(plain)).toBe(plain);
+    expect(jsonTerminalSafe(JSON.stringify({ a: pad }))).toBe(JSON.stringify({ a: pad }));
+  });
+});
+
+describe('terminalSafe on long texts', () => {
+  it('escapes what each mode escapes past the first few thousand characters, and keeps plain text as is', () => {
+    const pad = 'y'.repeat(10_000);
+    for (const bad of ['\r', '\x1b', '\x7f', '\x85', '\u202e']) {
+      expect(terminalSafe(`${pad}${bad}`, 'document')).toBe(`${pad}${escapeCodePoint(bad)}`);
+      expect(terminalSafe(`${pad}${bad}`)).toBe(`${pad}${escapeCodePoint(bad)}`);
+    }
+    expect(terminalSafe(`${pad}\n\t`)).toBe(`${pad}\\n\\t`);
+    const doc = `${pad}\n\t${pad}\n`;
+    expect(terminalSafe(doc, 'document')).toBe(doc);
+  });
 });

@@ -21,6 +21,14 @@ export const en = {
   'fleet.against.majority': 'the majority',
   'fleet.footer': '↑↓←→ move · Enter: open this node on this Service · q: quit',
   'fleet.opening': 'opening {node}…',
+  'fleet.fresh.label': 'freshness',
+  'fleet.fresh.synced': 'sync {age}',
+  'fleet.fresh.syncedNoAge': 'synced',
+  'fleet.fresh.pending': 'pend {age}',
+  'fleet.fresh.errors': '{n} errors',
+  'fleet.fresh.watch': 'API {state}',
+  'fleet.fresh.failing': '{n} failing',
+  'fleet.fresh.unknown': '?',
 } as const;
 
 export const ja: Record<keyof typeof en, string> = {
@@ -44,4 +52,12 @@ export const ja: Record<keyof typeof en, string> = {
   'fleet.against.majority': '多数派',
   'fleet.footer': '↑↓←→ 移動 · Enter: このノードでこのサービスを開く · q: 終了',
   'fleet.opening': '{node} を開いています…',
+  'fleet.fresh.label': '鮮度',
+  'fleet.fresh.synced': '同期 {age}前',
+  'fleet.fresh.syncedNoAge': '同期済み',
+  'fleet.fresh.pending': '保留 {age}',
+  'fleet.fresh.errors': 'エラー {n}',
+  'fleet.fresh.watch': 'API {state}',
+  'fleet.fresh.failing': '失敗 {n}',
+  'fleet.fresh.unknown': '不明',
 } as const;

@@ -1,13 +1,15 @@
 /**
- * The fleet matrix (`nodescope --fleet DIR`): a header with the node counts, one row per
+ * The fleet matrix (`nodescope --fleet DIR`): a header with the node counts, under the node
+ * names each node's proxy freshness (kube-proxy's last sync, Cilium's pending frontends), one row per
  * Service with a non-ok node (rows at a node's fault first), one column per node (nodes at
  * fault first, failed ones last, as many as fit around the cursor), each cell the verdict;
  * under it, the cursor cell's findings and backend differences. Props only.
  */
 import { Box } from 'ink';
 import React from 'react';
+import { freshnessBrief } from '../../analysis/proxy-freshness.js';
 import type { FleetDiagnosis, FleetServiceRow } from '../../fleet/diagnose.js';
-import { fitCell, wrapLines } from '../../text/cells.js';
+import { cellWidth, fitCell, humanAge, wrapLines } from '../../text/cells.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
 import { Text } from '../components/SafeText.js';
 import { theme } from '../theme.js';
@@ -51,6 +53,29 @@ export function cellDetail(data: FleetDiagnosis, row: FleetServiceRow | undefine
   return out;
 }
 
+/**
+ * A node's freshness in a matrix column's few cells (src/analysis/proxy-freshness.ts
+ * `freshnessBrief`: the worst fact first); empty for a failed node.
+ */
+export function freshnessWord(data: FleetDiagnosis, col: MatrixColumn, lang: Lang): string {
+  if (col.failed) return '';
+  const b = freshnessBrief(data.nodes.find((n) => n.name === col.node)?.freshness);
+  switch (b.kind) {
+    case 'synced':
+      return b.seconds === null ? t(lang, 'fleet.fresh.syncedNoAge') : tf(lang, 'fleet.fresh.synced', { age: humanAge(b.seconds) });
+    case 'pending':
+      return tf(lang, 'fleet.fresh.pending', { age: humanAge(b.seconds) });
+    case 'errors':
+      return tf(lang, 'fleet.fresh.errors', { n: b.count });
+    case 'failing':
+      return tf(lang, 'fleet.fresh.failing', { n: b.count });
+    case 'watch':
+      return tf(lang, 'fleet.fresh.watch', { state: b.state });
+    case 'unknown':
+      return t(lang, 'fleet.fresh.unknown');
+  }
+}
+
 /** The header line: the fleet, the counts, when it was captured. */
 export function countsLine(data: FleetDiagnosis, lang: Lang): string {
   const c = data.counts;
@@ -59,7 +84,8 @@ export function countsLine(data: FleetDiagnosis, lang: Lang): string {
 
 /** The matrix pane. */
 export function FleetMatrixPane({ data, dir, cursor, width, height, lang, notice }: FleetMatrixProps): React.JSX.Element {
-  const columns = matrixColumns(data);
+  // A column is as wide as its node's name or its freshness word, whichever is wider (16 at most).
+  const columns = matrixColumns(data).map((c) => ({ ...c, width: Math.min(16, Math.max(c.width, cellWidth(freshnessWord(data, c, lang)))) }));
   const rows = data.services;
   const svcW = serviceColumnWidth(rows, width);
   const moreW = 14;
@@ -67,7 +93,7 @@ export function FleetMatrixPane({ data, dir, cursor, width, height, lang, notice
   const shown = columns.slice(first, first + count);
   const hidden = columns.length - first - count;
   const detail = cellDetail(data, rows[cursor.row], columns[cursor.col], lang).flatMap((l) => wrapLines(l, width, 3));
-  const bodyRows = Math.max(1, height - 6 - Math.min(detail.length, 6));
+  const bodyRows = Math.max(1, height - 7 - Math.min(detail.length, 6));
   const top = Math.max(0, Math.min(cursor.row - bodyRows + 1, rows.length - bodyRows));
   return (
     <Box flexDirection="column" width={width}>
@@ -81,6 +107,10 @@ export function FleetMatrixPane({ data, dir, cursor, width, height, lang, notice
             {fitCell(t(lang, 'fleet.colService'), svcW)}
             {shown.map((c) => `  ${fitCell(c.node, c.width)}`).join('')}
             {hidden > 0 ? `  ${tf(lang, 'fleet.more', { n: hidden })}` : ''}
+          </Text>
+          <Text color={theme.muted}>
+            {fitCell(t(lang, 'fleet.fresh.label'), svcW)}
+            {shown.map((c) => `  ${fitCell(freshnessWord(data, c, lang), c.width)}`).join('')}
           </Text>
           {rows.slice(top, top + bodyRows).map((r, i) => {
             const at = top + i;

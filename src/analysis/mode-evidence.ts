@@ -5,7 +5,7 @@
  * when they fit, else the short `mode.short.*` forms, else the short forms of the facts
  * that matter most with `+N more` for the rest (never a fact cut in half).
  */
-import { ipsetNames, kubeChainsRuleset, type ModeFact, type ProxyModeResult } from '../analysis/proxy-mode.js';
+import { ipsetNames, kubeChainsRuleset, type ModeFact, type ProxyModeResult } from './proxy-mode.js';
 import { t, tf, type Lang } from '../text/i18n.js';
 import { cellWidth } from '../text/cells.js';
 

@@ -1,0 +1,104 @@
+/**
+ * Parsing a replay's conntrack table on a worker thread (src/collect/parse-worker.ts)
+ * while the main thread reads the API objects and the rules: the biggest text of a huge
+ * capture (220 MB, 1M flows) and its classification against the Services leave the main
+ * thread, which only makes the compact entries again from columns. Used by
+ * `completeSnapshot` for a run whose stdout is a file (`stdoutPath`, a replay) of at
+ * least {@link WORKER_MIN_BYTES}; smaller tables are parsed in-process (a worker's start
+ * costs more than it saves). A worker that fails, exits or answers something undecodable
+ * leaves the parse to the main thread, with a `parse-worker-failed` warning: never a crash.
+ */
+import { existsSync, statSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
+import { conntrackTargets, primeConntrackIndex, type ConntrackTargets } from '../analysis/conntrack-index.js';
+import { diagnostic, type ParseResult } from '../model/diagnostics.js';
+import type { ConntrackTable } from '../model/conntrack.js';
+import type { NodeSnapshot } from '../model/snapshot.js';
+import { decodeConntrack } from '../parsers/conntrack-transfer.js';
+import type { ProbeRun } from '../sources/probe-runner.js';
+import type { ConntrackJobInput, ConntrackJobReply } from './worker-protocol.js';
+
+/** Bytes of conntrack text from which a worker parses it: 16 MiB (~75,000 flows). */
+export const WORKER_MIN_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Whether a replay parses its big conntrack table on a worker: only when the environment
+ * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the worker holds its own copy of the
+ * table beside the main thread's rules (peak RSS of the huge iptables replay ~1.1 GB
+ * against ~0.8 GB), and the columns' encode and decode add CPU time (NOTES.md, issue 23).
+ */
+export function parseWorkersWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.NODESCOPE_PARSE_WORKERS === '1';
+}
+
+/**
+ * How a staged load uses the worker: `enabled` (default {@link parseWorkersWanted}),
+ * `minBytes` (default {@link WORKER_MIN_BYTES}), `script` (default {@link parseWorkerUrl}; tests give another).
+ */
+export interface WorkerOptions {
+  readonly enabled?: boolean;
+  readonly minBytes?: number;
+  readonly script?: URL;
+}
+
+/** A conntrack parse under way on a worker: its result, or why the worker failed. */
+export interface ConntrackJob {
+  readonly run: ProbeRun;
+  readonly outcome: Promise<{ readonly parsed: ParseResult<ConntrackTable> } | { readonly error: string }>;
+}
+
+/**
+ * Where the worker's script is: beside this module (tsc's dist/src/collect/), one level up
+ * from the bundle's chunks (dist/bin/parse-worker.js), or tsc's output when this module
+ * runs from its TypeScript source (tests). Undefined when none exists.
+ */
+export function parseWorkerUrl(): URL | undefined {
+  const candidates = ['./parse-worker.js', '../parse-worker.js', '../../dist/src/collect/parse-worker.js'].map((p) => new URL(p, import.meta.url));
+  return candidates.find((u) => existsSync(u));
+}
+
+/**
+ * Starts the worker on `run`'s stdout file when it is big enough (see the module doc),
+ * classifying against the Services of `first` (the staged load's first snapshot: its API
+ * objects, node and addresses are the final snapshot's). Undefined when no worker is used.
+ */
+export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot, options: WorkerOptions = {}): ConntrackJob | undefined {
+  const file = run?.status === 'ok' ? run.result.stdoutPath : undefined;
+  if (!(options.enabled ?? parseWorkersWanted())) return undefined;
+  const script = options.script ?? parseWorkerUrl();
+  if (!run || file === undefined || !script || !existsSync(file) || statSync(file).size < (options.minBytes ?? WORKER_MIN_BYTES)) return undefined;
+  const targets = conntrackTargets(first);
+  const input: ConntrackJobInput = { file, origin: run.id, targets };
+  const outcome = new Promise<{ parsed: ParseResult<ConntrackTable> } | { error: string }>((resolve) => {
+    let worker: Worker;
+    try {
+      worker = new Worker(script, { workerData: input });
+    } catch (e) {
+      resolve({ error: (e as Error).message });
+      return;
+    }
+    worker.once('message', (reply: ConntrackJobReply) => {
+      void worker.terminate();
+      if (!reply.ok) return resolve({ error: reply.error });
+      const parsed = decodeConntrack(reply.encoded);
+      if (!parsed) return resolve({ error: 'more conntrack kinds than the kind table holds' });
+      if (reply.columns) primeConntrackIndex(first, parsed.value.entries, targets, reply.columns);
+      resolve({ parsed });
+    });
+    worker.once('error', (e) => resolve({ error: e.message }));
+    worker.once('exit', (code) => resolve({ error: `exited with code ${code} before it answered` }));
+  });
+  return { run, outcome };
+}
+
+/**
+ * The job's parse, or — when the worker failed — `inProcess()`'s, with a
+ * `parse-worker-failed` warning naming the failure added to its diagnostics.
+ */
+export async function conntrackJobResult(job: ConntrackJob, inProcess: () => Promise<ParseResult<ConntrackTable>>): Promise<ParseResult<ConntrackTable>> {
+  const got = await job.outcome;
+  if ('parsed' in got) return got.parsed;
+  const result = await inProcess();
+  const warning = diagnostic('warning', job.run.id, 0, '', 'parse-worker-failed', `parsed on the main thread: the parse worker failed (${got.error})`);
+  return { value: result.value, diagnostics: [...result.diagnostics, warning] };
+}

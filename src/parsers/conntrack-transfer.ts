@@ -1,0 +1,139 @@
+/**
+ * Moves a parsed conntrack table between threads (a parse worker → the main thread) in
+ * columns: `structuredClone`/`postMessage` would keep only the own fields of the compact
+ * classes (src/parsers/conntrack-compact.ts) and make a million objects of plain data,
+ * twice the size. The encoder writes one row per entry into typed arrays (transferred,
+ * not copied) and the distinct address texts into one string; the decoder makes the same
+ * compact entries again, re-packing each kind in this thread's kind table (module-wide,
+ * see `packKind`). Entries that are not plain compact ones (with extras, from the general
+ * parser, events) travel as plain data (`plainConntrackEntry`): the decoded table equals
+ * the encoded one field for field (`toPlain`), it is not the same objects.
+ */
+import type { ParseResult } from '../model/diagnostics.js';
+import { plainConntrackEntry, type ConntrackEntry, type ConntrackTable } from '../model/conntrack.js';
+import { compactEntryKind, compactTupleCounters, isCompactEntry, isCompactTuple, kindHeader, makeCompactTuple, packKind, CompactConntrackEntry, type CompactConntrackTuple } from './conntrack-compact.js';
+
+/** The columns of one encoded table (all typed arrays are transferable). */
+export interface EncodedConntrack {
+  /** Entries in order; `plain[i]` set: that entry travels as plain data (its columns are unused). */
+  readonly count: number;
+  readonly line: Int32Array;
+  /** The entry's `k` with the kind index replaced by its header's index in `headers`. */
+  readonly kind: Int32Array;
+  /** Per tuple (orig at 2i, reply at 2i + 1): address ids into `addresses`, sport << 16 | dport. */
+  readonly src: Int32Array;
+  readonly dst: Int32Array;
+  readonly ports: Int32Array;
+  /** Per tuple: 0 no counters, 1 packed in `counters`, 2 bigints in `bigCounters` (by tuple index). */
+  readonly counterKind: Uint8Array;
+  readonly counters: Float64Array;
+  readonly bigCounters: ReadonlyMap<number, readonly [bigint, bigint]>;
+  /** Distinct address texts joined with `\n`. */
+  readonly addresses: string;
+  /** Header integers of the kinds used, by the index `kind` holds. */
+  readonly headers: readonly number[];
+  readonly plain: ReadonlyMap<number, ConntrackEntry>;
+  readonly rest: Omit<ConntrackTable, 'entries'>;
+  readonly diagnostics: ParseResult<ConntrackTable>['diagnostics'];
+}
+
+const KIND_BITS = 10;
+const KIND_MASK = (1 << KIND_BITS) - 1;
+
+/**
+ * The columns of `result` (see the module doc) and the buffers to transfer. Never throws.
+ */
+export function encodeConntrack(result: ParseResult<ConntrackTable>): { readonly encoded: EncodedConntrack; readonly transfer: ArrayBuffer[] } {
+  const entries = result.value.entries;
+  const n = entries.length;
+  const line = new Int32Array(n);
+  const kind = new Int32Array(n);
+  const src = new Int32Array(2 * n);
+  const dst = new Int32Array(2 * n);
+  const ports = new Int32Array(2 * n);
+  const counterKind = new Uint8Array(2 * n);
+  const counters = new Float64Array(2 * n);
+  const bigCounters = new Map<number, readonly [bigint, bigint]>();
+  const plain = new Map<number, ConntrackEntry>();
+  const ids = new Map<string, number>();
+  const texts: string[] = [];
+  const headerIndex = new Map<number, number>();
+  const headers: number[] = [];
+  const idOf = (text: string): number => {
+    let id = ids.get(text);
+    if (id === undefined) {
+      id = texts.length;
+      texts.push(text);
+      ids.set(text, id);
+    }
+    return id;
+  };
+  const tuple = (t: CompactConntrackTuple, at: number): void => {
+    src[at] = idOf(t.src);
+    dst[at] = idOf(t.dst);
+    ports[at] = (t.sport! << 16) | t.dport!;
+    const c = compactTupleCounters(t);
+    if (c === undefined) return;
+    if (typeof c === 'number') {
+      counterKind[at] = 1;
+      counters[at] = c;
+    } else {
+      counterKind[at] = 2;
+      bigCounters.set(at, [c.packets, c.bytes]);
+    }
+  };
+  for (let i = 0; i < n; i++) {
+    const e = entries[i]!;
+    if (!isCompactEntry(e) || !isCompactTuple(e.orig) || !isCompactTuple(e.reply)) {
+      plain.set(i, plainConntrackEntry(e));
+      continue;
+    }
+    const k = compactEntryKind(e);
+    const h = kindHeader(k & KIND_MASK)!;
+    let hi = headerIndex.get(h);
+    if (hi === undefined) {
+      hi = headers.length;
+      headers.push(h);
+      headerIndex.set(h, hi);
+    }
+    line[i] = e.line;
+    kind[i] = (k & ~KIND_MASK) | hi;
+    tuple(e.orig, 2 * i);
+    tuple(e.reply, 2 * i + 1);
+  }
+  const { entries: _, ...rest } = result.value;
+  const restPlain = { ...rest, ...(rest.events ? { events: rest.events.map(plainConntrackEntry) } : {}) };
+  const encoded: EncodedConntrack = {
+    count: n, line, kind, src, dst, ports, counterKind, counters, bigCounters,
+    addresses: texts.join('\n'), headers, plain, rest: restPlain, diagnostics: result.diagnostics,
+  };
+  return { encoded, transfer: [line.buffer, kind.buffer, src.buffer, dst.buffer, ports.buffer, counterKind.buffer, counters.buffer] as ArrayBuffer[] };
+}
+
+/**
+ * The table {@link encodeConntrack} encoded, as compact entries of this thread; undefined
+ * when this thread's kind table has no room for a kind (the caller parses in-process).
+ */
+export function decodeConntrack(enc: EncodedConntrack): ParseResult<ConntrackTable> | undefined {
+  const texts = enc.addresses === '' ? [] : enc.addresses.split('\n');
+  const n = enc.count;
+  const entries = new Array<ConntrackEntry>(n);
+  const tuple = (at: number): CompactConntrackTuple => {
+    const p = enc.ports[at]!;
+    const ck = enc.counterKind[at];
+    const counters = ck === 1 ? enc.counters[at]! : ck === 2 ? enc.bigCounters.get(at)! : undefined;
+    return makeCompactTuple(texts[enc.src[at]!]!, texts[enc.dst[at]!]!, p >>> 16, p & 0xffff, counters);
+  };
+  for (let i = 0; i < n; i++) {
+    const plain = enc.plain.get(i);
+    if (plain !== undefined) {
+      entries[i] = plain;
+      continue;
+    }
+    const stored = enc.kind[i]!;
+    const k = packKind(enc.headers[stored & KIND_MASK]!, (stored >>> KIND_BITS) - 1);
+    if (k < 0) return undefined;
+    entries[i] = new CompactConntrackEntry(enc.line[i]!, tuple(2 * i), tuple(2 * i + 1), k);
+  }
+  return { value: { entries, ...enc.rest }, diagnostics: enc.diagnostics };
+}

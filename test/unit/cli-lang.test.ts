@@ -1,0 +1,142 @@
+/**
+ * `--lang en|ja` for the commands' text (issue 22 item 3): `show`, `trace`, `diagnose`,
+ * `fleet diagnose` and `dig` print their head lines, column headers, labels and the engine's
+ * sentences in Japanese through the i18n tables, with no English word left (the English
+ * finder of the ja sweep, test/helpers/english.ts), while `--lang en` prints what it printed
+ * before and JSON/YAML stay English. Also `-o` where kubectl users try it: yaml is the json
+ * document, and a format a command has no use for is refused naming the valid ones.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import YAML from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { packageRoot } from '../../src/paths.js';
+import { diagnoseFleet } from '../../src/fleet/diagnose.js';
+import { fleetDiagnoseNode } from '../../src/fleet/node-diagnosis.js';
+import { fleetJson, fleetText } from '../../src/report/fleet.js';
+import { showServices } from '../../src/report/services.js';
+import { runTraceCommand } from '../../src/report/trace.js';
+import { showDiagnose } from '../../src/report/diagnose.js';
+import { englishLeft, latinWords } from '../helpers/english.js';
+import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
+import { writeLabFleet } from '../helpers/fleet-fixtures.js';
+
+const binary = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
+const run = (...args: string[]) => spawnSync('node', [binary, ...args], { encoding: 'utf8', input: '', env: { ...process.env, LANG: 'C.UTF-8', LC_ALL: '', LC_MESSAGES: '' } });
+
+/** Every word of a capture's files (what the node and the API wrote is data, not our English). */
+function dataWords(capture: string): Set<string> {
+  const dir = fixtureDir(capture);
+  const files = ['api.json', 'manifest.json', ...readdirSync(path.join(dir, 'probes')).map((f) => path.join('probes', f))];
+  if (readdirSync(dir).includes('extra')) files.push(...readdirSync(path.join(dir, 'extra')).map((f) => path.join('extra', f)));
+  const out = new Set<string>();
+  for (const f of files) for (const w of latinWords(readFileSync(path.join(dir, f), 'utf8'))) out.add(w);
+  return out;
+}
+
+/** The English left in `text`, as `word: line`. */
+const english = (text: string, data: ReadonlySet<string>) => englishLeft(text, data).map((w) => `${w.word}: ${w.line}`);
+
+const CAPTURES = ['lab-iptables', 'lab-nftables', 'lab-cilium'] as const;
+
+describe('--lang ja: the text of show services, trace and diagnose has no English left', () => {
+  it.each(CAPTURES)('%s', async (capture) => {
+    const snap = await snapshotOf(capture);
+    const data = dataWords(capture);
+    const services = showServices(snap, 'text', undefined, 'ja');
+    expect(services).toMatch(/^名前空間\s+名前\s+種類\s+クラスタIP\s+ポート\s+エンドポイント$/m);
+    expect(services).toMatch(/^ノード lab-node/);
+    expect(english(services, data)).toEqual([]);
+    expect(english(showServices(snap, 'wide', undefined, 'ja'), data)).toEqual([]);
+    for (const args of [{ from: '10.244.0.9', to: '10.96.12.34:80/tcp' }, { entry: 'host', to: '10.96.0.10:53/udp' }]) {
+      const trace = runTraceCommand(snap, args, 'ja');
+      expect(trace).toMatch(/^パケット /m);
+      expect(trace).toMatch(/^判定: /m);
+      expect(english(trace, data)).toEqual([]);
+    }
+    const diagnose = showDiagnose(snap, 'text', { lang: 'ja' }).out;
+    expect(english(diagnose, data)).toEqual([]);
+  });
+
+  it('--lang en prints the kubectl headers and the English labels as before', async () => {
+    const snap = await snapshotOf('lab-iptables');
+    expect(showServices(snap, 'text')).toMatch(/^NAMESPACE\s+NAME\s+TYPE\s+CLUSTER-IP\s+PORT\(S\)\s+ENDPOINTS$/m);
+    expect(showServices(snap, 'text')).toContain('\nwhat kube-proxy on lab-node should do:\n');
+    const trace = runTraceCommand(snap, { from: '10.244.0.9', to: '10.96.12.34:80/tcp' }, 'en');
+    expect(trace).toMatch(/^node lab-node \(.*\) · replay .* · captured /);
+    expect(trace).toMatch(/^packet tcp 10\.244\.0\.9:43210 → 10\.96\.12\.34:80/m);
+    expect(trace).toMatch(/^verdict: forwarded: /m);
+    expect(showDiagnose(snap, 'text', { lang: 'en' }).out).toMatch(/^BROKEN {3}default\/empty$/m);
+  });
+});
+
+describe('fleet diagnose --lang ja', () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'nodescope-fleet-lang-'));
+    writeLabFleet(dir);
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the matrix, its headers and the findings in Japanese; yaml is the json document', async () => {
+    const d = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+    const ja = fleetText(d, 'ja');
+    expect(ja).toContain('ノード 4 台: 正常 1、劣化 1、故障 1、失敗 1');
+    expect(ja).toMatch(/^サービス\s+lab-node2\s+lab-node3\s+（ほかのノード 1 台: 正常）$/m);
+    expect(ja).toMatch(/^kube-system\/kube-dns\s+正常\s+故障$/m);
+    // The fleet's nodes are generated from lab-iptables; a node's stderr (curl's) is its data.
+    const data = new Set([...dataWords('lab-iptables'), ...latinWords(d.nodes.map((n) => `${n.reason ?? ''} ${n.name}`).join(' ')), ...latinWords(JSON.stringify(d.nodes.map((n) => n.freshness)))]);
+    expect(english(ja, data)).toEqual([]);
+    expect(fleetText(d, 'en')).toContain('4 nodes: 1 ok, 1 degraded, 1 broken, 1 failed');
+    expect(YAML.parse(fleetJson(d, 'yaml'))).toEqual(JSON.parse(fleetJson(d)));
+  });
+});
+
+describe('the binary: --lang and -o for trace, diagnose, dig', () => {
+  const replay = fixtureDir('lab-iptables');
+
+  it('dig --lang ja: nodescope\'s own lines in Japanese, dig(1)\'s layout kept; -o yaml is the json document', () => {
+    const ja = run('dig', 'kube-dns.kube-system.svc.cluster.local', '--replay', replay, '--lang', 'ja');
+    expect(ja.status, ja.stderr).toBe(0);
+    expect(ja.stdout).toContain(';; QUESTION SECTION:');
+    expect(ja.stdout).toMatch(/^;; API から予想される応答: NOERROR/m);
+    expect(ja.stdout).toMatch(/^;; クラスタドメイン: /m);
+    expect(ja.stdout).not.toMatch(/EXPECTED from the API|cluster domain:/);
+    const json = run('dig', 'kube-dns.kube-system.svc.cluster.local', '--replay', replay, '-o', 'json');
+    const yaml = run('dig', 'kube-dns.kube-system.svc.cluster.local', '--replay', replay, '-o', 'yaml');
+    expect(yaml.status, yaml.stderr).toBe(0);
+    expect(YAML.parse(yaml.stdout)).toEqual(JSON.parse(json.stdout));
+    expect(YAML.parse(yaml.stdout)).toMatchObject({ apiVersion: 'nodescope.dev/v1', kind: 'Dig' });
+  });
+
+  it('trace and diagnose -o yaml print the json document as YAML', () => {
+    const trace = ['trace', '--replay', replay, '--from', '10.244.0.9', '--to', '10.96.12.34:80/tcp'];
+    const tj = run(...trace, '-o', 'json');
+    const ty = run(...trace, '-o', 'yaml');
+    expect(ty.status, ty.stderr).toBe(0);
+    expect(YAML.parse(ty.stdout)).toEqual(JSON.parse(tj.stdout));
+    const dj = run('diagnose', '--replay', replay, '-o', 'json');
+    const dy = run('diagnose', '--replay', replay, '-o', 'yaml');
+    expect(dy.status).toBe(dj.status);
+    expect(YAML.parse(dy.stdout)).toMatchObject({ apiVersion: 'nodescope.dev/v1', kind: 'Diagnosis' });
+    expect(YAML.parse(dy.stdout)).toEqual(JSON.parse(dj.stdout));
+  }, 60_000);
+
+  it.each([
+    ['trace', '--replay', replay, '--from', '10.244.0.9', '--to', '10.96.12.34:80/tcp'],
+    ['diagnose', '--replay', replay],
+    ['dig', 'kube-dns.kube-system', '--replay', replay],
+    ['fleet', 'diagnose', replay],
+  ])('%s -o wide and -o name are refused naming text, json, yaml', (...args) => {
+    for (const format of ['wide', 'name']) {
+      const r = run(...args, '-o', format);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`prints text, json, yaml, not ${format}: `));
+      expect(r.stdout).toBe('');
+    }
+    const bad = run(...args, '-o', 'csv');
+    expect(bad.stderr).toMatch(/prints text, json, yaml\b/);
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * Issue 23 item 4: a replay's conntrack table parsed on a worker thread
+ * (src/collect/worker-parse.ts, parse-worker.ts) gives the snapshot the in-process parse
+ * gives, field for field (`toPlain`), with the conntrack pane's classification computed in
+ * the worker; a worker that fails leaves the parse to the main thread with a warning.
+ * The worker runs tsc's output (dist/src/collect/parse-worker.js): build first.
+ */
+import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { buildFirstSnapshot, completeSnapshot, piecedProbes, type SnapshotInput } from '../../src/collect/build-snapshot.js';
+import { parseWorkerUrl, parseWorkersWanted } from '../../src/collect/worker-parse.js';
+import { buildConntrackIndex, conntrackIndex, conntrackTargets } from '../../src/analysis/conntrack-index.js';
+import { toPlain } from '../../src/model/plain.js';
+import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { parseConntrack } from '../../src/parsers/conntrack.js';
+import { decodeConntrack, encodeConntrack } from '../../src/parsers/conntrack-transfer.js';
+import { runProbes } from '../../src/sources/probe-runner.js';
+import { ReplayTransport } from '../../src/sources/replay.js';
+import { copyFixture } from '../helpers/fixtures.js';
+
+/** Lines of other shapes than the lab's: big counters, a kept text, IPv6, ICMP (general parser), mark/use in extras, an event. */
+const VARIED = [
+  'ipv4     2 tcp      6 431999 ESTABLISHED src=10.244.0.9 dst=10.96.0.10 sport=40000 dport=53 packets=99999999999 bytes=123456789012345 src=10.244.0.3 dst=10.244.0.9 sport=53 dport=40000 packets=3000 bytes=2000000 [ASSURED] mark=0 use=1',
+  'ipv4     2 udp      17 29 src=10.244.0.9 dst=10.96.0.10 sport=40001 dport=53  src=10.244.0.3 dst=10.244.0.9 sport=53 dport=40001 mark=0 use=1',
+  'ipv6     10 tcp      6 100 SYN_SENT src=fd00::9 dst=fd00:96::a sport=40002 dport=80 [UNREPLIED] src=fd00::3 dst=fd00::9 sport=80 dport=40002 mark=7 use=3',
+  'ipv4     2 icmp     1 29 src=10.244.0.9 dst=10.96.0.10 type=8 code=0 id=7 src=10.96.0.10 dst=10.244.0.9 type=0 code=0 id=7 mark=0 use=1',
+  'tcp      6 100 ESTABLISHED src=10.244.0.9 dst=10.96.0.10 sport=40003 dport=53 src=10.244.0.3 dst=10.244.0.9 sport=53 dport=40003 [ASSURED] mark=0 secmark=5 zone=2 use=9 id=12345',
+  ' [NEW] tcp      6 120 SYN_SENT src=10.244.0.9 dst=10.96.0.10 sport=40004 dport=53 [UNREPLIED] src=10.244.0.3 dst=10.244.0.9 sport=53 dport=40004',
+  'conntrack v1.4.7 (conntrack-tools): 21 flow entries have been shown.',
+];
+
+/** A copy of fixture `name` whose conntrack capture has {@link VARIED} appended; its staged-load input read in pieces, as a replay session reads it. */
+async function variedInput(name: string): Promise<SnapshotInput> {
+  const dir = copyFixture(name);
+  appendFileSync(path.join(dir, 'probes', 'conntrack.stdout'), `${VARIED.join('\n')}\n`);
+  const transport = new ReplayTransport(dir);
+  const runs = await runProbes(transport, { stdoutAsPieces: piecedProbes() });
+  const apiText = transport.apiText();
+  return { runs, ...(apiText !== undefined ? { apiText } : {}), source: { kind: 'replay', label: name, live: false }, capturedAt: runs[0]!.result.startedAt };
+}
+
+/** The snapshot with every conntrack entry, event and tuple as plain data (compact classes are not plain). */
+function plainCt(s: NodeSnapshot): unknown {
+  const ct = s.conntrack?.value;
+  if (!ct) return s;
+  return { ...s, conntrack: { ...s.conntrack, value: { ...ct, entries: ct.entries.map(toPlain), events: ct.events?.map(toPlain) } } };
+}
+
+describe('conntrack table on a parse worker', () => {
+  it('finds the worker script (tsc output) and is off unless NODESCOPE_PARSE_WORKERS=1', () => {
+    expect(parseWorkerUrl()?.pathname).toMatch(/parse-worker\.js$/);
+    expect(parseWorkersWanted({})).toBe(false);
+    expect(parseWorkersWanted({ NODESCOPE_PARSE_WORKERS: '1' })).toBe(true);
+  });
+
+  it('columns codec: encoded, cloned as postMessage does, decoded: the same table field for field', () => {
+    const text = `${VARIED.join('\n')}\n`;
+    const parsed = parseConntrack(text, 'conntrack');
+    expect(parsed.value.entries.length).toBe(5);
+    expect(parsed.value.events?.length).toBe(1);
+    const { encoded, transfer } = encodeConntrack(parsed);
+    const back = decodeConntrack(structuredClone(encoded, { transfer }))!;
+    expect(back.value.entries.map(toPlain)).toEqual(parsed.value.entries.map(toPlain));
+    expect(back.value.events?.map(toPlain)).toEqual(parsed.value.events?.map(toPlain));
+    expect(back.value.trailers).toEqual(parsed.value.trailers);
+    expect(back.value.reportedCount).toBe(21);
+    expect(back.diagnostics).toEqual(parsed.diagnostics);
+    // Same raw text and counters through the getters (the big ones as bigints).
+    expect(back.value.entries[0]!.orig.packets).toBe(99999999999n);
+    expect(back.value.entries.map((e) => e.raw)).toEqual(parsed.value.entries.map((e) => e.raw));
+  });
+
+  it.each(['lab-iptables', 'lab-nftables', 'lab-cilium'])('%s: the worker-parsed snapshot equals the in-process one, and its classification primes the pane index', async (name) => {
+    const input = await variedInput(name);
+    const inProcess = await completeSnapshot(input, buildFirstSnapshot(input));
+    const first = buildFirstSnapshot(input);
+    const viaWorker = await completeSnapshot(input, first, { workers: { enabled: true, minBytes: 0 } });
+    expect(plainCt(viaWorker)).toEqual(plainCt(inProcess));
+    expect(viaWorker.conntrack?.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
+    // Not the main thread's objects: the entries were made again from the worker's columns.
+    expect(viaWorker.conntrack!.value!.entries).not.toBe(inProcess.conntrack!.value!.entries);
+    const targets = conntrackTargets(viaWorker);
+    const fresh = buildConntrackIndex(viaWorker.conntrack!.value!.entries, targets.services, targets.nodeAddresses);
+    const primed = conntrackIndex(viaWorker);
+    expect([...primed.serviceOf]).toEqual([...fresh.serviceOf]);
+    expect([...primed.codeOf]).toEqual([...fresh.codeOf]);
+    expect(primed.staleCount).toBe(fresh.staleCount);
+    expect(primed.services).toEqual(fresh.services);
+    expect([...primed.serviceOf].some((s) => s >= 0)).toBe(true);
+  });
+
+  it('a worker that fails leaves the parse to the main thread, with a parse-worker-failed warning', async () => {
+    const input = await variedInput('lab-iptables');
+    const broken = path.join(mkdtempSync(path.join(os.tmpdir(), 'nodescope-worker-')), 'broken-worker.mjs');
+    writeFileSync(broken, "throw new Error('worker broke on purpose');\n");
+    const done = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: true, minBytes: 0, script: pathToFileURL(broken) } });
+    const expected = await completeSnapshot(input, buildFirstSnapshot(input));
+    const warning = done.conntrack!.diagnostics.find((d) => d.code === 'parse-worker-failed');
+    expect(warning?.severity).toBe('warning');
+    expect(warning?.message).toContain('worker broke on purpose');
+    expect(done.conntrack!.diagnostics.filter((d) => d !== warning)).toEqual(expected.conntrack!.diagnostics);
+    expect(done.conntrack!.value!.entries.map(toPlain)).toEqual(expected.conntrack!.value!.entries.map(toPlain));
+  });
+});
