@@ -101,7 +101,7 @@ export function whyText(lang: Lang, text: string): string {
 /**
  * A step's or verdict's reason in `lang`: `text` (its English) for English; else `said`
  * rendered from the step tables (its condition lists through the phrase table), or `text`
- * through the phrase table when the step has no key (a rule miss of the iptables prefilter).
+ * through the phrase table when it has none (a verdict of an ambiguous walk).
  */
 export function saidText(lang: Lang, said: StepSaid | undefined, text: string): string {
   if (lang === 'en') return text;
