@@ -61,8 +61,10 @@ export interface CiliumUndecided {
   readonly what: string;
   /** Which unread option or release it is (the i18n key of the sentence; `topology` carries the rule the option would apply). */
   readonly kind: CiliumUndecidedKind;
-  /** With `kind: 'topology'`: the rule the option would apply (`hinted for zone-a`). */
+  /** With `kind: 'topology'`: the rule the option would apply, in English (`hinted for zone-a`). */
   readonly topology?: string;
+  /** With `kind: 'topology'`: that rule as data, for the i18n tables. */
+  readonly rule?: TopologyRule;
   /** The LB entry the other answer gives, when it changes the backends; null when only flags change. */
   readonly alternative: LbService | null;
   /** Flag bits whose value depends on it (0 when none). */
@@ -134,11 +136,23 @@ function stateOf(e: ScenarioEndpoint): { state: LbBackendState; live: 'active' |
   return null;
 }
 
+/**
+ * The topology rule that narrowed a frontend's backends (Cilium `DefaultSelectBackends`):
+ * trafficDistribution PreferSameNode kept those on `node`, or PreferClose/PreferSameZone kept
+ * those hinted for `zone`.
+ */
+export type TopologyRule = { readonly kind: 'hinted'; readonly zone: string } | { readonly kind: 'same-node'; readonly node: string };
+
+/** A topology rule in English: `hinted for zone-a`, `PreferSameNode: on node-1`. */
+export function topologyText(r: TopologyRule): string {
+  return r.kind === 'hinted' ? `hinted for ${r.zone}` : `PreferSameNode: on ${r.node}`;
+}
+
 interface Selection {
   readonly chosen: readonly ScenarioEndpoint[];
   readonly excluded: Map<string, string>;
   /** The topology rule that narrowed the set, or null. */
-  readonly topology: string | null;
+  readonly topology: TopologyRule | null;
 }
 
 function hostPort(ip: string, port: number): string {
@@ -158,14 +172,14 @@ function selectBackends(svc: ScenarioService, fe: Frontend, port: ScenarioServic
     }
     return true;
   });
-  let rule: string | null = null;
+  let rule: TopologyRule | null = null;
   const distribution = svc.trafficDistribution;
   if (topology && distribution === 'PreferSameNode') {
     const here = svc.endpoints.filter((e) => e.nodeName === input.nodeName);
     if (here.length > 0) {
       for (const e of pool) if (e.nodeName !== input.nodeName) excluded.set(key(e), `PreferSameNode: on ${e.nodeName ?? 'no node'}`);
       pool = here;
-      rule = `PreferSameNode: on ${input.nodeName}`;
+      rule = { kind: 'same-node', node: input.nodeName };
     }
   } else if (topology && input.nodeZone && (distribution === 'PreferClose' || distribution === 'PreferSameZone') && !isLocalPolicy(svc.internalTrafficPolicy)) {
     const zone = input.nodeZone;
@@ -173,7 +187,7 @@ function selectBackends(svc: ScenarioService, fe: Frontend, port: ScenarioServic
     if (hinted && pool.some((e) => e.zoneHints!.includes(zone))) {
       for (const e of pool) if (!e.zoneHints!.includes(zone)) excluded.set(key(e), `not hinted for ${zone}`);
       pool = pool.filter((e) => e.zoneHints!.includes(zone));
-      rule = `hinted for ${zone}`;
+      rule = { kind: 'hinted', zone };
     }
   }
   const chosen = pool.filter((e) => {
@@ -283,7 +297,8 @@ function expectFrontend(b: Builder, svc: ScenarioService, port: ScenarioServiceP
     const other = selectBackends(svc, fe, port, input, true);
     if (other.topology !== null && other.chosen.length !== sel.chosen.length) {
       const o = slotsOf(other.chosen, true);
-      undecided.push({ what: `whether the agent runs with --enable-service-topology was not read (with it: ${other.topology})`, kind: 'topology', topology: other.topology, alternative: lbEntry(scratch(b), svc, fe, port, flags, o.ordered, o.count, o.qcount, id), flagMask: 0 });
+      const text = topologyText(other.topology);
+      undecided.push({ what: `whether the agent runs with --enable-service-topology was not read (with it: ${text})`, kind: 'topology', topology: text, rule: other.topology, alternative: lbEntry(scratch(b), svc, fe, port, flags, o.ordered, o.count, o.qcount, id), flagMask: 0 });
     }
   }
   if (count > 0 && !ordered.some((e) => e.ready)) {

@@ -24,7 +24,7 @@ import { headText, showHead } from './header.js';
 import { toDocument } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
-import { whyPieces, whyText } from '../text/why.js';
+import { saidText, whyPieces, whyText } from '../text/why.js';
 
 /** A verdict kind in `lang`: the kind itself in English (`forwarded`), the Step pane's words otherwise. */
 function verdictWord(lang: Lang, kind: string): string {
@@ -35,7 +35,7 @@ function verdictWord(lang: Lang, kind: string): string {
 function stepLineIn(lang: Lang, s: TraceStep): string {
   const place = s.table !== null && s.chain !== null ? stepPlace(s) : `${stepHook(s)} ${t(lang, `step.kind.${s.kind}`)}`.trim();
   const verdict = s.verdict && s.kind !== 'final' ? ` ${s.verdict}` : '';
-  return `${place} ${stepMark(s)}${verdict}: ${whyText(lang, s.reason)}`;
+  return `${place} ${stepMark(s)}${verdict}: ${saidText(lang, s.said, s.reason)}`;
 }
 
 /**
@@ -57,10 +57,10 @@ export function traceText(r: TraceResult, lang: Lang = 'en'): string {
     if (s.branches && s.matched !== false) for (const b of branchLines(s.branches)) lines.push(`      ${b}`);
   }
   lines.push('');
-  lines.push(tf(lang, 'cli.trace.verdict', { verdict: `${verdictWord(lang, r.verdict.kind)}${r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : ''}`, reason: why(r.verdict.reason) }));
+  lines.push(tf(lang, 'cli.trace.verdict', { verdict: `${verdictWord(lang, r.verdict.kind)}${r.verdict.rejectWith ? ` (${r.verdict.rejectWith})` : ''}`, reason: saidText(lang, r.verdict.said, r.verdict.reason) }));
   for (const c of r.candidates ?? []) {
     const v = c.result.verdict;
-    lines.push(tf(lang, 'cli.trace.candidate', { order: c.order, verdict: `${verdictWord(lang, v.kind)}${v.endpoint ? ` → ${v.endpoint}` : ''}${v.rejectWith ? ` (${v.rejectWith})` : ''}`, reason: why(v.reason) }));
+    lines.push(tf(lang, 'cli.trace.candidate', { order: c.order, verdict: `${verdictWord(lang, v.kind)}${v.endpoint ? ` → ${v.endpoint}` : ''}${v.rejectWith ? ` (${v.rejectWith})` : ''}`, reason: saidText(lang, v.said, v.reason) }));
   }
   lines.push(tf(lang, 'cli.trace.leaves', { packet: why(formatHeader(r.final)) }));
   if (r.conntrack) lines.push(tf(lang, r.conntrack.existing ? 'cli.trace.conntrackExisting' : 'cli.trace.conntrack', { entry: whyPieces(lang, r.conntrack.text) }));

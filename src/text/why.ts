@@ -9,9 +9,14 @@
  * pieces (`ct (not tracked yet)`, a reason word of the expectation) where they stand.
  * What nothing matches stays English: the Japanese frame sweep (test/ui/ja-sweep.test.tsx)
  * is what finds such a sentence on the shipped captures. Pure.
+ *
+ * Steps and verdicts carry their reason as a key (`said`, src/text/step-said.ts): {@link saidText}
+ * renders that, and only a matcher's condition list inside it (and notes, the reply line,
+ * anything without a key) goes through the phrase table: the fallback.
  */
 import type { Lang } from './i18n.js';
 import * as expectationMessages from './messages/expectation.js';
+import { stepSaidText, type StepSaid } from './step-said.js';
 import { WHY_GENERIC, WHY_PHRASES, WHY_PIECES } from './messages/why.js';
 
 interface Phrase {
@@ -91,4 +96,14 @@ export function whyPieces(lang: Lang, text: string): string {
  */
 export function whyText(lang: Lang, text: string): string {
   return lang === 'en' ? text : translate(text, 0);
+}
+
+/**
+ * A step's or verdict's reason in `lang`: `text` (its English) for English; else `said`
+ * rendered from the step tables (its condition lists through the phrase table), or `text`
+ * through the phrase table when it has none (a verdict of an ambiguous walk).
+ */
+export function saidText(lang: Lang, said: StepSaid | undefined, text: string): string {
+  if (lang === 'en') return text;
+  return said ? pieces(stepSaidText(lang, said, (t) => translate(t, 0))) : translate(text, 0);
 }

@@ -9,7 +9,7 @@
  * service-view.ts), so a cursor index here is the row the user sees highlighted.
  * An object the capture does not have is a `problem` (localized), never an exception.
  */
-import { whyText } from '../text/why.js';
+import { saidText } from '../text/why.js';
 import { compareModes, COMPARE_MODES, modeTotal, type CompareMode } from '../analysis/compare-modes.js';
 import { conntrackNatView, formatEndpoint } from '../analysis/conntrack-nat.js';
 import { expectedServiceDns } from '../analysis/dns-expected.js';
@@ -290,7 +290,7 @@ function packetTarget(snapshot: NodeSnapshot, step: TourStep, target: Extract<To
     const s = result.steps[at]!;
     const focus = [
       line(formatHeader(result.request.packet), 'muted'),
-      line(tf(lang, 'tour.focus.walkStep', { n: at + 1, total: result.steps.length, line: stepLine({ ...s, reason: whyText(lang, s.reason) }) }), s.kind === 'nat' || /\b(DNAT|dnat)\b/.test(s.ruleText ?? '') ? 'nat' : 'accent'),
+      line(tf(lang, 'tour.focus.walkStep', { n: at + 1, total: result.steps.length, line: stepLine({ ...s, reason: saidText(lang, s.said, s.reason) }) }), s.kind === 'nat' || /\b(DNAT|dnat)\b/.test(s.ruleText ?? '') ? 'nat' : 'accent'),
       line(`⇒ ${t(lang, `step.verdict.${result.verdict.kind}`)}${result.verdict.endpoint ? ` ${result.verdict.endpoint}` : ''}`, result.verdict.endpoint ? 'ok' : 'warn'),
     ];
     return { ...EMPTY, cursor: { index: at, count: result.steps.length }, focus };

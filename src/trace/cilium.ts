@@ -44,6 +44,7 @@ import { isOwnAddress, type NetView } from './routing.js';
 import { PROTOCOL_NUMBERS, resolveEntry, type PacketSpec } from './packet.js';
 import type { PacketHeader, StepKind, TraceBranch, TraceConntrack, TraceReply, TraceResult, TraceStep, TraceVerdict, VerdictKind } from './types.js';
 import { joinHostPort } from '../net/address.js';
+import { phrase, stepSaid, stepSaidEn, type StepSaid } from '../text/step-said.js';
 
 /** Cilium's drop reason for a service without backends (`bpf/lib/common.h`, `pkg/monitor/api/drop.go`: "Service backend not found"). */
 export const DROP_NO_SERVICE = { name: 'DROP_NO_SERVICE', code: -158 } as const;
@@ -94,7 +95,7 @@ export function attachWords(chain: string): string {
   return chain.replace(/^cgroup\//, '').split(' ')[0]!;
 }
 
-type StepInit = Partial<Omit<TraceStep, 'index' | 'header' | 'kind' | 'reason'>> & { kind: StepKind; reason: string };
+type StepInit = Partial<Omit<TraceStep, 'index' | 'header' | 'kind' | 'reason' | 'said'>> & { kind: StepKind; said: StepSaid };
 
 /** The walk's mutable state: the header as it is now, the steps and the notes. */
 class CiliumWalk {
@@ -122,6 +123,7 @@ class CiliumWalk {
       branches: null,
       ...(this.attach ? { attach: this.attach } : {}),
       ...s,
+      reason: stepSaidEn(s.said),
       header: this.h,
     };
     this.steps.push(step);
@@ -136,7 +138,7 @@ class CiliumWalk {
 type LbOutcome =
   | { kind: 'translated'; svc: LbService; backend: LbBackend }
   | { kind: 'miss' }
-  | { kind: 'stop'; verdict: VerdictKind; reason: string };
+  | { kind: 'stop'; verdict: VerdictKind; said: StepSaid };
 
 /** Where the LB station runs: program object and attach point, and whether it is the socket. */
 interface LbPlace {
@@ -155,34 +157,37 @@ function protoName(n: number): string {
 }
 
 /** One service-map lookup step per key tried; returns the lookup. */
-function serviceLookupSteps(w: CiliumWalk, input: CiliumTraceInput, place: LbPlace, ip: string, port: number, what: string) {
+function serviceLookupSteps(w: CiliumWalk, input: CiliumTraceInput, place: LbPlace, ip: string, port: number, what: StepSaid) {
   const maps = lbMapNames(w.h.family);
   const look = lookupService(input.lb, ip, port, protoNumber(w.h), place.scopeSwitch);
   for (const k of look.tried) {
     const hit = look.service !== null && k === look.key ? look.service : null;
     const keyHex = serviceKeyHex(k);
     const entry = hit ? serviceEntryHex(hit, k) : null;
-    const reason = hit
-      ? `${what}: ${serviceKeyText(k, protoName(k.proto))} → ${serviceValueText(hit)}${hit.id !== null ? ` (${formatFrontend(hit.frontend)})` : ''}`
-      : `${what}: ${serviceKeyText(k, protoName(k.proto))} → no entry`;
-    w.record({ kind: 'map-lookup', table: place.prog, chain: maps.services, ruleText: entry ?? (keyHex ? `key ${keyHex} (no entry)` : null), matched: hit !== null, verdict: hit ? `service ${hit.id ?? '?'}` : null, reason });
+    const key = serviceKeyText(k, protoName(k.proto));
+    const said = hit
+      ? hit.id !== null
+        ? stepSaid('svc-lookup-hit-fe', { what, key, value: serviceValueText(hit), frontend: formatFrontend(hit.frontend) })
+        : stepSaid('svc-lookup-hit', { what, key, value: serviceValueText(hit) })
+      : stepSaid('svc-lookup-miss', { what, key });
+    w.record({ kind: 'map-lookup', table: place.prog, chain: maps.services, ruleText: entry ?? (keyHex ? `key ${keyHex} (no entry)` : null), matched: hit !== null, verdict: hit ? `service ${hit.id ?? '?'}` : null, said });
   }
   if (look.anyProto) w.note(`the frontend was found under protocol 0 (ANY): the map was written without L4 protocol differentiation`);
   return look;
 }
 
 /** Probability and endpoint of every slot of `svc`; the slots after `count` are skipped for new connections. */
-function slotBranches(svc: LbService): { branches: { slot: number; backend: LbBackend | null; backendId: number | null; endpoint: string | null }[]; skipped: string[] } {
+function slotBranches(svc: LbService): { branches: { slot: number; backend: LbBackend | null; backendId: number | null; endpoint: string | null }[]; skipped: StepSaid[] } {
   const count = svc.count ?? svc.slots.length;
   const branches: { slot: number; backend: LbBackend | null; backendId: number | null; endpoint: string | null }[] = [];
-  const skipped: string[] = [];
+  const skipped: StepSaid[] = [];
   for (const s of svc.slots) {
     const n = s.slot ?? 0;
     const b = s.backend;
     const ep = b ? joinHostPort(b.ip, b.port) : null;
     const eligible = s.slot === null ? b?.state === 'active' : n >= 1 && n <= count;
     if (eligible) branches.push({ slot: n, backend: b, backendId: s.backendId ?? b?.id ?? null, endpoint: ep });
-    else skipped.push(`slot ${s.slot ?? '-'} → backend ${s.backendId ?? '?'}${ep ? ` ${ep}` : ''} ${b?.state ?? 'unknown state'} (after count ${count}, in qcount: kept for existing connections only)`);
+    else skipped.push(stepSaid('lb-skipped-slot', { slot: s.slot ?? '-', id: s.backendId ?? '?', ep: ep ? ` ${ep}` : '', state: b?.state ?? stepSaid('word-unknown-state'), count }));
   }
   return { branches, skipped };
 }
@@ -193,11 +198,15 @@ function slotBranches(svc: LbService): { branches: { slot: number; backend: LbBa
  * is terminating). The candidates are shown; the verdict is `unknown`, naming what would decide it.
  */
 function countUnknown(w: CiliumWalk, svc: LbService, place: LbPlace, mapName: string, lb: LbTable): LbOutcome {
-  const listed = svc.slots.map((s) => `slot ${s.slot ?? '?'} → ${s.backend ? joinHostPort(s.backend.ip, s.backend.port) : `backend ${s.backendId ?? '?'} not found`}${s.backend?.state ? ` (${s.backend.state})` : ''}`);
-  const from = lb.source === 'service-list' || lb.source === 'service-list-json' ? 'cilium-dbg service list printed no backend states' : 'cilium-dbg bpf lb list prints no count';
-  const reason = `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)}: the backend count is unknown, not zero (${from}): which of its ${svc.slots.length} listed slots take new flows cannot be told — all of them when every backend is active, none when all are terminating. Listed: ${listed.join('; ')}. Capture \`cilium-dbg service list\` (backend states) or the raw maps (bpftool) to decide`;
-  w.record({ kind: 'final', table: place.prog, chain: mapName, matched: true, verdict: 'unknown', reason });
-  return { kind: 'stop', verdict: 'unknown', reason: `backend count of ${formatFrontend(svc.frontend)} unknown (${from})` };
+  const listed = svc.slots.map((s) =>
+    s.backend
+      ? stepSaid('lb-listed-slot', { slot: s.slot ?? '?', ep: joinHostPort(s.backend.ip, s.backend.port), state: s.backend.state ? ` (${s.backend.state})` : '' })
+      : stepSaid('lb-listed-missing', { slot: s.slot ?? '?', id: s.backendId ?? '?' }),
+  );
+  const from = stepSaid(lb.source === 'service-list' || lb.source === 'service-list-json' ? 'lb-from-service-list' : 'lb-from-bpf-lb-list');
+  const said = stepSaid('lb-count-unknown', { id: svc.id ?? '?', frontend: formatFrontend(svc.frontend), from, n: svc.slots.length, listed: { list: listed, sep: '; ', sepJa: '、' } });
+  w.record({ kind: 'final', table: place.prog, chain: mapName, matched: true, verdict: 'unknown', said });
+  return { kind: 'stop', verdict: 'unknown', said: stepSaid('lb-count-unknown-verdict', { frontend: formatFrontend(svc.frontend), from }) };
 }
 
 /** The LB station: service lookup, backend choice, backend lookup, rev-NAT entry. */
@@ -205,58 +214,56 @@ function lbStation(w: CiliumWalk, input: CiliumTraceInput, place: LbPlace, branc
   const h = w.h;
   const maps = lbMapNames(h.family);
   // ICMP has no port: the key's dport is 0, and no frontend has protocol ICMP.
-  const what = h.dport === null ? `service lookup (lb${h.family === 'ipv4' ? '4' : '6'}_lookup_service; ${h.proto} has no port: dport 0)` : `service lookup (lb${h.family === 'ipv4' ? '4' : '6'}_lookup_service)`;
+  const v = h.family === 'ipv4' ? '4' : '6';
+  const what = h.dport === null ? stepSaid('svc-lookup-noport', { v, proto: h.proto }) : stepSaid('svc-lookup', { v });
   let look = serviceLookupSteps(w, input, place, h.dst, h.dport ?? 0, what);
   if (look.service === null && wildcard && isOwnAddress({ interfaces: input.addrs, routes: input.routes }, h.dst)) {
     const any = h.family === 'ipv4' ? '0.0.0.0' : '::';
-    look = serviceLookupSteps(w, input, place, any, h.dport ?? 0, `${h.dst} is an address of this node without its own frontend: NodePort wildcard lookup (sock4_wildcard_lookup)`);
+    look = serviceLookupSteps(w, input, place, any, h.dport ?? 0, stepSaid('svc-lookup-wildcard', { dst: h.dst }));
   }
   const svc = look.service;
   const servicesUnreadable = input.lb.unreadable?.find((u) => u.map.startsWith(`cilium_lb${h.family === 'ipv4' ? '4' : '6'}_services`));
   if (svc === null && servicesUnreadable) {
-    const why = `${servicesUnreadable.map} holds ${servicesUnreadable.entries} entries no known layout decodes (${servicesUnreadable.reason})`;
-    w.record({ kind: 'final', table: place.prog, chain: maps.services, matched: null, verdict: 'unknown', reason: `no decoded entry for ${endpointText(h.dst, h.dport)}, but ${why}: whether it is a frontend is unknown` });
-    return { kind: 'stop', verdict: 'unknown', reason: `service lookup unknown: ${why}` };
+    const why = stepSaid('lb-map-undecoded', { map: servicesUnreadable.map, n: servicesUnreadable.entries, why: phrase(servicesUnreadable.reason) });
+    w.record({ kind: 'final', table: place.prog, chain: maps.services, matched: null, verdict: 'unknown', said: stepSaid('lb-svc-unknown', { endpoint: endpointText(h.dst, h.dport), why }) });
+    return { kind: 'stop', verdict: 'unknown', said: stepSaid('lb-svc-unknown-verdict', { why }) };
   }
   if (svc === null) return { kind: 'miss' };
   if (svc.algorithm === 'maglev' && !place.socket) {
-    w.record({ kind: 'unsupported', table: place.prog, chain: 'cilium_lb4_maglev', reason: `unsupported: service ${svc.id ?? '?'} uses Maglev; nodescope does not decode the maglev map (${input.mapsRead.some((m) => m.includes('maglev')) ? 'read but not decoded' : 'not read'}), so the backend cannot be told` });
-    return { kind: 'stop', verdict: 'unsupported', reason: 'Maglev backend selection is not decoded' };
+    w.record({ kind: 'unsupported', table: place.prog, chain: 'cilium_lb4_maglev', said: stepSaid('lb-maglev', { id: svc.id ?? '?', read: stepSaid(input.mapsRead.some((m) => m.includes('maglev')) ? 'word-read-not-decoded' : 'word-not-read') }) });
+    return { kind: 'stop', verdict: 'unsupported', said: stepSaid('lb-maglev-verdict') };
   }
   const disagree = input.lb.disagreements?.filter((d) => d.frontend === formatFrontend(svc.frontend)) ?? [];
   for (const d of disagree) w.note(`the sources disagree on ${d.frontend}: ${d.message}`);
   if (svc.l7ProxyPort !== null || (svc.flags !== null && (svc.flags & SVC_FLAG.l7LoadBalancer) !== 0)) {
-    const port = svc.l7ProxyPort !== null ? `proxy port ${svc.l7ProxyPort}` : 'a proxy port this source does not show (listings before Cilium 1.16 omit it: cilium PR 31503)';
-    const why = `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)} is an L7 load-balancer frontend (flag l7-load-balancer): the flow is redirected to Cilium's L7 proxy (Envoy) on this node, ${port}; the proxy, not the LB map, chooses the backend`;
-    w.record({ kind: 'final', table: place.prog, chain: maps.services, matched: true, verdict: svc.l7ProxyPort !== null ? `proxy port ${svc.l7ProxyPort}` : 'L7 proxy', reason: why });
-    return { kind: 'stop', verdict: 'local', reason: `redirected to the L7 proxy (${port})` };
+    const port = svc.l7ProxyPort !== null ? stepSaid('lb-proxy-port', { port: svc.l7ProxyPort }) : stepSaid('lb-proxy-port-unknown');
+    const why = stepSaid('lb-l7-proxy', { id: svc.id ?? '?', frontend: formatFrontend(svc.frontend), port });
+    w.record({ kind: 'final', table: place.prog, chain: maps.services, matched: true, verdict: svc.l7ProxyPort !== null ? `proxy port ${svc.l7ProxyPort}` : 'L7 proxy', said: why });
+    return { kind: 'stop', verdict: 'local', said: stepSaid('lb-l7-verdict', { port }) };
   }
   if (svc.count === null && svc.slots.length > 0) return countUnknown(w, svc, place, maps.services, input.lb);
   const count = svc.count ?? 0;
   if (count === 0) {
-    const why =
-      svc.count === null
-        ? `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)} has no backend slot in the listing: no backend to choose`
-        : `service ${svc.id ?? '?'} ${formatFrontend(svc.frontend)} has count 0: no backend to choose`;
-    const held = svc.slots.length > 0 ? ` (its ${svc.slots.length} slot${svc.slots.length === 1 ? '' : 's'} after count hold terminating/quarantined backends: flows already in Cilium's conntrack continue to them, new flows do not — cilium PRs 25863, 31840)` : '';
+    const why = stepSaid(svc.count === null ? 'lb-no-slot' : 'lb-count-zero', { id: svc.id ?? '?', frontend: formatFrontend(svc.frontend) });
+    const held = svc.slots.length > 0 ? stepSaid(svc.slots.length === 1 ? 'lb-held-terminating-one' : 'lb-held-terminating', { n: svc.slots.length }) : '';
     if (svc.slots.length > 0) w.note('a frontend whose backends are all terminating drops new flows while established ones continue to the terminating backends (graceful termination: cilium PRs 18814, 31840)');
     if (place.socket) {
-      w.record({ kind: 'final', table: place.prog, chain: place.attach, verdict: 'rejected', reason: `${why}${held}: connect() fails with EHOSTUNREACH (socket LB, REASON_LB_NO_BACKEND); a packet reaching bpf_lxc/bpf_host instead is dropped with ${DROP_NO_SERVICE.name} (${DROP_NO_SERVICE.code})` });
-      return { kind: 'stop', verdict: 'rejected', reason: `${why}: connect() fails with EHOSTUNREACH` };
+      w.record({ kind: 'final', table: place.prog, chain: place.attach, verdict: 'rejected', said: stepSaid('no-backend-ehostunreach-step', { why, held, drop: DROP_NO_SERVICE.name, code: DROP_NO_SERVICE.code }) });
+      return { kind: 'stop', verdict: 'rejected', said: stepSaid('no-backend-ehostunreach', { why }) };
     }
-    w.record({ kind: 'final', table: place.prog, chain: place.attach, verdict: 'dropped', reason: `${why}${held}: dropped with ${DROP_NO_SERVICE.name} (${DROP_NO_SERVICE.code}, "Service backend not found")` });
-    return { kind: 'stop', verdict: 'dropped', reason: `${DROP_NO_SERVICE.name}: ${why}` };
+    w.record({ kind: 'final', table: place.prog, chain: place.attach, verdict: 'dropped', said: stepSaid('no-backend-drop-step', { why, held, drop: DROP_NO_SERVICE.name, code: DROP_NO_SERVICE.code }) });
+    return { kind: 'stop', verdict: 'dropped', said: stepSaid('no-backend-drop', { why, drop: DROP_NO_SERVICE.name }) };
   }
   const { branches, skipped } = slotBranches(svc);
   if (branches.length === 0) {
-    w.record({ kind: 'unsupported', table: place.prog, chain: maps.services, reason: `unsupported: service ${svc.id ?? '?'} says count ${svc.count} but the capture has none of its slots 1..${svc.count}` });
-    return { kind: 'stop', verdict: 'unsupported', reason: 'backend slots missing from the capture' };
+    w.record({ kind: 'unsupported', table: place.prog, chain: maps.services, said: stepSaid('lb-slots-missing', { id: svc.id ?? '?', count: svc.count ?? '?' }) });
+    return { kind: 'stop', verdict: 'unsupported', said: stepSaid('lb-slots-missing-verdict') };
   }
   const chosen = chooseBranch(branch, branches.map((b) => ({ endpoint: b.endpoint, target: `slot ${b.slot}` })));
   const pick = branches[chosen]!;
   const traceBranches: TraceBranch[] = branches.map((b, i) => ({ index: i, probability: 1 / branches.length, target: `slot ${b.slot} → backend ${b.backendId ?? '?'}`, endpoint: b.endpoint, ruleIndex: null, chosen: i === chosen }));
   const slotKey: ServiceKey = { ...look.key, slot: pick.slot };
-  const skippedText = skipped.length ? `; skipped: ${skipped.join('; ')}` : '';
+  const skippedText = skipped.length ? stepSaid('lb-skipped', { slots: { list: skipped, sep: '; ', sepJa: '、' } }) : '';
   w.record({
     kind: 'map-lookup',
     table: place.prog,
@@ -264,7 +271,7 @@ function lbStation(w: CiliumWalk, input: CiliumTraceInput, place: LbPlace, branc
     ruleText: serviceEntryHex(svc, slotKey),
     matched: true,
     verdict: `backend ${pick.backendId ?? '?'}`,
-    reason: `random selection (lb4_select_backend_id_random): slot = 1 + random % count ${svc.count} → slot ${pick.slot}, each of the ${branches.length} active slots with probability 1/${branches.length}: ${serviceKeyText(slotKey, protoName(slotKey.proto))} → backend_id ${pick.backendId ?? '?'}${skippedText}`,
+    said: stepSaid('lb-random-select', { count: svc.count ?? '?', slot: pick.slot, n: branches.length, key: serviceKeyText(slotKey, protoName(slotKey.proto)), id: pick.backendId ?? '?', skipped: skippedText }),
     branches: traceBranches,
   });
   if (skipped.length) w.note('only slots 1..count take new connections; terminating, quarantined and maintenance backends sit after count (qcount) and serve only flows already in Cilium\'s conntrack (graceful termination, Cilium 1.11+; quarantine 1.14+; maintenance 1.16+). Before graceful termination, a terminating backend was removed from the maps at once');
@@ -272,15 +279,15 @@ function lbStation(w: CiliumWalk, input: CiliumTraceInput, place: LbPlace, branc
   const backend = pick.backend ?? (pick.backendId !== null ? lookupBackend(input.lb, pick.backendId) : null);
   const unreadable = input.lb.unreadable?.find((u) => u.map.startsWith(`cilium_lb${h.family === 'ipv4' ? '4' : '6'}_backends`));
   if (backend === null && (unreadable || (input.lb.source === 'bpf-maps' && !input.mapsRead.some((m) => m.startsWith(`cilium_lb${h.family === 'ipv4' ? '4' : '6'}_backends`))))) {
-    const why = unreadable ? `${unreadable.map} holds ${unreadable.entries} entries no known layout decodes (${unreadable.reason})` : `no ${maps.backends} (or older backend map) was read`;
-    w.record({ kind: 'final', table: place.prog, chain: maps.backends, matched: null, verdict: 'unknown', reason: `backend ${pick.backendId ?? '?'} cannot be looked up: ${why}; whether it exists is unknown` });
-    return { kind: 'stop', verdict: 'unknown', reason: `backend ${pick.backendId ?? '?'} unknown: ${why}` };
+    const why = unreadable ? stepSaid('lb-map-undecoded', { map: unreadable.map, n: unreadable.entries, why: phrase(unreadable.reason) }) : stepSaid('lb-backends-not-read', { map: maps.backends });
+    w.record({ kind: 'final', table: place.prog, chain: maps.backends, matched: null, verdict: 'unknown', said: stepSaid('lb-backend-unknown', { id: pick.backendId ?? '?', why }) });
+    return { kind: 'stop', verdict: 'unknown', said: stepSaid('lb-backend-unknown-verdict', { id: pick.backendId ?? '?', why }) };
   }
   if (backend === null) {
-    w.record({ kind: 'final', table: place.prog, chain: maps.backends, matched: false, verdict: 'dropped', reason: `backend ${pick.backendId ?? '?'} is not in ${maps.backends}: dropped with DROP_NO_SERVICE (${DROP_NO_SERVICE.code})` });
-    return { kind: 'stop', verdict: 'dropped', reason: `${DROP_NO_SERVICE.name}: backend ${pick.backendId ?? '?'} not found` };
+    w.record({ kind: 'final', table: place.prog, chain: maps.backends, matched: false, verdict: 'dropped', said: stepSaid('lb-backend-missing', { id: pick.backendId ?? '?', map: maps.backends, code: DROP_NO_SERVICE.code }) });
+    return { kind: 'stop', verdict: 'dropped', said: stepSaid('lb-backend-missing-verdict', { drop: DROP_NO_SERVICE.name, id: pick.backendId ?? '?' }) };
   }
-  w.record({ kind: 'map-lookup', table: place.prog, chain: maps.backends, ruleText: backendEntryHex(backend), matched: true, verdict: joinHostPort(backend.ip, backend.port), reason: `backend lookup (lb4_lookup_backend): key {backend_id ${backend.id}} → ${backendValueText(backend)}` });
+  w.record({ kind: 'map-lookup', table: place.prog, chain: maps.backends, ruleText: backendEntryHex(backend), matched: true, verdict: joinHostPort(backend.ip, backend.port), said: stepSaid('lb-backend-lookup', { id: String(backend.id), value: backendValueText(backend) }) });
   return { kind: 'translated', svc, backend };
 }
 
@@ -288,17 +295,17 @@ function rewrite(w: CiliumWalk, place: LbPlace, svc: LbService, b: LbBackend): v
   const from = endpointText(w.h.dst, w.h.dport);
   w.h = { ...w.h, dst: b.ip, dport: w.h.dport === null ? null : b.port };
   const to = endpointText(b.ip, b.port);
-  const reason = place.socket
-    ? `socket LB: the socket is connected to ${to} instead of ${from} at connect(); every packet is sent to the backend from the start (no per-packet DNAT, conntrack shows ${to}); recvmsg()/getpeername() show ${from} to the application (cilium_lb${w.h.family === 'ipv4' ? '4' : '6'}_reverse_sk, rev_nat_index ${svc.id ?? '?'})`
-    : `DNAT ${from} → ${to} (lb4_local → lb4_xlate); Cilium's conntrack (cilium_ct4_global) records rev_nat_index ${svc.id ?? '?'} for the reply`;
-  w.record({ kind: 'nat', table: place.prog, chain: place.attach, verdict: `dnat to ${to}`, reason });
+  const said = place.socket
+    ? stepSaid('socket-lb-connect', { to, from, map: `cilium_lb${w.h.family === 'ipv4' ? '4' : '6'}_reverse_sk`, id: svc.id ?? '?' })
+    : stepSaid('dnat-to-endpoint', { from, to, id: svc.id ?? '?' });
+  w.record({ kind: 'nat', table: place.prog, chain: place.attach, verdict: `dnat to ${to}`, said });
 }
 
 function revNatStep(w: CiliumWalk, input: CiliumTraceInput, svc: LbService, socket: boolean): void {
   const maps = lbMapNames(w.h.family);
   if (svc.id === null) return;
   const r = lookupRevNat(input.lb, svc.id);
-  const use = socket ? 'on the way back the socket layer answers the frontend; the per-packet path (lb4_rev_nat) would rewrite the reply\'s source with this entry' : 'on the way back lb4_rev_nat rewrites the reply\'s source with this entry';
+  const use = stepSaid(socket ? 'rev-nat-use-socket' : 'rev-nat-use-packet');
   w.record({
     kind: 'map-lookup',
     table: socket ? 'bpf_sock' : 'bpf_lxc',
@@ -306,7 +313,7 @@ function revNatStep(w: CiliumWalk, input: CiliumTraceInput, svc: LbService, sock
     ruleText: r ? revNatEntryHex(r) : null,
     matched: r !== null,
     verdict: r ? joinHostPort(r.ip, r.port) : null,
-    reason: r ? `reverse NAT: key {rev_nat_index ${r.id}} → {address ${r.ip}, port ${r.port}}: ${use}` : `reverse NAT: no entry for rev_nat_index ${svc.id}: the reply would not be rewritten`,
+    said: r ? stepSaid('rev-nat-entry', { id: r.id, ip: r.ip, port: r.port, use }) : stepSaid('rev-nat-missing', { id: svc.id }),
   });
 }
 
@@ -315,21 +322,23 @@ function headerOf(spec: PacketSpec, src: string, iif: string | null): PacketHead
 }
 
 /** The routing decision for the packet as it is now; sets `oif` and returns the ending. */
-function route(w: CiliumWalk, input: CiliumTraceInput, entry: 'pod' | 'host' | 'external', translated: boolean): { kind: VerdictKind; reason: string; nexthop: string | null } {
+function route(w: CiliumWalk, input: CiliumTraceInput, entry: 'pod' | 'host' | 'external', translated: boolean): { kind: VerdictKind; said: StepSaid; nexthop: string | null } {
   const r = routeLookup(input.routes, w.h.dst);
   const ep = endpointText(w.h.dst, w.h.dport);
   if (r === null) {
-    w.record({ kind: 'routing', backend: 'kernel', reason: `no route to ${w.h.dst}` });
-    return { kind: 'rejected', reason: `no route to ${w.h.dst}: network unreachable`, nexthop: null };
+    w.record({ kind: 'routing', backend: 'kernel', said: stepSaid('no-route', { dst: w.h.dst }) });
+    return { kind: 'rejected', said: stepSaid('no-route-unreachable', { dst: w.h.dst }), nexthop: null };
   }
   const rt = r.route;
   const nexthop = rt.gateway ?? w.h.dst;
   w.h = { ...w.h, oif: rt.type === 'local' ? 'lo' : rt.dev };
-  w.record({ kind: 'routing', backend: 'kernel', reason: `route to ${w.h.dst}: ${rt.dst}${rt.gateway ? ` via ${rt.gateway}` : ''} dev ${rt.dev ?? '?'}${rt.type === 'local' ? ' (local)' : ''}` });
-  const unanswered = translated ? '' : ': not translated (no LB entry), so nothing on the way answers for a Service address: unanswered';
-  if (rt.type === 'local') return { kind: 'local', reason: `delivered to a local process on ${ep}`, nexthop: null };
+  const where = { dst: w.h.dst, route: `${rt.dst}${rt.gateway ? ` via ${rt.gateway}` : ''} dev ${rt.dev ?? '?'}` };
+  w.record({ kind: 'routing', backend: 'kernel', said: stepSaid(rt.type === 'local' ? 'route-to-local' : 'route-to', where) });
+  if (rt.type === 'local') return { kind: 'local', said: stepSaid('delivered-local', { endpoint: ep }), nexthop: null };
   const kind: VerdictKind = entry === 'host' ? 'sent' : 'forwarded';
-  return { kind, reason: `${kind === 'sent' ? 'sent' : 'forwarded'} out ${rt.dev ?? '?'} to ${rt.gateway ? `${ep} via ${rt.gateway}` : ep}${unanswered}`, nexthop };
+  const key = kind === 'sent' ? (rt.gateway ? 'sent-out-via' : 'sent-out') : rt.gateway ? 'forwarded-out-via' : 'forwarded-out';
+  const out = stepSaid(key, { dev: rt.dev ?? '?', endpoint: ep, gw: rt.gateway ?? '' });
+  return { kind, said: translated ? out : stepSaid('out-unanswered', { out }), nexthop };
 }
 
 function conntrackAndReply(spec: PacketSpec, entryHeader: PacketHeader, final: PacketHeader, translated: LbService | null, socket: boolean): { ct: TraceConntrack; reply: TraceReply } {
@@ -370,23 +379,24 @@ export function walkCilium(input: CiliumTraceInput, spec: PacketSpec, options: C
   let outcome: LbOutcome = { kind: 'miss' };
   let socket = false;
   if (entry.entry !== 'external') {
-    const who = entry.entry === 'host' ? 'a process on the node' : `the pod ${entry.src}`;
+    const who = entry.entry === 'host' ? stepSaid('who-node-process') : stepSaid('who-pod', { ip: entry.src });
     if (socketApplies) {
       const place: LbPlace = { prog: 'bpf_sock', attach: spec.proto === 'udp' ? `cgroup/sendmsg${fam}` : `cgroup/connect${fam}`, socket: true, scopeSwitch: entry.entry === 'pod' };
-      w.record({ kind: 'bpf-prog', table: place.prog, chain: place.attach, reason: `${who} calls ${spec.proto === 'udp' ? 'sendmsg()' : 'connect()'}: cil_sock${fam}_${spec.proto === 'udp' ? 'sendmsg' : 'connect'} runs socket LB (${entry.entry === 'pod' ? `pods included: socketLB.hostNamespaceOnly=false${sock.read ? '' : ', assumed'}` : 'host namespace'})` });
+      const how = stepSaid(entry.entry === 'pod' ? (sock.read ? 'sock-pods-included' : 'sock-pods-included-assumed') : 'sock-host-namespace');
+      w.record({ kind: 'bpf-prog', table: place.prog, chain: place.attach, said: stepSaid('sock-lb-call', { who, call: spec.proto === 'udp' ? 'sendmsg()' : 'connect()', prog: `cil_sock${fam}_${spec.proto === 'udp' ? 'sendmsg' : 'connect'}`, how }) });
       outcome = lbStation(w, input, place, branch, true);
       socket = outcome.kind === 'translated';
       if (outcome.kind === 'translated') rewrite(w, place, outcome.svc, outcome.backend);
     } else if (entry.entry === 'host') {
-      w.record({ kind: 'bpf-prog', table: 'bpf_sock', chain: `cgroup/connect${fam}`, matched: false, reason: l4Socket ? 'socket LB is disabled (cilium-dbg status): host traffic to a Service is not translated at the socket' : `socket LB handles TCP and UDP sockets only: a ${spec.proto} packet is not translated at the socket` });
+      w.record({ kind: 'bpf-prog', table: 'bpf_sock', chain: `cgroup/connect${fam}`, matched: false, said: l4Socket ? stepSaid('sock-lb-disabled') : stepSaid('sock-lb-l4-only', { proto: spec.proto }) });
     }
     if (entry.entry === 'pod' && outcome.kind !== 'stop') {
       const dev = entry.iif ?? 'lxc?';
       const place: LbPlace = { prog: 'bpf_lxc', attach: `tc ingress ${dev}`, socket: false, scopeSwitch: true };
-      const already = outcome.kind === 'translated' ? `; the destination is already the backend ${endpointText(w.h.dst, w.h.dport)}` : '';
-      w.record({ kind: 'bpf-prog', table: place.prog, chain: place.attach, reason: `the packet leaves the pod on ${dev}: cil_from_container (bpf_lxc, tc ingress) looks up its destination${already}${!l4Socket ? `; socket LB does not handle ${spec.proto}` : ''}` });
+      const already = outcome.kind === 'translated' ? stepSaid('already-backend', { endpoint: endpointText(w.h.dst, w.h.dport) }) : '';
+      w.record({ kind: 'bpf-prog', table: place.prog, chain: place.attach, said: stepSaid('from-container', { dev, already, l4: l4Socket ? '' : stepSaid('sock-lb-not-proto', { proto: spec.proto }) }) });
       if (outcome.kind === 'translated') {
-        serviceLookupSteps(w, input, place, w.h.dst, w.h.dport ?? 0, 'per-packet service lookup');
+        serviceLookupSteps(w, input, place, w.h.dst, w.h.dport ?? 0, stepSaid('svc-lookup-per-packet'));
       } else {
         outcome = lbStation(w, input, place, branch, false);
         if (outcome.kind === 'translated') rewrite(w, place, outcome.svc, outcome.backend);
@@ -395,15 +405,15 @@ export function walkCilium(input: CiliumTraceInput, spec: PacketSpec, options: C
   } else {
     const dev = entry.iif ?? '?';
     const place: LbPlace = { prog: 'bpf_host', attach: `tc ingress ${dev}`, socket: false, scopeSwitch: false };
-    w.record({ kind: 'bpf-prog', table: place.prog, chain: place.attach, reason: `the packet arrives from outside on ${dev}: cil_from_netdev (bpf_host, NodePort/external frontends: nodeport_lb${fam})` });
+    w.record({ kind: 'bpf-prog', table: place.prog, chain: place.attach, said: stepSaid('from-netdev', { dev, fam }) });
     w.note('XDP acceleration (loadBalancer.acceleration) is not read; assumed disabled, Cilium\'s default: with it, the same lookup runs in cil_xdp_entry before the packet reaches tc');
     outcome = lbStation(w, input, place, branch, false);
     if (outcome.kind === 'translated') rewrite(w, place, outcome.svc, outcome.backend);
   }
 
-  let ending: { kind: VerdictKind; reason: string; nexthop: string | null };
+  let ending: { kind: VerdictKind; said: StepSaid; nexthop: string | null };
   if (outcome.kind === 'stop') {
-    ending = { kind: outcome.verdict, reason: outcome.reason, nexthop: null };
+    ending = { kind: outcome.verdict, said: outcome.said, nexthop: null };
   } else {
     const svcIp = input.lb.services.some((s) => s.frontend.ip === spec.dst);
     if (outcome.kind === 'miss' && svcIp) w.note(`${spec.dst} is a Service frontend, but no entry has protocol ${spec.proto.toUpperCase()}${spec.dport !== null ? ` and port ${spec.dport}` : ''}: Cilium does not translate it${spec.proto.startsWith('icmp') ? ' — a ClusterIP does not answer ping' : ''}`);
@@ -412,11 +422,11 @@ export function walkCilium(input: CiliumTraceInput, spec: PacketSpec, options: C
     if (outcome.kind === 'translated' && entry.entry === 'external' && ending.kind === 'forwarded' && ending.nexthop !== w.h.dst) {
       w.note('a NodePort backend on another node is reached with SNAT to the node address by bpf_host (nodeport_nat_fwd) unless DSR is on; not modelled');
     }
-    w.record({ kind: 'final', backend: 'kernel', verdict: ending.kind, reason: ending.reason });
+    w.record({ kind: 'final', backend: 'kernel', verdict: ending.kind, said: ending.said });
   }
   const last = w.steps[w.steps.length - 1]!;
   const delivered = ending.kind === 'local' || ending.kind === 'forwarded' || ending.kind === 'sent';
-  const verdict: TraceVerdict = { kind: ending.kind, reason: ending.reason, step: last.index, oif: delivered ? w.h.oif : null, nexthop: ending.nexthop, endpoint: delivered ? endpointText(w.h.dst, w.h.dport) : null };
+  const verdict: TraceVerdict = { kind: ending.kind, reason: stepSaidEn(ending.said), said: ending.said, step: last.index, oif: delivered ? w.h.oif : null, nexthop: ending.nexthop, endpoint: delivered ? endpointText(w.h.dst, w.h.dport) : null };
   const translated = outcome.kind === 'translated' ? outcome.svc : null;
   const cr = delivered ? conntrackAndReply(spec, entryHeader, w.h, translated, socket) : null;
   return {

@@ -11,6 +11,7 @@ import type { PacketFamily, TcpFlag, TraceProtocol } from './packet.js';
 import type { NetView } from './routing.js';
 import type { CtStateName, PacketHeader, StepBackend, StepCounters, StepKind, TraceBranch, TraceStep, XtablesBackend } from './types.js';
 import { joinHostPort } from '../net/address.js';
+import { phrase, stepSaid, stepSaidEn, type StepSaid } from '../text/step-said.js';
 
 /** The packet during the walk (mutable copy of a {@link PacketHeader}). */
 export class WalkPacket {
@@ -127,9 +128,9 @@ export type BranchChoice =
 /** What a chain run ended with, for the hook that ran it. */
 export type ChainOutcome =
   | { readonly kind: 'accept' }
-  | { readonly kind: 'drop'; readonly reason: string }
-  | { readonly kind: 'reject'; readonly reason: string; readonly rejectWith: string }
-  | { readonly kind: 'unsupported'; readonly reason: string };
+  | { readonly kind: 'drop'; readonly said: StepSaid }
+  | { readonly kind: 'reject'; readonly said: StepSaid; readonly rejectWith: string }
+  | { readonly kind: 'unsupported'; readonly said: StepSaid };
 
 /** Fields of a step the recorder does not fill itself. */
 export interface StepFields {
@@ -144,7 +145,8 @@ export interface StepFields {
   readonly ruleText?: string | null;
   readonly matched?: boolean | null;
   readonly verdict?: string | null;
-  readonly reason: string;
+  /** Why, as a key of src/text/messages/steps.ts; the step's English `reason` is rendered from it. */
+  readonly said: StepSaid;
   readonly counters?: StepCounters | null;
   readonly branches?: readonly TraceBranch[] | null;
   readonly xtables?: XtablesBackend;
@@ -254,7 +256,8 @@ export class WalkContext {
       ruleText: f.ruleText ?? null,
       matched: f.matched ?? null,
       verdict: f.verdict ?? null,
-      reason: f.reason,
+      reason: stepSaidEn(f.said),
+      said: f.said,
       header: this.header(),
       counters: f.counters ?? null,
       branches: f.branches ?? null,
@@ -287,6 +290,7 @@ export class WalkContext {
       matched: false,
       verdict: null,
       reason,
+      said: stepSaid('rule-no-match', { conds: phrase(reason) }),
       header: this.header(),
       counters,
       branches: null,
@@ -299,10 +303,10 @@ export class WalkContext {
    * stop when the walk has entered more than {@link MAX_CHAIN_ENTRIES} chains (a jump loop),
    * else null.
    */
-  enterChain(chain: string): string | null {
+  enterChain(chain: string): StepSaid | null {
     this.chainEntries++;
     if (this.chainEntries <= MAX_CHAIN_ENTRIES) return null;
-    return `the walk entered chains more than ${MAX_CHAIN_ENTRIES} times (the last was ${chain}): a jump loop`;
+    return stepSaid('jump-loop', { max: MAX_CHAIN_ENTRIES, chain });
   }
 
   /** True when the walk may record more steps (a safety net for evaluators). */

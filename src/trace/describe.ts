@@ -3,6 +3,7 @@
  * packet header on one line, where a step happened, its mark (✓ matched, ✗ not), and
  * branch probabilities. Pure text; no colours, no terminal widths.
  */
+import { stepSaid, type StepSaid } from '../text/step-said.js';
 import type { PacketHeader, TraceBranch, TraceStep, TraceTuple } from './types.js';
 import { endpointText } from './context.js';
 
@@ -80,11 +81,11 @@ export function branchLines(branches: readonly TraceBranch[]): string[] {
 /**
  * What the sender sees for a `--reject-with` type (net/ipv4/netfilter/ipt_REJECT.c `reject_tg`, nft_reject_inet.c): a TCP
  * reset or an ICMP error ends the connection attempt at once (ECONNREFUSED / EHOSTUNREACH…),
- * unlike DROP where the client waits for its timeout. Empty for types not listed.
+ * unlike DROP where the client waits for its timeout, as a phrase to append. Empty for types not listed.
  */
-export function rejectMeaning(how: string): string {
-  if (how === 'tcp-reset' || how.endsWith('port-unreachable')) return ': the client gets "connection refused" at once, not a timeout';
-  if (/unreachable|prohibited/.test(how)) return `: the client gets "${how.replace(/^icmp(6|x)?-/, '').replace(/-/g, ' ')}" at once, not a timeout`;
+export function rejectMeaning(how: string): StepSaid | '' {
+  if (how === 'tcp-reset' || how.endsWith('port-unreachable')) return stepSaid('client-gets-refused');
+  if (/unreachable|prohibited/.test(how)) return stepSaid('client-gets-error', { error: how.replace(/^icmp(6|x)?-/, '').replace(/-/g, ' ') });
   return '';
 }
 

@@ -26,6 +26,12 @@ import type { PacketHeader, TraceCandidate, TraceConntrack, TraceReply, TraceRes
 import type { IptablesRuleset } from '../model/iptables.js';
 import { UserError } from '../errors.js';
 import { xtablesOf } from './iptables-eval.js';
+import { stepSaid, stepSaidEn, type StepSaid } from '../text/step-said.js';
+
+/** `forwarded out DEV to IP:PORT[ via GW]` / `sent out …`: where the packet leaves (`gw` null: on-link). */
+function outVia(key: 'forwarded-out' | 'sent-out', dev: string, endpoint: string, gw: string | null): StepSaid {
+  return gw === null ? stepSaid(key, { dev, endpoint }) : stepSaid(key === 'sent-out' ? 'sent-out-via' : 'forwarded-out-via', { dev, endpoint, gw });
+}
 
 /**
  * Options of a walk.
@@ -42,7 +48,7 @@ export interface WalkOptions {
 /** A verdict under construction (the step index is filled in at the end). */
 interface Ending {
   readonly kind: VerdictKind;
-  readonly reason: string;
+  readonly said: StepSaid;
   readonly nexthop?: string | null;
   /** For `rejected`: the ICMP error or TCP reset the sender gets (TraceVerdict.rejectWith). */
   readonly rejectWith?: string;
@@ -68,9 +74,9 @@ function runHook(ctx: WalkContext, rec: FlowRecord, hook: NetfilterHook): Ending
       outcome = runChain(ctx, item);
     }
     if (outcome === null || outcome.kind === 'accept') continue;
-    if (outcome.kind === 'drop') return { kind: 'dropped', reason: outcome.reason };
-    if (outcome.kind === 'reject') return { kind: 'rejected', reason: outcome.reason, rejectWith: outcome.rejectWith };
-    return { kind: 'unsupported', reason: outcome.reason };
+    if (outcome.kind === 'drop') return { kind: 'dropped', said: outcome.said };
+    if (outcome.kind === 'reject') return { kind: 'rejected', said: outcome.said, rejectWith: outcome.rejectWith };
+    return { kind: 'unsupported', said: outcome.said };
   }
   return null;
 }
@@ -84,22 +90,29 @@ function stopForRoute(ctx: WalkContext, rd: ReturnType<typeof routeDecision>, lo
       return null;
     case 'none':
       // ip_route_input/ip_route_output: no route is ENETUNREACH (an ICMP net unreachable to a forwarded packet's sender).
-      return { kind: 'rejected', reason: `${rd.text}: the kernel answers "network unreachable"${local ? ' (connect() fails with ENETUNREACH)' : ''}`, ...icmp('net-unreachable') };
+      return { kind: 'rejected', said: stepSaid('route-none-reject', { route: rd.text, local: local ? stepSaid('route-enetunreach') : '' }), ...icmp('net-unreachable') };
     case 'blackhole':
-      return { kind: 'dropped', reason: `route ${rd.text}: silently dropped` };
+      return { kind: 'dropped', said: stepSaid('route-blackhole', { route: rd.text }) };
     case 'unreachable':
-      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "host unreachable"`, ...icmp('host-unreachable') };
+      return { kind: 'rejected', said: stepSaid('route-unreachable', { route: rd.text }), ...icmp('host-unreachable') };
     case 'prohibit':
-      return { kind: 'rejected', reason: `route ${rd.text}: the kernel answers "administratively prohibited"`, ...icmp('admin-prohibited') };
+      return { kind: 'rejected', said: stepSaid('route-prohibit', { route: rd.text }), ...icmp('admin-prohibited') };
     default:
-      return { kind: 'unsupported', reason: `route type ${rd.kind} (${rd.text}) is not modelled` };
+      return { kind: 'unsupported', said: stepSaid('route-type-not-modelled', { type: rd.kind, route: rd.text }) };
   }
 }
 
-function routingStep(ctx: WalkContext, what: string, rd: ReturnType<typeof routeDecision>): void {
+function routingStep(ctx: WalkContext, what: 'routing-decision' | 'output-route', rd: ReturnType<typeof routeDecision>): void {
   ctx.hook = null;
-  const where = rd.kind === 'local' ? 'the destination is local: deliver to this host (INPUT)' : rd.kind === 'unicast' ? `send out ${rd.dev ?? '?'}${rd.gateway ? ` via ${rd.gateway}` : ''}` : `route type ${rd.kind}`;
-  ctx.record({ kind: 'routing', backend: 'kernel', reason: `${what} for ${ctx.pkt.dst}: ${rd.text} → ${where}` });
+  const where =
+    rd.kind === 'local'
+      ? stepSaid('route-local-deliver')
+      : rd.kind === 'unicast'
+        ? rd.gateway
+          ? stepSaid('route-send-out-via', { dev: rd.dev ?? '?', gw: rd.gateway })
+          : stepSaid('route-send-out', { dev: rd.dev ?? '?' })
+        : stepSaid('route-type', { type: rd.kind });
+  ctx.record({ kind: 'routing', backend: 'kernel', said: stepSaid(what, { dst: ctx.pkt.dst, route: rd.text, where }) });
 }
 
 /** The path of a packet arriving from a pod or from outside. */
@@ -107,13 +120,13 @@ function walkIngress(ctx: WalkContext, rec: FlowRecord): Ending {
   const pre = runHook(ctx, rec, 'prerouting');
   if (pre) return pre;
   const rd = routeDecision(ctx.net, ctx.pkt.dst);
-  routingStep(ctx, 'routing decision', rd);
+  routingStep(ctx, 'routing-decision', rd);
   const stop = stopForRoute(ctx, rd, false);
   if (stop) return stop;
   if (rd.kind === 'local') {
     const inp = runHook(ctx, rec, 'input');
     if (inp) return inp;
-    return { kind: 'local', reason: `delivered to a local process listening on ${ctx.pkt.dstEndpoint()}` };
+    return { kind: 'local', said: stepSaid('delivered-local-listening', { endpoint: ctx.pkt.dstEndpoint() }) };
   }
   ctx.pkt.oif = rd.dev;
   // IPv6 forwarding has its own switch and no rp_filter (net/ipv6/ip6_output.c ip6_forward).
@@ -126,13 +139,13 @@ function walkIngress(ctx: WalkContext, rec: FlowRecord): Ending {
   if (fwd) return fwd;
   const post = runHook(ctx, rec, 'postrouting');
   if (post) return post;
-  return { kind: 'forwarded', reason: `forwarded out ${rd.dev ?? '?'} to ${rd.nexthop === ctx.pkt.dst ? ctx.pkt.dstEndpoint() : `${ctx.pkt.dstEndpoint()} via ${rd.nexthop ?? '?'}`}`, nexthop: rd.nexthop };
+  return { kind: 'forwarded', said: outVia('forwarded-out', rd.dev ?? '?', ctx.pkt.dstEndpoint(), rd.nexthop === ctx.pkt.dst ? null : (rd.nexthop ?? '?')), nexthop: rd.nexthop };
 }
 
 /** The path of a packet the node sends itself (and its loop back when the destination is local). */
 function walkOutput(ctx: WalkContext, rec: FlowRecord): Ending {
   const rd = routeDecision(ctx.net, ctx.pkt.dst);
-  routingStep(ctx, 'output route', rd);
+  routingStep(ctx, 'output-route', rd);
   const stop = stopForRoute(ctx, rd, true);
   if (stop) return stop;
   ctx.pkt.oif = rd.kind === 'local' ? 'lo' : rd.dev;
@@ -142,18 +155,18 @@ function walkOutput(ctx: WalkContext, rec: FlowRecord): Ending {
   if (post) return post;
   const now = routeDecision(ctx.net, ctx.pkt.dst);
   if (now.kind !== 'local') {
-    return { kind: 'sent', reason: `sent out ${ctx.pkt.oif ?? '?'} to ${now.nexthop === ctx.pkt.dst ? ctx.pkt.dstEndpoint() : `${ctx.pkt.dstEndpoint()} via ${now.nexthop ?? '?'}`}`, nexthop: now.nexthop };
+    return { kind: 'sent', said: outVia('sent-out', ctx.pkt.oif ?? '?', ctx.pkt.dstEndpoint(), now.nexthop === ctx.pkt.dst ? null : (now.nexthop ?? '?')), nexthop: now.nexthop };
   }
   // Loopback: the packet re-enters through lo and meets PREROUTING and INPUT again.
   ctx.pkt.iif = 'lo';
   ctx.pkt.oif = null;
   ctx.hook = null;
-  ctx.record({ kind: 'routing', backend: 'kernel', reason: `the destination ${ctx.pkt.dst} is local: the packet loops back through lo (PREROUTING, INPUT)` });
+  ctx.record({ kind: 'routing', backend: 'kernel', said: stepSaid('loop-back-lo', { dst: ctx.pkt.dst }) });
   const pre = runHook(ctx, rec, 'prerouting');
   if (pre) return pre;
   const inp = runHook(ctx, rec, 'input');
   if (inp) return inp;
-  return { kind: 'local', reason: `delivered to a local process listening on ${ctx.pkt.dstEndpoint()}` };
+  return { kind: 'local', said: stepSaid('delivered-local-listening', { endpoint: ctx.pkt.dstEndpoint() }) };
 }
 
 function conntrackOf(ctx: WalkContext, rec: FlowRecord, spec: PacketSpec): TraceConntrack | null {
@@ -300,21 +313,22 @@ function walkOnce(input: TraceInput, spec: PacketSpec, options: WalkOptions, dua
   const rec: FlowRecord = { match: null, original: null, confirmed: false };
   let ending: Ending;
   if (input.routes.length === 0) {
-    ctx.record({ kind: 'unsupported', backend: 'kernel', reason: 'unsupported: the node\'s routes were not captured (ip -j route show table all): the way through the hooks cannot be decided' });
-    ending = { kind: 'unsupported', reason: 'routes not captured' };
+    ctx.record({ kind: 'unsupported', backend: 'kernel', said: stepSaid('routes-not-captured-step') });
+    ending = { kind: 'unsupported', said: stepSaid('routes-not-captured') };
   } else {
     ending = entry.entry === 'host' ? walkOutput(ctx, rec) : walkIngress(ctx, rec);
   }
   if (ending.kind !== 'unsupported' || ctx.steps[ctx.steps.length - 1]?.kind !== 'unsupported') {
     ctx.hook = null;
-    ctx.record({ kind: 'final', backend: 'kernel', verdict: ending.kind, reason: ending.reason });
+    ctx.record({ kind: 'final', backend: 'kernel', verdict: ending.kind, said: ending.said });
   }
   const last = ctx.steps[ctx.steps.length - 1]!;
   const final = ctx.pkt.header();
   const delivered = ending.kind === 'local' || ending.kind === 'forwarded' || ending.kind === 'sent';
   const verdict: TraceVerdict = {
     kind: ending.kind,
-    reason: ending.reason,
+    reason: stepSaidEn(ending.said),
+    said: ending.said,
     step: last.index,
     oif: delivered ? final.oif : null,
     nexthop: ending.nexthop ?? null,

@@ -19,7 +19,9 @@ import { findChain, findTargetOption } from '../model/iptables.js';
 import type { NftChain, NftTable } from '../model/nftables.js';
 import { formatRule } from '../parsers/iptables-format.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
-import { rejectMeaning } from './describe.js';
+import { percent, rejectMeaning } from './describe.js';
+import { chainEndBack, chainEndPolicy, condsThen, andThen } from './reasons.js';
+import { phrase, stepSaid, type StepSaid } from '../text/step-said.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
 import { evalIptablesMatches, NO_CONDITIONS } from './iptables-match.js';
 import { chainPrefilters, prefilterReject, type Prefilter } from './iptables-prefilter.js';
@@ -148,7 +150,7 @@ function branchGroup(ctx: WalkContext, item: IptablesItem, frame: Frame, start: 
   return { rules: raw.map((b) => b.rule).filter((r) => r >= 0), chosenRule: raw[chosen]!.rule < 0 ? null : raw[chosen]!.rule, branches };
 }
 
-function natBinding(rule: IptablesRule): NatBinding | { unsupported: string } {
+function natBinding(rule: IptablesRule): NatBinding | { unsupported: StepSaid } {
   const t = rule.target!;
   const text = `${t.name}${t.options.map((o) => ` --${o.name}${o.values.length ? ' ' + o.values.join(' ') : ''}`).join('')}`;
   const randomFully = t.options.some((o) => o.name === 'random-fully');
@@ -157,7 +159,7 @@ function natBinding(rule: IptablesRule): NatBinding | { unsupported: string } {
     let port: number | null = null;
     if (ports !== undefined) {
       const r = parseNatTarget(`:${ports}`);
-      if (!r || r.portMax !== null) return { unsupported: `${t.name} --to-ports ${ports}: a port range (the kernel picks one)` };
+      if (!r || r.portMax !== null) return { unsupported: stepSaid('nat-port-range', { target: t.name, ports }) };
       port = r.port;
     }
     return { type: t.name === 'MASQUERADE' ? 'masquerade' : 'redirect', addr: null, port, randomFully, text };
@@ -165,12 +167,12 @@ function natBinding(rule: IptablesRule): NatBinding | { unsupported: string } {
   const option = t.name === 'DNAT' ? 'to-destination' : 'to-source';
   const value = findTargetOption(rule, option)?.values[0];
   const nat = value === undefined ? null : parseNatTarget(value);
-  if (!nat) return { unsupported: `${t.name} without a readable --${option}` };
-  if (nat.addrMax !== null || nat.portMax !== null) return { unsupported: `${t.name} --${option} ${value}: a range (the kernel picks one by hash)` };
+  if (!nat) return { unsupported: stepSaid('nat-option-unreadable', { target: t.name, option }) };
+  if (nat.addrMax !== null || nat.portMax !== null) return { unsupported: stepSaid('nat-range', { target: t.name, option, value: value ?? '' }) };
   return { type: t.name === 'DNAT' ? 'dnat' : 'snat', addr: nat.addr, port: nat.port, randomFully, text };
 }
 
-function applyMark(ctx: WalkContext, rule: IptablesRule): string | null {
+function applyMark(ctx: WalkContext, rule: IptablesRule): StepSaid | null {
   const o = rule.target!.options[0];
   if (!o || rule.target!.options.length !== 1) return null;
   const before = ctx.pkt.mark;
@@ -198,7 +200,7 @@ function applyMark(ctx: WalkContext, rule: IptablesRule): string | null {
       return null;
   }
   ctx.pkt.mark = next;
-  return `mark 0x${before.toString(16)} → 0x${next.toString(16)}`;
+  return stepSaid('mark-set', { from: `0x${before.toString(16)}`, to: `0x${next.toString(16)}` });
 }
 
 // Per walk input (the nft ruleset is part of it), per ruleset, per table.
@@ -250,24 +252,24 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
   const xtables = ctx.dualBackends ? { xtables: xtablesOf(item.ruleset) } : {};
   const common = { backend: 'iptables' as const, family: item.family, table: item.table, priority: item.priority, ...xtables };
   const loop = ctx.enterChain(base.name);
-  if (loop !== null) return { kind: 'unsupported', reason: loop };
+  if (loop !== null) return { kind: 'unsupported', said: loop };
   while (stack.length > 0) {
-    if (!ctx.budgetLeft()) return { kind: 'unsupported', reason: 'too many steps: a jump loop?' };
+    if (!ctx.budgetLeft()) return { kind: 'unsupported', said: stepSaid('too-many-steps') };
     const frame = stack[stack.length - 1]!;
     const chain = frame.chain;
     if (frame.pos >= chain.rules.length) {
       if (stack.length === 1) {
         if (base.policy === null) {
-          ctx.record({ ...common, kind: 'unsupported', chain: base.name, reason: `end of built-in chain ${base.name}: its policy is not in the capture` });
-          return { kind: 'unsupported', reason: `policy of ${base.name} unknown` };
+          ctx.record({ ...common, kind: 'unsupported', chain: base.name, said: stepSaid('policy-not-captured', { chain: base.name }) });
+          return { kind: 'unsupported', said: stepSaid('policy-unknown', { chain: base.name }) };
         }
         const verdict = base.policy === 'ACCEPT' ? 'accept' : 'drop';
-        ctx.record({ ...common, kind: 'policy', chain: base.name, verdict, counters: base.counters, reason: `end of ${base.name}${chain !== base ? ` (reached by goto ${chain.name})` : ''}: policy ${base.policy}` });
-        return verdict === 'accept' ? { kind: 'accept' } : { kind: 'drop', reason: `policy DROP of ${item.table} ${base.name}` };
+        ctx.record({ ...common, kind: 'policy', chain: base.name, verdict, counters: base.counters, said: chainEndPolicy(base.name, chain !== base ? chain.name : null, base.policy) });
+        return verdict === 'accept' ? { kind: 'accept' } : { kind: 'drop', said: stepSaid('policy-drop', { table: item.table, chain: base.name }) };
       }
       stack.pop();
       const back = stack[stack.length - 1]!;
-      ctx.record({ ...common, kind: 'return', chain: chain.name, verdict: 'return', reason: back.pos < back.chain.rules.length ? `end of ${chain.name}: back to ${back.chain.name} rule #${back.pos + 1}` : `end of ${chain.name}: back to the end of ${back.chain.name}` });
+      ctx.record({ ...common, kind: 'return', chain: chain.name, verdict: 'return', said: chainEndBack(chain.name, back.chain.name, back.pos, back.chain.rules.length) });
       continue;
     }
     const rule = chain.rules[frame.pos]!;
@@ -282,15 +284,15 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
     const stepBase = { ...common, kind: 'rule' as const, chain: chain.name, ruleIndex: rule.index, handle: handleOf(frame, rule), ruleText: textAt(frame, ruleNo), counters: rule.counters };
     const m = evalIptablesMatches(ctx, rule);
     if (m.kind === 'unsupported') {
-      ctx.record({ ...stepBase, kind: 'unsupported', reason: `unsupported: ${m.reason}` });
-      return { kind: 'unsupported', reason: m.reason };
+      ctx.record({ ...stepBase, kind: 'unsupported', said: stepSaid('unsupported', { what: phrase(m.reason) }) });
+      return { kind: 'unsupported', said: stepSaid('rule-conditions', { conds: phrase(m.reason) }) };
     }
     if (m.kind === 'nomatch') {
-      ctx.record({ ...stepBase, matched: false, reason: m.reason });
+      ctx.record({ ...stepBase, matched: false, said: stepSaid('rule-no-match', { conds: phrase(m.reason) }) });
       continue;
     }
     let branches: readonly TraceBranch[] | null = null;
-    let reason = m.reason;
+    let said = stepSaid('rule-conditions', { conds: phrase(m.reason) });
     if (m.probability !== null) {
       let group = groups.get(chain);
       if (!group || !group.rules.includes(ruleNo)) {
@@ -300,23 +302,23 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
       branches = group.branches;
       if (group.chosenRule !== ruleNo) {
         const chosen = group.branches.find((b) => b.chosen)!;
-        ctx.record({ ...stepBase, matched: false, branches, reason: `random (probability ${(m.probability * 100).toFixed(1)}% here): not taken, the walk follows branch ${chosen.index + 1} of ${group.branches.length} (${chosen.endpoint ?? chosen.target})` });
+        ctx.record({ ...stepBase, matched: false, branches, said: stepSaid('random-not-taken', { p: percent(m.probability), i: chosen.index + 1, n: group.branches.length, to: chosen.endpoint ?? chosen.target }) });
         continue;
       }
       // The kernel's trace shows this rule's `statistic` match: say it was the random draw, not "no conditions".
       const chosen = group.branches.find((b) => b.chosen)!;
-      const taken = `branch ${chosen.index + 1} of ${group.branches.length}: random draw taken (probability ${(m.probability * 100).toFixed(1)}% here)`;
-      reason = m.reason === NO_CONDITIONS ? taken : `${m.reason}; ${taken}`;
+      const taken = stepSaid('random-taken', { i: chosen.index + 1, n: group.branches.length, p: percent(m.probability) });
+      said = m.reason === NO_CONDITIONS ? taken : condsThen(m.reason, taken);
     } else {
       const group = groups.get(chain);
       if (group && group.chosenRule === ruleNo) {
         branches = group.branches;
         // The group's last rule has no draw of its own: every packet the others left reaches it.
-        const last = `branch ${group.branches.length} of ${group.branches.length}: the earlier random draws were not taken`;
-        reason = m.reason === NO_CONDITIONS ? last : `${m.reason}; ${last}`;
+        const last = stepSaid('random-last-branch', { n: group.branches.length });
+        said = m.reason === NO_CONDITIONS ? last : condsThen(m.reason, last);
       }
     }
-    const outcome = applyTarget(ctx, item, rule, stack, frame, { ...stepBase, reason, branches });
+    const outcome = applyTarget(ctx, item, rule, stack, frame, { ...stepBase, said, branches });
     if (outcome) return outcome;
   }
   throw new Error('unreachable: the base frame always ends the loop');
@@ -329,21 +331,21 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
   const t = rule.target;
   const matched = { ...step, matched: true };
   if (t === null) {
-    ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason} (no target: counts and goes on)` });
+    ctx.record({ ...matched, verdict: 'continue', said: stepSaid('no-target', { a: step.said }) });
     return null;
   }
   if (t.kind === 'jump' || t.kind === 'goto') {
     const target = findChain(item.ruleset, item.table, t.name);
     if (!target) {
-      ctx.record({ ...matched, kind: 'unsupported', verdict: verdictOfTarget(rule), reason: `unsupported: ${t.kind} to chain ${t.name}, which is not in the capture` });
-      return { kind: 'unsupported', reason: `chain ${t.name} missing` };
+      ctx.record({ ...matched, kind: 'unsupported', verdict: verdictOfTarget(rule), said: stepSaid('jump-to-missing-chain', { how: t.kind, chain: t.name }) });
+      return { kind: 'unsupported', said: stepSaid('chain-missing', { chain: t.name }) };
     }
     const loop = ctx.enterChain(t.name);
     if (loop !== null) {
-      ctx.record({ ...matched, kind: 'unsupported', verdict: verdictOfTarget(rule), reason: `unsupported: ${loop}` });
-      return { kind: 'unsupported', reason: loop };
+      ctx.record({ ...matched, kind: 'unsupported', verdict: verdictOfTarget(rule), said: stepSaid('unsupported', { what: loop }) });
+      return { kind: 'unsupported', said: loop };
     }
-    ctx.record({ ...matched, verdict: verdictOfTarget(rule), reason: step.reason });
+    ctx.record({ ...matched, verdict: verdictOfTarget(rule) });
     const next = frameOf(ctx, target, nftChainOf(ctx, item, target.name));
     if (t.kind === 'goto' && stack.length > 1) stack[stack.length - 1] = next;
     else {
@@ -355,21 +357,22 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
   }
   switch (t.name) {
     case 'ACCEPT':
-      ctx.record({ ...matched, verdict: 'accept', reason: step.reason });
+      ctx.record({ ...matched, verdict: 'accept' });
       return { kind: 'accept' };
     case 'DROP':
-      ctx.record({ ...matched, verdict: 'drop', reason: step.reason });
+      ctx.record({ ...matched, verdict: 'drop' });
       // kube-proxy's comment says why ("ns/name:port has no local endpoints" for eTP=Local): quote it.
-      return { kind: 'drop', reason: `${item.table} ${rule.chain} rule #${rule.index}: DROP${rule.comment ? ` ("${rule.comment}")` : ''}` };
+      return { kind: 'drop', said: rule.comment ? stepSaid('rule-drop-comment', { table: item.table, chain: rule.chain, n: rule.index, comment: rule.comment }) : stepSaid('rule-drop', { table: item.table, chain: rule.chain, n: rule.index }) };
     case 'RETURN': {
-      ctx.record({ ...matched, verdict: 'return', reason: step.reason });
+      ctx.record({ ...matched, verdict: 'return' });
       frame.pos = frame.chain.rules.length;
       return null;
     }
     case 'REJECT': {
       const how = findTargetOption(rule, 'reject-with')?.values[0] ?? (ctx.pkt.family === 'ipv6' ? 'icmp6-port-unreachable' : 'icmp-port-unreachable');
-      ctx.record({ ...matched, verdict: 'reject', reason: `${step.reason}; REJECT --reject-with ${how}` });
-      return { kind: 'reject', reason: `${item.table} ${rule.chain} rule #${rule.index}${rule.comment ? ` ("${rule.comment}")` : ''}: REJECT with ${how}${rejectMeaning(how)}`, rejectWith: how };
+      ctx.record({ ...matched, verdict: 'reject', said: andThen(step.said, stepSaid('reject-with', { how })) });
+      const at = { table: item.table, chain: rule.chain, n: rule.index, how, meaning: rejectMeaning(how) };
+      return { kind: 'reject', said: rule.comment ? stepSaid('rule-reject-comment', { ...at, comment: rule.comment }) : stepSaid('rule-reject', at), rejectWith: how };
     }
     case 'DNAT':
     case 'SNAT':
@@ -377,45 +380,45 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
     case 'REDIRECT': {
       const b = natBinding(rule);
       if ('unsupported' in b) {
-        ctx.record({ ...matched, kind: 'unsupported', reason: `unsupported: ${b.unsupported}` });
-        return { kind: 'unsupported', reason: b.unsupported };
+        ctx.record({ ...matched, kind: 'unsupported', said: stepSaid('unsupported', { what: b.unsupported }) });
+        return { kind: 'unsupported', said: b.unsupported };
       }
       if (b.type === 'dnat' || b.type === 'redirect') ctx.flow.dstBinding = b;
       else ctx.flow.srcBinding = b;
-      ctx.record({ ...matched, verdict: 'accept', reason: `${step.reason}; ${b.text}: NAT binding set up, the rewrite is applied when the nat chain returns` });
+      ctx.record({ ...matched, verdict: 'accept', said: andThen(step.said, stepSaid('nat-binding', { binding: b.text })) });
       return { kind: 'accept' };
     }
     case 'MARK': {
       const change = applyMark(ctx, rule);
       if (change === null) {
-        ctx.record({ ...matched, kind: 'unsupported', reason: `unsupported: MARK ${t.options.map((o) => `--${o.name} ${o.values.join(' ')}`).join(' ')}` });
-        return { kind: 'unsupported', reason: 'MARK option' };
+        ctx.record({ ...matched, kind: 'unsupported', said: stepSaid('unsupported', { what: `MARK ${t.options.map((o) => `--${o.name} ${o.values.join(' ')}`).join(' ')}` }) });
+        return { kind: 'unsupported', said: stepSaid('mark-option') };
       }
-      ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason}; ${change}` });
+      ctx.record({ ...matched, verdict: 'continue', said: andThen(step.said, change) });
       return null;
     }
     case 'LOG':
     case 'NFLOG':
     case 'ULOG':
     case 'TRACE':
-      ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason}; ${t.name} records the packet and it goes on` });
+      ctx.record({ ...matched, verdict: 'continue', said: andThen(step.said, stepSaid('log-target', { target: t.name })) });
       return null;
     case 'NOTRACK':
       ctx.flow.tracked = 'untracked';
       ctx.pkt.ct = 'untracked';
-      ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason}; NOTRACK: conntrack will ignore this packet (no NAT)` });
+      ctx.record({ ...matched, verdict: 'continue', said: andThen(step.said, stepSaid('notrack')) });
       return null;
     case 'CT':
       if (t.options.length === 1 && t.options[0]!.name === 'notrack') {
         ctx.flow.tracked = 'untracked';
         ctx.pkt.ct = 'untracked';
-        ctx.record({ ...matched, verdict: 'continue', reason: `${step.reason}; CT --notrack: conntrack will ignore this packet (no NAT)` });
+        ctx.record({ ...matched, verdict: 'continue', said: andThen(step.said, stepSaid('ct-notrack')) });
         return null;
       }
       break;
     default:
       break;
   }
-  ctx.record({ ...matched, kind: 'unsupported', reason: `unsupported: target ${t.name} is not modelled` });
-  return { kind: 'unsupported', reason: `target ${t.name}` };
+  ctx.record({ ...matched, kind: 'unsupported', said: stepSaid('target-not-modelled', { target: t.name }) });
+  return { kind: 'unsupported', said: stepSaid('target-unsupported', { target: t.name }) };
 }

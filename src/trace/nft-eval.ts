@@ -19,6 +19,9 @@ import { formatExpr } from '../parsers/nft-format-expr.js';
 import { exprType } from '../parsers/nft-types.js';
 import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import { nftRejectWith, rejectMeaning } from './describe.js';
+import { NO_CONDITIONS } from './iptables-match.js';
+import { chainEndBack, chainEndPolicy, condsThen } from './reasons.js';
+import { phrase, stepSaid } from '../text/step-said.js';
 import type { HookedChainItem } from './hooks.js';
 import { constant, elementTest, evalNftExpr, exactKeyOf, isStop, keyTypesOf, showValue, valueKey, valueTest, type NftEvalStop, type NftValue, type ValueTest } from './nft-values.js';
 import type { TraceBranch } from './types.js';
@@ -351,18 +354,18 @@ export function runNftChain(ctx: WalkContext, item: NftItem): ChainOutcome {
   const stack: Frame[] = [{ chain: item.chain, pos: 0 }];
   const common = { backend: 'nft' as const, family: table.family, table: table.name, priority: item.priority };
   const loop = ctx.enterChain(item.chain.name);
-  if (loop !== null) return { kind: 'unsupported', reason: loop };
+  if (loop !== null) return { kind: 'unsupported', said: loop };
   while (stack.length > 0) {
-    if (!ctx.budgetLeft()) return { kind: 'unsupported', reason: 'too many steps: a jump loop?' };
+    if (!ctx.budgetLeft()) return { kind: 'unsupported', said: stepSaid('too-many-steps') };
     const frame = stack[stack.length - 1]!;
     if (frame.pos >= frame.chain.rules.length) {
       if (stack.length === 1) {
-        ctx.record({ ...common, kind: 'policy', chain: item.chain.name, verdict: base.policy, reason: `end of ${item.chain.name}${frame.chain !== item.chain ? ` (reached by goto ${frame.chain.name})` : ''}: policy ${base.policy}` });
-        return base.policy === 'accept' ? { kind: 'accept' } : { kind: 'drop', reason: `policy drop of ${table.family} ${table.name} ${item.chain.name}` };
+        ctx.record({ ...common, kind: 'policy', chain: item.chain.name, verdict: base.policy, said: chainEndPolicy(item.chain.name, frame.chain !== item.chain ? frame.chain.name : null, base.policy) });
+        return base.policy === 'accept' ? { kind: 'accept' } : { kind: 'drop', said: stepSaid('nft-policy-drop', { table: `${table.family} ${table.name}`, chain: item.chain.name }) };
       }
       stack.pop();
       const back = stack[stack.length - 1]!;
-      ctx.record({ ...common, kind: 'return', chain: frame.chain.name, verdict: 'return', reason: back.pos < back.chain.rules.length ? `end of ${frame.chain.name}: back to ${back.chain.name} rule #${back.pos + 1}` : `end of ${frame.chain.name}: back to the end of ${back.chain.name}` });
+      ctx.record({ ...common, kind: 'return', chain: frame.chain.name, verdict: 'return', said: chainEndBack(frame.chain.name, back.chain.name, back.pos, back.chain.rules.length) });
       continue;
     }
     const rule = frame.chain.rules[frame.pos]!;
@@ -373,11 +376,11 @@ export function runNftChain(ctx: WalkContext, item: NftItem): ChainOutcome {
   throw new Error('unreachable: the base frame always ends the loop');
 }
 
-type RuleStep = Omit<Parameters<WalkContext['record']>[0], 'kind' | 'reason'>;
+type RuleStep = Omit<Parameters<WalkContext['record']>[0], 'kind' | 'said'>;
 
 function runRule(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, rule: NftRule, step: RuleStep): ChainOutcome | null {
   const held: string[] = [];
-  const reason = (last?: string) => [...held, ...(last ? [last] : [])].filter((t) => t !== '').join('; ') || 'no conditions: every packet matches';
+  const conds = (last?: string) => stepSaid('rule-conditions', { conds: phrase([...held, ...(last ? [last] : [])].filter((t) => t !== '').join('; ') || NO_CONDITIONS) });
   for (const s of rule.statements) {
     const r = evalStatement(ctx, item.table, s);
     switch (r.kind) {
@@ -385,27 +388,28 @@ function runRule(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, 
         held.push(r.text);
         continue;
       case 'failed':
-        ctx.record({ ...step, kind: 'rule', matched: false, reason: r.text });
+        ctx.record({ ...step, kind: 'rule', matched: false, said: stepSaid('rule-no-match', { conds: phrase(r.text) }) });
         return null;
       case 'unsupported':
-        ctx.record({ ...step, kind: 'unsupported', reason: `unsupported: ${r.text}` });
-        return { kind: 'unsupported', reason: r.text };
+        ctx.record({ ...step, kind: 'unsupported', said: stepSaid('unsupported', { what: phrase(r.text) }) });
+        return { kind: 'unsupported', said: stepSaid('rule-conditions', { conds: phrase(r.text) }) };
       case 'reject':
-        ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'reject', reason: reason(r.text) });
+        ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'reject', said: conds(r.text) });
         // Reached by a quoted map element (kube-proxy's reject-chain): say which Service and why, as the iptables walk quotes its REJECT's comment.
-        return { kind: 'reject', reason: `${item.table.family} ${item.table.name} ${frame.chain.name}${frame.why ? ` (${frame.why})` : ''}: ${r.text}${rejectMeaning(r.rejectWith)}`, rejectWith: r.rejectWith };
+        const at = { table: `${item.table.family} ${item.table.name}`, chain: frame.chain.name, what: phrase(r.text), meaning: rejectMeaning(r.rejectWith) };
+        return { kind: 'reject', said: frame.why ? stepSaid('nft-reject-why', { ...at, why: frame.why }) : stepSaid('nft-reject', at), rejectWith: r.rejectWith };
       case 'nat': {
         if (r.binding.type === 'dnat' || r.binding.type === 'redirect') ctx.flow.dstBinding = r.binding;
         else ctx.flow.srcBinding = r.binding;
-        ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'accept', branches: r.branches ?? null, reason: reason(`${r.text}: NAT binding set up, the rewrite is applied when the nat chain returns`) });
+        ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'accept', branches: r.branches ?? null, said: held.some((t) => t !== '') ? condsThen(held.filter((t) => t !== '').join('; '), stepSaid('nat-binding', { binding: r.text })) : stepSaid('nat-binding', { binding: r.text }) });
         return { kind: 'accept' };
       }
       case 'verdict':
-        ctx.record({ ...step, kind: 'rule', matched: true, verdict: verdictText(r.verdict), branches: r.branches ?? null, reason: reason(r.text), ...(r.element ? { element: r.element } : {}) });
+        ctx.record({ ...step, kind: 'rule', matched: true, verdict: verdictText(r.verdict), branches: r.branches ?? null, said: conds(r.text), ...(r.element ? { element: r.element } : {}) });
         return applyVerdict(ctx, item, stack, frame, r.verdict, r.why);
     }
   }
-  ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'continue', reason: reason() });
+  ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'continue', said: conds() });
   return null;
 }
 
@@ -419,7 +423,7 @@ function applyVerdict(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Fr
       return { kind: 'accept' };
     case 'drop':
       // kube-proxy's eTP=Local drop is a map element: quote it, as the iptables walk quotes its DROP's comment (kubernetes#66354).
-      return { kind: 'drop', reason: `${item.table.family} ${item.table.name} ${frame.chain.name}: drop${why ? ` (${why})` : ''}` };
+      return { kind: 'drop', said: stepSaid(why ? 'nft-drop-why' : 'nft-drop', { table: `${item.table.family} ${item.table.name}`, chain: frame.chain.name, why: why ?? '' }) };
     case 'continue':
       return null;
     case 'return':
@@ -429,13 +433,13 @@ function applyVerdict(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Fr
     case 'goto': {
       const target = v.target === undefined ? undefined : findChain(item.table, v.target);
       if (!target) {
-        ctx.record({ backend: 'nft', family: item.table.family, table: item.table.name, chain: frame.chain.name, kind: 'unsupported', reason: `unsupported: ${v.verdict} to chain ${v.target ?? '?'}, which is not in the capture` });
-        return { kind: 'unsupported', reason: `chain ${v.target ?? '?'} missing` };
+        ctx.record({ backend: 'nft', family: item.table.family, table: item.table.name, chain: frame.chain.name, kind: 'unsupported', said: stepSaid('jump-to-missing-chain', { how: v.verdict, chain: v.target ?? '?' }) });
+        return { kind: 'unsupported', said: stepSaid('chain-missing', { chain: v.target ?? '?' }) };
       }
       const loop = ctx.enterChain(target.name);
       if (loop !== null) {
-        ctx.record({ backend: 'nft', family: item.table.family, table: item.table.name, chain: frame.chain.name, kind: 'unsupported', reason: `unsupported: ${loop}` });
-        return { kind: 'unsupported', reason: loop };
+        ctx.record({ backend: 'nft', family: item.table.family, table: item.table.name, chain: frame.chain.name, kind: 'unsupported', said: stepSaid('unsupported', { what: loop }) });
+        return { kind: 'unsupported', said: loop };
       }
       const next: Frame = { chain: target, pos: 0, ...(why ? { why } : {}) };
       if (v.verdict === 'goto' && stack.length > 1) stack[stack.length - 1] = next;

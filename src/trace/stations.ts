@@ -13,6 +13,7 @@ import { runIptablesChain } from './iptables-eval.js';
 import { runNftChain } from './nft-eval.js';
 import { routeDecision, selectSourceAddress } from './routing.js';
 import type { TraceTuple } from './types.js';
+import { phrase, stepSaid, type StepSaid } from '../text/step-said.js';
 
 /** What the stations learned about the flow, for the result. */
 export interface FlowRecord {
@@ -34,7 +35,7 @@ export function conntrackIn(ctx: WalkContext, rec: FlowRecord, priority: number)
   const common = { kind: 'conntrack' as const, backend: 'kernel' as const, priority };
   if (flow.tracked === 'untracked') {
     ctx.pkt.ct = 'untracked';
-    ctx.record({ ...common, reason: 'conntrack: the packet is untracked (NOTRACK in raw): no flow, no NAT' });
+    ctx.record({ ...common, said: stepSaid('ct-untracked') });
     return;
   }
   if (flow.tracked !== 'not-yet') return; // looped-back packet: it keeps its conntrack entry
@@ -55,10 +56,10 @@ export function conntrackIn(ctx: WalkContext, rec: FlowRecord, priority: number)
     flow.ctMark = m.entry.mark ?? 0;
     ctx.pkt.ct = knownFlowState(m);
     rec.match = m;
-    const natWords = nat.dnat || nat.snat ? `; it carries ${[nat.dnat ? 'DNAT' : '', nat.snat ? 'SNAT' : ''].filter(Boolean).join(' and ')}, which conntrack applies again` : '';
+    const natWords = nat.dnat || nat.snat ? stepSaid('ct-carries-nat', { nat: { list: [nat.dnat ? 'DNAT' : '', nat.snat ? 'SNAT' : ''].filter(Boolean), sep: ' and ', sepJa: ' と ' } }) : '';
     ctx.record({
       ...common,
-      reason: `conntrack: the packet belongs to a known flow (${m.direction} direction, ct state ${ctx.pkt.ct}): ${m.entry.raw.trim()}${natWords}; nat chains do not run for it`,
+      said: stepSaid('ct-known-flow', { dir: stepSaid(m.direction === 'original' ? 'word-original' : 'word-reply'), state: ctx.pkt.ct, entry: m.entry.raw.trim(), nat: natWords }),
     });
     return;
   }
@@ -66,11 +67,9 @@ export function conntrackIn(ctx: WalkContext, rec: FlowRecord, priority: number)
   flow.direction = 'original';
   ctx.pkt.ct = 'new';
   rec.original = tupleOf(ctx.pkt.header());
-  const pickup = ctx.pkt.proto === 'tcp' && !ctx.pkt.tcpFlags.includes('syn') ? ' (a TCP packet without SYN is picked up mid-stream, nf_conntrack_tcp_loose=1)' : '';
-  const why = reopened
-    ? `conntrack: the entry of this 5-tuple is ${found.entry.state} (a closed connection); a SYN reopens it: conntrack deletes the old entry and the packet starts a NEW flow`
-    : `conntrack: no entry has this 5-tuple, the packet starts a NEW flow${pickup}`;
-  ctx.record({ ...common, reason: why });
+  const pickup = ctx.pkt.proto === 'tcp' && !ctx.pkt.tcpFlags.includes('syn') ? stepSaid('ct-tcp-loose') : '';
+  const why = reopened ? stepSaid('ct-reopen', { state: found.entry.state ?? '?' }) : stepSaid('ct-new-flow', { pickup });
+  ctx.record({ ...common, said: why });
 }
 
 /**
@@ -107,7 +106,7 @@ function applyRewrite(ctx: WalkContext, side: 'dst' | 'src', r: Rewrite, randomP
 }
 
 /** The rewrite a NAT binding asks for, resolved against the packet (MASQUERADE, REDIRECT). */
-function resolveBinding(ctx: WalkContext, b: NatBinding): Rewrite | { error: string } {
+function resolveBinding(ctx: WalkContext, b: NatBinding): Rewrite | { error: StepSaid } {
   const p = ctx.pkt;
   switch (b.type) {
     case 'dnat':
@@ -117,7 +116,7 @@ function resolveBinding(ctx: WalkContext, b: NatBinding): Rewrite | { error: str
     case 'masquerade': {
       const rd = routeDecision(ctx.net, p.dst);
       const addr = selectSourceAddress(ctx.net, p.oif, rd.nexthop, p.family);
-      if (addr === null) return { error: `MASQUERADE: no address to use on ${p.oif ?? 'the output interface'} (the kernel drops the packet)` };
+      if (addr === null) return { error: stepSaid('masquerade-no-address', { oif: p.oif ?? stepSaid('word-output-interface') }) };
       return { addr, port: b.port };
     }
     case 'redirect': {
@@ -125,18 +124,18 @@ function resolveBinding(ctx: WalkContext, b: NatBinding): Rewrite | { error: str
       const iface = ctx.net.interfaces.find((i) => i.ifname === p.iif);
       const fam = p.family === 'ipv4' ? 'inet' : 'inet6';
       const addr = iface?.addresses.find((a) => a.family === fam)?.local;
-      if (addr === undefined) return { error: `REDIRECT: ${p.iif ?? 'the input interface'} has no address (the kernel drops the packet)` };
+      if (addr === undefined) return { error: stepSaid('redirect-no-address', { iif: p.iif ?? stepSaid('word-input-interface') }) };
       return { addr, port: b.port };
     }
   }
 }
 
 /** Re-routes a locally generated packet whose destination changed (`ip_route_me_harder`). */
-export function rerouteOutput(ctx: WalkContext, why: string): void {
+export function rerouteOutput(ctx: WalkContext, why: StepSaid): void {
   const rd = routeDecision(ctx.net, ctx.pkt.dst);
   const before = ctx.pkt.oif;
   ctx.pkt.oif = rd.kind === 'local' ? 'lo' : rd.dev;
-  ctx.record({ kind: 'routing', backend: 'kernel', reason: `re-route after ${why} (ip_route_me_harder): ${rd.text}${before !== ctx.pkt.oif ? `; output interface ${before ?? '-'} → ${ctx.pkt.oif ?? '-'}` : ''}` });
+  ctx.record({ kind: 'routing', backend: 'kernel', said: stepSaid('re-route', { why, route: rd.text, oif: before !== ctx.pkt.oif ? stepSaid('oif-changed', { from: before ?? '-', to: ctx.pkt.oif ?? '-' }) : '' }) });
 }
 
 /**
@@ -148,26 +147,26 @@ export function natStation(ctx: WalkContext, rec: FlowRecord, natChains: readonl
   const side: 'dst' | 'src' = hook === 'prerouting' || hook === 'output' ? 'dst' : 'src';
   const flow = ctx.flow;
   const common = { kind: 'nat' as const, backend: 'kernel' as const, priority };
-  const manip = side === 'dst' ? 'destination' : 'source';
+  const manip = stepSaid(side === 'dst' ? 'word-destination' : 'word-source');
   if (flow.tracked === 'untracked') {
-    if (natChains.length > 0) ctx.record({ ...common, reason: `NAT: skipped, the packet is untracked` });
+    if (natChains.length > 0) ctx.record({ ...common, said: stepSaid('nat-skipped-untracked') });
     return null;
   }
   if (flow.tracked === 'known' && rec.match) {
     const stored = storedNat(rec.match)[side];
-    const skipped = natChains.length > 0 ? `nat chains skipped (${natChains.map((c) => c.chain.name).join(', ')}): ` : '';
+    const skipped = natChains.length > 0 ? stepSaid('nat-chains-skipped', { chains: natChains.map((c) => c.chain.name).join(', ') }) : '';
     if (stored) {
       const words = applyRewrite(ctx, side, stored);
-      ctx.record({ ...common, reason: `${skipped}the flow is known, conntrack applies its stored ${manip} NAT: ${words}` });
-      if (hook === 'output') rerouteOutput(ctx, 'the stored DNAT');
+      ctx.record({ ...common, said: stepSaid('nat-stored', { skipped, manip, words: phrase(words) }) });
+      if (hook === 'output') rerouteOutput(ctx, stepSaid('word-stored-dnat'));
     } else if (natChains.length > 0) {
-      ctx.record({ ...common, reason: `${skipped}the flow is known and has no ${manip} NAT` });
+      ctx.record({ ...common, said: stepSaid('nat-none-stored', { skipped, manip }) });
     }
     return null;
   }
   const done = side === 'dst' ? flow.dstNatDone : flow.srcNatDone;
   if (done) {
-    if (natChains.length > 0) ctx.record({ ...common, reason: `nat chains skipped: the flow already got its ${manip} NAT on an earlier hook (looped back)` });
+    if (natChains.length > 0) ctx.record({ ...common, said: stepSaid('nat-done-earlier', { manip }) });
     return null;
   }
   for (const [i, item] of natChains.entries()) {
@@ -177,16 +176,17 @@ export function natStation(ctx: WalkContext, rec: FlowRecord, natChains: readonl
     if (binding === null) continue;
     const r = resolveBinding(ctx, binding);
     if ('error' in r) {
-      ctx.record({ ...common, reason: r.error });
-      return { kind: 'drop', reason: r.error };
+      ctx.record({ ...common, said: r.error });
+      return { kind: 'drop', said: r.error };
     }
     const words = applyRewrite(ctx, side, r, binding.randomFully);
     if (side === 'dst') flow.dnat = true;
     else flow.snat = true;
     const rest = natChains.slice(i + 1);
-    const random = binding.randomFully && side === 'src' ? ' (fully-random: the kernel picks a random source port)' : '';
-    ctx.record({ ...common, reason: `NAT: ${binding.text} rewrites the ${manip}: ${words}${random}${rest.length ? `; the remaining nat chains (${rest.map((c) => c.chain.name).join(', ')}) do not run` : ''}` });
-    if (hook === 'output' && side === 'dst') rerouteOutput(ctx, 'DNAT');
+    const random = binding.randomFully && side === 'src' ? stepSaid('nat-fully-random') : '';
+    const others = rest.length ? stepSaid('nat-rest-skipped', { chains: rest.map((c) => c.chain.name).join(', ') }) : '';
+    ctx.record({ ...common, said: stepSaid('nat-rewrite', { binding: binding.text, manip, words: phrase(words), random, rest: others }) });
+    if (hook === 'output' && side === 'dst') rerouteOutput(ctx, stepSaid('word-dnat'));
     break;
   }
   if (side === 'dst') flow.dstNatDone = true;
@@ -200,5 +200,5 @@ export function confirmStation(ctx: WalkContext, rec: FlowRecord, priority: numb
   if (flow.tracked !== 'new' || flow.confirmed) return;
   flow.confirmed = true;
   rec.confirmed = true;
-  ctx.record({ kind: 'conntrack', backend: 'kernel', priority, reason: 'conntrack: the NEW flow is confirmed and enters the conntrack table (its entry is shown with the result)' });
+  ctx.record({ kind: 'conntrack', backend: 'kernel', priority, said: stepSaid('ct-confirm') });
 }

@@ -10,6 +10,7 @@
  */
 import type { NetfilterHook } from '../model/iptables.js';
 import type { PacketFamily, TcpFlag, TraceEntry, TraceProtocol } from './packet.js';
+import type { StepSaid } from '../text/step-said.js';
 
 /** The conntrack state a rule sees (`ct state` / `--ctstate` words, lower case). */
 export type CtStateName = 'invalid' | 'new' | 'established' | 'related' | 'untracked';
@@ -100,7 +101,9 @@ export interface TraceBranch {
  * - `matched`: true/false for rules, null for other steps;
  * - `verdict`: what the step did (`continue`, `jump X`, `accept`, `drop`, …), null when
  *   the rule did not match;
- * - `reason`: why, in words;
+ * - `reason`: why, in English words (rendered from `said` when the step has it);
+ * - `said`: why, as a key of src/text/messages/steps.ts with params (a rule that did
+ *   not match says `rule-no-match` with its condition list as a phrase);
  * - `header`: the packet as it is after this step;
  * - `counters`: the rule's counters in the capture, null when none;
  * - `branches`: every outcome of a random choice made at this step, with probabilities.
@@ -120,6 +123,7 @@ export interface TraceStep {
   readonly matched: boolean | null;
   readonly verdict: string | null;
   readonly reason: string;
+  readonly said?: StepSaid;
   readonly header: PacketHeader;
   readonly counters: StepCounters | null;
   readonly branches: readonly TraceBranch[] | null;
@@ -172,6 +176,8 @@ export type VerdictKind = 'local' | 'forwarded' | 'sent' | 'dropped' | 'rejected
 export interface TraceVerdict {
   readonly kind: VerdictKind;
   readonly reason: string;
+  /** `reason` as a key with params (src/text/messages/steps.ts); absent for a verdict made of several walks (`ambiguous`). */
+  readonly said?: StepSaid;
   /** Index of the step that decided it. */
   readonly step: number;
   /** Output interface and next hop (gateway, or the destination itself when on-link). */

@@ -116,8 +116,10 @@ describe('Cilium node: expected against the maps, Local policies, ipMode, flags'
       expect.stringContaining('--enable-service-topology'), expect.stringContaining('--enable-service-topology'), expect.stringContaining('--enable-service-topology'),
     ]);
     const undecidedJa = findingsOf(on, 'default/web').filter((x) => x.code === 'cilium-expectation-undecided').map((x) => findingMessage(x, 'ja'));
-    // (the topology rule inside the parentheses is still the engine's English: NOTES)
-    for (const m of undecidedJa) expect(m).toMatch(/もう一方の場合に Cilium が書く内容と一致します: エージェントが --enable-service-topology 付きで動いているかは読めていません（付いていれば: /);
+    // The topology rule inside the parentheses is in Japanese too, the English stays in `message`.
+    for (const m of undecidedJa) expect(m).toMatch(/もう一方の場合に Cilium が書く内容と一致します: エージェントが --enable-service-topology 付きで動いているかは読めていません（付いていれば: zone-a 向けのヒントがあるもの）/);
+    for (const m of undecidedJa) expect(m).not.toContain('hinted for');
+    for (const f of findingsOf(on, 'default/web').filter((x) => x.code === 'cilium-expectation-undecided')) expect(f.message).toContain('(with it: hinted for zone-a)');
     expect(verdictOf(on, 'default/web')).toBe('ok');
     const off = diagnoseSnapshot(ciliumNode(base, zonedNodes, (s) => expectCiliumTable(inputOf(s), { serviceTopology: false }).table));
     expect(findingsOf(off, 'default/web').filter((x) => x.severity !== 'info')).toEqual([]);

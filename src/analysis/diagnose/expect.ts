@@ -14,7 +14,7 @@ import { formatFrontend } from '../../model/cilium.js';
 import type { ApiObjects } from '../../model/k8s.js';
 import type { NodeSnapshot } from '../../model/snapshot.js';
 import { formatServiceRef } from '../../model/service-ref.js';
-import { expectCiliumTable, type CiliumUndecidedKind } from '../cilium-expected.js';
+import { expectCiliumTable, type CiliumUndecidedKind, type TopologyRule } from '../cilium-expected.js';
 import { compareContextOf, nodeIPsOf, scenarioService, type CompareNote } from '../compare-modes-input.js';
 import { isProxied } from '../kubeproxy-serviceports.js';
 import { expectPorts, type PortExpectation, type TrafficExpectation } from '../node-expectation.js';
@@ -148,6 +148,8 @@ export interface ExpectedAlternative {
   /** Which option or release (src/analysis/cilium-expected.ts); with `topology`, the rule it would apply. */
   readonly kind: CiliumUndecidedKind;
   readonly topology?: string;
+  /** With `topology`: the rule as data (src/analysis/cilium-expected.ts), for the i18n tables. */
+  readonly rule?: TopologyRule;
   /** The frontend under the other answer; null when only flags change. */
   readonly frontend: ProgrammedFrontend | null;
   readonly flagMask: number;
@@ -170,7 +172,7 @@ function ciliumFrontends(input: KubeProxyInput, into: Map<string, ExpectedFronte
       reason: e.reason,
       excluded: e.excluded,
       evidence: [],
-      alternatives: e.undecided.map((u) => ({ what: u.what, kind: u.kind, ...(u.topology !== undefined ? { topology: u.topology } : {}), frontend: u.alternative ? { ...lbServiceFrontend(u.alternative), evidence: [] } : null, flagMask: u.flagMask })),
+      alternatives: e.undecided.map((u) => ({ what: u.what, kind: u.kind, ...(u.topology !== undefined ? { topology: u.topology } : {}), ...(u.rule ? { rule: u.rule } : {}), frontend: u.alternative ? { ...lbServiceFrontend(u.alternative), evidence: [] } : null, flagMask: u.flagMask })),
       sourceRanges: e.sourceRanges,
     };
     const list = into.get(e.service.name ?? '') ?? [];

@@ -42,7 +42,9 @@ export function pickCiliumExpectation(exp: CiliumExpectedFrontend, act: Programm
 
 /** What an unread option or release is, as a phrase of the i18n tables. */
 function undecidedSaid(a: ExpectedAlternative): Said {
-  return a.kind === 'topology' ? said('dg.cu.topology', { rule: a.topology ?? '' }) : said(`dg.cu.${a.kind}`);
+  if (a.kind !== 'topology') return said(`dg.cu.${a.kind}`);
+  const r = a.rule;
+  return said('dg.cu.topology', { rule: r ? (r.kind === 'hinted' ? said('dg.cu.rule.hinted', { zone: r.zone }) : said('dg.cu.rule.sameNode', { node: r.node })) : (a.topology ?? '') });
 }
 
 function flagWords(bits: number): string {

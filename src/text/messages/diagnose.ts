@@ -89,6 +89,8 @@ export const en = {
   'dg.cu.source-range-external': 'whether the agent checks loadBalancerSourceRanges on externalIPs (newer agents do; --bpf-lb-source-range-all-types) was not read',
   'dg.cu.source-range-all': 'whether the agent runs with --bpf-lb-source-range-all-types was not read',
   'dg.cu.topology': 'whether the agent runs with --enable-service-topology was not read (with it: {rule})',
+  'dg.cu.rule.hinted': 'hinted for {zone}',
+  'dg.cu.rule.sameNode': 'PreferSameNode: on {node}',
   'dg.cu.release': "the agent's release was not read: agents before KEP-1669 support keep terminating backends out of the count (no new connection is served)",
   // conntrack
   'dg.ctNotRead': 'stale flows not checked: {why}',
@@ -233,6 +235,8 @@ export const ja: Record<keyof typeof en, string> = {
   'dg.cu.source-range-external': 'エージェントが externalIPs にも loadBalancerSourceRanges を適用するか（新しいエージェントは適用します。--bpf-lb-source-range-all-types）は読めていません',
   'dg.cu.source-range-all': 'エージェントが --bpf-lb-source-range-all-types 付きで動いているかは読めていません',
   'dg.cu.topology': 'エージェントが --enable-service-topology 付きで動いているかは読めていません（付いていれば: {rule}）',
+  'dg.cu.rule.hinted': '{zone} 向けのヒントがあるもの',
+  'dg.cu.rule.sameNode': 'PreferSameNode: {node} 上のもの',
   'dg.cu.release': 'エージェントのリリースは読めていません: KEP-1669 対応前のエージェントは終了中のバックエンドを数に入れません（新しい接続は処理されません）',
   'dg.ctNotRead': '古いフローは調べていません: {why}',
   'dg.ctCilium': 'Cilium 独自の conntrack はまだ比較していません',

@@ -16,7 +16,7 @@ import type { TraceResult, TraceStep, VerdictKind } from '../../trace/types.js';
 import { wrapCells } from '../../tour/wrap.js';
 import { Table, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
-import { whyPieces, whyText } from '../../text/why.js';
+import { saidText, whyPieces, whyText } from '../../text/why.js';
 import { cellWidth, fitCell, humanBytes, humanCount, layoutColumns, type ColumnSpec } from '../../text/cells.js';
 import { theme, type ColorToken } from '../theme.js';
 
@@ -102,7 +102,7 @@ interface DetailLine {
 function detailLines(r: TraceResult, s: TraceStep, lang: Lang): DetailLine[] {
   const out: DetailLine[] = [];
   if (s.ruleText !== null) out.push({ label: t(lang, s.backend === 'ebpf' ? 'step.mapEntry' : 'step.rule'), text: whyPieces(lang, `${s.ruleText}${s.handle !== null ? `  (handle ${s.handle})` : ''}`), wrap: true });
-  out.push({ label: t(lang, 'step.why'), text: whyText(lang, s.reason), wrap: true, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
+  out.push({ label: t(lang, 'step.why'), text: saidText(lang, s.said, s.reason), wrap: true, ...(s.kind === 'unsupported' ? { color: 'warn' as const } : {}) });
   out.push({ label: t(lang, 'step.here'), text: whyText(lang, formatHeader(s.header)) });
   if (s.counters) out.push({ label: t(lang, 'step.counters'), text: tf(lang, 'step.countersText', { packets: humanCount(s.counters.packets), bytes: humanBytes(s.counters.bytes) }) });
   if (s.branches) for (const [i, line] of branchLines(s.branches).entries()) out.push({ label: i === 0 ? t(lang, 'step.branches') : '', text: line, color: 'accent' });
@@ -198,7 +198,7 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
   return (
     <Box flexDirection="column">
       <Text bold>{fitCell(`${whyText(lang, formatHeader(r.request.packet))}  ·  ${tf(lang, 'step.entry', { entry: t(lang, `step.entry.${r.request.entry}`) })}${r.request.packet.iif ? ` (${r.request.packet.iif})` : ''}`, width)}</Text>
-      <Text color={theme[VERDICT_COLOR[r.verdict.kind]]}>{fitCell(`${verdictWord}${endpoint}${via}: ${whyText(lang, r.verdict.reason)}`, width)}</Text>
+      <Text color={theme[VERDICT_COLOR[r.verdict.kind]]}>{fitCell(`${verdictWord}${endpoint}${via}: ${saidText(lang, r.verdict.said, r.verdict.reason)}`, width)}</Text>
       <Table columns={cols} rows={rows} cursor={at} width={width} height={tableHeight} focused={focused} />
       {details.map((d, i) => (
         <Line key={i} label={d.label} text={d.text} color={d.color} width={width} />
