@@ -31,6 +31,7 @@ import { parseNftText } from '../src/parsers/nft-text.js';
 import { loadSnapshot } from '../src/collect/session.js';
 import type { ProbeRun } from '../src/sources/probe-runner.js';
 import { ReplayTransport } from '../src/sources/replay.js';
+import { CILIUM_PINS } from './lib/cilium-maps.js';
 import { peakRssMb, timed, median, type Measurement } from './lib/measure.js';
 
 /** A format the bench parses, where its text lives in a bundle root, and nodescope's parser for it. */
@@ -39,14 +40,6 @@ interface FormatSpec {
   readonly parse: (texts: readonly string[]) => { diagnostics: readonly unknown[] };
 }
 
-const LB_FILES: Record<string, string> = {
-  'bpf-lb4-services': 'cilium_lb4_services_v2',
-  'bpf-lb4-backends': 'cilium_lb4_backends_v3',
-  'bpf-lb4-reverse-nat': 'cilium_lb4_reverse_nat',
-  'bpf-lb6-services': 'cilium_lb6_services_v2',
-  'bpf-lb6-backends': 'cilium_lb6_backends_v3',
-  'bpf-lb6-reverse-nat': 'cilium_lb6_reverse_nat',
-};
 
 /** The formats of the parse table. */
 export const FORMATS: Readonly<Record<string, FormatSpec>> = {
@@ -55,8 +48,8 @@ export const FORMATS: Readonly<Record<string, FormatSpec>> = {
   'nft-text': { files: ['nftables/probes/nft-text.stdout'], parse: ([t]) => parseNftText(t!, 'nft-text') },
   conntrack: { files: ['iptables/probes/conntrack.stdout'], parse: ([t]) => parseConntrack(t!, 'conntrack') },
   cilium: {
-    files: Object.keys(LB_FILES).map((id) => `cilium/probes/${id}.stdout`),
-    parse: (texts) => decodeCiliumLbMaps(Object.values(LB_FILES).map((name, i) => ({ name, text: texts[i]!, origin: name }))),
+    files: Object.keys(CILIUM_PINS).map((id) => `cilium/probes/${id}.stdout`),
+    parse: (texts) => decodeCiliumLbMaps(Object.values(CILIUM_PINS).map((name, i) => ({ name, text: texts[i]!, origin: name }))),
   },
   api: { files: ['iptables/api.json'], parse: ([t]) => parseK8sObjects(t!, 'api.json') },
 };

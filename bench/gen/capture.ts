@@ -15,6 +15,7 @@
  */
 import path from 'node:path';
 import type { LabScenario } from '../../src/analysis/lab-scenario-types.js';
+import { CILIUM_PINS } from '../lib/cilium-maps.js';
 import { fillArgv, catalog, probe } from '../../src/sources/catalog.js';
 import { writeBundle, type BundleManifest } from '../../src/sources/bundle.js';
 import type { ProbeRun } from '../../src/sources/probe-runner.js';
@@ -100,15 +101,7 @@ export function modeOutputs(world: GenWorld, mode: GenMode): Map<string, string>
   out.set('resolv-conf', RESOLV_CONF);
   if (mode === 'cilium') {
     const dumps = generateCiliumDumps(scenario);
-    const ids: Record<string, string> = {
-      'bpf-lb4-services': 'cilium_lb4_services_v2',
-      'bpf-lb4-backends': 'cilium_lb4_backends_v3',
-      'bpf-lb4-reverse-nat': 'cilium_lb4_reverse_nat',
-      'bpf-lb6-services': 'cilium_lb6_services_v2',
-      'bpf-lb6-backends': 'cilium_lb6_backends_v3',
-      'bpf-lb6-reverse-nat': 'cilium_lb6_reverse_nat',
-    };
-    for (const [id, map] of Object.entries(ids)) out.set(id, dumps.get(map) ?? '[]\n');
+    for (const [id, map] of Object.entries(CILIUM_PINS)) out.set(id, dumps.get(map) ?? '[]\n');
   }
   const order = catalog().probes.map((p) => p.id);
   return new Map([...out].sort((a, b) => order.indexOf(a[0]) - order.indexOf(b[0])));

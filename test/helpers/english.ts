@@ -9,6 +9,10 @@
  * a sentence of ours). Everything else is English that reached the screen.
  */
 
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fixtureDir } from './fixtures.js';
+
 /** Proper terms that stay as they are in Japanese text. */
 export const PROPER_TERMS: ReadonlySet<string> = new Set(
   [
@@ -122,5 +126,15 @@ export function englishLeft(frame: string, dataWords: ReadonlySet<string>): { wo
       out.push({ word, line });
     }
   }
+  return out;
+}
+
+/** Every word of capture `capture`'s files (api.json, manifest, probes, extra): what the node, the API and the DNS server wrote is data, not our English. */
+export function captureWords(capture: string): Set<string> {
+  const dir = fixtureDir(capture);
+  const files = ['api.json', 'manifest.json', ...readdirSync(path.join(dir, 'probes')).map((f) => path.join('probes', f))];
+  if (readdirSync(dir).includes('extra')) files.push(...readdirSync(path.join(dir, 'extra')).map((f) => path.join('extra', f)));
+  const out = new Set<string>();
+  for (const f of files) for (const w of latinWords(readFileSync(path.join(dir, f), 'utf8'))) out.add(w);
   return out;
 }

@@ -6,8 +6,6 @@
  * English word outside the allow-list of proper terms and the words of the capture itself
  * (test/helpers/english.ts).
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import path from 'node:path';
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { staticSession } from '../../src/collect/session.js';
@@ -15,8 +13,8 @@ import { messageKeys, t, type MessageKey } from '../../src/text/i18n.js';
 import { WHY_GENERIC, WHY_PHRASES, WHY_PIECES } from '../../src/text/messages/why.js';
 import { App } from '../../src/ui/App.js';
 import { PANE_REGISTRY } from '../../src/ui/pane-registry.js';
-import { englishLeft, latinWords } from '../helpers/english.js';
-import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
+import { captureWords, englishLeft } from '../helpers/english.js';
+import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, KEYS, renderApp } from '../helpers/render.js';
 
 const CAPTURES = ['lab-iptables', 'lab-nftables', 'lab-cilium'] as const;
@@ -27,15 +25,6 @@ function withoutSlots(text: string): string {
   return text.replace(/\{\w+\}/g, ' ').replace(/\$\*?[A-Za-z]\w*/g, ' ');
 }
 
-/** Every word of a capture's files: what the node, the API and the DNS server wrote. */
-function dataWords(capture: string): Set<string> {
-  const dir = fixtureDir(capture);
-  const files = ['api.json', 'manifest.json', ...readdirSync(path.join(dir, 'probes')).map((f) => path.join('probes', f))];
-  if (readdirSync(dir).includes('extra')) files.push(...readdirSync(path.join(dir, 'extra')).map((f) => path.join('extra', f)));
-  const out = new Set<string>();
-  for (const f of files) for (const w of latinWords(readFileSync(path.join(dir, f), 'utf8'))) out.add(w);
-  return out;
-}
 
 describe('the English finder', () => {
   it('flags an English sentence and an English column header, and lets proper terms, data, flags and cut identifiers pass', () => {
@@ -79,7 +68,7 @@ async function settled(r: Awaited<ReturnType<typeof renderApp>>, ...keys: string
 describe.each(CAPTURES)('the %s capture in Japanese', (capture) => {
   it.each(FRAME_WIDTHS)('shows no English in any pane, the help or any step of any walk at %i columns', async (width) => {
     const snapshot = await snapshotOf(capture);
-    const words = dataWords(capture);
+    const words = captureWords(capture);
     const r = await renderApp(<App session={staticSession(snapshot)} lang="ja" width={width} height={40} />, width, 40);
     const left = new Map<string, string>();
     const check = (where: string, frame: string) => {

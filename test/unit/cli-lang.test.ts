@@ -7,7 +7,7 @@
  * document, and a format a command has no use for is refused naming the valid ones.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
@@ -19,22 +19,13 @@ import { fleetJson, fleetText } from '../../src/report/fleet.js';
 import { showServices } from '../../src/report/services.js';
 import { runTraceCommand } from '../../src/report/trace.js';
 import { showDiagnose } from '../../src/report/diagnose.js';
-import { englishLeft, latinWords } from '../helpers/english.js';
+import { captureWords, englishLeft, latinWords } from '../helpers/english.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
 import { writeLabFleet } from '../helpers/fleet-fixtures.js';
 
 const binary = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
 const run = (...args: string[]) => spawnSync('node', [binary, ...args], { encoding: 'utf8', input: '', env: { ...process.env, LANG: 'C.UTF-8', LC_ALL: '', LC_MESSAGES: '' } });
 
-/** Every word of a capture's files (what the node and the API wrote is data, not our English). */
-function dataWords(capture: string): Set<string> {
-  const dir = fixtureDir(capture);
-  const files = ['api.json', 'manifest.json', ...readdirSync(path.join(dir, 'probes')).map((f) => path.join('probes', f))];
-  if (readdirSync(dir).includes('extra')) files.push(...readdirSync(path.join(dir, 'extra')).map((f) => path.join('extra', f)));
-  const out = new Set<string>();
-  for (const f of files) for (const w of latinWords(readFileSync(path.join(dir, f), 'utf8'))) out.add(w);
-  return out;
-}
 
 /** The English left in `text`, as `word: line`. */
 const english = (text: string, data: ReadonlySet<string>) => englishLeft(text, data).map((w) => `${w.word}: ${w.line}`);
@@ -44,7 +35,7 @@ const CAPTURES = ['lab-iptables', 'lab-nftables', 'lab-cilium'] as const;
 describe('--lang ja: the text of show services, trace and diagnose has no English left', () => {
   it.each(CAPTURES)('%s', async (capture) => {
     const snap = await snapshotOf(capture);
-    const data = dataWords(capture);
+    const data = captureWords(capture);
     const services = showServices(snap, 'text', undefined, 'ja');
     expect(services).toMatch(/^名前空間\s+名前\s+種類\s+クラスタIP\s+ポート\s+エンドポイント$/m);
     expect(services).toMatch(/^ノード lab-node/);
@@ -87,7 +78,7 @@ describe('fleet diagnose --lang ja', () => {
     expect(ja).toMatch(/^サービス\s+lab-node2\s+lab-node3\s+（ほかのノード 1 台: 正常）$/m);
     expect(ja).toMatch(/^kube-system\/kube-dns\s+正常\s+故障$/m);
     // The fleet's nodes are generated from lab-iptables; a node's stderr (curl's) is its data.
-    const data = new Set([...dataWords('lab-iptables'), ...latinWords(d.nodes.map((n) => `${n.reason ?? ''} ${n.name}`).join(' ')), ...latinWords(JSON.stringify(d.nodes.map((n) => n.freshness)))]);
+    const data = new Set([...captureWords('lab-iptables'), ...latinWords(d.nodes.map((n) => `${n.reason ?? ''} ${n.name}`).join(' ')), ...latinWords(JSON.stringify(d.nodes.map((n) => n.freshness)))]);
     expect(english(ja, data)).toEqual([]);
     expect(fleetText(d, 'en')).toContain('4 nodes: 1 ok, 1 degraded, 1 broken, 1 failed');
     expect(YAML.parse(fleetJson(d, 'yaml'))).toEqual(JSON.parse(fleetJson(d)));
