@@ -8,7 +8,7 @@
  * together as a fleet, and `fleet diagnose` must name exactly those two nodes' backend sets,
  * endpoints named. No cilium-agent runs here: each node's freshness is `unknown`, saying so.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectCiliumTable } from '../../src/analysis/cilium-expected.js';
 import { FLEET_FORMAT_VERSION, writeFleetManifest } from '../../src/fleet/bundle.js';
 import { labAvailable } from '../helpers/lab.js';
-import { BINARY } from '../helpers/tmux.js';
+import { runBinary } from '../helpers/run-binary.js';
 import { bpffsMounted, createLabCiliumMaps, removeLabCiliumMaps } from './cilium-maps.js';
 import { ciliumRulesText } from './cilium-mode.js';
 import { nsExecOk, run, runOk } from './exec.js';
@@ -29,16 +29,7 @@ const bpffsOf = (node: string) => path.join(STATE, node, 'bpffs');
 const rootOf = (node: string) => path.join(bpffsOf(node), 'tc', 'globals');
 let dir: string;
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BINARY, ...args], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, KUBECONFIG: '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => runBinary(args, dir);
 
 /** Removes every namespace, map and bpffs of this file (a previous run that died included). */
 async function down(): Promise<void> {

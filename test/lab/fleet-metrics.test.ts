@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateIptablesRestore } from '../../src/analysis/kubeproxy-iptables.js';
 import { FLEET_FORMAT_VERSION, writeFleetManifest } from '../../src/fleet/bundle.js';
 import { labAvailable } from '../helpers/lab.js';
-import { BINARY } from '../helpers/tmux.js';
+import { runBinary } from '../helpers/run-binary.js';
 import { nsExec, nsExecOk, run, runOk, sleep } from './exec.js';
 import { FLEET_SCENARIO, fleetApiObjects } from './fleet-lab.js';
 
@@ -50,16 +50,7 @@ function metricsText(): string {
   ].join('\n');
 }
 
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BINARY, ...args], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: dir, KUBECONFIG: '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => runBinary(args, dir);
 
 beforeAll(async () => {
   if (!canRun) return;

@@ -5,14 +5,13 @@
  * address reached from this host's namespace. Both are captured over SSH, API objects from
  * `--api-file`, and `fleet diagnose` on the result names lab-node2's stale endpoint.
  */
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFleetManifest } from '../../src/fleet/bundle.js';
 import { labAvailable } from '../helpers/lab.js';
-import { BINARY } from '../helpers/tmux.js';
+import { runBinary } from '../helpers/run-binary.js';
 import { run, runOk } from './exec.js';
 import { FLEET_SCENARIO, fleetApiObjects, fleetDown, fleetUp, STALE_ENDPOINT } from './fleet-lab.js';
 import { labNames, type LabNames } from './names.js';
@@ -32,17 +31,7 @@ let home: string;
 let names: LabNames;
 let apiFile: string;
 
-/** Runs the built binary with the test HOME (its ~/.ssh) and no kubeconfig. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [BINARY, ...args], { env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, KUBECONFIG: '', NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => runBinary(args, home);
 
 beforeAll(async () => {
   if (!canRun) return;
