@@ -10,7 +10,7 @@ import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { chainRowIndex, describeMatches, describeTarget, filteredRows, lazyRows, type RowIndex } from '../../src/analysis/rules-view.js';
 import { countByReplySource } from '../../src/analysis/conntrack-nat.js';
 import { iptablesNftTables, nftChainRows, nftEndpointCountLookup, nftEndpointCounts, nftSetRows, tableLabel } from '../../src/analysis/nft-view.js';
-import { findChain, type IptablesRuleset } from '../../src/model/iptables.js';
+import { findChain, type IptablesRuleset, type IptablesTableKey } from '../../src/model/iptables.js';
 import { chainsByHook, findChain as findNftChain } from '../../src/model/nftables.js';
 import { formatExpr } from '../../src/parsers/nft-format-expr.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
@@ -65,7 +65,7 @@ describe('Rules pane chain list, virtualised', () => {
 
   // What a chain holds, as its rules show inside it (comment, matches, target).
   const heldText = (table: string, chain: string) =>
-    findChain(ruleset, table, chain)!.rules.map((r) => `${r.comment ?? ''} ${describeMatches(r)} ${describeTarget(r)}`);
+    findChain(ruleset, table as IptablesTableKey, chain)!.rules.map((r) => `${r.comment ?? ''} ${describeMatches(r)} ${describeTarget(r)}`);
 
   it('filters on `table chain` or what the chain holds, like a case-insensitive substring, while typing and deleting', () => {
     for (const filter of ['K', 'KU', 'kube-svc', 'kube-sv', 'nat kube-sep', 'NAT KUBE-SEP', 'at k', '', 'zzz', 'filter', 'kube-svc', '10.244.', 'DNAT --to', 'svc-x']) {
