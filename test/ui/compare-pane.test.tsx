@@ -139,7 +139,7 @@ describe('Compare pane', () => {
       expect(modeTotal(empty.cost.iptables)).toBeGreaterThan(0);
       expect(modeTotal(empty.cost.nftables)).toBeGreaterThan(0);
       const f = await frame(capture, width, 'en', cmp.perService.indexOf(empty));
-      const line = (m: string) => f.split('\n').findLast((l) => l.startsWith(`${m}: `))!;
+      const line = (m: string) => f.split('\n').filter((l) => l.startsWith(`${m}: `)).at(-1)!;
       // kube-proxy's REJECT for a Service without endpoints sits in filter/KUBE-SERVICES; nftables keys it in no-endpoint-services.
       expect(line('iptables')).toContain('into existing: filter/KUBE-SERVICES +1');
       expect(line('nftables')).toMatch(/into existing: .*@no-endpoint-services \+1/);
