@@ -20,6 +20,7 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, rmSync, openSync, readFileSync, readSync, realpathSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { isAscii } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
 import { ParseError, UserError } from '../errors.js';
@@ -294,10 +295,15 @@ export function* readFilePieces(file: string, pieceBytes = BUNDLE_PIECE_BYTES, m
   try {
     const buffer = Buffer.allocUnsafe(pieceBytes);
     const decoder = new StringDecoder('utf8');
+    // Until the first byte above 0x7f, reads are decoded as Latin-1 (same characters, far
+    // cheaper); from there on by the decoder, which may hold a sequence cut between reads.
+    let ascii = true;
     let carry = '';
     for (;;) {
       const n = readSync(fd, buffer, 0, pieceBytes, null);
-      let read = n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end();
+      const bytes = buffer.subarray(0, n);
+      if (ascii && n > 0 && !isAscii(bytes)) ascii = false;
+      let read = n === 0 ? (ascii ? '' : decoder.end()) : ascii ? bytes.toString('latin1') : decoder.write(bytes);
       if (n === 0) {
         const text = carry + read;
         if (text !== '') yield text;
