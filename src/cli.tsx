@@ -392,9 +392,10 @@ export function buildProgram(): Command {
         return;
       }
       try {
-        const onListening = () => void process.stderr.write(`tracing for ${seconds} s on ${source.transport.label}: send the traffic now\n`);
+        const lang = detectLang(opts.lang);
+        const onListening = () => void process.stderr.write(`${tf(lang, 'cli.live.listening', { seconds, node: source.transport.label })}\n`);
         const onNotice = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
-        writeDocument(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening, onNotice }), opts.output);
+        writeDocument(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening, onNotice, lang }), opts.output);
       } finally {
         await closeSource(source);
       }
