@@ -11,7 +11,7 @@
  * `ipv6`: `predicted` is IPv4 only, so only the `ipv4` counts compare with it.
  */
 import { COMPARE_MODES, compareModes, modeTotal, type CompareMode, type ModeComparison, type ModeCount } from '../analysis/compare-modes.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
 import { tf, type Lang, type MessageKey } from '../text/i18n.js';
@@ -23,8 +23,8 @@ import { terminalSafe } from '../text/terminal-safe.js';
 /** The comparison of a snapshot; throws `UserError` when it has no API objects. */
 export function comparisonOf(snapshot: NodeSnapshot, service?: string): ModeComparison {
   const cmp = compareModes(snapshot, service ? { service } : {});
-  if (!cmp) throw new UserError('this source has no API objects: there is nothing to generate rules from', 'pass --api-file FILE (kubectl get services,endpointslices,pods,nodes -A -o json)');
-  if (service && cmp.perService.length === 0) throw new UserError(`no programmed Service ${service} in this source`, 'show services lists them (headless and ExternalName Services program nothing)');
+  if (!cmp) throw new UserError(said('ue.compare.noApi'), said('ue.passApiFileKubectl'));
+  if (service && cmp.perService.length === 0) throw new UserError(said('ue.compare.noService', { service }), said('ue.compare.noServiceHint'));
   return cmp;
 }
 

@@ -34,7 +34,7 @@
 import { percentText } from '../text/percent.js';
 import { formatEndpoint, type ConntrackEndpoint } from '../analysis/conntrack-nat.js';
 import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis/conntrack-view.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { conntrackEventFlows, type ConntrackEventFlow } from '../analysis/conntrack-events.js';
 import type { ConntrackEntry, ConntrackTuple } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -159,17 +159,14 @@ function eventsText(flows: readonly ConntrackEventFlow[], reported: number | und
 export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, options: ShowConntrackOptions = {}, lang: Lang = 'en'): string {
   const ct = snapshot.conntrack;
   if (!ct?.value) {
-    throw new UserError(
-      `conntrack was not read on ${terminalSafe(snapshot.meta.node)}${ct?.error ? `: ${ct.error}` : ''}`,
-      'install conntrack-tools on the node, and read it as root (conntrack -L needs CAP_NET_ADMIN)',
-    );
+    throw new UserError(said('ue.ct.notRead', { node: terminalSafe(snapshot.meta.node), error: ct?.error ? `: ${ct.error}` : '' }), said('ue.ct.notReadHint'));
   }
   const index = conntrackIndex(snapshot);
   const service = options.service ?? null;
   let selected = -1;
   if (service !== null) {
     requireServiceRef(service, '--service kube-system/kube-dns');
-    if (!index.servicesKnown) throw new UserError('--service needs API objects, and this source has none', 'pass --api-file FILE (kubectl get services,endpointslices,pods,nodes -A -o json)');
+    if (!index.servicesKnown) throw new UserError(said('ue.ct.serviceNeedsApi'), said('ue.passApiFileKubectl'));
     selected = index.services.findIndex((s) => s.label === service);
     if (selected < 0) throw serviceNotFound(service, index.services.map((s) => s.label));
   }

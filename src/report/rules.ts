@@ -16,7 +16,7 @@
  */
 import { chainRows, iptablesRulesets, type RuleRow } from '../analysis/rules-view.js';
 import { allDiagnostics } from '../collect/build-snapshot.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatExpr, formatRuleText } from '../parsers/nft-format-expr.js';
 import type { NftRuleset } from '../model/nftables.js';
@@ -45,7 +45,7 @@ export interface ShowRulesOptions {
  * that is not `namespace/name`.
  */
 export function namesService(ref: string): (text: string | null | undefined) => boolean {
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref)) throw new UserError(`--service ${JSON.stringify(ref)} is not namespace/name`, 'e.g. --service default/web');
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref)) throw new UserError(said('ue.rules.notNsName', { ref: JSON.stringify(ref) }), said('ue.rules.notNsNameHint'));
   const escaped = ref.replace(/[.]/g, '\\.');
   const re = new RegExp(`(^|[\\s"'-])${escaped}($|[:/\\s"'])`);
   return (text) => text != null && re.test(text);
@@ -82,11 +82,11 @@ export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options:
   }));
   const nft = snapshot.nft?.value ? nftJson(snapshot.nft.value, iptablesNftTables(snapshot), options, names) : null;
   if (names && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
-    const lb = snapshot.lb?.value ? ' (this node rewrites Services in eBPF: see `nodescope show lb`)' : '';
-    throw new UserError(`no rule, chain or set element names Service ${options.service}${lb}`, 'check the name with `nodescope show services`');
+    const lb = snapshot.lb?.value ? said('ue.rules.ebpf') : '';
+    throw new UserError(said('ue.rules.noneNames', { service: options.service ?? '', lb }), said('ue.rules.checkName'));
   }
   if (options.chain && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
-    throw new UserError(`no chain named ${options.chain}${options.table ? ` in table ${options.table}` : ''}`, 'list chains with `nodescope show rules`');
+    throw new UserError(said('ue.rules.noChain', { chain: options.chain, table: options.table ? said('ue.rules.inTable', { table: options.table }) : '' }), said('ue.rules.listChains'));
   }
   if (format === 'name') {
     const ipt = rulesets.flatMap((rs) => rs.tables.flatMap((t) => t.chains.map((c) => `chain/${rs.id}/${t.name}/${c.name}`)));
