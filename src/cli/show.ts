@@ -19,7 +19,7 @@ import { formatServiceRef } from '../model/service-ref.js';
 import type { OutputFormat } from '../text/document.js';
 import { clusterDomainFor, loadOnce, partsFor, writeDocument } from './load.js';
 import type { GlobalOptions } from './options.js';
-import { detectLang } from '../text/i18n.js';
+import { detectLang, tf } from '../text/i18n.js';
 
 /** What `show` can show, with a line each (`show` alone lists them; completion offers them). */
 export const SHOW_WHATS: readonly (readonly [string, string])[] = [
@@ -64,10 +64,10 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
   if (opts.events && what !== 'conntrack') throw new UserError(said('err.eventsFor', { what }), said('ue.show.events'));
   // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
   const events = opts.events === true && !opts.replay;
-  if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
+  const lang = detectLang(opts.lang);
+  if (events) process.stderr.write(`${tf(lang, 'cli.ct.readingEvents', { seconds: Math.round(probe('conntrack-events').timeoutMs / 1000) })}\n`);
   const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
   let out: string;
-  const lang = detectLang(opts.lang);
   try {
     switch (what) {
       case 'services':

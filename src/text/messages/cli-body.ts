@@ -50,6 +50,7 @@ export const en = {
   'cli.ct.reported': ' (conntrack reported {n})',
   'cli.ct.flow': 'flow {flow} {tuple}{ended}',
   'cli.ct.destroyed': ' (destroyed)',
+  'cli.ct.readingEvents': 'reading conntrack events for {seconds} s',
   // show dns and dig +search
   'cli.dns.domain': 'cluster domain {name} (from {from})',
   'cli.dns.domain.flag': '--cluster-domain',
@@ -172,6 +173,7 @@ export const ja: Record<keyof typeof en, string> = {
   'cli.ct.reported': '（conntrack の報告 {n} 件）',
   'cli.ct.flow': 'フロー {flow} {tuple}{ended}',
   'cli.ct.destroyed': '（削除済み）',
+  'cli.ct.readingEvents': 'conntrack のイベントを {seconds} 秒間読み取ります',
   'cli.dns.domain': 'クラスタドメイン {name}（{from} から）',
   'cli.dns.domain.flag': '--cluster-domain',
   'cli.dns.domain.kubelet-config': 'kubelet の設定の clusterDomain',
