@@ -54,7 +54,10 @@ export function showCompare(snapshot: NodeSnapshot, format: OutputFormat, servic
   lines.push(say('cli.cmp.perService'), plainTable([...col('cli.cmp.col.service', 'cli.cmp.col.ports', 'cli.cmp.col.endpoints'), ...COMPARE_MODES], per).trimEnd());
   if (service) {
     const p = cmp.perService[0]!;
-    for (const m of COMPARE_MODES) lines.push(terminalSafe(say('cli.cmp.names', { mode: m, names: p.names[m].join(', ') || say('cli.cmp.noChain') })));
+    for (const m of COMPARE_MODES) {
+      const grown = p.grown[m].length ? say('cli.cmp.grown', { list: p.grown[m].join(', ') }) : '';
+      lines.push(terminalSafe(say('cli.cmp.names', { mode: m, names: p.names[m].join(', ') || say('cli.cmp.noChain'), grown })));
+    }
   }
   // English keeps the engine's own sentence; another language says the note from its kind and values.
   const noteText = (n: ModeComparison['notes'][number]) => (lang === 'en' ? n.text : tf(lang, `compare.note.${n.kind}` as const, n.params));
