@@ -13,6 +13,7 @@ import type { FleetDiagnosis, FleetServiceRow } from '../../fleet/diagnose.js';
 import { cellWidth, fitCell, humanAge } from '../../text/cells.js';
 import { wrapCellsAtMost } from '../../tour/wrap.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
+import { whyText } from '../../text/why.js';
 import { Text } from '../components/SafeText.js';
 import { theme } from '../theme.js';
 import { matrixColumns, serviceColumnWidth, visibleColumns, type MatrixColumn } from './fleet-matrix.js';
@@ -40,7 +41,7 @@ export function cellDetail(data: FleetDiagnosis, row: FleetServiceRow | undefine
   if (!row || !col) return [];
   if (col.failed) {
     const n = data.nodes.find((x) => x.name === col.node);
-    return [tf(lang, 'fleet.nodeFailed', { node: col.node, reason: n?.reason ?? '' })];
+    return [tf(lang, 'fleet.nodeFailed', { node: col.node, reason: whyText(lang, n?.reason ?? '') })];
   }
   const cell = row.nodes[col.node];
   const verdict = cell?.verdict ?? 'ok';
