@@ -114,6 +114,10 @@ describe('fleet diagnose --lang ja on a Cilium fleet', () => {
     const en = fleetText(d, 'en');
     expect(en).toMatch(/^lab-node +\S+ +cilium +Cilium: API watch Ok; controllers 0\/1 healthy \(failing: sync-lb-maps ×3\); LB frontends: 1 done; last change 302 s before capture$/m);
     expect(en).toMatch(/^lab-node3 .*unknown: cilium-dbg status was not readable \(failed: Error: /m);
+    // The binary prints the same text (exit 1: Services broken on some node).
+    const bin = run('fleet', 'diagnose', dir, '--lang', 'ja');
+    expect(bin.status, bin.stderr).toBe(1);
+    expect(bin.stdout.trimEnd()).toBe(ja.trimEnd());
   });
 });
 
