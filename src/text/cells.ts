@@ -5,9 +5,13 @@
 import stringWidth from 'string-width';
 import { terminalSafe } from './terminal-safe.js';
 
+/** Printable ASCII only: one cell per character, what string-width says too. */
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
 /** Display width of `text` in terminal cells. */
 export function cellWidth(text: string): number {
-  return stringWidth(text);
+  // string-width segments graphemes even for plain ASCII: the common case skips it.
+  return PRINTABLE_ASCII.test(text) ? text.length : stringWidth(text);
 }
 
 /**
