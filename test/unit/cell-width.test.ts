@@ -11,6 +11,11 @@ describe('cellWidth', () => {
     expect(cellWidth(ascii)).toBe(95);
   });
 
+  it('counts the marks of our own columns (· — → …) as string-width does', () => {
+    for (const text of ['443/TCP→6443', 'a · b', '—', 'web…', '→→ · —…x']) expect(cellWidth(text)).toBe(stringWidth(text));
+    expect(cellWidth('53/UDP→53')).toBe(9);
+  });
+
   it('hands everything else to string-width: wide, combining, controls', () => {
     for (const text of ['サービス', 'e\u0301', 'a\tb', '\u001b[31mred', 'x\u200by', '🙂 ok']) {
       expect(cellWidth(text)).toBe(stringWidth(text));
