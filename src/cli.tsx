@@ -29,7 +29,7 @@ import { askedProbes, clusterDomainFor, loadOnce, params, sessionSource, writeDo
 import { runShow, SHOW_FORMATS, SHOW_WHATS, type ShowOptions } from './cli/show.js';
 import { addExamples } from './cli/help.js';
 import { isAddressArg, podAddress, serviceDestination } from './cli/trace-names.js';
-import { traceReader } from './cli/trace-load.js';
+import { traceSource } from './cli/trace-load.js';
 import type { ApiObjects } from './model/k8s.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
 import { closeSource, openSource } from './sources/open.js';
@@ -375,7 +375,7 @@ export function buildProgram(): Command {
     .action(async (opts: GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; traceSeconds: string }) => {
       if (opts.allowTrace && opts.replay) throw new UserError('--allow-trace needs a live source, not --replay', 'use --local, --netns, --ssh or --node');
       const seconds = traceSeconds(opts.traceSeconds);
-      const { source, snapshot } = await loadOnce(opts, [], undefined, false, traceReader(opts.to, opts.allowTrace === true));
+      const { source, snapshot } = await loadOnce(opts, [], undefined, false, traceSource(opts.to, opts.allowTrace === true));
       if (!opts.allowTrace) await closeSource(source);
       const args: TraceCommandArgs = {
         ...traceAddresses(opts, snapshot.api?.value ?? null),
