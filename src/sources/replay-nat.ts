@@ -7,8 +7,9 @@
  * a walk to the destination can reach: the targets of the rules (outside those chains) whose
  * `-d ADDRESS/32` and `--dport N` do not exclude it, and, from them on, every target. A
  * per-Service chain that holds `-m recent`, `--match-set` or a `kubernetes …` comment stays
- * whole (the header's notes and mode evidence read those rules); any other one keeps its first
- * rule only, so it is still a chain with rules, not a leftover. The chains cut are returned:
+ * whole (the header's notes and mode evidence read those rules); any other one keeps one bare
+ * rule (`-A CHAIN`: no match, no target, no comment, nothing those readers count), so it is
+ * still a chain with rules, not a leftover. The chains cut are returned:
  * the caller checks that the walk entered none of them, and reads the whole table when it did
  * (src/cli/trace-load.ts). Pure.
  */
@@ -71,12 +72,18 @@ function cutBlock(lines: readonly string[], q: FrontendQuery, cut: Set<string>):
   }
   while (queue.length > 0) for (const i of rulesOf.get(queue.pop()!) ?? []) reach(JUMP.exec(lines[i]!)?.[1]);
   const drop = new Set<number>();
+  const bare = new Map<number, string>();
   for (const [chain, rules] of rulesOf) {
-    if (!PER_SERVICE.test(chain) || whole.has(chain) || rules.length < 2) continue;
+    if (!PER_SERVICE.test(chain) || whole.has(chain)) continue;
     cut.add(chain);
+    bare.set(rules[0]!, `-A ${chain}`);
     for (const i of rules.slice(1)) drop.add(i);
   }
-  return lines.filter((_, i) => !drop.has(i));
+  const out: string[] = [];
+  lines.forEach((line, i) => {
+    if (!drop.has(i)) out.push(bare.get(i) ?? line);
+  });
+  return out;
 }
 
 /**
