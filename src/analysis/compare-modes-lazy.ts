@@ -17,6 +17,7 @@ import {
   actualCounts,
   COMPARE_MODES,
   countIptables,
+  grownIn,
   countLbTable,
   minus,
   nftablesDetail,
@@ -25,6 +26,7 @@ import {
   type ActualCount,
   type CompareMode,
   type ModeCount,
+  type NamedCount,
   type ServiceCost,
 } from './compare-modes.js';
 import { ciliumTableOf, compareContextOf, programmedClusterIP, scenarioService, type CompareContext, type CompareNote } from './compare-modes-input.js';
@@ -39,7 +41,7 @@ import { formatServiceRef } from '../model/service-ref.js';
 export type ServiceStanding = 'programmed' | 'headless' | 'externalName' | 'ipv6-only';
 
 /** A Service's cost without the names of what it adds (what a list row shows). */
-export type ServiceCount = Omit<ServiceCost, 'names'>;
+export type ServiceCount = Omit<ServiceCost, 'names' | 'grown'>;
 
 /** The whole-capture part of the comparison (the fields of `ModeComparison` of the same names). */
 export interface CompareTotals {
@@ -53,7 +55,7 @@ export interface CompareTotals {
 
 /** Counts, chain names and the distinct keys that do not add up across Services. */
 interface Detail {
-  readonly counts: Record<CompareMode, ModeCount & { names: string[] }>;
+  readonly counts: Record<CompareMode, NamedCount>;
   /** nftables set/map element keys by set; Cilium backend keys by map name. */
   readonly keys: Record<'nftables' | 'cilium', Map<string, Set<string>>>;
 }
@@ -61,7 +63,7 @@ interface Detail {
 const IPTABLES_OPTIONS = { nfacct: false, randomFully: true } as const;
 const BACKEND_MAPS: ReadonlySet<string> = new Set([CILIUM_LB_MAPS.backends4, CILIUM_LB_MAPS.backends6]);
 
-type Part<M extends CompareMode> = { count: ModeCount & { names: string[] }; keys?: Map<string, Set<string>>; mode: M };
+type Part<M extends CompareMode> = { count: NamedCount; keys?: Map<string, Set<string>>; mode: M };
 
 /** One mode's share of {@link Detail}: what it writes for `input`, counted. */
 const PARTS = {
@@ -310,6 +312,7 @@ export class ModeComparer {
       endpoints: scenario.endpoints.length,
       cost: perMode((m) => minus(detail.counts[m], base[m])),
       names: perMode((m) => detail.counts[m].names.filter((n) => !base[m].names.includes(n))),
+      grown: perMode((m) => grownIn(detail.counts[m], base[m])),
     };
     if (!this.counts.has(service)) this.counts.set(service, { service, ports: cost.ports, endpoints: cost.endpoints, cost: cost.cost });
     return cost;

@@ -53,6 +53,8 @@ export interface ServiceCost {
   readonly endpoints: number;
   readonly cost: Readonly<Record<CompareMode, ModeCount>>;
   readonly names: Readonly<Record<CompareMode, readonly string[]>>;
+  /** Rules and elements it adds to chains and sets that exist without it ({@link grownIn}); empty for Cilium. */
+  readonly grown: Readonly<Record<CompareMode, readonly string[]>>;
 }
 
 /** A mode the node really runs, counted from the snapshot. */
@@ -98,19 +100,42 @@ function isKubeChain(name: string): boolean {
   return name.startsWith('KUBE-');
 }
 
+/**
+ * A mode's count with the names of its chains (or frontends) and, for iptables and nftables,
+ * `sizes`: rules per chain (`nat/KUBE-SERVICES`, nft `services`) and distinct elements per
+ * set or map (`@no-endpoint-services`), to say what a Service adds to what exists without it.
+ */
+export type NamedCount = ModeCount & { names: string[]; sizes?: ReadonlyMap<string, number> };
+
 /** KUBE-* chains and their rules in the filter and nat tables. */
-export function countIptables(ruleset: IptablesRuleset | null | undefined): ModeCount & { names: string[] } {
+export function countIptables(ruleset: IptablesRuleset | null | undefined): NamedCount {
   const names: string[] = [];
+  const sizes = new Map<string, number>();
   let rules = 0;
   for (const table of ruleset?.tables ?? []) {
     if (table.name !== 'filter' && table.name !== 'nat') continue;
     for (const chain of table.chains) {
       if (!isKubeChain(chain.name)) continue;
       names.push(chain.name);
+      sizes.set(`${table.name}/${chain.name}`, chain.rules.length);
       rules += chain.rules.length;
     }
   }
-  return { chains: names.length, rules, elements: 0, maps: NO_MAPS, names };
+  return { chains: names.length, rules, elements: 0, maps: NO_MAPS, names, sizes };
+}
+
+/**
+ * What `one` adds to the chains and sets that `base` already has: `filter/KUBE-SERVICES +1`
+ * (rules), `@no-endpoint-services +1` (elements). A Service without endpoints adds no chain
+ * of its own, only such rules and elements (kube-proxy's REJECT rule, its no-endpoint map entry).
+ */
+export function grownIn(one: NamedCount, base: NamedCount): string[] {
+  const out: string[] = [];
+  for (const [key, n] of one.sizes ?? []) {
+    const before = base.sizes?.get(key);
+    if (before !== undefined && n > before) out.push(`${key} +${n - before}`);
+  }
+  return out;
 }
 
 function bigintText(_key: string, value: unknown): unknown {
@@ -118,34 +143,37 @@ function bigintText(_key: string, value: unknown): unknown {
 }
 
 /** Chains, rules and set/map elements (distinct keys) of kube-proxy's tables (`ip kube-proxy`, `ip6 kube-proxy`). */
-export function countNftables(ruleset: NftRuleset | null | undefined, family?: string): ModeCount & { names: string[] } {
+export function countNftables(ruleset: NftRuleset | null | undefined, family?: string): NamedCount {
   const d = nftablesDetail(ruleset, family);
-  return { chains: d.chains, rules: d.rules, elements: d.elements, maps: d.maps, names: d.names };
+  return { chains: d.chains, rules: d.rules, elements: d.elements, maps: d.maps, names: d.names, sizes: d.sizes };
 }
 
 /**
  * {@link countNftables} plus the distinct element keys of every set and map (`family table set`
  * → keys); `family` (`ip`, `ip6`) counts only that family's `kube-proxy` table, else all.
  */
-export function nftablesDetail(ruleset: NftRuleset | null | undefined, family?: string): ModeCount & { names: string[]; keys: Map<string, Set<string>> } {
+export function nftablesDetail(ruleset: NftRuleset | null | undefined, family?: string): NamedCount & { keys: Map<string, Set<string>> } {
   const names: string[] = [];
   const keys = new Map<string, Set<string>>();
+  const sizes = new Map<string, number>();
   let rules = 0;
   let elements = 0;
   for (const table of ruleset?.tables ?? []) {
     if (table.name !== 'kube-proxy' || (family !== undefined && table.family !== family)) continue;
     for (const chain of table.chains) {
       names.push(chain.name);
+      sizes.set(chain.name, (sizes.get(chain.name) ?? 0) + chain.rules.length);
       rules += chain.rules.length;
     }
     // The kernel keeps one element per key: kube-proxy adds a dual-protocol ClusterIP to `cluster-ips` twice.
     for (const set of table.sets) {
       const distinct = new Set(set.elements.map((e) => JSON.stringify(e.key, bigintText)));
       keys.set(`${table.family} ${table.name} ${set.name}`, distinct);
+      sizes.set(`@${set.name}`, (sizes.get(`@${set.name}`) ?? 0) + distinct.size);
       elements += distinct.size;
     }
   }
-  return { chains: names.length, rules, elements, maps: NO_MAPS, names, keys };
+  return { chains: names.length, rules, elements, maps: NO_MAPS, names, sizes, keys };
 }
 
 /** LB map entries of a table, per map (IPv4 and IPv6 maps), as the agent writes them. */
@@ -166,7 +194,7 @@ export function countLbTable(table: LbTable | null | undefined): ModeCount {
 const IPTABLES_OPTIONS = { nfacct: false, randomFully: true } as const;
 
 /** Everything each mode writes for `input`, counted, with the names of chains / frontends. */
-export function programmedBy(input: KubeProxyInput): Record<CompareMode, ModeCount & { names: string[] }> {
+export function programmedBy(input: KubeProxyInput): Record<CompareMode, NamedCount> {
   const ipt = parseIptablesSave(generateIptablesRestore(input, IPTABLES_OPTIONS), 'kube-proxy iptables (generated)').value;
   const nft = parseNftText(generateNftablesRules(input), 'kube-proxy nftables (generated)').value;
   const table = ciliumTableOf(input);
@@ -236,6 +264,7 @@ export function compareModes(snapshot: NodeSnapshot, options: { service?: string
         endpoints: s.endpoints.length,
         cost: perMode((m) => minus(one[m], empty[m])),
         names: perMode((m) => one[m].names.filter((n) => !empty[m].names.includes(n))),
+        grown: perMode((m) => grownIn(one[m], empty[m])),
       };
     });
   return {

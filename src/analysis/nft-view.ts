@@ -109,6 +109,13 @@ export function nftChainListIndex(ruleset: NftRuleset, skipTables: ReadonlySet<s
       if (seg.kind === 'chains') return `${seg.label} ${seg.table.chains[seg.positions[k]!]!.name}`;
       return `${seg.label} ${seg.table.sets[k]!.name}`;
     },
+    held(i) {
+      const seg = segmentOf(i);
+      const k = i - seg.start;
+      if (seg.kind === 'sets') return seg.table.sets[k]!.elements.map(elementFilterText);
+      const [table, chain] = seg.kind === 'hooked' ? [seg.items[k]!.table, seg.items[k]!.chain] : [seg.table, seg.table.chains[seg.positions[k]!]!];
+      return chain.rules.flatMap((rule, r) => ruleRows(table, rule, r + 1).map(rowFilterText));
+    },
     parts: {
       prefix(i) {
         const seg = segmentOf(i);
@@ -231,11 +238,18 @@ export function nftSetRowIndex(ruleset: NftRuleset, tableLabelText: string, setN
     set,
     length: set.elements.length,
     row: (i) => setRow(table, set.elements[i]!, i),
-    text(i) {
-      const el = set.elements[i]!;
-      return `${el.comment ?? ''} ${formatExpr(el.key)} ${elementValue(el)}`;
-    },
+    text: (i) => elementFilterText(set.elements[i]!),
   };
+}
+
+/** What `/` inside a set matches for one element: comment, key and value as the row shows them. */
+function elementFilterText(el: NftElement): string {
+  return `${el.comment ?? ''} ${formatExpr(el.key)} ${elementValue(el)}`;
+}
+
+/** What `/` inside an nft chain matches for one row (src/ui/views.ts filters the rows by it): label, matches, target. */
+export function rowFilterText(r: { readonly label: string; readonly matches: string; readonly target: string }): string {
+  return `${r.label} ${r.matches} ${r.target}`;
 }
 
 /** The value of an element as the pane shows it: `goto X`, or the expression. */

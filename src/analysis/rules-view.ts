@@ -207,6 +207,11 @@ export interface RowIndex<T> {
    * two parts without building the text, each distinct prefix once.
    */
   readonly parts?: { prefix(i: number): string; name(i: number): string };
+  /**
+   * For a list of chains and sets: the texts of what position i holds (one per rule or
+   * element), each as that chain's own `/` tests it. Read by src/analysis/chain-search.ts.
+   */
+  readonly held?: (i: number) => readonly string[];
 }
 
 /** A {@link LazyRows} over `length` positions, building each with `rowAt` when asked (never kept). */
@@ -269,20 +274,17 @@ function startsTest(head: string): (text: string) => boolean {
   return (text) => re.test(text) || (LOWERS_TO_ASCII.test(text) && text.toLowerCase().startsWith(head));
 }
 
-/** {@link filteredRows} for a regex or `!` filter (src/text/row-filter.ts): every row's text tested, the result kept per filter. */
-function matchedRows<T>(index: RowIndex<T>, key: object, filter: string): LazyRows<T> {
+/** {@link filteredPositions} for a regex or `!` filter (src/text/row-filter.ts): every row's text tested, the result kept per filter. */
+function matchedPositions<T>(index: RowIndex<T>, key: object, filter: string): Uint32Array {
   const cached = filterCache.get(key);
-  let picked: Uint32Array;
-  if (cached && cached.needle === filter) picked = cached.picked;
-  else {
-    const { test } = rowMatcher(filter);
-    const out = new Uint32Array(index.length);
-    let count = 0;
-    for (let i = 0; i < index.length; i++) if (test(index.text(i))) out[count++] = i;
-    picked = out.slice(0, count);
-    filterCache.set(key, { needle: filter, picked });
-  }
-  return lazyRows(picked.length, (k) => index.row(picked[k]!));
+  if (cached && cached.needle === filter) return cached.picked;
+  const { test } = rowMatcher(filter);
+  const out = new Uint32Array(index.length);
+  let count = 0;
+  for (let i = 0; i < index.length; i++) if (test(index.text(i))) out[count++] = i;
+  const picked = out.slice(0, count);
+  filterCache.set(key, { needle: filter, picked });
+  return picked;
 }
 
 /**
@@ -292,7 +294,16 @@ function matchedRows<T>(index: RowIndex<T>, key: object, filter: string): LazyRo
  */
 export function filteredRows<T>(index: RowIndex<T>, key: object, filter: string): LazyRows<T> {
   if (!filter) return lazyRows(index.length, (i) => index.row(i));
-  if (!isPlainFilter(filter)) return matchedRows(index, key, filter);
+  const picked = filteredPositions(index, key, filter);
+  return lazyRows(picked.length, (k) => index.row(picked[k]!));
+}
+
+/**
+ * The positions (ascending) of the rows {@link filteredRows} keeps for a non-empty `filter`;
+ * the same cache, so a list filtered both ways computes each filter once.
+ */
+export function filteredPositions<T>(index: RowIndex<T>, key: object, filter: string): Uint32Array {
+  if (!isPlainFilter(filter)) return matchedPositions(index, key, filter);
   const needle = filter.toLowerCase();
   const cached = filterCache.get(key);
   let picked: Uint32Array;
@@ -327,7 +338,7 @@ export function filteredRows<T>(index: RowIndex<T>, key: object, filter: string)
     picked = out.slice(0, count);
     filterCache.set(key, { needle, picked });
   }
-  return lazyRows(picked.length, (k) => index.row(picked[k]!));
+  return picked;
 }
 
 const probabilityCache = new WeakMap<IptablesChain, readonly (number | null)[]>();
@@ -349,11 +360,13 @@ export function chainRowIndex(ruleset: IptablesRuleset, table: string, chainName
     chain,
     length: rules.length,
     row: (i) => ruleRow(t, chainName, rules[i]!, p[i] ?? null, rates),
-    text: (i) => {
-      const rule = rules[i]!;
-      return `${rule.comment ?? ''} ${describeMatches(rule)} ${describeTarget(rule)}`;
-    },
+    text: (i) => ruleFilterText(rules[i]!),
   };
+}
+
+/** What `/` inside a chain matches for one rule: comment, matches and target as the row shows them. */
+export function ruleFilterText(rule: IptablesRule): string {
+  return `${rule.comment ?? ''} ${describeMatches(rule)} ${describeTarget(rule)}`;
 }
 
 function ruleRow(t: IptablesTable, chainName: string, rule: IptablesRule, probability: number | null, rates: RuleRates | undefined): RuleRow {
@@ -459,6 +472,7 @@ export function chainListIndex(snapshot: NodeSnapshot): RowIndex<ChainListRow> {
       const [seg, chain] = at(i);
       return `${seg.table} ${chain.name}`;
     },
+    held: (i) => at(i)[1].rules.map(ruleFilterText),
     parts: {
       prefix: (i) => segmentOf(i).table,
       name(i) {

@@ -206,21 +206,21 @@ function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** A slow part is still re-read at least this often (ms). */
-export const MAX_SLOW_PART_DELAY_MS = 60_000;
+/** A slow part is still re-read at least this often (ms): the header says when the rules were read whole. */
+export const MAX_SLOW_PART_DELAY_MS = 300_000;
 
 /** A focused refresh (the open chain alone) gives way to a full read at least every this many refreshes. */
 export const FULL_READ_EVERY = 30;
 
 /**
  * How long refreshes leave a part alone after reading it, given what reading and parsing it
- * cost last time (`lastCostMs`): nothing while ten times that cost fits in the refresh
- * interval, else ten times the cost (so a slow part takes at most ~10 % of the time), at most
- * {@link MAX_SLOW_PART_DELAY_MS}. A 1M-entry conntrack table (~5 s) is re-read every ~50 s,
- * a 25,000-Service ruleset (~4 s) every ~40 s; a small node's parts at every refresh.
+ * cost last time (`lastCostMs`): nothing while twenty times that cost fits in the interval,
+ * else twenty times the cost, at most {@link MAX_SLOW_PART_DELAY_MS}: a slow part's reads take
+ * ≤ ~5 % of the time (issue 23's budget). A 1M-entry conntrack table (~5 s) is re-read every
+ * ~100 s, kube-proxy's table of a 10,000-Service nftables node (~15 s) every ~5 min.
  */
 export function slowPartDelayMs(intervalMs: number, lastCostMs: number): number {
-  const wanted = lastCostMs * 10;
+  const wanted = lastCostMs * 20;
   return wanted <= intervalMs ? 0 : Math.min(MAX_SLOW_PART_DELAY_MS, wanted);
 }
 
@@ -268,7 +268,7 @@ export class Session implements SessionLike {
   private sinceFull = 0;
   /** When each re-read chain's counters were read (ms since epoch), by `ruleset/table/chain`. */
   private readonly chainAt = new Map<string, number>();
-  private lastRefresh: 'chain' | 'full' | null = null;
+  private lastRefresh: 'chain' | 'check' | 'full' | null = null;
   private stopped = false;
 
   /**
@@ -471,9 +471,9 @@ export class Session implements SessionLike {
     const got = await focusedRefresh({ transport: this.options.transport, params: this.options.params ?? {}, focus, snapshot: previous, fingerprint: this.fingerprint, elapsedSeconds: since === null ? 0 : (at0 - since) / 1000 });
     if (got.kind === 'full') return false;
     this.sinceFull++;
-    this.chainAt.set(key, at0);
-    this.lastRefresh = 'chain';
-    this.set({ snapshot: got.snapshot, rates: got.rates, refreshing: false, error: null, dataAt: at0 });
+    if (!got.checkOnly) this.chainAt.set(key, at0);
+    this.lastRefresh = got.checkOnly ? 'check' : 'chain';
+    this.set({ snapshot: got.snapshot, rates: got.rates, refreshing: false, error: null, dataAt: got.checkOnly ? this.state.dataAt : at0 });
     this.apiErrorChanged();
     if (this.apiDirty) this.apiChanged();
     return true;
@@ -527,8 +527,8 @@ export class Session implements SessionLike {
     if (this.apiDirty) this.apiChanged();
   }
 
-  /** What the last refresh read: `chain` (the open chain alone) or `full`; null before the first (tests, bench). */
-  lastRefreshKind(): 'chain' | 'full' | null {
+  /** What the last refresh read: `chain` (the open chain), `check` (the check alone), `full`; null before the first. */
+  lastRefreshKind(): 'chain' | 'check' | 'full' | null {
     return this.lastRefresh;
   }
 

@@ -57,7 +57,10 @@ export function showCompare(snapshot: NodeSnapshot, format: OutputFormat, servic
   lines.push('per Service (what it alone adds; (base): what no Service adds):', plainTable(['SERVICE', 'PORTS', 'ENDPOINTS', ...COMPARE_MODES], per).trimEnd());
   if (service) {
     const p = cmp.perService[0]!;
-    for (const m of COMPARE_MODES) lines.push(terminalSafe(`${m}: ${p.names[m].join(', ') || '(no chain of its own)'}`));
+    for (const m of COMPARE_MODES) {
+      const grown = p.grown[m].length ? `; adds to existing: ${p.grown[m].join(', ')}` : '';
+      lines.push(terminalSafe(`${m}: ${p.names[m].join(', ') || '(no chain of its own)'}${grown}`));
+    }
   }
   if (cmp.notes.length) lines.push('inferred:', ...cmp.notes.map((n) => terminalSafe(`  ${n.text}`)));
   return `${lines.join('\n')}\n${apiWarnings(snapshot)}`;

@@ -3,7 +3,7 @@
  * work is in src/analysis. Pure, so frame tests and the app share it.
  */
 import { countByReplySource } from '../analysis/conntrack-nat.js';
-import { findTableByLabel, iptablesNftTables, nftChainListIndex, nftChainRows, nftEndpointCountLookup, nftSetRowIndex } from '../analysis/nft-view.js';
+import { findTableByLabel, iptablesNftTables, nftChainListIndex, nftChainRows, nftEndpointCountLookup, nftSetRowIndex, rowFilterText } from '../analysis/nft-view.js';
 import { chainListIndex, chainRowIndex, filteredRows, iptablesRulesets, type IptablesRulesetId, type RowIndex } from '../analysis/rules-view.js';
 import { buildServiceView, endpointAddresses, type ServiceRow } from '../analysis/service-view.js';
 import type { Diagnostic } from '../model/diagnostics.js';
@@ -14,6 +14,7 @@ import type { RulesListRow, RulesPaneData } from './panes/RulesPane.js';
 import { t, tf, type Lang } from '../text/i18n.js';
 import { currentRules, type UiState } from './state.js';
 import { isPlainFilter, rowMatcher } from '../text/row-filter.js';
+import { heldRows } from '../analysis/chain-search.js';
 
 /** The parts the Rules pane shows: it waits for all of them (staged load). */
 const RULESET_PARTS: readonly SnapshotPart[] = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft'];
@@ -86,6 +87,7 @@ export function rulesList(snapshot: NodeSnapshot): RowIndex<RulesListRow> {
       return { ruleset: r.ruleset, kind: 'chain', table: r.table, name: r.chain, detail: '', policy: r.policy, count: r.ruleCount, packets: r.packets, bytes: r.bytes };
     },
     text: (i) => (i >= ipt.length ? nft!.text(i - ipt.length) : ipt.text(i)),
+    held: (i) => (i >= ipt.length ? nft!.held!(i - ipt.length) : ipt.held!(i)),
     parts: {
       prefix: (i) => (i >= ipt.length ? nft!.parts!.prefix(i - ipt.length) : ipt.parts!.prefix(i)),
       name: (i) => (i >= ipt.length ? nft!.parts!.name(i - ipt.length) : ipt.parts!.name(i)),
@@ -95,7 +97,7 @@ export function rulesList(snapshot: NodeSnapshot): RowIndex<RulesListRow> {
   return index;
 }
 
-/** The Rules pane data for the current location, filtered. */
+/** The Rules pane data for the current location, filtered (the chain list over what each chain holds: src/analysis/chain-search.ts). */
 export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, ui: UiState, filter: string, lang: Lang): RulesPaneData {
   if (!snapshot) return { kind: 'message', text: session.error ? tf(lang, 'status.failed', { reason: session.error }) : t(lang, 'status.loading'), diagnostics: [] };
   if (RULESET_PARTS.some((p) => isPending(snapshot, p))) return { kind: 'message', text: t(lang, 'status.loading'), diagnostics: [] };
@@ -104,14 +106,13 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
   const prev = ui.rulesStack[ui.rulesStack.length - 2];
   const from = loc.kind === 'chain' ? loc.from : undefined;
   const backTo = from ? t(lang, 'pane.services') : prev ? (prev.kind === 'chain' ? prev.chain : prev.kind === 'set' ? `@${prev.set}` : t(lang, 'rules.tables')) : null;
-  const textOf = (r: { label: string; matches: string; target: string }) => `${r.label} ${r.matches} ${r.target}`;
   if (loc.kind === 'chains') {
     const list = rulesList(snapshot);
     if (list.length === 0) {
       const err = snapshot.iptables?.error ?? snapshot.nft?.error;
       return { kind: 'message', text: err ? tf(lang, 'status.failed', { reason: err }) : t(lang, 'rules.noRules'), diagnostics };
     }
-    return { kind: 'chains', rows: filteredRows(list, list, filter), diagnostics };
+    return { kind: 'chains', rows: heldRows(list, list, filter), diagnostics };
   }
   // A live source is read again each refresh: the chain is gone from the node, not from a file.
   const missingKey = snapshot.meta.source.live ? 'rules.missing.live' : 'rules.missing.replay';
@@ -137,7 +138,7 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
       table: loc.table,
       chain: loc.chain,
       policy: chain?.base?.policy ?? null,
-      rows: applyFilter(rows, filter, textOf),
+      rows: applyFilter(rows, filter, rowFilterText),
       diagnostics,
       backTo,
       derivedNote: rows.some((r) => r.derivedCount !== undefined && r.derivedCount !== null),

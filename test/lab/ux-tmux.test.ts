@@ -1,7 +1,8 @@
 /**
  * Issue 22's "what must show", on the real bundled binary in tmux over the iptables lab capture:
  * Enter on a step opens its rule (Esc back to the step); `:svc` puts the cursor on a Service;
- * `/` with a regular expression and with `!`; Conntrack sorted by packets; a trace chosen in
+ * `/` with a regular expression and with `!` (Services, and the Rules chain list over what the
+ * chains hold); Conntrack sorted by packets; a trace chosen in
  * the TUI from a Pod by name to a NodePort (`:trace` typed with Tab). The resize without a key
  * and the alternate screen are test/ui/sre-tmux.test.ts. Run under the lab lock (tmux is shared):
  * `flock /tmp/nodescope-lab.lock npx vitest run test/lab/ux-tmux.test.ts`.
@@ -72,6 +73,26 @@ describe.runIf(tmuxAvailable('the issue 22 tmux runs'))('nodescope in tmux, as i
     screen = await s.waitFor(['filter: !^default/']);
     expect(screen).toMatch(/kube-system\s+kube-dns/);
     expect(screen).not.toMatch(/default\s+web\s+NodePort/);
+  }, 60_000);
+
+  it('/ in the Rules chain list finds chains by what they hold (an address, a comment), and ! the chains holding none', async () => {
+    const s = await tui('held');
+    await s.keys('2');
+    await s.waitFor([/nat\s+KUBE-SERVICES/]);
+    await s.keys('/', ...chars('10.244.'), 'Enter');
+    let screen = await s.waitFor(['filter: 10.244.']);
+    // The KUBE-SEP chains DNAT to pod addresses: their names do not contain the address.
+    const seps = screen.split('\n').filter((l) => /^nat\s+KUBE-SEP-/.test(l));
+    expect(seps.length).toBeGreaterThan(2);
+    expect(screen).not.toMatch(/^nat\s+KUBE-SERVICES\b/m);
+    await s.keys('Escape', '/', ...chars('default/web:http'), 'Enter');
+    screen = await s.waitFor(['filter: default/web:http']);
+    expect(screen).toMatch(/^nat\s+KUBE-SERVICES\b/m);
+    expect(screen).toMatch(/^nat\s+KUBE-SVC-/m);
+    await s.keys('Escape', '/', ...chars('!10.244.'), 'Enter');
+    screen = await s.waitFor(['filter: !10.244.']);
+    expect(screen).toMatch(/^nat\s+KUBE-SERVICES\b/m);
+    expect(screen).not.toMatch(/^nat\s+KUBE-SEP-/m);
   }, 60_000);
 
   it('sorts Conntrack by packets, the busiest flow first', async () => {

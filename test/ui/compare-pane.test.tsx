@@ -123,6 +123,29 @@ describe('Compare pane', () => {
     r.unmount();
   });
 
+  it.each(FRAME_WIDTHS)('agrees with itself for a Service without endpoints at %i columns: its counts are the rules and elements it adds to existing chains and sets', async (width) => {
+    for (const capture of ['lab-iptables', 'lab-nftables']) {
+      const cmp = compareModes(await snapshotOf(capture))!;
+      // Every Service of the capture: what it alone adds sums to its counts.
+      for (const p of cmp.perService) {
+        for (const m of ['iptables', 'nftables'] as const) {
+          if (p.names[m].length > 0) continue;
+          const added = p.grown[m].reduce((n, g) => n + Number(/\+(\d+)$/.exec(g)![1]), 0);
+          expect(added, `${capture} ${p.service} ${m}`).toBe(modeTotal(p.cost[m]));
+        }
+      }
+      const empty = cmp.perService.find((p) => p.service === 'default/empty')!;
+      expect(empty.endpoints).toBe(0);
+      expect(modeTotal(empty.cost.iptables)).toBeGreaterThan(0);
+      expect(modeTotal(empty.cost.nftables)).toBeGreaterThan(0);
+      const f = await frame(capture, width, 'en', cmp.perService.indexOf(empty));
+      const line = (m: string) => f.split('\n').filter((l) => l.startsWith(`${m}: `)).at(-1)!;
+      // kube-proxy's REJECT for a Service without endpoints sits in filter/KUBE-SERVICES; nftables keys it in no-endpoint-services.
+      expect(line('iptables')).toContain('into existing: filter/KUBE-SERVICES +1');
+      expect(line('nftables')).toMatch(/into existing: .*@no-endpoint-services \+1/);
+    }
+  });
+
   it('groups chain names by kind', () => {
     expect(groupNames(['KUBE-SEP-A', 'KUBE-SVC-B', 'KUBE-SEP-C'])).toBe('KUBE-SEP-… ×2, KUBE-SVC-…');
     expect(groupNames([])).toBe('');

@@ -31,6 +31,12 @@ describe('show compare', () => {
     expect(text).toMatch(/^cilium: 10\.96\.12\.34:80\/TCP \(ClusterIP\)/m);
   });
 
+  it('with --service on a Service without endpoints says the rules and elements it adds to existing chains and sets', async () => {
+    const text = showCompare(await snapshotOf('lab-iptables'), 'text', 'default/empty');
+    expect(text).toMatch(/^iptables: \(no chain of its own\); adds to existing: filter\/KUBE-SERVICES \+1$/m);
+    expect(text).toMatch(/^nftables: \(no chain of its own\); adds to existing: .*@no-endpoint-services \+1$/m);
+  });
+
   it('refuses a source without API objects and an unknown Service, saying what to do', async () => {
     const s = await snapshotOf('lab-iptables');
     expect(() => showCompare({ ...s, api: null }, 'text')).toThrow(UserError);

@@ -9,8 +9,8 @@ import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
 import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { chainRowIndex, describeMatches, describeTarget, filteredRows, lazyRows, type RowIndex } from '../../src/analysis/rules-view.js';
 import { countByReplySource } from '../../src/analysis/conntrack-nat.js';
-import { iptablesNftTables, nftEndpointCountLookup, nftEndpointCounts, tableLabel } from '../../src/analysis/nft-view.js';
-import { findChain, type IptablesRuleset } from '../../src/model/iptables.js';
+import { iptablesNftTables, nftChainRows, nftEndpointCountLookup, nftEndpointCounts, nftSetRows, tableLabel } from '../../src/analysis/nft-view.js';
+import { findChain, type IptablesRuleset, type IptablesTableKey } from '../../src/model/iptables.js';
 import { chainsByHook, findChain as findNftChain } from '../../src/model/nftables.js';
 import { formatExpr } from '../../src/parsers/nft-format-expr.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
@@ -63,11 +63,27 @@ describe('Rules pane chain list, virtualised', () => {
     expect(view.rows.at(expected.length)).toBeUndefined();
   });
 
-  it('filters on `table chain` like a case-insensitive substring, while typing and deleting', () => {
-    for (const filter of ['K', 'KU', 'kube-svc', 'kube-sv', 'nat kube-sep', 'NAT KUBE-SEP', 'at k', '', 'zzz', 'filter', 'kube-svc']) {
+  // What a chain holds, as its rules show inside it (comment, matches, target).
+  const heldText = (table: string, chain: string) =>
+    findChain(ruleset, table as IptablesTableKey, chain)!.rules.map((r) => `${r.comment ?? ''} ${describeMatches(r)} ${describeTarget(r)}`);
+
+  it('filters on `table chain` or what the chain holds, like a case-insensitive substring, while typing and deleting', () => {
+    for (const filter of ['K', 'KU', 'kube-svc', 'kube-sv', 'nat kube-sep', 'NAT KUBE-SEP', 'at k', '', 'zzz', 'filter', 'kube-svc', '10.244.', 'DNAT --to', 'svc-x']) {
       const view = rulesView(snapshot, session, onList, filter, 'en');
       if (view.kind !== 'chains') throw new Error(`expected the chain list, got ${view.kind}`);
-      const want = expected.filter((r) => naive(`${r.table} ${r.name}`, filter));
+      const want = expected.filter((r) => naive(`${r.table} ${r.name}`, filter) || heldText(r.table, r.name).some((t) => naive(t, filter)));
+      expect(all(view.rows), filter).toEqual(want);
+    }
+  });
+
+  it('takes a regex and ! over names and held text: the inverse keeps the chains that hold no match at all', () => {
+    for (const filter of ['-d 10\\.96\\.\\d+', 'tcp dpt|--dport', '!KUBE-SEP', '!10\\.244\\.', '!^$']) {
+      const view = rulesView(snapshot, session, onList, filter, 'en');
+      if (view.kind !== 'chains') throw new Error(`expected the chain list, got ${view.kind}`);
+      const inverse = filter.startsWith('!');
+      const { test } = rowMatcher(inverse ? filter.slice(1) : filter);
+      const want = expected.filter((r) => (test(`${r.table} ${r.name}`) || heldText(r.table, r.name).some(test)) !== inverse);
+      expect(want.length, filter).toBeGreaterThan(0);
       expect(all(view.rows), filter).toEqual(want);
     }
   });
@@ -216,11 +232,14 @@ describe('nftables chain list, set view and endpoint counts, virtualised', () =>
 
   it('lists base chains in hook order, then each table’s chains and sets, and filters them like before', () => {
     expect(expected.length).toBeGreaterThan(60);
-    for (const filter of ['', 'service-', 'SERVICE-ips', 'endpoint-', 'ip kube-proxy serv', 'kube-proxy', 'zzz', 'nat']) {
+    for (const filter of ['', 'service-', 'SERVICE-ips', 'endpoint-', 'ip kube-proxy serv', 'kube-proxy', 'zzz', 'nat', '10.244.', 'dnat to']) {
       const view = rulesView(snapshot, session, onList, filter, 'en');
       if (view.kind !== 'chains') throw new Error(`expected the chain list, got ${view.kind}`);
       const nftRows = all(view.rows).filter((r) => r.ruleset === 'nft');
-      expect(nftRows, filter).toEqual(expected.filter((r) => naive(`${r.table} ${r.name}`, filter)));
+      // A chain or set is kept by its name or by a row it shows inside (label, matches, target).
+      const inside = (r: (typeof expected)[number]) =>
+        (r.kind === 'chain' ? nftChainRows(nft, r.table, r.name) : nftSetRows(nft, r.table, r.name))!.some((x) => naive(`${x.label} ${x.matches} ${x.target}`, filter));
+      expect(nftRows, filter).toEqual(expected.filter((r) => naive(`${r.table} ${r.name}`, filter) || inside(r)));
       if (!filter) expect(view.rows.length).toBe(ipCount + expected.length);
     }
   });

@@ -362,6 +362,7 @@ export const coreEn = {
   'compare.same': 'equal',
   'compare.differs': 'differs by {diff}',
   'compare.perService': 'per Service (what it alone adds)',
+  'compare.grown': 'into existing: {list}',
   'compare.chainsOf': 'what {service} adds in each mode',
   'compare.notes': 'inferred',
   'compare.short.iptables': 'rules',

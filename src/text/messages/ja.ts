@@ -359,6 +359,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'compare.same': '一致',
   'compare.differs': '差 {diff}',
   'compare.perService': 'サービスごと（そのサービスだけで増える分）',
+  'compare.grown': '既存への追加: {list}',
   'compare.chainsOf': '{service} が各モードで追加するもの',
   'compare.notes': '推定',
   'compare.short.iptables': 'ルール',

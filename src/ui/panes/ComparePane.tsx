@@ -9,7 +9,7 @@
 import { Box } from 'ink';
 import { Text } from '../components/SafeText.js';
 import React, { useEffect, useRef, useState } from 'react';
-import { COMPARE_MODES, modeTotal, type CompareMode } from '../../analysis/compare-modes.js';
+import { COMPARE_MODES, modeTotal, type CompareMode, type ServiceCost } from '../../analysis/compare-modes.js';
 import type { ModeComparer } from '../../analysis/compare-modes-lazy.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
@@ -65,6 +65,17 @@ export function groupNames(names: readonly string[]): string {
     groups.set(kind, (groups.get(kind) ?? 0) + 1);
   }
   return [...groups].map(([k, n]) => (k.endsWith('-') ? `${k}…${n > 1 ? ` ×${n}` : ''}` : k)).join(', ');
+}
+
+/**
+ * One mode's "adds" line: its own chains (grouped) or frontends, then what it adds to chains
+ * and sets that exist without it (a Service without endpoints adds only those).
+ */
+function addsText(lang: Lang, m: CompareMode, selected: ServiceCost): string {
+  const own = m === 'cilium' ? selected.names[m].join(', ') : groupNames(selected.names[m]);
+  const grown = selected.grown[m].join(', ');
+  if (!grown) return own;
+  return own ? `${own}; ${tf(lang, 'compare.grown', { list: grown })}` : tf(lang, 'compare.grown', { list: grown });
 }
 
 /** Longest slice of the totals pass between two event-loop turns (ms): keys wait at most this long. */
@@ -190,7 +201,7 @@ export function ComparePane({ data, services: listed, shown, width, height, focu
             {fitCell(tf(lang, 'compare.chainsOf', { service: selected?.service ?? waiting ?? '' }), width)}
           </Text>
           {COMPARE_MODES.map((m) => (
-            <Text key={m}>{fitCell(`${LABEL[m]}: ${!selected ? DOTS : m === 'cilium' ? selected.names[m].join(', ') : groupNames(selected.names[m])}`, width)}</Text>
+            <Text key={m}>{fitCell(`${LABEL[m]}: ${!selected ? DOTS : addsText(lang, m, selected)}`, width)}</Text>
           ))}
         </Box>
       ) : null}
