@@ -44,7 +44,8 @@ export function verdictWord(lang: Lang, v: Verdict | 'info' | 'failed'): string 
 function findingText(f: Finding, lang: Lang): string {
   const proof = f.evidence[0];
   const where = proof ? `\n      ${t(lang, 'dg.report.proof')}: ${terminalSafe(`${proof.pane} ${proof.ref}`)}${proof.text ? ` — ${terminalSafe(proof.text)}` : ''}` : '';
-  return `    ${verdictWord(lang, f.severity)}: [${f.layer}] ${terminalSafe(findingMessage(f, lang))}${where}\n`;
+  const layer = lang === 'en' ? f.layer : t(lang, `findings.layer.${f.layer}`);
+  return `    ${verdictWord(lang, f.severity)}: [${layer}] ${terminalSafe(findingMessage(f, lang))}${where}\n`;
 }
 
 /** The finding without its i18n phrase (the JSON contract: `message` is the English sentence). */

@@ -84,6 +84,11 @@ describe('--lang ja: the text of show services, trace and diagnose has no Englis
     expect(trace).toMatch(/^packet tcp 10\.244\.0\.9:43210 → 10\.96\.12\.34:80/m);
     expect(trace).toMatch(/^verdict: forwarded: /m);
     expect(showDiagnose(snap, 'text', { lang: 'en' }).out).toMatch(/^BROKEN {3}default\/empty$/m);
+    expect(showDiagnose(snap, 'text', { lang: 'en' }).out).toContain(': [endpoints] ');
+    // The layer tag is a word of ours, not data: the English finder reads "endpoints" as the capture's own.
+    const ja = showDiagnose(snap, 'text', { lang: 'ja' }).out;
+    expect(ja).toContain(': [エンドポイント] ');
+    expect(ja).not.toMatch(/\[(api|endpoints|dataplane|conntrack|dns)\]/);
   });
 });
 
