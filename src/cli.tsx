@@ -39,6 +39,7 @@ import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
 import type { LiveFleetArgs } from './fleet/live.js';
+import { tuiStartTrace, type TuiTraceOptions } from './cli/tui-trace.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
 // there makes every message that quotes node, API or bundle text safe (issue 24).
@@ -130,14 +131,15 @@ function alternateScreen(): () => void {
   };
 }
 
-async function runTui(opts: GlobalOptions): Promise<void> {
+async function runTui(opts: GlobalOptions & TuiTraceOptions): Promise<void> {
   if (opts.fleet === true) return runLiveFleetTui(opts);
   if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
+  const startTrace = tuiStartTrace(opts);
   requireTerminal();
   const session = await openSession(opts);
   const { render, App } = await loadUi();
   const leaveScreen = alternateScreen();
-  const app = render(<App session={session} lang={detectLang(opts.lang)} />, { exitOnCtrlC: false });
+  const app = render(<App session={session} lang={detectLang(opts.lang)} {...(startTrace ? { startTrace } : {})} />, { exitOnCtrlC: false });
   // On any exit (q, a signal, a closed terminal, an error) the screen is given back first,
   // then the session stops, then what it created goes (latest registered runs first); the
   // whole is bounded, so an API server that does not answer cannot hold the quit.
@@ -341,9 +343,14 @@ export function buildProgram(): Command {
     .option('--fleet [dir]', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR); without DIR, of the nodes captured now (--context, --kubeconfig, -n, --nodes, --selector)')
     .option('--nodes <names>', '--fleet without DIR: only these nodes (comma-separated)')
     .option('--selector <labels>', '--fleet without DIR: only the nodes with these labels')
+    .option('--from <who>', 'open on the Step pane with this walk: a Pod (NAME or NAMESPACE/NAME), a Pod IP, node, outside, or an address (with --to or --to-service)')
+    .option('--to <ip:port/proto>', 'with --from: the destination, e.g. 10.96.12.34:80/tcp')
+    .option('--to-service <ns/name[:port]>', 'with --from: a Service as destination (PORT: number or name; the first when absent)')
+    .addOption(new Option('--entry <where>', 'with --from: where the packet enters (default: inferred)').choices(['pod', 'host', 'external']))
+    .option('--flags <tcp flags>', 'with --from: TCP flags, SYN (default) or ACK (an established flow)')
     .enablePositionalOptions()
     .helpCommand('help [command]', 'help for a command: what it does, its flags, examples')
-    .action(async (opts: GlobalOptions) => runTui(opts));
+    .action(async (opts: GlobalOptions & TuiTraceOptions) => runTui(opts));
 
   addSourceOptions(program.command('show').argument('[what]', 'services | rules | lb | conntrack | dns | compare (none: list them)').description('print what a pane shows, for scripts'))
     .addOption(new Option('-o, --output <format>', 'output format: text (plain columns), wide, json, yaml, name').choices(SHOW_FORMATS).default('text'))

@@ -1,0 +1,39 @@
+/**
+ * `nodescope --from WHO --to IP:PORT/PROTO | --to-service NS/NAME[:PORT] [--entry …] [--flags …]`:
+ * the TUI opens on the Step pane with that walk (issue 22, `--from` as a startup option). The
+ * options become the words of the `:trace` command line (src/analysis/trace-choice.ts), so the
+ * TUI and its command line read them one way; a name the API objects do not hold is said on
+ * that line, in the TUI, where it can be corrected. Only what needs no snapshot is refused here.
+ */
+import { UserError } from '../errors.js';
+import type { StartTrace } from '../analysis/trace-choice.js';
+
+/** The trace options the TUI takes, as commander gives them. */
+export interface TuiTraceOptions {
+  readonly from?: string;
+  readonly to?: string;
+  readonly toService?: string;
+  readonly entry?: string;
+  readonly flags?: string;
+}
+
+/**
+ * The packet to open on, or undefined when no trace option is given. Throws a UserError for
+ * both `--to` and `--to-service`, a destination without a source (other than `--entry host`,
+ * where the node sends), or a source or `--entry`/`--flags` without a destination.
+ */
+export function tuiStartTrace(opts: TuiTraceOptions): StartTrace | undefined {
+  const { from, to, toService, entry, flags } = opts;
+  if (from === undefined && to === undefined && toService === undefined && entry === undefined && flags === undefined) return undefined;
+  if (to !== undefined && toService !== undefined) throw new UserError('give --to or --to-service, not both');
+  const target = to ?? toService;
+  if (target === undefined) throw new UserError('--from, --entry and --flags open the TUI on a walk: give its destination too', '--to 10.96.12.34:80/tcp, or --to-service default/web:80');
+  const source = from ?? (entry === 'host' ? 'node' : undefined);
+  if (source === undefined) throw new UserError('the walk needs a source: --from POD|IP|node|ADDRESS (or --entry host: the node sends)', '--from web-5d9c7 --to-service default/web:80');
+  // A Pod IP given with a port (`10.244.0.9:43210`) is an address word of the `:trace` grammar as it is.
+  const words = ['from', source, 'to', target, ...(entry && !(entry === 'host' && source === 'node') ? [entry] : [])];
+  // SYN and ACK are the grammar's `first` and `established`; other flags go to the walk as given.
+  const upper = flags?.toUpperCase();
+  const other = upper !== undefined && upper !== 'SYN' && upper !== 'ACK';
+  return { words: [...words, ...(upper === 'ACK' ? ['established'] : [])].join(' '), ...(other ? { flags } : {}) };
+}
