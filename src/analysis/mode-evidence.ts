@@ -6,32 +6,57 @@
  * that matter most with `+N more` for the rest (never a fact cut in half).
  */
 import { ipsetNames, kubeChainsRuleset, type ModeFact, type ProxyModeResult } from './proxy-mode.js';
-import { t, tf, type Lang } from '../text/i18n.js';
+import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
 import { cellWidth } from '../text/cells.js';
+
+/** The two wordings of a fact: the full words (`mode.fact.*`) and the header's short form (`mode.short.*`). */
+type FactForm = 'fact' | 'short';
+
+/** The message names of the facts (the part after `mode.fact.` / `mode.short.`; both tables have each). */
+type FactName = ModeFact['kind'] | 'kubeChainsLeftover' | 'ipvsIface' | 'ipvsUnread' | 'ipvsUnreadIface';
+
+/** The message name of fact `f`. */
+function factName(f: ModeFact): FactName {
+  switch (f.kind) {
+    case 'kubeChains':
+      return f.leftovers > 0 ? 'kubeChainsLeftover' : 'kubeChains';
+    case 'ipvs':
+      if (f.virtualServers === null) return f.kubeIpvs0 ? 'ipvsUnreadIface' : 'ipvsUnread';
+      return f.kubeIpvs0 ? 'ipvsIface' : 'ipvs';
+    default:
+      return f.kind;
+  }
+}
+
+/** The parameters of fact `f`'s message in `form` (short: `legacy` for iptables-legacy, `lb4+lb6` for the maps). */
+function factParams(f: ModeFact, form: FactForm): Record<string, string | number> {
+  switch (f.kind) {
+    case 'kubeProxyTable':
+      return { family: f.family };
+    case 'kubeChains':
+      return { ruleset: form === 'fact' ? kubeChainsRuleset(f) : f.ruleset === 'iptables-legacy' ? 'legacy' : (f.backend ?? f.ruleset), chains: f.chains, leftovers: f.leftovers };
+    case 'ipsetMatches':
+      return { rules: f.rules, sets: ipsetNames(f.sets) };
+    case 'ipvs':
+      return f.virtualServers === null ? { probe: f.probe ?? 'ipvsadm' } : { servers: f.virtualServers };
+    case 'ciliumServices':
+      return { maps: form === 'fact' ? f.maps.join(' + ') : shortMaps(f.maps), frontends: f.frontends, slots: f.backendSlots, entries: f.frontends + f.backendSlots };
+    case 'ciliumChains':
+      return { chains: f.chains };
+    default:
+      return {};
+  }
+}
+
+/** One fact in `lang` and `form`. */
+function factIn(lang: Lang, f: ModeFact, form: FactForm): string {
+  const key: MessageKey = `mode.${form}.${factName(f)}`;
+  return tf(lang, key, factParams(f, form));
+}
 
 /** One fact in `lang`. */
 export function modeFactLine(lang: Lang, f: ModeFact): string {
-  switch (f.kind) {
-    case 'kubeProxyTable':
-      return tf(lang, 'mode.fact.kubeProxyTable', { family: f.family });
-    case 'kubeChains':
-      return tf(lang, f.leftovers > 0 ? 'mode.fact.kubeChainsLeftover' : 'mode.fact.kubeChains', { ruleset: kubeChainsRuleset(f), chains: f.chains, leftovers: f.leftovers });
-    case 'ipsetMatches':
-      return tf(lang, 'mode.fact.ipsetMatches', { rules: f.rules, sets: ipsetNames(f.sets) });
-    case 'ipvs':
-      if (f.virtualServers === null) return tf(lang, f.kubeIpvs0 ? 'mode.fact.ipvsUnreadIface' : 'mode.fact.ipvsUnread', { probe: f.probe ?? 'ipvsadm' });
-      return tf(lang, f.kubeIpvs0 ? 'mode.fact.ipvsIface' : 'mode.fact.ipvs', { servers: f.virtualServers });
-    case 'ciliumKpr':
-      return t(lang, 'mode.fact.ciliumKpr');
-    case 'ciliumServices':
-      return tf(lang, 'mode.fact.ciliumServices', { maps: f.maps.join(' + '), frontends: f.frontends, slots: f.backendSlots, entries: f.frontends + f.backendSlots });
-    case 'ciliumChains':
-      return tf(lang, 'mode.fact.ciliumChains', { chains: f.chains });
-    case 'noProxy':
-      return t(lang, 'mode.fact.noProxy');
-    case 'noRules':
-      return t(lang, 'mode.fact.noRules');
-  }
+  return factIn(lang, f, 'fact');
 }
 
 /** The mode's name in `lang`, with why it is unconfirmed when it is: `ipvs (unconfirmed: ipvsadm not read)`. */
@@ -54,29 +79,7 @@ function shortMaps(maps: readonly string[]): string {
 
 /** One fact in `lang`, in the header's short form (e.g. `lb4: 7 frontends + 14 slots`). */
 export function modeFactShort(lang: Lang, f: ModeFact): string {
-  switch (f.kind) {
-    case 'kubeProxyTable':
-      return tf(lang, 'mode.short.kubeProxyTable', { family: f.family });
-    case 'kubeChains': {
-      const ruleset = f.ruleset === 'iptables-legacy' ? 'legacy' : (f.backend ?? f.ruleset);
-      return tf(lang, f.leftovers > 0 ? 'mode.short.kubeChainsLeftover' : 'mode.short.kubeChains', { ruleset, chains: f.chains, leftovers: f.leftovers });
-    }
-    case 'ipsetMatches':
-      return tf(lang, 'mode.short.ipsetMatches', { rules: f.rules });
-    case 'ipvs':
-      if (f.virtualServers === null) return tf(lang, f.kubeIpvs0 ? 'mode.short.ipvsUnreadIface' : 'mode.short.ipvsUnread', { probe: f.probe ?? 'ipvsadm' });
-      return tf(lang, f.kubeIpvs0 ? 'mode.short.ipvsIface' : 'mode.short.ipvs', { servers: f.virtualServers });
-    case 'ciliumKpr':
-      return t(lang, 'mode.short.ciliumKpr');
-    case 'ciliumServices':
-      return tf(lang, 'mode.short.ciliumServices', { maps: shortMaps(f.maps), frontends: f.frontends, slots: f.backendSlots });
-    case 'ciliumChains':
-      return tf(lang, 'mode.short.ciliumChains', { chains: f.chains });
-    case 'noProxy':
-      return t(lang, 'mode.short.noProxy');
-    case 'noRules':
-      return t(lang, 'mode.short.noRules');
-  }
+  return factIn(lang, f, 'short');
 }
 
 /**

@@ -17,6 +17,8 @@ import type { StateDbFrontend } from '../model/cilium.js';
 import type { CiliumAgentFacts } from '../parsers/cilium-controllers.js';
 import { parseAgeText } from '../parsers/cilium-controllers.js';
 import type { MetricSample } from '../parsers/prometheus-text.js';
+import { t, tf, type Lang } from '../text/i18n.js';
+import { whyText } from '../text/why.js';
 
 /** Metric names read (kube-proxy's). */
 export const KUBE_PROXY_SYNC_METRICS = {
@@ -148,29 +150,41 @@ export function kubeProxyFreshness(samples: readonly MetricSample[], capturedAtM
   return { source: 'kube-proxy-metrics', families };
 }
 
-/** A Cilium node's freshness in one line: `Cilium: API watch Ok; controllers 45/45 healthy; LB frontends: 120 done, 2 pending (oldest 40 s); last change 5 s before capture`. */
-function ciliumText(f: CiliumFreshness): string {
+/**
+ * A Cilium node's freshness in one line, in `lang` (`fleet.cilium.*`; a reason not read
+ * through the phrase table): `Cilium: API watch Ok; controllers 45/45 healthy; LB frontends:
+ * 120 done, 2 pending (oldest 40 s); last change 5 s before capture`. States, controller
+ * names, frontends and the agent's own messages are the agent's words, kept as they are.
+ */
+export function ciliumFreshnessText(f: CiliumFreshness, lang: Lang = 'en'): string {
   const parts: string[] = [];
   const a = f.agent;
-  if (!a) parts.push(`agent status unknown: ${f.agentUnread ?? ''}`);
+  if (!a) parts.push(tf(lang, 'fleet.cilium.agentUnknown', { reason: whyText(lang, f.agentUnread ?? '') }));
   else {
-    parts.push(a.kubernetes ? `API watch ${a.kubernetes.state}${a.kubernetes.state !== 'Ok' && a.kubernetes.message ? ` (${a.kubernetes.message})` : ''}` : 'API watch not shown');
-    if (a.controllersTotal !== null) parts.push(`controllers ${a.controllersHealthy}/${a.controllersTotal} healthy${a.controllersFailing.length ? ` (failing: ${a.controllersFailing.map((c) => `${c.name} ×${c.failures}`).join(', ')})` : ''}`);
-    if (a.stale.length) parts.push(`stale status: ${a.stale.join(', ')}`);
+    const k = a.kubernetes;
+    parts.push(!k ? t(lang, 'fleet.cilium.watchNotShown') : tf(lang, k.state !== 'Ok' && k.message ? 'fleet.cilium.watchWhy' : 'fleet.cilium.watch', { state: k.state, message: k.message }));
+    const failing = a.controllersFailing.map((c) => `${c.name} ×${c.failures}`).join(', ');
+    if (a.controllersTotal !== null) parts.push(tf(lang, 'fleet.cilium.controllers', { healthy: String(a.controllersHealthy), total: a.controllersTotal }) + (failing ? tf(lang, 'fleet.cilium.failing', { list: failing }) : ''));
+    if (a.stale.length) parts.push(tf(lang, 'fleet.cilium.stale', { list: a.stale.join(', ') }));
   }
   const fe = f.frontends;
-  if (!fe) parts.push(`LB frontends unknown: ${f.frontendsUnread ?? ''}`);
+  if (!fe) parts.push(tf(lang, 'fleet.cilium.frontendsUnknown', { reason: whyText(lang, f.frontendsUnread ?? '') }));
   else {
-    const counts = [`${fe.done} done`, fe.pending ? `${fe.pending} pending${fe.oldestPendingSeconds !== null ? ` (oldest ${fe.oldestPendingSeconds} s)` : ''}` : null, fe.refreshing ? `${fe.refreshing} refreshing` : null, fe.error ? `${fe.error} error (${fe.errors.map((e) => `${e.frontend}: ${e.error}`).join('; ')})` : null];
-    parts.push(`LB frontends: ${counts.filter(Boolean).join(', ')}${fe.lastChangeSeconds !== null ? `; last change ${fe.lastChangeSeconds} s before capture` : ''}`);
+    const counts = [
+      tf(lang, 'fleet.cilium.done', { n: fe.done }),
+      fe.pending ? tf(lang, 'fleet.cilium.pending', { n: fe.pending }) + (fe.oldestPendingSeconds !== null ? tf(lang, 'fleet.cilium.oldest', { seconds: fe.oldestPendingSeconds }) : '') : null,
+      fe.refreshing ? tf(lang, 'fleet.cilium.refreshing', { n: fe.refreshing }) : null,
+      fe.error ? tf(lang, 'fleet.cilium.error', { n: fe.error, list: fe.errors.map((e) => `${e.frontend}: ${e.error}`).join('; ') }) : null,
+    ];
+    parts.push(tf(lang, 'fleet.cilium.frontends', { counts: counts.filter(Boolean).join(', ') }) + (fe.lastChangeSeconds !== null ? tf(lang, 'fleet.cilium.lastChange', { seconds: fe.lastChangeSeconds }) : ''));
   }
-  return `Cilium: ${parts.join('; ')}`;
+  return tf(lang, 'fleet.cilium.line', { parts: parts.join('; ') });
 }
 
 /** `synced 12 s before capture`, `synced 3 min before capture, a change pending 40 s`, Cilium's: one line. */
 export function freshnessText(f: ProxyFreshness): string {
   if (f.source === 'unknown') return `unknown: ${f.reason}`;
-  if (f.source === 'cilium') return ciliumText(f);
+  if (f.source === 'cilium') return ciliumFreshnessText(f);
   return f.families
     .map((x) => `${x.family ? `${x.family}: ` : ''}${x.syncAgeSeconds === null ? 'never synced' : `synced ${x.syncAgeSeconds} s before capture`}${x.pendingSeconds !== null ? `, a change pending ${x.pendingSeconds} s` : ''}`)
     .join('; ');

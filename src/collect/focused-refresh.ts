@@ -19,9 +19,12 @@ import { summarize } from './build-snapshot.js';
  */
 export const CHECK_PROBES: readonly string[] = ['nft-tables'];
 
-/** What a focused refresh gives: the new snapshot and rates, or why a full read is needed instead. */
+/**
+ * What a focused refresh gives: the new snapshot and rates, or why a full read is needed
+ * instead. `checkOnly`: the chain was not re-read (it keeps no counters), only the check ran.
+ */
 export type FocusedResult =
-  | { readonly kind: 'chain'; readonly snapshot: NodeSnapshot; readonly rates: RuleRates; readonly runs: readonly ProbeRun[] }
+  | { readonly kind: 'chain'; readonly snapshot: NodeSnapshot; readonly rates: RuleRates; readonly runs: readonly ProbeRun[]; readonly checkOnly?: true }
   | { readonly kind: 'full'; readonly reason: string; readonly fingerprint: string | null };
 
 /** What {@link focusedRefresh} needs. `elapsedSeconds`: since the chain's counters shown were read. */
@@ -44,6 +47,7 @@ export interface FocusedInput {
 export async function focusedRefresh(input: FocusedInput): Promise<FocusedResult> {
   const probe = chainProbe(input.focus);
   if (!probe) return { kind: 'full', reason: `no per-chain read for ${input.focus.ruleset}`, fingerprint: null };
+  if (input.focus.ruleset === 'nft' && nftChainWithoutCounters(input.snapshot, input.focus)) return checkOnly(input);
   const runs = await runProbes(input.transport, { ids: [...CHECK_PROBES, probe.id], params: { ...input.params, ...probe.params } });
   const byId = new Map(runs.map((r) => [r.id, r]));
   const fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => byId.get(id)));
@@ -67,4 +71,29 @@ export async function focusedRefresh(input: FocusedInput): Promise<FocusedResult
   if (!spliced || !old || spliced.changed) return { kind: 'full', reason: spliced ? 'the open chain changed' : 'chain not found', fingerprint };
   const rates = oneChainRates(focus.table, old, spliced.chain, input.elapsedSeconds);
   return { kind: 'chain', snapshot: { ...snapshot, probes: withProbe(snapshot.probes), [key]: { ...part!, value: spliced.ruleset } }, rates, runs };
+}
+
+/**
+ * Whether the open nftables chain holds rules and none of them counts (kube-proxy's table
+ * keeps no counters). Re-reading such a chain shows nothing new but a rewrite, and nft
+ * 1.0.x's `list chain` fetches every set of the table with its elements first (src/cache.c:
+ * a chain listing asks for the full cache; `--terse` only hides the elements), so it costs
+ * as much as reading the whole table. False when the chain is not in the shown ruleset.
+ */
+export function nftChainWithoutCounters(snapshot: NodeSnapshot, focus: ChainFocus): boolean {
+  const [family, name] = focus.table.split(' ');
+  const chain = snapshot.nft?.value?.tables.find((t) => t.family === family && t.name === name)?.chains.find((c) => c.name === focus.chain);
+  return !!chain && chain.rules.length > 0 && chain.rules.every((r) => !r.counters);
+}
+
+/**
+ * The refresh of a chain without counters: the cheap check alone. The chain stays as the
+ * last full read gave it (the header says when); a rewrite of it or of its maps shows at the
+ * session's periodic full read, a table that came or went at once.
+ */
+async function checkOnly(input: FocusedInput): Promise<FocusedResult> {
+  const runs = await runProbes(input.transport, { ids: [...CHECK_PROBES], params: input.params });
+  const fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => runs.find((r) => r.id === id)));
+  if (fingerprint === null || fingerprint !== input.fingerprint) return { kind: 'full', reason: 'tables or chains changed', fingerprint };
+  return { kind: 'chain', snapshot: input.snapshot, rates: new Map(), runs, checkOnly: true };
 }

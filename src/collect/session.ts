@@ -268,7 +268,7 @@ export class Session implements SessionLike {
   private sinceFull = 0;
   /** When each re-read chain's counters were read (ms since epoch), by `ruleset/table/chain`. */
   private readonly chainAt = new Map<string, number>();
-  private lastRefresh: 'chain' | 'full' | null = null;
+  private lastRefresh: 'chain' | 'check' | 'full' | null = null;
   private stopped = false;
 
   /**
@@ -471,9 +471,9 @@ export class Session implements SessionLike {
     const got = await focusedRefresh({ transport: this.options.transport, params: this.options.params ?? {}, focus, snapshot: previous, fingerprint: this.fingerprint, elapsedSeconds: since === null ? 0 : (at0 - since) / 1000 });
     if (got.kind === 'full') return false;
     this.sinceFull++;
-    this.chainAt.set(key, at0);
-    this.lastRefresh = 'chain';
-    this.set({ snapshot: got.snapshot, rates: got.rates, refreshing: false, error: null, dataAt: at0 });
+    if (!got.checkOnly) this.chainAt.set(key, at0);
+    this.lastRefresh = got.checkOnly ? 'check' : 'chain';
+    this.set({ snapshot: got.snapshot, rates: got.rates, refreshing: false, error: null, dataAt: got.checkOnly ? this.state.dataAt : at0 });
     this.apiErrorChanged();
     if (this.apiDirty) this.apiChanged();
     return true;
@@ -527,8 +527,8 @@ export class Session implements SessionLike {
     if (this.apiDirty) this.apiChanged();
   }
 
-  /** What the last refresh read: `chain` (the open chain alone) or `full`; null before the first (tests, bench). */
-  lastRefreshKind(): 'chain' | 'full' | null {
+  /** What the last refresh read: `chain` (the open chain), `check` (the check alone), `full`; null before the first. */
+  lastRefreshKind(): 'chain' | 'check' | 'full' | null {
     return this.lastRefresh;
   }
 

@@ -14,7 +14,7 @@
  * Text: the node list, then the matrix (a column per node with a non-ok cell; the others
  * are counted), then per Service the nodes named with their findings.
  */
-import { freshnessText } from '../analysis/proxy-freshness.js';
+import { ciliumFreshnessText, freshnessText } from '../analysis/proxy-freshness.js';
 import type { FleetDiagnosis, FleetServiceRow } from '../fleet/diagnose.js';
 import { fitCell } from '../text/cells.js';
 import { toDocument } from '../text/document.js';
@@ -46,8 +46,7 @@ export function countsText(d: FleetDiagnosis, lang: Lang = 'en'): string {
 function freshnessIn(f: ProxyFreshness, lang: Lang): string {
   if (lang === 'en') return freshnessText(f);
   if (f.source === 'unknown') return tf(lang, 'cli.fresh.unknown', { reason: whyText(lang, f.reason) });
-  // Cilium's freshness line has no translation yet: English in every language.
-  if (f.source === 'cilium') return freshnessText(f);
+  if (f.source === 'cilium') return ciliumFreshnessText(f, lang);
   return f.families
     .map((x) => `${x.family ? `${x.family}: ` : ''}${x.syncAgeSeconds === null ? t(lang, 'cli.fresh.never') : tf(lang, 'cli.fresh.synced', { seconds: x.syncAgeSeconds })}${x.pendingSeconds !== null ? tf(lang, 'cli.fresh.pending', { seconds: x.pendingSeconds }) : ''}`)
     .join('; ');

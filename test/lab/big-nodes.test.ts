@@ -162,24 +162,49 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
       await session.stop();
     }
   }, 180_000);
-  it('on the nftables lab a refresh re-reads only kube-proxy\'s open chain while nothing changed, the table after a rule is added to it', async () => {
+  it('on the nftables lab a refresh of kube-proxy\'s counterless chain runs the check alone; a chain with counters is re-read; a rewrite shows at the periodic full read, a new table at once', async () => {
     const lab = await labUp('nftables', { prefix: PREFIX });
     const { transport, ran } = recording(lab.names.node);
-    const session = new Session({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), intervalMs: 3_600_000 });
+    const session = new Session({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), intervalMs: 3_600_000, fullReadEvery: 3 });
+    const services = () => session.getState().snapshot!.nft!.value!.tables.find((t) => t.family === 'ip' && t.name === 'kube-proxy')!.chains.find((c) => c.name === 'services')!;
     try {
       await session.start();
+      expect(services().rules.every((r) => !r.counters)).toBe(true);
       session.focus({ ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' });
+      const readAt = session.getState().dataAt;
       const quiet = await refreshOnce(session, ran);
-      expect(session.lastRefreshKind()).toBe('chain');
-      expect(quiet.sort()).toEqual(['nft -j list chain ip kube-proxy services', 'nft list flowtables']);
+      expect(session.lastRefreshKind()).toBe('check');
+      expect(quiet).toEqual(['nft list flowtables']);
+      // Nothing of the chain was read: the data is as old as the full read.
+      expect(session.getState().dataAt).toBe(readAt);
+
+      // A rule written into the open chain: unseen by the check, shown by the periodic full read (every 3rd here).
       await nsExecOk(lab.names.node, ['nft', 'insert', 'rule', 'ip', 'kube-proxy', 'services', 'ip', 'daddr', '10.96.99.99', 'tcp', 'dport', '81', 'drop']);
-      const changed = await refreshOnce(session, ran);
+      expect(await refreshOnce(session, ran)).toEqual(['nft list flowtables']);
+      expect(await refreshOnce(session, ran)).toEqual(['nft list flowtables']);
+      expect(await refreshOnce(session, ran)).toContain('nft -j list table ip kube-proxy');
       expect(session.lastRefreshKind()).toBe('full');
-      expect(changed).toContain('nft -j list table ip kube-proxy');
-      const services = session.getState().snapshot!.nft!.value!.tables.find((t) => t.family === 'ip' && t.name === 'kube-proxy')!.chains.find((c) => c.name === 'services')!;
-      expect(JSON.stringify(services.rules[0])).toContain('10.96.99.99');
+      expect(JSON.stringify(services().rules[0])).toContain('10.96.99.99');
+
+      // A chain whose rules count is re-read by itself, and a rewrite of it calls the full read at once.
+      await nsExecOk(lab.names.node, ['nft', 'add', 'chain', 'ip', 'kube-proxy', 'bignodes-counted']);
+      await nsExecOk(lab.names.node, ['nft', 'add', 'rule', 'ip', 'kube-proxy', 'bignodes-counted', 'counter', 'accept']);
+      for (let i = 0; i < 3; i++) expect(await refreshOnce(session, ran)).toEqual(['nft list flowtables']);
+      expect(await refreshOnce(session, ran)).toContain('nft -j list table ip kube-proxy');
+      session.focus({ ruleset: 'nft', table: 'ip kube-proxy', chain: 'bignodes-counted' });
+      expect((await refreshOnce(session, ran)).sort()).toEqual(['nft -j list chain ip kube-proxy bignodes-counted', 'nft list flowtables']);
+      expect(session.lastRefreshKind()).toBe('chain');
+      await nsExecOk(lab.names.node, ['nft', 'add', 'rule', 'ip', 'kube-proxy', 'bignodes-counted', 'counter', 'drop']);
+      expect(await refreshOnce(session, ran)).toContain('nft -j list table ip kube-proxy');
+
+      // A table that came: the check sees it at the next refresh, even on a counterless chain.
+      session.focus({ ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' });
+      await nsExecOk(lab.names.node, ['nft', 'add', 'table', 'inet', 'bignodes-new']);
+      expect(await refreshOnce(session, ran)).toContain('nft -j list table ip kube-proxy');
+      expect(session.lastRefreshKind()).toBe('full');
     } finally {
       await session.stop();
+      await nsExecOk(lab.names.node, ['nft', 'delete', 'table', 'inet', 'bignodes-new']).catch(() => undefined);
     }
   }, 180_000);
 });

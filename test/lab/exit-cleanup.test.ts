@@ -7,7 +7,7 @@
  * deadline; and `trace --allow-trace` on the lab node: two runs at once, SIGINT/SIGTERM
  * during the trace, and the table of a SIGKILLed run at the next run.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -17,6 +17,7 @@ import { MANAGED_BY_LABEL, OWNER_ANNOTATION, RUN_ANNOTATION, localOwner } from '
 import { openSource } from '../../src/sources/open.js';
 import { startApiServer, type ApiServerHandle } from '../api-server/index.js';
 import { labAvailable } from '../helpers/lab.js';
+import { startBinary } from '../helpers/run-binary.js';
 import { BINARY, TmuxSession, tmuxAvailable } from '../helpers/tmux.js';
 import { nsExec } from './exec.js';
 import { LAB_SCENARIO, labDown, labUp, sendHttp, type LabHandle } from './lab.js';
@@ -88,19 +89,8 @@ async function startTui(name: string, s: ApiServerHandle = server) {
   };
 }
 
-/** Runs the built CLI (`trace`, `show`); `onStderr` sees stderr as it comes. */
-function cli(args: string[], onStderr?: (all: string) => void, s: ApiServerHandle = server) {
-  const child: ChildProcess = spawn(process.execPath, [BINARY, ...args], { env: { ...env(), KUBECONFIG: s.kubeconfigPath }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => {
-    stderr += d.toString();
-    onStderr?.(stderr);
-  });
-  const done = new Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
-  return { child, done, stderr: () => stderr };
-}
+/** Runs the built CLI (`trace`, `show`) with the test server's kubeconfig. */
+const cli = (args: string[], s: ApiServerHandle = server) => startBinary(args, { env: { ...env(), KUBECONFIG: s.kubeconfigPath } });
 
 beforeAll(async () => {
   if (!canRun) return;

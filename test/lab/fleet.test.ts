@@ -8,7 +8,7 @@
  * bundle, and live (capturing to a temporary bundle it deletes after), also as the `--fleet`
  * TUI in tmux.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import { readFleetManifest } from '../../src/fleet/bundle.js';
 import { readBundle } from '../../src/sources/bundle.js';
 import { startApiServer, type ApiServerHandle } from '../api-server/index.js';
 import { labAvailable } from '../helpers/lab.js';
+import { startBinary } from '../helpers/run-binary.js';
 import { BINARY, TmuxSession, tmuxAvailable } from '../helpers/tmux.js';
 import { run } from './exec.js';
 import { fleetApiObjects, fleetDown, fleetNodes, fleetUp, STALE_ENDPOINT } from './fleet-lab.js';
@@ -42,16 +43,7 @@ async function until(what: string, ok: () => boolean, timeoutMs = 30_000): Promi
 
 /** Runs the built binary with the server's kubeconfig (`env`: more variables). */
 function cli(args: string[], env: Record<string, string> = {}) {
-  const child: ChildProcess = spawn(process.execPath, [BINARY, ...args], {
-    env: { ...process.env, HOME: home, XDG_STATE_HOME: path.join(home, 'state'), KUBECONFIG: server.kubeconfigPath, NO_COLOR: '1', LANG: 'C.UTF-8', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-  return { child, done, stderr: () => stderr };
+  return startBinary(args, { env: { ...process.env, HOME: home, XDG_STATE_HOME: path.join(home, 'state'), KUBECONFIG: server.kubeconfigPath, NO_COLOR: '1', LANG: 'C.UTF-8', ...env } });
 }
 
 /** What the real kubectl lists of nodescope's pods (empty when nothing is left); async: the server runs in this process. */

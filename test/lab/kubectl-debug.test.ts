@@ -20,6 +20,7 @@ import { holdRun } from './run-records.js';
 import { closeSource, openSource, type OpenedSource } from '../../src/sources/open.js';
 import { startApiServer, type ApiServerHandle, type K8sObject } from '../api-server/index.js';
 import { labAvailable } from '../helpers/lab.js';
+import { startBinary, type BinaryRun } from '../helpers/run-binary.js';
 import { LAB_SCENARIO, labDown, labUp, type LabHandle } from './lab.js';
 import { sureOfMode } from '../helpers/live-replay.js';
 
@@ -45,17 +46,11 @@ async function until(what: string, ok: () => boolean, timeoutMs = 15_000): Promi
   }
 }
 
-/** Runs the built CLI with the test server's kubeconfig; resolves with exit code and output. */
-function cli(args: string[], s: ApiServerHandle = server, onStart?: (pid: number) => void): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, KUBECONFIG: s.kubeconfigPath, HOME: home, NO_COLOR: '1' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('spawn', () => onStart?.(child.pid!));
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+/** Runs the built CLI with the test server's kubeconfig; `onStart` gets the child's pid. */
+function cli(args: string[], s: ApiServerHandle = server, onStart?: (pid: number) => void): Promise<BinaryRun> {
+  const run = startBinary(args, { env: { ...process.env, KUBECONFIG: s.kubeconfigPath, HOME: home, NO_COLOR: '1' } });
+  run.child.on('spawn', () => onStart?.(run.child.pid!));
+  return run.done;
 }
 
 beforeAll(async () => {

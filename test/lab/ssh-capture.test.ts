@@ -7,13 +7,13 @@
  * The API server cannot be reached from that namespace, so API objects come from
  * `--api-file` (the lab's List) — the live API path is covered by kubectl-debug.test.ts.
  */
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packageRoot } from '../../src/paths.js';
 import { labAvailable } from '../helpers/lab.js';
+import { plainEnv, startBinary } from '../helpers/run-binary.js';
 import { runOk } from './exec.js';
 import { LAB_SCENARIO, labDown, labUp, type LabHandle } from './lab.js';
 import { makeKey, startSshd, type KeyPair } from './ssh-lab.js';
@@ -31,19 +31,7 @@ let hostKey: KeyPair;
 let userKey: KeyPair;
 
 /** Runs the CLI inside the outside namespace with the test HOME and no kubeconfig. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', lab.names.outside, process.execPath, CLI, ...args], {
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: home, KUBECONFIG: '', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[]) => startBinary(args, { env: plainEnv(home), under: ['ip', 'netns', 'exec', lab.names.outside] }).done;
 
 function filesUnder(d: string): string[] {
   return readdirSync(d).flatMap((n) => (statSync(path.join(d, n)).isDirectory() ? filesUnder(path.join(d, n)) : [path.join(d, n)]));

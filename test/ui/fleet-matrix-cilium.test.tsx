@@ -40,7 +40,8 @@ describe.each(FRAME_WIDTHS.flatMap((w) => LANGS.map((l) => [w, l] as const)))('C
     const header = frame.split('\n').find((l) => l.includes('lab-node2'))!;
     expect(header.indexOf('lab-node2')).toBeLessThan(header.indexOf('lab-node3'));
     expect(frame).toMatch(lang === 'en' ? /^freshness +pend 3m05s +\? +sync 5m02s *$/m : /^鮮度 +保留 3m05s +不明 +同期 5m02s前 *$/m);
-    expect(frame).toContain('10.96.12.34:80/TCP → 10.244.1.99:8080: in no EndpointSlice');
+    // The finding sentence in the pane's language (its `said` key, not the English message).
+    expect(frame).toContain(lang === 'en' ? '10.96.12.34:80/TCP → 10.244.1.99:8080: in no EndpointSlice' : '10.96.12.34:80/TCP → 10.244.1.99:8080: Service のどの EndpointSlice にも');
     expect(frame.split('\n').every((l) => [...l].length <= width)).toBe(true);
     expect(frame).toMatchSnapshot();
     r.unmount();

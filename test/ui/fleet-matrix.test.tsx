@@ -44,7 +44,8 @@ describe.each(FRAME_WIDTHS.flatMap((w) => LANGS.map((l) => [w, l] as const)))('f
     const degraded = lang === 'en' ? 'degraded' : '劣化';
     expect(frame).toMatch(new RegExp(`kube-system/kube-dns +${ok} +${broken}`));
     expect(frame).toMatch(new RegExp(`default/web +${degraded} +${ok}`));
-    expect(frame).toContain('10.96.12.34:80/TCP → 10.244.1.99:8080: in no EndpointSlice');
+    // The finding sentence in the pane's language (its `said` key, not the English message).
+    expect(frame).toContain(lang === 'en' ? '10.96.12.34:80/TCP → 10.244.1.99:8080: in no EndpointSlice' : '10.96.12.34:80/TCP → 10.244.1.99:8080: Service のどの EndpointSlice にも');
     expect(frame).toContain('+10.244.1.99:8080');
     // Under the node names, each node's freshness: lab-node's kube-proxy synced 12 s before the capture, the others' metrics unread.
     expect(frame).toMatch(lang === 'en' ? /^freshness +\? +\? +sync 12s *$/m : /^鮮度 +不明 +不明 +同期 12s前 *$/m);

@@ -1,7 +1,10 @@
 /** Refreshing the chain on screen alone: the listing of one chain spliced into the ruleset, its rates, the cheap check (issue 23). */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { chainProbe, oneChainRates, rulesetCheckFingerprint, spliceIptablesChain } from '../../src/collect/chain-refresh.js';
+import { chainProbe, oneChainRates, rulesetCheckFingerprint, spliceIptablesChain, type ChainFocus } from '../../src/collect/chain-refresh.js';
+import { focusedRefresh, nftChainWithoutCounters } from '../../src/collect/focused-refresh.js';
+import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { parseNftJson } from '../../src/parsers/nft-json.js';
 import { findChain } from '../../src/model/iptables.js';
 import { parseIptablesSave } from '../../src/parsers/iptables-save.js';
 import { waitedChildrenTicks } from '../../src/sources/child-cpu.js';
@@ -83,5 +86,43 @@ describe('probe runner', () => {
     const stat = '4242 (node a) b) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 40 7 3 20 0 11 0 100 0 0';
     expect(waitedChildrenTicks(stat)).toBe(10);
     expect(waitedChildrenTicks()).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('focused refresh of an nftables chain', () => {
+  const text = readFileSync('fixtures/lab-nftables/probes/nft-json.stdout', 'utf8');
+  const nft = parseNftJson(text, 'nft-json');
+  const snapshot = { probes: [], nft } as unknown as NodeSnapshot;
+  const kubeProxy = (chain: string): ChainFocus => ({ ruleset: 'nft', table: 'ip kube-proxy', chain });
+  const tables = 'table ip kube-proxy {\n}\n';
+  /** A transport that answers the check with `tables` and counts what it ran. */
+  function node(): { transport: Transport; ran: string[] } {
+    const ran: string[] = [];
+    const transport: Transport = {
+      kind: 'local',
+      label: 'fake',
+      exec: async (argv: readonly string[]): Promise<ExecResult> => {
+        ran.push(argv.join(' '));
+        return { argv, stdout: argv.includes('flowtables') ? tables : '', stderr: '', exitCode: 0, startedAt: '', durationMs: 1 };
+      },
+      close: async () => {},
+    };
+    return { transport, ran };
+  }
+  const check: ProbeRun = { id: 'nft-tables', argv: ['nft'], status: 'ok', result: { argv: ['nft'], stdout: tables, stderr: '', exitCode: 0, startedAt: '', durationMs: 0 } };
+
+  it('knows kube-proxy\'s chains keep no counters, and says nothing of a chain it does not hold', () => {
+    expect(nftChainWithoutCounters(snapshot, kubeProxy('services'))).toBe(true);
+    expect(nftChainWithoutCounters(snapshot, kubeProxy('no-such-chain'))).toBe(false);
+    expect(nftChainWithoutCounters(snapshot, { ruleset: 'nft', table: 'inet other', chain: 'services' })).toBe(false);
+  });
+
+  it('runs the cheap check alone for a counterless chain and keeps the snapshot; a changed check asks for the full read', async () => {
+    const { transport, ran } = node();
+    const same = await focusedRefresh({ transport, params: {}, focus: kubeProxy('services'), snapshot, fingerprint: rulesetCheckFingerprint([check]), elapsedSeconds: 2 });
+    expect(ran).toEqual(['nft list flowtables']);
+    expect(same.kind === 'chain' && same.checkOnly && same.snapshot === snapshot).toBe(true);
+    const other = await focusedRefresh({ transport, params: {}, focus: kubeProxy('services'), snapshot, fingerprint: 'an older fingerprint', elapsedSeconds: 2 });
+    expect(other).toMatchObject({ kind: 'full', reason: 'tables or chains changed' });
   });
 });
