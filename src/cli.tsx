@@ -39,7 +39,7 @@ import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
 import type { LiveFleetArgs } from './fleet/live.js';
-import { tuiStartTrace, type TuiTraceOptions } from './cli/tui-trace.js';
+import { addTuiTraceOptions, tuiStartTrace, type TuiTraceOptions } from './cli/tui-trace.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
 // there makes every message that quotes node, API or bundle text safe (issue 24).
@@ -337,17 +337,12 @@ function translateErrors(cmd: Command, lang: Lang): void {
 
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
-  const program = addSourceOptions(new Command('nodescope'))
+  const program = addTuiTraceOptions(addSourceOptions(new Command('nodescope')))
     .description("Open a Kubernetes node and see where a Service's packets really get rewritten")
     .version(packageVersion())
     .option('--fleet [dir]', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR); without DIR, of the nodes captured now (--context, --kubeconfig, -n, --nodes, --selector)')
     .option('--nodes <names>', '--fleet without DIR: only these nodes (comma-separated)')
     .option('--selector <labels>', '--fleet without DIR: only the nodes with these labels')
-    .option('--from <who>', 'open on the Step pane with this walk: a Pod (NAME or NAMESPACE/NAME), a Pod IP, node, outside, or an address (with --to or --to-service)')
-    .option('--to <ip:port/proto>', 'with --from: the destination, e.g. 10.96.12.34:80/tcp')
-    .option('--to-service <ns/name[:port]>', 'with --from: a Service as destination (PORT: number or name; the first when absent)')
-    .addOption(new Option('--entry <where>', 'with --from: where the packet enters (default: inferred)').choices(['pod', 'host', 'external']))
-    .option('--flags <tcp flags>', 'with --from: TCP flags, SYN (default) or ACK (an established flow)')
     .enablePositionalOptions()
     .helpCommand('help [command]', 'help for a command: what it does, its flags, examples')
     .action(async (opts: GlobalOptions & TuiTraceOptions) => runTui(opts));

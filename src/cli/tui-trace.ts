@@ -5,6 +5,7 @@
  * TUI and its command line read them one way; a name the API objects do not hold is said on
  * that line, in the TUI, where it can be corrected. Only what needs no snapshot is refused here.
  */
+import { Option, type Command } from 'commander';
 import { UserError } from '../errors.js';
 import type { StartTrace } from '../analysis/trace-choice.js';
 
@@ -36,4 +37,14 @@ export function tuiStartTrace(opts: TuiTraceOptions): StartTrace | undefined {
   const upper = flags?.toUpperCase();
   const other = upper !== undefined && upper !== 'SYN' && upper !== 'ACK';
   return { words: [...words, ...(upper === 'ACK' ? ['established'] : [])].join(' '), ...(other ? { flags } : {}) };
+}
+
+/** Adds the TUI's `--from`, `--to`, `--to-service`, `--entry`, `--flags` to `cmd`; returns it. */
+export function addTuiTraceOptions(cmd: Command): Command {
+  return cmd
+    .option('--from <who>', 'open on the Step pane with this walk: a Pod (NAME or NAMESPACE/NAME), a Pod IP, node, outside, or an address (with --to or --to-service)')
+    .option('--to <ip:port/proto>', 'with --from: the destination, e.g. 10.96.12.34:80/tcp')
+    .option('--to-service <ns/name[:port]>', 'with --from: a Service as destination (PORT: number or name; the first when absent)')
+    .addOption(new Option('--entry <where>', 'with --from: where the packet enters (default: inferred)').choices(['pod', 'host', 'external']))
+    .option('--flags <tcp flags>', 'with --from: TCP flags, SYN (default) or ACK (an established flow)');
 }

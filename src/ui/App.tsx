@@ -78,6 +78,16 @@ function footerPrompt(ui: UiState, lang: Lang): string | null {
   return ui.sortPicking ? `${t(lang, 'sort.prompt')} ${sortPrompt(sortChoices(ui.pane, currentRules(ui).kind === 'chains', lang))}` : null;
 }
 
+/** Opens the startup packet once (`--from …`): its Pod and Service names need the first snapshot's API objects. */
+function useStartTrace(startTrace: StartTrace | undefined, snapshot: NodeSnapshot | null, dispatch: (action: UiAction) => void): void {
+  const started = useRef(false);
+  useEffect(() => {
+    if (!startTrace || !snapshot || started.current) return;
+    started.current = true;
+    for (const action of startTraceActions(startTrace, snapshot)) dispatch(action);
+  }, [startTrace, snapshot, dispatch]);
+}
+
 /** The whole TUI. */
 export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, onBack, tour, startTrace }: AppProps): React.JSX.Element {
   const tourControl = useTour(tour);
@@ -105,14 +115,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   const tourBar = tour && tourControl ? { tour: tour.tour, position: tourControl.position, resolution: tourResolution, error: snapshot ? null : state.error, width, lang } : null;
   const bodyHeight = Math.max(3, height - HEADER_LINES - FOOTER_LINES - (tourBar ? tourBarLines(tourBar).length : 0));
   const live = snapshot?.meta.source.live ?? false;
-
-  // The startup packet, once: its Pod and Service names need the first snapshot's API objects.
-  const started = useRef(false);
-  useEffect(() => {
-    if (!startTrace || !snapshot || started.current) return;
-    started.current = true;
-    for (const action of startTraceActions(startTrace, snapshot)) dispatch(action);
-  }, [startTrace, snapshot, dispatch]);
+  useStartTrace(startTrace, snapshot, dispatch);
 
   // Tick once a second in live mode so the data's age stays true.
   const [, setTick] = useState(0);
