@@ -21,6 +21,7 @@
 import { clusterDomainText, type ClusterDomain } from '../analysis/cluster-domain.js';
 import { answersCell, comparedCell, msText, noReplyText, relativeName, resultAnsweringServers, standInText, statusWord } from '../analysis/dns-describe.js';
 import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
+import { answersAge, answersAgeText } from '../analysis/dns-age.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
@@ -108,13 +109,13 @@ export function searchLines(s: DnsSearchRun): string[] {
   return [head, ...steps, end];
 }
 
-/** The text report of one Service. */
-export function dnsResultText(r: ServiceDnsResult): string {
+/** The text report of one Service; `age`: when a replay's answers were taken against the capture (src/analysis/dns-age.ts), a line under the server. */
+export function dnsResultText(r: ServiceDnsResult, age: string | null = null): string {
   const server = `server ${r.server.address}:${r.server.port} (${SOURCE_TEXT[r.server.source]}${r.server.service ? ` ${r.server.service}` : ''}) via ${r.via}`;
   const standIns = resultAnsweringServers(r).filter((s) => s.standsInFor).map(standInText);
   // Every entry but the table (its cells escaped) is one line: a name from DNS or the API stays on it.
   const one = (l: string) => terminalSafe(l);
-  const lines = [...[`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...standIns].map(one), checksTable(r), ...detailLines(r).map(one)];
+  const lines = [...[`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...(age ? [age] : []), ...standIns].map(one), checksTable(r), ...detailLines(r).map(one)];
   for (const s of r.searches) lines.push('', ...searchLines(s).map(one));
   lines.push('', ...r.notes.map((n) => one(`note: ${n}`)));
   return lines.join('\n') + '\n';
@@ -129,7 +130,16 @@ function isSnapshot(x: NodeSnapshot | ApiObjects): x is NodeSnapshot {
  * snapshot, the common head (node, source, mode) comes first. Never throws.
  */
 export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: readonly ServiceDnsResult[], format: OutputFormat, domain?: ClusterDomain, lang: Lang = 'en'): string {
-  const head = isSnapshot(snapshotOrApi) ? showHead(snapshotOrApi) : null;
-  if (isDocumentFormat(format)) return toDocument('DnsAnswers', { ...(head ?? {}), ...(domain ? { clusterDomain: domain } : {}), ttlCompared: false, dns: results.map(dnsResultJson) }, format);
-  return (head ? headText(head, lang) : '') + (domain ? `cluster domain ${clusterDomainText(domain)}\n` : '') + results.map(dnsResultText).join('\n');
+  const snapshot = isSnapshot(snapshotOrApi) ? snapshotOrApi : null;
+  const head = snapshot ? showHead(snapshot) : null;
+  const ageOf = (r: ServiceDnsResult) => (snapshot ? answersAge(r, snapshot.meta.capturedAt, snapshot.meta.source.live) : null);
+  if (isDocumentFormat(format)) {
+    const dns = results.map((r) => ({ ...dnsResultJson(r), ...(ageOf(r) ? { answersTakenAfterCaptureMin: ageOf(r)!.minutes } : {}) }));
+    return toDocument('DnsAnswers', { ...(head ?? {}), ...(domain ? { clusterDomain: domain } : {}), ttlCompared: false, dns }, format);
+  }
+  const text = (r: ServiceDnsResult) => {
+    const age = ageOf(r);
+    return dnsResultText(r, age ? answersAgeText(lang, age) : null);
+  };
+  return (head ? headText(head, lang) : '') + (domain ? `cluster domain ${clusterDomainText(domain)}\n` : '') + results.map(text).join('\n');
 }
