@@ -174,7 +174,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
 
   const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
   let body: React.JSX.Element;
-  if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} probes={snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : []} />;
+  if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} probes={snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : []} {...(snapshot?.meta.note ? { note: snapshot.meta.note } : {})} />;
   else if (snapshot && ui.find !== null) body = <FindView result={findHits(snapshot, ui.find, ui.conntrackSort)} cursor={cursorOf(ui)} width={width} height={bodyHeight} lang={lang} />;
   else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
   else body = paneEntry(ui.pane).render({ ...paneContext, snapshot }) ?? <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;

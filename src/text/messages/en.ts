@@ -140,6 +140,7 @@ export const coreEn = {
   'key.sort': 'sort tables: s then a column letter; S reverses',
   'key.scope': 'conntrack: all entries / the shown Service\'s only',
   'filter.prompt': 'filter: ',
+  'help.note': 'capture note: {note}',
   'help.title': 'Keys',
   'help.close': 'press ? or Esc to close',
   'help.probes': 'Probes (wall / node CPU ms)',

@@ -138,6 +138,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'key.sort': '表の並べ替え: s の後に列の文字、S で逆順',
   'key.scope': 'conntrack: すべて / 表示中のサービスのみ',
   'filter.prompt': '絞り込み: ',
+  'help.note': 'キャプチャの注記: {note}',
   'help.title': 'キー操作',
   'help.close': '? か Esc で閉じる',
   'help.probes': 'プローブ（経過 / ノード CPU ms）',
