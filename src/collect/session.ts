@@ -207,21 +207,21 @@ function turn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
-/** A slow part is still re-read at least this often (ms). */
-export const MAX_SLOW_PART_DELAY_MS = 60_000;
+/** A slow part is still re-read at least this often (ms): the header says when the rules were read whole. */
+export const MAX_SLOW_PART_DELAY_MS = 300_000;
 
 /** A focused refresh (the open chain alone) gives way to a full read at least every this many refreshes. */
 export const FULL_READ_EVERY = 30;
 
 /**
  * How long refreshes leave a part alone after reading it, given what reading and parsing it
- * cost last time (`lastCostMs`): nothing while ten times that cost fits in the refresh
- * interval, else ten times the cost (so a slow part takes at most ~10 % of the time), at most
- * {@link MAX_SLOW_PART_DELAY_MS}. A 1M-entry conntrack table (~5 s) is re-read every ~50 s,
- * a 25,000-Service ruleset (~4 s) every ~40 s; a small node's parts at every refresh.
+ * cost last time (`lastCostMs`): nothing while twenty times that cost fits in the interval,
+ * else twenty times the cost, at most {@link MAX_SLOW_PART_DELAY_MS}: a slow part's reads take
+ * ≤ ~5 % of the time (issue 23's budget). A 1M-entry conntrack table (~5 s) is re-read every
+ * ~100 s, kube-proxy's table of a 10,000-Service nftables node (~15 s) every ~5 min.
  */
 export function slowPartDelayMs(intervalMs: number, lastCostMs: number): number {
-  const wanted = lastCostMs * 10;
+  const wanted = lastCostMs * 20;
   return wanted <= intervalMs ? 0 : Math.min(MAX_SLOW_PART_DELAY_MS, wanted);
 }
 

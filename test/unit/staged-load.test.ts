@@ -90,11 +90,13 @@ describe('parse cache by fingerprint', () => {
 });
 
 describe('slow parts on refresh', () => {
-  it('are left alone for nothing while cheap, ten times their cost when slow, at most a minute', () => {
+  it('are left alone for nothing while cheap, twenty times their cost when slow (≤ 5 % of the time), at most five minutes', () => {
     expect(slowPartDelayMs(2000, 30)).toBe(0);
-    expect(slowPartDelayMs(2000, 200)).toBe(0);
-    expect(slowPartDelayMs(2000, 1500)).toBe(15_000);
+    expect(slowPartDelayMs(2000, 100)).toBe(0);
+    expect(slowPartDelayMs(2000, 101)).toBe(2020);
+    expect(slowPartDelayMs(2000, 1500)).toBe(30_000);
     expect(slowPartDelayMs(2000, 60_000)).toBe(MAX_SLOW_PART_DELAY_MS);
+    expect(MAX_SLOW_PART_DELAY_MS).toBe(300_000);
   });
 });
 
