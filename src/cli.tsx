@@ -7,7 +7,7 @@
 import { Command, Option } from 'commander';
 import { addSourceOptions, apiNamespace, ipAddress, kubeconfigOption, langOption, outputOption, podDeadline, positiveInteger, positiveSeconds, type GlobalOptions } from './cli/options.js';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
-import { BugError, ParseError, TransportError, UserError } from './errors.js';
+import { BugError, ParseError, said, TransportError, UserError } from './errors.js';
 import { apiInNamespace } from './model/api-namespace.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
 import { showDiagnose } from './report/diagnose.js';
@@ -34,7 +34,7 @@ import type { ApiObjects } from './model/k8s.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
 import { closeSource, openSource } from './sources/open.js';
 import { detectLang, t, tf, type Lang } from './text/i18n.js';
-import { commanderErrorText, errorLang, errorText } from './cli/error-lang.js';
+import { commanderErrorText, errorLang } from './cli/error-lang.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
@@ -57,7 +57,7 @@ async function loadUi() {
 /** The TUI reads keys in raw mode: without a terminal say so, rather than fail inside Ink. */
 function requireTerminal(): void {
   if (!process.stdin.isTTY || !process.stdout.isTTY) {
-    throw new UserError('the TUI needs a terminal (stdin and stdout are not a TTY)', 'use `nodescope show services|rules|lb|conntrack|dns -o text|json` for scripts');
+    throw new UserError(said('err.tty'), said('err.tty.hint'));
   }
 }
 
@@ -100,7 +100,7 @@ async function runFleetTui(dir: string, lang: string | undefined): Promise<void>
   const data = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
   const openNode = async (node: string) => {
     const entry = manifest.nodes.find((n) => n.name === node);
-    if (!entry || entry.status !== 'ok') throw new UserError(`${node} was not captured`);
+    if (!entry || entry.status !== 'ok') throw new UserError(said('ue.fleet.notCaptured', { node }));
     const session = await openReplaySession(path.join(dir, entry.dir));
     void session.start();
     return { session, stop: () => session.stop() };
@@ -219,7 +219,7 @@ function addDigCommand(program: Command): void {
     .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string }) => {
       const { name, search: plus } = digWords(words);
       const search = plus ?? opts.search === true;
-      if (opts.resolvConf && !search) throw new UserError('--resolv-conf applies to a search', 'add --search (or +search)');
+      if (opts.resolvConf && !search) throw new UserError(said('err.resolvConf'), said('err.resolvConf.hint'));
       // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
       const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
       const source = await openSource(opts);
@@ -277,7 +277,7 @@ function addFleetCommands(program: Command): void {
         process.exitCode = report.fleetExitCode(result);
       };
       if (dir !== undefined) {
-        if (live.asksLiveFleet(opts)) throw new UserError('fleet diagnose DIR reads a fleet bundle: the live options (--context, --kubeconfig, --nodes, --selector, --ssh…) are for a fleet captured now', 'give DIR or the live options, not both');
+        if (live.asksLiveFleet(opts)) throw new UserError(said('ue.fleet.dirAndLive'), said('ue.fleet.dirAndLiveHint'));
         return diagnose(dir);
       }
       await live.withLiveFleet(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`), diagnose);
@@ -305,8 +305,8 @@ function addLiveFleetOptions(command: Command): Command {
 
 /** `trace`'s `--to`/`--to-service` and `--from` as addresses: names resolved through the source's API objects (src/cli/trace-names.ts). */
 function traceAddresses(opts: GlobalOptions & { to?: string; toService?: string; from?: string }, api: ApiObjects | null): { to: string; from?: string } {
-  if (opts.to !== undefined && opts.toService !== undefined) throw new UserError('give --to or --to-service, not both');
-  if (opts.to === undefined && opts.toService === undefined) throw new UserError('trace needs a destination', '--to 10.96.12.34:80/tcp, or --to-service default/web:80');
+  if (opts.to !== undefined && opts.toService !== undefined) throw new UserError(said('err.bothTo'));
+  if (opts.to === undefined && opts.toService === undefined) throw new UserError(said('err.noDestination'), said('err.noDestination.hint', { to: '10.96.12.34:80/tcp', service: 'default/web:80' }));
   const to = opts.to ?? serviceDestination(api, opts.toService!);
   if (opts.from === undefined) return { to };
   return { to, from: isAddressArg(opts.from) ? opts.from : podAddress(api, opts.from, apiNamespace(opts).apiNamespace) };
@@ -319,7 +319,7 @@ function addCompletionCommand(program: Command): void {
     .argument('<shell>', 'bash, zsh or fish')
     .description('print a shell completion script for nodescope (subcommands, flags, their choices)')
     .action(async (shell: string) => {
-      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) throw new UserError(`no completion for shell "${shell}"`, `one of ${COMPLETION_SHELLS.join(', ')}`);
+      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) throw new UserError(said('err.noShell', { shell }), said('err.oneOf', { list: COMPLETION_SHELLS.join(', ') }));
       const { tourNames } = await import('./tour/load.js');
       process.stdout.write(completionScript(program, shell as CompletionShell, { show: SHOW_WHATS.map(([n]) => n), tour: tourNames(), completion: COMPLETION_SHELLS, help: program.commands.map((c) => c.name()) }));
     });
@@ -375,7 +375,7 @@ export function buildProgram(): Command {
     .option('--allow-trace', 'live sources: also trace the packet in the kernel (adds a temporary nft table, removed on exit) and compare')
     .option('--trace-seconds <n>', '--allow-trace: how long nft monitor trace runs (seconds)', '10')
     .action(async (opts: GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; traceSeconds: string }) => {
-      if (opts.allowTrace && opts.replay) throw new UserError('--allow-trace needs a live source, not --replay', 'use --local, --netns, --ssh or --node');
+      if (opts.allowTrace && opts.replay) throw new UserError(said('err.allowTraceReplay'), said('err.allowTraceReplay.hint'));
       const seconds = traceSeconds(opts.traceSeconds);
       const { source, snapshot } = await loadOnce(opts, [], undefined, false, traceReader(opts.to, opts.allowTrace === true));
       if (!opts.allowTrace) await closeSource(source);
@@ -394,9 +394,10 @@ export function buildProgram(): Command {
         return;
       }
       try {
-        const onListening = () => void process.stderr.write(`tracing for ${seconds} s on ${source.transport.label}: send the traffic now\n`);
+        const lang = detectLang(opts.lang);
+        const onListening = () => void process.stderr.write(`${tf(lang, 'cli.live.listening', { seconds, node: source.transport.label })}\n`);
         const onNotice = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
-        writeDocument(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening, onNotice }), opts.output);
+        writeDocument(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening, onNotice, lang }), opts.output);
       } finally {
         await closeSource(source);
       }
@@ -460,7 +461,7 @@ export function buildProgram(): Command {
 function report(e: unknown): number {
   const lang = errorLang(process.argv);
   if (e instanceof UserError) {
-    process.stderr.write(`nodescope: ${errorText(e.message, lang)}\n${e.hint ? `  ${tf(lang, 'err.try', { hint: terminalSafe(errorText(e.hint, lang)) })}\n` : ''}`);
+    process.stderr.write(`nodescope: ${e.text(lang)}\n${e.hint ? `  ${tf(lang, 'err.try', { hint: terminalSafe(e.text(lang, 'hint')) })}\n` : ''}`);
     return 1;
   }
   if (e instanceof ParseError) {

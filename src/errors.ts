@@ -9,6 +9,7 @@
  * - {@link UserError}: the user can act on it; carries what to try next.
  * - {@link BugError}: nodescope itself is wrong; should be reported.
  */
+import { tf, type Lang, type MessageKey } from './text/i18n.js';
 
 /** A probe could not be executed, or exited non-zero. */
 export class TransportError extends Error {
@@ -41,14 +42,49 @@ export class ParseError extends Error {
   }
 }
 
-/** Something the user asked for cannot be done as asked; `hint` says what to try. */
+/**
+ * A message of ours by key (src/text/i18n.ts): `params` fill the key's `{name}` holes; a
+ * param is data (a name, an address, a flag) copied as it is, or a message in turn,
+ * rendered in the same language.
+ */
+export interface Said {
+  readonly key: MessageKey;
+  readonly params?: Readonly<Record<string, string | number | Said>>;
+}
+
+/** A {@link Said} for `key` with `params`. */
+export function said(key: MessageKey, params?: Readonly<Record<string, string | number | Said>>): Said {
+  return params ? { key, params } : { key };
+}
+
+/** `s` in `lang`, nested messages rendered in turn. */
+export function saidIn(s: Said, lang: Lang): string {
+  const params: Record<string, string | number> = {};
+  for (const [k, v] of Object.entries(s.params ?? {})) params[k] = typeof v === 'object' ? saidIn(v, lang) : v;
+  return tf(lang, s.key, params);
+}
+
+/**
+ * Something the user asked for cannot be done as asked; `hint` says what to try. Both are
+ * keys (issue 22 item 5: every user-facing error has its Japanese): `message` and `hint`
+ * are their English, as printed in English; {@link UserError.text} renders another language.
+ */
 export class UserError extends Error {
   override readonly name = 'UserError';
+  /** The hint in English. */
+  readonly hint?: string;
   constructor(
-    message: string,
-    readonly hint?: string,
+    readonly said: Said,
+    readonly hintSaid?: Said,
   ) {
-    super(message);
+    super(saidIn(said, 'en'));
+    if (hintSaid) this.hint = saidIn(hintSaid, 'en');
+  }
+
+  /** The message (`part` `message`) or the hint in `lang`; '' for a hint not given. */
+  text(lang: Lang, part: 'message' | 'hint' = 'message'): string {
+    if (part === 'hint') return this.hintSaid ? saidIn(this.hintSaid, lang) : '';
+    return saidIn(this.said, lang);
   }
 }
 

@@ -2,7 +2,7 @@
  * What every command does before it prints: the source opened and read once, `--probe` and
  * `--cluster-domain` checked, and the document written to stdout terminal-safe.
  */
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { SnapshotPart } from '../model/snapshot.js';
 import { checkAskedProbes } from '../collect/planned-runs.js';
 import { loadSnapshot } from '../collect/session.js';
@@ -43,7 +43,7 @@ export async function clusterDomainFor(opts: GlobalOptions, transport: Transport
   try {
     return await readClusterDomain({ ...(opts.clusterDomain !== undefined ? { flag: opts.clusterDomain } : {}), transport });
   } catch (e) {
-    throw new UserError((e as Error).message, 'e.g. --cluster-domain cluster.local');
+    throw new UserError(e instanceof UserError ? e.said : said('ue.detail', { detail: (e as Error).message }), said('ue.clusterDomain.hint'));
   }
 }
 

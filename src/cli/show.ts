@@ -4,7 +4,7 @@
  * others print their text), `json`/`yaml` (a document with `apiVersion` and `kind`, see
  * src/text/document.ts), `name` (services, rules, lb: one `kind/name` per line).
  */
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { showCompare } from '../report/compare.js';
 import { showConntrack } from '../report/conntrack.js';
 import { showDns } from '../report/dns.js';
@@ -19,7 +19,7 @@ import { formatServiceRef } from '../model/service-ref.js';
 import type { OutputFormat } from '../text/document.js';
 import { clusterDomainFor, loadOnce, partsFor, writeDocument } from './load.js';
 import type { GlobalOptions } from './options.js';
-import { detectLang } from '../text/i18n.js';
+import { detectLang, tf } from '../text/i18n.js';
 
 /** What `show` can show, with a line each (`show` alone lists them; completion offers them). */
 export const SHOW_WHATS: readonly (readonly [string, string])[] = [
@@ -57,17 +57,17 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
     process.stdout.write(showChoicesText());
     return;
   }
-  if (!SHOW_WHATS.some(([n]) => n === what)) throw new UserError(`nothing to show called "${what}"`, SHOW_WHATS.map(([n]) => n).join(', '));
-  if (opts.output === 'name' && !NAMED.has(what)) throw new UserError(`-o name is for show ${[...NAMED].join(', ')}: ${what} has no names of its own`, `nodescope show ${what} -o text|json|yaml`);
+  if (!SHOW_WHATS.some(([n]) => n === what)) throw new UserError(said('err.nothingToShow', { what }), said('ue.data', { text: SHOW_WHATS.map(([n]) => n).join(', ') }));
+  if (opts.output === 'name' && !NAMED.has(what)) throw new UserError(said('err.nameFor', { named: [...NAMED].join(', '), what }), said('ue.show.oText', { what }));
   // wide adds columns to services; the other texts already print every field.
   const format: OutputFormat = opts.output === 'wide' && what !== 'services' ? 'text' : opts.output;
-  if (opts.events && what !== 'conntrack') throw new UserError(`--events is for show conntrack, not show ${what}`, 'nodescope show conntrack --events');
+  if (opts.events && what !== 'conntrack') throw new UserError(said('err.eventsFor', { what }), said('ue.show.events'));
   // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
   const events = opts.events === true && !opts.replay;
-  if (events) process.stderr.write(`reading conntrack events for ${Math.round(probe('conntrack-events').timeoutMs / 1000)} s\n`);
+  const lang = detectLang(opts.lang);
+  if (events) process.stderr.write(`${tf(lang, 'cli.ct.readingEvents', { seconds: Math.round(probe('conntrack-events').timeoutMs / 1000) })}\n`);
   const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
   let out: string;
-  const lang = detectLang(opts.lang);
   try {
     switch (what) {
       case 'services':
@@ -89,9 +89,9 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
         if (!opts.service) {
           const names = (snapshot.api?.value?.services ?? []).map((svc) => formatServiceRef(svc.meta));
           const some = names.slice(0, 5).join(', ');
-          throw new UserError('show dns needs --service NS/NAME', names.length ? `e.g. ${some}${names.length > 5 ? ` (${names.length} in all: \`nodescope show services\`)` : ''}` : 'list them with `nodescope show services`');
+          throw new UserError(said('err.dnsService'), names.length ? said('ue.show.dnsEg', { some, more: names.length > 5 ? said('ue.show.dnsMore', { n: names.length }) : '' }) : said('ue.listServices'));
         }
-        if (!snapshot.api?.value) throw new UserError('show dns needs API objects', 'pass --api-file FILE');
+        if (!snapshot.api?.value) throw new UserError(said('err.needsApi'), said('err.passApiFile'));
         const dns = dnsTransportFor(source.transport);
         try {
           const domain = await clusterDomainFor(opts, source.transport);
@@ -103,7 +103,7 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
         break;
       }
       default:
-        throw new UserError(`nothing to show called "${what}"`, 'services, rules, lb, conntrack, dns, compare');
+        throw new UserError(said('err.nothingToShow', { what }), said('ue.data', { text: 'services, rules, lb, conntrack, dns, compare' }));
     }
   } finally {
     await closeSource(source);

@@ -5,7 +5,7 @@
  * one thing, is a UserError naming the candidates, never a guess.
  */
 import { isIP } from 'node:net';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { ApiObjects } from '../model/k8s.js';
 
 /** True when `from` is an address (`IP`, `IP:PORT`, `[IPv6]:PORT`), not a Pod name. */
@@ -17,34 +17,34 @@ export function isAddressArg(from: string): boolean {
 
 /** `--from NAME` or `NAMESPACE/NAME` → the Pod's first IP (in `namespace` when given and the name has none). */
 export function podAddress(api: ApiObjects | null, from: string, namespace: string | undefined): string {
-  if (!api) throw new UserError(`--from ${from}: a Pod name needs API objects, and this source has none`, 'pass --api-file FILE, or give the Pod IP');
+  if (!api) throw new UserError(said('ue.from.podNeedsApi', { from }), said('ue.from.podNeedsApiHint'));
   const [ns, name] = from.includes('/') ? (from.split('/', 2) as [string, string]) : [namespace, from];
   const found = api.pods.filter((p) => p.meta.name === name && (ns === undefined || p.meta.namespace === ns));
-  if (found.length > 1) throw new UserError(`--from ${from}: Pods of that name in ${found.map((p) => p.meta.namespace).join(', ')}`, `give NAMESPACE/NAME, e.g. --from ${found[0]!.meta.namespace}/${name}`);
+  if (found.length > 1) throw new UserError(said('ue.from.podsIn', { from, namespaces: found.map((p) => p.meta.namespace).join(', ') }), said('ue.from.podsInHint', { example: `${found[0]!.meta.namespace}/${name}` }));
   const pod = found[0];
   if (!pod) {
     const close = api.pods.filter((p) => p.meta.name.startsWith(name.slice(0, 3))).slice(0, 5).map((p) => `${p.meta.namespace}/${p.meta.name}`);
-    throw new UserError(`--from ${from}: no such Pod${ns ? ` in namespace ${ns}` : ''}`, close.length ? `e.g. ${close.join(', ')}` : 'list Pods with kubectl get pods -A, or give an IP');
+    throw new UserError(said('ue.from.noPod', { from, ns: ns ? said('ue.from.inNamespace', { ns }) : '' }), close.length ? said('err.eg', { list: close.join(', ') }) : said('ue.from.listPods'));
   }
   const ip = pod.podIPs[0];
-  if (!ip) throw new UserError(`--from ${from}: the Pod has no IP in the API objects (not scheduled or not started)`, 'give an IP with --from IP');
+  if (!ip) throw new UserError(said('ue.from.noIp', { from }), said('ue.from.noIpHint'));
   return ip;
 }
 
 /** `--to-service NS/NAME[:PORT]` (PORT a number or a port name; optional when the Service has one port) → `clusterIP:port/proto`. */
 export function serviceDestination(api: ApiObjects | null, ref: string): string {
   const m = /^([^/]+)\/([^:]+)(?::(.+))?$/.exec(ref);
-  if (!m) throw new UserError(`--to-service ${ref}: expected NAMESPACE/NAME[:PORT]`, '--to-service default/web:80');
+  if (!m) throw new UserError(said('ue.toService.form', { ref }), said('ue.toService.example'));
   const [, ns, name, port] = m as unknown as [string, string, string, string | undefined];
-  if (!api) throw new UserError(`--to-service ${ref}: a Service name needs API objects, and this source has none`, 'pass --api-file FILE, or give --to IP:PORT/PROTO');
+  if (!api) throw new UserError(said('ue.toService.needsApi', { ref }), said('ue.toService.needsApiHint'));
   const svc = api.services.find((s) => s.meta.namespace === ns && s.meta.name === name);
-  if (!svc) throw new UserError(`--to-service ${ref}: no Service ${ns}/${name}`, 'list them with `nodescope show services -o name`');
+  if (!svc) throw new UserError(said('ue.toService.noService', { ref, service: `${ns}/${name}` }), said('ue.toService.list'));
   const ip = svc.clusterIPs[0] ?? svc.clusterIP;
-  if (!ip || ip === 'None') throw new UserError(`--to-service ${ref}: the Service has no ClusterIP (headless or ExternalName)`, 'give an endpoint with --to IP:PORT/PROTO');
+  if (!ip || ip === 'None') throw new UserError(said('ue.toService.noClusterIp', { ref }), said('ue.toService.noClusterIpHint'));
   const ports = port === undefined ? svc.ports : svc.ports.filter((p) => String(p.port) === port || p.name === port);
   if (ports.length !== 1) {
     const all = svc.ports.map((p) => `${p.port}/${p.protocol}${p.name ? ` (${p.name})` : ''}`).join(', ');
-    throw new UserError(`--to-service ${ref}: ${ports.length ? 'the Service has several ports' : 'no such port'}: ${all || 'none'}`, `--to-service ${ns}/${name}:${svc.ports[0]?.name || (svc.ports[0]?.port ?? 'PORT')} (a port name tells ports of one number apart)`);
+    throw new UserError(said('ue.toService.ports', { ref, why: said(ports.length ? 'ue.toService.severalPorts' : 'ue.toService.noSuchPort'), all: all || said('ue.none') }), said('ue.data', { text: `--to-service ${ns}/${name}:${svc.ports[0]?.name || (svc.ports[0]?.port ?? 'PORT')} (a port name tells ports of one number apart)` }));
   }
   const p = ports[0]!;
   return `${ip.includes(':') ? `[${ip}]` : ip}:${p.port}/${p.protocol.toLowerCase()}`;

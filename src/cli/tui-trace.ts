@@ -6,7 +6,7 @@
  * that line, in the TUI, where it can be corrected. Only what needs no snapshot is refused here.
  */
 import { Option, type Command } from 'commander';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { StartTrace } from '../analysis/trace-choice.js';
 
 /** The trace options the TUI takes, as commander gives them. */
@@ -26,11 +26,11 @@ export interface TuiTraceOptions {
 export function tuiStartTrace(opts: TuiTraceOptions): StartTrace | undefined {
   const { from, to, toService, entry, flags } = opts;
   if (from === undefined && to === undefined && toService === undefined && entry === undefined && flags === undefined) return undefined;
-  if (to !== undefined && toService !== undefined) throw new UserError('give --to or --to-service, not both');
+  if (to !== undefined && toService !== undefined) throw new UserError(said('err.bothTo'));
   const target = to ?? toService;
-  if (target === undefined) throw new UserError('--from, --entry and --flags open the TUI on a walk: give its destination too', '--to 10.96.12.34:80/tcp, or --to-service default/web:80');
+  if (target === undefined) throw new UserError(said('err.tuiNoDestination'), said('err.noDestination.hint', { to: '10.96.12.34:80/tcp', service: 'default/web:80' }));
   const source = from ?? (entry === 'host' ? 'node' : undefined);
-  if (source === undefined) throw new UserError('the walk needs a source: --from POD|IP|node|ADDRESS (or --entry host: the node sends)', '--from web-5d9c7 --to-service default/web:80');
+  if (source === undefined) throw new UserError(said('err.tuiNoSource'), said('err.tuiNoSource.hint', { from: 'web-5d9c7', service: 'default/web:80' }));
   // A Pod IP given with a port (`10.244.0.9:43210`) is an address word of the `:trace` grammar as it is.
   const words = ['from', source, 'to', target, ...(entry && !(entry === 'host' && source === 'node') ? [entry] : [])];
   // SYN and ACK are the grammar's `first` and `established`; other flags go to the walk as given.

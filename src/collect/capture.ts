@@ -17,7 +17,7 @@ import { shownSkips } from './probe-plan.js';
 import { dnsTransportFor } from '../dns/open.js';
 import { recordServiceDns } from '../dns/record.js';
 import { readClusterDomain } from '../dns/cluster-domain.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../sources/k8s-debug-pod.js';
 
@@ -106,12 +106,12 @@ const BUNDLE_ENTRIES = ['manifest.json', 'api.json', 'probes', 'extra'] as const
  */
 export function prepareCaptureDir(dir: string, force: boolean): void {
   if (!existsSync(dir)) return;
-  if (!statSync(dir).isDirectory()) throw new UserError(`-o ${dir}: not a directory`, 'name a new or empty directory');
+  if (!statSync(dir).isDirectory()) throw new UserError(said('ue.dir.notDir', { dir }), said('ue.dir.nameEmpty'));
   const entries = readdirSync(dir);
   if (entries.length === 0) return;
   if (!force) {
-    const what = entries.includes('manifest.json') ? 'holds a capture bundle' : `is not empty (${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', …' : ''})`;
-    throw new UserError(`-o ${dir}: the directory ${what}`, 'name a new or empty directory, or pass --force to replace the bundle in it');
+    const what = entries.includes('manifest.json') ? said('ue.dir.holdsCapture') : said('ue.dir.notEmpty', { list: `${entries.slice(0, 3).join(', ')}${entries.length > 3 ? ', …' : ''}` });
+    throw new UserError(said('ue.dir.holds', { dir, what }), said('ue.dir.forceBundle'));
   }
   for (const name of BUNDLE_ENTRIES) rmSync(path.join(dir, name), { recursive: true, force: true });
 }

@@ -17,7 +17,7 @@
 import { isIP } from 'node:net';
 import { onCleanup } from '../cleanup.js';
 import { currentRun, runState, type RunState } from '../run-record.js';
-import { BugError, UserError } from '../errors.js';
+import { BugError, said, UserError } from '../errors.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import type { NftRuleset } from '../model/nftables.js';
 import { parseNftTrace, splitTracePasses, type NftTraceEvent, type NftTracePass } from '../parsers/nft-trace.js';
@@ -107,9 +107,9 @@ export interface LiveTraceMatch {
  * `sportGiven`: whether the user wrote a source port (parsePacketArgs fills a default).
  */
 export function liveTraceMatch(spec: PacketSpec, sportGiven: boolean): LiveTraceMatch {
-  if (spec.src === null) throw new UserError('--allow-trace needs --from IP[:PORT]', 'the kernel trace marks exactly one source address');
+  if (spec.src === null) throw new UserError(said('ue.live.needsFrom'), said('ue.live.needsFromHint'));
   if (spec.proto !== 'tcp' && spec.proto !== 'udp' && spec.proto !== 'sctp') {
-    throw new UserError(`--allow-trace traces tcp, udp or sctp (this is ${spec.proto})`, 'give --to IP:PORT/tcp or /udp');
+    throw new UserError(said('ue.live.proto', { proto: spec.proto }), said('ue.live.protoHint'));
   }
   if (spec.dport === null) throw new BugError('a tcp/udp/sctp packet without a destination port');
   return { l3: spec.family === 'ipv6' ? 'ip6' : 'ip', src: spec.src, dst: spec.dst, proto: spec.proto, sport: sportGiven ? spec.sport : null, dport: spec.dport };
@@ -119,14 +119,14 @@ export function liveTraceMatch(spec: PacketSpec, sportGiven: boolean): LiveTrace
 export function traceSeconds(text: string | undefined): number {
   if (text === undefined) return DEFAULT_TRACE_SECONDS;
   if (!/^[0-9]{1,2}$/.test(text.trim()) || Number(text) < 1 || Number(text) > MAX_TRACE_SECONDS) {
-    throw new UserError(`--trace-seconds ${text}: not a number of seconds from 1 to ${MAX_TRACE_SECONDS}`, 'e.g. --trace-seconds 10');
+    throw new UserError(said('ue.live.seconds', { text: String(text), max: MAX_TRACE_SECONDS }), said('ue.live.secondsHint'));
   }
   return Number(text);
 }
 
 /** The probe parameters of the `trace-rule-add` probe for one chain. */
 export function traceRuleParams(m: LiveTraceMatch, chain: 'pre' | 'out'): Record<string, string> {
-  for (const a of [m.src, m.dst]) if (isIP(a) === 0) throw new UserError(`${JSON.stringify(a)} is not an IP address`);
+  for (const a of [m.src, m.dst]) if (isIP(a) === 0) throw new UserError(said('ue.notIp', { text: JSON.stringify(a) }));
   return {
     traceChain: chain,
     traceL3: m.l3,
@@ -180,16 +180,16 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
  * (through `onCleanup`).
  */
 export async function captureKernelTrace(options: KernelTraceOptions): Promise<KernelTraceCapture> {
-  if (!options.allowTrace) throw new UserError('a kernel trace writes a temporary nft table to the node', 'pass --allow-trace to allow it');
+  if (!options.allowTrace) throw new UserError(said('ue.live.writes'), said('ue.live.pass'));
   const { transport } = options;
-  if (transport.kind === 'replay') throw new UserError('--allow-trace needs a live source', 'use --local, --netns, --ssh or --node; a replay cannot trace');
+  if (transport.kind === 'replay') throw new UserError(said('ue.live.needsLive'), said('ue.live.needsLiveHint'));
   const cat = options.catalog ?? catalog();
   const seconds = options.seconds ?? DEFAULT_TRACE_SECONDS;
   const write = (id: string, params: Record<string, string> = {}, timeoutMs?: number) =>
     runProbe(transport, probe(id, cat), params, cat, { allowWrites: true, ...(timeoutMs !== undefined ? { timeoutMs } : {}) });
   const must = async (id: string, params: Record<string, string> = {}) => {
     const r = await write(id, params);
-    if (r.status !== 'ok') throw new UserError(`${r.argv.join(' ')} failed on ${transport.label}: ${r.result.stderr.trim() || r.status}`, 'a live trace needs nft and root on the node');
+    if (r.status !== 'ok') throw new UserError(said('ue.live.failed', { what: r.argv.join(' '), where: transport.label, detail: r.result.stderr.trim() || r.status }), said('ue.live.failedHint'));
     return r;
   };
   const table = traceTableName((await currentRun()).id);
@@ -227,7 +227,7 @@ export async function captureKernelTrace(options: KernelTraceOptions): Promise<K
     const parsed = parseNftTrace(run.result.stdout, `${where}: nft monitor trace`);
     // `timeout` ends nft with SIGTERM (exit 124); the runner's own kill gives `timeout`.
     if (run.status !== 'ok' && run.result.exitCode !== 124 && run.status !== 'timeout') {
-      throw new UserError(`nft monitor trace failed on ${where}: ${run.result.stderr.trim() || run.status}`, 'a live trace needs nft and root on the node');
+      throw new UserError(said('ue.live.failed', { what: 'nft monitor trace', where, detail: run.result.stderr.trim() || run.status }), said('ue.live.failedHint'));
     }
     const starts = liveTraceStartChains(table);
     const passes = splitTracePasses(parsed.value, starts).filter((p) => isTraceStart(p.events[0], starts));

@@ -33,21 +33,29 @@ export function collectGarbage(minHeapBytes = 256 * 1024 * 1024): void {
 export const MIN_GROWTH_BYTES = 128 * 1024 * 1024;
 
 /**
- * True when a heap of `usedBytes` has grown past what was live after the last full GC
- * (`liveBytes`) by a quarter of that, and by at least `minGrowthBytes` (V8, left alone,
- * lets the heap reach about twice the live size before it collects). A full GC of a
- * 600 MB heap takes a few hundred ms: a 229 MB nft -j parse runs a handful.
+ * The heap in use (bytes) below which {@link collectGarbageIfGrown} never collects: 512 MiB.
+ * A huge replay's model alone is about that at the end of its load, so its peak comes in
+ * the last stages; a forced GC while the heap is smaller lowers no peak, and each costs a
+ * full mark of everything kept so far (a huge nftables load ran eleven, half of them here).
  */
-export function heapHasGrown(usedBytes: number, liveBytes: number, minGrowthBytes = MIN_GROWTH_BYTES): boolean {
-  return usedBytes - liveBytes > Math.max(minGrowthBytes, liveBytes / 4);
+export const HEAP_FLOOR_BYTES = 512 * 1024 * 1024;
+
+/**
+ * True when a heap of `usedBytes` is over `floorBytes` and has grown past what was live
+ * after the last full GC (`liveBytes`) by a quarter of that, and by at least
+ * `minGrowthBytes` (V8, left alone, lets the heap reach about twice the live size before
+ * it collects). A full GC of a 600 MB heap takes a few hundred ms of CPU.
+ */
+export function heapHasGrown(usedBytes: number, liveBytes: number, minGrowthBytes = MIN_GROWTH_BYTES, floorBytes = HEAP_FLOOR_BYTES): boolean {
+  return usedBytes > floorBytes && usedBytes - liveBytes > Math.max(minGrowthBytes, liveBytes / 4);
 }
 
 /**
- * A full GC when the heap has grown (see {@link heapHasGrown}) since the last one: called
+ * A full GC when the heap is big and has grown (see {@link heapHasGrown}) since the last one: called
  * between the pieces of a long parse (a 229 MB nft -j output read item by item leaves
  * promoted garbage that V8 would let reach ~2× the live heap, and RSS with it; huge
- * nftables replay peak 1.21 → 1.01 GB). Never throws.
+ * nftables replay peak 1.21 → 1.01 GB); `floorBytes`: see {@link HEAP_FLOOR_BYTES}. Never throws.
  */
-export function collectGarbageIfGrown(): void {
-  if (heapHasGrown(v8.getHeapStatistics().used_heap_size, liveAfterGc)) collectGarbage(0);
+export function collectGarbageIfGrown(floorBytes = HEAP_FLOOR_BYTES): void {
+  if (heapHasGrown(v8.getHeapStatistics().used_heap_size, liveAfterGc, MIN_GROWTH_BYTES, floorBytes)) collectGarbage(0);
 }

@@ -5,7 +5,7 @@
  * planned dump gave nothing (`nft list ruleset` text for an nft without JSON).
  */
 import { catalog } from '../sources/catalog.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { runProbes, type ProbeRun, type RunProbesOptions } from '../sources/probe-runner.js';
 import type { Transport } from '../sources/transport.js';
 import { ReplayTransport } from '../sources/replay.js';
@@ -54,6 +54,6 @@ export async function runPlanned(transport: Transport, plan: ProbePlan, ids: rea
 export function checkAskedProbes(ids: readonly string[]): void {
   const known = catalog().probes.filter((p) => p.where === 'node' && !p.onDemand && p.part);
   for (const id of ids) {
-    if (!known.some((p) => p.id === id)) throw new UserError(`--probe ${id}: not a node dump the probe plan can skip`, `one of ${known.map((p) => p.id).join(', ')}`);
+    if (!known.some((p) => p.id === id)) throw new UserError(said('err.probe', { id }), said('err.oneOf', { list: known.map((p) => p.id).join(', ') }));
   }
 }

@@ -89,7 +89,8 @@ export interface SessionDnsName {
 export interface SessionLike {
   getState(): SessionState;
   subscribe(listener: () => void): () => void;
-  refreshNow(): void;
+  /** `all`: read every part now, not the open chain alone nor slow parts later (the `r` key). */
+  refreshNow(all?: boolean): void;
   /** The chain on screen (Rules pane), for refreshes that re-read it alone; optional (static sessions ignore it). */
   focus?(focus: ChainFocus | null): void;
   /** Asks the cluster DNS every question of Service `ns/name` (the DNS pane); no-op without API objects. */
@@ -201,11 +202,6 @@ function withoutPartText(run: ProbeRun): ProbeRun {
   return PART_PROBE_IDS().has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
 }
 
-/** One turn of the event loop (the frame of what was just published gets drawn). */
-function turn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /** A slow part is still re-read at least this often (ms): the header says when the rules were read whole. */
 export const MAX_SLOW_PART_DELAY_MS = 300_000;
 
@@ -255,7 +251,7 @@ export class Session implements SessionLike {
   private staging = false;
   private apiDirty = false;
   /** Probes of slow parts and when a refresh may read them again (performance.now() ms). */
-  private readonly notBefore = new Map<string, number>();
+  private notBefore = new Map<string, number>();
   /** When the shown iptables counters were read (ms since epoch): the start of the next rates' span. */
   private iptablesAt: number | null = null;
   /** The probe plan of the load (what the node's mode does not need); none skipped before it. */
@@ -431,8 +427,9 @@ export class Session implements SessionLike {
     this.focused = focus;
   }
 
-  /** Refreshes now unless a refresh (or the load) is under way: never two at once. */
-  refreshNow(): void {
+  /** Refreshes now unless one (or the load) is under way; `all` (the `r` key): every part, no chain alone. */
+  refreshNow(all = false): void {
+    if (all) [this.sinceFull, this.notBefore] = [Number.POSITIVE_INFINITY, new Map()];
     void this.refresh();
   }
 

@@ -3,7 +3,7 @@
  * before the dashboard's screen opens (a typo then ends with a message and the closest
  * names instead of an empty dashboard). Pure.
  */
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatServiceRef, refOfService, serviceNotFound } from '../model/service-ref.js';
 import { dashSample } from './series.js';
@@ -31,5 +31,5 @@ export function dashServiceError(snapshot: NodeSnapshot, service: string): UserE
   }
   const sample = dashSample(snapshot, service, 0);
   if (sample.serviceFound || !['iptables', 'iptables-legacy', 'iptables-mixed', 'nftables'].includes(sample.mode)) return null;
-  return serviceNotFound(service, [], 'the kube-proxy rules of this node', 'check the name with `nodescope show rules`, or pass --api-file to list the Services');
+  return serviceNotFound(service, [], said('ue.kubeProxyRules'), said('ue.checkNameRules'));
 }

@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { kubernetesDefaultResolvConf } from '../analysis/dns-search.js';
 import { parseResolvConf } from '../parsers/resolv-conf.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { DnsSearchRun, ResolvOrigin } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { ResolvConf } from '../model/resolv.js';
@@ -30,10 +30,10 @@ export function digWords(words: readonly string[]): { name: string; search: bool
   for (const w of words) {
     if (w === '+search') search = true;
     else if (w === '+nosearch') search = false;
-    else if (w.startsWith('+')) throw new UserError(`${w}: not a dig option nodescope knows`, 'use +search or +nosearch');
+    else if (w.startsWith('+')) throw new UserError(said('ue.dig.option', { word: w }), said('ue.dig.optionHint'));
     else names.push(w);
   }
-  if (names.length !== 1) throw new UserError(names.length === 0 ? 'dig needs a name' : `dig takes one name, got ${names.length}: ${names.join(' ')}`, 'e.g. nodescope dig +search web');
+  if (names.length !== 1) throw new UserError(names.length === 0 ? said('ue.dig.needsName') : said('ue.dig.oneName', { n: names.length, names: names.join(' ') }), said('ue.dig.eg'));
   return { name: names[0]!, search };
 }
 
@@ -46,11 +46,11 @@ export function readResolvConfFile(file: string): ResolvChoice {
   try {
     text = readFileSync(file, 'utf8');
   } catch (e) {
-    throw new UserError(`--resolv-conf ${file}: ${(e as Error).message}`, 'give a resolv.conf file, e.g. one copied from a pod (kubectl exec POD -- cat /etc/resolv.conf)');
+    throw new UserError(said('ue.dig.resolvRead', { file, detail: (e as Error).message }), said('ue.dig.resolvHint'));
   }
   const parsed = parseResolvConf(text, file);
   const errors = parsed.diagnostics.filter((d) => d.severity === 'error');
-  if (errors.length > 0) throw new UserError(`--resolv-conf ${file}:${errors[0]!.line}: ${errors[0]!.message}`, 'see resolv.conf(5)');
+  if (errors.length > 0) throw new UserError(said('ue.dig.resolvLine', { file, line: errors[0]!.line, detail: errors[0]!.message }), said('ue.dig.resolvMan'));
   return { conf: parsed.value, origin: 'pod' };
 }
 

@@ -7,7 +7,7 @@
  */
 import { expectedAnswer, type DnsExpectOptions } from '../analysis/dns-expected.js';
 import { clusterDomainText, type ClusterDomain } from './cluster-domain.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { REPLY_OUTCOMES, type DnsCheck, type DnsExchange, type DnsRecord } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import { toDocument } from '../text/document.js';
@@ -55,7 +55,7 @@ export interface DigResult {
  */
 export async function dig(options: DigCommandOptions): Promise<DigResult> {
   const type = (options.type ?? 'A').toUpperCase();
-  if (!isQuestionType(type)) throw new UserError(`--type ${options.type}: not a type nodescope asks`, 'use A, AAAA, SRV or CNAME');
+  if (!isQuestionType(type)) throw new UserError(said('ue.dig.type', { type: String(options.type) }), said('ue.dig.typeHint'));
   const server = chooseServer(options.api ?? null, options.server, options.port);
   const q = { server: server.address, port: server.port, qname: options.name, qtype: type };
   checkQuery(q, options.query);

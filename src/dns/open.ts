@@ -4,7 +4,7 @@
  * `--local`, a forwarded TCP channel for `--ssh` (when the SSH transport can open one),
  * a Kubernetes port-forward to a CoreDNS pod for `--node`.
  */
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { KubeContext } from '../sources/k8s-client.js';
 import type { Transport } from '../sources/transport.js';
 import type { TcpOpener } from './engine.js';
@@ -31,7 +31,7 @@ export function dnsTransportFor(transport: Transport): DnsTransport {
   switch (transport.kind) {
     case 'replay': {
       const dir = (transport as Transport & { bundle?: { dir: string } }).bundle?.dir;
-      if (!dir) throw new UserError('this replay source has no bundle directory to read DNS answers from');
+      if (!dir) throw new UserError(said('ue.dns.noBundle'));
       return ReplayDnsTransport.fromBundle(dir);
     }
     case 'netns':
@@ -40,13 +40,13 @@ export function dnsTransportFor(transport: Transport): DnsTransport {
       return new DirectDnsTransport();
     case 'ssh':
       if (canOpenTcp(transport)) return new StreamDnsTransport(transport, transport.label);
-      throw new UserError('this SSH source cannot forward a TCP channel for DNS', 'use --dns-server with --local on a machine inside the cluster network');
+      throw new UserError(said('ue.dns.sshNoForward'), said('ue.dns.sshNoForwardHint'));
     case 'kubectl-debug': {
       const kube = kubeOf(transport);
       if (kube) return PortForwardDnsTransport.forKube(kube);
-      throw new UserError('this kubectl-debug source has no kubeconfig context to port-forward with');
+      throw new UserError(said('ue.dns.noContext'));
     }
     default:
-      throw new UserError(`DNS questions are not supported over ${transport.kind} yet`, 'use --local, --netns, --ssh or --node');
+      throw new UserError(said('ue.dns.notSupported', { kind: transport.kind }), said('ue.useLive'));
   }
 }

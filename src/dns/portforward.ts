@@ -13,7 +13,7 @@
  * IP goes to that pod, Ready or not; any other server cannot be reached this way.
  */
 import type { Duplex } from 'node:stream';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { DnsExchange } from '../model/dns.js';
 import type { ClusterDnsTargets, DnsPodCandidate } from '../sources/k8s-coredns.js';
 import type { KubeContext } from '../sources/k8s-client.js';
@@ -48,18 +48,14 @@ export function podForServer(targets: ClusterDnsTargets, server: string): DnsPod
   if (own) return own;
   const known = [...targets.clusterIPs, ...targets.pods.flatMap((p) => (p.ip ? [p.ip] : []))];
   if (!targets.clusterIPs.includes(server)) {
-    const unknownService = targets.serviceProblem ? ` (the kube-dns ClusterIP is unknown: ${targets.serviceProblem})` : '';
-    throw new UserError(
-      `over --node, DNS questions go through a port-forward to a CoreDNS pod, so ${server} cannot be asked${unknownService}`,
-      `ask the kube-dns ClusterIP or a CoreDNS pod: ${known.join(', ') || '(none found)'}`,
-    );
+    const unknown = targets.serviceProblem ? said('ue.pf.unknownService', { problem: targets.serviceProblem }) : '';
+    throw new UserError(said('ue.pf.cannotAsk', { server, unknown }), said('ue.pf.askKnown', { known: known.join(', ') || said('ue.pf.noneFound') }));
   }
   const ready = targets.pods.find((p) => p.ready);
   if (!ready) {
-    throw new UserError(
-      `no Ready CoreDNS pod behind ${server}: ${targets.pods.map((p) => `${p.namespace}/${p.name}`).join(', ')} ${targets.pods.length === 1 ? 'is' : 'are'} not Ready`,
-      `ask one anyway with --server POD_IP (${targets.pods.flatMap((p) => (p.ip ? [p.ip] : [])).join(', ') || 'no pod IP known'}), or see: kubectl -n kube-system describe pods -l k8s-app=kube-dns`,
-    );
+    const pods = targets.pods.map((p) => `${p.namespace}/${p.name}`).join(', ');
+    const ips = targets.pods.flatMap((p) => (p.ip ? [p.ip] : [])).join(', ') || said('ue.pf.noPodIp');
+    throw new UserError(said('ue.pf.notReady', { server, pods, verb: said(targets.pods.length === 1 ? 'ue.pf.is' : 'ue.pf.are') }), said('ue.pf.askAnyway', { ips }));
   }
   return ready;
 }

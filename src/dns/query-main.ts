@@ -17,7 +17,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { runExchange, socketWire } from './engine.js';
 import { formatRawExchange } from './raw.js';
 import { checkQuery, type DnsQuery, type DnsQueryOptions } from './transport.js';
@@ -31,7 +31,7 @@ export interface QueryMainResult {
 
 function integer(text: string | undefined, what: string): number | undefined {
   if (text === undefined) return undefined;
-  if (!/^\d{1,6}$/.test(text)) throw new UserError(`${what} must be a number, got ${JSON.stringify(text)}`);
+  if (!/^\d{1,6}$/.test(text)) throw new UserError(said('ue.q.number', { what, text: JSON.stringify(text) }));
   return Number(text);
 }
 
@@ -49,10 +49,10 @@ export function parseQueryArgs(argv: readonly string[]): { query: DnsQuery; opti
       allowPositionals: false,
     }).values as Record<string, string | undefined>;
   } catch (e) {
-    throw new UserError((e as Error).message);
+    throw new UserError(said('ue.detail', { detail: (e as Error).message }));
   }
   const proto = values.proto ?? 'udp';
-  if (proto !== 'udp' && proto !== 'tcp') throw new UserError(`--proto must be udp or tcp`);
+  if (proto !== 'udp' && proto !== 'tcp') throw new UserError(said('ue.q.proto'));
   const query = { server: values.server ?? '', port: integer(values.port, '--port') ?? 53, qname: values.name ?? '', qtype: (values.type ?? 'A') as DnsQuery['qtype'] };
   const timeoutMs = integer(values.timeout, '--timeout');
   const tries = integer(values.tries, '--tries');

@@ -12,7 +12,7 @@
  */
 import { expectedAnswer, expectedServiceDns, serviceFqdn, type DnsExpectOptions } from '../analysis/dns-expected.js';
 import { kubernetesDefaultResolvConf, type DnsSearchOptions } from '../analysis/dns-search.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { DnsCheck, DnsQuestionType, DnsServerRef, ResolvOrigin, ServiceDnsResult } from '../model/dns.js';
 import type { ApiObjects, Service } from '../model/k8s.js';
 import type { Diagnostic } from '../model/diagnostics.js';
@@ -93,7 +93,7 @@ export interface ResolveServiceDnsOptions {
 export function chooseServer(api: ApiObjects | null, server?: string, port?: number): DnsServerRef {
   if (server !== undefined) return { address: server, port: port ?? 53, source: 'flag', service: null };
   const found = api ? kubeDnsServer(api) : null;
-  if (!found) throw new UserError('no kube-dns Service (kube-system/kube-dns) in the API objects to ask', 'pass --dns-server IP');
+  if (!found) throw new UserError(said('ue.dns.noKubeDns'), said('ue.dns.passServer'));
   return port === undefined ? found : { ...found, port };
 }
 

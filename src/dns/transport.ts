@@ -12,7 +12,7 @@
  */
 import { isIP } from 'node:net';
 import { validateDnsName } from '../analysis/dns-search.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { DnsExchange, DnsExchangeOutcome, DnsQuestionType } from '../model/dns.js';
 import { isQuestionType } from './wire.js';
 
@@ -64,14 +64,14 @@ export const MAX_TRIES = 3;
  */
 export function checkQuery(q: DnsQuery, options: DnsQueryOptions = {}): void {
   const problem = validateDnsName(q.qname);
-  if (problem) throw new UserError(`invalid DNS name ${JSON.stringify(q.qname)}: ${problem.message}`, 'letters, digits and hyphens, labels of 1–63 characters');
-  if (isIP(q.server) === 0) throw new UserError(`DNS server ${JSON.stringify(q.server)} is not an IP address`, 'give the DNS server as an IPv4 or IPv6 address, e.g. 10.96.0.10');
-  if (!Number.isInteger(q.port) || q.port < 1 || q.port > 65535) throw new UserError(`DNS port ${q.port} is outside 1–65535`);
-  if (!isQuestionType(q.qtype)) throw new UserError(`unsupported DNS type ${String(q.qtype)}`, 'use A, AAAA, SRV or CNAME');
+  if (problem) throw new UserError(said('ue.dns.badName', { name: JSON.stringify(q.qname), problem: problem.message }), said('ue.dns.badNameHint'));
+  if (isIP(q.server) === 0) throw new UserError(said('ue.dns.serverNotIp', { server: JSON.stringify(q.server) }), said('ue.dns.serverHint'));
+  if (!Number.isInteger(q.port) || q.port < 1 || q.port > 65535) throw new UserError(said('ue.dns.port', { port: q.port }));
+  if (!isQuestionType(q.qtype)) throw new UserError(said('ue.dns.type', { type: String(q.qtype) }), said('ue.dig.typeHint'));
   const t = options.timeoutMs;
-  if (t !== undefined && !(Number.isInteger(t) && t >= 10 && t <= MAX_TIMEOUT_MS)) throw new UserError(`DNS timeout ${t} ms is outside 10–${MAX_TIMEOUT_MS} ms`);
+  if (t !== undefined && !(Number.isInteger(t) && t >= 10 && t <= MAX_TIMEOUT_MS)) throw new UserError(said('ue.dns.timeout', { ms: t, max: MAX_TIMEOUT_MS }));
   const n = options.tries;
-  if (n !== undefined && !(Number.isInteger(n) && n >= 1 && n <= MAX_TRIES)) throw new UserError(`DNS tries ${n} is outside 1–${MAX_TRIES}`);
+  if (n !== undefined && !(Number.isInteger(n) && n >= 1 && n <= MAX_TRIES)) throw new UserError(said('ue.dns.tries', { n, max: MAX_TRIES }));
 }
 
 /** An exchange that never got a reply: `outcome` says why (`failed`, `not-captured`, …), `error` the detail. */

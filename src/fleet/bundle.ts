@@ -13,7 +13,7 @@
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { ParseError, UserError } from '../errors.js';
+import { ParseError, said, UserError } from '../errors.js';
 
 /** The fleet format version this code writes and reads. */
 export const FLEET_FORMAT_VERSION = 1;
@@ -83,7 +83,7 @@ const DIR_PATTERN = /^nodes\/[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
  */
 export function readFleetManifest(dir: string): FleetManifest {
   const file = path.join(dir, 'fleet.json');
-  if (!existsSync(file) || !statSync(file).isFile()) throw new UserError(`${dir} is not a fleet bundle (no fleet.json)`, 'capture one with `nodescope fleet capture -o DIR`');
+  if (!existsSync(file) || !statSync(file).isFile()) throw new UserError(said('ue.fleet.notBundle', { dir }), said('ue.fleet.captureOne'));
   const text = readFileSync(file, 'utf8');
   let json: unknown;
   try {
@@ -97,7 +97,7 @@ export function readFleetManifest(dir: string): FleetManifest {
   }
   m.nodes.forEach((n, i) => {
     if (typeof n?.name !== 'string' || typeof n.dir !== 'string' || !DIR_PATTERN.test(n.dir)) {
-      throw new UserError(`fleet.json nodes[${i}].dir ${JSON.stringify(n?.dir)} is not nodes/<name>: a fleet bundle may only name folders inside its own nodes/ folder`, 'the fleet.json was edited or made by another tool');
+      throw new UserError(said('ue.fleet.badDir', { i, dir: String(JSON.stringify(n?.dir)) }), said('ue.fleet.edited'));
     }
     if (n.status !== 'ok' && n.status !== 'failed') throw new ParseError(`fleet.json nodes[${i}].status ${JSON.stringify(n.status)} is neither "ok" nor "failed"`, file, 0, '');
   });

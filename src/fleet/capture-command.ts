@@ -19,7 +19,7 @@
 import { existsSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { withoutNodescopePods } from '../collect/capture.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { currentRun } from '../run-record.js';
 import type { KubeContext } from '../sources/k8s-client.js';
 import { RUN_LABEL } from '../sources/k8s-debug-pod.js';
@@ -57,10 +57,10 @@ const FLEET_ENTRIES = ['fleet.json', 'api.json', 'nodes'] as const;
  */
 export function prepareFleetDir(dir: string, force: boolean): void {
   if (!existsSync(dir)) return;
-  if (!statSync(dir).isDirectory()) throw new UserError(`-o ${dir}: not a directory`, 'name a new or empty directory');
+  if (!statSync(dir).isDirectory()) throw new UserError(said('ue.dir.notDir', { dir }), said('ue.dir.nameEmpty'));
   const entries = readdirSync(dir);
   if (entries.length === 0) return;
-  if (!force) throw new UserError(`-o ${dir}: the directory ${entries.includes('fleet.json') ? 'holds a fleet bundle' : 'is not empty'}`, 'name a new or empty directory, or pass --force to replace the fleet bundle in it');
+  if (!force) throw new UserError(said('ue.dir.holds', { dir, what: said(entries.includes('fleet.json') ? 'ue.dir.holdsFleet' : 'ue.dir.notEmptyPlain') }), said('ue.dir.forceFleet'));
   for (const name of FLEET_ENTRIES) rmSync(path.join(dir, name), { recursive: true, force: true });
 }
 
@@ -99,7 +99,7 @@ async function captureThroughApi(args: FleetCaptureArgs, say: (m: string) => voi
   const kube = await loadKubeFor(args);
   const listed = await listClusterNodes(kube, args.selector);
   const nodes = chooseNodes(listed, args.nodes !== undefined ? splitList(args.nodes) : undefined);
-  if (nodes.length === 0) throw new UserError(`no node matches${args.selector ? ` --selector ${args.selector}` : ''}`, 'list them with: kubectl get nodes --show-labels');
+  if (nodes.length === 0) throw new UserError(said('ue.fleet.noNode', { selector: args.selector ? said('ue.fleet.selector', { selector: args.selector }) : '' }), said('ue.fleet.listNodes'));
   const apiText = args.apiFile ? readFileSync(args.apiFile, 'utf8') : await readApi(kube);
   const { sweepLeftovers } = await import('../sources/kubectl-debug.js');
   for (const line of await sweepLeftovers(kube)) say(line);
@@ -116,7 +116,7 @@ async function captureThroughApi(args: FleetCaptureArgs, say: (m: string) => voi
 /** Over SSH: the hosts, API objects from --api-file or an optional kubeconfig. */
 async function captureOverSsh(args: FleetCaptureArgs, say: (m: string) => void): Promise<FleetManifest> {
   const hosts = args.sshFile ? parseSshFile(readFileSync(args.sshFile, 'utf8'), args.sshFile) : splitList(args.ssh ?? '');
-  if (hosts.length === 0) throw new UserError('--ssh names no host', 'e.g. --ssh node1,node2 or --ssh-file hosts.txt');
+  if (hosts.length === 0) throw new UserError(said('ue.fleet.sshNoHost'), said('ue.fleet.sshEg'));
   let apiText = args.apiFile ? readFileSync(args.apiFile, 'utf8') : undefined;
   let cluster: string | undefined;
   if (apiText === undefined && (args.context || args.kubeconfig || process.env['KUBECONFIG'])) {
@@ -139,9 +139,9 @@ async function captureOverSsh(args: FleetCaptureArgs, say: (m: string) => void):
  * options, an unusable directory, no matching node, RBAC denials.
  */
 export async function runFleetCapture(args: FleetCaptureArgs, say: (m: string) => void): Promise<FleetManifest> {
-  if ((args.ssh || args.sshFile) && (args.nodes || args.selector)) throw new UserError('--nodes/--selector choose Kubernetes nodes; with --ssh the hosts are the nodes', 'use one of them');
-  if (args.ssh && args.sshFile) throw new UserError('choose --ssh or --ssh-file, not both');
-  if (args.nodes && args.selector) throw new UserError('choose --nodes or --selector, not both');
+  if ((args.ssh || args.sshFile) && (args.nodes || args.selector)) throw new UserError(said('ue.fleet.sshAndNodes'), said('ue.fleet.useOne'));
+  if (args.ssh && args.sshFile) throw new UserError(said('ue.fleet.sshOrFile'));
+  if (args.nodes && args.selector) throw new UserError(said('ue.fleet.nodesOrSelector'));
   prepareFleetDir(args.output, args.force === true);
   return args.ssh || args.sshFile ? captureOverSsh(args, say) : captureThroughApi(args, say);
 }

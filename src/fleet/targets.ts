@@ -3,7 +3,7 @@
  * names, or those `--selector` matches); over SSH, the hosts of `--ssh a,b,c` or of
  * `--ssh-file FILE` (one per line, `#` comments). Pure except {@link listClusterNodes}.
  */
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { KubeContext } from '../sources/k8s-client.js';
 
 /** `a,b, c` → `['a','b','c']` (empty items dropped, order kept, duplicates once). */
@@ -17,7 +17,7 @@ export function splitList(text: string): string[] {
  */
 export function parseSshFile(text: string, origin: string): string[] {
   const hosts = text.split(/\r?\n/).map((l) => l.replace(/#.*$/, '').trim()).filter((l) => l !== '');
-  if (hosts.length === 0) throw new UserError(`--ssh-file ${origin}: no host in it`, 'one [user@]host[:port] per line');
+  if (hosts.length === 0) throw new UserError(said('ue.fleet.sshFileEmpty', { origin }), said('ue.fleet.sshFileHint'));
   return [...new Set(hosts)];
 }
 
@@ -37,7 +37,7 @@ export function chooseNodes(listed: readonly ListedNode[], names: readonly strin
   if (names === undefined) return all;
   const have = new Set(all);
   const missing = names.filter((n) => !have.has(n));
-  if (missing.length) throw new UserError(`--nodes: the cluster has no node ${missing.join(', ')}`, `nodes: ${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}`);
+  if (missing.length) throw new UserError(said('ue.fleet.noSuchNodes', { list: missing.join(', ') }), said('ue.fleet.nodesAre', { list: `${all.slice(0, 10).join(', ')}${all.length > 10 ? ', …' : ''}` }));
   return [...names].sort();
 }
 

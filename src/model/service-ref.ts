@@ -3,7 +3,7 @@
  * and formatted back once, looked up in the API objects once, with one "not found" error
  * (as kube-proxy builds a `NamespacedName` once and everyone prints its `String()`).
  */
-import { UserError } from '../errors.js';
+import { said, UserError, type Said } from '../errors.js';
 import { closeNames } from './close-names.js';
 import type { ApiObjects, Service } from './k8s.js';
 
@@ -45,7 +45,7 @@ export function refFromKey(key: string): ServiceRef {
 /** `namespace/name` → the reference; throws `UserError` (with an example) when it is not one. */
 export function requireServiceRef(text: string, example = '--service default/web'): ServiceRef {
   const ref = parseServiceRef(text);
-  if (!ref) throw new UserError(`${JSON.stringify(text)} is not NAMESPACE/NAME`, `e.g. ${example}`);
+  if (!ref) throw new UserError(said('err.notNsName', { text: JSON.stringify(text) }), said('err.eg', { list: example }));
   return ref;
 }
 
@@ -77,12 +77,12 @@ export function findService(api: ApiObjects, ref: ServiceRef): Service | undefin
 export function serviceNotFound(
   ref: ServiceRef | string,
   known: readonly string[],
-  where = 'the API objects',
-  otherwise = 'list them with `nodescope show services`',
+  where: Said = said('ue.theApiObjects'),
+  otherwise: Said = said('ue.listServices'),
 ): UserError {
   const text = typeof ref === 'string' ? ref : formatServiceRef(ref);
   const close = closeNames(text, known);
-  return new UserError(`no Service ${text} in ${where}`, close.length ? `one of ${close.join(', ')}` : otherwise);
+  return new UserError(said('err.noService', { service: text, where }), close.length ? said('err.oneOf', { list: close.join(', ') }) : otherwise);
 }
 
 /**

@@ -34,6 +34,7 @@ import {
   stringList,
   unknownsMadeCount,
 } from './nft-json-expr.js';
+import { nftJsonBatches, quoteBigCounters } from './nft-json-batches.js';
 import { lineColumn, scanJson } from './nft-json-syntax.js';
 import { priorityText } from './nft-priority.js';
 
@@ -97,16 +98,18 @@ export function parseNftJson(text: string, origin: string): ParseResult<NftRules
 }
 
 /**
- * {@link parseNftJson} in pieces: the `{"nftables": [ … ]}` array is split into its items by
- * a scan that follows only strings and nesting, and each item is `JSON.parse`d and read on
- * its own, with `await turn()` after about `chunkChars` characters. The whole document is
+ * {@link parseNftJson} in pieces: the `{"nftables": [ … ]}` array is cut into batches of
+ * items of about `chunkChars` characters where nft's printer starts an item, one
+ * `JSON.parse` each ({@link nftJsonBatches}); when such a batch is not valid JSON, the items
+ * are found again by a scan that follows only strings and nesting, one `JSON.parse` each.
+ * Either way `await turn()` comes after about `chunkChars` characters. The whole document is
  * never one JSON tree (the 229 MB output of a 25,000-Service node parses to over 1 GB) and
  * the event loop keeps turning. Same result as {@link parseNftJson}: text of any other
  * shape (not nft -j output, truncated, bad JSON in an item, no leading metainfo) is handed
  * to it whole, so its diagnostics are the one-shot parse's. Never rejects on bad input.
  */
 export async function parseNftJsonChunked(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
-  return parseItems([text], () => text, origin, chunkChars, turn);
+  return parseItems(() => [text], () => text, origin, chunkChars, turn);
 }
 
 /**
@@ -119,7 +122,7 @@ export async function parseNftJsonChunked(text: string, origin: string, chunkCha
  * the whole text). Never rejects on bad input (rejects only when `pieces` throws).
  */
 export async function parseNftJsonPieces(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
-  return parseItems(pieces(), () => joinPieces(pieces()), origin, chunkChars, turn);
+  return parseItems(pieces, () => joinPieces(pieces()), origin, chunkChars, turn);
 }
 
 function joinPieces(pieces: Iterable<string>): string {
@@ -128,8 +131,58 @@ function joinPieces(pieces: Iterable<string>): string {
   return text;
 }
 
-/** The walk of {@link parseNftJsonChunked} over pieces; `whole` gives the text for the one-shot fallback. */
+/**
+ * The walk of {@link parseNftJsonChunked} over pieces: first in batches of items
+ * ({@link nftJsonBatches}), then, when a batch was not valid JSON, item by item
+ * ({@link NftItemScanner}); `whole` gives the text for the one-shot fallback.
+ */
 async function parseItems(
+  pieces: () => Iterable<string>,
+  whole: () => string,
+  origin: string,
+  chunkChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<NftRuleset>> {
+  const batched = await parseBatches(pieces(), origin, chunkChars, turn);
+  if (batched === 'other-shape') return parseNftJson(whole(), origin);
+  if (batched !== 'bad-batch') return batched;
+  return scanItems(pieces(), whole, origin, chunkChars, turn);
+}
+
+/**
+ * The walk over {@link nftJsonBatches}, a turn after each batch: the result when every
+ * item was read so, else why not (`bad-batch`: the item scanner may still read the text;
+ * `other-shape`, also for a first item that is not the metainfo: only the one-shot parse).
+ */
+async function parseBatches(
+  pieces: Iterable<string>,
+  origin: string,
+  batchChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<NftRuleset> | 'bad-batch' | 'other-shape'> {
+  const walker = new JsonWalker(origin);
+  const batches = nftJsonBatches(pieces, batchChars);
+  let index = 0;
+  for (;;) {
+    const next = batches.next();
+    if (next.done) {
+      if (next.value !== 'read') return next.value;
+      return { value: withMetainfo(walker.builder.finish(), walker.metainfo), diagnostics: walker.diagnostics };
+    }
+    for (const item of next.value) {
+      if (index === 0) {
+        // The one-shot walk checks the metainfo before any item: here it must come first.
+        if (singleKey(item) !== 'metainfo') return 'other-shape';
+        walker.checkMetainfo([item]);
+      }
+      walker.itemAt(item, index++);
+    }
+    await turn();
+  }
+}
+
+/** The item-by-item walk of {@link parseItems}. */
+async function scanItems(
   pieces: Iterable<string>,
   whole: () => string,
   origin: string,
@@ -309,13 +362,6 @@ class NftItemScanner {
 
 function isJsonSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-// Counters can exceed 2^53; quote long integers after these keys so JSON.parse keeps every digit.
-const BIG_COUNTER = /"(packets|bytes)"(\s*):(\s*)(\d{16,})/g;
-
-function quoteBigCounters(text: string): string {
-  return text.replace(BIG_COUNTER, '"$1"$2:$3"$4"');
 }
 
 function readJson(text: string, origin: string, diags: Diagnostic[]): unknown {

@@ -34,13 +34,14 @@
 import { percentText } from '../text/percent.js';
 import { formatEndpoint, type ConntrackEndpoint } from '../analysis/conntrack-nat.js';
 import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis/conntrack-view.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { conntrackEventFlows, type ConntrackEventFlow } from '../analysis/conntrack-events.js';
 import type { ConntrackEntry, ConntrackTuple } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { refFromKey, requireServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
-import type { Lang } from '../text/i18n.js';
+import { t, tf, type Lang } from '../text/i18n.js';
+import { whyText } from '../text/why.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
@@ -120,17 +121,17 @@ function entryJson(r: ConntrackRowView) {
   };
 }
 
-/** Why an entry is stale, in the words the pane uses. */
-export function staleText(r: ConntrackRowView): string {
-  if (r.staleReason === 'endpoint-gone' && r.pointsAt) return `stale: points at ${formatEndpoint(r.pointsAt)}, not an endpoint of ${r.service ?? ''}`;
-  return `stale: not translated, made while ${r.service ?? ''} had no endpoints`;
+/** Why an entry is stale, in the words the pane uses (in `lang`, default `en`). */
+export function staleText(r: ConntrackRowView, lang: Lang = 'en'): string {
+  if (r.staleReason === 'endpoint-gone' && r.pointsAt) return tf(lang, 'cli.ct.staleGone', { endpoint: formatEndpoint(r.pointsAt), service: r.service ?? '' });
+  return tf(lang, 'cli.ct.staleUntranslated', { service: r.service ?? '' });
 }
 
-function entryText(r: ConntrackRowView): string {
+function entryText(r: ConntrackRowView, lang: Lang): string {
   const e = r.entry;
   const fields = [...e.flags.map((f) => `[${f}]`), ...(e.mark !== undefined ? [`mark=${e.mark}`] : []), ...(e.zone !== undefined ? [`zone=${e.zone}`] : [])];
   const head = terminalSafe([e.proto, e.state ?? '-', e.timeout ?? '-', r.service ?? '-', r.nat.text, ...fields].join(' '));
-  return r.status === 'stale' ? `${head}\n  ! ${terminalSafe(staleText(r))}\n` : `${head}\n`;
+  return r.status === 'stale' ? `${head}\n  ! ${terminalSafe(staleText(r, lang))}\n` : `${head}\n`;
 }
 
 /** `tcp 10.1.5.10:51546 → 10.1.8.10:80` (IPv6 bracketed): a flow's original direction. */
@@ -140,11 +141,11 @@ function flowText(f: ConntrackEventFlow): string {
   return `${f.proto} ${end(o.src, o.sport)} → ${end(o.dst, o.dport)}`;
 }
 
-function eventsText(flows: readonly ConntrackEventFlow[], reported: number | undefined): string {
+function eventsText(flows: readonly ConntrackEventFlow[], reported: number | undefined, lang: Lang): string {
   const n = flows.reduce((k, f) => k + f.events.length, 0);
-  let out = `events (conntrack -E): ${n} events of ${flows.length} flows${reported !== undefined ? ` (conntrack reported ${reported})` : ''} — not part of the table\n`;
+  let out = `${tf(lang, 'cli.ct.events', { events: n, flows: flows.length, reported: reported !== undefined ? tf(lang, 'cli.ct.reported', { n: reported }) : '' })}\n`;
   for (const f of flows) {
-    out += `flow ${f.flow} ${flowText(f)}${f.ended ? ' (destroyed)' : ''}\n`;
+    out += `${tf(lang, 'cli.ct.flow', { flow: f.flow, tuple: flowText(f), ended: f.ended ? t(lang, 'cli.ct.destroyed') : '' })}\n`;
     for (const ev of f.events) {
       const e = ev.entry;
       const fields = [ev.time ?? '-', ev.type, e.state ?? '-', e.timeout ?? '-', ...e.flags.map((x) => `[${x}]`)];
@@ -158,17 +159,14 @@ function eventsText(flows: readonly ConntrackEventFlow[], reported: number | und
 export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, options: ShowConntrackOptions = {}, lang: Lang = 'en'): string {
   const ct = snapshot.conntrack;
   if (!ct?.value) {
-    throw new UserError(
-      `conntrack was not read on ${terminalSafe(snapshot.meta.node)}${ct?.error ? `: ${ct.error}` : ''}`,
-      'install conntrack-tools on the node, and read it as root (conntrack -L needs CAP_NET_ADMIN)',
-    );
+    throw new UserError(said('ue.ct.notRead', { node: terminalSafe(snapshot.meta.node), error: ct?.error ? `: ${ct.error}` : '' }), said('ue.ct.notReadHint'));
   }
   const index = conntrackIndex(snapshot);
   const service = options.service ?? null;
   let selected = -1;
   if (service !== null) {
     requireServiceRef(service, '--service kube-system/kube-dns');
-    if (!index.servicesKnown) throw new UserError('--service needs API objects, and this source has none', 'pass --api-file FILE (kubectl get services,endpointslices,pods,nodes -A -o json)');
+    if (!index.servicesKnown) throw new UserError(said('ue.ct.serviceNeedsApi'), said('ue.passApiFileKubectl'));
     selected = index.services.findIndex((s) => s.label === service);
     if (selected < 0) throw serviceNotFound(service, index.services.map((s) => s.label));
   }
@@ -195,15 +193,15 @@ export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, opti
     const eventFlows = flows.map((f) => ({ flow: f.flow, family: f.family, proto: f.proto, orig: tupleJson(f.orig), reply: tupleJson(f.reply), ended: f.ended, events: f.events.length }));
     return toDocument('ConntrackList', { ...showHead(snapshot), service, summary, entries: rows.map(entryJson), events, eventFlows, reportedEvents: ct.value.reportedEvents ?? null, error: ct.error, diagnostics: ct.diagnostics }, format);
   }
-  const usage = count !== null && max !== null ? ` · nf_conntrack ${count}/${max}${summary.percent !== null ? ` (${percentText(summary.percent)})` : ''}` : '';
+  const usage = count !== null && max !== null ? tf(lang, 'cli.ct.usage', { count, max, percent: summary.percent !== null ? tf(lang, 'cli.ct.percent', { percent: percentText(summary.percent) }) : '' }) : '';
   let out = headText(showHead(snapshot), lang);
   out += tableRead
-    ? `${service ? `Service ${service} · ` : ''}${summary.shown}/${summary.total} entries${usage} · ${summary.stale} stale\n`
-    : `table: not read (the capture holds conntrack -E events only; conntrack -L would read it)${usage}\n`;
-  if (ct.error) out += `${terminalSafe(`! conntrack output incomplete: ${ct.error}`)}\n`;
-  if (!index.servicesKnown) out += '! no API objects: entries are not matched to Services\n';
-  for (const r of rows) out += entryText(r);
-  if (flows.length > 0) out += eventsText(flows, ct.value.reportedEvents);
+    ? `${tf(lang, 'cli.ct.summary', { scope: service ? tf(lang, 'cli.ct.scope', { service }) : '', shown: summary.shown, total: summary.total ?? 0, usage, stale: summary.stale })}\n`
+    : `${tf(lang, 'cli.ct.tableNotRead', { usage })}\n`;
+  if (ct.error) out += `${terminalSafe(tf(lang, 'cli.ct.incomplete', { error: whyText(lang, ct.error) }))}\n`;
+  if (!index.servicesKnown) out += `${t(lang, 'cli.ct.noApi')}\n`;
+  for (const r of rows) out += entryText(r, lang);
+  if (flows.length > 0) out += eventsText(flows, ct.value.reportedEvents, lang);
   for (const d of ct.diagnostics.filter((d) => d.severity !== 'info')) out += `${terminalSafe(`! ${d.origin}:${d.line}: ${d.message}: ${d.text}`)}\n`;
   return out;
 }

@@ -12,7 +12,7 @@ const recordText = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.t
 
 /** The run as text: each question in order with its reply and answer records, then the count (in `lang`, default `en`). */
 export function digSearchText(run: DnsSearchRun, note: string | null, lang: Lang = 'en'): string {
-  const lines = searchLines(run);
+  const lines = searchLines(run, lang);
   const out: string[] = [`; <<>> nodescope dig +search <<>> ${run.name}`, lines[0]!];
   run.steps.forEach((st, i) => {
     out.push(lines[i + 1]!);

@@ -18,14 +18,16 @@
  * and searches), with `standsInFor` the asked server when another answered for it (a
  * replay of a capture that recorded only that server), null when the asked one replied.
  */
-import { clusterDomainText, type ClusterDomain } from '../analysis/cluster-domain.js';
-import { answersCell, comparedCell, msText, noReplyText, relativeName, resultAnsweringServers, standInText, statusWord } from '../analysis/dns-describe.js';
+import type { ClusterDomain } from '../analysis/cluster-domain.js';
+import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord, type AnsweringServer } from '../analysis/dns-describe.js';
 import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
 import { answersAge, answersAgeText } from '../analysis/dns-age.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import type { Lang } from '../text/i18n.js';
+import stringWidth from 'string-width';
+import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
+import { whyText } from '../text/why.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { plainTable } from '../text/plain-table.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -69,56 +71,82 @@ export function dnsResultJson(r: ServiceDnsResult) {
   };
 }
 
-const SOURCE_TEXT = { 'kube-dns-service': 'kube-dns ClusterIP', flag: '--dns-server', 'resolv-conf': 'resolv.conf' } as const;
-const RESOLV_TEXT = { 'kubernetes-default': 'the Kubernetes default resolv.conf', node: "the node's resolv.conf", pod: "the pod's resolv.conf" } as const;
+const SOURCE_KEY = { 'kube-dns-service': 'dns.source.kube-dns-service', flag: 'dns.source.flag', 'resolv-conf': 'dns.source.resolv-conf' } as const;
 
-function checksTable(r: ServiceDnsResult): string {
+/** A check's verdict word, as the text always printed it (`ok`, `no-reply`, …). */
+const CHECK_KEYS: Readonly<Record<string, MessageKey>> = { ok: 'cli.dns.check.ok', mismatch: 'cli.dns.check.mismatch', 'no-reply': 'cli.dns.check.no-reply', unpredicted: 'cli.dns.check.unpredicted' };
+const checkWord = (lang: Lang, verdict: string) => (CHECK_KEYS[verdict] ? t(lang, CHECK_KEYS[verdict]!) : verdict);
+const RECORD_KEYS: Readonly<Record<string, MessageKey>> = { mismatch: 'cli.dns.record.mismatch', missing: 'cli.dns.record.missing', unexpected: 'cli.dns.record.unexpected', upstream: 'cli.dns.record.upstream' };
+
+/** `text` padded with spaces to `width` terminal cells. */
+const padCells = (text: string, width: number) => text + ' '.repeat(Math.max(0, width - stringWidth(text)));
+
+/** The "no reply" cell: `TIMEOUT from 10.96.0.10:53 after 3001 ms (2 tries)` (as `noReplyText` in English). */
+function noReplyCell(e: DnsExchange, lang: Lang): string {
+  const tries = e.tries === 1 ? t(lang, 'cli.dns.try') : tf(lang, 'cli.dns.tries', { n: e.tries });
+  return tf(lang, 'cli.dns.noReply', { status: statusWord(e), server: e.server, port: e.port, ms: msText(e.latencyMs), tries, error: e.error && e.error !== 'timeout' ? `: ${e.error}` : '' });
+}
+
+function checksTable(r: ServiceDnsResult, lang: Lang): string {
   const rows = r.checks.map((c) => {
     const e = c.exchange;
     const replied = c.verdict !== 'no-reply';
-    const answer = replied ? answersCell(e, r.zone) || '(no data)' : noReplyText(e);
-    return [relativeName(c.qname, r.zone), c.qtype, statusWord(e) + (e.truncated ? ' (TC→TCP)' : ''), answer, msText(e.latencyMs), c.verdict];
+    const answer = replied ? answersCell(e, r.zone) || t(lang, 'cli.dns.noData') : noReplyCell(e, lang);
+    return [relativeName(c.qname, r.zone), c.qtype, statusWord(e) + (e.truncated ? ' (TC→TCP)' : ''), answer, msText(e.latencyMs), checkWord(lang, c.verdict)];
   });
-  return plainTable(['QUESTION', 'TYPE', 'REPLY', 'ANSWER', 'MS', 'CHECK'], rows).trimEnd();
+  const head = (['dns.col.question', 'dns.col.type', 'dns.col.reply', 'dns.col.answer', 'dns.col.ms', 'dns.col.check'] as const).map((k) => t(lang, k));
+  return plainTable(head, rows).trimEnd();
 }
 
-function detailLines(r: ServiceDnsResult): string[] {
+function detailLines(r: ServiceDnsResult, lang: Lang): string[] {
   const out: string[] = [];
   for (const c of r.checks) {
     if (c.verdict !== 'mismatch') continue;
-    out.push(`${c.qtype} ${c.qname}: expected ${c.expectedRcode} (${c.expectedReason}), got ${statusWord(c.exchange)}`);
+    out.push(tf(lang, 'cli.dns.mismatch', { qtype: c.qtype, qname: c.qname, rcode: c.expectedRcode ?? 'null', reason: whyText(lang, c.expectedReason ?? 'null'), status: statusWord(c.exchange) }));
     for (const x of c.records) {
       if (x.verdict === 'match') continue;
-      out.push(`  ${x.verdict.padEnd(10)} expected ${comparedCell(x.expected, r.zone)}  got ${comparedCell(x.actual, r.zone)}`);
+      const verdict = RECORD_KEYS[x.verdict] ? t(lang, RECORD_KEYS[x.verdict]!) : x.verdict;
+      out.push(tf(lang, 'cli.dns.record', { verdict: padCells(verdict, 10), expected: comparedCell(x.expected, r.zone), actual: comparedCell(x.actual, r.zone) }));
     }
   }
   return out;
 }
 
-/** The text lines of one search run (`search "web.default"` … and the ndots cost). */
-export function searchLines(s: DnsSearchRun): string[] {
-  const head = `search "${s.name}" with ${RESOLV_TEXT[s.resolvOrigin]} (ndots:${s.ndots}; search ${s.searchList.join(' ') || '-'}; nameserver ${s.nameserver}):`;
+/** The text lines of one search run (`search "web.default"` … and the ndots cost), in `lang` (default `en`). */
+export function searchLines(s: DnsSearchRun, lang: Lang = 'en'): string[] {
+  const head = tf(lang, 'cli.search.head', { name: s.name, resolv: t(lang, `cli.search.resolv.${s.resolvOrigin}` as const), ndots: s.ndots, list: s.searchList.join(' ') || '-', nameserver: s.nameserver });
   const width = Math.max(0, ...s.steps.map((st) => st.qname.length));
   const steps = s.steps.map((st, i) => {
     const qs = st.exchanges.map((e) => `${e.qtype} ${statusWord(e).padEnd(8)} ${msText(e.latencyMs).padStart(5)} ms`).join('  ');
-    return `  ${String(i + 1).padStart(2)}  ${st.qname.padEnd(width)}  ${qs}${st.outcome === 'answer' ? '  ← answer' : ''}`;
+    return `  ${String(i + 1).padStart(2)}  ${st.qname.padEnd(width)}  ${qs}${st.outcome === 'answer' ? t(lang, 'cli.search.answer') : ''}`;
   });
+  const totals = { queries: s.queries, ms: msText(s.elapsedMs), ndots: s.ndots };
   const end = s.answeredBy
-    ? `  answered by ${s.answeredBy} after ${s.queries} queries in ${msText(s.elapsedMs)} ms; ${s.wastedQueries} queries before it (ndots:${s.ndots})`
-    : `  not answered (${s.stopReason}) after ${s.queries} queries in ${msText(s.elapsedMs)} ms${s.incomplete ? '; the capture lacks the rest of the sequence' : ''}`;
+    ? tf(lang, 'cli.search.answered', { ...totals, by: s.answeredBy, wasted: s.wastedQueries })
+    : tf(lang, 'cli.search.notAnswered', { ...totals, reason: s.stopReason, incomplete: s.incomplete ? t(lang, 'cli.search.incomplete') : '' });
   return [head, ...steps, end];
 }
 
-/** The text report of one Service; `age`: when a replay's answers were taken against the capture (src/analysis/dns-age.ts), a line under the server. */
-export function dnsResultText(r: ServiceDnsResult, age: string | null = null): string {
-  const server = `server ${r.server.address}:${r.server.port} (${SOURCE_TEXT[r.server.source]}${r.server.service ? ` ${r.server.service}` : ''}) via ${r.via}`;
-  const standIns = resultAnsweringServers(r).filter((s) => s.standsInFor).map(standInText);
+/** `answered by 10.244.0.2:53 (recorded), standing in for 10.96.0.10:53 asked: …` (as `standInText` in English). */
+function standInLine(s: AnsweringServer, lang: Lang): string {
+  return tf(lang, 'cli.dns.standIn', { address: s.address, port: s.port, askedAddress: String(s.standsInFor?.address), askedPort: String(s.standsInFor?.port) });
+}
+
+/** The text report of one Service (in `lang`, default `en`); `age`: when a replay's answers were taken against the capture (src/analysis/dns-age.ts), a line under the server. */
+export function dnsResultText(r: ServiceDnsResult, lang: Lang = 'en', age: string | null = null): string {
+  const server = tf(lang, 'cli.dns.server', { address: r.server.address, port: r.server.port, source: t(lang, SOURCE_KEY[r.server.source]), service: r.server.service ? ` ${r.server.service}` : '', via: r.via });
+  const standIns = resultAnsweringServers(r).filter((s) => s.standsInFor).map((s) => standInLine(s, lang));
   // Every entry but the table (its cells escaped) is one line: a name from DNS or the API stays on it.
   const one = (l: string) => terminalSafe(l);
-  const lines = [...[`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...(age ? [age] : []), ...standIns].map(one), checksTable(r), ...detailLines(r).map(one)];
-  for (const s of r.searches) lines.push('', ...searchLines(s).map(one));
-  lines.push('', ...r.notes.map((n) => one(`note: ${n}`)));
+  const lines = [...[`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...(age ? [age] : []), ...standIns].map(one), checksTable(r, lang), ...detailLines(r, lang).map(one)];
+  for (const s of r.searches) lines.push('', ...searchLines(s, lang).map(one));
+  lines.push('', ...r.notes.map((n) => one(tf(lang, 'cli.dns.note', { note: whyText(lang, n) }))));
   return lines.join('\n') + '\n';
+}
+
+/** `cluster.local (from the default: …)`: the domain and where it came from (as `clusterDomainText` in English). */
+function domainText(d: ClusterDomain, lang: Lang): string {
+  return tf(lang, 'cli.dns.domain', { name: d.name, from: t(lang, `cli.dns.domain.${d.source}` as const) });
 }
 
 function isSnapshot(x: NodeSnapshot | ApiObjects): x is NodeSnapshot {
@@ -139,7 +167,7 @@ export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: reado
   }
   const text = (r: ServiceDnsResult) => {
     const age = ageOf(r);
-    return dnsResultText(r, age ? answersAgeText(lang, age) : null);
+    return dnsResultText(r, lang, age ? answersAgeText(lang, age) : null);
   };
-  return (head ? headText(head, lang) : '') + (domain ? `cluster domain ${clusterDomainText(domain)}\n` : '') + results.map(text).join('\n');
+  return (head ? headText(head, lang) : '') + (domain ? `${domainText(domain, lang)}\n` : '') + results.map(text).join('\n');
 }

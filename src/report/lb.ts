@@ -23,7 +23,9 @@
 import { buildLbView, foldMapNames, lbConditionsText, type LbFrontendRow, type LbView } from '../analysis/lb-view.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
-import type { Lang } from '../text/i18n.js';
+import stringWidth from 'string-width';
+import { t, tf, type Lang } from '../text/i18n.js';
+import { whyText } from '../text/why.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
@@ -67,12 +69,15 @@ export function lbJson(view: LbView) {
   };
 }
 
-function sourceText(view: LbView): string {
+function sourceText(view: LbView, lang: Lang): string {
   const s = view.source;
-  const from = s.kind === 'bpf-maps' ? `pinned BPF maps (bpftool): ${foldMapNames(s.maps).join(', ')}` : s.kind ? `cilium-dbg (${s.kind})` : 'nothing';
-  const agent = s.agent === 'answered' ? `cilium-agent answered (Cilium ${s.agentDetail ?? '?'})` : s.agent === 'unreachable' ? `cilium-agent unreachable: ${s.agentDetail ?? ''}` : 'cilium-agent not reached';
-  return `source: ${from}; ${agent}\n`;
+  const from = s.kind === 'bpf-maps' ? tf(lang, 'cli.lb.fromMaps', { maps: foldMapNames(s.maps).join(', ') }) : s.kind ? tf(lang, 'cli.lb.fromDbg', { kind: s.kind }) : t(lang, 'cli.lb.fromNothing');
+  const agent = s.agent === 'answered' ? tf(lang, 'cli.lb.agentAnswered', { version: s.agentDetail ?? '?' }) : s.agent === 'unreachable' ? tf(lang, 'cli.lb.agentUnreachable', { detail: s.agentDetail ?? '' }) : t(lang, 'cli.lb.agentNotReached');
+  return `${tf(lang, 'cli.lb.source', { from, agent })}\n`;
 }
+
+/** `text` padded with spaces to `width` terminal cells (a Japanese word is two cells a character). */
+const padCells = (text: string, width: number) => text + ' '.repeat(Math.max(0, width - stringWidth(text)));
 
 /** Renders `show lb` in `format`. Never throws for a node without Cilium: the document says why there is no table. */
 export function showLb(snapshot: NodeSnapshot, format: OutputFormat, lang: Lang = 'en'): string {
@@ -83,22 +88,22 @@ export function showLb(snapshot: NodeSnapshot, format: OutputFormat, lang: Lang 
   if (view.status !== 'ready') {
     // On a node whose mode is not Cilium the missing maps are expected, not a failure.
     const mode = showHead(snapshot).mode;
-    const lead = mode === 'cilium' || mode === 'unknown' ? 'no Cilium LB table' : `no Cilium LB maps on this node (its Service dataplane is ${mode})`;
-    return `${out}${terminalSafe(`${lead}: ${view.absentReason ?? ''}`)}\n`;
+    const lead = mode === 'cilium' || mode === 'unknown' ? t(lang, 'cli.lb.noTable') : tf(lang, 'cli.lb.otherMode', { mode });
+    return `${out}${terminalSafe(tf(lang, 'cli.lb.absent', { lead, reason: whyText(lang, view.absentReason ?? '') }))}\n`;
   }
-  out += sourceText(view);
+  out += sourceText(view, lang);
   for (const f of view.frontends) {
-    const svc = f.service ? `${f.service.namespace}/${f.service.name}${f.service.portName ? ` (${f.service.portName})` : ''}` : '(no Service)';
-    const l7 = f.l7ProxyPort !== null ? `  L7 proxy port ${f.l7ProxyPort}` : '';
-    out += `\n${terminalSafe(`${f.address}  [${f.flags}]  id ${f.revNatId ?? '?'}  count ${f.count ?? '?'} qcount ${f.qcount ?? '?'}${l7}  ${svc}`)}\n`;
-    if (f.backends.length === 0) out += '    (no backends)\n';
+    const svc = f.service ? `${f.service.namespace}/${f.service.name}${f.service.portName ? ` (${f.service.portName})` : ''}` : t(lang, 'cli.lb.noService');
+    const l7 = f.l7ProxyPort !== null ? tf(lang, 'cli.lb.l7', { port: f.l7ProxyPort }) : '';
+    out += `\n${terminalSafe(tf(lang, 'cli.lb.frontend', { address: f.address, flags: f.flags, id: f.revNatId ?? '?', count: f.count ?? '?', qcount: f.qcount ?? '?', l7, service: svc }))}\n`;
+    if (f.backends.length === 0) out += `${t(lang, 'cli.lb.noBackends')}\n`;
     for (const b of f.backends) {
-      const where = b.newConnections === null ? '' : b.newConnections ? 'new' : 'held';
-      const cells = [String(b.slot ?? '-').padStart(4), (b.address ?? `backend ${b.backendId ?? '?'} not found`).padEnd(22), (b.state ?? '?').padEnd(11), where.padEnd(4), (b.nodeName ?? '').padEnd(12), lbConditionsText(b)];
+      const where = b.newConnections === null ? '' : t(lang, b.newConnections ? 'cli.lb.new' : 'cli.lb.held');
+      const cells = [String(b.slot ?? '-').padStart(4), padCells(b.address ?? tf(lang, 'cli.lb.backendMissing', { id: b.backendId ?? '?' }), 22), (b.state ?? '?').padEnd(11), padCells(where, 4), (b.nodeName ?? '').padEnd(12), lbConditionsText(b)];
       out += `${terminalSafe(cells.join('  ').trimEnd())}\n`;
     }
   }
-  for (const u of view.undecoded) out += `${terminalSafe(`! ${u.map}: ${u.lines.length} entries not decoded (lines ${u.lines.join(', ')}): ${u.reason}`)}\n`;
+  for (const u of view.undecoded) out += `${terminalSafe(tf(lang, 'cli.lb.undecoded', { map: u.map, count: u.lines.length, lines: u.lines.join(', '), reason: whyText(lang, u.reason) }))}\n`;
   for (const d of view.diagnostics.filter((d) => d.severity !== 'info')) out += `${terminalSafe(`! ${d.origin}:${d.line}: ${d.message}: ${d.text}`)}\n`;
   return out;
 }

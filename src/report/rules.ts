@@ -16,14 +16,14 @@
  */
 import { chainRows, iptablesRulesets, type RuleRow } from '../analysis/rules-view.js';
 import { allDiagnostics } from '../collect/build-snapshot.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatExpr, formatRuleText } from '../parsers/nft-format-expr.js';
 import type { NftRuleset } from '../model/nftables.js';
 import { nftMetainfoOf } from '../parsers/nft-json.js';
 import { iptablesNftTables } from '../analysis/nft-view.js';
 import { headText, showHead } from './header.js';
-import type { Lang } from '../text/i18n.js';
+import { tf, type Lang, type MessageKey } from '../text/i18n.js';
 import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 
@@ -45,7 +45,7 @@ export interface ShowRulesOptions {
  * that is not `namespace/name`.
  */
 export function namesService(ref: string): (text: string | null | undefined) => boolean {
-  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref)) throw new UserError(`--service ${JSON.stringify(ref)} is not namespace/name`, 'e.g. --service default/web');
+  if (!/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(ref)) throw new UserError(said('ue.rules.notNsName', { ref: JSON.stringify(ref) }), said('ue.rules.notNsNameHint'));
   const escaped = ref.replace(/[.]/g, '\\.');
   const re = new RegExp(`(^|[\\s"'-])${escaped}($|[:/\\s"'])`);
   return (text) => text != null && re.test(text);
@@ -82,11 +82,11 @@ export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options:
   }));
   const nft = snapshot.nft?.value ? nftJson(snapshot.nft.value, iptablesNftTables(snapshot), options, names) : null;
   if (names && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
-    const lb = snapshot.lb?.value ? ' (this node rewrites Services in eBPF: see `nodescope show lb`)' : '';
-    throw new UserError(`no rule, chain or set element names Service ${options.service}${lb}`, 'check the name with `nodescope show services`');
+    const lb = snapshot.lb?.value ? said('ue.rules.ebpf') : '';
+    throw new UserError(said('ue.rules.noneNames', { service: options.service ?? '', lb }), said('ue.rules.checkName'));
   }
   if (options.chain && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
-    throw new UserError(`no chain named ${options.chain}${options.table ? ` in table ${options.table}` : ''}`, 'list chains with `nodescope show rules`');
+    throw new UserError(said('ue.rules.noChain', { chain: options.chain, table: options.table ? said('ue.rules.inTable', { table: options.table }) : '' }), said('ue.rules.listChains'));
   }
   if (format === 'name') {
     const ipt = rulesets.flatMap((rs) => rs.tables.flatMap((t) => t.chains.map((c) => `chain/${rs.id}/${t.name}/${c.name}`)));
@@ -96,7 +96,12 @@ export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options:
   if (isDocumentFormat(format)) return toDocument('RuleList', { ...showHead(snapshot), rulesets, nft, diagnostics: allDiagnostics(snapshot) }, format);
   let out = headText(showHead(snapshot), lang);
   const meta = nft?.metainfo;
-  if (nft) out += meta ? `${line(`nft -j from ${meta.version ? `nftables v${meta.version}` : 'an nft that gave no version'}${meta.releaseName ? ` (${meta.releaseName})` : ''}, JSON schema ${meta.jsonSchemaVersion ?? '(none given)'}`)}\n` : 'nft rules from the text listing (no nft -j metainfo)\n';
+  const say = (key: MessageKey, params: Readonly<Record<string, string | number>> = {}) => tf(lang, key, params);
+  if (nft && meta) {
+    const version = meta.version ? say('cli.rules.nftVersion', { version: meta.version }) : say('cli.rules.nftNoVersion');
+    const release = meta.releaseName ? say('cli.rules.release', { name: meta.releaseName }) : '';
+    out += `${line(say('cli.rules.nftMeta', { version, release, schema: meta.jsonSchemaVersion ?? say('cli.rules.noSchema') }))}\n`;
+  } else if (nft) out += `${say('cli.rules.nftText')}\n`;
   for (const rs of rulesets) {
     for (const t of rs.tables) {
       for (const c of t.chains) {
@@ -104,7 +109,7 @@ export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options:
         for (const r of c.rules) {
           const counters = r.packets === null ? '' : `[${r.packets}:${r.bytes}] `;
           const prob = r.probability === null ? '' : ` (p=${(r.probability * 100).toFixed(1)}%)`;
-          out += `${line(`  ${String(r.index).padStart(3)} ${counters}${r.comment ? `"${r.comment}" ` : ''}${r.matches}${r.matches ? ' ' : ''}-> ${r.target ?? '(no target)'}${prob}`)}\n`;
+          out += `${line(`  ${String(r.index).padStart(3)} ${counters}${r.comment ? `"${r.comment}" ` : ''}${r.matches}${r.matches ? ' ' : ''}-> ${r.target ?? say('cli.rules.noTarget')}${prob}`)}\n`;
         }
       }
     }
@@ -116,7 +121,7 @@ export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options:
         out += `${line(`  ${String(i + 1).padStart(3)} ${r.packets === null ? '' : `[${r.packets}:${r.bytes}] `}${r.text}`)}\n`;
       });
     }
-    for (const o of t.objects) out += `\n${line(`nft table ${t.family} ${t.name} ${o.kind} ${o.name}: not modelled, kept as JSON: ${o.raw}`)}\n`;
+    for (const o of t.objects) out += `\n${line(say('cli.rules.object', { family: t.family, table: t.name, kind: o.kind, name: o.name, raw: o.raw }))}\n`;
     for (const set of t.sets) {
       out += `\n${line(`nft table ${t.family} ${t.name} ${set.kind} ${set.name} { type ${set.type}${set.mapType ? ` : ${set.mapType}` : ''} }`)}\n`;
       for (const e of set.elements) out += `${line(`      ${e.key}${e.comment ? ` comment "${e.comment}"` : ''}${e.value ? ` : ${e.value}` : ''}`)}\n`;

@@ -19,7 +19,7 @@
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
 import { expectServiceRow, type Reason, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -107,7 +107,7 @@ function serviceJson(r: ServiceRow, e: ServiceExpectation) {
 
 /** The Service rows of a snapshot; throws `UserError` when it has no API objects. */
 export function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
-  if (!snapshot.api?.value) throw new UserError('this source has no API objects', 'pass --api-file FILE (kubectl get services,endpointslices,pods,nodes -A -o json)');
+  if (!snapshot.api?.value) throw new UserError(said('err.noApi'), said('ue.passApiFileKubectl'));
   return buildServiceView(snapshot.api.value, { nodeName: snapshot.meta.node }).rows;
 }
 

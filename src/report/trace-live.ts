@@ -24,6 +24,7 @@ import { toDocument } from '../text/document.js';
 import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
 import { traceJson, traceText } from './trace.js';
 import { joinHostPort } from '../net/address.js';
+import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
 
 /** One row of the side-by-side view; `same` false marks a difference. */
 export interface LiveTraceRow {
@@ -46,8 +47,19 @@ export interface LiveTraceComparison {
   readonly rows: readonly LiveTraceRow[];
   readonly differences: readonly string[];
   readonly walk: TraceResult | null;
+  /** The notes in English (the JSON document's `notes`). */
   readonly notes: readonly string[];
+  /** The same notes by key, for the text in another language. */
+  readonly notesSaid: readonly LiveNote[];
 }
+
+/** A note of the comparison: its message key and values. */
+export interface LiveNote {
+  readonly key: MessageKey;
+  readonly params: Readonly<Record<string, string | number>>;
+}
+
+const note = (key: MessageKey, params: Readonly<Record<string, string | number>>): LiveNote => ({ key, params });
 
 function sameEvent(a: KernelEvent, b: KernelEvent): boolean {
   return diffKernelEvents([a], [b]).length === 0;
@@ -83,12 +95,14 @@ export function compareLiveTrace(snapshot: NodeSnapshot, args: TraceCommandArgs,
   const pass = chosenPass(capture.passes);
   const base = { match, seconds, packets: capture.passes.length, removed: capture.removed, table: capture.table };
   if (!pass) {
-    return { ...base, facts: null, raw: [], rows: [], differences: [], walk: null, notes: [`the kernel traced no packet of ${tuple(match)} in ${seconds} s: send the traffic while the trace runs`] };
+    const none = [note('cli.live.noPacket', { tuple: tuple(match), seconds })];
+    return { ...base, facts: null, raw: [], rows: [], differences: [], walk: null, notes: none.map((n) => tf('en', n.key, n.params)), notesSaid: none };
   }
   const facts = passFacts(pass);
-  const notes: string[] = [];
-  if (facts.tcpFlags !== null && facts.tcpFlags !== 'syn') notes.push(`the first traced packet is not a connection start (tcp flags ${facts.tcpFlags}); nodescope walks it as sent`);
-  if ((args.endpoint !== undefined || args.branch !== undefined) && facts.endpoint !== null) notes.push(`the kernel chose ${facts.endpoint}; nodescope follows that branch`);
+  const said: LiveNote[] = [];
+  if (facts.tcpFlags !== null && facts.tcpFlags !== 'syn') said.push(note('cli.live.notStart', { flags: facts.tcpFlags }));
+  if ((args.endpoint !== undefined || args.branch !== undefined) && facts.endpoint !== null) said.push(note('cli.live.kernelChose', { endpoint: facts.endpoint }));
+  const notes = said.map((n) => tf('en', n.key, n.params));
   const from = facts.sport !== null ? joinHostPort(match.src, facts.sport) : match.src;
   const { endpoint: _e, branch: _b, ...rest } = args;
   const nft = args.nft ?? snapshot.nft?.value ?? undefined;
@@ -105,7 +119,7 @@ export function compareLiveTrace(snapshot: NodeSnapshot, args: TraceCommandArgs,
   const kernel = kernelEventsOfTrace(pass.events, skip);
   const mine = kernelEventsOfWalk(walk);
   const differences = [...diffKernelEvents(mine, kernel), ...diffPacketsSeen(walk, packetsOfTrace(pass.events, skip))];
-  return { ...base, facts, raw: pass.events.map((e) => e.raw), rows: alignEvents(kernel, mine), differences, walk, notes };
+  return { ...base, facts, raw: pass.events.map((e) => e.raw), rows: alignEvents(kernel, mine), differences, walk, notes, notesSaid: said };
 }
 
 function tuple(m: LiveTraceMatch): string {
@@ -116,29 +130,50 @@ function pad(text: string, width: number): string {
   return text + ' '.repeat(Math.max(0, width - stringWidth(text)));
 }
 
-/** The comparison as text (see the module comment). */
-export function liveTraceText(c: LiveTraceComparison): string {
+/**
+ * A difference (`diffKernelEvents`, `diffPacketsSeen`: English, the JSON document's) in
+ * `lang`: the three shapes they write, by pattern; the events and addresses in them are data.
+ */
+function differenceText(d: string, lang: Lang): string {
+  if (lang === 'en') return d;
+  const nothing = (x: string) => (x === '(nothing)' ? t(lang, 'cli.live.nothing') : x);
+  const events = /^#(\d+): nodescope (.*) \| kernel (.*)$/.exec(d);
+  if (events) return tf(lang, 'cli.live.diffEvent', { n: events[1]!, mine: nothing(events[2]!), kernel: nothing(events[3]!) });
+  const entered = /^kernel entered (.*); nodescope did not$/.exec(d);
+  if (entered) return tf(lang, 'cli.live.diffEntered', { chain: entered[1]! });
+  return d;
+}
+
+/** The comparison as text (see the module comment), in `lang` (default `en`). */
+export function liveTraceText(c: LiveTraceComparison, lang: Lang = 'en'): string {
+  const say = (key: MessageKey, params: Readonly<Record<string, string | number>> = {}) => tf(lang, key, params);
   const lines: string[] = [];
-  lines.push(`kernel trace of ${tuple(c.match)}: ${c.packets} packet${c.packets === 1 ? '' : 's'} traced in ${c.seconds} s; table inet ${c.table} ${c.removed ? 'removed' : `NOT removed (delete it by hand: nft delete table inet ${c.table})`}`);
-  if (c.facts) lines.push(`compared: the first ${c.facts.tcpFlags === null || c.facts.tcpFlags === 'syn' ? 'connection start' : 'packet'}, source port ${c.facts.sport ?? '?'}, ${c.facts.chain === 'out' ? 'sent by the node' : 'arriving'}${c.facts.endpoint ? `, kernel chose ${c.facts.endpoint}` : ''}`);
+  const removed = c.removed ? say('cli.live.removed') : say('cli.live.notRemoved', { table: c.table });
+  lines.push(say(c.packets === 1 ? 'cli.live.head' : 'cli.live.headMany', { tuple: tuple(c.match), packets: c.packets, seconds: c.seconds, table: c.table, removed }));
+  if (c.facts) {
+    const what = say(c.facts.tcpFlags === null || c.facts.tcpFlags === 'syn' ? 'cli.live.connectionStart' : 'cli.live.packet');
+    const where = say(c.facts.chain === 'out' ? 'cli.live.sent' : 'cli.live.arriving');
+    lines.push(say('cli.live.compared', { what, sport: c.facts.sport ?? '?', where, chose: c.facts.endpoint ? say('cli.live.chose', { endpoint: c.facts.endpoint }) : '' }));
+  }
   if (c.rows.length) {
     const left = c.rows.map((r) => (r.kernel ? formatKernelEvent(r.kernel) : '-'));
-    const width = Math.min(70, Math.max(stringWidth('kernel (nft monitor trace)'), ...left.map((l) => stringWidth(l))));
+    const kernelHead = say('cli.live.kernelColumn');
+    const width = Math.min(70, Math.max(stringWidth(kernelHead), ...left.map((l) => stringWidth(l))));
     lines.push('');
-    lines.push(`    ${pad('kernel (nft monitor trace)', width)} | nodescope (simulated)`);
+    lines.push(`    ${pad(kernelHead, width)} | ${say('cli.live.nodescopeColumn')}`);
     c.rows.forEach((r, i) => {
       lines.push(`${r.same ? ' ' : '≠'}${String(i + 1).padStart(3)} ${pad(left[i]!, width)} | ${r.nodescope ? formatKernelEvent(r.nodescope) : '-'}`);
     });
   }
   lines.push('');
-  if (c.walk) lines.push(c.differences.length === 0 ? "same walk: the kernel's events equal nodescope's" : `differences (${c.differences.length}):`);
-  for (const d of c.differences) lines.push(`  ${d}`);
-  for (const n of c.notes) lines.push(`note: ${n}`);
+  if (c.walk) lines.push(c.differences.length === 0 ? say('cli.live.same') : say('cli.live.differences', { n: c.differences.length }));
+  for (const d of c.differences) lines.push(`  ${differenceText(d, lang)}`);
+  for (const n of c.notesSaid) lines.push(say('cli.live.note', { note: tf(lang, n.key, n.params) }));
   if (c.raw.length) {
-    lines.push('', 'kernel (raw):', ...c.raw.map((r) => `  ${r}`));
+    lines.push('', say('cli.live.raw'), ...c.raw.map((r) => `  ${r}`));
   }
   let out = `${lines.join('\n')}\n`;
-  if (c.walk) out += `\nnodescope walk:\n${traceText(c.walk)}`;
+  if (c.walk) out += `\n${say('cli.live.walk')}\n${traceText(c.walk, lang)}`;
   return out;
 }
 
@@ -154,9 +189,9 @@ export function liveTraceJson(c: LiveTraceComparison): unknown {
 }
 
 /** The whole `trace --allow-trace` document for `snapshot` (`output` default text). */
-export function liveTraceDocument(snapshot: NodeSnapshot, c: LiveTraceComparison, output: 'text' | 'json' | 'yaml' = 'text'): string {
+export function liveTraceDocument(snapshot: NodeSnapshot, c: LiveTraceComparison, output: 'text' | 'json' | 'yaml' = 'text', lang: Lang = 'en'): string {
   if (output === 'json' || output === 'yaml') return toDocument('LiveTrace', { ...showHead(snapshot), ...(liveTraceJson(c) as object) }, output);
-  return headText(showHead(snapshot)) + liveTraceText(c);
+  return headText(showHead(snapshot), lang) + liveTraceText(c, lang);
 }
 
 /** Inputs of {@link runLiveTraceCommand}; `seconds` is the monitor's bound. */
@@ -171,6 +206,8 @@ export interface LiveTraceCommand {
   /** Lines about other runs' trace tables found on the node (see `captureKernelTrace`). */
   readonly onNotice?: (message: string) => void;
   readonly settleMs?: number;
+  /** The text's language (default `en`). */
+  readonly lang?: Lang;
 }
 
 /**
@@ -191,5 +228,5 @@ export async function runLiveTraceCommand(cmd: LiveTraceCommand): Promise<string
     ...(cmd.onNotice ? { onNotice: cmd.onNotice } : {}),
     ...(cmd.settleMs !== undefined ? { settleMs: cmd.settleMs } : {}),
   });
-  return liveTraceDocument(cmd.snapshot, compareLiveTrace(cmd.snapshot, cmd.args, match, capture, cmd.seconds), cmd.args.output ?? 'text');
+  return liveTraceDocument(cmd.snapshot, compareLiveTrace(cmd.snapshot, cmd.args, match, capture, cmd.seconds), cmd.args.output ?? 'text', cmd.lang ?? 'en');
 }

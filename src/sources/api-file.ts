@@ -14,7 +14,7 @@
  */
 import { readFileSync, statSync, type BigIntStats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import type { ApiFeed, ApiProblem, ApiProblemKind } from './cluster-api.js';
@@ -32,13 +32,13 @@ export const API_FILE_HINT = 'write it with `kubectl get services,endpointslices
  * Throws `UserError` naming the file with the parser's first diagnostic (line, text).
  */
 export function checkApiFileText(text: string, file: string): void {
-  if (!/\S/.test(text)) throw new UserError(`--api-file ${file}: the file is empty`, API_FILE_HINT);
+  if (!/\S/.test(text)) throw new UserError(said('err.apiFileEmpty', { file }), said('ue.apiFile.hint'));
   const { value, diagnostics } = parseK8sObjects(text, file);
   const objects = value.services.length + value.endpointSlices.length + value.pods.length + value.nodes.length + value.others.length;
   const problems = diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
   if (objects > 0 || problems.length === 0) return;
-  const more = problems.length > 1 ? ` (and ${problems.length - 1} more)` : '';
-  throw new UserError(`--api-file ${file}: no API objects in it: ${formatDiagnostic(problems[0]!)}${more}`, API_FILE_HINT);
+  const more = problems.length > 1 ? said('ue.apiFile.more', { n: problems.length - 1 }) : '';
+  throw new UserError(said('ue.apiFile.noObjects', { file, problem: formatDiagnostic(problems[0]!), more }), said('ue.apiFile.hint'));
 }
 
 /**
@@ -109,8 +109,8 @@ export class ApiFileFeed implements ApiFeed {
       text = readFileSync(file, 'utf8');
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new UserError(`--api-file ${file}: no such file`);
-      throw new UserError(`--api-file ${file}: cannot read it: ${(e as Error).message}`, API_FILE_HINT);
+      if (code === 'ENOENT') throw new UserError(said('err.apiFileMissing', { file }));
+      throw new UserError(said('ue.apiFile.cannotRead', { file, detail: (e as Error).message }), said('ue.apiFile.hint'));
     }
     checkApiFileText(text, file);
     return new ApiFileFeed(file, text, stampOf(st), Math.max(10, options.intervalMs ?? DEFAULT_INTERVAL_MS));

@@ -20,9 +20,10 @@
  */
 import { createHash } from 'node:crypto';
 import { closeSync, linkSync, mkdirSync, rmSync, openSync, readFileSync, readSync, realpathSync, statSync, writeFileSync, existsSync } from 'node:fs';
+import { isAscii } from 'node:buffer';
 import { StringDecoder } from 'node:string_decoder';
 import path from 'node:path';
-import { ParseError, UserError } from '../errors.js';
+import { ParseError, said, UserError, type Said } from '../errors.js';
 import type { ProbeRun, ProbeStatus } from './probe-runner.js';
 import type { TransportKind } from './transport.js';
 import { readTextFile } from './read-text.js';
@@ -131,7 +132,7 @@ export function writeBundle(dir: string, input: WriteBundleInput): BundleManifes
     api = { file: 'api.json', sha256: sha256(input.apiText) };
   }
   for (const [name, text] of Object.entries(input.extras ?? {})) {
-    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new UserError(`bad extra file name ${JSON.stringify(name)}`);
+    if (!/^[A-Za-z0-9._-]+$/.test(name)) throw new UserError(said('ue.bundle.extraName', { name: JSON.stringify(name) }));
     mkdirSync(path.join(dir, 'extra'), { recursive: true });
     writeFileSync(path.join(dir, 'extra', name), text);
   }
@@ -182,21 +183,17 @@ export function bundleDirOf(given: string): string {
  * `UserError` naming `field` (the manifest field, e.g. `probes[3].stdoutFile`) and the path.
  */
 export function bundleFilePath(dir: string, relative: unknown, field: string): string | undefined {
-  const refuse = (why: string) =>
-    new UserError(
-      `the bundle's ${field} ${JSON.stringify(relative)} ${why}: a bundle may only name files inside its own folder (${dir})`,
-      'the manifest was edited or the bundle was made by another tool; do not replay a bundle you did not expect to refer outside itself',
-    );
-  if (typeof relative !== 'string' || relative === '') throw refuse('is not a file name');
-  if (relative.includes('\0')) throw refuse('holds a NUL byte');
-  if (path.isAbsolute(relative) || /^[A-Za-z]:|^[\\/]/.test(relative)) throw refuse('is an absolute path');
-  if (relative.split(/[\\/]/).includes('..')) throw refuse('leads out of the bundle (..)');
+  const refuse = (why: Said) => new UserError(said('ue.bundle.outside', { field, path: String(JSON.stringify(relative)), why, dir }), said('ue.bundle.outsideHint'));
+  if (typeof relative !== 'string' || relative === '') throw refuse(said('ue.bundle.why.is-not-a-file-name'));
+  if (relative.includes('\0')) throw refuse(said('ue.bundle.why.holds-a-nul-byte'));
+  if (path.isAbsolute(relative) || /^[A-Za-z]:|^[\\/]/.test(relative)) throw refuse(said('ue.bundle.why.is-an-absolute-path'));
+  if (relative.split(/[\\/]/).includes('..')) throw refuse(said('ue.bundle.why.leads-out-of-the-bundle'));
   const file = path.join(dir, relative);
   if (!existsSync(file)) return undefined;
   // The system's realpath(3): one call, where the JS one lstat()s every folder on the way.
   const root = realpathSync.native(dir);
   const real = realpathSync.native(file);
-  if (real !== root && !real.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) throw refuse(`is a symlink that leads out of the bundle (to ${real})`);
+  if (real !== root && !real.startsWith(root.endsWith(path.sep) ? root : root + path.sep)) throw refuse(said('ue.bundle.why.symlink', { real }));
   return real;
 }
 
@@ -212,8 +209,8 @@ export function readBundle(given: string): Bundle {
   const file = bundleFilePath(dir, 'manifest.json', 'manifest.json');
   if (file === undefined) {
     // A path that is not there is a typo more often than a wrong folder: say which.
-    if (!existsSync(given)) throw new UserError(`${given} does not exist`, 'give a capture bundle directory (nodescope capture … -o DIR), or its manifest.json');
-    throw new UserError(`${dir} is not a capture bundle (no manifest.json)`, 'capture one with `nodescope capture … -o DIR`');
+    if (!existsSync(given)) throw new UserError(said('err.notExist', { path: given }), said('err.notExist.hint'));
+    throw new UserError(said('ue.bundle.notBundle', { dir }), said('ue.bundle.captureOne'));
   }
   const text = readFileSync(file, 'utf8');
   let manifest: BundleManifest;
@@ -235,7 +232,7 @@ export function readBundle(given: string): Bundle {
  * one that is not inside `dir`, or when `probes` is not a list.
  */
 export function checkManifestFiles(dir: string, manifest: BundleManifest): void {
-  if (!Array.isArray(manifest.probes)) throw new UserError(`the bundle's manifest.json has no probes list (${dir})`);
+  if (!Array.isArray(manifest.probes)) throw new UserError(said('ue.bundle.noProbes', { dir }));
   manifest.probes.forEach((p, i) => {
     bundleFilePath(dir, p?.stdoutFile, `probes[${i}].stdoutFile`);
     bundleFilePath(dir, p?.stderrFile, `probes[${i}].stderrFile`);
@@ -294,10 +291,15 @@ export function* readFilePieces(file: string, pieceBytes = BUNDLE_PIECE_BYTES, m
   try {
     const buffer = Buffer.allocUnsafe(pieceBytes);
     const decoder = new StringDecoder('utf8');
+    // Until the first byte above 0x7f, reads are decoded as Latin-1 (same characters, far
+    // cheaper); from there on by the decoder, which may hold a sequence cut between reads.
+    let ascii = true;
     let carry = '';
     for (;;) {
       const n = readSync(fd, buffer, 0, pieceBytes, null);
-      let read = n > 0 ? decoder.write(buffer.subarray(0, n)) : decoder.end();
+      const bytes = buffer.subarray(0, n);
+      if (ascii && n > 0 && !isAscii(bytes)) ascii = false;
+      let read = n === 0 ? (ascii ? '' : decoder.end()) : ascii ? bytes.toString('latin1') : decoder.write(bytes);
       if (n === 0) {
         const text = carry + read;
         if (text !== '') yield text;

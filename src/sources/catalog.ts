@@ -4,7 +4,7 @@
  * turns a probe into a concrete argv. It never executes anything.
  */
 import path from 'node:path';
-import { BugError, UserError } from '../errors.js';
+import { BugError, said, UserError } from '../errors.js';
 import { packageRoot } from '../paths.js';
 import { readShippedYaml } from '../shipped-yaml.js';
 import { SNAPSHOT_PARTS, type SnapshotPart } from '../model/snapshot.js';
@@ -158,9 +158,9 @@ export function fillArgv(
       const spec = specs[name];
       if (!spec) throw new BugError(`argv placeholder {${name}} is not declared`);
       const value = values[name] ?? spec.default;
-      if (value === undefined) throw new UserError(`--${name} is required`);
+      if (value === undefined) throw new UserError(said('ue.param.required', { name }));
       if (spec.pattern && !spec.pattern.test(value)) {
-        throw new UserError(`invalid ${name}: ${JSON.stringify(value)}`, `it must match ${spec.pattern.source}`);
+        throw new UserError(said('ue.param.invalid', { name, value: JSON.stringify(value) }), said('ue.param.pattern', { pattern: spec.pattern.source }));
       }
       return value;
     }),

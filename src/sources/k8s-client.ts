@@ -13,7 +13,7 @@ import https from 'node:https';
 import os from 'node:os';
 import path from 'node:path';
 import { KubeConfig } from '@kubernetes/client-node';
-import { TransportError, UserError } from '../errors.js';
+import { said, TransportError, UserError } from '../errors.js';
 
 /** A loaded kubeconfig with the chosen context. `namespace`: `-n`, else the context's, else `default`. */
 export interface KubeContext {
@@ -45,24 +45,24 @@ export function loadKube(options: KubeOptions = {}): KubeContext {
   const files = env.split(path.delimiter).filter((f) => f !== '');
   const candidates = files.length ? files : [path.join(os.homedir(), '.kube', 'config')];
   if (!candidates.some((f) => existsSync(f))) {
-    throw new UserError(`no kubeconfig: ${candidates.join(', ')} ${candidates.length > 1 ? 'do' : 'does'} not exist`, 'set KUBECONFIG, or check that kubectl works');
+    throw new UserError(said('ue.kube.none', { files: candidates.join(', '), verb: said(candidates.length > 1 ? 'ue.kube.do' : 'ue.kube.does') }), said('ue.kube.noneHint'));
   }
   try {
     if (options.kubeconfig !== undefined) {
       kc.loadFromFile(candidates.find((f) => existsSync(f))!);
     } else kc.loadFromDefault();
   } catch (e) {
-    throw new UserError(`cannot read the kubeconfig: ${(e as Error).message}`);
+    throw new UserError(said('ue.kube.cannotRead', { detail: (e as Error).message }));
   }
   if (options.context) {
     if (!kc.getContextObject(options.context)) {
-      throw new UserError(`--context ${options.context}: no such context`, `contexts: ${kc.getContexts().map((c) => c.name).join(', ') || '(none)'}`);
+      throw new UserError(said('err.noContext', { context: options.context }), said('ue.kube.contexts', { list: kc.getContexts().map((c) => c.name).join(', ') || said('ue.kube.noContexts') }));
     }
     kc.setCurrentContext(options.context);
   }
   const ctx = kc.getContextObject(kc.getCurrentContext());
   const cluster = kc.getCurrentCluster();
-  if (!ctx || !cluster) throw new UserError(`kubeconfig context "${kc.getCurrentContext()}" names no cluster`, 'pick one with --context');
+  if (!ctx || !cluster) throw new UserError(said('ue.kube.noCluster', { context: kc.getCurrentContext() }), said('ue.kube.pickContext'));
   return {
     kc,
     context: ctx.name,
@@ -109,16 +109,16 @@ export interface K8sAction {
  */
 export function explainK8sError(e: unknown, action: K8sAction, server: string): Error {
   if (e instanceof UserError || e instanceof TransportError) return e;
-  const scope = action.namespace ? `in namespace "${action.namespace}"` : 'at the cluster scope (all namespaces)';
+  const scope = action.namespace ? said('ue.kube.inNamespace', { ns: action.namespace }) : said('ue.kube.clusterScope');
   if (e instanceof K8sStatusError) {
     if (e.code === 403) {
       return new UserError(
-        `the cluster refused: nodescope needs "${action.verb}" on "${action.resource}" ${scope} (${e.message})`,
-        `ask for RBAC that allows it; check with: kubectl auth can-i ${action.verb} ${action.resource}${action.namespace ? ` -n ${action.namespace}` : ' -A'}`,
+        said('ue.kube.refused', { verb: action.verb, resource: action.resource, scope, detail: e.message }),
+        said('ue.kube.rbac', { verb: action.verb, resource: action.resource, scope: action.namespace ? ` -n ${action.namespace}` : ' -A' }),
       );
     }
-    if (e.code === 401) return new UserError(`the API server ${server} rejected the credentials (401): ${e.message}`, 'log in again (kubectl get nodes should work)');
-    return new UserError(`${action.verb} ${action.resource} failed (${e.code}${e.reason ? ` ${e.reason}` : ''}): ${e.message}`);
+    if (e.code === 401) return new UserError(said('ue.kube.401', { server, detail: e.message }), said('ue.kube.401Hint'));
+    return new UserError(said('ue.kube.failed', { verb: action.verb, resource: action.resource, code: e.code, reason: e.reason ? ` ${e.reason}` : '', detail: e.message }));
   }
   return new TransportError(`cannot reach the API server ${server}: ${(e as Error).message}`, server, [], null, '');
 }

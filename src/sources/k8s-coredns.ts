@@ -7,7 +7,7 @@
  * candidate carries the pod's TCP DNS port: the slice's TCP port (the Service's
  * `dns-tcp` targetPort), else the container port named `dns-tcp`, else 53.
  */
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { K8sStatusError, collectionPath, explainK8sError, k8sRequest, type KubeContext } from './k8s-client.js';
 
 /** The namespace, Service name and pod label of the cluster DNS (CoreDNS keeps kube-dns's names). */
@@ -151,10 +151,7 @@ export async function findClusterDnsPods(kube: KubeContext): Promise<ClusterDnsT
     }
   }
   if (pods.length === 0) {
-    throw new UserError(
-      `no CoreDNS pod to ask: the ${ns}/${CLUSTER_DNS.service} Service has no endpoints and no Running pod is labelled ${CLUSTER_DNS.podLabel} in ${ns}`,
-      `check with: kubectl -n ${ns} get endpointslices,pods -l ${CLUSTER_DNS.podLabel}`,
-    );
+    throw new UserError(said('ue.coredns.none', { ns, service: CLUSTER_DNS.service, label: CLUSTER_DNS.podLabel }), said('ue.coredns.check', { ns, label: CLUSTER_DNS.podLabel }));
   }
   return { ...serviceAddresses(svc), pods, ...(serviceProblem ? { serviceProblem } : {}) };
 }

@@ -9,7 +9,7 @@
  * `leftoverAction`), and its `activeDeadlineSeconds` ends it anyway. Needs no kubectl binary.
  */
 import { onCleanup } from '../cleanup.js';
-import { TransportError, UserError } from '../errors.js';
+import { said, TransportError, UserError } from '../errors.js';
 import {
   DEBUG_CONTAINER, DEBUG_POD_DEADLINE_S, DEFAULT_DEBUG_IMAGE, MANAGED_BY_LABEL, MANAGED_BY_VALUE, OWNER_ANNOTATION, RUN_ANNOTATION, debugPodManifest, debugPodName, leftoverAction, localOwner,
 } from './k8s-debug-pod.js';
@@ -228,7 +228,7 @@ export async function openKubectlDebug(options: KubectlDebugOptions): Promise<Ku
   try {
     await k8sRequest(kube, 'GET', `/api/v1/nodes/${encodeURIComponent(node)}`);
   } catch (e) {
-    if (e instanceof K8sStatusError && e.code === 404) throw new UserError(`--node ${node}: the cluster has no such node`, 'list them with: kubectl get nodes');
+    if (e instanceof K8sStatusError && e.code === 404) throw new UserError(said('err.noSuchNode', { node }), said('err.noSuchNode.hint'));
     throw explainK8sError(e, { verb: 'get', resource: 'nodes' }, kube.server);
   }
   const name = debugPodName(node);
@@ -268,7 +268,7 @@ function formatDuration(seconds: number): string {
 
 async function waitRunning(t: KubectlDebugTransport, kube: KubeContext, options: KubectlDebugOptions, progress: (m: string) => void): Promise<void> {
   const deadline = Date.now() + (options.startTimeoutMs ?? 120_000);
-  let said = '';
+  let shown = '';
   for (;;) {
     let pod: PodJson;
     try {
@@ -277,12 +277,12 @@ async function waitRunning(t: KubectlDebugTransport, kube: KubeContext, options:
       throw explainK8sError(e, { verb: 'get', resource: 'pods', namespace: t.pod.namespace }, kube.server);
     }
     const state = podProgress(pod);
-    if (state !== said) progress(`debug pod ${t.pod.namespace}/${t.pod.name}: ${(said = state)}`);
+    if (state !== shown) progress(`debug pod ${t.pod.namespace}/${t.pod.name}: ${(shown = state)}`);
     if (pod.status?.phase === 'Running') return;
     if (pod.status?.phase === 'Failed' || pod.status?.phase === 'Succeeded' || STUCK.test(state)) {
-      throw new UserError(`the debug pod ${t.pod.namespace}/${t.pod.name} cannot run on ${t.node}: ${state}${pod.status?.message ? ` (${pod.status.message})` : ''}`, 'try another image with --image (it needs chroot, env and sleep)');
+      throw new UserError(said('ue.debug.cannotRun', { pod: `${t.pod.namespace}/${t.pod.name}`, node: t.node, state, message: pod.status?.message ? ` (${pod.status.message})` : '' }), said('ue.debug.image'));
     }
-    if (Date.now() > deadline) throw new UserError(`the debug pod ${t.pod.namespace}/${t.pod.name} did not start within ${Math.round((options.startTimeoutMs ?? 120_000) / 1000)} s (${state})`, 'see: kubectl describe pod');
+    if (Date.now() > deadline) throw new UserError(said('ue.debug.notStarted', { pod: `${t.pod.namespace}/${t.pod.name}`, seconds: Math.round((options.startTimeoutMs ?? 120_000) / 1000), state }), said('ue.debug.describe'));
     await sleep(options.pollMs ?? 500);
   }
 }

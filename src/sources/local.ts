@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { wrapperArgv } from './catalog.js';
 import { childCpuSinceLastReap, resetChildCpuCount } from './child-cpu.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
@@ -131,7 +131,7 @@ export const NETNS_RUN_DIR = '/var/run/netns';
  */
 export function assertNetnsExists(name: string, runDir: string = NETNS_RUN_DIR): void {
   if (!existsSync(path.join(runDir, name))) {
-    throw new UserError(`no network namespace "${name}" (${path.join(runDir, name)} does not exist)`, 'ip netns list');
+    throw new UserError(said('ue.netns.none', { name, path: path.join(runDir, name) }), said('ue.netns.list'));
   }
 }
 

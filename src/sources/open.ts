@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { UserError } from '../errors.js';
+import { said, UserError, type Said } from '../errors.js';
 import { ApiFileFeed } from './api-file.js';
 import { catalog } from './catalog.js';
 import { defaultCaptureDir } from '../paths.js';
@@ -132,7 +132,7 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
     options.ssh ? '--ssh' : null,
     options.node ? '--node' : null,
   ].filter((x): x is string => x !== null);
-  if (chosen.length > 1) throw new UserError(`choose one source, not ${chosen.join(' and ')}`, 'one of --local/--netns, --replay, --ssh, --node');
+  if (chosen.length > 1) throw new UserError(said('err.oneSource', { sources: chosen.slice(1).reduce<string | Said>((a, b) => said('ue.and', { a, b }), chosen[0]!) }), said('err.oneSource.hint'));
   // --api-file: read now (a bad file is refused before anything opens), followed when it changes.
   const fileFeed = options.apiFile ? ApiFileFeed.open(options.apiFile, { intervalMs: options.interval !== undefined ? options.interval * 1000 : DEFAULT_INTERVAL_MS }) : undefined;
   let apiText = fileFeed?.text();

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { connect as netConnect } from 'node:net';
 import type { Duplex } from 'node:stream';
 import ssh2, { type AnyAuthMethod, type Client as SshClient, type ConnectConfig } from 'ssh2';
-import { TransportError, UserError } from '../errors.js';
+import { said, TransportError, UserError, type Said } from '../errors.js';
 import {
   appendKnownHost, fingerprintSha256, keyTypeOfBlob, knownHostsName, knownKeyTypes, loadKnownHosts, verifyHostKey, type HostKeyVerdict,
 } from './ssh-known-hosts.js';
@@ -54,22 +54,16 @@ export function hostKeyError(verdict: Exclude<HostKeyVerdict, { kind: 'known' }>
   const fp = `${keyTypeOfBlob(blob)} ${fingerprintSha256(blob)}`;
   switch (verdict.kind) {
     case 'unknown':
-      return new UserError(
-        `host key of ${name} is not known: ${fp}`,
-        `check the fingerprint with the node's owner (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the node), then run again with --accept-new-host-key to add it to ${firstFile}`,
-      );
+      return new UserError(said('ue.hostKey.unknown', { name, fp }), said('ue.hostKey.unknownHint', { file: firstFile }));
     case 'changed':
       return new UserError(
-        `HOST KEY OF ${name} HAS CHANGED: the server presented ${fp}, but ${verdict.entry.file}:${verdict.entry.line} holds ${verdict.entry.keyType} ${fingerprintSha256(verdict.entry.key)}${verdict.sameType ? '' : ' (a key of another type: a host known under one type is never given a key of a new type automatically)'}`,
-        `someone may be intercepting the connection, or the node was reinstalled; nodescope never accepts a changed key — verify it, then remove the old line (ssh-keygen -R "${name}" -f ${verdict.entry.file})${verdict.sameType ? '' : ' or add the new key yourself'}`,
+        said('ue.hostKey.changed', { name, fp, file: verdict.entry.file, line: verdict.entry.line, keyType: verdict.entry.keyType, known: fingerprintSha256(verdict.entry.key), other: verdict.sameType ? '' : said('ue.hostKey.otherType') }),
+        said('ue.hostKey.changedHint', { name, file: verdict.entry.file, orAdd: verdict.sameType ? '' : said('ue.hostKey.orAdd') }),
       );
     case 'cert-authority':
-      return new UserError(
-        `host key of ${name} is not known: ${fp}; ${verdict.entry.file}:${verdict.entry.line} names the host as signed by a @cert-authority, and nodescope does not verify host certificates`,
-        `check the fingerprint with the node's owner and add the plain key to ${firstFile} yourself (--accept-new-host-key does not add a key for a host a @cert-authority line names)`,
-      );
+      return new UserError(said('ue.hostKey.ca', { name, fp, file: verdict.entry.file, line: verdict.entry.line }), said('ue.hostKey.caHint', { file: firstFile }));
     case 'revoked':
-      return new UserError(`host key of ${name} is revoked (${verdict.entry.file}:${verdict.entry.line}): ${fp}`, 'the key is marked @revoked; it will not be used');
+      return new UserError(said('ue.hostKey.revoked', { name, file: verdict.entry.file, line: verdict.entry.line, fp }), said('ue.hostKey.revokedHint'));
   }
 }
 
@@ -119,7 +113,7 @@ export function connectHop(endpoint: SshEndpoint, sock: Duplex, options: HopOpti
   const { methods, notes } = authMethods(endpoint, options.agentSocket);
   if (methods.length === 0) {
     return Promise.reject(
-      new UserError(`no SSH credentials for ${endpoint.user}@${endpoint.alias}: no ssh-agent (SSH_AUTH_SOCK) and no usable identity file${notes.length ? ` (${notes.join('; ')})` : ''}`, 'start ssh-agent and ssh-add your key, or set IdentityFile in ~/.ssh/config'),
+      new UserError(said('ue.ssh.noCreds', { target: `${endpoint.user}@${endpoint.alias}`, notes: notes.length ? ` (${notes.join('; ')})` : '' }), said('ue.ssh.noCredsHint')),
     );
   }
   const firstFile = options.knownHostsFiles[0] ?? '~/.ssh/known_hosts';
@@ -144,7 +138,7 @@ export function connectHop(endpoint: SshEndpoint, sock: Duplex, options: HopOpti
       if (settled) return;
       if (refused) return fail(refused);
       if (/authentication methods failed/i.test(e.message)) {
-        return fail(new UserError(`${endpoint.user}@${endpoint.alias} refused every key (tried: ${methods.map((m) => (m.type === 'agent' ? 'ssh-agent' : 'key file')).join(', ')})${notes.length ? `; ${notes.join('; ')}` : ''}`, 'check the user name and that your public key is in its authorized_keys'));
+        return fail(new UserError(said('ue.ssh.refused', { target: `${endpoint.user}@${endpoint.alias}`, tried: methods.map((m) => (m.type === 'agent' ? 'ssh-agent' : said('ue.ssh.keyFile'))).reduce<string | Said>((a, b) => (a === '' ? b : said('ue.comma', { a, b })), ''), notes: notes.length ? `; ${notes.join('; ')}` : '' }), said('ue.ssh.refusedHint')));
       }
       fail(new TransportError(`SSH to ${endpoint.alias} (${endpoint.hostName}:${endpoint.port}) failed: ${e.message}`, `ssh:${endpoint.alias}`, [], null, ''));
     });
@@ -163,7 +157,7 @@ export function connectHop(endpoint: SshEndpoint, sock: Duplex, options: HopOpti
           try {
             appendKnownHost(firstFile, name, key);
           } catch (e) {
-            refused = new UserError(`cannot add the host key of ${name} to ${firstFile}: ${(e as Error).message}`);
+            refused = new UserError(said('ue.hostKey.cannotAdd', { name, file: firstFile, detail: (e as Error).message }));
             return verify(false);
           }
           return verify(true);

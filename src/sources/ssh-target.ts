@@ -10,7 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import SSHConfig from 'ssh-config';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 
 /** `[user@]host[:port]` as typed; `host` may be an IPv6 address in brackets (`[::1]:2222`). */
 export interface SshTarget {
@@ -31,7 +31,7 @@ export function parseSshTarget(text: string): SshTarget {
   if (at >= 0) {
     user = rest.slice(0, at);
     rest = rest.slice(at + 1);
-    if (user === '') throw new UserError(`--ssh ${text}: empty user name before "@"`);
+    if (user === '') throw new UserError(said('ue.ssh.emptyUser', { text }));
   }
   let host = rest;
   let portText: string | undefined;
@@ -42,11 +42,11 @@ export function parseSshTarget(text: string): SshTarget {
   } else if ((rest.match(/:/g) ?? []).length === 1) {
     [host, portText] = rest.split(':') as [string, string];
   }
-  if (host === '' || !/^[A-Za-z0-9._:%-]+$/.test(host)) throw new UserError(`--ssh ${text}: "${host}" is not a host name or address`, 'use --ssh [user@]host[:port]');
+  if (host === '' || !/^[A-Za-z0-9._:%-]+$/.test(host)) throw new UserError(said('ue.ssh.badHost', { text, host }), said('ue.ssh.form'));
   let port: number | undefined;
   if (portText !== undefined) {
     port = Number(portText);
-    if (!/^\d+$/.test(portText) || port < 1 || port > 65535) throw new UserError(`--ssh ${text}: bad port "${portText}"`, 'a port is 1–65535');
+    if (!/^\d+$/.test(portText) || port < 1 || port > 65535) throw new UserError(said('ue.ssh.badPort', { text, port: portText }), said('ue.ssh.portRange'));
   }
   return { user, host, port };
 }
@@ -95,7 +95,7 @@ function loadConfig(file: string): SSHConfig {
   try {
     return SSHConfig.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    throw new UserError(`cannot read ${file}: ${(e as Error).message}`, 'fix the ssh config file, or point HOME elsewhere');
+    throw new UserError(said('ue.ssh.cannotRead', { file, detail: (e as Error).message }), said('ue.ssh.fixConfig'));
   }
 }
 
@@ -115,7 +115,7 @@ export function knownHostsFiles(endpointAlias: string, ctx: SshConfigContext = {
  * Throws `UserError` for a ProxyJump loop or an unreadable config file.
  */
 export function resolveSshTarget(target: SshTarget, ctx: SshConfigContext = {}, depth = 0): SshEndpoint {
-  if (depth > 8) throw new UserError(`ProxyJump of ${target.host} nests more than 8 hops`, 'check ProxyJump in ~/.ssh/config for a loop');
+  if (depth > 8) throw new UserError(said('ue.ssh.jumpDepth', { host: target.host }), said('ue.ssh.jumpLoop'));
   const home = ctx.home ?? os.homedir();
   const localUser = ctx.localUser ?? os.userInfo().username;
   const config = loadConfig(ctx.configPath ?? path.join(home, '.ssh', 'config'));

@@ -11,7 +11,7 @@
 import os from 'node:os';
 import type { Duplex } from 'node:stream';
 import type { Client as SshClient, ClientChannel } from 'ssh2';
-import { TransportError, UserError } from '../errors.js';
+import { said, TransportError, UserError } from '../errors.js';
 import { connectHop, tcpSocket, type HopOptions, type SocketFactory } from './ssh-connect.js';
 import { probeForArgv, remoteArgv, shellQuote } from './ssh-command.js';
 import { knownHostsFiles, parseSshTarget, resolveSshTarget, type SshEndpoint } from './ssh-target.js';
@@ -268,7 +268,7 @@ export async function openSsh(options: SshOptions): Promise<SshTransport> {
   try {
     await t.connect();
   } catch (e) {
-    if (e instanceof TransportError) throw new UserError(`cannot connect to ${endpoint.user}@${endpoint.alias} (${endpoint.hostName}:${endpoint.port}): ${e.message}`, 'check the address and that sshd runs there; ~/.ssh/config is honoured');
+    if (e instanceof TransportError) throw new UserError(said('ue.ssh.cannotConnect', { target: `${endpoint.user}@${endpoint.alias}`, host: endpoint.hostName, port: endpoint.port, detail: e.message }), said('ue.ssh.cannotConnectHint'));
     throw e;
   }
   return t;

@@ -5,7 +5,10 @@
  * languages side by side (`ipvs.ts`, `expectation.ts`, `diagnose.ts`), merged here.
  */
 import * as cliMessages from './messages/cli.js';
+import * as cliBodyMessages from './messages/cli-body.js';
 import * as cliErrorMessages from './messages/cli-errors.js';
+import * as userErrorMessages from './messages/user-errors.js';
+import * as userErrorIoMessages from './messages/user-errors-io.js';
 import { coreEn } from './messages/en.js';
 import * as diagnoseMessages from './messages/diagnose.js';
 import * as expectationMessages from './messages/expectation.js';
@@ -17,12 +20,12 @@ import * as walkMessages from './messages/walk.js';
 /** A supported UI language. */
 export type Lang = 'en' | 'ja';
 
-const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en, ...walkMessages.en, ...diagnoseMessages.en, ...cliMessages.en, ...cliErrorMessages.en } as const;
+const en = { ...coreEn, ...ipvsMessages.en, ...fleetMessages.en, ...expectationMessages.en, ...walkMessages.en, ...diagnoseMessages.en, ...cliMessages.en, ...cliBodyMessages.en, ...cliErrorMessages.en, ...userErrorMessages.en, ...userErrorIoMessages.en } as const;
 
 /** A UI string key. */
 export type MessageKey = keyof typeof en;
 
-const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja, ...walkMessages.ja, ...diagnoseMessages.ja, ...cliMessages.ja, ...cliErrorMessages.ja };
+const ja: Record<MessageKey, string> = { ...coreJa, ...ipvsMessages.ja, ...fleetMessages.ja, ...expectationMessages.ja, ...walkMessages.ja, ...diagnoseMessages.ja, ...cliMessages.ja, ...cliBodyMessages.ja, ...cliErrorMessages.ja, ...userErrorMessages.ja, ...userErrorIoMessages.ja };
 
 const tables: Record<Lang, Record<MessageKey, string>> = { en, ja };
 

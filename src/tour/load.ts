@@ -11,7 +11,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Node as YamlNode, type YAMLMap } from 'yaml';
-import { ParseError, UserError } from '../errors.js';
+import { ParseError, said, UserError } from '../errors.js';
 import { diagnostic, formatDiagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import { parseIp } from '../model/iproute.js';
 import { parseServiceRef } from '../model/service-ref.js';
@@ -405,7 +405,7 @@ export function loadTour(name: string, dir = toursDir()): Tour {
   const file = ['yaml', 'yml'].map((ext) => path.join(dir, `${name}.${ext}`)).find((f) => existsSync(f));
   if (!/^[A-Za-z0-9._-]+$/.test(name) || file === undefined) {
     const names = tourNames(dir);
-    throw new UserError(`no tour called ${JSON.stringify(name)}`, names.length ? `one of: ${names.join(', ')}` : `put tours in ${dir}`);
+    throw new UserError(said('ue.tour.none', { name: JSON.stringify(name) }), names.length ? said('ue.tour.oneOf', { list: names.join(', ') }) : said('ue.tour.putIn', { dir }));
   }
   return loadTourFile(file);
 }

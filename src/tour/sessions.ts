@@ -56,8 +56,8 @@ class PendingSession implements SessionLike {
     return () => this.listeners.delete(listener);
   }
 
-  refreshNow(): void {
-    this.inner?.refreshNow();
+  refreshNow(all?: boolean): void {
+    this.inner?.refreshNow(all);
   }
 
   resolveDns(service: string): void {

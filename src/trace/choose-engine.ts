@@ -12,7 +12,7 @@ import { traceInputFromSnapshot } from './input.js';
 import { parsePacketArgs } from './packet.js';
 import type { TraceResult } from './types.js';
 import type { BranchChoice } from './context.js';
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 
 /**
  * The words of `nodescope trace` (strings as typed, except `nft`). `endpoint` follows the
@@ -34,10 +34,10 @@ export interface TraceCommandArgs {
 
 /** The branch option of the arguments; throws {@link UserError} for both given or a bad index. */
 export function branchChoice(args: Pick<TraceCommandArgs, 'endpoint' | 'branch'>): BranchChoice {
-  if (args.endpoint !== undefined && args.branch !== undefined) throw new UserError('--endpoint and --branch both given', 'choose the branch one way');
+  if (args.endpoint !== undefined && args.branch !== undefined) throw new UserError(said('ue.endpointAndBranch'), said('ue.endpointAndBranch.hint'));
   if (args.endpoint !== undefined) return { kind: 'endpoint', endpoint: args.endpoint.trim() };
   if (args.branch !== undefined) {
-    if (!/^[0-9]{1,4}$/.test(args.branch.trim())) throw new UserError(`--branch ${args.branch}: not a branch index`, 'give 0 for the first branch, 1 for the second, …');
+    if (!/^[0-9]{1,4}$/.test(args.branch.trim())) throw new UserError(said('ue.branch.notIndex', { branch: args.branch }), said('ue.branch.notIndexHint'));
     return { kind: 'index', index: Number(args.branch) };
   }
   return { kind: 'first' };
@@ -64,14 +64,14 @@ export function traceFromSnapshot(snapshot: NodeSnapshot, args: TraceCommandArgs
     const addrs = snapshot.addrs?.value ?? [];
     const routes = snapshot.routes?.value ?? [];
     if (routes.length === 0 && addrs.length === 0) {
-      throw new UserError('this source has no addresses and routes of the node (ip -j addr, ip -j route)', 'capture them (nodescope capture) or use a live source');
+      throw new UserError(said('ue.noRoutes'), said('ue.noRoutes.hint'));
     }
     const input = { lb: snapshot.lb!.value!, addrs, routes, status: snapshot.ciliumStatus?.value ?? null, mapsRead: snapshot.lbMapsRead };
     return walkCilium(input, spec, { branch: branchChoice(args) });
   }
   const input = traceInputFromSnapshot(snapshot, args.nft);
   if (input.routes.length === 0 && input.addrs.length === 0) {
-    throw new UserError('this source has no addresses and routes of the node (ip -j addr, ip -j route)', 'capture them (nodescope capture) or use a live source');
+    throw new UserError(said('ue.noRoutes'), said('ue.noRoutes.hint'));
   }
   return walkPacket(input, spec, { branch: branchChoice(args) });
 }

@@ -4,7 +4,7 @@
  * choice for random rules, and the recorder that turns each decision into a
  * {@link TraceStep}. Nothing here reads the UI; nothing here does I/O.
  */
-import { BugError, UserError } from '../errors.js';
+import { BugError, said, UserError } from '../errors.js';
 import type { NetfilterHook } from '../model/iptables.js';
 import type { TraceInput } from './input.js';
 import type { PacketFamily, TcpFlag, TraceProtocol } from './packet.js';
@@ -332,7 +332,7 @@ export function chooseBranch(choice: BranchChoice, branches: readonly { endpoint
       return 0;
     case 'index':
       if (choice.index < 0 || choice.index >= branches.length) {
-        throw new UserError(`--branch ${choice.index}: there are ${branches.length} branches (0–${branches.length - 1})`, 'choose an index from the list');
+        throw new UserError(said('ue.branch.range', { index: choice.index, n: branches.length, last: branches.length - 1 }), said('ue.branch.rangeHint'));
       }
       return choice.index;
     case 'endpoint': {
@@ -340,7 +340,7 @@ export function chooseBranch(choice: BranchChoice, branches: readonly { endpoint
       const i = branches.findIndex((b) => b.endpoint !== null && (b.endpoint === want || b.endpoint.replace(/:\d+$/, '') === want || b.endpoint.replace(/^\[(.*)\]:\d+$/, '$1') === want));
       if (i < 0) {
         const have = branches.map((b) => b.endpoint ?? b.target).join(', ');
-        throw new UserError(`--endpoint ${want}: no branch of this random choice leads there`, `the branches lead to: ${have}`);
+        throw new UserError(said('ue.endpoint.noBranch', { want }), said('ue.endpoint.noBranchHint', { have }));
       }
       return i;
     }

@@ -13,7 +13,7 @@
  * Inference without `--entry`: a local source address → host; a source routed to a pod
  * interface → pod; anything else → external.
  */
-import { UserError } from '../errors.js';
+import { said, UserError } from '../errors.js';
 import { parseIp, routeLookup, type InterfaceRole, type Route } from '../model/iproute.js';
 import { isOwnAddress, selectSourceAddress, type NetView } from './routing.js';
 import type { AddressFamily } from '../net/address.js';
@@ -96,7 +96,7 @@ const ENTRIES: ReadonlySet<string> = new Set(['pod', 'host', 'external']);
 
 function parsePort(text: string, what: string): number {
   if (!/^[0-9]{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) {
-    throw new UserError(`${what}: port ${JSON.stringify(text)} is not a number from 1 to 65535`, `write it like 10.96.0.10:53`);
+    throw new UserError(said('ue.port.notNumber', { what, port: JSON.stringify(text) }), said('ue.port.hint'));
   }
   return Number(text);
 }
@@ -105,9 +105,9 @@ function parsePort(text: string, what: string): number {
 function splitHostPort(text: string, what: string): { ip: string; port: string | null } {
   if (text.startsWith('[')) {
     const close = text.indexOf(']');
-    if (close < 0) throw new UserError(`${what}: missing "]" in ${JSON.stringify(text)}`, 'write IPv6 with a port as [fd00::1]:80');
+    if (close < 0) throw new UserError(said('ue.ipv6.missingBracket', { what, text: JSON.stringify(text) }), said('ue.ipv6.hint'));
     const rest = text.slice(close + 1);
-    if (rest !== '' && !rest.startsWith(':')) throw new UserError(`${what}: unexpected ${JSON.stringify(rest)} after "]"`, 'write IPv6 with a port as [fd00::1]:80');
+    if (rest !== '' && !rest.startsWith(':')) throw new UserError(said('ue.ipv6.afterBracket', { what, rest: JSON.stringify(rest) }), said('ue.ipv6.hint'));
     return { ip: text.slice(1, close), port: rest === '' ? null : rest.slice(1) };
   }
   const colons = text.split(':').length - 1;
@@ -120,7 +120,7 @@ function splitHostPort(text: string, what: string): { ip: string; port: string |
 
 function checkIp(ip: string, what: string): PacketFamily {
   const v = parseIp(ip);
-  if (!v) throw new UserError(`${what}: ${JSON.stringify(ip)} is not an IPv4 or IPv6 address`, 'give an address such as 10.244.0.9 or fd00::9');
+  if (!v) throw new UserError(said('ue.ip.notAddress', { what, ip: JSON.stringify(ip) }), said('ue.ip.hint'));
   return v.family === 'inet' ? 'ipv4' : 'ipv6';
 }
 
@@ -132,32 +132,32 @@ function checkIp(ip: string, what: string): PacketFamily {
  */
 export function parsePacketArgs(args: TracePacketArgs): PacketSpec {
   const to = args.to.trim();
-  if (to === '') throw new UserError('--to is empty', 'give the destination as IP:PORT/PROTO, e.g. 10.96.12.34:80/tcp');
+  if (to === '') throw new UserError(said('ue.to.empty'), said('ue.to.emptyHint'));
   const slash = to.lastIndexOf('/');
   const protoText = slash >= 0 ? to.slice(slash + 1).toLowerCase() : 'tcp';
   const dstText = slash >= 0 ? to.slice(0, slash) : to;
   if (!PROTOCOLS.has(protoText)) {
-    throw new UserError(`--to: unknown protocol ${JSON.stringify(protoText)}`, 'use tcp, udp, sctp, icmp or icmpv6');
+    throw new UserError(said('ue.to.protocol', { proto: JSON.stringify(protoText) }), said('ue.to.protocolHint'));
   }
   const dstParts = splitHostPort(dstText, '--to');
   const family = checkIp(dstParts.ip, '--to');
   let proto = protoText as TraceProtocol;
   if (proto === 'icmp' && family === 'ipv6') proto = 'icmpv6';
-  if (proto === 'icmpv6' && family === 'ipv4') throw new UserError('--to: icmpv6 needs an IPv6 destination', 'use icmp for IPv4');
+  if (proto === 'icmpv6' && family === 'ipv4') throw new UserError(said('ue.to.icmpv6'), said('ue.to.icmpv6Hint'));
   const icmp = proto === 'icmp' || proto === 'icmpv6';
   let dport: number | null = null;
   if (icmp) {
-    if (dstParts.port !== null) throw new UserError(`--to: ${proto} has no ports`, `write the destination as ${dstParts.ip}/${proto}`);
+    if (dstParts.port !== null) throw new UserError(said('ue.to.noPorts', { proto }), said('ue.to.noPortsHint', { ip: dstParts.ip, proto }));
   } else {
     if (dstParts.port === null || dstParts.port === '') {
-      throw new UserError(`--to: ${proto} needs a destination port`, `write it as ${family === 'ipv6' ? `[${dstParts.ip}]` : dstParts.ip}:PORT/${proto}`);
+      throw new UserError(said('ue.to.needsPort', { proto }), said('ue.to.needsPortHint', { ip: family === 'ipv6' ? `[${dstParts.ip}]` : dstParts.ip, proto }));
     }
     dport = parsePort(dstParts.port, '--to');
   }
 
   let entry: TraceEntry | 'auto' = 'auto';
   if (args.entry !== undefined) {
-    if (!ENTRIES.has(args.entry)) throw new UserError(`--entry: unknown entry point ${JSON.stringify(args.entry)}`, 'use pod, host or external');
+    if (!ENTRIES.has(args.entry)) throw new UserError(said('ue.entry.unknown', { entry: JSON.stringify(args.entry) }), said('ue.entry.hint'));
     entry = args.entry as TraceEntry;
   }
 
@@ -166,14 +166,14 @@ export function parsePacketArgs(args: TracePacketArgs): PacketSpec {
   if (args.from !== undefined && args.from.trim() !== '') {
     const srcParts = splitHostPort(args.from.trim(), '--from');
     const srcFamily = checkIp(srcParts.ip, '--from');
-    if (srcFamily !== family) throw new UserError(`--from ${srcParts.ip} and --to ${dstParts.ip} are of different IP families`, 'use two IPv4 or two IPv6 addresses');
+    if (srcFamily !== family) throw new UserError(said('ue.families', { from: srcParts.ip, to: dstParts.ip }), said('ue.families.hint'));
     src = srcParts.ip;
     if (srcParts.port !== null) {
-      if (icmp) throw new UserError(`--from: ${proto} has no ports`, `give the source as ${srcParts.ip}`);
+      if (icmp) throw new UserError(said('ue.from.noPorts', { proto }), said('ue.from.noPortsHint', { ip: srcParts.ip }));
       sport = parsePort(srcParts.port, '--from');
     }
   } else if (entry !== 'host') {
-    throw new UserError('--from is missing', 'give the source as IP[:PORT]; only --entry host may leave it out (the node picks its own address)');
+    throw new UserError(said('ue.from.missing'), said('ue.from.missingHintHost'));
   }
 
   let tcpFlags: TcpFlag[] = [];
@@ -181,19 +181,19 @@ export function parsePacketArgs(args: TracePacketArgs): PacketSpec {
     tcpFlags = ['syn'];
     if (args.flags !== undefined) {
       const words = args.flags.toLowerCase().split(',').map((w) => w.trim()).filter((w) => w !== '');
-      for (const w of words) if (!Object.hasOwn(TCP_FLAG_BITS, w)) throw new UserError(`--flags: unknown TCP flag ${JSON.stringify(w)}`, `use ${Object.keys(TCP_FLAG_BITS).join(', ')}`);
-      if (words.length === 0) throw new UserError('--flags is empty', 'give TCP flags such as syn or ack');
+      for (const w of words) if (!Object.hasOwn(TCP_FLAG_BITS, w)) throw new UserError(said('ue.flags.unknown', { flag: JSON.stringify(w) }), said('ue.flags.use', { list: Object.keys(TCP_FLAG_BITS).join(', ') }));
+      if (words.length === 0) throw new UserError(said('ue.flags.empty'), said('ue.flags.emptyHint'));
       tcpFlags = [...new Set(words as TcpFlag[])].sort((a, b) => TCP_FLAG_BITS[a] - TCP_FLAG_BITS[b]);
     }
   } else if (args.flags !== undefined) {
-    throw new UserError(`--flags: only tcp packets have flags (this is ${proto})`, 'drop --flags');
+    throw new UserError(said('ue.flags.notTcp', { proto }), said('ue.flags.drop'));
   }
 
   let mark = 0;
   if (args.mark !== undefined) {
     const m = args.mark.trim();
     if (!/^(0x[0-9a-f]{1,8}|[0-9]{1,10})$/i.test(m) || Number(m) > 0xffffffff) {
-      throw new UserError(`--mark: ${JSON.stringify(args.mark)} is not a 32-bit mark`, 'give it as decimal or hex, e.g. 0x4000');
+      throw new UserError(said('ue.mark', { mark: JSON.stringify(args.mark) }), said('ue.mark.hint'));
     }
     mark = Number(m);
   }
@@ -202,7 +202,7 @@ export function parsePacketArgs(args: TracePacketArgs): PacketSpec {
   if (icmp) {
     icmpType = ICMP_ECHO_REQUEST[family];
     if (args.icmpType !== undefined) {
-      if (!/^[0-9]{1,3}$/.test(args.icmpType) || Number(args.icmpType) > 255) throw new UserError(`--icmp-type: ${JSON.stringify(args.icmpType)} is not 0–255`, 'e.g. 8 for echo request');
+      if (!/^[0-9]{1,3}$/.test(args.icmpType) || Number(args.icmpType) > 255) throw new UserError(said('ue.icmpType', { type: JSON.stringify(args.icmpType) }), said('ue.icmpType.hint'));
       icmpType = Number(args.icmpType);
     }
   }
@@ -265,13 +265,13 @@ export function resolveEntry(spec: PacketSpec, net: NetView): EntryResolution {
     const inferred = spec.entry === 'auto';
     if (src !== null) {
       if (!isOwnAddress(net, src)) {
-        throw new UserError(`--entry host: ${src} is not an address of this node`, 'give one of the node\'s addresses with --from, or leave --from out');
+        throw new UserError(said('ue.host.notOwn', { src }), said('ue.host.notOwnHint'));
       }
       return { entry: 'host', iif: null, src, inferred, reason: `${src} is an address of this node: the node itself sends the packet (output path)` };
     }
     const r = routeLookup(net.routes, spec.dst);
     const chosen = r?.route.prefsrc ?? selectSourceAddress(net, r?.route.dev ?? null, r?.route.gateway ?? spec.dst, spec.family);
-    if (chosen === null) throw new UserError(`no source address for a packet from this node to ${spec.dst}`, 'give the source with --from');
+    if (chosen === null) throw new UserError(said('ue.host.noSource', { dst: spec.dst }), said('ue.host.noSourceHint'));
     return {
       entry: 'host',
       iif: null,
@@ -280,7 +280,7 @@ export function resolveEntry(spec: PacketSpec, net: NetView): EntryResolution {
       reason: `the node sends the packet; source ${chosen} ${r?.route.prefsrc ? `is the route's preferred source (src ${chosen})` : `is the first global address of ${r?.route.dev ?? 'the node'}`}`,
     };
   }
-  if (src === null) throw new UserError('--from is missing', 'give the source as IP[:PORT]');
+  if (src === null) throw new UserError(said('ue.from.missing'), said('ue.from.missingHint'));
   const back = routeLookup(net.routes, src);
   const dev = back?.route.dev ?? null;
   const podLike = back !== null && back.route.type !== 'local' && routeLooksLikePod(net, back.route);

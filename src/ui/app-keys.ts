@@ -205,7 +205,7 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
   open,
   diagnose,
   filter: (ctx) => ctx.dispatch({ type: 'filterStart' }),
-  refresh: (ctx) => ctx.session.refreshNow(),
+  refresh: (ctx) => ctx.session.refreshNow(true),
   trace: startStep,
   pin,
   stepNext: (ctx) => ctx.dispatch({ type: 'move', delta: 1, count: ctx.count }),

@@ -104,7 +104,7 @@ export function createAppViews(): AppViewsOf {
       const { from, to, branch, flags, entry } = ui;
       return { kind: 'result', result: withExpectation(snapshot, traceFromSnapshot(snapshot, { from, to, branch: String(branch), ...(flags ? { flags } : {}), ...(entry ? { entry } : {}) })) };
     } catch (e) {
-      if (e instanceof UserError) return { kind: 'failed', reason: `${e.message}${e.hint ? ` (${e.hint})` : ''}` };
+      if (e instanceof UserError) return { kind: 'failed', reason: `${e.text(lang)}${e.hint ? ` (${e.text(lang, 'hint')})` : ''}` };
       throw e;
     }
   });

@@ -65,9 +65,9 @@ function waitFor(session: Session, predicate: () => boolean): Promise<void> {
 }
 
 /** One refresh, awaited: the commands it ran and what it read. */
-async function refreshOnce(session: Session, ran: string[][]): Promise<string[]> {
+async function refreshOnce(session: Session, ran: string[][], all = false): Promise<string[]> {
   const from = ran.length;
-  session.refreshNow();
+  session.refreshNow(all);
   await waitFor(session, () => !session.getState().refreshing);
   return joined(ran.slice(from));
 }
@@ -177,6 +177,10 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
       expect(quiet).toEqual(['nft list flowtables']);
       // Nothing of the chain was read: the data is as old as the full read.
       expect(session.getState().dataAt).toBe(readAt);
+      // The `r` key reads everything at once, the slow table too; then the check alone again.
+      expect(await refreshOnce(session, ran, true)).toContain('nft -j list table ip kube-proxy');
+      expect(session.lastRefreshKind()).toBe('full');
+      expect(await refreshOnce(session, ran)).toEqual(['nft list flowtables']);
 
       // A rule written into the open chain: unseen by the check, shown by the periodic full read (every 3rd here).
       await nsExecOk(lab.names.node, ['nft', 'insert', 'rule', 'ip', 'kube-proxy', 'services', 'ip', 'daddr', '10.96.99.99', 'tcp', 'dport', '81', 'drop']);

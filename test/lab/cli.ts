@@ -13,7 +13,7 @@
  * Every command takes `--prefix` (default `ns-`). Root is required except for `rules`.
  */
 import { Command, Option } from 'commander';
-import { UserError } from '../../src/errors.js';
+import { LabError } from './lab-error.js';
 import {
   DEFAULT_PREFIX,
   LAB_CILIUM_SCENARIO,
@@ -35,7 +35,7 @@ const MODES: readonly LabMode[] = ['iptables', 'nftables', 'cilium'];
 
 function parseMode(text: string | undefined): LabMode {
   const mode = (text ?? 'iptables') as LabMode;
-  if (!MODES.includes(mode)) throw new UserError(`unknown mode ${JSON.stringify(text)}`, `use one of: ${MODES.join(', ')}`);
+  if (!MODES.includes(mode)) throw new LabError(`unknown mode ${JSON.stringify(text)}`, `use one of: ${MODES.join(', ')}`);
   return mode;
 }
 
@@ -45,7 +45,7 @@ function nsOf(prefix: string, from: string): string {
   if (from === 'node') return names.node;
   const ns = names.pods[from] ?? Object.values(names.nodes).find((n) => n === from);
   if (ns === undefined) {
-    throw new UserError(`unknown source ${JSON.stringify(from)}`, `use outside, node or a pod: ${Object.keys(names.pods).join(', ')}`);
+    throw new LabError(`unknown source ${JSON.stringify(from)}`, `use outside, node or a pod: ${Object.keys(names.pods).join(', ')}`);
   }
   return ns;
 }
@@ -147,7 +147,7 @@ traffic
   });
 
 program.parseAsync(process.argv).catch((e: unknown) => {
-  if (e instanceof UserError) {
+  if (e instanceof LabError) {
     console.error(`lab: ${e.message}${e.hint ? `\n  hint: ${e.hint}` : ''}`);
     process.exit(2);
   }

@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import type { LabScenario } from '../../src/analysis/lab-scenario-types.js';
-import { UserError } from '../../src/errors.js';
+import { LabError } from './lab-error.js';
 import { writeApiObjects } from './api-objects.js';
 import { haveTool } from './exec.js';
 import { DEFAULT_PREFIX, labNames, type LabNames, type LabOptions } from './names.js';
@@ -48,14 +48,14 @@ export interface LabHandle {
   readonly rulesFile: string;
   /** Cilium mode: the directory of the pinned LB maps (pass it as `--bpf-root`); else null. */
   readonly bpfRoot: string | null;
-  /** Namespace of the pod with `key` (`client`, `web-1`, …); throws UserError for an unknown key. */
+  /** Namespace of the pod with `key` (`client`, `web-1`, …); throws LabError for an unknown key. */
   podNs(key: string): string;
 }
 
-/** Throws {@link UserError} unless running as root on Linux. */
+/** Throws {@link LabError} unless running as root on Linux. */
 export function requireRoot(): void {
   if (process.platform !== 'linux' || process.getuid?.() !== 0) {
-    throw new UserError('the node lab needs root on Linux (network namespaces, netfilter)', 'run it as root, e.g. with sudo');
+    throw new LabError('the node lab needs root on Linux (network namespaces, netfilter)', 'run it as root, e.g. with sudo');
   }
 }
 
@@ -79,7 +79,7 @@ function handle(names: LabNames, scenario: LabScenario, mode: LabMode, rulesFile
     bpfRoot: readState(names.stateDir)?.bpfRoot ?? null,
     podNs(key: string): string {
       const ns = names.pods[key];
-      if (ns === undefined) throw new UserError(`no pod ${JSON.stringify(key)} in the lab`, `pods: ${Object.keys(names.pods).join(', ')}`);
+      if (ns === undefined) throw new LabError(`no pod ${JSON.stringify(key)} in the lab`, `pods: ${Object.keys(names.pods).join(', ')}`);
       return ns;
     },
   };
@@ -93,13 +93,13 @@ function scenarioFor(mode: LabMode, options: LabOptions): LabScenario {
 /**
  * Builds the lab in `mode` and returns its handle. Tears down leftovers of the same
  * prefix first, so calling it twice is safe. On failure it removes what it built and
- * rethrows. Throws {@link UserError} when not root or a tool is missing, and
+ * rethrows. Throws {@link LabError} when not root or a tool is missing, and
  * {@link TransportError} when a command fails.
  */
 export async function labUp(mode: LabMode = 'iptables', options: LabOptions = {}): Promise<LabHandle> {
   requireRoot();
   const missing = await labPrerequisites(mode);
-  if (missing.length > 0) throw new UserError(`the node lab needs: ${missing.join(', ')}`, 'install them (see .ci/run)');
+  if (missing.length > 0) throw new LabError(`the node lab needs: ${missing.join(', ')}`, 'install them (see .ci/run)');
   const scenario = scenarioFor(mode, options);
   const names = labNames(options.prefix ?? DEFAULT_PREFIX, scenario);
   await labDown(options);
@@ -138,7 +138,7 @@ export interface LabDownResult {
 /**
  * Stops every process the instance started, deletes its namespaces and its state
  * directory, and the shared helper scripts (`/run/nodescope-lab/bin`) when it was the
- * last instance. Safe to call when nothing is up. Throws {@link UserError} when not root.
+ * last instance. Safe to call when nothing is up. Throws {@link LabError} when not root.
  */
 export async function labDown(options: LabOptions = {}): Promise<LabDownResult> {
   requireRoot();
@@ -195,9 +195,9 @@ export async function labSwitchMode(mode: LabMode, options: LabOptions = {}): Pr
   const scenario = options.scenario ?? LAB_SCENARIO;
   const names = labNames(options.prefix ?? DEFAULT_PREFIX, scenario);
   const state = readState(names.stateDir);
-  if (state === null) throw new UserError(`no lab with prefix ${names.prefix} is up`, `run: npm run lab -- up ${mode}`);
+  if (state === null) throw new LabError(`no lab with prefix ${names.prefix} is up`, `run: npm run lab -- up ${mode}`);
   if (mode === 'cilium' || state.mode === 'cilium') {
-    throw new UserError('Cilium mode runs its own scenario (default/api, a terminating web endpoint)', `run: npm run lab -- up ${mode}`);
+    throw new LabError('Cilium mode runs its own scenario (default/api, a terminating web endpoint)', `run: npm run lab -- up ${mode}`);
   }
   const rulesFile = await loadProxyRules(names, scenario, mode);
   return handle(names, scenario, mode, rulesFile, state.apiObjects ?? '');

@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { LabScenario, ScenarioPod } from '../../src/analysis/lab-scenario-types.js';
-import { UserError } from '../../src/errors.js';
+import { LabError } from './lab-error.js';
 import { LAB_SCENARIO } from './scenario.js';
 import type { LabDnsExtras } from './servers.js';
 
@@ -42,10 +42,10 @@ export interface LabNames {
   readonly stateDir: string;
 }
 
-/** Throws {@link UserError} unless `prefix` is a safe, short namespace-name prefix. */
+/** Throws {@link LabError} unless `prefix` is a safe, short namespace-name prefix. */
 export function checkPrefix(prefix: string): void {
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,23}$/.test(prefix)) {
-    throw new UserError(`invalid lab prefix ${JSON.stringify(prefix)}`, 'use letters, digits, "-", "_" or "." (at most 24 characters)');
+    throw new LabError(`invalid lab prefix ${JSON.stringify(prefix)}`, 'use letters, digits, "-", "_" or "." (at most 24 characters)');
   }
 }
 

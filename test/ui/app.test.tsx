@@ -49,11 +49,11 @@ describe.each(FRAME_WIDTHS)('App on the iptables lab capture at %i columns', (wi
     await r.press('2');
     expect(r.frame()).toContain('tables and chains');
     expect(r.frame()).toContain('KUBE-POSTROUTING');
-    // The chain list matches names and what chains hold: KUBE-SVC chains jump to KUBE-MARK-MASQ, KUBE-POSTROUTING does not.
+    // The list keeps chains by name or by what they hold: KUBE-POSTROUTING holds no jump to KUBE-MARK-MASQ.
     await r.press('/', ...'MARK-MASQ', KEYS.enter);
     const frame = r.frame();
     expect(frame).toContain('KUBE-MARK-MASQ');
-    expect(frame).toMatch(/KUBE-SVC-/);
+    expect(frame).toContain('KUBE-SVC-');
     expect(frame).not.toContain('KUBE-POSTROUTING');
     expect(frame).toContain('filter: MARK-MASQ');
     r.unmount();

@@ -7,7 +7,7 @@
  * document, and a format a command has no use for is refused naming the valid ones.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
@@ -19,6 +19,10 @@ import { fleetJson, fleetText } from '../../src/report/fleet.js';
 import { showServices } from '../../src/report/services.js';
 import { runTraceCommand } from '../../src/report/trace.js';
 import { showDiagnose } from '../../src/report/diagnose.js';
+import { showRules } from '../../src/report/rules.js';
+import { showLb } from '../../src/report/lb.js';
+import { showConntrack } from '../../src/report/conntrack.js';
+import { showCompare } from '../../src/report/compare.js';
 import { captureWords, englishLeft, latinWords } from '../helpers/english.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
 import { writeLabFleet } from '../helpers/fleet-fixtures.js';
@@ -49,6 +53,24 @@ describe('--lang ja: the text of show services, trace and diagnose has no Englis
     }
     const diagnose = showDiagnose(snap, 'text', { lang: 'ja' }).out;
     expect(english(diagnose, data)).toEqual([]);
+  });
+
+  it.each(CAPTURES)('%s: the bodies of show rules, lb, conntrack and compare', async (capture) => {
+    const snap = await snapshotOf(capture);
+    const data = captureWords(capture);
+    const texts = {
+      rules: showRules(snap, 'text', {}, 'ja'),
+      lb: showLb(snap, 'text', 'ja'),
+      conntrack: showConntrack(snap, 'text', {}, 'ja'),
+      compare: showCompare(snap, 'text', undefined, 'ja'),
+      compareWeb: showCompare(snap, 'text', 'default/web', 'ja'),
+    };
+    for (const [what, text] of Object.entries(texts)) expect(english(text, data), what).toEqual([]);
+    expect(texts.conntrack).toMatch(/^\d+\/\d+ 件 · nf_conntrack /m);
+    expect(texts.compare).toMatch(/^モード\s+チェイン\s+ルール\s+要素\s+合計\s+このノード\s+単位$/m);
+    expect(texts.compareWeb).toMatch(/^nftables: \S/m);
+    if (capture !== 'lab-nftables') expect(texts.compareWeb).toMatch(/^推定:$/m);
+    expect(texts.lb).toMatch(capture === 'lab-cilium' ? /^取得元: ピン留めされた BPF マップ/m : /^このノードには Cilium の LB マップがありません/m);
   });
 
   it('--lang en prints the kubectl headers and the English labels as before', async () => {
@@ -101,6 +123,34 @@ describe('the binary: --lang and -o for trace, diagnose, dig', () => {
     expect(YAML.parse(yaml.stdout)).toEqual(JSON.parse(json.stdout));
     expect(YAML.parse(yaml.stdout)).toMatchObject({ apiVersion: 'nodescope.dev/v1', kind: 'Dig' });
   });
+
+  it.each(CAPTURES)('%s: show dns and dig +search --lang ja have no English left', (capture) => {
+    const dir = fixtureDir(capture);
+    const resolv = path.join(mkdtempSync(path.join(tmpdir(), 'nodescope-resolv-')), 'resolv.conf');
+    writeFileSync(resolv, 'search default.svc.cluster.local svc.cluster.local cluster.local\nnameserver 10.96.0.10\noptions ndots:5\n');
+    // The source's label (`replay:DIR`, the server line's `via`) is a name and `IN` the record class of dig(1)'s layout: not words of ours.
+    const data = new Set([...captureWords(capture), 'replay', 'IN']);
+    const runs = {
+      dnsKubeDns: ['show', 'dns', '--service', 'kube-system/kube-dns'],
+      dnsWeb: ['show', 'dns', '--service', 'default/web'],
+      digPod: ['dig', '+search', 'web', '--resolv-conf', resolv],
+      digNode: ['dig', '+search', 'kube-dns.kube-system'],
+    };
+    const out: Record<string, string> = {};
+    for (const [what, args] of Object.entries(runs)) {
+      const r = run(...args, '--replay', dir, '--lang', 'ja');
+      // dig(1)'s status 9 (no reply): the node's resolv.conf names a server the capture did not record.
+      expect(r.status, `${what}: ${r.stderr}`).toBe(what === 'digNode' ? 9 : 0);
+      expect(english(r.stdout, new Set([...data, ...latinWords(resolv)])), what).toEqual([]);
+      out[what] = r.stdout;
+    }
+    expect(out['dnsKubeDns']).toMatch(/^問い合わせ\s+種類\s+応答\s+回答\s+ミリ秒\s+照合$/m);
+    expect(out['dnsKubeDns']).toMatch(/^検索 "kube-dns"、Kubernetes 既定の resolv\.conf を使用/m);
+    expect(out['digPod']).toMatch(/^検索 "web"、Pod の resolv\.conf を使用/m);
+    expect(out['digPod']).toMatch(/ {2}← 応答$/m);
+    expect(out['digNode']).toMatch(/^ {2}応答なし（not-captured）/m);
+    rmSync(path.dirname(resolv), { recursive: true, force: true });
+  }, 60_000);
 
   it('trace and diagnose -o yaml print the json document as YAML', () => {
     const trace = ['trace', '--replay', replay, '--from', '10.244.0.9', '--to', '10.96.12.34:80/tcp'];

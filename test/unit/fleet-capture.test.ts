@@ -14,7 +14,7 @@ import { chooseNodes, parseSshFile, splitList } from '../../src/fleet/targets.js
 import { readBundle } from '../../src/sources/bundle.js';
 import type { OpenedSource } from '../../src/sources/open.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
-import { UserError } from '../../src/errors.js';
+import { said, UserError } from '../../src/errors.js';
 import { fixtureDir, snapshotOfDir } from '../helpers/fixtures.js';
 
 const dirs: string[] = [];
@@ -49,7 +49,7 @@ describe('captureFleet', () => {
       dir, nodes: ['node-a', 'node-b', 'node-bad', 'node-hung'], parallel: 2, nodeTimeoutMs: 1500, via: 'node-debug-pod', apiText, tickMs: 0,
       progress: (l) => lines.push(l),
       openNode: async (name) => {
-        if (name === 'node-bad') throw new UserError('--node node-bad: the cluster has no such node');
+        if (name === 'node-bad') throw new UserError(said('err.noSuchNode', { node: 'node-bad' }));
         if (name === 'node-hung') return new Promise<OpenedSource>((resolve) => (lateResolve = resolve));
         return replayNode(closed, name);
       },

@@ -20,6 +20,8 @@ beforeAll(async () => {
   TABLE = traceTableName((await currentRun()).id);
 });
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { captureWords, englishLeft, latinWords } from '../helpers/english.js';
+import { snapshotOf } from '../helpers/fixtures.js';
 
 /** A transport that records every argv and answers from `reply`. */
 function recorder(kind: TransportKind = 'netns', reply: (argv: readonly string[]) => Partial<ExecResult> = () => ({})) {
@@ -174,5 +176,36 @@ describe('reading the kernel pass', () => {
   it('accepts --trace-seconds 1 to 60 only', () => {
     expect([traceSeconds(undefined), traceSeconds('3')]).toEqual([10, 3]);
     for (const bad of ['0', '61', 'x', '1;reboot']) expect(() => traceSeconds(bad)).toThrow(UserError);
+  });
+});
+
+describe('trace --allow-trace --lang ja: the comparison text', () => {
+  const run = async (monitor: string, lang: 'en' | 'ja') => {
+    const { t } = recorder('netns', (argv) => (argv.includes('monitor') ? { stdout: monitor, exitCode: 124 } : {}));
+    const snapshot = await snapshotOf('lab-iptables');
+    return runLiveTraceCommand({ transport: t, snapshot, args: { from: '10.244.0.9', to: '10.96.12.34:80/tcp', endpoint: '10.244.0.23:8080' }, allowTrace: true, seconds: 3, settleMs: 0, lang });
+  };
+
+  it('has no English left: head, columns, differences, notes, the walk; English unchanged', async () => {
+    // An ACK mid-stream, one rule the walk does not take: a note and differences to say.
+    const monitor = traceLines('0000000b', 40001, ['nat KUBE-SERVICES rule ip daddr 10.96.12.34 # handle 9 (verdict jump KUBE-SVC-X)'], 'ack');
+    const ja = await run(monitor, 'ja');
+    expect(ja).toMatch(/^カーネルによる 10\.244\.0\.9 → 10\.96\.12\.34:80\/tcp のトレース: /m);
+    expect(ja).toMatch(/^ {4}カーネル（"nft monitor trace"）\s+\| nodescope（シミュレーション）$/m);
+    expect(ja).toMatch(/^相違点（\d+ 件）:$/m);
+    expect(ja).toMatch(/^注: トレースした最初のパケットは接続開始ではありません（tcp フラグ ack）/m);
+    expect(ja).toMatch(/^nodescope の経路:$/m);
+    const data = new Set([...captureWords('lab-iptables'), ...latinWords(monitor)]);
+    expect(englishLeft(ja, data).map((w) => `${w.word}: ${w.line}`)).toEqual([]);
+    const en = await run(monitor, 'en');
+    expect(en).toMatch(/^kernel trace of 10\.244\.0\.9 → 10\.96\.12\.34:80\/tcp: 1 packet traced in 3 s; table inet \S+ removed$/m);
+    expect(en).toMatch(/^note: the first traced packet is not a connection start \(tcp flags ack\); nodescope walks it as sent$/m);
+    expect(en).toMatch(/^differences \(\d+\):$/m);
+  });
+
+  it('says in Japanese that nothing was traced', async () => {
+    const ja = await run('', 'ja');
+    expect(ja).toMatch(/^注: カーネルは 3 秒間に 10\.244\.0\.9 → 10\.96\.12\.34:80\/tcp のパケットをトレースしませんでした/m);
+    expect(englishLeft(ja, captureWords('lab-iptables'))).toEqual([]);
   });
 });

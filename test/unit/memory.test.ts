@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collectGarbage, collectGarbageIfGrown, heapHasGrown, MIN_GROWTH_BYTES } from '../../src/collect/memory.js';
+import { collectGarbage, collectGarbageIfGrown, HEAP_FLOOR_BYTES, heapHasGrown, MIN_GROWTH_BYTES } from '../../src/collect/memory.js';
 
 /** Unreachable arrays in V8's large-object space: only a full GC frees them. */
 function garbage(mb: number): void {
@@ -32,18 +32,27 @@ describe('collectGarbageIfGrown', () => {
   it('collects once the heap grew by a quarter of the live size, and by at least the floor', () => {
     expect(heapHasGrown(1000 * MB, 600 * MB)).toBe(true); // +400 > max(128, 150)
     expect(heapHasGrown(740 * MB, 600 * MB)).toBe(false); // +140 < 150
-    expect(heapHasGrown(200 * MB, 100 * MB)).toBe(false); // +100 < the 128 MiB floor
-    expect(heapHasGrown(100 * MB + MIN_GROWTH_BYTES + 1, 100 * MB)).toBe(true);
+    expect(heapHasGrown(700 * MB, 600 * MB)).toBe(false); // +100 < the 128 MiB floor
+    expect(heapHasGrown(600 * MB + MIN_GROWTH_BYTES + 1, 600 * MB)).toBe(false); // +128 < 150
+    expect(heapHasGrown(500 * MB + MIN_GROWTH_BYTES + 1, 500 * MB)).toBe(true);
   });
 
-  it('frees the garbage of a grown heap, and leaves a heap that has not grown alone', () => {
+  it('never collects while the heap in use is under the 512 MiB floor (the peak comes later)', () => {
+    expect(heapHasGrown(HEAP_FLOOR_BYTES, 100 * MB)).toBe(false); // +412 MB, but not over the floor
+    expect(heapHasGrown(HEAP_FLOOR_BYTES + 1, 100 * MB)).toBe(true);
+    expect(heapHasGrown(400 * MB, 100 * MB, MIN_GROWTH_BYTES, 0)).toBe(true); // no floor: +300 > 128
+  });
+
+  it('frees the garbage of a heap grown over the floor, and leaves a smaller heap alone', () => {
     collectGarbage(0);
     const base = process.memoryUsage().heapUsed;
-    garbage(64);
-    collectGarbageIfGrown(); // +64 MB: under the floor
-    expect(process.memoryUsage().heapUsed - base).toBeGreaterThan(48 * 1024 * 1024);
+    const floor = base + MIN_GROWTH_BYTES + 128 * MB;
     garbage(MIN_GROWTH_BYTES / MB + 64);
-    collectGarbageIfGrown();
+    collectGarbageIfGrown(floor); // grown by more than the least growth, but under the heap floor
+    expect(process.memoryUsage().heapUsed - base).toBeGreaterThan(MIN_GROWTH_BYTES);
+    // Over the floor even when V8 collected the first garbage by itself meanwhile.
+    garbage(MIN_GROWTH_BYTES / MB + 192);
+    collectGarbageIfGrown(floor);
     expect(process.memoryUsage().heapUsed - base).toBeLessThan(16 * 1024 * 1024);
   });
 });

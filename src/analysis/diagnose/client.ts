@@ -6,7 +6,7 @@
  * A Pod on another node is kept as such: its packets to a Service are rewritten on its own
  * node, so this node's walk says nothing about them. Pure.
  */
-import { UserError } from '../../errors.js';
+import { said, UserError } from '../../errors.js';
 import { closeNames } from '../../model/close-names.js';
 import type { ApiObjects, Pod } from '../../model/k8s.js';
 import { parseAddress } from '../../net/address.js';
@@ -47,7 +47,7 @@ function podClient(p: Pod): DiagnoseClient {
  */
 export function resolveDiagnoseClient(text: string, api: ApiObjects | null): DiagnoseClient {
   const word = text.trim();
-  if (word === '') throw new UserError('--from is empty', 'give a Pod (ns/name), a Pod IP, node, or an outside address');
+  if (word === '') throw new UserError(said('ue.from.empty'), said('ue.from.emptyHint'));
   if (word === 'node') return { kind: 'node', label: 'node', ip: null };
   const address = parseAddress(word);
   if (address) {
@@ -55,11 +55,11 @@ export function resolveDiagnoseClient(text: string, api: ApiObjects | null): Dia
     const pod = api?.pods.find((p) => !p.hostNetwork && p.podIPs.includes(ip));
     return pod ? podClient(pod) : { kind: 'address', label: ip, ip };
   }
-  if (!api) throw new UserError(`--from ${word}: a Pod name needs the API objects`, 'pass --api-file FILE, or give the Pod IP');
+  if (!api) throw new UserError(said('ue.from.podNeedsApiObjects', { word }), said('ue.from.podNeedsApiHint'));
   const names = api.pods.map(ref);
   const exact = word.includes('/') ? api.pods.filter((p) => ref(p) === word) : api.pods.filter((p) => p.meta.name === word);
   if (exact.length === 1) return podClient(exact[0]!);
-  if (exact.length > 1) throw new UserError(`--from ${word}: Pods of that name in ${exact.length} namespaces`, `give one as NS/NAME: ${exact.map(ref).join(', ')}`);
+  if (exact.length > 1) throw new UserError(said('ue.from.podsInN', { word, n: exact.length }), said('ue.from.giveNsName', { list: exact.map(ref).join(', ') }));
   const close = closeNames(word, names);
-  throw new UserError(`--from ${word}: no Pod of that name in the API objects`, close.length ? `one of ${close.join(', ')}` : 'give a Pod as NS/NAME, a Pod IP, node, or an outside address');
+  throw new UserError(said('ue.from.noPodNamed', { word }), close.length ? said('err.oneOf', { list: close.join(', ') }) : said('ue.from.givePod'));
 }

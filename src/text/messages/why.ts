@@ -130,6 +130,11 @@ export const WHY_PHRASES: readonly (readonly [en: string, ja: string])[] = [
   ['the walk reached $e, which kube-proxy on this node would not use: $*why', '辿った先は $e ですが、このノードの kube-proxy はそれを使いません: $why'],
   ['the walk reached $e, which kube-proxy on this node would not use', '辿った先は $e ですが、このノードの kube-proxy はそれを使いません'],
   ['the walk reached $e, yet the API expects $v here', '辿った先は $e ですが、API によればここは $v'],
+  // the notes of a DNS result (src/dns/replay.ts, src/dns/compare.ts, src/analysis/dns-describe.ts): show dns, dig
+  ["recorded answer replayed from the capture: its path (via), query time and WHEN are the capture's, not asked now", 'キャプチャに記録された応答を再生しています: 経路（via）、問い合わせ時間、"WHEN" はキャプチャ時のもので、今問い合わせたものではありません'],
+  ["$*a; the recorded answers could not all be read — $b", '$a。記録された応答の一部を読めませんでした — $b'],
+  ['TTLs are not compared; the additional section is shown, not compared', 'TTL は比較しません。追加セクションは表示するだけで比較しません'],
+  ["asked through a port-forward (Kubernetes API) to one CoreDNS pod: the node's ClusterIP DNAT (kube-proxy rules, Cilium LB map) is not on this path", 'Kubernetes API の port-forward で CoreDNS Pod 1 つに問い合わせました: ノードの ClusterIP DNAT（kube-proxy のルール、Cilium の LB マップ）はこの経路にありません'],
 ];
 
 /**
