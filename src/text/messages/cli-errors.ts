@@ -117,7 +117,7 @@ export const ja: Record<keyof typeof en, string> = {
   'err.listServices': '一覧は `nodescope show services` で表示できます',
   'err.bothTo': '--to と --to-service はどちらか一方だけ指定してください',
   'err.tuiNoDestination': '--from、--entry、--flags は TUI を経路表示で開きます。宛先も指定してください',
-  'err.tuiNoSource': '経路には送信元が必要です: --from POD|IP|node|ADDRESS（または --entry host でノード自身が送信）',
+  'err.tuiNoSource': '経路には送信元が必要です: "--from Pod|IP|node|アドレス"（または --entry host でノード自身が送信）',
   'err.tuiNoSource.hint': '--from {from} --to-service {service}',
   'err.noDestination': 'trace には宛先が必要です',
   'err.noDestination.hint': '--to {to} か --to-service {service}',
