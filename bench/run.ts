@@ -14,8 +14,8 @@
  * - diagnose: `diagnoseSnapshot` (issue 17) on each mode's bundle, beyond loading it;
  * - fleet: `fleet diagnose` of a generated fleet (`--fleet-nodes`, default 500, × 2,000
  *   Services, bench/gen/fleet.ts): time and peak RSS, one node's snapshot at a time;
- * - big-nodes (issue 23): on the large iptables bundle, `show services -o json` beside
- *   `JSON.parse` of its api.json and `trace`; every mode's whole load of the largest size;
+ * - big-nodes (issue 23): on the large iptables bundle, `show services` (`-o json` and text)
+ *   beside `JSON.parse` of its api.json and `trace`, wall and CPU; every mode's whole load of the largest size;
  * - modules: the cost of importing each heavy dependency and nodescope's entry points
  *   (unbundled, from node_modules and dist/src), and of starting the bundled bin.
  *
@@ -27,6 +27,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/paths.js';
+import { USER_HZ, waitedChildrenTicks } from '../src/sources/child-cpu.js';
 import { measureApp, measureAppLoad, type AppLoadRun, type AppRun } from './lib/app.js';
 import { ensureBundles, SIZES, type BenchSize } from './lib/bundles.js';
 import { loadAverage, machineLine } from './lib/machine.js';
@@ -228,12 +229,13 @@ async function wholeLoadRows(o: Options, roots: ReadonlyMap<string, string>): Pr
   return rows;
 }
 
-/** Wall ms of one child process (stdout dropped), or the first line of its failure. */
-function wallOf(argv: readonly string[], timeoutMs: number): number | string {
+/** Wall and CPU ms (user + system, from /proc's waited-children times) of one child process (stdout dropped), or the first line of its failure. */
+function timeOf(argv: readonly string[], timeoutMs: number): { ms: number; cpuMs: number } | string {
   const t0 = performance.now();
+  const ticks0 = waitedChildrenTicks() ?? NaN;
   const r = spawnSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], timeout: timeoutMs, maxBuffer: 1 << 30 });
   if (r.status !== 0) return (r.stderr?.toString().trim().split('\n').pop() ?? '') || `exit ${r.status ?? r.signal}`;
-  return performance.now() - t0;
+  return { ms: performance.now() - t0, cpuMs: (((waitedChildrenTicks() ?? NaN) - ticks0) * 1000) / USER_HZ };
 }
 
 /** A Service's ClusterIP:port/proto from `api` (api.json), for `trace --to`. */
@@ -244,9 +246,9 @@ function someClusterIp(api: string): string {
 }
 
 /**
- * `--sections big-nodes` (issue 23's replay rows): on the large iptables bundle, `show services
- * -o json` against `JSON.parse` of its api.json (each a fresh process, measured side by side)
- * and `trace`; then every mode's whole load of the largest size ({@link wholeLoadRows}).
+ * `--sections big-nodes` (issue 23's replay rows): on the large iptables bundle, `show services`
+ * (`-o json` and text) against `JSON.parse` of its api.json (each a fresh process, measured side
+ * by side, wall and CPU) and `trace`; then every mode's whole load of the largest size ({@link wholeLoadRows}).
  */
 async function bigNodesSection(o: Options, roots: ReadonlyMap<string, string>): Promise<string[]> {
   const size = roots.has('large') ? 'large' : o.sizes[0]!.name;
@@ -256,24 +258,34 @@ async function bigNodesSection(o: Options, roots: ReadonlyMap<string, string>): 
   const commands: readonly (readonly [string, readonly string[]])[] = [
     ['`node -e JSON.parse(api.json)` (floor; process start and file read included)', [process.execPath, '-e', `JSON.parse(require('fs').readFileSync(${JSON.stringify(api)}, 'utf8'))`]],
     ['`show services -o json`', [process.execPath, o.cli, 'show', 'services', '-o', 'json', '--replay', bundle]],
+    ['`show services` (text)', [process.execPath, o.cli, 'show', 'services', '--replay', bundle]],
     [`\`trace --from 10.128.0.200 --to ${to}\``, [process.execPath, o.cli, 'trace', '--replay', bundle, '--from', '10.128.0.200', '--to', to, '-o', 'json']],
   ];
   const times = commands.map(() => [] as number[]);
+  const cpus = commands.map(() => [] as number[]);
   const errors = commands.map(() => null as string | null);
   // Interleaved runs: the floor and the commands see the same load.
   for (let i = 0; i < o.runs; i++) {
     commands.forEach(([label, argv], c) => {
       log(`big-nodes ${size} ${label} run ${i + 1}`);
-      const t = wallOf(argv, o.timeoutMs);
-      if (typeof t === 'number') times[c]!.push(t);
-      else errors[c] ??= t;
+      const t = timeOf(argv, o.timeoutMs);
+      if (typeof t === 'string') errors[c] ??= t;
+      else {
+        times[c]!.push(t.ms);
+        cpus[c]!.push(t.cpuMs);
+      }
     });
   }
-  const [floor, services, trace] = times.map((t) => median(t));
+  const [floor, services, , trace] = times.map((t) => median(t));
+  const floorCpu = median(cpus[0]!);
   facts.set(`replay:${size}:services-ratio`, services! / floor!);
   facts.set(`replay:${size}:trace`, trace!);
-  const rows = [`Replays of the ${size} iptables bundle, load average ${loadAverage()}:`, '', '| command | wall ms | ÷ JSON.parse |', '|---|--:|--:|'];
-  commands.forEach(([label], c) => rows.push(`| ${label} | ${times[c]!.length ? ms(median(times[c]!)) : why(errors[c]!)} | ${times[c]!.length ? `${(median(times[c]!) / floor!).toFixed(2)}×` : '–'} |`));
+  const rows = [`Replays of the ${size} iptables bundle, load average ${loadAverage()}:`, '', '| command | wall ms | ÷ JSON.parse | CPU ms | CPU ÷ JSON.parse |', '|---|--:|--:|--:|--:|'];
+  commands.forEach(([label], c) => {
+    if (!times[c]!.length) return void rows.push(`| ${label} | ${why(errors[c]!)} | – | – | – |`);
+    const cpu = median(cpus[c]!);
+    rows.push(`| ${label} | ${ms(median(times[c]!))} | ${(median(times[c]!) / floor!).toFixed(2)}× | ${ms(cpu)} | ${(cpu / floorCpu).toFixed(2)}× |`);
+  });
   rows.push('', ...(await wholeLoadRows(o, roots)));
   return rows;
 }

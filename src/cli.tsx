@@ -29,7 +29,7 @@ import { askedProbes, clusterDomainFor, loadOnce, params, sessionSource, writeDo
 import { runShow, SHOW_FORMATS, SHOW_WHATS, type ShowOptions } from './cli/show.js';
 import { addExamples } from './cli/help.js';
 import { isAddressArg, podAddress, serviceDestination } from './cli/trace-names.js';
-import { traceReader } from './cli/trace-load.js';
+import { loadForTrace } from './cli/trace-load.js';
 import type { ApiObjects } from './model/k8s.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
 import { closeSource, openSource } from './sources/open.js';
@@ -377,18 +377,17 @@ export function buildProgram(): Command {
     .action(async (opts: GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; traceSeconds: string }) => {
       if (opts.allowTrace && opts.replay) throw new UserError(said('err.allowTraceReplay'), said('err.allowTraceReplay.hint'));
       const seconds = traceSeconds(opts.traceSeconds);
-      const { source, snapshot } = await loadOnce(opts, [], undefined, false, traceReader(opts.to, opts.allowTrace === true));
-      if (!opts.allowTrace) await closeSource(source);
-      const args: TraceCommandArgs = {
-        ...traceAddresses(opts, snapshot.api?.value ?? null),
+      const { source, snapshot, args } = await loadForTrace(opts, (snap): TraceCommandArgs => ({
+        ...traceAddresses(opts, snap.api?.value ?? null),
         ...(opts.entry ? { entry: opts.entry } : {}),
         ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
         ...(opts.branch ? { branch: opts.branch } : {}),
         ...(opts.flags ? { flags: opts.flags } : {}),
         ...(opts.mark ? { mark: opts.mark } : {}),
         ...(opts.output ? { output: opts.output } : {}),
-        ...(snapshot.nft?.value ? { nft: snapshot.nft.value } : {}),
-      };
+        ...(snap.nft?.value ? { nft: snap.nft.value } : {}),
+      }));
+      if (!opts.allowTrace) await closeSource(source);
       if (!opts.allowTrace) {
         writeDocument(runTraceCommand(snapshot, args, detectLang(opts.lang)), opts.output);
         return;

@@ -14,7 +14,7 @@
  */
 import type { KubeProxyInput, ProxyFamily, ScenarioEndpoint, ScenarioService, ScenarioServicePort } from './lab-scenario-types.js';
 import { protoLower, servicePortName } from './kubeproxy-names.js';
-import { cidrContains, joinHostPort, parseAddress } from '../net/address.js';
+import { addressFamily, cidrContains, joinHostPort, parseAddress } from '../net/address.js';
 
 /** One endpoint of one Service port: its address, DNAT target `ip:port`, conditions and hints. */
 export interface ProxyEndpoint {
@@ -124,8 +124,9 @@ export function serviceToPorts(input: KubeProxyInput): ProxyServicePort[] {
 
 /** `IPv4`/`IPv6` of an address or CIDR, undefined when it is neither. */
 export function familyOf(ipOrCidr: string): ProxyFamily | undefined {
-  const p = parseAddress(ipOrCidr.split('/')[0] ?? '');
-  return p === null ? undefined : p.family === 'ipv4' ? 'IPv4' : 'IPv6';
+  const slash = ipOrCidr.indexOf('/');
+  const f = addressFamily(slash < 0 ? ipOrCidr : ipOrCidr.slice(0, slash));
+  return f === null ? undefined : f === 'ipv4' ? 'IPv4' : 'IPv6';
 }
 
 function makeServicePort(service: ScenarioService, port: ScenarioServicePort, input: KubeProxyInput): ProxyServicePort {

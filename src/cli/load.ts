@@ -67,14 +67,14 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
 
 /**
  * One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says
- * (the caller narrows its output); `reader`: the transport the probes are read through instead
- * of the source's own (a replay that reads less, src/cli/trace-load.ts). Returns the source opened.
+ * (the caller narrows its output); `reader`: the source as read instead of as opened (a
+ * replay that reads less, src/cli/trace-load.ts). Returns the source opened.
  */
-export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => Transport) {
+export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource) {
   const probes = askedProbes(opts);
   // allApi: a live cluster lists every namespace too (`-n` then only places a --node pod).
   const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts);
-  const read = reader ? { ...source, transport: reader(source) } : source;
+  const read = reader ? reader(source) : source;
   const { snapshot } = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
   return { source, snapshot };
 }

@@ -229,6 +229,8 @@ function openScreen(options: DashOptions, onQuit: () => void): () => void {
   // `?` shows the keys over the charts; Esc then closes it rather than the dashboard.
   const help = blessed.box({ parent: screen, top: 'center', left: 'center', width: 60, height: 9, border: { type: 'line' }, label: ` ${t(lang, 'dash.helpTitle')} `, tags: false, hidden: true, content: t(lang, 'dash.help') });
   screen.key(['?'], () => {
+    // The chart is made at the first sample, after the help box: bring the help over it.
+    help.setFront();
     help.toggle();
     screen.render();
   });

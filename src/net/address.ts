@@ -25,6 +25,13 @@ export function parseAddress(text: string): ParsedAddress | null {
   return null;
 }
 
+/** The family {@link parseAddress} gives `text`, without building its canonical text; null when it gives null. */
+export function addressFamily(text: string): AddressFamily | null {
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return 'ipv4';
+  if (!text.includes('%') && ipaddr.IPv6.isValid(text)) return 'ipv6';
+  return null;
+}
+
 /** The canonical text of an address ({@link parseAddress}); the text unchanged when it is not one. */
 export function formatAddress(text: string): string {
   return parseAddress(text)?.text ?? text;

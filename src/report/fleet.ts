@@ -45,7 +45,8 @@ export function countsText(d: FleetDiagnosis, lang: Lang = 'en'): string {
 /** A node's freshness in `lang` (English: src/analysis/proxy-freshness.ts's `freshnessText`). */
 function freshnessIn(f: ProxyFreshness, lang: Lang): string {
   if (lang === 'en') return freshnessText(f);
-  if (f.source === 'unknown') return tf(lang, 'cli.fresh.unknown', { reason: whyText(lang, f.reason) });
+  // A Cilium node's two reasons come joined by `; ` (src/analysis/proxy-freshness.ts): each its own sentence.
+  if (f.source === 'unknown') return tf(lang, 'cli.fresh.unknown', { reason: f.reason.split('; ').map((r) => whyText(lang, r)).join('; ') });
   if (f.source === 'cilium') return ciliumFreshnessText(f, lang);
   return f.families
     .map((x) => `${x.family ? `${x.family}: ` : ''}${x.syncAgeSeconds === null ? t(lang, 'cli.fresh.never') : tf(lang, 'cli.fresh.synced', { seconds: x.syncAgeSeconds })}${x.pendingSeconds !== null ? tf(lang, 'cli.fresh.pending', { seconds: x.pendingSeconds }) : ''}`)

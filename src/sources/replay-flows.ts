@@ -9,7 +9,9 @@
  * address, which both formats print the same way; /proc prints IPv6 unabbreviated, so an
  * IPv6 destination reads the whole table.
  */
+import type { FrontendQuery } from './api-select.js';
 import type { Bundle } from './bundle.js';
+import { natForDestination } from './replay-nat.js';
 import { ReplayTransport } from './replay.js';
 import { probeForArgv } from './ssh-command.js';
 import type { PiecedExecResult } from './pieces.js';
@@ -56,19 +58,39 @@ function* flowPiecesWith(pieces: Iterable<string>, address: string): Iterable<st
   if (last) yield last;
 }
 
-/** A {@link ReplayTransport} whose `conntrack` probe holds only the flows of one IPv4 address (see the module comment). */
+/**
+ * A {@link ReplayTransport} whose `conntrack` probe holds only the flows of one IPv4 address
+ * (see the module comment) and, given `nat`, whose `iptables-save` nat table is cut for a walk
+ * to that destination (src/sources/replay-nat.ts; {@link FlowFilteredReplay.natCut} names the
+ * chains cut once it was read).
+ */
 export class FlowFilteredReplay extends ReplayTransport {
   private readonly address: string;
+  private cutChains: ReadonlySet<string> = new Set();
 
   /** `address` must satisfy {@link isPlainIpv4} (throws otherwise: a filter that could miss a flow is never built). */
-  constructor(bundle: Bundle, address: string) {
+  constructor(bundle: Bundle, address: string, private readonly nat?: FrontendQuery) {
     super(bundle);
     if (!isPlainIpv4(address)) throw new Error(`FlowFilteredReplay: ${address} is not a dotted-quad IPv4 address`);
     this.address = address;
   }
 
+  /** The nat chains whose rules the `iptables-save` read left out (empty before it, and without `nat`). */
+  get natCut(): ReadonlySet<string> {
+    return this.cutChains;
+  }
+
   private filtered(argv: readonly string[], r: PiecedExecResult): PiecedExecResult {
-    if (probeForArgv(argv)?.id !== 'conntrack') return r;
+    const id = probeForArgv(argv)?.id;
+    if (id === 'iptables-save' && this.nat) {
+      const whole = r.stdoutPieces ? [...r.stdoutPieces()].join('') : r.stdout;
+      const { text, cut } = natForDestination(whole, this.nat);
+      this.cutChains = cut;
+      // The cut text is the run's whole stdout now: no piece reader or file path to read the original by.
+      const { stdoutPieces: _pieces, stdoutPath: _path, ...rest } = r;
+      return { ...rest, stdout: text };
+    }
+    if (id !== 'conntrack') return r;
     const pieces = r.stdoutPieces;
     if (pieces) return { ...r, stdoutPieces: () => flowPiecesWith(pieces(), this.address) };
     return { ...r, stdout: flowLinesWith(r.stdout, this.address) };

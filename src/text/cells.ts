@@ -5,9 +5,17 @@
 import stringWidth from 'string-width';
 import { terminalSafe } from './terminal-safe.js';
 
+/**
+ * Printable ASCII and the narrow marks nodescope's own columns use (`·`, `—`, `→`, `…`),
+ * nothing that could join them into a wider grapheme: one cell per character, what
+ * string-width says too (test/unit/cell-width.test.ts).
+ */
+const ONE_CELL_EACH = /^[\x20-\x7e\u00b7\u2014\u2026\u2192]*$/;
+
 /** Display width of `text` in terminal cells. */
 export function cellWidth(text: string): number {
-  return stringWidth(text);
+  // string-width segments graphemes even for plain ASCII: the common case skips it.
+  return ONE_CELL_EACH.test(text) ? text.length : stringWidth(text);
 }
 
 /**

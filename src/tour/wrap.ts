@@ -9,6 +9,7 @@
  */
 import { loadDefaultJapaneseParser } from 'budoux';
 import stringWidth from 'string-width';
+import { fitCell } from '../text/cells.js';
 
 /** Characters that must not start a line (closing brackets, small kana, punctuation): for {@link hardSplit} and {@link breaksKinsoku}. */
 const NO_START = new Set([...'、。，．・：；？！ー―…‥）〕］｝〉》」』】’”ゝゞぁぃぅぇぉっゃゅょゎァィゥェォッャュョヮヵヶ,.:;!?)]}%']);
@@ -137,6 +138,16 @@ export function wrapCells(text: string, width: number): string[] {
     if (line !== '' || lines.length === 0 || paragraph === '') lines.push(line);
   }
   return lines;
+}
+
+/**
+ * {@link wrapCells} kept to `max` lines, the leading blanks of `text` repeated on every line
+ * (a hanging indent); when more lines would follow, the last one kept ends with `…`.
+ */
+export function wrapCellsAtMost(text: string, width: number, max: number): string[] {
+  const indent = /^ */.exec(text)![0];
+  const lines = wrapCells(text.slice(indent.length), width - indent.length).map((l) => indent + l);
+  return lines.length <= max ? lines : [...lines.slice(0, max - 1), fitCell(`${lines[max - 1]!}…`, width)];
 }
 
 /** Whether `line` breaks a kinsoku rule (starts with closing punctuation or ends with an opening bracket). */

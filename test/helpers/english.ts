@@ -9,7 +9,7 @@
  * a sentence of ours). Everything else is English that reached the screen.
  */
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fixtureDir } from './fixtures.js';
 
@@ -136,5 +136,19 @@ export function captureWords(capture: string): Set<string> {
   if (readdirSync(dir).includes('extra')) files.push(...readdirSync(path.join(dir, 'extra')).map((f) => path.join('extra', f)));
   const out = new Set<string>();
   for (const f of files) for (const w of latinWords(readFileSync(path.join(dir, f), 'utf8'))) out.add(w);
+  return out;
+}
+
+/** Every word of every file under `dir` (a fleet bundle: its manifest, API objects and each node's bundle). */
+export function treeWords(dir: string): Set<string> {
+  const out = new Set<string>();
+  const walk = (d: string): void => {
+    for (const name of readdirSync(d)) {
+      const f = path.join(d, name);
+      if (statSync(f).isDirectory()) walk(f);
+      else for (const w of latinWords(readFileSync(f, 'utf8'))) out.add(w);
+    }
+  };
+  walk(dir);
   return out;
 }

@@ -58,7 +58,7 @@ describe.each(FRAME_WIDTHS.flatMap((w) => LANGS.map((l) => [w, l] as const)))('f
     const failedCol = matrixColumns(data).findIndex((c) => c.failed);
     const r = renderAt(<FleetMatrixPane data={data} dir="fleet" cursor={{ row: 0, col: failedCol }} width={width} height={20} lang={lang} notice={null} />, width);
     expect(r.frame()).toContain('lab-node9');
-    expect(r.frame()).toContain('timed out after 2 min while opening the node');
+    expect(r.frame()).toContain(lang === 'en' ? 'timed out after 2 min while opening the node' : 'ノードを開く途中で時間切れ（2 分）');
     r.unmount();
   });
 });

@@ -23,7 +23,9 @@ import { showRules } from '../../src/report/rules.js';
 import { showLb } from '../../src/report/lb.js';
 import { showConntrack } from '../../src/report/conntrack.js';
 import { showCompare } from '../../src/report/compare.js';
-import { captureWords, englishLeft, latinWords } from '../helpers/english.js';
+import { frontendsText, statusText } from '../helpers/cilium-agent-text.js';
+import { captureWords, englishLeft, latinWords, treeWords } from '../helpers/english.js';
+import { writeCiliumFleet } from '../helpers/fleet-cilium-fixtures.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
 import { writeLabFleet } from '../helpers/fleet-fixtures.js';
 
@@ -99,11 +101,45 @@ describe('fleet diagnose --lang ja', () => {
     expect(ja).toContain('ノード 4 台: 正常 1、劣化 1、故障 1、失敗 1');
     expect(ja).toMatch(/^サービス\s+lab-node2\s+lab-node3\s+（ほかのノード 1 台: 正常）$/m);
     expect(ja).toMatch(/^kube-system\/kube-dns\s+正常\s+故障$/m);
-    // The fleet's nodes are generated from lab-iptables; a node's stderr (curl's) is its data.
-    const data = new Set([...captureWords('lab-iptables'), ...latinWords(d.nodes.map((n) => `${n.reason ?? ''} ${n.name}`).join(' ')), ...latinWords(JSON.stringify(d.nodes.map((n) => n.freshness)))]);
-    expect(english(ja, data)).toEqual([]);
+    // The words of the fleet's files are data (a node's stderr, curl's); nodescope's own reasons are not.
+    expect(ja).toMatch(/^lab-node9 +失敗 +- +ノードを開く途中で時間切れ（2 分）$/m);
+    expect(english(ja, treeWords(dir))).toEqual([]);
     expect(fleetText(d, 'en')).toContain('4 nodes: 1 ok, 1 degraded, 1 broken, 1 failed');
     expect(YAML.parse(fleetJson(d, 'yaml'))).toEqual(JSON.parse(fleetJson(d)));
+  });
+});
+
+describe('fleet diagnose --lang ja on a Cilium fleet', () => {
+  const OK = [['cilium-health-ep', '14s ago', 'never', 0, 'no error']] as const;
+  const FAILING = [['sync-lb-maps', '2m ago', '2m ago', 3, 'lb4 map full']] as const;
+  const web = (status: string, since: string, error = '') => frontendsText([['10.96.12.34:80/TCP', 'ClusterIP', 'default/web', 'http', '10.244.0.23:8080/TCP', status, since, error]]);
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'nodescope-fleet-cilium-lang-'));
+    // Every part of the freshness line: a failing controller, a frontend pending, one in error, an agent not reached (lab-node3's outputs absent).
+    writeCiliumFleet(dir, {
+      'lab-node': { status: statusText('Ok   1.34', FAILING), frontends: web('Done', '5m2s') },
+      'lab-node2': { status: statusText('Warning   1.34 (failed to watch)', OK), frontends: web('Pending', '3m5s') + web('Error', '1m', 'map full').split('\n').slice(1).join('\n') },
+    });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the nodes\' Cilium freshness lines, the matrix and the findings in Japanese; English unchanged', async () => {
+    const d = await diagnoseFleet(dir, { diagnose: fleetDiagnoseNode });
+    const ja = fleetText(d, 'ja');
+    expect(ja).toMatch(/^lab-node +\S+ +cilium +Cilium: API 監視 Ok; コントローラ 0\/1 正常/m);
+    expect(ja).toMatch(/（失敗中: sync-lb-maps ×3）/);
+    expect(ja).toMatch(/LB フロントエンド: 完了 0, 保留 1（最古 185 秒）/);
+    expect(ja).toMatch(/^lab-node3 .*不明: cilium-dbg status を読めませんでした（failed: Error: /m);
+    // The agents' own words (states, controller names, stderr) are data: the bundle's files.
+    expect(english(ja, treeWords(dir))).toEqual([]);
+    const en = fleetText(d, 'en');
+    expect(en).toMatch(/^lab-node +\S+ +cilium +Cilium: API watch Ok; controllers 0\/1 healthy \(failing: sync-lb-maps ×3\); LB frontends: 1 done; last change 302 s before capture$/m);
+    expect(en).toMatch(/^lab-node3 .*unknown: cilium-dbg status was not readable \(failed: Error: /m);
+    // The binary prints the same text (exit 1: Services broken on some node).
+    const bin = run('fleet', 'diagnose', dir, '--lang', 'ja');
+    expect(bin.status, bin.stderr).toBe(1);
+    expect(bin.stdout.trimEnd()).toBe(ja.trimEnd());
   });
 });
 

@@ -1,6 +1,6 @@
 /** The one address module: parse, format, CIDR containment, host:port, the hot-path IPv4 reader. */
 import { describe, expect, it } from 'vitest';
-import { cidrContains, formatAddress, ipv4Number, ipv4NumberAt, joinHostPort, parseAddress } from '../../src/net/address.js';
+import { addressFamily, cidrContains, formatAddress, ipv4Number, ipv4NumberAt, joinHostPort, parseAddress } from '../../src/net/address.js';
 
 describe('net/address', () => {
   it('parses IPv4 and IPv6 to family and canonical text, refuses the rest', () => {
@@ -36,5 +36,15 @@ describe('net/address', () => {
     const line = 'src=10.244.0.5 dst=10.96.0.10';
     expect(ipv4NumberAt(line, 4, 14)).toBe(ipv4Number('10.244.0.5'));
     expect(ipv4NumberAt(line, 0, 14)).toBe(-1);
+  });
+});
+
+describe('addressFamily', () => {
+  it('gives the family parseAddress gives, null where it gives null', () => {
+    const texts = ['10.0.0.1', '0.0.0.0', '255.255.255.255', '256.1.1.1', '010.1.1.1', '10.1', '::1', 'fd00::1', '::ffff:10.0.0.1',
+      'fe80::1%eth0', 'FD00:0:0:0:0:0:0:1', '', 'web', '10.0.0.1/32', ' 10.0.0.1', '1.2.3.4.5'];
+    for (const t of texts) expect(addressFamily(t), t).toBe(parseAddress(t)?.family ?? null);
+    expect(addressFamily('fd00::1')).toBe('ipv6');
+    expect(addressFamily('10.96.0.1')).toBe('ipv4');
   });
 });

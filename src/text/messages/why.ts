@@ -124,6 +124,22 @@ export const WHY_PHRASES: readonly (readonly [en: string, ja: string])[] = [
   ['service $i $f has no backend slot in the listing: no backend to choose', 'サービス $i $f は一覧にバックエンドのスロットがありません: 選べるバックエンドがありません'],
   ['socket LB is disabled (cilium-dbg status): host traffic to a Service is not translated at the socket', 'socket LB は無効（cilium-dbg status）: ホストから Service への通信はソケットで変換されません'],
   ['socket LB handles TCP and UDP sockets only: a $p packet is not translated at the socket', 'socket LB が扱うのは TCP と UDP のソケットだけ: $p パケットはソケットで変換されません'],
+  // why a fleet node's proxy freshness was not read (src/fleet/diagnose.ts)
+  ['cilium-dbg status was not readable ($s: $e)', 'cilium-dbg status を読めませんでした（$s: $e）'],
+  ['cilium-dbg status was not readable ($s)', 'cilium-dbg status を読めませんでした（$s）'],
+  ["the agent's StateDB frontends were not readable ($s: $e)", 'エージェントの StateDB フロントエンドを読めませんでした（$s: $e）'],
+  ["the agent's StateDB frontends were not readable ($s)", 'エージェントの StateDB フロントエンドを読めませんでした（$s）'],
+  ["kube-proxy's metrics were not readable ($s: $e)", 'kube-proxy のメトリクスを読めませんでした（$s: $e）'],
+  ["kube-proxy's metrics were not readable ($s)", 'kube-proxy のメトリクスを読めませんでした（$s）'],
+  ['the capture did not read $p', 'この取得は $p を読んでいません'],
+  ['the StateDB frontends table was empty or not understood', 'StateDB のフロントエンド表は空か、読み取れませんでした'],
+  // why a fleet node was not captured (src/fleet/capture.ts, the reason kept in fleet.json)
+  ['timed out after $m min $s s while opening the node', 'ノードを開く途中で時間切れ（$m 分 $s 秒）'],
+  ['timed out after $m min while opening the node', 'ノードを開く途中で時間切れ（$m 分）'],
+  ['timed out after $s s while opening the node', 'ノードを開く途中で時間切れ（$s 秒）'],
+  ['timed out after $m min $s s while running the probes', 'プローブの実行中に時間切れ（$m 分 $s 秒）'],
+  ['timed out after $m min while running the probes', 'プローブの実行中に時間切れ（$m 分）'],
+  ['timed out after $s s while running the probes', 'プローブの実行中に時間切れ（$s 秒）'],
   // what the API expects (src/analysis/expectation-lookup.ts)
   ['the API expects $t traffic to $s ($p, $q policy) on this node: $*v — $*why', 'API によれば、このノードで $s 宛ての $t 通信（$p、ポリシー $q）は: $v。$why'],
   ['the API expects $t traffic to $s ($p, $q policy) on this node: $*v', 'API によれば、このノードで $s 宛ての $t 通信（$p、ポリシー $q）は: $v'],

@@ -11,8 +11,9 @@ import { findingMessage } from '../../analysis/diagnose/say.js';
 import { freshnessBrief } from '../../analysis/proxy-freshness.js';
 import type { FleetDiagnosis, FleetServiceRow } from '../../fleet/diagnose.js';
 import { cellWidth, fitCell, humanAge } from '../../text/cells.js';
-import { wrapCells } from '../../tour/wrap.js';
+import { wrapCellsAtMost } from '../../tour/wrap.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
+import { whyText } from '../../text/why.js';
 import { Text } from '../components/SafeText.js';
 import { theme } from '../theme.js';
 import { matrixColumns, serviceColumnWidth, visibleColumns, type MatrixColumn } from './fleet-matrix.js';
@@ -40,7 +41,7 @@ export function cellDetail(data: FleetDiagnosis, row: FleetServiceRow | undefine
   if (!row || !col) return [];
   if (col.failed) {
     const n = data.nodes.find((x) => x.name === col.node);
-    return [tf(lang, 'fleet.nodeFailed', { node: col.node, reason: n?.reason ?? '' })];
+    return [tf(lang, 'fleet.nodeFailed', { node: col.node, reason: whyText(lang, n?.reason ?? '') })];
   }
   const cell = row.nodes[col.node];
   const verdict = cell?.verdict ?? 'ok';
@@ -84,16 +85,6 @@ export function countsLine(data: FleetDiagnosis, lang: Lang): string {
   return tf(lang, 'fleet.counts', { nodes: data.nodes.length, ok: c.ok, degraded: c.degraded, broken: c.broken, failed: c.failed }) + (c.unknown ? tf(lang, 'fleet.unknownCount', { unknown: c.unknown }) : '');
 }
 
-/**
- * A detail line wrapped at phrase boundaries (BudouX for Japanese, spaces for English) to
- * `width` cells, its indent kept on every line; at most `max` lines, the last cut with `…`.
- */
-function detailLines(line: string, width: number, max: number): string[] {
-  const indent = /^ */.exec(line)![0];
-  const lines = wrapCells(line.slice(indent.length), width - indent.length).map((l) => indent + l);
-  return lines.length <= max ? lines : [...lines.slice(0, max - 1), fitCell(`${lines[max - 1]!}…`, width)];
-}
-
 /** The matrix pane. */
 export function FleetMatrixPane({ data, dir, cursor, width, height, lang, notice }: FleetMatrixProps): React.JSX.Element {
   // A column is as wide as its node's name or its freshness word, whichever is wider (16 at most).
@@ -104,7 +95,7 @@ export function FleetMatrixPane({ data, dir, cursor, width, height, lang, notice
   const { first, count } = visibleColumns(columns, cursor.col, Math.max(10, width - svcW - 2 - moreW));
   const shown = columns.slice(first, first + count);
   const hidden = columns.length - first - count;
-  const detail = cellDetail(data, rows[cursor.row], columns[cursor.col], lang).flatMap((l) => detailLines(l, width, 3));
+  const detail = cellDetail(data, rows[cursor.row], columns[cursor.col], lang).flatMap((l) => wrapCellsAtMost(l, width, 3));
   const bodyRows = Math.max(1, height - 7 - Math.min(detail.length, 6));
   const top = Math.max(0, Math.min(cursor.row - bodyRows + 1, rows.length - bodyRows));
   return (

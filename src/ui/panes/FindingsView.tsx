@@ -8,10 +8,12 @@ import { Box } from 'ink';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
 import type { ServiceDiagnosis } from '../../analysis/diagnose/index.js';
+import { DIAGNOSE_LAYERS } from '../../analysis/diagnose/types.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang, type MessageKey } from '../../text/i18n.js';
-import { fitCell, type ColumnSpec } from '../../text/cells.js';
+import { cellWidth, fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
+import { wrapCellsAtMost } from '../../tour/wrap.js';
 
 /** Props: `service` null while the diagnosis is not made yet. */
 export interface FindingsViewProps {
@@ -22,10 +24,13 @@ export interface FindingsViewProps {
   readonly lang: Lang;
 }
 
+const SEVERITIES = ['info', 'unknown', 'degraded', 'broken'] as const;
+
 function columns(lang: Lang): ColumnSpec[] {
   return [
-    { key: 'sev', title: t(lang, 'col.severity'), width: 9 },
-    { key: 'layer', title: t(lang, 'col.layer'), width: 10 },
+    // As wide as the widest word in `lang` (エンドポイント is 14 cells), never cut.
+    { key: 'sev', title: t(lang, 'col.severity'), width: Math.max(9, ...SEVERITIES.map((v) => cellWidth(t(lang, `cli.verdict.${v}`)))) },
+    { key: 'layer', title: t(lang, 'col.layer'), width: Math.max(10, ...DIAGNOSE_LAYERS.map((l) => cellWidth(t(lang, `findings.layer.${l}`)))) },
     { key: 'fe', title: t(lang, 'col.frontend'), width: 20 },
     { key: 'msg', title: t(lang, 'col.finding'), flex: 1, minWidth: 10 },
   ];
@@ -38,20 +43,6 @@ export function verdictText(lang: Lang, verdict: string): string {
   return t(lang, `verdict.${verdict}` as MessageKey);
 }
 
-/** `text` cut into at most `lines` pieces of `width` code units (the last one cut with `…` by fitCell). */
-function wrap(text: string, width: number, lines: number): string[] {
-  const out: string[] = [];
-  let rest = text;
-  while (rest !== '' && out.length < lines - 1 && rest.length > width) {
-    const cut = rest.lastIndexOf(' ', width);
-    const at = cut > width / 2 ? cut : width;
-    out.push(rest.slice(0, at));
-    rest = rest.slice(at).trimStart();
-  }
-  if (rest !== '') out.push(rest);
-  return out;
-}
-
 /** Renders the findings. */
 export function FindingsView({ service, cursor, width, height, lang }: FindingsViewProps): React.JSX.Element {
   if (!service) return <Text color={theme.muted}>{fitCell(t(lang, 'findings.notYet'), width)}</Text>;
@@ -60,7 +51,7 @@ export function FindingsView({ service, cursor, width, height, lang }: FindingsV
   const start = windowStart(findings.length, cursor, tableHeight);
   const rows: TableRow[] = findings.slice(start, start + tableHeight).map((f, i) => ({
     key: `${start + i}`,
-    cells: [f.severity, f.layer, f.frontend ?? '', findingMessage(f, lang)],
+    cells: [t(lang, `cli.verdict.${f.severity}`), t(lang, `findings.layer.${f.layer}`), f.frontend ?? '', findingMessage(f, lang)],
     ...(COLOR[f.severity] ? { color: COLOR[f.severity] } : {}),
   }));
   const at = findings[cursor];
@@ -74,7 +65,7 @@ export function FindingsView({ service, cursor, width, height, lang }: FindingsV
       ) : (
         <Table columns={columns(lang)} rows={rows} cursor={cursor - start} width={width} height={tableHeight} focused />
       )}
-      {wrap(at ? findingMessage(at, lang) : '', width, 3).map((line, i) => (
+      {(at ? wrapCellsAtMost(findingMessage(at, lang), width, 3) : []).map((line, i) => (
         <Text key={`m${i}`}>{fitCell(line, width)}</Text>
       ))}
       <Text color={theme.muted}>{fitCell(proof ? `${proof.pane} ${proof.ref}${proof.text ? ` — ${proof.text}` : ''}` : '', width)}</Text>

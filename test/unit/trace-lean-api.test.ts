@@ -1,0 +1,140 @@
+/**
+ * `trace` on a replay converts only the API objects a walk to its destination reads
+ * (src/sources/api-select.ts) and parses only the nat chains it can reach
+ * (src/sources/replay-nat.ts), through src/cli/trace-load.ts `loadForTrace`: the trace
+ * documents (text and JSON, with the expectation notes and the head's evidence and notes),
+ * `apiUnreadNote` and the API diagnostics of what is read are those of the whole capture
+ * (issue 23 item 3).
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeGeneratedBundles } from '../../bench/gen/capture.js';
+import { apiUnreadNote } from '../../src/analysis/api-notes.js';
+import { loadOnce } from '../../src/cli/load.js';
+import type { GlobalOptions } from '../../src/cli/options.js';
+import { loadForTrace, traceRead } from '../../src/cli/trace-load.js';
+import { runTraceCommand } from '../../src/report/trace.js';
+import { apiTextFor } from '../../src/sources/api-select.js';
+import { fixtureDir } from '../helpers/fixtures.js';
+
+const tmp: string[] = [];
+afterAll(() => {
+  for (const d of tmp) rmSync(d, { recursive: true, force: true });
+});
+
+function tmpDir(): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-lean-api-'));
+  tmp.push(dir);
+  return dir;
+}
+
+function generatedBundle(mode: 'iptables' | 'nftables'): string {
+  const dir = tmpDir();
+  writeGeneratedBundles(dir, { services: 60, endpoints: 3, seed: 'lean-api', modes: [mode], conntrack: 300 });
+  return path.join(dir, mode);
+}
+
+/** lab-iptables with an unread kind in its List, kube-dns asking for affinity, and a second kube-dns slice with a bad endpoint address. */
+function editedLab(): string {
+  const dir = path.join(tmpDir(), 'lab');
+  cpSync(fixtureDir('lab-iptables'), dir, { recursive: true });
+  const file = path.join(dir, 'api.json');
+  const list = JSON.parse(readFileSync(file, 'utf8')) as { items: Record<string, any>[]; [k: string]: unknown };
+  list['x-nodescope-unread'] = ['ServiceCIDR: 403 Forbidden'];
+  const dns = list.items.find((i) => i['kind'] === 'Service' && i['metadata'].name === 'kube-dns')!;
+  dns['spec'].sessionAffinity = 'ClientIP';
+  const slice = structuredClone(list.items.find((i) => i['kind'] === 'EndpointSlice' && i['endpoints']?.length)!);
+  slice['metadata'] = { ...slice['metadata'], name: 'kube-dns-bad', labels: { 'kubernetes.io/service-name': 'kube-dns' } };
+  slice['endpoints'][0].addresses = ['not-an-ip'];
+  list.items.push(slice);
+  writeFileSync(file, JSON.stringify(list, null, 4));
+  return dir;
+}
+
+const optionsOf = (dir: string, to?: string) => ({ replay: dir, interval: 2, ...(to !== undefined ? { to } : {}) }) as unknown as GlobalOptions & { to?: string };
+
+/** Destinations: the ClusterIP ports of the first Services, a NodePort on each node address, an address no Service has, ICMP. */
+function destinations(dir: string): string[] {
+  const list = JSON.parse(readFileSync(path.join(dir, 'api.json'), 'utf8')) as { items: Record<string, any>[] };
+  const out: string[] = [];
+  for (const s of list.items.filter((i) => i['kind'] === 'Service' && /^\d/.test(i['spec'].clusterIP ?? '')).slice(0, 4)) {
+    for (const p of s['spec'].ports ?? []) out.push(`${s['spec'].clusterIP}:${p.port}/${String(p.protocol ?? 'TCP').toLowerCase()}`);
+  }
+  const nodePort = list.items.flatMap((i) => (i['kind'] === 'Service' ? (i['spec'].ports ?? []) : [])).find((p: any) => p.nodePort)?.nodePort as number | undefined;
+  const addrs = JSON.parse(readFileSync(path.join(dir, 'probes', 'ip-addr.stdout'), 'utf8')) as { addr_info: { family: string; local: string }[] }[];
+  for (const a of addrs.flatMap((x) => x.addr_info).filter((a) => a.family === 'inet' && a.local !== '127.0.0.1')) {
+    if (nodePort !== undefined) out.push(`${a.local}:${nodePort}/tcp`);
+  }
+  out.push('10.99.99.99:80/tcp', `${out[0]!.split(':')[0]}/icmp`);
+  return out;
+}
+
+describe('trace reads only the API objects of its destination', () => {
+  it.each([
+    ['lab-iptables', () => fixtureDir('lab-iptables')],
+    ['lab-nftables', () => fixtureDir('lab-nftables')],
+    ['lab-iptables, edited', editedLab],
+    ['a generated iptables capture', () => generatedBundle('iptables')],
+    ['a generated nftables capture', () => generatedBundle('nftables')],
+  ])('%s: the same documents, unread note and diagnostics', async (name, dirOf) => {
+    const dir = dirOf();
+    const { snapshot: full } = await loadOnce(optionsOf(dir));
+    const fullKeys = new Set(full.api!.diagnostics.map((d) => `${d.code} ${d.message}`));
+    let narrowed = 0;
+    let natCut = 0;
+    const natRules = (s: typeof full) => s.iptables?.value?.tables.find((t) => t.name === 'nat')?.chains.reduce((n, c) => n + c.rules.length, 0) ?? 0;
+    for (const to of destinations(dir)) {
+      for (const from of to.endsWith('/icmp') ? ['10.244.1.7'] : ['10.244.1.7:40000', '10.244.1.7']) {
+        for (const output of ['json', 'text'] as const) {
+          const { snapshot: lean, args } = await loadForTrace(optionsOf(dir, to), () => ({ from, to, output }));
+          expect(runTraceCommand(lean, args), `${to} ${output}`).toBe(runTraceCommand(full, { from, to, output }));
+          if (lean.api!.value!.services.length < full.api!.value!.services.length) narrowed++;
+          if (natRules(lean) < natRules(full)) natCut++;
+          expect(lean.meta.node).toBe(full.meta.node);
+          expect(apiUnreadNote(lean.api!.value)).toEqual(apiUnreadNote(full.api!.value));
+          // What is converted says what the whole conversion said of it (lines differ: the text is a shorter one).
+          for (const d of lean.api!.diagnostics) expect(fullKeys, `${d.code} ${d.message}`).toContain(`${d.code} ${d.message}`);
+          if (dir.endsWith('lab')) expect(lean.api!.diagnostics.some((d) => d.message.includes('not-an-ip'))).toBe(true);
+        }
+      }
+    }
+    expect(narrowed).toBeGreaterThan(0);
+    if (name.includes('iptables')) expect(natCut).toBeGreaterThan(0);
+  });
+
+  it('keeps the frontend Services, their slices, NodePorts, affinity, duplicates and every other kind', () => {
+    const svc = (name: string, spec: object) => ({ kind: 'Service', metadata: { namespace: 'ns', name }, spec });
+    const slice = (name: string, service?: string) => ({ kind: 'EndpointSlice', metadata: { namespace: 'ns', name, ...(service ? { labels: { 'kubernetes.io/service-name': service } } : {}) } });
+    const items = [
+      svc('hit', { clusterIP: '10.96.0.1', ports: [{ port: 80 }] }),
+      svc('lb', { clusterIP: '10.96.0.9', ports: [{ port: 80 }], externalIPs: [] }),
+      { ...svc('ingress', { clusterIP: '10.96.0.8' }), status: { loadBalancer: { ingress: [{ ip: '10.96.0.1' }] } } },
+      svc('np', { clusterIP: '10.96.0.2', ports: [{ port: 80, nodePort: 30080 }] }),
+      svc('sticky', { clusterIP: '10.96.0.3', sessionAffinity: 'ClientIP' }),
+      svc('plain', { clusterIP: '10.96.0.4', sessionAffinity: 'None' }),
+      svc('hit', { clusterIP: '10.96.0.5' }),
+      slice('hit-1', 'hit'), slice('plain-1', 'plain'), slice('orphan'),
+      { kind: 'Pod', metadata: { name: 'p' } }, { kind: 'Node', metadata: { name: 'n' } },
+    ];
+    const text = JSON.stringify({ kind: 'List', apiVersion: 'v1', 'x-nodescope-unread': ['IPAddress: 404'], items });
+    const kept = JSON.parse(apiTextFor(text, { address: '10.96.0.1', port: 30080 })) as { items: { kind: string; metadata: { name: string } }[]; 'x-nodescope-unread': string[] };
+    expect(kept.items.map((i) => `${i.kind} ${i.metadata.name}`)).toEqual([
+      'Service hit', 'Service ingress', 'Service np', 'Service sticky', 'Service hit', 'EndpointSlice hit-1', 'EndpointSlice orphan', 'Pod p', 'Node n',
+    ]);
+    expect(kept['x-nodescope-unread']).toEqual(['IPAddress: 404']);
+    // ICMP: no port, so no NodePort Service.
+    expect(apiTextFor(text, { address: '10.96.0.1', port: null })).not.toContain('"np"');
+  });
+
+  it('leaves any other text as it is', () => {
+    for (const text of ['', 'not json', '{"kind":"ServiceList","items":[{"metadata":{"name":"a"}}]}', '[{"kind":"Service"}]', 'kind: List\nitems: []\n', '{"kind":"List","items":[{"metadata":{}}]}']) {
+      expect(apiTextFor(text, { address: '10.96.0.1', port: 80 })).toBe(text);
+    }
+    const all = JSON.stringify({ kind: 'List', items: [{ kind: 'Service', metadata: { name: 'a' }, spec: { clusterIP: '10.96.0.1' } }] });
+    expect(apiTextFor(all, { address: '10.96.0.1', port: 80 })).toBe(all);
+    expect(traceRead('[fd00::1]:80/tcp', false)).toBeUndefined();
+    expect(traceRead('10.96.0.1:80/tcp', true)).toBeUndefined();
+  });
+});
