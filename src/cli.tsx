@@ -39,6 +39,7 @@ import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
 import { DEBUG_POD_DEADLINE_S } from './sources/k8s-debug-pod.js';
 import type { FleetCaptureArgs } from './fleet/capture-command.js';
 import type { LiveFleetArgs } from './fleet/live.js';
+import { addTuiTraceOptions, tuiStartTrace, type TuiTraceOptions } from './cli/tui-trace.js';
 
 // stderr carries only nodescope's own messages (Ink and blessed draw on stdout): one guard
 // there makes every message that quotes node, API or bundle text safe (issue 24).
@@ -130,14 +131,15 @@ function alternateScreen(): () => void {
   };
 }
 
-async function runTui(opts: GlobalOptions): Promise<void> {
+async function runTui(opts: GlobalOptions & TuiTraceOptions): Promise<void> {
   if (opts.fleet === true) return runLiveFleetTui(opts);
   if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
+  const startTrace = tuiStartTrace(opts);
   requireTerminal();
   const session = await openSession(opts);
   const { render, App } = await loadUi();
   const leaveScreen = alternateScreen();
-  const app = render(<App session={session} lang={detectLang(opts.lang)} />, { exitOnCtrlC: false });
+  const app = render(<App session={session} lang={detectLang(opts.lang)} {...(startTrace ? { startTrace } : {})} />, { exitOnCtrlC: false });
   // On any exit (q, a signal, a closed terminal, an error) the screen is given back first,
   // then the session stops, then what it created goes (latest registered runs first); the
   // whole is bounded, so an API server that does not answer cannot hold the quit.
@@ -335,7 +337,7 @@ function translateErrors(cmd: Command, lang: Lang): void {
 
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
-  const program = addSourceOptions(new Command('nodescope'))
+  const program = addTuiTraceOptions(addSourceOptions(new Command('nodescope')))
     .description("Open a Kubernetes node and see where a Service's packets really get rewritten")
     .version(packageVersion())
     .option('--fleet [dir]', 'open the fleet matrix of a fleet bundle (fleet capture -o DIR); without DIR, of the nodes captured now (--context, --kubeconfig, -n, --nodes, --selector)')
@@ -343,7 +345,7 @@ export function buildProgram(): Command {
     .option('--selector <labels>', '--fleet without DIR: only the nodes with these labels')
     .enablePositionalOptions()
     .helpCommand('help [command]', 'help for a command: what it does, its flags, examples')
-    .action(async (opts: GlobalOptions) => runTui(opts));
+    .action(async (opts: GlobalOptions & TuiTraceOptions) => runTui(opts));
 
   addSourceOptions(program.command('show').argument('[what]', 'services | rules | lb | conntrack | dns | compare (none: list them)').description('print what a pane shows, for scripts'))
     .addOption(new Option('-o, --output <format>', 'output format: text (plain columns), wide, json, yaml, name').choices(SHOW_FORMATS).default('text'))

@@ -36,6 +36,16 @@ export interface TracePacketWords {
   readonly flags?: string;
 }
 
+/**
+ * The packet the TUI opens on (`nodescope --replay DIR --from web-abc --to-service default/web:80`,
+ * src/cli/tui-trace.ts): `words` in this grammar, `flags` as `trace --flags` takes them when
+ * neither SYN nor ACK.
+ */
+export interface StartTrace {
+  readonly words: string;
+  readonly flags?: string;
+}
+
 /** The packet, or why the words make none (English: the command line shows it as typed). */
 export type TraceChoice = { readonly kind: 'packet'; readonly packet: TracePacketWords } | { readonly kind: 'error'; readonly message: string };
 

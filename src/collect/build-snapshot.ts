@@ -46,6 +46,8 @@ export interface SnapshotInput {
    * when no API Node owns one of the node's addresses (see {@link resolveNodeName}).
    */
   readonly recordedNode?: string;
+  /** A replayed bundle's manifest note ({@link SnapshotMeta.note}). */
+  readonly note?: string;
   /** Parses of earlier snapshots, reused when a probe printed the same text again (live refresh). */
   readonly cache?: ParseCache;
   /**
@@ -260,6 +262,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
       source: input.source,
       capturedAt: input.capturedAt,
       toolVersions,
+      ...(input.note ? { note: input.note } : {}),
     },
     probes: input.runs.map(summarize),
     addrs,

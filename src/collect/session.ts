@@ -185,7 +185,7 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
     ...(apiOrigin ? { apiOrigin } : {}),
     ...(options.apiNamespace !== undefined ? { apiNamespace: options.apiNamespace } : {}),
     // The node the capture opened: what a replay's endpoints are on the node or not against.
-    ...(options.transport instanceof ReplayTransport ? { recordedNode: options.transport.bundle.manifest.node } : {}),
+    ...(options.transport instanceof ReplayTransport ? { recordedNode: options.transport.bundle.manifest.node, ...(options.transport.bundle.manifest.note ? { note: options.transport.bundle.manifest.note } : {}) } : {}),
     source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,
     capturedAt: first ?? new Date((options.now ?? Date.now)()).toISOString(),
     ...extra,

@@ -83,6 +83,12 @@ export interface SnapshotMeta {
   readonly source: SnapshotSource;
   readonly capturedAt: string;
   readonly toolVersions: Readonly<Record<string, string>>;
+  /**
+   * A replayed bundle's provenance note (manifest.json `note`): how the data was made. A bundle
+   * captured from a replay says it is a copy (`copy of the capture of NODE taken TIME …`,
+   * src/collect/capture.ts) and keeps the original's note. Absent for live sources.
+   */
+  readonly note?: string;
 }
 
 /**

@@ -21,6 +21,7 @@
 import type { ClusterDomain } from '../analysis/cluster-domain.js';
 import { answersCell, comparedCell, msText, relativeName, resultAnsweringServers, statusWord, type AnsweringServer } from '../analysis/dns-describe.js';
 import type { DnsCheck, DnsExchange, DnsRecord, DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
+import { answersAge, answersAgeText } from '../analysis/dns-age.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { headText, showHead } from './header.js';
@@ -131,13 +132,13 @@ function standInLine(s: AnsweringServer, lang: Lang): string {
   return tf(lang, 'cli.dns.standIn', { address: s.address, port: s.port, askedAddress: String(s.standsInFor?.address), askedPort: String(s.standsInFor?.port) });
 }
 
-/** The text report of one Service (in `lang`, default `en`). */
-export function dnsResultText(r: ServiceDnsResult, lang: Lang = 'en'): string {
+/** The text report of one Service (in `lang`, default `en`); `age`: when a replay's answers were taken against the capture (src/analysis/dns-age.ts), a line under the server. */
+export function dnsResultText(r: ServiceDnsResult, lang: Lang = 'en', age: string | null = null): string {
   const server = tf(lang, 'cli.dns.server', { address: r.server.address, port: r.server.port, source: t(lang, SOURCE_KEY[r.server.source]), service: r.server.service ? ` ${r.server.service}` : '', via: r.via });
   const standIns = resultAnsweringServers(r).filter((s) => s.standsInFor).map((s) => standInLine(s, lang));
   // Every entry but the table (its cells escaped) is one line: a name from DNS or the API stays on it.
   const one = (l: string) => terminalSafe(l);
-  const lines = [...[`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...standIns].map(one), checksTable(r, lang), ...detailLines(r, lang).map(one)];
+  const lines = [...[`${r.namespace}/${r.name}  ${r.fqdn}`, server, ...(age ? [age] : []), ...standIns].map(one), checksTable(r, lang), ...detailLines(r, lang).map(one)];
   for (const s of r.searches) lines.push('', ...searchLines(s, lang).map(one));
   lines.push('', ...r.notes.map((n) => one(tf(lang, 'cli.dns.note', { note: whyText(lang, n) }))));
   return lines.join('\n') + '\n';
@@ -157,7 +158,16 @@ function isSnapshot(x: NodeSnapshot | ApiObjects): x is NodeSnapshot {
  * snapshot, the common head (node, source, mode) comes first. Never throws.
  */
 export function showDns(snapshotOrApi: NodeSnapshot | ApiObjects, results: readonly ServiceDnsResult[], format: OutputFormat, domain?: ClusterDomain, lang: Lang = 'en'): string {
-  const head = isSnapshot(snapshotOrApi) ? showHead(snapshotOrApi) : null;
-  if (isDocumentFormat(format)) return toDocument('DnsAnswers', { ...(head ?? {}), ...(domain ? { clusterDomain: domain } : {}), ttlCompared: false, dns: results.map(dnsResultJson) }, format);
-  return (head ? headText(head, lang) : '') + (domain ? `${domainText(domain, lang)}\n` : '') + results.map((r) => dnsResultText(r, lang)).join('\n');
+  const snapshot = isSnapshot(snapshotOrApi) ? snapshotOrApi : null;
+  const head = snapshot ? showHead(snapshot) : null;
+  const ageOf = (r: ServiceDnsResult) => (snapshot ? answersAge(r, snapshot.meta.capturedAt, snapshot.meta.source.live) : null);
+  if (isDocumentFormat(format)) {
+    const dns = results.map((r) => ({ ...dnsResultJson(r), ...(ageOf(r) ? { answersTakenAfterCaptureMin: ageOf(r)!.minutes } : {}) }));
+    return toDocument('DnsAnswers', { ...(head ?? {}), ...(domain ? { clusterDomain: domain } : {}), ttlCompared: false, dns }, format);
+  }
+  const text = (r: ServiceDnsResult) => {
+    const age = ageOf(r);
+    return dnsResultText(r, lang, age ? answersAgeText(lang, age) : null);
+  };
+  return (head ? headText(head, lang) : '') + (domain ? `${domainText(domain, lang)}\n` : '') + results.map(text).join('\n');
 }

@@ -30,6 +30,8 @@ export interface ShowHead {
    * could not be read (ServiceCIDR/IPAddress 403/404, src/analysis/api-notes.ts); absent when nothing.
    */
   readonly notes?: readonly string[];
+  /** A replayed bundle's provenance note (`copy of the capture of …` for a re-captured replay); absent when none. */
+  readonly captureNote?: string;
 }
 
 /** The mode result a head was built from, for its text in another language (not a document field). */
@@ -57,6 +59,7 @@ function showHeadOf(snapshot: NodeSnapshot, mode: ProxyModeResult): ShowHead {
     evidence: mode.evidence,
     facts: mode.facts,
     ...(notes.length ? { notes } : {}),
+    ...(snapshot.meta.note ? { captureNote: snapshot.meta.note } : {}),
   };
 }
 
@@ -74,5 +77,6 @@ export function headText(h: ShowHead, lang: Lang = 'en'): string {
   const mode = modeOfHead.get(h);
   const label = lang === 'en' || !mode ? `${h.mode}${h.unconfirmed ? ` (unconfirmed: ${line(h.unconfirmed)})` : ''}` : line(modeLabelIn(lang, mode));
   const evidence = lang === 'en' ? h.evidence.join('; ') : modeEvidenceLine(lang, h.facts);
-  return `${first}\n${tf(lang, 'cli.head.mode', { mode: label, evidence: line(evidence) })}\n${notes}`;
+  const capture = h.captureNote ? `${tf(lang, 'cli.head.captureNote', { note: line(h.captureNote) })}\n` : '';
+  return `${first}\n${tf(lang, 'cli.head.mode', { mode: label, evidence: line(evidence) })}\n${capture}${notes}`;
 }

@@ -28,6 +28,8 @@ import { theme } from './theme.js';
 import { findHits } from './find-view.js';
 import { FindView } from './panes/FindView.js';
 import { useTerminalSize } from './terminal-size.js';
+import { startTraceActions } from './command-line.js';
+import type { StartTrace } from '../analysis/trace-choice.js';
 
 /** Props of {@link App}. `now`: injected clock (ms since epoch); `width`/`height` override the terminal size. */
 export interface AppProps {
@@ -42,6 +44,8 @@ export interface AppProps {
   readonly onBack?: () => void;
   /** A guided tour: its steps drive the panes (keys n, p, .) and its bar sits under the pane. */
   readonly tour?: TourRun;
+  /** `--from … --to…`: the packet to open the Step pane on once the first snapshot is there. */
+  readonly startTrace?: StartTrace;
 }
 
 /** The footer's key hint for the shown pane (the DNS pane names its `n`, which a tour takes for its next step). */
@@ -74,8 +78,18 @@ function footerPrompt(ui: UiState, lang: Lang): string | null {
   return ui.sortPicking ? `${t(lang, 'sort.prompt')} ${sortPrompt(sortChoices(ui.pane, currentRules(ui).kind === 'chains', lang))}` : null;
 }
 
+/** Opens the startup packet once (`--from …`): its Pod and Service names need the first snapshot's API objects. */
+function useStartTrace(startTrace: StartTrace | undefined, snapshot: NodeSnapshot | null, dispatch: (action: UiAction) => void): void {
+  const started = useRef(false);
+  useEffect(() => {
+    if (!startTrace || !snapshot || started.current) return;
+    started.current = true;
+    for (const action of startTraceActions(startTrace, snapshot)) dispatch(action);
+  }, [startTrace, snapshot, dispatch]);
+}
+
 /** The whole TUI. */
-export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, onBack, tour }: AppProps): React.JSX.Element {
+export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, onBack, tour, startTrace }: AppProps): React.JSX.Element {
   const tourControl = useTour(tour);
   const session = tourControl?.session ?? ownSession;
   // A stable subscribe: a new function each render would make React re-subscribe each render.
@@ -101,6 +115,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   const tourBar = tour && tourControl ? { tour: tour.tour, position: tourControl.position, resolution: tourResolution, error: snapshot ? null : state.error, width, lang } : null;
   const bodyHeight = Math.max(3, height - HEADER_LINES - FOOTER_LINES - (tourBar ? tourBarLines(tourBar).length : 0));
   const live = snapshot?.meta.source.live ?? false;
+  useStartTrace(startTrace, snapshot, dispatch);
 
   // Tick once a second in live mode so the data's age stays true.
   const [, setTick] = useState(0);
@@ -159,7 +174,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
 
   const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
   let body: React.JSX.Element;
-  if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} probes={snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : []} />;
+  if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} probes={snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : []} {...(snapshot?.meta.note ? { note: snapshot.meta.note } : {})} />;
   else if (snapshot && ui.find !== null) body = <FindView result={findHits(snapshot, ui.find, ui.conntrackSort)} cursor={cursorOf(ui)} width={width} height={bodyHeight} lang={lang} />;
   else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
   else body = paneEntry(ui.pane).render({ ...paneContext, snapshot }) ?? <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;

@@ -9,7 +9,7 @@
  * reducer actions; the App runs them.
  */
 import { buildServiceView } from '../analysis/service-view.js';
-import { chooseTracePacket, traceWordChoices } from '../analysis/trace-choice.js';
+import { chooseTracePacket, traceWordChoices, type StartTrace } from '../analysis/trace-choice.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { formatServiceRef } from '../model/service-ref.js';
 import { PANE_IDS, type PaneId } from './pane-ids.js';
@@ -184,4 +184,17 @@ export function runCommand(text: string, snapshot: NodeSnapshot | null, services
       return { kind: 'actions', actions: [{ type: 'switchPane', pane }] };
     }
   }
+}
+
+/**
+ * What the TUI does with `start` once a snapshot is there: the Step pane on its walk, or the
+ * `:trace` line left open with the words and what is wrong with them (a Pod or Service the
+ * API objects do not hold), to be corrected there.
+ */
+export function startTraceActions(start: StartTrace, snapshot: NodeSnapshot): readonly UiAction[] {
+  const text = `trace ${start.words}`;
+  const result = runCommand(text, snapshot);
+  if (result.kind === 'error') return [{ type: 'command', line: { text, choices: [], error: result.message } }];
+  if (result.kind !== 'actions') return [];
+  return result.actions.map((a) => (a.type === 'startStep' && start.flags ? { ...a, flags: start.flags } : a));
 }

@@ -141,7 +141,9 @@ export const PANE_REGISTRY = [
     follows: true,
     tour: true,
     rowCount: ({ dns, filter, lang }) => dnsRowCount(filterDnsData(dns, filter, lang)),
-    render: ({ views, dns, filter, cursor, width, height, lang }) => <DnsPane data={filterDnsData(dns, filter, lang)} pinned={views.shown?.pinned ?? false} cursor={cursor} width={width} height={height} focused lang={lang} />,
+    render: ({ views, dns, filter, cursor, width, height, lang, snapshot }) => (
+      <DnsPane data={filterDnsData(dns, filter, lang)} pinned={views.shown?.pinned ?? false} cursor={cursor} width={width} height={height} focused lang={lang} capture={{ at: snapshot.meta.capturedAt, live: snapshot.meta.source.live }} />
+    ),
   },
   {
     id: 'step',

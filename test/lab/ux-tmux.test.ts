@@ -3,7 +3,8 @@
  * Enter on a step opens its rule (Esc back to the step); `:svc` puts the cursor on a Service;
  * `/` with a regular expression and with `!` (Services, and the Rules chain list over what the
  * chains hold); Conntrack sorted by packets; a trace chosen in
- * the TUI from a Pod by name to a NodePort (`:trace` typed with Tab). The resize without a key
+ * the TUI from a Pod by name to a NodePort (`:trace` typed with Tab), and given at startup
+ * (`--from POD --to-service NS/NAME:PORT`). The resize without a key
  * and the alternate screen are test/ui/sre-tmux.test.ts. Run under the lab lock (tmux is shared):
  * `flock /tmp/nodescope-lab.lock npx vitest run test/lab/ux-tmux.test.ts`.
  */
@@ -93,6 +94,18 @@ describe.runIf(tmuxAvailable('the issue 22 tmux runs'))('nodescope in tmux, as i
     screen = await s.waitFor(['filter: !10.244.']);
     expect(screen).toMatch(/^nat\s+KUBE-SERVICES\b/m);
     expect(screen).not.toMatch(/^nat\s+KUBE-SEP-/m);
+  }, 60_000);
+
+  it('--from a Pod by name --to-service opens the TUI on the Step pane with that walk; a wrong name is said on the :trace line', async () => {
+    const s = new TmuxSession(`${PREFIX}from-${process.pid}`);
+    sessions.push(s);
+    expect(s.start(`node ${BINARY} --replay ${fixture} --lang en --from client --to-service default/web:80`, 120, 34)).toBe(0);
+    const screen = await s.waitFor(['tcp 10.244.0.9:43210 → 10.96.12.34:80', 'step 1 of']);
+    expect(screen).toMatch(/DNAT|KUBE-S/);
+    const wrong = new TmuxSession(`${PREFIX}from-wrong-${process.pid}`);
+    sessions.push(wrong);
+    expect(wrong.start(`node ${BINARY} --replay ${fixture} --lang en --from web-abc --to-service default/web:80`, 120, 34)).toBe(0);
+    await wrong.waitFor([':trace from web-abc to default/web:80', 'no Pod web-abc in the API objects']);
   }, 60_000);
 
   it('sorts Conntrack by packets, the busiest flow first', async () => {

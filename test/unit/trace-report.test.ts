@@ -50,7 +50,7 @@ describe('runTraceCommand on the iptables lab capture', async () => {
 
   it('writes stable JSON: iptables-nft rules once, with their nft handles and exact counters', () => {
     const doc = JSON.parse(runTraceCommand(snapshot, { ...args, output: 'json' })) as Record<string, unknown>;
-    expect(Object.keys(doc)).toEqual(['apiVersion', 'kind', 'node', 'kernel', 'source', 'live', 'capturedAt', 'mode', 'unconfirmed', 'evidence', 'facts', 'request', 'steps', 'verdict', 'final', 'conntrack', 'reply', 'notes']);
+    expect(Object.keys(doc)).toEqual(['apiVersion', 'kind', 'node', 'kernel', 'source', 'live', 'capturedAt', 'mode', 'unconfirmed', 'evidence', 'facts', 'captureNote', 'request', 'steps', 'verdict', 'final', 'conntrack', 'reply', 'notes']);
     const steps = doc.steps as StepJson[];
     expect(steps.every((s) => s.backend !== 'nft')).toBe(true);
     const rules = steps.filter((s) => s.kind === 'rule');

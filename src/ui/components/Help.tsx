@@ -38,13 +38,15 @@ export function helpProbeRows(probes: readonly { id: string; status: string; dur
  * `probes`: each probe's wall and node CPU time, and the ones the probe plan skipped with why,
  * listed after the keys (the box is then `height` rows too).
  */
-export function Help({ lang, apiError = null, height, probes }: { readonly lang: Lang; readonly apiError?: string | null; readonly height?: number; readonly probes?: readonly HelpProbeRow[] }): React.JSX.Element {
+export function Help({ lang, apiError = null, height, probes, note }: { readonly lang: Lang; readonly apiError?: string | null; readonly height?: number; readonly probes?: readonly HelpProbeRow[]; readonly note?: string }): React.JSX.Element {
   const sized = (apiError || probes?.length) && height !== undefined ? { height, overflow: 'hidden' as const } : {};
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={theme.accent} paddingX={1} {...sized}>
       {/* Not shrunk to the height (yoga would squeeze rows out of the middle): cut at the bottom. */}
       <Box flexDirection="column" flexShrink={0}>
         <Text bold>{t(lang, 'help.title')}</Text>
+        {/* A replay's provenance: a re-captured replay says it is a copy, and of what. */}
+        {note ? <Text color={theme.info}>{tf(lang, 'help.note', { note })}</Text> : null}
         {apiError ? <Text color={theme.warn}>{tf(lang, 'help.apiError', { reason: apiError })}</Text> : null}
         {helpRows().map(([keys, msg]) => (
           <Text key={keys}>

@@ -11,6 +11,7 @@
  * question sent in order, what answered and the answer; Esc returns to the Service.
  */
 import { Box } from 'ink';
+import { answersAge, answersAgeText } from '../../analysis/dns-age.js';
 import { rowMatcher } from '../../text/row-filter.js';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
@@ -61,6 +62,8 @@ export interface DnsPaneProps {
   readonly focused: boolean;
   readonly cursor: number;
   readonly lang: Lang;
+  /** The snapshot's capture time and whether it is live: a replay's answers say how long after the capture they were taken. */
+  readonly capture?: { readonly at: string; readonly live: boolean };
 }
 
 /**
@@ -255,7 +258,7 @@ function nameLines(lang: Lang, d: DnsNameData): Line[] {
 }
 
 /** Renders the pane. */
-export function DnsPane({ data, pinned = false, width, height, focused, cursor, lang }: DnsPaneProps): React.JSX.Element {
+export function DnsPane({ data, pinned = false, width, height, focused, cursor, lang, capture }: DnsPaneProps): React.JSX.Element {
   switch (data.kind) {
     case 'no-api':
       return message(t(lang, 'dns.noApi'), width);
@@ -283,6 +286,9 @@ export function DnsPane({ data, pinned = false, width, height, focused, cursor, 
     { text: `${shownServiceLabel(lang, { service: formatServiceRef(r), pinned })} · ${r.fqdn} · ${tf(lang, 'dns.relative', { zone: r.zone })}`, bold: true, color: 'accent' },
     { text: tf(lang, 'dns.server', { server: `${r.server.address}:${r.server.port}`, source, via: r.via }), color: 'muted' },
   ];
+  // Recorded answers taken long after the rules may describe another cluster state (src/analysis/dns-age.ts).
+  const age = capture ? answersAge(r, capture.at, capture.live) : null;
+  if (age) head.push({ text: answersAgeText(lang, age), color: age.late ? 'warn' : 'muted' });
   // --node asks one CoreDNS pod through the API: the answer is CoreDNS's, not the node's path to it.
   if (r.notes.includes(PORT_FORWARD_NOTE)) head.push({ text: t(lang, 'dns.portForwardNote'), color: 'warn' });
   // A replay may answer with the capture's only recorded server: name it next to the one asked.
