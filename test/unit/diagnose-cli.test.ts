@@ -58,11 +58,11 @@ describe('nodescope diagnose --from, the DNS layer and --lang (real binary, repl
     expect(r.stderr).toContain('default/client');
   });
 
-  it('--lang ja: the findings, verdicts and report lines in Japanese, layers and names as they are', () => {
+  it('--lang ja: the findings, verdicts, layers and report lines in Japanese, names as they are', () => {
     const r = run('diagnose', '--lang', 'ja', '--service', 'default/empty', '--replay', fixture('lab-nftables'));
     expect(r.status, r.stderr).toBe(1);
     expect(r.stdout).toMatch(/^故障 +default\/empty$/m);
-    expect(r.stdout).toContain('    故障: [endpoints] EndpointSlice はあるがエンドポイントが1つもありません\n');
+    expect(r.stdout).toContain('    故障: [エンドポイント] EndpointSlice はあるがエンドポイントが1つもありません\n');
     expect(r.stdout).toContain('dns: cluster.local の応答を API と比較しました\n');
   });
 });

@@ -17,8 +17,8 @@ import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
 /** Two or more English words in a row (identifiers like app=nothing-matches or default/empty are one word). */
 const ENGLISH = /\b[A-Za-z]{2,}[,;:]? [A-Za-z]{2,}\b/;
 
-/** A finding line's sentence: `    severity: [layer] SENTENCE`, without the leading code words. */
-const sentences = (text: string) => [...text.matchAll(/^ {4}(?:info|degraded|broken|unknown|情報|劣化|故障|不明): \[\w+\] (.*)$/gm)].map((m) => m[1]!);
+/** A finding line's sentence: `    severity: [layer] SENTENCE` (the layer in the report's language), without the leading words. */
+const sentences = (text: string) => [...text.matchAll(/^ {4}(?:info|degraded|broken|unknown|情報|劣化|故障|不明): \[[^\]\s]+\] (.*)$/gm)].map((m) => m[1]!);
 
 /** Rule references (`filter KUBE-SERVICES #1`, `ip kube-proxy reject-chain #1`): names, not words. */
 const NAMES = /(?:nat|filter|mangle|raw|ip kube-proxy) \S+ #\d+/g;
