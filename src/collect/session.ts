@@ -25,6 +25,8 @@ import { plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
 import { cheapEvidence } from './evidence-load.js';
+import { onDemandProbeIds, PART_PROBE_IDS, withoutPartText, withoutUnwanted } from './session-probes.js';
+export { onDemandProbeIds } from './session-probes.js';
 export type { ChainFocus } from './chain-refresh.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
@@ -134,27 +136,6 @@ export interface SessionOptions {
   readonly fullReadEvery?: number;
 }
 
-/**
- * The on-demand probes a load reads: `options.onDemand`, and on a replay the on-demand
- * probes of a snapshot part that the bundle holds (a capture with `conntrack -E` output).
- * Never the others: an on-demand probe may run long (conntrack -E ends by its timeout).
- */
-export function onDemandProbeIds(options: Pick<SessionOptions, 'transport' | 'onDemand'>): string[] {
-  const wanted = new Set(options.onDemand ?? []);
-  if (options.transport instanceof ReplayTransport) {
-    const held = new Set(options.transport.bundle.manifest.probes.map((p) => p.id));
-    for (const p of catalog().probes) if (p.onDemand && PART_PROBE_IDS().has(p.id) && held.has(p.id)) wanted.add(p.id);
-  }
-  return [...wanted];
-}
-
-/** `ids` without the on-demand probes this load does not read (see {@link onDemandProbeIds}). */
-function withoutUnwanted(options: SessionOptions, ids: readonly string[]): string[] {
-  const onDemand = new Set(catalog().probes.filter((p) => p.onDemand).map((p) => p.id));
-  const wanted = new Set(onDemandProbeIds(options));
-  return ids.filter((id) => !onDemand.has(id) || wanted.has(id));
-}
-
 const EMPTY_RATES: RuleRates = new Map();
 
 /**
@@ -198,15 +179,6 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
   };
 }
 
-/** Probes whose output becomes a {@link SnapshotPart}: their text is dropped once parsed. */
-let partProbeIds: ReadonlySet<string> | undefined;
-/** Every probe that fills a snapshot part (the catalog is read on first use). */
-const PART_PROBE_IDS = (): ReadonlySet<string> => (partProbeIds ??= new Set(Object.values(partProbes()).flat()));
-
-/** The run without its stdout when that stdout is parsed into a part (its text is never read again). */
-function withoutPartText(run: ProbeRun): ProbeRun {
-  return PART_PROBE_IDS().has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
-}
 
 export { FULL_READ_EVERY, MAX_SLOW_PART_DELAY_MS, slowPartDelayMs } from './refresh-cost.js';
 
