@@ -66,8 +66,8 @@ export class RulesetBuilder {
   private lastTable: TableDraft | undefined;
   private lastChain: ChainDraft | undefined;
   private lastChainTable: TableDraft | undefined;
-  // Shares identical statements, values and names while the ruleset is read (nft-share.ts).
-  private readonly sharer = new NftSharer();
+  /** Shares identical statements, values and names while the ruleset is read (nft-share.ts). */
+  readonly sharer = new NftSharer();
 
   /**
    * A rule for the model: statements shared with equal ones of other rules, `raw` printed
