@@ -2,7 +2,8 @@
  * Parser for `nft -j list ruleset` (libnftables JSON, libnftables-json(5); nft 0.9.x–1.1.x):
  * `{"nftables": [{"metainfo": {…}}, {"table": {…}}, {"chain": {…}}, {"rule": {…}}, …]}`.
  *
- * `JSON.parse` then one linear walk over the array. Never throws: text that is not JSON
+ * nft's printed shape is read straight into the compact model (nft-json-direct.ts);
+ * anything else through `JSON.parse` and one linear walk over the tree. Never throws: text that is not JSON
  * (e.g. `nft list` text given by mistake) and truncated JSON become an error diagnostic with
  * line and column; from truncated output the complete objects before the cut are kept.
  * A missing or non-1 `json_schema_version` is an error (knftables refuses such output) but
@@ -14,6 +15,7 @@ import { singleKey } from './nft-json-expr.js';
 import { nftJsonBatches, quoteBigCounters } from './nft-json-batches.js';
 import { lineColumn, scanJson } from './nft-json-syntax.js';
 import { JsonWalker } from './nft-json-walker.js';
+import { readNftJsonDirect, readNftJsonDirectSync } from './nft-json-direct.js';
 
 import type { NftMetainfo } from '../model/nftables.js';
 export type { NftMetainfo };
@@ -25,7 +27,10 @@ export interface NftJsonDocument {
 }
 
 /**
- * Parses `nft -j list …` output into the ruleset model.
+ * Parses `nft -j list …` output into the ruleset model: nft's printed shape is read
+ * straight into the model ({@link readNftJsonDirectSync}, nft-json-direct.ts), anything
+ * else item by item through `JSON.parse`; text that is not such output whole by
+ * {@link parseNftJsonDocumentViaTree}, whose result it always equals.
  *
  * Diagnostics (codes): `json-syntax` (error: not JSON / truncated; line and column given),
  * `not-nftables` (error: JSON without an `nftables` array), `schema-version` (error: missing
@@ -35,6 +40,17 @@ export interface NftJsonDocument {
  * prints), `implicit-chain`/`implicit-set` (warning), `not-modelled` (info).
  */
 export function parseNftJsonDocument(text: string, origin: string): ParseResult<NftJsonDocument> {
+  const direct = readNftJsonDirectSync(text, origin);
+  if (direct === undefined) return parseNftJsonDocumentViaTree(text, origin);
+  return { value: { ...(direct.metainfo && { metainfo: direct.metainfo }), ruleset: direct.ruleset }, diagnostics: direct.diagnostics };
+}
+
+/**
+ * {@link parseNftJsonDocument} by one `JSON.parse` of the whole text and a walk over the
+ * tree (the reader before nft-json-direct.ts; kept for text of any other shape, and as
+ * the reference the direct reader is tested against).
+ */
+export function parseNftJsonDocumentViaTree(text: string, origin: string): ParseResult<NftJsonDocument> {
   const walker = new JsonWalker(origin);
   const doc = readJson(text, origin, walker.diagnostics);
   if (doc !== undefined) walker.walk(doc);
@@ -66,31 +82,71 @@ export function parseNftJson(text: string, origin: string): ParseResult<NftRules
   return { value: withMetainfo(value.ruleset, value.metainfo), diagnostics };
 }
 
+/** {@link parseNftJson} by {@link parseNftJsonDocumentViaTree}. */
+export function parseNftJsonViaTree(text: string, origin: string): ParseResult<NftRuleset> {
+  const { value, diagnostics } = parseNftJsonDocumentViaTree(text, origin);
+  return { value: withMetainfo(value.ruleset, value.metainfo), diagnostics };
+}
+
 /**
- * {@link parseNftJson} in pieces: the `{"nftables": [ … ]}` array is cut into batches of
- * items of about `chunkChars` characters where nft's printer starts an item, one
- * `JSON.parse` each ({@link nftJsonBatches}); when such a batch is not valid JSON, the items
- * are found again by a scan that follows only strings and nesting, one `JSON.parse` each.
- * Either way `await turn()` comes after about `chunkChars` characters. The whole document is
- * never one JSON tree (the 229 MB output of a 25,000-Service node parses to over 1 GB) and
- * the event loop keeps turning. Same result as {@link parseNftJson}: text of any other
- * shape (not nft -j output, truncated, bad JSON in an item, no leading metainfo) is handed
- * to it whole, so its diagnostics are the one-shot parse's. Never rejects on bad input.
+ * {@link parseNftJson} in pieces: `await turn()` comes after about `chunkChars` characters
+ * of items, so the event loop keeps turning, and the whole document is never one JSON tree
+ * (the 229 MB output of a 25,000-Service node parses to over 1 GB). Same result as
+ * {@link parseNftJson}: text of any other shape (not nft -j output, truncated, bad JSON in
+ * an item, no leading metainfo) is handed to {@link parseNftJsonViaTree} whole, so its
+ * diagnostics are the one-shot parse's. Never rejects on bad input.
  */
 export async function parseNftJsonChunked(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
-  return parseItems(() => [text], () => text, origin, chunkChars, turn);
+  return parseDirect(() => [text], () => text, origin, chunkChars, turn);
 }
 
 /**
  * {@link parseNftJsonChunked} of a text given in pieces, cut anywhere (inside a string, a
  * number or a key; `nft -j` prints one line, so a replay reads it in byte pieces): items
- * are scanned across the cuts, so only a piece and the item being read are held, never
- * the whole text. `pieces()` yields the pieces in order; it is called once, and once more
- * only for text of another shape, whose pieces are then joined and handed to
- * {@link parseNftJson} (same result and diagnostics, positions included, as one call on
- * the whole text). Never rejects on bad input (rejects only when `pieces` throws).
+ * are read across the cuts, so only a piece and the item being read are held, never the
+ * whole text. `pieces()` yields the pieces in order; it is called once, and once more only
+ * for text of another shape, whose pieces are then joined and handed to
+ * {@link parseNftJsonViaTree} (same result and diagnostics, positions included, as one
+ * call on the whole text). Never rejects on bad input (rejects only when `pieces` throws).
  */
 export async function parseNftJsonPieces(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  return parseDirect(pieces, () => joinPieces(pieces()), origin, chunkChars, turn);
+}
+
+/** The direct read of {@link parseNftJsonChunked} and {@link parseNftJsonPieces}, a turn at each of its pauses. */
+async function parseDirect(
+  pieces: () => Iterable<string>,
+  whole: () => string,
+  origin: string,
+  chunkChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<NftRuleset>> {
+  const read = readNftJsonDirect(pieces(), origin, chunkChars);
+  for (;;) {
+    const next = read.next();
+    if (next.done) {
+      const direct = next.value;
+      if (direct === undefined) return parseNftJsonViaTree(whole(), origin);
+      return { value: withMetainfo(direct.ruleset, direct.metainfo), diagnostics: direct.diagnostics };
+    }
+    await turn();
+  }
+}
+
+/**
+ * The reader of {@link parseNftJsonChunked} before nft-json-direct.ts (kept as the
+ * reference it is tested and measured against): the `{"nftables": [ … ]}` array cut into
+ * batches of about `chunkChars` characters where nft's printer starts an item, one
+ * `JSON.parse` each ({@link nftJsonBatches}); when such a batch is not valid JSON, the
+ * items are found again by a scan that follows only strings and nesting, one `JSON.parse`
+ * each; text of any other shape goes whole to {@link parseNftJsonViaTree}.
+ */
+export async function parseNftJsonChunkedViaTree(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  return parseItems(() => [text], () => text, origin, chunkChars, turn);
+}
+
+/** {@link parseNftJsonChunkedViaTree} of a text in pieces (the reader of {@link parseNftJsonPieces} before nft-json-direct.ts). */
+export async function parseNftJsonPiecesViaTree(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
   return parseItems(pieces, () => joinPieces(pieces()), origin, chunkChars, turn);
 }
 
@@ -113,7 +169,7 @@ async function parseItems(
   turn: () => Promise<void>,
 ): Promise<ParseResult<NftRuleset>> {
   const batched = await parseBatches(pieces(), origin, chunkChars, turn);
-  if (batched === 'other-shape') return parseNftJson(whole(), origin);
+  if (batched === 'other-shape') return parseNftJsonViaTree(whole(), origin);
   if (batched !== 'bad-batch') return batched;
   return scanItems(pieces(), whole, origin, chunkChars, turn);
 }
@@ -169,11 +225,11 @@ async function scanItems(
       try {
         item = JSON.parse(quoteBigCounters(text));
       } catch {
-        return parseNftJson(whole(), origin);
+        return parseNftJsonViaTree(whole(), origin);
       }
       if (index === 0) {
         // The one-shot walk checks the metainfo before any item: here it must come first.
-        if (singleKey(item) !== 'metainfo') return parseNftJson(whole(), origin);
+        if (singleKey(item) !== 'metainfo') return parseNftJsonViaTree(whole(), origin);
         walker.checkMetainfo([item]);
       }
       walker.itemAt(item, index++);
@@ -182,10 +238,10 @@ async function scanItems(
         await turn();
       }
     }
-    if (scanner.bad) return parseNftJson(whole(), origin);
+    if (scanner.bad) return parseNftJsonViaTree(whole(), origin);
   }
   // No item at all: the one-shot parse words the missing metainfo.
-  if (index === 0 || !scanner.closed()) return parseNftJson(whole(), origin);
+  if (index === 0 || !scanner.closed()) return parseNftJsonViaTree(whole(), origin);
   return { value: withMetainfo(walker.builder.finish(), walker.metainfo), diagnostics: walker.diagnostics };
 }
 

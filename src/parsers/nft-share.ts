@@ -20,6 +20,7 @@ import type {
   NftElement,
   NftExpr,
   NftMatchOp,
+  NftNatStmt,
   NftRule,
   NftStatement,
   NftValueExpr,
@@ -151,7 +152,7 @@ export class NftSharer {
   stringValue(v: string): NftValueExpr {
     let out = this.strValues.get(v);
     if (!out) {
-      const flat = flatCopy(v);
+      const flat = this.name(v);
       out = Object.freeze({ kind: 'value', value: flat });
       this.strValues.set(flat, out);
     }
@@ -197,6 +198,14 @@ export class NftSharer {
     const v = Object.freeze({ kind: 'verdict', verdict, target: name } as const);
     byTarget.set(name, v);
     return v;
+  }
+
+  /**
+   * `dnat to ADDR:PORT` (one per endpoint, not shared): a literal keeps its five fields in
+   * the object. `addr` and `port` must be shared already, `flags` flat strings.
+   */
+  natTo(type: NftNatStmt['type'], flags: readonly string[], addr: NftExpr, port: NftExpr): NftStatement {
+    return { kind: 'nat', type: this.name(type) as typeof type, flags, addr, port };
   }
 
   /** The shared verdict without a target (`accept`, `drop`, `return`, `continue`). */
@@ -281,9 +290,8 @@ export class NftSharer {
       case 'nat':
         if (s.addr === undefined && s.port === undefined && s.flags.length === 0) return this.leaf(`nat ${s.type} ${s.family ?? ''}`, s);
         if (s.family === undefined && s.addr !== undefined && s.port !== undefined) {
-          // `dnat to ADDR:PORT`, one per endpoint: a literal keeps its five fields in the object.
           const flags = s.flags.length === 0 ? EMPTY_LIST : s.flags.map(flatCopy);
-          return { kind: 'nat', type: this.name(s.type) as typeof s.type, flags, addr: this.expr(s.addr), port: this.expr(s.port) };
+          return this.natTo(s.type, flags, this.expr(s.addr), this.expr(s.port));
         }
         return this.copy(s);
       case 'reject':
