@@ -18,7 +18,6 @@ import type { TraceResult } from '../trace/types.js';
 import { loadOnce } from './load.js';
 import type { GlobalOptions } from './options.js';
 import { ReplayTransport } from '../sources/replay.js';
-import type { Transport } from '../sources/transport.js';
 
 /** The address of a `--to` text (`IP:PORT/PROTO`, `IP/icmp`) when it is a dotted-quad IPv4 address, else null. */
 export function plainIpv4Destination(to: string | undefined): string | null {
@@ -31,14 +30,6 @@ export function plainIpv4Destination(to: string | undefined): string | null {
   const ip = colon >= 0 ? host.slice(0, colon) : host;
   return isPlainIpv4(ip) ? ip : null;
 }
-
-/** The transport `trace` reads `source` through (see the module comment); undefined: the source's own. */
-export function traceReader(to: string | undefined, allowTrace: boolean): ((source: OpenedSource) => Transport) | undefined {
-  const address = allowTrace ? null : plainIpv4Destination(to);
-  if (address === null) return undefined;
-  return (source) => (source.transport instanceof ReplayTransport ? new FlowFilteredReplay(source.transport.bundle, address) : source.transport);
-}
-
 
 /** The port of a `--to` text (`IP:PORT/PROTO`), null when it has none (`IP/icmp`). */
 function destinationPort(to: string): number | null {

@@ -97,10 +97,11 @@ export function parserOf(id: string): ParserEntry | undefined {
 
 /**
  * The probes whose stdout the snapshot build reads in pieces when a transport can give
- * them so (a replay): those whose parser reads pieces or joins them only when needed.
+ * them so (a replay): those whose parser reads pieces or joins them only when needed, and
+ * Cilium's raw LB maps (decoded entry by entry as read: `parseCiliumLbMapDumpPieces`).
  */
 export function piecedProbes(): readonly string[] {
   return catalog()
-    .probes.filter((p) => p.part && !p.onDemand && (PARSERS[p.parser]?.pieces || PARSERS[p.parser]?.joinedPieces))
+    .probes.filter((p) => p.part && !p.onDemand && (PARSERS[p.parser]?.pieces || PARSERS[p.parser]?.joinedPieces || p.parser === LB_MAPS_PARSER))
     .map((p) => p.id);
 }

@@ -172,7 +172,6 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     handleKey(input, key, { ui: u, views: v, snapshot: current.snapshot, count, page: Math.max(1, bodyHeight - 4), session, dispatch, quit: () => (onQuit?.(), exit()), lang, after });
   });
 
-  const age = state.dataAt === null ? null : (now() - state.dataAt) / 1000;
   let body: React.JSX.Element;
   if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} probes={snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : []} {...(snapshot?.meta.note ? { note: snapshot.meta.note } : {})} />;
   else if (snapshot && ui.find !== null) body = <FindView result={findHits(snapshot, ui.find, ui.conntrackSort)} cursor={cursorOf(ui)} width={width} height={bodyHeight} lang={lang} />;
@@ -191,7 +190,8 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         notes={snapshot ? headerNotes(snapshot, lang) : []}
         skipped={snapshot?.skipped?.filter((s) => !s.silent).map((s) => s.id) ?? []}
         fullReadAt={state.fullReadAt && state.dataAt && state.fullReadAt < state.dataAt ? state.fullReadAt : null}
-        ageSeconds={age}
+        stretched={state.stretched ?? null}
+        ageSeconds={state.dataAt === null ? null : (now() - state.dataAt) / 1000}
         error={state.error}
         apiError={state.apiError ?? null}
         apiProblem={state.apiProblem ?? null}

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeGeneratedBundles } from '../../bench/gen/capture.js';
 import { loadSnapshot } from '../../src/collect/session.js';
 import { runTraceCommand } from '../../src/report/trace.js';
-import { plainIpv4Destination, traceReader } from '../../src/cli/trace-load.js';
+import { plainIpv4Destination, traceRead } from '../../src/cli/trace-load.js';
 import { FlowFilteredReplay, flowLinesWith, isPlainIpv4 } from '../../src/sources/replay-flows.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { fixtureDir } from '../helpers/fixtures.js';
@@ -55,8 +55,11 @@ describe('trace reads only its destination\'s flows', () => {
     expect(packets.length).toBeGreaterThan(4);
     let known = 0;
     for (const p of packets) {
-      const address = plainIpv4Destination(p.to)!;
-      const lean = await load(new FlowFilteredReplay(new ReplayTransport(dir).bundle, address));
+      // traceRead's read with the nat table whole: only the flows (and API objects) are narrowed.
+      const transport = new ReplayTransport(dir);
+      const read = traceRead(p.to, false)!.whole({ transport, live: false, apiText: transport.apiText(), apiOrigin: undefined });
+      expect(read.transport).toBeInstanceOf(FlowFilteredReplay);
+      const lean = (await loadSnapshot({ transport: read.transport, live: false, ...(read.apiText !== undefined ? { apiText: read.apiText } : {}) })).snapshot;
       expect(lean.conntrack!.value!.entries.length).toBeLessThan(full.conntrack!.value!.entries.length);
       const args = { ...p, output: 'json' as const };
       const leanDoc = runTraceCommand(lean, args);
@@ -82,8 +85,9 @@ describe('trace reads only its destination\'s flows', () => {
     expect(plainIpv4Destination('fd00::1/icmpv6')).toBeNull();
     expect(plainIpv4Destination(undefined)).toBeNull();
     expect(isPlainIpv4('10.96.0.256')).toBe(false);
-    expect(traceReader('10.96.0.1:443/tcp', true)).toBeUndefined();
-    expect(traceReader('fd00::1/icmpv6', false)).toBeUndefined();
+    expect(traceRead('10.96.0.1:443/tcp', true)).toBeUndefined();
+    expect(traceRead('fd00::1/icmpv6', false)).toBeUndefined();
+    expect(traceRead('10.96.0.1:443/tcp', false)).toBeDefined();
     expect(() => new FlowFilteredReplay(new ReplayTransport(fixtureDir('lab-iptables')).bundle, 'fd00::1')).toThrow();
   });
 });
