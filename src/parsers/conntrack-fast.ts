@@ -240,7 +240,14 @@ class FastLine {
     if (v < 0) return this.otherAddress(from, interner);
     const to = this.qEnd;
     // The reply's destination is nearly always the original's source: no lookup then.
-    const a = v === this.hintKey ? this.hintText : interner.ipv4(s, from, to, v | 0, true);
+    let a: string;
+    if (v === this.hintKey) {
+      a = this.hintText;
+      this.ids[this.nIds++] = this.hintId;
+    } else {
+      a = interner.ipv4(s, from, to, v | 0, true);
+      this.ids[this.nIds++] = interner.lastId;
+    }
     this.lastKey = v;
     this.i = to;
     if (this.blanks() === 0) return undefined;
@@ -256,6 +263,10 @@ class FastLine {
   /** An IPv4 value (≥ 0) whose interned text is `hintText` (-1: none). */
   hintKey = -1;
   hintText = '';
+  hintId = -1;
+  /** The interner's ids of the line's addresses read so far, in print order (orig src, dst, reply src, dst), and how many. */
+  readonly ids = new Int32Array(4);
+  nIds = 0;
 
   /**
    * The value of the canonical dotted quad at `i` (four octets of 1–3 digits, no
@@ -325,6 +336,7 @@ class FastLine {
     if (!isV4) this.sixes++;
     const a = isV4 ? interner.ipv4(s, from, i, (value * 256 + octet) | 0, !leadingZero) : interner.address(s, from, i);
     if (a === undefined) return undefined;
+    this.ids[this.nIds++] = interner.lastId;
     // Printed as the entry holds it? A canonical IPv4 spelling always is (the interner
     // keeps canonical spellings only); IPv6 is compared with its canonical text.
     const same = isV4 ? !leadingZero : a.length === i - from && at(s, from, a);
@@ -427,6 +439,7 @@ function readTuple(r: FastLine, interner: ConntrackInterner): CompactConntrackTu
   if (r.hintKey === -2) {
     r.hintKey = r.lastKey;
     r.hintText = src;
+    r.hintId = r.ids[r.nIds - 1]!;
   }
   const dst = r.address('dst=', interner);
   if (dst === undefined) return undefined;
@@ -442,6 +455,15 @@ function readTuple(r: FastLine, interner: ConntrackInterner): CompactConntrackTu
   const bigPackets = r.big;
   if (!bytesAt(s, r.i) || !r.counter(6)) return undefined;
   return new CompactCountedTuple(src, dst, sport, dport, packCounters(packets, r.count, bigPackets, r.big));
+}
+
+/**
+ * The interner's ids of the four addresses of the entry {@link parseConntrackFast} last
+ * returned (original source, destination, reply source, destination). A view of a buffer
+ * the next call overwrites: copy the values out.
+ */
+export function lastConntrackFastIds(): Int32Array {
+  return CUR.ids;
 }
 
 /**
@@ -535,6 +557,7 @@ export function parseConntrackFast(
   r.expanded = true;
   r.sixes = 0;
   r.hintKey = -2; // the original's source sets it
+  r.nIds = 0;
   const c0 = s.charCodeAt(from);
   if (c0 < 97 || c0 > 122) return undefined;
 
