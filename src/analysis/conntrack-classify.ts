@@ -7,7 +7,7 @@
  */
 import { serviceProtocolOf, type ServiceFrontends } from './conntrack-nat.js';
 import { canonicalIp, type ConntrackEntry } from '../model/conntrack.js';
-import { conntrackAddressIds } from '../model/conntrack-ids.js';
+import { entryRows, type ConntrackRows } from '../model/conntrack-ids.js';
 
 /** How an entry relates to the Services (see `ConntrackServiceMatch` in conntrack-nat.ts). */
 export type ConntrackStatus = 'ok' | 'stale' | 'no-service';
@@ -102,7 +102,16 @@ export function classifyConntrackColumns(
   services: readonly ServiceFrontends[],
   nodeAddresses: readonly string[],
 ): ConntrackClassificationColumns {
-  const ids = conntrackAddressIds(entries);
+  return classifyConntrackRows(entryRows(entries), services, nodeAddresses);
+}
+
+/** {@link classifyConntrackColumns} of a table's rows read in place (src/model/conntrack-ids.ts): no object per entry. Never throws. */
+export function classifyConntrackRows(
+  rows: ConntrackRows,
+  services: readonly ServiceFrontends[],
+  nodeAddresses: readonly string[],
+): ConntrackClassificationColumns {
+  const ids = rows.ids;
   const idOf = (ip: string) => ids.idOf(canonicalIp(ip) ?? ip);
   const addressCount = ids.addresses.length;
   // VIP address → (port, protocol) → Service; NodePort (port, protocol) → Service.
@@ -136,19 +145,18 @@ export function classifyConntrackColumns(
   }
 
   const { origDst, replySrc } = ids;
-  const n = entries.length;
+  const n = rows.length;
   const serviceOf = new Int32Array(n).fill(-1);
   const codeOf = new Uint8Array(n);
   let staleCount = 0;
   for (let i = 0; i < n; i++) {
-    const e = entries[i]!;
-    const protocol = serviceProtocolOf(e.proto);
+    const protocol = serviceProtocolOf(rows.proto(i));
     if (protocol === undefined) continue;
     const pc = PROTO_CODE[protocol]!;
     const dst = origDst[i]!;
     const src = replySrc[i]!;
-    const dport = e.orig.dport;
-    const sport = e.reply.sport;
+    const dport = rows.origDport(i);
+    const sport = rows.replySport(i);
     let via = 0;
     let s = byVip.serviceOf(dst, portKey(dport, pc));
     if (s < 0 && isNode[dst] === 1) {

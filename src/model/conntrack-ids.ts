@@ -11,7 +11,7 @@
  * entries' text on first use. Kept beside the model, not in it: the model's shape, its
  * JSON and its plain copies stay what they were.
  */
-import type { ConntrackEntry } from './conntrack.js';
+import type { ConntrackEntry, ConntrackProto, ConntrackTable } from './conntrack.js';
 
 /**
  * The ids of one entries array. `addresses[id]` is the text of id `id`; `idOf(text)` the
@@ -72,4 +72,63 @@ export function addressIdsFromText(entries: readonly ConntrackEntry[]): Conntrac
     replyDst[i] = id(reply.dst);
   }
   return { addresses, idOf: (text) => byText.get(text) ?? -1, origSrc, origDst, replySrc, replyDst };
+}
+
+/**
+ * A conntrack table's entries read by index, without an object per entry where the table
+ * is held in columns (the parser's, src/parsers/conntrack-columns.ts): `length` entries;
+ * `entry(i)` entry `i` as an object (made on demand: the same values as `entries[i]`, not
+ * always the same object); `proto`, `origDport`, `replySport` its fields read in place;
+ * `ids` its address ids.
+ */
+export interface ConntrackRows {
+  readonly length: number;
+  entry(i: number): ConntrackEntry;
+  proto(i: number): ConntrackProto;
+  origDport(i: number): number | undefined;
+  replySport(i: number): number | undefined;
+  readonly ids: ConntrackAddressIds;
+}
+
+const ROWS = new WeakMap<object, ConntrackRows>();
+
+/** Records `rows` as the row reader of `table` (the parser calls it for the tables it builds). */
+export function registerConntrackRows(table: ConntrackTable, rows: ConntrackRows): void {
+  ROWS.set(table, rows);
+}
+
+/**
+ * The rows of `table`: the parser's column reader when it built the table, else one over
+ * `table.entries` (reading `entries` builds them for a column table: avoid it on big tables).
+ * Never throws.
+ */
+export function conntrackRows(table: ConntrackTable): ConntrackRows {
+  const known = ROWS.get(table);
+  if (known !== undefined) return known;
+  const entries = table.entries;
+  const byEntries = ROWS.get(entries);
+  if (byEntries !== undefined) return byEntries;
+  const rows = entryRows(entries);
+  ROWS.set(entries, rows);
+  return rows;
+}
+
+/** The number of entries of `table`, without building them. */
+export function conntrackEntryCount(table: ConntrackTable): number {
+  return (ROWS.get(table) ?? table.entries).length;
+}
+
+/** {@link ConntrackRows} over an array of entries (ids from the registry, else made from the text on first use). */
+export function entryRows(entries: readonly ConntrackEntry[]): ConntrackRows {
+  let ids: ConntrackAddressIds | undefined;
+  return {
+    length: entries.length,
+    entry: (i) => entries[i]!,
+    proto: (i) => entries[i]!.proto,
+    origDport: (i) => entries[i]!.orig.dport,
+    replySport: (i) => entries[i]!.reply.sport,
+    get ids() {
+      return (ids ??= conntrackAddressIds(entries));
+    },
+  };
 }

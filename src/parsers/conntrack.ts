@@ -28,8 +28,9 @@ import type {
   ConntrackTrailerAction,
   ConntrackTrailerUnit,
 } from '../model/conntrack.js';
-import { lastConntrackFastIds, parseConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
-import { registerConntrackAddressIds } from '../model/conntrack-ids.js';
+import { readConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
+import { ConntrackColumnBuilder } from './conntrack-columns.js';
+import { registerConntrackRows } from '../model/conntrack-ids.js';
 import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
 import { flatCopy } from '../flat-string.js';
 
@@ -107,13 +108,11 @@ function isBlank(text: string): boolean {
  * without its terminator; `finish` returns the result.
  */
 class ConntrackParseState {
-  private readonly entries: ConntrackEntry[] = [];
+  private readonly columns = new ConntrackColumnBuilder();
   private readonly events: ConntrackEntry[] = [];
   private readonly trailers: ConntrackTrailer[] = [];
   private readonly diagnostics: Diagnostic[] = [];
   private readonly interner = new ConntrackInterner();
-  // The entries' address ids, four per entry (orig src, dst, reply src, dst), grown by doubling.
-  private ids = new Int32Array(4 * 1024);
   private suppressed = 0;
   private numberedNoted = false;
   // Text before a summary that cut an entry line in two; joined with the next line.
@@ -164,27 +163,9 @@ class ConntrackParseState {
   private pushFast(text: string, from: number, end: number, lineNo: number): boolean {
     if (!this.fast || this.pending !== undefined) return false;
     if (end > from && text.charCodeAt(end - 1) === 13) end--;
-    const entry = parseConntrackFast(text, from, end, lineNo, this.interner);
-    if (entry === undefined) return false;
-    const ids = lastConntrackFastIds();
-    this.pushIds(ids[0]!, ids[1]!, ids[2]!, ids[3]!);
-    this.entries.push(entry);
+    if (!readConntrackFast(text, from, end, this.interner)) return false;
+    this.columns.addFast(lineNo);
     return true;
-  }
-
-  /** Appends the address ids of the entry about to be added. */
-  private pushIds(a: number, b: number, c: number, d: number): void {
-    const k = this.entries.length * 4;
-    if (k + 4 > this.ids.length) {
-      const grown = new Int32Array(this.ids.length * 2);
-      grown.set(this.ids);
-      this.ids = grown;
-    }
-    const ids = this.ids;
-    ids[k] = a;
-    ids[k + 1] = b;
-    ids[k + 2] = c;
-    ids[k + 3] = d;
   }
 
   private push(rawLine: string, lineNo: number): void {
@@ -254,8 +235,7 @@ class ConntrackParseState {
       // Addresses the general parser read went through the interner: their ids are known.
       const { orig, reply } = entry;
       const id = (text: string | undefined) => this.interner.intern(text ?? '');
-      this.pushIds(id(orig.src), id(orig.dst), id(reply.src), id(reply.dst));
-      this.entries.push(entry);
+      this.columns.addEntry(entry, [id(orig.src), id(orig.dst), id(reply.src), id(reply.dst)]);
     }
     for (const n of notes) this.report(diagnostic('warning', this.origin, lineNo, line, n.code, n.message));
     if (numbered && !this.numberedNoted) {
@@ -265,27 +245,6 @@ class ConntrackParseState {
           'a `cat -n` line-number prefix was skipped (noted once; kept in raw)'),
       );
     }
-  }
-
-  /** Hands the entries' address ids out with the table (src/model/conntrack-ids.ts). */
-  private registerIds(): void {
-    const n = this.entries.length;
-    const ids = this.ids;
-    const column = (k: number) => {
-      const out = new Int32Array(n);
-      for (let i = 0; i < n; i++) out[i] = ids[i * 4 + k]!;
-      return out;
-    };
-    const interner = this.interner;
-    registerConntrackAddressIds(this.entries, {
-      addresses: interner.texts,
-      idOf: (text) => interner.idOf(text),
-      origSrc: column(0),
-      origDst: column(1),
-      replySrc: column(2),
-      replyDst: column(3),
-    });
-    this.ids = new Int32Array(0);
   }
 
   finish(): ParseResult<ConntrackTable> {
@@ -307,14 +266,18 @@ class ConntrackParseState {
       if (t.action === 'shown' && t.unit === 'flow entries') reportedCount = t.count;
       if (t.action === 'shown' && t.unit === 'flow events') reportedEvents = t.count;
     }
-    this.registerIds();
+    const rows = this.columns.finish(this.interner);
     const value: ConntrackTable = {
-      entries: this.entries,
+      // Made from the columns on first read (src/parsers/conntrack-columns.ts).
+      get entries() {
+        return rows.entries();
+      },
       ...(this.events.length > 0 ? { events: this.events } : {}),
       trailers: this.trailers,
       reportedCount,
       ...(reportedEvents !== undefined ? { reportedEvents } : {}),
     };
+    registerConntrackRows(value, rows);
     return { value, diagnostics: this.diagnostics };
   }
 }

@@ -11,12 +11,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { generateWorld, writeModeBundle } from '../../bench/gen/capture.js';
+import { generateWorld, modeOutputs, writeModeBundle } from '../../bench/gen/capture.js';
 import { classifyConntrackColumns, CODE_OK, CODE_STALE_GONE, CODE_STALE_UNTRANSLATED, CODE_VIA_ENDPOINT, CODE_VIA_NODEPORT } from '../../src/analysis/conntrack-classify.js';
-import { conntrackSource, conntrackTargets } from '../../src/analysis/conntrack-index.js';
+import { buildConntrackIndex, conntrackSource, conntrackTargets } from '../../src/analysis/conntrack-index.js';
+import { CONNTRACK_SORT_COLUMNS, DEFAULT_CONNTRACK_SORT, sortedOrder } from '../../src/analysis/conntrack-sort.js';
+import { conntrackOrder } from '../../src/analysis/conntrack-filter.js';
+import { conntrackRow, conntrackView } from '../../src/analysis/conntrack-view.js';
+import { toPlain } from '../../src/model/plain.js';
+import { ConntrackColumnRows } from '../../src/parsers/conntrack-columns.js';
 import type { ServiceFrontends } from '../../src/analysis/conntrack-nat.js';
 import type { ConntrackEntry } from '../../src/model/conntrack.js';
-import { addressIdsFromText, conntrackAddressIds } from '../../src/model/conntrack-ids.js';
+import { addressIdsFromText, conntrackAddressIds, conntrackRows } from '../../src/model/conntrack-ids.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { parseConntrack, parseConntrackStream } from '../../src/parsers/conntrack.js';
 import { classifyConntrackColumnsByText } from '../helpers/conntrack-classify-text.js';
@@ -146,3 +151,92 @@ describe('conntrack classification on address ids', () => {
     }
   });
 });
+
+describe('the conntrack table in columns', () => {
+  const odd = [
+    ctLine(),
+    ctLine({ l3: 'ipv6     10', orig: 'src=fd00:244::9 dst=fd00:96::a sport=40000 dport=80', reply: 'src=fd00:244::5 dst=fd00:244::9 sport=8080 dport=40000' }),
+    ctLine({ afterOrig: 'packets=3 bytes=180', afterReply: 'packets=2 bytes=99 [ASSURED] mark=0 use=1' }),
+    ctLine({ afterOrig: 'packets=18446744073709551615 bytes=7', afterReply: 'packets=2 bytes=99 [ASSURED] mark=0 use=1' }),
+    ctLine({ head: 'tcp      6 119 SYN_SENT', afterOrig: '[UNREPLIED]', afterReply: 'mark=0 use=1' }),
+    ctLine({ afterReply: '[ASSURED] mark=7 zone=2 use=1' }),
+    ctLine({ head: 'icmp     1 29', orig: 'src=10.0.0.1 dst=10.96.12.34 type=8 code=0 id=7', reply: 'src=10.244.0.31 dst=10.0.0.1 type=0 code=0 id=7' }),
+    ctLine({ head: 'tcp      6 ESTABLISHED', orig: 'src=10.244.0.9 dst=010.96.12.34 sport=1 dport=80' }),
+  ].join('\n');
+
+  it.each([
+    ['odd lines', () => odd],
+    ['a generated capture', () => {
+      const world = generateWorld({ services: 60, endpoints: 3, seed: 'rows-1', modes: ['iptables'], conntrack: 3000 });
+      return writeAndRead(world);
+    }],
+  ])('reads %s in place as the entries hold them, and the pane index sorts as one built from plain entries', (_name, text) => {
+    const parsed = parseConntrack(text(), 'ct').value;
+    const rows = conntrackRows(parsed);
+    expect(rows).toBeInstanceOf(ConntrackColumnRows);
+    const entries = parsed.entries;
+    expect(rows.length).toBe(entries.length);
+    for (let i = 0; i < rows.length; i++) {
+      const e = entries[i]!;
+      expect(rows.proto(i)).toBe(e.proto);
+      expect(rows.origDport(i)).toBe(e.orig.dport);
+      expect(rows.replySport(i)).toBe(e.reply.sport);
+      expect(toPlain(rows.entry(i))).toStrictEqual(toPlain(e));
+    }
+    const services: ServiceFrontends[] = [
+      { namespace: 'default', name: 'web', vips: [{ ip: '10.96.12.34', port: 80, protocol: 'TCP' }], nodePorts: [], endpoints: [{ ip: '10.244.0.31', port: 8080, protocol: 'TCP' }] },
+    ];
+    const plainIndex = buildConntrackIndex(entries.map((e) => toPlain(e)), services, []);
+    const columnIndex = buildConntrackIndex(entries, services, []);
+    for (const column of CONNTRACK_SORT_COLUMNS) {
+      for (const descending of [false, true]) {
+        expect([...sortedOrder(columnIndex, { column, descending })]).toEqual([...sortedOrder(plainIndex, { column, descending })]);
+      }
+    }
+  });
+
+  it('gives the Conntrack pane its rows without making an object per entry', async () => {
+    const world = generateWorld({ services: 200, endpoints: 3, seed: 'rows-2', modes: ['iptables'], conntrack: 5000 });
+    const dir = mkdtempSync(path.join(tmpdir(), 'ct-rows-'));
+    dirs.push(dir);
+    writeModeBundle(world, 'iptables', dir);
+    const snapshot = await snapshotOfDir(dir);
+    const rows = conntrackRows(snapshot.conntrack!.value!);
+    expect(rows).toBeInstanceOf(ConntrackColumnRows);
+    const view = conntrackView(snapshot, { sort: DEFAULT_CONNTRACK_SORT, filter: '', service: null });
+    expect(view.summary.total).toBe(5000);
+    const shown = [...view.order.slice(0, 40)].map((i) => conntrackRow(view.index, i));
+    expect(shown.some((r) => r.status === 'ok')).toBe(true);
+    // Every sort of the column index equals that of an index of plain entries, classified the string-keyed way.
+    const plainEntries = Array.from({ length: rows.length }, (_, i) => toPlain(rows.entry(i)));
+    const targets = conntrackTargets(snapshot);
+    const byText = classifyConntrackColumnsByText(plainEntries, targets.services, targets.nodeAddresses);
+    expect([...view.index.serviceOf]).toEqual([...byText.serviceOf]);
+    expect([...view.index.codeOf]).toEqual([...byText.codeOf]);
+    const plainIndex = buildConntrackIndex(plainEntries, targets.services, targets.nodeAddresses);
+    for (const column of CONNTRACK_SORT_COLUMNS) {
+      for (const descending of [false, true]) {
+        expect([...sortedOrder(view.index, { column, descending })]).toEqual([...sortedOrder(plainIndex, { column, descending })]);
+      }
+    }
+    const filtered = conntrackView(snapshot, { sort: DEFAULT_CONNTRACK_SORT, filter: 'tcp ok', service: null }).order;
+    expect(filtered.length).toBeGreaterThan(0);
+    expect([...filtered]).toEqual([...keepMatching(plainIndex, 'tcp ok')]);
+    expect((rows as ConntrackColumnRows).materialized).toBe(false);
+    // Other readers (trace, diagnose, show conntrack) still get the entries: made once, then kept.
+    const entries = snapshot.conntrack!.value!.entries;
+    expect(entries).toBe(snapshot.conntrack!.value!.entries);
+    expect(toPlain(shown[0]!.entry)).toStrictEqual(toPlain(entries[view.order[0]!]!));
+    expect((rows as ConntrackColumnRows).materialized).toBe(true);
+  });
+});
+
+/** The conntrack text of a generated world's iptables bundle. */
+function writeAndRead(world: ReturnType<typeof generateWorld>): string {
+  return modeOutputs(world, 'iptables').get('conntrack')!;
+}
+
+/** The default-sorted order of `index` kept by the text filter `filter` (the pane's, on another index). */
+function keepMatching(index: ReturnType<typeof buildConntrackIndex>, filter: string): Uint32Array {
+  return conntrackOrder(index, { sort: DEFAULT_CONNTRACK_SORT, filter, service: null });
+}
