@@ -552,7 +552,8 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: 
   const listings = mergeCiliumListings(lbListRun?.value ?? null, serviceListRun?.value ?? null, { lbList: 'cilium-bpf-lb-list', serviceList: 'cilium-service-list' });
   const read = mapProbes.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
-    const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id }));
+    // A replay's map dumps come in pieces (src/collect/parts.ts piecedProbes): decoded as read, never held whole.
+    const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id, ...(r.result.stdoutPieces ? { pieces: r.result.stdoutPieces } : {}) }));
     const decoded = decodeCiliumLbMaps(dumps);
     const services = read.find((r) => r.id.endsWith('-services')) ?? read[0]!;
     let table = decoded.value.table;

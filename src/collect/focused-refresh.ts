@@ -25,7 +25,7 @@ export const CHECK_PROBES: readonly string[] = ['nft-tables'];
  */
 export type FocusedResult =
   | { readonly kind: 'chain'; readonly snapshot: NodeSnapshot; readonly rates: RuleRates; readonly runs: readonly ProbeRun[]; readonly checkOnly?: true }
-  | { readonly kind: 'full'; readonly reason: string; readonly fingerprint: string | null };
+  | { readonly kind: 'full'; readonly reason: string; readonly fingerprint: string | null; readonly runs?: readonly ProbeRun[] };
 
 /** What {@link focusedRefresh} needs. `elapsedSeconds`: since the chain's counters shown were read. */
 export interface FocusedInput {
@@ -51,15 +51,15 @@ export async function focusedRefresh(input: FocusedInput): Promise<FocusedResult
   const runs = await runProbes(input.transport, { ids: [...CHECK_PROBES, probe.id], params: { ...input.params, ...probe.params } });
   const byId = new Map(runs.map((r) => [r.id, r]));
   const fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => byId.get(id)));
-  if (fingerprint === null || fingerprint !== input.fingerprint) return { kind: 'full', reason: 'tables or chains changed', fingerprint };
+  if (fingerprint === null || fingerprint !== input.fingerprint) return { kind: 'full', reason: 'tables or chains changed', fingerprint, runs };
   const run = byId.get(probe.id);
-  if (!run || run.status !== 'ok') return { kind: 'full', reason: `${probe.id}: ${run?.status ?? 'not run'}`, fingerprint };
+  if (!run || run.status !== 'ok') return { kind: 'full', reason: `${probe.id}: ${run?.status ?? 'not run'}`, fingerprint, runs };
   const { focus, snapshot } = input;
   const withProbe = (probes: NodeSnapshot['probes']) => [...probes.filter((p) => p.id !== run.id), summarize(run)];
   if (focus.ruleset === 'nft') {
     const nft = snapshot.nft?.value;
     const spliced = nft ? spliceNftChain(nft, focus.table, focus.chain, run.result.stdout, run.id) : null;
-    if (!spliced || spliced.changed) return { kind: 'full', reason: spliced ? 'the open chain changed' : 'chain not found', fingerprint };
+    if (!spliced || spliced.changed) return { kind: 'full', reason: spliced ? 'the open chain changed' : 'chain not found', fingerprint, runs };
     // kube-proxy's nftables rules carry no counters: the rates come from conntrack, not from here.
     return { kind: 'chain', snapshot: { ...snapshot, probes: withProbe(snapshot.probes), nft: { ...snapshot.nft!, value: spliced.ruleset } }, rates: new Map(), runs };
   }
@@ -68,7 +68,7 @@ export async function focusedRefresh(input: FocusedInput): Promise<FocusedResult
   const ruleset = part?.value;
   const old = ruleset?.tables.find((t) => t.name === focus.table)?.chains.find((c) => c.name === focus.chain);
   const spliced = ruleset ? spliceIptablesChain(ruleset, focus.table, focus.chain, run.result.stdout, run.id) : null;
-  if (!spliced || !old || spliced.changed) return { kind: 'full', reason: spliced ? 'the open chain changed' : 'chain not found', fingerprint };
+  if (!spliced || !old || spliced.changed) return { kind: 'full', reason: spliced ? 'the open chain changed' : 'chain not found', fingerprint, runs };
   const rates = oneChainRates(focus.table, old, spliced.chain, input.elapsedSeconds);
   return { kind: 'chain', snapshot: { ...snapshot, probes: withProbe(snapshot.probes), [key]: { ...part!, value: spliced.ruleset } }, rates, runs };
 }
@@ -94,6 +94,6 @@ export function nftChainWithoutCounters(snapshot: NodeSnapshot, focus: ChainFocu
 async function checkOnly(input: FocusedInput): Promise<FocusedResult> {
   const runs = await runProbes(input.transport, { ids: [...CHECK_PROBES], params: input.params });
   const fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => runs.find((r) => r.id === id)));
-  if (fingerprint === null || fingerprint !== input.fingerprint) return { kind: 'full', reason: 'tables or chains changed', fingerprint };
+  if (fingerprint === null || fingerprint !== input.fingerprint) return { kind: 'full', reason: 'tables or chains changed', fingerprint, runs };
   return { kind: 'chain', snapshot: input.snapshot, rates: new Map(), runs, checkOnly: true };
 }

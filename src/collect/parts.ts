@@ -11,7 +11,7 @@ import { parseCiliumCt } from '../parsers/cilium-ct.js';
 import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
-import { parseIptablesSave, parseIptablesSaveChunked } from '../parsers/iptables-save.js';
+import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSavePieces } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
@@ -45,10 +45,12 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
   'iptables-save': {
     parse: (t, o) => parseIptablesSave(t, o, { family: 'ipv4' }),
     chunked: (t, o, size, turn) => parseIptablesSaveChunked(t, o, { family: 'ipv4' }, size, turn),
+    pieces: (p, o, size, turn) => parseIptablesSavePieces(p, o, { family: 'ipv4' }, size, turn),
   },
   'ip6tables-save': {
     parse: (t, o) => parseIptablesSave(t, o, { family: 'ipv6' }),
     chunked: (t, o, size, turn) => parseIptablesSaveChunked(t, o, { family: 'ipv6' }, size, turn),
+    pieces: (p, o, size, turn) => parseIptablesSavePieces(p, o, { family: 'ipv6' }, size, turn),
   },
   'nft-json': {
     parse: parseNftJson,
@@ -97,10 +99,11 @@ export function parserOf(id: string): ParserEntry | undefined {
 
 /**
  * The probes whose stdout the snapshot build reads in pieces when a transport can give
- * them so (a replay): those whose parser reads pieces or joins them only when needed.
+ * them so (a replay): those whose parser reads pieces or joins them only when needed, and
+ * Cilium's raw LB maps (decoded entry by entry as read: `parseCiliumLbMapDumpPieces`).
  */
 export function piecedProbes(): readonly string[] {
   return catalog()
-    .probes.filter((p) => p.part && !p.onDemand && (PARSERS[p.parser]?.pieces || PARSERS[p.parser]?.joinedPieces))
+    .probes.filter((p) => p.part && !p.onDemand && (PARSERS[p.parser]?.pieces || PARSERS[p.parser]?.joinedPieces || p.parser === LB_MAPS_PARSER))
     .map((p) => p.id);
 }

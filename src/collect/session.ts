@@ -24,11 +24,15 @@ import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.
 import { plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
+import { isLbMapsFocus, lbMapProbes, serviceMapsRefresh, ServiceMapDigests } from './map-refresh.js';
 import { cheapEvidence } from './evidence-load.js';
+import { onDemandProbeIds, PART_PROBE_IDS, withoutPartText, withoutUnwanted } from './session-probes.js';
+export { onDemandProbeIds } from './session-probes.js';
 export type { ChainFocus } from './chain-refresh.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
 import { DEFAULT_INTERVAL_MS } from '../sources/refresh-interval.js';
+import { FULL_READ_EVERY, nextRefreshDelayMs, refreshNodeCpuMs, slowPartDelayMs } from './refresh-cost.js';
 
 /** What a pane needs to know about the data's freshness; times are ms since epoch. */
 export interface SessionState {
@@ -45,6 +49,11 @@ export interface SessionState {
    * re-read only the open chain (the header says it then). Absent before the first full read.
    */
   readonly fullReadAt?: number | null;
+  /**
+   * The wait between refreshes when the last one's node CPU stretched it past the interval
+   * (src/collect/refresh-cost.ts: ≤ 5 % of a core), with that CPU (ms); null or absent when not stretched.
+   */
+  readonly stretched?: { readonly everyMs: number; readonly nodeCpuMs: number } | null;
   /** The DNS pane's Service (`ns/name`) and what its questions got; null until one is asked. */
   readonly dns?: SessionDns | null;
   /** The name last typed in the DNS pane (`n`) and its search, as `dig +search` runs it; null until one is asked. */
@@ -128,27 +137,6 @@ export interface SessionOptions {
   readonly fullReadEvery?: number;
 }
 
-/**
- * The on-demand probes a load reads: `options.onDemand`, and on a replay the on-demand
- * probes of a snapshot part that the bundle holds (a capture with `conntrack -E` output).
- * Never the others: an on-demand probe may run long (conntrack -E ends by its timeout).
- */
-export function onDemandProbeIds(options: Pick<SessionOptions, 'transport' | 'onDemand'>): string[] {
-  const wanted = new Set(options.onDemand ?? []);
-  if (options.transport instanceof ReplayTransport) {
-    const held = new Set(options.transport.bundle.manifest.probes.map((p) => p.id));
-    for (const p of catalog().probes) if (p.onDemand && PART_PROBE_IDS().has(p.id) && held.has(p.id)) wanted.add(p.id);
-  }
-  return [...wanted];
-}
-
-/** `ids` without the on-demand probes this load does not read (see {@link onDemandProbeIds}). */
-function withoutUnwanted(options: SessionOptions, ids: readonly string[]): string[] {
-  const onDemand = new Set(catalog().probes.filter((p) => p.onDemand).map((p) => p.id));
-  const wanted = new Set(onDemandProbeIds(options));
-  return ids.filter((id) => !onDemand.has(id) || wanted.has(id));
-}
-
 const EMPTY_RATES: RuleRates = new Map();
 
 /**
@@ -192,33 +180,8 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
   };
 }
 
-/** Probes whose output becomes a {@link SnapshotPart}: their text is dropped once parsed. */
-let partProbeIds: ReadonlySet<string> | undefined;
-/** Every probe that fills a snapshot part (the catalog is read on first use). */
-const PART_PROBE_IDS = (): ReadonlySet<string> => (partProbeIds ??= new Set(Object.values(partProbes()).flat()));
 
-/** The run without its stdout when that stdout is parsed into a part (its text is never read again). */
-function withoutPartText(run: ProbeRun): ProbeRun {
-  return PART_PROBE_IDS().has(run.id) && run.result.stdout !== '' ? { ...run, result: { ...run.result, stdout: '' } } : run;
-}
-
-/** A slow part is still re-read at least this often (ms): the header says when the rules were read whole. */
-export const MAX_SLOW_PART_DELAY_MS = 300_000;
-
-/** A focused refresh (the open chain alone) gives way to a full read at least every this many refreshes. */
-export const FULL_READ_EVERY = 30;
-
-/**
- * How long refreshes leave a part alone after reading it, given what reading and parsing it
- * cost last time (`lastCostMs`): nothing while twenty times that cost fits in the interval,
- * else twenty times the cost, at most {@link MAX_SLOW_PART_DELAY_MS}: a slow part's reads take
- * ≤ ~5 % of the time (issue 23's budget). A 1M-entry conntrack table (~5 s) is re-read every
- * ~100 s, kube-proxy's table of a 10,000-Service nftables node (~15 s) every ~5 min.
- */
-export function slowPartDelayMs(intervalMs: number, lastCostMs: number): number {
-  const wanted = lastCostMs * 20;
-  return wanted <= intervalMs ? 0 : Math.min(MAX_SLOW_PART_DELAY_MS, wanted);
-}
+export { FULL_READ_EVERY, MAX_SLOW_PART_DELAY_MS, slowPartDelayMs } from './refresh-cost.js';
 
 /**
  * A live or replayed session over one transport.
@@ -264,7 +227,11 @@ export class Session implements SessionLike {
   private sinceFull = 0;
   /** When each re-read chain's counters were read (ms since epoch), by `ruleset/table/chain`. */
   private readonly chainAt = new Map<string, number>();
+  /** The Cilium service maps' last dumps (src/collect/map-refresh.ts), what the LB pane's refresh compares against. */
+  private readonly mapDigests = new ServiceMapDigests();
   private lastRefresh: 'chain' | 'check' | 'full' | null = null;
+  /** The node CPU (ms) the probes of the last refresh used (src/collect/refresh-cost.ts). */
+  private lastCpuMs = 0;
   private stopped = false;
 
   /**
@@ -275,7 +242,12 @@ export class Session implements SessionLike {
     this.timer = setTimeout(() => {
       const started = this.now();
       void this.refresh().finally(() => {
-        if (!this.stopped) this.schedule(Math.max(this.options.intervalMs ?? DEFAULT_INTERVAL_MS, this.now() - started));
+        if (this.stopped) return;
+        const interval = this.options.intervalMs ?? DEFAULT_INTERVAL_MS;
+        const wait = nextRefreshDelayMs(interval, this.now() - started, this.lastCpuMs);
+        const stretched = nextRefreshDelayMs(interval, 0, this.lastCpuMs) > interval ? { everyMs: wait, nodeCpuMs: this.lastCpuMs } : null;
+        if (stretched?.everyMs !== this.state.stretched?.everyMs) this.set({ stretched });
+        this.schedule(wait);
       });
     }, delayMs);
   }
@@ -339,6 +311,7 @@ export class Session implements SessionLike {
         onPartParsed: (part, ms) => this.partParsed(part, ms, fetched),
         fetchRuns: async (ids) => {
           const got = await this.runPartProbes(ids);
+          this.mapDigests.remember(got);
           // The session keeps each run without its text: completeSnapshot lets the text go once parsed.
           fetched.push(...got.map(withoutPartText));
           return got;
@@ -451,8 +424,11 @@ export class Session implements SessionLike {
       return;
     }
     this.set({ refreshing: true });
+    this.lastCpuMs = 0;
     try {
-      if (this.focused && this.sinceFull < (this.options.fullReadEvery ?? FULL_READ_EVERY) && (await this.refreshFocused(this.focused))) return;
+      // With cilium-agent's listings beside the maps, the LB table is the two compared: read whole.
+      const focus = isLbMapsFocus(this.focused) && this.options.ciliumAgent ? null : this.focused;
+      if (focus && this.sinceFull < (this.options.fullReadEvery ?? FULL_READ_EVERY) && (await this.refreshFocused(focus))) return;
       await this.refreshFull();
     } catch (e) {
       this.set({ refreshing: false, error: (e as Error).message });
@@ -465,7 +441,11 @@ export class Session implements SessionLike {
     const key = `${focus.ruleset}/${focus.table}/${focus.chain}`;
     const since = this.chainAt.get(key) ?? this.iptablesAt ?? this.state.dataAt;
     const at0 = this.now();
-    const got = await focusedRefresh({ transport: this.options.transport, params: this.options.params ?? {}, focus, snapshot: previous, fingerprint: this.fingerprint, elapsedSeconds: since === null ? 0 : (at0 - since) / 1000 });
+    const { transport, params = {} } = this.options;
+    const got = isLbMapsFocus(focus)
+      ? await serviceMapsRefresh({ transport, params, snapshot: previous, digests: this.mapDigests })
+      : await focusedRefresh({ transport, params, focus, snapshot: previous, fingerprint: this.fingerprint, elapsedSeconds: since === null ? 0 : (at0 - since) / 1000 });
+    this.lastCpuMs += refreshNodeCpuMs(got.runs ?? []);
     if (got.kind === 'full') return false;
     this.sinceFull++;
     if (!got.checkOnly) this.chainAt.set(key, at0);
@@ -483,10 +463,14 @@ export class Session implements SessionLike {
       this.plan,
       catalog()
         .probes.filter((p) => p.refresh && at0 >= (this.notBefore.get(p.id) ?? 0))
-        .map((p) => p.id),
+        .map((p) => p.id)
+        // The LB pane on screen: its maps are read again with the rest (src/collect/map-refresh.ts).
+        .concat(isLbMapsFocus(this.focused) && !this.options.ciliumAgent ? lbMapProbes() : []),
     );
     const fresh = await runProbes(this.options.transport, { ids: [...new Set([...ids, ...CHECK_PROBES])], ...(this.options.params ? { params: this.options.params } : {}) });
     this.fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => fresh.find((r) => r.id === id)));
+    this.lastCpuMs += refreshNodeCpuMs(fresh);
+    this.mapDigests.remember(fresh);
     const failed = fresh.filter((r) => r.status === 'timeout' || (r.status === 'failed' && r.result.stdout === ''));
     const byId = new Map(fresh.filter((r) => !failed.includes(r)).map((r) => [r.id, r]));
     // Stale means data that was there is now old: a probe that never read anything

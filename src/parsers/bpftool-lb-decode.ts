@@ -11,8 +11,8 @@ import type { Diagnostic, ParseResult } from '../model/diagnostics.js';
 import { diagnostic } from '../model/diagnostics.js';
 import type { LbBackend, LbRevNat, LbService, LbSlot, LbTable } from '../model/cilium.js';
 import { algorithmFromNumber, backendStateFromFlags, BPF_OBJ_NAME_MAX, formatFrontend, protocolFromNumber, SVC_FLAG, serviceTypeFromFlags } from '../model/cilium.js';
-import type { BpftoolMapDump } from './bpftool-map-dump.js';
-import { bytesToHex, entryHex, parseBpftoolMapDump } from './bpftool-map-dump.js';
+import type { BpftoolMapDump, BpftoolMapEntry } from './bpftool-map-dump.js';
+import { bytesToHex, entryHex, parseBpftoolMapDump, scanBpftoolMapDumpPieces } from './bpftool-map-dump.js';
 import type { BackendEntry, DecodedLbEntry, HostByteOrder, LbMapKind, LbMapLayout, ServiceEntry } from './bpftool-lb-layouts.js';
 import { LB_MAP_LAYOUTS } from './bpftool-lb-layouts.js';
 import { compareFrontends, compareIpBytes, ipBytes } from './cilium-addr.js';
@@ -74,31 +74,39 @@ export function identifyLbMap(name: string, keySize: number, valueSize: number):
 }
 
 /**
- * Decodes one parsed dump of map `name`. Entries with unknown sizes, unreadable bytes or
- * values out of range go to `undecoded` with a reason; nothing is guessed.
+ * Decodes the entries of one dump of map `name` one at a time ({@link decodeLbMap}'s loop;
+ * a dump read in pieces hands each entry over as it is read and keeps none).
  */
-export function decodeLbMap(dump: BpftoolMapDump, name: string, opts: LbDecodeOptions = {}): DecodedLbMap {
-  const order = opts.hostByteOrder ?? 'little';
-  const entries: HexEntry[] = [];
-  const undecoded: UndecodedEntry[] = [];
-  let layout: LbMapLayout | null = null;
+class LbMapDecoder {
+  private readonly order: HostByteOrder;
+  private readonly entries: HexEntry[] = [];
+  private readonly undecoded: UndecodedEntry[] = [];
+  private layout: LbMapLayout | null = null;
   // Every entry of one map has the same sizes: identify each (key, value) size pair once.
-  const bySizes = new Map<number, LbMapLayout | string>();
-  for (const e of dump.entries) {
-    const skip = (reason: string) => undecoded.push({ index: e.index, line: e.line, keyHex: bytesToHex(e.key), valueHex: bytesToHex(e.value), reason });
+  private readonly bySizes = new Map<number, LbMapLayout | string>();
+
+  constructor(
+    private readonly name: string,
+    opts: LbDecodeOptions,
+  ) {
+    this.order = opts.hostByteOrder ?? 'little';
+  }
+
+  add(e: BpftoolMapEntry): void {
+    const skip = (reason: string) => this.undecoded.push({ index: e.index, line: e.line, keyHex: bytesToHex(e.key), valueHex: bytesToHex(e.value), reason });
     if (e.key === null || e.value === null) {
       skip(e.perCpuValues ? 'per-CPU values: no Cilium LB map is per-CPU' : 'key or value bytes missing');
-      continue;
+      return;
     }
     const sizes = e.key.length * 4294967296 + e.value.length;
-    let found = bySizes.get(sizes);
-    if (found === undefined) bySizes.set(sizes, (found = identifyLbMap(name, e.key.length, e.value.length)));
+    let found = this.bySizes.get(sizes);
+    if (found === undefined) this.bySizes.set(sizes, (found = identifyLbMap(this.name, e.key.length, e.value.length)));
     if (typeof found === 'string') {
       skip(found);
-      continue;
+      return;
     }
-    layout ??= found;
-    const decoded = found.decode(e.key, e.value, order);
+    this.layout ??= found;
+    const decoded = found.decode(e.key, e.value, this.order);
     const hex = entryHex(e.key, e.value);
     if (typeof decoded === 'string') skip(decoded);
     else {
@@ -107,17 +115,36 @@ export function decodeLbMap(dump: BpftoolMapDump, name: string, opts: LbDecodeOp
       const out = decoded as Mutable<DecodedLbEntry> & { hex?: string };
       if (e.innerMapId !== null && out.kind === 'maglev-outer') out.innerMapId = e.innerMapId;
       out.hex = hex;
-      entries.push(out as HexEntry);
+      this.entries.push(out as HexEntry);
     }
   }
-  const candidates = layoutsFor(lbMapBaseName(name));
-  return {
-    map: lbMapBaseName(name),
-    kind: layout?.kind ?? candidates[0]?.kind ?? null,
-    layout: layout && { structs: layout.structs, era: layout.era, keySize: layout.keySize, valueSize: layout.valueSize },
-    entries,
-    undecoded,
-  };
+
+  finish(): DecodedLbMap {
+    const candidates = layoutsFor(lbMapBaseName(this.name));
+    const layout = this.layout;
+    return {
+      map: lbMapBaseName(this.name),
+      kind: layout?.kind ?? candidates[0]?.kind ?? null,
+      layout: layout && { structs: layout.structs, era: layout.era, keySize: layout.keySize, valueSize: layout.valueSize },
+      entries: this.entries,
+      undecoded: this.undecoded,
+    };
+  }
+}
+
+/**
+ * Decodes one parsed dump of map `name`. Entries with unknown sizes, unreadable bytes or
+ * values out of range go to `undecoded` with a reason; nothing is guessed.
+ */
+export function decodeLbMap(dump: BpftoolMapDump, name: string, opts: LbDecodeOptions = {}): DecodedLbMap {
+  const decoder = new LbMapDecoder(name, opts);
+  for (const e of dump.entries) decoder.add(e);
+  return decoder.finish();
+}
+
+/** The `undecoded` warnings of a decoded map, after bpftool's own diagnostics `parsed`. */
+function withUndecoded(parsed: readonly Diagnostic[], decoded: DecodedLbMap, origin: string): Diagnostic[] {
+  return [...parsed, ...decoded.undecoded.map((u) => diagnostic('warning', origin, u.line, `key ${u.keyHex} value ${u.valueHex}`, 'undecoded', u.reason))];
 }
 
 /**
@@ -127,8 +154,26 @@ export function decodeLbMap(dump: BpftoolMapDump, name: string, opts: LbDecodeOp
 export function parseCiliumLbMapDump(text: string, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
   const parsed = parseBpftoolMapDump(text, origin);
   const decoded = decodeLbMap(parsed.value, name, opts);
-  const diags = [...parsed.diagnostics, ...decoded.undecoded.map((u) => diagnostic('warning', origin, u.line, `key ${u.keyHex} value ${u.valueHex}`, 'undecoded', u.reason))];
-  return { value: decoded, diagnostics: diags };
+  return { value: decoded, diagnostics: withUndecoded(parsed.diagnostics, decoded, origin) };
+}
+
+/**
+ * {@link parseCiliumLbMapDump} of a dump read in pieces (`pieces()` yields the text in
+ * order, anew on each call): each entry is decoded as it is read, so neither the whole text
+ * nor the list of raw entries is held (a 25,000-Service node's services map is 61 MB of
+ * bpftool JSON). A dump of any shape but the usual one (see `scanBpftoolMapDumpPieces`)
+ * is joined and parsed whole: the same result either way.
+ */
+export function parseCiliumLbMapDumpPieces(pieces: () => Iterable<string>, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
+  const decoder = new LbMapDecoder(name, opts);
+  const scanned = scanBpftoolMapDumpPieces(pieces(), origin, (e) => decoder.add(e));
+  if (scanned === null) {
+    let text = '';
+    for (const piece of pieces()) text += piece;
+    return parseCiliumLbMapDump(text, origin, name, opts);
+  }
+  const decoded = decoder.finish();
+  return { value: decoded, diagnostics: withUndecoded(scanned.diagnostics, decoded, origin) };
 }
 
 function backendOf(e: BackendEntry, diags: Diagnostic[], origin: string): LbBackend {
@@ -211,11 +256,15 @@ function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<nu
   };
 }
 
-/** One dump to decode: the map's name (or pin path), bpftool's stdout, and its origin label. */
+/**
+ * One dump to decode: the map's name (or pin path), bpftool's stdout, and its origin label;
+ * `pieces`, when given, yields the stdout in pieces instead (a replay's file; `text` is then unread).
+ */
 export interface LbMapDumpText {
   readonly name: string;
   readonly text: string;
   readonly origin: string;
+  readonly pieces?: () => Iterable<string>;
 }
 
 /**
@@ -224,7 +273,7 @@ export interface LbMapDumpText {
  * `unreadable` naming each map that holds entries no known layout decodes.
  */
 export function decodeCiliumLbMaps(dumps: readonly LbMapDumpText[], opts: LbDecodeOptions = {}): ParseResult<{ maps: readonly DecodedLbMap[]; table: LbTable }> {
-  const results = dumps.map((d) => parseCiliumLbMapDump(d.text, d.origin, d.name, opts));
+  const results = dumps.map((d) => (d.pieces ? parseCiliumLbMapDumpPieces(d.pieces, d.origin, d.name, opts) : parseCiliumLbMapDump(d.text, d.origin, d.name, opts)));
   const maps = results.map((r) => r.value);
   const table = assembleLbTable(maps);
   // A lookup that misses in a map nodescope could not read is not the datapath's miss: said on the table.

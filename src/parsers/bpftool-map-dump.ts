@@ -209,6 +209,32 @@ function lineIndex(text: string): (offset: number) => number {
 }
 
 /**
+ * One element that is not a compact entry, read with `JSON.parse`: the entry (numbered
+ * `index`) with its problems added to `diags` (`bad-key`, `bad-value`), or null — and a
+ * `bad-entry` error — when it is not a JSON object.
+ */
+function jsonEntry(text: string, line: number, index: number, origin: string, diags: Diagnostic[]): BpftoolMapEntry | null {
+  let doc: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+    doc = parsed as Record<string, unknown>;
+  } catch (e) {
+    diags.push(diagnostic('error', origin, line, text, 'bad-entry', `entry is not a JSON object: ${(e as Error).message}`));
+    return null;
+  }
+  const key = hexBytes(doc.key);
+  const value = hexBytes(doc.value);
+  const perCpu = Array.isArray(doc.values) ? doc.values.map((v) => hexBytes((v as { value?: unknown } | null)?.value)) : null;
+  const perCpuValues = perCpu && perCpu.every((v) => v !== null) ? (perCpu as Uint8Array[]) : null;
+  if (key === null) diags.push(diagnostic('error', origin, line, text, 'bad-key', 'entry key is not an array of 0xNN bytes'));
+  else if (value === null && perCpuValues === null) {
+    diags.push(diagnostic('warning', origin, line, text, 'bad-value', typeof doc.value === 'string' ? `entry value unreadable: ${doc.value}` : 'entry value is not an array of 0xNN bytes'));
+  }
+  return { index, line, key, value, perCpuValues, innerMapId: typeof doc.inner_map_id === 'number' ? doc.inner_map_id : null, formatted: doc.formatted ?? null, raw: text };
+}
+
+/**
  * Parses `bpftool -j map dump` output. Never throws: malformed entries and a truncated
  * tail become diagnostics, `{"error": …}` output becomes one error diagnostic.
  */
@@ -245,33 +271,8 @@ export function parseBpftoolMapDump(text: string, origin: string): ParseResult<B
       entries.push({ index: entries.length, line, key: compact.key, value: compact.value, perCpuValues: null, innerMapId: null, formatted: null, raw: el.text });
       continue;
     }
-    let doc: Record<string, unknown>;
-    try {
-      const parsed: unknown = JSON.parse(el.text);
-      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-      doc = parsed as Record<string, unknown>;
-    } catch (e) {
-      diags.push(diagnostic('error', origin, line, el.text, 'bad-entry', `entry is not a JSON object: ${(e as Error).message}`));
-      continue;
-    }
-    const key = hexBytes(doc.key);
-    const value = hexBytes(doc.value);
-    const perCpu = Array.isArray(doc.values) ? doc.values.map((v) => hexBytes((v as { value?: unknown } | null)?.value)) : null;
-    const perCpuValues = perCpu && perCpu.every((v) => v !== null) ? (perCpu as Uint8Array[]) : null;
-    if (key === null) diags.push(diagnostic('error', origin, line, el.text, 'bad-key', 'entry key is not an array of 0xNN bytes'));
-    else if (value === null && perCpuValues === null) {
-      diags.push(diagnostic('warning', origin, line, el.text, 'bad-value', typeof doc.value === 'string' ? `entry value unreadable: ${doc.value}` : 'entry value is not an array of 0xNN bytes'));
-    }
-    entries.push({
-      index: entries.length,
-      line,
-      key,
-      value,
-      perCpuValues,
-      innerMapId: typeof doc.inner_map_id === 'number' ? doc.inner_map_id : null,
-      formatted: doc.formatted ?? null,
-      raw: el.text,
-    });
+    const entry = jsonEntry(el.text, line, entries.length, origin, diags);
+    if (entry !== null) entries.push(entry);
   }
   if (!complete) {
     diags.push(diagnostic('error', origin, lineOf(endAt), text.slice(endAt).split('\n')[0] ?? '', 'truncated', `dump ends before the closing ]; kept ${entries.length} complete entries`));
@@ -280,4 +281,96 @@ export function parseBpftoolMapDump(text: string, origin: string): ParseResult<B
     diags.push(diagnostic('warning', origin, lineOf(at), text.slice(at).split('\n')[0] ?? '', 'trailing-text', 'text after the JSON array'));
   }
   return { value: { entries }, diagnostics: diags };
+}
+
+/** ASCII blanks: what may come before bpftool's `[` and after its `]` on the piece path. */
+function isAsciiBlank(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9 || c === 11 || c === 12;
+}
+
+/**
+ * The element scanner of {@link scanBpftoolMapDumpPieces}: {@link splitTopLevel}'s state
+ * machine kept across pieces (a string or an escape may be cut between two), counting
+ * lines as it goes ({@link lineIndex}'s numbers).
+ */
+class PieceScanner {
+  depth = 0;
+  inString = false;
+  escaped = false;
+  line = 1;
+  /** 0: before the array's `[`; 1: inside it; 2: after its `]`; -1: a shape the piece path leaves to the whole-text parser. */
+  phase = 0;
+  /** The start of the element under way in earlier pieces (its text so far), or null. */
+  carry: string | null = null;
+  elementLine = 0;
+
+  constructor(private readonly element: (text: string, line: number) => void) {}
+
+  /** Scans one piece; elements complete in it are handed to `element`. */
+  piece(p: string): void {
+    let from = this.carry === null ? -1 : 0;
+    for (let i = 0; i < p.length; i++) {
+      const c = p.charCodeAt(i);
+      if (c === 10) this.line++;
+      if (this.phase !== 1) {
+        if (isAsciiBlank(c)) continue;
+        if (this.phase === 0 && c === 91) this.phase = 1;
+        else return void (this.phase = -1);
+        continue;
+      }
+      if (this.escaped) this.escaped = false;
+      else if (this.inString) {
+        if (c === 92) this.escaped = true;
+        else if (c === 34) this.inString = false;
+      } else if (c === 34) this.inString = true;
+      else if (c === 123 || c === 91) {
+        if (this.depth === 0) [from, this.elementLine] = [i, this.line];
+        this.depth++;
+      } else if (c === 125 || c === 93) {
+        // `}` closing the array, or `]` ending it: the whole-text parser reports either.
+        if (this.depth === 0) {
+          this.phase = c === 93 ? 2 : -1;
+          continue;
+        }
+        if (--this.depth === 0) {
+          const tail = p.slice(from, i + 1);
+          this.element(this.carry === null ? tail : this.carry + tail, this.elementLine);
+          [this.carry, from] = [null, -1];
+        }
+      }
+    }
+    if (this.depth > 0) this.carry = this.carry === null ? p.slice(from) : this.carry + p.slice(Math.max(from, 0));
+  }
+}
+
+/**
+ * {@link parseBpftoolMapDump} of a dump read in pieces (a replay's bundle file: the whole
+ * text is never held), for the usual shape — blanks, one JSON array, blanks: each entry is
+ * handed to `onEntry` as it is read (with the diagnostics the whole-text parser gives for
+ * it, in its order) and the result holds only those diagnostics. Null for any other shape
+ * (empty output, `{"error": …}`, a dump cut before its `]`, text after it, non-ASCII
+ * blanks): the caller then parses the whole text with {@link parseBpftoolMapDump}, whose
+ * entries and diagnostics those are. Never throws.
+ */
+export function scanBpftoolMapDumpPieces(pieces: Iterable<string>, origin: string, onEntry: (entry: BpftoolMapEntry) => void): ParseResult<{ readonly entries: number }> | null {
+  const diags: Diagnostic[] = [];
+  let index = 0;
+  let store = new ByteStore(new Uint8Array(0));
+  let capacity = 0;
+  const scanner = new PieceScanner((text, line) => {
+    // Views of one block each: a block is let go with the last entry that views it.
+    const need = Math.ceil(text.length / 5);
+    if (capacity - store.used < need) [store, capacity] = [new ByteStore(new Uint8Array(Math.max(need, 1 << 16))), Math.max(need, 1 << 16)];
+    const compact = compactEntry(text, store);
+    const entry = compact !== null ? { index, line, key: compact.key, value: compact.value, perCpuValues: null, innerMapId: null, formatted: null, raw: text } : jsonEntry(text, line, index, origin, diags);
+    if (entry === null) return;
+    index++;
+    onEntry(entry);
+  });
+  for (const p of pieces) {
+    scanner.piece(p);
+    if (scanner.phase === -1) return null;
+  }
+  if (scanner.phase !== 2) return null;
+  return { value: { entries: index }, diagnostics: diags };
 }

@@ -66,8 +66,8 @@ export class RulesetBuilder {
   private lastTable: TableDraft | undefined;
   private lastChain: ChainDraft | undefined;
   private lastChainTable: TableDraft | undefined;
-  // Shares identical statements, values and names while the ruleset is read (nft-share.ts).
-  private readonly sharer = new NftSharer();
+  /** Shares identical statements, values and names while the ruleset is read (nft-share.ts). */
+  readonly sharer = new NftSharer();
 
   /**
    * A rule for the model: statements shared with equal ones of other rules, `raw` printed
@@ -129,10 +129,26 @@ export class RulesetBuilder {
     if (!c) {
       // The name string is the one jump targets use (one copy, never a view into the input).
       c = { name: this.sharer.name(name), rules: [] };
-      table.chains.set(name, c);
+      table.chains.set(c.name, c);
     }
     this.lastChain = c;
     this.lastChainTable = table;
+    return c;
+  }
+
+  /**
+   * The chain when `table` has it, else undefined (no draft made): for a reader that
+   * hands a rule of an unlisted chain to a slower path (which says so in a diagnostic).
+   * `name` may be a view into the input (a kept chain's name is its own copy).
+   */
+  knownChain(table: TableDraft, name: string): ChainDraft | undefined {
+    const last = this.lastChain;
+    if (last !== undefined && this.lastChainTable === table && last.name === name) return last;
+    const c = table.chains.get(name);
+    if (c !== undefined) {
+      this.lastChain = c;
+      this.lastChainTable = table;
+    }
     return c;
   }
 

@@ -2,41 +2,20 @@
  * Parser for `nft -j list ruleset` (libnftables JSON, libnftables-json(5); nft 0.9.x–1.1.x):
  * `{"nftables": [{"metainfo": {…}}, {"table": {…}}, {"chain": {…}}, {"rule": {…}}, …]}`.
  *
- * `JSON.parse` then one linear walk over the array. Never throws: text that is not JSON
+ * nft's printed shape is read straight into the compact model (nft-json-direct.ts);
+ * anything else through `JSON.parse` and one linear walk over the tree. Never throws: text that is not JSON
  * (e.g. `nft list` text given by mistake) and truncated JSON become an error diagnostic with
  * line and column; from truncated output the complete objects before the cut are kept.
  * A missing or non-1 `json_schema_version` is an error (knftables refuses such output) but
  * the objects are still read. Counters above 2^53 keep full precision (read as text).
  */
-import { counterAboveMax, counterAboveMaxMessage } from './nft-types.js';
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
-import {
-  isNftChainType,
-  isNftFamily,
-  isNftHook,
-  type NftElement,
-  type NftFamily,
-  type NftRuleset,
-  type NftStatement,
-} from '../model/nftables.js';
-import { normalizeSetFlags, RulesetBuilder, type TableDraft } from './nft-builder.js';
-import {
-  bigintOf,
-  elementOf,
-  isObject,
-  JsonShapeError,
-  num,
-  optNum,
-  optStr,
-  singleKey,
-  statementOf,
-  str,
-  stringList,
-  unknownsMadeCount,
-} from './nft-json-expr.js';
+import type { NftRuleset } from '../model/nftables.js';
+import { singleKey } from './nft-json-expr.js';
 import { nftJsonBatches, quoteBigCounters } from './nft-json-batches.js';
 import { lineColumn, scanJson } from './nft-json-syntax.js';
-import { priorityText } from './nft-priority.js';
+import { JsonWalker } from './nft-json-walker.js';
+import { readNftJsonDirect, readNftJsonDirectSync } from './nft-json-direct.js';
 
 import type { NftMetainfo } from '../model/nftables.js';
 export type { NftMetainfo };
@@ -47,16 +26,11 @@ export interface NftJsonDocument {
   readonly ruleset: NftRuleset;
 }
 
-type JsonObject = Record<string, unknown>;
-
-const RAW_OBJECTS: ReadonlySet<string> = new Set([
-  'flowtable', 'quota', 'limit', 'ct helper', 'ct timeout', 'ct expectation', 'synproxy', 'secmark', 'tunnel',
-]);
-const COMMANDS: ReadonlySet<string> = new Set(['delete', 'destroy', 'flush', 'replace', 'list', 'reset', 'rename']);
-const TABLE_FLAGS: ReadonlySet<string> = new Set(['dormant', 'owner', 'persist']);
-
 /**
- * Parses `nft -j list …` output into the ruleset model.
+ * Parses `nft -j list …` output into the ruleset model: nft's printed shape is read
+ * straight into the model ({@link readNftJsonDirectSync}, nft-json-direct.ts), anything
+ * else item by item through `JSON.parse`; text that is not such output whole by
+ * {@link parseNftJsonDocumentViaTree}, whose result it always equals.
  *
  * Diagnostics (codes): `json-syntax` (error: not JSON / truncated; line and column given),
  * `not-nftables` (error: JSON without an `nftables` array), `schema-version` (error: missing
@@ -66,6 +40,17 @@ const TABLE_FLAGS: ReadonlySet<string> = new Set(['dormant', 'owner', 'persist']
  * prints), `implicit-chain`/`implicit-set` (warning), `not-modelled` (info).
  */
 export function parseNftJsonDocument(text: string, origin: string): ParseResult<NftJsonDocument> {
+  const direct = readNftJsonDirectSync(text, origin);
+  if (direct === undefined) return parseNftJsonDocumentViaTree(text, origin);
+  return { value: { ...(direct.metainfo && { metainfo: direct.metainfo }), ruleset: direct.ruleset }, diagnostics: direct.diagnostics };
+}
+
+/**
+ * {@link parseNftJsonDocument} by one `JSON.parse` of the whole text and a walk over the
+ * tree (the reader before nft-json-direct.ts; kept for text of any other shape, and as
+ * the reference the direct reader is tested against).
+ */
+export function parseNftJsonDocumentViaTree(text: string, origin: string): ParseResult<NftJsonDocument> {
   const walker = new JsonWalker(origin);
   const doc = readJson(text, origin, walker.diagnostics);
   if (doc !== undefined) walker.walk(doc);
@@ -97,31 +82,71 @@ export function parseNftJson(text: string, origin: string): ParseResult<NftRules
   return { value: withMetainfo(value.ruleset, value.metainfo), diagnostics };
 }
 
+/** {@link parseNftJson} by {@link parseNftJsonDocumentViaTree}. */
+export function parseNftJsonViaTree(text: string, origin: string): ParseResult<NftRuleset> {
+  const { value, diagnostics } = parseNftJsonDocumentViaTree(text, origin);
+  return { value: withMetainfo(value.ruleset, value.metainfo), diagnostics };
+}
+
 /**
- * {@link parseNftJson} in pieces: the `{"nftables": [ … ]}` array is cut into batches of
- * items of about `chunkChars` characters where nft's printer starts an item, one
- * `JSON.parse` each ({@link nftJsonBatches}); when such a batch is not valid JSON, the items
- * are found again by a scan that follows only strings and nesting, one `JSON.parse` each.
- * Either way `await turn()` comes after about `chunkChars` characters. The whole document is
- * never one JSON tree (the 229 MB output of a 25,000-Service node parses to over 1 GB) and
- * the event loop keeps turning. Same result as {@link parseNftJson}: text of any other
- * shape (not nft -j output, truncated, bad JSON in an item, no leading metainfo) is handed
- * to it whole, so its diagnostics are the one-shot parse's. Never rejects on bad input.
+ * {@link parseNftJson} in pieces: `await turn()` comes after about `chunkChars` characters
+ * of items, so the event loop keeps turning, and the whole document is never one JSON tree
+ * (the 229 MB output of a 25,000-Service node parses to over 1 GB). Same result as
+ * {@link parseNftJson}: text of any other shape (not nft -j output, truncated, bad JSON in
+ * an item, no leading metainfo) is handed to {@link parseNftJsonViaTree} whole, so its
+ * diagnostics are the one-shot parse's. Never rejects on bad input.
  */
 export async function parseNftJsonChunked(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
-  return parseItems(() => [text], () => text, origin, chunkChars, turn);
+  return parseDirect(() => [text], () => text, origin, chunkChars, turn);
 }
 
 /**
  * {@link parseNftJsonChunked} of a text given in pieces, cut anywhere (inside a string, a
  * number or a key; `nft -j` prints one line, so a replay reads it in byte pieces): items
- * are scanned across the cuts, so only a piece and the item being read are held, never
- * the whole text. `pieces()` yields the pieces in order; it is called once, and once more
- * only for text of another shape, whose pieces are then joined and handed to
- * {@link parseNftJson} (same result and diagnostics, positions included, as one call on
- * the whole text). Never rejects on bad input (rejects only when `pieces` throws).
+ * are read across the cuts, so only a piece and the item being read are held, never the
+ * whole text. `pieces()` yields the pieces in order; it is called once, and once more only
+ * for text of another shape, whose pieces are then joined and handed to
+ * {@link parseNftJsonViaTree} (same result and diagnostics, positions included, as one
+ * call on the whole text). Never rejects on bad input (rejects only when `pieces` throws).
  */
 export async function parseNftJsonPieces(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  return parseDirect(pieces, () => joinPieces(pieces()), origin, chunkChars, turn);
+}
+
+/** The direct read of {@link parseNftJsonChunked} and {@link parseNftJsonPieces}, a turn at each of its pauses. */
+async function parseDirect(
+  pieces: () => Iterable<string>,
+  whole: () => string,
+  origin: string,
+  chunkChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<NftRuleset>> {
+  const read = readNftJsonDirect(pieces(), origin, chunkChars);
+  for (;;) {
+    const next = read.next();
+    if (next.done) {
+      const direct = next.value;
+      if (direct === undefined) return parseNftJsonViaTree(whole(), origin);
+      return { value: withMetainfo(direct.ruleset, direct.metainfo), diagnostics: direct.diagnostics };
+    }
+    await turn();
+  }
+}
+
+/**
+ * The reader of {@link parseNftJsonChunked} before nft-json-direct.ts (kept as the
+ * reference it is tested and measured against): the `{"nftables": [ … ]}` array cut into
+ * batches of about `chunkChars` characters where nft's printer starts an item, one
+ * `JSON.parse` each ({@link nftJsonBatches}); when such a batch is not valid JSON, the
+ * items are found again by a scan that follows only strings and nesting, one `JSON.parse`
+ * each; text of any other shape goes whole to {@link parseNftJsonViaTree}.
+ */
+export async function parseNftJsonChunkedViaTree(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  return parseItems(() => [text], () => text, origin, chunkChars, turn);
+}
+
+/** {@link parseNftJsonChunkedViaTree} of a text in pieces (the reader of {@link parseNftJsonPieces} before nft-json-direct.ts). */
+export async function parseNftJsonPiecesViaTree(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
   return parseItems(pieces, () => joinPieces(pieces()), origin, chunkChars, turn);
 }
 
@@ -144,7 +169,7 @@ async function parseItems(
   turn: () => Promise<void>,
 ): Promise<ParseResult<NftRuleset>> {
   const batched = await parseBatches(pieces(), origin, chunkChars, turn);
-  if (batched === 'other-shape') return parseNftJson(whole(), origin);
+  if (batched === 'other-shape') return parseNftJsonViaTree(whole(), origin);
   if (batched !== 'bad-batch') return batched;
   return scanItems(pieces(), whole, origin, chunkChars, turn);
 }
@@ -200,11 +225,11 @@ async function scanItems(
       try {
         item = JSON.parse(quoteBigCounters(text));
       } catch {
-        return parseNftJson(whole(), origin);
+        return parseNftJsonViaTree(whole(), origin);
       }
       if (index === 0) {
         // The one-shot walk checks the metainfo before any item: here it must come first.
-        if (singleKey(item) !== 'metainfo') return parseNftJson(whole(), origin);
+        if (singleKey(item) !== 'metainfo') return parseNftJsonViaTree(whole(), origin);
         walker.checkMetainfo([item]);
       }
       walker.itemAt(item, index++);
@@ -213,10 +238,10 @@ async function scanItems(
         await turn();
       }
     }
-    if (scanner.bad) return parseNftJson(whole(), origin);
+    if (scanner.bad) return parseNftJsonViaTree(whole(), origin);
   }
   // No item at all: the one-shot parse words the missing metainfo.
-  if (index === 0 || !scanner.closed()) return parseNftJson(whole(), origin);
+  if (index === 0 || !scanner.closed()) return parseNftJsonViaTree(whole(), origin);
   return { value: withMetainfo(walker.builder.finish(), walker.metainfo), diagnostics: walker.diagnostics };
 }
 
@@ -393,278 +418,5 @@ function readJson(text: string, origin: string, diags: Diagnostic[]): unknown {
     } catch {
       return undefined;
     }
-  }
-}
-
-class JsonWalker {
-  readonly builder = new RulesetBuilder();
-  readonly diagnostics: Diagnostic[] = [];
-  metainfo: NftMetainfo | undefined;
-
-  constructor(private readonly origin: string) {}
-
-  private report(severity: 'error' | 'warning' | 'info', item: unknown, code: string, message: string): void {
-    this.diagnostics.push(diagnostic(severity, this.origin, 0, excerpt(item), code, message));
-  }
-
-  walk(doc: unknown): void {
-    const items = isObject(doc) ? doc['nftables'] : undefined;
-    if (!Array.isArray(items)) {
-      this.report('error', doc, 'not-nftables', 'JSON without an "nftables" array: not nft -j output');
-      return;
-    }
-    this.checkMetainfo(items);
-    items.forEach((item, i) => this.itemAt(item, i));
-  }
-
-  /** Reads item `i` of the `nftables` array. */
-  itemAt(item: unknown, i: number): void {
-    try {
-      this.item(item, `nftables[${i}]`);
-    } catch (e) {
-      // RangeError: an expression nested deeper than the stack allows.
-      if (!(e instanceof JsonShapeError) && !(e instanceof RangeError)) throw e;
-      const why = e instanceof RangeError ? 'nested too deep' : (e as Error).message;
-      this.report('error', item, 'bad-object', `nftables[${i}]: ${why}`);
-    }
-  }
-
-  checkMetainfo(items: unknown[]): void {
-    const meta = items.find((x) => singleKey(x) === 'metainfo') as JsonObject | undefined;
-    const m = meta?.['metainfo'];
-    if (isObject(m)) {
-      const version = typeof m['version'] === 'string' ? m['version'] : undefined;
-      const releaseName = typeof m['release_name'] === 'string' ? m['release_name'] : undefined;
-      const jsonSchemaVersion = typeof m['json_schema_version'] === 'number' ? m['json_schema_version'] : undefined;
-      this.metainfo = {
-        ...(version !== undefined && { version }),
-        ...(releaseName !== undefined && { releaseName }),
-        ...(jsonSchemaVersion !== undefined && { jsonSchemaVersion }),
-      };
-    }
-    const schema = this.metainfo?.jsonSchemaVersion;
-    if (schema !== 1) {
-      const what = schema === undefined ? 'no metainfo json_schema_version' : `json_schema_version ${schema}`;
-      this.report('error', meta ?? items[0], 'schema-version', `${what}: only schema 1 is understood (knftables refuses this output)`);
-    }
-  }
-
-  private item(item: unknown, path: string): void {
-    const key = singleKey(item);
-    if (key === undefined || !isObject(item)) {
-      this.report('warning', item, 'unknown-object', `${path}: not an object with one key`);
-      return;
-    }
-    const body = item[key];
-    if (key === 'metainfo') return;
-    if (key === 'add' || key === 'create' || key === 'insert') return this.item(body, `${path}.${key}`);
-    if (COMMANDS.has(key)) {
-      this.report('info', item, 'not-modelled', `${path}: "${key}" command ignored`);
-      return;
-    }
-    if (!isObject(body)) throw new JsonShapeError(`"${key}" must be an object`);
-    switch (key) {
-      case 'table':
-        return this.table(body);
-      case 'chain':
-        return this.chain(body, item);
-      case 'rule':
-        return this.rule(body, item);
-      case 'set':
-      case 'map':
-        return this.set(key, body, item);
-      case 'element':
-        return this.element(body, item);
-      case 'counter':
-        return this.counter(body, item);
-      default:
-        if (RAW_OBJECTS.has(key)) return this.rawObject(key, body, item);
-        // A kind newer than nodescope (netavark#1315): kept as JSON on its table when it names one.
-        if (typeof body['family'] === 'string' && typeof body['table'] === 'string' && isNftFamily(body['family'])) {
-          const table = this.tableOf(body, item);
-          const handle = optNum(body, 'handle');
-          table.objects.push({ kind: key, name: typeof body['name'] === 'string' ? body['name'] : '', raw: JSON.stringify(body), ...(handle !== undefined && { handle }) });
-          this.report('warning', item, 'unknown-object', `${path}: "${key}" objects are not modelled; kept as JSON in table ${body['family']} ${body['table']}`);
-          return;
-        }
-        this.report('warning', item, 'unknown-object', `${path}: "${key}" objects are not modelled; skipped`);
-    }
-  }
-
-  private family(body: JsonObject): NftFamily {
-    const family = str(body, 'family');
-    if (!isNftFamily(family)) throw new JsonShapeError(`unknown family "${family}"`);
-    return family;
-  }
-
-  /** The table an object belongs to; created (and noted) when the listing did not include it. */
-  private tableOf(body: JsonObject, item: unknown): TableDraft {
-    const family = this.family(body);
-    const name = str(body, 'table');
-    if (!this.builder.findTable(family, name)) {
-      this.report('info', item, 'implicit-table', `table ${family} ${name} not listed; created for its objects`);
-    }
-    return this.builder.table(family, name);
-  }
-
-  private table(body: JsonObject): void {
-    const t = this.builder.table(this.family(body), str(body, 'name'));
-    const handle = optNum(body, 'handle');
-    if (handle !== undefined) t.handle = handle;
-    const comment = optStr(body, 'comment');
-    if (comment !== undefined) t.comment = comment;
-    if (body['flags'] !== undefined) {
-      // nft 1.0.6 prints garbage here for some tables (e.g. an object name); keep known flags only.
-      const flags = Array.isArray(body['flags']) || typeof body['flags'] === 'string' ? stringList(body['flags'], 'flags') : [];
-      const known = flags.filter((f) => TABLE_FLAGS.has(f));
-      if (known.length) t.flags = known;
-      if (known.length !== flags.length) {
-        this.report('info', body, 'not-modelled', `table ${t.name}: unknown table flags ${JSON.stringify(body['flags'])} ignored`);
-      }
-    }
-  }
-
-  private chain(body: JsonObject, item: unknown): void {
-    const table = this.tableOf(body, item);
-    const chain = this.builder.chain(table, str(body, 'name'));
-    const handle = optNum(body, 'handle');
-    if (handle !== undefined) chain.handle = handle;
-    const comment = optStr(body, 'comment');
-    if (comment !== undefined) chain.comment = comment;
-    if (body['hook'] === undefined) return;
-    const type = str(body, 'type');
-    const hook = str(body, 'hook');
-    if (!isNftChainType(type)) throw new JsonShapeError(`unknown chain type "${type}"`);
-    if (!isNftHook(hook)) throw new JsonShapeError(`unknown hook "${hook}"`);
-    const priority = num(body, 'prio');
-    const policy = optStr(body, 'policy') ?? 'accept';
-    if (policy !== 'accept' && policy !== 'drop') throw new JsonShapeError(`unknown policy "${policy}"`);
-    const devices = body['dev'] === undefined ? undefined : stringList(body['dev'], 'dev');
-    chain.base = {
-      type,
-      hook,
-      priority,
-      priorityText: priorityText(priority, table.family, hook, this.metainfo?.version),
-      policy,
-      ...(devices && { devices }),
-    };
-  }
-
-  private rule(body: JsonObject, item: unknown): void {
-    const table = this.tableOf(body, item);
-    const chainName = str(body, 'chain');
-    if (!table.chains.has(chainName)) {
-      this.report('warning', item, 'implicit-chain', `rule of chain ${chainName}, which is not listed`);
-    }
-    const chain = this.builder.chain(table, chainName);
-    const exprs = body['expr'];
-    if (!Array.isArray(exprs)) throw new JsonShapeError('rule "expr" must be a list');
-    const statements = exprs.map((e, i) => this.statement(e, table.family, item, i));
-    const big = counterAboveMax(statements);
-    if (big) this.report('warning', item, 'counter-overflow', counterAboveMaxMessage(big));
-    const handle = optNum(body, 'handle');
-    const comment = optStr(body, 'comment');
-    // `raw` is what the formatter prints: the builder's rule prints it when read.
-    chain.rules.push(this.builder.rule({ statements, ...(handle !== undefined && { handle }), ...(comment !== undefined && { comment }) }));
-  }
-
-  private statement(e: unknown, family: NftFamily, item: unknown, i: number): NftStatement {
-    try {
-      const before = unknownsMadeCount();
-      const stmt = statementOf(e, family);
-      if (stmt.kind === 'unknown') {
-        this.report('warning', item, 'unknown-statement', `expr[${i}] not modelled: ${stmt.raw}`);
-      } else if (unknownsMadeCount() !== before) {
-        // An unknown expression somewhere inside (every one is made by nft-json-expr's `unknown`).
-        this.report('warning', item, 'unknown-statement', `expr[${i}] has an expression not modelled: ${JSON.stringify(e)}`);
-      }
-      return stmt;
-    } catch (err) {
-      if (!(err instanceof JsonShapeError)) throw err;
-      this.report('error', item, 'bad-object', `expr[${i}]: ${err.message}`);
-      return { kind: 'unknown', raw: excerpt(e) };
-    }
-  }
-
-  private set(kind: 'set' | 'map', body: JsonObject, item: unknown): void {
-    const table = this.tableOf(body, item);
-    const set = this.builder.set(table, str(body, 'name'), kind);
-    set.kind = kind;
-    const handle = optNum(body, 'handle');
-    if (handle !== undefined) set.handle = handle;
-    const comment = optStr(body, 'comment');
-    if (comment !== undefined) set.comment = comment;
-    set.keyTypes = stringList(body['type'], 'set type');
-    set.type = set.keyTypes.join(' . ');
-    if (kind === 'map') set.mapType = stringList(body['map'], 'map type').join(' . ');
-    const { flags, unknown } = normalizeSetFlags(stringList(body['flags'], 'set flags'));
-    if (unknown.length) this.report('info', item, 'not-modelled', `set flags not modelled: ${unknown.join(',')}`);
-    const timeout = optNum(body, 'timeout');
-    // A default timeout implies the flag (the text parser infers it the same way).
-    set.flags = normalizeSetFlags([...flags, ...(timeout !== undefined ? ['timeout'] : [])]).flags;
-    if (timeout !== undefined) set.timeout = timeout;
-    const gc = optNum(body, 'gc-interval');
-    if (gc !== undefined) set.gcInterval = gc;
-    const size = optNum(body, 'size');
-    if (size !== undefined) set.size = size;
-    const policy = optStr(body, 'policy');
-    if (policy === 'performance' || policy === 'memory') set.policy = policy;
-    const stmts = body['stmt'];
-    if (Array.isArray(stmts) && stmts.some((s) => singleKey(s) === 'counter')) set.counter = true;
-    this.elements(set.elements, body['elem'], kind === 'map', item);
-  }
-
-  private elements(into: NftElement[], elem: unknown, isMap: boolean, item: unknown): void {
-    if (elem === undefined) return;
-    const list = Array.isArray(elem) && !(isMap && elem.length === 2 && !Array.isArray(elem[0])) ? elem : [elem];
-    list.forEach((e, i) => {
-      try {
-        into.push(elementOf(e, isMap));
-      } catch (err) {
-        if (!(err instanceof JsonShapeError)) throw err;
-        this.report('error', item, 'bad-element', `elem[${i}] ${JSON.stringify(e)}: ${err.message}; element skipped`);
-      }
-    });
-  }
-
-  private element(body: JsonObject, item: unknown): void {
-    const table = this.tableOf(body, item);
-    const name = str(body, 'name');
-    let set = table.sets.get(name);
-    if (!set) {
-      this.report('warning', item, 'implicit-set', `elements of set ${name}, which is not listed`);
-      set = this.builder.set(table, name, 'set');
-    }
-    this.elements(set.elements, body['elem'], set.kind === 'map', item);
-  }
-
-  private counter(body: JsonObject, item: unknown): void {
-    const table = this.tableOf(body, item);
-    const name = str(body, 'name');
-    const handle = optNum(body, 'handle');
-    const comment = optStr(body, 'comment');
-    table.counters.set(name, {
-      name,
-      packets: bigintOf(body['packets'] ?? 0),
-      bytes: bigintOf(body['bytes'] ?? 0),
-      ...(handle !== undefined && { handle }),
-      ...(comment !== undefined && { comment }),
-    });
-  }
-
-  private rawObject(kind: string, body: JsonObject, item: unknown): void {
-    const table = this.tableOf(body, item);
-    const handle = optNum(body, 'handle');
-    table.objects.push({ kind, name: str(body, 'name'), raw: JSON.stringify(body), ...(handle !== undefined && { handle }) });
-    if (kind !== 'flowtable') this.report('info', item, 'not-modelled', `${kind} ${str(body, 'name')} kept as JSON`);
-  }
-}
-
-/** JSON text of a parsed value for a diagnostic; a value too deep to print says so. */
-function excerpt(x: unknown): string {
-  try {
-    return JSON.stringify(x) ?? '';
-  } catch {
-    return '(nested too deep to print)';
   }
 }

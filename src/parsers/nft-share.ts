@@ -19,9 +19,12 @@ import type {
   NftCounters,
   NftElement,
   NftExpr,
+  NftMatchOp,
+  NftNatStmt,
   NftRule,
   NftStatement,
   NftValueExpr,
+  NftVerdictKind,
 } from '../model/nftables.js';
 import { flatCopy } from '../flat-string.js';
 import { ruleCounters } from '../model/nftables.js';
@@ -113,10 +116,101 @@ export class NftSharer {
     let n = this.names.get(s);
     if (n === undefined) {
       n = flatCopy(s);
-      // Keyed by `s`, whose hash the lookup computed (the lookup tables die with the parse).
-      this.names.set(s, n);
+      // Keyed by the copy: `s` may be a view into the input (nft-json-fast.ts passes slices).
+      this.names.set(n, n);
     }
     return n;
+  }
+
+  /**
+   * The compact rule of statements already shared (by {@link statement} or the lookups
+   * below): {@link rule} without the re-sharing, for a reader that builds shared
+   * statements itself (nft-json-fast.ts). JSON rules only (`raw` is always printed).
+   */
+  sharedRule(statements: readonly NftStatement[], handle: number | undefined, comment: string | undefined): NftRule {
+    const list = statements.length === 0 ? EMPTY_LIST : statements;
+    let counters = ruleCounters(list);
+    if (counters && counters.packets === ZERO && counters.bytes === ZERO) counters = ZERO_COUNTERS;
+    return new NewPrintedRule(list, handle, comment === undefined ? undefined : flatCopy(comment), counters);
+  }
+
+  /** The shared `left op right` match; `left` and `right` must be shared already. */
+  match(left: NftExpr, op: NftMatchOp, right: NftExpr): NftStatement {
+    let byOp = this.matches.get(left);
+    if (!byOp) this.matches.set(left, (byOp = new Map()));
+    let byRight = byOp.get(op);
+    if (!byRight) byOp.set(op, (byRight = new Map()));
+    let m = byRight.get(right);
+    if (!m) {
+      byRight.set(right, (m = Object.freeze({ kind: 'match', left, op, right } as NftStatement)));
+      this.created[this.createdCount++] = m;
+    }
+    return m;
+  }
+
+  /** The shared value expression of string `v` (a view into the input is fine: what is kept is copied). */
+  stringValue(v: string): NftValueExpr {
+    let out = this.strValues.get(v);
+    if (!out) {
+      const flat = this.name(v);
+      out = Object.freeze({ kind: 'value', value: flat });
+      this.strValues.set(flat, out);
+    }
+    return out;
+  }
+
+  /** The shared value expression of number `v`. */
+  numberValue(v: number): NftValueExpr {
+    let out = this.numValues.get(v);
+    if (!out) this.numValues.set(v, (out = Object.freeze({ kind: 'value', value: v })));
+    return out;
+  }
+
+  /** The shared `protocol field` payload expression (views into the input are fine). */
+  payload(protocol: string, field: string): NftExpr {
+    let byField = this.payloads.get(protocol);
+    if (!byField) this.payloads.set(flatCopy(protocol), (byField = new Map()));
+    let hit = byField.get(field);
+    if (!hit) {
+      const e = { kind: 'payload', protocol: flatCopy(protocol), field: flatCopy(field) } as const;
+      byField.set(e.field, (hit = this.leaf(`p ${e.protocol} ${e.field}`, e)));
+    }
+    return hit;
+  }
+
+  /** The shared `meta key` expression. */
+  meta(key: string): NftExpr {
+    let hit = this.metas.get(key);
+    if (!hit) {
+      const e = { kind: 'meta', key: flatCopy(key) } as const;
+      this.metas.set(e.key, (hit = this.leaf(`m ${e.key}`, e)));
+    }
+    return hit;
+  }
+
+  /** The shared `jump`/`goto` verdict to `target` (a view into the input is fine). */
+  jumpTo(verdict: 'jump' | 'goto', target: string): NftExpr {
+    const byTarget = verdict === 'goto' ? this.gotos : this.jumps;
+    const hit = byTarget.get(target);
+    if (hit) return hit;
+    const name = this.name(target);
+    // A literal, not a spread: V8 gave each spread-and-frozen copy a hidden class of its own.
+    const v = Object.freeze({ kind: 'verdict', verdict, target: name } as const);
+    byTarget.set(name, v);
+    return v;
+  }
+
+  /**
+   * `dnat to ADDR:PORT` (one per endpoint, not shared): a literal keeps its five fields in
+   * the object. `addr` and `port` must be shared already, `flags` flat strings.
+   */
+  natTo(type: NftNatStmt['type'], flags: readonly string[], addr: NftExpr, port: NftExpr): NftStatement {
+    return { kind: 'nat', type: this.name(type) as typeof type, flags, addr, port };
+  }
+
+  /** The shared verdict without a target (`accept`, `drop`, `return`, `continue`). */
+  verdict(verdict: NftVerdictKind): NftExpr {
+    return this.leaf(`v ${verdict}`, { kind: 'verdict', verdict });
   }
 
   /** The compact rule (see the module comment). */
@@ -182,20 +276,8 @@ export class NftSharer {
   /** A shared equal of statement `s`. */
   statement(s: NftStatement): NftStatement {
     switch (s.kind) {
-      case 'match': {
-        const left = this.expr(s.left) as object;
-        const right = this.expr(s.right) as object;
-        let byOp = this.matches.get(left);
-        if (!byOp) this.matches.set(left, (byOp = new Map()));
-        let byRight = byOp.get(s.op);
-        if (!byRight) byOp.set(s.op, (byRight = new Map()));
-        let m = byRight.get(right);
-        if (!m) {
-          byRight.set(right, (m = Object.freeze({ kind: 'match', left, op: s.op, right } as NftStatement)));
-          this.created[this.createdCount++] = m;
-        }
-        return m;
-      }
+      case 'match':
+        return this.match(this.expr(s.left), s.op, this.expr(s.right));
       case 'verdict':
         return this.expr(s) as NftStatement;
       case 'notrack':
@@ -208,9 +290,8 @@ export class NftSharer {
       case 'nat':
         if (s.addr === undefined && s.port === undefined && s.flags.length === 0) return this.leaf(`nat ${s.type} ${s.family ?? ''}`, s);
         if (s.family === undefined && s.addr !== undefined && s.port !== undefined) {
-          // `dnat to ADDR:PORT`, one per endpoint: a literal keeps its five fields in the object.
           const flags = s.flags.length === 0 ? EMPTY_LIST : s.flags.map(flatCopy);
-          return { kind: 'nat', type: this.name(s.type) as typeof s.type, flags, addr: this.expr(s.addr), port: this.expr(s.port) };
+          return this.natTo(s.type, flags, this.expr(s.addr), this.expr(s.port));
         }
         return this.copy(s);
       case 'reject':
@@ -225,19 +306,11 @@ export class NftSharer {
     switch (e.kind) {
       case 'value':
         return this.value(e);
-      case 'payload': {
+      case 'payload':
         // Two lookups by the words themselves: no key string built for the commonest leaves.
-        let byField = this.payloads.get(e.protocol);
-        if (!byField) this.payloads.set(e.protocol, (byField = new Map()));
-        let hit = byField.get(e.field);
-        if (!hit) byField.set(e.field, (hit = this.leaf(`p ${e.protocol} ${e.field}`, e)));
-        return hit;
-      }
-      case 'meta': {
-        let hit = this.metas.get(e.key);
-        if (!hit) this.metas.set(e.key, (hit = this.leaf(`m ${e.key}`, e)));
-        return hit;
-      }
+        return this.payload(e.protocol, e.field);
+      case 'meta':
+        return this.meta(e.key);
       case 'ct':
         return this.leaf(`c ${e.dir ?? ''} ${e.key}`, e);
       case 'setref':
@@ -246,17 +319,9 @@ export class NftSharer {
         return this.leaf(`n ${e.mode} ${e.mod} ${e.offset}`, e);
       case 'prefix':
         return this.leaf(`/ ${e.addr} ${e.len}`, e);
-      case 'verdict': {
+      case 'verdict':
         if (e.target === undefined) return this.leaf(`v ${e.verdict}`, e);
-        const byTarget = e.verdict === 'goto' ? this.gotos : this.jumps;
-        const hit = byTarget.get(e.target);
-        if (hit) return hit;
-        const target = this.name(e.target);
-        // A literal, not a spread of `e`: V8 gave each spread-and-frozen copy a hidden class of its own.
-        const v = Object.freeze({ kind: 'verdict', verdict: this.name(e.verdict) as typeof e.verdict, target } as const);
-        byTarget.set(e.target, v);
-        return v;
-      }
+        return this.jumpTo(e.verdict === 'goto' ? 'goto' : 'jump', e.target);
       case 'concat':
       case 'list':
       case 'binop':
@@ -288,19 +353,8 @@ export class NftSharer {
 
   private value(e: NftValueExpr): NftValueExpr {
     const v = e.value;
-    if (typeof v === 'string') {
-      let out = this.strValues.get(v);
-      if (!out) {
-        out = Object.freeze({ kind: 'value', value: flatCopy(v) });
-        this.strValues.set(v, out);
-      }
-      return out;
-    }
-    if (typeof v === 'number') {
-      let out = this.numValues.get(v);
-      if (!out) this.numValues.set(v, (out = Object.freeze({ kind: 'value', value: v })));
-      return out;
-    }
+    if (typeof v === 'string') return this.stringValue(v);
+    if (typeof v === 'number') return this.numberValue(v);
     return this.leaf(`b ${v}`, e);
   }
 

@@ -1,4 +1,4 @@
-/** The header names the dumps the probe plan skipped and when the rules were last read whole; `?` lists each probe's cost and why one was skipped (issue 23). */
+/** The header names the dumps the probe plan skipped, when the rules were last read whole and a refresh stretched by its node CPU; `?` lists each probe's cost and why one was skipped (issue 23). */
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { Header, type HeaderProps } from '../../src/ui/components/Header.js';
@@ -24,6 +24,14 @@ describe.each(FRAME_WIDTHS)('probe plan in the frames at %i columns', (width) =>
     expect(cellWidth(line)).toBeLessThanOrEqual(width);
     expect(line).toContain('nft-json, nft-text');
     expect(frame).toMatchSnapshot();
+  });
+
+  it.each(['en', 'ja'] as const)('says when the refresh is stretched by its node CPU (%s)', (lang) => {
+    const frame = renderAt(<Header {...props(width, lang, { stretched: { everyMs: 4400, nodeCpuMs: 220 } })} />, width).frame();
+    const line = frame.split('\n')[1]!;
+    expect(cellWidth(line)).toBeLessThanOrEqual(width);
+    expect(line).toContain(lang === 'en' ? 'refresh every 4.4 s (a read costs the node 0.22 s CPU)' : '更新は 4.4 秒ごと（1 回の読み込みでノードの CPU 0.22 秒）');
+    expect(renderAt(<Header {...props(width, lang)} />, width).frame()).not.toContain('4.4');
   });
 
   it.each(['en', 'ja'] as const)('lists wall and node CPU per probe under ?, unknown CPU as ?, and why a dump was skipped (%s)', (lang) => {

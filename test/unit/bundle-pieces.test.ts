@@ -65,7 +65,7 @@ describe('replay transport, stdout in pieces', () => {
 });
 
 describe('session over a replay', () => {
-  it('reads the conntrack table and the nft rulesets in pieces and ends with the one-shot snapshot', async () => {
+  it('reads the conntrack table, the nft rulesets and the iptables dumps in pieces and ends with the one-shot snapshot', async () => {
     const replay = new ReplayTransport(fixtureDir('lab-iptables'));
     const pieced: string[] = [];
     const transport = {
@@ -84,7 +84,7 @@ describe('session over a replay', () => {
     expect(pieced).toEqual([]); // a one-shot load reads whole texts
     const session = new Session(options);
     await session.start();
-    expect(pieced.sort()).toEqual(['conntrack -L -o extended', 'nft -j list ruleset', 'nft list ruleset']);
+    expect(pieced.sort()).toEqual(['conntrack -L -o extended', 'ip6tables-save -c', 'iptables-legacy-save -c', 'iptables-save -c', 'nft -j list ruleset', 'nft list ruleset']);
     expect(session.getState().snapshot).toEqual(once);
     expect(session.getState().snapshot?.conntrack?.value?.entries.length).toBeGreaterThan(0);
     await session.stop();

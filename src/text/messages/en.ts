@@ -53,6 +53,7 @@ export const coreEn = {
   'header.modeReading': '… (reading rules)',
   'header.skipped': 'skipped: {ids} (? why)',
   'header.fullRead': 'rules read whole {time}',
+  'header.stretched': 'refresh every {every} s (a read costs the node {cpu} s CPU)',
   'header.apiError': 'API: {reason}',
   // A refused --api-file version, short enough to leave the node name on an 80-column line
   // (Header drops its `nodescope │` when needed); the whole reason is in the ? help (help.apiError).

@@ -53,6 +53,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'header.modeReading': '…（ルールを読み込み中）',
   'header.skipped': '省略: {ids}（理由は ?）',
   'header.fullRead': 'ルール全体の読み込み {time}',
+  'header.stretched': '更新は {every} 秒ごと（1 回の読み込みでノードの CPU {cpu} 秒）',
   'header.apiError': 'API: {reason}',
   'header.apiKept': 'API: {what} — {time} 時点を表示',
   'api.empty': 'ファイルが空',

@@ -42,6 +42,8 @@ export interface HeaderProps {
   readonly skipped?: readonly string[];
   /** When the rules shown were last read whole (ms since epoch), when a refresh re-reads only the open chain; absent otherwise. */
   readonly fullReadAt?: number | null;
+  /** The refresh wait stretched by its node CPU (`SessionState.stretched`, ms): said on the mode line; absent when not stretched. */
+  readonly stretched?: { readonly everyMs: number; readonly nodeCpuMs: number } | null;
   readonly pane: PaneId;
   readonly width: number;
   readonly lang: Lang;
@@ -154,7 +156,8 @@ export function Header(p: HeaderProps): React.JSX.Element {
       : `nodescope │ ${where}${freshness ? ' │ ' + freshness : ''}`;
   const skippedText = p.skipped?.length ? `${tf(p.lang, 'header.skipped', { ids: p.skipped.join(', ') })} · ` : '';
   const fullText = p.fullReadAt ? `${tf(p.lang, 'header.fullRead', { time: clockTime(p.fullReadAt) })} · ` : '';
-  const noteText = (p.notes?.length ? `⚠ ${p.notes.join(' · ')} · ` : '') + skippedText + fullText;
+  const stretchedText = p.stretched ? `${tf(p.lang, 'header.stretched', { every: (p.stretched.everyMs / 1000).toFixed(1), cpu: (p.stretched.nodeCpuMs / 1000).toFixed(2) })} · ` : '';
+  const noteText = (p.notes?.length ? `⚠ ${p.notes.join(' · ')} · ` : '') + skippedText + fullText + stretchedText;
   const modeHead = p.evidence === '' ? `${t(p.lang, 'header.mode')}: ${p.mode}` : `${t(p.lang, 'header.mode')}: ${p.mode} — ${noteText}`;
   const line2 = modeHead + (typeof p.evidence === 'string' ? p.evidence : p.evidence(p.width - cellWidth(modeHead)));
   return (

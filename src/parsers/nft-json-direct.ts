@@ -1,0 +1,601 @@
+/**
+ * A reader of `nft -j` output (libnftables-json(5); nft's printer, src/json.c) straight
+ * from the text into the compact model: no JSON tree per item. nft prints its JSON on one
+ * line in a fixed shape (`{"rule": {"family": "ip", "table": "T", "chain": "C", "handle":
+ * N, "expr": [ … ]}}`, `", "` and `": "` between tokens, keys always in one order); the
+ * rules and regular chains of that shape are read here, token by token, and their
+ * statements and expressions are looked up in the ruleset's sharer (nft-share.ts) by the
+ * words of the text, so a statement seen before costs a few map look-ups and no objects.
+ *
+ * Anything else — another item kind, another key order or spacing, an escape in a string,
+ * a number that is not a plain integer, a statement kind not read here, a rule of a chain
+ * not listed — is handed to the tree walk: the item (or only the statement) is cut out by
+ * its brackets and quotes, given to `JSON.parse` and read by {@link JsonWalker} or
+ * `statementOf`, exactly as the one-shot parse reads it. So the fast path never decides
+ * an answer the tree walk would give differently; it only skips the tree.
+ *
+ * The whole text is checked as JSON on the way (the fast path accepts only valid JSON;
+ * every other item passes `JSON.parse`); when it is not `{"nftables": [ITEM, …]}` with
+ * the metainfo first and nothing after, the reader gives up (`undefined`) and the caller
+ * runs the one-shot parse, whose diagnostics (line, column, salvage) are the answer. Pure.
+ */
+import type { Diagnostic } from '../model/diagnostics.js';
+import type { NftExpr, NftFamily, NftMatchOp, NftMetainfo, NftRuleset, NftStatement, NftVerdictKind } from '../model/nftables.js';
+import { EMPTY_LIST, type NftSharer } from './nft-share.js';
+import { quoteBigCounters } from './nft-json-batches.js';
+import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
+import { JsonWalker } from './nft-json-walker.js';
+import { counterAboveMax } from './nft-types.js';
+
+/** What {@link readNftJsonDirect} read: the ruleset, nft's metainfo, the walk's diagnostics. */
+export interface DirectRead {
+  readonly ruleset: NftRuleset;
+  readonly metainfo: NftMetainfo | undefined;
+  readonly diagnostics: Diagnostic[];
+}
+
+/**
+ * Reads the `nft -j` text given by `pieces` (cut anywhere; read once, in order), yielding
+ * after about every `chunkChars` characters of items (a caller turns the event loop
+ * there). Returns the result, or `undefined` when the text is not nft -j output of the
+ * shape read item by item (then the one-shot parse decides, see the module comment).
+ */
+export function* readNftJsonDirect(pieces: Iterable<string>, origin: string, chunkChars: number): Generator<void, DirectRead | undefined> {
+  const reader = new DirectReader(origin, chunkChars);
+  for (const piece of pieces) {
+    reader.feed(piece);
+    for (let step = reader.step(false); step !== 'more'; step = reader.step(false)) {
+      if (step === 'bad') return undefined;
+      yield;
+    }
+  }
+  for (let step = reader.step(true); step !== 'end'; step = reader.step(true)) {
+    if (step === 'bad') return undefined;
+    yield;
+  }
+  return reader.result();
+}
+
+/** {@link readNftJsonDirect} of one text, without turns. */
+export function readNftJsonDirectSync(text: string, origin: string): DirectRead | undefined {
+  const read = readNftJsonDirect([text], origin, Infinity);
+  for (;;) {
+    const next = read.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** Why {@link DirectReader.step} stopped: more text needed, a turn due, not of this shape, read to the end. */
+type Step = 'more' | 'turn' | 'bad' | 'end';
+
+/** Where the reader is: before the array, at an item, after an item, after the array, after the document. */
+type Phase = 'open' | 'item' | 'next' | 'close' | 'end';
+
+/** How nft's printer starts a rule and a chain (up to the family's opening quote). */
+const RULE_HEAD = '{"rule": {"family": "';
+const CHAIN_HEAD = '{"chain": {"family": "';
+
+/** Slots of the word cache (a power of two, less one). */
+const WORD_SLOTS_MASK = 4095;
+
+const OPENER = /^[ \t\n\r]*\{[ \t\n\r]*"nftables"[ \t\n\r]*:[ \t\n\r]*\[/;
+
+const FAMILIES: ReadonlyMap<string, NftFamily> = new Map(
+  (['ip', 'ip6', 'inet', 'arp', 'bridge', 'netdev'] as const).map((f) => [f, f]),
+);
+const MATCH_OPS: ReadonlyMap<string, NftMatchOp> = new Map(
+  (['==', '!=', '<', '>', '<=', '>=', 'in'] as const).map((o) => [o, o]),
+);
+
+// Registers of the token readers below (no object per token): the last string's bounds,
+// the last integer, the last expression or statement read.
+let strFrom = 0;
+let strTo = 0;
+let intValue = 0;
+let exprOut: NftExpr = EMPTY_LIST as unknown as NftExpr;
+let stmtOut: NftStatement = EMPTY_LIST as unknown as NftStatement;
+
+function isSpace(c: number): boolean {
+  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
+}
+
+/**
+ * The end (after the closing quote) of the string whose opening quote is at `p`, its
+ * contents' bounds in `strFrom`/`strTo`; -1 at an escape or a control character (the
+ * tree walk reads those) or the end of the text.
+ */
+function stringAt(t: string, p: number): number {
+  if (t.charCodeAt(p) !== 0x22) return -1;
+  for (let q = p + 1; q < t.length; q++) {
+    const c = t.charCodeAt(q);
+    if (c === 0x22) {
+      strFrom = p + 1;
+      strTo = q;
+      return q + 1;
+    }
+    if (c === 0x5c || c < 0x20) return -1;
+  }
+  return -1;
+}
+
+/**
+ * The end of the JSON integer at `p` (`-?(0|[1-9][0-9]*)`, at most 15 digits: exact as a
+ * double), its value in `intValue`; -1 for anything else (`-0`, a fraction, an exponent,
+ * more digits: `JSON.parse` and the big-counter quoting read those) or the end of the text.
+ */
+function intAt(t: string, p: number): number {
+  if (p < 0) return -1;
+  let q = p;
+  const negative = t.charCodeAt(q) === 0x2d;
+  if (negative) q++;
+  const first = q;
+  let v = 0;
+  for (; q < t.length; q++) {
+    const d = t.charCodeAt(q) - 0x30;
+    if (!(d >= 0 && d <= 9)) break;
+    v = v * 10 + d;
+  }
+  const digits = q - first;
+  if (digits === 0 || digits > 15 || (digits > 1 && t.charCodeAt(first) === 0x30) || (negative && v === 0)) return -1;
+  const c = t.charCodeAt(q);
+  if (c === 0x2e || c === 0x65 || c === 0x45 || q >= t.length) return -1;
+  intValue = negative ? -v : v;
+  return q;
+}
+
+/**
+ * The end of the JSON value starting at `p` (the first character after it), found by
+ * following strings and brackets only (`JSON.parse` checks the rest); -1 when the text
+ * ends first.
+ */
+function valueEnd(t: string, p: number): number {
+  const c0 = t.charCodeAt(p);
+  if (c0 !== 0x7b && c0 !== 0x5b && c0 !== 0x22) {
+    for (let q = p; q < t.length; q++) {
+      const c = t.charCodeAt(q);
+      if (c === 0x2c || c === 0x5d || c === 0x7d || isSpace(c)) return q;
+    }
+    return -1;
+  }
+  let depth = 0;
+  for (let q = p; q < t.length; q++) {
+    const c = t.charCodeAt(q);
+    if (c === 0x22) {
+      for (q++; q < t.length; q++) {
+        const s = t.charCodeAt(q);
+        if (s === 0x5c) q++;
+        else if (s === 0x22) break;
+      }
+      if (q >= t.length) return -1;
+      if (depth === 0) return q + 1;
+    } else if (c === 0x7b || c === 0x5b) depth++;
+    else if (c === 0x7d || c === 0x5d) {
+      if (--depth <= 0) return q + 1;
+    }
+  }
+  return -1;
+}
+
+/** `t` at `p` starts with `lit`: the position after it, else -1. */
+function litAt(t: string, p: number, lit: string): number {
+  return p >= 0 && t.startsWith(lit, p) ? p + lit.length : -1;
+}
+
+/** Reads items of `{"nftables": [ … ]}` from text fed piece by piece (see {@link readNftJsonDirect}). */
+class DirectReader {
+  private readonly walker: JsonWalker;
+  private readonly sharer: NftSharer;
+  /** Unread text: the rest of the earlier pieces and the current one. */
+  private t = '';
+  private i = 0;
+  /** Characters of the text before `t`. */
+  private before = 0;
+  private turnedAt = 0;
+  private phase: Phase = 'open';
+  private index = 0;
+  private readonly words: (string | undefined)[] = new Array<string | undefined>(WORD_SLOTS_MASK + 1).fill(undefined);
+  // Statements of the rule being read (copied exact-size into the rule).
+  private readonly stmts: NftStatement[] = [];
+
+  constructor(
+    origin: string,
+    private readonly chunkChars: number,
+  ) {
+    this.walker = new JsonWalker(origin);
+    this.sharer = this.walker.builder.sharer;
+  }
+
+  /**
+   * `t[from, to)` as the sharer's one flat string for that text: a small cache indexed by
+   * the length and a few characters answers most look-ups with one comparison in place
+   * (no slice, no hash of the whole text); the sharer's names answer the rest.
+   */
+  private word(from: number, to: number): string {
+    const t = this.t;
+    const len = to - from;
+    let h = len;
+    h = (h * 31 + t.charCodeAt(to - 1)) | 0;
+    h = (h * 31 + t.charCodeAt(to - 2)) | 0;
+    h = (h * 31 + t.charCodeAt(to - 3)) | 0;
+    h = (h * 31 + t.charCodeAt(from + (len >> 1))) | 0;
+    h = (h * 31 + t.charCodeAt(from + (len >> 2))) & WORD_SLOTS_MASK;
+    const hit = this.words[h];
+    if (hit !== undefined && hit.length === len && t.startsWith(hit, from)) return hit;
+    const word = this.sharer.name(t.slice(from, to));
+    this.words[h] = word;
+    return word;
+  }
+
+  feed(piece: string): void {
+    this.before += this.i;
+    this.t = this.i < this.t.length ? this.t.slice(this.i) + piece : piece;
+    this.i = 0;
+  }
+
+  result(): DirectRead {
+    const w = this.walker;
+    return { ruleset: w.builder.finish(), metainfo: w.metainfo, diagnostics: w.diagnostics };
+  }
+
+  /**
+   * Reads on from `i`. Not `final`: items are read only up to the last place nft's printer
+   * starts one (`}, {"`): the item there may be cut by the end of the piece.
+   */
+  step(final: boolean): Step {
+    const t = this.t;
+    const limit = final ? t.length : t.lastIndexOf('}, {"');
+    let i = this.i;
+    for (;;) {
+      while (i < t.length && isSpace(t.charCodeAt(i))) i++;
+      this.i = i;
+      if (i >= t.length) return final && this.phase !== 'end' ? 'bad' : final ? 'end' : 'more';
+      const c = t.charCodeAt(i);
+      switch (this.phase) {
+        case 'open': {
+          const open = OPENER.exec(t);
+          if (open === null) return !final && t.length < 4096 ? 'more' : 'bad';
+          i = open[0].length;
+          this.phase = 'item';
+          continue;
+        }
+        case 'item': {
+          if (!final && i > limit) return 'more';
+          const end = this.item(i);
+          if (end === -2) return 'bad';
+          if (end < 0) return final ? 'bad' : 'more';
+          this.index++;
+          this.i = i = end;
+          this.phase = 'next';
+          if (this.before + i - this.turnedAt >= this.chunkChars) {
+            this.turnedAt = this.before + i;
+            return 'turn';
+          }
+          continue;
+        }
+        case 'next':
+          if (c === 0x2c) this.phase = 'item';
+          else if (c === 0x5d) this.phase = 'close';
+          else return 'bad';
+          i++;
+          continue;
+        case 'close':
+          if (c !== 0x7d) return 'bad';
+          this.phase = 'end';
+          i++;
+          continue;
+        case 'end':
+          return 'bad';
+      }
+    }
+  }
+
+  /**
+   * Reads the item at `i` (a non-space character): the position after it; -1 when the
+   * text ends inside it; -2 when it is not JSON, or is the first item but not the metainfo.
+   */
+  private item(i: number): number {
+    const t = this.t;
+    if (this.index > 0) {
+      const end = t.startsWith(RULE_HEAD, i) ? this.rule(i) : t.startsWith(CHAIN_HEAD, i) ? this.chain(i) : -1;
+      if (end >= 0) return end;
+    }
+    const end = valueEnd(t, i);
+    if (end < 0) return -1;
+    let item: unknown;
+    try {
+      item = JSON.parse(quoteBigCounters(t.slice(i, end)));
+    } catch {
+      return -2;
+    }
+    if (this.index === 0) {
+      // As the one-shot walk: the metainfo is checked before any item is read.
+      if (singleKey(item) !== 'metainfo') return -2;
+      this.walker.checkMetainfo([item]);
+    }
+    this.walker.itemAt(item, this.index);
+    return end;
+  }
+
+  /** `{"family": "F", "table": "T", ` from `p` (after `{"KIND": `): the family, the table's name in strFrom/strTo. */
+  private familyAndTable(t: string, p: number): NftFamily | undefined {
+    const q = stringAt(t, p);
+    if (q < 0) return undefined;
+    const family = FAMILIES.get(this.word(strFrom, strTo));
+    if (family === undefined || stringAt(t, litAt(t, q, ', "table": ')) < 0) return undefined;
+    return family;
+  }
+
+  /** A regular chain of a listed table (`{"chain": {"family", "table", "name", "handle"}}`): its end, or -1. */
+  private chain(i: number): number {
+    const t = this.t;
+    const family = this.familyAndTable(t, i + CHAIN_HEAD.length - 1);
+    if (family === undefined) return -1;
+    const table = this.walker.builder.findTable(family, this.word(strFrom, strTo));
+    if (table === undefined) return -1;
+    let p = stringAt(t, litAt(t, strTo + 1, ', "name": '));
+    if (p < 0) return -1;
+    const nameFrom = strFrom;
+    const nameTo = strTo;
+    p = litAt(t, intAt(t, litAt(t, p, ', "handle": ')), '}}');
+    if (p < 0) return -1;
+    const builder = this.walker.builder;
+    builder.chain(builder.table(family, table.name), this.word(nameFrom, nameTo)).handle = intValue;
+    return p;
+  }
+
+  /** A rule of a listed chain whose statements are all read here or by `statementOf` without a note: its end, or -1. */
+  private rule(i: number): number {
+    const t = this.t;
+    const family = this.familyAndTable(t, i + RULE_HEAD.length - 1);
+    if (family === undefined) return -1;
+    const builder = this.walker.builder;
+    const table = builder.findTable(family, this.word(strFrom, strTo));
+    if (table === undefined) return -1;
+    let p = stringAt(t, litAt(t, strTo + 1, ', "chain": '));
+    if (p < 0) return -1;
+    const chain = builder.knownChain(builder.table(family, table.name), this.word(strFrom, strTo));
+    if (chain === undefined) return -1;
+    p = intAt(t, litAt(t, p, ', "handle": '));
+    if (p < 0) return -1;
+    const handle = intValue;
+    let comment: string | undefined;
+    if (t.startsWith(', "comment": ', p)) {
+      p = stringAt(t, p + 13);
+      if (p < 0) return -1;
+      comment = t.slice(strFrom, strTo);
+    }
+    p = litAt(t, p, ', "expr": [');
+    if (p < 0) return -1;
+    const stmts = this.stmts;
+    let n = 0;
+    if (t.charCodeAt(p) !== 0x5d) {
+      for (;;) {
+        p = this.statement(t, p, family);
+        if (p < 0) return -1;
+        stmts[n++] = stmtOut;
+        if (t.charCodeAt(p) === 0x5d) break;
+        p = litAt(t, p, ', ');
+        if (p < 0) return -1;
+      }
+    }
+    p = litAt(t, p + 1, '}}');
+    if (p < 0) return -1;
+    chain.rules.push(this.sharer.sharedRule(n === 0 ? EMPTY_LIST : stmts.slice(0, n), handle, comment));
+    return p;
+  }
+
+  /** The statement at `p` into `stmtOut`: its end, or -1 (then the whole item goes to the tree walk). */
+  private statement(t: string, p: number, family: NftFamily): number {
+    const end = this.fastStatement(t, p);
+    return end >= 0 ? end : this.treeStatement(t, p, family);
+  }
+
+  /** The statements kube-proxy's rules are made of, in nft's printed shape. */
+  private fastStatement(t: string, p: number): number {
+    const sharer = this.sharer;
+    switch (t.charCodeAt(p + 2)) {
+      case 0x6d: {
+        // {"match": {"op": "==", "left": L, "right": R}}
+        let q = stringAt(t, litAt(t, p, '{"match": {"op": '));
+        const op = q < 0 ? undefined : MATCH_OPS.get(this.word(strFrom, strTo));
+        if (op === undefined) return -1;
+        q = this.expr(t, litAt(t, q, ', "left": '));
+        if (q < 0) return -1;
+        const left = exprOut;
+        q = litAt(t, this.expr(t, litAt(t, q, ', "right": ')), '}}');
+        if (q < 0) return -1;
+        stmtOut = sharer.match(left, op, exprOut);
+        return q;
+      }
+      case 0x6a:
+      case 0x67:
+        return this.jumpOrGoto(t, p, true);
+      case 0x64:
+        if (t.startsWith('{"dnat": {"addr": ', p)) return this.dnat(t, p + 18);
+        return this.bareVerdict(t, p);
+      case 0x76: {
+        // {"vmap": {"key": K, "data": D}}: not shared (the sharer copies it).
+        let q = this.expr(t, litAt(t, p, '{"vmap": {"key": '));
+        if (q < 0) return -1;
+        const key = exprOut;
+        q = litAt(t, this.expr(t, litAt(t, q, ', "data": ')), '}}');
+        if (q < 0) return -1;
+        stmtOut = sharer.statement({ kind: 'vmap', key, data: exprOut });
+        return q;
+      }
+      default:
+        return this.bareVerdict(t, p);
+    }
+  }
+
+  /** `{"dnat": {"addr": A, "port": P}}` from after `"addr": `. */
+  private dnat(t: string, p: number): number {
+    let q = this.expr(t, p);
+    if (q < 0) return -1;
+    const addr = exprOut;
+    q = litAt(t, this.expr(t, litAt(t, q, ', "port": ')), '}}');
+    if (q < 0) return -1;
+    stmtOut = this.sharer.natTo('dnat', EMPTY_LIST, addr, exprOut);
+    return q;
+  }
+
+  /** `{"jump": {"target": "C"}}` or `goto` into `stmtOut` (or `exprOut`: `statement` false). */
+  private jumpOrGoto(t: string, p: number, statement: boolean): number {
+    const verdict = t.startsWith('{"jump": {"target": ', p) ? 'jump' : t.startsWith('{"goto": {"target": ', p) ? 'goto' : undefined;
+    if (verdict === undefined) return -1;
+    const q = litAt(t, stringAt(t, p + 20), '}}');
+    if (q < 0) return -1;
+    const v = this.sharer.jumpTo(verdict, this.word(strFrom, strTo));
+    if (statement) stmtOut = v as NftStatement;
+    else exprOut = v;
+    return q;
+  }
+
+  /** `{"accept": null}`, `drop`, `return`, `continue` into `stmtOut` and `exprOut`. */
+  private bareVerdict(t: string, p: number): number {
+    let verdict: NftVerdictKind;
+    if (t.startsWith('{"accept": null}', p)) verdict = 'accept';
+    else if (t.startsWith('{"drop": null}', p)) verdict = 'drop';
+    else if (t.startsWith('{"return": null}', p)) verdict = 'return';
+    else if (t.startsWith('{"continue": null}', p)) verdict = 'continue';
+    else return -1;
+    exprOut = this.sharer.verdict(verdict);
+    stmtOut = exprOut as NftStatement;
+    return p + verdict.length + 10;
+  }
+
+  /**
+   * Any other statement: cut out, `JSON.parse`d and converted by `statementOf`, as the
+   * tree walk does; -1 when that would say anything (not modelled, malformed): the tree
+   * walk then reads the whole item and says it.
+   */
+  private treeStatement(t: string, p: number, family: NftFamily): number {
+    if (t.charCodeAt(p) !== 0x7b) return -1;
+    const end = valueEnd(t, p);
+    if (end < 0) return -1;
+    try {
+      const before = unknownsMadeCount();
+      const stmt = statementOf(JSON.parse(quoteBigCounters(t.slice(p, end))), family);
+      if (stmt.kind === 'unknown' || unknownsMadeCount() !== before) return -1;
+      // A counter above 2^64−1 is noted by the tree walk.
+      if (stmt.kind === 'counter' && counterAboveMax([stmt])) return -1;
+      stmtOut = this.sharer.statement(stmt);
+      return end;
+    } catch {
+      return -1;
+    }
+  }
+
+  /** The expression at `p` into `exprOut` (shared): its end, or -1 for a shape not read here. */
+  private expr(t: string, p: number): number {
+    if (p < 0) return -1;
+    const c = t.charCodeAt(p);
+    const sharer = this.sharer;
+    if (c === 0x22) {
+      const q = stringAt(t, p);
+      if (q < 0) return -1;
+      if (t.charCodeAt(strFrom) === 0x40 && strTo - strFrom > 1) {
+        exprOut = sharer.expr({ kind: 'setref', name: t.slice(strFrom + 1, strTo) });
+      } else exprOut = sharer.stringValue(this.word(strFrom, strTo));
+      return q;
+    }
+    if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      const q = intAt(t, p);
+      if (q >= 0) exprOut = sharer.numberValue(intValue);
+      return q;
+    }
+    if (c !== 0x7b) return -1;
+    switch (t.charCodeAt(p + 2)) {
+      case 0x70:
+        if (t.startsWith('{"payload": {"protocol": ', p)) return this.payload(t, p + 25);
+        if (t.startsWith('{"prefix": {"addr": ', p)) return this.prefix(t, p + 20);
+        return -1;
+      case 0x6d: {
+        const q = litAt(t, stringAt(t, litAt(t, p, '{"meta": {"key": ')), '}}');
+        if (q >= 0) exprOut = sharer.meta(this.word(strFrom, strTo));
+        return q;
+      }
+      case 0x6e:
+        return this.numgen(t, p);
+      case 0x63:
+        return this.list(t, litAt(t, p, '{"concat": ['), 'concat');
+      case 0x73:
+        return this.list(t, litAt(t, p, '{"set": ['), 'set');
+      case 0x6a:
+      case 0x67:
+        return this.jumpOrGoto(t, p, false);
+      default:
+        return this.bareVerdict(t, p);
+    }
+  }
+
+  /** `{"payload": {"protocol": "P", "field": "F"}}` from after `"protocol": `. */
+  private payload(t: string, p: number): number {
+    const q = stringAt(t, p);
+    if (q < 0) return -1;
+    const protoFrom = strFrom;
+    const protoTo = strTo;
+    const end = litAt(t, stringAt(t, litAt(t, q, ', "field": ')), '}}');
+    if (end >= 0) exprOut = this.sharer.payload(this.word(protoFrom, protoTo), this.word(strFrom, strTo));
+    return end;
+  }
+
+  /** `{"prefix": {"addr": "A", "len": N}}` from after `"addr": `. */
+  private prefix(t: string, p: number): number {
+    const q = stringAt(t, p);
+    if (q < 0) return -1;
+    const addr = this.word(strFrom, strTo);
+    const end = litAt(t, intAt(t, litAt(t, q, ', "len": ')), '}}');
+    if (end >= 0) exprOut = this.sharer.expr({ kind: 'prefix', addr, len: intValue });
+    return end;
+  }
+
+  /** `{"numgen": {"mode": "M", "mod": N, "offset": N}}`. */
+  private numgen(t: string, p: number): number {
+    let q = stringAt(t, litAt(t, p, '{"numgen": {"mode": '));
+    if (q < 0) return -1;
+    const mode = this.word(strFrom, strTo);
+    if (mode !== 'random' && mode !== 'inc') return -1;
+    q = intAt(t, litAt(t, q, ', "mod": '));
+    if (q < 0) return -1;
+    const mod = intValue;
+    q = litAt(t, intAt(t, litAt(t, q, ', "offset": ')), '}}');
+    if (q >= 0) exprOut = this.sharer.expr({ kind: 'numgen', mode, mod, offset: intValue });
+    return q;
+  }
+
+  /**
+   * `{"concat": [E, …]}`, or `{"set": [EL, …]}` whose elements are values or `[KEY, VALUE]`
+   * pairs (no `{"elem": …}` wrapper: the tree walk reads those), from after the `[`.
+   */
+  private list(t: string, p: number, kind: 'concat' | 'set'): number {
+    if (p < 0) return -1;
+    const items: NftExpr[] = [];
+    const elements: { key: NftExpr; value?: NftExpr }[] = [];
+    let q = p;
+    if (t.charCodeAt(q) !== 0x5d) {
+      for (;;) {
+        if (kind === 'set' && t.charCodeAt(q) === 0x5b) {
+          q = this.expr(t, q + 1);
+          if (q < 0) return -1;
+          const key = exprOut;
+          q = litAt(t, this.expr(t, litAt(t, q, ', ')), ']');
+          if (q < 0) return -1;
+          elements.push({ key, value: exprOut });
+        } else {
+          q = this.expr(t, q);
+          if (q < 0) return -1;
+          if (kind === 'set') elements.push({ key: exprOut });
+          else items.push(exprOut);
+        }
+        if (t.charCodeAt(q) === 0x5d) break;
+        q = litAt(t, q, ', ');
+        if (q < 0) return -1;
+      }
+    }
+    q = litAt(t, q + 1, '}');
+    if (q < 0) return -1;
+    exprOut = this.sharer.expr(kind === 'set' ? { kind, elements } : { kind, items });
+    return q;
+  }
+}
