@@ -20,7 +20,7 @@
  * runs the one-shot parse, whose diagnostics (line, column, salvage) are the answer. Pure.
  */
 import type { Diagnostic } from '../model/diagnostics.js';
-import type { NftExpr, NftFamily, NftMatchOp, NftMetainfo, NftRuleset, NftStatement, NftVerdictKind } from '../model/nftables.js';
+import type { NftElement, NftExpr, NftFamily, NftMatchOp, NftMetainfo, NftRuleset, NftStatement, NftVerdictKind } from '../model/nftables.js';
 import { EMPTY_LIST, type NftSharer } from './nft-share.js';
 import { quoteBigCounters } from './nft-json-batches.js';
 import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
@@ -414,13 +414,14 @@ class DirectReader {
         if (t.startsWith('{"dnat": {"addr": ', p)) return this.dnat(t, p + 18);
         return this.bareVerdict(t, p);
       case 0x76: {
-        // {"vmap": {"key": K, "data": D}}: not shared (the sharer copies it).
+        // {"vmap": {"key": K, "data": D}}
         let q = this.expr(t, litAt(t, p, '{"vmap": {"key": '));
         if (q < 0) return -1;
         const key = exprOut;
         q = litAt(t, this.expr(t, litAt(t, q, ', "data": ')), '}}');
         if (q < 0) return -1;
-        stmtOut = sharer.statement({ kind: 'vmap', key, data: exprOut });
+        // What the sharer makes of a vmap: a fresh object of shared parts.
+        stmtOut = { kind: 'vmap', key, data: exprOut };
         return q;
       }
       default:
@@ -570,8 +571,8 @@ class DirectReader {
    */
   private list(t: string, p: number, kind: 'concat' | 'set'): number {
     if (p < 0) return -1;
-    const items: NftExpr[] = [];
-    const elements: { key: NftExpr; value?: NftExpr }[] = [];
+    const items: (NftExpr | NftElement)[] = [];
+    const sharer = this.sharer;
     let q = p;
     if (t.charCodeAt(q) !== 0x5d) {
       for (;;) {
@@ -581,12 +582,11 @@ class DirectReader {
           const key = exprOut;
           q = litAt(t, this.expr(t, litAt(t, q, ', ')), ']');
           if (q < 0) return -1;
-          elements.push({ key, value: exprOut });
+          items.push(sharer.pair(key, exprOut));
         } else {
           q = this.expr(t, q);
           if (q < 0) return -1;
-          if (kind === 'set') elements.push({ key: exprOut });
-          else items.push(exprOut);
+          items.push(kind === 'set' ? sharer.pair(exprOut, undefined) : exprOut);
         }
         if (t.charCodeAt(q) === 0x5d) break;
         q = litAt(t, q, ', ');
@@ -595,7 +595,10 @@ class DirectReader {
     }
     q = litAt(t, q + 1, '}');
     if (q < 0) return -1;
-    exprOut = this.sharer.expr(kind === 'set' ? { kind, elements } : { kind, items });
+    // A set literal is a fresh object of shared elements (as the sharer copies one); a
+    // concatenation is the sharer's.
+    if (kind === 'set') exprOut = { kind, elements: items.length === 0 ? EMPTY_LIST : (items.slice() as NftElement[]) };
+    else exprOut = sharer.expr({ kind, items: items as NftExpr[] });
     return q;
   }
 }

@@ -344,6 +344,11 @@ export class NftSharer {
     let only = true;
     for (const k in el) if (k !== 'key' && k !== 'value') only = false;
     if (!only) return this.copy({ ...el, key, ...(value !== undefined && { value }) }, true);
+    return this.pair(key, value);
+  }
+
+  /** The shared element of only a key and a value (both shared already; `value` undefined: a key alone). */
+  pair(key: NftExpr, value: NftExpr | undefined): NftElement {
     let byValue = this.pairs.get(key);
     if (!byValue) this.pairs.set(key, (byValue = new Map()));
     let out = byValue.get(value);
