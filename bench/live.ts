@@ -5,8 +5,9 @@
  * nft-text.stdout` with `nft -f`; Cilium's LB map dumps into BPF maps pinned under a bpffs of
  * its own, bench/lib/cilium-maps.ts) into a network namespace of its own and measures, side by
  * side in one run, the node's own dump alone against nodescope on the same namespace:
- * `show rules -o json`, `show services -o json`, the TUI's first data frame (tmux), one refresh
- * of the open chain (in-process Session, the node CPU its probes used, from /proc/self/stat),
+ * `show rules -o json`, `show services -o json`, the TUI's first data frame (tmux), refreshes
+ * in-process (Session; the node CPU their probes used, from /proc/self/stat) of the open chain
+ * (KUBE-SERVICES, then a per-Service chain; nftables `services`) or the LB pane's maps,
  * then the replay rows: `show services` against `JSON.parse` of api.json, and `trace`.
  * Prints markdown; removes its namespaces on every exit path. Medians of `--runs` (default 2).
  */
@@ -15,7 +16,10 @@ import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/paths.js';
-import { Session } from '../src/collect/session.js';
+import { Session, type ChainFocus } from '../src/collect/session.js';
+import { LB_MAPS_FOCUS } from '../src/collect/map-refresh.js';
+import { nextRefreshDelayMs } from '../src/collect/refresh-cost.js';
+import type { NodeSnapshot } from '../src/model/snapshot.js';
 import { LocalTransport } from '../src/sources/local.js';
 import { USER_HZ, waitedChildrenTicks } from '../src/sources/child-cpu.js';
 import { CILIUM_PINS, loadCiliumMaps, unloadCiliumMaps } from './lib/cilium-maps.js';
@@ -70,35 +74,64 @@ async function firstFrames(ns: string, api: string, mode: string, extra: readonl
   }
 }
 
-/** Refreshes of the open chain in-process: wall and the node CPU of the probes, medians of 5; and what kind each was. */
-async function chainRefresh(ns: string, api: string, focus: { ruleset: string; table: string; chain: string }, params: Record<string, string>): Promise<{ ms: number; cpuMs: number; kinds: string }> {
+/** One focus's refreshes: medians of wall and node CPU (the probes', from /proc/self/stat), and what kind each was. */
+interface RefreshFigures {
+  readonly label: string;
+  readonly ms: number;
+  readonly cpuMs: number;
+  readonly kinds: string;
+}
+
+/**
+ * Refreshes in-process on one session: 5 per focus, in order (`null`: no focus, as the
+ * Services pane; a function picks the focus from the loaded snapshot, e.g. a KUBE-SVC chain).
+ */
+async function refreshes(ns: string, api: string, focuses: readonly (ChainFocus | null | ((s: NodeSnapshot) => ChainFocus | null))[], params: Record<string, string>): Promise<RefreshFigures[]> {
   const session = new Session({ transport: new LocalTransport({ netns: ns }), live: true, apiText: readFileSync(api, 'utf8'), intervalMs: 3_600_000, params });
   await session.start();
   // What the start read of the dumps (a timed-out dump leaves no chain to refresh alone).
   const read = (session.getState().snapshot?.probes ?? []).filter((p) => /save$|^nft-json|^nft-tables$|^bpf-lb/.test(p.id)).map((p) => `${p.id} ${p.status} ${ms(p.durationMs)} ms`);
   log(`session start read: ${read.join(', ')}`);
-  session.focus(focus);
-  const walls: number[] = [];
-  const cpus: number[] = [];
-  const kinds: string[] = [];
-  for (let i = 0; i < 5; i++) {
-    const t0 = waitedChildrenTicks() ?? 0;
-    const w0 = performance.now();
-    session.refreshNow();
-    await new Promise<void>((resolve) => {
-      const off = session.subscribe(() => {
-        if (!session.getState().refreshing) {
-          off();
-          resolve();
-        }
+  const out: RefreshFigures[] = [];
+  for (const pick of focuses) {
+    const focus = typeof pick === 'function' ? pick(session.getState().snapshot!) : pick;
+    session.focus(focus);
+    const walls: number[] = [];
+    const cpus: number[] = [];
+    const kinds: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const t0 = waitedChildrenTicks() ?? 0;
+      const w0 = performance.now();
+      session.refreshNow();
+      await new Promise<void>((resolve) => {
+        const off = session.subscribe(() => {
+          if (!session.getState().refreshing) {
+            off();
+            resolve();
+          }
+        });
       });
-    });
-    walls.push(performance.now() - w0);
-    cpus.push((((waitedChildrenTicks() ?? 0) - t0) * 1000) / USER_HZ);
-    kinds.push(session.lastRefreshKind() ?? '?');
+      walls.push(performance.now() - w0);
+      cpus.push((((waitedChildrenTicks() ?? 0) - t0) * 1000) / USER_HZ);
+      kinds.push(session.lastRefreshKind() ?? '?');
+    }
+    out.push({ label: focus ? `${focus.table} ${focus.chain}` : 'no focus', ms: median(walls), cpuMs: median(cpus), kinds: kinds.join(',') });
   }
   await session.stop();
-  return { ms: median(walls), cpuMs: median(cpus), kinds: kinds.join(',') };
+  return out;
+}
+
+/** The first KUBE-SVC chain KUBE-SERVICES jumps to (a per-Service chain, 1 rule per endpoint + 1). */
+function perServiceChain(s: NodeSnapshot): ChainFocus | null {
+  const rule = s.iptables?.value?.tables.find((t) => t.name === 'nat')?.chains.find((c) => c.name === 'KUBE-SERVICES')?.rules.find((r) => / -j KUBE-SVC-/.test(r.raw));
+  const chain = rule ? / -j (KUBE-SVC-\S+)/.exec(rule.raw)?.[1] : undefined;
+  return chain ? { ruleset: 'iptables', table: 'nat', chain } : null;
+}
+
+/** A table row of one focus's refreshes, with the wait the cost rule gives at the 2 s interval. */
+function refreshRow(mode: string, r: RefreshFigures): string {
+  const wait = nextRefreshDelayMs(2000, r.ms, r.cpuMs);
+  return `| ${mode} | refresh, ${r.label}, median of 5 | ${ms(r.ms)} | ${ms(r.cpuMs)} node | | kinds ${r.kinds}; at the 2 s interval ${((r.cpuMs / 2000) * 100).toFixed(1)} % of a core unstretched; the cost rule waits ${(wait / 1000).toFixed(1)} s: ${((r.cpuMs / wait) * 100).toFixed(1)} % |`;
 }
 
 /** A Service's ClusterIP:port/proto from api.json, for `trace --to`. */
@@ -144,15 +177,13 @@ async function main(): Promise<void> {
         label = `\`${own.join(' ')}\` alone`;
       }
       const extra = params.bpfRoot ? ['--bpf-root', params.bpfRoot] : [];
-      const focus = mode === 'iptables' ? { ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' } : mode === 'nftables' ? { ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' } : null;
-      const refreshRow = async () => {
-        if (!focus) return `| ${mode} | refresh of the open map | | | | not measured: no per-map refresh (a refresh reads every map) |`;
-        log(`${mode} refresh of the open chain`);
-        const refresh = await chainRefresh(ns, api, focus, params);
-        return `| ${mode} | refresh of the open chain (${focus.chain}), median of 5 | ${ms(refresh.ms)} | ${ms(refresh.cpuMs)} node | | kinds ${refresh.kinds}; node CPU at the 2 s interval ${(refresh.cpuMs / 20).toFixed(1)} % of a core |`;
+      const focuses = mode === 'iptables' ? [{ ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' }, perServiceChain] : mode === 'nftables' ? [{ ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' }] : [LB_MAPS_FOCUS, null];
+      const refreshRows = async () => {
+        log(`${mode} refreshes`);
+        return (await refreshes(ns, api, focuses, params)).map((r) => refreshRow(mode, r));
       };
       if (values['refresh-only']) {
-        rows.push(await refreshRow());
+        rows.push(...(await refreshRows()));
         must(['ip', 'netns', 'del', ns]);
         namespaces.pop();
         continue;
@@ -175,7 +206,7 @@ async function main(): Promise<void> {
         `| ${mode} | \`show services -o json\` | ${ms(services.ms)} | ${ms(services.cpuMs)} | ${ratio(services.ms)} | ${services.note} |`,
         `| ${mode} | TUI start → Services frame (tmux) | ${ms(frames.services)} | | ${ratio(frames.services)} | |`,
         `| ${mode} | TUI start → frame naming the mode (rules read) | ${ms(frames.moded)} | | ${ratio(frames.moded)} | |`,
-        await refreshRow(),
+        ...(await refreshRows()),
       );
       log(`rows so far:\n${rows.join('\n')}`);
       must(['ip', 'netns', 'del', ns]);

@@ -7,6 +7,7 @@
  */
 import { serviceProtocolOf, type ServiceFrontends } from './conntrack-nat.js';
 import { canonicalIp, type ConntrackEntry } from '../model/conntrack.js';
+import { entryRows, type ConntrackRows } from '../model/conntrack-ids.js';
 
 /** How an entry relates to the Services (see `ConntrackServiceMatch` in conntrack-nat.ts). */
 export type ConntrackStatus = 'ok' | 'stale' | 'no-service';
@@ -45,10 +46,55 @@ function portKey(port: number | undefined, protocol: number): number {
 }
 
 /**
+ * (port key, Service) pairs listed per address id, in typed arrays: `head[id]` the first
+ * pair's slot (-1: none), `next[slot]` the one after. An address has a few pairs, so a
+ * look-up is one or two integer reads, not a hashed Map per address.
+ */
+class PairsByAddress {
+  readonly head: Int32Array;
+  private next: number[] = [];
+  private keys: number[] = [];
+  private svcs: number[] = [];
+  private tail: Int32Array;
+
+  constructor(addresses: number) {
+    this.head = new Int32Array(addresses).fill(-1);
+    this.tail = new Int32Array(addresses).fill(-1);
+  }
+
+  /** Appends (key, svc) to address `id`'s list; with `firstWins`, not when `key` is listed already. */
+  add(id: number, key: number, svc: number, firstWins: boolean): void {
+    if (firstWins && this.serviceOf(id, key) >= 0) return;
+    const slot = this.keys.length;
+    this.keys.push(key);
+    this.svcs.push(svc);
+    this.next.push(-1);
+    const last = this.tail[id]!;
+    if (last < 0) this.head[id] = slot;
+    else this.next[last] = slot;
+    this.tail[id] = slot;
+  }
+
+  /** The Service of the first pair of `id` with `key`; -1 when none. */
+  serviceOf(id: number, key: number): number {
+    for (let k = this.head[id]!; k >= 0; k = this.next[k]!) if (this.keys[k] === key) return this.svcs[k]!;
+    return -1;
+  }
+
+  /** True when `id` has the pair (key, svc). */
+  has(id: number, key: number, svc: number): boolean {
+    for (let k = this.head[id]!; k >= 0; k = this.next[k]!) if (this.keys[k] === key && this.svcs[k] === svc) return true;
+    return false;
+  }
+}
+
+/**
  * Classifies `entries` like `classifyConntrack(entries, services, nodeAddresses)` (same
  * statuses, same Service, same tie rule: the first Service in `services` order wins),
- * into typed columns: no allocation per entry, so a million entries take a fraction of a
- * second. Addresses in `services` and `nodeAddresses` may be in any IPv6 spelling
+ * into typed columns: no allocation per entry. Addresses are compared by the table's
+ * address ids (src/model/conntrack-ids.ts: the parser's, or made from the text), so each
+ * entry costs a few typed-array reads; a Service address no entry holds cannot match and
+ * is skipped. Addresses in `services` and `nodeAddresses` may be in any IPv6 spelling
  * (entries hold canonical text). Never throws.
  */
 export function classifyConntrackColumns(
@@ -56,71 +102,81 @@ export function classifyConntrackColumns(
   services: readonly ServiceFrontends[],
   nodeAddresses: readonly string[],
 ): ConntrackClassificationColumns {
-  const canon = (ip: string) => canonicalIp(ip) ?? ip;
-  // VIP address → (port, protocol) → service; NodePort (port, protocol) → service.
-  const byVip = new Map<string, Map<number, number>>();
+  return classifyConntrackRows(entryRows(entries), services, nodeAddresses);
+}
+
+/** {@link classifyConntrackColumns} of a table's rows read in place (src/model/conntrack-ids.ts): no object per entry. Never throws. */
+export function classifyConntrackRows(
+  rows: ConntrackRows,
+  services: readonly ServiceFrontends[],
+  nodeAddresses: readonly string[],
+): ConntrackClassificationColumns {
+  const ids = rows.ids;
+  const idOf = (ip: string) => ids.idOf(canonicalIp(ip) ?? ip);
+  const addressCount = ids.addresses.length;
+  // VIP address → (port, protocol) → Service; NodePort (port, protocol) → Service.
+  const byVip = new PairsByAddress(addressCount);
   const byNodePort = new Map<number, number>();
-  // Endpoint address → (port, protocol) → service: untranslated flows straight to an endpoint.
-  const byEndpoint = new Map<string, Map<number, number>>();
-  // Per service: endpoint address → set of (port, protocol).
-  const endpointsOf: Map<string, Set<number>>[] = [];
+  // Endpoint address → (port, protocol) → first Service (untranslated flows straight to an
+  // endpoint), and every (port, protocol, Service) it is an endpoint of.
+  const byEndpoint = new PairsByAddress(addressCount);
+  const endpointOf = new PairsByAddress(addressCount);
   services.forEach((svc, s) => {
     for (const v of svc.vips) {
-      const ip = canon(v.ip);
-      const ports = byVip.get(ip) ?? new Map<number, number>();
-      byVip.set(ip, ports);
-      const k = portKey(v.port, PROTO_CODE[v.protocol] ?? 0);
-      if (!ports.has(k)) ports.set(k, s);
+      const id = idOf(v.ip);
+      if (id >= 0) byVip.add(id, portKey(v.port, PROTO_CODE[v.protocol] ?? 0), s, true);
     }
     for (const np of svc.nodePorts) {
       const k = portKey(np.port, PROTO_CODE[np.protocol] ?? 0);
       if (!byNodePort.has(k)) byNodePort.set(k, s);
     }
-    const eps = new Map<string, Set<number>>();
     for (const ep of svc.endpoints) {
-      const ip = canon(ep.ip);
-      const set = eps.get(ip) ?? new Set<number>();
-      eps.set(ip, set);
+      const id = idOf(ep.ip);
+      if (id < 0) continue;
       const k = portKey(ep.port, PROTO_CODE[ep.protocol] ?? 0);
-      set.add(k);
-      const ports = byEndpoint.get(ip) ?? new Map<number, number>();
-      byEndpoint.set(ip, ports);
-      if (!ports.has(k)) ports.set(k, s);
+      byEndpoint.add(id, k, s, true);
+      if (!endpointOf.has(id, k, s)) endpointOf.add(id, k, s, false);
     }
-    endpointsOf.push(eps);
   });
-  const nodeSet = new Set(nodeAddresses.map(canon));
+  const isNode = new Uint8Array(addressCount);
+  for (const a of nodeAddresses) {
+    const id = idOf(a);
+    if (id >= 0) isNode[id] = 1;
+  }
 
-  const n = entries.length;
+  const { origDst, replySrc } = ids;
+  const n = rows.length;
   const serviceOf = new Int32Array(n).fill(-1);
   const codeOf = new Uint8Array(n);
   let staleCount = 0;
   for (let i = 0; i < n; i++) {
-    const e = entries[i]!;
-    const protocol = serviceProtocolOf(e.proto);
+    const protocol = serviceProtocolOf(rows.proto(i));
     if (protocol === undefined) continue;
     const pc = PROTO_CODE[protocol]!;
-    const { orig, reply } = e;
+    const dst = origDst[i]!;
+    const src = replySrc[i]!;
+    const dport = rows.origDport(i);
+    const sport = rows.replySport(i);
     let via = 0;
-    let s = byVip.get(orig.dst)?.get(portKey(orig.dport, pc));
-    if (s === undefined && nodeSet.has(orig.dst)) {
-      s = byNodePort.get(portKey(orig.dport, pc));
+    let s = byVip.serviceOf(dst, portKey(dport, pc));
+    if (s < 0 && isNode[dst] === 1) {
+      s = byNodePort.get(portKey(dport, pc)) ?? -1;
       via = CODE_VIA_NODEPORT;
     }
-    const translated = reply.src !== orig.dst || reply.sport !== orig.dport;
-    if (s === undefined && !translated) {
-      const direct = byEndpoint.get(orig.dst)?.get(portKey(orig.dport, pc));
-      if (direct !== undefined) {
+    const translated = src !== dst || sport !== dport;
+    if (s < 0 && !translated) {
+      const direct = byEndpoint.serviceOf(dst, portKey(dport, pc));
+      if (direct >= 0) {
         serviceOf[i] = direct;
         codeOf[i] = CODE_OK | CODE_VIA_ENDPOINT;
       }
       continue;
     }
-    if (s === undefined) continue;
+    if (s < 0) continue;
     serviceOf[i] = s;
     let status: number;
     if (!translated) status = CODE_STALE_UNTRANSLATED;
-    else if (endpointsOf[s]!.get(reply.src)?.has(portKey(reply.sport, pc))) status = CODE_OK;
+    else if (endpointOf.has(src, portKey(sport, pc), s)) status = CODE_OK;
     else status = CODE_STALE_GONE;
     if (status !== CODE_OK) staleCount++;
     codeOf[i] = status | via;

@@ -26,7 +26,7 @@ function lower(word: string): string {
  * `ok`, `no-service`).
  */
 export function conntrackSearchText(index: ConntrackIndex, i: number): string {
-  const e = index.entries[i]!;
+  const e = index.rows.entry(i);
   const s = index.serviceOf[i]!;
   const code = index.codeOf[i]! & 3;
   const nat = conntrackNatView(e);
@@ -95,7 +95,7 @@ export function conntrackWordTest(index: ConntrackIndex, word: string): (i: numb
   const tail = memo((k: number) => `${index.services[(k >> 2) - 1]?.label ?? ''} ${statusWord(k & 3)}`.includes(word));
   const snatNote = '(snat as'.includes(word);
   return (i) => {
-    const e = index.entries[i]!;
+    const e = index.rows.entry(i);
     if (inText(e.proto)) return true;
     if (e.state !== undefined && inText(lower(e.state))) return true;
     const { orig, reply } = e;

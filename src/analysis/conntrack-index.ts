@@ -7,8 +7,9 @@
  */
 import { buildServiceView, dataplaneTargets } from './service-view.js';
 import type { ServiceFrontends } from './conntrack-nat.js';
-import { classifyConntrackColumns, type ConntrackClassificationColumns } from './conntrack-classify.js';
+import { classifyConntrackRows, type ConntrackClassificationColumns } from './conntrack-classify.js';
 import type { ConntrackEntry, ConntrackTable } from '../model/conntrack.js';
+import { conntrackEntryCount, conntrackRows, entryRows, type ConntrackRows } from '../model/conntrack-ids.js';
 import { localAddresses } from '../model/iproute.js';
 import type { NodeSnapshot, Parsed } from '../model/snapshot.js';
 import { formatServiceRef } from '../model/service-ref.js';
@@ -24,9 +25,12 @@ export interface ConntrackServiceRef {
  * Everything computed once per snapshot: the entries, the Services they were matched
  * against (in `dataplaneTargets` order: namespace, then name), the classification
  * columns, and whether Services were known at all (API objects present).
+ * `rows` reads the entries in place (a parsed table is held in columns); `entries` is the
+ * array of objects, made on first read for such a table: panes read `rows`.
  * `sortCache`, `keyCache` and `filterCache` hold memoised orders and keys; treat them as private.
  */
 export interface ConntrackIndex extends ConntrackClassificationColumns {
+  readonly rows: ConntrackRows;
   readonly entries: readonly ConntrackEntry[];
   readonly services: readonly ConntrackServiceRef[];
   readonly servicesKnown: boolean;
@@ -43,19 +47,35 @@ export function buildConntrackIndex(
   nodeAddresses: readonly string[],
   servicesKnown = true,
 ): ConntrackIndex {
+  return indexOf(entryRows(entries), () => entries, services, servicesKnown, classifyConntrackRows(entryRows(entries), services, nodeAddresses));
+}
+
+/** The index of `rows` (entries as objects from `entries`, read only when asked) with its classification `columns`. */
+function indexOf(
+  rows: ConntrackRows,
+  entries: () => readonly ConntrackEntry[],
+  services: readonly ServiceFrontends[],
+  servicesKnown: boolean,
+  columns: ConntrackClassificationColumns,
+): ConntrackIndex {
   return {
-    entries,
+    rows,
+    get entries() {
+      return entries();
+    },
     services: services.map((s) => ({ namespace: s.namespace, name: s.name, label: formatServiceRef(s) })),
     servicesKnown,
-    ...classifyConntrackColumns(entries, services, nodeAddresses),
+    serviceOf: columns.serviceOf,
+    codeOf: columns.codeOf,
+    staleCount: columns.staleCount,
     sortCache: new Map(),
     keyCache: new Map(),
     filterCache: new Map(),
   };
 }
 
-const indexCache = new WeakMap<readonly ConntrackEntry[], { readonly api: unknown; readonly node: string; readonly addrs: unknown; readonly index: ConntrackIndex }>();
-const NO_ENTRIES: readonly ConntrackEntry[] = [];
+const indexCache = new WeakMap<ConntrackRows, { readonly api: unknown; readonly node: string; readonly addrs: unknown; readonly index: ConntrackIndex }>();
+const NO_ENTRIES: ConntrackTable = { entries: [], trailers: [] };
 
 /**
  * The index of a snapshot's conntrack table, memoised by the identity of its entries, API
@@ -65,14 +85,15 @@ const NO_ENTRIES: readonly ConntrackEntry[] = [];
  * addresses from its `ip -j addr`.
  */
 export function conntrackIndex(snapshot: NodeSnapshot): ConntrackIndex {
-  const entries = conntrackSource(snapshot).part?.value?.entries ?? NO_ENTRIES;
+  const table = conntrackSource(snapshot).part?.value ?? NO_ENTRIES;
+  const rows = conntrackRows(table);
   const api = snapshot.api?.value ?? null;
   const addrs = snapshot.addrs?.value ?? null;
-  const cached = indexCache.get(entries);
+  const cached = indexCache.get(rows);
   if (cached && cached.api === api && cached.node === snapshot.meta.node && cached.addrs === addrs) return cached.index;
   const { services, nodeAddresses } = conntrackTargets(snapshot);
-  const index = buildConntrackIndex(entries, services, nodeAddresses, api !== null);
-  indexCache.set(entries, { api, node: snapshot.meta.node, addrs, index });
+  const index = indexOf(rows, () => table.entries, services, api !== null, classifyConntrackRows(rows, services, nodeAddresses));
+  indexCache.set(rows, { api, node: snapshot.meta.node, addrs, index });
   return index;
 }
 
@@ -105,18 +126,9 @@ export function primeConntrackIndex(
   columns: ConntrackClassificationColumns,
 ): void {
   const api = snapshot.api?.value ?? null;
-  const index: ConntrackIndex = {
-    entries,
-    services: targets.services.map((s) => ({ namespace: s.namespace, name: s.name, label: formatServiceRef(s) })),
-    servicesKnown: api !== null,
-    serviceOf: columns.serviceOf,
-    codeOf: columns.codeOf,
-    staleCount: columns.staleCount,
-    sortCache: new Map(),
-    keyCache: new Map(),
-    filterCache: new Map(),
-  };
-  indexCache.set(entries, { api, node: snapshot.meta.node, addrs: snapshot.addrs?.value ?? null, index });
+  const rows = conntrackRows({ entries, trailers: [] });
+  const index = indexOf(rows, () => entries, targets.services, api !== null, columns);
+  indexCache.set(rows, { api, node: snapshot.meta.node, addrs: snapshot.addrs?.value ?? null, index });
 }
 
 /**
@@ -127,7 +139,7 @@ export function primeConntrackIndex(
 export function conntrackSource(snapshot: NodeSnapshot): { readonly kind: ConntrackSourceKind; readonly part: Parsed<ConntrackTable> | null } {
   const nf = snapshot.conntrack ?? null;
   const cilium = snapshot.ciliumConntrack ?? null;
-  if ((nf?.value?.entries.length ?? 0) === 0 && cilium?.value) return { kind: 'cilium', part: cilium };
+  if ((nf?.value ? conntrackEntryCount(nf.value) : 0) === 0 && cilium?.value) return { kind: 'cilium', part: cilium };
   return { kind: 'netfilter', part: nf };
 }
 

@@ -33,12 +33,33 @@ export function reverseConntrackSort(sort: ConntrackSort): ConntrackSort {
   return { column: sort.column, descending: !sort.descending };
 }
 
-/** Ranks (0-based) of the distinct `value(e)` of `entries`, ordered by `sortKey` of each (computed once per distinct value). */
-function ranks(entries: readonly ConntrackEntry[], value: (e: ConntrackEntry) => string, sortKey: (v: string) => string = (v) => v): Map<string, number> {
+/** Ranks (0-based) of the distinct `value(i)` of entries 0…n-1, ordered by `sortKey` of each (computed once per distinct value). */
+function ranks(n: number, value: (i: number) => string, sortKey: (v: string) => string = (v) => v): Map<string, number> {
   const distinct = new Set<string>();
-  for (const e of entries) distinct.add(value(e));
+  for (let i = 0; i < n; i++) distinct.add(value(i));
   const keyed = [...distinct].map((v) => [sortKey(v), v] as const).sort(([a], [b]) => byText(a, b));
   return new Map(keyed.map(([, v], i) => [v, i]));
+}
+
+/**
+ * Ranks of the address ids `ids` (0-based, by `addressSortKey` of their text, ties — two
+ * spellings with one key — by first appearance in `ids`, as the ranks of the texts were), by id.
+ */
+function addressRanks(ids: Int32Array, addresses: readonly string[]): Float64Array {
+  const firstAt = new Int32Array(addresses.length).fill(-1);
+  const keyed: (readonly [string, number, number])[] = [];
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]!;
+    if (firstAt[id] === -1) {
+      firstAt[id] = i;
+      keyed.push([addressSortKey(addresses[id]!), i, id]);
+    }
+  }
+  // Pushed in order of first appearance: a stable sort by key keeps it for ties.
+  keyed.sort(([a], [b]) => byText(a, b));
+  const rank = new Float64Array(addresses.length);
+  keyed.forEach(([, , id], r) => (rank[id] = r));
+  return rank;
 }
 
 function byText(a: string, b: string): number {
@@ -50,8 +71,9 @@ function byText(a: string, b: string): number {
  * (timeout) or first (state).
  */
 function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Array {
-  const { entries } = index;
-  const keys = new Float64Array(entries.length);
+  const { rows } = index;
+  const n = rows.length;
+  const keys = new Float64Array(n);
   if (column === 'service') {
     const labels = index.services.map((s) => s.label);
     const sorted = [...labels].sort(byText);
@@ -62,19 +84,19 @@ function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Ar
     });
     const rank = labels.map((l) => firstAt.get(l)!);
     const none = labels.length;
-    for (let i = 0; i < entries.length; i++) {
+    for (let i = 0; i < n; i++) {
       const s = index.serviceOf[i]!;
       keys[i] = s < 0 ? none : rank[s]!;
     }
   } else if (column === 'vip' || column === 'endpoint') {
-    const addr = column === 'vip' ? (e: ConntrackEntry) => e.orig.dst : (e: ConntrackEntry) => e.reply.src;
-    const port = column === 'vip' ? (e: ConntrackEntry) => e.orig.dport : (e: ConntrackEntry) => e.reply.sport;
-    const rank = ranks(entries, addr, addressSortKey);
-    for (let i = 0; i < entries.length; i++) keys[i] = rank.get(addr(entries[i]!))! * 65536 + (port(entries[i]!) ?? 0);
+    // By address id (equal text, equal id), then port: no object per entry.
+    const ids = column === 'vip' ? rows.ids.origDst : rows.ids.replySrc;
+    const rank = addressRanks(ids, rows.ids.addresses);
+    for (let i = 0; i < n; i++) keys[i] = rank[ids[i]!]! * 65536 + ((column === 'vip' ? rows.origDport(i) : rows.replySport(i)) ?? 0);
   } else if (column === 'protocol' || column === 'state') {
-    const word = column === 'protocol' ? (e: ConntrackEntry) => e.proto : (e: ConntrackEntry) => e.state ?? '';
-    const rank = ranks(entries, word);
-    for (let i = 0; i < entries.length; i++) keys[i] = rank.get(word(entries[i]!))!;
+    const word = column === 'protocol' ? (i: number) => rows.proto(i) : (i: number) => rows.entry(i).state ?? '';
+    const rank = ranks(n, word);
+    for (let i = 0; i < n; i++) keys[i] = rank.get(word(i))!;
   } else if (column === 'packets' || column === 'bytes') {
     // Both directions' counters (nf_conntrack_acct=1); a flow without them sorts after every count.
     const count = (e: ConntrackEntry): number | null => {
@@ -83,16 +105,21 @@ function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Ar
       return a === undefined && b === undefined ? null : Number((a ?? 0n) + (b ?? 0n));
     };
     let max = 0;
-    for (let i = 0; i < entries.length; i++) {
-      const c = count(entries[i]!);
+    for (let i = 0; i < n; i++) {
+      const c = count(rows.entry(i));
       keys[i] = c ?? -1;
       if (c !== null && c > max) max = c;
     }
-    for (let i = 0; i < entries.length; i++) if (keys[i] === -1) keys[i] = max + 1;
+    for (let i = 0; i < n; i++) if (keys[i] === -1) keys[i] = max + 1;
   } else {
     let max = 0;
-    for (const e of entries) if (e.timeout !== undefined && e.timeout > max) max = e.timeout;
-    for (let i = 0; i < entries.length; i++) keys[i] = entries[i]!.timeout ?? max + 1;
+    const timeouts = new Float64Array(n);
+    for (let i = 0; i < n; i++) {
+      const t = rows.entry(i).timeout;
+      timeouts[i] = t === undefined ? -1 : t;
+      if (t !== undefined && t > max) max = t;
+    }
+    for (let i = 0; i < n; i++) keys[i] = timeouts[i]! < 0 ? max + 1 : timeouts[i]!;
   }
   return keys;
 }
@@ -121,7 +148,7 @@ function denseRanks(keys: Float64Array): { ranks: Float64Array; distinct: number
 function columnKeys(index: ConntrackIndex, column: ConntrackSortColumn): { readonly keys: Float64Array; readonly max: number } {
   const cached = index.keyCache.get(column);
   if (cached) return cached;
-  const n = index.entries.length;
+  const n = index.rows.length;
   let keys = sortKeys(index, column);
   let max = 0;
   for (let i = 0; i < n; i++) if (keys[i]! > max) max = keys[i]!;
@@ -148,7 +175,7 @@ export function sortedOrder(index: ConntrackIndex, sort: ConntrackSort): Uint32A
   const cacheKey = `${sort.column}:${sort.descending ? 'desc' : 'asc'}`;
   const cached = index.sortCache.get(cacheKey);
   if (cached) return cached;
-  const n = index.entries.length;
+  const n = index.rows.length;
   const { keys, max } = columnKeys(index, sort.column);
   const combined = new Float64Array(n);
   for (let i = 0; i < n; i++) combined[i] = (sort.descending ? max - keys[i]! : keys[i]!) * n + i;

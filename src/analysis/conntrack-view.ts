@@ -30,6 +30,7 @@ import {
 import { buildConntrackIndex, conntrackIndex, conntrackSource, type ConntrackIndex, type ConntrackSourceKind } from './conntrack-index.js';
 import { conntrackOrder, type ConntrackQuery } from './conntrack-filter.js';
 import type { ConntrackEntry } from '../model/conntrack.js';
+import { conntrackEntryCount } from '../model/conntrack-ids.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { isPending, type NodeSnapshot } from '../model/snapshot.js';
 
@@ -96,7 +97,7 @@ export interface ConntrackView {
 const EMPTY_INDEX = buildConntrackIndex([], [], [], false);
 
 function countStale(index: ConntrackIndex, order: Uint32Array): number {
-  if (order.length === index.entries.length) return index.staleCount;
+  if (order.length === index.rows.length) return index.staleCount;
   let n = 0;
   for (let k = 0; k < order.length; k++) {
     const c = index.codeOf[order[k]!]! & 3;
@@ -111,7 +112,8 @@ function countStale(index: ConntrackIndex, order: Uint32Array): number {
  */
 function conntrackPending(snapshot: NodeSnapshot): boolean {
   if (isPending(snapshot, 'conntrack')) return true;
-  return isPending(snapshot, 'ciliumConntrack') && (snapshot.conntrack?.value?.entries.length ?? 0) === 0;
+  const nf = snapshot.conntrack?.value;
+  return isPending(snapshot, 'ciliumConntrack') && (nf ? conntrackEntryCount(nf) : 0) === 0;
 }
 
 /** The pane's data for `snapshot` (null or a part still pending: loading) and `query`. Never throws. */
@@ -141,8 +143,8 @@ export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQue
   const events = ct.value.events ?? [];
   const summary: ConntrackSummary = {
     shown: order.length,
-    total: index.entries.length,
-    ...(events.length > 0 ? { events: events.length, eventFlows: conntrackEventFlows(events).length, tableRead: index.entries.length > 0 } : {}),
+    total: index.rows.length,
+    ...(events.length > 0 ? { events: events.length, eventFlows: conntrackEventFlows(events).length, tableRead: index.rows.length > 0 } : {}),
     count,
     max,
     percent,
@@ -187,7 +189,7 @@ export interface ConntrackRowView {
 
 /** The display row of entry `i` (an index from {@link ConntrackView.order}), `elapsedSeconds` after it was read. */
 export function conntrackRow(index: ConntrackIndex, i: number, elapsedSeconds = 0): ConntrackRowView {
-  const entry = index.entries[i]!;
+  const entry = index.rows.entry(i);
   const nat = conntrackNatView(entry);
   const s = index.serviceOf[i]!;
   const code = index.codeOf[i]!;

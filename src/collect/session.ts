@@ -24,6 +24,7 @@ import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.
 import { plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
+import { isLbMapsFocus, lbMapProbes, serviceMapsRefresh, ServiceMapDigests } from './map-refresh.js';
 import { cheapEvidence } from './evidence-load.js';
 import { onDemandProbeIds, PART_PROBE_IDS, withoutPartText, withoutUnwanted } from './session-probes.js';
 export { onDemandProbeIds } from './session-probes.js';
@@ -226,6 +227,8 @@ export class Session implements SessionLike {
   private sinceFull = 0;
   /** When each re-read chain's counters were read (ms since epoch), by `ruleset/table/chain`. */
   private readonly chainAt = new Map<string, number>();
+  /** The Cilium service maps' last dumps (src/collect/map-refresh.ts), what the LB pane's refresh compares against. */
+  private readonly mapDigests = new ServiceMapDigests();
   private lastRefresh: 'chain' | 'check' | 'full' | null = null;
   /** The node CPU (ms) the probes of the last refresh used (src/collect/refresh-cost.ts). */
   private lastCpuMs = 0;
@@ -308,6 +311,7 @@ export class Session implements SessionLike {
         onPartParsed: (part, ms) => this.partParsed(part, ms, fetched),
         fetchRuns: async (ids) => {
           const got = await this.runPartProbes(ids);
+          this.mapDigests.remember(got);
           // The session keeps each run without its text: completeSnapshot lets the text go once parsed.
           fetched.push(...got.map(withoutPartText));
           return got;
@@ -422,7 +426,9 @@ export class Session implements SessionLike {
     this.set({ refreshing: true });
     this.lastCpuMs = 0;
     try {
-      if (this.focused && this.sinceFull < (this.options.fullReadEvery ?? FULL_READ_EVERY) && (await this.refreshFocused(this.focused))) return;
+      // With cilium-agent's listings beside the maps, the LB table is the two compared: read whole.
+      const focus = isLbMapsFocus(this.focused) && this.options.ciliumAgent ? null : this.focused;
+      if (focus && this.sinceFull < (this.options.fullReadEvery ?? FULL_READ_EVERY) && (await this.refreshFocused(focus))) return;
       await this.refreshFull();
     } catch (e) {
       this.set({ refreshing: false, error: (e as Error).message });
@@ -435,7 +441,10 @@ export class Session implements SessionLike {
     const key = `${focus.ruleset}/${focus.table}/${focus.chain}`;
     const since = this.chainAt.get(key) ?? this.iptablesAt ?? this.state.dataAt;
     const at0 = this.now();
-    const got = await focusedRefresh({ transport: this.options.transport, params: this.options.params ?? {}, focus, snapshot: previous, fingerprint: this.fingerprint, elapsedSeconds: since === null ? 0 : (at0 - since) / 1000 });
+    const { transport, params = {} } = this.options;
+    const got = isLbMapsFocus(focus)
+      ? await serviceMapsRefresh({ transport, params, snapshot: previous, digests: this.mapDigests })
+      : await focusedRefresh({ transport, params, focus, snapshot: previous, fingerprint: this.fingerprint, elapsedSeconds: since === null ? 0 : (at0 - since) / 1000 });
     this.lastCpuMs += refreshNodeCpuMs(got.runs ?? []);
     if (got.kind === 'full') return false;
     this.sinceFull++;
@@ -454,11 +463,14 @@ export class Session implements SessionLike {
       this.plan,
       catalog()
         .probes.filter((p) => p.refresh && at0 >= (this.notBefore.get(p.id) ?? 0))
-        .map((p) => p.id),
+        .map((p) => p.id)
+        // The LB pane on screen: its maps are read again with the rest (src/collect/map-refresh.ts).
+        .concat(isLbMapsFocus(this.focused) && !this.options.ciliumAgent ? lbMapProbes() : []),
     );
     const fresh = await runProbes(this.options.transport, { ids: [...new Set([...ids, ...CHECK_PROBES])], ...(this.options.params ? { params: this.options.params } : {}) });
     this.fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => fresh.find((r) => r.id === id)));
     this.lastCpuMs += refreshNodeCpuMs(fresh);
+    this.mapDigests.remember(fresh);
     const failed = fresh.filter((r) => r.status === 'timeout' || (r.status === 'failed' && r.result.stdout === ''));
     const byId = new Map(fresh.filter((r) => !failed.includes(r)).map((r) => [r.id, r]));
     // Stale means data that was there is now old: a probe that never read anything

@@ -144,8 +144,8 @@ export function packKind(h: number, timeout: number): number {
   return kind | ((timeout + 1) << K_TIMEOUT_SHIFT);
 }
 
-/** Counters too large to pack: both as bigints (u64). */
-class CounterPair {
+/** Counters too large to pack: both as bigints (u64). Exported for the fast path's own tuple store, never built outside this module but by {@link packCounters}. */
+export class CounterPair {
   constructor(
     readonly packets: bigint,
     readonly bytes: bigint,
@@ -419,4 +419,14 @@ export function compactTupleCounters(t: CompactConntrackTuple): number | { reado
 export function makeCompactTuple(src: string, dst: string, sport: number, dport: number, counters: number | readonly [bigint, bigint] | undefined): CompactConntrackTuple {
   if (counters === undefined) return new CompactConntrackTuple(src, dst, sport, dport);
   return new CompactCountedTuple(src, dst, sport, dport, typeof counters === 'number' ? counters : new CounterPair(counters[0], counters[1]));
+}
+
+/** A compact tuple with counters as {@link packCounters} gave them (undefined: none). */
+export function makeCompactTupleFromCounters(src: string, dst: string, sport: number, dport: number, counters: number | CounterPair | undefined): CompactConntrackTuple {
+  return counters === undefined ? new CompactConntrackTuple(src, dst, sport, dport) : new CompactCountedTuple(src, dst, sport, dport, counters);
+}
+
+/** The protocol of a compact entry's stored `k` (see packKind), read without the entry. */
+export function compactKindProto(k: number): ConntrackProto {
+  return COMPACT_PROTOS[(KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_PROTO_SHIFT) & 7]![0];
 }

@@ -28,9 +28,10 @@ import {
   COMPACT_STATES,
   CompactConntrackEntry,
   CompactConntrackEntryWithExtras,
-  CompactConntrackTuple,
-  CompactCountedTuple,
   CompactExtras,
+  makeCompactTupleFromCounters,
+  type CompactConntrackTuple,
+  type CounterPair,
   headerNeedsExtras,
   packCounters,
   packHeader,
@@ -240,7 +241,14 @@ class FastLine {
     if (v < 0) return this.otherAddress(from, interner);
     const to = this.qEnd;
     // The reply's destination is nearly always the original's source: no lookup then.
-    const a = v === this.hintKey ? this.hintText : interner.ipv4(s, from, to, v | 0, true);
+    let a: string;
+    if (v === this.hintKey) {
+      a = this.hintText;
+      this.ids[this.nIds++] = this.hintId;
+    } else {
+      a = interner.ipv4(s, from, to, v | 0, true);
+      this.ids[this.nIds++] = interner.lastId;
+    }
     this.lastKey = v;
     this.i = to;
     if (this.blanks() === 0) return undefined;
@@ -256,6 +264,18 @@ class FastLine {
   /** An IPv4 value (≥ 0) whose interned text is `hintText` (-1: none). */
   hintKey = -1;
   hintText = '';
+  hintId = -1;
+  /** The tuples of the line (0 original, 1 reply): addresses, ports (sport << 16 | dport), counters (undefined: none). */
+  readonly tSrc: string[] = ['', ''];
+  readonly tDst: string[] = ['', ''];
+  readonly tPorts = new Int32Array(2);
+  readonly tCounters: (number | CounterPair | undefined)[] = [undefined, undefined];
+  /** What the line last read gave: its kind (see packKind, -1: it needs `extras`). */
+  outK = -1;
+  outX: CompactExtras | undefined = undefined;
+  /** The interner's ids of the line's addresses read so far, in print order (orig src, dst, reply src, dst), and how many. */
+  readonly ids = new Int32Array(4);
+  nIds = 0;
 
   /**
    * The value of the canonical dotted quad at `i` (four octets of 1–3 digits, no
@@ -325,6 +345,7 @@ class FastLine {
     if (!isV4) this.sixes++;
     const a = isV4 ? interner.ipv4(s, from, i, (value * 256 + octet) | 0, !leadingZero) : interner.address(s, from, i);
     if (a === undefined) return undefined;
+    this.ids[this.nIds++] = interner.lastId;
     // Printed as the entry holds it? A canonical IPv4 spelling always is (the interner
     // keeps canonical spellings only); IPv6 is compared with its canonical text.
     const same = isV4 ? !leadingZero : a.length === i - from && at(s, from, a);
@@ -419,29 +440,53 @@ function bytesAt(s: string, i: number): boolean {
   );
 }
 
-/** One tuple of a port-based protocol: `src= dst= sport= dport=` and optional counters. */
-function readTuple(r: FastLine, interner: ConntrackInterner): CompactConntrackTuple | undefined {
+/** One tuple of a port-based protocol: `src= dst= sport= dport=` and optional counters, into direction `d` of `r` (0 original, 1 reply). */
+function readTuple(r: FastLine, interner: ConntrackInterner, d: number): boolean {
   const src = r.address('src=', interner);
-  if (src === undefined) return undefined;
+  if (src === undefined) return false;
   // Remembered for the reply's destination (see `address`); the reply's own resets nothing: the hint is set per line.
   if (r.hintKey === -2) {
     r.hintKey = r.lastKey;
     r.hintText = src;
+    r.hintId = r.ids[r.nIds - 1]!;
   }
   const dst = r.address('dst=', interner);
-  if (dst === undefined) return undefined;
-  if (!port(r.s, r.i, 115 /* s */) || !r.num(6, 65535)) return undefined;
+  if (dst === undefined) return false;
+  if (!port(r.s, r.i, 115 /* s */) || !r.num(6, 65535)) return false;
   const sport = r.value;
-  if (!port(r.s, r.i, 100 /* d */) || !r.num(6, 65535)) return undefined;
+  if (!port(r.s, r.i, 100 /* d */) || !r.num(6, 65535)) return false;
   const dport = r.value;
+  r.tSrc[d] = src;
+  r.tDst[d] = dst;
+  r.tPorts[d] = (sport << 16) | dport;
   const s = r.s;
   const i = r.i;
-  if (i >= r.end || s.charCodeAt(i) !== 112 /* p */ || !at(s, i, 'packets=')) return new CompactConntrackTuple(src, dst, sport, dport);
-  if (!r.counter(8)) return undefined;
+  if (i >= r.end || s.charCodeAt(i) !== 112 /* p */ || !at(s, i, 'packets=')) {
+    r.tCounters[d] = undefined;
+    return true;
+  }
+  if (!r.counter(8)) return false;
   const packets = r.count;
   const bigPackets = r.big;
-  if (!bytesAt(s, r.i) || !r.counter(6)) return undefined;
-  return new CompactCountedTuple(src, dst, sport, dport, packCounters(packets, r.count, bigPackets, r.big));
+  if (!bytesAt(s, r.i) || !r.counter(6)) return false;
+  r.tCounters[d] = packCounters(packets, r.count, bigPackets, r.big);
+  return true;
+}
+
+/** Direction `d` of the line last read, as a compact tuple. */
+function tupleOf(r: FastLine, d: number): CompactConntrackTuple {
+  const p = r.tPorts[d]!;
+  const c = r.tCounters[d];
+  return makeCompactTupleFromCounters(r.tSrc[d]!, r.tDst[d]!, p >>> 16, p & 0xffff, c);
+}
+
+/**
+ * The interner's ids of the four addresses of the entry {@link parseConntrackFast} last
+ * returned (original source, destination, reply source, destination). A view of a buffer
+ * the next call overwrites: copy the values out.
+ */
+export function lastConntrackFastIds(): Int32Array {
+  return CUR.ids;
 }
 
 /**
@@ -520,6 +565,39 @@ export function parseConntrackFast(
   lineNo: number,
   interner: ConntrackInterner,
 ): ConntrackEntry | undefined {
+  if (!readConntrackFast(s, from, end, interner)) return undefined;
+  return lastConntrackFastEntry(lineNo);
+}
+
+/**
+ * The entry of the line {@link readConntrackFast} last read (true), as line `lineNo`: a
+ * {@link CompactConntrackEntry}, or the subclass with extras.
+ */
+export function lastConntrackFastEntry(lineNo: number): ConntrackEntry {
+  const r = CUR;
+  const orig = tupleOf(r, 0);
+  const reply = tupleOf(r, 1);
+  if (r.outX === undefined) return new CompactConntrackEntry(lineNo, orig, reply, r.outK);
+  return new CompactConntrackEntryWithExtras(lineNo, orig, reply, r.outX);
+}
+
+/**
+ * What the fast path read last (after {@link readConntrackFast} returned true), for the
+ * column store (src/parsers/conntrack-columns.ts): the kind (-1 when the entry needs
+ * extras), each direction's ports (sport << 16 | dport) and counters, and the address
+ * ids ({@link lastConntrackFastIds}). Views of buffers the next read overwrites.
+ */
+export function lastConntrackFastLine(): { readonly k: number; readonly ports: Int32Array; readonly counters: readonly (number | object | undefined)[] } {
+  const r = CUR;
+  return { k: r.outX === undefined ? r.outK : -1, ports: r.tPorts, counters: r.tCounters };
+}
+
+/**
+ * Reads `s[from, end)` like {@link parseConntrackFast} without making the entry: true
+ * when the line is of the common shape (its values are then held until the next read:
+ * {@link lastConntrackFastEntry}, {@link lastConntrackFastLine}). Never throws.
+ */
+export function readConntrackFast(s: string, from: number, end: number, interner: ConntrackInterner): boolean {
   const rawEnd = end;
   while (end > from) {
     const c = s.charCodeAt(end - 1);
@@ -535,8 +613,9 @@ export function parseConntrackFast(
   r.expanded = true;
   r.sixes = 0;
   r.hintKey = -2; // the original's source sets it
+  r.nIds = 0;
   const c0 = s.charCodeAt(from);
-  if (c0 < 97 || c0 > 122) return undefined;
+  if (c0 < 97 || c0 > 122) return false;
 
   // [ipv4 2 | ipv6 10] proto num ("%-8s %u "): first as the line before (a capture's
   // lines mostly share a few prefixes), then field by field.
@@ -544,7 +623,7 @@ export function parseConntrackFast(
   const n = last.text.length;
   if (n !== 0 && at(s, from, last.text) && !r.atBreak(from + n)) {
     r.i = from + n;
-  } else if (!readPrefix(r, s, from)) return undefined;
+  } else if (!readPrefix(r, s, from)) return false;
   const l3 = last.l3;
   const protoIndex = last.protoIndex;
   // timeout, state
@@ -552,37 +631,35 @@ export function parseConntrackFast(
   let stateIndex = -1;
   let c = s.charCodeAt(r.i);
   if (c >= 48 && c <= 57) {
-    if (!r.uint(U32_MAX) || r.blanks() === 0) return undefined;
+    if (!r.uint(U32_MAX) || r.blanks() === 0) return false;
     timeout = r.value;
     c = s.charCodeAt(r.i);
   }
   if (c >= 65 && c <= 90) {
     stateIndex = stateAt(r, s, r.i);
-    if (stateIndex < 0) return undefined;
+    if (stateIndex < 0) return false;
     r.i += COMPACT_STATES[stateIndex]!.length;
-    if (r.blanks() === 0) return undefined;
+    if (r.blanks() === 0) return false;
   }
 
-  const orig = readTuple(r, interner);
-  if (orig === undefined) return undefined;
+  if (!readTuple(r, interner, 0)) return false;
   let flags = r.flag();
-  if (flags !== 0 && flags !== 1) return undefined;
-  const reply = readTuple(r, interner);
-  if (reply === undefined) return undefined;
+  if (flags !== 0 && flags !== 1) return false;
+  if (!readTuple(r, interner, 1)) return false;
   const late = r.flag();
-  if (late === 1) return undefined;
+  if (late === 1) return false;
   flags |= late;
-  if (r.i < end && s.charCodeAt(r.i) === 91) return undefined;
+  if (r.i < end && s.charCodeAt(r.i) === 91) return false;
 
   const m = META;
-  if (!readMeta(r, s, end, m)) return undefined;
+  if (!readMeta(r, s, end, m)) return false;
   const { mark, secmark, zone, deltaTime, use, id } = m;
 
   // Both tuples of one family, matching the layer-3 prefix if there is one.
   // (An entry's canonical address text has a colon exactly when it is IPv6: `sixes` counts those.)
-  if (r.sixes !== 0 && r.sixes !== 4) return undefined;
+  if (r.sixes !== 0 && r.sixes !== 4) return false;
   const v6 = r.sixes === 4;
-  if (l3 !== 0 && (l3 === 6) !== v6) return undefined;
+  if (l3 !== 0 && (l3 === 6) !== v6) return false;
 
   // The layout the line is printed in, when it is exactly what the formatter gives.
   let style: CompactStyleCode = 0;
@@ -594,11 +671,16 @@ export function parseConntrackFast(
   const h = packHeader(v6, protoIndex, stateIndex, flags, style, mark, use);
   if (!headerNeedsExtras(h) && secmark === undefined && zone === undefined && deltaTime === undefined && id === undefined) {
     const k = packKind(h, timeout);
-    if (k >= 0) return new CompactConntrackEntry(lineNo, orig, reply, k);
+    if (k >= 0) {
+      r.outK = k;
+      r.outX = undefined;
+      return true;
+    }
   }
   const raw = style === 0 ? flatSlice(s, from, rawEnd) : undefined;
-  const x = new CompactExtras(h, timeout, raw, mark, secmark, zone, deltaTime, use, id);
-  return new CompactConntrackEntryWithExtras(lineNo, orig, reply, x);
+  r.outK = -1;
+  r.outX = new CompactExtras(h, timeout, raw, mark, secmark, zone, deltaTime, use, id);
+  return true;
 }
 
 // Indexes in COMPACT_STATES by first letter (A–Z): a state word is compared with two or three candidates, not 28.

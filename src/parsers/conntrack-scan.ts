@@ -7,26 +7,34 @@ import { flatCopy, flatSlice } from '../flat-string.js';
 import { formatIpv6Groups, parseIpv6Groups } from '../model/conntrack.js';
 import { ipv4NumberAt } from '../net/address.js';
 
-// The IPv4 table starts small (most captures are small) and doubles up to this many
-// slots (a million-flow table of a large cluster has some 300,000 distinct addresses).
+// The IPv4 table starts small (most captures are small) and doubles as it fills
+// (a million-flow table of a large cluster has some 300,000 distinct addresses).
 const V4_MIN_SLOTS = 1 << 12;
-const V4_MAX_SLOTS = 1 << 20;
 
 /**
- * Per-parse memo of canonical address text: entries with equal addresses share
- * one string, which keeps a million-entry table compact (small bigint counters
- * likewise come from one table). Bounded, so a table of all-distinct addresses
- * does not grow it without limit.
+ * Per-parse numbering of address text: entries with equal addresses share one string,
+ * which keeps a million-entry table compact (small bigint counters likewise come from
+ * one table), and every distinct text gets an id (0, 1, 2… in order of first sight), so
+ * the table's address ids (src/model/conntrack-ids.ts) come with the parse. `lastId` is
+ * the id of the address last returned. Not bounded: the ids must stay distinct for the
+ * whole table (the table already holds each distinct text once; the ids add ~16 bytes
+ * per distinct address).
  */
 export class ConntrackInterner {
   // IPv4 by value in an open-addressing table (a Map costs a hashing builtin call per
-  // address, four per line); emptied when three quarters full at its largest.
+  // address, four per line); a slot holds id + 1 (0: empty).
   private v4Keys = new Int32Array(V4_MIN_SLOTS);
-  private v4Texts: (string | undefined)[] = new Array<string | undefined>(V4_MIN_SLOTS).fill(undefined);
+  private v4Ids = new Int32Array(V4_MIN_SLOTS);
   private v4Shift = 32 - Math.log2(V4_MIN_SLOTS);
   private v4Count = 0;
-  private readonly v6 = new Map<string, string>();
-  private static readonly MAX = 1 << 16;
+  // IPv6 spellings (as printed and canonical) → id of the canonical text.
+  private readonly v6 = new Map<string, number>();
+  // IPv4 spellings that are not canonical (an octet with a leading zero) → id.
+  private readonly odd = new Map<string, number>();
+  /** Text by id. */
+  readonly texts: string[] = [];
+  /** The id of the address text last returned by {@link address} or {@link ipv4}. */
+  lastId = -1;
 
   /**
    * Canonical address text for `s[from, to)`, or `undefined` when it is not an
@@ -38,73 +46,127 @@ export class ConntrackInterner {
     const text = s.slice(from, to);
     if (text.indexOf(':') < 0) return undefined;
     const hit = this.v6.get(text);
-    if (hit !== undefined) return hit;
+    if (hit !== undefined) {
+      this.lastId = hit;
+      return this.texts[hit]!;
+    }
     const groups = parseIpv6Groups(text);
     if (groups === undefined) return undefined;
     // Built by concatenation: one flat string, not a tree of pieces, is what entries keep.
     const canonical = flatCopy(formatIpv6Groups(groups));
-    if (this.v6.size >= ConntrackInterner.MAX) this.v6.clear();
-    // Share one string between the /proc (expanded) and tool (compressed) spellings.
-    const shared = this.v6.get(canonical) ?? canonical;
-    this.v6.set(text, shared);
-    this.v6.set(canonical, shared);
-    return shared;
+    // One id (and one string) for the /proc (expanded) and tool (compressed) spellings.
+    let id = this.v6.get(canonical);
+    if (id === undefined) {
+      id = this.newId(canonical);
+      this.v6.set(canonical, id);
+    }
+    this.v6.set(flatCopy(text), id);
+    this.lastId = id;
+    return this.texts[id]!;
   }
 
   /**
-   * The text of the IPv4 address `s[from, to)`, whose value (as int32) is `key`. Only
+   * The text of the IPv4 address `s[from, to)`, whose value (as int32) is `key`.
    * `canonical` spellings (no octet with a leading zero, as conntrack prints them) are
-   * memoised, so a canonical spelling always gets back its own text.
+   * numbered by value, others by their text, so a spelling always gets back its own text.
    */
   ipv4(s: string, from: number, to: number, key: number, canonical: boolean): string {
+    if (!canonical) {
+      const text = flatSlice(s, from, to);
+      let id = this.odd.get(text);
+      if (id === undefined) {
+        id = this.newId(text);
+        this.odd.set(text, id);
+      }
+      this.lastId = id;
+      return this.texts[id]!;
+    }
     const keys = this.v4Keys;
-    const texts = this.v4Texts;
-    const mask = texts.length - 1;
+    const ids = this.v4Ids;
+    const mask = ids.length - 1;
     let slot = Math.imul(key, 0x9e3779b1) >>> this.v4Shift;
     for (;;) {
-      const hit = texts[slot];
-      if (hit === undefined) break;
-      if (keys[slot] === key) return hit;
+      const hit = ids[slot]!;
+      if (hit === 0) break;
+      if (keys[slot] === key) {
+        this.lastId = hit - 1;
+        return this.texts[hit - 1]!;
+      }
       slot = (slot + 1) & mask;
     }
     // A copy: a slice of 13+ characters would keep the whole capture alive.
     const text = to - from <= 15 ? flatShort(s, from, to) : flatSlice(s, from, to);
-    if (!canonical) return text;
-    if (this.v4Count >= (texts.length >> 2) * 3) {
+    const id = this.newId(text);
+    if (this.v4Count >= (ids.length >> 2) * 3) {
       this.grow();
-      this.put(key, text);
+      this.put(key, id);
     } else {
       keys[slot] = key;
-      texts[slot] = text;
+      ids[slot] = id + 1;
     }
     this.v4Count++;
+    this.lastId = id;
     return text;
+  }
+
+  /**
+   * The id of address text `text` as entries hold it (any text this interner returned);
+   * -1 when it has not been seen.
+   */
+  idOf(text: string): number {
+    if (text.indexOf(':') >= 0) return this.v6.get(text) ?? this.odd.get(text) ?? -1;
+    const n = ipv4NumberAt(text, 0, text.length);
+    if (n < 0 || leadingZeroOctet(text, 0, text.length)) return this.odd.get(text) ?? -1;
+    const keys = this.v4Keys;
+    const ids = this.v4Ids;
+    const mask = ids.length - 1;
+    const key = n | 0;
+    let slot = Math.imul(key, 0x9e3779b1) >>> this.v4Shift;
+    for (;;) {
+      const hit = ids[slot]!;
+      if (hit === 0) return -1;
+      if (keys[slot] === key) return hit - 1;
+      slot = (slot + 1) & mask;
+    }
+  }
+
+  /**
+   * {@link idOf}, numbering a text not seen before by the text itself (what an entry holds
+   * came through this interner, so that is only a guard: distinct texts keep distinct ids).
+   */
+  intern(text: string): number {
+    const id = this.idOf(text);
+    if (id >= 0) return id;
+    const k = this.newId(text);
+    this.odd.set(text, k);
+    return k;
+  }
+
+  private newId(text: string): number {
+    const id = this.texts.length;
+    this.texts.push(text);
+    return id;
   }
 
   private grow(): void {
     const oldKeys = this.v4Keys;
-    const oldTexts = this.v4Texts;
-    const size = oldTexts.length >= V4_MAX_SLOTS ? V4_MAX_SLOTS : oldTexts.length * 2;
+    const oldIds = this.v4Ids;
+    const size = oldIds.length * 2;
     this.v4Keys = new Int32Array(size);
-    this.v4Texts = new Array<string | undefined>(size).fill(undefined);
+    this.v4Ids = new Int32Array(size);
     this.v4Shift = 32 - Math.log2(size);
-    this.v4Count = 0;
-    if (size === oldTexts.length) return; // at the bound: start again, empty
-    for (let k = 0; k < oldTexts.length; k++) {
-      const t = oldTexts[k];
-      if (t !== undefined) {
-        this.put(oldKeys[k]!, t);
-        this.v4Count++;
-      }
+    for (let k = 0; k < oldIds.length; k++) {
+      const id = oldIds[k]!;
+      if (id !== 0) this.put(oldKeys[k]!, id - 1);
     }
   }
 
-  private put(key: number, text: string): void {
-    const mask = this.v4Texts.length - 1;
+  private put(key: number, id: number): void {
+    const mask = this.v4Ids.length - 1;
     let slot = Math.imul(key, 0x9e3779b1) >>> this.v4Shift;
-    while (this.v4Texts[slot] !== undefined) slot = (slot + 1) & mask;
+    while (this.v4Ids[slot] !== 0) slot = (slot + 1) & mask;
     this.v4Keys[slot] = key;
-    this.v4Texts[slot] = text;
+    this.v4Ids[slot] = id + 1;
   }
 }
 

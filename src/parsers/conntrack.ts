@@ -28,7 +28,9 @@ import type {
   ConntrackTrailerAction,
   ConntrackTrailerUnit,
 } from '../model/conntrack.js';
-import { parseConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
+import { readConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
+import { ConntrackColumnBuilder } from './conntrack-columns.js';
+import { registerConntrackRows } from '../model/conntrack-ids.js';
 import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
 import { flatCopy } from '../flat-string.js';
 
@@ -106,7 +108,7 @@ function isBlank(text: string): boolean {
  * without its terminator; `finish` returns the result.
  */
 class ConntrackParseState {
-  private readonly entries: ConntrackEntry[] = [];
+  private readonly columns = new ConntrackColumnBuilder();
   private readonly events: ConntrackEntry[] = [];
   private readonly trailers: ConntrackTrailer[] = [];
   private readonly diagnostics: Diagnostic[] = [];
@@ -161,9 +163,8 @@ class ConntrackParseState {
   private pushFast(text: string, from: number, end: number, lineNo: number): boolean {
     if (!this.fast || this.pending !== undefined) return false;
     if (end > from && text.charCodeAt(end - 1) === 13) end--;
-    const entry = parseConntrackFast(text, from, end, lineNo, this.interner);
-    if (entry === undefined) return false;
-    this.entries.push(entry);
+    if (!readConntrackFast(text, from, end, this.interner)) return false;
+    this.columns.addFast(lineNo);
     return true;
   }
 
@@ -230,7 +231,12 @@ class ConntrackParseState {
   ): void {
     // An event line (`conntrack -E`) is a change to a flow, not a flow: kept apart.
     if (entry.event !== undefined) this.events.push(entry);
-    else this.entries.push(entry);
+    else {
+      // Addresses the general parser read went through the interner: their ids are known.
+      const { orig, reply } = entry;
+      const id = (text: string | undefined) => this.interner.intern(text ?? '');
+      this.columns.addEntry(entry, [id(orig.src), id(orig.dst), id(reply.src), id(reply.dst)]);
+    }
     for (const n of notes) this.report(diagnostic('warning', this.origin, lineNo, line, n.code, n.message));
     if (numbered && !this.numberedNoted) {
       this.numberedNoted = true;
@@ -260,13 +266,18 @@ class ConntrackParseState {
       if (t.action === 'shown' && t.unit === 'flow entries') reportedCount = t.count;
       if (t.action === 'shown' && t.unit === 'flow events') reportedEvents = t.count;
     }
+    const rows = this.columns.finish(this.interner);
     const value: ConntrackTable = {
-      entries: this.entries,
+      // Made from the columns on first read (src/parsers/conntrack-columns.ts).
+      get entries() {
+        return rows.entries();
+      },
       ...(this.events.length > 0 ? { events: this.events } : {}),
       trailers: this.trailers,
       reportedCount,
       ...(reportedEvents !== undefined ? { reportedEvents } : {}),
     };
+    registerConntrackRows(value, rows);
     return { value, diagnostics: this.diagnostics };
   }
 }

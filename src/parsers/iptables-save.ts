@@ -104,6 +104,51 @@ export function parseIptablesSaveChunked(
   return new SaveParser(text, origin, options).parseChunked(chunkChars, turn);
 }
 
+/**
+ * {@link parseIptablesSaveChunked} of a text read in pieces (`pieces()` yields it in order,
+ * anew on each call: a replay's bundle file), never joined when every piece but the last
+ * ends a line and none holds stderr's legacy-tables warning (its cut-line repair reads
+ * the next line): then each piece is parsed as it comes and let go. Otherwise the pieces
+ * are joined and parsed whole. The result equals `parseIptablesSave` of the joined text.
+ * Rejects only if `turn` rejects.
+ */
+export async function parseIptablesSavePieces(
+  pieces: () => Iterable<string>,
+  origin: string,
+  options: IptablesParseOptions,
+  chunkChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<IptablesRuleset>> {
+  const joined = (): string => {
+    let text = '';
+    for (const piece of pieces()) text += piece;
+    return text;
+  };
+  const it = pieces()[Symbol.iterator]();
+  const first = it.next();
+  if (first.done) return parseIptablesSaveChunked('', origin, options, chunkChars, turn);
+  // Whether any `*table` line exists: from the first piece as a rule, else from all of them.
+  let saveFormat = TABLE_LINE.test(first.value);
+  if (!saveFormat) for (const piece of pieces()) if ((saveFormat = TABLE_LINE.test(piece))) break;
+  let previous = first.value;
+  let whole = false;
+  // Each piece checked as the parser asks for it: a reason to read the text whole stops the piece parse.
+  const checked: Iterator<string> = {
+    next: () => {
+      const next = it.next();
+      if (next.done || !previous.endsWith('\n') || next.value.includes(LEGACY_WARNING)) {
+        whole ||= !next.done;
+        return { done: true, value: undefined };
+      }
+      previous = next.value;
+      return next;
+    },
+  };
+  if (first.value.includes(LEGACY_WARNING)) return parseIptablesSaveChunked(joined(), origin, options, chunkChars, turn);
+  const result = await new SaveParser(first.value, origin, options, saveFormat).parsePieces(checked, chunkChars, turn);
+  return whole ? parseIptablesSaveChunked(joined(), origin, options, chunkChars, turn) : result;
+}
+
 interface ChainBuilder {
   readonly name: string;
   builtin: boolean;
@@ -187,16 +232,32 @@ class SaveParser {
   /** The text holds the legacy-tables warning somewhere: lines are checked for it mid-line. */
   private readonly mayHoldWarning: boolean;
 
+  /** `saveFormat`: given when `text` is the first piece of a longer text (see {@link parsePieces}). */
   constructor(
-    private readonly text: string,
+    private text: string,
     private readonly origin: string,
     private readonly options: IptablesParseOptions,
+    saveFormat?: boolean,
   ) {
     // Whether any `*table` line exists decides how lines outside tables are judged.
-    this.saveFormat = TABLE_LINE.test(text);
+    this.saveFormat = saveFormat ?? TABLE_LINE.test(text);
     this.pos = text.charCodeAt(0) === 0xfeff ? 1 : 0;
     this.mayHoldWarning = text.includes(LEGACY_WARNING);
     this.lineSource = text;
+  }
+
+  /**
+   * Like {@link parseChunked} over the constructor's text and then each of `rest` in turn
+   * (line-aligned pieces of one text, none holding the legacy-tables warning: see
+   * {@link parseIptablesSavePieces}); line numbers run on across pieces.
+   */
+  async parsePieces(rest: Iterator<string>, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<IptablesRuleset>> {
+    for (;;) {
+      while (!this.advance(this.pos + Math.max(1, chunkChars))) await turn();
+      const next = rest.next();
+      if (next.done) return this.finish();
+      [this.text, this.pos] = [next.value, 0];
+    }
   }
 
   parse(): ParseResult<IptablesRuleset> {

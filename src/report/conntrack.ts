@@ -171,14 +171,14 @@ export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, opti
     if (selected < 0) throw serviceNotFound(service, index.services.map((s) => s.label));
   }
   const rows: ConntrackRowView[] = [];
-  for (let i = 0; i < index.entries.length; i++) if (service === null || index.serviceOf[i] === selected) rows.push(conntrackRow(index, i));
+  for (let i = 0; i < index.rows.length; i++) if (service === null || index.serviceOf[i] === selected) rows.push(conntrackRow(index, i));
   const count = snapshot.conntrackCount;
   const max = snapshot.conntrackMax;
   // A capture of events only (`conntrack -E`) did not read the table: its size is unknown, not 0.
-  const tableRead = index.entries.length > 0 || !(ct.value.events?.length ?? 0);
+  const tableRead = index.rows.length > 0 || !(ct.value.events?.length ?? 0);
   const summary = {
     shown: rows.length,
-    total: tableRead ? index.entries.length : null,
+    total: tableRead ? index.rows.length : null,
     nfConntrackCount: count,
     nfConntrackMax: max,
     percent: count !== null && max !== null && max > 0 ? (count / max) * 100 : null,

@@ -9,6 +9,7 @@ import { apiUnreadNote } from '../analysis/api-notes.js';
 import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { SessionLike } from '../collect/session.js';
+import { LB_MAPS_FOCUS } from '../collect/map-refresh.js';
 import { createAppViews, type AppViewsOf } from './app-views.js';
 import { handleKey } from './app-keys.js';
 import { commandOf } from './key-bindings.js';
@@ -88,6 +89,18 @@ function useStartTrace(startTrace: StartTrace | undefined, snapshot: NodeSnapsho
   }, [startTrace, snapshot, dispatch]);
 }
 
+/**
+ * What live refreshes re-read alone, as a key (`ruleset\0table\0chain`): the Rules pane's open
+ * chain, or Cilium's service maps while the LB pane shows maps read from their pins
+ * (src/collect/map-refresh.ts); '' for none.
+ */
+function focusKeyOf(ui: UiState, snapshot: NodeSnapshot | null): string {
+  const open = ui.pane === 'rules' ? currentRules(ui) : null;
+  if (open?.kind === 'chain') return `${open.ruleset}\0${open.table}\0${open.chain}`;
+  const lb = LB_MAPS_FOCUS;
+  return ui.pane === 'lb' && snapshot?.lbMapsRead.length ? `${lb.ruleset}\0${lb.table}\0${lb.chain}` : '';
+}
+
 /** The whole TUI. */
 export function App({ session: ownSession, lang, now = Date.now, width: forcedWidth, height: forcedHeight, initialState, onQuit, onBack, tour, startTrace }: AppProps): React.JSX.Element {
   const tourControl = useTour(tour);
@@ -126,8 +139,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
   }, [live]);
 
   // Live refreshes re-read the chain on screen alone (src/collect/focused-refresh.ts).
-  const open = ui.pane === 'rules' ? currentRules(ui) : null;
-  const focusKey = open?.kind === 'chain' ? `${open.ruleset}\0${open.table}\0${open.chain}` : '';
+  const focusKey = focusKeyOf(ui, snapshot);
   useEffect(() => {
     const [ruleset, table, chain] = focusKey.split('\0');
     session.focus?.(focusKey && ruleset && table && chain ? { ruleset, table, chain } : null);

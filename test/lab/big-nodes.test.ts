@@ -20,10 +20,19 @@ import { LocalTransport } from '../../src/sources/local.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
 import type { ExecOptions, ExecResult, Transport } from '../../src/sources/transport.js';
 import { labAvailable } from '../helpers/lab.js';
-import { labDown, labUp, nsExecOk, type LabHandle } from './lab.js';
+import { labDown, labUp, nsExec, nsExecOk, type LabHandle } from './lab.js';
+import { LB_MAPS_FOCUS } from '../../src/collect/map-refresh.js';
+import { sendHttp } from './traffic.js';
 
 const PREFIX = 'nsbn-';
 const labOk = labAvailable(['iptables-save', 'iptables', 'nft', 'conntrack']);
+const ciliumOk = labAvailable(['iptables-restore', 'nft', 'conntrack', 'bpftool', 'mount', 'umount']);
+
+/** Packets per rule of `chain` as iptables itself counts them (`iptables -t nat -L CHAIN -v -x -n`). */
+async function iptablesOwnPackets(netns: string, chain: string): Promise<bigint[]> {
+  const out = await nsExec(netns, ['iptables', '-t', 'nat', '-L', chain, '-v', '-x', '-n']);
+  return out.stdout.split('\n').slice(2).filter((l) => l.trim() !== '').map((l) => BigInt(l.trim().split(/\s+/)[0]!));
+}
 
 /** The netns transport, recording every argv it runs (without the `ip netns exec` prefix). */
 function recording(netns: string): { transport: Transport; ran: string[][] } {
@@ -162,6 +171,33 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
       await session.stop();
     }
   }, 180_000);
+  it('a refresh of a per-Service chain reads that chain alone, and its counters are the ones iptables shows after real traffic', async () => {
+    const lab = await labUp('iptables', { prefix: PREFIX });
+    const { transport, ran } = recording(lab.names.node);
+    const session = new Session({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), intervalMs: 3_600_000 });
+    try {
+      await session.start();
+      const nat = () => session.getState().snapshot!.iptables!.value!;
+      const web = findChain(nat(), 'nat', 'KUBE-SERVICES')!.rules.find((r) => r.raw.includes('default/web:http cluster IP'))!;
+      const chain = /-j (KUBE-SVC-\S+)/.exec(web.raw)![1]!;
+      session.focus({ ruleset: 'iptables', table: 'nat', chain });
+      const tally = await sendHttp(lab.podNs('client'), 'http://10.96.12.34/', 8);
+      expect(tally.failures).toBe(0);
+      const read = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('chain');
+      // Not KUBE-SERVICES (~10,000 rules on a big node): the open chain's listing and the table-name check.
+      expect(read.sort()).toEqual([`iptables -t nat -S ${chain} -v`, 'nft list flowtables']);
+      const shown = findChain(nat(), 'nat', chain)!.rules.map((r) => r.counters!.packets);
+      expect(shown).toEqual(await iptablesOwnPackets(lab.names.node, chain));
+      expect(shown.reduce((a, b) => a + b, 0n)).toBeGreaterThanOrEqual(8n);
+      // The probe's node CPU is known (the cost rule stretches on it): far from a full read's.
+      const probe = session.getState().snapshot!.probes.find((p) => p.id === 'iptables-chain')!;
+      expect(probe.cpuMs).toBeTypeOf('number');
+    } finally {
+      await session.stop();
+    }
+  }, 180_000);
+
   it('on the nftables lab a refresh of kube-proxy\'s counterless chain runs the check alone; a chain with counters is re-read; a rewrite shows at the periodic full read, a new table at once', async () => {
     const lab = await labUp('nftables', { prefix: PREFIX });
     const { transport, ran } = recording(lab.names.node);
@@ -209,6 +245,42 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
     } finally {
       await session.stop();
       await nsExecOk(lab.names.node, ['nft', 'delete', 'table', 'inet', 'bignodes-new']).catch(() => undefined);
+    }
+  }, 180_000);
+});
+
+describe.runIf(ciliumOk)('big nodes: the LB pane\'s refresh on the Cilium lab (real BPF maps)', () => {
+  it('re-dumps the service maps alone while they print the same, and every LB map once one changed', async () => {
+    const lab = await labUp('cilium', { prefix: PREFIX });
+    const { transport, ran } = recording(lab.names.node);
+    const root = lab.bpfRoot!;
+    const session = new Session({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), intervalMs: 3_600_000, params: { bpfRoot: root } });
+    const slots = () => session.getState().snapshot!.lb!.value!.services.reduce((n, s) => n + 1 + s.slots.length, 0);
+    try {
+      await session.start();
+      expect(session.getState().snapshot!.lbMapsRead).toContain('cilium_lb4_services_v2');
+      session.focus(LB_MAPS_FOCUS);
+      const before = slots();
+      const quiet = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('chain');
+      expect(quiet).toContain(`bpftool -j map dump pinned ${root}/cilium_lb4_services_v2`);
+      expect(quiet.every((c) => /^bpftool -j map dump pinned \S+\/cilium_lb[46]_services_v2$/.test(c))).toBe(true);
+
+      // One entry of the service map gone (what cilium-agent does when a backend slot goes).
+      const pin = `${root}/cilium_lb4_services_v2`;
+      const entries = JSON.parse((await nsExecOk(lab.names.node, ['bpftool', '-j', 'map', 'dump', 'pinned', pin])).stdout) as { key: string[] }[];
+      const key = entries[entries.length - 1]!.key.map((b) => b.replace(/^0x/, ''));
+      await nsExecOk(lab.names.node, ['bpftool', 'map', 'delete', 'pinned', pin, 'key', 'hex', ...key]);
+      const changed = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('full');
+      expect(changed).toContain(`bpftool -j map dump pinned ${root}/cilium_lb4_backends_v3`);
+      expect(changed).toContain(`bpftool -j map dump pinned ${root}/cilium_lb4_reverse_nat`);
+      // The table the full read made is the maps' as they are now: the entry is gone from it.
+      expect(slots()).toBe(before - 1);
+      expect(await refreshOnce(session, ran)).toContain(`bpftool -j map dump pinned ${pin}`);
+      expect(session.lastRefreshKind()).toBe('chain');
+    } finally {
+      await session.stop();
     }
   }, 180_000);
 });

@@ -42,6 +42,17 @@ describe('readBundleFilePieces', () => {
     });
   }
 
+  it('a line past maxLineChars is cut between characters into pieces of at least that many (multi-byte text, ASCII first)', () => {
+    const text = `${'a'.repeat(30)}\n${'ノé😀x'.repeat(40)}\nshort\n${'b'.repeat(70)}`;
+    const bundle = bundleWith(text);
+    for (let size = 1; size <= 13; size++) {
+      const pieces = [...readBundleFilePieces(bundle, 'f', size, 16)];
+      expect(pieces.join(''), `size ${size}`).toBe(text);
+      for (const p of pieces.slice(0, -1)) expect(p.endsWith('\n') || p.length >= 16, `size ${size}: ${JSON.stringify(p)}`).toBe(true);
+      expect(pieces.some((p) => !p.endsWith('\n') && p !== pieces.at(-1)), `size ${size}: a long line is cut`).toBe(true);
+    }
+  });
+
   it('yields nothing for an absent file', () => {
     expect([...readBundleFilePieces(bundleWith('x'), 'absent')]).toEqual([]);
   });
@@ -65,7 +76,7 @@ describe('replay transport, stdout in pieces', () => {
 });
 
 describe('session over a replay', () => {
-  it('reads the conntrack table and the nft rulesets in pieces and ends with the one-shot snapshot', async () => {
+  it('reads the conntrack table, the nft rulesets and the iptables dumps in pieces and ends with the one-shot snapshot', async () => {
     const replay = new ReplayTransport(fixtureDir('lab-iptables'));
     const pieced: string[] = [];
     const transport = {
@@ -84,7 +95,7 @@ describe('session over a replay', () => {
     expect(pieced).toEqual([]); // a one-shot load reads whole texts
     const session = new Session(options);
     await session.start();
-    expect(pieced.sort()).toEqual(['conntrack -L -o extended', 'nft -j list ruleset', 'nft list ruleset']);
+    expect(pieced.sort()).toEqual(['conntrack -L -o extended', 'ip6tables-save -c', 'iptables-legacy-save -c', 'iptables-save -c', 'nft -j list ruleset', 'nft list ruleset']);
     expect(session.getState().snapshot).toEqual(once);
     expect(session.getState().snapshot?.conntrack?.value?.entries.length).toBeGreaterThan(0);
     await session.stop();

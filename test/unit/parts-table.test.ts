@@ -20,7 +20,10 @@ describe('parts table', () => {
     expect(parts.lb.at(-1)).toBe('cilium-bpf-lb-list');
   });
 
-  it('reads in pieces the probes whose parsers can', () => {
-    expect([...piecedProbes()].sort()).toEqual(['conntrack', 'nft-json', 'nft-json-kube-proxy', 'nft-json-kube-proxy6', 'nft-text']);
+  it('reads in pieces the probes whose parsers can, and Cilium\'s LB map dumps', () => {
+    expect([...piecedProbes()].sort()).toEqual([
+      ...['bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb4-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat', 'bpf-lb6-services'],
+      ...['conntrack', 'ip6tables-save', 'iptables-legacy-save', 'iptables-save', 'nft-json', 'nft-json-kube-proxy', 'nft-json-kube-proxy6', 'nft-text'],
+    ]);
   });
 });

@@ -1,0 +1,179 @@
+/**
+ * The conntrack table in columns: what the parser fills for the lines its fast path reads
+ * (`conntrack-fast.ts`), one slot per entry in typed arrays — line number, kind (see
+ * `packKind`), both tuples' ports and counters, the four address ids — and no object per
+ * entry. Entries of any other shape (the general parser's, or compact entries with extras
+ * or counters too large to pack) are kept as objects beside the columns.
+ *
+ * The table's `entries` array is made from the columns when something first reads it
+ * (trace, diagnose, `show conntrack`): the same compact entries the fast path made before
+ * (`conntrack-compact.ts`), equal field for field. The Conntrack pane reads the rows in
+ * place through {@link ConntrackRows} (src/model/conntrack-ids.ts) and builds objects only
+ * for the rows it shows.
+ */
+import type { ConntrackEntry, ConntrackProto } from '../model/conntrack.js';
+import { registerConntrackAddressIds, type ConntrackAddressIds, type ConntrackRows } from '../model/conntrack-ids.js';
+import { CompactConntrackEntry, compactKindProto, makeCompactTupleFromCounters } from './conntrack-compact.js';
+import { lastConntrackFastEntry, lastConntrackFastIds, lastConntrackFastLine } from './conntrack-fast.js';
+import type { ConntrackInterner } from './conntrack-scan.js';
+
+const FIRST_CAPACITY = 1024;
+
+function grown(a: Int32Array, size: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(size);
+  b.set(a);
+  return b;
+}
+
+/** Fills the columns entry by entry, in table order; {@link finish} gives the rows. */
+export class ConntrackColumnBuilder {
+  private n = 0;
+  private cap = FIRST_CAPACITY;
+  private line = new Int32Array(FIRST_CAPACITY);
+  // ≥ 0: the kind of a column entry; < 0: -(index in `special` + 1).
+  private kind = new Int32Array(FIRST_CAPACITY);
+  // Two per entry (original, reply): sport << 16 | dport; counters packed (packCounters) or -1 for none.
+  private ports = new Int32Array(2 * FIRST_CAPACITY);
+  private counters = new Int32Array(2 * FIRST_CAPACITY);
+  // Four per entry: orig src, dst, reply src, dst.
+  private ids = new Int32Array(4 * FIRST_CAPACITY);
+  private readonly special: ConntrackEntry[] = [];
+
+  /** Number of entries added. */
+  get length(): number {
+    return this.n;
+  }
+
+  private slot(): number {
+    if (this.n === this.cap) {
+      this.cap *= 2;
+      this.line = grown(this.line, this.cap);
+      this.kind = grown(this.kind, this.cap);
+      this.ports = grown(this.ports, 2 * this.cap);
+      this.counters = grown(this.counters, 2 * this.cap);
+      this.ids = grown(this.ids, 4 * this.cap);
+    }
+    return this.n++;
+  }
+
+  /** The entry the fast path last read (`readConntrackFast` returned true), as line `lineNo`. */
+  addFast(lineNo: number): void {
+    const { k, ports, counters } = lastConntrackFastLine();
+    const c0 = counters[0];
+    const c1 = counters[1];
+    const i = this.slot();
+    this.setIds(i, lastConntrackFastIds());
+    if (k < 0 || typeof c0 === 'object' || typeof c1 === 'object') {
+      this.kind[i] = -(this.special.push(lastConntrackFastEntry(lineNo)));
+      return;
+    }
+    this.line[i] = lineNo;
+    this.kind[i] = k;
+    this.ports[2 * i] = ports[0]!;
+    this.ports[2 * i + 1] = ports[1]!;
+    this.counters[2 * i] = c0 === undefined ? -1 : c0;
+    this.counters[2 * i + 1] = c1 === undefined ? -1 : c1;
+  }
+
+  /** Any other entry, with its address ids (orig src, dst, reply src, dst). */
+  addEntry(entry: ConntrackEntry, ids: ArrayLike<number>): void {
+    const i = this.slot();
+    this.setIds(i, ids);
+    this.kind[i] = -(this.special.push(entry));
+  }
+
+  private setIds(i: number, ids: ArrayLike<number>): void {
+    const at = 4 * i;
+    this.ids[at] = ids[0]!;
+    this.ids[at + 1] = ids[1]!;
+    this.ids[at + 2] = ids[2]!;
+    this.ids[at + 3] = ids[3]!;
+  }
+
+  /** The rows, the columns cut to their length (the builder is not used after). */
+  finish(interner: ConntrackInterner): ConntrackColumnRows {
+    const n = this.n;
+    const column = (k: number) => {
+      const out = new Int32Array(n);
+      const ids = this.ids;
+      for (let i = 0; i < n; i++) out[i] = ids[i * 4 + k]!;
+      return out;
+    };
+    const ids: ConntrackAddressIds = {
+      addresses: interner.texts,
+      idOf: (text) => interner.idOf(text),
+      origSrc: column(0),
+      origDst: column(1),
+      replySrc: column(2),
+      replyDst: column(3),
+    };
+    const rows = new ConntrackColumnRows(n, this.line.slice(0, n), this.kind.slice(0, n), this.ports.slice(0, 2 * n), this.counters.slice(0, 2 * n), this.special, ids);
+    this.line = this.kind = this.ports = this.counters = this.ids = new Int32Array(0);
+    return rows;
+  }
+}
+
+/** The rows of a column table (see the module doc). Never throws for `0 ≤ i < length`. */
+export class ConntrackColumnRows implements ConntrackRows {
+  private built: ConntrackEntry[] | undefined;
+
+  constructor(
+    readonly length: number,
+    private readonly line: Int32Array,
+    private readonly kind: Int32Array,
+    private readonly ports: Int32Array,
+    private readonly counters: Int32Array,
+    private readonly special: readonly ConntrackEntry[],
+    readonly ids: ConntrackAddressIds,
+  ) {}
+
+  /** True once {@link entries} made the objects (a pane that reads rows in place never does). */
+  get materialized(): boolean {
+    return this.built !== undefined;
+  }
+
+  entry(i: number): ConntrackEntry {
+    if (this.built !== undefined) return this.built[i]!;
+    return this.make(i);
+  }
+
+  private make(i: number): ConntrackEntry {
+    const k = this.kind[i]!;
+    if (k < 0) return this.special[-k - 1]!;
+    const texts = this.ids.addresses;
+    const ids = this.ids;
+    const po = this.ports[2 * i]!;
+    const pr = this.ports[2 * i + 1]!;
+    const co = this.counters[2 * i]!;
+    const cr = this.counters[2 * i + 1]!;
+    const orig = makeCompactTupleFromCounters(texts[ids.origSrc[i]!]!, texts[ids.origDst[i]!]!, po >>> 16, po & 0xffff, co < 0 ? undefined : co);
+    const reply = makeCompactTupleFromCounters(texts[ids.replySrc[i]!]!, texts[ids.replyDst[i]!]!, pr >>> 16, pr & 0xffff, cr < 0 ? undefined : cr);
+    return new CompactConntrackEntry(this.line[i]!, orig, reply, k);
+  }
+
+  /** Every entry as an object, made once (then kept: later reads give the same objects). */
+  entries(): readonly ConntrackEntry[] {
+    if (this.built === undefined) {
+      const out = new Array<ConntrackEntry>(this.length);
+      for (let i = 0; i < this.length; i++) out[i] = this.make(i);
+      this.built = out;
+      registerConntrackAddressIds(out, this.ids);
+    }
+    return this.built;
+  }
+
+  proto(i: number): ConntrackProto {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.proto : compactKindProto(k);
+  }
+
+  origDport(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.orig.dport : this.ports[2 * i]! & 0xffff;
+  }
+
+  replySport(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.reply.sport : this.ports[2 * i + 1]! >>> 16;
+  }
+}
