@@ -252,12 +252,16 @@ class DirectReader {
     return value;
   }
 
+  /** Appends the next piece to the text not yet read. */
   feed(piece: string): void {
     this.before += this.i;
-    this.t = this.i < this.t.length ? this.t.slice(this.i) + piece : piece;
+    // One flat string (a join copies into a sequential string): a concatenation, or a
+    // reader's piece grown by `+=`, would leave every look-up going through a cons string.
+    this.t = [this.i < this.t.length ? this.t.slice(this.i) : '', piece].join('');
     this.i = 0;
   }
 
+  /** The finished ruleset, metainfo and diagnostics (after {@link step} said `end`). */
   result(): DirectRead {
     const w = this.walker;
     return { ruleset: w.builder.finish(), metainfo: w.metainfo, diagnostics: w.diagnostics };
