@@ -2,7 +2,7 @@
  * The conntrack stages of a replay, headless, one process: the table read from the bundle
  * file in pieces and parsed as the staged load parses it (`parseConntrackStream` over
  * `readFilePieces`), the pane's targets (API objects → service view → frontends), and the
- * classification the pane's index runs (`classifyConntrackColumns`). Prints one JSON line:
+ * classification the pane's index runs (`classifyConntrackRows` over the table's rows). Prints one JSON line:
  * process CPU ms (user + sys) and wall ms per stage, the heap in use after a full GC once
  * the table is parsed, peak RSS, and a hash of the classification columns (to compare two
  * builds' answers).
@@ -13,8 +13,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { classifyConntrackColumns } from '../src/analysis/conntrack-classify.js';
+import { classifyConntrackRows } from '../src/analysis/conntrack-classify.js';
 import { conntrackTargets } from '../src/analysis/conntrack-index.js';
+import { conntrackRows } from '../src/model/conntrack-ids.js';
 import { parseConntrackStream } from '../src/parsers/conntrack.js';
 import { parseIpAddrJson } from '../src/parsers/ip-json.js';
 import { parseK8sObjects } from '../src/parsers/k8s-objects.js';
@@ -32,11 +33,13 @@ async function stage<T>(f: () => T | Promise<T>): Promise<{ value: T; cpuMs: num
   return { value, cpuMs: Math.round(cpuMs() - c0), ms: Math.round(performance.now() - t0) };
 }
 
-function heapMb(): number {
+/** Heap in use and array buffers (typed-array columns live outside the heap), MB, after two full GCs. */
+function heapMb(): { readonly heap: number; readonly buffers: number } {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   gc?.();
-  return Math.round(process.memoryUsage().heapUsed / 1e6);
+  const m = process.memoryUsage();
+  return { heap: Math.round(m.heapUsed / 1e6), buffers: Math.round(m.arrayBuffers / 1e6) };
 }
 
 async function main(): Promise<void> {
@@ -44,7 +47,8 @@ async function main(): Promise<void> {
   if (!dir) throw new Error('usage: ct-stage BUNDLE_MODE_DIR');
   const probes = path.join(dir, 'probes');
   const parse = await stage(() => parseConntrackStream(readFilePieces(path.join(probes, 'conntrack.stdout')), 'conntrack'));
-  const entries = parse.value.value.entries;
+  // The rows read in place, as the pane reads them (not the entries array: that would make an object per entry).
+  const rows = conntrackRows(parse.value.value);
   const heapAfterParse = heapMb();
   const targets = await stage(() => {
     const api = parseK8sObjects(readFileSync(path.join(dir, 'api.json'), 'utf8'), 'api.json').value;
@@ -52,13 +56,13 @@ async function main(): Promise<void> {
     const meta = JSON.parse(readFileSync(path.join(dir, 'manifest.json'), 'utf8')) as { node?: string };
     return conntrackTargets({ api: { value: api }, addrs: { value: addrs }, meta: { node: meta.node ?? '' } } as unknown as Parameters<typeof conntrackTargets>[0]);
   });
-  const classify = await stage(() => classifyConntrackColumns(entries, targets.value.services, targets.value.nodeAddresses));
+  const classify = await stage(() => classifyConntrackRows(rows, targets.value.services, targets.value.nodeAddresses));
   const c = classify.value;
   const hash = createHash('sha256').update(new Uint8Array(c.serviceOf.buffer)).update(c.codeOf).digest('hex').slice(0, 16);
   const heapAtEnd = heapMb();
   console.log(JSON.stringify({
     dir,
-    entries: entries.length,
+    entries: rows.length,
     parseCpuMs: parse.cpuMs,
     parseMs: parse.ms,
     heapAfterParseMb: heapAfterParse,

@@ -60,18 +60,28 @@ export function addressIdsFromText(entries: readonly ConntrackEntry[]): Conntrac
     return k;
   };
   const n = entries.length;
-  const origSrc = new Int32Array(n);
-  const origDst = new Int32Array(n);
-  const replySrc = new Int32Array(n);
-  const replyDst = new Int32Array(n);
-  for (let i = 0; i < n; i++) {
-    const { orig, reply } = entries[i]!;
-    origSrc[i] = id(orig.src);
-    origDst[i] = id(orig.dst);
-    replySrc[i] = id(reply.src);
-    replyDst[i] = id(reply.dst);
-  }
-  return { addresses, idOf: (text) => byText.get(text) ?? -1, origSrc, origDst, replySrc, replyDst };
+  const column = (text: (e: ConntrackEntry) => string): Int32Array => {
+    const out = new Int32Array(n);
+    for (let i = 0; i < n; i++) out[i] = id(text(entries[i]!));
+    return out;
+  };
+  // The classification and the sorts read these two; the others are made when first read.
+  const origDst = column((e) => e.orig.dst);
+  const replySrc = column((e) => e.reply.src);
+  let origSrc: Int32Array | undefined;
+  let replyDst: Int32Array | undefined;
+  return {
+    addresses,
+    idOf: (text) => byText.get(text) ?? -1,
+    origDst,
+    replySrc,
+    get origSrc() {
+      return (origSrc ??= column((e) => e.orig.src));
+    },
+    get replyDst() {
+      return (replyDst ??= column((e) => e.reply.dst));
+    },
+  };
 }
 
 /**
