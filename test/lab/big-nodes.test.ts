@@ -269,7 +269,9 @@ describe.runIf(ciliumOk)('big nodes: the LB pane\'s refresh on the Cilium lab (r
       // One entry of the service map gone (what cilium-agent does when a backend slot goes).
       const pin = `${root}/cilium_lb4_services_v2`;
       const entries = JSON.parse((await nsExecOk(lab.names.node, ['bpftool', '-j', 'map', 'dump', 'pinned', pin])).stdout) as { key: string[] }[];
-      const key = entries[entries.length - 1]!.key.map((b) => b.replace(/^0x/, ''));
+      // A backend slot's entry (lb4_key: address 4, dport 2, backend_slot 2 bytes…), not a frontend's slot 0: hash order varies per map.
+      const slot = entries.find((e) => e.key[6] !== '0x00' || e.key[7] !== '0x00')!;
+      const key = slot.key.map((b) => b.replace(/^0x/, ''));
       await nsExecOk(lab.names.node, ['bpftool', 'map', 'delete', 'pinned', pin, 'key', 'hex', ...key]);
       const changed = await refreshOnce(session, ran);
       expect(session.lastRefreshKind()).toBe('full');
