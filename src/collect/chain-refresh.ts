@@ -54,9 +54,14 @@ export function rulesetCheckFingerprint(runs: readonly (ProbeRun | undefined)[])
   return hash.digest('base64');
 }
 
+/** Each rule's {@link ruleIdentity}, made once: a refresh's fresh rules are the next one's old ones. */
+const identities = new WeakMap<IptablesRule, string>();
+
 /** A rule's text without its counters (`[p:b] ` prefix or ` -c P B` of `iptables -S -v`). */
 function ruleIdentity(rule: IptablesRule): string {
-  return rule.raw.replace(/^\[\d+:\d+\]\s*/, '').replace(/ -c \d+ \d+(?= |$)/, '');
+  let id = identities.get(rule);
+  if (id === undefined) identities.set(rule, (id = rule.raw.replace(/^\[\d+:\d+\]\s*/, '').replace(/ -c \d+ \d+(?= |$)/, '')));
+  return id;
 }
 
 /** Whether two chains hold the same rules in the same order, counters aside. */

@@ -20,7 +20,8 @@
  * runs the one-shot parse, whose diagnostics (line, column, salvage) are the answer. Pure.
  */
 import type { Diagnostic } from '../model/diagnostics.js';
-import type { NftExpr, NftFamily, NftMatchOp, NftMetainfo, NftRuleset, NftStatement, NftVerdictKind } from '../model/nftables.js';
+import type { NftElement, NftExpr, NftFamily, NftMatchOp, NftMetainfo, NftRuleset, NftStatement, NftValueExpr, NftVerdictKind } from '../model/nftables.js';
+import type { ChainDraft, TableDraft } from './nft-builder.js';
 import { EMPTY_LIST, type NftSharer } from './nft-share.js';
 import { quoteBigCounters } from './nft-json-batches.js';
 import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
@@ -176,6 +177,17 @@ function valueEnd(t: string, p: number): number {
   return -1;
 }
 
+/** The slot of the word cache for `t[from, to)`: from its length and a few of its characters (the ends differ most). */
+function slotOf(t: string, from: number, to: number): number {
+  const len = to - from;
+  let h = len;
+  h = (h * 31 + t.charCodeAt(to - 1)) | 0;
+  h = (h * 31 + t.charCodeAt(to - 2)) | 0;
+  h = (h * 31 + t.charCodeAt(to - 3)) | 0;
+  h = (h * 31 + t.charCodeAt(from + (len >> 1))) | 0;
+  return (h * 31 + t.charCodeAt(from + (len >> 2))) & WORD_SLOTS_MASK;
+}
+
 /** `t` at `p` starts with `lit`: the position after it, else -1. */
 function litAt(t: string, p: number, lit: string): number {
   return p >= 0 && t.startsWith(lit, p) ? p + lit.length : -1;
@@ -194,6 +206,9 @@ class DirectReader {
   private phase: Phase = 'open';
   private index = 0;
   private readonly words: (string | undefined)[] = new Array<string | undefined>(WORD_SLOTS_MASK + 1).fill(undefined);
+  private lastChain: ChainDraft | undefined;
+  private lastChainTable: TableDraft | undefined;
+  private readonly values: (NftValueExpr | undefined)[] = new Array<NftValueExpr | undefined>(WORD_SLOTS_MASK + 1).fill(undefined);
   // Statements of the rule being read (copied exact-size into the rule).
   private readonly stmts: NftStatement[] = [];
 
@@ -212,26 +227,41 @@ class DirectReader {
    */
   private word(from: number, to: number): string {
     const t = this.t;
-    const len = to - from;
-    let h = len;
-    h = (h * 31 + t.charCodeAt(to - 1)) | 0;
-    h = (h * 31 + t.charCodeAt(to - 2)) | 0;
-    h = (h * 31 + t.charCodeAt(to - 3)) | 0;
-    h = (h * 31 + t.charCodeAt(from + (len >> 1))) | 0;
-    h = (h * 31 + t.charCodeAt(from + (len >> 2))) & WORD_SLOTS_MASK;
+    const h = slotOf(t, from, to);
     const hit = this.words[h];
-    if (hit !== undefined && hit.length === len && t.startsWith(hit, from)) return hit;
+    if (hit !== undefined && hit.length === to - from && t.startsWith(hit, from)) return hit;
     const word = this.sharer.name(t.slice(from, to));
     this.words[h] = word;
     return word;
   }
 
+  /**
+   * The sharer's value expression of the string `t[from, to)`: the word cache's scheme,
+   * for values (an endpoint's address is read twice in a row: its match and its dnat).
+   */
+  private stringValue(from: number, to: number): NftExpr {
+    const t = this.t;
+    const h = slotOf(t, from, to);
+    const hit = this.values[h];
+    if (hit !== undefined) {
+      const v = hit.value as string;
+      if (v.length === to - from && t.startsWith(v, from)) return hit;
+    }
+    const value = this.sharer.stringValue(t.slice(from, to));
+    this.values[h] = value;
+    return value;
+  }
+
+  /** Appends the next piece to the text not yet read. */
   feed(piece: string): void {
     this.before += this.i;
-    this.t = this.i < this.t.length ? this.t.slice(this.i) + piece : piece;
+    // One flat string (a join copies into a sequential string): a concatenation, or a
+    // reader's piece grown by `+=`, would leave every look-up going through a cons string.
+    this.t = [this.i < this.t.length ? this.t.slice(this.i) : '', piece].join('');
     this.i = 0;
   }
 
+  /** The finished ruleset, metainfo and diagnostics (after {@link step} said `end`). */
   result(): DirectRead {
     const w = this.walker;
     return { ruleset: w.builder.finish(), metainfo: w.metainfo, diagnostics: w.diagnostics };
@@ -339,7 +369,7 @@ class DirectReader {
     p = litAt(t, intAt(t, litAt(t, p, ', "handle": ')), '}}');
     if (p < 0) return -1;
     const builder = this.walker.builder;
-    builder.chain(builder.table(family, table.name), this.word(nameFrom, nameTo)).handle = intValue;
+    builder.chain(builder.table(family, table.name), t.slice(nameFrom, nameTo)).handle = intValue;
     return p;
   }
 
@@ -353,8 +383,15 @@ class DirectReader {
     if (table === undefined) return -1;
     let p = stringAt(t, litAt(t, strTo + 1, ', "chain": '));
     if (p < 0) return -1;
-    const chain = builder.knownChain(builder.table(family, table.name), this.word(strFrom, strTo));
+    // Rules of one chain come in a run: the last chain's name is compared in place.
+    const last = this.lastChain;
+    const chain =
+      last !== undefined && last.name.length === strTo - strFrom && t.startsWith(last.name, strFrom) && this.lastChainTable === table
+        ? last
+        : builder.knownChain(builder.table(family, table.name), t.slice(strFrom, strTo));
     if (chain === undefined) return -1;
+    this.lastChain = chain;
+    this.lastChainTable = table;
     p = intAt(t, litAt(t, p, ', "handle": '));
     if (p < 0) return -1;
     const handle = intValue;
@@ -414,13 +451,14 @@ class DirectReader {
         if (t.startsWith('{"dnat": {"addr": ', p)) return this.dnat(t, p + 18);
         return this.bareVerdict(t, p);
       case 0x76: {
-        // {"vmap": {"key": K, "data": D}}: not shared (the sharer copies it).
+        // {"vmap": {"key": K, "data": D}}
         let q = this.expr(t, litAt(t, p, '{"vmap": {"key": '));
         if (q < 0) return -1;
         const key = exprOut;
         q = litAt(t, this.expr(t, litAt(t, q, ', "data": ')), '}}');
         if (q < 0) return -1;
-        stmtOut = sharer.statement({ kind: 'vmap', key, data: exprOut });
+        // What the sharer makes of a vmap: a fresh object of shared parts.
+        stmtOut = { kind: 'vmap', key, data: exprOut };
         return q;
       }
       default:
@@ -496,7 +534,7 @@ class DirectReader {
       if (q < 0) return -1;
       if (t.charCodeAt(strFrom) === 0x40 && strTo - strFrom > 1) {
         exprOut = sharer.expr({ kind: 'setref', name: t.slice(strFrom + 1, strTo) });
-      } else exprOut = sharer.stringValue(this.word(strFrom, strTo));
+      } else exprOut = this.stringValue(strFrom, strTo);
       return q;
     }
     if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
@@ -570,8 +608,8 @@ class DirectReader {
    */
   private list(t: string, p: number, kind: 'concat' | 'set'): number {
     if (p < 0) return -1;
-    const items: NftExpr[] = [];
-    const elements: { key: NftExpr; value?: NftExpr }[] = [];
+    const items: (NftExpr | NftElement)[] = [];
+    const sharer = this.sharer;
     let q = p;
     if (t.charCodeAt(q) !== 0x5d) {
       for (;;) {
@@ -581,12 +619,11 @@ class DirectReader {
           const key = exprOut;
           q = litAt(t, this.expr(t, litAt(t, q, ', ')), ']');
           if (q < 0) return -1;
-          elements.push({ key, value: exprOut });
+          items.push(sharer.pair(key, exprOut));
         } else {
           q = this.expr(t, q);
           if (q < 0) return -1;
-          if (kind === 'set') elements.push({ key: exprOut });
-          else items.push(exprOut);
+          items.push(kind === 'set' ? sharer.pair(exprOut, undefined) : exprOut);
         }
         if (t.charCodeAt(q) === 0x5d) break;
         q = litAt(t, q, ', ');
@@ -595,7 +632,10 @@ class DirectReader {
     }
     q = litAt(t, q + 1, '}');
     if (q < 0) return -1;
-    exprOut = this.sharer.expr(kind === 'set' ? { kind, elements } : { kind, items });
+    // A set literal is a fresh object of shared elements (as the sharer copies one); a
+    // concatenation is the sharer's.
+    if (kind === 'set') exprOut = { kind, elements: items.length === 0 ? EMPTY_LIST : (items.slice() as NftElement[]) };
+    else exprOut = sharer.expr({ kind, items: items as NftExpr[] });
     return q;
   }
 }

@@ -420,4 +420,3 @@ function readJson(text: string, origin: string, diags: Diagnostic[]): unknown {
     }
   }
 }
-

@@ -129,6 +129,8 @@ export class NftSharer {
    */
   sharedRule(statements: readonly NftStatement[], handle: number | undefined, comment: string | undefined): NftRule {
     const list = statements.length === 0 ? EMPTY_LIST : statements;
+    // The matches this rule made are only looked at for a rule read as text (isPrinted).
+    this.createdCount = 0;
     let counters = ruleCounters(list);
     if (counters && counters.packets === ZERO && counters.bytes === ZERO) counters = ZERO_COUNTERS;
     return new NewPrintedRule(list, handle, comment === undefined ? undefined : flatCopy(comment), counters);
@@ -152,7 +154,7 @@ export class NftSharer {
   stringValue(v: string): NftValueExpr {
     let out = this.strValues.get(v);
     if (!out) {
-      const flat = this.name(v);
+      const flat = flatCopy(v);
       out = Object.freeze({ kind: 'value', value: flat });
       this.strValues.set(flat, out);
     }
@@ -344,6 +346,11 @@ export class NftSharer {
     let only = true;
     for (const k in el) if (k !== 'key' && k !== 'value') only = false;
     if (!only) return this.copy({ ...el, key, ...(value !== undefined && { value }) }, true);
+    return this.pair(key, value);
+  }
+
+  /** The shared element of only a key and a value (both shared already; `value` undefined: a key alone). */
+  pair(key: NftExpr, value: NftExpr | undefined): NftElement {
     let byValue = this.pairs.get(key);
     if (!byValue) this.pairs.set(key, (byValue = new Map()));
     let out = byValue.get(value);

@@ -12,12 +12,16 @@
  * {@link ApiFileFeed.error} and {@link ApiFileFeed.problem}; listeners hear of it
  * (`'error'`), and of the file holding objects again, so the header can say so.
  */
-import { readFileSync, statSync, type BigIntStats } from 'node:fs';
+import { statSync, type BigIntStats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
+import { isAscii } from 'node:buffer';
 import { said, UserError } from '../errors.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import { fieldText, scanJsonList } from '../parsers/json-list.js';
+import { readTextFile } from './read-text.js';
 import type { ApiFeed, ApiProblem, ApiProblemKind } from './cluster-api.js';
+import type { ApiObjects } from '../model/k8s.js';
 import { clockTime } from '../text/clock.js';
 import { DEFAULT_INTERVAL_MS } from './refresh-interval.js';
 
@@ -33,13 +37,35 @@ export const API_FILE_HINT = 'write it with `kubectl get services,endpointslices
  */
 export function checkApiFileText(text: string, file: string): void {
   if (!/\S/.test(text)) throw new UserError(said('err.apiFileEmpty', { file }), said('ue.apiFile.hint'));
+  const one = oneItem(text, file, () => true);
+  if (one && objectCount(one) > 0) return;
   const { value, diagnostics } = parseK8sObjects(text, file);
-  const objects = value.services.length + value.endpointSlices.length + value.pods.length + value.nodes.length + value.others.length;
+  const objects = objectCount(value);
   const problems = diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
   if (objects > 0 || problems.length === 0) return;
   const more = problems.length > 1 ? said('ue.apiFile.more', { n: problems.length - 1 }) : '';
   throw new UserError(said('ue.apiFile.noObjects', { file, problem: formatDiagnostic(problems[0]!), more }), said('ue.apiFile.hint'));
 }
+
+/**
+ * The objects of one item of the JSON List `text` (src/parsers/json-list.ts), parsed alone in
+ * the same List: the first item whose kind `wanted` accepts. The whole text yields these
+ * objects too (each item of a List is converted on its own, and a List deletes nothing), so a
+ * check that asks only whether there is such an object need not convert the others. Null when
+ * there is no such item, or the text is not such a List (the caller parses it whole).
+ */
+function oneItem(text: string, file: string, wanted: (kind: string) => boolean): ApiObjects | null {
+  const list = scanJsonList(text, [['kind']]);
+  const item = list?.items.find((i) => {
+    const kind = fieldText(text, i, 0);
+    return kind !== undefined && kind.startsWith('"') && wanted(JSON.parse(kind) as string);
+  });
+  if (!list || !item) return null;
+  return parseK8sObjects(`${text.slice(0, list.open + 1)}${text.slice(item.start, item.end)}${text.slice(list.close)}`, file).value;
+}
+
+/** How many objects `value` holds. */
+const objectCount = (v: ApiObjects) => v.services.length + v.endpointSlices.length + v.pods.length + v.nodes.length + v.others.length;
 
 /**
  * Why a version of a followed `--api-file` (read after the first) is not taken, or null when
@@ -56,6 +82,8 @@ export function refusedVersion(text: string, file: string): { kind: ApiProblemKi
     const what = e instanceof UserError && e.message.startsWith(prefix) ? e.message.slice(prefix.length) : (e as Error).message;
     return { kind: /\S/.test(text) ? 'invalid' : 'empty', what };
   }
+  const one = oneItem(text, file, (kind) => kind === 'Service' || kind === 'Node');
+  if (one && (one.services.length > 0 || one.nodes.length > 0)) return null;
   const { value } = parseK8sObjects(text, file);
   if (value.services.length > 0 || value.nodes.length > 0) return null;
   const others = value.endpointSlices.length + value.pods.length + value.others.length;
@@ -106,7 +134,7 @@ export class ApiFileFeed implements ApiFeed {
     let st: BigIntStats;
     try {
       st = statSync(file, { bigint: true });
-      text = readFileSync(file, 'utf8');
+      text = readTextFile(file);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new UserError(said('err.apiFileMissing', { file }));
@@ -159,7 +187,9 @@ export class ApiFileFeed implements ApiFeed {
       const st = await stat(this.file, { bigint: true });
       const stamp = stampOf(st);
       if (stamp === this.stamp) return false;
-      text = await readFile(this.file, 'utf8');
+      const bytes = await readFile(this.file);
+      // As readTextFile decodes: the same text, cheaper for ASCII.
+      text = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
       this.stamp = stamp;
     } catch (e) {
       const gone = (e as NodeJS.ErrnoException).code === 'ENOENT';

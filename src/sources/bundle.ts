@@ -294,35 +294,38 @@ export function* readFilePieces(file: string, pieceBytes = BUNDLE_PIECE_BYTES, m
     // Until the first byte above 0x7f, reads are decoded as Latin-1 (same characters, far
     // cheaper); from there on by the decoder, which may hold a sequence cut between reads.
     let ascii = true;
+    const decode = (end: number): string => (ascii ? buffer.toString('latin1', 0, end) : decoder.write(buffer.subarray(0, end)));
+    // The unfinished last line stays as bytes at the buffer's start (`held`), read on after:
+    // each piece is decoded once, straight into a flat string (no string carry to join).
+    let held = 0;
+    // A line longer than the buffer: its text so far (decoded up to a character's end).
     let carry = '';
     for (;;) {
-      const n = readSync(fd, buffer, 0, pieceBytes, null);
-      const bytes = buffer.subarray(0, n);
-      if (ascii && n > 0 && !isAscii(bytes)) ascii = false;
-      let read = n === 0 ? (ascii ? '' : decoder.end()) : ascii ? bytes.toString('latin1') : decoder.write(bytes);
+      const n = readSync(fd, buffer, held, pieceBytes - held, null);
+      if (ascii && n > 0 && !isAscii(buffer.subarray(held, held + n))) ascii = false;
+      const end = held + n;
       if (n === 0) {
-        const text = carry + read;
+        const text = carry + (end > 0 ? decode(end) : '') + (ascii ? '' : decoder.end());
         if (text !== '') yield text;
         return;
       }
-      if (read.lastIndexOf('\n') < 0) {
-        // Inside a line: grown without copying what was read before (no per-read flattening).
-        carry += read;
-        // A line too long to hold: the decoder ends every write between characters.
+      const cut = buffer.lastIndexOf(10, end - 1) + 1;
+      if (cut === 0) {
+        // Inside a line that fills the buffer: decoded as it comes; the decoder ends every write between characters.
+        carry += decode(end);
+        held = 0;
         if (carry.length >= maxLineChars) {
           const piece = carry;
-          carry = read = '';
+          carry = '';
           yield piece;
         }
         continue;
       }
-      // Hold back the unfinished last line: it is completed by the next piece. (lastIndexOf
-      // flattens `text` once: both slices then share it, the piece copies nothing more.)
-      const text = carry + read;
-      read = ''; // not held while the piece is parsed
-      const cut = text.lastIndexOf('\n') + 1;
-      carry = text.slice(cut);
-      yield text.slice(0, cut);
+      const piece = carry + decode(cut);
+      carry = '';
+      buffer.copyWithin(0, cut, end);
+      held = end - cut;
+      yield piece;
     }
   } finally {
     closeSync(fd);

@@ -9,6 +9,8 @@
  * address, which both formats print the same way; /proc prints IPv6 unabbreviated, so an
  * IPv6 destination reads the whole table.
  */
+import { isAscii } from 'node:buffer';
+import { readFileSync } from 'node:fs';
 import type { FrontendQuery } from './api-select.js';
 import type { Bundle } from './bundle.js';
 import { natForDestination } from './replay-nat.js';
@@ -40,6 +42,28 @@ export function flowLinesWith(text: string, address: string): string {
     const nl = text.indexOf('\n', hit);
     const end = nl < 0 ? text.length : nl + 1;
     out += text.slice(start, end);
+    from = end;
+  }
+}
+
+/**
+ * {@link flowLinesWith} of the text `bytes` decode to (as src/sources/read-text.ts decodes a
+ * file), without decoding the rest: the lines are found in the bytes (the needle and the
+ * newline are ASCII, which UTF-8 never uses inside a multi-byte sequence) and only they are
+ * decoded, each as Latin-1 when it is ASCII, else as UTF-8. Pure.
+ */
+export function flowLinesOfBytes(bytes: Buffer, address: string): string {
+  const needle = Buffer.from(`=${address} `, 'latin1');
+  let out = '';
+  let from = 0;
+  for (;;) {
+    const hit = bytes.indexOf(needle, from);
+    if (hit < 0) return out;
+    const start = bytes.lastIndexOf(10, hit) + 1;
+    const nl = bytes.indexOf(10, hit);
+    const end = nl < 0 ? bytes.length : nl + 1;
+    const line = bytes.subarray(start, end);
+    out += line.toString(isAscii(line) ? 'latin1' : 'utf8');
     from = end;
   }
 }
@@ -97,6 +121,13 @@ export class FlowFilteredReplay extends ReplayTransport {
   }
 
   override async exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
+    if (probeForArgv(argv)?.id === 'conntrack') {
+      // The recorded table's file, read as bytes: only the lines kept are decoded.
+      const r = await super.execInPieces(argv, options);
+      if (r.stdoutPath === undefined) return this.filtered(argv, r);
+      const { stdoutPieces: _pieces, stdoutPath, ...rest } = r;
+      return { ...rest, stdout: flowLinesOfBytes(readFileSync(stdoutPath), this.address) };
+    }
     return this.filtered(argv, await super.exec(argv, options));
   }
 

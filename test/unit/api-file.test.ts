@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Session } from '../../src/collect/session.js';
-import { API_FILE_HINT, ApiFileFeed } from '../../src/sources/api-file.js';
+import { API_FILE_HINT, ApiFileFeed, checkApiFileText, refusedVersion } from '../../src/sources/api-file.js';
+import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
 import { clockTime } from '../../src/text/clock.js';
 import { closeSource, openSource } from '../../src/sources/open.js';
 import { fixtureDir } from '../helpers/fixtures.js';
@@ -210,5 +211,45 @@ describe('a Session opened with --api-file', () => {
     expect(names()).not.toContain('web');
     await session.stop();
     await closeSource(source);
+  });
+});
+
+describe('the --api-file checks read one item of a List (issue 23 item 3)', () => {
+  /** What the checks said by one parse of the whole text (what they did before reading one item). */
+  const byWholeParse = (text: string): { accepted: boolean; followed: boolean } => {
+    const { value, diagnostics } = parseK8sObjects(text, 'f.json');
+    const objects = value.services.length + value.endpointSlices.length + value.pods.length + value.nodes.length + value.others.length;
+    const accepted = /\S/.test(text) && (objects > 0 || !diagnostics.some((d) => d.severity === 'error' || d.severity === 'warning'));
+    return { accepted, followed: accepted && (value.services.length > 0 || value.nodes.length > 0) };
+  };
+  const said = (text: string) => {
+    let accepted = true;
+    try {
+      checkApiFileText(text, 'f.json');
+    } catch {
+      accepted = false;
+    }
+    return { accepted, followed: refusedVersion(text, 'f.json') === null };
+  };
+  const list = (items: unknown[], extra: object = {}) => JSON.stringify({ kind: 'List', apiVersion: 'v1', ...extra, items }, null, 4);
+  const texts = [
+    readFileSync(path.join(fixtureDir('lab-iptables'), 'api.json'), 'utf8'),
+    readFileSync(path.join(fixtureDir('lab-cilium'), 'api.json'), 'utf8'),
+    list([]),
+    list([{ kind: 'EndpointSlice', metadata: { name: 'e' } }]),
+    list([{ kind: 'Pod', metadata: { name: 'p' } }, { kind: 'Service', metadata: { name: 's' } }]),
+    list([{ kind: 7 }, { spec: {} }, { kind: 'Node', metadata: { name: 'n' } }]),
+    list([{ kind: 7 }, { spec: {} }]),
+    list([{ spec: {} }]),
+    list([{ metadata: { name: 'a' } }, { kind: 'Widget', metadata: { name: 'w' } }]),
+    JSON.stringify({ kind: 'ServiceList', items: [{ metadata: { name: 's' } }] }),
+    JSON.stringify({ kind: 'Service', items: [{ kind: 'Service', metadata: { name: 's' } }] }),
+    JSON.stringify({ type: 'ADDED', object: { kind: 'Service', metadata: { name: 's' } }, items: [] }),
+    '{"kind":"List","items":[{"kind":"Service","metadata":{"name":"s"}},]}',
+    'kind: List\nitems:\n- kind: Service\n  metadata: {name: s}\n',
+    '   ',
+  ];
+  it.each(texts.map((t, i) => [i, t] as const))('text %i: accepted and followed as by one whole parse', (_i, text) => {
+    expect(said(text)).toEqual(byWholeParse(text));
   });
 });

@@ -42,6 +42,17 @@ describe('readBundleFilePieces', () => {
     });
   }
 
+  it('a line past maxLineChars is cut between characters into pieces of at least that many (multi-byte text, ASCII first)', () => {
+    const text = `${'a'.repeat(30)}\n${'ノé😀x'.repeat(40)}\nshort\n${'b'.repeat(70)}`;
+    const bundle = bundleWith(text);
+    for (let size = 1; size <= 13; size++) {
+      const pieces = [...readBundleFilePieces(bundle, 'f', size, 16)];
+      expect(pieces.join(''), `size ${size}`).toBe(text);
+      for (const p of pieces.slice(0, -1)) expect(p.endsWith('\n') || p.length >= 16, `size ${size}: ${JSON.stringify(p)}`).toBe(true);
+      expect(pieces.some((p) => !p.endsWith('\n') && p !== pieces.at(-1)), `size ${size}: a long line is cut`).toBe(true);
+    }
+  });
+
   it('yields nothing for an absent file', () => {
     expect([...readBundleFilePieces(bundleWith('x'), 'absent')]).toEqual([]);
   });

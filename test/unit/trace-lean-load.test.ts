@@ -3,7 +3,7 @@
  * (src/sources/replay-flows.ts, src/cli/trace-load.ts): the walk and its document are the
  * same as over the whole table, on the fixtures and on a generated capture (issue 23).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,8 @@ import { writeGeneratedBundles } from '../../bench/gen/capture.js';
 import { loadSnapshot } from '../../src/collect/session.js';
 import { runTraceCommand } from '../../src/report/trace.js';
 import { plainIpv4Destination, traceRead } from '../../src/cli/trace-load.js';
-import { FlowFilteredReplay, flowLinesWith, isPlainIpv4 } from '../../src/sources/replay-flows.js';
+import { FlowFilteredReplay, flowLinesOfBytes, flowLinesWith, isPlainIpv4 } from '../../src/sources/replay-flows.js';
+import { readTextFile } from '../../src/sources/read-text.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 
@@ -75,6 +76,26 @@ describe('trace reads only its destination\'s flows', () => {
     const text = 'a src=10.0.0.1 dst=10.96.0.10 x\nb src=10.0.0.2 dst=10.96.0.1 y\nc src=10.96.0.1 dst=10.0.0.3 z\nd dst=110.96.0.1 w\ne';
     expect(flowLinesWith(text, '10.96.0.1')).toBe('b src=10.0.0.2 dst=10.96.0.1 y\nc src=10.96.0.1 dst=10.0.0.3 z\n');
     expect(flowLinesWith('x dst=10.96.0.1 ', '10.96.0.1')).toBe('x dst=10.96.0.1 ');
+  });
+
+  it.each([['lab-iptables', () => fixtureDir('lab-iptables')], ['a generated iptables capture', generatedIptablesBundle]])('%s: the lines found in the bytes are those found in the decoded text', (_name, dirOf) => {
+    const file = path.join(dirOf(), 'probes', 'conntrack.stdout');
+    const addresses = packetsOf(path.dirname(path.dirname(file))).map((p) => plainIpv4Destination(p.to)!);
+    let found = 0;
+    for (const a of addresses) {
+      const lines = flowLinesOfBytes(readFileSync(file), a);
+      expect(lines).toBe(flowLinesWith(readTextFile(file), a));
+      if (lines !== '') found++;
+    }
+    expect(found).toBeGreaterThan(1);
+    // Not ASCII: a BOM, a UTF-8 name, a cut sequence before a newline, no newline at the end.
+    const text = '\uFEFFa src=10.0.0.1 dst=10.96.0.1 é\nb src=10.0.0.2 dst=10.0.0.3\nc dst=10.96.0.1 ü';
+    const bytes = Buffer.concat([Buffer.from(text, 'utf8'), Buffer.from([0xc3, 0x0a]), Buffer.from('d src=10.96.0.1 x\xff', 'latin1')]);
+    const f = path.join(mkdtempSync(path.join(os.tmpdir(), 'nodescope-flow-bytes-')), 'ct');
+    tmp.push(path.dirname(f));
+    writeFileSync(f, bytes);
+    expect(flowLinesOfBytes(bytes, '10.96.0.1')).toBe(flowLinesWith(readTextFile(f), '10.96.0.1'));
+    expect(flowLinesOfBytes(bytes, '10.96.0.1')).toContain('é');
   });
 
   it('narrows only a replay, only for a dotted-quad IPv4 destination, never with --allow-trace', () => {
