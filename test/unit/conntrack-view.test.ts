@@ -339,7 +339,7 @@ describe('without a table', () => {
 });
 
 describe('a million entries', () => {
-  it('classifies, sorts and filters them in bounded time, and builds rows only for those shown', () => {
+  it('classifies, sorts and filters a million of them, and the first rows shown point at the stale endpoint', () => {
     const n = 1_000_000;
     const tuple = (src: string, dst: string, sport: number, dport: number) => ({ src, dst, sport, dport });
     const endpoints = ['10.244.0.23', '10.244.0.31', '10.244.1.15', '10.244.0.77'];
@@ -354,26 +354,15 @@ describe('a million entries', () => {
       };
     }
     const web = makeService({ endpoints: endpoints.slice(0, 3).map((ip) => ({ ip, port: 8080, protocol: 'TCP' as const })) });
-    const time = <T,>(f: () => T): [T, number] => {
-      const t = performance.now();
-      const v = f();
-      return [v, performance.now() - t];
-    };
-    const [index, classifyMs] = time(() => buildConntrackIndex(entries, [web], []));
+    const index = buildConntrackIndex(entries, [web], []);
     expect(index.staleCount).toBe(n / 4);
-    const [order, sortMs] = time(() => sortedOrder(index, { column: 'endpoint', descending: true }));
+    const order = sortedOrder(index, { column: 'endpoint', descending: true });
     expect(index.entries[order[0]!]!.reply.src).toBe('10.244.1.15');
-    const [stale, filterMs] = time(() => conntrackOrder(index, query({ sort: { column: 'endpoint', descending: true }, filter: 'stale' })));
+    const stale = conntrackOrder(index, query({ sort: { column: 'endpoint', descending: true }, filter: 'stale' }));
     expect(stale).toHaveLength(n / 4);
-    const [rows, rowMs] = time(() => [...stale.subarray(0, 40)].map((i) => conntrackRow(index, i, 3)));
+    const rows = [...stale.subarray(0, 40)].map((i) => conntrackRow(index, i, 3));
     expect(rows.every((r) => r.pointsAt?.ip === '10.244.0.77')).toBe(true);
-    // Generous bounds (a loaded 2-core CI machine); the per-entry-object classifyConntrack takes many seconds here.
-    expect({ classifyMs, sortMs, filterMs, rowMs }).toEqual({
-      classifyMs: expect.toSatisfy((ms: number) => ms < 2000),
-      sortMs: expect.toSatisfy((ms: number) => ms < 4000),
-      filterMs: expect.toSatisfy((ms: number) => ms < 6000),
-      rowMs: expect.toSatisfy((ms: number) => ms < 50),
-    });
+    // Speed is npm run bench's to measure (big-nodes section), not a timed test's.
   }, 120_000);
 });
 
