@@ -20,6 +20,7 @@ import { LocalTransport } from '../../src/sources/local.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
 import type { ExecOptions, ExecResult, Transport } from '../../src/sources/transport.js';
 import { labAvailable } from '../helpers/lab.js';
+import { sessionUntil } from '../helpers/session-wait.js';
 import { labDown, labUp, nsExec, nsExecOk, type LabHandle } from './lab.js';
 import { LB_MAPS_FOCUS } from '../../src/collect/map-refresh.js';
 import { sendHttp } from './traffic.js';
@@ -61,23 +62,12 @@ async function capture(lab: LabHandle): Promise<{ manifest: BundleManifest; ran:
   return { manifest, ran: joined(ran) };
 }
 
-function waitFor(session: Session, predicate: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    if (predicate()) return resolve();
-    const off = session.subscribe(() => {
-      if (predicate()) {
-        off();
-        resolve();
-      }
-    });
-  });
-}
 
 /** One refresh, awaited: the commands it ran and what it read. */
 async function refreshOnce(session: Session, ran: string[][], all = false): Promise<string[]> {
   const from = ran.length;
   session.refreshNow(all);
-  await waitFor(session, () => !session.getState().refreshing);
+  await sessionUntil(session, () => !session.getState().refreshing);
   return joined(ran.slice(from));
 }
 

@@ -14,6 +14,7 @@ import type { ProbeRun } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import type { ExecOptions, ExecResult, Transport } from '../../src/sources/transport.js';
 import { copyFixture } from '../helpers/fixtures.js';
+import { sessionUntil } from '../helpers/session-wait.js';
 
 const run = (durationMs: number, cpuMs?: number): ProbeRun =>
   ({ id: 'x', status: 'ok', result: { argv: [], stdout: '', stderr: '', exitCode: 0, startedAt: new Date(0).toISOString(), durationMs, ...(cpuMs !== undefined ? { cpuMs } : {}) } }) as unknown as ProbeRun;
@@ -60,17 +61,6 @@ function liveLab(cpu: { ms: number }): { transport: Transport; apiText: string; 
   return { transport, apiText: replay.apiText()!, chainReads: () => reads };
 }
 
-function until(session: Session, predicate: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    if (predicate()) return resolve();
-    const off = session.subscribe(() => {
-      if (predicate()) {
-        off();
-        resolve();
-      }
-    });
-  });
-}
 
 describe('a live session under the cost rule', () => {
   it('stretches the wait after a chain read that costs more than 5 % of a core at the interval, says so, and goes back when it is cheap', async () => {
@@ -80,7 +70,7 @@ describe('a live session under the cost rule', () => {
     try {
       await session.start();
       session.focus({ ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' });
-      await until(session, () => (session.getState().stretched ?? null) !== null);
+      await sessionUntil(session, () => (session.getState().stretched ?? null) !== null);
       expect(session.lastRefreshKind()).toBe('chain');
       // 40 ms of the chain's read + 1 ms of the check: 41 / 0.05.
       expect(session.getState().stretched).toEqual({ everyMs: 820, nodeCpuMs: 41 });
@@ -88,7 +78,7 @@ describe('a live session under the cost rule', () => {
       await new Promise((r) => setTimeout(r, 600));
       expect(lab.chainReads()).toBe(reads); // 100 ms interval, but 820 ms between reads
       cpu.ms = 1;
-      await until(session, () => session.getState().stretched === null);
+      await sessionUntil(session, () => session.getState().stretched === null);
       const cheap = lab.chainReads();
       await new Promise((r) => setTimeout(r, 600));
       expect(lab.chainReads()).toBeGreaterThan(cheap);

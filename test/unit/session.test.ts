@@ -8,6 +8,7 @@ import type { ProbeRun } from '../../src/sources/probe-runner.js';
 import type { ExecOptions, ExecResult, Transport } from '../../src/sources/transport.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { copyFixture } from '../helpers/fixtures.js';
+import { sessionUntil } from '../helpers/session-wait.js';
 
 /**
  * A replay that can be edited between refreshes: the bundle's iptables-save output
@@ -42,17 +43,6 @@ function editableSource() {
   };
 }
 
-function waitFor(session: Session, predicate: () => boolean): Promise<void> {
-  return new Promise((resolve) => {
-    if (predicate()) return resolve();
-    const off = session.subscribe(() => {
-      if (predicate()) {
-        off();
-        resolve();
-      }
-    });
-  });
-}
 
 describe('live session', () => {
   it('computes packets per second between refreshes, and keeps the last good data when a refresh fails', async () => {
@@ -66,14 +56,14 @@ describe('live session', () => {
     src.bumpDnat(20);
     now += 2000; // 2 s later
     session.refreshNow();
-    await waitFor(session, () => !session.getState().refreshing && session.getState().dataAt === now);
+    await sessionUntil(session, () => !session.getState().refreshing && session.getState().dataAt === now);
     const rates = [...session.getState().rates.entries()].filter(([k]) => k.startsWith('nat/KUBE-SEP-'));
     expect(rates.find(([, r]) => r > 0)).toEqual([expect.stringMatching(/^nat\/KUBE-SEP-[A-Z2-7]{16}#2$/), 10]);
 
     src.breakIt();
     now += 2000;
     session.refreshNow();
-    await waitFor(session, () => !session.getState().refreshing && session.getState().error !== null);
+    await sessionUntil(session, () => !session.getState().refreshing && session.getState().error !== null);
     const state = session.getState();
     expect(state.error).toMatch(/iptables-save: timeout/);
     expect(state.snapshot?.iptables?.value).toBeTruthy(); // the last good rules stay
@@ -96,18 +86,18 @@ describe('refresh staleness', () => {
     // No kube-ipvs0 on this node: the probe plan would skip ipvsadm; --probe asks for it.
     const session = new Session({ transport, apiText: src.apiText, live: true, intervalMs: 3_600_000, now: () => now, probes: ['ipvsadm-stats', 'ipvsadm'] });
     await session.start();
-    await waitFor(session, () => (session.getState().snapshot?.pending?.length ?? 0) === 0);
+    await sessionUntil(session, () => (session.getState().snapshot?.pending?.length ?? 0) === 0);
     expect(session.getState().snapshot?.ipvs?.error).toMatch(/exit code 2/);
     now += 2000;
     session.refreshNow();
-    await waitFor(session, () => !session.getState().refreshing && session.getState().dataAt === now);
+    await sessionUntil(session, () => !session.getState().refreshing && session.getState().dataAt === now);
     expect(session.getState().error).toBeNull();
     // A probe that had data and then fails is stale data, and says so.
     src.breakIt();
     const wholeAt = now;
     now += 2000;
     session.refreshNow();
-    await waitFor(session, () => !session.getState().refreshing && session.getState().error !== null);
+    await sessionUntil(session, () => !session.getState().refreshing && session.getState().error !== null);
     expect(session.getState().error).toBe('iptables-save: timeout — connection lost'); // the node's own words follow
     // The shown data is as old as the last whole read: the header's age keeps growing.
     expect(session.getState().dataAt).toBe(wholeAt);
