@@ -10,6 +10,7 @@
  */
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type { DnsExchange, DnsExchangeOutcome, DnsQuestionType, DnsWireTransport } from '../model/dns.js';
+import { parseJsonObject } from '../text/json.js';
 import { answersQuery, decodeReply, isQuestionType } from './wire.js';
 
 /**
@@ -67,14 +68,8 @@ export function parseRawExchange(text: string, origin: string): ParseResult<RawE
   const index = lines.findIndex((l) => l.trim() !== '');
   if (index === -1) return { value: null, diagnostics: [diagnostic('error', origin, 0, '', 'empty', 'the query program printed nothing')] };
   const line = lines[index]!;
-  let obj: Record<string, unknown>;
-  try {
-    const parsed: unknown = JSON.parse(line);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-    obj = parsed as Record<string, unknown>;
-  } catch (e) {
-    return { value: null, diagnostics: [diagnostic('error', origin, index + 1, line, 'not-json', `not a JSON object: ${(e as Error).message}`)] };
-  }
+  const { object: obj, error } = parseJsonObject(line);
+  if (obj === null) return { value: null, diagnostics: [diagnostic('error', origin, index + 1, line, 'not-json', `not a JSON object: ${error}`)] };
   const attempts = Array.isArray(obj.attempts) ? obj.attempts.map(readAttempt) : null;
   const qtype = typeof obj.qtype === 'string' && isQuestionType(obj.qtype) ? obj.qtype : null;
   if (

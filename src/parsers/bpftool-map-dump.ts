@@ -12,6 +12,7 @@
  */
 import type { Diagnostic, ParseResult } from '../model/diagnostics.js';
 import { diagnostic } from '../model/diagnostics.js';
+import { parseJsonObject } from '../text/json.js';
 
 /**
  * One map entry. `key`/`value` are null when absent or not an array of `0xNN` strings
@@ -214,13 +215,9 @@ function lineIndex(text: string): (offset: number) => number {
  * `bad-entry` error — when it is not a JSON object.
  */
 function jsonEntry(text: string, line: number, index: number, origin: string, diags: Diagnostic[]): BpftoolMapEntry | null {
-  let doc: Record<string, unknown>;
-  try {
-    const parsed: unknown = JSON.parse(text);
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
-    doc = parsed as Record<string, unknown>;
-  } catch (e) {
-    diags.push(diagnostic('error', origin, line, text, 'bad-entry', `entry is not a JSON object: ${(e as Error).message}`));
+  const { object: doc, error } = parseJsonObject(text);
+  if (doc === null) {
+    diags.push(diagnostic('error', origin, line, text, 'bad-entry', `entry is not a JSON object: ${error}`));
     return null;
   }
   const key = hexBytes(doc.key);

@@ -13,3 +13,22 @@ import { jsonTerminalSafe } from './terminal-safe.js';
 export function toJson(value: unknown): string {
   return jsonTerminalSafe(JSON.stringify(value, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 2)) + '\n';
 }
+
+/** What {@link parseJsonObject} gives: the object, or why the text is not one. */
+export type JsonObjectResult = { readonly object: Record<string, unknown>; readonly error: null } | { readonly object: null; readonly error: string };
+
+/**
+ * `JSON.parse` of a text that must hold one JSON object (not an array, not a scalar, not
+ * null). Never throws: a syntax error or another JSON value comes back as `error` (the
+ * engine's message, or "not an object") for the caller's diagnostic.
+ */
+export function parseJsonObject(text: string): JsonObjectResult {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    return { object: null, error: (e as Error).message };
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { object: null, error: 'not an object' };
+  return { object: parsed as Record<string, unknown>, error: null };
+}
