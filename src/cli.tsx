@@ -8,31 +8,16 @@ import { Command, Option } from 'commander';
 import { addSourceOptions, apiNamespace, ipAddress, kubeconfigOption, langOption, outputOption, podDeadline, positiveInteger, positiveSeconds, type GlobalOptions } from './cli/options.js';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
 import { BugError, ParseError, said, TransportError, UserError } from './errors.js';
-import { apiInNamespace } from './model/api-namespace.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
-import { showDiagnose } from './report/diagnose.js';
-import { dnsLayerOfSource } from './dns/diagnose-dns.js';
-import { diagnoseExitStatus } from './analysis/diagnose/index.js';
-import { runTraceCommand } from './report/trace.js';
 import type { TraceCommandArgs } from './trace/choose-engine.js';
-import { runLiveTraceCommand } from './report/trace-live.js';
-import { traceSeconds } from './collect/live-trace.js';
 import { DNS_QUESTION_TYPES } from './model/dns.js';
-import { dig, digExitCode, digOutput } from './dns/dig.js';
-import { digSearch, digWords, readResolvConfFile } from './dns/dig-search.js';
-import { digSearchJson, digSearchText } from './report/dig-search.js';
-import { readNodeResolvConf } from './dns/resolve.js';
-import { dnsTransportFor } from './dns/open.js';
-import { captureBundle, prepareCaptureDir } from './collect/capture.js';
-import { Session } from './collect/session.js';
-import { askedProbes, clusterDomainFor, loadOnce, params, sessionSource, writeDocument } from './cli/load.js';
-import { runShow, SHOW_FORMATS, SHOW_WHATS, type ShowOptions } from './cli/show.js';
+import type { Session } from './collect/session.js';
+import { SHOW_FORMATS, SHOW_WHATS } from './cli/show-names.js';
+import type { ShowOptions } from './cli/show.js';
 import { addExamples } from './cli/help.js';
 import { isAddressArg, podAddress, serviceDestination } from './cli/trace-names.js';
-import { loadForTrace } from './cli/trace-load.js';
 import type { ApiObjects } from './model/k8s.js';
 import { COMPLETION_SHELLS, completionScript, type CompletionShell } from './cli/completion.js';
-import { closeSource, openSource } from './sources/open.js';
 import { detectLang, t, tf, type Lang } from './text/i18n.js';
 import { commanderErrorText, errorLang } from './cli/error-lang.js';
 import { guardTerminalStream, terminalSafe } from './text/terminal-safe.js';
@@ -48,10 +33,13 @@ guardTerminalStream(process.stderr);
 // Before anything loads Ink (and with it signal-exit): see src/cleanup.ts.
 installExitHandlers();
 
-/** Ink, React and the app load only for the TUI commands: `show` and `capture` never need them. */
+/**
+ * Ink, React and the app load only for the TUI commands: `show`, `trace` and `capture` never
+ * need them (no JSX in this file either: it would import React's JSX runtime for every command).
+ */
 async function loadUi() {
-  const [{ render }, { App }] = await Promise.all([import('ink'), import('./ui/App.js')]);
-  return { render, App };
+  const [{ render }, { default: React }, { App }] = await Promise.all([import('ink'), import('react'), import('./ui/App.js')]);
+  return { render, createElement: React.createElement, App };
 }
 
 /** The TUI reads keys in raw mode: without a terminal say so, rather than fail inside Ink. */
@@ -63,6 +51,7 @@ function requireTerminal(): void {
 
 /** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
 async function openSession(opts: GlobalOptions): Promise<Session> {
+  const [{ askedProbes, clusterDomainFor, params, sessionSource }, { openSource }, { Session }] = await Promise.all([import('./cli/load.js'), import('./sources/open.js'), import('./collect/session.js')]);
   const probes = askedProbes(opts);
   const source = await openSource(opts);
   // A --cluster-domain that is not a domain name is refused before the screen opens.
@@ -92,8 +81,8 @@ async function runLiveFleetTui(opts: GlobalOptions): Promise<void> {
 /** `--fleet DIR`: the fleet matrix over a fleet bundle; Enter opens a node's bundle as `--replay` would. */
 async function runFleetTui(dir: string, lang: string | undefined): Promise<void> {
   requireTerminal();
-  const [{ render }, { FleetApp }, { diagnoseFleet }, { fleetDiagnoseNode }, { readFleetManifest }, { openReplaySession }, path] = await Promise.all([
-    import('ink'), import('./ui/fleet/FleetApp.js'), import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./fleet/bundle.js'), import('./collect/replay-session.js'), import('node:path'),
+  const [{ render }, { default: React }, { FleetApp }, { diagnoseFleet }, { fleetDiagnoseNode }, { readFleetManifest }, { openReplaySession }, path] = await Promise.all([
+    import('ink'), import('react'), import('./ui/fleet/FleetApp.js'), import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./fleet/bundle.js'), import('./collect/replay-session.js'), import('node:path'),
   ]);
   const manifest = readFleetManifest(dir);
   process.stderr.write(`nodescope: diagnosing ${manifest.nodes.length} nodes of ${dir}…\n`);
@@ -105,7 +94,7 @@ async function runFleetTui(dir: string, lang: string | undefined): Promise<void>
     void session.start();
     return { session, stop: () => session.stop() };
   };
-  const app = render(<FleetApp data={data} dir={dir} lang={detectLang(lang)} openNode={openNode} />, { exitOnCtrlC: false });
+  const app = render(React.createElement(FleetApp, { data, dir, lang: detectLang(lang), openNode }), { exitOnCtrlC: false });
   const leave = onCleanup('leave the TUI', () => app.unmount());
   await app.waitUntilExit();
   leave();
@@ -137,9 +126,9 @@ async function runTui(opts: GlobalOptions & TuiTraceOptions): Promise<void> {
   const startTrace = tuiStartTrace(opts);
   requireTerminal();
   const session = await openSession(opts);
-  const { render, App } = await loadUi();
+  const { render, createElement, App } = await loadUi();
   const leaveScreen = alternateScreen();
-  const app = render(<App session={session} lang={detectLang(opts.lang)} {...(startTrace ? { startTrace } : {})} />, { exitOnCtrlC: false });
+  const app = render(createElement(App, { session, lang: detectLang(opts.lang), ...(startTrace ? { startTrace } : {}) }), { exitOnCtrlC: false });
   // On any exit (q, a signal, a closed terminal, an error) the screen is given back first,
   // then the session stops, then what it created goes (latest registered runs first); the
   // whole is bounded, so an API server that does not answer cannot hold the quit.
@@ -161,11 +150,11 @@ async function listTours(): Promise<void> {
 
 async function runTour(name: string, lang: string | undefined): Promise<void> {
   requireTerminal();
-  const [{ render, App }, { loadTour }, { tourSessions }] = await Promise.all([loadUi(), import('./tour/load.js'), import('./tour/sessions.js')]);
+  const [{ render, createElement, App }, { loadTour }, { tourSessions }] = await Promise.all([loadUi(), import('./tour/load.js'), import('./tour/sessions.js')]);
   const tour = loadTour(name);
   const sessions = tourSessions(tour);
   const leaveScreen = alternateScreen();
-  const app = render(<App session={sessions.session(tour.steps[0]!.capture)} lang={detectLang(lang)} tour={sessions} />, { exitOnCtrlC: false });
+  const app = render(createElement(App, { session: sessions.session(tour.steps[0]!.capture), lang: detectLang(lang), tour: sessions }), { exitOnCtrlC: false });
   await app.waitUntilExit();
   leaveScreen();
   await sessions.stop();
@@ -173,6 +162,7 @@ async function runTour(name: string, lang: string | undefined): Promise<void> {
 
 async function runDashCommand(opts: GlobalOptions & { service: string }): Promise<void> {
   requireTerminal();
+  const [{ askedProbes, params, sessionSource }, { openSource }, { Session }] = await Promise.all([import('./cli/load.js'), import('./sources/open.js'), import('./collect/session.js')]);
   const source = await openSource(opts);
   const session = new Session({ ...sessionSource(source, opts), intervalMs: opts.interval * 1000, params: params(opts), probes: askedProbes(opts) });
   const { runDash } = await import('./dash/run.js');
@@ -189,6 +179,9 @@ async function runDashCommand(opts: GlobalOptions & { service: string }): Promis
  */
 async function runDiagnose(opts: GlobalOptions & { output: DocumentOutput; service?: string; from?: string }): Promise<void> {
   try {
+    const [{ clusterDomainFor, loadOnce, writeDocument }, { closeSource }, { showDiagnose }, { dnsLayerOfSource }, { diagnoseExitStatus }] = await Promise.all([
+      import('./cli/load.js'), import('./sources/open.js'), import('./report/diagnose.js'), import('./dns/diagnose-dns.js'), import('./analysis/diagnose/index.js'),
+    ]);
     const { source, snapshot } = await loadOnce(opts, [], undefined, true);
     const namespace = apiNamespace(opts).apiNamespace;
     let result: ReturnType<typeof showDiagnose>;
@@ -217,6 +210,9 @@ function addDigCommand(program: Command): void {
     .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
     .addOption(outputOption('dig', DOCUMENT_OUTPUTS, t('en', 'err.why.dig')))
     .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string }) => {
+      const [{ dig, digExitCode, digOutput }, { digSearch, digWords, readResolvConfFile }, { digSearchJson, digSearchText }, { readNodeResolvConf }, { dnsTransportFor }, { clusterDomainFor, writeDocument }, { closeSource, openSource }, { apiInNamespace }] = await Promise.all([
+        import('./dns/dig.js'), import('./dns/dig-search.js'), import('./report/dig-search.js'), import('./dns/resolve.js'), import('./dns/open.js'), import('./cli/load.js'), import('./sources/open.js'), import('./model/api-namespace.js'),
+      ]);
       const { name, search: plus } = digWords(words);
       const search = plus ?? opts.search === true;
       if (opts.resolvConf && !search) throw new UserError(said('err.resolvConf'), said('err.resolvConf.hint'));
@@ -270,7 +266,7 @@ function addFleetCommands(program: Command): void {
     .addOption(outputOption('fleet diagnose', DOCUMENT_OUTPUTS, t('en', 'err.why.fleet')))
     .addOption(langOption())
     .action(async (dir: string | undefined, opts: LiveFleetArgs & { output: DocumentOutput; lang?: string }) => {
-      const [{ diagnoseFleet }, { fleetDiagnoseNode }, report, live] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js'), import('./fleet/live.js')]);
+      const [{ diagnoseFleet }, { fleetDiagnoseNode }, report, live, { writeDocument }] = await Promise.all([import('./fleet/diagnose.js'), import('./fleet/node-diagnosis.js'), import('./report/fleet.js'), import('./fleet/live.js'), import('./cli/load.js')]);
       const diagnose = async (d: string) => {
         const result = await diagnoseFleet(d, { diagnose: fleetDiagnoseNode });
         writeDocument(opts.output === 'text' ? report.fleetText(result, detectLang(opts.lang)) : report.fleetJson(result, opts.output), opts.output);
@@ -310,6 +306,43 @@ function traceAddresses(opts: GlobalOptions & { to?: string; toService?: string;
   const to = opts.to ?? serviceDestination(api, opts.toService!);
   if (opts.from === undefined) return { to };
   return { to, from: isAddressArg(opts.from) ? opts.from : podAddress(api, opts.from, apiNamespace(opts).apiNamespace) };
+}
+
+/** `trace`'s options as commander gives them. */
+type TraceOptions = GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; traceSeconds: string };
+
+/** `nodescope trace`: one packet's walk over the source (src/cli/trace-load.ts reads what it needs); with `--allow-trace`, also the kernel's. */
+async function runTrace(opts: TraceOptions): Promise<void> {
+  if (opts.allowTrace && opts.replay) throw new UserError(said('err.allowTraceReplay'), said('err.allowTraceReplay.hint'));
+  // The live trace's code loads only for --allow-trace; the seconds are checked either way.
+  const [{ traceSeconds }, { loadForTrace }, { runTraceCommand }, { writeDocument }, { closeSource }] = await Promise.all([
+    import('./collect/live-trace.js'), import('./cli/trace-load.js'), import('./report/trace.js'), import('./cli/load.js'), import('./sources/open.js'),
+  ]);
+  const seconds = traceSeconds(opts.traceSeconds);
+  const { source, snapshot, args } = await loadForTrace(opts, (snap): TraceCommandArgs => ({
+    ...traceAddresses(opts, snap.api?.value ?? null),
+    ...(opts.entry ? { entry: opts.entry } : {}),
+    ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+    ...(opts.branch ? { branch: opts.branch } : {}),
+    ...(opts.flags ? { flags: opts.flags } : {}),
+    ...(opts.mark ? { mark: opts.mark } : {}),
+    ...(opts.output ? { output: opts.output } : {}),
+    ...(snap.nft?.value ? { nft: snap.nft.value } : {}),
+  }));
+  if (!opts.allowTrace) await closeSource(source);
+  if (!opts.allowTrace) {
+    writeDocument(runTraceCommand(snapshot, args, detectLang(opts.lang)), opts.output);
+    return;
+  }
+  try {
+    const lang = detectLang(opts.lang);
+    const onListening = () => void process.stderr.write(`${tf(lang, 'cli.live.listening', { seconds, node: source.transport.label })}\n`);
+    const onNotice = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
+    const { runLiveTraceCommand } = await import('./report/trace-live.js');
+    writeDocument(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening, onNotice, lang }), opts.output);
+  } finally {
+    await closeSource(source);
+  }
 }
 
 /** `nodescope completion SHELL`: the script for the tree the parser uses (src/cli/completion.ts). */
@@ -354,7 +387,7 @@ export function buildProgram(): Command {
     .option('--service <ns/name>', 'services, rules, conntrack, dns, compare: only this Service')
     .addOption(new Option('--dns-server <ip>', 'dns: ask this server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .option('--events', "conntrack: also read conntrack's event stream (conntrack -E) for the probe's declared timeout (a bundle's events are always read)")
-    .action(async (what: string | undefined, opts: ShowOptions) => runShow(what, opts));
+    .action(async (what: string | undefined, opts: ShowOptions) => (await import('./cli/show.js')).runShow(what, opts));
 
   addSourceOptions(program.command('diagnose').description('one verdict per Service: does this node do what the API promises, and if not, which layer is wrong (exit 0 all ok, 1 degraded or broken, 2 could not run)'))
     .addOption(outputOption('diagnose', DOCUMENT_OUTPUTS, t('en', 'err.why.diagnose')))
@@ -374,33 +407,7 @@ export function buildProgram(): Command {
     .addOption(outputOption('trace', DOCUMENT_OUTPUTS, t('en', 'err.why.walk')))
     .option('--allow-trace', 'live sources: also trace the packet in the kernel (adds a temporary nft table, removed on exit) and compare')
     .option('--trace-seconds <n>', '--allow-trace: how long nft monitor trace runs (seconds)', '10')
-    .action(async (opts: GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; traceSeconds: string }) => {
-      if (opts.allowTrace && opts.replay) throw new UserError(said('err.allowTraceReplay'), said('err.allowTraceReplay.hint'));
-      const seconds = traceSeconds(opts.traceSeconds);
-      const { source, snapshot, args } = await loadForTrace(opts, (snap): TraceCommandArgs => ({
-        ...traceAddresses(opts, snap.api?.value ?? null),
-        ...(opts.entry ? { entry: opts.entry } : {}),
-        ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-        ...(opts.branch ? { branch: opts.branch } : {}),
-        ...(opts.flags ? { flags: opts.flags } : {}),
-        ...(opts.mark ? { mark: opts.mark } : {}),
-        ...(opts.output ? { output: opts.output } : {}),
-        ...(snap.nft?.value ? { nft: snap.nft.value } : {}),
-      }));
-      if (!opts.allowTrace) await closeSource(source);
-      if (!opts.allowTrace) {
-        writeDocument(runTraceCommand(snapshot, args, detectLang(opts.lang)), opts.output);
-        return;
-      }
-      try {
-        const lang = detectLang(opts.lang);
-        const onListening = () => void process.stderr.write(`${tf(lang, 'cli.live.listening', { seconds, node: source.transport.label })}\n`);
-        const onNotice = (m: string) => void process.stderr.write(`nodescope: ${m}\n`);
-        writeDocument(await runLiveTraceCommand({ transport: source.transport, snapshot, args, allowTrace: true, seconds, onListening, onNotice, lang }), opts.output);
-      } finally {
-        await closeSource(source);
-      }
-    });
+    .action(async (opts: TraceOptions) => runTrace(opts));
 
   addDigCommand(program);
 
@@ -411,6 +418,7 @@ export function buildProgram(): Command {
     .addOption(new Option('--dns-server <ip>', 'ask this DNS server instead of the kube-dns ClusterIP').argParser(ipAddress))
     .option('--force', 'write into a non-empty directory, removing the bundle files already there')
     .action(async (opts: GlobalOptions & { output: string; note?: string; dns: boolean; dnsServer?: string; force?: boolean }) => {
+      const [{ captureBundle, prepareCaptureDir }, { askedProbes, clusterDomainFor, params }, { openSource }] = await Promise.all([import('./collect/capture.js'), import('./cli/load.js'), import('./sources/open.js')]);
       prepareCaptureDir(opts.output, opts.force === true);
       const probes = askedProbes(opts);
       if (!opts.local && !opts.netns && !opts.replay && !opts.ssh && !opts.node) {

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { SourceOptions } from '../sources/open.js';
-import { namespaceOf } from '../sources/open.js';
+import { namespaceOf } from '../sources/namespace-of.js';
 import { DEFAULT_INTERVAL_MS } from '../sources/refresh-interval.js';
 import { DEBUG_POD_DEADLINE_S, parsePodDeadline } from '../sources/k8s-debug-pod.js';
 import type { OutputFormat } from '../text/document.js';

@@ -20,19 +20,9 @@ import type { OutputFormat } from '../text/document.js';
 import { clusterDomainFor, loadOnce, partsFor, writeDocument } from './load.js';
 import type { GlobalOptions } from './options.js';
 import { detectLang, tf } from '../text/i18n.js';
+import { SHOW_WHATS } from './show-names.js';
 
-/** What `show` can show, with a line each (`show` alone lists them; completion offers them). */
-export const SHOW_WHATS: readonly (readonly [string, string])[] = [
-  ['services', 'Services with ports, endpoints and what kube-proxy on this node should do'],
-  ['rules', 'iptables and nftables rules, chain by chain, with counters'],
-  ['lb', "Cilium's eBPF load-balancer maps (frontends and backends)"],
-  ['conntrack', 'conntrack entries, per Service with --service'],
-  ['dns', "a Service's DNS answers from the cluster DNS (needs --service)"],
-  ['compare', 'what each proxy mode would program for these Services'],
-];
-
-/** The `-o` formats `show` takes. */
-export const SHOW_FORMATS: readonly OutputFormat[] = ['text', 'wide', 'json', 'yaml', 'name'];
+export { SHOW_FORMATS, SHOW_WHATS } from './show-names.js';
 
 /** `-o name` prints names for these. */
 const NAMED = new Set(['services', 'rules', 'lb']);

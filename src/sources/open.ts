@@ -20,6 +20,7 @@ import { assertNetnsExists, LocalTransport } from './local.js';
 import { ReplayTransport } from './replay.js';
 import type { Transport } from './transport.js';
 import { DEFAULT_INTERVAL_MS } from './refresh-interval.js';
+import { namespaceOf } from './namespace-of.js';
 
 /** Source options as parsed from the command line. */
 export interface SourceOptions {
@@ -73,10 +74,7 @@ export interface OpenHooks {
   readonly progress?: (message: string) => void;
 }
 
-/** The namespace `-n` asks for, unless `-A` asks for all; undefined means every namespace. */
-export function namespaceOf(options: Pick<SourceOptions, 'namespace' | 'allNamespaces'>): string | undefined {
-  return options.allNamespaces ? undefined : options.namespace;
-}
+export { namespaceOf } from './namespace-of.js';
 
 /** loadKube's options from the command line's `--kubeconfig`, `--context`, `-n`/`-A`. */
 function kubeOptions(options: SourceOptions): KubeOptions {

@@ -4,7 +4,7 @@
  * enters a chain cut anyway is seen (src/cli/trace-load.ts `touches`), so the CLI reads the
  * table again whole (issue 23 item 3).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { touches } from '../../src/cli/trace-load.js';
 import { loadSnapshot } from '../../src/collect/session.js';
 import { traceFromSnapshot } from '../../src/trace/choose-engine.js';
 import { FlowFilteredReplay } from '../../src/sources/replay-flows.js';
-import { natForDestination } from '../../src/sources/replay-nat.js';
+import { natForDestination, natForDestinationByLines } from '../../src/sources/replay-nat.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 
 const tmp: string[] = [];
@@ -111,5 +111,73 @@ describe('the nat table a walk to one destination reads', () => {
     expect(right.result.steps.some((s) => s.chain?.startsWith('KUBE-SVC-'))).toBe(true);
     const wrong = await walk({ address: b!.spec!.clusterIP!, port: b!.spec!.ports![0]!.port });
     expect(touches(wrong.result, wrong.cut)).toBe(true);
+  });
+});
+
+/** Destinations to cut `text` for: the `-d A/32 … --dport N` of its rules (at most `n`), one without a port, one no rule names. */
+function queriesOf(text: string, n = 12): { address: string; port: number | null }[] {
+  const found = [...text.matchAll(/-d ([0-9.]+)\/32 .*?--dport ([0-9]+)/g)].map((m) => ({ address: m[1]!, port: Number(m[2]) }));
+  const step = Math.max(1, Math.floor(found.length / n));
+  const picked = found.filter((_, i) => i % step === 0).slice(0, n);
+  return [...picked, ...(picked[0] ? [{ address: picked[0].address, port: null }] : []), { address: '192.0.2.77', port: 30080 }];
+}
+
+/** The index reading equals the line reading on `text` for every query of {@link queriesOf}. */
+function expectSameCut(text: string): number {
+  const queries = queriesOf(text);
+  for (const q of queries) {
+    const fast = natForDestination(text, q);
+    const lines = natForDestinationByLines(text, q);
+    expect(fast.text, `${q.address}:${q.port}`).toBe(lines.text);
+    expect([...fast.cut]).toEqual([...lines.cut]);
+  }
+  return queries.length;
+}
+
+describe('the nat cut by index equals the cut by lines', () => {
+  it('on the sample dump and edited, cut and odd texts', () => {
+    const variants = [
+      DUMP,
+      DUMP.trimEnd(),
+      DUMP.replaceAll('\n', '\r\n'),
+      DUMP.replace('COMMIT\n*nat', 'COMMIT\n*nat').replace(/COMMIT\n$/, ''),
+      `${DUMP}${DUMP}`,
+      DUMP.replace('-A KUBE-SVC-AAA -j KUBE-SEP-A1\n', '-A KUBE-SVC-AAA -j KUBE-SEP-A1\n# a comment\n-A KUBE-SVC-AAA -j KUBE-SEP-A1\n'),
+      DUMP.replace('-A KUBE-SVC-CCC -j DROP\n', '-A KUBE-SVC-CCC -j DROP\n-A KUBE-SVC-BBB -j ACCEPT\n'),
+      DUMP.replace('-A KUBE-SEP-B1 -j KUBE-MARK-MASQ', '[7:420] -A KUBE-SEP-B1 -j KUBE-MARK-MASQ').replace('-A KUBE-SVC-BBB -j KUBE-MARK-MASQ', '[broken -A KUBE-SVC-BBB'),
+      DUMP.replace('-A KUBE-SVC-CCC -j DROP', '-A KUBE-SVC-CCC'),
+      DUMP.replace('-A KUBE-SVC-BBB -j KUBE-SEP-B1', '-A KUBE-SVC-BBB -m set --match-set KUBE-X dst -j KUBE-SEP-B1'),
+      '*nat\n',
+      '*nat',
+      '*nat\n-A KUBE-SVC-X -j DROP\n-A KUBE-SVC-X -j ACCEPT',
+      '*nat\nCOMMIT',
+      '*filter\n*nat\n-A KUBE-SVC-X -j DROP\nCOMMITTED\nCOMMIT\n',
+      '',
+    ];
+    let runs = 0;
+    for (const text of variants) runs += expectSameCut(text);
+    expect(runs).toBeGreaterThan(variants.length);
+  });
+
+  it('on the lab captures, generated captures and the corpus', () => {
+    const texts: string[] = [];
+    for (const name of ['lab-iptables', 'lab-nftables', 'lab-cilium']) {
+      const file = path.join(__dirname, '..', '..', 'fixtures', name, 'probes', 'iptables-save.stdout');
+      if (existsSync(file)) texts.push(readFileSync(file, 'utf8'));
+    }
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-nat-index-'));
+    tmp.push(dir);
+    writeGeneratedBundles(dir, { services: 120, endpoints: 4, seed: 'nat-index', modes: ['iptables'], conntrack: 10 });
+    const generated = readFileSync(path.join(dir, 'iptables', 'probes', 'iptables-save.stdout'), 'utf8');
+    texts.push(generated);
+    const corpus = path.join(__dirname, '..', '..', '..', 'shared', 'corpus', 'iptables');
+    if (existsSync(corpus)) for (const f of readdirSync(corpus).filter((f) => f.endsWith('.txt'))) texts.push(readFileSync(path.join(corpus, f), 'utf8'));
+    else console.log(`corpus absent (${corpus}): only the fixtures and generated captures are compared`);
+    expect(texts.length).toBeGreaterThanOrEqual(2);
+    let runs = 0;
+    for (const text of texts) runs += expectSameCut(text);
+    expect(runs).toBeGreaterThan(texts.length * 2);
+    // The generated capture is cut by the index reading itself (not handed back whole or by lines).
+    expect(natForDestination(generated, queriesOf(generated)[0]!).cut.size).toBeGreaterThan(100);
   });
 });
