@@ -192,6 +192,15 @@ export function expectServiceRow(objects: ApiObjects, node: NodeIdentity, row: S
   return expectRow(row, node.name, nodeZone(objects, node));
 }
 
+/**
+ * {@link expectServiceRow} for each of `rows`, in their order: the node's zone is looked up
+ * once for all of them (`show services` on a node with thousands of Services).
+ */
+export function expectServiceRows(objects: ApiObjects, node: NodeIdentity, rows: readonly ServiceRow[]): ServiceExpectation[] {
+  const zone = nodeZone(objects, node);
+  return rows.map((row) => expectRow(row, node.name, zone));
+}
+
 function expectRow(row: ServiceRow, nodeName: string, zone: string): ServiceExpectation {
   const svc = row.service;
   const common = {

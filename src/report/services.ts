@@ -17,7 +17,7 @@
  * port takes no external traffic).
  */
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
-import { expectServiceRow, type Reason, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
+import { expectServiceRows, type Reason, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { said, UserError } from '../errors.js';
 import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
@@ -125,7 +125,7 @@ export function showServices(snapshot: NodeSnapshot, format: OutputFormat, servi
   }
   const objects = snapshot.api!.value!;
   const node = { name: snapshot.meta.node };
-  const expectations = rows.map((r) => expectServiceRow(objects, node, r));
+  const expectations = expectServiceRows(objects, node, rows);
   if (isDocumentFormat(format)) return toDocument('ServiceList', { ...showHead(snapshot), services: rows.map((r, i) => serviceJson(r, expectations[i]!)) }, format);
   if (format === 'name') return rows.map((r) => `${terminalSafe(`service/${formatServiceRef(r)}`)}\n`).join('');
   const wide = format === 'wide';
