@@ -193,12 +193,12 @@ export function expectServiceRow(objects: ApiObjects, node: NodeIdentity, row: S
 }
 
 /**
- * {@link expectServiceRow} for each of `rows`, in their order: the node's zone is looked up
- * once for all of them (`show services` on a node with thousands of Services).
+ * {@link expectServiceRow} for many rows of the same `objects` and `node` (`show services` on a
+ * node with thousands of Services): the node's zone is looked up once, not once per row.
  */
-export function expectServiceRows(objects: ApiObjects, node: NodeIdentity, rows: readonly ServiceRow[]): ServiceExpectation[] {
+export function serviceRowExpecter(objects: ApiObjects, node: NodeIdentity): (row: ServiceRow) => ServiceExpectation {
   const zone = nodeZone(objects, node);
-  return rows.map((row) => expectRow(row, node.name, zone));
+  return (row) => expectRow(row, node.name, zone);
 }
 
 function expectRow(row: ServiceRow, nodeName: string, zone: string): ServiceExpectation {
