@@ -76,12 +76,21 @@ export function expectationText(e: ServiceExpectation, lang: Lang = 'en'): strin
     for (const [name, tr] of [['cluster', p.cluster], ['external', p.external]] as const) {
       if (tr === null) continue;
       const reasons = tr.reasons.map(why);
-      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? tf(lang, 'cli.exp.endpoints', { n: tr.endpoints.length }) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
+      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? endpointCount(lang, tr.endpoints.length) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
       for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
       for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
     }
   }
   return out;
+}
+
+/** `cli.exp.endpoints` of `n` in `lang`, each text made once (a line per traffic per port of every Service says it). */
+const endpointCounts = new Map<string, string>();
+function endpointCount(lang: Lang, n: number): string {
+  const key = `${lang} ${n}`;
+  let text = endpointCounts.get(key);
+  if (text === undefined) endpointCounts.set(key, (text = tf(lang, 'cli.exp.endpoints', { n })));
+  return text;
 }
 
 function serviceJson(r: ServiceRow, e: ServiceExpectation) {
