@@ -36,23 +36,30 @@ export interface ScanWork {
  */
 export function summarizeIptablesSave(text: string, work?: ScanWork): ParseResult<ChainSummary> {
   // Chains by table, in first-seen order overall (a table may come back in a second `*table` block).
-  const byTable = new Map<string, Map<string, Counted>>();
+  const byTable = new Map<string, TableChains>();
   const order: Counted[] = [];
   const sets = new Set<string>();
   let backend: ChainSummary['backend'] = null;
   let table = 'unknown';
   let chains = tableChains(byTable, table);
   let ipsetRules = 0;
-  // iptables-save prints a chain's rules together: the chain of the last rule usually takes the next.
+  // iptables-save prints a chain's rules together: the chain of the last rule usually takes the
+  // next; and the chains' rules in the order it declared them: the one after it in the table
+  // (`at + 1`) usually takes the next chain's (checked in place, no name cut, no look-up).
   let last: Counted | null = null;
+  let at = -1;
   const chain = (name: string) => {
-    let c = chains.get(name);
-    // A chain name kept is copied flat: a view into the text would keep the whole dump alive.
-    if (!c) {
-      c = { table, name: flatCopy(name), rules: 0 };
-      chains.set(c.name, c);
-      order.push(c);
+    const i = chains.byName.get(name);
+    if (i !== undefined) {
+      at = i;
+      return chains.list[i]!;
     }
+    // A chain name kept is copied flat: a view into the text would keep the whole dump alive.
+    const c = { table, name: flatCopy(name), rules: 0 };
+    at = chains.list.length;
+    chains.byName.set(c.name, at);
+    chains.list.push(c);
+    order.push(c);
     return c;
   };
   let nextSet = text.indexOf(MATCH_SET);
@@ -67,6 +74,7 @@ export function summarizeIptablesSave(text: string, work?: ScanWork): ParseResul
       table = flatCopy(text.slice(pos + 1, end).trim());
       chains = tableChains(byTable, table);
       last = null;
+      at = -1;
     } else if (c0 === 58 /* : */) {
       // The name runs to the first space of the line (or its end).
       const sp = text.indexOf(' ', pos + 1);
@@ -97,7 +105,11 @@ export function summarizeIptablesSave(text: string, work?: ScanWork): ParseResul
         searched += (nameEnd < 0 ? text.length : nameEnd) - from;
         if (nameEnd < 0 || nameEnd > end) nameEnd = end;
         const same = last !== null && nameEnd - from === last.name.length && text.startsWith(last.name, from);
-        if (!same) last = chain(text.slice(from, nameEnd));
+        if (!same) {
+          const next = chains.list[at + 1];
+          if (next !== undefined && nameEnd - from === next.name.length && text.startsWith(next.name, from)) last = chains.list[++at]!;
+          else last = chain(text.slice(from, nameEnd));
+        }
         last!.rules++;
         if (table === 'nat') {
           // The next `--match-set KUBE-` of the whole text, found once and passed by: every
@@ -133,9 +145,15 @@ function lineIndexOf(text: string, needle: string, from: number, end: number): n
   return at < 0 ? -1 : from + at;
 }
 
-function tableChains(byTable: Map<string, Map<string, Counted>>, table: string): Map<string, Counted> {
+/** One table's chains: in the order first seen, and each name's place in that list. */
+interface TableChains {
+  readonly byName: Map<string, number>;
+  readonly list: Counted[];
+}
+
+function tableChains(byTable: Map<string, TableChains>, table: string): TableChains {
   let chains = byTable.get(table);
-  if (!chains) byTable.set(table, (chains = new Map()));
+  if (!chains) byTable.set(table, (chains = { byName: new Map(), list: [] }));
   return chains;
 }
 

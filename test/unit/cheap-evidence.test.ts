@@ -85,6 +85,9 @@ describe('cheap mode evidence', () => {
       '*filter', ':INPUT ACCEPT [0:0]', '-A INPUT -m set --match-set KUBE-HEALTH dst -j ACCEPT', 'COMMIT',
       '*nat', '-A KUBE-SVC-A -j KUBE-SEP-Z', '[5:6] -A KUBE-SVC-A -m set --match-set KUBE-LAST', 'COMMIT',
       '*mangle', ':KUBE-NOSPACE', ':', ': LEADING-SPACE - [0:0]', ':KUBE-TWICE - [0:0]', ':KUBE-TWICE - [1:1]', '-A KUBE-NOSPACE', ':KUBE-END',
+      // Rules out of the declared order, a chain's rules split, a name that only starts like the next chain's.
+      '*raw', ':KUBE-A - [0:0]', ':KUBE-B - [0:0]', ':KUBE-C - [0:0]', ':KUBE-D - [0:0]', '-A KUBE-A -j X', '-A KUBE-BB -j X', '-A KUBE-B -j X',
+      '-A KUBE-D -j X', '-A KUBE-C -j X', '-A KUBE-D -j X', '[1:2] -A KUBE-A', '-A KUBE-B', 'COMMIT',
     ].join('\n');
     const { backend: _b, ...got } = summarizeIptablesSave(text).value;
     expect(got).toEqual(reference(text));
