@@ -316,14 +316,21 @@ function traffic(svc: ProxyServicePort, cat: CategorizedEndpoints, kind: 'intern
   if (local && kind === 'external' && cat.hasAnyEndpoints) {
     reasons.push(FIXED.shortCircuit);
   }
-  const usedKeys = new Set(used.map((ep) => ep.hostPort));
   return {
     policy: local ? 'Local' : 'Cluster',
     verdict,
     endpoints: used.map((ep) => endpointUse(ep, usedReasons(svc, cat, ep, local, kind))),
-    excluded: svc.endpoints.filter((ep) => !usedKeys.has(ep.hostPort)).map((ep) => endpointUse(ep, [excludedReason(svc, cat, ep, local, used)])),
+    excluded: excludedUses(svc, cat, local, used),
     reasons,
   };
+}
+
+/** The port's endpoints `used` leaves out, each with why. */
+function excludedUses(svc: ProxyServicePort, cat: CategorizedEndpoints, local: boolean, used: readonly ProxyEndpoint[]): EndpointUse[] {
+  // `used` is a filter of the port's endpoints (categorizeEndpoints): as long as them, it is all of them.
+  if (used.length === svc.endpoints.length) return [];
+  const usedKeys = new Set(used.map((ep) => ep.hostPort));
+  return svc.endpoints.filter((ep) => !usedKeys.has(ep.hostPort)).map((ep) => endpointUse(ep, [excludedReason(svc, cat, ep, local, used)]));
 }
 
 function endpointUse(ep: ProxyEndpoint, reasons: Reason[]): EndpointUse {
