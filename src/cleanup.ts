@@ -146,6 +146,10 @@ export async function exitAfterCleanup(code: number, message?: string): Promise<
     keepRunRecord();
     if (exiting.code === 0) exiting.code = 1;
   }
+  // A pipe's reader may be slower than we write (Node writes to pipes asynchronously):
+  // process.exit drops what is still queued, so a big document piped on was cut at 64 KiB.
+  // Not on a signal's way out: a reader that never reads must not hold Ctrl-C.
+  if (exiting.code < 128) await Promise.all([flushed(process.stdout), flushed(process.stderr)]);
   if (terminalGone()) {
     // Node's exit restores the terminal's mode and aborts when the terminal is gone
     // (tcsetattr: EIO after a hang-up); end as a hang-up ends a program instead.
@@ -154,6 +158,17 @@ export async function exitAfterCleanup(code: number, message?: string): Promise<
     await new Promise((r) => setTimeout(r, 200));
   }
   process.exit(exiting.code);
+}
+
+/**
+ * Resolves when what was written to `stream` has been handed to the OS, at once when nothing
+ * is queued or the stream is gone (EPIPE: the reader left; the write's callback gets the error).
+ */
+function flushed(stream: NodeJS.WriteStream): Promise<void> {
+  if (stream.destroyed || stream.writableLength === 0) return Promise.resolve();
+  return new Promise((resolve) => {
+    stream.write('', () => resolve());
+  });
 }
 
 /** The file descriptors (0–2) that were terminals when the handlers were installed. */

@@ -43,7 +43,8 @@ function note(kind: CompareNoteKind, params: Record<string, string>, text: strin
 }
 
 const isV4 = (ip: string): boolean => parseIp(ip)?.family === 'inet';
-const isV6 = (ip: string): boolean => parseIp(ip)?.family === 'inet6';
+// parseIp reads IPv6 only from text with a colon: an IPv4 ClusterIP is not parsed (BigInt) to say no.
+const isV6 = (ip: string): boolean => ip.includes(':') && parseIp(ip)?.family === 'inet6';
 
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const DOTTED_QUAD = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);

@@ -117,7 +117,9 @@ export function serviceToPorts(input: KubeProxyInput): ProxyServicePort[] {
   const byName = [...services].sort((a, b) => cmp(`${a.namespace}/${a.name}`, `${b.namespace}/${b.name}`));
   const out: ProxyServicePort[] = [];
   for (const service of byName) {
-    for (const port of service.ports) out.push(makeServicePort(service, port, input));
+    // The endpoints of the family are the same for every port: read each address's family once.
+    const endpoints = service.endpoints.filter((ep) => familyOf(ep.ip) === family);
+    for (const port of service.ports) out.push(makeServicePort(service, port, input, endpoints));
   }
   return out;
 }
@@ -129,7 +131,8 @@ export function familyOf(ipOrCidr: string): ProxyFamily | undefined {
   return f === null ? undefined : f === 'ipv4' ? 'IPv4' : 'IPv6';
 }
 
-function makeServicePort(service: ScenarioService, port: ScenarioServicePort, input: KubeProxyInput): ProxyServicePort {
+/** One Service port as kube-proxy's `family` proxier reads it; `familyEndpoints`: `service.endpoints` of that family, in their order. */
+function makeServicePort(service: ScenarioService, port: ScenarioServicePort, input: KubeProxyInput, familyEndpoints: readonly ScenarioEndpoint[]): ProxyServicePort {
   const family = input.family ?? 'IPv4';
   const ofFamily = (ip: string): boolean => familyOf(ip) === family;
   const nodePort = port.nodePort ?? 0;
@@ -141,8 +144,7 @@ function makeServicePort(service: ScenarioService, port: ScenarioServicePort, in
   const externalPolicyLocal = externallyAccessible && service.externalTrafficPolicy === 'Local';
   const internalPolicyLocal = service.internalTrafficPolicy === 'Local';
   const needsHealthCheck = service.type === 'LoadBalancer' && service.externalTrafficPolicy === 'Local';
-  const endpoints = service.endpoints
-    .filter((ep) => ofFamily(ep.ip))
+  const endpoints = familyEndpoints
     .map((ep) => toProxyEndpoint(ep, port.targetPort, input.nodeName))
     .sort((a, b) => cmp(a.hostPort, b.hostPort));
   return {

@@ -161,6 +161,28 @@ function reason(code: ReasonCode, params: Record<string, string>, text: string):
   return { code, params, text };
 }
 
+/**
+ * The reasons without parameters, made once and shared (frozen): one object per endpoint per
+ * traffic per port was most of what a node with thousands of Services allocated here.
+ */
+const FIXED = {
+  ready: fixed('ready', 'ready'),
+  readyHere: fixed('ready', 'ready (on this node)'),
+  localItp: fixed('local-itp', 'local only: iTP=Local'),
+  localEtp: fixed('local-etp', 'local only: eTP=Local'),
+  localFallback: fixed('terminating-fallback', 'terminating fallback: no local endpoint is ready'),
+  clusterFallback: fixed('terminating-fallback', 'terminating fallback: no endpoint is ready'),
+  notReadyNotServing: fixed('not-ready', 'not ready and not serving'),
+  notReady: fixed('not-ready', 'not ready'),
+  terminatingUnused: fixed('terminating-unused', 'terminating: ready endpoints exist'),
+  noEndpoints: fixed('no-endpoints', 'no endpoints: REJECT'),
+  shortCircuit: fixed('short-circuit', 'traffic from pods and from this node goes to cluster endpoints'),
+} as const;
+
+function fixed(code: ReasonCode, text: string): Reason {
+  return Object.freeze({ code, params: Object.freeze({}), text });
+}
+
 const FALLBACK_TEXT: Readonly<Record<TopologyFallback, string>> = {
   'node-hint-missing': 'node hints ignored: a ready endpoint has no node hint',
   'no-hint-for-node': 'node hints ignored: none is for this node',
@@ -190,6 +212,15 @@ export function nodeZone(objects: ApiObjects, node: NodeIdentity): string {
  */
 export function expectServiceRow(objects: ApiObjects, node: NodeIdentity, row: ServiceRow): ServiceExpectation {
   return expectRow(row, node.name, nodeZone(objects, node));
+}
+
+/**
+ * {@link expectServiceRow} for many rows of the same `objects` and `node` (`show services` on a
+ * node with thousands of Services): the node's zone is looked up once, not once per row.
+ */
+export function serviceRowExpecter(objects: ApiObjects, node: NodeIdentity): (row: ServiceRow) => ServiceExpectation {
+  const zone = nodeZone(objects, node);
+  return (row) => expectRow(row, node.name, zone);
 }
 
 function expectRow(row: ServiceRow, nodeName: string, zone: string): ServiceExpectation {
@@ -276,23 +307,30 @@ function traffic(svc: ProxyServicePort, cat: CategorizedEndpoints, kind: 'intern
   let verdict: TrafficExpectation['verdict'] = 'endpoints';
   if (!cat.hasAnyEndpoints) {
     verdict = 'reject';
-    reasons.push(reason('no-endpoints', {}, 'no endpoints: REJECT'));
+    reasons.push(FIXED.noEndpoints);
   } else if (used.length === 0) {
     verdict = 'drop';
     const policy = kind === 'internal' ? 'iTP' : 'eTP';
     reasons.push(reason('no-local-endpoints', { policy }, `no local endpoints: DROP (${policy}=Local)`));
   }
   if (local && kind === 'external' && cat.hasAnyEndpoints) {
-    reasons.push(reason('short-circuit', {}, 'traffic from pods and from this node goes to cluster endpoints'));
+    reasons.push(FIXED.shortCircuit);
   }
-  const usedKeys = new Set(used.map((ep) => ep.hostPort));
   return {
     policy: local ? 'Local' : 'Cluster',
     verdict,
     endpoints: used.map((ep) => endpointUse(ep, usedReasons(svc, cat, ep, local, kind))),
-    excluded: svc.endpoints.filter((ep) => !usedKeys.has(ep.hostPort)).map((ep) => endpointUse(ep, [excludedReason(svc, cat, ep, local, used)])),
+    excluded: excludedUses(svc, cat, local, used),
     reasons,
   };
+}
+
+/** The port's endpoints `used` leaves out, each with why. */
+function excludedUses(svc: ProxyServicePort, cat: CategorizedEndpoints, local: boolean, used: readonly ProxyEndpoint[]): EndpointUse[] {
+  // `used` is a filter of the port's endpoints (categorizeEndpoints): as long as them, it is all of them.
+  if (used.length === svc.endpoints.length) return [];
+  const usedKeys = new Set(used.map((ep) => ep.hostPort));
+  return svc.endpoints.filter((ep) => !usedKeys.has(ep.hostPort)).map((ep) => endpointUse(ep, [excludedReason(svc, cat, ep, local, used)]));
 }
 
 function endpointUse(ep: ProxyEndpoint, reasons: Reason[]): EndpointUse {
@@ -301,28 +339,26 @@ function endpointUse(ep: ProxyEndpoint, reasons: Reason[]): EndpointUse {
 
 function usedReasons(svc: ProxyServicePort, cat: CategorizedEndpoints, ep: ProxyEndpoint, local: boolean, kind: 'internal' | 'external'): Reason[] {
   if (local) {
-    const out = [kind === 'internal'
-      ? reason('local-itp', {}, 'local only: iTP=Local')
-      : reason('local-etp', {}, 'local only: eTP=Local')];
-    if (cat.localTerminatingFallback) out.push(reason('terminating-fallback', {}, 'terminating fallback: no local endpoint is ready'));
+    const out = [kind === 'internal' ? FIXED.localItp : FIXED.localEtp];
+    if (cat.localTerminatingFallback) out.push(FIXED.localFallback);
     return out;
   }
-  if (cat.clusterTerminatingFallback) return [reason('terminating-fallback', {}, 'terminating fallback: no endpoint is ready')];
+  if (cat.clusterTerminatingFallback) return [FIXED.clusterFallback];
   if (cat.topologyMode === 'PreferSameNode') return [reason('hinted-node', { node: svc.nodeName }, `hinted for ${svc.nodeName}`)];
   if (cat.topologyMode === 'PreferSameZone') return [reason('hinted-zone', { zone: svc.nodeZone }, `hinted for ${svc.nodeZone}`)];
-  return [reason('ready', {}, ep.isLocal ? 'ready (on this node)' : 'ready')];
+  return [ep.isLocal ? FIXED.readyHere : FIXED.ready];
 }
 
 function excludedReason(svc: ProxyServicePort, cat: CategorizedEndpoints, ep: ProxyEndpoint, local: boolean, used: readonly ProxyEndpoint[]): Reason {
-  if (!ep.ready && !(ep.serving && ep.terminating)) return reason('not-ready', {}, 'not ready and not serving');
+  if (!ep.ready && !(ep.serving && ep.terminating)) return FIXED.notReadyNotServing;
   if (local && !ep.isLocal) {
     const where = ep.nodeName ?? '';
     return reason('not-local', { node: where }, where === '' ? 'not on this node (no nodeName)' : `on ${where}, not this node`);
   }
-  if (!ep.ready && used.some((u) => u.ready)) return reason('terminating-unused', {}, 'terminating: ready endpoints exist');
+  if (!ep.ready && used.some((u) => u.ready)) return FIXED.terminatingUnused;
   if (!local && cat.topologyMode === 'PreferSameNode') return reason('not-hinted-node', { node: svc.nodeName }, `not hinted for ${svc.nodeName}`);
   if (!local && cat.topologyMode === 'PreferSameZone') return reason('not-hinted-zone', { zone: svc.nodeZone }, `not hinted for ${svc.nodeZone}`);
-  return reason('not-ready', {}, 'not ready');
+  return FIXED.notReady;
 }
 
 /** `ns/name` of an expectation, as the rest of nodescope spells a Service. */

@@ -17,14 +17,15 @@
  * port takes no external traffic).
  */
 import { buildServiceView, type ServiceRow } from '../analysis/service-view.js';
-import { expectServiceRow, type Reason, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
+import { serviceRowExpecter, type Reason, type ServiceExpectation, type TrafficExpectation } from '../analysis/node-expectation.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { said, UserError } from '../errors.js';
 import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
 import { terminalSafe } from '../text/terminal-safe.js';
-import { isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
-import { plainTable } from '../text/plain-table.js';
+import { documentOf, isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
+import { toJsonNoBigint } from '../text/json.js';
+import { plainTable, type PlainCell } from '../text/plain-table.js';
 import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
 
 function trafficJson(tr: TrafficExpectation | null) {
@@ -75,12 +76,21 @@ export function expectationText(e: ServiceExpectation, lang: Lang = 'en'): strin
     for (const [name, tr] of [['cluster', p.cluster], ['external', p.external]] as const) {
       if (tr === null) continue;
       const reasons = tr.reasons.map(why);
-      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? tf(lang, 'cli.exp.endpoints', { n: tr.endpoints.length }) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
+      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? endpointCount(lang, tr.endpoints.length) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
       for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
       for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
     }
   }
   return out;
+}
+
+/** `cli.exp.endpoints` of `n` in `lang`, each text made once (a line per traffic per port of every Service says it). */
+const endpointCounts = new Map<string, string>();
+function endpointCount(lang: Lang, n: number): string {
+  const key = `${lang} ${n}`;
+  let text = endpointCounts.get(key);
+  if (text === undefined) endpointCounts.set(key, (text = tf(lang, 'cli.exp.endpoints', { n })));
+  return text;
 }
 
 function serviceJson(r: ServiceRow, e: ServiceExpectation) {
@@ -123,28 +133,36 @@ export function showServices(snapshot: NodeSnapshot, format: OutputFormat, servi
     rows = rows.filter((_, i) => all[i] === service);
     if (rows.length === 0) throw serviceNotFound(service, all);
   }
-  const objects = snapshot.api!.value!;
-  const node = { name: snapshot.meta.node };
-  const expectations = rows.map((r) => expectServiceRow(objects, node, r));
-  if (isDocumentFormat(format)) return toDocument('ServiceList', { ...showHead(snapshot), services: rows.map((r, i) => serviceJson(r, expectations[i]!)) }, format);
+  // Names only: no expectation is printed, so none is computed (it is pure).
   if (format === 'name') return rows.map((r) => `${terminalSafe(`service/${formatServiceRef(r)}`)}\n`).join('');
+  const node = { name: snapshot.meta.node };
+  const expect = serviceRowExpecter(snapshot.api!.value!, node);
+  // Each row's expectation and output are made together: its endpoint rows are derived once
+  // (rows keep only the last few derived) and nothing of a row outlives its output.
+  if (isDocumentFormat(format)) {
+    const body = { ...showHead(snapshot), services: rows.map((r) => serviceJson(r, expect(r))) };
+    return format === 'json' ? toJsonNoBigint(documentOf('ServiceList', body)) : toDocument('ServiceList', body, format);
+  }
   const wide = format === 'wide';
   const columns: MessageKey[] = ['cli.col.namespace', 'cli.col.name', 'cli.col.type', 'cli.col.clusterIP', 'cli.col.ports', 'cli.col.endpoints', ...(wide ? (['cli.col.nodes', 'cli.col.itp', 'cli.col.etp', 'cli.col.affinity'] as const) : [])];
   const head = columns.map((c) => t(lang, c));
-  const table = rows.map((r, i) => {
-    const e = expectations[i]!;
-    return [
+  const table: PlainCell[][] = [];
+  const expected: string[] = [];
+  for (const r of rows) {
+    const e = expect(r);
+    const endpoints = r.endpoints;
+    table.push([
       r.namespace,
       r.name,
       r.type,
       r.headless ? 'None' : r.externalName ?? r.clusterIPs.join(','),
       r.ports.map((p) => `${p.port}${p.nodePort ? ':' + p.nodePort : ''}/${p.protocol}→${p.targetPort}`),
-      r.endpoints.map((ep) => `${ep.address}${endpointState(ep)}`),
-      ...(wide ? [r.endpoints.map((ep) => ep.nodeName ?? '?'), e.internalTrafficPolicy, e.externalTrafficPolicy, e.sessionAffinity] : []),
-    ];
-  });
-  const expected = expectations.flatMap((e) => expectationText(e, lang)).map((l) => terminalSafe(l)).join('\n');
-  return `${headText(showHead(snapshot), lang)}${plainTable(head, table)}\n${tf(lang, 'cli.services.expected', { node: terminalSafe(node.name) })}\n${expected}\n${apiWarnings(snapshot)}`;
+      endpoints.map((ep) => `${ep.address}${endpointState(ep)}`),
+      ...(wide ? [endpoints.map((ep) => ep.nodeName ?? '?'), e.internalTrafficPolicy, e.externalTrafficPolicy, e.sessionAffinity] : []),
+    ]);
+    for (const line of expectationText(e, lang)) expected.push(terminalSafe(line));
+  }
+  return `${headText(showHead(snapshot), lang)}${plainTable(head, table)}\n${tf(lang, 'cli.services.expected', { node: terminalSafe(node.name) })}\n${expected.join('\n')}\n${apiWarnings(snapshot)}`;
 }
 
 /** An endpoint's conditions after its address when not plainly ready: `(not-ready)`, `(terminating)`, `(not-ready,terminating)`. */

@@ -32,3 +32,20 @@ export function parseJsonObject(text: string): JsonObjectResult {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return { object: null, error: 'not an object' };
   return { object: parsed as Record<string, unknown>, error: null };
 }
+
+/**
+ * {@link toJson} of a value built to hold no bigint (`show services`: its ports and counts are
+ * numbers): `JSON.stringify` without a replacer, which prints the same text at a fraction of the
+ * cost (a replacer is a call per value). A bigint after all makes `JSON.stringify` throw a
+ * `TypeError` (ECMA-262, SerializeJSONProperty): then the value goes through {@link toJson}.
+ */
+export function toJsonNoBigint(value: unknown): string {
+  let json: string;
+  try {
+    json = JSON.stringify(value, null, 2);
+  } catch (e) {
+    if (e instanceof TypeError) return toJson(value);
+    throw e;
+  }
+  return jsonTerminalSafe(json) + '\n';
+}

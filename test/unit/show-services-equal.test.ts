@@ -1,0 +1,85 @@
+/**
+ * `show services` made row by row (each row's expectation beside its output, one zone look-up,
+ * JSON without a replacer; src/report/services.ts) prints exactly what the path before it
+ * printed (test/helpers/show-services-reference.ts): every format, both languages, one Service
+ * alone, on the three lab captures (loaded as `show services` loads them: no ruleset parsed, and
+ * whole), generated captures of three modes and two sizes, and the diagnosis scenarios' nodes
+ * (the API saying one thing and the node programming another; eTP=Local, affinity, externalIPs,
+ * LB ingress, leftovers, iptables-legacy).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeGeneratedBundles } from '../../bench/gen/capture.js';
+import { LAB_SCENARIO } from '../lab/scenario.js';
+import { loadSnapshot } from '../../src/collect/session.js';
+import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { showServices } from '../../src/report/services.js';
+import { ReplayTransport } from '../../src/sources/replay.js';
+import type { OutputFormat } from '../../src/text/document.js';
+import { generatedNode, RICH_SCENARIO, withService } from '../helpers/diagnose-scenario.js';
+import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
+import { showServicesBefore } from '../helpers/show-services-reference.js';
+
+const tmp: string[] = [];
+afterAll(() => {
+  for (const d of tmp) rmSync(d, { recursive: true, force: true });
+});
+
+/** A capture as `show services` reads it: the API objects and the cheap mode evidence, no ruleset. */
+async function servicesSnapshot(dir: string): Promise<NodeSnapshot> {
+  const transport = new ReplayTransport(dir);
+  const apiText = transport.apiText();
+  return (await loadSnapshot({ transport, live: false, parts: [], ...(apiText !== undefined ? { apiText } : {}) })).snapshot;
+}
+
+const FORMATS: readonly OutputFormat[] = ['text', 'wide', 'json', 'yaml', 'name'];
+
+/** Every format in English, text and JSON in Japanese, and the first and last Service alone: new = before. */
+function expectSameOutput(snapshot: NodeSnapshot): void {
+  for (const format of FORMATS) expect(showServices(snapshot, format), format).toBe(showServicesBefore(snapshot, format));
+  for (const format of ['text', 'json'] as const) expect(showServices(snapshot, format, undefined, 'ja'), `${format} ja`).toBe(showServicesBefore(snapshot, format, undefined, 'ja'));
+  const names = showServicesBefore(snapshot, 'name').split('\n').filter(Boolean).map((l) => l.replace(/^service\//, ''));
+  expect(names.length).toBeGreaterThan(0);
+  for (const name of [names[0]!, names[names.length - 1]!]) {
+    for (const format of ['text', 'json'] as const) expect(showServices(snapshot, format, name), `${format} ${name}`).toBe(showServicesBefore(snapshot, format, name));
+  }
+  expect(() => showServices(snapshot, 'text', 'nowhere/none')).toThrow(/nowhere\/none/);
+}
+
+describe('show services row by row prints what the path before it printed', () => {
+  it.each(['lab-iptables', 'lab-nftables', 'lab-cilium'])('%s, read as show services reads it and whole', async (name) => {
+    expectSameOutput(await servicesSnapshot(fixtureDir(name)));
+    expectSameOutput(await snapshotOf(name));
+  });
+
+  it('generated captures of every mode, two sizes', async () => {
+    for (const [services, endpoints] of [[12, 2], [120, 4]] as const) {
+      const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-svc-equal-'));
+      tmp.push(dir);
+      writeGeneratedBundles(dir, { services, endpoints, seed: `svc-equal-${services}`, modes: ['iptables', 'nftables', 'cilium'], conntrack: 50 });
+      for (const mode of ['iptables', 'nftables', 'cilium']) {
+        const snapshot = await servicesSnapshot(path.join(dir, mode));
+        expect(snapshot.api?.value?.services.length, mode).toBeGreaterThanOrEqual(services);
+        expectSameOutput(snapshot);
+      }
+    }
+  }, 120_000);
+
+  it('the diagnosis scenarios: the API and the node disagree', async () => {
+    const base = await snapshotOf('lab-iptables');
+    const noEndpoints = withService(RICH_SCENARIO, 'web', (s) => ({ ...s, endpoints: [] }));
+    const terminating = withService(RICH_SCENARIO, 'web', (s) => ({ ...s, endpoints: s.endpoints.map((e) => ({ ...e, ready: false, serving: true, terminating: true })) }));
+    const nodes = [
+      generatedNode(base, { mode: 'iptables' }),
+      generatedNode(base, { mode: 'nftables' }),
+      generatedNode(base, { mode: 'iptables', api: noEndpoints, rules: RICH_SCENARIO }),
+      generatedNode(base, { mode: 'iptables', api: terminating }),
+      generatedNode(base, { mode: 'nftables', leftoverIptables: LAB_SCENARIO }),
+      generatedNode(base, { mode: 'iptables', legacy: RICH_SCENARIO }),
+      { ...generatedNode(base, { mode: 'iptables' }), meta: { ...base.meta, node: 'another-node' } },
+    ];
+    for (const node of nodes) expectSameOutput(node);
+  });
+});
