@@ -11,6 +11,9 @@
  */
 import type { ParseResult } from '../model/diagnostics.js';
 import { plainConntrackEntry, type ConntrackEntry, type ConntrackTable } from '../model/conntrack.js';
+import { conntrackRows } from '../model/conntrack-ids.js';
+import { ConntrackColumnRows, columnTable, internerIds } from './conntrack-columns.js';
+import { ConntrackInterner, type ConntrackInternerState } from './conntrack-scan.js';
 import { compactEntryKind, compactTupleCounters, isCompactEntry, isCompactTuple, kindHeader, makeCompactTuple, packKind, CompactConntrackEntry, type CompactConntrackTuple } from './conntrack-compact.js';
 
 /** The columns of one encoded table (all typed arrays are transferable). */
@@ -136,4 +139,88 @@ export function decodeConntrack(enc: EncodedConntrack): ParseResult<ConntrackTab
     entries[i] = new CompactConntrackEntry(enc.line[i]!, tuple(2 * i), tuple(2 * i + 1), k);
   }
   return { value: { entries, ...enc.rest }, diagnostics: enc.diagnostics };
+}
+
+/**
+ * A column table (src/parsers/conntrack-columns.ts) as it moves between threads: its
+ * typed arrays as they are (transferred), the parser's interner state (address texts and
+ * the spellings looked up by text), the kinds' header integers by this thread's kind
+ * index, and the few entries held as objects ("specials") through {@link encodeConntrack}.
+ */
+export interface EncodedConntrackColumns {
+  readonly length: number;
+  readonly line: Int32Array;
+  /** As the rows hold it: ≥ 0 a `packKind` value of the sending thread, < 0 a special. */
+  readonly kind: Int32Array;
+  readonly ports: Int32Array;
+  readonly counters: Int32Array;
+  readonly origSrc: Int32Array;
+  readonly origDst: Int32Array;
+  readonly replySrc: Int32Array;
+  readonly replyDst: Int32Array;
+  readonly interner: ConntrackInternerState;
+  /** `headers[j]`: header integer of the sender's kind index j (undefined: unused). */
+  readonly headers: readonly (number | undefined)[];
+  readonly special: EncodedConntrack;
+  readonly rest: Omit<ConntrackTable, 'entries'>;
+  readonly diagnostics: ParseResult<ConntrackTable>['diagnostics'];
+}
+
+/**
+ * The columns of `result`'s table and the buffers to transfer (they are detached from
+ * this thread's table: the table must not be read after), or undefined when the table
+ * is not a parser's column table (the caller sends it with {@link encodeConntrack}). Never throws.
+ */
+export function encodeConntrackColumns(result: ParseResult<ConntrackTable>): { readonly encoded: EncodedConntrackColumns; readonly transfer: ArrayBuffer[] } | undefined {
+  const rows = conntrackRows(result.value);
+  if (!(rows instanceof ConntrackColumnRows) || rows.materialized) return undefined;
+  const { length, line, kind, ports, counters, special, ids, interner } = rows.parts();
+  if (interner === undefined) return undefined;
+  const headers: (number | undefined)[] = [];
+  for (let i = 0; i < length; i++) {
+    const k = kind[i]!;
+    if (k < 0) continue;
+    const j = k & KIND_MASK;
+    if (headers[j] === undefined) headers[j] = kindHeader(j);
+  }
+  const specials = encodeConntrack({ value: { entries: special, trailers: [] }, diagnostics: [] });
+  const { entries: _, ...rest } = result.value;
+  const restPlain = { ...rest, ...(rest.events ? { events: rest.events.map(plainConntrackEntry) } : {}) };
+  const { origSrc, origDst, replySrc, replyDst } = ids;
+  const encoded: EncodedConntrackColumns = {
+    length, line, kind, ports, counters, origSrc, origDst, replySrc, replyDst,
+    interner: interner.state(), headers, special: specials.encoded, rest: restPlain, diagnostics: result.diagnostics,
+  };
+  const buffers = [line, kind, ports, counters, origSrc, origDst, replySrc, replyDst].map((a) => a.buffer as ArrayBuffer);
+  // A buffer shared by two columns (a view of one another) would be transferred twice.
+  if (new Set(buffers).size !== buffers.length) return undefined;
+  return { encoded, transfer: [...buffers, ...specials.transfer] };
+}
+
+/**
+ * The column table {@link encodeConntrackColumns} encoded, in this thread: kinds re-packed
+ * in this thread's kind table (the arrays given are rewritten in place), specials made
+ * again as compact entries or plain data, the interner restored (same ids, same `idOf`).
+ * Undefined when this thread's kind table has no room for a kind (the caller parses in-process).
+ */
+export function decodeConntrackColumns(enc: EncodedConntrackColumns): ParseResult<ConntrackTable> | undefined {
+  const remap = new Int32Array(enc.headers.length);
+  for (let j = 0; j < enc.headers.length; j++) {
+    const h = enc.headers[j];
+    if (h === undefined) continue;
+    const k = packKind(h, -1);
+    if (k < 0) return undefined;
+    remap[j] = k;
+  }
+  const kind = enc.kind;
+  for (let i = 0; i < enc.length; i++) {
+    const k = kind[i]!;
+    if (k >= 0) kind[i] = (k & ~KIND_MASK) | remap[k & KIND_MASK]!;
+  }
+  const special = decodeConntrack(enc.special);
+  if (special === undefined) return undefined;
+  const interner = ConntrackInterner.restore(enc.interner);
+  const ids = internerIds(interner, enc.origSrc, enc.origDst, enc.replySrc, enc.replyDst);
+  const rows = new ConntrackColumnRows(enc.length, enc.line, kind, enc.ports, enc.counters, special.value.entries, ids, interner);
+  return { value: columnTable(rows, enc.rest), diagnostics: enc.diagnostics };
 }
