@@ -400,6 +400,11 @@ export function compactEntryKind(e: CompactConntrackEntry): number {
   return (e as unknown as { readonly k: number }).k;
 }
 
+/** The stored extras of exactly a {@link CompactConntrackEntryWithExtras}; undefined for any other entry. */
+export function compactEntryExtras(e: ConntrackEntry): CompactExtras | undefined {
+  return e.constructor === CompactConntrackEntryWithExtras ? (e as unknown as { readonly x: CompactExtras }).x : undefined;
+}
+
 /** The header integer of kind index `kind` in this thread's kind table (see packKind). */
 export function kindHeader(kind: number): number | undefined {
   return KIND_HEADERS[kind];

@@ -14,7 +14,7 @@ import { plainConntrackEntry, type ConntrackEntry, type ConntrackTable } from '.
 import { conntrackRows } from '../model/conntrack-ids.js';
 import { ConntrackColumnRows, columnTable, internerIds } from './conntrack-columns.js';
 import { ConntrackInterner, type ConntrackInternerState } from './conntrack-scan.js';
-import { compactEntryKind, compactTupleCounters, isCompactEntry, isCompactTuple, kindHeader, makeCompactTuple, packKind, CompactConntrackEntry, type CompactConntrackTuple } from './conntrack-compact.js';
+import { compactEntryExtras, CompactConntrackEntryWithExtras, CompactExtras, compactEntryKind, compactTupleCounters, isCompactEntry, isCompactTuple, kindHeader, makeCompactTuple, packKind, CompactConntrackEntry, type CompactConntrackTuple } from './conntrack-compact.js';
 
 /** The columns of one encoded table (all typed arrays are transferable). */
 export interface EncodedConntrack {
@@ -161,9 +161,90 @@ export interface EncodedConntrackColumns {
   readonly interner: ConntrackInternerState;
   /** `headers[j]`: header integer of the sender's kind index j (undefined: unused). */
   readonly headers: readonly (number | undefined)[];
-  readonly special: EncodedConntrack;
-  readonly rest: Omit<ConntrackTable, 'entries'>;
+  readonly special: readonly EncodedSpecial[];
+  readonly events: readonly EncodedSpecial[] | undefined;
+  readonly rest: Omit<ConntrackTable, 'entries' | 'events'>;
   readonly diagnostics: ParseResult<ConntrackTable>['diagnostics'];
+}
+
+/** A compact tuple's stored fields (counters as `compactTupleCounters` gives them, bigints as a pair). */
+interface EncodedTuple {
+  readonly src: string;
+  readonly dst: string;
+  readonly sport: number;
+  readonly dport: number;
+  readonly counters: number | readonly [bigint, bigint] | undefined;
+}
+
+/**
+ * One entry held as an object, as it travels: plain data (the general parser's) as it is
+ * — structured clone keeps every own field, undefined ones included —, or a compact
+ * entry's stored fields, its class made again on arrival (`compact`: the kind by header
+ * and timeout, re-packed here; `extras`: {@link CompactExtras}' fields).
+ */
+type EncodedSpecial =
+  | { readonly t: 'plain'; readonly entry: ConntrackEntry }
+  | { readonly t: 'compact'; readonly line: number; readonly h: number; readonly timeout: number; readonly orig: EncodedTuple; readonly reply: EncodedTuple }
+  | { readonly t: 'extras'; readonly line: number; readonly x: CompactExtras; readonly orig: EncodedTuple; readonly reply: EncodedTuple };
+
+function isPlainData(o: object): boolean {
+  return Object.getPrototypeOf(o) === Object.prototype;
+}
+
+function encodeTuple(t: CompactConntrackTuple): EncodedTuple {
+  const c = compactTupleCounters(t);
+  return { src: t.src, dst: t.dst, sport: t.sport!, dport: t.dport!, counters: c === undefined || typeof c === 'number' ? c : [c.packets, c.bytes] };
+}
+
+function decodeTuple(t: EncodedTuple): CompactConntrackTuple {
+  return makeCompactTuple(t.src, t.dst, t.sport, t.dport, t.counters);
+}
+
+/** `e` as it travels (see {@link EncodedSpecial}); undefined for a shape this codec does not know. */
+function encodeSpecial(e: ConntrackEntry): EncodedSpecial | undefined {
+  if (isPlainData(e) && isPlainData(e.orig) && isPlainData(e.reply)) return { t: 'plain', entry: e };
+  if (!isCompactTuple(e.orig) || !isCompactTuple(e.reply)) return undefined;
+  const x = compactEntryExtras(e);
+  if (x !== undefined) return { t: 'extras', line: e.line, x: { ...x }, orig: encodeTuple(e.orig), reply: encodeTuple(e.reply) };
+  if (!isCompactEntry(e)) return undefined;
+  const k = compactEntryKind(e);
+  const h = kindHeader(k & KIND_MASK);
+  if (h === undefined) return undefined;
+  return { t: 'compact', line: e.line, h, timeout: (k >>> KIND_BITS) - 1, orig: encodeTuple(e.orig), reply: encodeTuple(e.reply) };
+}
+
+/** The entry {@link encodeSpecial} encoded; undefined when this thread's kind table has no room for its kind. */
+function decodeSpecial(s: EncodedSpecial): ConntrackEntry | undefined {
+  if (s.t === 'plain') return s.entry;
+  if (s.t === 'extras') {
+    const x = s.x;
+    const extras = new CompactExtras(x.h, x.t, x.raw, x.mark, x.secmark, x.zone, x.deltaTime, x.use, x.id);
+    return new CompactConntrackEntryWithExtras(s.line, decodeTuple(s.orig), decodeTuple(s.reply), extras);
+  }
+  const k = packKind(s.h, s.timeout);
+  return k < 0 ? undefined : new CompactConntrackEntry(s.line, decodeTuple(s.orig), decodeTuple(s.reply), k);
+}
+
+/** Every entry of `entries` encoded; undefined when one is of a shape {@link encodeSpecial} does not know. */
+function encodeSpecials(entries: readonly ConntrackEntry[]): EncodedSpecial[] | undefined {
+  const out: EncodedSpecial[] = [];
+  for (const e of entries) {
+    const s = encodeSpecial(e);
+    if (s === undefined) return undefined;
+    out.push(s);
+  }
+  return out;
+}
+
+/** Every entry of `specials` decoded; undefined when one cannot be (see {@link decodeSpecial}). */
+function decodeSpecials(specials: readonly EncodedSpecial[]): ConntrackEntry[] | undefined {
+  const out: ConntrackEntry[] = [];
+  for (const s of specials) {
+    const e = decodeSpecial(s);
+    if (e === undefined) return undefined;
+    out.push(e);
+  }
+  return out;
 }
 
 /**
@@ -183,18 +264,19 @@ export function encodeConntrackColumns(result: ParseResult<ConntrackTable>): { r
     const j = k & KIND_MASK;
     if (headers[j] === undefined) headers[j] = kindHeader(j);
   }
-  const specials = encodeConntrack({ value: { entries: special, trailers: [] }, diagnostics: [] });
-  const { entries: _, ...rest } = result.value;
-  const restPlain = { ...rest, ...(rest.events ? { events: rest.events.map(plainConntrackEntry) } : {}) };
+  const specials = encodeSpecials(special);
+  const { entries: _, events, ...rest } = result.value;
+  const sentEvents = events === undefined ? undefined : encodeSpecials(events);
+  if (specials === undefined || (events !== undefined && sentEvents === undefined)) return undefined;
   const { origSrc, origDst, replySrc, replyDst } = ids;
   const encoded: EncodedConntrackColumns = {
     length, line, kind, ports, counters, origSrc, origDst, replySrc, replyDst,
-    interner: interner.state(), headers, special: specials.encoded, rest: restPlain, diagnostics: result.diagnostics,
+    interner: interner.state(), headers, special: specials, events: sentEvents, rest, diagnostics: result.diagnostics,
   };
   const buffers = [line, kind, ports, counters, origSrc, origDst, replySrc, replyDst].map((a) => a.buffer as ArrayBuffer);
   // A buffer shared by two columns (a view of one another) would be transferred twice.
   if (new Set(buffers).size !== buffers.length) return undefined;
-  return { encoded, transfer: [...buffers, ...specials.transfer] };
+  return { encoded, transfer: buffers };
 }
 
 /**
@@ -217,10 +299,12 @@ export function decodeConntrackColumns(enc: EncodedConntrackColumns): ParseResul
     const k = kind[i]!;
     if (k >= 0) kind[i] = (k & ~KIND_MASK) | remap[k & KIND_MASK]!;
   }
-  const special = decodeConntrack(enc.special);
-  if (special === undefined) return undefined;
+  const special = decodeSpecials(enc.special);
+  const events = enc.events === undefined ? undefined : decodeSpecials(enc.events);
+  if (special === undefined || (enc.events !== undefined && events === undefined)) return undefined;
   const interner = ConntrackInterner.restore(enc.interner);
   const ids = internerIds(interner, enc.origSrc, enc.origDst, enc.replySrc, enc.replyDst);
-  const rows = new ConntrackColumnRows(enc.length, enc.line, kind, enc.ports, enc.counters, special.value.entries, ids, interner);
-  return { value: columnTable(rows, enc.rest), diagnostics: enc.diagnostics };
+  const rows = new ConntrackColumnRows(enc.length, enc.line, kind, enc.ports, enc.counters, special, ids, interner);
+  // The table's keys in the parser's order (entries, events, trailers, …): its JSON is the same text.
+  return { value: columnTable(rows, { ...(events !== undefined ? { events } : {}), ...enc.rest }), diagnostics: enc.diagnostics };
 }
