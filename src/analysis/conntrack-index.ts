@@ -50,6 +50,17 @@ export function buildConntrackIndex(
   return indexOf(entryRows(entries), () => entries, services, servicesKnown, classifyConntrackRows(entryRows(entries), services, nodeAddresses));
 }
 
+/** {@link buildConntrackIndex} of a table read through its rows (`conntrackRows`: in place for a parsed column table). Not memoised. */
+export function buildConntrackTableIndex(
+  table: ConntrackTable,
+  services: readonly ServiceFrontends[],
+  nodeAddresses: readonly string[],
+  servicesKnown = true,
+): ConntrackIndex {
+  const rows = conntrackRows(table);
+  return indexOf(rows, () => table.entries, services, servicesKnown, classifyConntrackRows(rows, services, nodeAddresses));
+}
+
 /** The index of `rows` (entries as objects from `entries`, read only when asked) with its classification `columns`. */
 function indexOf(
   rows: ConntrackRows,

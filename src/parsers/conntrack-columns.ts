@@ -11,9 +11,9 @@
  * place through {@link ConntrackRows} (src/model/conntrack-ids.ts) and builds objects only
  * for the rows it shows.
  */
-import type { ConntrackEntry, ConntrackProto, ConntrackTable } from '../model/conntrack.js';
-import { registerConntrackAddressIds, registerConntrackRows, type ConntrackAddressIds, type ConntrackRows } from '../model/conntrack-ids.js';
-import { CompactConntrackEntry, compactKindProto, makeCompactTupleFromCounters } from './conntrack-compact.js';
+import type { ConntrackEntry, ConntrackFlag, ConntrackProto, ConntrackState, ConntrackTable } from '../model/conntrack.js';
+import { entryCounterTotal, registerConntrackAddressIds, registerConntrackRows, type ConntrackAddressIds, type ConntrackRows } from '../model/conntrack-ids.js';
+import { CompactConntrackEntry, compactKindFlags, compactKindMark, compactKindProto, compactKindState, compactKindTimeout, makeCompactTupleFromCounters, packedCounter } from './conntrack-compact.js';
 import { lastConntrackFastEntry, lastConntrackFastIds, lastConntrackFastLine } from './conntrack-fast.js';
 import type { ConntrackInterner } from './conntrack-scan.js';
 
@@ -147,6 +147,7 @@ export function columnTable(rows: ConntrackColumnRows, rest: Omit<ConntrackTable
 /** The rows of a column table (see the module doc). Never throws for `0 ≤ i < length`. */
 export class ConntrackColumnRows implements ConntrackRows {
   private built: ConntrackEntry[] | undefined;
+  private made = 0;
 
   constructor(
     readonly length: number,
@@ -170,8 +171,14 @@ export class ConntrackColumnRows implements ConntrackRows {
     return this.built !== undefined;
   }
 
+  /** How many entry objects {@link entry} has made one by one (a count of work: a pane that reads rows in place makes a screenful). */
+  get entriesMade(): number {
+    return this.made;
+  }
+
   entry(i: number): ConntrackEntry {
     if (this.built !== undefined) return this.built[i]!;
+    this.made++;
     return this.make(i);
   }
 
@@ -213,5 +220,49 @@ export class ConntrackColumnRows implements ConntrackRows {
   replySport(i: number): number | undefined {
     const k = this.kind[i]!;
     return k < 0 ? this.special[-k - 1]!.reply.sport : this.ports[2 * i + 1]! >>> 16;
+  }
+
+  origSport(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.orig.sport : this.ports[2 * i]! >>> 16;
+  }
+
+  replyDport(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.reply.dport : this.ports[2 * i + 1]! & 0xffff;
+  }
+
+  state(i: number): ConntrackState | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.state : compactKindState(k);
+  }
+
+  timeout(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.timeout : compactKindTimeout(k);
+  }
+
+  flags(i: number): readonly ConntrackFlag[] {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.flags : compactKindFlags(k);
+  }
+
+  mark(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.mark : compactKindMark(k);
+  }
+
+  zone(i: number): number | undefined {
+    const k = this.kind[i]!;
+    // A column entry has no zone (one with a zone needs extras: a special).
+    return k < 0 ? this.special[-k - 1]!.zone : undefined;
+  }
+
+  counterTotal(i: number, which: 'packets' | 'bytes'): number | null {
+    const k = this.kind[i]!;
+    if (k < 0) return entryCounterTotal(this.special[-k - 1]!, which);
+    const a = packedCounter(this.counters[2 * i]!, which);
+    const b = packedCounter(this.counters[2 * i + 1]!, which);
+    return a === undefined && b === undefined ? null : (a ?? 0) + (b ?? 0);
   }
 }

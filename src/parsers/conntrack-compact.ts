@@ -435,3 +435,31 @@ export function makeCompactTupleFromCounters(src: string, dst: string, sport: nu
 export function compactKindProto(k: number): ConntrackProto {
   return COMPACT_PROTOS[(KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_PROTO_SHIFT) & 7]![0];
 }
+
+/** The state of a compact entry's stored `k` (see packKind), read without the entry. */
+export function compactKindState(k: number): ConntrackState | undefined {
+  const code = (KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_STATE_SHIFT) & 31;
+  return code === 0 ? undefined : COMPACT_STATES[code - 1];
+}
+
+/** The flags of a compact entry's stored `k`, read without the entry (the shared frozen arrays the entry gives). */
+export function compactKindFlags(k: number): readonly ConntrackFlag[] {
+  return COMPACT_FLAG_SETS[(KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_FLAGS_SHIFT) & 15]!;
+}
+
+/** The mark of a compact entry's stored `k` (0 or absent: other marks need extras), read without the entry. */
+export function compactKindMark(k: number): number | undefined {
+  return ((KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_MARK_SHIFT) & 3) === 0 ? undefined : 0;
+}
+
+/** The timeout (seconds) of a compact entry's stored `k`, read without the entry. */
+export function compactKindTimeout(k: number): number | undefined {
+  const t = (k >>> K_TIMEOUT_SHIFT) - 1;
+  return t < 0 ? undefined : t;
+}
+
+/** Packets (or bytes) of counters packed by {@link packCounters} as a number (-1: none): undefined for none. */
+export function packedCounter(c: number, which: 'packets' | 'bytes'): number | undefined {
+  if (c < 0) return undefined;
+  return which === 'packets' ? Math.floor(c / BYTES_LIMIT) : c % BYTES_LIMIT;
+}

@@ -11,7 +11,7 @@
  */
 import type { ParseResult } from '../model/diagnostics.js';
 import { plainConntrackEntry, type ConntrackEntry, type ConntrackTable } from '../model/conntrack.js';
-import { conntrackRows } from '../model/conntrack-ids.js';
+import { conntrackRows, textIds } from '../model/conntrack-ids.js';
 import { ConntrackColumnRows, columnTable, internerIds } from './conntrack-columns.js';
 import { ConntrackInterner, type ConntrackInternerState } from './conntrack-scan.js';
 import { compactEntryExtras, CompactConntrackEntryWithExtras, CompactExtras, compactEntryKind, compactTupleCounters, isCompactEntry, isCompactTuple, kindHeader, makeCompactTuple, packKind, CompactConntrackEntry, type CompactConntrackTuple } from './conntrack-compact.js';
@@ -58,22 +58,12 @@ export function encodeConntrack(result: ParseResult<ConntrackTable>): { readonly
   const counters = new Float64Array(2 * n);
   const bigCounters = new Map<number, readonly [bigint, bigint]>();
   const plain = new Map<number, ConntrackEntry>();
-  const ids = new Map<string, number>();
-  const texts: string[] = [];
+  const addresses = textIds();
   const headerIndex = new Map<number, number>();
   const headers: number[] = [];
-  const idOf = (text: string): number => {
-    let id = ids.get(text);
-    if (id === undefined) {
-      id = texts.length;
-      texts.push(text);
-      ids.set(text, id);
-    }
-    return id;
-  };
   const tuple = (t: CompactConntrackTuple, at: number): void => {
-    src[at] = idOf(t.src);
-    dst[at] = idOf(t.dst);
+    src[at] = addresses.id(t.src);
+    dst[at] = addresses.id(t.dst);
     ports[at] = (t.sport! << 16) | t.dport!;
     const c = compactTupleCounters(t);
     if (c === undefined) return;
@@ -108,7 +98,7 @@ export function encodeConntrack(result: ParseResult<ConntrackTable>): { readonly
   const restPlain = { ...rest, ...(rest.events ? { events: rest.events.map(plainConntrackEntry) } : {}) };
   const encoded: EncodedConntrack = {
     count: n, line, kind, src, dst, ports, counterKind, counters, bigCounters,
-    addresses: texts.join('\n'), headers, plain, rest: restPlain, diagnostics: result.diagnostics,
+    addresses: addresses.texts.join('\n'), headers, plain, rest: restPlain, diagnostics: result.diagnostics,
   };
   return { encoded, transfer: [line.buffer, kind.buffer, src.buffer, dst.buffer, ports.buffer, counterKind.buffer, counters.buffer] as ArrayBuffer[] };
 }
