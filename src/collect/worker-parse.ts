@@ -24,9 +24,11 @@ export const WORKER_MIN_BYTES = 16 * 1024 * 1024;
 
 /**
  * Whether a replay parses its big conntrack table on a worker: only when the environment
- * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the worker holds its own copy of the
- * table beside the main thread's rules (peak RSS of the huge iptables replay ~1.1 GB
- * against ~0.8 GB), and the columns' encode and decode add CPU time (NOTES.md, issue 23).
+ * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the table now arrives as columns (no
+ * object per entry, no re-classification) and the main thread's CPU drops, but the
+ * worker's parse (its own heap, its own malloc arena, the text's pieces) runs at the same
+ * time as the rules' parse, when the main thread's memory is at its highest, and the sum
+ * passes the huge replays' 800 MB peak budget in every mode (NOTES.md, issue 23, session 11).
  */
 export function parseWorkersWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.NODESCOPE_PARSE_WORKERS === '1';
