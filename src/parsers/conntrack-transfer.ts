@@ -8,6 +8,12 @@
  * see `packKind`). Entries that are not plain compact ones (with extras, from the general
  * parser, events) travel as plain data (`plainConntrackEntry`): the decoded table equals
  * the encoded one field for field (`toPlain`), it is not the same objects.
+ *
+ * Two codecs: {@link encodeConntrackColumns} sends the parser's column table
+ * (src/parsers/conntrack-columns.ts) as it is held — its typed arrays, the interner's
+ * lookup state, the kinds' headers, the few entries held as objects — and the receiver
+ * rebuilds the same column table, no object per entry on either side (what the parse worker
+ * sends). {@link encodeConntrack}, the entry codec above, is the fallback for any other table.
  */
 import type { ParseResult } from '../model/diagnostics.js';
 import { plainConntrackEntry, type ConntrackEntry, type ConntrackTable } from '../model/conntrack.js';
