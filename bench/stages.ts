@@ -7,12 +7,16 @@
  * thread: `process.cpuUsage`, so a parse worker counts), heap in use and RSS after it; the
  * run's peak RSS (`resourceUsage().maxRSS`) at the end. Each mode runs in a fresh process.
  *
- * Usage: `node dist/bench/stages.js DIR [--modes iptables,nftables,cilium] [--runs N]`
+ * Usage: `node dist/bench/stages.js DIR [--modes iptables,nftables,cilium] [--runs N] [--workers 1,0]`
  * where DIR holds one bundle per mode (a bench capture: /tmp/bn2-bench/huge-…). Set
- * `NODESCOPE_PARSE_WORKERS=1` in the environment to measure with the parse worker.
+ * `NODESCOPE_PARSE_WORKERS=1` in the environment to measure with the parse worker, or pass
+ * `--workers 1,0` to run each mode with each setting, alternated (medians at the end).
+ * Total CPU is also given for the main thread alone (Linux /proc), beside the process'.
  * Prints a Markdown table per mode on stdout; progress on stderr.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openReplaySession } from '../src/collect/replay-session.js';
@@ -34,11 +38,27 @@ interface ModeReport {
   readonly stages: readonly StageFigure[];
   readonly totalMs: number;
   readonly totalCpuMs: number;
+  readonly mainCpuMs: number;
   readonly peakRssMb: number;
   readonly entries: number;
 }
 
 const MB = 1024 * 1024;
+
+/**
+ * CPU ms of this process' main thread alone (Linux: utime + stime of
+ * /proc/self/task/PID/stat, in clock ticks of 10 ms); NaN elsewhere. A parse worker's
+ * CPU is in {@link cpuMsNow} but not here.
+ */
+function mainThreadCpuMs(): number {
+  try {
+    const stat = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 function cpuMsNow(): number {
   const u = process.cpuUsage();
@@ -50,6 +70,7 @@ async function measureMode(dir: string, mode: string): Promise<ModeReport> {
   const stages: StageFigure[] = [];
   const t0 = performance.now();
   const c0 = cpuMsNow();
+  const m0 = mainThreadCpuMs();
   let [lastT, lastC] = [t0, c0];
   const mark = (stage: string): void => {
     const [t, c] = [performance.now(), cpuMsNow()];
@@ -79,19 +100,42 @@ async function measureMode(dir: string, mode: string): Promise<ModeReport> {
     stages,
     totalMs: performance.now() - t0,
     totalCpuMs: cpuMsNow() - c0,
+    mainCpuMs: mainThreadCpuMs() - m0,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
     entries: index.entries.length,
   };
 }
 
-function table(r: ModeReport): string[] {
+function table(r: ModeReport & { readonly workers?: string }): string[] {
   const f = (x: number) => Math.round(x).toLocaleString('en-US');
   return [
-    `### ${r.mode}: ${f(r.totalMs)} ms wall, ${f(r.totalCpuMs)} ms CPU, peak RSS ${f(r.peakRssMb)} MB, ${f(r.entries)} conntrack entries in the index`,
+    `### ${r.mode}${r.workers ? ` (NODESCOPE_PARSE_WORKERS=${r.workers})` : ''}: ${f(r.totalMs)} ms wall, ${f(r.totalCpuMs)} ms CPU (main thread ${f(r.mainCpuMs)}), peak RSS ${f(r.peakRssMb)} MB, ${f(r.entries)} conntrack entries in the index`,
     '',
     '| stage | wall ms | CPU ms | heap after MB | RSS after MB |',
     '|---|--:|--:|--:|--:|',
     ...r.stages.map((s) => `| ${s.stage} | ${f(s.ms)} | ${f(s.cpuMs)} | ${f(s.heapMb)} | ${f(s.rssMb)} |`),
+    '',
+  ];
+}
+
+/** Medians per mode and worker setting (wall, process CPU, main-thread CPU, peak RSS) over the runs. */
+function medians(all: readonly (ModeReport & { readonly workers?: string })[]): string[] {
+  const groups = new Map<string, (ModeReport & { readonly workers?: string })[]>();
+  for (const r of all) {
+    const key = `${r.mode}${r.workers === undefined ? '' : ` workers=${r.workers}`}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  const median = (xs: number[]) => {
+    const s = [...xs].sort((a, b) => a - b);
+    return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+  };
+  const f = (x: number) => Math.round(x).toLocaleString('en-US');
+  return [
+    '### medians',
+    '',
+    '| mode | runs | wall ms | process CPU ms | main-thread CPU ms | peak RSS MB |',
+    '|---|--:|--:|--:|--:|--:|',
+    ...[...groups].map(([k, rs]) => `| ${k} | ${rs.length} | ${f(median(rs.map((r) => r.totalMs)))} | ${f(median(rs.map((r) => r.totalCpuMs)))} | ${f(median(rs.map((r) => r.mainCpuMs)))} | ${f(median(rs.map((r) => r.peakRssMb)))} |`),
     '',
   ];
 }
@@ -108,19 +152,28 @@ async function main(argv: readonly string[]): Promise<void> {
   const opt = (name: string) => argv[argv.indexOf(name) + 1];
   const modes = argv.includes('--modes') ? opt('--modes')!.split(',') : ['iptables', 'nftables', 'cilium'];
   const runs = argv.includes('--runs') ? Number(opt('--runs')) : 1;
+  // `--workers 1,0`: each mode with the parse worker on and off, alternated, in the same run.
+  const workers = argv.includes('--workers') ? opt('--workers')!.split(',') : [undefined];
   const self = fileURLToPath(import.meta.url);
   const out: string[] = [];
+  const all: (ModeReport & { readonly workers?: string })[] = [];
   for (let i = 0; i < runs; i++) {
     for (const mode of modes) {
-      process.stderr.write(`stages: ${mode} run ${i + 1} (${new Date().toISOString()})\n`);
-      const r = spawnSync(process.execPath, [self, '--child', dir, mode], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24 });
-      if (r.status !== 0) {
-        out.push(`### ${mode}: failed (${r.status ?? r.signal})`, '');
-        continue;
+      for (const w of workers) {
+        process.stderr.write(`stages: ${mode}${w === undefined ? '' : ` workers=${w}`} run ${i + 1} (${new Date().toISOString()}, load ${loadavg()[0]!.toFixed(1)})\n`);
+        const env = w === undefined ? process.env : { ...process.env, NODESCOPE_PARSE_WORKERS: w };
+        const r = spawnSync(process.execPath, [self, '--child', dir, mode], { stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 1 << 24, env });
+        if (r.status !== 0) {
+          out.push(`### ${mode}: failed (${r.status ?? r.signal})`, '');
+          continue;
+        }
+        const report = { ...(JSON.parse(r.stdout.toString().trim().split('\n').pop()!) as ModeReport), ...(w === undefined ? {} : { workers: w }) };
+        all.push(report);
+        out.push(...table(report));
       }
-      out.push(...table(JSON.parse(r.stdout.toString().trim().split('\n').pop()!) as ModeReport));
     }
   }
+  out.push(...medians(all));
   process.stdout.write(`${out.join('\n')}\n`);
 }
 

@@ -94,19 +94,26 @@ export function conntrackWordTest(index: ConntrackIndex, word: string): (i: numb
   // Keyed by (service index + 1) × 4 + status code.
   const tail = memo((k: number) => `${index.services[(k >> 2) - 1]?.label ?? ''} ${statusWord(k & 3)}`.includes(word));
   const snatNote = '(snat as'.includes(word);
+  // Fields read from the rows in place (a column table makes no object per entry tested).
+  const { rows } = index;
+  const { addresses, origSrc, origDst, replySrc, replyDst } = rows.ids;
   return (i) => {
-    const e = index.rows.entry(i);
-    if (inText(e.proto)) return true;
-    if (e.state !== undefined && inText(lower(e.state))) return true;
-    const { orig, reply } = e;
-    const ported = PORTED.has(e.proto);
-    const osport = ported ? orig.sport : undefined;
-    if (endpoint(orig.src, osport) || endpoint(orig.dst, ported ? orig.dport : undefined) || endpoint(reply.src, ported ? reply.sport : undefined)) return true;
-    const rdport = ported ? reply.dport : undefined;
-    if ((reply.dst !== orig.src || rdport !== osport) && (snatNote || endpoint(reply.dst, rdport))) return true;
-    for (const f of e.flags) if (flag(f)) return true;
-    if (e.mark !== undefined && mark(e.mark)) return true;
-    if (e.zone !== undefined && zone(e.zone)) return true;
+    const proto = rows.proto(i);
+    if (inText(proto)) return true;
+    const state = rows.state(i);
+    if (state !== undefined && inText(lower(state))) return true;
+    const ported = PORTED.has(proto);
+    const osport = ported ? rows.origSport(i) : undefined;
+    const osrc = addresses[origSrc[i]!]!;
+    if (endpoint(osrc, osport) || endpoint(addresses[origDst[i]!]!, ported ? rows.origDport(i) : undefined) || endpoint(addresses[replySrc[i]!]!, ported ? rows.replySport(i) : undefined)) return true;
+    const rdport = ported ? rows.replyDport(i) : undefined;
+    const rdst = addresses[replyDst[i]!]!;
+    if ((rdst !== osrc || rdport !== osport) && (snatNote || endpoint(rdst, rdport))) return true;
+    for (const f of rows.flags(i)) if (flag(f)) return true;
+    const m = rows.mark(i);
+    if (m !== undefined && mark(m)) return true;
+    const z = rows.zone(i);
+    if (z !== undefined && zone(z)) return true;
     return tail(((index.serviceOf[i]! + 1) << 2) | (index.codeOf[i]! & 3));
   };
 }

@@ -50,6 +50,17 @@ export function buildConntrackIndex(
   return indexOf(entryRows(entries), () => entries, services, servicesKnown, classifyConntrackRows(entryRows(entries), services, nodeAddresses));
 }
 
+/** {@link buildConntrackIndex} of a table read through its rows (`conntrackRows`: in place for a parsed column table). Not memoised. */
+export function buildConntrackTableIndex(
+  table: ConntrackTable,
+  services: readonly ServiceFrontends[],
+  nodeAddresses: readonly string[],
+  servicesKnown = true,
+): ConntrackIndex {
+  const rows = conntrackRows(table);
+  return indexOf(rows, () => table.entries, services, servicesKnown, classifyConntrackRows(rows, services, nodeAddresses));
+}
+
 /** The index of `rows` (entries as objects from `entries`, read only when asked) with its classification `columns`. */
 function indexOf(
   rows: ConntrackRows,
@@ -114,20 +125,20 @@ export function conntrackTargets(snapshot: Pick<NodeSnapshot, 'api' | 'addrs' | 
 }
 
 /**
- * Remembers `columns` — `classifyConntrackColumns` of `entries` against `targets`, computed
- * elsewhere (a parse worker) — as the index of every snapshot with these entries and the
+ * Remembers `columns` — `classifyConntrackRows` of `table`'s rows against `targets`, computed
+ * elsewhere (a parse worker) — as the index of every snapshot with this table and the
  * API objects, node and addresses of `snapshot` (the ones `targets` came from), so
  * {@link conntrackIndex} does not classify them again on the render path.
  */
 export function primeConntrackIndex(
   snapshot: Pick<NodeSnapshot, 'api' | 'addrs' | 'meta'>,
-  entries: readonly ConntrackEntry[],
+  table: ConntrackTable,
   targets: ConntrackTargets,
   columns: ConntrackClassificationColumns,
 ): void {
   const api = snapshot.api?.value ?? null;
-  const rows = conntrackRows({ entries, trailers: [] });
-  const index = indexOf(rows, () => entries, targets.services, api !== null, columns);
+  const rows = conntrackRows(table);
+  const index = indexOf(rows, () => table.entries, targets.services, api !== null, columns);
   indexCache.set(rows, { api, node: snapshot.meta.node, addrs: snapshot.addrs?.value ?? null, index });
 }
 

@@ -5,7 +5,6 @@
  */
 import { addressSortKey } from './service-view.js';
 import type { ConntrackIndex } from './conntrack-index.js';
-import type { ConntrackEntry } from '../model/conntrack.js';
 
 /** The columns the pane sorts by. `vip`: original destination; `endpoint`: reply source. */
 export type ConntrackSortColumn = 'service' | 'vip' | 'endpoint' | 'protocol' | 'state' | 'timeout' | 'packets' | 'bytes';
@@ -68,7 +67,7 @@ function byText(a: string, b: string): number {
 
 /**
  * One key per entry for `column`: a non-negative integer; absent values sort last
- * (timeout) or first (state).
+ * (timeout) or first (state). Every column reads the rows in place (no object per entry).
  */
 function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Array {
   const { rows } = index;
@@ -94,19 +93,14 @@ function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Ar
     const rank = addressRanks(ids, rows.ids.addresses);
     for (let i = 0; i < n; i++) keys[i] = rank[ids[i]!]! * 65536 + ((column === 'vip' ? rows.origDport(i) : rows.replySport(i)) ?? 0);
   } else if (column === 'protocol' || column === 'state') {
-    const word = column === 'protocol' ? (i: number) => rows.proto(i) : (i: number) => rows.entry(i).state ?? '';
+    const word = column === 'protocol' ? (i: number) => rows.proto(i) : (i: number) => rows.state(i) ?? '';
     const rank = ranks(n, word);
     for (let i = 0; i < n; i++) keys[i] = rank.get(word(i))!;
   } else if (column === 'packets' || column === 'bytes') {
     // Both directions' counters (nf_conntrack_acct=1); a flow without them sorts after every count.
-    const count = (e: ConntrackEntry): number | null => {
-      const a = column === 'packets' ? e.orig.packets : e.orig.bytes;
-      const b = column === 'packets' ? e.reply.packets : e.reply.bytes;
-      return a === undefined && b === undefined ? null : Number((a ?? 0n) + (b ?? 0n));
-    };
     let max = 0;
     for (let i = 0; i < n; i++) {
-      const c = count(rows.entry(i));
+      const c = rows.counterTotal(i, column);
       keys[i] = c ?? -1;
       if (c !== null && c > max) max = c;
     }
@@ -115,7 +109,7 @@ function sortKeys(index: ConntrackIndex, column: ConntrackSortColumn): Float64Ar
     let max = 0;
     const timeouts = new Float64Array(n);
     for (let i = 0; i < n; i++) {
-      const t = rows.entry(i).timeout;
+      const t = rows.timeout(i);
       timeouts[i] = t === undefined ? -1 : t;
       if (t !== undefined && t > max) max = t;
     }

@@ -2,24 +2,37 @@
  * The parse worker (a `worker_threads` entry: dist/bin/parse-worker.js in the bundle):
  * reads one conntrack capture file in pieces, parses it with the same parser as the main
  * thread, classifies the entries against the Services it was given (the conntrack pane's
- * columns, src/analysis/conntrack-classify.ts), and posts the table back in columns
- * (src/parsers/conntrack-transfer.ts) with the classification's typed arrays, all
- * transferred. Posts `{ ok: false, error }` instead of throwing. See worker-parse.ts.
+ * columns, src/analysis/conntrack-classify.ts, read on the rows in place), and posts the
+ * parser's column table back as it is (`encodeConntrackColumns`; a table of another kind
+ * through the entry codec, `encodeConntrack`, src/parsers/conntrack-transfer.ts) with the
+ * classification's typed arrays, all transferred. Posts `{ ok: false, error }` instead of throwing. See worker-parse.ts.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { classifyConntrackColumns } from '../analysis/conntrack-classify.js';
+import { classifyConntrackRows } from '../analysis/conntrack-classify.js';
+import { conntrackRows } from '../model/conntrack-ids.js';
 import { parseConntrackStream } from '../parsers/conntrack.js';
-import { encodeConntrack } from '../parsers/conntrack-transfer.js';
+import { encodeConntrack, encodeConntrackColumns } from '../parsers/conntrack-transfer.js';
+import type { ConntrackTable } from '../model/conntrack.js';
+import type { ParseResult } from '../model/diagnostics.js';
 import { readFilePieces } from '../sources/bundle.js';
 import { collectGarbageIfGrown } from './memory.js';
-import { linesOfPieces, type ConntrackJobInput, type ConntrackJobReply } from './worker-protocol.js';
+import { linesOfPieces, type ConntrackJobInput, type ConntrackJobReply, type ConntrackJobTable } from './worker-protocol.js';
 
 async function run(input: ConntrackJobInput): Promise<{ reply: ConntrackJobReply; transfer: ArrayBuffer[] }> {
   const result = await parseConntrackStream(collectingBetween(linesOfPieces(readFilePieces(input.file))), input.origin);
-  const columns = input.targets ? classifyConntrackColumns(result.value.entries, input.targets.services, input.targets.nodeAddresses) : undefined;
-  const { encoded, transfer } = encodeConntrack(result);
+  // Classified on the rows in place: no object per entry in this thread either.
+  const columns = input.targets ? classifyConntrackRows(conntrackRows(result.value), input.targets.services, input.targets.nodeAddresses) : undefined;
+  const { table, transfer } = encoded(result);
   if (columns) transfer.push(columns.serviceOf.buffer as ArrayBuffer, columns.codeOf.buffer as ArrayBuffer);
-  return { reply: { ok: true, encoded, ...(columns ? { columns } : {}) }, transfer };
+  return { reply: { ok: true, table, ...(columns ? { columns } : {}) }, transfer };
+}
+
+/** The table as sent: the parser's columns as held, else (a table of another kind) through the entry codec. */
+function encoded(result: ParseResult<ConntrackTable>): { table: ConntrackJobTable; transfer: ArrayBuffer[] } {
+  const columns = encodeConntrackColumns(result);
+  if (columns) return { table: { format: 'columns', encoded: columns.encoded }, transfer: columns.transfer };
+  const entries = encodeConntrack(result);
+  return { table: { format: 'entries', encoded: entries.encoded }, transfer: entries.transfer };
 }
 
 /** The items of `pieces`, with a full GC before each when the parse has grown this thread's heap (as the main thread does between chunks). */

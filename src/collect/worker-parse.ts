@@ -2,7 +2,8 @@
  * Parsing a replay's conntrack table on a worker thread (src/collect/parse-worker.ts)
  * while the main thread reads the API objects and the rules: the biggest text of a huge
  * capture (220 MB, 1M flows) and its classification against the Services leave the main
- * thread, which only makes the compact entries again from columns. Used by
+ * thread, which receives the parser's columns by transfer and rebuilds the same column
+ * table (kinds re-packed, the interner's lookup state restored): no object per entry. Used by
  * `completeSnapshot` for a run whose stdout is a file (`stdoutPath`, a replay) of at
  * least {@link WORKER_MIN_BYTES}; smaller tables are parsed in-process (a worker's start
  * costs more than it saves). A worker that fails, exits or answers something undecodable
@@ -14,7 +15,7 @@ import { conntrackTargets, primeConntrackIndex, type ConntrackTargets } from '..
 import { diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type { ConntrackTable } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { decodeConntrack } from '../parsers/conntrack-transfer.js';
+import { decodeConntrack, decodeConntrackColumns } from '../parsers/conntrack-transfer.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
 import type { ConntrackJobInput, ConntrackJobReply } from './worker-protocol.js';
 
@@ -23,9 +24,11 @@ export const WORKER_MIN_BYTES = 16 * 1024 * 1024;
 
 /**
  * Whether a replay parses its big conntrack table on a worker: only when the environment
- * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the worker holds its own copy of the
- * table beside the main thread's rules (peak RSS of the huge iptables replay ~1.1 GB
- * against ~0.8 GB), and the columns' encode and decode add CPU time (NOTES.md, issue 23).
+ * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the table now arrives as columns (no
+ * object per entry, no re-classification) and the main thread's CPU drops, but the
+ * worker's parse (its own heap, its own malloc arena, the text's pieces) runs at the same
+ * time as the rules' parse, when the main thread's memory is at its highest, and the sum
+ * passes the huge replays' 800 MB peak budget in every mode (NOTES.md, issue 23, session 11).
  */
 export function parseWorkersWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.NODESCOPE_PARSE_WORKERS === '1';
@@ -80,9 +83,9 @@ export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot
     worker.once('message', (reply: ConntrackJobReply) => {
       void worker.terminate();
       if (!reply.ok) return resolve({ error: reply.error });
-      const parsed = decodeConntrack(reply.encoded);
+      const parsed = reply.table.format === 'columns' ? decodeConntrackColumns(reply.table.encoded) : decodeConntrack(reply.table.encoded);
       if (!parsed) return resolve({ error: 'more conntrack kinds than the kind table holds' });
-      if (reply.columns) primeConntrackIndex(first, parsed.value.entries, targets, reply.columns);
+      if (reply.columns) primeConntrackIndex(first, parsed.value, targets, reply.columns);
       resolve({ parsed });
     });
     worker.once('error', (e) => resolve({ error: e.message }));

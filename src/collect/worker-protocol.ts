@@ -5,7 +5,7 @@
  */
 import type { ConntrackClassificationColumns } from '../analysis/conntrack-classify.js';
 import type { ConntrackTargets } from '../analysis/conntrack-index.js';
-import type { EncodedConntrack } from '../parsers/conntrack-transfer.js';
+import type { EncodedConntrack, EncodedConntrackColumns } from '../parsers/conntrack-transfer.js';
 
 /** The worker's input (`workerData`): a conntrack capture file, its diagnostics' origin, and what to classify its entries against. */
 export interface ConntrackJobInput {
@@ -14,9 +14,14 @@ export interface ConntrackJobInput {
   readonly targets?: ConntrackTargets;
 }
 
-/** The worker's one message: the table in columns and the classification, or why it failed. */
+/** The parsed table as sent: the parser's columns as held, or (a table of another kind) through the entry codec. */
+export type ConntrackJobTable =
+  | { readonly format: 'columns'; readonly encoded: EncodedConntrackColumns }
+  | { readonly format: 'entries'; readonly encoded: EncodedConntrack };
+
+/** The worker's one message: the table and the classification, or why it failed. */
 export type ConntrackJobReply =
-  | { readonly ok: true; readonly encoded: EncodedConntrack; readonly columns?: ConntrackClassificationColumns }
+  | { readonly ok: true; readonly table: ConntrackJobTable; readonly columns?: ConntrackClassificationColumns }
   | { readonly ok: false; readonly error: string };
 
 /**

@@ -11,7 +11,7 @@
  * entries' text on first use. Kept beside the model, not in it: the model's shape, its
  * JSON and its plain copies stay what they were.
  */
-import type { ConntrackEntry, ConntrackProto, ConntrackTable } from './conntrack.js';
+import type { ConntrackEntry, ConntrackFlag, ConntrackProto, ConntrackState, ConntrackTable } from './conntrack.js';
 
 /**
  * The ids of one entries array. `addresses[id]` is the text of id `id`; `idOf(text)` the
@@ -46,19 +46,40 @@ export function conntrackAddressIds(entries: readonly ConntrackEntry[]): Conntra
   return ids;
 }
 
-/** {@link ConntrackAddressIds} made from the entries' address text (a Map from text to id). */
-export function addressIdsFromText(entries: readonly ConntrackEntry[]): ConntrackAddressIds {
+/**
+ * Numbering of texts in order of first sight: `id(text)` the text's id (a text not seen
+ * before gets the next, 0, 1, 2…), `idOf(text)` the same without numbering (-1 when not
+ * seen), `texts[id]` the text of an id. Equal text ⇔ equal id. Never throws.
+ */
+export interface TextIds {
+  id(text: string): number;
+  idOf(text: string): number;
+  readonly texts: readonly string[];
+}
+
+/** A new, empty {@link TextIds} (a Map from text to id and the texts in order). */
+export function textIds(): TextIds {
   const byText = new Map<string, number>();
-  const addresses: string[] = [];
-  const id = (text: string): number => {
-    let k = byText.get(text);
-    if (k === undefined) {
-      k = addresses.length;
-      addresses.push(text);
-      byText.set(text, k);
-    }
-    return k;
+  const texts: string[] = [];
+  return {
+    texts,
+    idOf: (text) => byText.get(text) ?? -1,
+    id(text) {
+      let k = byText.get(text);
+      if (k === undefined) {
+        k = texts.length;
+        texts.push(text);
+        byText.set(text, k);
+      }
+      return k;
+    },
   };
+}
+
+/** {@link ConntrackAddressIds} made from the entries' address text (see {@link textIds}). */
+export function addressIdsFromText(entries: readonly ConntrackEntry[]): ConntrackAddressIds {
+  const numbering = textIds();
+  const id = (text: string): number => numbering.id(text);
   const n = entries.length;
   const column = (text: (e: ConntrackEntry) => string): Int32Array => {
     const out = new Int32Array(n);
@@ -71,8 +92,8 @@ export function addressIdsFromText(entries: readonly ConntrackEntry[]): Conntrac
   let origSrc: Int32Array | undefined;
   let replyDst: Int32Array | undefined;
   return {
-    addresses,
-    idOf: (text) => byText.get(text) ?? -1,
+    addresses: numbering.texts,
+    idOf: (text) => numbering.idOf(text),
     origDst,
     replySrc,
     get origSrc() {
@@ -88,8 +109,8 @@ export function addressIdsFromText(entries: readonly ConntrackEntry[]): Conntrac
  * A conntrack table's entries read by index, without an object per entry where the table
  * is held in columns (the parser's, src/parsers/conntrack-columns.ts): `length` entries;
  * `entry(i)` entry `i` as an object (made on demand: the same values as `entries[i]`, not
- * always the same object); `proto`, `origDport`, `replySport` its fields read in place;
- * `ids` its address ids.
+ * always the same object); `proto`, the ports, `state`, `timeout`, `flags`, `mark`, `zone`
+ * and `counterTotal` its fields read in place (equal to the entry's); `ids` its address ids.
  */
 export interface ConntrackRows {
   readonly length: number;
@@ -97,7 +118,28 @@ export interface ConntrackRows {
   proto(i: number): ConntrackProto;
   origDport(i: number): number | undefined;
   replySport(i: number): number | undefined;
+  /** Entry `i`'s original source port and reply destination port (the filter's NAT view reads all four). */
+  origSport(i: number): number | undefined;
+  replyDport(i: number): number | undefined;
+  state(i: number): ConntrackState | undefined;
+  /** Seconds, as printed. */
+  timeout(i: number): number | undefined;
+  flags(i: number): readonly ConntrackFlag[];
+  mark(i: number): number | undefined;
+  zone(i: number): number | undefined;
+  /**
+   * Both directions' packets (or bytes) added, as a number (`Number` of the bigint sum);
+   * null when neither direction has counters (`nf_conntrack_acct=0`).
+   */
+  counterTotal(i: number, which: 'packets' | 'bytes'): number | null;
   readonly ids: ConntrackAddressIds;
+}
+
+/** {@link ConntrackRows.counterTotal} of one entry object. */
+export function entryCounterTotal(e: ConntrackEntry, which: 'packets' | 'bytes'): number | null {
+  const a = which === 'packets' ? e.orig.packets : e.orig.bytes;
+  const b = which === 'packets' ? e.reply.packets : e.reply.bytes;
+  return a === undefined && b === undefined ? null : Number((a ?? 0n) + (b ?? 0n));
 }
 
 const ROWS = new WeakMap<object, ConntrackRows>();
@@ -137,6 +179,14 @@ export function entryRows(entries: readonly ConntrackEntry[]): ConntrackRows {
     proto: (i) => entries[i]!.proto,
     origDport: (i) => entries[i]!.orig.dport,
     replySport: (i) => entries[i]!.reply.sport,
+    origSport: (i) => entries[i]!.orig.sport,
+    replyDport: (i) => entries[i]!.reply.dport,
+    state: (i) => entries[i]!.state,
+    timeout: (i) => entries[i]!.timeout,
+    flags: (i) => entries[i]!.flags,
+    mark: (i) => entries[i]!.mark,
+    zone: (i) => entries[i]!.zone,
+    counterTotal: (i, which) => entryCounterTotal(entries[i]!, which),
     get ids() {
       return (ids ??= conntrackAddressIds(entries));
     },

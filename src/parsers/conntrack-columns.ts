@@ -11,9 +11,9 @@
  * place through {@link ConntrackRows} (src/model/conntrack-ids.ts) and builds objects only
  * for the rows it shows.
  */
-import type { ConntrackEntry, ConntrackProto } from '../model/conntrack.js';
-import { registerConntrackAddressIds, type ConntrackAddressIds, type ConntrackRows } from '../model/conntrack-ids.js';
-import { CompactConntrackEntry, compactKindProto, makeCompactTupleFromCounters } from './conntrack-compact.js';
+import type { ConntrackEntry, ConntrackFlag, ConntrackProto, ConntrackState, ConntrackTable } from '../model/conntrack.js';
+import { entryCounterTotal, registerConntrackAddressIds, registerConntrackRows, type ConntrackAddressIds, type ConntrackRows } from '../model/conntrack-ids.js';
+import { CompactConntrackEntry, compactKindFlags, compactKindMark, compactKindProto, compactKindState, compactKindTimeout, makeCompactTupleFromCounters, packedCounter } from './conntrack-compact.js';
 import { lastConntrackFastEntry, lastConntrackFastIds, lastConntrackFastLine } from './conntrack-fast.js';
 import type { ConntrackInterner } from './conntrack-scan.js';
 
@@ -99,23 +99,55 @@ export class ConntrackColumnBuilder {
       for (let i = 0; i < n; i++) out[i] = ids[i * 4 + k]!;
       return out;
     };
-    const ids: ConntrackAddressIds = {
-      addresses: interner.texts,
-      idOf: (text) => interner.idOf(text),
-      origSrc: column(0),
-      origDst: column(1),
-      replySrc: column(2),
-      replyDst: column(3),
-    };
-    const rows = new ConntrackColumnRows(n, this.line.slice(0, n), this.kind.slice(0, n), this.ports.slice(0, 2 * n), this.counters.slice(0, 2 * n), this.special, ids);
+    const ids = internerIds(interner, column(0), column(1), column(2), column(3));
+    const rows = new ConntrackColumnRows(n, this.line.slice(0, n), this.kind.slice(0, n), this.ports.slice(0, 2 * n), this.counters.slice(0, 2 * n), this.special, ids, interner);
     this.line = this.kind = this.ports = this.counters = this.ids = new Int32Array(0);
     return rows;
   }
 }
 
+/** {@link ConntrackAddressIds} of `interner`'s numbering with the four id columns given. */
+export function internerIds(interner: ConntrackInterner, origSrc: Int32Array, origDst: Int32Array, replySrc: Int32Array, replyDst: Int32Array): ConntrackAddressIds {
+  return { addresses: interner.texts, idOf: (text) => interner.idOf(text), origSrc, origDst, replySrc, replyDst };
+}
+
+/**
+ * What a column table is made of (see {@link ConntrackColumnRows.parts}): `kind[i]` ≥ 0 is
+ * a `packKind` value of this thread's kind table, < 0 is -(index in `special` + 1);
+ * `ports` and `counters` two per entry (original, reply: sport << 16 | dport; counters as
+ * `packCounters` packs them, -1 none).
+ */
+export interface ConntrackColumnParts {
+  readonly length: number;
+  readonly line: Int32Array;
+  readonly kind: Int32Array;
+  readonly ports: Int32Array;
+  readonly counters: Int32Array;
+  readonly special: readonly ConntrackEntry[];
+  readonly ids: ConntrackAddressIds;
+  /** The parser's interner (its lookup state travels with a table sent to another thread); absent for rows made otherwise. */
+  readonly interner: ConntrackInterner | undefined;
+}
+
+/**
+ * The {@link ConntrackTable} of `rows`: `entries` made from the columns on first read,
+ * the rest as given; registered so `conntrackRows(table)` is `rows`.
+ */
+export function columnTable(rows: ConntrackColumnRows, rest: Omit<ConntrackTable, 'entries'>): ConntrackTable {
+  const value: ConntrackTable = {
+    get entries() {
+      return rows.entries();
+    },
+    ...rest,
+  };
+  registerConntrackRows(value, rows);
+  return value;
+}
+
 /** The rows of a column table (see the module doc). Never throws for `0 ≤ i < length`. */
 export class ConntrackColumnRows implements ConntrackRows {
   private built: ConntrackEntry[] | undefined;
+  private made = 0;
 
   constructor(
     readonly length: number,
@@ -125,15 +157,28 @@ export class ConntrackColumnRows implements ConntrackRows {
     private readonly counters: Int32Array,
     private readonly special: readonly ConntrackEntry[],
     readonly ids: ConntrackAddressIds,
+    private readonly interner?: ConntrackInterner,
   ) {}
+
+  /** The columns as held (views, not copies: for moving the table to another thread). */
+  parts(): ConntrackColumnParts {
+    const { length, line, kind, ports, counters, special, ids, interner } = this;
+    return { length, line, kind, ports, counters, special, ids, interner };
+  }
 
   /** True once {@link entries} made the objects (a pane that reads rows in place never does). */
   get materialized(): boolean {
     return this.built !== undefined;
   }
 
+  /** How many entry objects {@link entry} has made one by one (a count of work: a pane that reads rows in place makes a screenful). */
+  get entriesMade(): number {
+    return this.made;
+  }
+
   entry(i: number): ConntrackEntry {
     if (this.built !== undefined) return this.built[i]!;
+    this.made++;
     return this.make(i);
   }
 
@@ -175,5 +220,49 @@ export class ConntrackColumnRows implements ConntrackRows {
   replySport(i: number): number | undefined {
     const k = this.kind[i]!;
     return k < 0 ? this.special[-k - 1]!.reply.sport : this.ports[2 * i + 1]! >>> 16;
+  }
+
+  origSport(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.orig.sport : this.ports[2 * i]! >>> 16;
+  }
+
+  replyDport(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.reply.dport : this.ports[2 * i + 1]! & 0xffff;
+  }
+
+  state(i: number): ConntrackState | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.state : compactKindState(k);
+  }
+
+  timeout(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.timeout : compactKindTimeout(k);
+  }
+
+  flags(i: number): readonly ConntrackFlag[] {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.flags : compactKindFlags(k);
+  }
+
+  mark(i: number): number | undefined {
+    const k = this.kind[i]!;
+    return k < 0 ? this.special[-k - 1]!.mark : compactKindMark(k);
+  }
+
+  zone(i: number): number | undefined {
+    const k = this.kind[i]!;
+    // A column entry has no zone (one with a zone needs extras: a special).
+    return k < 0 ? this.special[-k - 1]!.zone : undefined;
+  }
+
+  counterTotal(i: number, which: 'packets' | 'bytes'): number | null {
+    const k = this.kind[i]!;
+    if (k < 0) return entryCounterTotal(this.special[-k - 1]!, which);
+    const a = packedCounter(this.counters[2 * i]!, which);
+    const b = packedCounter(this.counters[2 * i + 1]!, which);
+    return a === undefined && b === undefined ? null : (a ?? 0) + (b ?? 0);
   }
 }

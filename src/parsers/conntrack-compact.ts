@@ -400,6 +400,11 @@ export function compactEntryKind(e: CompactConntrackEntry): number {
   return (e as unknown as { readonly k: number }).k;
 }
 
+/** The stored extras of exactly a {@link CompactConntrackEntryWithExtras}; undefined for any other entry. */
+export function compactEntryExtras(e: ConntrackEntry): CompactExtras | undefined {
+  return e.constructor === CompactConntrackEntryWithExtras ? (e as unknown as { readonly x: CompactExtras }).x : undefined;
+}
+
 /** The header integer of kind index `kind` in this thread's kind table (see packKind). */
 export function kindHeader(kind: number): number | undefined {
   return KIND_HEADERS[kind];
@@ -429,4 +434,32 @@ export function makeCompactTupleFromCounters(src: string, dst: string, sport: nu
 /** The protocol of a compact entry's stored `k` (see packKind), read without the entry. */
 export function compactKindProto(k: number): ConntrackProto {
   return COMPACT_PROTOS[(KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_PROTO_SHIFT) & 7]![0];
+}
+
+/** The state of a compact entry's stored `k` (see packKind), read without the entry. */
+export function compactKindState(k: number): ConntrackState | undefined {
+  const code = (KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_STATE_SHIFT) & 31;
+  return code === 0 ? undefined : COMPACT_STATES[code - 1];
+}
+
+/** The flags of a compact entry's stored `k`, read without the entry (the shared frozen arrays the entry gives). */
+export function compactKindFlags(k: number): readonly ConntrackFlag[] {
+  return COMPACT_FLAG_SETS[(KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_FLAGS_SHIFT) & 15]!;
+}
+
+/** The mark of a compact entry's stored `k` (0 or absent: other marks need extras), read without the entry. */
+export function compactKindMark(k: number): number | undefined {
+  return ((KIND_HEADERS[k & (MAX_KINDS - 1)]! >>> H_MARK_SHIFT) & 3) === 0 ? undefined : 0;
+}
+
+/** The timeout (seconds) of a compact entry's stored `k`, read without the entry. */
+export function compactKindTimeout(k: number): number | undefined {
+  const t = (k >>> K_TIMEOUT_SHIFT) - 1;
+  return t < 0 ? undefined : t;
+}
+
+/** Packets (or bytes) of counters packed by {@link packCounters} as a number (-1: none): undefined for none. */
+export function packedCounter(c: number, which: 'packets' | 'bytes'): number | undefined {
+  if (c < 0) return undefined;
+  return which === 'packets' ? Math.floor(c / BYTES_LIMIT) : c % BYTES_LIMIT;
 }

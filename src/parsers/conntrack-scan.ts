@@ -11,6 +11,13 @@ import { ipv4NumberAt } from '../net/address.js';
 // (a million-flow table of a large cluster has some 300,000 distinct addresses).
 const V4_MIN_SLOTS = 1 << 12;
 
+/** A {@link ConntrackInterner}'s lookup state as plain data (structured-clonable), see `state()`. */
+export interface ConntrackInternerState {
+  readonly texts: readonly string[];
+  readonly v6: readonly (readonly [string, number])[];
+  readonly odd: readonly (readonly [string, number])[];
+}
+
 /**
  * Per-parse numbering of address text: entries with equal addresses share one string,
  * which keeps a million-entry table compact (small bigint counters likewise come from
@@ -140,6 +147,42 @@ export class ConntrackInterner {
     const k = this.newId(text);
     this.odd.set(text, k);
     return k;
+  }
+
+  /**
+   * What a copy of this interner in another thread needs ({@link restore}): the texts by
+   * id and the spellings looked up by text (IPv6 as printed and canonical, non-canonical
+   * IPv4, texts numbered by {@link intern}). Canonical IPv4 is every other text.
+   */
+  state(): ConntrackInternerState {
+    return { texts: this.texts, v6: [...this.v6], odd: [...this.odd] };
+  }
+
+  /**
+   * An interner that answers {@link idOf} exactly as the one whose {@link state} this is
+   * (same ids, same texts); it may go on numbering new addresses. Never throws.
+   */
+  static restore(state: ConntrackInternerState): ConntrackInterner {
+    const out = new ConntrackInterner();
+    for (const text of state.texts) out.texts.push(text);
+    const byText = new Uint8Array(state.texts.length);
+    for (const [text, id] of state.v6) {
+      out.v6.set(text, id);
+      byText[id] = 1;
+    }
+    for (const [text, id] of state.odd) {
+      out.odd.set(text, id);
+      byText[id] = 1;
+    }
+    for (let id = 0; id < state.texts.length; id++) {
+      if (byText[id] === 1) continue;
+      const text = state.texts[id]!;
+      const key = ipv4NumberAt(text, 0, text.length) | 0;
+      if (out.v4Count >= (out.v4Ids.length >> 2) * 3) out.grow();
+      out.put(key, id);
+      out.v4Count++;
+    }
+    return out;
   }
 
   private newId(text: string): number {

@@ -29,8 +29,7 @@ import type {
   ConntrackTrailerUnit,
 } from '../model/conntrack.js';
 import { readConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
-import { ConntrackColumnBuilder } from './conntrack-columns.js';
-import { registerConntrackRows } from '../model/conntrack-ids.js';
+import { ConntrackColumnBuilder, columnTable } from './conntrack-columns.js';
 import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
 import { flatCopy } from '../flat-string.js';
 
@@ -267,17 +266,13 @@ class ConntrackParseState {
       if (t.action === 'shown' && t.unit === 'flow events') reportedEvents = t.count;
     }
     const rows = this.columns.finish(this.interner);
-    const value: ConntrackTable = {
-      // Made from the columns on first read (src/parsers/conntrack-columns.ts).
-      get entries() {
-        return rows.entries();
-      },
+    // Entries made from the columns on first read (src/parsers/conntrack-columns.ts).
+    const value = columnTable(rows, {
       ...(this.events.length > 0 ? { events: this.events } : {}),
       trailers: this.trailers,
       reportedCount,
       ...(reportedEvents !== undefined ? { reportedEvents } : {}),
-    };
-    registerConntrackRows(value, rows);
+    });
     return { value, diagnostics: this.diagnostics };
   }
 }

@@ -13,9 +13,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs, writeModeBundle } from '../../bench/gen/capture.js';
 import { classifyConntrackColumns, CODE_OK, CODE_STALE_GONE, CODE_STALE_UNTRANSLATED, CODE_VIA_ENDPOINT, CODE_VIA_NODEPORT } from '../../src/analysis/conntrack-classify.js';
-import { buildConntrackIndex, conntrackSource, conntrackTargets } from '../../src/analysis/conntrack-index.js';
+import { buildConntrackIndex, buildConntrackTableIndex, conntrackSource, conntrackTargets } from '../../src/analysis/conntrack-index.js';
 import { CONNTRACK_SORT_COLUMNS, DEFAULT_CONNTRACK_SORT, sortedOrder } from '../../src/analysis/conntrack-sort.js';
-import { conntrackOrder } from '../../src/analysis/conntrack-filter.js';
+import { conntrackOrder, conntrackSearchText } from '../../src/analysis/conntrack-filter.js';
 import { conntrackRow, conntrackView } from '../../src/analysis/conntrack-view.js';
 import { toPlain } from '../../src/model/plain.js';
 import { ConntrackColumnRows } from '../../src/parsers/conntrack-columns.js';
@@ -181,18 +181,37 @@ describe('the conntrack table in columns', () => {
       expect(rows.proto(i)).toBe(e.proto);
       expect(rows.origDport(i)).toBe(e.orig.dport);
       expect(rows.replySport(i)).toBe(e.reply.sport);
+      expect(rows.origSport(i)).toBe(e.orig.sport);
+      expect(rows.replyDport(i)).toBe(e.reply.dport);
+      expect(rows.state(i)).toBe(e.state);
+      expect(rows.timeout(i)).toBe(e.timeout);
+      expect(rows.flags(i)).toEqual(e.flags);
+      expect(rows.mark(i)).toBe(e.mark);
+      expect(rows.zone(i)).toBe(e.zone);
+      for (const which of ['packets', 'bytes'] as const) {
+        const [a, b] = [e.orig[which], e.reply[which]];
+        expect(rows.counterTotal(i, which)).toBe(a === undefined && b === undefined ? null : Number((a ?? 0n) + (b ?? 0n)));
+      }
       expect(toPlain(rows.entry(i))).toStrictEqual(toPlain(e));
     }
+    expect((rows as ConntrackColumnRows).materialized).toBe(true);
     const services: ServiceFrontends[] = [
       { namespace: 'default', name: 'web', vips: [{ ip: '10.96.12.34', port: 80, protocol: 'TCP' }], nodePorts: [], endpoints: [{ ip: '10.244.0.31', port: 8080, protocol: 'TCP' }] },
     ];
     const plainIndex = buildConntrackIndex(entries.map((e) => toPlain(e)), services, []);
-    const columnIndex = buildConntrackIndex(entries, services, []);
+    // A fresh parse: its rows are read in place (the filter and sorts below make no entry).
+    const fresh = parseConntrack(text(), 'ct').value;
+    const freshRows = conntrackRows(fresh) as ConntrackColumnRows;
+    const columnIndex = buildConntrackTableIndex(fresh, services, []);
+    for (const filter of FILTERS) expect([filter, [...conntrackOrder(columnIndex, query(filter))]]).toEqual([filter, [...byText(plainIndex, filter)]]);
     for (const column of CONNTRACK_SORT_COLUMNS) {
       for (const descending of [false, true]) {
         expect([...sortedOrder(columnIndex, { column, descending })]).toEqual([...sortedOrder(plainIndex, { column, descending })]);
       }
     }
+    // The filter's word test and every sort read the columns in place: no entry object made.
+    expect(freshRows.materialized).toBe(false);
+    expect(freshRows.entriesMade).toBe(0);
   });
 
   it('gives the Conntrack pane its rows without making an object per entry', async () => {
@@ -223,6 +242,8 @@ describe('the conntrack table in columns', () => {
     expect(filtered.length).toBeGreaterThan(0);
     expect([...filtered]).toEqual([...keepMatching(plainIndex, 'tcp ok')]);
     expect((rows as ConntrackColumnRows).materialized).toBe(false);
+    // Only the 40 rows shown above and this test's plain copies were made as objects (the filter and sorts read in place).
+    expect((rows as ConntrackColumnRows).entriesMade).toBe(40 + rows.length);
     // Other readers (trace, diagnose, show conntrack) still get the entries: made once, then kept.
     const entries = snapshot.conntrack!.value!.entries;
     expect(entries).toBe(snapshot.conntrack!.value!.entries);
@@ -230,6 +251,19 @@ describe('the conntrack table in columns', () => {
     expect((rows as ConntrackColumnRows).materialized).toBe(true);
   });
 });
+
+/** Plain filters (the word test's) that reach every field it reads: protocol, state, addresses and ports, the SNAT note, flags, mark, zone, Service, status. */
+const FILTERS = ['tcp', 'udp ok', 'established', 'syn_sent', 'assured', 'unreplied', 'mark=0', 'mark=7', 'zone=2', '10.244.0', '.9:5', ':80', ':8080', 'fd00:244::9', 'fd00:96', 'snat as', 'default/web', 'stale', 'no-service', 'icmp', '31:80', '0.0.1', 'tcp 10.96 ok'];
+
+function query(filter: string) {
+  return { sort: DEFAULT_CONNTRACK_SORT, filter, service: null };
+}
+
+/** The default-sorted order of `index` kept by `filter` tested on each entry's whole search text (the definition the word test is held to). */
+function byText(index: ReturnType<typeof buildConntrackIndex>, filter: string): number[] {
+  const words = filter.toLowerCase().split(/\s+/).filter((w) => w !== '');
+  return [...sortedOrder(index, DEFAULT_CONNTRACK_SORT)].filter((i) => words.every((w) => conntrackSearchText(index, i).includes(w)));
+}
 
 /** The conntrack text of a generated world's iptables bundle. */
 function writeAndRead(world: ReturnType<typeof generateWorld>): string {
