@@ -32,6 +32,7 @@ import {
   type IptablesTargetKind,
 } from '../model/iptables.js';
 import { makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
+import { dropChainLineFacts, setChainLineFacts } from '../model/iptables-facts.js';
 import { flatCopy } from '../flat-string.js';
 import {
   isCanonicalBracketCounters,
@@ -149,6 +150,54 @@ export async function parseIptablesSavePieces(
   return whole ? parseIptablesSaveChunked(joined(), origin, options, chunkChars, turn) : result;
 }
 
+/**
+ * {@link parseIptablesSavePieces}, with each chain's rules parsed on first read of its `rules`
+ * (then kept): a first pass over the lines only reads the tables, the chain declarations and
+ * which chain each rule line belongs to, with facts of its lines (src/model/iptables-facts.ts:
+ * the rule count, whether a `--match-set` may be there) that readers use meanwhile. Reading
+ * `diagnostics` parses every chain (they are then complete). Equal to the one-pass parse in
+ * every field once read; any shape the first pass does not locate (a command other than `-A`,
+ * a rule outside a `*table` block, a chain's rules not written together, stderr's legacy
+ * warning, a piece not ending a line, no `*table` line in the first piece) is parsed by
+ * {@link parseIptablesSavePieces}. The pieces are kept until every chain is parsed.
+ * Rejects only if `turn` rejects.
+ */
+export async function parseIptablesSaveLazyPieces(
+  pieces: () => Iterable<string>,
+  origin: string,
+  options: IptablesParseOptions,
+  chunkChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<IptablesRuleset>> {
+  const onePass = (): Promise<ParseResult<IptablesRuleset>> => parseIptablesSavePieces(pieces, origin, options, chunkChars, turn);
+  const it = pieces()[Symbol.iterator]();
+  const first = it.next();
+  if (first.done || first.value.includes(LEGACY_WARNING) || !TABLE_LINE.test(first.value)) return onePass();
+  let previous = first.value;
+  let stopped = false;
+  const checked: Iterator<string> = {
+    next: () => {
+      const next = it.next();
+      if (!next.done && (!previous.endsWith('\n') || next.value.includes(LEGACY_WARNING))) {
+        stopped = true;
+        return { done: true, value: undefined };
+      }
+      if (!next.done) previous = next.value;
+      return next;
+    },
+  };
+  const parser = new SaveParser(first.value, origin, options, true);
+  parser.defer();
+  let result: ParseResult<IptablesRuleset>;
+  try {
+    result = await parser.parsePieces(checked, chunkChars, turn);
+  } catch (e) {
+    if (e === DEFER_STOP) return onePass();
+    throw e;
+  }
+  return stopped ? onePass() : parser.lazyResult(result);
+}
+
 interface ChainBuilder {
   readonly name: string;
   builtin: boolean;
@@ -165,6 +214,8 @@ interface ChainBuilder {
   inferred: boolean;
   firstUseLine: number;
   firstUseText: string;
+  /** Deferred parse: some rule line of the chain may hold `--match-set` (see lineMaySetMatch). */
+  maySet: boolean;
 }
 
 interface TableBuilder {
@@ -231,6 +282,26 @@ class SaveParser {
   private lineSource = '';
   /** The text holds the legacy-tables warning somewhere: lines are checked for it mid-line. */
   private readonly mayHoldWarning: boolean;
+  /**
+   * Deferred mode ({@link parseIptablesSaveLazyPieces}): the first pass only locates each rule
+   * line and counts it for its chain; a chain's rules are parsed on first read of `rules`.
+   */
+  private deferring = false;
+  /** The text's pieces while some chain's rules are still to be parsed (deferred mode). */
+  private pieces: string[] | null = null;
+  /** Where each located rule line lies; a chain's lines are one run of them (runStart, runLength). */
+  private readonly refs = new LineRefs();
+  /** While a chain's rules are parsed late: where they go (and diagnostics are only counted). */
+  private sink: MutableRule[] | null = null;
+  /** Diagnostics the late parses met, which the one-pass parse would have listed. */
+  private lateDiagnostics = 0;
+  /** Shared option-less targets settled so far, and those naming nothing (see finishTable). */
+  private readonly settledShared = new Set<ParsedTarget>();
+  private readonly unknownShared = new Set<ParsedTarget>();
+  /** Chains whose rules are not parsed yet. */
+  private unparsed = 0;
+  /** The deferred parse's diagnostics once known (see {@link lazyResult}). */
+  private lateResolved: readonly Diagnostic[] | null = null;
 
   /** `saveFormat`: given when `text` is the first piece of a longer text (see {@link parsePieces}). */
   constructor(
@@ -257,7 +328,47 @@ class SaveParser {
       const next = rest.next();
       if (next.done) return this.finish();
       [this.text, this.pos] = [next.value, 0];
+      this.pieces?.push(next.value);
     }
+  }
+
+  /** Turns deferred mode on before the first line (see {@link parseIptablesSaveLazyPieces}). */
+  defer(): void {
+    this.deferring = true;
+    this.pieces = [this.text];
+  }
+
+  /**
+   * The deferred parse's result: `value` as pass 1 finished it, and `diagnostics` complete
+   * whenever read: every chain is then parsed; when the late parses met no diagnostic,
+   * pass 1's list is the one-pass parse's (the same lines added them in the same order),
+   * else the one-pass parse of the joined pieces gives them.
+   */
+  lazyResult(first: ParseResult<IptablesRuleset>): ParseResult<IptablesRuleset> {
+    if (this.unparsed === 0) this.settle();
+    const diagnostics = (): readonly Diagnostic[] => this.lateResolved ?? this.resolveDiagnostics(first.value);
+    return {
+      value: first.value,
+      get diagnostics(): readonly Diagnostic[] {
+        return diagnostics();
+      },
+    } as ParseResult<IptablesRuleset>;
+  }
+
+  private resolveDiagnostics(ruleset: IptablesRuleset): readonly Diagnostic[] {
+    for (const t of ruleset.tables) for (const c of t.chains) void c.rules;
+    if (this.lateResolved === null) {
+      this.lateResolved = parseIptablesSave(this.pieces!.join(''), this.origin, this.options).diagnostics;
+      this.pieces = null;
+    }
+    return this.lateResolved;
+  }
+
+  /** Every chain is parsed: when no late parse met a diagnostic, pass 1's list is complete and the text is let go. */
+  private settle(): void {
+    if (this.lateDiagnostics > 0) return;
+    this.lateResolved = this.diags;
+    this.pieces = null;
   }
 
   parse(): ParseResult<IptablesRuleset> {
@@ -340,7 +451,8 @@ class SaveParser {
     switch (c) {
       case 45: // '-'
       case 91: // '['
-        this.commandLine(line, lineNo);
+        if (this.deferring) this.locateRule(line, lineNo);
+        else this.commandLine(line, lineNo);
         return;
       case 58: // ':'
         this.chainHeader(body, line, lineNo);
@@ -565,6 +677,10 @@ class SaveParser {
     const rule = makeRule(chain.name, lineNo, line, prefixText, body, this.buf);
     for (const p of problems) this.add('warning', lineNo, line, p.code, p.message);
     if (body.counters !== null) this.checkCounters(body.counters, lineNo, line);
+    if (this.sink !== null) {
+      this.sink.push(rule);
+      return;
+    }
     const all = table.rules;
     if (chain.list === null && insertAt === 0 && (chain.runLength === 0 || chain.runStart + chain.runLength === all.length)) {
       if (chain.runLength === 0) chain.runStart = all.length;
@@ -642,6 +758,7 @@ class SaveParser {
       inferred: false,
       firstUseLine: 0,
       firstUseText: '',
+      maySet: false,
     };
     table.declared.push(chain);
     table.byName.set(chain.name, chain);
@@ -684,6 +801,7 @@ class SaveParser {
       inferred: true,
       firstUseLine: lineNo,
       firstUseText: line,
+      maySet: false,
     };
     table.inferred.push(chain);
     table.byName.set(chain.name, chain);
@@ -749,6 +867,10 @@ class SaveParser {
           this.add('warning', c.firstUseLine, c.firstUseText, 'undeclared-chain', `rule for chain ${c.name}, never declared; chain created`);
         }
       }
+      if (this.deferring && c.runLength > 0) {
+        chains.push(this.deferredChain(t, c));
+        continue;
+      }
       // Exact size: push-grown arrays carry spare capacity.
       const rules = c.list !== null ? c.list.slice() : t.rules.slice(c.runStart, c.runStart + c.runLength);
       for (let k = 0; k < rules.length; k++) {
@@ -785,6 +907,108 @@ class SaveParser {
     return { name: t.name, chains, line: t.line, committed: t.committed };
   }
 
+  // ── deferred mode ──────────────────────────────────────────────────────
+
+  /**
+   * Pass 1 of the deferred parse: a save-format rule line (`-A CHAIN …` or `[p:b] -A CHAIN …`,
+   * one space between, a chain name without quotes or backslashes, inside a `*table` block)
+   * is located and counted for its chain; any other command line stops the deferred parse
+   * ({@link DEFER_STOP}: the caller parses in one pass instead).
+   */
+  private locateRule(line: string, lineNo: number): void {
+    const table = this.current;
+    if (table === null) throw DEFER_STOP;
+    let at = 0;
+    if (line.charCodeAt(0) === 91) {
+      COUNTERS_RULE.lastIndex = 0;
+      if (!COUNTERS_RULE.test(line)) throw DEFER_STOP;
+      at = COUNTERS_RULE.lastIndex - 3;
+    } else if (!line.startsWith('-A ')) throw DEFER_STOP;
+    const from = at + 3;
+    const n = line.length;
+    let end = from;
+    let c: number;
+    while (end < n && (c = line.charCodeAt(end)) !== 32 && c !== 9) {
+      if (c === 34 || c === 92) throw DEFER_STOP;
+      end++;
+    }
+    if (end === from) throw DEFER_STOP;
+    const chain = this.chainForRule(table, line.slice(from, end), line, lineNo);
+    const refs = this.refs;
+    // A chain's lines one after another (iptables-save writes them so); else the one-pass parse.
+    if (chain.runLength === 0) chain.runStart = refs.length;
+    else if (chain.runStart + chain.runLength !== refs.length) throw DEFER_STOP;
+    chain.runLength++;
+    refs.push(this.pieces!.length - 1, this.lineFrom, lineNo);
+    if (!chain.maySet && lineMaySetMatch(line)) chain.maySet = true;
+  }
+
+  /** The chain of `c` whose `rules` parses its located lines on first read; it carries its line facts till then. */
+  private deferredChain(t: TableBuilder, c: ChainBuilder): IptablesChain {
+    const chain = makeChain(c, NO_RULES);
+    this.unparsed++;
+    Object.defineProperty(chain, 'rules', {
+      get: (): readonly IptablesRule[] => this.parseDeferred(t, c, chain),
+      set(value: readonly IptablesRule[]): void {
+        Object.defineProperty(chain, 'rules', { value, writable: true, enumerable: true, configurable: true });
+      },
+      enumerable: true,
+      configurable: true,
+    });
+    setChainLineFacts(chain, { ruleCount: c.runLength, maySetMatch: c.maySet });
+    return chain;
+  }
+
+  /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does. */
+  private parseDeferred(t: TableBuilder, c: ChainBuilder, chain: IptablesChain): readonly IptablesRule[] {
+    const sink: MutableRule[] = [];
+    const refs = this.refs;
+    const pieces = this.pieces!;
+    const current = this.current;
+    this.sink = sink;
+    this.current = t;
+    this.lastChain = null;
+    for (let k = c.runStart; k < c.runStart + c.runLength; k++) {
+      const text = pieces[refs.piece(k)]!;
+      const from = refs.from(k);
+      let end = text.indexOf('\n', from);
+      if (end < 0) end = text.length;
+      let stop = end;
+      if (stop > from && text.charCodeAt(stop - 1) === 13) stop--;
+      this.lineSource = text;
+      this.lineFrom = from;
+      this.lineTo = stop;
+      this.commandLine(text.slice(from, stop), refs.line(k));
+    }
+    const rules = sink.slice();
+    for (let k = 0; k < rules.length; k++) {
+      const r = rules[k]!;
+      r.index = k + 1;
+      const target = r.target;
+      if (target === null) continue;
+      if (targetOptionCount(target) === 0) {
+        // Shared by the table's rules: settled once, as finishTable settles them all.
+        if (!this.settledShared.has(target)) {
+          this.settledShared.add(target);
+          const named = t.byName.get(target.name);
+          if (this.settleTarget(target, named !== undefined, t, 'save')) this.unknownShared.add(target);
+          target.name = named !== undefined ? named.name : flatCopy(target.name);
+        }
+        if (this.unknownShared.has(target)) this.unknownTarget(target, t, r);
+      } else if (this.settleTarget(target, t.byName.has(target.name), t, 'save')) {
+        this.unknownTarget(target, t, r);
+      }
+    }
+    this.sink = null;
+    this.current = current;
+    this.lastChain = null;
+    RESET_LAST_MATCH.test('');
+    Object.defineProperty(chain, 'rules', { value: rules, writable: true, enumerable: true, configurable: true });
+    dropChainLineFacts(chain);
+    if (--this.unparsed === 0) this.settle();
+    return rules;
+  }
+
   /**
    * Decides jump / goto / builtin / extension once every chain of the table is known
    * (`isChain`: the target names one);
@@ -815,6 +1039,10 @@ class SaveParser {
   }
 
   private add(severity: Severity, line: number, text: string, code: string, message: string): void {
+    if (this.sink !== null) {
+      this.lateDiagnostics++;
+      return;
+    }
     if (this.diags.length >= MAX_DIAGNOSTICS) {
       this.suppressed++;
       return;
@@ -822,6 +1050,74 @@ class SaveParser {
     // Copies: a view into one line would keep the whole text alive.
     this.diags.push(diagnostic(severity, this.origin, line, flatCopy(text), code, flatCopy(message)));
   }
+}
+
+/** Thrown by pass 1 of the deferred parse on a line it does not locate: the one-pass parse takes over. */
+const DEFER_STOP = new Error('iptables-save: shape not deferred');
+
+/** The counters before a rule as `iptables-save -c` prints them, then `-A ` (digits only: parseBracketCounters takes them). */
+const COUNTERS_RULE = /\[[0-9]+:[0-9]+\] -A /y;
+
+const NO_RULES: readonly IptablesRule[] = [];
+
+/** Where located rule lines lie: piece index, start in the piece, line number; growing typed arrays. */
+class LineRefs {
+  private pieceAt = new Int32Array(1024);
+  private fromAt = new Int32Array(1024);
+  private lineAt = new Int32Array(1024);
+  length = 0;
+
+  push(piece: number, from: number, line: number): void {
+    if (this.length === this.pieceAt.length) {
+      const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.pieceAt = grow(this.pieceAt);
+      this.fromAt = grow(this.fromAt);
+      this.lineAt = grow(this.lineAt);
+    }
+    this.pieceAt[this.length] = piece;
+    this.fromAt[this.length] = from;
+    this.lineAt[this.length++] = line;
+  }
+
+  piece(k: number): number {
+    return this.pieceAt[k]!;
+  }
+
+  from(k: number): number {
+    return this.fromAt[k]!;
+  }
+
+  line(k: number): number {
+    return this.lineAt[k]!;
+  }
+}
+
+/**
+ * Whether a rule line could hold an option named `match-set` once tokenized (iptables'
+ * restore tokenizer, `iptables/xshared.c`, as tokenizeRange reads it): the line holds the
+ * text `match-set`, a backslash (an escape inside quotes), a quote not closed, or a quote
+ * glued to a word (the tokenizer joins the pieces: `--match"-set"`). Otherwise each word is
+ * a plain run of the line or exactly the text between two quotes, and none is `--match-set`.
+ */
+export function lineMaySetMatch(line: string): boolean {
+  if (line.includes('match-set') || line.includes('\\')) return true;
+  let q = line.indexOf('"');
+  while (q >= 0) {
+    if (q > 0 && !isBlank(line.charCodeAt(q - 1))) return true;
+    const close = line.indexOf('"', q + 1);
+    if (close < 0) return true;
+    if (close + 1 < line.length && !isBlank(line.charCodeAt(close + 1))) return true;
+    q = line.indexOf('"', close + 1);
+  }
+  return false;
+}
+
+function isBlank(c: number): boolean {
+  return c === 32 || c === 9;
 }
 
 /** The words of iptables-nft's warning (iptables/nft-shared.c `nft_check_xt_legacy`), also for ip6tables. */
