@@ -24,29 +24,26 @@ export interface ChainLineFacts {
   readonly maySetMatch: boolean;
 }
 
-const facts = new WeakMap<IptablesChain, ChainLineFacts>();
+/**
+ * The method a chain whose rules are not built yet answers its {@link ChainLineFacts} with
+ * (the parser's deferred chains have it on their prototype; it answers undefined once the
+ * rules are built). Chains without it have no facts: readers read their rules.
+ */
+export const CHAIN_LINE_FACTS: unique symbol = Symbol('iptables chain line facts');
 
-/** Gives `chain` its line facts (the parser does, for a chain whose rules are not built yet). */
-export function setChainLineFacts(chain: IptablesChain, f: ChainLineFacts): void {
-  facts.set(chain, f);
-}
-
-/** Drops `chain`'s line facts (its rules are built: readers read them). */
-export function dropChainLineFacts(chain: IptablesChain): void {
-  facts.delete(chain);
-}
+type WithFacts = { readonly [CHAIN_LINE_FACTS]?: () => ChainLineFacts | undefined };
 
 /** The line facts of a chain whose rules are not built yet; undefined for any other chain. */
 export function chainLineFacts(chain: IptablesChain): ChainLineFacts | undefined {
-  return facts.get(chain);
+  return (chain as WithFacts)[CHAIN_LINE_FACTS]?.call(chain);
 }
 
 /** `chain.rules.length`, without building the rules of a chain not parsed yet. */
 export function chainRuleCount(chain: IptablesChain): number {
-  return facts.get(chain)?.ruleCount ?? chain.rules.length;
+  return chainLineFacts(chain)?.ruleCount ?? chain.rules.length;
 }
 
 /** False when no rule of `chain` has a `--match-set` option (see {@link ChainLineFacts}); true when one may. */
 export function chainMaySetMatch(chain: IptablesChain): boolean {
-  return facts.get(chain)?.maySetMatch ?? true;
+  return chainLineFacts(chain)?.maySetMatch ?? true;
 }

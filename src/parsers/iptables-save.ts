@@ -31,8 +31,7 @@ import {
   type IptablesTableName,
   type IptablesTargetKind,
 } from '../model/iptables.js';
-import { makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
-import { dropChainLineFacts, setChainLineFacts } from '../model/iptables-facts.js';
+import { deferredChainMaker, makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
 import { flatCopy } from '../flat-string.js';
 import {
   isCanonicalBracketCounters,
@@ -858,6 +857,7 @@ class SaveParser {
     // The last jump target with options settled (`-j DNAT --to-destination …` repeats).
     let lastName: string | null = null;
     let lastKind: IptablesTargetKind = 'jump';
+    const deferred = this.deferring ? this.deferredChains(t) : null;
     for (const c of [...t.declared, ...t.inferred]) {
       if (c.inferred) {
         if (dialect !== 'save') {
@@ -867,8 +867,9 @@ class SaveParser {
           this.add('warning', c.firstUseLine, c.firstUseText, 'undeclared-chain', `rule for chain ${c.name}, never declared; chain created`);
         }
       }
-      if (this.deferring && c.runLength > 0) {
-        chains.push(this.deferredChain(t, c));
+      if (deferred !== null && c.runLength > 0) {
+        this.unparsed++;
+        chains.push(deferred(c));
         continue;
       }
       // Exact size: push-grown arrays carry spare capacity.
@@ -943,24 +944,20 @@ class SaveParser {
     if (!chain.maySet && lineMaySetMatch(line)) chain.maySet = true;
   }
 
-  /** The chain of `c` whose `rules` parses its located lines on first read; it carries its line facts till then. */
-  private deferredChain(t: TableBuilder, c: ChainBuilder): IptablesChain {
-    const chain = makeChain(c, NO_RULES);
-    this.unparsed++;
-    Object.defineProperty(chain, 'rules', {
-      get: (): readonly IptablesRule[] => this.parseDeferred(t, c, chain),
-      set(value: readonly IptablesRule[]): void {
-        Object.defineProperty(chain, 'rules', { value, writable: true, enumerable: true, configurable: true });
+  /** A maker of table `t`'s chains whose `rules` parses their located lines on first read (with their line facts till then). */
+  private deferredChains(t: TableBuilder): (c: ChainBuilder) => IptablesChain {
+    const builder = (name: string): ChainBuilder => t.byName.get(name)!;
+    return deferredChainMaker({
+      rules: (name) => this.parseDeferred(t, builder(name)),
+      facts: (name) => {
+        const c = builder(name);
+        return { ruleCount: c.runLength, maySetMatch: c.maySet };
       },
-      enumerable: true,
-      configurable: true,
     });
-    setChainLineFacts(chain, { ruleCount: c.runLength, maySetMatch: c.maySet });
-    return chain;
   }
 
   /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does. */
-  private parseDeferred(t: TableBuilder, c: ChainBuilder, chain: IptablesChain): readonly IptablesRule[] {
+  private parseDeferred(t: TableBuilder, c: ChainBuilder): readonly IptablesRule[] {
     const sink: MutableRule[] = [];
     const refs = this.refs;
     const pieces = this.pieces!;
@@ -1003,8 +1000,6 @@ class SaveParser {
     this.current = current;
     this.lastChain = null;
     RESET_LAST_MATCH.test('');
-    Object.defineProperty(chain, 'rules', { value: rules, writable: true, enumerable: true, configurable: true });
-    dropChainLineFacts(chain);
     if (--this.unparsed === 0) this.settle();
     return rules;
   }
@@ -1057,8 +1052,6 @@ const DEFER_STOP = new Error('iptables-save: shape not deferred');
 
 /** The counters before a rule as `iptables-save -c` prints them, then `-A ` (digits only: parseBracketCounters takes them). */
 const COUNTERS_RULE = /\[[0-9]+:[0-9]+\] -A /y;
-
-const NO_RULES: readonly IptablesRule[] = [];
 
 /** Where located rule lines lie: piece index, start in the piece, line number; growing typed arrays. */
 class LineRefs {
