@@ -289,7 +289,7 @@ class SaveParser {
   /** The text's pieces while some chain's rules are still to be parsed (deferred mode). */
   private pieces: string[] | null = null;
   /** Where each located rule line lies; a chain's lines are one run of them (runStart, runLength). */
-  private readonly refs = new LineRefs();
+  private refs = new LineRefs();
   /** While a chain's rules are parsed late: where they go (and diagnostics are only counted). */
   private sink: MutableRule[] | null = null;
   /** Diagnostics the late parses met, which the one-pass parse would have listed. */
@@ -361,6 +361,20 @@ class SaveParser {
       this.pieces = null;
     }
     return this.lateResolved;
+  }
+
+  /** Every chain is parsed: what pass 1 kept to parse them is let go (the chains' prototypes keep this parser). */
+  private release(): void {
+    this.refs = new LineRefs();
+    for (const t of this.tables) {
+      t.byName.clear();
+      t.declared = [];
+      t.inferred = [];
+      t.targets.clear();
+    }
+    this.settledShared.clear();
+    this.unknownShared.clear();
+    this.sharedCounters.clear();
   }
 
   /** Every chain is parsed: when no late parse met a diagnostic, pass 1's list is complete and the text is let go. */
@@ -1000,7 +1014,10 @@ class SaveParser {
     this.current = current;
     this.lastChain = null;
     RESET_LAST_MATCH.test('');
-    if (--this.unparsed === 0) this.settle();
+    if (--this.unparsed === 0) {
+      this.release();
+      this.settle();
+    }
     return rules;
   }
 
