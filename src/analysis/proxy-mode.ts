@@ -5,7 +5,7 @@
  */
 import { CILIUM_LB_MAPS, type LbTable } from '../model/cilium.js';
 import type { IptablesRuleset } from '../model/iptables.js';
-import { chainMaySetMatch, chainRuleCount } from '../model/iptables-facts.js';
+import { chainMayHold, chainRuleCount } from '../model/iptables-facts.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { ChainSummary } from '../model/chain-summary.js';
 
@@ -166,7 +166,7 @@ export function ipsetMatchesIn(ruleset: IptablesRuleset | null | undefined): { r
     if (t.name !== 'nat') continue;
     for (const c of t.chains) {
       // A chain whose lines hold no `--match-set` is not parsed for it (src/model/iptables-facts.ts).
-      if (!chainMaySetMatch(c)) continue;
+      if (!chainMayHold(c, 'match-set')) continue;
       for (const r of c.rules) {
         let hit = false;
         for (const m of r.matches) {

@@ -153,7 +153,7 @@ export async function parseIptablesSavePieces(
  * {@link parseIptablesSavePieces}, with each chain's rules parsed on first read of its `rules`
  * (then kept): a first pass over the lines only reads the tables, the chain declarations and
  * which chain each rule line belongs to, with facts of its lines (src/model/iptables-facts.ts:
- * the rule count, whether a `--match-set` may be there) that readers use meanwhile. Reading
+ * the rule count, whether a word may be there) that readers use meanwhile. Reading
  * `diagnostics` parses every chain (they are then complete). Equal to the one-pass parse in
  * every field once read; any shape the first pass does not locate (a command other than `-A`,
  * a rule outside a `*table` block, a chain's rules not written together, stderr's legacy
@@ -213,8 +213,8 @@ interface ChainBuilder {
   inferred: boolean;
   firstUseLine: number;
   firstUseText: string;
-  /** Deferred parse: some rule line of the chain may hold `--match-set` (see lineMaySetMatch). */
-  maySet: boolean;
+  /** Deferred parse: some rule line of the chain has words that are not plain text of it (see lineWordsIrregular). */
+  irregular: boolean;
 }
 
 interface TableBuilder {
@@ -771,7 +771,7 @@ class SaveParser {
       inferred: false,
       firstUseLine: 0,
       firstUseText: '',
-      maySet: false,
+      irregular: false,
     };
     table.declared.push(chain);
     table.byName.set(chain.name, chain);
@@ -814,7 +814,7 @@ class SaveParser {
       inferred: true,
       firstUseLine: lineNo,
       firstUseText: line,
-      maySet: false,
+      irregular: false,
     };
     table.inferred.push(chain);
     table.byName.set(chain.name, chain);
@@ -955,7 +955,7 @@ class SaveParser {
     else if (chain.runStart + chain.runLength !== refs.length) throw DEFER_STOP;
     chain.runLength++;
     refs.push(this.pieces!.length - 1, this.lineFrom, lineNo);
-    if (!chain.maySet && lineMaySetMatch(line)) chain.maySet = true;
+    if (!chain.irregular && lineWordsIrregular(line)) chain.irregular = true;
   }
 
   /** A maker of table `t`'s chains whose `rules` parses their located lines on first read (with their line facts till then). */
@@ -965,9 +965,28 @@ class SaveParser {
       rules: (name) => this.parseDeferred(t, builder(name)),
       facts: (name) => {
         const c = builder(name);
-        return { ruleCount: c.runLength, maySetMatch: c.maySet };
+        return { ruleCount: c.runLength, mayHold: (literal) => c.irregular || this.linesInclude(c, literal) };
       },
     });
+  }
+
+  /** Whether chain `c`'s located lines (and any line between them) hold `literal`: one bounded search per piece they lie in. */
+  private linesInclude(c: ChainBuilder, literal: string): boolean {
+    const refs = this.refs;
+    const pieces = this.pieces!;
+    const last = c.runStart + c.runLength - 1;
+    let k = c.runStart;
+    while (k <= last) {
+      const piece = refs.piece(k);
+      let j = k;
+      while (j < last && refs.piece(j + 1) === piece) j++;
+      const text = pieces[piece]!;
+      let end = text.indexOf('\n', refs.from(j));
+      if (end < 0) end = text.length;
+      if (text.slice(refs.from(k), end).includes(literal)) return true;
+      k = j + 1;
+    }
+    return false;
   }
 
   /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does. */
@@ -1107,14 +1126,14 @@ class LineRefs {
 }
 
 /**
- * Whether a rule line could hold an option named `match-set` once tokenized (iptables'
- * restore tokenizer, `iptables/xshared.c`, as tokenizeRange reads it): the line holds the
- * text `match-set`, a backslash (an escape inside quotes), a quote not closed, or a quote
- * glued to a word (the tokenizer joins the pieces: `--match"-set"`). Otherwise each word is
- * a plain run of the line or exactly the text between two quotes, and none is `--match-set`.
+ * Whether some word of a rule line, as iptables' restore tokenizer reads it (`iptables/xshared.c`,
+ * tokenizeRange here), may not be plain text of the line: the line holds a backslash (an escape
+ * inside quotes), a quote not closed, or a quote glued to a word (the tokenizer joins the pieces:
+ * `--match"-set"`). When false, every word is a run of the line between blanks or exactly the
+ * text between two quotes.
  */
-export function lineMaySetMatch(line: string): boolean {
-  if (line.includes('match-set') || line.includes('\\')) return true;
+export function lineWordsIrregular(line: string): boolean {
+  if (line.includes('\\')) return true;
   let q = line.indexOf('"');
   while (q >= 0) {
     if (q > 0 && !isBlank(line.charCodeAt(q - 1))) return true;

@@ -12,10 +12,11 @@ import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
 import { buildFirstSnapshot, buildSnapshot, completeSnapshot, piecedProbes } from '../../src/collect/build-snapshot.js';
 import { countLeftoverChains, detectProxyMode, ipsetMatchesIn } from '../../src/analysis/proxy-mode.js';
-import { plainIptablesChain, type IptablesRuleset } from '../../src/model/iptables.js';
-import { chainLineFacts, chainRuleCount } from '../../src/model/iptables-facts.js';
+import { plainIptablesChain, type IptablesChain, type IptablesRuleset } from '../../src/model/iptables.js';
+import { chainLineFacts, chainMayHold, chainRuleCount } from '../../src/model/iptables-facts.js';
+import { iptablesDumpNotes, rulesMissingTheirMark, staleRejectsOnIpvs } from '../../src/analysis/iptables-faults.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { lineMaySetMatch, parseIptablesSave, parseIptablesSaveLazyPieces, type IptablesParseOptions } from '../../src/parsers/iptables-save.js';
+import { lineWordsIrregular, parseIptablesSave, parseIptablesSaveLazyPieces, type IptablesParseOptions } from '../../src/parsers/iptables-save.js';
 import { tokenizeRange, TokenBuffer } from '../../src/parsers/iptables-rule.js';
 import { showRules } from '../../src/report/rules.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
@@ -62,6 +63,27 @@ function snapshotOf(ruleset: IptablesRuleset): NodeSnapshot {
   return { iptables: { value: ruleset, diagnostics: [], probe: null, error: null } } as unknown as NodeSnapshot;
 }
 
+/** Every one-word field of a chain's rules: module, option names and values, comments, target, generic values. */
+function words(c: IptablesChain): string[] {
+  const out: string[] = [];
+  for (const r of c.rules) {
+    for (const g of [r.source, r.destination, r.inInterface, r.outInterface, r.protocol]) if (g) out.push(g.value);
+    for (const m of r.matches) {
+      out.push(m.module);
+      for (const o of m.options) out.push(o.name, ...o.values);
+    }
+    if (r.target) {
+      out.push(r.target.name);
+      for (const o of r.target.options) out.push(o.name, ...o.values);
+    }
+    if (r.comment !== null) out.push(...r.comment.split(' | '));
+  }
+  return out;
+}
+
+/** Words the readers look for, and some of every dump. */
+const LITERALS = ['match-set', 'KUBE-CLUSTER-IP', 'recent', 'kubernetes service traffic requiring SNAT', 'kubernetes forwarding rules', 'kubernetes firewall for dropping marked packets', 'DNAT', 'KUBE-MARK-MASQ', 'default/', 'tcp', '0x4000'];
+
 /** Plain data of a ruleset: every table's fields and every chain with its rules in plain form. */
 function plain(ruleset: IptablesRuleset) {
   return { ...ruleset, tables: ruleset.tables.map((t) => ({ ...t, chains: t.chains.map(plainIptablesChain) })) };
@@ -102,6 +124,17 @@ async function expectEqual(label: string, pieces: string[], options: IptablesPar
   expect(unparsed(value), `${label}: rule counts build no rule`).toBe(before);
   expect(ipsetMatchesIn(value), label).toEqual(ipsetMatchesIn(whole.value));
   expect(detectProxyMode(snapshotOf(value)), label).toEqual(detectProxyMode(snapshotOf(whole.value)));
+  expect(rulesMissingTheirMark(value), label).toEqual(rulesMissingTheirMark(whole.value));
+  expect(staleRejectsOnIpvs(snapshotOf(value)), label).toEqual(staleRejectsOnIpvs(snapshotOf(whole.value)));
+  // A word the facts say is absent is in no one-word field of the rules.
+  whole.value.tables.forEach((t, i) =>
+    t.chains.forEach((c, j) => {
+      const lazyChain = value.tables[i]!.chains[j]!;
+      if (chainLineFacts(lazyChain) === undefined) return;
+      const all = words(c);
+      for (const literal of LITERALS) if (!chainMayHold(lazyChain, literal)) expect(all.some((w) => w.includes(literal)), `${label} ${c.name} ${literal}`).toBe(false);
+    }),
+  );
   if (diagnosticsFirst) {
     expect(result.diagnostics, label).toEqual(whole.diagnostics);
     expect(unparsed(value), `${label}: diagnostics read parse every chain`).toBe(0);
@@ -137,12 +170,18 @@ describe('iptables-save parsed per chain on first read', () => {
     for (const d of all) await expectEqual(d.label, lineCut(d.text, 4096), { family: 'ipv4' }, true);
   });
 
-  it('reading the proxy mode of a kube-proxy dump builds no chain (no line may hold --match-set)', async () => {
+  it('reading the proxy mode and the header notes of a kube-proxy dump builds no per-Service chain', async () => {
     for (const d of all.filter((x) => x.label.startsWith('generated'))) {
       const { value } = await lazy(lineCut(d.text, 4096));
       const before = unparsed(value);
       expect(detectProxyMode(snapshotOf(value)).mode, d.label).toBe('iptables');
       expect(unparsed(value), d.label).toBe(before);
+      expect(staleRejectsOnIpvs(snapshotOf(value)), d.label).toEqual([]);
+      rulesMissingTheirMark(value);
+      // Only the chains holding kube-proxy's marked-rule comments (KUBE-POSTROUTING, KUBE-FORWARD, …) are parsed.
+      expect(before - unparsed(value), d.label).toBeLessThanOrEqual(4);
+      const parsed = value.tables.flatMap((t) => t.chains).filter((c) => chainLineFacts(c) === undefined && chainRuleCount(c) > 0);
+      expect(parsed.every((c) => !/^KUBE-(SVC|SEP|SVL|EXT|FW)-/.test(c.name)), d.label).toBe(true);
     }
   });
 
@@ -198,6 +237,9 @@ describe('iptables-save parsed per chain on first read', () => {
     ['a tab after the chain name', edit('-A KUBE-SVC-A -m', '-A KUBE-SVC-A\t-m')],
     ['an indented rule (one pass)', edit('-A KUBE-SVC-A -m', '  -A KUBE-SVC-A -m')],
     ['--match-set in a comment', edit('"default/a:http -> 10.244.0.5:80"', '"--match-set KUBE-X dst"')],
+    ['marked-rule comments, one without its mark', edit(':KUBE-SEP-A - [0:0]', ':KUBE-SEP-A - [0:0]\n:KUBE-POSTROUTING - [0:0]').replace('COMMIT\n*filter', '-A KUBE-POSTROUTING -m comment --comment "kubernetes service traffic requiring SNAT" -j MASQUERADE\nCOMMIT\n*filter')],
+    ['an affinity rule', edit('-A KUBE-SVC-A -m comment', '-A KUBE-SVC-A -m comment --comment "default/a:http -> 10.244.0.5:80" -m recent --name KUBE-SEP-A --mask 255.255.255.255 --rsource --rcheck --seconds 60 --reap -j KUBE-SEP-A\n-A KUBE-SVC-A -m comment')],
+    ['IPVS mode: KUBE-CLUSTER-IP and a stale REJECT', edit('-A KUBE-SERVICES -d', '-A KUBE-SERVICES -m set --match-set KUBE-CLUSTER-IP dst,dst -j ACCEPT\n-A KUBE-SERVICES -d').replace(':KUBE-FIREWALL - [0:0]', ':KUBE-FIREWALL - [0:0]\n:KUBE-SERVICES - [0:0]').replace('COMMIT\n', 'COMMIT\n').replace('-A KUBE-FIREWALL -m mark', '-A KUBE-SERVICES -d 10.96.0.9/32 -p tcp -m comment --comment "default/x:http has no endpoints" -m tcp --dport 80 -j REJECT --reject-with icmp-port-unreachable\n-A KUBE-FIREWALL -m mark')],
     ['an IPVS-mode set match', edit('-A KUBE-SERVICES -d', '-A KUBE-SERVICES -m set --match-set KUBE-CLUSTER-IP dst,dst -j KUBE-MARK-MASQ\n-A KUBE-SERVICES -d')],
     ['a set match glued by quotes', edit('-A KUBE-SERVICES -d', '-A KUBE-SERVICES -m set --match"-set" KUBE-CLUSTER-IP dst,dst -j ACCEPT\n-A KUBE-SERVICES -d')],
     ['a set match behind an escape', edit('-A KUBE-SERVICES -d', '-A KUBE-SERVICES -m set "--match\\-set" KUBE-CLUSTER-IP dst,dst -j ACCEPT\n-A KUBE-SERVICES -d')],
@@ -231,7 +273,7 @@ describe('iptables-save parsed per chain on first read', () => {
     }
   });
 
-  it('a line that may hold --match-set: every word the tokenizer reads as --match-set is flagged', () => {
+  it('a line whose words are regular: every word the tokenizer reads is plain text of the line', () => {
     const lines = [
       '-A X -m set --match-set KUBE-A dst -j ACCEPT',
       '-A X -m set --match"-set" KUBE-A dst',
@@ -241,17 +283,22 @@ describe('iptables-save parsed per chain on first read', () => {
       '-A X -m set "--match-set',
       '-A X -m comment --comment "a b" -j ACCEPT',
       '-A X -m comment --comment "a" -m comment --comment "b"',
+      '-A X -m comment --comment ""  -j DROP',
+      '-A X\t-m comment --comment "x\ty" -j DROP',
       '-A X -j DROP',
     ];
     const buf = new TokenBuffer();
+    let regular = 0;
     for (const line of lines) {
       const count = tokenizeRange(line, 0, line.length, line, buf);
-      const reads = buf.words.slice(0, count).includes('--match-set');
-      if (reads) expect(lineMaySetMatch(line), line).toBe(true);
+      const plainText = buf.words.slice(0, count).every((w) => line.includes(w));
+      if (!lineWordsIrregular(line)) {
+        regular++;
+        expect(plainText, line).toBe(true);
+      }
     }
-    expect(lineMaySetMatch(lines[6]!)).toBe(false);
-    expect(lineMaySetMatch(lines[7]!)).toBe(false);
-    expect(lineMaySetMatch(lines[8]!)).toBe(false);
+    expect(regular).toBe(7);
+    for (const i of [1, 3, 4, 5]) expect(lineWordsIrregular(lines[i]!), lines[i]).toBe(true);
   });
 });
 
@@ -267,6 +314,7 @@ describe('a replay reads iptables-save per chain', () => {
     const lazyRules = done.iptables?.value;
     expect(lazyRules?.tables.length).toBeGreaterThan(0);
     expect(detectProxyMode(done)).toEqual(detectProxyMode(once));
+    expect(iptablesDumpNotes(done)).toEqual(iptablesDumpNotes(once));
     if (lab === 'lab-iptables') expect(unparsed(lazyRules!)).toBeGreaterThan(0);
     for (const format of ['json', 'text'] as const) expect(showRules(done, format), format).toBe(showRules(once, format));
     expect(done).toEqual(once);
