@@ -186,7 +186,7 @@ export async function parseIptablesSaveLazyPieces(
     },
   };
   const parser = new SaveParser(first.value, origin, options, true);
-  parser.defer();
+  parser.defer(pieces);
   let result: ParseResult<IptablesRuleset>;
   try {
     result = await parser.parsePieces(checked, chunkChars, turn);
@@ -299,6 +299,8 @@ class SaveParser {
   private readonly unknownShared = new Set<ParsedTarget>();
   /** Chains whose rules are not parsed yet. */
   private unparsed = 0;
+  /** The text's pieces anew (the one-pass diagnostics when a late parse met one). */
+  private reread: (() => Iterable<string>) | null = null;
   /** The deferred parse's diagnostics once known (see {@link lazyResult}). */
   private lateResolved: readonly Diagnostic[] | null = null;
 
@@ -331,10 +333,11 @@ class SaveParser {
     }
   }
 
-  /** Turns deferred mode on before the first line (see {@link parseIptablesSaveLazyPieces}). */
-  defer(): void {
+  /** Turns deferred mode on before the first line (see {@link parseIptablesSaveLazyPieces}); `reread` gives the pieces anew. */
+  defer(reread: () => Iterable<string>): void {
     this.deferring = true;
     this.pieces = [this.text];
+    this.reread = reread;
   }
 
   /**
@@ -355,12 +358,40 @@ class SaveParser {
   }
 
   private resolveDiagnostics(ruleset: IptablesRuleset): readonly Diagnostic[] {
-    for (const t of ruleset.tables) for (const c of t.chains) void c.rules;
+    this.parseAll(ruleset);
     if (this.lateResolved === null) {
-      this.lateResolved = parseIptablesSave(this.pieces!.join(''), this.origin, this.options).diagnostics;
+      let text = '';
+      for (const piece of this.reread!()) text += piece;
+      this.lateResolved = parseIptablesSave(text, this.origin, this.options).diagnostics;
       this.pieces = null;
     }
     return this.lateResolved;
+  }
+
+  /**
+   * Parses every chain not parsed yet, in text order, letting each piece go once the chains
+   * after it lie in later pieces (the rules and the whole text are not held at once).
+   */
+  private parseAll(ruleset: IptablesRuleset): void {
+    const pending: { chain: IptablesChain; firstPiece: number; start: number }[] = [];
+    ruleset.tables.forEach((table, i) => {
+      const t = this.tables[i]!;
+      for (const chain of table.chains) {
+        if (Object.hasOwn(chain, 'rules')) continue;
+        const c = t.byName.get(chain.name);
+        if (c !== undefined && c.runLength > 0) pending.push({ chain, firstPiece: this.refs.piece(c.runStart), start: c.runStart });
+      }
+    });
+    pending.sort((a, b) => a.start - b.start);
+    let released = 0;
+    pending.forEach(({ chain }, k) => {
+      void chain.rules;
+      const pieces = this.pieces;
+      const next = pending[k + 1];
+      if (pieces === null || next === undefined) return;
+      for (; released < next.firstPiece; released++) pieces[released] = '';
+    });
+    for (const table of ruleset.tables) for (const chain of table.chains) void chain.rules;
   }
 
   /** Every chain is parsed: what pass 1 kept to parse them is let go (the chains' prototypes keep this parser). */
