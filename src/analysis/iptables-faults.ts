@@ -13,6 +13,7 @@
  * Pure: snapshot in, sentences out.
  */
 import { findChain, type IptablesRule, type IptablesRuleset } from '../model/iptables.js';
+import { chainMayHold } from '../model/iptables-facts.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { MessageKey } from '../text/i18n.js';
 import { detectProxyMode } from './proxy-mode.js';
@@ -47,6 +48,8 @@ export function rulesMissingTheirMark(ruleset: IptablesRuleset): string[] {
   const out: string[] = [];
   for (const table of ruleset.tables) {
     for (const chain of table.chains) {
+      // A chain not yet parsed whose lines hold none of the comments is not parsed for them (src/model/iptables-facts.ts).
+      if (!MARKED_RULE_COMMENTS.some((k) => chainMayHold(chain, k.comment))) continue;
       chain.rules.forEach((rule, i) => {
         if (rule.comment === null) return;
         const known = MARKED_RULE_COMMENTS.find((k) => rule.comment === k.comment && rule.target?.name === k.target);
@@ -67,6 +70,7 @@ export function rulesMissingTheirMark(ruleset: IptablesRuleset): string[] {
 function ipvsMode(snapshot: NodeSnapshot): boolean {
   if (snapshot.ipset?.value?.some((s) => s.name === 'KUBE-CLUSTER-IP')) return true;
   const services = snapshot.iptables?.value ? findChain(snapshot.iptables.value, 'nat', 'KUBE-SERVICES') : null;
+  if (services && !chainMayHold(services, 'KUBE-CLUSTER-IP')) return false;
   return services?.rules.some((r) => r.matches.some((m) => m.module === 'set' && m.options.some((o) => o.values[0] === 'KUBE-CLUSTER-IP'))) ?? false;
 }
 
@@ -105,6 +109,7 @@ export function affinityTimeoutMismatches(snapshot: NodeSnapshot): string[] {
   const out = new Map<string, string>();
   for (const chain of ipt.tables.find((t) => t.name === 'nat')?.chains ?? []) {
     if (!chain.name.startsWith('KUBE-SVC-') && !chain.name.startsWith('KUBE-SVL-')) continue;
+    if (!chainMayHold(chain, 'recent')) continue;
     for (const rule of chain.rules) {
       const key = /^([^/\s]+\/[^:\s]+)/.exec(rule.comment ?? '')?.[1];
       const expected = key === undefined ? undefined : want.get(key);

@@ -5,6 +5,7 @@
  */
 import { CILIUM_LB_MAPS, type LbTable } from '../model/cilium.js';
 import type { IptablesRuleset } from '../model/iptables.js';
+import { chainMayHold, chainRuleCount } from '../model/iptables-facts.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import type { ChainSummary } from '../model/chain-summary.js';
 
@@ -152,7 +153,8 @@ export const PER_SERVICE_CHAIN_PREFIXES: readonly string[] = ['KUBE-SVC-', 'KUBE
 export function countLeftoverChains(ruleset: IptablesRuleset | null | undefined): number {
   if (!ruleset) return 0;
   let n = 0;
-  for (const t of ruleset.tables) for (const c of t.chains) if (c.rules.length === 0 && PER_SERVICE_CHAIN_PREFIXES.some((p) => c.name.startsWith(p))) n++;
+  // The rule count from the chain's lines when its rules are not built yet (src/model/iptables-facts.ts).
+  for (const t of ruleset.tables) for (const c of t.chains) if (PER_SERVICE_CHAIN_PREFIXES.some((p) => c.name.startsWith(p)) && chainRuleCount(c) === 0) n++;
   return n;
 }
 
@@ -162,7 +164,9 @@ export function ipsetMatchesIn(ruleset: IptablesRuleset | null | undefined): { r
   let rules = 0;
   for (const t of ruleset?.tables ?? []) {
     if (t.name !== 'nat') continue;
-    for (const c of t.chains)
+    for (const c of t.chains) {
+      // A chain whose lines hold no `--match-set` is not parsed for it (src/model/iptables-facts.ts).
+      if (!chainMayHold(c, 'match-set')) continue;
       for (const r of c.rules) {
         let hit = false;
         for (const m of r.matches) {
@@ -177,6 +181,7 @@ export function ipsetMatchesIn(ruleset: IptablesRuleset | null | undefined): { r
         }
         if (hit) rules++;
       }
+    }
   }
   return { rules, sets: [...sets].sort() };
 }

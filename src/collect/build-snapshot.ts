@@ -482,7 +482,15 @@ async function parseRunAsync<T>(run: ProbeRun | undefined, cache: ParseCache | u
 /** {@link parseRunAsync} for a run whose stdout comes in pieces (an `ok` run; no cache: it needs the text). */
 async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<ParseResult<T>>): Promise<Parsed<T>> {
   const result = await parse(run.id);
-  return { value: result.value, diagnostics: result.diagnostics, probe: summarize(run), error: null };
+  // Read when asked for: a pieces parser may complete them late (iptables-save's chains are parsed on first read).
+  return {
+    value: result.value,
+    get diagnostics() {
+      return result.diagnostics;
+    },
+    probe: summarize(run),
+    error: null,
+  };
 }
 
 /**

@@ -11,7 +11,7 @@ import { parseCiliumCt } from '../parsers/cilium-ct.js';
 import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
-import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSavePieces } from '../parsers/iptables-save.js';
+import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSaveLazyPieces } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
@@ -45,12 +45,12 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
   'iptables-save': {
     parse: (t, o) => parseIptablesSave(t, o, { family: 'ipv4' }),
     chunked: (t, o, size, turn) => parseIptablesSaveChunked(t, o, { family: 'ipv4' }, size, turn),
-    pieces: (p, o, size, turn) => parseIptablesSavePieces(p, o, { family: 'ipv4' }, size, turn),
+    pieces: (p, o, size, turn) => parseIptablesSaveLazyPieces(p, o, { family: 'ipv4' }, size, turn),
   },
   'ip6tables-save': {
     parse: (t, o) => parseIptablesSave(t, o, { family: 'ipv6' }),
     chunked: (t, o, size, turn) => parseIptablesSaveChunked(t, o, { family: 'ipv6' }, size, turn),
-    pieces: (p, o, size, turn) => parseIptablesSavePieces(p, o, { family: 'ipv6' }, size, turn),
+    pieces: (p, o, size, turn) => parseIptablesSaveLazyPieces(p, o, { family: 'ipv6' }, size, turn),
   },
   'nft-json': {
     parse: parseNftJson,

@@ -25,6 +25,7 @@
 
 import { plainIptablesChain, plainIptablesRule, type IptablesChain, type IptablesCounters, type IptablesOption, type IptablesPolicy, type IptablesRule } from '../model/iptables.js';
 import { PLAIN_FORM } from '../model/plain.js';
+import { CHAIN_LINE_FACTS, type ChainLineFacts } from '../model/iptables-facts.js';
 import { formatRule, formatsAs } from './iptables-format.js';
 import { flatCopy } from '../flat-string.js';
 import {
@@ -284,23 +285,72 @@ type ChainConstructor = new (c: ChainFields, rules: readonly IptablesRule[]) => 
 
 const chainConstructors: ChainConstructor[] = [];
 
-function newChainConstructor(): ChainConstructor {
+/** `prototype`: CHAIN_DEFAULTS, or a deferred table's (then `rules` is not stored: the prototype reads it). */
+function newChainConstructor(prototype: object = CHAIN_DEFAULTS): ChainConstructor {
+  const stored = prototype === CHAIN_DEFAULTS;
   const ChainRecord = function (this: MutableChain, c: ChainFields, rules: readonly IptablesRule[]): void {
     this.name = c.name;
     if (c.builtin) this.builtin = true;
     if (c.policy !== null) this.policy = c.policy;
     if (c.counters !== null) this.counters = c.counters;
-    this.rules = rules;
+    if (stored) this.rules = rules;
     this.line = c.line;
     if (c.inferred) this.inferred = true;
   };
-  ChainRecord.prototype = CHAIN_DEFAULTS;
+  ChainRecord.prototype = prototype;
   return ChainRecord as unknown as ChainConstructor;
+}
+
+function storedChainFields(c: ChainFields): number {
+  return (c.builtin ? 1 : 0) + (c.policy !== null ? 1 : 0) + (c.counters !== null ? 1 : 0) + (c.inferred ? 1 : 0);
 }
 
 /** A chain with the fields of `c` and the given rules (the list is kept, not copied). */
 export function makeChain(c: ChainFields, rules: readonly IptablesRule[]): IptablesChain {
-  const fields = (c.builtin ? 1 : 0) + (c.policy !== null ? 1 : 0) + (c.counters !== null ? 1 : 0) + (c.inferred ? 1 : 0);
-  const Chain = (chainConstructors[fields] ??= newChainConstructor());
+  const Chain = (chainConstructors[storedChainFields(c)] ??= newChainConstructor());
   return new Chain(c, rules);
+}
+
+/**
+ * How the chains of one table get their rules on first read (src/parsers/iptables-save.ts,
+ * deferred mode): `rules(name)` parses chain `name`'s lines, `facts(name)` tells what they
+ * hold before that (src/model/iptables-facts.ts).
+ */
+export interface DeferredRules {
+  readonly rules: (name: string) => readonly IptablesRule[];
+  readonly facts: (name: string) => ChainLineFacts;
+}
+
+function ownRules(chain: object, value: readonly IptablesRule[]): void {
+  Object.defineProperty(chain, 'rules', { value, writable: true, enumerable: true, configurable: true });
+}
+
+/**
+ * A maker of one table's chains whose `rules` is read through `deferred` on first read: the
+ * chains' prototype reads it (by the chain's name) and the chain then keeps it as its own field,
+ * as {@link makeChain}'s chains hold it. Until then `rules` is not an own field: spread and
+ * deep-equality helpers do not see it (plain copies and JSON read it: see the module comment).
+ */
+export function deferredChainMaker(deferred: DeferredRules): (c: ChainFields) => IptablesChain {
+  const prototype = Object.create(CHAIN_DEFAULTS, {
+    rules: {
+      get(this: IptablesChain): readonly IptablesRule[] {
+        const rules = deferred.rules(this.name);
+        ownRules(this, rules);
+        return rules;
+      },
+      set(this: IptablesChain, value: readonly IptablesRule[]): void {
+        ownRules(this, value);
+      },
+      enumerable: true,
+      configurable: true,
+    },
+    [CHAIN_LINE_FACTS]: {
+      value(this: IptablesChain): ChainLineFacts | undefined {
+        return Object.hasOwn(this, 'rules') ? undefined : deferred.facts(this.name);
+      },
+    },
+  }) as object;
+  const constructors: ChainConstructor[] = [];
+  return (c) => new (constructors[storedChainFields(c)] ??= newChainConstructor(prototype))(c, []);
 }

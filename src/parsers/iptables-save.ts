@@ -31,7 +31,7 @@ import {
   type IptablesTableName,
   type IptablesTargetKind,
 } from '../model/iptables.js';
-import { makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
+import { deferredChainMaker, makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
 import { flatCopy } from '../flat-string.js';
 import {
   isCanonicalBracketCounters,
@@ -149,6 +149,54 @@ export async function parseIptablesSavePieces(
   return whole ? parseIptablesSaveChunked(joined(), origin, options, chunkChars, turn) : result;
 }
 
+/**
+ * {@link parseIptablesSavePieces}, with each chain's rules parsed on first read of its `rules`
+ * (then kept): a first pass over the lines only reads the tables, the chain declarations and
+ * which chain each rule line belongs to, with facts of its lines (src/model/iptables-facts.ts:
+ * the rule count, whether a word may be there) that readers use meanwhile. Reading
+ * `diagnostics` parses every chain (they are then complete). Equal to the one-pass parse in
+ * every field once read; any shape the first pass does not locate (a command other than `-A`,
+ * a rule outside a `*table` block, a chain's rules not written together, stderr's legacy
+ * warning, a piece not ending a line, no `*table` line in the first piece) is parsed by
+ * {@link parseIptablesSavePieces}. The pieces are kept until every chain is parsed.
+ * Rejects only if `turn` rejects.
+ */
+export async function parseIptablesSaveLazyPieces(
+  pieces: () => Iterable<string>,
+  origin: string,
+  options: IptablesParseOptions,
+  chunkChars: number,
+  turn: () => Promise<void>,
+): Promise<ParseResult<IptablesRuleset>> {
+  const onePass = (): Promise<ParseResult<IptablesRuleset>> => parseIptablesSavePieces(pieces, origin, options, chunkChars, turn);
+  const it = pieces()[Symbol.iterator]();
+  const first = it.next();
+  if (first.done || first.value.includes(LEGACY_WARNING) || !TABLE_LINE.test(first.value)) return onePass();
+  let previous = first.value;
+  let stopped = false;
+  const checked: Iterator<string> = {
+    next: () => {
+      const next = it.next();
+      if (!next.done && (!previous.endsWith('\n') || next.value.includes(LEGACY_WARNING))) {
+        stopped = true;
+        return { done: true, value: undefined };
+      }
+      if (!next.done) previous = next.value;
+      return next;
+    },
+  };
+  const parser = new SaveParser(first.value, origin, options, true);
+  parser.defer(pieces);
+  let result: ParseResult<IptablesRuleset>;
+  try {
+    result = await parser.parsePieces(checked, chunkChars, turn);
+  } catch (e) {
+    if (e === DEFER_STOP) return onePass();
+    throw e;
+  }
+  return stopped ? onePass() : parser.lazyResult(result);
+}
+
 interface ChainBuilder {
   readonly name: string;
   builtin: boolean;
@@ -165,6 +213,8 @@ interface ChainBuilder {
   inferred: boolean;
   firstUseLine: number;
   firstUseText: string;
+  /** Deferred parse: some rule line of the chain has words that are not plain text of it (see lineWordsIrregular). */
+  irregular: boolean;
 }
 
 interface TableBuilder {
@@ -231,6 +281,28 @@ class SaveParser {
   private lineSource = '';
   /** The text holds the legacy-tables warning somewhere: lines are checked for it mid-line. */
   private readonly mayHoldWarning: boolean;
+  /**
+   * Deferred mode ({@link parseIptablesSaveLazyPieces}): the first pass only locates each rule
+   * line and counts it for its chain; a chain's rules are parsed on first read of `rules`.
+   */
+  private deferring = false;
+  /** The text's pieces while some chain's rules are still to be parsed (deferred mode). */
+  private pieces: string[] | null = null;
+  /** Where each located rule line lies; a chain's lines are one run of them (runStart, runLength). */
+  private refs = new LineRefs();
+  /** While a chain's rules are parsed late: where they go (and diagnostics are only counted). */
+  private sink: MutableRule[] | null = null;
+  /** Diagnostics the late parses met, which the one-pass parse would have listed. */
+  private lateDiagnostics = 0;
+  /** Shared option-less targets settled so far, and those naming nothing (see finishTable). */
+  private readonly settledShared = new Set<ParsedTarget>();
+  private readonly unknownShared = new Set<ParsedTarget>();
+  /** Chains whose rules are not parsed yet. */
+  private unparsed = 0;
+  /** The text's pieces anew (the one-pass diagnostics when a late parse met one). */
+  private reread: (() => Iterable<string>) | null = null;
+  /** The deferred parse's diagnostics once known (see {@link lazyResult}). */
+  private lateResolved: readonly Diagnostic[] | null = null;
 
   /** `saveFormat`: given when `text` is the first piece of a longer text (see {@link parsePieces}). */
   constructor(
@@ -257,7 +329,90 @@ class SaveParser {
       const next = rest.next();
       if (next.done) return this.finish();
       [this.text, this.pos] = [next.value, 0];
+      this.pieces?.push(next.value);
     }
+  }
+
+  /** Turns deferred mode on before the first line (see {@link parseIptablesSaveLazyPieces}); `reread` gives the pieces anew. */
+  defer(reread: () => Iterable<string>): void {
+    this.deferring = true;
+    this.pieces = [this.text];
+    this.reread = reread;
+  }
+
+  /**
+   * The deferred parse's result: `value` as pass 1 finished it, and `diagnostics` complete
+   * whenever read: every chain is then parsed; when the late parses met no diagnostic,
+   * pass 1's list is the one-pass parse's (the same lines added them in the same order),
+   * else the one-pass parse of the joined pieces gives them.
+   */
+  lazyResult(first: ParseResult<IptablesRuleset>): ParseResult<IptablesRuleset> {
+    if (this.unparsed === 0) this.settle();
+    const diagnostics = (): readonly Diagnostic[] => this.lateResolved ?? this.resolveDiagnostics(first.value);
+    return {
+      value: first.value,
+      get diagnostics(): readonly Diagnostic[] {
+        return diagnostics();
+      },
+    } as ParseResult<IptablesRuleset>;
+  }
+
+  private resolveDiagnostics(ruleset: IptablesRuleset): readonly Diagnostic[] {
+    this.parseAll(ruleset);
+    if (this.lateResolved === null) {
+      let text = '';
+      for (const piece of this.reread!()) text += piece;
+      this.lateResolved = parseIptablesSave(text, this.origin, this.options).diagnostics;
+      this.pieces = null;
+    }
+    return this.lateResolved;
+  }
+
+  /**
+   * Parses every chain not parsed yet, in text order, letting each piece go once the chains
+   * after it lie in later pieces (the rules and the whole text are not held at once).
+   */
+  private parseAll(ruleset: IptablesRuleset): void {
+    const pending: { chain: IptablesChain; firstPiece: number; start: number }[] = [];
+    ruleset.tables.forEach((table, i) => {
+      const t = this.tables[i]!;
+      for (const chain of table.chains) {
+        if (Object.hasOwn(chain, 'rules')) continue;
+        const c = t.byName.get(chain.name);
+        if (c !== undefined && c.runLength > 0) pending.push({ chain, firstPiece: this.refs.piece(c.runStart), start: c.runStart });
+      }
+    });
+    pending.sort((a, b) => a.start - b.start);
+    let released = 0;
+    pending.forEach(({ chain }, k) => {
+      void chain.rules;
+      const pieces = this.pieces;
+      const next = pending[k + 1];
+      if (pieces === null || next === undefined) return;
+      for (; released < next.firstPiece; released++) pieces[released] = '';
+    });
+    for (const table of ruleset.tables) for (const chain of table.chains) void chain.rules;
+  }
+
+  /** Every chain is parsed: what pass 1 kept to parse them is let go (the chains' prototypes keep this parser). */
+  private release(): void {
+    this.refs = new LineRefs();
+    for (const t of this.tables) {
+      t.byName.clear();
+      t.declared = [];
+      t.inferred = [];
+      t.targets.clear();
+    }
+    this.settledShared.clear();
+    this.unknownShared.clear();
+    this.sharedCounters.clear();
+  }
+
+  /** Every chain is parsed: when no late parse met a diagnostic, pass 1's list is complete and the text is let go. */
+  private settle(): void {
+    if (this.lateDiagnostics > 0) return;
+    this.lateResolved = this.diags;
+    this.pieces = null;
   }
 
   parse(): ParseResult<IptablesRuleset> {
@@ -340,7 +495,8 @@ class SaveParser {
     switch (c) {
       case 45: // '-'
       case 91: // '['
-        this.commandLine(line, lineNo);
+        if (this.deferring) this.locateRule(line, lineNo);
+        else this.commandLine(line, lineNo);
         return;
       case 58: // ':'
         this.chainHeader(body, line, lineNo);
@@ -565,6 +721,10 @@ class SaveParser {
     const rule = makeRule(chain.name, lineNo, line, prefixText, body, this.buf);
     for (const p of problems) this.add('warning', lineNo, line, p.code, p.message);
     if (body.counters !== null) this.checkCounters(body.counters, lineNo, line);
+    if (this.sink !== null) {
+      this.sink.push(rule);
+      return;
+    }
     const all = table.rules;
     if (chain.list === null && insertAt === 0 && (chain.runLength === 0 || chain.runStart + chain.runLength === all.length)) {
       if (chain.runLength === 0) chain.runStart = all.length;
@@ -642,6 +802,7 @@ class SaveParser {
       inferred: false,
       firstUseLine: 0,
       firstUseText: '',
+      irregular: false,
     };
     table.declared.push(chain);
     table.byName.set(chain.name, chain);
@@ -684,6 +845,7 @@ class SaveParser {
       inferred: true,
       firstUseLine: lineNo,
       firstUseText: line,
+      irregular: false,
     };
     table.inferred.push(chain);
     table.byName.set(chain.name, chain);
@@ -740,6 +902,7 @@ class SaveParser {
     // The last jump target with options settled (`-j DNAT --to-destination …` repeats).
     let lastName: string | null = null;
     let lastKind: IptablesTargetKind = 'jump';
+    const deferred = this.deferring ? this.deferredChains(t) : null;
     for (const c of [...t.declared, ...t.inferred]) {
       if (c.inferred) {
         if (dialect !== 'save') {
@@ -748,6 +911,11 @@ class SaveParser {
           // Built-in chains of a known table exist without a declaration (restore input omits them).
           this.add('warning', c.firstUseLine, c.firstUseText, 'undeclared-chain', `rule for chain ${c.name}, never declared; chain created`);
         }
+      }
+      if (deferred !== null && c.runLength > 0) {
+        this.unparsed++;
+        chains.push(deferred(c));
+        continue;
       }
       // Exact size: push-grown arrays carry spare capacity.
       const rules = c.list !== null ? c.list.slice() : t.rules.slice(c.runStart, c.runStart + c.runLength);
@@ -785,6 +953,124 @@ class SaveParser {
     return { name: t.name, chains, line: t.line, committed: t.committed };
   }
 
+  // ── deferred mode ──────────────────────────────────────────────────────
+
+  /**
+   * Pass 1 of the deferred parse: a save-format rule line (`-A CHAIN …` or `[p:b] -A CHAIN …`,
+   * one space between, a chain name without quotes or backslashes, inside a `*table` block)
+   * is located and counted for its chain; any other command line stops the deferred parse
+   * ({@link DEFER_STOP}: the caller parses in one pass instead).
+   */
+  private locateRule(line: string, lineNo: number): void {
+    const table = this.current;
+    if (table === null) throw DEFER_STOP;
+    let at = 0;
+    if (line.charCodeAt(0) === 91) {
+      COUNTERS_RULE.lastIndex = 0;
+      if (!COUNTERS_RULE.test(line)) throw DEFER_STOP;
+      at = COUNTERS_RULE.lastIndex - 3;
+    } else if (!line.startsWith('-A ')) throw DEFER_STOP;
+    const from = at + 3;
+    const n = line.length;
+    let end = from;
+    let c: number;
+    while (end < n && (c = line.charCodeAt(end)) !== 32 && c !== 9) {
+      if (c === 34 || c === 92) throw DEFER_STOP;
+      end++;
+    }
+    if (end === from) throw DEFER_STOP;
+    const chain = this.chainForRule(table, line.slice(from, end), line, lineNo);
+    const refs = this.refs;
+    // A chain's lines one after another (iptables-save writes them so); else the one-pass parse.
+    if (chain.runLength === 0) chain.runStart = refs.length;
+    else if (chain.runStart + chain.runLength !== refs.length) throw DEFER_STOP;
+    chain.runLength++;
+    refs.push(this.pieces!.length - 1, this.lineFrom, lineNo);
+    if (!chain.irregular && lineWordsIrregular(line)) chain.irregular = true;
+  }
+
+  /** A maker of table `t`'s chains whose `rules` parses their located lines on first read (with their line facts till then). */
+  private deferredChains(t: TableBuilder): (c: ChainBuilder) => IptablesChain {
+    const builder = (name: string): ChainBuilder => t.byName.get(name)!;
+    return deferredChainMaker({
+      rules: (name) => this.parseDeferred(t, builder(name)),
+      facts: (name) => {
+        const c = builder(name);
+        return { ruleCount: c.runLength, mayHold: (literal) => c.irregular || this.linesInclude(c, literal) };
+      },
+    });
+  }
+
+  /** Whether chain `c`'s located lines (and any line between them) hold `literal`: one bounded search per piece they lie in. */
+  private linesInclude(c: ChainBuilder, literal: string): boolean {
+    const refs = this.refs;
+    const pieces = this.pieces!;
+    const last = c.runStart + c.runLength - 1;
+    let k = c.runStart;
+    while (k <= last) {
+      const piece = refs.piece(k);
+      let j = k;
+      while (j < last && refs.piece(j + 1) === piece) j++;
+      const text = pieces[piece]!;
+      let end = text.indexOf('\n', refs.from(j));
+      if (end < 0) end = text.length;
+      if (text.slice(refs.from(k), end).includes(literal)) return true;
+      k = j + 1;
+    }
+    return false;
+  }
+
+  /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does. */
+  private parseDeferred(t: TableBuilder, c: ChainBuilder): readonly IptablesRule[] {
+    const sink: MutableRule[] = [];
+    const refs = this.refs;
+    const pieces = this.pieces!;
+    const current = this.current;
+    this.sink = sink;
+    this.current = t;
+    this.lastChain = null;
+    for (let k = c.runStart; k < c.runStart + c.runLength; k++) {
+      const text = pieces[refs.piece(k)]!;
+      const from = refs.from(k);
+      let end = text.indexOf('\n', from);
+      if (end < 0) end = text.length;
+      let stop = end;
+      if (stop > from && text.charCodeAt(stop - 1) === 13) stop--;
+      this.lineSource = text;
+      this.lineFrom = from;
+      this.lineTo = stop;
+      this.commandLine(text.slice(from, stop), refs.line(k));
+    }
+    const rules = sink.slice();
+    for (let k = 0; k < rules.length; k++) {
+      const r = rules[k]!;
+      r.index = k + 1;
+      const target = r.target;
+      if (target === null) continue;
+      if (targetOptionCount(target) === 0) {
+        // Shared by the table's rules: settled once, as finishTable settles them all.
+        if (!this.settledShared.has(target)) {
+          this.settledShared.add(target);
+          const named = t.byName.get(target.name);
+          if (this.settleTarget(target, named !== undefined, t, 'save')) this.unknownShared.add(target);
+          target.name = named !== undefined ? named.name : flatCopy(target.name);
+        }
+        if (this.unknownShared.has(target)) this.unknownTarget(target, t, r);
+      } else if (this.settleTarget(target, t.byName.has(target.name), t, 'save')) {
+        this.unknownTarget(target, t, r);
+      }
+    }
+    this.sink = null;
+    this.current = current;
+    this.lastChain = null;
+    RESET_LAST_MATCH.test('');
+    if (--this.unparsed === 0) {
+      this.release();
+      this.settle();
+    }
+    return rules;
+  }
+
   /**
    * Decides jump / goto / builtin / extension once every chain of the table is known
    * (`isChain`: the target names one);
@@ -815,6 +1101,10 @@ class SaveParser {
   }
 
   private add(severity: Severity, line: number, text: string, code: string, message: string): void {
+    if (this.sink !== null) {
+      this.lateDiagnostics++;
+      return;
+    }
     if (this.diags.length >= MAX_DIAGNOSTICS) {
       this.suppressed++;
       return;
@@ -822,6 +1112,72 @@ class SaveParser {
     // Copies: a view into one line would keep the whole text alive.
     this.diags.push(diagnostic(severity, this.origin, line, flatCopy(text), code, flatCopy(message)));
   }
+}
+
+/** Thrown by pass 1 of the deferred parse on a line it does not locate: the one-pass parse takes over. */
+const DEFER_STOP = new Error('iptables-save: shape not deferred');
+
+/** The counters before a rule as `iptables-save -c` prints them, then `-A ` (digits only: parseBracketCounters takes them). */
+const COUNTERS_RULE = /\[[0-9]+:[0-9]+\] -A /y;
+
+/** Where located rule lines lie: piece index, start in the piece, line number; growing typed arrays. */
+class LineRefs {
+  private pieceAt = new Int32Array(1024);
+  private fromAt = new Int32Array(1024);
+  private lineAt = new Int32Array(1024);
+  length = 0;
+
+  push(piece: number, from: number, line: number): void {
+    if (this.length === this.pieceAt.length) {
+      const grow = (a: Int32Array<ArrayBuffer>): Int32Array<ArrayBuffer> => {
+        const b = new Int32Array(a.length * 2);
+        b.set(a);
+        return b;
+      };
+      this.pieceAt = grow(this.pieceAt);
+      this.fromAt = grow(this.fromAt);
+      this.lineAt = grow(this.lineAt);
+    }
+    this.pieceAt[this.length] = piece;
+    this.fromAt[this.length] = from;
+    this.lineAt[this.length++] = line;
+  }
+
+  piece(k: number): number {
+    return this.pieceAt[k]!;
+  }
+
+  from(k: number): number {
+    return this.fromAt[k]!;
+  }
+
+  line(k: number): number {
+    return this.lineAt[k]!;
+  }
+}
+
+/**
+ * Whether some word of a rule line, as iptables' restore tokenizer reads it (`iptables/xshared.c`,
+ * tokenizeRange here), may not be plain text of the line: the line holds a backslash (an escape
+ * inside quotes), a quote not closed, or a quote glued to a word (the tokenizer joins the pieces:
+ * `--match"-set"`). When false, every word is a run of the line between blanks or exactly the
+ * text between two quotes.
+ */
+export function lineWordsIrregular(line: string): boolean {
+  if (line.includes('\\')) return true;
+  let q = line.indexOf('"');
+  while (q >= 0) {
+    if (q > 0 && !isBlank(line.charCodeAt(q - 1))) return true;
+    const close = line.indexOf('"', q + 1);
+    if (close < 0) return true;
+    if (close + 1 < line.length && !isBlank(line.charCodeAt(close + 1))) return true;
+    q = line.indexOf('"', close + 1);
+  }
+  return false;
+}
+
+function isBlank(c: number): boolean {
+  return c === 32 || c === 9;
 }
 
 /** The words of iptables-nft's warning (iptables/nft-shared.c `nft_check_xt_legacy`), also for ip6tables. */

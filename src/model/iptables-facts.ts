@@ -1,0 +1,54 @@
+/**
+ * Facts about an iptables chain that its raw `iptables-save` lines give before its rules are
+ * built: a chain parsed on first read of `rules` (src/parsers/iptables-save.ts
+ * `parseIptablesSaveLazyPieces`) carries them until then, so readers that need only these
+ * facts (the proxy mode's per-Service chain rule counts and nat ipset matches, the header's
+ * dump notes looking for a few words) do not make the parser build every rule of a
+ * 25,000-Service dump.
+ *
+ * Every reader falls back on the chain's rules when a chain has no facts (any chain of an
+ * eagerly parsed ruleset, or a lazy chain already parsed): the answers are the same either way.
+ */
+import type { IptablesChain } from './iptables.js';
+
+/**
+ * What a chain's rule lines say before they are parsed (iptables-save(8) rule lines,
+ * `[p:b] -A CHAIN …`):
+ * - `ruleCount`: how many rule lines the chain has (what `rules.length` will be);
+ * - `mayHold(literal)`: false when no word of the chain's rule lines, as iptables' restore
+ *   tokenizer reads them (`iptables/xshared.c`), contains `literal`: then no field of its
+ *   rules that is one word (a module or option name, an option value, one comment, a target
+ *   name) contains it. True when one may (the lines hold it, or a backslash or a quote glued
+ *   to a word, which make words that are not plain text of the line).
+ */
+export interface ChainLineFacts {
+  readonly ruleCount: number;
+  readonly mayHold: (literal: string) => boolean;
+}
+
+/**
+ * The method a chain whose rules are not built yet answers its {@link ChainLineFacts} with
+ * (the parser's deferred chains have it on their prototype; it answers undefined once the
+ * rules are built). Chains without it have no facts: readers read their rules.
+ */
+export const CHAIN_LINE_FACTS: unique symbol = Symbol('iptables chain line facts');
+
+type WithFacts = { readonly [CHAIN_LINE_FACTS]?: () => ChainLineFacts | undefined };
+
+/** The line facts of a chain whose rules are not built yet; undefined for any other chain. */
+export function chainLineFacts(chain: IptablesChain): ChainLineFacts | undefined {
+  return (chain as WithFacts)[CHAIN_LINE_FACTS]?.call(chain);
+}
+
+/** `chain.rules.length`, without building the rules of a chain not parsed yet. */
+export function chainRuleCount(chain: IptablesChain): number {
+  return chainLineFacts(chain)?.ruleCount ?? chain.rules.length;
+}
+
+/**
+ * False when no one-word field of `chain`'s rules contains `literal` (see {@link ChainLineFacts}),
+ * read from its lines when its rules are not built yet; true otherwise (a reader then reads the rules).
+ */
+export function chainMayHold(chain: IptablesChain, literal: string): boolean {
+  return chainLineFacts(chain)?.mayHold(literal) ?? true;
+}
