@@ -9,7 +9,8 @@
  * Every reader falls back on the chain's rules when a chain has no facts (any chain of an
  * eagerly parsed ruleset, or a lazy chain already parsed): the answers are the same either way.
  */
-import type { IptablesChain } from './iptables.js';
+import type { Diagnostic } from './diagnostics.js';
+import type { IptablesChain, IptablesRuleset } from './iptables.js';
 
 /**
  * What a chain's rule lines say before they are parsed (iptables-save(8) rule lines,
@@ -51,4 +52,34 @@ export function chainRuleCount(chain: IptablesChain): number {
  */
 export function chainMayHold(chain: IptablesChain, literal: string): boolean {
   return chainLineFacts(chain)?.mayHold(literal) ?? true;
+}
+
+/**
+ * What a ruleset parsed on first read (src/parsers/iptables-save.ts
+ * `parseIptablesSaveLazyPieces`) can say of its diagnostics before every chain is read:
+ * - `diagnosticsSoFar`: the diagnostics of the table, chain, comment and COMMIT lines (pass 1),
+ *   then those the chains read so far met, by line — not the complete list;
+ * - `unreadChains`: how many chains' rule lines are not parsed yet (> 0), whose rule-level
+ *   diagnostics are not known.
+ */
+export interface RulesetReadState {
+  readonly diagnosticsSoFar: readonly Diagnostic[];
+  readonly unreadChains: number;
+}
+
+/**
+ * The method a deferred ruleset answers its {@link RulesetReadState} with (not enumerable:
+ * deep equality, spread and JSON do not see it); it answers undefined once every chain is read.
+ */
+export const RULESET_READ_STATE: unique symbol = Symbol('iptables ruleset read state');
+
+type WithReadState = { readonly [RULESET_READ_STATE]?: () => RulesetReadState | undefined };
+
+/**
+ * The read state of a ruleset some chains of which are not parsed yet; undefined when its
+ * diagnostics (the part's `diagnostics`) can be read without parsing any more rules: an eager
+ * ruleset, or a deferred one whose chains are all read.
+ */
+export function rulesetReadState(ruleset: IptablesRuleset): RulesetReadState | undefined {
+  return (ruleset as WithReadState)[RULESET_READ_STATE]?.call(ruleset);
 }

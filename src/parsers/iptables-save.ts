@@ -31,6 +31,7 @@ import {
   type IptablesTableName,
   type IptablesTargetKind,
 } from '../model/iptables.js';
+import { RULESET_READ_STATE, type RulesetReadState } from '../model/iptables-facts.js';
 import { deferredChainMaker, makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
 import { flatCopy } from '../flat-string.js';
 import {
@@ -294,6 +295,10 @@ class SaveParser {
   private sink: MutableRule[] | null = null;
   /** Diagnostics the late parses met, which the one-pass parse would have listed. */
   private lateDiagnostics = 0;
+  /** The first {@link MAX_DIAGNOSTICS} of them, for {@link readState} (the complete list is the one-pass parse's). */
+  private readonly lateList: Diagnostic[] = [];
+  /** {@link readState}'s last answer, while no chain was read since. */
+  private lastReadState: RulesetReadState | null = null;
   /** Shared option-less targets settled so far, and those naming nothing (see finishTable). */
   private readonly settledShared = new Set<ParsedTarget>();
   private readonly unknownShared = new Set<ParsedTarget>();
@@ -348,6 +353,7 @@ class SaveParser {
    */
   lazyResult(first: ParseResult<IptablesRuleset>): ParseResult<IptablesRuleset> {
     if (this.unparsed === 0) this.settle();
+    else Object.defineProperty(first.value, RULESET_READ_STATE, { value: () => this.readState() });
     const diagnostics = (): readonly Diagnostic[] => this.lateResolved ?? this.resolveDiagnostics(first.value);
     return {
       value: first.value,
@@ -355,6 +361,19 @@ class SaveParser {
         return diagnostics();
       },
     } as ParseResult<IptablesRuleset>;
+  }
+
+  /**
+   * What is known of the diagnostics while some chains are not read (src/model/iptables-facts.ts
+   * `rulesetReadState`): pass 1's list and the late parses' so far, by line; undefined once
+   * every chain is read (then `diagnostics` is complete without parsing more rules).
+   */
+  private readState(): RulesetReadState | undefined {
+    if (this.unparsed === 0) return undefined;
+    const last = this.lastReadState;
+    if (last !== null && last.unreadChains === this.unparsed) return last;
+    const diagnosticsSoFar = [...this.diags, ...this.lateList].sort((a, b) => a.line - b.line);
+    return (this.lastReadState = { diagnosticsSoFar, unreadChains: this.unparsed });
   }
 
   private resolveDiagnostics(ruleset: IptablesRuleset): readonly Diagnostic[] {
@@ -1103,6 +1122,7 @@ class SaveParser {
   private add(severity: Severity, line: number, text: string, code: string, message: string): void {
     if (this.sink !== null) {
       this.lateDiagnostics++;
+      if (this.lateList.length < MAX_DIAGNOSTICS) this.lateList.push(diagnostic(severity, this.origin, line, flatCopy(text), code, flatCopy(message)));
       return;
     }
     if (this.diags.length >= MAX_DIAGNOSTICS) {

@@ -7,6 +7,7 @@ import { findTableByLabel, iptablesNftTables, nftChainListIndex, nftChainRows, n
 import { chainListIndex, chainRowIndex, filteredRows, iptablesRulesets, type IptablesRulesetId, type RowIndex } from '../analysis/rules-view.js';
 import { buildServiceView, endpointAddresses, type ServiceRow } from '../analysis/service-view.js';
 import type { Diagnostic } from '../model/diagnostics.js';
+import { rulesetReadState } from '../model/iptables-facts.js';
 import type { ConntrackEntry } from '../model/conntrack.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import type { SessionState } from '../collect/session.js';
@@ -61,10 +62,21 @@ export function servicesView(snapshot: NodeSnapshot | null, filter: string): { r
   return { rows, diagnostics: api.diagnostics };
 }
 
-function rulesetDiagnostics(snapshot: NodeSnapshot): Diagnostic[] {
-  const out: Diagnostic[] = [];
-  for (const p of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy, snapshot.nft]) if (p) out.push(...p.diagnostics);
-  return out;
+/**
+ * The rulesets' diagnostics for the Rules pane, and how many iptables chains are not read yet
+ * (`unreadChains`): a ruleset parsed on first read gives what it knows so far
+ * (src/model/iptables-facts.ts `rulesetReadState`) instead of parsing every chain to give all.
+ */
+function rulesetDiagnostics(snapshot: NodeSnapshot): { diagnostics: Diagnostic[]; unreadChains: number } {
+  const diagnostics: Diagnostic[] = [];
+  let unreadChains = 0;
+  for (const p of [snapshot.iptables, snapshot.ip6tables, snapshot.iptablesLegacy]) {
+    const state = p?.value ? rulesetReadState(p.value) : undefined;
+    if (state) unreadChains += state.unreadChains;
+    if (p) diagnostics.push(...(state ? state.diagnosticsSoFar : p.diagnostics));
+  }
+  if (snapshot.nft) diagnostics.push(...snapshot.nft.diagnostics);
+  return { diagnostics, unreadChains };
 }
 
 const rulesListCache = new WeakMap<NodeSnapshot, RowIndex<RulesListRow>>();
@@ -101,7 +113,9 @@ export function rulesList(snapshot: NodeSnapshot): RowIndex<RulesListRow> {
 export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, ui: UiState, filter: string, lang: Lang): RulesPaneData {
   if (!snapshot) return { kind: 'message', text: session.error ? tf(lang, 'status.failed', { reason: session.error }) : t(lang, 'status.loading'), diagnostics: [] };
   if (RULESET_PARTS.some((p) => isPending(snapshot, p))) return { kind: 'message', text: t(lang, 'status.loading'), diagnostics: [] };
-  const diagnostics = rulesetDiagnostics(snapshot);
+  const { diagnostics, unreadChains } = rulesetDiagnostics(snapshot);
+  // Only a deferred ruleset's pane data has the field: an eager one's is as before.
+  const unread = unreadChains > 0 ? { unreadChains } : {};
   const loc = currentRules(ui);
   const prev = ui.rulesStack[ui.rulesStack.length - 2];
   const from = loc.kind === 'chain' ? loc.from : undefined;
@@ -110,20 +124,20 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
     const list = rulesList(snapshot);
     if (list.length === 0) {
       const err = snapshot.iptables?.error ?? snapshot.nft?.error;
-      return { kind: 'message', text: err ? tf(lang, 'status.failed', { reason: err }) : t(lang, 'rules.noRules'), diagnostics };
+      return { kind: 'message', text: err ? tf(lang, 'status.failed', { reason: err }) : t(lang, 'rules.noRules'), diagnostics, ...unread };
     }
-    return { kind: 'chains', rows: heldRows(list, list, filter), diagnostics };
+    return { kind: 'chains', rows: heldRows(list, list, filter), diagnostics, ...unread };
   }
   // A live source is read again each refresh: the chain is gone from the node, not from a file.
   const missingKey = snapshot.meta.source.live ? 'rules.missing.live' : 'rules.missing.replay';
-  const missing = (what: string): RulesPaneData => ({ kind: 'message', text: tf(lang, missingKey, { table: loc.table, what, ruleset: loc.ruleset }), diagnostics });
+  const missing = (what: string): RulesPaneData => ({ kind: 'message', text: tf(lang, missingKey, { table: loc.table, what, ruleset: loc.ruleset }), diagnostics, ...unread });
   if (loc.ruleset === 'nft') {
     const nft = snapshot.nft?.value;
     if (!nft) return missing(loc.kind === 'set' ? `@${loc.set}` : loc.chain);
     if (loc.kind === 'set') {
       const index = nftSetRowIndex(nft, loc.table, loc.set);
       if (!index) return missing(`@${loc.set}`);
-      return { kind: 'chain', ruleset: 'nft', table: loc.table, chain: `@${loc.set}`, policy: null, rows: filteredRows(index, index.set, filter), diagnostics, backTo, derivedNote: false };
+      return { kind: 'chain', ruleset: 'nft', table: loc.table, chain: `@${loc.set}`, policy: null, rows: filteredRows(index, index.set, filter), diagnostics, ...unread, backTo, derivedNote: false };
     }
     const table = findTableByLabel(nft, loc.table);
     // Counts from a conntrack table still being parsed would not be final: none until it is.
@@ -140,6 +154,7 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
       policy: chain?.base?.policy ?? null,
       rows: applyFilter(rows, filter, rowFilterText),
       diagnostics,
+      ...unread,
       backTo,
       derivedNote: rows.some((r) => r.derivedCount !== undefined && r.derivedCount !== null),
     };
@@ -149,5 +164,5 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
   // Rows built only for the lines a frame shows: KUBE-SERVICES has one rule per Service port.
   const index = ruleset ? chainRowIndex(ruleset, loc.table, loc.chain, session.rates) : null;
   if (!ruleset || !index) return missing(loc.chain);
-  return { kind: 'chain', ruleset: loc.ruleset, table: loc.table, chain: loc.chain, policy: index.chain.policy, rows: filteredRows(index, index.chain, filter), diagnostics, backTo, derivedNote: false };
+  return { kind: 'chain', ruleset: loc.ruleset, table: loc.table, chain: loc.chain, policy: index.chain.policy, rows: filteredRows(index, index.chain, filter), diagnostics, ...unread, backTo, derivedNote: false };
 }

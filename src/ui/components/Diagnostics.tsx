@@ -10,12 +10,18 @@ import { tf, type Lang } from '../../text/i18n.js';
 import { fitCell } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
-/** Props of {@link Diagnostics}: `max` lines at most (default 2). Info-level ones are left out. */
+/**
+ * Props of {@link Diagnostics}: `max` lines at most (default 2). Info-level ones are left out.
+ * `unreadChains` > 0: `diagnostics` is what is known so far (an iptables ruleset parsed on first
+ * read, src/model/iptables-facts.ts `rulesetReadState`): the count says "so far" and a line
+ * says how many chains' rule diagnostics are not read yet.
+ */
 export interface DiagnosticsProps {
   readonly diagnostics: readonly Diagnostic[];
   readonly width: number;
   readonly lang: Lang;
   readonly max?: number;
+  readonly unreadChains?: number;
 }
 
 /** Diagnostics worth a reader's attention: warnings and errors. */
@@ -24,12 +30,15 @@ export function visibleDiagnostics(diagnostics: readonly Diagnostic[]): Diagnost
 }
 
 /** Renders nothing when there is nothing to say. */
-export function Diagnostics({ diagnostics, width, lang, max = 2 }: DiagnosticsProps): React.JSX.Element | null {
+export function Diagnostics({ diagnostics, width, lang, max = 2, unreadChains = 0 }: DiagnosticsProps): React.JSX.Element | null {
   const shown = visibleDiagnostics(diagnostics);
-  if (shown.length === 0) return null;
+  if (shown.length === 0 && unreadChains === 0) return null;
   return (
     <Box flexDirection="column">
-      <Text color={theme.warn}>{fitCell(`⚠ ${tf(lang, 'status.diagnostics', { count: shown.length })}`, width)}</Text>
+      {unreadChains > 0 ? <Text color={theme.muted}>{fitCell(tf(lang, 'rules.unreadChains', { chains: unreadChains }), width)}</Text> : null}
+      {shown.length > 0 ? (
+        <Text color={theme.warn}>{fitCell(`⚠ ${tf(lang, unreadChains > 0 ? 'status.diagnosticsSoFar' : 'status.diagnostics', { count: shown.length })}`, width)}</Text>
+      ) : null}
       {shown.slice(0, max).map((d, i) => (
         <Text key={i} color={d.severity === 'error' ? theme.error : theme.warn}>
           {fitCell('  ' + formatDiagnostic(d), width)}
@@ -40,7 +49,7 @@ export function Diagnostics({ diagnostics, width, lang, max = 2 }: DiagnosticsPr
 }
 
 /** How many lines {@link Diagnostics} takes for these diagnostics. */
-export function diagnosticsHeight(diagnostics: readonly Diagnostic[], max = 2): number {
+export function diagnosticsHeight(diagnostics: readonly Diagnostic[], max = 2, unreadChains = 0): number {
   const n = visibleDiagnostics(diagnostics).length;
-  return n === 0 ? 0 : 1 + Math.min(n, max);
+  return (unreadChains > 0 ? 1 : 0) + (n === 0 ? 0 : 1 + Math.min(n, max));
 }

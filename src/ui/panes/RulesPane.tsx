@@ -28,8 +28,10 @@ export interface RulesListRow extends NftListRow {
 /**
  * What the Rules pane shows. `rows` may be virtualised ({@link LazyRows}): the pane asks
  * only for the rows in view, so a frame costs the same for 10 rows as for 272,000.
+ * `unreadChains` (only when > 0): `diagnostics` is what is known so far, the rules of that many
+ * iptables chains not being parsed yet (src/ui/views.ts `rulesView`).
  */
-export type RulesPaneData =
+export type RulesPaneData = (
   | { readonly kind: 'chains'; readonly rows: LazyRows<RulesListRow>; readonly diagnostics: readonly Diagnostic[] }
   | {
       readonly kind: 'chain';
@@ -43,7 +45,8 @@ export type RulesPaneData =
       /** Set when the branch counts come from conntrack (rules without counters). */
       readonly derivedNote: boolean;
     }
-  | { readonly kind: 'message'; readonly text: string; readonly diagnostics: readonly Diagnostic[] };
+  | { readonly kind: 'message'; readonly text: string; readonly diagnostics: readonly Diagnostic[] }
+) & { readonly unreadChains?: number };
 
 /** Props of {@link RulesPane}. `height`: lines available, header included. */
 export interface RulesPaneProps {
@@ -105,12 +108,12 @@ function ruleCells(r: RuleRow, width: number, digits: 1 | 2): string[] {
 
 /** Renders the pane. */
 export function RulesPane({ data, cursor, width, height, focused, lang }: RulesPaneProps): React.JSX.Element {
-  const diagLines = diagnosticsHeight(data.diagnostics);
+  const diagLines = diagnosticsHeight(data.diagnostics, 2, data.unreadChains);
   if (data.kind === 'message') {
     return (
       <Box flexDirection="column">
         <Text color={theme.muted}>{fitCell(data.text, width)}</Text>
-        <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
+        <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} unreadChains={data.unreadChains} />
       </Box>
     );
   }
@@ -127,7 +130,7 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
       <Box flexDirection="column">
         <Text bold>{fitCell(t(lang, 'rules.tables'), width)}</Text>
         <Table columns={chainColumns(lang, width)} rows={rows} cursor={cursor - listStart} width={width} height={listHeight} focused={focused} />
-        <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
+        <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} unreadChains={data.unreadChains} />
       </Box>
     );
   }
@@ -166,7 +169,7 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
           ))}
         </Box>
       ) : null}
-      <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} />
+      <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} unreadChains={data.unreadChains} />
     </Box>
   );
 }
