@@ -8,6 +8,8 @@
  *
  * Every reader falls back on the chain's rules when a chain has no facts (any chain of an
  * eagerly parsed ruleset, or a lazy chain already parsed): the answers are the same either way.
+ * Such a ruleset also tells how many chains are not read yet and the diagnostics known so far
+ * ({@link rulesetReadState}), for the Rules pane, which must not parse every chain to open.
  */
 import type { Diagnostic } from './diagnostics.js';
 import type { IptablesChain, IptablesRuleset } from './iptables.js';

@@ -8,14 +8,16 @@
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
-import { buildSnapshot } from '../../src/collect/build-snapshot.js';
+import { buildFirstSnapshot, buildSnapshot, completeSnapshot, piecedProbes } from '../../src/collect/build-snapshot.js';
 import { staticSession } from '../../src/collect/session.js';
 import type { IptablesRuleset } from '../../src/model/iptables.js';
 import { rulesetReadState } from '../../src/model/iptables-facts.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { parseIptablesSaveLazyPieces } from '../../src/parsers/iptables-save.js';
 import { catalog, fillArgv, probe } from '../../src/sources/catalog.js';
-import type { ProbeRun } from '../../src/sources/probe-runner.js';
+import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
+import { ReplayTransport } from '../../src/sources/replay.js';
+import { fixtureDir } from '../helpers/fixtures.js';
 import type { Lang } from '../../src/text/i18n.js';
 import { RulesPane } from '../../src/ui/panes/RulesPane.js';
 import { initialUiState, type UiState } from '../../src/ui/state.js';
@@ -155,5 +157,26 @@ describe('Rules pane on an iptables ruleset parsed on first read', () => {
     const data = rulesView(eager, staticSession(eager).getState(), onList, '', 'en');
     expect('unreadChains' in data).toBe(false);
     expect(data.diagnostics).toEqual(eager.iptables!.diagnostics);
+  });
+});
+
+describe('Rules pane on a lab replay loaded in stages (the app path)', () => {
+  it('lab-iptables: the note counts the chains not read; all read, the note is gone and the data is the one-shot snapshot\'s', async () => {
+    const transport = new ReplayTransport(fixtureDir('lab-iptables'));
+    const runs = await runProbes(transport, { stdoutAsPieces: piecedProbes() });
+    const base = { apiText: transport.apiText()!, source: { kind: 'replay' as const, label: 'lab-iptables', live: false }, capturedAt: runs[0]!.result.startedAt };
+    const pieced = { ...base, runs };
+    const done = await completeSnapshot(pieced, buildFirstSnapshot(pieced), { chunkChars: 300 });
+    const once = buildSnapshot({ ...base, runs: await runProbes(transport, {}) });
+    const ruleset = done.iptables!.value!;
+    const unread = chains(ruleset).length - parsedChains(ruleset);
+    expect(unread).toBeGreaterThan(0);
+    const data = rulesView(done, staticSession(done).getState(), onList, '', 'en');
+    expect(data.unreadChains).toBe(unread);
+    for (const c of chains(ruleset)) void c.rules;
+    const after = rulesView(done, staticSession(done).getState(), onList, '', 'en');
+    expect(after.unreadChains).toBeUndefined();
+    expect(after.diagnostics).toEqual(rulesView(once, staticSession(once).getState(), onList, '', 'en').diagnostics);
+    for (const width of FRAME_WIDTHS) expect(frame(done, width, 'ja')).toBe(frame(once, width, 'ja'));
   });
 });
