@@ -1,5 +1,5 @@
 /**
- * `node dist/bench/live.js --root DIR [--runs N] [--modes iptables,nftables,cilium] [--whole] [--refresh-only] [--no-frames] [--no-replay] [--cli dist/bin/nodescope.js]` (as root, under
+ * `node dist/bench/live.js --root DIR [--runs N] [--modes iptables,nftables,cilium] [--whole] [--refresh-only] [--no-frames] [--no-replay] [--cli dist/bin/nodescope.js] [--before OLD_CLI]` (as root, under
  * `flock /tmp/nodescope-lab.lock`): issue 23's live rows. Loads a generated capture's rules
  * (`DIR/iptables/probes/iptables-save.stdout` with `iptables-restore -c`, `DIR/nftables/probes/
  * nft-text.stdout` with `nft -f`; Cilium's LB map dumps into BPF maps pinned under a bpffs of
@@ -27,7 +27,7 @@ import { loadAverage, machineLine } from './lib/machine.js';
 import { median } from './lib/measure.js';
 import { TmuxProgram } from './lib/tmux.js';
 
-const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' }, whole: { type: 'boolean' }, 'refresh-only': { type: 'boolean' }, 'no-frames': { type: 'boolean' }, 'no-replay': { type: 'boolean' }, modes: { type: 'string' } } });
+const { values } = parseArgs({ options: { root: { type: 'string' }, runs: { type: 'string' }, cli: { type: 'string' }, whole: { type: 'boolean' }, 'refresh-only': { type: 'boolean' }, 'no-frames': { type: 'boolean' }, 'no-replay': { type: 'boolean' }, modes: { type: 'string' }, before: { type: 'string' } } });
 const root = values.root ?? '';
 const runs = Number(values.runs ?? '2');
 const cli = path.resolve(values.cli ?? path.join(packageRoot(), 'dist/bin/nodescope.js'));
@@ -62,8 +62,8 @@ function measure(label: string, argv: readonly string[]): { ms: number; cpuMs: n
 }
 
 /** Start → first frame showing Services, → frame naming the mode (rules read), in tmux. */
-async function firstFrames(ns: string, api: string, mode: string, extra: readonly string[]): Promise<{ services: number; moded: number }> {
-  const app = TmuxProgram.start(`nodescope-live-bench-${process.pid}`, `${process.execPath} ${cli} --netns ${ns} --api-file ${api} --lang en ${extra.join(' ')}`, 120, 40);
+async function firstFrames(ns: string, api: string, mode: string, extra: readonly string[], program = cli): Promise<{ services: number; moded: number }> {
+  const app = TmuxProgram.start(`nodescope-live-bench-${process.pid}`, `${process.execPath} ${program} --netns ${ns} --api-file ${api} --lang en ${extra.join(' ')}`, 120, 40);
   try {
     const services = await app.waitFor((s) => s.includes('kube-dns'), 300_000);
     const moded = await app.waitFor((s) => new RegExp(`mode: ${mode}\\b`).test(s), 300_000);
@@ -72,6 +72,42 @@ async function firstFrames(ns: string, api: string, mode: string, extra: readonl
   } finally {
     app.kill();
   }
+}
+
+/**
+ * `--before CLI`: the floor, `show rules -o json` and the frame naming the mode of this tree's
+ * cli and of CLI (an older build), alternated in each of `runs` rounds; rows of medians with
+ * each ratio to the same run's floor (no show services, no refreshes).
+ */
+async function beforeAfter(mode: string, ns: string, api: string, extra: readonly string[], own: readonly string[], label: string, before: string): Promise<string[]> {
+  const got: Record<string, { ms: number[]; cpuMs: number[] }> = {};
+  const add = (key: string, wall: number, cpu: number) => {
+    const g = (got[key] ??= { ms: [], cpuMs: [] });
+    g.ms.push(wall);
+    g.cpuMs.push(cpu);
+  };
+  const clis = [['after', cli], ['before', before]] as const;
+  for (let i = 0; i < runs; i++) {
+    log(`${mode} round ${i + 1}`);
+    const floor = timed(['ip', 'netns', 'exec', ns, ...own]);
+    add('floor', floor.ms, floor.cpuMs);
+    for (const [which, c] of i % 2 ? [...clis].reverse() : clis) {
+      const r = timed([process.execPath, c, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api, ...extra]);
+      add(`rules ${which}`, r.ok ? r.ms : Number.NaN, r.ok ? r.cpuMs : Number.NaN);
+      const f = await firstFrames(ns, api, mode, extra, c).catch(() => ({ services: Number.NaN, moded: Number.NaN }));
+      add(`services ${which}`, f.services, Number.NaN);
+      add(`moded ${which}`, f.moded, Number.NaN);
+    }
+  }
+  const med = (key: string, f: 'ms' | 'cpuMs') => median(got[key]![f]);
+  const base = med('floor', 'ms');
+  const baseCpu = med('floor', 'cpuMs');
+  const ratio = (x: number, b: number) => (Number.isNaN(x) || !(b > 0) ? '–' : `${(x / b).toFixed(2)}×`);
+  const row = (what: string, key: string) => `| ${mode} | ${what} | ${ms(med(key, 'ms'))} | ${ms(med(key, 'cpuMs'))} | ${ratio(med(key, 'ms'), base)} | CPU ${ratio(med(key, 'cpuMs'), baseCpu)} |`;
+  return [
+    `| ${mode} | ${label} | ${ms(base)} | ${ms(baseCpu)} | 1.00× | |`,
+    ...(['after', 'before'] as const).flatMap((w) => [row(`\`show rules -o json\` (${w})`, `rules ${w}`), row(`TUI start → Services frame (${w})`, `services ${w}`), row(`TUI start → frame naming the mode (${w})`, `moded ${w}`)]),
+  ];
 }
 
 /** One focus's refreshes: medians of wall and node CPU (the probes', from /proc/self/stat), and what kind each was. */
@@ -184,6 +220,12 @@ async function main(): Promise<void> {
       };
       if (values['refresh-only']) {
         rows.push(...(await refreshRows()));
+        must(['ip', 'netns', 'del', ns]);
+        namespaces.pop();
+        continue;
+      }
+      if (values.before) {
+        rows.push(...(await beforeAfter(mode, ns, api, extra, own, label, path.resolve(values.before))));
         must(['ip', 'netns', 'del', ns]);
         namespaces.pop();
         continue;
