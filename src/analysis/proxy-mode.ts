@@ -186,15 +186,35 @@ export function ipsetMatchesIn(ruleset: IptablesRuleset | null | undefined): { r
   return { rules, sets: [...sets].sort() };
 }
 
+/** What {@link rulesetEvidence} counts in one ruleset. */
+interface RulesetEvidence {
+  readonly kube: number;
+  readonly cilium: number;
+  readonly left: number | null;
+  readonly backend: string | null;
+  readonly sets: { readonly rules: number; readonly sets: readonly string[] };
+}
+
+const evidenceMemo = new WeakMap<IptablesRuleset, RulesetEvidence>();
+
+function parsedEvidence(ruleset: IptablesRuleset | null | undefined): RulesetEvidence {
+  return { kube: countChains(ruleset, 'KUBE-'), cilium: countChains(ruleset, 'CILIUM_'), left: countLeftoverChains(ruleset), backend: ruleset?.generator?.backend ?? null, sets: ipsetMatchesIn(ruleset) };
+}
+
 /**
  * The counts mode detection reads from one iptables ruleset: from the parsed rules when
  * there are any, else from its {@link ChainSummary} (`left`: null when the summary has no
  * rule counts, `nft list chains`). All zero when neither was read.
  */
-function rulesetEvidence(ruleset: IptablesRuleset | null | undefined, summary: ChainSummary | undefined): { kube: number; cilium: number; left: number | null; backend: string | null; sets: { rules: number; sets: string[] } } {
-  if (ruleset || !summary) {
-    return { kube: countChains(ruleset, 'KUBE-'), cilium: countChains(ruleset, 'CILIUM_'), left: countLeftoverChains(ruleset), backend: ruleset?.generator?.backend ?? null, sets: ipsetMatchesIn(ruleset) };
+function rulesetEvidence(ruleset: IptablesRuleset | null | undefined, summary: ChainSummary | undefined): RulesetEvidence {
+  if (ruleset) {
+    // A ruleset never changes (a refresh makes a new one); each staged snapshot of a load carries
+    // the same one, and the header and the panes ask again: one sweep of its chains per ruleset.
+    let memo = evidenceMemo.get(ruleset);
+    if (!memo) evidenceMemo.set(ruleset, (memo = parsedEvidence(ruleset)));
+    return memo;
   }
+  if (!summary) return parsedEvidence(null);
   const named = (prefix: string) => summary.chains.filter((c) => c.name.startsWith(prefix) && !NON_PROXY_KUBE_CHAINS.has(c.name));
   const rulesKnown = summary.chains.every((c) => c.rules !== null);
   const left = rulesKnown ? summary.chains.filter((c) => c.rules === 0 && PER_SERVICE_CHAIN_PREFIXES.some((p) => c.name.startsWith(p))).length : null;
