@@ -1,20 +1,19 @@
 /**
  * What `trace` reads from a replay when `--to` names a dotted-quad IPv4 address: the walk
  * looks up one packet's flow, so the conntrack table is read only for the flows holding the
- * destination address (src/sources/replay-flows.ts); the API objects only as far as a walk to
- * that destination reads them (src/sources/api-select.ts); and the nat table without the rules
- * of the per-Service chains such a walk cannot reach (src/sources/replay-nat.ts). When the
- * walk over that read enters or names a chain whose rules were left out, the source is read
- * again with the nat table whole ({@link loadForTrace}): the document is the one the whole
- * capture gives. Everything else is read as `loadOnce` reads it; a live source (and
- * `--allow-trace`) reads what it always read.
+ * destination address (src/sources/replay-flows.ts), and the API objects only as far as a
+ * walk to that destination reads them (src/sources/api-select.ts). Whatever the source, the
+ * iptables rulesets are parsed lazily (each chain's rules on first read: the walk reads a
+ * handful of kube-proxy's tens of thousands of chains, the head's mode evidence reads line
+ * facts; src/parsers/iptables-save.ts `parseIptablesSaveLazy`), with the values of the whole
+ * parse. Everything else is read as `loadOnce` reads it; a live source (and `--allow-trace`)
+ * reads what it always read.
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { apiTextFor, type FrontendQuery } from '../sources/api-select.js';
 import { FlowFilteredReplay, isPlainIpv4 } from '../sources/replay-flows.js';
 import { closeSource, type OpenedSource } from '../sources/open.js';
-import { traceFromSnapshot, type TraceCommandArgs } from '../trace/choose-engine.js';
-import type { TraceResult } from '../trace/types.js';
+import type { TraceCommandArgs } from '../trace/choose-engine.js';
 import { loadOnce } from './load.js';
 import type { GlobalOptions } from './options.js';
 import { ReplayTransport } from '../sources/replay.js';
@@ -37,63 +36,32 @@ function destinationPort(to: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** How `trace` reads a replay (see the module comment). */
-export interface TraceRead {
-  /** The first read: flows, API objects and nat table narrowed to the destination. */
-  readonly lean: (source: OpenedSource) => OpenedSource;
-  /** The read again: flows and API objects narrowed, the nat table whole. */
-  readonly whole: (source: OpenedSource) => OpenedSource;
-  /** True when the walk of `args` over the lean read's `snapshot` entered or named a chain whose rules it left out. */
-  readonly needsWhole: (snapshot: NodeSnapshot, args: TraceCommandArgs) => boolean;
-}
-
-/** True when `r` (or a candidate walk in it) steps into or branches to a chain of `cut`. */
-export function touches(r: TraceResult, cut: ReadonlySet<string>): boolean {
-  const step = r.steps.some((s) => (s.chain !== null && cut.has(s.chain)) || (s.branches ?? []).some((b) => cut.has(b.target)));
-  return step || (r.candidates ?? []).some((c) => touches(c.result, cut));
-}
-
-/** How `trace` reads its source for `--to` (see the module comment); undefined: the source as opened. */
-export function traceRead(to: string | undefined, allowTrace: boolean): TraceRead | undefined {
+/**
+ * How `trace` reads its source for `--to` (see the module comment): the source with its
+ * conntrack flows and API objects narrowed to the destination; undefined: the source as opened.
+ */
+export function traceRead(to: string | undefined, allowTrace: boolean): ((source: OpenedSource) => OpenedSource) | undefined {
   const address = allowTrace ? null : plainIpv4Destination(to);
   if (address === null) return undefined;
   const q: FrontendQuery = { address, port: destinationPort(to!) };
-  let leanTransport: FlowFilteredReplay | null = null;
-  const narrowed = (source: OpenedSource, nat: boolean): OpenedSource => {
+  return (source) => {
     if (!(source.transport instanceof ReplayTransport)) return source;
-    const transport = new FlowFilteredReplay(source.transport.bundle, address, nat ? q : undefined);
-    if (nat) leanTransport = transport;
+    const transport = new FlowFilteredReplay(source.transport.bundle, address);
     return { ...source, transport, apiText: source.apiText === undefined ? undefined : apiTextFor(source.apiText, q) };
-  };
-  return {
-    lean: (source) => narrowed(source, true),
-    whole: (source) => narrowed(source, false),
-    needsWhole: (snapshot, args) => {
-      const cut = (leanTransport as FlowFilteredReplay | null)?.natCut;
-      return cut !== undefined && cut.size > 0 && touches(traceFromSnapshot(snapshot, args), cut);
-    },
   };
 }
 
 /**
  * The snapshot `trace` walks and the walk's arguments (`argsOf` makes them from a snapshot:
- * names resolve through its API objects): the lean read, or the read again with the nat table
- * whole when the walk needs it. The source is returned open (`--allow-trace` traces on it).
+ * names resolve through its API objects), read as {@link traceRead} says with the iptables
+ * chains parsed on first read. The source is returned open (`--allow-trace` traces on it).
  */
 export async function loadForTrace(opts: GlobalOptions & { to?: string; allowTrace?: boolean }, argsOf: (snapshot: NodeSnapshot) => TraceCommandArgs) {
-  const read = traceRead(opts.to, opts.allowTrace === true);
-  const closingOnError = async <T>(source: OpenedSource, f: () => T): Promise<T> => {
-    try {
-      return f();
-    } catch (e) {
-      await closeSource(source);
-      throw e;
-    }
-  };
-  const first = await loadOnce(opts, [], undefined, false, read?.lean);
-  const args = await closingOnError(first.source, () => argsOf(first.snapshot));
-  if (!(await closingOnError(first.source, () => read?.needsWhole(first.snapshot, args)))) return { ...first, args };
-  await closeSource(first.source);
-  const again = await loadOnce(opts, [], undefined, false, read!.whole);
-  return { ...again, args: await closingOnError(again.source, () => argsOf(again.snapshot)) };
+  const loaded = await loadOnce(opts, [], undefined, false, traceRead(opts.to, opts.allowTrace === true), true);
+  try {
+    return { ...loaded, args: argsOf(loaded.snapshot) };
+  } catch (e) {
+    await closeSource(loaded.source);
+    throw e;
+  }
 }

@@ -57,6 +57,8 @@ export interface SnapshotInput {
   readonly reuse?: { readonly snapshot: NodeSnapshot; readonly parts: ReadonlySet<SnapshotPart | 'api'> };
   /** The heavy probes the probe plan left out, and why (src/collect/probe-plan.ts). */
   readonly skipped?: readonly SkippedProbe[];
+  /** {@link buildSnapshot}: rulesets parsed lazily where parts.ts has `lazy` (a reader of a few chains: `trace`); values as the whole parse's. */
+  readonly lazyRules?: boolean;
 }
 
 // The probes read in pieces and the probes of each part come from the catalog, read on
@@ -138,7 +140,8 @@ export function parseRunCached<T>(run: ProbeRun | undefined, parse: (text: strin
   const error = run.status === 'ok' ? null : failureReason(run);
   if (run.status !== 'ok' && run.result.stdout.trim() === '') return { value: null, diagnostics: [], probe, error };
   const result = cache ? cache.parse(run.id, run.result.stdout, () => parse(run.result.stdout, run.id)) : parse(run.result.stdout, run.id);
-  return { value: result.value, diagnostics: result.diagnostics, probe, error };
+  // Read when asked for: a lazy parse completes them late (iptables-save's chains are parsed on first read).
+  return { value: result.value, get diagnostics() { return result.diagnostics; }, probe, error };
 }
 
 /**
@@ -194,6 +197,8 @@ interface PartContext {
   readonly reuse: SnapshotInput['reuse'];
   /** The conntrack table's parse on a worker thread, when one was started (src/collect/worker-parse.ts). */
   readonly job?: ConntrackJob;
+  /** {@link SnapshotInput.lazyRules}. */
+  readonly lazyRules?: boolean;
 }
 
 /**
@@ -286,7 +291,7 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     // An on-demand probe of a part (conntrack -E) adds to it; it never stands in for the part's own probe.
     if (onDemandProbe(id)) continue;
     const entry = parserOf(id);
-    const parsed = entry ? parseRunCached(byId.get(id), entry.parse, cache) : null;
+    const parsed = entry ? parseRunCached(byId.get(id), (ctx.lazyRules ? entry.lazy : undefined) ?? entry.parse, cache) : null;
     if (parsed) chosen = parsed;
     if (parsed?.value && !parsed.error) break;
   }
@@ -343,7 +348,7 @@ function ciliumCtPart(ciliumCt: Parsed<CiliumCtTable> | null, done: Partial<Part
 /** Builds the whole snapshot at once (`show`, `capture`). Never throws on bad probe output: that becomes diagnostics. */
 export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
   const first = buildFirstSnapshot(input);
-  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse };
+  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse, lazyRules: input.lazyRules === true };
   let done: Partial<PartFields> = {};
   for (const part of SNAPSHOT_PARTS) done = { ...done, ...parsePart(part, ctx, done) };
   return assemble(first, done, []);

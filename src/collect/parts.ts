@@ -11,7 +11,7 @@ import { parseCiliumCt } from '../parsers/cilium-ct.js';
 import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
 import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
-import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSaveLazyPieces } from '../parsers/iptables-save.js';
+import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSaveLazy, parseIptablesSaveLazyPieces } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
@@ -34,6 +34,12 @@ export interface ParserEntry {
    */
   readonly pieces?: (pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: Turn, chunks: (pieces: Iterable<string>) => AsyncIterable<string>) => Promise<ParseResult<unknown>>;
   readonly joinedPieces?: boolean;
+  /**
+   * The same result with parts of it parsed on first read (values equal once read; reading
+   * `diagnostics` may parse the rest): what a one-shot reader of a few chains asks for
+   * (`SnapshotInput.lazyRules`).
+   */
+  readonly lazy?: (text: string, origin: string) => ParseResult<unknown>;
 }
 
 /**
@@ -46,11 +52,13 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
     parse: (t, o) => parseIptablesSave(t, o, { family: 'ipv4' }),
     chunked: (t, o, size, turn) => parseIptablesSaveChunked(t, o, { family: 'ipv4' }, size, turn),
     pieces: (p, o, size, turn) => parseIptablesSaveLazyPieces(p, o, { family: 'ipv4' }, size, turn),
+    lazy: (t, o) => parseIptablesSaveLazy(t, o, { family: 'ipv4' }),
   },
   'ip6tables-save': {
     parse: (t, o) => parseIptablesSave(t, o, { family: 'ipv6' }),
     chunked: (t, o, size, turn) => parseIptablesSaveChunked(t, o, { family: 'ipv6' }, size, turn),
     pieces: (p, o, size, turn) => parseIptablesSaveLazyPieces(p, o, { family: 'ipv6' }, size, turn),
+    lazy: (t, o) => parseIptablesSaveLazy(t, o, { family: 'ipv6' }),
   },
   'nft-json': {
     parse: parseNftJson,

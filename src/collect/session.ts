@@ -142,9 +142,10 @@ const EMPTY_RATES: RuleRates = new Map();
 /**
  * Runs the node's probes once by the probe plan (the light ones, then the heavy dumps the
  * node's mode needs: src/collect/planned-runs.ts) and builds a snapshot; `runs` in catalog
- * order, `plan` says what was skipped. Throws only if the transport itself breaks.
+ * order, `plan` says what was skipped; `lazyRules`: see `SnapshotInput.lazyRules`. Throws
+ * only if the transport itself breaks.
  */
-export async function loadSnapshot(options: SessionOptions & { readonly parts?: readonly SnapshotPart[] }): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[]; plan: ProbePlan }> {
+export async function loadSnapshot(options: SessionOptions & { readonly parts?: readonly SnapshotPart[]; readonly lazyRules?: boolean }): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[]; plan: ProbePlan }> {
   const params = options.params ? { params: options.params } : {};
   const firstRuns = await runProbes(options.transport, { ...params, ids: firstStageIds() });
   // `parts`: only these parts' probes are read (`show services`: none; the mode from cheap evidence).
@@ -154,14 +155,14 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
   const runs = [...firstRuns, ...planned.runs].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   if (options.ciliumAgent && (!wanted || partProbes().lb.some((id) => wanted.has(id)))) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
-  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped }));
+  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}) }));
   if (!options.parts || options.parts.includes('iptables')) return { snapshot, runs, plan: planned.plan };
   const evidence = await cheapEvidence(options.transport, firstRuns, options.params ?? {});
   const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
   return { snapshot: { ...snapshot, chainSummaries: evidence.chainSummaries, ...(nftTableNames ? { nftTableNames } : {}) }, runs, plan: planned.plan };
 }
 
-function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped'> = {}): SnapshotInput {
+function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped' | 'lazyRules'> = {}): SnapshotInput {
   // A probe a replay's bundle does not hold carries the manifest's time, not a run's: left out,
   // so a load that asks for it (one-shot) and one that does not (staged) agree.
   const first = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0];

@@ -198,6 +198,26 @@ export async function parseIptablesSaveLazyPieces(
   return stopped ? onePass() : parser.lazyResult(result);
 }
 
+/**
+ * {@link parseIptablesSave} with each chain's rules parsed on first read of its `rules`, as
+ * {@link parseIptablesSaveLazyPieces} reads a text in pieces, for a text held whole (one
+ * piece): a one-shot reader that walks a few chains of a big dump (`trace`) parses only
+ * those. Equal to `parseIptablesSave(text, origin, options)` in every field once read
+ * (reading `diagnostics` parses every chain); any shape pass 1 does not locate is parsed in
+ * one pass. Pure; never throws.
+ */
+export function parseIptablesSaveLazy(text: string, origin: string, options: IptablesParseOptions = {}): ParseResult<IptablesRuleset> {
+  if (text.includes(LEGACY_WARNING) || !TABLE_LINE.test(text)) return parseIptablesSave(text, origin, options);
+  const parser = new SaveParser(text, origin, options, true);
+  parser.defer(() => [text]);
+  try {
+    return parser.lazyResult(parser.parse());
+  } catch (e) {
+    if (e === DEFER_STOP) return parseIptablesSave(text, origin, options);
+    throw e;
+  }
+}
+
 interface ChainBuilder {
   readonly name: string;
   builtin: boolean;

@@ -11,9 +11,7 @@
  */
 import { isAscii } from 'node:buffer';
 import { readFileSync } from 'node:fs';
-import type { FrontendQuery } from './api-select.js';
 import type { Bundle } from './bundle.js';
-import { natForDestination } from './replay-nat.js';
 import { ReplayTransport } from './replay.js';
 import { probeForArgv } from './ssh-command.js';
 import type { PiecedExecResult } from './pieces.js';
@@ -82,39 +80,19 @@ function* flowPiecesWith(pieces: Iterable<string>, address: string): Iterable<st
   if (last) yield last;
 }
 
-/**
- * A {@link ReplayTransport} whose `conntrack` probe holds only the flows of one IPv4 address
- * (see the module comment) and, given `nat`, whose `iptables-save` nat table is cut for a walk
- * to that destination (src/sources/replay-nat.ts; {@link FlowFilteredReplay.natCut} names the
- * chains cut once it was read).
- */
+/** A {@link ReplayTransport} whose `conntrack` probe holds only the flows of one IPv4 address (see the module comment). */
 export class FlowFilteredReplay extends ReplayTransport {
   private readonly address: string;
-  private cutChains: ReadonlySet<string> = new Set();
 
   /** `address` must satisfy {@link isPlainIpv4} (throws otherwise: a filter that could miss a flow is never built). */
-  constructor(bundle: Bundle, address: string, private readonly nat?: FrontendQuery) {
+  constructor(bundle: Bundle, address: string) {
     super(bundle);
     if (!isPlainIpv4(address)) throw new Error(`FlowFilteredReplay: ${address} is not a dotted-quad IPv4 address`);
     this.address = address;
   }
 
-  /** The nat chains whose rules the `iptables-save` read left out (empty before it, and without `nat`). */
-  get natCut(): ReadonlySet<string> {
-    return this.cutChains;
-  }
-
   private filtered(argv: readonly string[], r: PiecedExecResult): PiecedExecResult {
-    const id = probeForArgv(argv)?.id;
-    if (id === 'iptables-save' && this.nat) {
-      const whole = r.stdoutPieces ? [...r.stdoutPieces()].join('') : r.stdout;
-      const { text, cut } = natForDestination(whole, this.nat);
-      this.cutChains = cut;
-      // The cut text is the run's whole stdout now: no piece reader or file path to read the original by.
-      const { stdoutPieces: _pieces, stdoutPath: _path, ...rest } = r;
-      return { ...rest, stdout: text };
-    }
-    if (id !== 'conntrack') return r;
+    if (probeForArgv(argv)?.id !== 'conntrack') return r;
     const pieces = r.stdoutPieces;
     if (pieces) return { ...r, stdoutPieces: () => flowPiecesWith(pieces(), this.address) };
     return { ...r, stdout: flowLinesWith(r.stdout, this.address) };

@@ -56,9 +56,9 @@ describe('trace reads only its destination\'s flows', () => {
     expect(packets.length).toBeGreaterThan(4);
     let known = 0;
     for (const p of packets) {
-      // traceRead's read with the nat table whole: only the flows (and API objects) are narrowed.
+      // traceRead's read: only the flows (and API objects) are narrowed.
       const transport = new ReplayTransport(dir);
-      const read = traceRead(p.to, false)!.whole({ transport, live: false, apiText: transport.apiText(), apiOrigin: undefined });
+      const read = traceRead(p.to, false)!({ transport, live: false, apiText: transport.apiText(), apiOrigin: undefined });
       expect(read.transport).toBeInstanceOf(FlowFilteredReplay);
       const lean = (await loadSnapshot({ transport: read.transport, live: false, ...(read.apiText !== undefined ? { apiText: read.apiText } : {}) })).snapshot;
       expect(lean.conntrack!.value!.entries.length).toBeLessThan(full.conntrack!.value!.entries.length);
