@@ -94,7 +94,8 @@ describe('the straight Service/EndpointSlice reader equals the full converter', 
   it('switched off in the reference parse (the comparison can fail)', () => {
     const text = readFileSync(path.join(fixtureDir('lab-iptables'), 'api.json'), 'utf8');
     const item = (JSON.parse(text) as { items: JsonObject[] }).items.find((i) => i['kind'] === 'Service')!;
-    expect(serviceFast(clone(item), { source: { origin: 'x', line: 1 }, report: () => undefined })).toBeDefined();
+    const ctx: ConvertContext = { source: { origin: 'x', line: 1 }, report: () => undefined };
+    expect(serviceFast(clone(item), ctx)).toBeDefined();
     // With the reader switched off the reference still reads the same Services.
     expect(parseReference(text, 'a').value.services.length).toBe(parseK8sObjects(text, 'a').value.services.length);
   });
