@@ -174,22 +174,26 @@ function proxyIPsOf(row: ServiceRow): { ipModeProxyIPs?: string[] } {
   return ips.length > 0 ? { ipModeProxyIPs: ips } : {};
 }
 
+/** `T` with its fields writable and optional, while one is filled in. */
+type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
+
 /** The row's endpoints of one family, once per address (kube-proxy keys them by `ip:port`), with zone and hints. */
 function scenarioEndpoints(row: ServiceRow, family: ProxyFamily): ScenarioEndpoint[] {
   const seen = new Map<string, ScenarioEndpoint>();
   for (const e of row.endpoints) {
     if (e.addressType !== family || seen.has(e.address)) continue;
     const ready = e.ready !== false;
-    seen.set(e.address, {
-      ip: e.address,
-      ...(e.nodeName ? { nodeName: e.nodeName } : {}),
-      ready,
-      serving: e.serving ?? ready,
-      terminating: e.terminating ?? false,
-      ...(e.zone !== undefined ? { zone: e.zone } : {}),
-      ...(e.hintsForZones.length > 0 ? { zoneHints: e.hintsForZones } : {}),
-      ...(e.hintsForNodes.length > 0 ? { nodeHints: e.hintsForNodes } : {}),
-    });
+    // Optional keys set in place, in the order the type lists them (a spread per key made a
+    // throw-away object per endpoint).
+    const ep: Mutable<ScenarioEndpoint> = { ip: e.address };
+    if (e.nodeName) ep.nodeName = e.nodeName;
+    ep.ready = ready;
+    ep.serving = e.serving ?? ready;
+    ep.terminating = e.terminating ?? false;
+    if (e.zone !== undefined) ep.zone = e.zone;
+    if (e.hintsForZones.length > 0) ep.zoneHints = e.hintsForZones;
+    if (e.hintsForNodes.length > 0) ep.nodeHints = e.hintsForNodes;
+    seen.set(e.address, ep as ScenarioEndpoint);
   }
   return [...seen.values()];
 }
