@@ -143,29 +143,34 @@ export function scenarioService(row: ServiceRow, notes: CompareNote[], family: P
       notes.push(note('named-port-split', params, `${params.service}: its named targetPort resolves to ${params.ports}; counted with ${params.port}`));
     }
     const targetPort = p.endpointPorts[0] ?? (typeof p.targetPort === 'number' ? p.targetPort : p.port);
-    return { name: p.name, protocol: p.protocol, port: p.port, targetPort, ...(p.nodePort ? { nodePort: p.nodePort } : {}) };
+    const out: Mutable<ScenarioServicePort> = { name: p.name, protocol: p.protocol, port: p.port, targetPort };
+    if (p.nodePort) out.nodePort = p.nodePort;
+    return out as ScenarioServicePort;
   });
   const svc = row.service;
   const ofFamily = family === 'IPv4' ? isV4 : isV6;
-  return {
+  // Optional keys set in place, in the order they always had (a spread per key made a throw-away object).
+  const out: Mutable<ScenarioService> = {
     namespace: row.namespace,
     name: row.name,
     type: row.type === 'NodePort' || row.type === 'LoadBalancer' ? row.type : 'ClusterIP',
     clusterIP,
     ports,
-    ...(row.selector ? { selector: row.selector } : {}),
-    externalIPs: row.externalIPs.filter(ofFamily),
-    loadBalancerIPs: row.loadBalancerIPs.filter(ofFamily),
-    ...proxyIPsOf(row),
-    loadBalancerSourceRanges: svc.loadBalancerSourceRanges,
-    ...(row.externalTrafficPolicy ? { externalTrafficPolicy: row.externalTrafficPolicy } : {}),
-    ...(row.internalTrafficPolicy ? { internalTrafficPolicy: row.internalTrafficPolicy } : {}),
-    ...(row.sessionAffinity === 'ClientIP' ? { sessionAffinity: { timeoutSeconds: row.sessionAffinityTimeoutSeconds ?? 10800 } } : {}),
-    ...(svc.healthCheckNodePort !== undefined ? { healthCheckNodePort: svc.healthCheckNodePort } : {}),
-    ...(svc.serviceProxyName !== undefined ? { serviceProxyName: svc.serviceProxyName } : {}),
-    ...(row.trafficDistribution !== undefined ? { trafficDistribution: row.trafficDistribution } : {}),
-    endpoints: scenarioEndpoints(row, family),
   };
+  if (row.selector) out.selector = row.selector;
+  out.externalIPs = row.externalIPs.filter(ofFamily);
+  out.loadBalancerIPs = row.loadBalancerIPs.filter(ofFamily);
+  const proxyIPs = proxyIPsOf(row);
+  if (proxyIPs.ipModeProxyIPs) out.ipModeProxyIPs = proxyIPs.ipModeProxyIPs;
+  out.loadBalancerSourceRanges = svc.loadBalancerSourceRanges;
+  if (row.externalTrafficPolicy) out.externalTrafficPolicy = row.externalTrafficPolicy;
+  if (row.internalTrafficPolicy) out.internalTrafficPolicy = row.internalTrafficPolicy;
+  if (row.sessionAffinity === 'ClientIP') out.sessionAffinity = { timeoutSeconds: row.sessionAffinityTimeoutSeconds ?? 10800 };
+  if (svc.healthCheckNodePort !== undefined) out.healthCheckNodePort = svc.healthCheckNodePort;
+  if (svc.serviceProxyName !== undefined) out.serviceProxyName = svc.serviceProxyName;
+  if (row.trafficDistribution !== undefined) out.trafficDistribution = row.trafficDistribution;
+  out.endpoints = scenarioEndpoints(row, family);
+  return out as ScenarioService;
 }
 
 /** `ipModeProxyIPs` of a row: LB ingress IPs with `ipMode: Proxy` (none → no key). */
