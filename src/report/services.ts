@@ -137,15 +137,22 @@ function servicesJsonText(snapshot: NodeSnapshot, rows: readonly ServiceRow[], e
     framed = JSON.stringify(documentOf('ServiceList', { ...head, services: marker }), null, 2);
     for (let i = 0; i < rows.length; i += JSON_CHUNK) {
       const chunk = JSON.stringify({ services: rows.slice(i, i + JSON_CHUNK).map((r) => serviceJson(r, expect(r))) }, null, 2);
-      items.push(chunk.slice(CHUNK_HEAD.length, chunk.length - CHUNK_TAIL.length));
+      // Escaped chunk by chunk: the escapes are per code point and a chunk ends between two
+      // Services (ASCII), so this is the whole text's escaping, without a pass over the joined text.
+      items.push(jsonTerminalSafe(chunk.slice(CHUNK_HEAD.length, chunk.length - CHUNK_TAIL.length)));
     }
   } catch (e) {
     if (!(e instanceof TypeError)) throw e;
     return toJsonNoBigint(documentOf('ServiceList', { ...head, services: rows.map((r) => serviceJson(r, expect(r))) }));
   }
   const at = framed.lastIndexOf(JSON.stringify(marker));
-  const list = items.length === 0 ? '[]' : `[\n${items.join(',\n')}\n  ]`;
-  return jsonTerminalSafe(framed.slice(0, at) + list + framed.slice(at + JSON.stringify(marker).length)) + '\n';
+  const before = jsonTerminalSafe(framed.slice(0, at));
+  const after = `${jsonTerminalSafe(framed.slice(at + JSON.stringify(marker).length))}\n`;
+  if (items.length === 0) return `${before}[]${after}`;
+  // One join: the document is copied once, flat.
+  items[0] = `${before}[\n${items[0]!}`;
+  items[items.length - 1] = `${items[items.length - 1]!}\n  ]${after}`;
+  return items.join(',\n');
 }
 
 /** The Service rows of a snapshot; throws `UserError` when it has no API objects. */
