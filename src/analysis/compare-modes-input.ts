@@ -143,29 +143,34 @@ export function scenarioService(row: ServiceRow, notes: CompareNote[], family: P
       notes.push(note('named-port-split', params, `${params.service}: its named targetPort resolves to ${params.ports}; counted with ${params.port}`));
     }
     const targetPort = p.endpointPorts[0] ?? (typeof p.targetPort === 'number' ? p.targetPort : p.port);
-    return { name: p.name, protocol: p.protocol, port: p.port, targetPort, ...(p.nodePort ? { nodePort: p.nodePort } : {}) };
+    const out: Mutable<ScenarioServicePort> = { name: p.name, protocol: p.protocol, port: p.port, targetPort };
+    if (p.nodePort) out.nodePort = p.nodePort;
+    return out as ScenarioServicePort;
   });
   const svc = row.service;
   const ofFamily = family === 'IPv4' ? isV4 : isV6;
-  return {
+  // Optional keys set in place, in the order they always had (a spread per key made a throw-away object).
+  const out: Mutable<ScenarioService> = {
     namespace: row.namespace,
     name: row.name,
     type: row.type === 'NodePort' || row.type === 'LoadBalancer' ? row.type : 'ClusterIP',
     clusterIP,
     ports,
-    ...(row.selector ? { selector: row.selector } : {}),
-    externalIPs: row.externalIPs.filter(ofFamily),
-    loadBalancerIPs: row.loadBalancerIPs.filter(ofFamily),
-    ...proxyIPsOf(row),
-    loadBalancerSourceRanges: svc.loadBalancerSourceRanges,
-    ...(row.externalTrafficPolicy ? { externalTrafficPolicy: row.externalTrafficPolicy } : {}),
-    ...(row.internalTrafficPolicy ? { internalTrafficPolicy: row.internalTrafficPolicy } : {}),
-    ...(row.sessionAffinity === 'ClientIP' ? { sessionAffinity: { timeoutSeconds: row.sessionAffinityTimeoutSeconds ?? 10800 } } : {}),
-    ...(svc.healthCheckNodePort !== undefined ? { healthCheckNodePort: svc.healthCheckNodePort } : {}),
-    ...(svc.serviceProxyName !== undefined ? { serviceProxyName: svc.serviceProxyName } : {}),
-    ...(row.trafficDistribution !== undefined ? { trafficDistribution: row.trafficDistribution } : {}),
-    endpoints: scenarioEndpoints(row, family),
   };
+  if (row.selector) out.selector = row.selector;
+  out.externalIPs = row.externalIPs.filter(ofFamily);
+  out.loadBalancerIPs = row.loadBalancerIPs.filter(ofFamily);
+  const proxyIPs = proxyIPsOf(row);
+  if (proxyIPs.ipModeProxyIPs) out.ipModeProxyIPs = proxyIPs.ipModeProxyIPs;
+  out.loadBalancerSourceRanges = svc.loadBalancerSourceRanges;
+  if (row.externalTrafficPolicy) out.externalTrafficPolicy = row.externalTrafficPolicy;
+  if (row.internalTrafficPolicy) out.internalTrafficPolicy = row.internalTrafficPolicy;
+  if (row.sessionAffinity === 'ClientIP') out.sessionAffinity = { timeoutSeconds: row.sessionAffinityTimeoutSeconds ?? 10800 };
+  if (svc.healthCheckNodePort !== undefined) out.healthCheckNodePort = svc.healthCheckNodePort;
+  if (svc.serviceProxyName !== undefined) out.serviceProxyName = svc.serviceProxyName;
+  if (row.trafficDistribution !== undefined) out.trafficDistribution = row.trafficDistribution;
+  out.endpoints = scenarioEndpoints(row, family);
+  return out as ScenarioService;
 }
 
 /** `ipModeProxyIPs` of a row: LB ingress IPs with `ipMode: Proxy` (none → no key). */
@@ -174,22 +179,26 @@ function proxyIPsOf(row: ServiceRow): { ipModeProxyIPs?: string[] } {
   return ips.length > 0 ? { ipModeProxyIPs: ips } : {};
 }
 
+/** `T` with its fields writable and optional, while one is filled in. */
+type Mutable<T> = { -readonly [K in keyof T]?: T[K] };
+
 /** The row's endpoints of one family, once per address (kube-proxy keys them by `ip:port`), with zone and hints. */
 function scenarioEndpoints(row: ServiceRow, family: ProxyFamily): ScenarioEndpoint[] {
   const seen = new Map<string, ScenarioEndpoint>();
   for (const e of row.endpoints) {
     if (e.addressType !== family || seen.has(e.address)) continue;
     const ready = e.ready !== false;
-    seen.set(e.address, {
-      ip: e.address,
-      ...(e.nodeName ? { nodeName: e.nodeName } : {}),
-      ready,
-      serving: e.serving ?? ready,
-      terminating: e.terminating ?? false,
-      ...(e.zone !== undefined ? { zone: e.zone } : {}),
-      ...(e.hintsForZones.length > 0 ? { zoneHints: e.hintsForZones } : {}),
-      ...(e.hintsForNodes.length > 0 ? { nodeHints: e.hintsForNodes } : {}),
-    });
+    // Optional keys set in place, in the order the type lists them (a spread per key made a
+    // throw-away object per endpoint).
+    const ep: Mutable<ScenarioEndpoint> = { ip: e.address };
+    if (e.nodeName) ep.nodeName = e.nodeName;
+    ep.ready = ready;
+    ep.serving = e.serving ?? ready;
+    ep.terminating = e.terminating ?? false;
+    if (e.zone !== undefined) ep.zone = e.zone;
+    if (e.hintsForZones.length > 0) ep.zoneHints = e.hintsForZones;
+    if (e.hintsForNodes.length > 0) ep.nodeHints = e.hintsForNodes;
+    seen.set(e.address, ep as ScenarioEndpoint);
   }
   return [...seen.values()];
 }

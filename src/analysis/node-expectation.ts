@@ -333,20 +333,33 @@ function excludedUses(svc: ProxyServicePort, cat: CategorizedEndpoints, local: b
   return svc.endpoints.filter((ep) => !usedKeys.has(ep.hostPort)).map((ep) => endpointUse(ep, [excludedReason(svc, cat, ep, local, used)]));
 }
 
-function endpointUse(ep: ProxyEndpoint, reasons: Reason[]): EndpointUse {
+function endpointUse(ep: ProxyEndpoint, reasons: readonly Reason[]): EndpointUse {
   return { ip: ep.ip, port: ep.port, hostPort: ep.hostPort, nodeName: ep.nodeName, zone: ep.zone, isLocal: ep.isLocal, reasons };
 }
 
-function usedReasons(svc: ProxyServicePort, cat: CategorizedEndpoints, ep: ProxyEndpoint, local: boolean, kind: 'internal' | 'external'): Reason[] {
+/**
+ * The lists of parameterless reasons a used endpoint can have, made once and shared (frozen),
+ * as {@link FIXED}: a list per endpoint per traffic per port was the rest of what it allocated.
+ */
+const USED = {
+  localItp: Object.freeze([FIXED.localItp]),
+  localItpFallback: Object.freeze([FIXED.localItp, FIXED.localFallback]),
+  localEtp: Object.freeze([FIXED.localEtp]),
+  localEtpFallback: Object.freeze([FIXED.localEtp, FIXED.localFallback]),
+  clusterFallback: Object.freeze([FIXED.clusterFallback]),
+  ready: Object.freeze([FIXED.ready]),
+  readyHere: Object.freeze([FIXED.readyHere]),
+} as const;
+
+function usedReasons(svc: ProxyServicePort, cat: CategorizedEndpoints, ep: ProxyEndpoint, local: boolean, kind: 'internal' | 'external'): readonly Reason[] {
   if (local) {
-    const out = [kind === 'internal' ? FIXED.localItp : FIXED.localEtp];
-    if (cat.localTerminatingFallback) out.push(FIXED.localFallback);
-    return out;
+    if (kind === 'internal') return cat.localTerminatingFallback ? USED.localItpFallback : USED.localItp;
+    return cat.localTerminatingFallback ? USED.localEtpFallback : USED.localEtp;
   }
-  if (cat.clusterTerminatingFallback) return [FIXED.clusterFallback];
+  if (cat.clusterTerminatingFallback) return USED.clusterFallback;
   if (cat.topologyMode === 'PreferSameNode') return [reason('hinted-node', { node: svc.nodeName }, `hinted for ${svc.nodeName}`)];
   if (cat.topologyMode === 'PreferSameZone') return [reason('hinted-zone', { zone: svc.nodeZone }, `hinted for ${svc.nodeZone}`)];
-  return [ep.isLocal ? FIXED.readyHere : FIXED.ready];
+  return ep.isLocal ? USED.readyHere : USED.ready;
 }
 
 function excludedReason(svc: ProxyServicePort, cat: CategorizedEndpoints, ep: ProxyEndpoint, local: boolean, used: readonly ProxyEndpoint[]): Reason {

@@ -38,6 +38,7 @@ import type {
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, LABEL_TOPOLOGY_ZONE } from '../model/k8s.js';
 import { isIP } from 'node:net';
 import type { Severity } from '../model/diagnostics.js';
+import { endpointSliceFast, serviceFast } from './k8s-convert-fast.js';
 
 /** A path to a value inside one object, e.g. `['spec', 'ports', 0, 'port']`. */
 export type JsonPath = readonly (string | number)[];
@@ -594,14 +595,17 @@ export function toIPAddress(o: JsonObject, ctx: ConvertContext): IPAddress {
 /**
  * Converts one API object. `kind` is the object's kind (already resolved by the caller,
  * which may have inferred it); kinds other than Service, EndpointSlice, Pod, Node, ServiceCIDR and IPAddress
- * become `unknown` objects kept whole.
+ * become `unknown` objects kept whole. A Service or EndpointSlice is read by
+ * src/parsers/k8s-convert-fast.ts when it holds nothing to report (the same object), else
+ * by {@link toService} / {@link toEndpointSlice}.
  */
 export function toK8sObject(o: JsonObject, kind: string, ctx: ConvertContext): K8sObject {
   switch (kind) {
+    // The well-formed common case without field paths; anything to report goes the full way.
     case 'Service':
-      return toService(o, ctx);
+      return serviceFast(o, ctx) ?? toService(o, ctx);
     case 'EndpointSlice':
-      return toEndpointSlice(o, ctx);
+      return endpointSliceFast(o, ctx) ?? toEndpointSlice(o, ctx);
     case 'Pod':
       return toPod(o, ctx);
     case 'Node':

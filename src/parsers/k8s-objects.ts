@@ -345,13 +345,15 @@ function label(json: JsonObject): string {
  * `share` (JSON the parser made itself only) lets equal values inside it be kept once.
  */
 function convert(found: Found, source: SourceRef, locate: (path: JsonPath) => number, sink: Sink, share?: SharedValues): K8sObject {
-  const where = label(found.json);
-  const report = (sev: Severity, code: string, msg: string): void => sink.add(sev, locate(found.path), code, `${where}: ${msg}`);
+  // The label is text for a finding only: made when the first one is reported.
+  let named: string | undefined;
+  const where = (): string => (named ??= label(found.json));
+  const report = (sev: Severity, code: string, msg: string): void => sink.add(sev, locate(found.path), code, `${where()}: ${msg}`);
   const kind = resolveKind(found, report);
   const ctx: ConvertContext = {
     source,
     ...(share ? { share } : {}),
-    report: (sev, path, code, msg) => sink.add(sev, locate([...found.path, ...path]), code, `${kind || 'object'} ${where}: ${msg}`),
+    report: (sev, path, code, msg) => sink.add(sev, locate([...found.path, ...path]), code, `${kind || 'object'} ${where()}: ${msg}`),
   };
   const obj = toK8sObject(found.json, kind, ctx);
   const withVersion = obj.apiVersion === undefined && found.apiVersionHint ? { ...obj, apiVersion: found.apiVersionHint } : obj;

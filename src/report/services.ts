@@ -22,7 +22,7 @@ import type { NodeSnapshot } from '../model/snapshot.js';
 import { said, UserError } from '../errors.js';
 import { formatServiceRef, serviceNotFound } from '../model/service-ref.js';
 import { headText, showHead } from './header.js';
-import { terminalSafe } from '../text/terminal-safe.js';
+import { jsonTerminalSafe, terminalSafe } from '../text/terminal-safe.js';
 import { documentOf, isDocumentFormat, toDocument, type OutputFormat } from '../text/document.js';
 import { toJsonNoBigint } from '../text/json.js';
 import { plainTable, type PlainCell } from '../text/plain-table.js';
@@ -115,6 +115,46 @@ function serviceJson(r: ServiceRow, e: ServiceExpectation) {
   };
 }
 
+/** Services printed by one `JSON.stringify` in {@link servicesJsonText}: their objects die young, not all held to the end. */
+const JSON_CHUNK = 64;
+/** What `JSON.stringify({services: [...]}, null, 2)` prints around the items: they are then indented as in the document. */
+const CHUNK_HEAD = '{\n  "services": [\n';
+const CHUNK_TAIL = '\n  ]\n}';
+
+/**
+ * The `-o json` document: the text `toJsonNoBigint(documentOf('ServiceList', {...head,
+ * services}))` prints, with the services stringified a chunk at a time inside a wrapper that
+ * puts them at the document's depth (`services` is the document's last key), so no Service's
+ * JSON objects outlive its chunk (holding all of them made every young-generation collection
+ * copy them). Any failure of the pieces (a bigint) goes the whole way.
+ */
+function servicesJsonText(snapshot: NodeSnapshot, rows: readonly ServiceRow[], expect: (row: ServiceRow) => ServiceExpectation): string {
+  const head = showHead(snapshot);
+  const marker = '\u0000services\u0000';
+  let framed: string;
+  const items: string[] = [];
+  try {
+    framed = JSON.stringify(documentOf('ServiceList', { ...head, services: marker }), null, 2);
+    for (let i = 0; i < rows.length; i += JSON_CHUNK) {
+      const chunk = JSON.stringify({ services: rows.slice(i, i + JSON_CHUNK).map((r) => serviceJson(r, expect(r))) }, null, 2);
+      // Escaped chunk by chunk: the escapes are per code point and a chunk ends between two
+      // Services (ASCII), so this is the whole text's escaping, without a pass over the joined text.
+      items.push(jsonTerminalSafe(chunk.slice(CHUNK_HEAD.length, chunk.length - CHUNK_TAIL.length)));
+    }
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    return toJsonNoBigint(documentOf('ServiceList', { ...head, services: rows.map((r) => serviceJson(r, expect(r))) }));
+  }
+  const at = framed.lastIndexOf(JSON.stringify(marker));
+  const before = jsonTerminalSafe(framed.slice(0, at));
+  const after = `${jsonTerminalSafe(framed.slice(at + JSON.stringify(marker).length))}\n`;
+  if (items.length === 0) return `${before}[]${after}`;
+  // One join: the document is copied once, flat.
+  items[0] = `${before}[\n${items[0]!}`;
+  items[items.length - 1] = `${items[items.length - 1]!}\n  ]${after}`;
+  return items.join(',\n');
+}
+
 /** The Service rows of a snapshot; throws `UserError` when it has no API objects. */
 export function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
   if (!snapshot.api?.value) throw new UserError(said('err.noApi'), said('ue.passApiFileKubectl'));
@@ -139,9 +179,10 @@ export function showServices(snapshot: NodeSnapshot, format: OutputFormat, servi
   const expect = serviceRowExpecter(snapshot.api!.value!, node);
   // Each row's expectation and output are made together: its endpoint rows are derived once
   // (rows keep only the last few derived) and nothing of a row outlives its output.
+  if (format === 'json') return servicesJsonText(snapshot, rows, expect);
   if (isDocumentFormat(format)) {
     const body = { ...showHead(snapshot), services: rows.map((r) => serviceJson(r, expect(r))) };
-    return format === 'json' ? toJsonNoBigint(documentOf('ServiceList', body)) : toDocument('ServiceList', body, format);
+    return toDocument('ServiceList', body, format);
   }
   const wide = format === 'wide';
   const columns: MessageKey[] = ['cli.col.namespace', 'cli.col.name', 'cli.col.type', 'cli.col.clusterIP', 'cli.col.ports', 'cli.col.endpoints', ...(wide ? (['cli.col.nodes', 'cli.col.itp', 'cli.col.etp', 'cli.col.affinity'] as const) : [])];

@@ -7,7 +7,7 @@
  * (the API saying one thing and the node programming another; eTP=Local, affinity, externalIPs,
  * LB ingress, leftovers, iptables-legacy).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,7 @@ import type { OutputFormat } from '../../src/text/document.js';
 import { generatedNode, RICH_SCENARIO, withService } from '../helpers/diagnose-scenario.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
 import { showServicesBefore } from '../helpers/show-services-reference.js';
+import { makeHostileBundle } from '../helpers/hostile-bundle.js';
 
 const tmp: string[] = [];
 afterAll(() => {
@@ -82,4 +83,32 @@ describe('show services row by row prints what the path before it printed', () =
     ];
     for (const node of nodes) expectSameOutput(node);
   });
+
+  it('a bundle whose names and node carry terminal controls (escaped by piece in -o json)', async () => {
+    const dir = makeHostileBundle();
+    tmp.push(dir);
+    const snapshot = await servicesSnapshot(dir);
+    expect(showServices(snapshot, 'json')).toContain('\\u001b');
+    // Every format (the names printed are escaped, so no Service is picked by them here).
+    for (const format of FORMATS) expect(showServices(snapshot, format), format).toBe(showServicesBefore(snapshot, format));
+  });
+
+  it('terminal controls in Services of a later JSON chunk', () => {
+    // 150 Services (three chunks of the JSON writer), one named with a C1 control and bidi override at the end.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-svc-equal-ctl-'));
+    tmp.push(dir);
+    writeGeneratedBundles(dir, { services: 150, endpoints: 1, seed: 'svc-equal-ctl', modes: ['iptables'], conntrack: 5 });
+    const apiFile = path.join(dir, 'iptables', 'api.json');
+    const list = JSON.parse(readFileSync(apiFile, 'utf8')) as { items: { kind: string; metadata: { name: string } }[] };
+    const services = list.items.filter((i) => i.kind === 'Service');
+    services[services.length - 1]!.metadata.name = `late\u009b31m\u202eevil\u2028x`;
+    services[70]!.metadata.name = `mid\u200b\u00adname`;
+    writeFileSync(apiFile, JSON.stringify(list));
+    return servicesSnapshot(path.join(dir, 'iptables')).then((snapshot) => {
+      const json = showServices(snapshot, 'json');
+      expect(json).toContain('late\\u009b31m\\u202eevil\\u2028x');
+      expect(json).toContain('mid\\u200b\\u00adname');
+      expectSameOutput(snapshot);
+    });
+  }, 120_000);
 });
