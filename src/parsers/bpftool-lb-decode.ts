@@ -15,6 +15,7 @@ import type { BpftoolMapDump, BpftoolMapEntry } from './bpftool-map-dump.js';
 import { bytesToHex, entryHex, parseBpftoolMapDump, scanBpftoolMapDumpPieces } from './bpftool-map-dump.js';
 import type { BackendEntry, DecodedLbEntry, HostByteOrder, LbMapKind, LbMapLayout, ServiceEntry } from './bpftool-lb-layouts.js';
 import { LB_MAP_LAYOUTS } from './bpftool-lb-layouts.js';
+import { scanCompactDump } from './bpftool-compact-scan.js';
 import { compareFrontends, compareIpBytes, ipBytes } from './cilium-addr.js';
 
 /** An entry left undecoded: where it was, its bytes as hex, and why. */
@@ -93,30 +94,41 @@ class LbMapDecoder {
   }
 
   add(e: BpftoolMapEntry): void {
-    const skip = (reason: string) => this.undecoded.push({ index: e.index, line: e.line, keyHex: bytesToHex(e.key), valueHex: bytesToHex(e.value), reason });
     if (e.key === null || e.value === null) {
-      skip(e.perCpuValues ? 'per-CPU values: no Cilium LB map is per-CPU' : 'key or value bytes missing');
+      this.skip(e.index, e.line, e.key, e.value, e.perCpuValues ? 'per-CPU values: no Cilium LB map is per-CPU' : 'key or value bytes missing');
       return;
     }
-    const sizes = e.key.length * 4294967296 + e.value.length;
+    this.addBytes(e.index, e.line, e.key, e.value, e.innerMapId);
+  }
+
+  /**
+   * One entry given as its bytes (read, not kept: the compact scan reuses its arrays), its
+   * index and line in the dump, and bpftool's `inner_map_id` (null when absent).
+   */
+  addBytes(index: number, line: number, key: Uint8Array, value: Uint8Array, innerMapId: number | null): void {
+    const sizes = key.length * 4294967296 + value.length;
     let found = this.bySizes.get(sizes);
-    if (found === undefined) this.bySizes.set(sizes, (found = identifyLbMap(this.name, e.key.length, e.value.length)));
+    if (found === undefined) this.bySizes.set(sizes, (found = identifyLbMap(this.name, key.length, value.length)));
     if (typeof found === 'string') {
-      skip(found);
+      this.skip(index, line, key, value, found);
       return;
     }
     this.layout ??= found;
-    const decoded = found.decode(e.key, e.value, this.order);
-    const hex = entryHex(e.key, e.value);
-    if (typeof decoded === 'string') skip(decoded);
-    else {
-      // `decoded` is fresh: completing it in place keeps the key order a spread gives, at a
-      // fraction of the cost (a spread copy per entry dominated decoding 10^5 entries).
-      const out = decoded as Mutable<DecodedLbEntry> & { hex?: string };
-      if (e.innerMapId !== null && out.kind === 'maglev-outer') out.innerMapId = e.innerMapId;
-      out.hex = hex;
-      this.entries.push(out as HexEntry);
+    const decoded = found.decode(key, value, this.order);
+    if (typeof decoded === 'string') {
+      this.skip(index, line, key, value, decoded);
+      return;
     }
+    // `decoded` is fresh: completing it in place keeps the key order a spread gives, at a
+    // fraction of the cost (a spread copy per entry dominated decoding 10^5 entries).
+    const out = decoded as Mutable<DecodedLbEntry> & { hex?: string };
+    if (innerMapId !== null && out.kind === 'maglev-outer') out.innerMapId = innerMapId;
+    out.hex = entryHex(key, value);
+    this.entries.push(out as HexEntry);
+  }
+
+  private skip(index: number, line: number, key: Uint8Array | null, value: Uint8Array | null, reason: string): void {
+    this.undecoded.push({ index, line, keyHex: bytesToHex(key), valueHex: bytesToHex(value), reason });
   }
 
   finish(): DecodedLbMap {
@@ -150,27 +162,51 @@ function withUndecoded(parsed: readonly Diagnostic[], decoded: DecodedLbMap, ori
 /**
  * Parses `bpftool -j map dump` text of map `name` and decodes it. Undecoded entries are
  * also reported as `undecoded` warnings (with the entry's line), after bpftool's own diagnostics.
+ * The usual compact output is read in place (src/parsers/bpftool-compact-scan.ts); any other
+ * shape by {@link parseCiliumLbMapDumpWhole}, whose result the compact read equals.
  */
 export function parseCiliumLbMapDump(text: string, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
+  return compactLbMap(() => [text], origin, name, opts) ?? parseCiliumLbMapDumpWhole(text, origin, name, opts);
+}
+
+/**
+ * {@link parseCiliumLbMapDump} through the whole-text parser ({@link parseBpftoolMapDump}: every
+ * entry a JSON element, then decoded): the reference the compact read is tested against, and
+ * what reads every other shape.
+ */
+export function parseCiliumLbMapDumpWhole(text: string, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
   const parsed = parseBpftoolMapDump(text, origin);
   const decoded = decodeLbMap(parsed.value, name, opts);
   return { value: decoded, diagnostics: withUndecoded(parsed.diagnostics, decoded, origin) };
+}
+
+/** The compact read of a dump (`pieces()` yields its text), or null when it is not the usual shape. */
+function compactLbMap(pieces: () => Iterable<string>, origin: string, name: string, opts: LbDecodeOptions): ParseResult<DecodedLbMap> | null {
+  const decoder = new LbMapDecoder(name, opts);
+  const scanned = scanCompactDump(pieces(), (key, value, index, line) => decoder.addBytes(index, line, key, value, null));
+  if (scanned === null) return null;
+  const decoded = decoder.finish();
+  // The whole-text parser reports nothing of this shape: the only warnings are the undecoded entries.
+  return { value: decoded, diagnostics: withUndecoded([], decoded, origin) };
 }
 
 /**
  * {@link parseCiliumLbMapDump} of a dump read in pieces (`pieces()` yields the text in
  * order, anew on each call): each entry is decoded as it is read, so neither the whole text
  * nor the list of raw entries is held (a 25,000-Service node's services map is 61 MB of
- * bpftool JSON). A dump of any shape but the usual one (see `scanBpftoolMapDumpPieces`)
- * is joined and parsed whole: the same result either way.
+ * bpftool JSON). The usual compact output is read in place; a dump of another shape entry by
+ * entry (see `scanBpftoolMapDumpPieces`), or, of any shape but the usual one, joined and
+ * parsed whole: the same result either way.
  */
 export function parseCiliumLbMapDumpPieces(pieces: () => Iterable<string>, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
+  const compact = compactLbMap(pieces, origin, name, opts);
+  if (compact !== null) return compact;
   const decoder = new LbMapDecoder(name, opts);
   const scanned = scanBpftoolMapDumpPieces(pieces(), origin, (e) => decoder.add(e));
   if (scanned === null) {
     let text = '';
     for (const piece of pieces()) text += piece;
-    return parseCiliumLbMapDump(text, origin, name, opts);
+    return parseCiliumLbMapDumpWhole(text, origin, name, opts);
   }
   const decoded = decoder.finish();
   return { value: decoded, diagnostics: withUndecoded(scanned.diagnostics, decoded, origin) };
