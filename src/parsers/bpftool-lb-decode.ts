@@ -224,35 +224,46 @@ function backendOf(e: BackendEntry, diags: Diagnostic[], origin: string): LbBack
  * by ID (IPv4 and IPv6 share one ID space). A slot whose backend is missing keeps its ID with
  * `backend: null`; a frontend without slot 0 gets `type: null` and a warning. Maglev,
  * affinity and source-range entries are not part of the table (see `DecodedLbMap.entries`).
+ * Services are in frontend order (address bytes, then `compareFrontends`), ties in the order
+ * their first entry was read; backends by ID; rev-NATs by ID.
  */
 export function assembleLbTable(maps: readonly DecodedLbMap[], origin = 'bpf-maps'): ParseResult<LbTable> {
   const diags: Diagnostic[] = [];
-  const all = maps.flatMap((m) => m.entries);
   const backends = new Map<number, LbBackend>();
-  for (const e of all) if (e.kind === 'backends') backends.set(e.id, backendOf(e, diags, origin));
-  const revNats: LbRevNat[] = all.flatMap((e) => (e.kind === 'revnat' ? [{ id: e.id, ip: e.ip, port: e.port }] : []));
-
-  const groups = new Map<string, (ServiceEntry & { hex: string })[]>();
-  for (const e of all) {
-    if (e.kind !== 'services') continue;
-    const id = `${e.family}|${e.ip}|${e.port}|${e.proto}|${e.scope}`;
-    const group = groups.get(id);
-    if (group) group.push(e);
-    else groups.set(id, [e]);
+  for (const m of maps) for (const e of m.entries) if (e.kind === 'backends') backends.set(e.id, backendOf(e, diags, origin));
+  const revNats: LbRevNat[] = [];
+  for (const m of maps) for (const e of m.entries) if (e.kind === 'revnat') revNats.push({ id: e.id, ip: e.ip, port: e.port });
+  // Entries of one (family, address, port, protocol, scope), groups in the order first read: by
+  // address, then the numbers packed into one key (family, port, protocol and scope are at most 6, 65535, 255, 255).
+  const groups: (ServiceEntry & { hex: string })[][] = [];
+  const byIp = new Map<string, Map<number, (ServiceEntry & { hex: string })[]>>();
+  for (const m of maps) {
+    for (const e of m.entries) {
+      if (e.kind !== 'services') continue;
+      let atIp = byIp.get(e.ip);
+      if (atIp === undefined) byIp.set(e.ip, (atIp = new Map()));
+      const id = ((e.family * 65536 + e.port) * 256 + e.proto) * 256 + e.scope;
+      const group = atIp.get(id);
+      if (group) group.push(e);
+      else {
+        const fresh = [e];
+        atIp.set(id, fresh);
+        groups.push(fresh);
+      }
+    }
   }
-  const services: LbService[] = [];
-  for (const entries of groups.values()) {
-    const svc = serviceOf(entries, backends, diags, origin);
-    if (svc) services.push(svc);
-  }
-  // compareFrontends reads both addresses on every comparison: read each address once.
+  // Each service with its address's bytes, read once (compareFrontends reads both addresses per comparison).
   const bytes = new Map<string, readonly number[]>();
-  const ipOf = (ip: string): readonly number[] => {
-    let b = bytes.get(ip);
-    if (b === undefined) bytes.set(ip, (b = ipBytes(ip) ?? []));
-    return b;
-  };
-  services.sort((a, b) => compareIpBytes(ipOf(a.frontend.ip), ipOf(b.frontend.ip)) || compareFrontends(a.frontend, b.frontend));
+  const keyed: { svc: LbService; ip: readonly number[] }[] = [];
+  for (const entries of groups) {
+    const svc = serviceOf(entries, backends, diags, origin);
+    if (!svc) continue;
+    let b = bytes.get(svc.frontend.ip);
+    if (b === undefined) bytes.set(svc.frontend.ip, (b = ipBytes(svc.frontend.ip) ?? []));
+    keyed.push({ svc, ip: b });
+  }
+  keyed.sort((a, b) => compareIpBytes(a.ip, b.ip) || compareFrontends(a.svc.frontend, b.svc.frontend));
+  const services = keyed.map((k) => k.svc);
   revNats.sort((a, b) => a.id - b.id);
   return { value: { source: 'bpf-maps', services, backends: [...backends.values()].sort((a, b) => (a.id ?? 0) - (b.id ?? 0)), revNats }, diagnostics: diags };
 }
@@ -268,14 +279,17 @@ function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<nu
   const master = entries.find((e) => e.slot === 0);
   if (!master) diags.push(diagnostic('warning', origin, 0, where, 'missing-frontend-slot', `no slot 0 entry for ${where}`));
   const l7 = ((master?.flags ?? 0) & SVC_FLAG.l7LoadBalancer) !== 0;
-  const slots: LbSlot[] = entries
-    .filter((e) => e.slot !== 0)
-    .sort((a, b) => a.slot - b.slot)
-    .map((e) => {
-      const backend = backends.get(e.union) ?? null;
-      if (backend === null) diags.push(diagnostic('warning', origin, 0, `${where} slot ${e.slot}`, 'missing-backend', `backend ${e.union} not found`));
-      return { slot: e.slot, backendId: e.union, backend, flags: e.flags };
-    });
+  // One stable sort by slot serves both the slots (slot 0 left out) and the raw text.
+  const sorted = entries.length === 1 ? entries : [...entries].sort((a, b) => a.slot - b.slot);
+  const slots: LbSlot[] = [];
+  const raw: string[] = [];
+  for (const e of sorted) {
+    raw.push(e.hex);
+    if (e.slot === 0) continue;
+    const backend = backends.get(e.union) ?? null;
+    if (backend === null) diags.push(diagnostic('warning', origin, 0, `${where} slot ${e.slot}`, 'missing-backend', `backend ${e.union} not found`));
+    slots.push({ slot: e.slot, backendId: e.union, backend, flags: e.flags });
+  }
   return {
     frontend,
     id: master?.revNatId ?? first.revNatId,
@@ -288,7 +302,7 @@ function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<nu
     l7ProxyPort: master && l7 ? master.l7ProxyPort : null,
     name: null,
     slots,
-    raw: [...entries].sort((a, b) => a.slot - b.slot).map((e) => e.hex).join('\n'),
+    raw: raw.join('\n'),
   };
 }
 
