@@ -229,7 +229,7 @@ function backendOf(e: BackendEntry, diags: Diagnostic[], origin: string): LbBack
  */
 export function assembleLbTable(maps: readonly DecodedLbMap[], origin = 'bpf-maps'): ParseResult<LbTable> {
   const diags: Diagnostic[] = [];
-  const backends = new Map<number, LbBackend>();
+  const backends = new BackendsById();
   for (const m of maps) for (const e of m.entries) if (e.kind === 'backends') backends.set(e.id, backendOf(e, diags, origin));
   const revNats: LbRevNat[] = [];
   for (const m of maps) for (const e of m.entries) if (e.kind === 'revnat') revNats.push({ id: e.id, ip: e.ip, port: e.port });
@@ -265,10 +265,40 @@ export function assembleLbTable(maps: readonly DecodedLbMap[], origin = 'bpf-map
   keyed.sort((a, b) => compareIpBytes(a.ip, b.ip) || compareFrontends(a.svc.frontend, b.svc.frontend));
   const services = keyed.map((k) => k.svc);
   revNats.sort((a, b) => a.id - b.id);
-  return { value: { source: 'bpf-maps', services, backends: [...backends.values()].sort((a, b) => (a.id ?? 0) - (b.id ?? 0)), revNats }, diagnostics: diags };
+  return { value: { source: 'bpf-maps', services, backends: backends.byId(), revNats }, diagnostics: diags };
 }
 
-function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<number, LbBackend>, diags: Diagnostic[], origin: string): LbService | null {
+/**
+ * Backends by ID, the last one read for an ID kept: an array indexed by ID for the small IDs
+ * Cilium hands out (a Map of 10^5 numbers was most of the join), a Map for any larger.
+ */
+class BackendsById {
+  private static readonly DENSE = 1 << 21;
+  private readonly dense: (LbBackend | undefined)[] = [];
+  private readonly sparse = new Map<number, LbBackend>();
+
+  set(id: number, b: LbBackend): void {
+    if (Number.isInteger(id) && id >= 0 && id < BackendsById.DENSE) this.dense[id] = b;
+    else this.sparse.set(id, b);
+  }
+
+  get(id: number): LbBackend | undefined {
+    return Number.isInteger(id) && id >= 0 && id < BackendsById.DENSE ? this.dense[id] : this.sparse.get(id);
+  }
+
+  /** Every backend in ID order (IDs are unique: each key holds one). */
+  byId(): LbBackend[] {
+    const out: LbBackend[] = [];
+    for (let i = 0; i < this.dense.length; i++) {
+      const b = this.dense[i];
+      if (b !== undefined) out.push(b);
+    }
+    if (this.sparse.size === 0) return out;
+    return [...out, ...this.sparse.values()].sort((a, b) => (a.id ?? 0) - (b.id ?? 0));
+  }
+}
+
+function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: BackendsById, diags: Diagnostic[], origin: string): LbService | null {
   const first = entries[0];
   if (!first) return null;
   const protocol = protocolFromNumber(first.proto);

@@ -65,6 +65,13 @@ const MADE: HexEntry[] = [
   backend(3, '10.0.0.3'),
   backend(1, '10.0.0.11'),
   backend(4, 'fd00::4'),
+  backend(0, '10.0.0.100'),
+  backend(4_000_000_000, '10.0.0.200'),
+  backend(2_097_152, '10.0.0.201'),
+  svc('10.96.0.6', 80, 6, 0, 0, 0),
+  svc('10.96.0.6', 80, 6, 0, 1, 4_000_000_000),
+  svc('10.96.0.6', 80, 6, 0, 2, 0),
+  svc('10.96.0.6', 80, 6, 0, 3, 2_097_152),
   revnat(9, '10.96.0.10'),
   revnat(3, '10.96.0.9'),
   revnat(9, '10.96.0.11'),
@@ -81,7 +88,9 @@ describe('assembleLbTable equals the reference', () => {
     }
     const table = assembleLbTable([map(MADE)]);
     expect(table.diagnostics.map((d) => d.code).sort()).toEqual(['missing-backend', 'missing-frontend-slot', 'unknown-protocol', 'unknown-protocol', 'unknown-scope']);
-    expect(table.value.services.length).toBe(12);
+    expect(table.value.services.length).toBe(13);
+    expect(table.value.backends.map((b) => b.id)).toEqual([0, 1, 2, 3, 4, 2_097_152, 4_000_000_000]);
+    expect(table.value.services.find((x) => x.frontend.ip === '10.96.0.6')?.slots.map((x) => x.backend?.ip)).toEqual(['10.0.0.200', '10.0.0.100', '10.0.0.201']);
   });
 
   it('on no maps and empty maps', () => {
