@@ -100,18 +100,40 @@ const VALUE_OPEN = ',"value":[';
 export function scanCompactDump(pieces: Iterable<string>, visit: CompactEntryVisitor): { readonly entries: number } | null {
   const keys = new Scratch();
   const values = new Scratch();
+  let index = 0;
+  let line = 1;
+  /** The entry `s[i … end + 1]` (`end`: the index of its closing `]}`) read and visited; false when it is not the usual shape. */
+  const entry = (s: string, i: number, end: number): boolean => {
+    if (!s.startsWith(KEY_OPEN, i)) return false;
+    const key = readBytes(s, i + KEY_OPEN.length, keys);
+    if (key === null || !s.startsWith(VALUE_OPEN, key.end)) return false;
+    const keyBytes = keys.view(key.n);
+    const value = readBytes(s, key.end + VALUE_OPEN.length, values);
+    if (value === null || value.end !== end + 1) return false;
+    visit(keyBytes, values.view(value.n), index++, line);
+    return true;
+  };
   // 0: before `[`; 1: after `[` or `,` (an entry, or `]` right after `[`); 3: after an entry (`,` or `]`); 2: after `]`.
   let phase = 0;
   let afterOpen = false;
-  let line = 1;
-  let index = 0;
+  // The start of an entry cut at a piece's end (it holds no `]}`): completed from the next piece, which is not copied.
   let carry = '';
-  for (const piece of pieces) {
-    const s = carry === '' ? piece : carry + piece;
-    // The carried start of an entry holds no `]}`: search the new text from its end only.
-    let searchFrom = Math.max(0, carry.length - 1);
-    carry = '';
+  for (const s of pieces) {
     let i = 0;
+    if (carry !== '') {
+      // Its first `]}`: across the join, or in this piece.
+      const across = carry.charCodeAt(carry.length - 1) === 93 && s.charCodeAt(0) === 125;
+      const k = across ? -1 : s.indexOf(']}');
+      if (!across && k < 0) {
+        if (carry.length + s.length > MAX_ENTRY_CHARS) return null;
+        carry += s;
+        continue;
+      }
+      const upTo = across ? 1 : k + 2;
+      const text = carry + s.slice(0, upTo);
+      if (!entry(text, 0, text.length - 2)) return null;
+      [carry, phase, i] = ['', 3, upTo];
+    }
     while (i < s.length) {
       const c = s.charCodeAt(i);
       if (phase === 0) {
@@ -132,21 +154,14 @@ export function scanCompactDump(pieces: Iterable<string>, visit: CompactEntryVis
         i++;
       } else {
         // An entry: it ends at the first `]}` (the key's array ends with `],`); not all here yet: carried.
-        const end = s.indexOf(']}', Math.max(i, searchFrom));
-        searchFrom = 0;
+        const end = s.indexOf(']}', i);
         if (end < 0) {
           // No entry of the usual shape is this long (a Maglev inner table's is under 2 MB of text).
           if (c !== 123 || s.length - i > MAX_ENTRY_CHARS) return null;
           carry = s.slice(i);
           break;
         }
-        if (!s.startsWith(KEY_OPEN, i)) return null;
-        const key = readBytes(s, i + KEY_OPEN.length, keys);
-        if (key === null || !s.startsWith(VALUE_OPEN, key.end)) return null;
-        const keyBytes = keys.view(key.n);
-        const value = readBytes(s, key.end + VALUE_OPEN.length, values);
-        if (value === null || value.end !== end + 1) return null;
-        visit(keyBytes, values.view(value.n), index++, line);
+        if (!entry(s, i, end)) return null;
         phase = 3;
         i = end + 2;
       }
