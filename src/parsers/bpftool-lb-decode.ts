@@ -15,6 +15,7 @@ import type { BpftoolMapDump, BpftoolMapEntry } from './bpftool-map-dump.js';
 import { bytesToHex, entryHex, parseBpftoolMapDump, scanBpftoolMapDumpPieces } from './bpftool-map-dump.js';
 import type { BackendEntry, DecodedLbEntry, HostByteOrder, LbMapKind, LbMapLayout, ServiceEntry } from './bpftool-lb-layouts.js';
 import { LB_MAP_LAYOUTS } from './bpftool-lb-layouts.js';
+import { scanCompactDump } from './bpftool-compact-scan.js';
 import { compareFrontends, compareIpBytes, ipBytes } from './cilium-addr.js';
 
 /** An entry left undecoded: where it was, its bytes as hex, and why. */
@@ -93,30 +94,41 @@ class LbMapDecoder {
   }
 
   add(e: BpftoolMapEntry): void {
-    const skip = (reason: string) => this.undecoded.push({ index: e.index, line: e.line, keyHex: bytesToHex(e.key), valueHex: bytesToHex(e.value), reason });
     if (e.key === null || e.value === null) {
-      skip(e.perCpuValues ? 'per-CPU values: no Cilium LB map is per-CPU' : 'key or value bytes missing');
+      this.skip(e.index, e.line, e.key, e.value, e.perCpuValues ? 'per-CPU values: no Cilium LB map is per-CPU' : 'key or value bytes missing');
       return;
     }
-    const sizes = e.key.length * 4294967296 + e.value.length;
+    this.addBytes(e.index, e.line, e.key, e.value, e.innerMapId);
+  }
+
+  /**
+   * One entry given as its bytes (read, not kept: the compact scan reuses its arrays), its
+   * index and line in the dump, and bpftool's `inner_map_id` (null when absent).
+   */
+  addBytes(index: number, line: number, key: Uint8Array, value: Uint8Array, innerMapId: number | null): void {
+    const sizes = key.length * 4294967296 + value.length;
     let found = this.bySizes.get(sizes);
-    if (found === undefined) this.bySizes.set(sizes, (found = identifyLbMap(this.name, e.key.length, e.value.length)));
+    if (found === undefined) this.bySizes.set(sizes, (found = identifyLbMap(this.name, key.length, value.length)));
     if (typeof found === 'string') {
-      skip(found);
+      this.skip(index, line, key, value, found);
       return;
     }
     this.layout ??= found;
-    const decoded = found.decode(e.key, e.value, this.order);
-    const hex = entryHex(e.key, e.value);
-    if (typeof decoded === 'string') skip(decoded);
-    else {
-      // `decoded` is fresh: completing it in place keeps the key order a spread gives, at a
-      // fraction of the cost (a spread copy per entry dominated decoding 10^5 entries).
-      const out = decoded as Mutable<DecodedLbEntry> & { hex?: string };
-      if (e.innerMapId !== null && out.kind === 'maglev-outer') out.innerMapId = e.innerMapId;
-      out.hex = hex;
-      this.entries.push(out as HexEntry);
+    const decoded = found.decode(key, value, this.order);
+    if (typeof decoded === 'string') {
+      this.skip(index, line, key, value, decoded);
+      return;
     }
+    // `decoded` is fresh: completing it in place keeps the key order a spread gives, at a
+    // fraction of the cost (a spread copy per entry dominated decoding 10^5 entries).
+    const out = decoded as Mutable<DecodedLbEntry> & { hex?: string };
+    if (innerMapId !== null && out.kind === 'maglev-outer') out.innerMapId = innerMapId;
+    out.hex = entryHex(key, value);
+    this.entries.push(out as HexEntry);
+  }
+
+  private skip(index: number, line: number, key: Uint8Array | null, value: Uint8Array | null, reason: string): void {
+    this.undecoded.push({ index, line, keyHex: bytesToHex(key), valueHex: bytesToHex(value), reason });
   }
 
   finish(): DecodedLbMap {
@@ -150,27 +162,51 @@ function withUndecoded(parsed: readonly Diagnostic[], decoded: DecodedLbMap, ori
 /**
  * Parses `bpftool -j map dump` text of map `name` and decodes it. Undecoded entries are
  * also reported as `undecoded` warnings (with the entry's line), after bpftool's own diagnostics.
+ * The usual compact output is read in place (src/parsers/bpftool-compact-scan.ts); any other
+ * shape by {@link parseCiliumLbMapDumpWhole}, whose result the compact read equals.
  */
 export function parseCiliumLbMapDump(text: string, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
+  return compactLbMap(() => [text], origin, name, opts) ?? parseCiliumLbMapDumpWhole(text, origin, name, opts);
+}
+
+/**
+ * {@link parseCiliumLbMapDump} through the whole-text parser ({@link parseBpftoolMapDump}: every
+ * entry a JSON element, then decoded): the reference the compact read is tested against, and
+ * what reads every other shape.
+ */
+export function parseCiliumLbMapDumpWhole(text: string, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
   const parsed = parseBpftoolMapDump(text, origin);
   const decoded = decodeLbMap(parsed.value, name, opts);
   return { value: decoded, diagnostics: withUndecoded(parsed.diagnostics, decoded, origin) };
+}
+
+/** The compact read of a dump (`pieces()` yields its text), or null when it is not the usual shape. */
+function compactLbMap(pieces: () => Iterable<string>, origin: string, name: string, opts: LbDecodeOptions): ParseResult<DecodedLbMap> | null {
+  const decoder = new LbMapDecoder(name, opts);
+  const scanned = scanCompactDump(pieces(), (key, value, index, line) => decoder.addBytes(index, line, key, value, null));
+  if (scanned === null) return null;
+  const decoded = decoder.finish();
+  // The whole-text parser reports nothing of this shape: the only warnings are the undecoded entries.
+  return { value: decoded, diagnostics: withUndecoded([], decoded, origin) };
 }
 
 /**
  * {@link parseCiliumLbMapDump} of a dump read in pieces (`pieces()` yields the text in
  * order, anew on each call): each entry is decoded as it is read, so neither the whole text
  * nor the list of raw entries is held (a 25,000-Service node's services map is 61 MB of
- * bpftool JSON). A dump of any shape but the usual one (see `scanBpftoolMapDumpPieces`)
- * is joined and parsed whole: the same result either way.
+ * bpftool JSON). The usual compact output is read in place; a dump of another shape entry by
+ * entry (see `scanBpftoolMapDumpPieces`), or, of any shape but the usual one, joined and
+ * parsed whole: the same result either way.
  */
 export function parseCiliumLbMapDumpPieces(pieces: () => Iterable<string>, origin: string, name: string, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
+  const compact = compactLbMap(pieces, origin, name, opts);
+  if (compact !== null) return compact;
   const decoder = new LbMapDecoder(name, opts);
   const scanned = scanBpftoolMapDumpPieces(pieces(), origin, (e) => decoder.add(e));
   if (scanned === null) {
     let text = '';
     for (const piece of pieces()) text += piece;
-    return parseCiliumLbMapDump(text, origin, name, opts);
+    return parseCiliumLbMapDumpWhole(text, origin, name, opts);
   }
   const decoded = decoder.finish();
   return { value: decoded, diagnostics: withUndecoded(scanned.diagnostics, decoded, origin) };
@@ -188,40 +224,81 @@ function backendOf(e: BackendEntry, diags: Diagnostic[], origin: string): LbBack
  * by ID (IPv4 and IPv6 share one ID space). A slot whose backend is missing keeps its ID with
  * `backend: null`; a frontend without slot 0 gets `type: null` and a warning. Maglev,
  * affinity and source-range entries are not part of the table (see `DecodedLbMap.entries`).
+ * Services are in frontend order (address bytes, then `compareFrontends`), ties in the order
+ * their first entry was read; backends by ID; rev-NATs by ID.
  */
 export function assembleLbTable(maps: readonly DecodedLbMap[], origin = 'bpf-maps'): ParseResult<LbTable> {
   const diags: Diagnostic[] = [];
-  const all = maps.flatMap((m) => m.entries);
-  const backends = new Map<number, LbBackend>();
-  for (const e of all) if (e.kind === 'backends') backends.set(e.id, backendOf(e, diags, origin));
-  const revNats: LbRevNat[] = all.flatMap((e) => (e.kind === 'revnat' ? [{ id: e.id, ip: e.ip, port: e.port }] : []));
-
-  const groups = new Map<string, (ServiceEntry & { hex: string })[]>();
-  for (const e of all) {
-    if (e.kind !== 'services') continue;
-    const id = `${e.family}|${e.ip}|${e.port}|${e.proto}|${e.scope}`;
-    const group = groups.get(id);
-    if (group) group.push(e);
-    else groups.set(id, [e]);
+  const backends = new BackendsById();
+  for (const m of maps) for (const e of m.entries) if (e.kind === 'backends') backends.set(e.id, backendOf(e, diags, origin));
+  const revNats: LbRevNat[] = [];
+  for (const m of maps) for (const e of m.entries) if (e.kind === 'revnat') revNats.push({ id: e.id, ip: e.ip, port: e.port });
+  // Entries of one (family, address, port, protocol, scope), groups in the order first read: by
+  // address, then the numbers packed into one key (family, port, protocol and scope are at most 6, 65535, 255, 255).
+  const groups: (ServiceEntry & { hex: string })[][] = [];
+  const byIp = new Map<string, Map<number, (ServiceEntry & { hex: string })[]>>();
+  for (const m of maps) {
+    for (const e of m.entries) {
+      if (e.kind !== 'services') continue;
+      let atIp = byIp.get(e.ip);
+      if (atIp === undefined) byIp.set(e.ip, (atIp = new Map()));
+      const id = ((e.family * 65536 + e.port) * 256 + e.proto) * 256 + e.scope;
+      const group = atIp.get(id);
+      if (group) group.push(e);
+      else {
+        const fresh = [e];
+        atIp.set(id, fresh);
+        groups.push(fresh);
+      }
+    }
   }
-  const services: LbService[] = [];
-  for (const entries of groups.values()) {
-    const svc = serviceOf(entries, backends, diags, origin);
-    if (svc) services.push(svc);
-  }
-  // compareFrontends reads both addresses on every comparison: read each address once.
+  // Each service with its address's bytes, read once (compareFrontends reads both addresses per comparison).
   const bytes = new Map<string, readonly number[]>();
-  const ipOf = (ip: string): readonly number[] => {
-    let b = bytes.get(ip);
-    if (b === undefined) bytes.set(ip, (b = ipBytes(ip) ?? []));
-    return b;
-  };
-  services.sort((a, b) => compareIpBytes(ipOf(a.frontend.ip), ipOf(b.frontend.ip)) || compareFrontends(a.frontend, b.frontend));
+  const keyed: { svc: LbService; ip: readonly number[] }[] = [];
+  for (const entries of groups) {
+    const svc = serviceOf(entries, backends, diags, origin);
+    if (!svc) continue;
+    let b = bytes.get(svc.frontend.ip);
+    if (b === undefined) bytes.set(svc.frontend.ip, (b = ipBytes(svc.frontend.ip) ?? []));
+    keyed.push({ svc, ip: b });
+  }
+  keyed.sort((a, b) => compareIpBytes(a.ip, b.ip) || compareFrontends(a.svc.frontend, b.svc.frontend));
+  const services = keyed.map((k) => k.svc);
   revNats.sort((a, b) => a.id - b.id);
-  return { value: { source: 'bpf-maps', services, backends: [...backends.values()].sort((a, b) => (a.id ?? 0) - (b.id ?? 0)), revNats }, diagnostics: diags };
+  return { value: { source: 'bpf-maps', services, backends: backends.byId(), revNats }, diagnostics: diags };
 }
 
-function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<number, LbBackend>, diags: Diagnostic[], origin: string): LbService | null {
+/**
+ * Backends by ID, the last one read for an ID kept: an array indexed by ID for the small IDs
+ * Cilium hands out (a Map of 10^5 numbers was most of the join), a Map for any larger.
+ */
+class BackendsById {
+  private static readonly DENSE = 1 << 21;
+  private readonly dense: (LbBackend | undefined)[] = [];
+  private readonly sparse = new Map<number, LbBackend>();
+
+  set(id: number, b: LbBackend): void {
+    if (Number.isInteger(id) && id >= 0 && id < BackendsById.DENSE) this.dense[id] = b;
+    else this.sparse.set(id, b);
+  }
+
+  get(id: number): LbBackend | undefined {
+    return Number.isInteger(id) && id >= 0 && id < BackendsById.DENSE ? this.dense[id] : this.sparse.get(id);
+  }
+
+  /** Every backend in ID order (IDs are unique: each key holds one). */
+  byId(): LbBackend[] {
+    const out: LbBackend[] = [];
+    for (let i = 0; i < this.dense.length; i++) {
+      const b = this.dense[i];
+      if (b !== undefined) out.push(b);
+    }
+    if (this.sparse.size === 0) return out;
+    return [...out, ...this.sparse.values()].sort((a, b) => (a.id ?? 0) - (b.id ?? 0));
+  }
+}
+
+function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: BackendsById, diags: Diagnostic[], origin: string): LbService | null {
   const first = entries[0];
   if (!first) return null;
   const protocol = protocolFromNumber(first.proto);
@@ -232,14 +309,17 @@ function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<nu
   const master = entries.find((e) => e.slot === 0);
   if (!master) diags.push(diagnostic('warning', origin, 0, where, 'missing-frontend-slot', `no slot 0 entry for ${where}`));
   const l7 = ((master?.flags ?? 0) & SVC_FLAG.l7LoadBalancer) !== 0;
-  const slots: LbSlot[] = entries
-    .filter((e) => e.slot !== 0)
-    .sort((a, b) => a.slot - b.slot)
-    .map((e) => {
-      const backend = backends.get(e.union) ?? null;
-      if (backend === null) diags.push(diagnostic('warning', origin, 0, `${where} slot ${e.slot}`, 'missing-backend', `backend ${e.union} not found`));
-      return { slot: e.slot, backendId: e.union, backend, flags: e.flags };
-    });
+  // One stable sort by slot serves both the slots (slot 0 left out) and the raw text.
+  const sorted = entries.length === 1 ? entries : [...entries].sort((a, b) => a.slot - b.slot);
+  const slots: LbSlot[] = [];
+  const raw: string[] = [];
+  for (const e of sorted) {
+    raw.push(e.hex);
+    if (e.slot === 0) continue;
+    const backend = backends.get(e.union) ?? null;
+    if (backend === null) diags.push(diagnostic('warning', origin, 0, `${where} slot ${e.slot}`, 'missing-backend', `backend ${e.union} not found`));
+    slots.push({ slot: e.slot, backendId: e.union, backend, flags: e.flags });
+  }
   return {
     frontend,
     id: master?.revNatId ?? first.revNatId,
@@ -252,7 +332,7 @@ function serviceOf(entries: (ServiceEntry & { hex: string })[], backends: Map<nu
     l7ProxyPort: master && l7 ? master.l7ProxyPort : null,
     name: null,
     slots,
-    raw: [...entries].sort((a, b) => a.slot - b.slot).map((e) => e.hex).join('\n'),
+    raw: raw.join('\n'),
   };
 }
 

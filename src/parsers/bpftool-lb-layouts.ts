@@ -17,7 +17,7 @@
  *
  * Host order is little-endian on x86-64 and arm64 (the default here).
  */
-import { formatIPv4, formatIPv6 } from './cilium-addr.js';
+import { formatIPv6 } from './cilium-addr.js';
 
 /** Byte order of host-order fields: the node's CPU (`little` on x86-64/arm64). */
 export type HostByteOrder = 'little' | 'big';
@@ -150,7 +150,13 @@ export function unionFromL7Port(port: number, order: HostByteOrder): number {
 }
 
 const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
-const ip = (b: Uint8Array, off: number, family: 4 | 6) => (family === 4 ? formatIPv4(b.subarray(off, off + 4)) : formatIPv6(b.subarray(off, off + 16)));
+// What DataView's getUint16/getUint32 read at `o` (`le`: little-endian), without a DataView per entry
+// (10^5 entries a map): the hot decoders below; the layouts' sizes are checked before any decode.
+const u16be = (b: Uint8Array, o: number): number => (b[o]! << 8) | b[o + 1]!;
+const u16 = (b: Uint8Array, o: number, le: boolean): number => (le ? b[o]! | (b[o + 1]! << 8) : (b[o]! << 8) | b[o + 1]!);
+const u32 = (b: Uint8Array, o: number, le: boolean): number => (le ? b[o]! | (b[o + 1]! << 8) | (b[o + 2]! << 16) | (b[o + 3]! << 24) : (b[o]! << 24) | (b[o + 1]! << 16) | (b[o + 2]! << 8) | b[o + 3]!) >>> 0;
+// formatIPv4's text, read in place for IPv4.
+const ip = (b: Uint8Array, off: number, family: 4 | 6) => (family === 4 ? `${b[off]}.${b[off + 1]}.${b[off + 2]}.${b[off + 3]}` : formatIPv6(b.subarray(off, off + 16)));
 const addrLen = (family: 4 | 6) => (family === 4 ? 4 : 16);
 
 function serviceLayout(family: 4 | 6, era: 'current' | 'packed'): LbMapLayout {
@@ -165,11 +171,11 @@ function serviceLayout(family: 4 | 6, era: 'current' | 'packed'): LbMapLayout {
     structs: packed ? `lb${family}_key_v2 + lb${family}_service_v2 (packed)` : `lb${family}_key + lb${family}_service`,
     era: packed ? 'Cilium ~1.5 (backend_id u16, no flags)' : 'Cilium 1.6+ (flags2 1.8+, qcount 1.16+; pad reads as qcount 0 before)',
     decode(key, value, order) {
-      const k = view(key);
-      const v = view(value);
       const le = order === 'little';
       // One literal per era (not a spread of a shared base): tables hold 10^5 of these.
       if (packed) {
+        const k = view(key);
+        const v = view(value);
         // lb4_service_v2 (packed): count u16, backend_id u16, rev_nat_index u16, weight u16
         return {
           kind: 'services',
@@ -191,16 +197,16 @@ function serviceLayout(family: 4 | 6, era: 'current' | 'packed'): LbMapLayout {
         kind: 'services',
         family,
         ip: ip(key, 0, family),
-        port: k.getUint16(a, false),
-        slot: k.getUint16(a + 2, le),
-        proto: k.getUint8(a + 4),
-        scope: k.getUint8(a + 5),
-        union: v.getUint32(0, le),
-        l7ProxyPort: l7PortFromUnion(v.getUint32(0, le), order),
-        count: v.getUint16(4, le),
-        revNatId: v.getUint16(6, false),
-        flags: v.getUint8(8) | (v.getUint8(9) << 8),
-        qcount: v.getUint16(10, le),
+        port: u16be(key, a),
+        slot: u16(key, a + 2, le),
+        proto: key[a + 4]!,
+        scope: key[a + 5]!,
+        union: u32(value, 0, le),
+        l7ProxyPort: l7PortFromUnion(u32(value, 0, le), order),
+        count: u16(value, 4, le),
+        revNatId: u16be(value, 6),
+        flags: value[8]! | (value[9]! << 8),
+        qcount: u16(value, 10, le),
       };
     },
   };
@@ -218,19 +224,17 @@ function backendLayout(family: 4 | 6, version: 1 | 2 | 3): LbMapLayout {
     structs: `__u${version === 1 ? 16 : 32} backend_id → lb${family}_backend`,
     era: version === 1 ? 'Cilium ≤1.10' : version === 2 ? 'Cilium 1.11–1.12' : 'Cilium 1.13+ (cluster_id u8 + pad ≤1.15, u16 + zone after; same bytes for ids < 256)',
     decode(key, value, order) {
-      const k = view(key);
-      const v = view(value);
       const le = order === 'little';
       return {
         kind: 'backends',
         family,
-        id: version === 1 ? k.getUint16(0, le) : k.getUint32(0, le),
+        id: version === 1 ? u16(key, 0, le) : u32(key, 0, le),
         ip: ip(value, 0, family),
-        port: v.getUint16(a, false),
-        proto: v.getUint8(a + 2),
-        stateFlags: v.getUint8(a + 3),
-        clusterId: version === 3 ? v.getUint16(a + 4, le) : null,
-        zone: version === 3 ? v.getUint8(a + 6) : null,
+        port: u16be(value, a),
+        proto: value[a + 2]!,
+        stateFlags: value[a + 3]!,
+        clusterId: version === 3 ? u16(value, a + 4, le) : null,
+        zone: version === 3 ? value[a + 6]! : null,
       };
     },
   };
@@ -246,7 +250,7 @@ function revNatLayout(family: 4 | 6): LbMapLayout {
     valueSize: a + 2,
     structs: `__be16 rev_nat_index → lb${family}_reverse_nat (packed)`,
     era: 'all Cilium versions',
-    decode: (key, value) => ({ kind: 'revnat', family, id: view(key).getUint16(0, false), ip: ip(value, 0, family), port: view(value).getUint16(a, false) }),
+    decode: (key, value) => ({ kind: 'revnat', family, id: u16be(key, 0), ip: ip(value, 0, family), port: u16be(value, a) }),
   };
 }
 

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
 import { buildFirstSnapshot, buildSnapshot, completeSnapshot, piecedProbes } from '../../src/collect/build-snapshot.js';
-import { decodeCiliumLbMaps, parseCiliumLbMapDump, parseCiliumLbMapDumpPieces } from '../../src/parsers/bpftool-lb-decode.js';
+import { decodeCiliumLbMaps, parseCiliumLbMapDumpWhole as parseCiliumLbMapDump, parseCiliumLbMapDumpPieces } from '../../src/parsers/bpftool-lb-decode.js';
 import { scanBpftoolMapDumpPieces } from '../../src/parsers/bpftool-map-dump.js';
 import { readBundleFilePieces, type Bundle } from '../../src/sources/bundle.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
