@@ -82,7 +82,7 @@ function words(c: IptablesChain): string[] {
 }
 
 /** Words the readers look for, and some of every dump. */
-const LITERALS = ['match-set', 'KUBE-CLUSTER-IP', 'recent', 'kubernetes service traffic requiring SNAT', 'kubernetes forwarding rules', 'kubernetes firewall for dropping marked packets', 'DNAT', 'KUBE-MARK-MASQ', 'default/', 'tcp', '0x4000'];
+const LITERALS = ['kubernetes ', 'match-set', 'KUBE-CLUSTER-IP', 'recent', 'kubernetes service traffic requiring SNAT', 'kubernetes forwarding rules', 'kubernetes firewall for dropping marked packets', 'DNAT', 'KUBE-MARK-MASQ', 'default/', 'tcp', '0x4000'];
 
 /** Plain data of a ruleset: every table's fields and every chain with its rules in plain form. */
 function plain(ruleset: IptablesRuleset) {
