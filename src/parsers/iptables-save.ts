@@ -1036,7 +1036,7 @@ class SaveParser {
     return makeDeferredChain(c, new DeferredSource(this, t, c));
   }
 
-  /** Whether chain `c`'s located lines (and any line between them) hold `literal`: one bounded search per piece they lie in. */
+  /** Whether chain `c`'s located lines (and any line between them) hold `literal`: one bounded search per piece they lie in (for {@link DeferredSource}). */
   linesInclude(c: ChainBuilder, literal: string): boolean {
     const refs = this.refs;
     const pieces = this.pieces!;
@@ -1055,7 +1055,7 @@ class SaveParser {
     return false;
   }
 
-  /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does. */
+  /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does (for {@link DeferredSource}). */
   parseDeferred(t: TableBuilder, c: ChainBuilder): readonly IptablesRule[] {
     const sink: MutableRule[] = [];
     const refs = this.refs;
