@@ -30,22 +30,31 @@ export interface AppRun {
   readonly dataFrameCpuMs: number | null;
 }
 
-/** What the preload writes at exit (NODESCOPE_BENCH_OUT): CPU ms at the two frames, maxRSS in KB. */
+/**
+ * What the preload writes at exit (NODESCOPE_BENCH_OUT): CPU ms at the two frames, maxRSS in KB;
+ * with NODESCOPE_BENCH_LOADED (a regular expression), the process' and the main thread's CPU ms
+ * (Linux /proc, 10 ms ticks) at the first write it matches.
+ */
 interface HookReport {
   readonly firstCpuMs?: number;
   readonly dataCpuMs?: number;
+  readonly loadedCpuMs?: number;
+  readonly loadedMainCpuMs?: number;
   readonly maxRssKb?: number;
 }
 
 const HOOK = `const fs = require('fs');
 const out = {};
 const [node, service] = (process.env.NODESCOPE_BENCH_MARK || '').split(',');
+const loaded = process.env.NODESCOPE_BENCH_LOADED ? new RegExp(process.env.NODESCOPE_BENCH_LOADED, 's') : null;
 const cpu = () => { const c = process.cpuUsage(); return (c.user + c.system) / 1000; };
+const mainCpu = () => { try { const f = fs.readFileSync('/proc/self/task/' + process.pid + '/stat', 'utf8'); const x = f.slice(f.lastIndexOf(')') + 2).split(' '); return (Number(x[11]) + Number(x[12])) * 10; } catch { return undefined; } };
 const write = process.stdout.write;
 process.stdout.write = function (chunk, ...rest) {
   const s = typeof chunk === 'string' ? chunk : String(chunk);
   if (out.firstCpuMs === undefined && s.includes('nodescope')) out.firstCpuMs = cpu();
   if (out.dataCpuMs === undefined && s.includes(node) && s.includes(service)) out.dataCpuMs = cpu();
+  if (out.loadedCpuMs === undefined && loaded && loaded.test(s)) { out.loadedCpuMs = cpu(); out.loadedMainCpuMs = mainCpu(); }
   return write.call(this, chunk, ...rest);
 };
 process.on('exit', () => {
@@ -65,13 +74,14 @@ interface StartedApp {
 }
 
 /** Starts `cli --replay bundleDir --lang en` in a 120×40 tmux terminal with the preload that marks `node`'s data frame. */
-function startApp(tag: string, cli: string, bundleDir: string, node: string, nodeEnv: string | null): StartedApp {
+function startApp(tag: string, cli: string, bundleDir: string, node: string, nodeEnv: string | null, loadedMark: RegExp | null = null): StartedApp {
   const work = path.join(os.tmpdir(), `nodescope-bench-${tag}-${process.pid}`);
   const hook = `${work}.cjs`;
   const outFile = `${work}.json`;
   writeFileSync(hook, HOOK);
   rmSync(outFile, { force: true });
-  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
+  const mark = loadedMark ? `NODESCOPE_BENCH_LOADED='${loadedMark.source.replace(/'/g, `'\\''`)}' ` : '';
+  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}${mark}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
   const app = TmuxProgram.start(`nodescope-bench-${tag}-${process.pid}`, cmd, 120, 40);
   return {
     app,
@@ -143,6 +153,9 @@ export interface AppLoadRun {
   /** Process start → the rules' mode in the header and the conntrack pane's entries on screen. */
   readonly loadedMs: number;
   readonly rssMb: number | null;
+  /** CPU ms (all threads) and the main thread's, when the app wrote the loaded frame; null when not seen. */
+  readonly loadedCpuMs: number | null;
+  readonly loadedMainCpuMs: number | null;
 }
 
 /**
@@ -154,7 +167,8 @@ export interface AppLoadRun {
  * that takes over `timeoutMs`; always ends the tmux session.
  */
 export async function measureAppLoad(cli: string, bundleDir: string, node: string, timeoutMs: number, also: RegExp | null = null, nodeEnv: string | null = null): Promise<AppLoadRun> {
-  const started = startApp('load', cli, bundleDir, node, nodeEnv);
+  // The loaded frame as the app writes it (a whole frame per write): the mode read, the entries counted.
+  const started = startApp('load', cli, bundleDir, node, nodeEnv, new RegExp(`^(?!.*reading rules)(?=.*mode: )(?=.* entries · )${also ? `(?=.*${also.source})` : ''}`));
   const { app } = started;
   try {
     await app.waitFor((s) => s.includes('nodescope │'), timeoutMs);
@@ -162,7 +176,8 @@ export async function measureAppLoad(cli: string, bundleDir: string, node: strin
     const loaded = await app.waitFor((s) => /^mode: (?!… \(reading rules\))/m.test(s) && / entries · /.test(s) && (also === null || also.test(s)), timeoutMs);
     // A last stage may still be settling: give it a moment before reading the peak.
     await sleep(1000);
-    return { loadedMs: loaded.ms, rssMb: rssMbOf(await started.quit()) };
+    const report = await started.quit();
+    return { loadedMs: loaded.ms, rssMb: rssMbOf(report), loadedCpuMs: report.loadedCpuMs ?? null, loadedMainCpuMs: report.loadedMainCpuMs ?? null };
   } finally {
     started.end();
   }

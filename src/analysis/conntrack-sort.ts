@@ -1,7 +1,7 @@
 /**
  * Sort orders of a conntrack index (src/analysis/conntrack-index.ts) by column: one
- * numeric key per entry and the typed array's native sort, memoised per column and
- * direction in the index.
+ * numeric key per entry, placed by counting when the keys are few, else by the typed
+ * array's native sort; memoised per column and direction in the index.
  */
 import { addressSortKey } from './service-view.js';
 import type { ConntrackIndex } from './conntrack-index.js';
@@ -138,8 +138,11 @@ function denseRanks(keys: Float64Array): { ranks: Float64Array; distinct: number
   return { ranks, distinct: m };
 }
 
-/** The keys `sortedOrder` sorts `column` on, and their largest (the last column's kept in the index: `S` reverses without recomputing them). */
-function columnKeys(index: ConntrackIndex, column: ConntrackSortColumn): { readonly keys: Float64Array; readonly max: number } {
+/**
+ * The keys {@link sortedOrder} sorts `column` on (whole numbers ≥ 0, one per entry), and their
+ * largest (the last column's kept in the index: `S` reverses without recomputing them).
+ */
+export function conntrackSortKeys(index: ConntrackIndex, column: ConntrackSortColumn): { readonly keys: Float64Array; readonly max: number } {
   const cached = index.keyCache.get(column);
   if (cached) return cached;
   const n = index.rows.length;
@@ -159,23 +162,58 @@ function columnKeys(index: ConntrackIndex, column: ConntrackSortColumn): { reado
 }
 
 /**
- * Entry indices of the whole table in `sort` order (memoised in the index). Each entry
- * gets the number `key × n + index` and the typed array's native numeric sort orders
- * them: stable by construction, and several times faster than a comparator on a
- * million entries. Keys too large for that to stay exact are replaced by their rank
- * first (exact while n² < 2⁵³, n < 94 million).
+ * Entry indices of the whole table in `sort` order (memoised in the index): ascending (or
+ * descending) key, ties in entry order. Keys that are whole numbers up to a few times the
+ * entry count (Services, states, timeouts) are placed by counting ({@link orderByCounting},
+ * linear); other keys by {@link orderBySort}. Both give the same order (test/unit/conntrack-sort-order.test.ts).
  */
 export function sortedOrder(index: ConntrackIndex, sort: ConntrackSort): Uint32Array {
   const cacheKey = `${sort.column}:${sort.descending ? 'desc' : 'asc'}`;
   const cached = index.sortCache.get(cacheKey);
   if (cached) return cached;
-  const n = index.rows.length;
-  const { keys, max } = columnKeys(index, sort.column);
+  const { keys, max } = conntrackSortKeys(index, sort.column);
+  const order = orderByCounting(keys, max, sort.descending) ?? orderBySort(keys, max, sort.descending);
+  index.sortCache.set(cacheKey, order);
+  return order;
+}
+
+/**
+ * Indices of `keys` (whole numbers 0…`max`, `(max + 1) × length` exact as a double) ordered by
+ * ascending key (descending when asked), ties by index: each entry gets the number
+ * `key × n + index` and the typed array's native numeric sort orders them — stable by
+ * construction, several times faster than a comparator on a million entries.
+ */
+export function orderBySort(keys: Float64Array, max: number, descending: boolean): Uint32Array {
+  const n = keys.length;
   const combined = new Float64Array(n);
-  for (let i = 0; i < n; i++) combined[i] = (sort.descending ? max - keys[i]! : keys[i]!) * n + i;
+  for (let i = 0; i < n; i++) combined[i] = (descending ? max - keys[i]! : keys[i]!) * n + i;
   combined.sort();
   const order = new Uint32Array(n);
   for (let k = 0; k < n; k++) order[k] = combined[k]! % n;
-  index.sortCache.set(cacheKey, order);
+  return order;
+}
+
+/** The most key values {@link orderByCounting} keeps a count for: 4 per entry, at least 2^16. */
+function countingLimit(n: number): number {
+  return Math.max(4 * n, 1 << 16);
+}
+
+/**
+ * {@link orderBySort}'s order by a stable counting sort (one count per key value, then each
+ * index placed in its key's run in index order); undefined when a key is not a whole number
+ * in 0…`max` or `max` passes {@link countingLimit} (the caller sorts then).
+ */
+export function orderByCounting(keys: Float64Array, max: number, descending: boolean): Uint32Array | undefined {
+  const n = keys.length;
+  if (!(max >= 0) || max >= countingLimit(n)) return undefined;
+  const starts = new Uint32Array(max + 2);
+  for (let i = 0; i < n; i++) {
+    const key = keys[i]!;
+    if (!Number.isInteger(key) || key < 0 || key > max) return undefined;
+    starts[(descending ? max - key : key) + 1]!++;
+  }
+  for (let v = 1; v <= max + 1; v++) starts[v]! += starts[v - 1]!;
+  const order = new Uint32Array(n);
+  for (let i = 0; i < n; i++) order[starts[descending ? max - keys[i]! : keys[i]!]!++] = i;
   return order;
 }

@@ -240,8 +240,17 @@ export interface ModeHints {
   readonly interfaces?: readonly string[];
 }
 
-/** Frontends and backend slots of an LB table, and the services maps (by family) that hold them. */
+/** Remembered per LB table: it never changes, and the header and the panes ask again on every staged snapshot. */
+const servicesCountMemo = new WeakMap<LbTable, CiliumServicesCount>();
+
+/** Frontends and backend slots of an LB table, and the services maps (by family) that hold them. Remembered per table. */
 export function ciliumServicesCount(lb: LbTable): CiliumServicesCount {
+  let memo = servicesCountMemo.get(lb);
+  if (memo === undefined) servicesCountMemo.set(lb, (memo = countCiliumServices(lb)));
+  return memo;
+}
+
+function countCiliumServices(lb: LbTable): CiliumServicesCount {
   const families = new Set(lb.services.map((svc) => (svc.frontend.ip.includes(':') ? 6 : 4)));
   const maps = [...(families.has(4) ? [CILIUM_LB_MAPS.services4] : []), ...(families.has(6) ? [CILIUM_LB_MAPS.services6] : [])];
   return { maps, frontends: lb.services.length, backendSlots: lb.services.reduce((n, svc) => n + svc.slots.length, 0) };

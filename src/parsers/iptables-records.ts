@@ -312,45 +312,61 @@ export function makeChain(c: ChainFields, rules: readonly IptablesRule[]): Iptab
 }
 
 /**
- * How the chains of one table get their rules on first read (src/parsers/iptables-save.ts,
- * deferred mode): `rules(name)` parses chain `name`'s lines, `facts(name)` tells what they
- * hold before that (src/model/iptables-facts.ts).
+ * What a chain parsed on first read (src/parsers/iptables-save.ts, deferred mode) holds until
+ * its rules are built: its line facts (src/model/iptables-facts.ts), answered by this object
+ * itself, and `build()`, which parses the chain's lines (called once, on first read of `rules`).
  */
-export interface DeferredRules {
-  readonly rules: (name: string) => readonly IptablesRule[];
-  readonly facts: (name: string) => ChainLineFacts;
-}
-
-function ownRules(chain: object, value: readonly IptablesRule[]): void {
-  Object.defineProperty(chain, 'rules', { value, writable: true, enumerable: true, configurable: true });
+export interface DeferredChainSource extends ChainLineFacts {
+  build(): readonly IptablesRule[];
 }
 
 /**
- * A maker of one table's chains whose `rules` is read through `deferred` on first read: the
- * chains' prototype reads it (by the chain's name) and the chain then keeps it as its own field,
- * as {@link makeChain}'s chains hold it. Until then `rules` is not an own field: spread and
- * deep-equality helpers do not see it (plain copies and JSON read it: see the module comment).
+ * The slot a deferred chain keeps its {@link DeferredChainSource} in: set at construction (not
+ * enumerable: spread and deep equality do not see it), undefined once the chain has its rules
+ * (then the source, and the parser state it reaches, is not kept by the chain).
  */
-export function deferredChainMaker(deferred: DeferredRules): (c: ChainFields) => IptablesChain {
-  const prototype = Object.create(CHAIN_DEFAULTS, {
-    rules: {
-      get(this: IptablesChain): readonly IptablesRule[] {
-        const rules = deferred.rules(this.name);
-        ownRules(this, rules);
-        return rules;
-      },
-      set(this: IptablesChain, value: readonly IptablesRule[]): void {
-        ownRules(this, value);
-      },
-      enumerable: true,
-      configurable: true,
+const SOURCE: unique symbol = Symbol('deferred iptables chain source');
+
+type DeferredChain = MutableChain & { [SOURCE]: DeferredChainSource | undefined };
+
+function ownRules(chain: object, value: readonly IptablesRule[]): void {
+  Object.defineProperty(chain, 'rules', { value, writable: true, enumerable: true, configurable: true });
+  (chain as DeferredChain)[SOURCE] = undefined;
+}
+
+/** The prototype of every deferred chain: `rules` built on first read, the line facts till then. */
+const DEFERRED_CHAIN_PROTOTYPE = Object.create(CHAIN_DEFAULTS, {
+  rules: {
+    get(this: DeferredChain): readonly IptablesRule[] {
+      const rules = this[SOURCE]!.build();
+      ownRules(this, rules);
+      return rules;
     },
-    [CHAIN_LINE_FACTS]: {
-      value(this: IptablesChain): ChainLineFacts | undefined {
-        return Object.hasOwn(this, 'rules') ? undefined : deferred.facts(this.name);
-      },
+    set(this: DeferredChain, value: readonly IptablesRule[]): void {
+      ownRules(this, value);
     },
-  }) as object;
-  const constructors: ChainConstructor[] = [];
-  return (c) => new (constructors[storedChainFields(c)] ??= newChainConstructor(prototype))(c, []);
+    enumerable: true,
+    configurable: true,
+  },
+  [CHAIN_LINE_FACTS]: {
+    value(this: DeferredChain): ChainLineFacts | undefined {
+      return this[SOURCE];
+    },
+  },
+}) as object;
+
+const deferredConstructors: ChainConstructor[] = [];
+
+/**
+ * A chain with the fields of `c` whose `rules` is built by `source` on first read; the chain
+ * then keeps them as its own field, as {@link makeChain}'s chains hold them, and lets `source`
+ * go. Until then `rules` is not an own field: spread and deep-equality helpers do not see it
+ * (plain copies and JSON read it: see the module comment), and the chain's line facts are
+ * `source` itself (no look-up, no object made per question).
+ */
+export function makeDeferredChain(c: ChainFields, source: DeferredChainSource): IptablesChain {
+  const Chain = (deferredConstructors[storedChainFields(c)] ??= newChainConstructor(DEFERRED_CHAIN_PROTOTYPE));
+  const chain = new Chain(c, []);
+  Object.defineProperty(chain, SOURCE, { value: source, writable: true, enumerable: false, configurable: true });
+  return chain;
 }

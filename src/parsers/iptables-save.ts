@@ -32,7 +32,7 @@ import {
   type IptablesTargetKind,
 } from '../model/iptables.js';
 import { RULESET_READ_STATE, type RulesetReadState } from '../model/iptables-facts.js';
-import { deferredChainMaker, makeChain, makeRule, targetOptionCount, type MutableRule } from './iptables-records.js';
+import { makeChain, makeDeferredChain, makeRule, targetOptionCount, type DeferredChainSource, type MutableRule } from './iptables-records.js';
 import { flatCopy } from '../flat-string.js';
 import {
   isCanonicalBracketCounters,
@@ -258,6 +258,30 @@ interface TableBuilder {
 
 const TABLE_LINE = /^\*/m;
 const RESET_LAST_MATCH = /^/;
+
+/**
+ * One deferred chain's source (src/parsers/iptables-records.ts `makeDeferredChain`): its line
+ * facts from pass 1's builder, and the parse of its lines on first read. Made once per chain.
+ */
+class DeferredSource implements DeferredChainSource {
+  constructor(
+    private readonly parser: SaveParser,
+    private readonly table: TableBuilder,
+    private readonly chain: ChainBuilder,
+  ) {}
+
+  get ruleCount(): number {
+    return this.chain.runLength;
+  }
+
+  mayHold(literal: string): boolean {
+    return this.chain.irregular || this.parser.linesInclude(this.chain, literal);
+  }
+
+  build(): readonly IptablesRule[] {
+    return this.parser.parseDeferred(this.table, this.chain);
+  }
+}
 
 class SaveParser {
   private readonly tables: TableBuilder[] = [];
@@ -941,7 +965,6 @@ class SaveParser {
     // The last jump target with options settled (`-j DNAT --to-destination …` repeats).
     let lastName: string | null = null;
     let lastKind: IptablesTargetKind = 'jump';
-    const deferred = this.deferring ? this.deferredChains(t) : null;
     for (const c of [...t.declared, ...t.inferred]) {
       if (c.inferred) {
         if (dialect !== 'save') {
@@ -951,9 +974,9 @@ class SaveParser {
           this.add('warning', c.firstUseLine, c.firstUseText, 'undeclared-chain', `rule for chain ${c.name}, never declared; chain created`);
         }
       }
-      if (deferred !== null && c.runLength > 0) {
+      if (this.deferring && c.runLength > 0) {
         this.unparsed++;
-        chains.push(deferred(c));
+        chains.push(this.deferredChain(t, c));
         continue;
       }
       // Exact size: push-grown arrays carry spare capacity.
@@ -1028,20 +1051,13 @@ class SaveParser {
     if (!chain.irregular && lineWordsIrregular(line)) chain.irregular = true;
   }
 
-  /** A maker of table `t`'s chains whose `rules` parses their located lines on first read (with their line facts till then). */
-  private deferredChains(t: TableBuilder): (c: ChainBuilder) => IptablesChain {
-    const builder = (name: string): ChainBuilder => t.byName.get(name)!;
-    return deferredChainMaker({
-      rules: (name) => this.parseDeferred(t, builder(name)),
-      facts: (name) => {
-        const c = builder(name);
-        return { ruleCount: c.runLength, mayHold: (literal) => c.irregular || this.linesInclude(c, literal) };
-      },
-    });
+  /** A chain of table `t` whose `rules` parses its located lines on first read (with their line facts till then). */
+  private deferredChain(t: TableBuilder, c: ChainBuilder): IptablesChain {
+    return makeDeferredChain(c, new DeferredSource(this, t, c));
   }
 
-  /** Whether chain `c`'s located lines (and any line between them) hold `literal`: one bounded search per piece they lie in. */
-  private linesInclude(c: ChainBuilder, literal: string): boolean {
+  /** Whether chain `c`'s located lines (and any line between them) hold `literal`: one bounded search per piece they lie in (for {@link DeferredSource}). */
+  linesInclude(c: ChainBuilder, literal: string): boolean {
     const refs = this.refs;
     const pieces = this.pieces!;
     const last = c.runStart + c.runLength - 1;
@@ -1059,8 +1075,8 @@ class SaveParser {
     return false;
   }
 
-  /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does. */
-  private parseDeferred(t: TableBuilder, c: ChainBuilder): readonly IptablesRule[] {
+  /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does (for {@link DeferredSource}). */
+  parseDeferred(t: TableBuilder, c: ChainBuilder): readonly IptablesRule[] {
     const sink: MutableRule[] = [];
     const refs = this.refs;
     const pieces = this.pieces!;

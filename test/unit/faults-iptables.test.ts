@@ -138,6 +138,16 @@ describe('kubernetes#112477: an older iptables reads rules a newer one wrote (ma
       'nat KUBE-FIREWALL #1 ("kubernetes firewall for dropping marked packets") has no -m mark --mark 0x8000/0x8000',
     ]);
   });
+
+  it('is remembered per ruleset: the same list for the same ruleset, a ruleset of its own for another', () => {
+    const text = '*nat\n:KUBE-FIREWALL - [0:0]\n-A KUBE-FIREWALL -m comment --comment "kubernetes firewall for dropping marked packets" -j DROP\nCOMMIT\n';
+    const first = parseIptablesSave(text, 't', { family: 'ipv4' }).value;
+    const missing = rulesMissingTheirMark(first);
+    expect(missing).toHaveLength(1);
+    expect(rulesMissingTheirMark(first)).toBe(missing);
+    const fixed = parseIptablesSave(text.replace(' -j DROP', ' -m mark --mark 0x8000/0x8000 -j DROP'), 't', { family: 'ipv4' }).value;
+    expect(rulesMissingTheirMark(fixed)).toEqual([]);
+  });
 });
 
 describe('kubernetes#109811 / cilium#28260: iptables-legacy and iptables-nft both hold rules', () => {

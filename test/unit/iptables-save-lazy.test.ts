@@ -82,7 +82,7 @@ function words(c: IptablesChain): string[] {
 }
 
 /** Words the readers look for, and some of every dump. */
-const LITERALS = ['match-set', 'KUBE-CLUSTER-IP', 'recent', 'kubernetes service traffic requiring SNAT', 'kubernetes forwarding rules', 'kubernetes firewall for dropping marked packets', 'DNAT', 'KUBE-MARK-MASQ', 'default/', 'tcp', '0x4000'];
+const LITERALS = ['kubernetes ', 'match-set', 'KUBE-CLUSTER-IP', 'recent', 'kubernetes service traffic requiring SNAT', 'kubernetes forwarding rules', 'kubernetes firewall for dropping marked packets', 'DNAT', 'KUBE-MARK-MASQ', 'default/', 'tcp', '0x4000'];
 
 /** Plain data of a ruleset: every table's fields and every chain with its rules in plain form. */
 function plain(ruleset: IptablesRuleset) {
@@ -183,6 +183,35 @@ describe('iptables-save parsed per chain on first read', () => {
       const parsed = value.tables.flatMap((t) => t.chains).filter((c) => chainLineFacts(c) === undefined && chainRuleCount(c) > 0);
       expect(parsed.every((c) => !/^KUBE-(SVC|SEP|SVL|EXT|FW)-/.test(c.name)), d.label).toBe(true);
     }
+  });
+
+  it("a chain's line facts are one object kept by the chain till its rules are built, then let go", async () => {
+    const d = all.find((x) => x.label.startsWith('generated'))!;
+    const { value } = await lazy(lineCut(d.text, 4096));
+    const reference = parseIptablesSave(d.text, 'iptables-save', { family: 'ipv4' }).value;
+    const chains = value.tables.flatMap((t) => t.chains).filter((c) => chainLineFacts(c) !== undefined);
+    expect(chains.length).toBeGreaterThan(100);
+    // What the chain keeps besides its fields: symbol-keyed, not enumerable (spread, keys and deep equality do not see it).
+    const slotValues = (c: IptablesChain) => Object.getOwnPropertySymbols(c).map((s) => (c as unknown as Record<symbol, unknown>)[s]);
+    for (const c of chains.slice(0, 50)) {
+      const facts = chainLineFacts(c)!;
+      expect(chainLineFacts(c)).toBe(facts);
+      expect(slotValues(c)).toEqual([facts]);
+      expect(Object.getOwnPropertySymbols(c).some((s) => Object.prototype.propertyIsEnumerable.call(c, s))).toBe(false);
+      const table = value.tables.find((t) => t.chains.includes(c))!.name;
+      const eager = reference.tables.find((t) => t.name === table)!.chains.find((x) => x.name === c.name)!;
+      expect(facts.ruleCount).toBe(eager.rules.length);
+      expect(c.rules).toEqual(eager.rules);
+      expect(chainLineFacts(c)).toBeUndefined();
+      expect(slotValues(c)).toEqual([undefined]);
+      expect(c).toEqual(eager);
+    }
+    // Rules assigned before any read: the chain keeps them and lets its source go too.
+    const assigned = chains[50]!;
+    (assigned as { rules: IptablesChain['rules'] }).rules = [];
+    expect(chainLineFacts(assigned)).toBeUndefined();
+    expect(slotValues(assigned)).toEqual([undefined]);
+    expect(assigned.rules).toEqual([]);
   });
 
   it('pieces cut anywhere, a CRLF dump with a BOM and multi-byte comments', async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../src/collect/build-snapshot.js';
 import { compareModes, modeTotal } from '../../src/analysis/compare-modes.js';
-import { detectProxyMode, modeLabel } from '../../src/analysis/proxy-mode.js';
+import { ciliumServicesCount, detectProxyMode, modeLabel } from '../../src/analysis/proxy-mode.js';
+import { CILIUM_LB_MAPS, type LbTable } from '../../src/model/cilium.js';
 import { headText, showHead } from '../../src/report/header.js';
 import type { ProbeRun } from '../../src/sources/probe-runner.js';
 import { snapshotOf } from '../helpers/fixtures.js';
@@ -114,5 +115,20 @@ describe('proxy mode detection', () => {
 
   it('says unknown when no netfilter rules were read', () => {
     expect(detectProxyMode(snapshotWith([])).mode).toBe('unknown');
+  });
+});
+
+describe('ciliumServicesCount', () => {
+  it('counts frontends, backend slots and the maps by family, remembered per LB table', async () => {
+    const lab = (await snapshotOf('lab-cilium')).lb!.value!;
+    const count = ciliumServicesCount(lab);
+    expect(count.frontends).toBe(lab.services.length);
+    expect(count.backendSlots).toBe(lab.services.reduce((n, s) => n + s.slots.length, 0));
+    expect(ciliumServicesCount(lab)).toBe(count);
+    // Another table (both families): counted for itself.
+    const v4 = lab.services.find((s) => !s.frontend.ip.includes(':'))!;
+    const mixed = { ...lab, services: [...lab.services, { ...v4, frontend: { ...v4.frontend, ip: 'fd00::10' } }] } as LbTable;
+    expect(ciliumServicesCount(mixed)).toEqual({ maps: [CILIUM_LB_MAPS.services4, CILIUM_LB_MAPS.services6], frontends: lab.services.length + 1, backendSlots: count.backendSlots + v4.slots.length });
+    expect(ciliumServicesCount(lab)).toBe(count);
   });
 });
