@@ -14,7 +14,7 @@ import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSaveLazyPieces } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
-import { parseNftJson, parseNftJsonChunked, parseNftJsonPieces } from '../parsers/nft-json.js';
+import { parseNftJson, parseNftJsonChunked, parseNftJsonLazyPieces } from '../parsers/nft-json.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseXtRecent } from '../parsers/xt-recent.js';
 import { catalog } from '../sources/catalog.js';
@@ -55,7 +55,7 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
   'nft-json': {
     parse: parseNftJson,
     chunked: (t, o, size, turn) => parseNftJsonChunked(t, o, size, turn),
-    pieces: (p, o, size, turn) => parseNftJsonPieces(p, o, size, turn),
+    pieces: (p, o, size, turn) => parseNftJsonLazyPieces(p, o, size, turn),
   },
   'nft-text': { parse: parseNftText, joinedPieces: true },
   conntrack: {
