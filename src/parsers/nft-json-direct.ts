@@ -253,25 +253,28 @@ function numberEnd(t: string, p: number): number {
   return q >= t.length ? -1 : q;
 }
 
+/** `a` in an array twice as long. */
+function grown(a: Int32Array): Int32Array {
+  const out = new Int32Array(a.length * 2);
+  out.set(a);
+  return out;
+}
+
 function isDigit(c: number): boolean {
   return c >= 0x30 && c <= 0x39;
 }
 
-/** A chain whose rules are built on first read, and the reader that builds them. */
-interface LazyChain {
-  readonly reader: DirectReader;
-  readonly draft: ChainDraft;
-}
-
-const lazyChains = new WeakMap<NftChain, LazyChain>();
-
-/** The `rules` getter of a chain not read yet: builds its rules, then keeps them as the chain's own data field. */
-function lazyRules(this: NftChain): readonly NftRule[] {
-  const lazy = lazyChains.get(this);
-  const rules = lazy === undefined ? [] : lazy.reader.readChain(lazy.draft);
-  lazyChains.delete(this);
-  Object.defineProperty(this, 'rules', { value: rules, writable: true, enumerable: true, configurable: true });
-  return rules;
+/**
+ * `chain` with `get` as its `rules` getter (the reader's, shared by its chains: one hidden
+ * class for them all, where a getter per object would make each a dictionary): same keys in
+ * the same order as the chain read eagerly, so spread, JSON and deep equality see no difference.
+ */
+function lazyChain(chain: NftChain, get: (this: NftChain) => readonly NftRule[]): NftChain {
+  const keys = Object.keys(chain);
+  const regular = keys.length === 2 || (keys.length === 3 && keys[1] === 'handle');
+  const out: { readonly name: string; readonly handle?: number } = regular ? (chain.handle === undefined ? { name: chain.name } : { name: chain.name, handle: chain.handle }) : { ...chain };
+  Object.defineProperty(out, 'rules', { get, enumerable: true, configurable: true });
+  return out as unknown as NftChain;
 }
 
 const OPENER = /^[ \t\n\r]*\{[ \t\n\r]*"nftables"[ \t\n\r]*:[ \t\n\r]*\[/;
@@ -390,8 +393,9 @@ function litAt(t: string, p: number, lit: string): number {
 
 /** Reads items of `{"nftables": [ … ]}` from text fed piece by piece (see {@link readNftJsonDirect}). */
 class DirectReader {
-  private readonly walker: JsonWalker;
-  private readonly sharer: NftSharer;
+  private walker: JsonWalker;
+  private sharer: NftSharer;
+  private readonly origin: string;
   /** Unread text: the rest of the earlier pieces and the current one. */
   private t = '';
   private i = 0;
@@ -410,13 +414,32 @@ class DirectReader {
   abandoned = false;
   /** Lazy pass: only JSON spaces may follow (a piece ended in them). */
   private spaceTail = false;
-  /** Lazy pass: every text fed (rules are read from them later), and per chain its rules' (text, start, item index). */
+  /**
+   * Lazy pass: every text fed (rules are read from them later); per located rule its text,
+   * start and item index (`spanText`, `spanStart`, `spanItem`, `spanCount` used); per run of
+   * one chain's rules (nft prints a table's rules chain by chain) its first span, the chain's
+   * draft in pass 1, then its family and table.
+   */
   private texts: string[] = [];
-  private spans = new Map<ChainDraft, number[]>();
+  private spanText: Int32Array = new Int32Array(1024);
+  private spanStart: Int32Array = new Int32Array(1024);
+  private spanItem: Int32Array = new Int32Array(1024);
+  private spanCount = 0;
+  private runFirst: number[] = [];
+  private runDraft: ChainDraft[] = [];
+  private runOf = new Map<ChainDraft, number>();
+  private runTable: { readonly family: NftFamily; readonly name: string }[] = [];
+  private runBuilt: Uint8Array = new Uint8Array(0);
   private unread = 0;
-  private chainsOf = new Map<NftChain, ChainDraft>();
+  private lazyChains: NftChain[] = [];
+  /** Lazy: the walk of the items read after pass 1 (its builder holds only the tables and chains being read). */
+  private lateWalker: JsonWalker | undefined;
+  /** Lazy pass: the chains of the table of the last rule, in listed order, and where its rules are in it. */
+  private orderTable: TableDraft | undefined;
+  private order: ChainDraft[] = [];
+  private orderAt: Map<ChainDraft, number> | undefined;
+  private cursor = -1;
   private firstDiagnostics: readonly Diagnostic[] = [];
-  private lateDiagnostics = false;
   private lastReadState: RulesetReadState | undefined;
 
   constructor(
@@ -424,6 +447,7 @@ class DirectReader {
     private readonly chunkChars: number,
     private readonly lazy = false,
   ) {
+    this.origin = origin;
     this.walker = new JsonWalker(origin);
     this.sharer = this.walker.builder.sharer;
   }
@@ -609,71 +633,143 @@ class DirectReader {
     if (table === undefined) return -1;
     let p = stringAt(t, litAt(t, strTo + 1, ', "chain": '));
     if (p < 0) return -1;
-    const last = this.lastChain;
-    const chain =
-      last !== undefined && last.name.length === strTo - strFrom && t.startsWith(last.name, strFrom) && this.lastChainTable === table
-        ? last
-        : builder.knownChain(builder.table(family, table.name), t.slice(strFrom, strTo));
+    const chain = this.locatedChain(t, family, table);
     if (chain === undefined) return -1;
-    this.lastChain = chain;
-    this.lastChainTable = table;
     p = intAt(t, litAt(t, p, ', "handle": '));
     if (p >= 0 && t.startsWith(', "comment": ', p)) p = stringAt(t, p + 13);
     p = litAt(t, p, ', "expr": ');
     if (p < 0 || t.charCodeAt(p) !== 0x5b) return -1;
     p = litAt(t, jsonEnd(t, p), '}}');
     if (p < 0) return -1;
-    let spans = this.spans.get(chain);
-    if (spans === undefined) this.spans.set(chain, (spans = []));
-    spans.push(this.texts.length - 1, i, this.index);
+    const runs = this.runDraft;
+    if (runs[runs.length - 1] !== chain) {
+      // A chain's rules after another chain's: not nft's order (the eager reader reads it).
+      if (this.runOf.has(chain)) {
+        this.abandoned = true;
+        return -1;
+      }
+      this.runOf.set(chain, runs.length);
+      runs.push(chain);
+      this.runFirst.push(this.spanCount);
+      this.runTable.push(table);
+    }
+    const n = this.spanCount++;
+    if (n === this.spanText.length) {
+      this.spanText = grown(this.spanText);
+      this.spanStart = grown(this.spanStart);
+      this.spanItem = grown(this.spanItem);
+    }
+    this.spanText[n] = this.texts.length - 1;
+    this.spanStart[n] = i;
+    this.spanItem[n] = this.index;
     return p;
   }
 
   /**
-   * The rules of a chain the lazy pass located, built as the eager reader builds them (the
-   * fast path, else the item's tree walk, with its diagnostics); once every chain is read,
-   * the kept text is let go.
+   * The listed chain named `t[strFrom, strTo)` in `table`, or undefined: nft prints a
+   * table's rules chain by chain in the order it listed the chains, so the chain of the
+   * last rule, then the one listed after it, are compared in place before a look-up by name.
    */
-  readChain(draft: ChainDraft): NftRule[] {
-    const spans = this.spans.get(draft);
-    if (spans === undefined) return draft.rules.slice();
-    const walker = this.walker;
-    const before = walker.diagnostics.length;
-    for (let k = 0; k < spans.length; k += 3) {
-      const t = (this.t = this.texts[spans[k]!]!);
-      const start = spans[k + 1]!;
-      if (this.rule(start) >= 0) continue;
-      // Checked JSON, so the parse does not throw; the walk says what the fast path does not read.
-      walker.itemAt(JSON.parse(quoteBigCounters(t.slice(start, valueEnd(t, start)))), spans[k + 2]!);
+  private locatedChain(t: string, family: NftFamily, table: TableDraft): ChainDraft | undefined {
+    const len = strTo - strFrom;
+    const last = this.lastChain;
+    if (last !== undefined && this.lastChainTable === table && last.name.length === len && t.startsWith(last.name, strFrom)) return last;
+    if (this.orderTable !== table) {
+      this.orderTable = table;
+      this.order = [...table.chains.values()];
+      this.orderAt = undefined;
+      this.cursor = -1;
     }
-    if (walker.diagnostics.length !== before) this.lateDiagnostics = true;
-    const rules = draft.rules.slice();
-    draft.rules = [];
-    this.spans.delete(draft);
-    this.lastReadState = undefined;
-    if (--this.unread === 0) {
-      this.texts = [];
-      this.t = '';
+    let chain: ChainDraft | undefined = this.order[this.cursor + 1];
+    if (chain !== undefined && chain.name.length === len && t.startsWith(chain.name, strFrom)) this.cursor++;
+    else {
+      chain = this.walker.builder.knownChain(this.walker.builder.table(family, table.name), t.slice(strFrom, strTo));
+      if (chain === undefined) return undefined;
+      this.orderAt ??= new Map(this.order.map((c, k) => [c, k]));
+      this.cursor = this.orderAt.get(chain) ?? -2;
     }
+    this.lastChain = chain;
+    this.lastChainTable = table;
+    return chain;
+  }
+
+  /**
+   * The rules of run `run` (one chain's located rules), built as the eager reader builds
+   * them: the fast path, else the item's tree walk with its diagnostics (a walk whose
+   * builder holds only this chain, so it notes nothing about tables or chains); then kept
+   * as `chain`'s own `rules`. Once every chain is read the kept text is let go.
+   */
+  readRun(chain: NftChain, run: number): readonly NftRule[] {
+    let rules: NftRule[] = [];
+    if (run >= 0 && this.runBuilt[run] === 0) {
+      this.runBuilt[run] = 1;
+      const table = this.runTable[run]!;
+      const walker = (this.lateWalker ??= new JsonWalker(this.origin));
+      this.walker = walker;
+      this.sharer = walker.builder.sharer;
+      const draft = walker.builder.chain(walker.builder.table(table.family, table.name), chain.name);
+      draft.rules = rules;
+      this.lastChain = undefined;
+      const end = run + 1 < this.runFirst.length ? this.runFirst[run + 1]! : this.spanCount;
+      for (let k = this.runFirst[run]!; k < end; k++) {
+        const t = (this.t = this.texts[this.spanText[k]!]!);
+        const start = this.spanStart[k]!;
+        if (this.rule(start) >= 0) continue;
+        // Checked JSON, so the parse does not throw; the walk says what the fast path does not read.
+        walker.itemAt(JSON.parse(quoteBigCounters(t.slice(start, valueEnd(t, start)))), this.spanItem[k]!);
+      }
+      rules = draft.rules.slice();
+      draft.rules = [];
+      this.lastReadState = undefined;
+      if (--this.unread === 0) {
+        this.texts = [];
+        this.t = '';
+      }
+    }
+    Object.defineProperty(chain, 'rules', { value: rules, writable: true, enumerable: true, configurable: true });
     return rules;
   }
 
   /** Reads every chain not read yet. */
   private readAll(): void {
-    for (const [chain, draft] of this.chainsOf) if (this.spans.has(draft)) void chain.rules;
+    for (const chain of this.lazyChains) void chain.rules;
+    this.lazyChains = [];
   }
 
   /** The lazy pass' result (after {@link step} said `end`). */
   lazyResult(): LazyRead {
     const w = this.walker;
+    const runOf = this.runOf;
+    const runOfChain = new WeakMap<NftChain, number>();
+    const reader = this;
+    const get = function (this: NftChain): readonly NftRule[] {
+      return reader.readRun(this, runOfChain.get(this) ?? -1);
+    };
     const ruleset = w.builder.finish((draft, chain) => {
-      if (!this.spans.has(draft)) return;
+      const run = runOf.get(draft);
+      if (run === undefined) return chain;
       this.unread++;
-      this.chainsOf.set(chain, draft);
-      lazyChains.set(chain, { reader: this, draft });
-      Object.defineProperty(chain, 'rules', { get: lazyRules, enumerable: true, configurable: true });
+      const lazy = lazyChain(chain, get);
+      runOfChain.set(lazy, run);
+      this.lazyChains.push(lazy);
+      return lazy;
     });
-    this.firstDiagnostics = w.diagnostics.slice();
+    // Pass 1's builder, sharer and drafts are let go: a late read has its own.
+    this.runBuilt = new Uint8Array(this.runDraft.length);
+    this.runDraft = [];
+    this.runOf = new Map();
+    const tables = new Map<object, { readonly family: NftFamily; readonly name: string }>();
+    this.runTable = this.runTable.map((t) => tables.get(t) ?? (tables.set(t, { family: t.family, name: t.name }), tables.get(t)!));
+    this.order = [];
+    this.orderAt = undefined;
+    this.orderTable = undefined;
+    this.lastChain = undefined;
+    this.lastChainTable = undefined;
+    this.values.fill(undefined);
+    const first = w.diagnostics;
+    this.firstDiagnostics = first;
+    this.walker = new JsonWalker(this.origin);
+    this.sharer = this.walker.builder.sharer;
     if (this.unread === 0) this.texts = [];
     Object.defineProperty(ruleset, NFT_READ_STATE, { value: () => this.readState() });
     return {
@@ -681,8 +777,7 @@ class DirectReader {
       metainfo: w.metainfo,
       diagnostics: (whole) => {
         this.readAll();
-        this.chainsOf.clear();
-        return this.lateDiagnostics ? whole() : w.diagnostics;
+        return (this.lateWalker?.diagnostics.length ?? 0) > 0 ? whole() : first;
       },
     };
   }
@@ -691,7 +786,7 @@ class DirectReader {
   private readState(): RulesetReadState | undefined {
     if (this.unread === 0) return undefined;
     if (this.lastReadState === undefined) {
-      this.lastReadState = { diagnosticsSoFar: [...this.firstDiagnostics, ...this.walker.diagnostics.slice(this.firstDiagnostics.length)], unreadChains: this.unread };
+      this.lastReadState = { diagnosticsSoFar: [...this.firstDiagnostics, ...(this.lateWalker?.diagnostics ?? [])], unreadChains: this.unread };
     }
     return this.lastReadState;
   }
