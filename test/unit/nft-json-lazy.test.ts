@@ -137,6 +137,10 @@ describe('lazy nft -j read on edited, cut and broken documents equals the eager 
     expect(await lazyCount(doc(...base, RULE('c', SADDR), RULE('nowhere', SADDR)))).toBe(0);
     expect(await lazyCount(doc(...base, RULE('c', SADDR), '{"flush": {"chain": {"family": "ip", "table": "t", "name": "c"}}}'))).toBe(0);
     expect(await lazyCount(doc(...base, RULE('c', SADDR), `{"rule": {"table": "t", "family": "ip", "chain": "d", "handle": 3, "expr": [${SADDR}]}}`))).toBe(0);
+    // A chain's rules after another chain's (not nft's order): read eagerly, and equal.
+    const split = doc(...base, RULE('c', SADDR), RULE('d', SADDR), RULE('c', '{"accept": null}'));
+    expect(await lazyCount(split)).toBe(0);
+    await expectLazyEqual(split, 'split', [1, 4096]);
     // A rule whose statements the fast path does not read is still located: its chain's read walks it.
     expect(await lazyCount(doc(...base, RULE('c', '{"xt": {"type": "match", "name": "comment"}}')))).toBe(1);
   });
