@@ -68,13 +68,14 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
 /**
  * One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says
  * (the caller narrows its output); `reader`: the source as read instead of as opened (a
- * replay that reads less, src/cli/trace-load.ts). Returns the source opened.
+ * replay that reads less, src/cli/trace-load.ts); `rulesOnFirstRead`: rules built when first
+ * read where a parser can (a command that reads few chains: `trace`). Returns the source opened.
  */
-export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource) {
+export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource, rulesOnFirstRead = false) {
   const probes = askedProbes(opts);
   // allApi: a live cluster lists every namespace too (`-n` then only places a --node pod).
   const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts);
   const read = reader ? reader(source) : source;
-  const { snapshot } = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}) });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}), ...(rulesOnFirstRead ? { rulesOnFirstRead } : {}) });
   return { source, snapshot };
 }

@@ -90,10 +90,10 @@ export async function loadForTrace(opts: GlobalOptions & { to?: string; allowTra
       throw e;
     }
   };
-  const first = await loadOnce(opts, [], undefined, false, read?.lean);
+  const first = await loadOnce(opts, [], undefined, false, read?.lean, true);
   const args = await closingOnError(first.source, () => argsOf(first.snapshot));
   if (!(await closingOnError(first.source, () => read?.needsWhole(first.snapshot, args)))) return { ...first, args };
   await closeSource(first.source);
-  const again = await loadOnce(opts, [], undefined, false, read!.whole);
+  const again = await loadOnce(opts, [], undefined, false, read!.whole, true);
   return { ...again, args: await closingOnError(again.source, () => argsOf(again.snapshot)) };
 }

@@ -55,6 +55,8 @@ export interface SnapshotInput {
    * every part whose probes it did not re-read; `api`: the API objects did not change).
    */
   readonly reuse?: { readonly snapshot: NodeSnapshot; readonly parts: ReadonlySet<SnapshotPart | 'api'> };
+  /** Rules built when first read where a parser can (parts.ts `onFirstRead`): a one-shot `trace`. Same answers. */
+  readonly rulesOnFirstRead?: boolean;
   /** The heavy probes the probe plan left out, and why (src/collect/probe-plan.ts). */
   readonly skipped?: readonly SkippedProbe[];
 }
@@ -138,7 +140,19 @@ export function parseRunCached<T>(run: ProbeRun | undefined, parse: (text: strin
   const error = run.status === 'ok' ? null : failureReason(run);
   if (run.status !== 'ok' && run.result.stdout.trim() === '') return { value: null, diagnostics: [], probe, error };
   const result = cache ? cache.parse(run.id, run.result.stdout, () => parse(run.result.stdout, run.id)) : parse(run.result.stdout, run.id);
-  return { value: result.value, diagnostics: result.diagnostics, probe, error };
+  return parsedOf(result, probe, error);
+}
+
+/** A run's parse with its `diagnostics` read when asked for: a parser may complete them late (rules built on first read). */
+function parsedOf<T>(result: ParseResult<T>, probe: ProbeSummary | null, error: string | null): Parsed<T> {
+  return {
+    value: result.value,
+    get diagnostics() {
+      return result.diagnostics;
+    },
+    probe,
+    error,
+  };
 }
 
 /**
@@ -194,6 +208,8 @@ interface PartContext {
   readonly reuse: SnapshotInput['reuse'];
   /** The conntrack table's parse on a worker thread, when one was started (src/collect/worker-parse.ts). */
   readonly job?: ConntrackJob;
+  /** Parse with the parsers' `onFirstRead` where they have one (SnapshotInput `rulesOnFirstRead`). */
+  readonly rulesOnFirstRead?: boolean;
 }
 
 /**
@@ -286,7 +302,7 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
     // An on-demand probe of a part (conntrack -E) adds to it; it never stands in for the part's own probe.
     if (onDemandProbe(id)) continue;
     const entry = parserOf(id);
-    const parsed = entry ? parseRunCached(byId.get(id), entry.parse, cache) : null;
+    const parsed = entry ? parseRunCached(byId.get(id), (ctx.rulesOnFirstRead && entry.onFirstRead) || entry.parse, cache) : null;
     if (parsed) chosen = parsed;
     if (parsed?.value && !parsed.error) break;
   }
@@ -343,7 +359,7 @@ function ciliumCtPart(ciliumCt: Parsed<CiliumCtTable> | null, done: Partial<Part
 /** Builds the whole snapshot at once (`show`, `capture`). Never throws on bad probe output: that becomes diagnostics. */
 export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
   const first = buildFirstSnapshot(input);
-  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse };
+  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse, ...(input.rulesOnFirstRead && { rulesOnFirstRead: true }) };
   let done: Partial<PartFields> = {};
   for (const part of SNAPSHOT_PARTS) done = { ...done, ...parsePart(part, ctx, done) };
   return assemble(first, done, []);
@@ -481,16 +497,7 @@ async function parseRunAsync<T>(run: ProbeRun | undefined, cache: ParseCache | u
 
 /** {@link parseRunAsync} for a run whose stdout comes in pieces (an `ok` run; no cache: it needs the text). */
 async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<ParseResult<T>>): Promise<Parsed<T>> {
-  const result = await parse(run.id);
-  // Read when asked for: a pieces parser may complete them late (iptables-save's chains are parsed on first read).
-  return {
-    value: result.value,
-    get diagnostics() {
-      return result.diagnostics;
-    },
-    probe: summarize(run),
-    error: null,
-  };
+  return parsedOf(await parse(run.id), summarize(run), null);
 }
 
 /**

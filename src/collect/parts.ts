@@ -14,7 +14,7 @@ import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSaveLazyPieces } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
-import { parseNftJson, parseNftJsonChunked, parseNftJsonLazyPieces } from '../parsers/nft-json.js';
+import { parseNftJson, parseNftJsonChunked, parseNftJsonLazy, parseNftJsonLazyPieces } from '../parsers/nft-json.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseXtRecent } from '../parsers/xt-recent.js';
 import { catalog } from '../sources/catalog.js';
@@ -34,6 +34,11 @@ export interface ParserEntry {
    */
   readonly pieces?: (pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: Turn, chunks: (pieces: Iterable<string>) => AsyncIterable<string>) => Promise<ParseResult<unknown>>;
   readonly joinedPieces?: boolean;
+  /**
+   * The same result with the rules built when first read (`diagnostics` a getter), for a
+   * one-shot command that reads few chains (SnapshotInput `rulesOnFirstRead`: `trace`).
+   */
+  readonly onFirstRead?: (text: string, origin: string) => ParseResult<unknown>;
 }
 
 /**
@@ -56,6 +61,7 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
     parse: parseNftJson,
     chunked: (t, o, size, turn) => parseNftJsonChunked(t, o, size, turn),
     pieces: (p, o, size, turn) => parseNftJsonLazyPieces(p, o, size, turn),
+    onFirstRead: parseNftJsonLazy,
   },
   'nft-text': { parse: parseNftText, joinedPieces: true },
   conntrack: {

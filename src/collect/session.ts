@@ -115,6 +115,8 @@ export interface SessionOptions {
   readonly apiOrigin?: string;
   /** `-n NAMESPACE`: keep only this namespace's API objects (and the cluster-scoped ones), whatever the source. */
   readonly apiNamespace?: string;
+  /** Rules built on first read where a parser can (SnapshotInput `rulesOnFirstRead`; `trace`). */
+  readonly rulesOnFirstRead?: boolean;
   readonly live: boolean;
   readonly intervalMs?: number;
   readonly params?: Readonly<Record<string, string | undefined>>;
@@ -172,6 +174,7 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
     ...(apiText !== undefined ? { apiText } : {}),
     ...(apiOrigin ? { apiOrigin } : {}),
     ...(options.apiNamespace !== undefined ? { apiNamespace: options.apiNamespace } : {}),
+    ...(options.rulesOnFirstRead ? { rulesOnFirstRead: true } : {}),
     // The node the capture opened: what a replay's endpoints are on the node or not against.
     ...(options.transport instanceof ReplayTransport ? { recordedNode: options.transport.bundle.manifest.node, ...(options.transport.bundle.manifest.note ? { note: options.transport.bundle.manifest.note } : {}) } : {}),
     source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,

@@ -144,6 +144,30 @@ export async function parseNftJsonLazyPieces(pieces: () => Iterable<string>, ori
   }
 }
 
+/**
+ * {@link parseNftJson} whose chains' rules are built when first read (for one-shot commands
+ * that read few chains of a big ruleset: `trace`): the same model, rules and diagnostics
+ * (`diagnostics` is a getter that builds every chain not read yet; see
+ * {@link parseNftJsonLazyPieces}). The text is held until every chain is read.
+ */
+export function parseNftJsonLazy(text: string, origin: string): ParseResult<NftRuleset> {
+  const read = readNftJsonLazy([text], origin, Infinity);
+  for (;;) {
+    const next = read.next();
+    if (!next.done) continue;
+    const lazy = next.value;
+    if (lazy === 'eager') return parseNftJson(text, origin);
+    if (lazy === undefined) return parseNftJsonViaTree(text, origin);
+    let diagnostics: readonly Diagnostic[] | undefined;
+    return {
+      value: withMetainfo(lazy.ruleset, lazy.metainfo),
+      get diagnostics() {
+        return (diagnostics ??= lazy.diagnostics(() => parseNftJson(text, origin).diagnostics));
+      },
+    };
+  }
+}
+
 /** The diagnostics of {@link parseNftJsonPieces}, read at once (no turns). */
 function eagerDiagnostics(pieces: () => Iterable<string>, origin: string): readonly Diagnostic[] {
   const read = readNftJsonDirect(pieces(), origin, Infinity);
