@@ -1,15 +1,18 @@
 /**
- * The nft -j read alone, old reader against new (issue 23): `parseNftJsonPiecesViaTree`
- * (one `JSON.parse` per batch of items, then the walk) and `parseNftJsonPieces` (the
- * direct reader, src/parsers/nft-json-direct.ts), each from the bundle file in pieces as
- * a replay reads it, or from the whole text as a live read gives it (`--whole`).
+ * The nft -j read alone, old readers against new (issue 23): `parseNftJsonPiecesViaTree`
+ * (one `JSON.parse` per batch of items, then the walk), `parseNftJsonPieces` (the direct
+ * reader, src/parsers/nft-json-direct.ts) and `parseNftJsonLazyPieces` (rules located, each
+ * chain built on first read: the replay's reader), each from the bundle file in pieces as
+ * a replay reads it, or from the whole text as a live read gives it (`--whole`; not lazy).
  *
- * `node dist/bench/nft-read.js --file F [--file F …] [--runs N] [--whole] [--equal]`:
+ * `node dist/bench/nft-read.js --file F [--file F …] [--runs N] [--whole] [--readers tree,direct,lazy] [--equal]`:
  * runs every reader N times interleaved (old, new, old, new…), each in a fresh `node`,
- * and prints the CPU (user + system of the child's read), wall and peak RSS, with the
- * medians. `--equal`: reads each file with both readers in one process and checks the
- * models are deep-equal and print the same JSON (chain by chain, as hashes), and that the
- * diagnostics are equal; exits 1 when not.
+ * and prints the CPU (user + system of the child's read; for `lazy` the first pass, then
+ * the CPU of building every chain after it), wall and peak RSS (`lazy`: before building
+ * the chains), with the medians. `--equal`: reads each file with the tree and direct
+ * readers (and the lazy one, every chain built) in one process and checks the models are
+ * deep-equal and print the same JSON (chain by chain, as hashes), and that the diagnostics
+ * are equal; exits 1 when not.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -18,10 +21,10 @@ import { isDeepStrictEqual, parseArgs } from 'node:util';
 import { readFileSync } from 'node:fs';
 import type { ParseResult } from '../src/model/diagnostics.js';
 import type { NftRuleset } from '../src/model/nftables.js';
-import { nftMetainfoOf, parseNftJson, parseNftJsonPieces, parseNftJsonPiecesViaTree, parseNftJsonViaTree } from '../src/parsers/nft-json.js';
+import { nftMetainfoOf, parseNftJson, parseNftJsonLazyPieces, parseNftJsonPieces, parseNftJsonPiecesViaTree, parseNftJsonViaTree } from '../src/parsers/nft-json.js';
 import { readFilePieces } from '../src/sources/bundle.js';
 
-type Reader = 'tree' | 'direct';
+type Reader = 'tree' | 'direct' | 'lazy';
 
 const CHUNK_CHARS = 512 * 1024;
 
@@ -33,7 +36,7 @@ async function read(file: string, reader: Reader, whole: boolean): Promise<{ res
   let result: ParseResult<NftRuleset>;
   if (text !== undefined) result = reader === 'tree' ? parseNftJsonViaTree(text, 'nft-json') : parseNftJson(text, 'nft-json');
   else {
-    const parse = reader === 'tree' ? parseNftJsonPiecesViaTree : parseNftJsonPieces;
+    const parse = reader === 'tree' ? parseNftJsonPiecesViaTree : reader === 'lazy' ? parseNftJsonLazyPieces : parseNftJsonPieces;
     result = await parse(() => readFilePieces(file), 'nft-json', CHUNK_CHARS, async () => {});
   }
   const c = process.cpuUsage(c0);
@@ -55,9 +58,12 @@ function jsonHashes(r: ParseResult<NftRuleset>): string[] {
 
 async function child(file: string, reader: Reader, whole: boolean): Promise<void> {
   const { result, cpuMs, ms } = await read(file, reader, whole);
-  const rules = result.value.tables.reduce((n, t) => n + t.chains.reduce((m, c) => m + c.rules.length, 0), 0);
   const rssMb = Math.round(process.resourceUsage().maxRSS / 1024);
-  process.stdout.write(`${JSON.stringify({ cpuMs, ms, rssMb, rules, diagnostics: result.diagnostics.length })}\n`);
+  const c0 = process.cpuUsage();
+  const rules = result.value.tables.reduce((n, t) => n + t.chains.reduce((m, c) => m + c.rules.length, 0), 0);
+  const c = process.cpuUsage(c0);
+  const laterCpuMs = Math.round((c.user + c.system) / 1000);
+  process.stdout.write(`${JSON.stringify({ cpuMs, ms, rssMb, rules, laterCpuMs, diagnostics: result.diagnostics.length })}\n`);
 }
 
 async function equal(file: string, whole: boolean): Promise<boolean> {
@@ -66,9 +72,18 @@ async function equal(file: string, whole: boolean): Promise<boolean> {
   const direct = (await read(file, 'direct', whole)).result;
   const same = isDeepStrictEqual(direct.value, tree.value) && isDeepStrictEqual(direct.diagnostics, tree.diagnostics);
   const sameJson = isDeepStrictEqual(jsonHashes(direct), treeHashes);
+  let lazyOk = true;
+  let lazyNote = '';
+  if (!whole) {
+    const lazy = (await read(file, 'lazy', whole)).result;
+    const lazySame = isDeepStrictEqual(lazy.value, tree.value) && isDeepStrictEqual(lazy.diagnostics, tree.diagnostics);
+    const lazyJson = isDeepStrictEqual(jsonHashes(lazy), treeHashes);
+    lazyOk = lazySame && lazyJson;
+    lazyNote = `; lazy: deep-equal ${lazySame}, same JSON ${lazyJson}`;
+  }
   const rules = tree.value.tables.reduce((n, t) => n + t.chains.reduce((m, c) => m + c.rules.length, 0), 0);
-  console.log(`${file}: ${rules} rules, ${tree.diagnostics.length} diagnostics; deep-equal ${same}, same JSON ${sameJson}`);
-  return same && sameJson;
+  console.log(`${file}: ${rules} rules, ${tree.diagnostics.length} diagnostics; deep-equal ${same}, same JSON ${sameJson}${lazyNote}`);
+  return same && sameJson && lazyOk;
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -80,6 +95,7 @@ async function main(): Promise<void> {
       runs: { type: 'string', default: '3' },
       whole: { type: 'boolean', default: false },
       equal: { type: 'boolean', default: false },
+      readers: { type: 'string', default: 'tree,direct' },
       child: { type: 'string' },
     },
   });
@@ -92,21 +108,22 @@ async function main(): Promise<void> {
     return;
   }
   const script = fileURLToPath(import.meta.url);
-  console.log(`| file | reader | CPU ms (runs) | median CPU ms | median wall ms | peak RSS MB |\n|---|---|---|--:|--:|--:|`);
+  const readers = values.readers.split(',') as Reader[];
+  console.log(`| file | reader | CPU ms (runs) | median CPU ms | median wall ms | peak RSS MB | then every chain built, CPU ms |\n|---|---|---|--:|--:|--:|--:|`);
   for (const file of files) {
-    const runs: Record<Reader, { cpuMs: number; ms: number; rssMb: number }[]> = { tree: [], direct: [] };
+    const runs: Record<Reader, { cpuMs: number; ms: number; rssMb: number; laterCpuMs: number }[]> = { tree: [], direct: [], lazy: [] };
     for (let i = 0; i < Number(values.runs); i++) {
-      for (const reader of ['tree', 'direct'] as const) {
+      for (const reader of readers) {
         const args = [script, '--child', reader, '--file', file, ...(values.whole ? ['--whole'] : [])];
         const r = spawnSync(process.execPath, args, { encoding: 'utf8', maxBuffer: 1 << 20 });
         if (r.status !== 0) throw new Error(`${reader} on ${file}: ${r.stderr}`);
-        runs[reader].push(JSON.parse(r.stdout) as { cpuMs: number; ms: number; rssMb: number });
+        runs[reader].push(JSON.parse(r.stdout) as { cpuMs: number; ms: number; rssMb: number; laterCpuMs: number });
       }
     }
-    for (const reader of ['tree', 'direct'] as const) {
+    for (const reader of readers) {
       const rs = runs[reader];
       console.log(
-        `| ${file.split('/').slice(-4, -3)[0]} | ${reader} | ${rs.map((r) => r.cpuMs).join(' / ')} | ${median(rs.map((r) => r.cpuMs))} | ${median(rs.map((r) => r.ms))} | ${Math.max(...rs.map((r) => r.rssMb))} |`,
+        `| ${file.split('/').slice(-4, -3)[0]} | ${reader} | ${rs.map((r) => r.cpuMs).join(' / ')} | ${median(rs.map((r) => r.cpuMs))} | ${median(rs.map((r) => r.ms))} | ${Math.max(...rs.map((r) => r.rssMb))} | ${median(rs.map((r) => r.laterCpuMs))} |`,
       );
     }
   }

@@ -140,8 +140,19 @@ export function parseRunCached<T>(run: ProbeRun | undefined, parse: (text: strin
   const error = run.status === 'ok' ? null : failureReason(run);
   if (run.status !== 'ok' && run.result.stdout.trim() === '') return { value: null, diagnostics: [], probe, error };
   const result = cache ? cache.parse(run.id, run.result.stdout, () => parse(run.result.stdout, run.id)) : parse(run.result.stdout, run.id);
-  // Read when asked for: a lazy parse completes them late (iptables-save's chains are parsed on first read).
-  return { value: result.value, get diagnostics() { return result.diagnostics; }, probe, error };
+  return parsedOf(result, probe, error);
+}
+
+/** A run's parse with its `diagnostics` read when asked for: a parser may complete them late (rules built on first read). */
+function parsedOf<T>(result: ParseResult<T>, probe: ProbeSummary | null, error: string | null): Parsed<T> {
+  return {
+    value: result.value,
+    get diagnostics() {
+      return result.diagnostics;
+    },
+    probe,
+    error,
+  };
 }
 
 /**
@@ -486,16 +497,7 @@ async function parseRunAsync<T>(run: ProbeRun | undefined, cache: ParseCache | u
 
 /** {@link parseRunAsync} for a run whose stdout comes in pieces (an `ok` run; no cache: it needs the text). */
 async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<ParseResult<T>>): Promise<Parsed<T>> {
-  const result = await parse(run.id);
-  // Read when asked for: a pieces parser may complete them late (iptables-save's chains are parsed on first read).
-  return {
-    value: result.value,
-    get diagnostics() {
-      return result.diagnostics;
-    },
-    probe: summarize(run),
-    error: null,
-  };
+  return parsedOf(await parse(run.id), summarize(run), null);
 }
 
 /**

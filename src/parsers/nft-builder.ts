@@ -165,24 +165,27 @@ export class RulesetBuilder {
   /**
    * The immutable ruleset: undefined fields are left out, so models compare cleanly;
    * arrays are exact-size copies, strings flat copies, set elements shared (nft-share.ts).
+   * `onChain` is called with each chain's draft and the chain made of it, and gives the
+   * chain to keep (a reader that builds some chains' rules later, nft-json-direct.ts, puts
+   * a chain whose `rules` it builds on first read in its place).
    */
-  finish(): NftRuleset {
+  finish(onChain?: (draft: ChainDraft, chain: NftChain) => NftChain): NftRuleset {
     const sharer = this.sharer;
-    return { tables: [...this.tables.values()].map((t) => finishTable(t, sharer)) };
+    return { tables: [...this.tables.values()].map((t) => finishTable(t, sharer, onChain)) };
   }
 }
 
 // Strings of the text parser are views into the input: every kept one is copied flat.
 const flatList = (xs: readonly string[]): string[] => xs.map(flatCopy);
 
-function finishTable(t: TableDraft, sharer: NftSharer): NftTable {
+function finishTable(t: TableDraft, sharer: NftSharer, onChain: ((draft: ChainDraft, chain: NftChain) => NftChain) | undefined): NftTable {
   return {
     family: t.family,
     name: flatCopy(t.name),
     ...(t.handle !== undefined && { handle: t.handle }),
     ...(t.comment !== undefined && { comment: flatCopy(t.comment) }),
     ...(t.flags !== undefined && { flags: flatList(t.flags) }),
-    chains: [...t.chains.values()].map(finishChain),
+    chains: [...t.chains.values()].map(onChain === undefined ? finishChain : (c) => onChain(c, finishChain(c))),
     sets: [...t.sets.values()].map((s) => finishSet(s, sharer)),
     counters: [...t.counters.values()].map((c) => ({
       ...c,

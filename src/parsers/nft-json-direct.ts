@@ -20,7 +20,9 @@
  * runs the one-shot parse, whose diagnostics (line, column, salvage) are the answer. Pure.
  */
 import type { Diagnostic } from '../model/diagnostics.js';
-import type { NftElement, NftExpr, NftFamily, NftMatchOp, NftMetainfo, NftRuleset, NftStatement, NftValueExpr, NftVerdictKind } from '../model/nftables.js';
+import type { NftChain, NftElement, NftExpr, NftFamily, NftMatchOp, NftMetainfo, NftRule, NftRuleset, NftStatement, NftValueExpr, NftVerdictKind } from '../model/nftables.js';
+import type { RulesetReadState } from '../model/iptables-facts.js';
+import { NFT_READ_STATE } from '../model/nft-facts.js';
 import type { ChainDraft, TableDraft } from './nft-builder.js';
 import { EMPTY_LIST, type NftSharer } from './nft-share.js';
 import { quoteBigCounters } from './nft-json-batches.js';
@@ -66,6 +68,44 @@ export function readNftJsonDirectSync(text: string, origin: string): DirectRead 
   }
 }
 
+/**
+ * What {@link readNftJsonLazy} read: the ruleset, whose regular and base chains' rules are
+ * built on first read of `rules` (by the same reader, so equal to {@link readNftJsonDirect}'s);
+ * nft's metainfo; and `diagnostics()`, the complete list (it builds every chain not read yet
+ * first; when a late read met a diagnostic, the list is `whole()`'s, the eager read's, as
+ * items' diagnostics come in item order).
+ */
+export interface LazyRead {
+  readonly ruleset: NftRuleset;
+  readonly metainfo: NftMetainfo | undefined;
+  readonly diagnostics: (whole: () => readonly Diagnostic[]) => readonly Diagnostic[];
+}
+
+/**
+ * {@link readNftJsonDirect} that only locates each rule (its chain, its span in the text,
+ * the item's JSON checked by a syntax scan) and builds a chain's rules when its `rules` is
+ * first read: the text is kept until every chain is read. Returns `'eager'` when the text
+ * holds a shape this pass does not keep apart (a backslash or control character, a rule item
+ * not in nft's printed key order, a rule of a chain not listed, `add`/`insert`/`flush`/…
+ * commands): the caller then reads it with {@link readNftJsonDirect}; `undefined` as that
+ * reader (not nft -j output of this shape: the one-shot parse decides).
+ */
+export function* readNftJsonLazy(pieces: Iterable<string>, origin: string, chunkChars: number): Generator<void, LazyRead | undefined | 'eager'> {
+  const reader = new DirectReader(origin, chunkChars, true);
+  for (const piece of pieces) {
+    reader.feed(piece);
+    for (let step = reader.step(false); step !== 'more'; step = reader.step(false)) {
+      if (step === 'bad') return reader.abandoned ? 'eager' : undefined;
+      yield;
+    }
+  }
+  for (let step = reader.step(true); step !== 'end'; step = reader.step(true)) {
+    if (step === 'bad') return reader.abandoned ? 'eager' : undefined;
+    yield;
+  }
+  return reader.lazyResult();
+}
+
 /** Why {@link DirectReader.step} stopped: more text needed, a turn due, not of this shape, read to the end. */
 type Step = 'more' | 'turn' | 'bad' | 'end';
 
@@ -78,6 +118,164 @@ const CHAIN_HEAD = '{"chain": {"family": "';
 
 /** Slots of the word cache (a power of two, less one). */
 const WORD_SLOTS_MASK = 4095;
+
+/**
+ * A character the lazy pass does not read past: an escape or a control character (its
+ * strings are then not `"` to `"`); nft prints neither outside comments it was given.
+ */
+const LAZY_UNSAFE = /[\\\x00-\x1f]/;
+const NOT_JSON_SPACE = /[^ \t\n\r]/;
+
+/** Item kinds the tree walk reads that add rules or change chains: the lazy pass leaves such a text to the eager reader. */
+const LAZY_STOP: ReadonlySet<string | undefined> = new Set(['rule', 'add', 'create', 'insert', 'delete', 'destroy', 'flush', 'replace', 'list', 'reset', 'rename']);
+
+/** Containers deeper than this end the lazy pass' syntax scan (the item goes to the tree walk). */
+const MAX_SCAN_DEPTH = 512;
+const scanStack = new Uint8Array(MAX_SCAN_DEPTH);
+
+/** States of {@link jsonEnd}. */
+const VALUE = 0;
+const VALUE_OR_CLOSE = 1;
+const KEY = 2;
+const KEY_OR_CLOSE = 3;
+const COLON = 4;
+const AFTER = 5;
+
+/**
+ * The end of the JSON value at `p` (RFC 8259 syntax, checked whole: what `JSON.parse` would
+ * accept), for text without escapes or control characters (the lazy pass checks each piece
+ * for them): -1 when the text ends inside it, is not JSON there, or nests deeper than
+ * {@link MAX_SCAN_DEPTH} (the caller then hands the item to the path that says why).
+ */
+function jsonEnd(t: string, p: number): number {
+  let depth = 0;
+  let state = VALUE;
+  let q = p;
+  const n = t.length;
+  for (;;) {
+    let c = t.charCodeAt(q);
+    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = t.charCodeAt(++q);
+    if (q >= n) return -1;
+    let value = false;
+    switch (state) {
+      case VALUE:
+      case VALUE_OR_CLOSE:
+        if (c === 0x7b || c === 0x5b) {
+          if (depth >= MAX_SCAN_DEPTH) return -1;
+          scanStack[depth++] = c;
+          state = c === 0x7b ? KEY_OR_CLOSE : VALUE_OR_CLOSE;
+          q++;
+          continue;
+        }
+        if (c === 0x5d && state === VALUE_OR_CLOSE) {
+          depth--;
+          q++;
+          value = true;
+          break;
+        }
+        if (c === 0x22) {
+          const e = t.indexOf('"', q + 1);
+          if (e < 0) return -1;
+          q = e + 1;
+        } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+          q = numberEnd(t, q);
+          if (q < 0) return -1;
+        } else if (t.startsWith('true', q)) q += 4;
+        else if (t.startsWith('false', q)) q += 5;
+        else if (t.startsWith('null', q)) q += 4;
+        else return -1;
+        value = true;
+        break;
+      case KEY:
+      case KEY_OR_CLOSE:
+        if (c === 0x22) {
+          const e = t.indexOf('"', q + 1);
+          if (e < 0) return -1;
+          q = e + 1;
+          state = COLON;
+          continue;
+        }
+        if (c === 0x7d && state === KEY_OR_CLOSE) {
+          depth--;
+          q++;
+          value = true;
+          break;
+        }
+        return -1;
+      case COLON:
+        if (c !== 0x3a) return -1;
+        q++;
+        state = VALUE;
+        continue;
+      default:
+        // AFTER a value inside a container.
+        if (c === 0x2c) {
+          state = scanStack[depth - 1] === 0x7b ? KEY : VALUE;
+          q++;
+          continue;
+        }
+        if ((c === 0x7d || c === 0x5d) && scanStack[depth - 1] === (c === 0x7d ? 0x7b : 0x5b)) {
+          depth--;
+          q++;
+          value = true;
+          break;
+        }
+        return -1;
+    }
+    if (value) {
+      if (depth === 0) return q;
+      state = AFTER;
+    }
+  }
+}
+
+/** The end of the JSON number at `p` (`-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`), -1 when it is not one or the text ends in it. */
+function numberEnd(t: string, p: number): number {
+  let q = p;
+  if (t.charCodeAt(q) === 0x2d) q++;
+  const first = q;
+  while (isDigit(t.charCodeAt(q))) q++;
+  if (q === first || (q - first > 1 && t.charCodeAt(first) === 0x30)) return -1;
+  if (t.charCodeAt(q) === 0x2e) {
+    const f = ++q;
+    while (isDigit(t.charCodeAt(q))) q++;
+    if (q === f) return -1;
+  }
+  const e = t.charCodeAt(q);
+  if (e === 0x65 || e === 0x45) {
+    q++;
+    const s = t.charCodeAt(q);
+    if (s === 0x2b || s === 0x2d) q++;
+    const f = q;
+    while (isDigit(t.charCodeAt(q))) q++;
+    if (q === f) return -1;
+  }
+  return q >= t.length ? -1 : q;
+}
+
+/** `a` in an array twice as long. */
+function grown(a: Int32Array): Int32Array {
+  const out = new Int32Array(a.length * 2);
+  out.set(a);
+  return out;
+}
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/**
+ * `chain` with `get` as its `rules` getter (the reader's, shared by its chains: one hidden
+ * class for them all, where a getter per object would make each a dictionary): same keys in
+ * the same order as the chain read eagerly, so spread, JSON and deep equality see no difference.
+ */
+function lazyChain(chain: NftChain, get: (this: NftChain) => readonly NftRule[]): NftChain {
+  const keys = Object.keys(chain);
+  const regular = keys.length === 2 || (keys.length === 3 && keys[1] === 'handle');
+  const out: { readonly name: string; readonly handle?: number } = regular ? (chain.handle === undefined ? { name: chain.name } : { name: chain.name, handle: chain.handle }) : { ...chain };
+  Object.defineProperty(out, 'rules', { get, enumerable: true, configurable: true });
+  return out as unknown as NftChain;
+}
 
 const OPENER = /^[ \t\n\r]*\{[ \t\n\r]*"nftables"[ \t\n\r]*:[ \t\n\r]*\[/;
 
@@ -195,8 +393,9 @@ function litAt(t: string, p: number, lit: string): number {
 
 /** Reads items of `{"nftables": [ … ]}` from text fed piece by piece (see {@link readNftJsonDirect}). */
 class DirectReader {
-  private readonly walker: JsonWalker;
-  private readonly sharer: NftSharer;
+  private walker: JsonWalker;
+  private sharer: NftSharer;
+  private readonly origin: string;
   /** Unread text: the rest of the earlier pieces and the current one. */
   private t = '';
   private i = 0;
@@ -211,11 +410,44 @@ class DirectReader {
   private readonly values: (NftValueExpr | undefined)[] = new Array<NftValueExpr | undefined>(WORD_SLOTS_MASK + 1).fill(undefined);
   // Statements of the rule being read (copied exact-size into the rule).
   private readonly stmts: NftStatement[] = [];
+  /** Lazy pass: set when the text holds a shape it does not keep apart (the eager reader then reads it). */
+  abandoned = false;
+  /** Lazy pass: only JSON spaces may follow (a piece ended in them). */
+  private spaceTail = false;
+  /**
+   * Lazy pass: every text fed (rules are read from them later); per located rule its text,
+   * start and item index (`spanText`, `spanStart`, `spanItem`, `spanCount` used); per run of
+   * one chain's rules (nft prints a table's rules chain by chain) its first span, the chain's
+   * draft in pass 1, then its family and table.
+   */
+  private texts: string[] = [];
+  private spanText: Int32Array = new Int32Array(1024);
+  private spanStart: Int32Array = new Int32Array(1024);
+  private spanItem: Int32Array = new Int32Array(1024);
+  private spanCount = 0;
+  private runFirst: number[] = [];
+  private runDraft: ChainDraft[] = [];
+  private runOf = new Map<ChainDraft, number>();
+  private runTable: { readonly family: NftFamily; readonly name: string }[] = [];
+  private runBuilt: Uint8Array = new Uint8Array(0);
+  private unread = 0;
+  private lazyChains: NftChain[] = [];
+  /** Lazy: the walk of the items read after pass 1 (its builder holds only the tables and chains being read). */
+  private lateWalker: JsonWalker | undefined;
+  /** Lazy pass: the chains of the table of the last rule, in listed order, and where its rules are in it. */
+  private orderTable: TableDraft | undefined;
+  private order: ChainDraft[] = [];
+  private orderAt: Map<ChainDraft, number> | undefined;
+  private cursor = -1;
+  private firstDiagnostics: readonly Diagnostic[] = [];
+  private lastReadState: RulesetReadState | undefined;
 
   constructor(
     origin: string,
     private readonly chunkChars: number,
+    private readonly lazy = false,
   ) {
+    this.origin = origin;
     this.walker = new JsonWalker(origin);
     this.sharer = this.walker.builder.sharer;
   }
@@ -259,6 +491,15 @@ class DirectReader {
     // reader's piece grown by `+=`, would leave every look-up going through a cons string.
     this.t = [this.i < this.t.length ? this.t.slice(this.i) : '', piece].join('');
     this.i = 0;
+    if (this.lazy && !this.abandoned) {
+      if (this.spaceTail && NOT_JSON_SPACE.test(piece)) this.abandoned = true;
+      const odd = LAZY_UNSAFE.exec(piece);
+      if (odd !== null) {
+        if (NOT_JSON_SPACE.test(piece.slice(odd.index))) this.abandoned = true;
+        else this.spaceTail = true;
+      }
+      this.texts.push(this.t);
+    }
   }
 
   /** The finished ruleset, metainfo and diagnostics (after {@link step} said `end`). */
@@ -272,6 +513,7 @@ class DirectReader {
    * starts one (`}, {"`): the item there may be cut by the end of the piece.
    */
   step(final: boolean): Step {
+    if (this.abandoned) return 'bad';
     const t = this.t;
     const limit = final ? t.length : t.lastIndexOf('}, {"');
     let i = this.i;
@@ -291,7 +533,7 @@ class DirectReader {
         case 'item': {
           if (!final && i > limit) return 'more';
           const end = this.item(i);
-          if (end === -2) return 'bad';
+          if (end === -2 || this.abandoned) return 'bad';
           if (end < 0) return final ? 'bad' : 'more';
           this.index++;
           this.i = i = end;
@@ -326,7 +568,7 @@ class DirectReader {
   private item(i: number): number {
     const t = this.t;
     if (this.index > 0) {
-      const end = t.startsWith(RULE_HEAD, i) ? this.rule(i) : t.startsWith(CHAIN_HEAD, i) ? this.chain(i) : -1;
+      const end = t.startsWith(RULE_HEAD, i) ? (this.lazy ? this.locateRule(i) : this.rule(i)) : t.startsWith(CHAIN_HEAD, i) ? this.chain(i) : -1;
       if (end >= 0) return end;
     }
     const end = valueEnd(t, i);
@@ -341,6 +583,10 @@ class DirectReader {
       // As the one-shot walk: the metainfo is checked before any item is read.
       if (singleKey(item) !== 'metainfo') return -2;
       this.walker.checkMetainfo([item]);
+    }
+    if (this.lazy && LAZY_STOP.has(singleKey(item))) {
+      this.abandoned = true;
+      return -2;
     }
     this.walker.itemAt(item, this.index);
     return end;
@@ -371,6 +617,178 @@ class DirectReader {
     const builder = this.walker.builder;
     builder.chain(builder.table(family, table.name), t.slice(nameFrom, nameTo)).handle = intValue;
     return p;
+  }
+
+  /**
+   * Lazy pass: a rule of a listed chain in nft's printed key order (`family`, `table`,
+   * `chain`, `handle`, [`comment`], `expr`) whose JSON is valid is only located; its end,
+   * or -1 (then the item is read as any other: `JSON.parse`, and a rule there ends the lazy pass).
+   */
+  private locateRule(i: number): number {
+    const t = this.t;
+    const family = this.familyAndTable(t, i + RULE_HEAD.length - 1);
+    if (family === undefined) return -1;
+    const builder = this.walker.builder;
+    const table = builder.findTable(family, this.word(strFrom, strTo));
+    if (table === undefined) return -1;
+    let p = stringAt(t, litAt(t, strTo + 1, ', "chain": '));
+    if (p < 0) return -1;
+    const chain = this.locatedChain(t, family, table);
+    if (chain === undefined) return -1;
+    p = intAt(t, litAt(t, p, ', "handle": '));
+    if (p >= 0 && t.startsWith(', "comment": ', p)) p = stringAt(t, p + 13);
+    p = litAt(t, p, ', "expr": ');
+    if (p < 0 || t.charCodeAt(p) !== 0x5b) return -1;
+    p = litAt(t, jsonEnd(t, p), '}}');
+    if (p < 0) return -1;
+    const runs = this.runDraft;
+    if (runs[runs.length - 1] !== chain) {
+      // A chain's rules after another chain's: not nft's order (the eager reader reads it).
+      if (this.runOf.has(chain)) {
+        this.abandoned = true;
+        return -1;
+      }
+      this.runOf.set(chain, runs.length);
+      runs.push(chain);
+      this.runFirst.push(this.spanCount);
+      this.runTable.push(table);
+    }
+    const n = this.spanCount++;
+    if (n === this.spanText.length) {
+      this.spanText = grown(this.spanText);
+      this.spanStart = grown(this.spanStart);
+      this.spanItem = grown(this.spanItem);
+    }
+    this.spanText[n] = this.texts.length - 1;
+    this.spanStart[n] = i;
+    this.spanItem[n] = this.index;
+    return p;
+  }
+
+  /**
+   * The listed chain named `t[strFrom, strTo)` in `table`, or undefined: nft prints a
+   * table's rules chain by chain in the order it listed the chains, so the chain of the
+   * last rule, then the one listed after it, are compared in place before a look-up by name.
+   */
+  private locatedChain(t: string, family: NftFamily, table: TableDraft): ChainDraft | undefined {
+    const len = strTo - strFrom;
+    const last = this.lastChain;
+    if (last !== undefined && this.lastChainTable === table && last.name.length === len && t.startsWith(last.name, strFrom)) return last;
+    if (this.orderTable !== table) {
+      this.orderTable = table;
+      this.order = [...table.chains.values()];
+      this.orderAt = undefined;
+      this.cursor = -1;
+    }
+    let chain: ChainDraft | undefined = this.order[this.cursor + 1];
+    if (chain !== undefined && chain.name.length === len && t.startsWith(chain.name, strFrom)) this.cursor++;
+    else {
+      chain = this.walker.builder.knownChain(this.walker.builder.table(family, table.name), t.slice(strFrom, strTo));
+      if (chain === undefined) return undefined;
+      this.orderAt ??= new Map(this.order.map((c, k) => [c, k]));
+      this.cursor = this.orderAt.get(chain) ?? -2;
+    }
+    this.lastChain = chain;
+    this.lastChainTable = table;
+    return chain;
+  }
+
+  /**
+   * The rules of run `run` (one chain's located rules), built as the eager reader builds
+   * them: the fast path, else the item's tree walk with its diagnostics (a walk whose
+   * builder holds only this chain, so it notes nothing about tables or chains); then kept
+   * as `chain`'s own `rules`. Once every chain is read the kept text is let go.
+   */
+  readRun(chain: NftChain, run: number): readonly NftRule[] {
+    let rules: NftRule[] = [];
+    if (run >= 0 && this.runBuilt[run] === 0) {
+      this.runBuilt[run] = 1;
+      const table = this.runTable[run]!;
+      const walker = (this.lateWalker ??= new JsonWalker(this.origin));
+      this.walker = walker;
+      this.sharer = walker.builder.sharer;
+      const draft = walker.builder.chain(walker.builder.table(table.family, table.name), chain.name);
+      draft.rules = rules;
+      this.lastChain = undefined;
+      const end = run + 1 < this.runFirst.length ? this.runFirst[run + 1]! : this.spanCount;
+      for (let k = this.runFirst[run]!; k < end; k++) {
+        const t = (this.t = this.texts[this.spanText[k]!]!);
+        const start = this.spanStart[k]!;
+        if (this.rule(start) >= 0) continue;
+        // Checked JSON, so the parse does not throw; the walk says what the fast path does not read.
+        walker.itemAt(JSON.parse(quoteBigCounters(t.slice(start, valueEnd(t, start)))), this.spanItem[k]!);
+      }
+      rules = draft.rules.slice();
+      draft.rules = [];
+      this.lastReadState = undefined;
+      if (--this.unread === 0) {
+        this.texts = [];
+        this.t = '';
+      }
+    }
+    Object.defineProperty(chain, 'rules', { value: rules, writable: true, enumerable: true, configurable: true });
+    return rules;
+  }
+
+  /** Reads every chain not read yet. */
+  private readAll(): void {
+    for (const chain of this.lazyChains) void chain.rules;
+    this.lazyChains = [];
+  }
+
+  /** The lazy pass' result (after {@link step} said `end`). */
+  lazyResult(): LazyRead {
+    const w = this.walker;
+    const runOf = this.runOf;
+    const runOfChain = new WeakMap<NftChain, number>();
+    const reader = this;
+    const get = function (this: NftChain): readonly NftRule[] {
+      return reader.readRun(this, runOfChain.get(this) ?? -1);
+    };
+    const ruleset = w.builder.finish((draft, chain) => {
+      const run = runOf.get(draft);
+      if (run === undefined) return chain;
+      this.unread++;
+      const lazy = lazyChain(chain, get);
+      runOfChain.set(lazy, run);
+      this.lazyChains.push(lazy);
+      return lazy;
+    });
+    // Pass 1's builder, sharer and drafts are let go: a late read has its own.
+    this.runBuilt = new Uint8Array(this.runDraft.length);
+    this.runDraft = [];
+    this.runOf = new Map();
+    const tables = new Map<object, { readonly family: NftFamily; readonly name: string }>();
+    this.runTable = this.runTable.map((t) => tables.get(t) ?? (tables.set(t, { family: t.family, name: t.name }), tables.get(t)!));
+    this.order = [];
+    this.orderAt = undefined;
+    this.orderTable = undefined;
+    this.lastChain = undefined;
+    this.lastChainTable = undefined;
+    this.values.fill(undefined);
+    const first = w.diagnostics;
+    this.firstDiagnostics = first;
+    this.walker = new JsonWalker(this.origin);
+    this.sharer = this.walker.builder.sharer;
+    if (this.unread === 0) this.texts = [];
+    Object.defineProperty(ruleset, NFT_READ_STATE, { value: () => this.readState() });
+    return {
+      ruleset,
+      metainfo: w.metainfo,
+      diagnostics: (whole) => {
+        this.readAll();
+        return (this.lateWalker?.diagnostics.length ?? 0) > 0 ? whole() : first;
+      },
+    };
+  }
+
+  /** What the Rules pane shows before every chain is read (src/model/nft-facts.ts). */
+  private readState(): RulesetReadState | undefined {
+    if (this.unread === 0) return undefined;
+    if (this.lastReadState === undefined) {
+      this.lastReadState = { diagnosticsSoFar: [...this.firstDiagnostics, ...(this.lateWalker?.diagnostics ?? [])], unreadChains: this.unread };
+    }
+    return this.lastReadState;
   }
 
   /** A rule of a listed chain whose statements are all read here or by `statementOf` without a note: its end, or -1. */

@@ -15,7 +15,7 @@ import { singleKey } from './nft-json-expr.js';
 import { nftJsonBatches, quoteBigCounters } from './nft-json-batches.js';
 import { lineColumn, scanJson } from './nft-json-syntax.js';
 import { JsonWalker } from './nft-json-walker.js';
-import { readNftJsonDirect, readNftJsonDirectSync } from './nft-json-direct.js';
+import { readNftJsonDirect, readNftJsonDirectSync, readNftJsonLazy } from './nft-json-direct.js';
 
 import type { NftMetainfo } from '../model/nftables.js';
 export type { NftMetainfo };
@@ -111,6 +111,70 @@ export async function parseNftJsonChunked(text: string, origin: string, chunkCha
  */
 export async function parseNftJsonPieces(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
   return parseDirect(pieces, () => joinPieces(pieces()), origin, chunkChars, turn);
+}
+
+/**
+ * {@link parseNftJsonPieces} whose chains' rules are built when first read (a replay's
+ * load: the header, the Services pane and `trace` read few chains of a big ruleset).
+ * Pass 1 reads tables, chains, sets and maps as {@link parseNftJsonPieces} does and only
+ * locates each rule (nft-json-direct.ts `readNftJsonLazy`); the model, every chain's rules
+ * and the diagnostics equal {@link parseNftJsonPieces}' (the reference it is tested
+ * against). `diagnostics` is a getter: reading it builds every chain not read yet (the
+ * Rules pane reads src/model/nft-facts.ts `nftReadState` instead). Text of a shape pass 1
+ * does not keep apart is read by {@link parseNftJsonPieces}. Never rejects on bad input.
+ */
+export async function parseNftJsonLazyPieces(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  const read = readNftJsonLazy(pieces(), origin, chunkChars);
+  for (;;) {
+    const next = read.next();
+    if (!next.done) {
+      await turn();
+      continue;
+    }
+    const lazy = next.value;
+    if (lazy === 'eager') return parseNftJsonPieces(pieces, origin, chunkChars, turn);
+    if (lazy === undefined) return parseNftJsonViaTree(joinPieces(pieces()), origin);
+    let diagnostics: readonly Diagnostic[] | undefined;
+    return {
+      value: withMetainfo(lazy.ruleset, lazy.metainfo),
+      get diagnostics() {
+        return (diagnostics ??= lazy.diagnostics(() => eagerDiagnostics(pieces, origin)));
+      },
+    };
+  }
+}
+
+/**
+ * {@link parseNftJson} whose chains' rules are built when first read (for one-shot commands
+ * that read few chains of a big ruleset: `trace`): the same model, rules and diagnostics
+ * (`diagnostics` is a getter that builds every chain not read yet; see
+ * {@link parseNftJsonLazyPieces}). The text is held until every chain is read.
+ */
+export function parseNftJsonLazy(text: string, origin: string): ParseResult<NftRuleset> {
+  const read = readNftJsonLazy([text], origin, Infinity);
+  for (;;) {
+    const next = read.next();
+    if (!next.done) continue;
+    const lazy = next.value;
+    if (lazy === 'eager') return parseNftJson(text, origin);
+    if (lazy === undefined) return parseNftJsonViaTree(text, origin);
+    let diagnostics: readonly Diagnostic[] | undefined;
+    return {
+      value: withMetainfo(lazy.ruleset, lazy.metainfo),
+      get diagnostics() {
+        return (diagnostics ??= lazy.diagnostics(() => parseNftJson(text, origin).diagnostics));
+      },
+    };
+  }
+}
+
+/** The diagnostics of {@link parseNftJsonPieces}, read at once (no turns). */
+function eagerDiagnostics(pieces: () => Iterable<string>, origin: string): readonly Diagnostic[] {
+  const read = readNftJsonDirect(pieces(), origin, Infinity);
+  for (;;) {
+    const next = read.next();
+    if (next.done) return next.value?.diagnostics ?? parseNftJsonViaTree(joinPieces(pieces()), origin).diagnostics;
+  }
 }
 
 /** The direct read of {@link parseNftJsonChunked} and {@link parseNftJsonPieces}, a turn at each of its pauses. */

@@ -8,6 +8,7 @@ import { chainListIndex, chainRowIndex, filteredRows, iptablesRulesets, type Ipt
 import { buildServiceView, endpointAddresses, type ServiceRow } from '../analysis/service-view.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { rulesetReadState } from '../model/iptables-facts.js';
+import { nftReadState } from '../model/nft-facts.js';
 import type { ConntrackEntry } from '../model/conntrack.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import type { SessionState } from '../collect/session.js';
@@ -63,9 +64,10 @@ export function servicesView(snapshot: NodeSnapshot | null, filter: string): { r
 }
 
 /**
- * The rulesets' diagnostics for the Rules pane, and how many iptables chains are not read yet
- * (`unreadChains`): a ruleset parsed on first read gives what it knows so far
- * (src/model/iptables-facts.ts `rulesetReadState`) instead of parsing every chain to give all.
+ * The rulesets' diagnostics for the Rules pane, and how many iptables and nftables chains are
+ * not read yet (`unreadChains`): a ruleset parsed on first read gives what it knows so far
+ * (src/model/iptables-facts.ts `rulesetReadState`, src/model/nft-facts.ts `nftReadState`)
+ * instead of parsing every chain to give all.
  */
 function rulesetDiagnostics(snapshot: NodeSnapshot): { diagnostics: Diagnostic[]; unreadChains: number } {
   const diagnostics: Diagnostic[] = [];
@@ -75,7 +77,10 @@ function rulesetDiagnostics(snapshot: NodeSnapshot): { diagnostics: Diagnostic[]
     if (state) unreadChains += state.unreadChains;
     if (p) diagnostics.push(...(state ? state.diagnosticsSoFar : p.diagnostics));
   }
-  if (snapshot.nft) diagnostics.push(...snapshot.nft.diagnostics);
+  const nft = snapshot.nft;
+  const nftState = nft?.value ? nftReadState(nft.value) : undefined;
+  if (nftState) unreadChains += nftState.unreadChains;
+  if (nft) diagnostics.push(...(nftState ? nftState.diagnosticsSoFar : nft.diagnostics));
   return { diagnostics, unreadChains };
 }
 

@@ -12,6 +12,7 @@ import { buildFirstSnapshot, buildSnapshot, completeSnapshot, piecedProbes } fro
 import { staticSession } from '../../src/collect/session.js';
 import type { IptablesRuleset } from '../../src/model/iptables.js';
 import { rulesetReadState } from '../../src/model/iptables-facts.js';
+import { nftReadState } from '../../src/model/nft-facts.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { parseIptablesSaveLazyPieces } from '../../src/parsers/iptables-save.js';
 import { catalog, fillArgv, probe } from '../../src/sources/catalog.js';
@@ -171,9 +172,13 @@ describe('Rules pane on a lab replay loaded in stages (the app path)', () => {
     const ruleset = done.iptables!.value!;
     const unread = chains(ruleset).length - parsedChains(ruleset);
     expect(unread).toBeGreaterThan(0);
+    // The capture's nft -j ruleset is read on first read too (src/model/nft-facts.ts): its chains count as well.
+    const nft = done.nft!.value!;
+    const nftUnread = nftReadState(nft)?.unreadChains ?? 0;
     const data = rulesView(done, staticSession(done).getState(), onList, '', 'en');
-    expect(data.unreadChains).toBe(unread);
+    expect(data.unreadChains).toBe(unread + nftUnread);
     for (const c of chains(ruleset)) void c.rules;
+    for (const c of nft.tables.flatMap((t) => t.chains)) void c.rules;
     const after = rulesView(done, staticSession(done).getState(), onList, '', 'en');
     expect(after.unreadChains).toBeUndefined();
     expect(after.diagnostics).toEqual(rulesView(once, staticSession(once).getState(), onList, '', 'en').diagnostics);

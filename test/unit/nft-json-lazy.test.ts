@@ -1,0 +1,185 @@
+/**
+ * The lazy nft -j read of a replay (issue 23, src/parsers/nft-json.ts `parseNftJsonLazyPieces`:
+ * rules located in pass 1, each chain's rules built on first read) against the eager read it
+ * replaces (`parseNftJsonPieces`, the reference): before any rule is read the tables, chains
+ * (names, handles, base chains), sets and maps are the same; then every chain's rules are
+ * deep-equal read in any order, the model's JSON text (key order too) and the diagnostics are
+ * the same, and `show rules -o json` is byte-identical — on the lab captures, the knftables
+ * corpus, a generated kube-proxy capture, and the edited, cut and broken documents the direct
+ * reader is tested on. Also which texts stay lazy, and that reading one chain builds no other.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
+import type { ParseResult } from '../../src/model/diagnostics.js';
+import { nftReadState } from '../../src/model/nft-facts.js';
+import type { NftRuleset } from '../../src/model/nftables.js';
+import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { nftMetainfoOf, parseNftJsonLazyPieces, parseNftJsonPieces } from '../../src/parsers/nft-json.js';
+import { showRules } from '../../src/report/rules.js';
+import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
+import { CHAIN, doc, editedDocuments, META, RULE, SADDR, TABLE } from '../helpers/nft-json-edits.js';
+
+const repoRoot = path.resolve(import.meta.dirname, '../..');
+const corpusFile = path.resolve(repoRoot, '../shared/corpus/nft/knftables-nft-json-list-outputs.txt');
+const haveCorpus = existsSync(corpusFile);
+if (!haveCorpus) console.warn(`skipping the knftables corpus in the lazy-reader comparison: ${corpusFile} is absent`);
+
+const LABS = ['lab-nftables', 'lab-iptables', 'lab-cilium'] as const;
+const labText = (name: string) => readFileSync(path.join(fixtureDir(name), 'probes', 'nft-json.stdout'), 'utf8');
+const noTurn = async () => {};
+
+function jsonOf(r: ParseResult<NftRuleset>): string {
+  return JSON.stringify({ ruleset: r.value, metainfo: nftMetainfoOf(r.value), diagnostics: r.diagnostics }, (_k, v: unknown) =>
+    typeof v === 'bigint' ? `${v}n` : v,
+  );
+}
+
+const piecesOf = (text: string, size: number) => () => Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+
+/** Chains whose `rules` is not built yet (an accessor, not a data field). */
+function unbuilt(ruleset: NftRuleset): number {
+  let n = 0;
+  for (const t of ruleset.tables) for (const c of t.chains) if (Object.getOwnPropertyDescriptor(c, 'rules')?.get) n++;
+  return n;
+}
+
+/** The ruleset with every chain's rules left out, read without building any. */
+function skeleton(ruleset: NftRuleset): unknown {
+  return ruleset.tables.map((t) => ({
+    ...t,
+    chains: t.chains.map((c) => Object.fromEntries(Object.keys(c).filter((k) => k !== 'rules').map((k) => [k, (c as unknown as Record<string, unknown>)[k]]))),
+  }));
+}
+
+/**
+ * Asserts the lazy read of `text` equals the eager one, each piece size and two read orders
+ * (chains last to first, then the diagnostics; the diagnostics first); returns how many
+ * chains the lazy read left unbuilt at first.
+ */
+async function expectLazyEqual(text: string, name: string, pieceSizes: readonly number[] = [7, 4096]): Promise<number> {
+  let deferred = 0;
+  for (const size of pieceSizes) {
+    const eager = await parseNftJsonPieces(piecesOf(text, size), name, 1000, noTurn);
+    for (const order of ['chains first', 'diagnostics first'] as const) {
+      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, noTurn);
+      const label = `${name}, pieces of ${size}, ${order}`;
+      const unread = unbuilt(lazy.value);
+      deferred = Math.max(deferred, unread);
+      expect(skeleton(lazy.value), label).toEqual(skeleton(eager.value));
+      expect(nftMetainfoOf(lazy.value), label).toEqual(nftMetainfoOf(eager.value));
+      expect(nftReadState(lazy.value)?.unreadChains ?? 0, label).toBe(unread);
+      if (order === 'diagnostics first') expect(lazy.diagnostics, label).toEqual(eager.diagnostics);
+      const lazyChains = lazy.value.tables.flatMap((t) => t.chains);
+      const eagerChains = eager.value.tables.flatMap((t) => t.chains);
+      for (let i = lazyChains.length - 1; i >= 0; i--) {
+        expect(lazyChains[i]!.rules, `${label}: chain ${lazyChains[i]!.name}`).toEqual(eagerChains[i]!.rules);
+      }
+      expect(unbuilt(lazy.value), label).toBe(0);
+      expect(nftReadState(lazy.value), label).toBeUndefined();
+      expect(lazy, label).toEqual(eager);
+      expect(jsonOf(lazy), label).toBe(jsonOf(eager));
+    }
+  }
+  return deferred;
+}
+
+function rulesJson(base: NodeSnapshot, r: ParseResult<NftRuleset>): string {
+  return showRules({ ...base, nft: { ...base.nft!, value: r.value, diagnostics: r.diagnostics } }, 'json');
+}
+
+describe('lazy nft -j read equals the eager read', () => {
+  it.each(LABS)('%s capture: same model, rules, diagnostics and show rules -o json', async (name) => {
+    const text = labText(name);
+    expect(await expectLazyEqual(text, name, [1, 3, 64, 4096, 1 << 20])).toBeGreaterThan(0);
+    const base = await snapshotOf('lab-nftables');
+    const eager = await parseNftJsonPieces(piecesOf(text, 4096), name, 1000, noTurn);
+    const lazy = await parseNftJsonLazyPieces(piecesOf(text, 4096), name, 1000, noTurn);
+    expect(rulesJson(base, lazy)).toBe(rulesJson(base, eager));
+  });
+
+  it.skipIf(!haveCorpus)('every knftables JSON document of the corpus', async () => {
+    const docs = readFileSync(corpusFile, 'utf8').split('\n').filter((l) => l.trim() && !l.startsWith('#'));
+    expect(docs.length).toBe(18);
+    for (const [i, text] of docs.entries()) await expectLazyEqual(text, `corpus doc ${i}`, [1, 5, 64]);
+  });
+
+  it('a generated kube-proxy capture of 1,500 Services × 5 endpoints: equal, and one chain read builds one chain', async () => {
+    const world = generateWorld({ services: 1500, endpoints: 5, seed: 'lazy', modes: ['nftables'], conntrack: 10 });
+    const text = modeOutputs(world, 'nftables').get('nft-json')!;
+    expect(await expectLazyEqual(text, 'generated', [1 << 16])).toBeGreaterThan(9000);
+    const eager = await parseNftJsonPieces(piecesOf(text, 1 << 16), 'generated', 1 << 20, noTurn);
+    const lazy = await parseNftJsonLazyPieces(piecesOf(text, 1 << 16), 'generated', 1 << 20, noTurn);
+    const before = unbuilt(lazy.value);
+    const chain = lazy.value.tables[0]!.chains.find((c) => c.name.startsWith('service-'))!;
+    expect(chain.rules.length).toBeGreaterThan(0);
+    expect(unbuilt(lazy.value)).toBe(before - 1);
+    expect(nftReadState(lazy.value)?.unreadChains).toBe(before - 1);
+    const base = await snapshotOf('lab-nftables');
+    expect(rulesJson(base, lazy)).toBe(rulesJson(base, eager));
+  }, 120_000);
+});
+
+describe('lazy nft -j read on edited, cut and broken documents equals the eager read', () => {
+  for (const [name, text] of Object.entries(editedDocuments())) {
+    it(name, async () => {
+      await expectLazyEqual(text, name, [1, 2, 5, 4096]);
+    });
+  }
+
+  it('which texts are read lazily: nft\'s printed shape is; escapes, reordered rule keys, unlisted chains and commands are not', async () => {
+    const lazyCount = async (text: string) => unbuilt((await parseNftJsonLazyPieces(() => [text], 'shape', 1000, noTurn)).value);
+    const base = [META, TABLE, CHAIN('c'), CHAIN('d')];
+    expect(await lazyCount(doc(...base, RULE('c', SADDR), RULE('d', SADDR)))).toBe(2);
+    expect(await lazyCount(doc(...base, RULE('c', SADDR, ', "comment": "x"')))).toBe(1);
+    expect(await lazyCount(doc(...base, RULE('c', SADDR, ', "comment": "a\\"b"')))).toBe(0);
+    expect(await lazyCount(doc(...base, RULE('c', SADDR), RULE('nowhere', SADDR)))).toBe(0);
+    expect(await lazyCount(doc(...base, RULE('c', SADDR), '{"flush": {"chain": {"family": "ip", "table": "t", "name": "c"}}}'))).toBe(0);
+    expect(await lazyCount(doc(...base, RULE('c', SADDR), `{"rule": {"table": "t", "family": "ip", "chain": "d", "handle": 3, "expr": [${SADDR}]}}`))).toBe(0);
+    // A chain's rules after another chain's (not nft's order): read eagerly, and equal.
+    const split = doc(...base, RULE('c', SADDR), RULE('d', SADDR), RULE('c', '{"accept": null}'));
+    expect(await lazyCount(split)).toBe(0);
+    await expectLazyEqual(split, 'split', [1, 4096]);
+    // A rule whose statements the fast path does not read is still located: its chain's read walks it.
+    expect(await lazyCount(doc(...base, RULE('c', '{"xt": {"type": "match", "name": "comment"}}')))).toBe(1);
+  });
+
+  it('text cut inside an item at every position of the lab capture\'s last items, and bad JSON inside a rule', async () => {
+    const text = labText('lab-nftables');
+    for (let at = text.length - 1200; at < text.length; at += 7) {
+      const cut = text.slice(0, at);
+      const pieces = () => [cut.slice(0, at >> 1), cut.slice(at >> 1)];
+      const eager = await parseNftJsonPieces(pieces, 'cut', 500, noTurn);
+      const lazy = await parseNftJsonLazyPieces(pieces, 'cut', 500, noTurn);
+      expect(jsonOf(lazy), `cut at ${at}`).toBe(jsonOf(eager));
+    }
+    const rule = RULE('c', SADDR);
+    for (const bad of ['"handle": 3,,', '"handle": 03', '"right": "a\tb"', '"right": "\\x"', '[1,]', '[1 2]', '{"a" 1}', '{"a": 1,}', '[tru]', '[1.]', '[-]', '[1e]', '[}', '{]']) {
+      const broken = bad.startsWith('"') ? rule.replace(bad.startsWith('"handle"') ? '"handle": 3' : '"right": "10.0.0.1"', bad) : rule.replace('"expr": [', `"expr": [{"m": ${bad}}, `);
+      const text2 = doc(META, TABLE, CHAIN('c'), broken, RULE('c', SADDR));
+      for (const size of [1, 4096]) {
+        const eager = await parseNftJsonPieces(piecesOf(text2, size), bad, 1000, noTurn);
+        const lazy = await parseNftJsonLazyPieces(piecesOf(text2, size), bad, 1000, noTurn);
+        expect(eager.diagnostics.some((d) => d.code === 'json-syntax'), bad).toBe(true);
+        expect(jsonOf(lazy), `${bad} in pieces of ${size}`).toBe(jsonOf(eager));
+      }
+    }
+  });
+
+  it('a late read that meets a diagnostic: the so-far list grows, and the complete list is the eager one in item order', async () => {
+    const odd = '{"match": {"op": "~", "left": {"meta": {"key": "mark"}}, "right": 1}}';
+    const text = doc(META, TABLE, CHAIN('c'), CHAIN('d'), RULE('c', odd), '{"chain": 5}', RULE('d', odd));
+    const eager = await parseNftJsonPieces(() => [text], 'late', 1000, noTurn);
+    const lazy = await parseNftJsonLazyPieces(() => [text], 'late', 1000, noTurn);
+    const first = nftReadState(lazy.value)!;
+    expect(first.unreadChains).toBe(2);
+    expect(first.diagnosticsSoFar.map((d) => d.code)).toEqual(['bad-object']);
+    const d = lazy.value.tables[0]!.chains.find((c) => c.name === 'd')!;
+    expect(d.rules).toHaveLength(1);
+    expect(nftReadState(lazy.value)!.diagnosticsSoFar.map((x) => x.code)).toEqual(['bad-object', 'unknown-statement']);
+    expect(eager.diagnostics.map((x) => x.code)).toEqual(['unknown-statement', 'bad-object', 'unknown-statement']);
+    expect(lazy.diagnostics).toEqual(eager.diagnostics);
+    expect(jsonOf(lazy)).toBe(jsonOf(eager));
+  });
+});
