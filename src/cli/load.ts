@@ -68,9 +68,9 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
 /**
  * One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says
  * (the caller narrows its output); `reader`: the source as read instead of as opened (a
- * replay that reads less, src/cli/trace-load.ts); `lazyRules`: iptables chains parsed on
- * first read (a reader of a few chains: src/collect/build-snapshot.ts `lazyRules`). Returns
- * the source opened.
+ * replay that reads less, src/cli/trace-load.ts); `lazyRules`: iptables and nft -j chains
+ * parsed on first read (a reader of a few chains: src/collect/build-snapshot.ts `lazyRules`).
+ * Returns the source opened.
  */
 export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource, lazyRules = false) {
   const probes = askedProbes(opts);
