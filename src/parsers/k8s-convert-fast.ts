@@ -30,6 +30,7 @@ import type {
   TargetRef,
 } from '../model/k8s.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME } from '../model/k8s.js';
+import { ADDRESS_TYPES, AFFINITIES, IP_FAMILIES, IP_FAMILY_POLICIES, NO_MAP, NO_STRINGS, PROTOCOLS, SERVICE_TYPES, TRAFFIC_POLICIES } from './k8s-values.js';
 
 /**
  * What this reader needs of k8s-convert.ts's `ConvertContext` (that module calls this one:
@@ -53,19 +54,8 @@ function giveUp(): never {
   throw GIVE_UP;
 }
 
-// The same frozen empties as k8s-convert.ts keeps are not exported there; equal values are
-// what the model promises (deep-equal), so this module has its own.
-const NO_STRINGS: readonly string[] = Object.freeze([]);
-const NO_MAP: Readonly<Record<string, string>> = Object.freeze({});
 const NO_OBJECT: JsonObject = Object.freeze({});
 
-const PROTOCOLS: readonly string[] = ['TCP', 'UDP', 'SCTP'];
-const SERVICE_TYPES: readonly string[] = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
-const IP_FAMILIES: readonly string[] = ['IPv4', 'IPv6'];
-const IP_FAMILY_POLICIES: readonly string[] = ['SingleStack', 'PreferDualStack', 'RequireDualStack'];
-const AFFINITIES: readonly string[] = ['None', 'ClientIP'];
-const TRAFFIC_POLICIES: readonly string[] = ['Cluster', 'Local'];
-const ADDRESS_TYPES: readonly string[] = ['IPv4', 'IPv6', 'FQDN'];
 
 function isObject(v: JsonValue | undefined): v is JsonObject {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -211,7 +201,7 @@ function serviceOrGiveUp(o: JsonObject, ctx: FastContext): Service {
   const clientIP = affinityConfig ? obj(affinityConfig['clientIP']) : undefined;
   const ingress = ingressList(obj(status['loadBalancer']) ?? NO_OBJECT);
   const families = strList(spec['ipFamilies']);
-  for (const v of families) if (!IP_FAMILIES.includes(v)) giveUp();
+  for (const v of families) if (!(IP_FAMILIES as readonly string[]).includes(v)) giveUp();
   const isAllocated = (ip: string): boolean => ip !== '' && ip.toLowerCase() !== 'none';
   const apiVersion = str(o['apiVersion']);
   const meta = readMeta(o, ctx);

@@ -37,6 +37,7 @@ import type {
 } from '../model/k8s.js';
 import { LABEL_MANAGED_BY, LABEL_SERVICE_NAME, LABEL_SERVICE_PROXY_NAME, LABEL_TOPOLOGY_ZONE } from '../model/k8s.js';
 import { isIP } from 'node:net';
+import { ADDRESS_TYPES, AFFINITIES, IP_FAMILIES, IP_FAMILY_POLICIES, NO_MAP, NO_STRINGS, NODE_ADDRESS_TYPES, POD_PHASES, PROTOCOLS, SERVICE_TYPES, TRAFFIC_POLICIES } from './k8s-values.js';
 import type { Severity } from '../model/diagnostics.js';
 import { endpointSliceFast, serviceFast } from './k8s-convert-fast.js';
 
@@ -107,22 +108,10 @@ export interface ConvertContext {
   report(severity: Severity, path: JsonPath, code: string, message: string): void;
 }
 
-const PROTOCOLS: readonly Protocol[] = ['TCP', 'UDP', 'SCTP'];
-const SERVICE_TYPES: readonly ServiceType[] = ['ClusterIP', 'NodePort', 'LoadBalancer', 'ExternalName'];
-const IP_FAMILIES: readonly IpFamily[] = ['IPv4', 'IPv6'];
-const IP_FAMILY_POLICIES: readonly IpFamilyPolicy[] = ['SingleStack', 'PreferDualStack', 'RequireDualStack'];
-const AFFINITIES: readonly SessionAffinity[] = ['None', 'ClientIP'];
-const TRAFFIC_POLICIES: readonly TrafficPolicy[] = ['Cluster', 'Local'];
-const ADDRESS_TYPES: readonly AddressType[] = ['IPv4', 'IPv6', 'FQDN'];
-const POD_PHASES: readonly PodPhase[] = ['Pending', 'Running', 'Succeeded', 'Failed', 'Unknown'];
-const NODE_ADDRESS_TYPES: readonly NodeAddressType[] = ['InternalIP', 'ExternalIP', 'Hostname', 'InternalDNS', 'ExternalDNS'];
-
 // Memory: a huge capture has 250,000 endpoints, so the typed view shares what it can with
 // `raw` (string lists and string maps are the raw arrays/objects themselves, read only) and
-// every empty list or map is one frozen instance. Arrays are built at their final size:
-// V8 gives an array grown by `push` room for 17 elements.
-const NO_STRINGS: readonly string[] = Object.freeze([]);
-const NO_MAP: Readonly<Record<string, string>> = Object.freeze({});
+// every empty list or map is one frozen instance (k8s-values.ts). Arrays are built at their
+// final size: V8 gives an array grown by `push` room for 17 elements.
 
 /** True when every element is a string (the list can then be shared as a `string[]`). */
 function allStrings(a: readonly JsonValue[]): a is readonly string[] {
