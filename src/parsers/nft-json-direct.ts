@@ -601,13 +601,18 @@ class DirectReader {
     return family;
   }
 
+  /** `{"family": "F", "table": "T", ` from `p`: the listed table it names (its name in strFrom/strTo), or undefined. */
+  private listedTable(t: string, p: number): TableDraft | undefined {
+    const family = this.familyAndTable(t, p);
+    return family === undefined ? undefined : this.walker.builder.findTable(family, this.word(strFrom, strTo));
+  }
+
   /** A regular chain of a listed table (`{"chain": {"family", "table", "name", "handle"}}`): its end, or -1. */
   private chain(i: number): number {
     const t = this.t;
-    const family = this.familyAndTable(t, i + CHAIN_HEAD.length - 1);
-    if (family === undefined) return -1;
-    const table = this.walker.builder.findTable(family, this.word(strFrom, strTo));
+    const table = this.listedTable(t, i + CHAIN_HEAD.length - 1);
     if (table === undefined) return -1;
+    const family = table.family;
     let p = stringAt(t, litAt(t, strTo + 1, ', "name": '));
     if (p < 0) return -1;
     const nameFrom = strFrom;
@@ -626,11 +631,10 @@ class DirectReader {
    */
   private locateRule(i: number): number {
     const t = this.t;
-    const family = this.familyAndTable(t, i + RULE_HEAD.length - 1);
-    if (family === undefined) return -1;
-    const builder = this.walker.builder;
-    const table = builder.findTable(family, this.word(strFrom, strTo));
+    const table = this.listedTable(t, i + RULE_HEAD.length - 1);
     if (table === undefined) return -1;
+    const family = table.family;
+    const builder = this.walker.builder;
     let p = stringAt(t, litAt(t, strTo + 1, ', "chain": '));
     if (p < 0) return -1;
     const chain = this.locatedChain(t, family, table);
@@ -794,11 +798,10 @@ class DirectReader {
   /** A rule of a listed chain whose statements are all read here or by `statementOf` without a note: its end, or -1. */
   private rule(i: number): number {
     const t = this.t;
-    const family = this.familyAndTable(t, i + RULE_HEAD.length - 1);
-    if (family === undefined) return -1;
-    const builder = this.walker.builder;
-    const table = builder.findTable(family, this.word(strFrom, strTo));
+    const table = this.listedTable(t, i + RULE_HEAD.length - 1);
     if (table === undefined) return -1;
+    const family = table.family;
+    const builder = this.walker.builder;
     let p = stringAt(t, litAt(t, strTo + 1, ', "chain": '));
     if (p < 0) return -1;
     // Rules of one chain come in a run: the last chain's name is compared in place.
