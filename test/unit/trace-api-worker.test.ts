@@ -98,7 +98,7 @@ describe('trace: the API objects narrowed on a worker', () => {
       }
     }
     expect(viaWorker).toBeGreaterThan(6);
-  });
+  }, 240_000);
 
   it('a name as destination, or --allow-trace, reads the api.json on this thread as before', async () => {
     for (const opts of [{ to: 'kube-dns' }, { to: '10.96.0.10:53/udp', allowTrace: true }]) {
