@@ -6,6 +6,7 @@
  * loader, not evaluation, was most of the start-up: bench/RESULTS.md).
  *
  *   dist/bin/nodescope.js          the bin (package.json "bin", `npm start`)
+ *   dist/bin/trace-api-worker.js   trace's API worker (src/cli/trace-api.ts)
  *   dist/bin/chunks/*.js           the command line, the TUI (ink + App), tours, dash, …
  *                                  split at cli.tsx's dynamic imports, loaded on demand
  *   *.js.map                       source maps (src/stack-trace.ts maps stack traces
@@ -73,7 +74,7 @@ const yogaWithoutFetch = {
 
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { nodescope: 'src/main.ts', 'parse-worker': 'src/collect/parse-worker.ts' },
+  entryPoints: { nodescope: 'src/main.ts', 'parse-worker': 'src/collect/parse-worker.ts', 'trace-api-worker': 'src/cli/trace-api-worker.ts' },
   outdir,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,

@@ -8,7 +8,7 @@ import { checkAskedProbes } from '../collect/planned-runs.js';
 import { loadSnapshot } from '../collect/session.js';
 import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
 import type { Transport } from '../sources/transport.js';
-import { openSource, type OpenedSource } from '../sources/open.js';
+import { openSource, type OpenedSource, type OpenHooks } from '../sources/open.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { apiNamespace, type GlobalOptions } from './options.js';
 
@@ -69,13 +69,14 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
  * One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says
  * (the caller narrows its output); `reader`: the source as read instead of as opened (a
  * replay that reads less, src/cli/trace-load.ts); `lazyRules`: iptables and nft -j chains
- * parsed on first read (a reader of a few chains: src/collect/build-snapshot.ts `lazyRules`).
+ * parsed on first read (a reader of a few chains: src/collect/build-snapshot.ts `lazyRules`);
+ * `hooks`: {@link openSource}'s (a replay's api.json handed to `trace`'s worker).
  * Returns the source opened.
  */
-export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource, lazyRules = false) {
+export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource, lazyRules = false, hooks?: OpenHooks) {
   const probes = askedProbes(opts);
   // allApi: a live cluster lists every namespace too (`-n` then only places a --node pod).
-  const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts);
+  const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts, hooks);
   const read = reader ? reader(source) : source;
   const { snapshot } = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}), ...(lazyRules ? { lazyRules } : {}) });
   return { source, snapshot };

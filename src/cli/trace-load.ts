@@ -6,7 +6,8 @@
  * iptables rulesets are parsed lazily (each chain's rules on first read: the walk reads a
  * handful of kube-proxy's tens of thousands of chains, the head's mode evidence reads line
  * facts; src/parsers/iptables-save.ts `parseIptablesSaveLazy`), with the values of the whole
- * parse. Everything else is read as `loadOnce` reads it; a live source (and `--allow-trace`)
+ * parse. A replay's api.json is narrowed on a worker thread (src/cli/trace-api.ts).
+ * Everything else is read as `loadOnce` reads it; a live source (and `--allow-trace`)
  * reads what it always read.
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
@@ -15,6 +16,7 @@ import { FlowFilteredReplay, isPlainIpv4 } from '../sources/replay-flows.js';
 import { closeSource, type OpenedSource } from '../sources/open.js';
 import type { TraceCommandArgs } from '../trace/choose-engine.js';
 import { loadOnce } from './load.js';
+import { startTraceApi, type TraceApiOptions } from './trace-api.js';
 import type { GlobalOptions } from './options.js';
 import { ReplayTransport } from '../sources/replay.js';
 
@@ -36,14 +38,20 @@ function destinationPort(to: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
+/** The destination {@link traceRead} narrows the API objects to; null when it reads the source as opened. */
+function traceQuery(to: string | undefined, allowTrace: boolean): FrontendQuery | null {
+  const address = allowTrace ? null : plainIpv4Destination(to);
+  return address === null ? null : { address, port: destinationPort(to!) };
+}
+
 /**
  * How `trace` reads its source for `--to` (see the module comment): the source with its
  * conntrack flows and API objects narrowed to the destination; undefined: the source as opened.
  */
 export function traceRead(to: string | undefined, allowTrace: boolean): ((source: OpenedSource) => OpenedSource) | undefined {
-  const address = allowTrace ? null : plainIpv4Destination(to);
-  if (address === null) return undefined;
-  const q: FrontendQuery = { address, port: destinationPort(to!) };
+  const q = traceQuery(to, allowTrace);
+  if (q === null) return undefined;
+  const address = q.address;
   return (source) => {
     if (!(source.transport instanceof ReplayTransport)) return source;
     const transport = new FlowFilteredReplay(source.transport.bundle, address);
@@ -54,10 +62,14 @@ export function traceRead(to: string | undefined, allowTrace: boolean): ((source
 /**
  * The snapshot `trace` walks and the walk's arguments (`argsOf` makes them from a snapshot:
  * names resolve through its API objects), read as {@link traceRead} says with the iptables
- * chains parsed on first read. The source is returned open (`--allow-trace` traces on it).
+ * chains parsed on first read; a replay's api.json is read and narrowed on a worker while
+ * the dumps are read and parsed (src/cli/trace-api.ts; `api.worker` false: on this thread,
+ * the reference). The source is returned open (`--allow-trace` traces on it).
  */
-export async function loadForTrace(opts: GlobalOptions & { to?: string; allowTrace?: boolean }, argsOf: (snapshot: NodeSnapshot) => TraceCommandArgs) {
-  const loaded = await loadOnce(opts, [], undefined, false, traceRead(opts.to, opts.allowTrace === true), true);
+export async function loadForTrace(opts: GlobalOptions & { to?: string; allowTrace?: boolean }, argsOf: (snapshot: NodeSnapshot) => TraceCommandArgs, api: TraceApiOptions = {}) {
+  const q = traceQuery(opts.to, opts.allowTrace === true);
+  const hooks = q === null ? undefined : { replayApi: (file: string, origin: string) => startTraceApi(file, origin, q, api) };
+  const loaded = await loadOnce(opts, [], undefined, false, traceRead(opts.to, opts.allowTrace === true), true, hooks);
   try {
     return { ...loaded, args: argsOf(loaded.snapshot) };
   } catch (e) {

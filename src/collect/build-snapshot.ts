@@ -34,6 +34,8 @@ import { apiInNamespace } from '../model/api-namespace.js';
 export interface SnapshotInput {
   readonly runs: readonly ProbeRun[];
   readonly apiText?: string;
+  /** The API text when `apiText` is absent, asked for after the parts are parsed (may block: src/cli/trace-api.ts). */
+  readonly apiTextLater?: () => string;
   readonly apiOrigin?: string;
   /** `-n NAMESPACE`: only the API objects of this namespace (and the cluster-scoped ones) are kept. */
   readonly apiNamespace?: string;
@@ -41,10 +43,7 @@ export interface SnapshotInput {
   readonly capturedAt: string;
   /** Node name when known from elsewhere (API, manifest); else from `uname -n`. */
   readonly node?: string;
-  /**
-   * The node name a capture bundle's manifest recorded (a replay): taken over `uname -n`
-   * when no API Node owns one of the node's addresses (see {@link resolveNodeName}).
-   */
+  /** The node name a capture bundle's manifest recorded (a replay): taken over `uname -n` when no API Node owns one of the node's addresses (see {@link resolveNodeName}). */
   readonly recordedNode?: string;
   /** A replayed bundle's manifest note ({@link SnapshotMeta.note}). */
   readonly note?: string;
@@ -262,8 +261,8 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
   if (uname[1]) toolVersions.kernel = uname[1];
   let api: Parsed<ApiObjects> | null = null;
   if (input.reuse?.parts.has('api')) api = input.reuse.snapshot.api;
-  else if (input.apiText !== undefined) {
-    const text = input.apiText;
+  else if (input.apiText !== undefined || input.apiTextLater) {
+    const text = input.apiText ?? input.apiTextLater!();
     const origin = input.apiOrigin ?? 'api.json';
     const r = cache ? cache.parse(`api:${origin}`, text, () => parseK8sObjects(text, origin)) : parseK8sObjects(text, origin);
     api = { value: input.apiNamespace !== undefined ? apiInNamespace(r.value, input.apiNamespace) : r.value, diagnostics: r.diagnostics, probe: null, error: null };
@@ -358,11 +357,12 @@ function ciliumCtPart(ciliumCt: Parsed<CiliumCtTable> | null, done: Partial<Part
 
 /** Builds the whole snapshot at once (`show`, `capture`). Never throws on bad probe output: that becomes diagnostics. */
 export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
-  const first = buildFirstSnapshot(input);
+  // With `apiTextLater` the parts (pure, never reading the API objects) go first: the text is asked for when needed.
+  const first = input.apiText === undefined && input.apiTextLater ? undefined : buildFirstSnapshot(input);
   const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse, lazyRules: input.lazyRules === true };
   let done: Partial<PartFields> = {};
   for (const part of SNAPSHOT_PARTS) done = { ...done, ...parsePart(part, ctx, done) };
-  return assemble(first, done, []);
+  return assemble(first ?? buildFirstSnapshot(input), done, []);
 }
 
 /**

@@ -166,11 +166,12 @@ function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick
   // A probe a replay's bundle does not hold carries the manifest's time, not a run's: left out,
   // so a load that asks for it (one-shot) and one that does not (staged) agree.
   const first = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0];
-  const apiText = options.api ? options.api.text() : options.apiText;
-  const apiOrigin = options.api ? options.api.origin : options.apiOrigin;
+  const feed = options.api;
+  const apiText = feed ? (feed.textWaits ? undefined : feed.text()) : options.apiText;
+  const apiOrigin = feed ? feed.origin : options.apiOrigin;
   return {
     runs,
-    ...(apiText !== undefined ? { apiText } : {}),
+    ...(apiText !== undefined ? { apiText } : feed?.textWaits ? { apiTextLater: () => feed.text() } : {}),
     ...(apiOrigin ? { apiOrigin } : {}),
     ...(options.apiNamespace !== undefined ? { apiNamespace: options.apiNamespace } : {}),
     // The node the capture opened: what a replay's endpoints are on the node or not against.

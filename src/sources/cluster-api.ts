@@ -43,6 +43,12 @@ export interface ApiFeed {
   /** Name for diagnostics, e.g. `api:https://10.0.0.1:6443`. */
   readonly origin: string;
   /**
+   * True when {@link ApiFeed.text} may wait for the text to be made (a worker's, `trace`:
+   * src/cli/trace-api.ts): a snapshot then asks for it after the rules are parsed
+   * (src/collect/build-snapshot.ts `apiTextLater`).
+   */
+  readonly textWaits?: boolean;
+  /**
    * Calls `listener` after watch events changed the objects (debounced), or with `'error'`
    * when only {@link ApiFeed.error} changed (the objects did not); returns the unsubscribe function.
    */

@@ -18,6 +18,7 @@ import type { ApiFeed, ClusterApi } from './cluster-api.js';
 import type { KubeContext, KubeOptions } from './k8s-client.js';
 import { assertNetnsExists, LocalTransport } from './local.js';
 import { ReplayTransport } from './replay.js';
+import { bundleFilePath } from './bundle.js';
 import type { Transport } from './transport.js';
 import { DEFAULT_INTERVAL_MS } from './refresh-interval.js';
 import { namespaceOf } from './namespace-of.js';
@@ -72,6 +73,12 @@ export interface OpenedSource {
 /** Hooks of {@link openSource}: where progress and warnings go (default: stderr). */
 export interface OpenHooks {
   readonly progress?: (message: string) => void;
+  /**
+   * A replay's api.json (its absolute path, and its origin for diagnostics) handed to this
+   * instead of read: the feed it returns is the source's `api` (`trace` narrows the file on
+   * a worker: src/cli/trace-api.ts). Not called for `--api-file` or a bundle without one.
+   */
+  readonly replayApi?: (file: string, origin: string) => ApiFeed;
 }
 
 export { namespaceOf } from './namespace-of.js';
@@ -145,14 +152,18 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
   if (options.node) return withFile(await openNode(options, options.node, apiText, apiOrigin, progress));
   if (options.ssh) return withFile(await openSshSource(options, options.ssh, apiText, apiOrigin, progress));
   const replay = new ReplayTransport(options.replay ?? defaultCaptureDir());
+  let handed: ApiFeed | undefined;
   if (apiText === undefined) {
-    apiText = replay.apiText();
-    apiOrigin = replay.bundle.manifest.api ? `${replay.bundle.dir}/${replay.bundle.manifest.api.file}` : undefined;
+    const api = replay.bundle.manifest.api;
+    apiOrigin = api ? `${replay.bundle.dir}/${api.file}` : undefined;
+    const file = api && hooks.replayApi ? bundleFilePath(replay.bundle.dir, api.file, 'api.file') : undefined;
+    if (file !== undefined && apiOrigin !== undefined) handed = hooks.replayApi!(file, apiOrigin);
+    else apiText = replay.apiText();
   }
   // A bundle that recorded Cilium agent probes replays them through the same transport.
   const agentProbes = new Set(catalog().probes.filter((p) => p.where === 'cilium-agent').map((p) => p.id));
   const recordedAgent = replay.bundle.manifest.probes.some((p) => agentProbes.has(p.id));
-  return withFile({ transport: replay, live: false, apiText, apiOrigin, ...(recordedAgent ? { ciliumAgent: replay } : {}) });
+  return withFile({ transport: replay, live: false, apiText, apiOrigin, ...(handed ? { api: handed } : {}), ...(recordedAgent ? { ciliumAgent: replay } : {}) });
 }
 
 async function openNode(options: SourceOptions, node: string, apiText: string | undefined, apiOrigin: string | undefined, progress: (m: string) => void): Promise<OpenedSource> {
