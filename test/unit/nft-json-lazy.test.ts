@@ -55,16 +55,22 @@ function skeleton(ruleset: NftRuleset): unknown {
 
 /**
  * Asserts the lazy read of `text` equals the eager one, each piece size and two read orders
- * (chains last to first, then the diagnostics; the diagnostics first); returns how many
+ * (chains last to first, then the diagnostics; the diagnostics first), the kept text deflated
+ * in the replay's blocks and in small ones (every piece packed); returns how many
  * chains the lazy read left unbuilt at first.
  */
 async function expectLazyEqual(text: string, name: string, pieceSizes: readonly number[] = [7, 4096]): Promise<number> {
   let deferred = 0;
   for (const size of pieceSizes) {
     const eager = await parseNftJsonPieces(piecesOf(text, size), name, 1000, noTurn);
-    for (const order of ['chains first', 'diagnostics first'] as const) {
-      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, noTurn);
-      const label = `${name}, pieces of ${size}, ${order}`;
+    for (const [order, packChars] of [
+      ['chains first', undefined],
+      ['diagnostics first', undefined],
+      ['chains first', 100],
+      ['diagnostics first', 4096],
+    ] as const) {
+      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, noTurn, packChars);
+      const label = `${name}, pieces of ${size}, ${order}, kept text deflated in blocks of ${packChars ?? 'the default'} characters`;
       const unread = unbuilt(lazy.value);
       deferred = Math.max(deferred, unread);
       expect(skeleton(lazy.value), label).toEqual(skeleton(eager.value));
