@@ -14,7 +14,7 @@ import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSaveLazy, parseIptablesSaveLazyPieces } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
-import { parseNftJson, parseNftJsonChunked, parseNftJsonLazy, parseNftJsonLazyPieces } from '../parsers/nft-json.js';
+import { parseNftJson, parseNftJsonLazy, parseNftJsonLazyChunked, parseNftJsonLazyPieces } from '../parsers/nft-json.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseXtRecent } from '../parsers/xt-recent.js';
 import { catalog } from '../sources/catalog.js';
@@ -62,7 +62,7 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
   },
   'nft-json': {
     parse: parseNftJson,
-    chunked: (t, o, size, turn) => parseNftJsonChunked(t, o, size, turn),
+    chunked: (t, o, size, turn) => parseNftJsonLazyChunked(t, o, size, turn),
     // Chains' rules built on first read; the kept text is deflated (a tenth of its size), so
     // the staged load stays within its memory budget (issue 23).
     pieces: (p, o, size, turn) => parseNftJsonLazyPieces(p, o, size, turn),

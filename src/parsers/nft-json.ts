@@ -154,6 +154,17 @@ export async function parseNftJsonLazyPieces(
 }
 
 /**
+ * {@link parseNftJsonChunked} whose chains' rules are built when first read (a live load:
+ * the first frames read table names and few chains of a big ruleset): the same model, rules
+ * and diagnostics as {@link parseNftJsonChunked} (`diagnostics` a getter, see
+ * {@link parseNftJsonLazyPieces}); the text is held as it is (the run keeps its stdout
+ * anyway) until every chain is read. Never rejects on bad input.
+ */
+export async function parseNftJsonLazyChunked(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  return parseNftJsonLazyPieces(() => [text], origin, chunkChars, turn, Infinity);
+}
+
+/**
  * {@link parseNftJson} whose chains' rules are built when first read (for one-shot commands
  * that read few chains of a big ruleset: `trace`): the same model, rules and diagnostics
  * (`diagnostics` is a getter that builds every chain not read yet; see
