@@ -14,7 +14,7 @@ import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
 import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSaveLazy, parseIptablesSaveLazyPieces } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
-import { parseNftJson, parseNftJsonChunked, parseNftJsonLazy, parseNftJsonPieces } from '../parsers/nft-json.js';
+import { parseNftJson, parseNftJsonLazy, parseNftJsonLazyChunked, parseNftJsonLazyPieces } from '../parsers/nft-json.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseXtRecent } from '../parsers/xt-recent.js';
 import { catalog } from '../sources/catalog.js';
@@ -62,10 +62,10 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
   },
   'nft-json': {
     parse: parseNftJson,
-    chunked: (t, o, size, turn) => parseNftJsonChunked(t, o, size, turn),
-    // Read whole on the app's staged load: a lazy read keeps the text, which is larger than the
-    // model it stands for, and that put the huge nftables load over its memory budget (issue 23).
-    pieces: (p, o, size, turn) => parseNftJsonPieces(p, o, size, turn),
+    chunked: (t, o, size, turn) => parseNftJsonLazyChunked(t, o, size, turn),
+    // Chains' rules built on first read; the kept text is deflated (a tenth of its size), so
+    // the staged load stays within its memory budget (issue 23).
+    pieces: (p, o, size, turn) => parseNftJsonLazyPieces(p, o, size, turn),
     lazy: parseNftJsonLazy,
   },
   'nft-text': { parse: parseNftText, joinedPieces: true },

@@ -28,6 +28,7 @@ import { EMPTY_LIST, type NftSharer } from './nft-share.js';
 import { quoteBigCounters } from './nft-json-batches.js';
 import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
 import { JsonWalker } from './nft-json-walker.js';
+import { PackedTexts } from './packed-texts.js';
 import { counterAboveMax } from './nft-types.js';
 
 /** What {@link readNftJsonDirect} read: the ruleset, nft's metainfo, the walk's diagnostics. */
@@ -88,10 +89,13 @@ export interface LazyRead {
  * holds a shape this pass does not keep apart (a backslash or control character, a rule item
  * not in nft's printed key order, a rule of a chain not listed, `add`/`insert`/`flush`/…
  * commands): the caller then reads it with {@link readNftJsonDirect}; `undefined` as that
- * reader (not nft -j output of this shape: the one-shot parse decides).
+ * reader (not nft -j output of this shape: the one-shot parse decides). `packChars`: the kept
+ * text is deflated in blocks of about that many characters as it is read past
+ * (src/parsers/packed-texts.ts; a replay's pieces: the text then costs about a tenth of its
+ * characters until every chain is read); Infinity keeps it as it came.
  */
-export function* readNftJsonLazy(pieces: Iterable<string>, origin: string, chunkChars: number): Generator<void, LazyRead | undefined | 'eager'> {
-  const reader = new DirectReader(origin, chunkChars, true);
+export function* readNftJsonLazy(pieces: Iterable<string>, origin: string, chunkChars: number, packChars = Infinity): Generator<void, LazyRead | undefined | 'eager'> {
+  const reader = new DirectReader(origin, chunkChars, true, packChars);
   for (const piece of pieces) {
     reader.feed(piece);
     for (let step = reader.step(false); step !== 'more'; step = reader.step(false)) {
@@ -420,7 +424,7 @@ class DirectReader {
    * one chain's rules (nft prints a table's rules chain by chain) its first span, the chain's
    * draft in pass 1, then its family and table.
    */
-  private texts: string[] = [];
+  private texts: PackedTexts;
   private spanText: Int32Array = new Int32Array(1024);
   private spanStart: Int32Array = new Int32Array(1024);
   private spanItem: Int32Array = new Int32Array(1024);
@@ -446,7 +450,9 @@ class DirectReader {
     origin: string,
     private readonly chunkChars: number,
     private readonly lazy = false,
+    packChars = Infinity,
   ) {
+    this.texts = new PackedTexts(packChars);
     this.origin = origin;
     this.walker = new JsonWalker(origin);
     this.sharer = this.walker.builder.sharer;
@@ -716,7 +722,7 @@ class DirectReader {
       this.lastChain = undefined;
       const end = run + 1 < this.runFirst.length ? this.runFirst[run + 1]! : this.spanCount;
       for (let k = this.runFirst[run]!; k < end; k++) {
-        const t = (this.t = this.texts[this.spanText[k]!]!);
+        const t = (this.t = this.texts.at(this.spanText[k]!));
         const start = this.spanStart[k]!;
         if (this.rule(start) >= 0) continue;
         // Checked JSON, so the parse does not throw; the walk says what the fast path does not read.
@@ -726,7 +732,7 @@ class DirectReader {
       draft.rules = [];
       this.lastReadState = undefined;
       if (--this.unread === 0) {
-        this.texts = [];
+        this.texts.clear();
         this.t = '';
       }
     }
@@ -774,7 +780,7 @@ class DirectReader {
     this.firstDiagnostics = first;
     this.walker = new JsonWalker(this.origin);
     this.sharer = this.walker.builder.sharer;
-    if (this.unread === 0) this.texts = [];
+    if (this.unread === 0) this.texts.clear();
     Object.defineProperty(ruleset, NFT_READ_STATE, { value: () => this.readState() });
     return {
       ruleset,

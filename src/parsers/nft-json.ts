@@ -16,6 +16,7 @@ import { nftJsonBatches, quoteBigCounters } from './nft-json-batches.js';
 import { lineColumn, scanJson } from './nft-json-syntax.js';
 import { JsonWalker } from './nft-json-walker.js';
 import { readNftJsonDirect, readNftJsonDirectSync, readNftJsonLazy } from './nft-json-direct.js';
+import { PACK_BLOCK_CHARS } from './packed-texts.js';
 
 import type { NftMetainfo } from '../model/nftables.js';
 export type { NftMetainfo };
@@ -121,10 +122,18 @@ export async function parseNftJsonPieces(pieces: () => Iterable<string>, origin:
  * and the diagnostics equal {@link parseNftJsonPieces}' (the reference it is tested
  * against). `diagnostics` is a getter: reading it builds every chain not read yet (the
  * Rules pane reads src/model/nft-facts.ts `nftReadState` instead). Text of a shape pass 1
- * does not keep apart is read by {@link parseNftJsonPieces}. Never rejects on bad input.
+ * does not keep apart is read by {@link parseNftJsonPieces}. The text is kept deflated in
+ * blocks of about `packChars` characters (src/parsers/packed-texts.ts) until every chain is
+ * read. Never rejects on bad input.
  */
-export async function parseNftJsonLazyPieces(pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
-  const read = readNftJsonLazy(pieces(), origin, chunkChars);
+export async function parseNftJsonLazyPieces(
+  pieces: () => Iterable<string>,
+  origin: string,
+  chunkChars: number,
+  turn: () => Promise<void>,
+  packChars = PACK_BLOCK_CHARS,
+): Promise<ParseResult<NftRuleset>> {
+  const read = readNftJsonLazy(pieces(), origin, chunkChars, packChars);
   for (;;) {
     const next = read.next();
     if (!next.done) {
@@ -142,6 +151,17 @@ export async function parseNftJsonLazyPieces(pieces: () => Iterable<string>, ori
       },
     };
   }
+}
+
+/**
+ * {@link parseNftJsonChunked} whose chains' rules are built when first read (a live load:
+ * the first frames read table names and few chains of a big ruleset): the same model, rules
+ * and diagnostics as {@link parseNftJsonChunked} (`diagnostics` a getter, see
+ * {@link parseNftJsonLazyPieces}); the text is held as it is (the run keeps its stdout
+ * anyway) until every chain is read. Never rejects on bad input.
+ */
+export async function parseNftJsonLazyChunked(text: string, origin: string, chunkChars: number, turn: () => Promise<void>): Promise<ParseResult<NftRuleset>> {
+  return parseNftJsonLazyPieces(() => [text], origin, chunkChars, turn, Infinity);
 }
 
 /**

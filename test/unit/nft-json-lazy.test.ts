@@ -16,7 +16,7 @@ import type { ParseResult } from '../../src/model/diagnostics.js';
 import { nftReadState } from '../../src/model/nft-facts.js';
 import type { NftRuleset } from '../../src/model/nftables.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { nftMetainfoOf, parseNftJsonLazyPieces, parseNftJsonPieces } from '../../src/parsers/nft-json.js';
+import { nftMetainfoOf, parseNftJsonChunked, parseNftJsonLazyChunked, parseNftJsonLazyPieces, parseNftJsonPieces } from '../../src/parsers/nft-json.js';
 import { showRules } from '../../src/report/rules.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
 import { CHAIN, doc, editedDocuments, META, RULE, SADDR, TABLE } from '../helpers/nft-json-edits.js';
@@ -55,34 +55,53 @@ function skeleton(ruleset: NftRuleset): unknown {
 
 /**
  * Asserts the lazy read of `text` equals the eager one, each piece size and two read orders
- * (chains last to first, then the diagnostics; the diagnostics first); returns how many
+ * (chains last to first, then the diagnostics; the diagnostics first), the kept text deflated
+ * in the replay's blocks and in small ones (every piece packed), and the live load's whole
+ * text read chunked; returns how many
  * chains the lazy read left unbuilt at first.
  */
 async function expectLazyEqual(text: string, name: string, pieceSizes: readonly number[] = [7, 4096]): Promise<number> {
   let deferred = 0;
   for (const size of pieceSizes) {
     const eager = await parseNftJsonPieces(piecesOf(text, size), name, 1000, noTurn);
-    for (const order of ['chains first', 'diagnostics first'] as const) {
-      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, noTurn);
-      const label = `${name}, pieces of ${size}, ${order}`;
-      const unread = unbuilt(lazy.value);
-      deferred = Math.max(deferred, unread);
-      expect(skeleton(lazy.value), label).toEqual(skeleton(eager.value));
-      expect(nftMetainfoOf(lazy.value), label).toEqual(nftMetainfoOf(eager.value));
-      expect(nftReadState(lazy.value)?.unreadChains ?? 0, label).toBe(unread);
-      if (order === 'diagnostics first') expect(lazy.diagnostics, label).toEqual(eager.diagnostics);
-      const lazyChains = lazy.value.tables.flatMap((t) => t.chains);
-      const eagerChains = eager.value.tables.flatMap((t) => t.chains);
-      for (let i = lazyChains.length - 1; i >= 0; i--) {
-        expect(lazyChains[i]!.rules, `${label}: chain ${lazyChains[i]!.name}`).toEqual(eagerChains[i]!.rules);
-      }
-      expect(unbuilt(lazy.value), label).toBe(0);
-      expect(nftReadState(lazy.value), label).toBeUndefined();
-      expect(lazy, label).toEqual(eager);
-      expect(jsonOf(lazy), label).toBe(jsonOf(eager));
+    for (const [order, packChars] of [
+      ['chains first', undefined],
+      ['diagnostics first', undefined],
+      ['chains first', 100],
+      ['diagnostics first', 4096],
+    ] as const) {
+      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, noTurn, packChars);
+      const label = `${name}, pieces of ${size}, ${order}, kept text deflated in blocks of ${packChars ?? 'the default'} characters`;
+      deferred = Math.max(deferred, expectPairEqual(lazy, eager, label, order));
     }
   }
+  // The live load's reader: the whole text, chunked (the text kept as it is).
+  const eager = await parseNftJsonChunked(text, name, 1000, noTurn);
+  for (const order of ['chains first', 'diagnostics first'] as const) {
+    const lazy = await parseNftJsonLazyChunked(text, name, 1000, noTurn);
+    expect(unbuilt(lazy.value), `${name}, whole text chunked`).toBe(deferred);
+    expectPairEqual(lazy, eager, `${name}, whole text chunked, ${order}`, order);
+  }
   return deferred;
+}
+
+/** Asserts the lazy read equals the eager one (read in `order`); returns how many chains it left unbuilt at first. */
+function expectPairEqual(lazy: ParseResult<NftRuleset>, eager: ParseResult<NftRuleset>, label: string, order: 'chains first' | 'diagnostics first'): number {
+  const unread = unbuilt(lazy.value);
+  expect(skeleton(lazy.value), label).toEqual(skeleton(eager.value));
+  expect(nftMetainfoOf(lazy.value), label).toEqual(nftMetainfoOf(eager.value));
+  expect(nftReadState(lazy.value)?.unreadChains ?? 0, label).toBe(unread);
+  if (order === 'diagnostics first') expect(lazy.diagnostics, label).toEqual(eager.diagnostics);
+  const lazyChains = lazy.value.tables.flatMap((t) => t.chains);
+  const eagerChains = eager.value.tables.flatMap((t) => t.chains);
+  for (let i = lazyChains.length - 1; i >= 0; i--) {
+    expect(lazyChains[i]!.rules, `${label}: chain ${lazyChains[i]!.name}`).toEqual(eagerChains[i]!.rules);
+  }
+  expect(unbuilt(lazy.value), label).toBe(0);
+  expect(nftReadState(lazy.value), label).toBeUndefined();
+  expect(lazy, label).toEqual(eager);
+  expect(jsonOf(lazy), label).toBe(jsonOf(eager));
+  return unread;
 }
 
 function rulesJson(base: NodeSnapshot, r: ParseResult<NftRuleset>): string {
