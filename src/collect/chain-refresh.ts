@@ -27,6 +27,11 @@ export interface ChainFocus {
   readonly ruleset: string;
   readonly table: string;
   readonly chain: string;
+  /**
+   * With the LB pane's focus (src/collect/map-refresh.ts `LB_MAPS_FOCUS`): the frontends it may
+   * show (`formatFrontend` text, `10.96.0.1:443/TCP`), whose map entries a refresh looks up by key.
+   */
+  readonly frontends?: readonly string[];
 }
 
 /** The on-demand probe and its parameters that re-read `focus`; null when no probe can (legacy, unknown ruleset). */
