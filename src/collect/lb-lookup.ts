@@ -11,7 +11,7 @@
  * value as `"0x0a"` byte strings like `map dump`; it stops at the first failing command, a
  * key not in the map among them).
  */
-import { formatFrontend, type LbTable } from '../model/cilium.js';
+import { formatFrontend, type LbService, type LbTable } from '../model/cilium.js';
 import { bytesToHex, hexBytes } from '../parsers/bpftool-map-dump.js';
 
 /** At most this many lookups in one refresh; more frontends on screen: the maps are dumped whole as before. */
@@ -42,15 +42,14 @@ const ENTRY = /^key ([0-9a-f]{2}(?: [0-9a-f]{2})*) value ([0-9a-f]{2}(?: [0-9a-f
  */
 export function lookupPlan(table: LbTable, frontends: readonly string[], pins: ServiceMapPins): LookupPlan | null {
   if (table.source !== 'bpf-maps' || table.statesFrom !== undefined) return null;
-  const wanted = new Set(frontends);
+  const byName = servicesByFrontend(table);
   const lines: string[] = [];
   const expected: { key: string; value: string }[] = [];
-  const found = new Set<string>();
-  for (const svc of table.services) {
-    const name = formatFrontend(svc.frontend);
-    if (!wanted.has(name)) continue;
-    if (found.has(name)) return null;
-    found.add(name);
+  for (const name of new Set(frontends)) {
+    const same = byName.get(name);
+    // Not in the table, or two services with one frontend text: not decidable by key here.
+    if (same?.length !== 1) return null;
+    const svc = same[0]!;
     const pin = svc.frontend.ip.includes(':') ? pins.v6 : pins.v4;
     if (pin === undefined) return null;
     for (const entry of svc.raw.split('\n')) {
@@ -61,7 +60,24 @@ export function lookupPlan(table: LbTable, frontends: readonly string[], pins: S
     }
     if (lines.length > MAX_LOOKUPS) return null;
   }
-  return found.size === wanted.size ? { lines, expected } : null;
+  return { lines, expected };
+}
+
+/** Each table's services by `formatFrontend` text, made once per table (a refresh asks every 2 s of the same table). */
+const indexes = new WeakMap<LbTable, Map<string, LbService[]>>();
+
+function servicesByFrontend(table: LbTable): Map<string, LbService[]> {
+  let index = indexes.get(table);
+  if (index) return index;
+  index = new Map();
+  for (const svc of table.services) {
+    const name = formatFrontend(svc.frontend);
+    const list = index.get(name);
+    if (list) list.push(svc);
+    else index.set(name, [svc]);
+  }
+  indexes.set(table, index);
+  return index;
 }
 
 /**

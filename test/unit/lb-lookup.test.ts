@@ -98,6 +98,8 @@ describe('the lookups of the frontends on screen', () => {
     expect(lookupPlan({ ...table, statesFrom: 'service-list' }, SHOWN, { v4: PIN })).toBeNull();
     expect(lookupPlan(table, [...SHOWN, '10.1.2.3:80/TCP'], { v4: PIN })).toBeNull();
     expect(lookupPlan(table, SHOWN, { v6: PIN })).toBeNull();
+    // Two services with one frontend text (a table joined from two sources): not decidable by key.
+    expect(lookupPlan({ ...table, services: [...table.services, table.services.find((s) => formatFrontend(s.frontend) === SHOWN[1])!] }, SHOWN, { v4: PIN })).toBeNull();
     const odd = { ...table, services: table.services.map((s, i) => (i === 0 ? { ...s, raw: `${s.raw}\nkey zz` } : s)) };
     expect(lookupPlan(odd, table.services.map((s) => formatFrontend(s.frontend)), { v4: PIN })).toBeNull();
     const many = { ...table, services: table.services.map((s, i) => (i === 0 ? { ...s, raw: Array.from({ length: MAX_LOOKUPS + 1 }, () => s.raw.split('\n')[0]).join('\n') } : s)) };
