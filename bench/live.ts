@@ -18,6 +18,8 @@ import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/paths.js';
 import { Session, type ChainFocus } from '../src/collect/session.js';
 import { LB_MAPS_FOCUS } from '../src/collect/map-refresh.js';
+import { lookupPlan } from '../src/collect/lb-lookup.js';
+import { buildLbView } from '../src/analysis/lb-view.js';
 import { nextRefreshDelayMs } from '../src/collect/refresh-cost.js';
 import type { NodeSnapshot } from '../src/model/snapshot.js';
 import { LocalTransport } from '../src/sources/local.js';
@@ -34,11 +36,11 @@ const cli = path.resolve(values.cli ?? path.join(packageRoot(), 'dist/bin/nodesc
 const log = (t: string) => process.stderr.write(`live bench: ${t}\n`);
 const ms = (n: number) => (Number.isNaN(n) ? '–' : n < 10 ? n.toFixed(1) : Math.round(n).toLocaleString('en-US'));
 
-/** Wall and CPU (the child and what it waited for) of one command, ms. */
-function timed(argv: readonly string[]): { ms: number; cpuMs: number; ok: boolean; err: string } {
+/** Wall and CPU (the child and what it waited for) of one command, ms; `input`: its stdin. */
+function timed(argv: readonly string[], input?: string): { ms: number; cpuMs: number; ok: boolean; err: string } {
   const t0 = waitedChildrenTicks() ?? 0;
   const w0 = performance.now();
-  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 30, env: { ...process.env, LC_ALL: 'C' } });
+  const r = spawnSync(argv[0]!, argv.slice(1), { stdio: [input === undefined ? 'ignore' : 'pipe', 'ignore', 'pipe'], ...(input === undefined ? {} : { input }), maxBuffer: 1 << 30, env: { ...process.env, LC_ALL: 'C' } });
   const wall = performance.now() - w0;
   const cpu = (((waitedChildrenTicks() ?? 0) - t0) * 1000) / USER_HZ;
   return { ms: wall, cpuMs: cpu, ok: r.status === 0, err: r.stderr?.toString().slice(-300) ?? '' };
@@ -110,19 +112,50 @@ async function beforeAfter(mode: string, ns: string, api: string, extra: readonl
   ];
 }
 
-/** One focus's refreshes: medians of wall and node CPU (the probes', from /proc/self/stat), and what kind each was. */
+/**
+ * One focus's refreshes: medians of wall, node CPU (the probes', from /proc/self/stat) and
+ * nodescope's own CPU (process.cpuUsage: the parse and comparison), what kind each was, and
+ * the floor — the refresh's read alone, run just before each refresh in the same round.
+ */
 interface RefreshFigures {
   readonly label: string;
   readonly ms: number;
   readonly cpuMs: number;
+  readonly ownCpuMs: number;
   readonly kinds: string;
+  readonly floor: { readonly label: string; readonly ms: number; readonly cpuMs: number } | null;
+}
+
+/** A focus to refresh, or a function picking it from the loaded snapshot (a KUBE-SVC chain, the LB frontends on screen). */
+type FocusPick = ChainFocus | null | ((s: NodeSnapshot) => ChainFocus | null);
+
+/** Rows of a 40-line terminal's LB pane at the top of the table (the App's superset: the cursor's row and a body below it). */
+const LB_SCREEN_ROWS = 41;
+
+/** The LB pane's focus with the frontends a 40-line terminal shows at the top of the table (src/ui/App.tsx focusKeyOf). */
+function lbOnScreen(s: NodeSnapshot): ChainFocus {
+  return { ...LB_MAPS_FOCUS, frontends: buildLbView(s, '').frontends.slice(0, LB_SCREEN_ROWS).map((f) => f.key) };
+}
+
+/**
+ * The read a refresh of `focus` makes, alone (the tool's own floor): `iptables -t T -S CHAIN -v`;
+ * the LB frontends' lookups in one `bpftool -j batch file -`; without frontends one dump of the
+ * IPv4 services map. Null when there is none.
+ */
+function floorOf(ns: string, focus: ChainFocus | null, snapshot: NodeSnapshot, params: Record<string, string>): { label: string; argv: string[]; input?: string } | null {
+  if (focus?.ruleset === 'iptables') return { label: `\`iptables -t ${focus.table} -S ${focus.chain} -v\` alone`, argv: ['ip', 'netns', 'exec', ns, 'iptables', '-t', focus.table, '-S', focus.chain, '-v'] };
+  if (focus?.ruleset !== LB_MAPS_FOCUS.ruleset || !params.bpfRoot) return null;
+  const pins = { v4: `${params.bpfRoot}/${CILIUM_PINS['bpf-lb4-services']}`, v6: `${params.bpfRoot}/${CILIUM_PINS['bpf-lb6-services']}` };
+  const plan = focus.frontends && snapshot.lb?.value ? lookupPlan(snapshot.lb.value, focus.frontends, pins) : null;
+  if (plan) return { label: `\`bpftool -j batch file -\` of the ${plan.lines.length} lookups alone`, argv: ['ip', 'netns', 'exec', ns, 'bpftool', '-j', 'batch', 'file', '-'], input: plan.lines.map((l) => `${l}\n`).join('') };
+  return { label: '`bpftool -j map dump pinned …/cilium_lb4_services_v2` alone', argv: ['ip', 'netns', 'exec', ns, 'bpftool', '-j', 'map', 'dump', 'pinned', pins.v4] };
 }
 
 /**
  * Refreshes in-process on one session: 5 per focus, in order (`null`: no focus, as the
- * Services pane; a function picks the focus from the loaded snapshot, e.g. a KUBE-SVC chain).
+ * Services pane), each just after its floor ({@link floorOf}) in the same round.
  */
-async function refreshes(ns: string, api: string, focuses: readonly (ChainFocus | null | ((s: NodeSnapshot) => ChainFocus | null))[], params: Record<string, string>): Promise<RefreshFigures[]> {
+async function refreshes(ns: string, api: string, focuses: readonly FocusPick[], params: Record<string, string>): Promise<RefreshFigures[]> {
   const session = new Session({ transport: new LocalTransport({ netns: ns }), live: true, apiText: readFileSync(api, 'utf8'), intervalMs: 3_600_000, params });
   await session.start();
   // What the start read of the dumps (a timed-out dump leaves no chain to refresh alone).
@@ -132,11 +165,16 @@ async function refreshes(ns: string, api: string, focuses: readonly (ChainFocus 
   for (const pick of focuses) {
     const focus = typeof pick === 'function' ? pick(session.getState().snapshot!) : pick;
     session.focus(focus);
+    const floor = floorOf(ns, focus, session.getState().snapshot!, params);
     const walls: number[] = [];
     const cpus: number[] = [];
+    const own: number[] = [];
+    const floors: { ms: number; cpuMs: number }[] = [];
     const kinds: string[] = [];
     for (let i = 0; i < 5; i++) {
+      if (floor) floors.push(timed(floor.argv, floor.input));
       const t0 = waitedChildrenTicks() ?? 0;
+      const c0 = process.cpuUsage();
       const w0 = performance.now();
       session.refreshNow();
       await new Promise<void>((resolve) => {
@@ -148,10 +186,13 @@ async function refreshes(ns: string, api: string, focuses: readonly (ChainFocus 
         });
       });
       walls.push(performance.now() - w0);
+      const c = process.cpuUsage(c0);
+      own.push((c.user + c.system) / 1000);
       cpus.push((((waitedChildrenTicks() ?? 0) - t0) * 1000) / USER_HZ);
       kinds.push(session.lastRefreshKind() ?? '?');
     }
-    out.push({ label: focus ? `${focus.table} ${focus.chain}` : 'no focus', ms: median(walls), cpuMs: median(cpus), kinds: kinds.join(',') });
+    const label = focus?.frontends ? `LB pane, ${focus.frontends.length} frontends on screen (lookups)` : focus ? `${focus.table} ${focus.chain}` : 'no focus';
+    out.push({ label, ms: median(walls), cpuMs: median(cpus), ownCpuMs: median(own), kinds: kinds.join(','), floor: floor ? { label: floor.label, ms: median(floors.map((f) => f.ms)), cpuMs: median(floors.map((f) => f.cpuMs)) } : null });
   }
   await session.stop();
   return out;
@@ -164,10 +205,15 @@ function perServiceChain(s: NodeSnapshot): ChainFocus | null {
   return chain ? { ruleset: 'iptables', table: 'nat', chain } : null;
 }
 
-/** A table row of one focus's refreshes, with the wait the cost rule gives at the 2 s interval. */
-function refreshRow(mode: string, r: RefreshFigures): string {
+/** Table rows of one focus's refreshes (the floor's row first), with the wait the cost rule gives at the 2 s interval. */
+function refreshRow(mode: string, r: RefreshFigures): string[] {
   const wait = nextRefreshDelayMs(2000, r.ms, r.cpuMs);
-  return `| ${mode} | refresh, ${r.label}, median of 5 | ${ms(r.ms)} | ${ms(r.cpuMs)} node | | kinds ${r.kinds}; at the 2 s interval ${((r.cpuMs / 2000) * 100).toFixed(1)} % of a core unstretched; the cost rule waits ${(wait / 1000).toFixed(1)} s: ${((r.cpuMs / wait) * 100).toFixed(1)} % |`;
+  const floor = r.floor ? [`| ${mode} | ${r.floor.label}, median of 5 (same rounds) | ${ms(r.floor.ms)} | ${ms(r.floor.cpuMs)} node | 1.00× | |`] : [];
+  const ratio = r.floor && r.floor.ms > 0 ? `${(r.ms / r.floor.ms).toFixed(2)}×` : '';
+  return [
+    ...floor,
+    `| ${mode} | refresh, ${r.label}, median of 5 | ${ms(r.ms)} | ${ms(r.cpuMs)} node + ${ms(r.ownCpuMs)} nodescope | ${ratio} | kinds ${r.kinds}; at the 2 s interval ${((r.cpuMs / 2000) * 100).toFixed(1)} % of a core unstretched; the cost rule waits ${(wait / 1000).toFixed(1)} s: ${((r.cpuMs / wait) * 100).toFixed(1)} % |`,
+  ];
 }
 
 /** A Service's ClusterIP:port/proto from api.json, for `trace --to`. */
@@ -213,10 +259,10 @@ async function main(): Promise<void> {
         label = `\`${own.join(' ')}\` alone`;
       }
       const extra = params.bpfRoot ? ['--bpf-root', params.bpfRoot] : [];
-      const focuses = mode === 'iptables' ? [{ ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' }, perServiceChain] : mode === 'nftables' ? [{ ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' }] : [LB_MAPS_FOCUS, null];
+      const focuses: FocusPick[] = mode === 'iptables' ? [{ ruleset: 'iptables', table: 'nat', chain: 'KUBE-SERVICES' }, perServiceChain] : mode === 'nftables' ? [{ ruleset: 'nft', table: 'ip kube-proxy', chain: 'services' }] : [lbOnScreen, LB_MAPS_FOCUS, null];
       const refreshRows = async () => {
         log(`${mode} refreshes`);
-        return (await refreshes(ns, api, focuses, params)).map((r) => refreshRow(mode, r));
+        return (await refreshes(ns, api, focuses, params)).flatMap((r) => refreshRow(mode, r));
       };
       if (values['refresh-only']) {
         rows.push(...(await refreshRows()));

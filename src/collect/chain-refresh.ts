@@ -27,6 +27,11 @@ export interface ChainFocus {
   readonly ruleset: string;
   readonly table: string;
   readonly chain: string;
+  /**
+   * With the LB pane's focus (src/collect/map-refresh.ts `LB_MAPS_FOCUS`): the frontends it may
+   * show (`formatFrontend` text, `10.96.0.1:443/TCP`), whose map entries a refresh looks up by key.
+   */
+  readonly frontends?: readonly string[];
 }
 
 /** The on-demand probe and its parameters that re-read `focus`; null when no probe can (legacy, unknown ruleset). */
@@ -74,20 +79,97 @@ export function sameIptablesRules(a: IptablesChain, b: IptablesChain): boolean {
  * printed (`text`); the chain's rules keep the raw text of that listing. Null when the
  * listing holds no such chain or the ruleset no such table/chain (the caller reads the
  * whole instead). `changed`: the chain's rules differ from the ones shown (not only counters).
+ *
+ * The listing of an unchanged user chain (`-N CHAIN`, then the same rules but for their
+ * ` -c P B`) is read line by line without parsing a rule ({@link spliceUnchangedListing}):
+ * each rule is the one shown with the listing's text, line and counters. Anything else — a
+ * rule changed, added or gone, a builtin chain's `-P` header, a line with no or two `-c`
+ * words — goes to {@link spliceIptablesChainWhole}, the reference the fast path equals.
  */
 export function spliceIptablesChain(ruleset: IptablesRuleset, table: string, chain: string, text: string, origin: string): { ruleset: IptablesRuleset; chain: IptablesChain; changed: boolean } | null {
+  const t = ruleset.tables.find((x) => x.name === table);
+  const at = t?.chains.findIndex((c) => c.name === chain) ?? -1;
+  const rules = t && at >= 0 ? spliceUnchangedListing(t.chains[at]!, text) : null;
+  if (!t || !rules) return spliceIptablesChainWhole(ruleset, table, chain, text, origin);
+  return withChain(ruleset, t, at, rules, null, false);
+}
+
+/** The reference splice: the listing parsed whole (`parseIptablesSave`), its rules compared with the ones shown. */
+export function spliceIptablesChainWhole(ruleset: IptablesRuleset, table: string, chain: string, text: string, origin: string): { ruleset: IptablesRuleset; chain: IptablesChain; changed: boolean } | null {
   const parsed = parseIptablesSave(text, origin, { family: ruleset.family === 'ipv6' ? 'ipv6' : 'ipv4' }).value;
   const fresh = parsed?.tables.flatMap((t) => t.chains).find((c) => c.name === chain);
   const t = ruleset.tables.find((x) => x.name === table);
   const at = t?.chains.findIndex((c) => c.name === chain) ?? -1;
   if (!fresh || !t || at < 0) return null;
+  return withChain(ruleset, t, at, fresh.rules, fresh.counters, null);
+}
+
+/** `ruleset` with chain `at` of table `t` given `rules` (and header counters, null: the old ones); `changed` null: compared here. */
+function withChain(ruleset: IptablesRuleset, t: IptablesTable, at: number, rules: readonly IptablesRule[], counters: IptablesChain['counters'], changed: boolean | null): { ruleset: IptablesRuleset; chain: IptablesChain; changed: boolean } {
   const old = t.chains[at]!;
   // The listing reads one chain in the unknown table: give it back its place and policy.
-  const replaced = Object.assign(Object.create(Object.getPrototypeOf(old) as object) as IptablesChain, old, { rules: fresh.rules, counters: fresh.counters ?? old.counters }) as IptablesChain;
+  const replaced = Object.assign(Object.create(Object.getPrototypeOf(old) as object) as IptablesChain, old, { rules, counters: counters ?? old.counters }) as IptablesChain;
   const chains = [...t.chains];
   chains[at] = replaced;
   const newTable: IptablesTable = { ...t, chains };
-  return { ruleset: { ...ruleset, tables: ruleset.tables.map((x) => (x === t ? newTable : x)) }, chain: replaced, changed: !sameIptablesRules(old, replaced) };
+  return { ruleset: { ...ruleset, tables: ruleset.tables.map((x) => (x === t ? newTable : x)) }, chain: replaced, changed: changed ?? !sameIptablesRules(old, replaced) };
+}
+
+/** Whether position `at` of `line` is inside a double-quoted word (`--comment "…"`; `\\"` escapes a quote, as iptables prints it). */
+function insideQuotes(line: string, at: number): boolean {
+  let inside = false;
+  for (let i = line.indexOf('"'); i >= 0 && i < at; i = line.indexOf('"', i + 1)) if (line[i - 1] !== '\\') inside = !inside;
+  return inside;
+}
+
+/** ` -c PACKETS BYTES` of `iptables -S -v` (iptables 1.8: before the target, or last). */
+const COUNTERS_WORDS = / -c (\d+) (\d+)(?= |$)/g;
+
+/**
+ * The rules of `old` as the listing `text` of an unchanged user chain gives them, or null
+ * when the listing is anything else (see {@link spliceIptablesChain}). A rule is the shown
+ * one's plain copy with the listing's line (1-based), text and counters, as the parser
+ * makes them from that line: the rest of a rule is read from its text without counters,
+ * which is the shown rule's ({@link ruleIdentity}).
+ */
+export function spliceUnchangedListing(old: IptablesChain, text: string): IptablesRule[] | null {
+  const lines = text.split('\n');
+  if (lines[lines.length - 1] === '') lines.pop();
+  if (lines[0] !== `-N ${old.name}` || lines.length - 1 !== old.rules.length) return null;
+  const head = `-A ${old.name} `;
+  const rules = new Array<IptablesRule>(old.rules.length);
+  for (let i = 0; i < rules.length; i++) {
+    const line = lines[i + 1]!;
+    if (!line.startsWith(head) || line.includes('\r')) return null;
+    COUNTERS_WORDS.lastIndex = 0;
+    const m = COUNTERS_WORDS.exec(line);
+    if (!m || COUNTERS_WORDS.exec(line) !== null || insideQuotes(line, m.index)) return null;
+    const was = old.rules[i]!;
+    // The line without its counter words is the shown rule's identity (compared in place, not built).
+    const id = ruleIdentity(was);
+    const end = m.index + m[0].length;
+    if (id.length !== line.length - m[0].length || !id.startsWith(line.slice(0, m.index)) || !id.endsWith(line.slice(end))) return null;
+    // Plain, in the interface's field order (src/model/iptables.ts plainIptablesRule), the shown rule's fields but for these three.
+    const rule: IptablesRule = {
+      chain: was.chain,
+      index: was.index,
+      line: i + 2,
+      raw: line,
+      counters: { packets: BigInt(m[1]!), bytes: BigInt(m[2]!) },
+      source: was.source,
+      destination: was.destination,
+      inInterface: was.inInterface,
+      outInterface: was.outInterface,
+      protocol: was.protocol,
+      fragment: was.fragment,
+      matches: was.matches,
+      target: was.target,
+      comment: was.comment,
+    };
+    identities.set(rule, id);
+    rules[i] = rule;
+  }
+  return rules;
 }
 
 /**

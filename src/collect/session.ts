@@ -445,7 +445,7 @@ export class Session implements SessionLike {
     const at0 = this.now();
     const { transport, params = {} } = this.options;
     const got = isLbMapsFocus(focus)
-      ? await serviceMapsRefresh({ transport, params, snapshot: previous, digests: this.mapDigests })
+      ? await serviceMapsRefresh({ transport, params, snapshot: previous, digests: this.mapDigests, ...(focus.frontends ? { frontends: focus.frontends } : {}) })
       : await focusedRefresh({ transport, params, focus, snapshot: previous, fingerprint: this.fingerprint, elapsedSeconds: since === null ? 0 : (at0 - since) / 1000 });
     this.lastCpuMs += refreshNodeCpuMs(got.runs ?? []);
     if (got.kind === 'full') return false;

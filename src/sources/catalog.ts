@@ -38,6 +38,8 @@ export interface ProbeSpec {
   readonly heavy: boolean;
   /** A cheap probe read before any heavy one: the probe plan (src/collect/probe-plan.ts) is decided from it. */
   readonly detect: boolean;
+  /** The probe reads commands from stdin, one a line, each matching this pattern (`bpftool batch file -`); absent: no stdin. */
+  readonly stdinLine?: RegExp;
 }
 
 /** A `{name}` placeholder a probe argv may hold, with its default and allowed pattern. */
@@ -96,6 +98,7 @@ function readProbe(raw: Record<string, unknown>): ProbeSpec {
     onDemand: raw.onDemand === true,
     heavy: raw.heavy === true,
     detect: raw.detect === true,
+    ...(raw.stdinLine !== undefined ? { stdinLine: new RegExp(String(raw.stdinLine)) } : {}),
   };
 }
 

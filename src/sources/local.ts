@@ -35,6 +35,7 @@ function killGroup(pid: number, sig: NodeJS.Signals): void {
  * UTF-8. A missing binary gives `{exitCode: null, missing: true}`; a timeout kills
  * the process group (SIGKILL) and gives `{exitCode: null, timedOut: true}`; `signal`
  * aborted ends the group (SIGTERM, SIGKILL after 1 s) and gives `{exitCode: null}`.
+ * `stdin`: written to the child's stdin, then closed (absent: no stdin).
  * Never throws. `cpuMs`: the child's CPU time, from /proc/self/stat (src/sources/child-cpu.ts).
  *
  * The child leads its own process group, so what it starts goes with it: coreutils
@@ -42,7 +43,7 @@ function killGroup(pid: number, sig: NodeJS.Signals): void {
  * terminal's, where a Ctrl-C never reaches it; killing the group does. Groups still
  * running when nodescope exits (any exit that runs `exit` handlers) get SIGKILL.
  */
-export function runProcess(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal): Promise<ExecResult> {
+export function runProcess(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal, stdin?: string): Promise<ExecResult> {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on('exit', () => {
@@ -74,7 +75,9 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
     // No measured child running: the next reap's CPU time is the next probe's alone.
     if (liveGroups.size === 0) resetChildCpuCount();
     let cpuMs: number | undefined;
-    const child = spawn(cmd ?? '', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true });
+    const child = spawn(cmd ?? '', args, { stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true });
+    // A command that exits before reading it all closes the pipe (EPIPE): its exit says why.
+    if (stdin !== undefined) child.stdin?.on('error', () => {}).end(stdin);
     const pid = child.pid;
     if (pid !== undefined) liveGroups.add(pid);
     const timer = setTimeout(() => {
@@ -98,8 +101,8 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
     child.on('exit', () => {
       cpuMs = childCpuSinceLastReap();
     });
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.stdout!.on('data', (d: Buffer) => out.push(d));
+    child.stderr!.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e: NodeJS.ErrnoException) => {
       release();
       finish({ exitCode: null, ...(e.code === 'ENOENT' ? { missing: true } : {}) }, `${cmd}: ${e.message}\n`);
@@ -139,6 +142,7 @@ export function assertNetnsExists(name: string, runDir: string = NETNS_RUN_DIR):
 export class LocalTransport implements Transport {
   readonly kind;
   readonly label: string;
+  readonly feedsStdin = true;
   private readonly prefix: readonly string[];
   private readonly now: () => number;
 
@@ -150,7 +154,7 @@ export class LocalTransport implements Transport {
   }
 
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
-    return runProcess([...this.prefix, ...argv], options.timeoutMs, this.now, options.signal);
+    return runProcess([...this.prefix, ...argv], options.timeoutMs, this.now, options.signal, options.stdin);
   }
 
   async close(): Promise<void> {}

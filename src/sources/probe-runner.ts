@@ -43,13 +43,17 @@ export interface RunProbeOptions {
   readonly stdoutAsPieces?: boolean;
   /** Stops the probe when aborted (see `ExecOptions.signal`). */
   readonly signal?: AbortSignal;
+  /** The lines written to a `stdinLine` probe's stdin (each checked against the catalog's pattern). */
+  readonly stdin?: readonly string[];
 }
 
 /**
  * Runs one probe: its argv, then each alternative while the binary is missing.
  * `params` fills `{placeholders}` (validated; throws `UserError` on a bad value).
  * Throws `BugError` for a probe that writes (`readOnly: false`) unless
- * `options.allowWrites` is true; nothing is executed then.
+ * `options.allowWrites` is true, and for stdin lines that a probe does not declare
+ * (`stdinLine`), that do not match its pattern, or that the transport cannot feed
+ * (`feedsStdin`); nothing is executed then.
  */
 export async function runProbe(
   transport: Transport,
@@ -61,12 +65,13 @@ export async function runProbe(
   if (!spec.readOnly && options.allowWrites !== true) {
     throw new BugError(`probe ${spec.id} writes to the node and was run without allowWrites (only --allow-trace may)`);
   }
+  const stdin = stdinText(transport, spec, options.stdin);
   const candidates = [spec.argv, ...spec.alternatives].map((a) => fillArgv(a, cat.params, params));
   let last: ProbeRun | undefined;
   let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
     if (options.signal?.aborted) break;
-    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) };
+    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(stdin !== undefined ? { stdin } : {}) };
     const result = options.stdoutAsPieces && readsInPieces(transport) ? await transport.execInPieces(argv, execOptions) : await transport.exec(argv, execOptions);
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status === 'failed' && spec.alternativesOnFailure) {
@@ -81,6 +86,16 @@ export async function runProbe(
   }
   // Every pin name failed: the current name's failure says most (older names are fallbacks).
   return firstFailure ?? last;
+}
+
+/** The stdin text of one run: `lines` checked against the probe's declared `stdinLine` (see {@link runProbe}). */
+function stdinText(transport: Transport, spec: ProbeSpec, lines: readonly string[] | undefined): string | undefined {
+  if (lines === undefined && !spec.stdinLine) return undefined;
+  if (!spec.stdinLine || lines === undefined) throw new BugError(`probe ${spec.id}: ${spec.stdinLine ? 'reads stdin and was given none' : 'declares no stdin'}`);
+  if (!transport.feedsStdin) throw new BugError(`probe ${spec.id}: the ${transport.kind} transport cannot feed stdin`);
+  const bad = lines.find((l) => !spec.stdinLine!.test(l));
+  if (bad !== undefined) throw new BugError(`probe ${spec.id}: stdin line ${JSON.stringify(bad)} does not match ${spec.stdinLine.source}`);
+  return lines.map((l) => `${l}\n`).join('');
 }
 
 /** Options of {@link runProbes}. `concurrency`: probes in flight at once (default 4). */

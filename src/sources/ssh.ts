@@ -52,6 +52,7 @@ export interface SshLinkState {
 /** A live SSH connection to a node. Create with {@link openSsh}. */
 export class SshTransport implements Transport {
   readonly kind = 'ssh' as const;
+  readonly feedsStdin = true;
   readonly label: string;
   private clients: SshClient[] = [];
   private link: SshLinkState;
@@ -155,6 +156,7 @@ export class SshTransport implements Transport {
     return new Promise((resolve, reject) => {
       client.exec(shellQuote(full), (err, stream) => {
         if (err) return reject(new TransportError(`cannot open an exec channel on ${this.endpoint.alias}: ${err.message}`, this.label, full, null, ''));
+        if (options.stdin !== undefined) stream.end(options.stdin);
         collect(stream, options.timeoutMs, options.signal).then(
           (r) => {
             if (r.exit === undefined && !r.timedOut && !options.signal?.aborted) return reject(this.down(full));

@@ -47,6 +47,12 @@ export interface ExecOptions {
    * then what the command printed so far, with `exitCode` null.
    */
   readonly signal?: AbortSignal;
+  /**
+   * Text written to the command's stdin, which is then closed (a probe that reads its
+   * commands from stdin: `bpftool batch file -`). Only a transport with `feedsStdin` takes
+   * it; the others must not be given one (the caller reads another way).
+   */
+  readonly stdin?: string;
 }
 
 /**
@@ -61,6 +67,8 @@ export interface Transport {
   readonly kind: TransportKind;
   /** Human label of the node: host name, `local`, `netns:NAME`, `replay:DIR`. */
   readonly label: string;
+  /** The transport writes `ExecOptions.stdin` to the command (local, netns, SSH); absent: it cannot (kubectl-debug's v4 exec protocol has no end of stdin, replays). */
+  readonly feedsStdin?: boolean;
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult>;
   close(): Promise<void>;
 }

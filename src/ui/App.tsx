@@ -92,13 +92,18 @@ function useStartTrace(startTrace: StartTrace | undefined, snapshot: NodeSnapsho
 /**
  * What live refreshes re-read alone, as a key (`ruleset\0table\0chain`): the Rules pane's open
  * chain, or Cilium's service maps while the LB pane shows maps read from their pins
- * (src/collect/map-refresh.ts); '' for none.
+ * (src/collect/map-refresh.ts), followed by the frontends the pane may show (`\0`-separated:
+ * every row within `height` of the cursor, a superset of the pane's window, components/Table.tsx
+ * `windowStart`); '' for none.
  */
-function focusKeyOf(ui: UiState, snapshot: NodeSnapshot | null): string {
+function focusKeyOf(ui: UiState, snapshot: NodeSnapshot | null, lbRows: readonly { readonly key: string }[] | undefined, height: number): string {
   const open = ui.pane === 'rules' ? currentRules(ui) : null;
   if (open?.kind === 'chain') return `${open.ruleset}\0${open.table}\0${open.chain}`;
   const lb = LB_MAPS_FOCUS;
-  return ui.pane === 'lb' && snapshot?.lbMapsRead.length ? `${lb.ruleset}\0${lb.table}\0${lb.chain}` : '';
+  if (ui.pane !== 'lb' || !snapshot?.lbMapsRead.length) return '';
+  const at = cursorOf(ui);
+  const near = (lbRows ?? []).slice(Math.max(0, at - height), at + height + 1).map((r) => r.key);
+  return [lb.ruleset, lb.table, lb.chain, ...near].join('\0');
 }
 
 /** The whole TUI. */
@@ -138,15 +143,14 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     return () => clearInterval(id);
   }, [live]);
 
-  // Live refreshes re-read the chain on screen alone (src/collect/focused-refresh.ts).
-  const focusKey = focusKeyOf(ui, snapshot);
-  useEffect(() => {
-    const [ruleset, table, chain] = focusKey.split('\0');
-    session.focus?.(focusKey && ruleset && table && chain ? { ruleset, table, chain } : null);
-  }, [session, focusKey]);
-
   const filter = filterOf(ui);
   const views = viewsOf.current(snapshot, state, ui, lang);
+  // Live refreshes re-read the chain or the LB frontends on screen alone (src/collect/focused-refresh.ts, map-refresh.ts).
+  const focusKey = focusKeyOf(ui, snapshot, views.lb?.frontends, bodyHeight);
+  useEffect(() => {
+    const [ruleset, table, chain, ...frontends] = focusKey.split('\0');
+    session.focus?.(focusKey && ruleset && table && chain ? { ruleset, table, chain, ...(frontends.length ? { frontends } : {}) } : null);
+  }, [session, focusKey]);
   const { mode, shown } = views;
   // The DNS pane asks about the Service shown: pinned, else under the Services cursor.
   const dnsService = shown?.service ?? null;

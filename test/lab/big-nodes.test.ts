@@ -23,6 +23,7 @@ import { labAvailable } from '../helpers/lab.js';
 import { sessionUntil } from '../helpers/session-wait.js';
 import { labDown, labUp, nsExec, nsExecOk, type LabHandle } from './lab.js';
 import { LB_MAPS_FOCUS } from '../../src/collect/map-refresh.js';
+import { formatFrontend } from '../../src/model/cilium.js';
 import { sendHttp } from './traffic.js';
 
 const PREFIX = 'nsbn-';
@@ -35,20 +36,26 @@ async function iptablesOwnPackets(netns: string, chain: string): Promise<bigint[
   return out.stdout.split('\n').slice(2).filter((l) => l.trim() !== '').map((l) => BigInt(l.trim().split(/\s+/)[0]!));
 }
 
-/** The netns transport, recording every argv it runs (without the `ip netns exec` prefix). */
-function recording(netns: string): { transport: Transport; ran: string[][] } {
+/**
+ * The netns transport, recording every argv it runs (without the `ip netns exec` prefix) and
+ * the stdin it fed. `feedsStdin` false: a transport that cannot (kubectl-debug's).
+ */
+function recording(netns: string, feedsStdin = false): { transport: Transport; ran: string[][]; stdins: string[] } {
   const inner = new LocalTransport({ netns });
   const ran: string[][] = [];
+  const stdins: string[] = [];
   const transport: Transport = {
     kind: inner.kind,
     label: inner.label,
+    ...(feedsStdin ? { feedsStdin: true } : {}),
     exec: (argv: readonly string[], o: ExecOptions): Promise<ExecResult> => {
       ran.push([...argv]);
+      if (o.stdin !== undefined) stdins.push(o.stdin);
       return inner.exec(argv, o);
     },
     close: () => inner.close(),
   };
-  return { transport, ran };
+  return { transport, ran, stdins };
 }
 
 const joined = (ran: readonly string[][]) => ran.map((a) => a.join(' '));
@@ -240,6 +247,60 @@ describe.runIf(labOk)('big nodes: the probe plan and the focused refresh on the 
 });
 
 describe.runIf(ciliumOk)('big nodes: the LB pane\'s refresh on the Cilium lab (real BPF maps)', () => {
+  it('looks up the entries of the frontends on screen in one bpftool while they are as read, and reads every LB map once one changed', async () => {
+    const lab = await labUp('cilium', { prefix: PREFIX });
+    const { transport, ran, stdins } = recording(lab.names.node, true);
+    const root = lab.bpfRoot!;
+    const pin = `${root}/cilium_lb4_services_v2`;
+    const session = new Session({ transport, live: true, apiText: readFileSync(lab.apiObjectsPath, 'utf8'), intervalMs: 3_600_000, params: { bpfRoot: root } });
+    try {
+      await session.start();
+      const services = session.getState().snapshot!.lb!.value!.services;
+      // Two frontends with backend slots on screen: their slot 0 and every backend slot are looked up.
+      const shown = services.filter((s) => s.slots.length > 0).slice(0, 2);
+      expect(shown.length).toBe(2);
+      const frontends = shown.map((s) => formatFrontend(s.frontend));
+      session.focus({ ...LB_MAPS_FOCUS, frontends });
+      const quiet = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('chain');
+      expect(quiet).toEqual(['bpftool -j batch file -']);
+      const lines = stdins[stdins.length - 1]!.trimEnd().split('\n');
+      expect(lines.length).toBe(shown.reduce((n, s) => n + 1 + s.slots.length, 0));
+      expect(lines.every((l) => l.startsWith(`map lookup pinned ${pin} key hex `))).toBe(true);
+
+      // A change off screen (another frontend's slot 0 rewritten): not seen by the lookups.
+      const dump = () => nsExecOk(lab.names.node, ['bpftool', '-j', 'map', 'dump', 'pinned', pin]).then((r) => JSON.parse(r.stdout) as { key: string[]; value: string[] }[]);
+      const hex = (b: readonly string[]) => b.map((x) => x.replace(/^0x/, ''));
+      const keyOf = (line: string) => line.slice(line.indexOf(' key hex ') + ' key hex '.length);
+      const onScreen = new Set(lines.map(keyOf));
+      const entries = await dump();
+      const elsewhere = entries.find((e) => !onScreen.has(hex(e.key).join(' ')) && e.key[6] === '0x00' && e.key[7] === '0x00')!;
+      const bumped = (v: readonly string[]) => [...hex(v).slice(0, 10), (Number.parseInt(hex(v)[10]!, 16) ^ 1).toString(16).padStart(2, '0'), ...hex(v).slice(11)];
+      await nsExecOk(lab.names.node, ['bpftool', 'map', 'update', 'pinned', pin, 'key', 'hex', ...hex(elsewhere.key), 'value', 'hex', ...bumped(elsewhere.value)]);
+      expect(await refreshOnce(session, ran)).toEqual(['bpftool -j batch file -']);
+      expect(session.lastRefreshKind()).toBe('chain');
+
+      // An entry on screen changed (slot 0's value: the update cilium-agent makes when a backend comes or goes).
+      const first = entries.find((e) => hex(e.key).join(' ') === keyOf(lines[0]!))!;
+      await nsExecOk(lab.names.node, ['bpftool', 'map', 'update', 'pinned', pin, 'key', 'hex', ...hex(first.key), 'value', 'hex', ...bumped(first.value)]);
+      const changed = await refreshOnce(session, ran);
+      expect(session.lastRefreshKind()).toBe('full');
+      expect(changed).toContain(`bpftool -j map dump pinned ${root}/cilium_lb4_backends_v3`);
+      expect(changed).toContain(`bpftool -j map dump pinned ${pin}`);
+      // The full read's table holds the maps as they are now: the lookups agree with it again.
+      expect(await refreshOnce(session, ran)).toEqual(['bpftool -j batch file -']);
+      expect(session.lastRefreshKind()).toBe('chain');
+
+      // A backend slot on screen gone (bpftool stops at the missing key): the full read.
+      const slotLine = lines.find((l) => keyOf(l).split(' ').slice(6, 8).join(' ') !== '00 00')!;
+      await nsExecOk(lab.names.node, ['bpftool', 'map', 'delete', 'pinned', pin, 'key', 'hex', ...keyOf(slotLine).split(' ')]);
+      expect(await refreshOnce(session, ran)).toContain(`bpftool -j map dump pinned ${pin}`);
+      expect(session.lastRefreshKind()).toBe('full');
+    } finally {
+      await session.stop();
+    }
+  }, 240_000);
+
   it('re-dumps the service maps alone while they print the same, and every LB map once one changed', async () => {
     const lab = await labUp('cilium', { prefix: PREFIX });
     const { transport, ran } = recording(lab.names.node);

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { BugError, TransportError, UserError } from '../../src/errors.js';
 import { runProbe, runProbes } from '../../src/sources/probe-runner.js';
-import { probe } from '../../src/sources/catalog.js';
+import { catalog, probe } from '../../src/sources/catalog.js';
 import { openSsh, type SshOptions, type SshTransport } from '../../src/sources/ssh.js';
 import { dnsTransportFor } from '../../src/dns/open.js';
 import { Session } from '../../src/collect/session.js';
@@ -263,6 +263,17 @@ describe.runIf(canRun)('SSH source against sshd in the node namespace', () => {
     expect(r.status).toBe('timeout');
     expect(r.result.exitCode).toBeNull();
     expect((await runProbe(t, probe('uname'))).status).toBe('ok'); // the connection survives
+  });
+
+  it('feeds a probe that reads stdin its lines (bpftool batch: the LB pane\'s lookups), and the channel ends its stdin', async () => {
+    const t = await connect({ knownHostsFiles: [await knownHosts('kh-stdin', [`${nodeIP} ${hostKey.publicLine}`])] });
+    expect(t.feedsStdin).toBe(true);
+    const line = 'map lookup pinned /sys/fs/bpf/nodescope-none/cilium_lb4_services_v2 key hex 0a 60 00 01 01 bb 00 00 06 00 00 00';
+    const r = await runProbe(t, probe('bpf-lb-lookup'), {}, catalog(), { stdin: [line] });
+    // bpftool echoes each command it read from stdin; the pin does not exist, so it fails there.
+    const out = JSON.parse(r.result.stdout) as { command: string[]; output: unknown }[];
+    expect(out.map((o) => o.command.join(' '))).toEqual([line]);
+    expect(r.status).toBe('failed');
   });
 
   it('a host key that changed while reconnecting stops the reconnects (failed), never connects', async () => {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { LB_MAPS_FOCUS } from '../../src/collect/map-refresh.js';
 import { staticSession, type ChainFocus, type SessionLike } from '../../src/collect/session.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { buildLbView } from '../../src/analysis/lb-view.js';
 import { App } from '../../src/ui/App.js';
 import { initialUiState, type UiState } from '../../src/ui/state.js';
 import { snapshotOf } from '../helpers/fixtures.js';
@@ -30,10 +31,29 @@ describe('what the App asks live refreshes to re-read alone', () => {
   it('the service maps while the LB pane shows maps read from their pins; none on the Services pane', async () => {
     const cilium = await snapshotOf('lab-cilium');
     expect(cilium.lbMapsRead.length).toBeGreaterThan(0);
-    expect(await lastFocus(cilium, { ...initialUiState, pane: 'lb' })).toEqual(LB_MAPS_FOCUS);
+    // With the frontends the pane may show (all of the lab's, a short table), in the pane's order.
+    const shown = buildLbView(cilium, '').frontends.map((f) => f.key);
+    expect(shown.length).toBeGreaterThan(3);
+    expect(await lastFocus(cilium, { ...initialUiState, pane: 'lb' })).toEqual({ ...LB_MAPS_FOCUS, frontends: shown });
     expect(await lastFocus(cilium, { ...initialUiState, pane: 'services' })).toBeNull();
     // An LB table from cilium-agent's listings (no map read from a pin): no focus.
     expect(await lastFocus({ ...cilium, lbMapsRead: [] }, { ...initialUiState, pane: 'lb' })).toBeNull();
+  });
+
+  it('the frontends within a screen of the cursor on a long LB table, a superset of the pane\'s window', async () => {
+    const cilium = await snapshotOf('lab-cilium');
+    const table = cilium.lb!.value!;
+    // 300 frontends: the lab's first one copied at ports 20000…20299.
+    const services = Array.from({ length: 300 }, (_, i) => ({ ...table.services[0]!, frontend: { ...table.services[0]!.frontend, port: 20000 + i } }));
+    const long: NodeSnapshot = { ...cilium, lb: { ...cilium.lb!, value: { ...table, services } } };
+    const keys = buildLbView(long, '').frontends.map((f) => f.key);
+    const focus = await lastFocus(long, { ...initialUiState, pane: 'lb', cursors: { lb: 150 } });
+    const got = focus?.frontends ?? [];
+    // The body is under 30 lines: at most a body above and below the cursor, the cursor's row among them.
+    expect(got.length).toBeLessThanOrEqual(2 * 30 + 1);
+    expect(got.length).toBeGreaterThan(20);
+    expect(got).toEqual(keys.slice(keys.indexOf(got[0]!), keys.indexOf(got[0]!) + got.length));
+    expect(got).toContain(keys[150]);
   });
 
   it('the open chain in the Rules pane', async () => {
