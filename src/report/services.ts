@@ -69,17 +69,21 @@ export function expectationText(e: ServiceExpectation, lang: Lang = 'en'): strin
   ];
   const out = [`${formatServiceRef(e)}: ${policy.join(' · ')}`];
   if (e.skipped) return [...out, `  ${why(e.skipped)}`];
+  // An endpoint's reasons: most have one (no list made for it).
+  const whyAll = (rs: readonly Reason[]) => (rs.length === 1 ? why(rs[0]) : rs.map(why).join(', '));
+  const traffic = (name: string, tr: TrafficExpectation | null) => {
+    if (tr === null) return;
+    const reasons = tr.reasons.map(why);
+    out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? endpointCount(lang, tr.endpoints.length) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
+    for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${whyAll(ep.reasons)}`);
+    for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${whyAll(ep.reasons)}`);
+  };
   for (const p of e.ports) {
     const head = `  ${p.family} ${p.port}/${p.protocol}${p.topologyMode ? tf(lang, 'cli.exp.hints', { mode: p.topologyMode }) : ''}`;
     out.push(head);
-    for (const l of p.loadBalancerIPs.filter((x) => !x.programmed)) out.push(`    LB ${l.ip}: ${why(l.reason)}`);
-    for (const [name, tr] of [['cluster', p.cluster], ['external', p.external]] as const) {
-      if (tr === null) continue;
-      const reasons = tr.reasons.map(why);
-      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? endpointCount(lang, tr.endpoints.length) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
-      for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
-      for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
-    }
+    for (const l of p.loadBalancerIPs) if (!l.programmed) out.push(`    LB ${l.ip}: ${why(l.reason)}`);
+    traffic('cluster', p.cluster);
+    traffic('external', p.external);
   }
   return out;
 }
@@ -224,8 +228,8 @@ function servicesText(snapshot: NodeSnapshot, rows: readonly ServiceRow[], expec
 
 /** An endpoint's conditions after its address when not plainly ready: `(not-ready)`, `(terminating)`, `(not-ready,terminating)`. */
 function endpointState(ep: ServiceRow['endpoints'][number]): string {
-  const states = [...(ep.ready === false ? ['not-ready'] : []), ...(ep.terminating ? ['terminating'] : [])];
-  return states.length ? `(${states.join(',')})` : '';
+  if (ep.ready === false) return ep.terminating ? '(not-ready,terminating)' : '(not-ready)';
+  return ep.terminating ? '(terminating)' : '';
 }
 
 /**
