@@ -221,35 +221,9 @@ function servicesText(snapshot: NodeSnapshot, rows: readonly ServiceRow[], expec
       endpoints.map((ep) => `${ep.address}${endpointState(ep)}`),
       ...(wide ? [endpoints.map((ep) => ep.nodeName ?? '?'), e.internalTrafficPolicy, e.externalTrafficPolicy, e.sessionAffinity] : []),
     ]);
-    for (const line of expectationText(e, lang)) expected.push(line);
+    for (const line of expectationText(e, lang)) expected.push(terminalSafe(line));
   }
-  return `${headText(showHead(snapshot), lang)}${plainTable(head, table)}\n${tf(lang, 'cli.services.expected', { node: terminalSafe(node.name) })}\n${safeLines(expected)}\n${apiWarnings(snapshot)}`;
-}
-
-/**
- * The characters {@link expectationText} writes itself besides printable ASCII (` · `, `→`, `✗`,
- * `—`: punctuation and symbols, never escaped by `terminalSafe`; test/unit/show-services-equal
- * checks it), for {@link safeLines}.
- */
-export const EXPECTATION_MARKS = '\u00b7\u2192\u2717\u2014';
-/** Anything but printable ASCII, newline and {@link EXPECTATION_MARKS}: what could make `terminalSafe` change a line. */
-const NOT_PLAIN_LINES = new RegExp(`[^\\n\\x20-\\x7e${EXPECTATION_MARKS}]`);
-
-/**
- * `lines.map((l) => terminalSafe(l)).join('\n')`, with one test of the joined text instead of
- * one call per line when it can decide: printable ASCII never needs an escape
- * (src/text/terminal-safe.ts), nor do {@link EXPECTATION_MARKS}, and as many newlines as joins
- * means no line held one of its own (a line's newline is escaped). Anything else (a Japanese
- * text, a name with a control) is escaped line by line, as before.
- */
-function safeLines(lines: readonly string[]): string {
-  const text = lines.join('\n');
-  if (!NOT_PLAIN_LINES.test(text)) {
-    let newlines = 0;
-    for (let at = text.indexOf('\n'); at >= 0; at = text.indexOf('\n', at + 1)) newlines++;
-    if (newlines === Math.max(lines.length - 1, 0)) return text;
-  }
-  return lines.map((l) => terminalSafe(l)).join('\n');
+  return `${headText(showHead(snapshot), lang)}${plainTable(head, table)}\n${tf(lang, 'cli.services.expected', { node: terminalSafe(node.name) })}\n${expected.join('\n')}\n${apiWarnings(snapshot)}`;
 }
 
 /** An endpoint's conditions after its address when not plainly ready: `(not-ready)`, `(terminating)`, `(not-ready,terminating)`. */

@@ -15,8 +15,7 @@ import { writeGeneratedBundles } from '../../bench/gen/capture.js';
 import { LAB_SCENARIO } from '../lab/scenario.js';
 import { loadSnapshot } from '../../src/collect/session.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { EXPECTATION_MARKS, showServices, showServicesPieces } from '../../src/report/services.js';
-import { terminalSafe } from '../../src/text/terminal-safe.js';
+import { showServices, showServicesPieces } from '../../src/report/services.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import type { OutputFormat } from '../../src/text/document.js';
 import { generatedNode, RICH_SCENARIO, withService } from '../helpers/diagnose-scenario.js';
@@ -107,27 +106,6 @@ describe('show services row by row prints what the path before it printed', () =
     expect(showServices(snapshot, 'json')).toContain('\\u001b');
     // Every format (the names printed are escaped, so no Service is picked by them here).
     for (const format of FORMATS) expect(showServices(snapshot, format), format).toBe(showServicesBefore(snapshot, format));
-  });
-
-  it('the expectation text\'s own marks are never escaped (its one-test path relies on it)', () => {
-    for (const mark of EXPECTATION_MARKS) expect(terminalSafe(`a ${mark} b`)).toBe(`a ${mark} b`);
-    expect([...EXPECTATION_MARKS].length).toBe(4);
-  });
-
-  it('a newline alone in a name: the expectation lines escaped one by one', async () => {
-    // Printable ASCII but for a newline: the one-test path of the text must see the extra newline.
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-svc-equal-nl-'));
-    tmp.push(dir);
-    writeGeneratedBundles(dir, { services: 12, endpoints: 2, seed: 'svc-equal-nl', modes: ['iptables'], conntrack: 5 });
-    const apiFile = path.join(dir, 'iptables', 'api.json');
-    const list = JSON.parse(readFileSync(apiFile, 'utf8')) as { items: { kind: string; metadata: { name: string } }[] };
-    // Neither the first nor the last Service (those are picked by their escaped names below).
-    const renamed = list.items.filter((i) => i.kind === 'Service')[3]!;
-    renamed.metadata.name = `${renamed.metadata.name}\ntwo-lines`;
-    writeFileSync(apiFile, JSON.stringify(list));
-    const snapshot = await servicesSnapshot(path.join(dir, 'iptables'));
-    expect(showServices(snapshot, 'text')).toContain('\\ntwo-lines: ');
-    expectSameOutput(snapshot);
   });
 
   it('terminal controls in Services of a later JSON chunk', () => {
