@@ -108,6 +108,21 @@ describe('show services row by row prints what the path before it printed', () =
     for (const format of FORMATS) expect(showServices(snapshot, format), format).toBe(showServicesBefore(snapshot, format));
   });
 
+  it('a newline alone in a name: the expectation lines escaped one by one', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-svc-equal-nl-'));
+    tmp.push(dir);
+    writeGeneratedBundles(dir, { services: 12, endpoints: 2, seed: 'svc-equal-nl', modes: ['iptables'], conntrack: 5 });
+    const apiFile = path.join(dir, 'iptables', 'api.json');
+    const list = JSON.parse(readFileSync(apiFile, 'utf8')) as { items: { kind: string; metadata: { name: string } }[] };
+    // Neither the first nor the last Service (those are picked by their escaped names below).
+    const renamed = list.items.filter((i) => i.kind === 'Service')[3]!;
+    renamed.metadata.name = `${renamed.metadata.name}\ntwo-lines`;
+    writeFileSync(apiFile, JSON.stringify(list));
+    const snapshot = await servicesSnapshot(path.join(dir, 'iptables'));
+    expect(showServices(snapshot, 'text')).toContain('\\ntwo-lines: ');
+    expectSameOutput(snapshot);
+  });
+
   it('terminal controls in Services of a later JSON chunk', () => {
     // 150 Services (three chunks of the JSON writer), one named with a C1 control and bidi override at the end.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-svc-equal-ctl-'));
