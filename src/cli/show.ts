@@ -10,7 +10,7 @@ import { showConntrack } from '../report/conntrack.js';
 import { showDns } from '../report/dns.js';
 import { showLb } from '../report/lb.js';
 import { showRules } from '../report/rules.js';
-import { showServices } from '../report/services.js';
+import { showServicesPieces } from '../report/services.js';
 import { probe } from '../sources/catalog.js';
 import { closeSource } from '../sources/open.js';
 import { dnsTransportFor } from '../dns/open.js';
@@ -57,11 +57,12 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
   const lang = detectLang(opts.lang);
   if (events) process.stderr.write(`${tf(lang, 'cli.ct.readingEvents', { seconds: Math.round(probe('conntrack-events').timeoutMs / 1000) })}\n`);
   const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
-  let out: string;
+  // `show services -o json` comes in pieces, written one after another (never joined).
+  let out: string | readonly string[];
   try {
     switch (what) {
       case 'services':
-        out = showServices(snapshot, format, opts.service, lang);
+        out = showServicesPieces(snapshot, format, opts.service, lang);
         break;
       case 'rules':
         out = showRules(snapshot, format, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) }, lang);
@@ -98,5 +99,6 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
   } finally {
     await closeSource(source);
   }
-  writeDocument(out, format);
+  if (typeof out === 'string') writeDocument(out, format);
+  else for (const piece of out) writeDocument(piece, format);
 }

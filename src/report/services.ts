@@ -69,17 +69,21 @@ export function expectationText(e: ServiceExpectation, lang: Lang = 'en'): strin
   ];
   const out = [`${formatServiceRef(e)}: ${policy.join(' · ')}`];
   if (e.skipped) return [...out, `  ${why(e.skipped)}`];
+  // An endpoint's reasons: most have one (no list made for it).
+  const whyAll = (rs: readonly Reason[]) => (rs.length === 1 ? why(rs[0]) : rs.map(why).join(', '));
+  const traffic = (name: string, tr: TrafficExpectation | null) => {
+    if (tr === null) return;
+    const reasons = tr.reasons.map(why);
+    out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? endpointCount(lang, tr.endpoints.length) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
+    for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${whyAll(ep.reasons)}`);
+    for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${whyAll(ep.reasons)}`);
+  };
   for (const p of e.ports) {
     const head = `  ${p.family} ${p.port}/${p.protocol}${p.topologyMode ? tf(lang, 'cli.exp.hints', { mode: p.topologyMode }) : ''}`;
     out.push(head);
-    for (const l of p.loadBalancerIPs.filter((x) => !x.programmed)) out.push(`    LB ${l.ip}: ${why(l.reason)}`);
-    for (const [name, tr] of [['cluster', p.cluster], ['external', p.external]] as const) {
-      if (tr === null) continue;
-      const reasons = tr.reasons.map(why);
-      out.push(`    ${name} (${tr.policy}): ${tr.verdict === 'endpoints' ? endpointCount(lang, tr.endpoints.length) : tr.verdict.toUpperCase()}${reasons.length ? ` — ${reasons.join('; ')}` : ''}`);
-      for (const ep of tr.endpoints) out.push(`      → ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
-      for (const ep of tr.excluded) out.push(`      ✗ ${ep.hostPort} ${ep.reasons.map(why).join(', ')}`);
-    }
+    for (const l of p.loadBalancerIPs) if (!l.programmed) out.push(`    LB ${l.ip}: ${why(l.reason)}`);
+    traffic('cluster', p.cluster);
+    traffic('external', p.external);
   }
   return out;
 }
@@ -122,13 +126,15 @@ const CHUNK_HEAD = '{\n  "services": [\n';
 const CHUNK_TAIL = '\n  ]\n}';
 
 /**
- * The `-o json` document: the text `toJsonNoBigint(documentOf('ServiceList', {...head,
- * services}))` prints, with the services stringified a chunk at a time inside a wrapper that
- * puts them at the document's depth (`services` is the document's last key), so no Service's
- * JSON objects outlive its chunk (holding all of them made every young-generation collection
- * copy them). Any failure of the pieces (a bigint) goes the whole way.
+ * The `-o json` document in pieces whose concatenation is the text `toJsonNoBigint(documentOf(
+ * 'ServiceList', {...head, services}))` prints: the services stringified a chunk at a time
+ * inside a wrapper that puts them at the document's depth (`services` is the document's last
+ * key), so no Service's JSON objects outlive its chunk (holding all of them made every
+ * young-generation collection copy them), and never joined: the caller writes the pieces one
+ * after another (a 44 MB document was copied once into the joined text and once more into the
+ * write's buffer). Any failure of the pieces (a bigint) goes the whole way, as one piece.
  */
-function servicesJsonText(snapshot: NodeSnapshot, rows: readonly ServiceRow[], expect: (row: ServiceRow) => ServiceExpectation): string {
+function servicesJsonPieces(snapshot: NodeSnapshot, rows: readonly ServiceRow[], expect: (row: ServiceRow) => ServiceExpectation): string[] {
   const head = showHead(snapshot);
   const marker = '\u0000services\u0000';
   let framed: string;
@@ -139,20 +145,18 @@ function servicesJsonText(snapshot: NodeSnapshot, rows: readonly ServiceRow[], e
       const chunk = JSON.stringify({ services: rows.slice(i, i + JSON_CHUNK).map((r) => serviceJson(r, expect(r))) }, null, 2);
       // Escaped chunk by chunk: the escapes are per code point and a chunk ends between two
       // Services (ASCII), so this is the whole text's escaping, without a pass over the joined text.
+      if (items.length > 0) items.push(',\n');
       items.push(jsonTerminalSafe(chunk.slice(CHUNK_HEAD.length, chunk.length - CHUNK_TAIL.length)));
     }
   } catch (e) {
     if (!(e instanceof TypeError)) throw e;
-    return toJsonNoBigint(documentOf('ServiceList', { ...head, services: rows.map((r) => serviceJson(r, expect(r))) }));
+    return [toJsonNoBigint(documentOf('ServiceList', { ...head, services: rows.map((r) => serviceJson(r, expect(r))) }))];
   }
   const at = framed.lastIndexOf(JSON.stringify(marker));
   const before = jsonTerminalSafe(framed.slice(0, at));
   const after = `${jsonTerminalSafe(framed.slice(at + JSON.stringify(marker).length))}\n`;
-  if (items.length === 0) return `${before}[]${after}`;
-  // One join: the document is copied once, flat.
-  items[0] = `${before}[\n${items[0]!}`;
-  items[items.length - 1] = `${items[items.length - 1]!}\n  ]${after}`;
-  return items.join(',\n');
+  if (items.length === 0) return [`${before}[]${after}`];
+  return [`${before}[\n`, ...items, `\n  ]${after}`];
 }
 
 /** The Service rows of a snapshot; throws `UserError` when it has no API objects. */
@@ -167,6 +171,16 @@ export function serviceRows(snapshot: NodeSnapshot): readonly ServiceRow[] {
  * (the hint lists the closest names).
  */
 export function showServices(snapshot: NodeSnapshot, format: OutputFormat, service?: string, lang: Lang = 'en'): string {
+  const pieces = showServicesPieces(snapshot, format, service, lang);
+  return pieces.length === 1 ? pieces[0]! : pieces.join('');
+}
+
+/**
+ * {@link showServices} as pieces to write one after another (their concatenation is its text):
+ * `-o json` in pieces of at most {@link JSON_CHUNK} Services, the other formats in one piece.
+ * Throws as {@link showServices} does.
+ */
+export function showServicesPieces(snapshot: NodeSnapshot, format: OutputFormat, service?: string, lang: Lang = 'en'): readonly string[] {
   let rows = serviceRows(snapshot);
   if (service !== undefined) {
     const all = rows.map((r) => formatServiceRef(r));
@@ -174,12 +188,18 @@ export function showServices(snapshot: NodeSnapshot, format: OutputFormat, servi
     if (rows.length === 0) throw serviceNotFound(service, all);
   }
   // Names only: no expectation is printed, so none is computed (it is pure).
-  if (format === 'name') return rows.map((r) => `${terminalSafe(`service/${formatServiceRef(r)}`)}\n`).join('');
+  if (format === 'name') return [rows.map((r) => `${terminalSafe(`service/${formatServiceRef(r)}`)}\n`).join('')];
   const node = { name: snapshot.meta.node };
   const expect = serviceRowExpecter(snapshot.api!.value!, node);
   // Each row's expectation and output are made together: its endpoint rows are derived once
   // (rows keep only the last few derived) and nothing of a row outlives its output.
-  if (format === 'json') return servicesJsonText(snapshot, rows, expect);
+  if (format === 'json') return servicesJsonPieces(snapshot, rows, expect);
+  return [servicesText(snapshot, rows, expect, format, lang)];
+}
+
+/** The text, wide and document (YAML) formats of {@link showServicesPieces}. */
+function servicesText(snapshot: NodeSnapshot, rows: readonly ServiceRow[], expect: (row: ServiceRow) => ServiceExpectation, format: OutputFormat, lang: Lang): string {
+  const node = { name: snapshot.meta.node };
   if (isDocumentFormat(format)) {
     const body = { ...showHead(snapshot), services: rows.map((r) => serviceJson(r, expect(r))) };
     return toDocument('ServiceList', body, format);
@@ -208,8 +228,8 @@ export function showServices(snapshot: NodeSnapshot, format: OutputFormat, servi
 
 /** An endpoint's conditions after its address when not plainly ready: `(not-ready)`, `(terminating)`, `(not-ready,terminating)`. */
 function endpointState(ep: ServiceRow['endpoints'][number]): string {
-  const states = [...(ep.ready === false ? ['not-ready'] : []), ...(ep.terminating ? ['terminating'] : [])];
-  return states.length ? `(${states.join(',')})` : '';
+  if (ep.ready === false) return ep.terminating ? '(not-ready,terminating)' : '(not-ready)';
+  return ep.terminating ? '(terminating)' : '';
 }
 
 /**

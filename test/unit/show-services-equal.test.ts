@@ -15,7 +15,7 @@ import { writeGeneratedBundles } from '../../bench/gen/capture.js';
 import { LAB_SCENARIO } from '../lab/scenario.js';
 import { loadSnapshot } from '../../src/collect/session.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { showServices } from '../../src/report/services.js';
+import { showServices, showServicesPieces } from '../../src/report/services.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import type { OutputFormat } from '../../src/text/document.js';
 import { generatedNode, RICH_SCENARIO, withService } from '../helpers/diagnose-scenario.js';
@@ -37,9 +37,24 @@ async function servicesSnapshot(dir: string): Promise<NodeSnapshot> {
 
 const FORMATS: readonly OutputFormat[] = ['text', 'wide', 'json', 'yaml', 'name'];
 
+/**
+ * What `show services` writes: the pieces of {@link showServicesPieces} one after another
+ * (`-o json` of more than 64 Services comes in several); they must be the text before.
+ */
+function expectSamePieces(snapshot: NodeSnapshot, format: OutputFormat, lang: 'en' | 'ja' = 'en'): void {
+  const pieces = showServicesPieces(snapshot, format, undefined, lang);
+  if (format !== 'json') expect(pieces.length, format).toBe(1);
+  const services = snapshot.api?.value?.services.length ?? 0;
+  // Frame, then each chunk of 64 Services with a separator between two chunks.
+  if (format === 'json' && services > 0) expect(pieces.length, format).toBe(2 * Math.ceil(services / 64) + 1);
+  expect(pieces.join(''), `${format} ${lang} pieces`).toBe(showServicesBefore(snapshot, format, undefined, lang));
+}
+
 /** Every format in English, text and JSON in Japanese, and the first and last Service alone: new = before. */
 function expectSameOutput(snapshot: NodeSnapshot): void {
   for (const format of FORMATS) expect(showServices(snapshot, format), format).toBe(showServicesBefore(snapshot, format));
+  for (const format of FORMATS) expectSamePieces(snapshot, format);
+  expectSamePieces(snapshot, 'json', 'ja');
   for (const format of ['text', 'json'] as const) expect(showServices(snapshot, format, undefined, 'ja'), `${format} ja`).toBe(showServicesBefore(snapshot, format, undefined, 'ja'));
   const names = showServicesBefore(snapshot, 'name').split('\n').filter(Boolean).map((l) => l.replace(/^service\//, ''));
   expect(names.length).toBeGreaterThan(0);
@@ -91,6 +106,21 @@ describe('show services row by row prints what the path before it printed', () =
     expect(showServices(snapshot, 'json')).toContain('\\u001b');
     // Every format (the names printed are escaped, so no Service is picked by them here).
     for (const format of FORMATS) expect(showServices(snapshot, format), format).toBe(showServicesBefore(snapshot, format));
+  });
+
+  it('a newline alone in a name: the expectation lines escaped one by one', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-svc-equal-nl-'));
+    tmp.push(dir);
+    writeGeneratedBundles(dir, { services: 12, endpoints: 2, seed: 'svc-equal-nl', modes: ['iptables'], conntrack: 5 });
+    const apiFile = path.join(dir, 'iptables', 'api.json');
+    const list = JSON.parse(readFileSync(apiFile, 'utf8')) as { items: { kind: string; metadata: { name: string } }[] };
+    // Neither the first nor the last Service (those are picked by their escaped names below).
+    const renamed = list.items.filter((i) => i.kind === 'Service')[3]!;
+    renamed.metadata.name = `${renamed.metadata.name}\ntwo-lines`;
+    writeFileSync(apiFile, JSON.stringify(list));
+    const snapshot = await servicesSnapshot(path.join(dir, 'iptables'));
+    expect(showServices(snapshot, 'text')).toContain('\\ntwo-lines: ');
+    expectSameOutput(snapshot);
   });
 
   it('terminal controls in Services of a later JSON chunk', () => {
