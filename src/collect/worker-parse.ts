@@ -106,6 +106,24 @@ export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot
 }
 
 /**
+ * True when `nftRun` (the `nft-json` probe's run) printed at least `minBytes` (default
+ * {@link WORKER_MIN_BYTES}): the staged load then starts the conntrack worker after the rules'
+ * stage, not before it — the nft -j parse is the main thread's memory peak, and the worker's
+ * own (~180 MB on a million flows) on top of it passes the huge replays' 800 MB budget.
+ * Sized by its file (a replay) or its text; false for a failed or absent run. Never throws.
+ */
+export function startsAfterRules(nftRun: ProbeRun | undefined, minBytes = WORKER_MIN_BYTES): boolean {
+  if (nftRun?.status !== 'ok') return false;
+  const file = nftRun.result.stdoutPath;
+  try {
+    if (file !== undefined) return statSync(file).size >= minBytes;
+  } catch {
+    return false;
+  }
+  return nftRun.result.stdout.length >= minBytes;
+}
+
+/**
  * The job's parse, or — when the worker failed — `inProcess()`'s, with a
  * `parse-worker-failed` warning naming the failure added to its diagnostics.
  */
