@@ -36,10 +36,10 @@ export const WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 2 };
  * Whether a replay parses its big conntrack table on a worker: only when the environment
  * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the table arrives as columns (no
  * object per entry, no re-classification) and the main thread's CPU halves, but the
- * worker's parse (its own heap, its own malloc arena, the text's pieces) runs at the same
- * time as the rules' and LB maps' parse, when the main thread's memory is at its highest; the
- * huge nftables replay's app peak then passes the 800 MB budget (NOTES.md, issue 23, sessions
- * 11–13; iptables and Cilium stay under it since session 13).
+ * worker's parse (its own heap, its own malloc arena, the text's pieces) runs beside the
+ * main thread's rules or LB maps, and the sum must stay within the huge replays' 800 MB peak
+ * budget: it did in session 13's loaded-machine runs (with {@link startsAfterRules}), but the
+ * wall gain needs a quiet machine to show (NOTES.md, issue 23, sessions 11–13).
  */
 export function parseWorkersWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.NODESCOPE_PARSE_WORKERS === '1';
