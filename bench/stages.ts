@@ -102,7 +102,7 @@ async function measureMode(dir: string, mode: string): Promise<ModeReport> {
     totalCpuMs: cpuMsNow() - c0,
     mainCpuMs: mainThreadCpuMs() - m0,
     peakRssMb: process.resourceUsage().maxRSS / 1024,
-    entries: index.entries.length,
+    entries: index.rows.length,
   };
 }
 

@@ -81,7 +81,9 @@ function startApp(tag: string, cli: string, bundleDir: string, node: string, nod
   writeFileSync(hook, HOOK);
   rmSync(outFile, { force: true });
   const mark = loadedMark ? `NODESCOPE_BENCH_LOADED='${loadedMark.source.replace(/'/g, `'\\''`)}' ` : '';
-  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}${mark}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
+  // tmux starts the command in its server's environment, not this process's: the parse worker's switch is passed on explicitly.
+  const workers = process.env.NODESCOPE_PARSE_WORKERS ? `NODESCOPE_PARSE_WORKERS=${process.env.NODESCOPE_PARSE_WORKERS.replace(/[^0-9]/g, '')} ` : '';
+  const cmd = `${nodeEnv ? `NODE_ENV=${nodeEnv} ` : ''}${mark}${workers}NODESCOPE_BENCH_OUT=${outFile} NODESCOPE_BENCH_MARK=${node},kube-dns ${process.execPath} --require ${hook} ${cli} --replay ${bundleDir} --lang en`;
   const app = TmuxProgram.start(`nodescope-bench-${tag}-${process.pid}`, cmd, 120, 40);
   return {
     app,

@@ -5,7 +5,7 @@
  * the original destination matched against Service VIPs, then against NodePorts when it
  * is a node address; the reply source against the Service's current endpoints.
  */
-import { serviceProtocolOf, type ServiceFrontends } from './conntrack-nat.js';
+import type { ServiceFrontends } from './conntrack-nat.js';
 import { canonicalIp, type ConntrackEntry } from '../model/conntrack.js';
 import { entryRows, type ConntrackRows } from '../model/conntrack-ids.js';
 
@@ -40,6 +40,14 @@ export interface ConntrackClassificationColumns {
 }
 
 const PROTO_CODE: Readonly<Record<string, number>> = { TCP: 1, UDP: 2, SCTP: 3 };
+
+/**
+ * `PROTO_CODE[serviceProtocolOf(proto)]` of an entry's protocol, 0 when no Service protocol
+ * (`serviceProtocolOf` undefined): compared, not looked up by key (a million entries).
+ */
+function entryProtoCode(proto: string): number {
+  return proto === 'tcp' ? 1 : proto === 'udp' ? 2 : proto === 'sctp' ? 3 : 0;
+}
 
 function portKey(port: number | undefined, protocol: number): number {
   return (port ?? 0) * 4 + protocol;
@@ -150,9 +158,8 @@ export function classifyConntrackRows(
   const codeOf = new Uint8Array(n);
   let staleCount = 0;
   for (let i = 0; i < n; i++) {
-    const protocol = serviceProtocolOf(rows.proto(i));
-    if (protocol === undefined) continue;
-    const pc = PROTO_CODE[protocol]!;
+    const pc = entryProtoCode(rows.proto(i));
+    if (pc === 0) continue;
     const dst = origDst[i]!;
     const src = replySrc[i]!;
     const dport = rows.origDport(i);

@@ -16,7 +16,7 @@ import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { chunksOf, chunksOfPieces, turn } from './chunks.js';
-import { conntrackJobResult, startConntrackJob, type ConntrackJob, type WorkerOptions } from './worker-parse.js';
+import { conntrackJobResult, startConntrackJob, startsAfterRules, type ConntrackJob, type WorkerOptions } from './worker-parse.js';
 import { parseConntrack } from '../parsers/conntrack.js';
 import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
 import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
@@ -409,13 +409,8 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
   const withProbes = () => ({ ...first, probes: inCatalogOrder([...summaries.values()]) });
   let done: Partial<PartFields> = {};
   let pending = [...(first.pending ?? SNAPSHOT_PARTS)];
-  // Without a parse cache (a replay: live texts are fingerprinted whole), by default as parseWorkersWanted says.
+  // Without a parse cache (a replay: live texts are fingerprinted whole), by default as parseWorkersWanted says; started in the loop (startsAfterRules).
   const workers = options.workers ?? (input.cache ? undefined : {});
-  if (workers && pending.includes('conntrack') && !ctx.reuse?.parts.has('conntrack')) {
-    if (options.fetchRuns && !byId.has('conntrack')) for (const r of await options.fetchRuns(['conntrack'])) (byId.set(r.id, r), summaries.set(r.id, summarize(r)));
-    const job = startConntrackJob(byId.get('conntrack'), first, workers);
-    if (job) ctx = { ...ctx, job };
-  }
   for (const [i, stage] of STAGES.entries()) {
     const todo = stage.filter((part) => pending.includes(part) && !ctx.reuse?.parts.has(part));
     const missing = todo.flatMap((part) => partProbes()[part]).filter((id) => !byId.has(id));
@@ -425,6 +420,11 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
         byId.set(r.id, r);
         summaries.set(r.id, summarize(r));
       }
+    }
+    if (workers && !ctx.job && pending.includes('conntrack') && !ctx.reuse?.parts.has('conntrack') && (i > 0 || !startsAfterRules(byId.get('nft-json'), workers.minBytes))) {
+      if (options.fetchRuns && !byId.has('conntrack')) for (const r of await options.fetchRuns(['conntrack'])) (byId.set(r.id, r), summaries.set(r.id, summarize(r)));
+      const job = startConntrackJob(byId.get('conntrack'), first, workers);
+      if (job) ctx = { ...ctx, job };
     }
     for (const part of stage) {
       if (!pending.includes(part)) continue;

@@ -10,7 +10,7 @@
  * leaves the parse to the main thread, with a `parse-worker-failed` warning: never a crash.
  */
 import { existsSync, statSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { Worker, type ResourceLimits } from 'node:worker_threads';
 import { conntrackTargets, primeConntrackIndex, type ConntrackTargets } from '../analysis/conntrack-index.js';
 import { diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type { ConntrackTable } from '../model/conntrack.js';
@@ -23,12 +23,23 @@ import type { ConntrackJobInput, ConntrackJobReply } from './worker-protocol.js'
 export const WORKER_MIN_BYTES = 16 * 1024 * 1024;
 
 /**
+ * The worker's V8 limits: a young generation of 2 MiB (V8's default lets it grow to tens of
+ * MiB per semi-space). The parse keeps little but its columns and the interner, so short-lived
+ * garbage is scavenged sooner at about the same CPU, and the worker's RSS is ~30 MB lower at its
+ * peak (the end of the parse, where it meets the main thread's). No old-generation limit: a
+ * table of odd lines (objects, not columns) may need more, and a worker out of memory would only
+ * fall back to the main thread's parse.
+ */
+export const WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 2 };
+
+/**
  * Whether a replay parses its big conntrack table on a worker: only when the environment
- * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the table now arrives as columns (no
- * object per entry, no re-classification) and the main thread's CPU drops, but the
- * worker's parse (its own heap, its own malloc arena, the text's pieces) runs at the same
- * time as the rules' parse, when the main thread's memory is at its highest, and the sum
- * passes the huge replays' 800 MB peak budget in every mode (NOTES.md, issue 23, session 11).
+ * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the table arrives as columns (no
+ * object per entry, no re-classification) and the main thread's CPU halves, but the
+ * worker's parse (its own heap, its own malloc arena, the text's pieces) runs beside the
+ * main thread's rules or LB maps, and the sum must stay within the huge replays' 800 MB peak
+ * budget: it did in session 13's loaded-machine runs (with {@link startsAfterRules}), but the
+ * wall gain needs a quiet machine to show (NOTES.md, issue 23, sessions 11–13).
  */
 export function parseWorkersWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.NODESCOPE_PARSE_WORKERS === '1';
@@ -75,7 +86,7 @@ export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot
   const outcome = new Promise<{ parsed: ParseResult<ConntrackTable> } | { error: string }>((resolve) => {
     let worker: Worker;
     try {
-      worker = new Worker(script, { workerData: input });
+      worker = new Worker(script, { workerData: input, resourceLimits: WORKER_LIMITS });
     } catch (e) {
       resolve({ error: (e as Error).message });
       return;
@@ -92,6 +103,24 @@ export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot
     worker.once('exit', (code) => resolve({ error: `exited with code ${code} before it answered` }));
   });
   return { run, outcome };
+}
+
+/**
+ * True when `nftRun` (the `nft-json` probe's run) printed at least `minBytes` (default
+ * {@link WORKER_MIN_BYTES}): the staged load then starts the conntrack worker after the rules'
+ * stage, not before it — the nft -j parse is the main thread's memory peak, and the worker's
+ * own (~180 MB on a million flows) on top of it passes the huge replays' 800 MB budget.
+ * Sized by its file (a replay) or its text; false for a failed or absent run. Never throws.
+ */
+export function startsAfterRules(nftRun: ProbeRun | undefined, minBytes = WORKER_MIN_BYTES): boolean {
+  if (nftRun?.status !== 'ok') return false;
+  const file = nftRun.result.stdoutPath;
+  try {
+    if (file !== undefined) return statSync(file).size >= minBytes;
+  } catch {
+    return false;
+  }
+  return nftRun.result.stdout.length >= minBytes;
 }
 
 /**

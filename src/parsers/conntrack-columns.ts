@@ -35,8 +35,11 @@ export class ConntrackColumnBuilder {
   // Two per entry (original, reply): sport << 16 | dport; counters packed (packCounters) or -1 for none.
   private ports = new Int32Array(2 * FIRST_CAPACITY);
   private counters = new Int32Array(2 * FIRST_CAPACITY);
-  // Four per entry: orig src, dst, reply src, dst.
-  private ids = new Int32Array(4 * FIRST_CAPACITY);
+  // The four address ids, one column each (orig src, dst, reply src, dst): cut, not copied, at the end.
+  private src0 = new Int32Array(FIRST_CAPACITY);
+  private dst0 = new Int32Array(FIRST_CAPACITY);
+  private src1 = new Int32Array(FIRST_CAPACITY);
+  private dst1 = new Int32Array(FIRST_CAPACITY);
   private readonly special: ConntrackEntry[] = [];
 
   /** Number of entries added. */
@@ -51,7 +54,10 @@ export class ConntrackColumnBuilder {
       this.kind = grown(this.kind, this.cap);
       this.ports = grown(this.ports, 2 * this.cap);
       this.counters = grown(this.counters, 2 * this.cap);
-      this.ids = grown(this.ids, 4 * this.cap);
+      this.src0 = grown(this.src0, this.cap);
+      this.dst0 = grown(this.dst0, this.cap);
+      this.src1 = grown(this.src1, this.cap);
+      this.dst1 = grown(this.dst1, this.cap);
     }
     return this.n++;
   }
@@ -83,27 +89,30 @@ export class ConntrackColumnBuilder {
   }
 
   private setIds(i: number, ids: ArrayLike<number>): void {
-    const at = 4 * i;
-    this.ids[at] = ids[0]!;
-    this.ids[at + 1] = ids[1]!;
-    this.ids[at + 2] = ids[2]!;
-    this.ids[at + 3] = ids[3]!;
+    this.src0[i] = ids[0]!;
+    this.dst0[i] = ids[1]!;
+    this.src1[i] = ids[2]!;
+    this.dst1[i] = ids[3]!;
   }
 
-  /** The rows, the columns cut to their length (the builder is not used after). */
+  /**
+   * The rows, the columns cut to their length (the builder is not used after). A column at
+   * least three quarters full is cut as a view of its buffer (no copy: a million entries'
+   * 40 MB would otherwise be held twice at the end of the parse, the parse's peak), else copied.
+   */
   finish(interner: ConntrackInterner): ConntrackColumnRows {
     const n = this.n;
-    const column = (k: number) => {
-      const out = new Int32Array(n);
-      const ids = this.ids;
-      for (let i = 0; i < n; i++) out[i] = ids[i * 4 + k]!;
-      return out;
-    };
-    const ids = internerIds(interner, column(0), column(1), column(2), column(3));
-    const rows = new ConntrackColumnRows(n, this.line.slice(0, n), this.kind.slice(0, n), this.ports.slice(0, 2 * n), this.counters.slice(0, 2 * n), this.special, ids, interner);
-    this.line = this.kind = this.ports = this.counters = this.ids = new Int32Array(0);
+    const cut = (a: Int32Array<ArrayBuffer>, size: number): Int32Array<ArrayBuffer> => (cutsInPlace(size, a.length) ? a.subarray(0, size) : a.slice(0, size));
+    const ids = internerIds(interner, cut(this.src0, n), cut(this.dst0, n), cut(this.src1, n), cut(this.dst1, n));
+    const rows = new ConntrackColumnRows(n, cut(this.line, n), cut(this.kind, n), cut(this.ports, 2 * n), cut(this.counters, 2 * n), this.special, ids, interner);
+    this.line = this.kind = this.ports = this.counters = this.src0 = this.dst0 = this.src1 = this.dst1 = new Int32Array(0);
     return rows;
   }
+}
+
+/** True when a column of `used` slots out of `capacity` is kept as a view (≥ 3/4 used: at most a third more memory than a copy). */
+export function cutsInPlace(used: number, capacity: number): boolean {
+  return used * 4 >= capacity * 3;
 }
 
 /** {@link ConntrackAddressIds} of `interner`'s numbering with the four id columns given. */

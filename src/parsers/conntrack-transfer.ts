@@ -261,7 +261,8 @@ export function encodeConntrackColumns(result: ParseResult<ConntrackTable>): { r
     if (headers[j] === undefined) headers[j] = kindHeader(j);
   }
   const specials = encodeSpecials(special);
-  const { entries: _, events, ...rest } = result.value;
+  const { events } = result.value;
+  const rest = tableRest(result.value);
   const sentEvents = events === undefined ? undefined : encodeSpecials(events);
   if (specials === undefined || (events !== undefined && sentEvents === undefined)) return undefined;
   const { origSrc, origDst, replySrc, replyDst } = ids;
@@ -273,6 +274,17 @@ export function encodeConntrackColumns(result: ParseResult<ConntrackTable>): { r
   // A buffer shared by two columns (a view of one another) would be transferred twice.
   if (new Set(buffers).size !== buffers.length) return undefined;
   return { encoded, transfer: buffers };
+}
+
+/**
+ * The table's other keys (trailers, counts…) in its own key order, without `entries` and
+ * `events`. Not by destructuring: `{ entries: _, ...rest }` reads `entries`, and a column
+ * table's `entries` is a getter that makes an object per entry (a million on a huge replay).
+ */
+function tableRest(table: ConntrackTable): Omit<ConntrackTable, 'entries' | 'events'> {
+  const rest: Record<string, unknown> = {};
+  for (const key of Object.keys(table)) if (key !== 'entries' && key !== 'events') rest[key] = (table as unknown as Record<string, unknown>)[key];
+  return rest as Omit<ConntrackTable, 'entries' | 'events'>;
 }
 
 /**

@@ -11,13 +11,15 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildFirstSnapshot, completeSnapshot, piecedProbes, type SnapshotInput } from '../../src/collect/build-snapshot.js';
-import { parseWorkerUrl, parseWorkersWanted } from '../../src/collect/worker-parse.js';
+import { parseWorkerUrl, parseWorkersWanted, startsAfterRules } from '../../src/collect/worker-parse.js';
+import { firstStageIds } from '../../src/collect/planned-runs.js';
+import { conntrackEntryCount } from '../../src/model/conntrack-ids.js';
 import { buildConntrackIndex, conntrackIndex, conntrackTargets } from '../../src/analysis/conntrack-index.js';
 import { toPlain } from '../../src/model/plain.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { parseConntrack } from '../../src/parsers/conntrack.js';
 import { decodeConntrack, encodeConntrack } from '../../src/parsers/conntrack-transfer.js';
-import { runProbes } from '../../src/sources/probe-runner.js';
+import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { copyFixture } from '../helpers/fixtures.js';
 
@@ -90,6 +92,40 @@ describe('conntrack table on a parse worker', () => {
     expect(primed.staleCount).toBe(fresh.staleCount);
     expect(primed.services).toEqual(fresh.services);
     expect([...primed.serviceOf].some((s) => s >= 0)).toBe(true);
+  });
+
+  it.each([
+    ['lab-nftables', 1000, true],
+    ['lab-nftables', 1_000_000, false],
+    ['lab-iptables', 1_000_000, false],
+  ] as const)('%s, worker from %i bytes: it starts after the rules when the nft -j text is that big, else before them (%s)', async (name, minBytes, after) => {
+    const transport = new ReplayTransport(copyFixture(name));
+    const runs = await runProbes(transport, { ids: firstStageIds(), stdoutAsPieces: piecedProbes() });
+    const apiText = transport.apiText();
+    const input: SnapshotInput = { runs, ...(apiText !== undefined ? { apiText } : {}), source: { kind: 'replay', label: name, live: false }, capturedAt: runs[0]!.result.startedAt };
+    // The worker's run is read just before the worker starts: when it was read tells when the worker started.
+    const asked: string[] = [];
+    const fetchRuns = (ids: readonly string[]) => (asked.push(...ids), runProbes(transport, { ids: [...ids], stdoutAsPieces: piecedProbes() }));
+    // Whether the worker's run was read when the rules' stage was published (its parse done).
+    let readBeforeRulesParsed: boolean | undefined;
+    const onProgress = () => (readBeforeRulesParsed ??= asked.includes('conntrack'));
+    const done = await completeSnapshot(input, buildFirstSnapshot(input), { fetchRuns, onProgress, workers: { enabled: true, minBytes } });
+    expect(asked.filter((id) => id === 'conntrack')).toEqual(['conntrack']);
+    expect(asked.indexOf('conntrack')).toBeGreaterThan(asked.indexOf('nft-json'));
+    expect(readBeforeRulesParsed).toBe(!after);
+    expect(done.conntrack!.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
+    expect(conntrackEntryCount(done.conntrack!.value!)).toBeGreaterThan(0);
+  });
+
+  it('startsAfterRules: an ok nft-json run of at least minBytes, by its file or its text; never a failed or absent run', async () => {
+    const transport = new ReplayTransport(copyFixture('lab-nftables'));
+    const [run] = await runProbes(transport, { ids: ['nft-json'], stdoutAsPieces: piecedProbes() });
+    expect(run!.status).toBe('ok');
+    expect([startsAfterRules(run, 1000), startsAfterRules(run, 1_000_000), startsAfterRules(run)]).toEqual([true, false, false]);
+    const [plain] = await runProbes(new ReplayTransport(copyFixture('lab-nftables')), { ids: ['nft-json'] });
+    expect([startsAfterRules(plain, 1000), startsAfterRules(plain, 1_000_000)]).toEqual([true, false]);
+    expect(startsAfterRules(undefined)).toBe(false);
+    expect(startsAfterRules({ ...plain!, status: 'failed' } as ProbeRun, 0)).toBe(false);
   });
 
   it('a worker that fails leaves the parse to the main thread, with a parse-worker-failed warning', async () => {
