@@ -1,5 +1,6 @@
 /** Snapshots of the project's own fixture bundles, read through the real replay pipeline. */
-import { cpSync, mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { afterAll } from 'vitest';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
@@ -31,6 +32,22 @@ export function copyFixture(name: string): string {
   const dir = mkdtempSync(path.join(tmpdir(), `nodescope-${name}-`));
   cpSync(fixtureDir(name), dir, { recursive: true });
   return dir;
+}
+
+/**
+ * A maker of temp directories named `nodescope-<prefix>-…`, removed when the calling test
+ * file ends (registers an `afterAll`: call it at a test file's top level).
+ */
+export function tempDirs(prefix: string): () => string {
+  const made: string[] = [];
+  afterAll(() => {
+    for (const d of made) rmSync(d, { recursive: true, force: true });
+  });
+  return () => {
+    const dir = mkdtempSync(path.join(tmpdir(), `nodescope-${prefix}-`));
+    made.push(dir);
+    return dir;
+  };
 }
 
 /** A static session per capture a tour uses, keyed by capture name (the tour's `sessions`). */

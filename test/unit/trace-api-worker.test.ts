@@ -8,11 +8,10 @@
  * fallbacks (no script, a script that fails, an unreadable file) answer as the thread does.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeGeneratedBundles } from '../../bench/gen/capture.js';
 import type { GlobalOptions } from '../../src/cli/options.js';
 import { startTraceApi, traceApiWorkerUrl, traceApiWorkerWanted, type TraceApiFeed } from '../../src/cli/trace-api.js';
@@ -22,18 +21,9 @@ import { packageRoot } from '../../src/paths.js';
 import { runTraceCommand } from '../../src/report/trace.js';
 import { apiTextFor } from '../../src/sources/api-select.js';
 import { readTextFile } from '../../src/sources/read-text.js';
-import { fixtureDir } from '../helpers/fixtures.js';
+import { fixtureDir, tempDirs } from '../helpers/fixtures.js';
 
-const tmp: string[] = [];
-afterAll(() => {
-  for (const d of tmp) rmSync(d, { recursive: true, force: true });
-});
-
-function tmpDir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-trace-api-'));
-  tmp.push(dir);
-  return dir;
-}
+const tmpDir = tempDirs('trace-api');
 
 const MODES = ['iptables', 'nftables', 'cilium'] as const;
 

@@ -6,10 +6,9 @@
  * expectation notes and the head's evidence and notes), `apiUnreadNote` and the API
  * diagnostics of what is read are those of the whole capture (issue 23 item 3).
  */
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { writeGeneratedBundles } from '../../bench/gen/capture.js';
 import { apiUnreadNote } from '../../src/analysis/api-notes.js';
 import { loadOnce } from '../../src/cli/load.js';
@@ -17,18 +16,9 @@ import type { GlobalOptions } from '../../src/cli/options.js';
 import { loadForTrace, traceRead } from '../../src/cli/trace-load.js';
 import { runTraceCommand } from '../../src/report/trace.js';
 import { apiTextFor } from '../../src/sources/api-select.js';
-import { fixtureDir } from '../helpers/fixtures.js';
+import { fixtureDir, tempDirs } from '../helpers/fixtures.js';
 
-const tmp: string[] = [];
-afterAll(() => {
-  for (const d of tmp) rmSync(d, { recursive: true, force: true });
-});
-
-function tmpDir(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-lean-api-'));
-  tmp.push(dir);
-  return dir;
-}
+const tmpDir = tempDirs('lean-api');
 
 function generatedBundle(mode: 'iptables' | 'nftables'): string {
   const dir = tmpDir();
