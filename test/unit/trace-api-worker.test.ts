@@ -8,7 +8,7 @@
  * fallbacks (no script, a script that fails, an unreadable file) answer as the thread does.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -22,6 +22,7 @@ import { runTraceCommand } from '../../src/report/trace.js';
 import { apiTextFor } from '../../src/sources/api-select.js';
 import { readTextFile } from '../../src/sources/read-text.js';
 import { fixtureDir, tempDirs } from '../helpers/fixtures.js';
+import { traceDestinations } from '../helpers/trace-destinations.js';
 
 const tmpDir = tempDirs('trace-api');
 
@@ -35,26 +36,6 @@ function generated(): Record<(typeof MODES)[number], string> {
 }
 
 const optionsOf = (dir: string, to: string) => ({ replay: dir, interval: 2, to }) as unknown as GlobalOptions & { to?: string };
-
-/**
- * Destinations: every ClusterIP port of the first `services` Services, a NodePort on each
- * node address, an address no Service has, ICMP to the first ClusterIP, and a name (not an
- * address: the narrowing is not used).
- */
-function destinations(dir: string, services: number): string[] {
-  const list = JSON.parse(readFileSync(path.join(dir, 'api.json'), 'utf8')) as { items: Record<string, any>[] };
-  const out: string[] = [];
-  for (const s of list.items.filter((i) => i['kind'] === 'Service' && /^\d/.test(i['spec'].clusterIP ?? '')).slice(0, services)) {
-    for (const p of s['spec'].ports ?? []) out.push(`${s['spec'].clusterIP}:${p.port}/${String(p.protocol ?? 'TCP').toLowerCase()}`);
-  }
-  const nodePort = list.items.flatMap((i) => (i['kind'] === 'Service' ? (i['spec'].ports ?? []) : [])).find((p: any) => p.nodePort)?.nodePort as number | undefined;
-  const addrs = JSON.parse(readFileSync(path.join(dir, 'probes', 'ip-addr.stdout'), 'utf8')) as { addr_info: { family: string; local: string }[] }[];
-  for (const a of addrs.flatMap((x) => x.addr_info).filter((a) => a.family === 'inet' && a.local !== '127.0.0.1')) {
-    if (nodePort !== undefined) out.push(`${a.local}:${nodePort}/tcp`);
-  }
-  out.push('10.99.99.99:80/tcp', `${out[0]!.split(':')[0]}/icmp`);
-  return out;
-}
 
 /** The trace document of `to` from the in-thread reference and from the worker path; who made the worker path's API text. */
 async function both(dir: string, to: string, from: string, output: 'json' | 'text') {
@@ -77,7 +58,7 @@ describe('trace: the API objects narrowed on a worker', () => {
   ])('%s: the same documents as the in-thread narrowing', async (_name, dirOf, services) => {
     const dir = dirOf();
     let viaWorker = 0;
-    for (const to of destinations(dir, services)) {
+    for (const to of traceDestinations(dir, services)) {
       for (const output of ['json', 'text'] as const) {
         const { reference, worker, hows } = await both(dir, to, to.endsWith('/icmp') ? '10.244.1.7' : '10.244.1.7:40000', output);
         expect(worker, `${to} ${output}`).toBe(reference);
@@ -158,7 +139,7 @@ describe('the bin with and without the worker', () => {
   it.each(MODES)('lab-%s: stdout, stderr and exit code byte for byte', (mode) => {
     const dir = fixtureDir(`lab-${mode}`);
     // A Service's port, an address no Service has, a port out of range (an error and its exit code).
-    const tos = [destinations(dir, 1)[0]!, '10.99.99.99:80/tcp', '10.96.0.1:99999/tcp'];
+    const tos = [traceDestinations(dir, 1)[0]!, '10.99.99.99:80/tcp', '10.96.0.1:99999/tcp'];
     for (const to of tos) {
       for (const output of [[], ['-o', 'json']]) {
         const args = ['trace', '--replay', dir, '--from', '10.244.1.7', '--to', to, ...output];

@@ -17,6 +17,7 @@ import { loadForTrace, traceRead } from '../../src/cli/trace-load.js';
 import { runTraceCommand } from '../../src/report/trace.js';
 import { apiTextFor } from '../../src/sources/api-select.js';
 import { fixtureDir, tempDirs } from '../helpers/fixtures.js';
+import { traceDestinations } from '../helpers/trace-destinations.js';
 
 const tmpDir = tempDirs('lean-api');
 
@@ -45,22 +46,6 @@ function editedLab(): string {
 
 const optionsOf = (dir: string, to?: string) => ({ replay: dir, interval: 2, ...(to !== undefined ? { to } : {}) }) as unknown as GlobalOptions & { to?: string };
 
-/** Destinations: the ClusterIP ports of the first Services, a NodePort on each node address, an address no Service has, ICMP. */
-function destinations(dir: string): string[] {
-  const list = JSON.parse(readFileSync(path.join(dir, 'api.json'), 'utf8')) as { items: Record<string, any>[] };
-  const out: string[] = [];
-  for (const s of list.items.filter((i) => i['kind'] === 'Service' && /^\d/.test(i['spec'].clusterIP ?? '')).slice(0, 4)) {
-    for (const p of s['spec'].ports ?? []) out.push(`${s['spec'].clusterIP}:${p.port}/${String(p.protocol ?? 'TCP').toLowerCase()}`);
-  }
-  const nodePort = list.items.flatMap((i) => (i['kind'] === 'Service' ? (i['spec'].ports ?? []) : [])).find((p: any) => p.nodePort)?.nodePort as number | undefined;
-  const addrs = JSON.parse(readFileSync(path.join(dir, 'probes', 'ip-addr.stdout'), 'utf8')) as { addr_info: { family: string; local: string }[] }[];
-  for (const a of addrs.flatMap((x) => x.addr_info).filter((a) => a.family === 'inet' && a.local !== '127.0.0.1')) {
-    if (nodePort !== undefined) out.push(`${a.local}:${nodePort}/tcp`);
-  }
-  out.push('10.99.99.99:80/tcp', `${out[0]!.split(':')[0]}/icmp`);
-  return out;
-}
-
 describe('trace reads only the API objects of its destination', () => {
   it.each([
     ['lab-iptables', () => fixtureDir('lab-iptables')],
@@ -76,7 +61,7 @@ describe('trace reads only the API objects of its destination', () => {
     let lazy = 0;
     // Chains whose rules were not read (a lazily parsed chain gets its own `rules` on first read).
     const unread = (s: typeof full) => s.iptables?.value?.tables.reduce((n, t) => n + t.chains.filter((c) => !Object.hasOwn(c, 'rules')).length, 0) ?? 0;
-    for (const to of destinations(dir)) {
+    for (const to of traceDestinations(dir, 4)) {
       for (const from of to.endsWith('/icmp') ? ['10.244.1.7'] : ['10.244.1.7:40000', '10.244.1.7']) {
         for (const output of ['json', 'text'] as const) {
           const { snapshot: lean, args } = await loadForTrace(optionsOf(dir, to), () => ({ from, to, output }));
