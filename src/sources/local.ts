@@ -3,7 +3,8 @@
  * network namespace through the catalog's `netns` wrapper (`ip netns exec NAME`).
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { said, UserError } from '../errors.js';
 import { wrapperArgv } from './catalog.js';
@@ -36,13 +37,17 @@ function killGroup(pid: number, sig: NodeJS.Signals): void {
  * the process group (SIGKILL) and gives `{exitCode: null, timedOut: true}`; `signal`
  * aborted ends the group (SIGTERM, SIGKILL after 1 s) and gives `{exitCode: null}`.
  * Never throws. `cpuMs`: the child's CPU time, from /proc/self/stat (src/sources/child-cpu.ts).
+ * `stdoutToFile`: the child writes its stdout to a file of ours (private, removed once read)
+ * instead of a pipe, read whole when it ends: the same bytes, and a child printing megabytes
+ * never waits on a full pipe while this process's event loop is busy (a parse between
+ * turns); a file that cannot be made falls back to the pipe.
  *
  * The child leads its own process group, so what it starts goes with it: coreutils
  * `timeout` (the trace monitor's bound) puts its command in a group apart from the
  * terminal's, where a Ctrl-C never reaches it; killing the group does. Groups still
  * running when nodescope exits (any exit that runs `exit` handlers) get SIGKILL.
  */
-export function runProcess(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal): Promise<ExecResult> {
+export function runProcess(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal, stdoutToFile = false): Promise<ExecResult> {
   if (!exitHookInstalled) {
     exitHookInstalled = true;
     process.on('exit', () => {
@@ -55,6 +60,7 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
     const [cmd, ...args] = argv;
     const out: Buffer[] = [];
     const err: Buffer[] = [];
+    const file = stdoutToFile ? stdoutFile() : null;
     let timedOut = false;
     let settled = false;
     const finish = (r: Omit<ExecResult, 'argv' | 'startedAt' | 'durationMs' | 'stdout' | 'stderr'>, extraErr = '') => {
@@ -63,7 +69,7 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
       clearTimeout(timer);
       resolve({
         argv: [...argv],
-        stdout: Buffer.concat(out).toString('utf8'),
+        stdout: (file ? file.take() : Buffer.concat(out)).toString('utf8'),
         stderr: Buffer.concat(err).toString('utf8') + extraErr,
         startedAt,
         durationMs: now() - started,
@@ -74,7 +80,13 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
     // No measured child running: the next reap's CPU time is the next probe's alone.
     if (liveGroups.size === 0) resetChildCpuCount();
     let cpuMs: number | undefined;
-    const child = spawn(cmd ?? '', args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true });
+    let child;
+    try {
+      child = spawn(cmd ?? '', args, { stdio: ['ignore', file ? file.fd : 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true });
+    } finally {
+      // The child holds its own copy of the descriptor; ours is not needed to read the file.
+      file?.closeFd();
+    }
     const pid = child.pid;
     if (pid !== undefined) liveGroups.add(pid);
     const timer = setTimeout(() => {
@@ -98,8 +110,8 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
     child.on('exit', () => {
       cpuMs = childCpuSinceLastReap();
     });
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.stdout?.on('data', (d: Buffer) => out.push(d));
+    child.stderr?.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e: NodeJS.ErrnoException) => {
       release();
       finish({ exitCode: null, ...(e.code === 'ENOENT' ? { missing: true } : {}) }, `${cmd}: ${e.message}\n`);
@@ -114,6 +126,47 @@ export function runProcess(argv: readonly string[], timeoutMs: number, now: () =
       } else finish({ exitCode: code });
     });
   });
+}
+
+let outDir: string | null | undefined;
+let outCount = 0;
+
+/**
+ * A new private file for one child's stdout, in a directory of this process's own under the
+ * system's temporary directory (removed at exit), or null when none can be made. `take`
+ * reads it whole and removes it (an empty buffer when it cannot be read).
+ */
+function stdoutFile(): { fd: number; closeFd: () => void; take: () => Buffer } | null {
+  try {
+    if (outDir === undefined) {
+      outDir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-out-'));
+      const dir = outDir;
+      process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+    }
+    if (outDir === null) return null;
+    const file = path.join(outDir, `${++outCount}.out`);
+    const fd = openSync(file, 'wx', 0o600);
+    let open = true;
+    return {
+      fd,
+      closeFd: () => {
+        if (open) closeSync(fd);
+        open = false;
+      },
+      take: () => {
+        try {
+          return readFileSync(file);
+        } catch {
+          return Buffer.alloc(0);
+        } finally {
+          rmSync(file, { force: true });
+        }
+      },
+    };
+  } catch {
+    outDir ??= null;
+    return null;
+  }
 }
 
 /**
@@ -150,7 +203,7 @@ export class LocalTransport implements Transport {
   }
 
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
-    return runProcess([...this.prefix, ...argv], options.timeoutMs, this.now, options.signal);
+    return runProcess([...this.prefix, ...argv], options.timeoutMs, this.now, options.signal, options.stdoutToFile === true);
   }
 
   async close(): Promise<void> {}

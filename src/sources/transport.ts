@@ -47,6 +47,12 @@ export interface ExecOptions {
    * then what the command printed so far, with `exitCode` null.
    */
   readonly signal?: AbortSignal;
+  /**
+   * A hint: the command's stdout is large and the caller may be busy while it runs — a
+   * transport that can (local, netns) has it written to a file rather than a pipe, so the
+   * command never waits for the reader. The result is the same; others ignore it.
+   */
+  readonly stdoutToFile?: boolean;
 }
 
 /**
