@@ -361,7 +361,7 @@ export class Session implements SessionLike {
     const pieces = this.cache ? {} : { stdoutAsPieces: piecedProbes() };
     let runs: ProbeRun[] = [];
     if (node.length) {
-      const planned = await runPlanned(this.options.transport, this.plan, node, { ...params, ...pieces, ...(onRun ? { onRun, heavyToFile: true } : {}) });
+      const planned = await runPlanned(this.options.transport, this.plan, node, { ...params, ...pieces, ...(onRun ? { onRun } : {}) });
       runs = planned.runs;
       this.plan = planned.plan;
     }
