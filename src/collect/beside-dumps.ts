@@ -1,7 +1,7 @@
 /**
  * The planned probes of a live load run with the main thread's parsing beside them: the heavy
- * dumps' stdout goes to a file (`ExecOptions.stdoutToFile`, so a dump never waits on a full
- * pipe while a parse holds the event loop), the API objects are parsed while they run, and
+ * dumps' pipes are read on a thread of their own (`ExecOptions.readOffThread`, so a dump
+ * never waits on a full pipe while a parse holds the event loop; nothing written to disk), the API objects are parsed while they run, and
  * each Cilium LB map dump is decoded as soon as it ends, while the next one runs. Still one
  * heavy dump at a time (src/sources/probe-runner.ts). The parses are handed to the snapshot
  * build as {@link EarlyParses}, which takes them only for the inputs they are of.
@@ -72,7 +72,7 @@ export async function runPlannedBeside(transport: Transport, plan: ProbePlan, id
   const onStart = (spec: ProbeSpec) => {
     if (spec.heavy && spec.part !== 'iptablesLegacy') mainDump();
   };
-  const running = runPlanned(transport, plan, ids, { ...options, heavyToFile: true, onRun: decodes.onRun, onStart });
+  const running = runPlanned(transport, plan, ids, { ...options, heavyOffThread: true, onRun: decodes.onRun, onStart });
   // The parse holds the event loop, and the runner starts each dump from it: so it waits for
   // the first of the mode's own dumps (the legacy tables, a leftover check, are small on a node
   // of any mode), started just before this resumes; with none, it runs after the dumps.

@@ -43,8 +43,8 @@ export interface RunProbeOptions {
   readonly stdoutAsPieces?: boolean;
   /** Stops the probe when aborted (see `ExecOptions.signal`). */
   readonly signal?: AbortSignal;
-  /** Stdout to a file rather than a pipe where the transport can (`ExecOptions.stdoutToFile`). */
-  readonly stdoutToFile?: boolean;
+  /** Pipes read on a thread of their own where the transport can (`ExecOptions.readOffThread`). */
+  readonly readOffThread?: boolean;
 }
 
 /**
@@ -68,7 +68,7 @@ export async function runProbe(
   let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
     if (options.signal?.aborted) break;
-    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(options.stdoutToFile ? { stdoutToFile: true } : {}) };
+    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(options.readOffThread ? { readOffThread: true } : {}) };
     const result = options.stdoutAsPieces && readsInPieces(transport) ? await transport.execInPieces(argv, execOptions) : await transport.exec(argv, execOptions);
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status === 'failed' && spec.alternativesOnFailure) {
@@ -95,10 +95,10 @@ export interface RunProbesOptions {
   /** Probes whose stdout the caller reads in pieces, when the transport can (`src/sources/pieces.ts`). */
   readonly stdoutAsPieces?: readonly string[];
   /**
-   * The heavy probes' stdout to a file rather than a pipe where the transport can
-   * (`ExecOptions.stdoutToFile`): the caller parses other things while they run.
+   * The heavy probes' pipes read on a thread of their own where the transport can
+   * (`ExecOptions.readOffThread`): the caller parses other things while they run.
    */
-  readonly heavyToFile?: boolean;
+  readonly heavyOffThread?: boolean;
   /** Called with each run as it ends (before the others end), e.g. to parse it while the next dump runs. */
   readonly onRun?: (run: ProbeRun) => void;
   /** Called with each probe's spec just before it is started. */
@@ -120,7 +120,7 @@ export async function runProbes(transport: Transport, options: RunProbesOptions 
   const one = async (i: number) => {
     const spec = specs[i]!;
     options.onStart?.(spec);
-    const run = await runProbe(transport, spec, options.params, cat, { ...(options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {}), ...(options.heavyToFile && spec.heavy ? { stdoutToFile: true } : {}) });
+    const run = await runProbe(transport, spec, options.params, cat, { ...(options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {}), ...(options.heavyOffThread && spec.heavy ? { readOffThread: true } : {}) });
     options.onRun?.(run);
     return run;
   };

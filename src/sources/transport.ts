@@ -49,10 +49,11 @@ export interface ExecOptions {
   readonly signal?: AbortSignal;
   /**
    * A hint: the command's stdout is large and the caller may be busy while it runs — a
-   * transport that can (local, netns) has it written to a file rather than a pipe, so the
-   * command never waits for the reader. The result is the same; others ignore it.
+   * transport that can (local, netns) reads its pipes on a thread of its own
+   * (src/sources/exec-off-thread.ts), so the command never waits for the reader. Nothing
+   * is written to disk. The result is the same; others ignore it.
    */
-  readonly stdoutToFile?: boolean;
+  readonly readOffThread?: boolean;
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The live load's parses beside the dumps (src/collect/beside-dumps.ts, early-parse.ts) and the
- * heavy dumps' stdout to a file (src/sources/local.ts `stdoutToFile`): the snapshot built with
+ * heavy dumps' hint to read them off the main thread (`readOffThread`): the snapshot built with
  * the early parses equals the one built without them (the old path, kept as the reference) on
  * the lab captures of fixtures/ and a generated Cilium capture (bench/gen), and the API parse
  * runs while the mode's first dump is in flight.
@@ -15,7 +15,6 @@ import { LbDecodesBeside, runPlannedBeside } from '../../src/collect/beside-dump
 import { earlyApi, earlyApiOf, isLbMapRun } from '../../src/collect/early-parse.js';
 import { firstStageIds, partStageIds, planOf } from '../../src/collect/planned-runs.js';
 import { loadSnapshot } from '../../src/collect/session.js';
-import { runProcess } from '../../src/sources/local.js';
 import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import type { ExecOptions, ExecResult, Transport } from '../../src/sources/transport.js';
@@ -146,39 +145,19 @@ describe('parses beside the dumps', () => {
   });
 });
 
-describe('runProcess stdout to a file', () => {
-  const printer = `const s = 'ascii é 日本 🙂 '.repeat(40000); process.stdout.write(s); process.stdout.write(s); process.stderr.write('warn\\n'); process.exitCode = 3;`;
-
-  it('gives the same stdout, stderr and exit as the pipe (multi-byte characters, megabytes)', async () => {
-    const pipe = await runProcess([process.execPath, '-e', printer], 20000);
-    const file = await runProcess([process.execPath, '-e', printer], 20000, Date.now, undefined, true);
-    expect(pipe.stdout.length).toBeGreaterThan(1_000_000);
-    expect(file.stdout).toBe(pipe.stdout);
-    expect(file.stderr).toBe('warn\n');
-    expect([file.exitCode, pipe.exitCode]).toEqual([3, 3]);
-  });
-
-  it('keeps what a killed command printed, and reports a missing binary with no stdout', async () => {
-    const killed = await runProcess(['sh', '-c', 'echo partial; exec sleep 5'], 300, Date.now, undefined, true);
-    expect(killed.timedOut).toBe(true);
-    expect(killed.stdout).toBe('partial\n');
-    const missing = await runProcess(['nodescope-no-such-binary-xyz'], 2000, Date.now, undefined, true);
-    expect(missing.missing).toBe(true);
-    expect(missing.stdout).toBe('');
-  });
-
-  it('passes the hint to heavy probes only (runProbes heavyToFile)', async () => {
+describe('runProbes heavyOffThread', () => {
+  it('passes the hint to heavy probes only', async () => {
     const seen: [string, boolean][] = [];
     const transport: Transport = {
       kind: 'local',
       label: 'spy',
       exec: async (argv, options) => {
-        seen.push([argv[0]!, options.stdoutToFile === true]);
+        seen.push([argv[0]!, options.readOffThread === true]);
         return { argv, stdout: '', stderr: '', exitCode: 0, startedAt: '', durationMs: 0 };
       },
       close: async () => {},
     };
-    const runs: ProbeRun[] = await runProbes(transport, { ids: ['uname', 'bpf-lb4-services'], heavyToFile: true, params: { bpfRoot: '/sys/fs/bpf/tc/globals' } });
+    const runs: ProbeRun[] = await runProbes(transport, { ids: ['uname', 'bpf-lb4-services'], heavyOffThread: true, params: { bpfRoot: '/sys/fs/bpf/tc/globals' } });
     expect(runs.map((r) => r.id)).toEqual(expect.arrayContaining(['uname', 'bpf-lb4-services']));
     expect(Object.fromEntries(seen)).toEqual({ uname: false, bpftool: true });
   });
