@@ -86,8 +86,10 @@ describe('runProcessOffThread', () => {
   });
 
   it('drains a child printing far more than a pipe holds while this thread is busy', async () => {
-    // 4 MB, 64 pipes' worth: the child ends only once all of it was read. Its own clock at its end is printed last.
-    const child = `const s = 'x'.repeat(1 << 16); for (let i = 0; i < 64; i++) process.stdout.write(s); process.stdout.write('end ' + Date.now());`;
+    // 4 MB, 64 pipes' worth, then the child's clock once the kernel took all of it (the write's
+    // callback; Node's stdout on a socket queues in the child's memory until then): that time is
+    // after a reader drained all but a socket buffer's worth.
+    const child = `process.stdout.write('x'.repeat(64 << 16), () => process.stdout.write('end ' + Date.now()));`;
     const running = runProcessOffThread([process.execPath, '-e', child], 60000);
     let seenRunning = false;
     let seenEnded = false;
