@@ -9,6 +9,8 @@
  *   dist/bin/trace-api-worker.js   trace's API worker (src/cli/trace-api.ts)
  *   dist/bin/chunks/*.js           the command line, the TUI (ink + App), tours, dash, …
  *                                  split at cli.tsx's dynamic imports, loaded on demand
+ *   dist/bin/parse-worker.js       the conntrack parse worker (src/collect/worker-parse.ts)
+ *   dist/bin/exec-worker.js        the heavy dumps' reader (src/sources/exec-off-thread.ts)
  *   *.js.map                       source maps (src/stack-trace.ts maps stack traces
  *                                  through them when one is printed)
  *
@@ -74,7 +76,7 @@ const yogaWithoutFetch = {
 
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { nodescope: 'src/main.ts', 'parse-worker': 'src/collect/parse-worker.ts', 'trace-api-worker': 'src/cli/trace-api-worker.ts' },
+  entryPoints: { nodescope: 'src/main.ts', 'parse-worker': 'src/collect/parse-worker.ts', 'trace-api-worker': 'src/cli/trace-api-worker.ts', 'exec-worker': 'src/sources/exec-worker.ts' },
   outdir,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,

@@ -12,7 +12,8 @@ import type { IpvsListing } from '../model/ipvs.js';
 import { localAddresses, type Route } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { LbTable } from '../model/cilium.js';
-import { decodeCiliumLbMaps } from '../parsers/bpftool-lb-decode.js';
+import { joinDecodedLbMaps } from '../parsers/bpftool-lb-decode.js';
+import { decodeLbMapRun, earlyApiOf, lbMapDumpOf, type EarlyParses } from './early-parse.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { chunksOf, chunksOfPieces, turn } from './chunks.js';
@@ -58,10 +59,11 @@ export interface SnapshotInput {
   readonly skipped?: readonly SkippedProbe[];
   /** {@link buildSnapshot}: rulesets parsed lazily where parts.ts has `lazy` (a reader of a few chains: `trace`); values as the whole parse's. */
   readonly lazyRules?: boolean;
+  /** Parses made while the dumps ran (src/collect/early-parse.ts), taken for the very inputs they are of. */
+  readonly early?: EarlyParses;
 }
 
-// The probes read in pieces and the probes of each part come from the catalog, read on
-// first use (src/collect/parts.ts: piecedProbes, partProbes).
+// The probes read in pieces and of each part: from the catalog on first use (parts.ts).
 export { partProbes, piecedProbes };
 
 /**
@@ -92,9 +94,7 @@ export class ParseCache {
   }
 }
 
-function fingerprint(text: string): string {
-  return createHash('sha1').update(text).digest('base64');
-}
+const fingerprint = (text: string): string => createHash('sha1').update(text).digest('base64');
 
 /** Summarises a probe run for the snapshot (stderr cut to its last 2,000 characters). */
 export function summarize(run: ProbeRun): ProbeSummary {
@@ -189,8 +189,7 @@ export function resolveNodeName(hostName: string | undefined, addresses: readonl
   const nodes = api?.nodes ?? [];
   const own = new Set(addresses);
   const byAddress = nodes.find((n) => n.addresses.some((a) => (a.type === 'InternalIP' || a.type === 'ExternalIP') && own.has(a.address)));
-  if (byAddress) return byAddress.meta.name;
-  if (recorded) return recorded;
+  if (byAddress || recorded) return byAddress?.meta.name ?? recorded;
   return nodes.find((n) => n.meta.name === hostName)?.meta.name ?? hostName;
 }
 
@@ -209,6 +208,7 @@ interface PartContext {
   readonly job?: ConntrackJob;
   /** {@link SnapshotInput.lazyRules}. */
   readonly lazyRules?: boolean;
+  readonly early?: EarlyParses;
 }
 
 /**
@@ -264,7 +264,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
   else if (input.apiText !== undefined || input.apiTextLater) {
     const text = input.apiText ?? input.apiTextLater!();
     const origin = input.apiOrigin ?? 'api.json';
-    const r = cache ? cache.parse(`api:${origin}`, text, () => parseK8sObjects(text, origin)) : parseK8sObjects(text, origin);
+    const r = earlyApiOf(input.early, text, origin) ?? (cache ? cache.parse(`api:${origin}`, text, () => parseK8sObjects(text, origin)) : parseK8sObjects(text, origin));
     api = { value: input.apiNamespace !== undefined ? apiInNamespace(r.value, input.apiNamespace) : r.value, diagnostics: r.diagnostics, probe: null, error: null };
   }
   const addrs = parseRunCached(byId.get('ip-addr'), parseIpAddrJson, cache);
@@ -295,7 +295,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
 function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartFields>): Partial<PartFields> {
   const { byId, cache, reuse } = ctx;
   if (reuse?.parts.has(part)) return reusedPart(part, reuse.snapshot);
-  if (part === 'lb') return lbPart(byId, cache);
+  if (part === 'lb') return lbPart(byId, cache, ctx.early);
   let chosen: Parsed<unknown> | null = null;
   for (const id of partProbes()[part]) {
     // An on-demand probe of a part (conntrack -E) adds to it; it never stands in for the part's own probe.
@@ -359,7 +359,7 @@ function ciliumCtPart(ciliumCt: Parsed<CiliumCtTable> | null, done: Partial<Part
 export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
   // With `apiTextLater` the parts (pure, never reading the API objects) go first: the text is asked for when needed.
   const first = input.apiText === undefined && input.apiTextLater ? undefined : buildFirstSnapshot(input);
-  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse, lazyRules: input.lazyRules === true };
+  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse, lazyRules: input.lazyRules === true, early: input.early };
   let done: Partial<PartFields> = {};
   for (const part of SNAPSHOT_PARTS) done = { ...done, ...parsePart(part, ctx, done) };
   return assemble(first ?? buildFirstSnapshot(input), done, []);
@@ -404,7 +404,7 @@ export interface CompleteOptions {
 export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot, options: CompleteOptions = {}): Promise<NodeSnapshot> {
   const byId = new Map(input.runs.map((r) => [r.id, r]));
   const summaries = new Map(input.runs.map((r) => [r.id, summarize(r)]));
-  let ctx: PartContext = { byId, cache: input.cache, reuse: input.reuse };
+  let ctx: PartContext = { byId, cache: input.cache, reuse: input.reuse, early: input.early };
   // The first stage may have been built from fewer runs (the session reads the parts' probes after it).
   const withProbes = () => ({ ...first, probes: inCatalogOrder([...summaries.values()]) });
   let done: Partial<PartFields> = {};
@@ -560,7 +560,7 @@ function wholeRun(run: ProbeRun | undefined): ProbeRun | undefined {
  * alone when only one answered. When both the maps and a listing are there, they are compared
  * and any difference is a warning and an `LbDisagreement` naming both.
  */
-function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
+function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache, early?: EarlyParses): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
   const mapProbes = partProbes().lb.filter((id) => catalog().probes.find((p) => p.id === id)?.parser === LB_MAPS_PARSER);
   const lbListRun = parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache);
   const serviceListRun = parseRunCached(byId.get('cilium-service-list'), parseCiliumServiceList, cache);
@@ -568,8 +568,8 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache): { lb: 
   const read = mapProbes.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     // A replay's map dumps come in pieces (src/collect/parts.ts piecedProbes): decoded as read, never held whole.
-    const dumps = read.map((r) => ({ name: r.argv[r.argv.length - 1]!, text: r.result.stdout, origin: r.id, ...(r.result.stdoutPieces ? { pieces: r.result.stdoutPieces } : {}) }));
-    const decoded = decodeCiliumLbMaps(dumps);
+    const dumps = read.map(lbMapDumpOf);
+    const decoded = joinDecodedLbMaps(read.map((r) => early?.lbMaps?.get(r) ?? decodeLbMapRun(r)));
     const services = read.find((r) => r.id.endsWith('-services')) ?? read[0]!;
     let table = decoded.value.table;
     const diagnostics = [...decoded.diagnostics];

@@ -21,6 +21,8 @@ import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
 export type { ApiProblem } from '../sources/cluster-api.js'; // documented there: a refused `--api-file` version
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.js';
+import { LbDecodesBeside, runPlannedBeside, type BesideApi } from './beside-dumps.js';
+import type { EarlyParses } from './early-parse.js';
 import { plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
@@ -151,18 +153,25 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   // `parts`: only these parts' probes are read (`show services`: none; the mode from cheap evidence).
   const wanted = options.parts ? new Set(options.parts.flatMap((part) => partProbes()[part])) : null;
   const ids = [...partStageIds(), ...onDemandProbeIds(options)].filter((id) => !wanted || wanted.has(id));
-  const planned = await runPlanned(options.transport, planOf(options.transport, firstRuns, options.probes), ids, params);
+  const plan = planOf(options.transport, firstRuns, options.probes);
+  // A live load parses while the dumps run (beside-dumps.ts); a replay reads its files as before.
+  const planned: Awaited<ReturnType<typeof runPlanned>> & { early?: EarlyParses } = options.transport instanceof ReplayTransport ? await runPlanned(options.transport, plan, ids, params) : await runPlannedBeside(options.transport, plan, ids, params, apiOf(options));
   const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
   const runs = [...firstRuns, ...planned.runs].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   if (options.ciliumAgent && (!wanted || partProbes().lb.some((id) => wanted.has(id)))) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
-  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}) }));
+  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
   if (!options.parts || options.parts.includes('iptables')) return { snapshot, runs, plan: planned.plan };
   const evidence = await cheapEvidence(options.transport, firstRuns, options.params ?? {});
   const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
   return { snapshot: { ...snapshot, chainSummaries: evidence.chainSummaries, ...(nftTableNames ? { nftTableNames } : {}) }, runs, plan: planned.plan };
 }
 
-function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped' | 'lazyRules'> = {}): SnapshotInput {
+/** The API objects' text and origin the snapshot build reads (the feed's current text, else `apiText`). */
+function apiOf(options: SessionOptions): BesideApi {
+  return options.api ? { text: options.api.text(), origin: options.api.origin } : { text: options.apiText, origin: options.apiOrigin ?? 'api.json' };
+}
+
+function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped' | 'lazyRules' | 'early'> = {}): SnapshotInput {
   // A probe a replay's bundle does not hold carries the manifest's time, not a run's: left out,
   // so a load that asks for it (one-shot) and one that does not (staged) agree.
   const first = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0];
@@ -304,7 +313,9 @@ export class Session implements SessionLike {
       if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
       this.set({ snapshot: first, loading: false, error: null, dataAt: this.now(), fullReadAt: this.now() });
       const fetched: ProbeRun[] = [];
-      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, this.extra()), first, {
+      // Each LB map dump decoded while the next one runs (beside-dumps.ts); the build takes them.
+      const decodes = this.options.live ? new LbDecodesBeside() : null;
+      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, { ...this.extra(), ...(decodes ? { early: { lbMaps: decodes.lbMaps } } : {}) }), first, {
         onProgress: (s) => {
           this.set({ snapshot: s });
           // The stage's texts and parse garbage are unreachable now: free them before the next stage allocates.
@@ -312,7 +323,8 @@ export class Session implements SessionLike {
         },
         onPartParsed: (part, ms) => this.partParsed(part, ms, fetched),
         fetchRuns: async (ids) => {
-          const got = await this.runPartProbes(ids);
+          const got = await this.runPartProbes(ids, decodes?.onRun);
+          decodes?.flush();
           this.mapDigests.remember(got);
           // The session keeps each run without its text: completeSnapshot lets the text go once parsed.
           fetched.push(...got.map(withoutPartText));
@@ -339,7 +351,7 @@ export class Session implements SessionLike {
   }
 
   /** Runs the parts' probes among `ids`: node probes through the transport, agent probes through the agent's (if any). */
-  private async runPartProbes(asked: readonly string[]): Promise<ProbeRun[]> {
+  private async runPartProbes(asked: readonly string[], onRun?: (run: ProbeRun) => void): Promise<ProbeRun[]> {
     const params = this.options.params ? { params: this.options.params } : {};
     const where = new Map(catalog().probes.map((p) => [p.id, p.where]));
     const ids = withoutUnwanted(this.options, asked);
@@ -350,7 +362,7 @@ export class Session implements SessionLike {
     const pieces = this.cache ? {} : { stdoutAsPieces: piecedProbes() };
     let runs: ProbeRun[] = [];
     if (node.length) {
-      const planned = await runPlanned(this.options.transport, this.plan, node, { ...params, ...pieces });
+      const planned = await runPlanned(this.options.transport, this.plan, node, { ...params, ...pieces, ...(onRun ? { onRun } : {}) });
       runs = planned.runs;
       this.plan = planned.plan;
     }

@@ -347,13 +347,25 @@ export interface LbMapDumpText {
   readonly pieces?: () => Iterable<string>;
 }
 
+/** Parses and decodes one dump as {@link decodeCiliumLbMaps} does: its pieces when given, else its text. */
+export function decodeCiliumLbMapDump(d: LbMapDumpText, opts: LbDecodeOptions = {}): ParseResult<DecodedLbMap> {
+  return d.pieces ? parseCiliumLbMapDumpPieces(d.pieces, d.origin, d.name, opts) : parseCiliumLbMapDump(d.text, d.origin, d.name, opts);
+}
+
 /**
  * Parses and decodes several dumps (typically services, backends and reverse NAT for both
  * families) and joins them: `maps` per dump, `table` as {@link assembleLbTable} builds it, with
  * `unreadable` naming each map that holds entries no known layout decodes.
  */
 export function decodeCiliumLbMaps(dumps: readonly LbMapDumpText[], opts: LbDecodeOptions = {}): ParseResult<{ maps: readonly DecodedLbMap[]; table: LbTable }> {
-  const results = dumps.map((d) => (d.pieces ? parseCiliumLbMapDumpPieces(d.pieces, d.origin, d.name, opts) : parseCiliumLbMapDump(d.text, d.origin, d.name, opts)));
+  return joinDecodedLbMaps(dumps.map((d) => decodeCiliumLbMapDump(d, opts)));
+}
+
+/**
+ * The second half of {@link decodeCiliumLbMaps}: the dumps' decodes ({@link decodeCiliumLbMapDump},
+ * in the dumps' order, each done when its dump ended) joined into one table, diagnostics in order.
+ */
+export function joinDecodedLbMaps(results: readonly ParseResult<DecodedLbMap>[]): ParseResult<{ maps: readonly DecodedLbMap[]; table: LbTable }> {
   const maps = results.map((r) => r.value);
   const table = assembleLbTable(maps);
   // A lookup that misses in a map nodescope could not read is not the datapath's miss: said on the table.

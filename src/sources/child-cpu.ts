@@ -56,5 +56,14 @@ export function childCpuSinceLastReap(): number | undefined {
   const now = waitedChildrenTicks();
   lastTicks = now;
   if (now === null || before === null) return undefined;
-  return ((now - before) * 1000) / USER_HZ;
+  return (Math.max(0, now - before) * 1000) / USER_HZ;
+}
+
+/**
+ * Call when a child reaped by another thread of this process (the exec worker,
+ * exec-off-thread.ts) was measured there: its `ms` are in `/proc/self/stat`'s count too, so
+ * they are taken off what this thread's next reap reports.
+ */
+export function childCpuCountedElsewhere(ms: number): void {
+  if (lastTicks !== null) lastTicks += Math.round((ms * USER_HZ) / 1000);
 }

@@ -2,121 +2,22 @@
  * The local transport: runs declared probes on this machine, optionally inside a
  * network namespace through the catalog's `netns` wrapper (`ip netns exec NAME`).
  */
-import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { said, UserError } from '../errors.js';
 import { wrapperArgv } from './catalog.js';
-import { childCpuSinceLastReap, resetChildCpuCount } from './child-cpu.js';
+import { runProcess } from './child-process.js';
+import { runProcessOffThread } from './exec-off-thread.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
+
+// The in-thread runner lives in child-process.ts (the exec worker imports it without the catalog).
+export { runProcess } from './child-process.js';
 
 /** Options of {@link LocalTransport}: `netns` runs every probe inside that namespace. */
 export interface LocalOptions {
   readonly netns?: string;
   /** Injected clock (ms since epoch), for deterministic tests. */
   readonly now?: () => number;
-}
-
-/** Process groups of children still running (each child leads its own: see runProcess). */
-const liveGroups = new Set<number>();
-let exitHookInstalled = false;
-
-/** Sends `sig` to a child's whole process group (`timeout`, `nft` under it, …); ignores a group already gone. */
-function killGroup(pid: number, sig: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, sig);
-  } catch {
-    // gone already
-  }
-}
-
-/**
- * Runs an argv as a child process (no shell), collecting stdout and stderr as
- * UTF-8. A missing binary gives `{exitCode: null, missing: true}`; a timeout kills
- * the process group (SIGKILL) and gives `{exitCode: null, timedOut: true}`; `signal`
- * aborted ends the group (SIGTERM, SIGKILL after 1 s) and gives `{exitCode: null}`.
- * `stdin`: written to the child's stdin, then closed (absent: no stdin).
- * Never throws. `cpuMs`: the child's CPU time, from /proc/self/stat (src/sources/child-cpu.ts).
- *
- * The child leads its own process group, so what it starts goes with it: coreutils
- * `timeout` (the trace monitor's bound) puts its command in a group apart from the
- * terminal's, where a Ctrl-C never reaches it; killing the group does. Groups still
- * running when nodescope exits (any exit that runs `exit` handlers) get SIGKILL.
- */
-export function runProcess(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal, stdin?: string): Promise<ExecResult> {
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.on('exit', () => {
-      for (const pid of liveGroups) killGroup(pid, 'SIGKILL');
-    });
-  }
-  const started = now();
-  const startedAt = new Date(started).toISOString();
-  return new Promise((resolve) => {
-    const [cmd, ...args] = argv;
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let timedOut = false;
-    let settled = false;
-    const finish = (r: Omit<ExecResult, 'argv' | 'startedAt' | 'durationMs' | 'stdout' | 'stderr'>, extraErr = '') => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve({
-        argv: [...argv],
-        stdout: Buffer.concat(out).toString('utf8'),
-        stderr: Buffer.concat(err).toString('utf8') + extraErr,
-        startedAt,
-        durationMs: now() - started,
-        ...(cpuMs !== undefined ? { cpuMs } : {}),
-        ...r,
-      });
-    };
-    // No measured child running: the next reap's CPU time is the next probe's alone.
-    if (liveGroups.size === 0) resetChildCpuCount();
-    let cpuMs: number | undefined;
-    const child = spawn(cmd ?? '', args, { stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true });
-    // A command that exits before reading it all closes the pipe (EPIPE): its exit says why.
-    if (stdin !== undefined) child.stdin?.on('error', () => {}).end(stdin);
-    const pid = child.pid;
-    if (pid !== undefined) liveGroups.add(pid);
-    const timer = setTimeout(() => {
-      timedOut = true;
-      if (pid !== undefined) killGroup(pid, 'SIGKILL');
-    }, timeoutMs);
-    let hardKill: NodeJS.Timeout | undefined;
-    const onAbort = () => {
-      if (pid === undefined) return;
-      killGroup(pid, 'SIGTERM');
-      hardKill = setTimeout(() => killGroup(pid, 'SIGKILL'), 1000);
-    };
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener('abort', onAbort, { once: true });
-    const release = () => {
-      if (pid !== undefined) liveGroups.delete(pid);
-      signal?.removeEventListener('abort', onAbort);
-      if (hardKill) clearTimeout(hardKill);
-    };
-    // Read at the reap (`exit`), before `close` waits for the pipes: see child-cpu.ts.
-    child.on('exit', () => {
-      cpuMs = childCpuSinceLastReap();
-    });
-    child.stdout!.on('data', (d: Buffer) => out.push(d));
-    child.stderr!.on('data', (d: Buffer) => err.push(d));
-    child.on('error', (e: NodeJS.ErrnoException) => {
-      release();
-      finish({ exitCode: null, ...(e.code === 'ENOENT' ? { missing: true } : {}) }, `${cmd}: ${e.message}\n`);
-    });
-    child.on('close', (code) => {
-      release();
-      if (timedOut) finish({ exitCode: null, timedOut: true }, `killed after ${timeoutMs} ms\n`);
-      // `ip netns exec` reports a missing binary as exit 255 with "No such file";
-      // a shell-less exec elsewhere gives ENOENT above; 127 is the shell convention.
-      else if (code === 127 || (code === 255 && /exec of ".*" failed: No such file or directory/.test(Buffer.concat(err).toString('utf8')))) {
-        finish({ exitCode: code, missing: true });
-      } else finish({ exitCode: code });
-    });
-  });
 }
 
 /**
@@ -154,7 +55,9 @@ export class LocalTransport implements Transport {
   }
 
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
-    return runProcess([...this.prefix, ...argv], options.timeoutMs, this.now, options.signal, options.stdin);
+    const full = [...this.prefix, ...argv];
+    // Stdin is fed on this thread (a small lookup list); the big dumps' pipes may be read off it.
+    return options.readOffThread && options.stdin === undefined ? runProcessOffThread(full, options.timeoutMs, this.now, options.signal) : runProcess(full, options.timeoutMs, this.now, options.signal, options.stdin);
   }
 
   async close(): Promise<void> {}

@@ -45,6 +45,8 @@ export interface RunProbeOptions {
   readonly signal?: AbortSignal;
   /** The lines written to a `stdinLine` probe's stdin (each checked against the catalog's pattern). */
   readonly stdin?: readonly string[];
+  /** Pipes read on a thread of their own where the transport can (`ExecOptions.readOffThread`). */
+  readonly readOffThread?: boolean;
 }
 
 /**
@@ -71,7 +73,7 @@ export async function runProbe(
   let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
     if (options.signal?.aborted) break;
-    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(stdin !== undefined ? { stdin } : {}) };
+    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(stdin !== undefined ? { stdin } : {}), ...(options.readOffThread ? { readOffThread: true } : {}) };
     const result = options.stdoutAsPieces && readsInPieces(transport) ? await transport.execInPieces(argv, execOptions) : await transport.exec(argv, execOptions);
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status === 'failed' && spec.alternativesOnFailure) {
@@ -107,6 +109,15 @@ export interface RunProbesOptions {
   readonly catalog?: Catalog;
   /** Probes whose stdout the caller reads in pieces, when the transport can (`src/sources/pieces.ts`). */
   readonly stdoutAsPieces?: readonly string[];
+  /**
+   * The heavy probes' pipes read on a thread of their own where the transport can
+   * (`ExecOptions.readOffThread`): the caller parses other things while they run.
+   */
+  readonly heavyOffThread?: boolean;
+  /** Called with each run as it ends (before the others end), e.g. to parse it while the next dump runs. */
+  readonly onRun?: (run: ProbeRun) => void;
+  /** Called with each probe's spec just before it is started. */
+  readonly onStart?: (spec: ProbeSpec) => void;
 }
 
 /**
@@ -121,7 +132,13 @@ export async function runProbes(transport: Transport, options: RunProbesOptions 
   const where = options.where ?? 'node';
   const specs = cat.probes.filter((p) => (options.ids ? options.ids.includes(p.id) : p.where === where && !p.onDemand));
   const runs: ProbeRun[] = new Array(specs.length);
-  const one = (i: number) => runProbe(transport, specs[i]!, options.params, cat, options.stdoutAsPieces?.includes(specs[i]!.id) ? { stdoutAsPieces: true } : {});
+  const one = async (i: number) => {
+    const spec = specs[i]!;
+    options.onStart?.(spec);
+    const run = await runProbe(transport, spec, options.params, cat, { ...(options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {}), ...(options.heavyOffThread && spec.heavy ? { readOffThread: true } : {}) });
+    options.onRun?.(run);
+    return run;
+  };
   const heavy = specs.flatMap((s, i) => (s.heavy ? [i] : []));
   const light = specs.flatMap((s, i) => (s.heavy ? [] : [i]));
   let next = 0;

@@ -53,6 +53,13 @@ export interface ExecOptions {
    * it; the others must not be given one (the caller reads another way).
    */
   readonly stdin?: string;
+  /**
+   * A hint: the command's stdout is large and the caller may be busy while it runs — a
+   * transport that can (local, netns) reads its pipes on a thread of its own
+   * (src/sources/exec-off-thread.ts), so the command never waits for the reader. Nothing
+   * is written to disk. The result is the same; others ignore it.
+   */
+  readonly readOffThread?: boolean;
 }
 
 /**
