@@ -37,9 +37,9 @@ export const WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 2 };
  * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the table arrives as columns (no
  * object per entry, no re-classification) and the main thread's CPU halves, but the
  * worker's parse (its own heap, its own malloc arena, the text's pieces) runs beside the
- * main thread's rules or LB maps, and the sum must stay within the huge replays' 800 MB peak
- * budget: it did in session 13's loaded-machine runs (with {@link startsAfterRules}), but the
- * wall gain needs a quiet machine to show (NOTES.md, issue 23, sessions 11–13).
+ * main thread's rules or LB maps: on a quiet 2-core machine the app's huge loads were slower
+ * with it and their peak came within ~50 MB of the 800 MB budget (NOTES.md, issue 23,
+ * sessions 11–13).
  */
 export function parseWorkersWanted(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.NODESCOPE_PARSE_WORKERS === '1';
