@@ -11,7 +11,7 @@
  * Pure: runs in, models out.
  */
 import { createHash } from 'node:crypto';
-import { plainIptablesRule, type IptablesChain, type IptablesRule, type IptablesRuleset, type IptablesTable } from '../model/iptables.js';
+import type { IptablesChain, IptablesRule, IptablesRuleset, IptablesTable } from '../model/iptables.js';
 import type { NftChain, NftRuleset, NftTable } from '../model/nftables.js';
 import { parseIptablesSave } from '../parsers/iptables-save.js';
 import { ruleKey } from '../analysis/rules-view.js';
@@ -149,8 +149,23 @@ export function spliceUnchangedListing(old: IptablesChain, text: string): Iptabl
     const id = ruleIdentity(was);
     const end = m.index + m[0].length;
     if (id.length !== line.length - m[0].length || !id.startsWith(line.slice(0, m.index)) || !id.endsWith(line.slice(end))) return null;
-    // The shown rule as plain data, but for the listing's line, text and counters (same keys, same order).
-    const rule: IptablesRule = { ...plainIptablesRule(was), line: i + 2, raw: line, counters: { packets: BigInt(m[1]!), bytes: BigInt(m[2]!) } };
+    // Plain, in the interface's field order (src/model/iptables.ts plainIptablesRule), the shown rule's fields but for these three.
+    const rule: IptablesRule = {
+      chain: was.chain,
+      index: was.index,
+      line: i + 2,
+      raw: line,
+      counters: { packets: BigInt(m[1]!), bytes: BigInt(m[2]!) },
+      source: was.source,
+      destination: was.destination,
+      inInterface: was.inInterface,
+      outInterface: was.outInterface,
+      protocol: was.protocol,
+      fragment: was.fragment,
+      matches: was.matches,
+      target: was.target,
+      comment: was.comment,
+    };
     identities.set(rule, id);
     rules[i] = rule;
   }
