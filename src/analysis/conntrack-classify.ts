@@ -62,7 +62,8 @@ function portKey(port: number | undefined, protocol: number): number {
 class PairsByAddress {
   readonly head: Int32Array;
   private readonly next: Int32Array;
-  private readonly keys: Int32Array;
+  /** Float64: a port key is any number the objects hold (a port past 2^29 would wrap in Int32). */
+  private readonly keys: Float64Array;
   private readonly svcs: Int32Array;
   private readonly tail: Int32Array;
   private used = 0;
@@ -71,7 +72,7 @@ class PairsByAddress {
     this.head = new Int32Array(addresses).fill(-1);
     this.tail = new Int32Array(addresses).fill(-1);
     this.next = new Int32Array(capacity);
-    this.keys = new Int32Array(capacity);
+    this.keys = new Float64Array(capacity);
     this.svcs = new Int32Array(capacity);
   }
 
