@@ -56,27 +56,33 @@ function portKey(port: number | undefined, protocol: number): number {
 /**
  * (port key, Service) pairs listed per address id, in typed arrays: `head[id]` the first
  * pair's slot (-1: none), `next[slot]` the one after. An address has a few pairs, so a
- * look-up is one or two integer reads, not a hashed Map per address.
+ * look-up is one or two integer reads, not a hashed Map per address. `capacity` bounds the
+ * pairs added (the slots are allocated once: growing arrays of a quarter million pairs showed).
  */
 class PairsByAddress {
   readonly head: Int32Array;
-  private next: number[] = [];
-  private keys: number[] = [];
-  private svcs: number[] = [];
-  private tail: Int32Array;
+  private readonly next: Int32Array;
+  /** Float64: a port key is any number the objects hold (a port past 2^29 would wrap in Int32). */
+  private readonly keys: Float64Array;
+  private readonly svcs: Int32Array;
+  private readonly tail: Int32Array;
+  private used = 0;
 
-  constructor(addresses: number) {
+  constructor(addresses: number, capacity: number) {
     this.head = new Int32Array(addresses).fill(-1);
     this.tail = new Int32Array(addresses).fill(-1);
+    this.next = new Int32Array(capacity);
+    this.keys = new Float64Array(capacity);
+    this.svcs = new Int32Array(capacity);
   }
 
   /** Appends (key, svc) to address `id`'s list; with `firstWins`, not when `key` is listed already. */
   add(id: number, key: number, svc: number, firstWins: boolean): void {
     if (firstWins && this.serviceOf(id, key) >= 0) return;
-    const slot = this.keys.length;
-    this.keys.push(key);
-    this.svcs.push(svc);
-    this.next.push(-1);
+    const slot = this.used++;
+    this.keys[slot] = key;
+    this.svcs[slot] = svc;
+    this.next[slot] = -1;
     const last = this.tail[id]!;
     if (last < 0) this.head[id] = slot;
     else this.next[last] = slot;
@@ -122,13 +128,19 @@ export function classifyConntrackRows(
   const ids = rows.ids;
   const idOf = (ip: string) => ids.idOf(canonicalIp(ip) ?? ip);
   const addressCount = ids.addresses.length;
+  let vipCount = 0;
+  let endpointCount = 0;
+  for (const svc of services) {
+    vipCount += svc.vips.length;
+    endpointCount += svc.endpoints.length;
+  }
   // VIP address → (port, protocol) → Service; NodePort (port, protocol) → Service.
-  const byVip = new PairsByAddress(addressCount);
+  const byVip = new PairsByAddress(addressCount, vipCount);
   const byNodePort = new Map<number, number>();
   // Endpoint address → (port, protocol) → first Service (untranslated flows straight to an
   // endpoint), and every (port, protocol, Service) it is an endpoint of.
-  const byEndpoint = new PairsByAddress(addressCount);
-  const endpointOf = new PairsByAddress(addressCount);
+  const byEndpoint = new PairsByAddress(addressCount, endpointCount);
+  const endpointOf = new PairsByAddress(addressCount, endpointCount);
   services.forEach((svc, s) => {
     for (const v of svc.vips) {
       const id = idOf(v.ip);

@@ -2,10 +2,11 @@
  * The per-snapshot conntrack index: the entries of the table a pane shows (netfilter's
  * or Cilium's), the Services they were matched against and their classification columns
  * (src/analysis/conntrack-classify.ts), memoised by snapshot identity. The frontends and
- * endpoints come from the API objects through `dataplaneTargets`
- * (src/analysis/service-view.ts), the node addresses from `ip -j addr`.
+ * endpoints come from the API objects (src/analysis/conntrack-targets.ts, or
+ * `dataplaneTargets` of src/analysis/service-view.ts), the node addresses from `ip -j addr`.
  */
 import { buildServiceView, dataplaneTargets } from './service-view.js';
+import { classificationTargets } from './conntrack-targets.js';
 import type { ServiceFrontends } from './conntrack-nat.js';
 import { classifyConntrackRows, type ConntrackClassificationColumns } from './conntrack-classify.js';
 import type { ConntrackEntry, ConntrackTable } from '../model/conntrack.js';
@@ -114,14 +115,36 @@ export interface ConntrackTargets {
   readonly nodeAddresses: readonly string[];
 }
 
-/** The {@link ConntrackTargets} {@link conntrackIndex} uses for `snapshot` (its API objects, node name and addresses). */
+/**
+ * The {@link ConntrackTargets} {@link conntrackIndex} uses for `snapshot` (its API objects and
+ * addresses): the Services read straight from the API objects (`classificationTargets`,
+ * src/analysis/conntrack-targets.ts: the same Services in the same order, each one's lists as
+ * sets), or through the Services view ({@link conntrackTargetsViaView}) when an address is
+ * spelled in a way only the view's keys settle. Classifies the same as the view's targets.
+ */
 export function conntrackTargets(snapshot: Pick<NodeSnapshot, 'api' | 'addrs' | 'meta'>): ConntrackTargets {
   const api = snapshot.api?.value ?? null;
-  const addrs = snapshot.addrs?.value ?? null;
+  const services = api ? classificationTargets(api) : [];
+  if (services === undefined) return conntrackTargetsViaView(snapshot);
+  return { services, nodeAddresses: nodeAddressesOf(snapshot) };
+}
+
+/**
+ * The {@link ConntrackTargets} of `snapshot` through the Services view: `dataplaneTargets` of
+ * `buildServiceView` (sorted, de-duplicated, with readiness). The fallback of
+ * {@link conntrackTargets} and the reference its tests compare with.
+ */
+export function conntrackTargetsViaView(snapshot: Pick<NodeSnapshot, 'api' | 'addrs' | 'meta'>): ConntrackTargets {
+  const api = snapshot.api?.value ?? null;
   return {
     services: api ? dataplaneTargets(buildServiceView(api, { nodeName: snapshot.meta.node })) : [],
-    nodeAddresses: addrs ? localAddresses(addrs).map((a) => a.address) : [],
+    nodeAddresses: nodeAddressesOf(snapshot),
   };
+}
+
+function nodeAddressesOf(snapshot: Pick<NodeSnapshot, 'addrs'>): string[] {
+  const addrs = snapshot.addrs?.value ?? null;
+  return addrs ? localAddresses(addrs).map((a) => a.address) : [];
 }
 
 /**
