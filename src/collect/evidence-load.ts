@@ -11,6 +11,7 @@ import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
 import { nftTableNames } from './probe-plan.js';
+import { summarizeOffThread, type SummaryOffThreadOptions } from './summary-off-thread.js';
 
 /** What {@link cheapEvidence} found: summaries by ruleset, and the nftables table names when known. */
 export interface CheapEvidence {
@@ -34,26 +35,46 @@ const ok = (r: ProbeRun | undefined): r is ProbeRun => r?.status === 'ok';
  * only when iptables runs on the legacy backend (no nftables chains to list then).
  */
 export async function cheapEvidence(transport: Transport, firstRuns: readonly ProbeRun[], params: Readonly<Record<string, string | undefined>> = {}): Promise<CheapEvidence> {
+  return (await startCheapEvidence(transport, firstRuns, params, { worker: false }))();
+}
+
+/**
+ * {@link cheapEvidence} in two steps: a replay's texts are read now and their iptables-save
+ * scans started (on a worker when the texts are big: src/collect/summary-off-thread.ts), and
+ * the returned function gives the evidence (the scans' summaries, made in-thread when the
+ * worker failed). A live node's evidence is read when the function is called, as before.
+ * `offThread`: {@link summarizeOffThread}'s options (default: a worker for big texts).
+ */
+export async function startCheapEvidence(transport: Transport, firstRuns: readonly ProbeRun[], params: Readonly<Record<string, string | undefined>> = {}, offThread: SummaryOffThreadOptions = {}): Promise<() => Promise<CheapEvidence>> {
   const first = new Map(firstRuns.map((r) => [r.id, r]));
   let tables = nftTableNames(first.get('nft-tables'));
-  const summaries: CheapEvidence['chainSummaries'] = {};
   if (transport instanceof ReplayTransport) {
     const runs = new Map((await runProbes(transport, { params, ids: ['iptables-save', 'iptables-legacy-save', ...(tables === null ? ['nft-json'] : [])] })).map((r) => [r.id, r]));
     const v4 = runs.get('iptables-save');
     const legacy = runs.get('iptables-legacy-save');
-    if (ok(v4)) summaries.iptables = summarizeIptablesSave(v4.result.stdout).value;
-    if (ok(legacy)) summaries.iptablesLegacy = summarizeIptablesSave(legacy.result.stdout).value;
+    const texts = [...(ok(v4) ? [v4.result.stdout] : []), ...(ok(legacy) ? [legacy.result.stdout] : [])];
+    const scans = summarizeOffThread(texts, offThread);
     const json = runs.get('nft-json');
     if (tables === null && ok(json)) tables = nftJsonTableNames(json.result.stdout);
-    return { chainSummaries: summaries, nftTableNames: tables };
+    return async () => {
+      const { summaries } = await scans();
+      const found: CheapEvidence['chainSummaries'] = {};
+      let i = 0;
+      if (ok(v4)) found.iptables = summaries[i++]!;
+      if (ok(legacy)) found.iptablesLegacy = summaries[i++]!;
+      return { chainSummaries: found, nftTableNames: tables };
+    };
   }
-  const legacyBackend = /legacy/.test(first.get('iptables-version')?.result.stdout ?? '');
-  const runs = new Map((await runProbes(transport, { params, ids: ['nft-chains', 'iptables-legacy-save', ...(legacyBackend ? ['iptables-save'] : [])] })).map((r) => [r.id, r]));
-  const chains = runs.get('nft-chains');
-  const v4 = runs.get('iptables-save');
-  if (legacyBackend && ok(v4)) summaries.iptables = summarizeIptablesSave(v4.result.stdout).value;
-  else if (ok(chains)) summaries.iptables = summarizeNftChains(chains.result.stdout, 'ip').value;
-  const legacy = runs.get('iptables-legacy-save');
-  if (ok(legacy)) summaries.iptablesLegacy = summarizeIptablesSave(legacy.result.stdout).value;
-  return { chainSummaries: summaries, nftTableNames: tables };
+  return async () => {
+    const summaries: CheapEvidence['chainSummaries'] = {};
+    const legacyBackend = /legacy/.test(first.get('iptables-version')?.result.stdout ?? '');
+    const runs = new Map((await runProbes(transport, { params, ids: ['nft-chains', 'iptables-legacy-save', ...(legacyBackend ? ['iptables-save'] : [])] })).map((r) => [r.id, r]));
+    const chains = runs.get('nft-chains');
+    const v4 = runs.get('iptables-save');
+    if (legacyBackend && ok(v4)) summaries.iptables = summarizeIptablesSave(v4.result.stdout).value;
+    else if (ok(chains)) summaries.iptables = summarizeNftChains(chains.result.stdout, 'ip').value;
+    const legacy = runs.get('iptables-legacy-save');
+    if (ok(legacy)) summaries.iptablesLegacy = summarizeIptablesSave(legacy.result.stdout).value;
+    return { chainSummaries: summaries, nftTableNames: tables };
+  };
 }
