@@ -11,7 +11,7 @@ import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
 import { nftTableNames } from './probe-plan.js';
-import { summarizeOffThread, type SummaryOffThreadOptions } from './summary-off-thread.js';
+import { summarizeOffThread, type SummaryInput, type SummaryOffThreadOptions } from './summary-off-thread.js';
 
 /** What {@link cheapEvidence} found: summaries by ruleset, and the nftables table names when known. */
 export interface CheapEvidence {
@@ -49,11 +49,12 @@ export async function startCheapEvidence(transport: Transport, firstRuns: readon
   const first = new Map(firstRuns.map((r) => [r.id, r]));
   let tables = nftTableNames(first.get('nft-tables'));
   if (transport instanceof ReplayTransport) {
-    const runs = new Map((await runProbes(transport, { params, ids: ['iptables-save', 'iptables-legacy-save', ...(tables === null ? ['nft-json'] : [])] })).map((r) => [r.id, r]));
+    // The dumps' files, not their texts: the worker reads them (a text read here would be copied to it).
+    const runs = new Map((await runProbes(transport, { params, ids: ['iptables-save', 'iptables-legacy-save', ...(tables === null ? ['nft-json'] : [])], stdoutAsPieces: ['iptables-save', 'iptables-legacy-save'] })).map((r) => [r.id, r]));
     const v4 = runs.get('iptables-save');
     const legacy = runs.get('iptables-legacy-save');
-    const texts = [...(ok(v4) ? [v4.result.stdout] : []), ...(ok(legacy) ? [legacy.result.stdout] : [])];
-    const scans = summarizeOffThread(texts, offThread);
+    const input = (r: ProbeRun): SummaryInput => (r.result.stdoutPath !== undefined ? { file: r.result.stdoutPath } : { text: r.result.stdout });
+    const scans = summarizeOffThread([...(ok(v4) ? [input(v4)] : []), ...(ok(legacy) ? [input(legacy)] : [])], offThread);
     const json = runs.get('nft-json');
     if (tables === null && ok(json)) tables = nftJsonTableNames(json.result.stdout);
     return async () => {

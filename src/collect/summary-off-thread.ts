@@ -2,23 +2,78 @@
  * The cheap mode evidence's iptables-save scan (src/parsers/chain-summary.ts
  * `summarizeIptablesSave`) on a worker thread (src/collect/summary-worker.ts), so that a
  * replayed `show services` scans its 20 MB dump on the second core while the main thread
- * parses the API objects. The texts are those the main thread read (copied to the worker);
- * the summaries come back by structured clone (plain objects, strings and numbers: the same
- * values). Whatever goes wrong with the worker (no script, it does not start, it fails, it
+ * parses the API objects. The worker reads the replay's files itself, as the main thread
+ * would (src/sources/read-text.ts `readTextFile`); the summaries come back packed ({@link PackedSummary}: a clone of 60,000 chain objects cost
+ * the main thread about what the scan itself did) and are unpacked into the same values.
+ * Whatever goes wrong with the worker (no script, it does not start, it fails, it
  * exits or answers something else) the scan is made on the main thread, as it always was:
- * the same answer, later. Small texts are scanned in-thread (a worker's start costs more).
+ * the same answer, later. Small files and texts already read are scanned in-thread (a
+ * worker's start costs more).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { ChainSummary } from '../model/chain-summary.js';
 import { summarizeIptablesSave } from '../parsers/chain-summary.js';
+import { readTextFile } from '../sources/read-text.js';
 
-/** Characters of iptables-save text (all texts together) from which a worker scans them: 1 MiB. */
-export const SUMMARY_WORKER_MIN_CHARS = 1024 * 1024;
+/** Bytes of iptables-save files (all together) from which a worker scans them: 1 MiB. */
+export const SUMMARY_WORKER_MIN_BYTES = 1024 * 1024;
 
-/** What the worker is given as `workerData`: the iptables-save texts to summarise. */
+/** One iptables-save text to summarise: a file (a replay's, absolute path) or a text already read. */
+export type SummaryInput = { readonly file: string } | { readonly text: string };
+
+/** What the worker is given as `workerData`: the iptables-save files to summarise. */
 export interface SummaryJob {
-  readonly texts: readonly string[];
+  readonly files: readonly string[];
+}
+
+/**
+ * A {@link ChainSummary} as the worker posts it: the chains' names joined by newlines (a name
+ * is read from one line: it holds none), their tables as indexes into `tables`, their rule
+ * counts (-1 for null) in typed arrays; the other fields as they are.
+ */
+export interface PackedSummary {
+  readonly backend: ChainSummary['backend'];
+  readonly ipsetRules: number | null;
+  readonly ipsetSets: readonly string[];
+  readonly count: number;
+  readonly names: string;
+  readonly tables: readonly string[];
+  readonly tableOf: Int32Array;
+  readonly rules: Float64Array;
+}
+
+/** Packs `s` for the way back from the worker (see {@link PackedSummary}). */
+export function packSummary(s: ChainSummary): PackedSummary {
+  const tables: string[] = [];
+  const index = new Map<string, number>();
+  const tableOf = new Int32Array(s.chains.length);
+  const rules = new Float64Array(s.chains.length);
+  s.chains.forEach((c, i) => {
+    let t = index.get(c.table);
+    if (t === undefined) index.set(c.table, (t = tables.push(c.table) - 1));
+    tableOf[i] = t;
+    rules[i] = c.rules ?? -1;
+  });
+  return { backend: s.backend, ipsetRules: s.ipsetRules, ipsetSets: s.ipsetSets, count: s.chains.length, names: s.chains.map((c) => c.name).join('\n'), tables, tableOf, rules };
+}
+
+/** The {@link ChainSummary} `p` packs (its fields in the parser's key order); undefined when `p` is not one. */
+export function unpackSummary(p: unknown): ChainSummary | undefined {
+  const v = p as Partial<PackedSummary> | null;
+  if (typeof v !== 'object' || v === null || typeof v.names !== 'string' || typeof v.count !== 'number' || !Array.isArray(v.tables) || !Array.isArray(v.ipsetSets)) return undefined;
+  if (!(v.tableOf instanceof Int32Array) || !(v.rules instanceof Float64Array) || v.tableOf.length !== v.count || v.rules.length !== v.count) return undefined;
+  const names = v.count === 0 ? [] : v.names.split('\n');
+  if (names.length !== v.count) return undefined;
+  const tables = v.tables as string[];
+  const chains = new Array<{ table: string; name: string; rules: number | null }>(v.count);
+  for (let i = 0; i < v.count; i++) {
+    const table = tables[v.tableOf[i]!];
+    if (table === undefined) return undefined;
+    const n = v.rules[i]!;
+    chains[i] = { table, name: names[i]!, rules: n < 0 ? null : n };
+  }
+  return { backend: v.backend ?? null, chains, ipsetRules: v.ipsetRules ?? null, ipsetSets: v.ipsetSets };
 }
 
 /** Whether the evidence scan may use a worker: yes unless the environment says `NODESCOPE_EVIDENCE_WORKER=0`. */
@@ -38,11 +93,11 @@ export function summaryWorkerUrl(): URL | undefined {
 
 /**
  * Options of {@link summarizeOffThread}: `worker` false: in-thread only (the reference);
- * `minChars` (default {@link SUMMARY_WORKER_MIN_CHARS}); `script`: another worker script (tests).
+ * `minBytes` (default {@link SUMMARY_WORKER_MIN_BYTES}); `script`: another worker script (tests).
  */
 export interface SummaryOffThreadOptions {
   readonly worker?: boolean;
-  readonly minChars?: number;
+  readonly minBytes?: number;
   readonly script?: URL;
 }
 
@@ -53,41 +108,48 @@ export interface SummaryAnswer {
 }
 
 /**
- * Starts summarising `texts` (iptables-save text each) and returns a function that gives
+ * Starts summarising `inputs` (iptables-save text each) and returns a function that gives
  * their summaries (`summarizeIptablesSave(text).value`, in order): from the worker when one
- * started and answered, else made then in-thread. The worker runs while the caller does
- * other synchronous work; call the function when the summaries are needed. Never rejects.
+ * started and answered (only when every input is a file, together at least `minBytes`),
+ * else made then in-thread (files read with `readTextFile`, which throws as it does for an
+ * unreadable file). The worker runs while the caller does other synchronous work; call the
+ * function when the summaries are needed.
  */
-export function summarizeOffThread(texts: readonly string[], options: SummaryOffThreadOptions = {}): () => Promise<SummaryAnswer> {
-  const inThread = (): SummaryAnswer => ({ summaries: texts.map((t) => summarizeIptablesSave(t).value), how: 'thread' });
-  const chars = texts.reduce((n, t) => n + t.length, 0);
-  const script = (options.worker ?? summaryWorkerWanted()) && texts.length > 0 && chars >= (options.minChars ?? SUMMARY_WORKER_MIN_CHARS) ? (options.script ?? summaryWorkerUrl()) : undefined;
-  const answer = script ? startWorker(texts, script) : undefined;
+export function summarizeOffThread(inputs: readonly SummaryInput[], options: SummaryOffThreadOptions = {}): () => Promise<SummaryAnswer> {
+  const inThread = (): SummaryAnswer => ({ summaries: inputs.map((i) => summarizeIptablesSave('text' in i ? i.text : readTextFile(i.file)).value), how: 'thread' });
+  const files = inputs.flatMap((i) => ('file' in i ? [i.file] : []));
+  const wanted = (options.worker ?? summaryWorkerWanted()) && inputs.length > 0 && files.length === inputs.length && bytesOf(files) >= (options.minBytes ?? SUMMARY_WORKER_MIN_BYTES);
+  const script = wanted ? (options.script ?? summaryWorkerUrl()) : undefined;
+  const answer = script ? startWorker(files, script) : undefined;
   return async () => {
     const summaries = answer ? await answer : undefined;
-    return summaries && summaries.length === texts.length ? { summaries, how: 'worker' } : inThread();
+    return summaries && summaries.length === inputs.length ? { summaries, how: 'worker' } : inThread();
   };
 }
 
-/** A cloned {@link ChainSummary}'s shape (what the worker's answer must hold to be used). */
-function isSummary(v: unknown): boolean {
-  const s = v as Partial<ChainSummary> | null;
-  return typeof s === 'object' && s !== null && Array.isArray(s.chains) && Array.isArray(s.ipsetSets);
+/** The files' sizes together; -1 when one cannot be read (then no worker: the in-thread read says why). */
+function bytesOf(files: readonly string[]): number {
+  try {
+    return files.reduce((n, f) => n + statSync(f).size, 0);
+  } catch {
+    return -1;
+  }
 }
 
 /** The worker's summaries, or undefined when it could not start, failed, exited or answered anything else. */
-function startWorker(texts: readonly string[], script: URL): Promise<ChainSummary[] | undefined> | undefined {
+function startWorker(files: readonly string[], script: URL): Promise<ChainSummary[] | undefined> | undefined {
   if (!existsSync(script) && script.protocol === 'file:') return undefined;
   let worker: Worker;
   try {
-    worker = new Worker(script, { workerData: { texts } satisfies SummaryJob });
+    worker = new Worker(script, { workerData: { files } satisfies SummaryJob });
   } catch {
     return undefined;
   }
   return new Promise<ChainSummary[] | undefined>((resolve) => {
     worker.once('message', (m: unknown) => {
-      const summaries = (m as { summaries?: unknown } | null)?.summaries;
-      resolve(Array.isArray(summaries) && summaries.every(isSummary) ? (summaries as ChainSummary[]) : undefined);
+      const packed = (m as { summaries?: unknown } | null)?.summaries;
+      const summaries = Array.isArray(packed) ? packed.map(unpackSummary) : undefined;
+      resolve(summaries?.every((x) => x !== undefined) ? (summaries as ChainSummary[]) : undefined);
       void worker.terminate();
     });
     worker.once('error', () => resolve(undefined));
