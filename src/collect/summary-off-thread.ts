@@ -76,9 +76,14 @@ export function unpackSummary(p: unknown): ChainSummary | undefined {
   return { backend: v.backend ?? null, chains, ipsetRules: v.ipsetRules ?? null, ipsetSets: v.ipsetSets };
 }
 
-/** Whether the evidence scan may use a worker: yes unless the environment says `NODESCOPE_EVIDENCE_WORKER=0`. */
-export function summaryWorkerWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.NODESCOPE_EVIDENCE_WORKER !== '0';
+/**
+ * From how many bytes of files the evidence scan uses a worker, by the environment:
+ * `NODESCOPE_EVIDENCE_WORKER=0` never (undefined), `=1` whatever their size (0: tests, by
+ * hand), else {@link SUMMARY_WORKER_MIN_BYTES}.
+ */
+export function summaryWorkerMinBytes(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const v = env.NODESCOPE_EVIDENCE_WORKER;
+  return v === '0' ? undefined : v === '1' ? 0 : SUMMARY_WORKER_MIN_BYTES;
 }
 
 /**
@@ -92,8 +97,9 @@ export function summaryWorkerUrl(): URL | undefined {
 }
 
 /**
- * Options of {@link summarizeOffThread}: `worker` false: in-thread only (the reference);
- * `minBytes` (default {@link SUMMARY_WORKER_MIN_BYTES}); `script`: another worker script (tests).
+ * Options of {@link summarizeOffThread}: `worker` false: in-thread only (the reference), true:
+ * a worker from `minBytes` (default {@link SUMMARY_WORKER_MIN_BYTES}), unset: as the
+ * environment says ({@link summaryWorkerMinBytes}); `script`: another worker script (tests).
  */
 export interface SummaryOffThreadOptions {
   readonly worker?: boolean;
@@ -118,7 +124,8 @@ export interface SummaryAnswer {
 export function summarizeOffThread(inputs: readonly SummaryInput[], options: SummaryOffThreadOptions = {}): () => Promise<SummaryAnswer> {
   const inThread = (): SummaryAnswer => ({ summaries: inputs.map((i) => summarizeIptablesSave('text' in i ? i.text : readTextFile(i.file)).value), how: 'thread' });
   const files = inputs.flatMap((i) => ('file' in i ? [i.file] : []));
-  const wanted = (options.worker ?? summaryWorkerWanted()) && inputs.length > 0 && files.length === inputs.length && bytesOf(files) >= (options.minBytes ?? SUMMARY_WORKER_MIN_BYTES);
+  const minBytes = options.worker === false ? undefined : options.worker === true ? (options.minBytes ?? SUMMARY_WORKER_MIN_BYTES) : (options.minBytes ?? summaryWorkerMinBytes());
+  const wanted = minBytes !== undefined && inputs.length > 0 && files.length === inputs.length && bytesOf(files) >= minBytes;
   const script = wanted ? (options.script ?? summaryWorkerUrl()) : undefined;
   const answer = script ? startWorker(files, script) : undefined;
   return async () => {
