@@ -19,12 +19,7 @@ export interface CheapEvidence {
   readonly nftTableNames: readonly string[] | null;
 }
 
-/** The table objects of `nft -j` text (`{"table": {"family": "ip", "name": "nat", …}}`) as `family name`. */
-export function nftJsonTableNames(text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(/\{"table":\s*\{"family":\s*"([a-z0-9]+)",\s*"name":\s*"((?:[^"\\]|\\.)*)"/g)) out.push(`${m[1]} ${m[2]}`);
-  return out;
-}
+export { nftJsonTableNames } from '../parsers/chain-summary.js';
 
 const ok = (r: ProbeRun | undefined): r is ProbeRun => r?.status === 'ok';
 
@@ -39,26 +34,27 @@ export async function cheapEvidence(transport: Transport, firstRuns: readonly Pr
 }
 
 /**
- * {@link cheapEvidence} in two steps: a replay's texts are read now and their iptables-save
- * scans started (on a worker when the texts are big: src/collect/summary-off-thread.ts), and
- * the returned function gives the evidence (the scans' summaries, made in-thread when the
- * worker failed). A live node's evidence is read when the function is called, as before.
+ * {@link cheapEvidence} in two steps: a replay's iptables-save scans and its `nft -j` table
+ * names' search are started (on a worker that reads the files when they are big:
+ * src/collect/summary-off-thread.ts), and the returned function gives the evidence (made
+ * in-thread when the worker failed). A live node's evidence is read when the function is called, as before.
  * `offThread`: {@link summarizeOffThread}'s options (default: a worker for big texts).
  */
 export async function startCheapEvidence(transport: Transport, firstRuns: readonly ProbeRun[], params: Readonly<Record<string, string | undefined>> = {}, offThread: SummaryOffThreadOptions = {}): Promise<() => Promise<CheapEvidence>> {
   const first = new Map(firstRuns.map((r) => [r.id, r]));
-  let tables = nftTableNames(first.get('nft-tables'));
+  let tables: readonly string[] | null = nftTableNames(first.get('nft-tables'));
   if (transport instanceof ReplayTransport) {
     // The dumps' files, not their texts: the worker reads them (a text read here would be copied to it).
-    const runs = new Map((await runProbes(transport, { params, ids: ['iptables-save', 'iptables-legacy-save', ...(tables === null ? ['nft-json'] : [])], stdoutAsPieces: ['iptables-save', 'iptables-legacy-save'] })).map((r) => [r.id, r]));
+    const runs = new Map((await runProbes(transport, { params, ids: ['iptables-save', 'iptables-legacy-save', ...(tables === null ? ['nft-json'] : [])], stdoutAsPieces: ['iptables-save', 'iptables-legacy-save', 'nft-json'] })).map((r) => [r.id, r]));
     const v4 = runs.get('iptables-save');
     const legacy = runs.get('iptables-legacy-save');
-    const input = (r: ProbeRun): SummaryInput => (r.result.stdoutPath !== undefined ? { file: r.result.stdoutPath } : { text: r.result.stdout });
-    const scans = summarizeOffThread([...(ok(v4) ? [input(v4)] : []), ...(ok(legacy) ? [input(legacy)] : [])], offThread);
     const json = runs.get('nft-json');
-    if (tables === null && ok(json)) tables = nftJsonTableNames(json.result.stdout);
+    const input = (r: ProbeRun): SummaryInput => (r.result.stdoutPath !== undefined ? { file: r.result.stdoutPath } : { text: r.result.stdout });
+    const scans = summarizeOffThread([...(ok(v4) ? [input(v4)] : []), ...(ok(legacy) ? [input(legacy)] : [])], offThread, tables === null && ok(json) ? input(json) : undefined);
     return async () => {
-      const { summaries } = await scans();
+      const answer = await scans();
+      const summaries = answer.summaries;
+      if (answer.tables !== null) tables = answer.tables;
       const found: CheapEvidence['chainSummaries'] = {};
       let i = 0;
       if (ok(v4)) found.iptables = summaries[i++]!;

@@ -13,7 +13,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { ChainSummary } from '../model/chain-summary.js';
-import { summarizeIptablesSave } from '../parsers/chain-summary.js';
+import { nftJsonTableNames, summarizeIptablesSave } from '../parsers/chain-summary.js';
 import { readTextFile } from '../sources/read-text.js';
 
 /** Bytes of iptables-save files (all together) from which a worker scans them: 1 MiB. */
@@ -22,9 +22,10 @@ export const SUMMARY_WORKER_MIN_BYTES = 1024 * 1024;
 /** One iptables-save text to summarise: a file (a replay's, absolute path) or a text already read. */
 export type SummaryInput = { readonly file: string } | { readonly text: string };
 
-/** What the worker is given as `workerData`: the iptables-save files to summarise. */
+/** What the worker is given as `workerData`: the iptables-save files to summarise, the `nft -j` file whose table names to find. */
 export interface SummaryJob {
   readonly files: readonly string[];
+  readonly nftJson?: string;
 }
 
 /**
@@ -107,30 +108,35 @@ export interface SummaryOffThreadOptions {
   readonly script?: URL;
 }
 
-/** The summaries, and who made them (`worker`, or `thread` when the main thread did). */
+/** The summaries, the `nft -j` table names (null when not asked), and who made them (`worker`, or `thread` when the main thread did). */
 export interface SummaryAnswer {
   readonly summaries: readonly ChainSummary[];
+  readonly tables: readonly string[] | null;
   readonly how: 'worker' | 'thread';
 }
 
 /**
- * Starts summarising `inputs` (iptables-save text each) and returns a function that gives
- * their summaries (`summarizeIptablesSave(text).value`, in order): from the worker when one
- * started and answered (only when every input is a file, together at least `minBytes`),
- * else made then in-thread (files read with `readTextFile`, which throws as it does for an
- * unreadable file). The worker runs while the caller does other synchronous work; call the
- * function when the summaries are needed.
+ * Starts summarising `inputs` (iptables-save text each) and finding the table names of
+ * `nftJson` (`nft -j` text: src/parsers/chain-summary.ts `nftJsonTableNames`), and returns a
+ * function that gives them (`summarizeIptablesSave(text).value`, in order): from the worker
+ * when one started and answered (only when every input is a file, together at least
+ * `minBytes`), else made then in-thread (files read with `readTextFile`, which throws as it
+ * does for an unreadable file). The worker runs while the caller does other synchronous
+ * work; call the function when the answer is needed.
  */
-export function summarizeOffThread(inputs: readonly SummaryInput[], options: SummaryOffThreadOptions = {}): () => Promise<SummaryAnswer> {
-  const inThread = (): SummaryAnswer => ({ summaries: inputs.map((i) => summarizeIptablesSave('text' in i ? i.text : readTextFile(i.file)).value), how: 'thread' });
-  const files = inputs.flatMap((i) => ('file' in i ? [i.file] : []));
+export function summarizeOffThread(inputs: readonly SummaryInput[], options: SummaryOffThreadOptions = {}, nftJson?: SummaryInput): () => Promise<SummaryAnswer> {
+  const textOf = (i: SummaryInput) => ('text' in i ? i.text : readTextFile(i.file));
+  const inThread = (): SummaryAnswer => ({ summaries: inputs.map((i) => summarizeIptablesSave(textOf(i)).value), tables: nftJson ? nftJsonTableNames(textOf(nftJson)) : null, how: 'thread' });
+  const all = nftJson ? [...inputs, nftJson] : inputs;
+  const files = all.flatMap((i) => ('file' in i ? [i.file] : []));
   const minBytes = options.worker === false ? undefined : options.worker === true ? (options.minBytes ?? SUMMARY_WORKER_MIN_BYTES) : (options.minBytes ?? summaryWorkerMinBytes());
-  const wanted = minBytes !== undefined && inputs.length > 0 && files.length === inputs.length && bytesOf(files) >= minBytes;
+  const wanted = minBytes !== undefined && all.length > 0 && files.length === all.length && bytesOf(files) >= minBytes;
   const script = wanted ? (options.script ?? summaryWorkerUrl()) : undefined;
-  const answer = script ? startWorker(files, script) : undefined;
+  const job: SummaryJob | undefined = wanted ? { files: files.slice(0, inputs.length), ...(nftJson ? { nftJson: files[inputs.length]! } : {}) } : undefined;
+  const answer = script && job ? startWorker(job, script) : undefined;
   return async () => {
-    const summaries = answer ? await answer : undefined;
-    return summaries && summaries.length === inputs.length ? { summaries, how: 'worker' } : inThread();
+    const got = answer ? await answer : undefined;
+    return got && got.summaries.length === inputs.length && (got.tables !== null) === (nftJson !== undefined) ? { ...got, how: 'worker' } : inThread();
   };
 }
 
@@ -143,20 +149,21 @@ function bytesOf(files: readonly string[]): number {
   }
 }
 
-/** The worker's summaries, or undefined when it could not start, failed, exited or answered anything else. */
-function startWorker(files: readonly string[], script: URL): Promise<ChainSummary[] | undefined> | undefined {
+/** The worker's answer, or undefined when it could not start, failed, exited or answered anything else. */
+function startWorker(job: SummaryJob, script: URL): Promise<Omit<SummaryAnswer, 'how'> | undefined> | undefined {
   if (!existsSync(script) && script.protocol === 'file:') return undefined;
   let worker: Worker;
   try {
-    worker = new Worker(script, { workerData: { files } satisfies SummaryJob });
+    worker = new Worker(script, { workerData: job });
   } catch {
     return undefined;
   }
-  return new Promise<ChainSummary[] | undefined>((resolve) => {
+  return new Promise<Omit<SummaryAnswer, 'how'> | undefined>((resolve) => {
     worker.once('message', (m: unknown) => {
-      const packed = (m as { summaries?: unknown } | null)?.summaries;
+      const { summaries: packed, tables } = (m ?? {}) as { summaries?: unknown; tables?: unknown };
       const summaries = Array.isArray(packed) ? packed.map(unpackSummary) : undefined;
-      resolve(summaries?.every((x) => x !== undefined) ? (summaries as ChainSummary[]) : undefined);
+      const names = tables === undefined ? null : Array.isArray(tables) && tables.every((t) => typeof t === 'string') ? (tables as string[]) : undefined;
+      resolve(summaries?.every((x) => x !== undefined) && names !== undefined ? { summaries: summaries as ChainSummary[], tables: names } : undefined);
       void worker.terminate();
     });
     worker.once('error', () => resolve(undefined));

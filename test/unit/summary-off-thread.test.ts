@@ -3,7 +3,8 @@
  * src/collect/summary-worker.ts) while the main thread parses the API objects; the in-thread scan
  * (`summarizeIptablesSave`, `worker: false`, `NODESCOPE_EVIDENCE_WORKER=0`) is the reference.
  * Proven here: the packed answer unpacks to the same summary (lab dumps, generated dumps, odd
- * texts, nft listings with unknown rule counts); the worker's summaries equal the thread's, with
+ * texts, nft listings with unknown rule counts); the worker's summaries (and an nft -j file's table
+ * names) equal the thread's, with
  * the worker really used; every fallback (not wanted, too small, no script, a script that throws,
  * one that answers something else, one that exits without an answer, an unreadable file) answers
  * as the thread does; `loadSnapshot` as `show services` loads (parts: none) gives the same
@@ -18,7 +19,7 @@ import { writeGeneratedBundles } from '../../bench/gen/capture.js';
 import { cheapEvidence, startCheapEvidence } from '../../src/collect/evidence-load.js';
 import { loadSnapshot } from '../../src/collect/session.js';
 import { packSummary, summarizeOffThread, summaryWorkerMinBytes, summaryWorkerUrl, unpackSummary, SUMMARY_WORKER_MIN_BYTES } from '../../src/collect/summary-off-thread.js';
-import { summarizeIptablesSave, summarizeNftChains } from '../../src/parsers/chain-summary.js';
+import { nftJsonTableNames, summarizeIptablesSave, summarizeNftChains } from '../../src/parsers/chain-summary.js';
 import { packageRoot } from '../../src/paths.js';
 import { runProbes } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
@@ -119,7 +120,7 @@ describe('the scan on a worker', () => {
       expect(answer.how).toBe('thread');
       expect(answer.summaries).toStrictEqual(reference);
     }
-    expect(await summarizeOffThread([], { worker: true, minBytes: 0 })()).toStrictEqual({ summaries: [], how: 'thread' });
+    expect(await summarizeOffThread([], { worker: true, minBytes: 0 })()).toStrictEqual({ summaries: [], tables: null, how: 'thread' });
     process.env.NODESCOPE_EVIDENCE_WORKER = '1';
     expect((await summarizeOffThread([{ file }])()).how).toBe('worker');
     expect(summaryWorkerMinBytes({ NODESCOPE_EVIDENCE_WORKER: '0' })).toBeUndefined();
@@ -148,6 +149,28 @@ describe('the scan on a worker', () => {
       expect(answer.how, s.pathname).toBe('thread');
       expect(answer.summaries).toStrictEqual(reference);
     }
+  });
+
+  it('the table names of an nft -j file beside the dumps (a replay captured before `nft list tables`)', async () => {
+    const json = dumpOf(gen.nftables, 'nft-json');
+    const names = nftJsonTableNames(readFileSync(json, 'utf8'));
+    expect(names.length).toBeGreaterThan(0);
+    const dump = dumpOf(fixtureDir('lab-iptables'));
+    const reference = [summarizeIptablesSave(readFileSync(dump, 'utf8')).value];
+    for (const inputs of [[], [{ file: dump }]]) {
+      const answer = await summarizeOffThread(inputs, { worker: true, minBytes: 0 }, { file: json })();
+      expect(answer.how).toBe('worker');
+      expect(answer.tables).toStrictEqual(names);
+      expect(answer.summaries).toStrictEqual(reference.slice(0, inputs.length));
+      const thread = await summarizeOffThread(inputs, { worker: false }, { file: json })();
+      expect(thread).toStrictEqual({ ...answer, how: 'thread' });
+    }
+    // A worker that answers the summaries without the names: this thread.
+    const p = path.join(tmpDir(), 'no-tables.mjs');
+    writeFileSync(p, "import { parentPort } from 'node:worker_threads';\nparentPort.postMessage({ summaries: [] });\n");
+    const answer = await summarizeOffThread([], { worker: true, minBytes: 0, script: pathToFileURL(p) }, { file: json })();
+    expect(answer).toStrictEqual({ summaries: [], tables: names, how: 'thread' });
+    expect((await summarizeOffThread([{ file: dump }], { worker: true, minBytes: 0 })()).tables).toBeNull();
   });
 
   it("an unreadable file: the thread's error", async () => {
