@@ -11,6 +11,7 @@ import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { ReplayTransport } from '../sources/replay.js';
 import type { Transport } from '../sources/transport.js';
 import { nftTableNames } from './probe-plan.js';
+import { summarizeOffThread, type SummaryInput, type SummaryOffThreadOptions } from './summary-off-thread.js';
 
 /** What {@link cheapEvidence} found: summaries by ruleset, and the nftables table names when known. */
 export interface CheapEvidence {
@@ -18,12 +19,7 @@ export interface CheapEvidence {
   readonly nftTableNames: readonly string[] | null;
 }
 
-/** The table objects of `nft -j` text (`{"table": {"family": "ip", "name": "nat", …}}`) as `family name`. */
-export function nftJsonTableNames(text: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(/\{"table":\s*\{"family":\s*"([a-z0-9]+)",\s*"name":\s*"((?:[^"\\]|\\.)*)"/g)) out.push(`${m[1]} ${m[2]}`);
-  return out;
-}
+export { nftJsonTableNames } from '../parsers/chain-summary.js';
 
 const ok = (r: ProbeRun | undefined): r is ProbeRun => r?.status === 'ok';
 
@@ -34,26 +30,48 @@ const ok = (r: ProbeRun | undefined): r is ProbeRun => r?.status === 'ok';
  * only when iptables runs on the legacy backend (no nftables chains to list then).
  */
 export async function cheapEvidence(transport: Transport, firstRuns: readonly ProbeRun[], params: Readonly<Record<string, string | undefined>> = {}): Promise<CheapEvidence> {
+  return (await startCheapEvidence(transport, firstRuns, params, { worker: false }))();
+}
+
+/**
+ * {@link cheapEvidence} in two steps: a replay's iptables-save scans and its `nft -j` table
+ * names' search are started (on a worker that reads the files when they are big:
+ * src/collect/summary-off-thread.ts), and the returned function gives the evidence (made
+ * in-thread when the worker failed). A live node's evidence is read when the function is called, as before.
+ * `offThread`: {@link summarizeOffThread}'s options (default: a worker for big texts).
+ */
+export async function startCheapEvidence(transport: Transport, firstRuns: readonly ProbeRun[], params: Readonly<Record<string, string | undefined>> = {}, offThread: SummaryOffThreadOptions = {}): Promise<() => Promise<CheapEvidence>> {
   const first = new Map(firstRuns.map((r) => [r.id, r]));
-  let tables = nftTableNames(first.get('nft-tables'));
-  const summaries: CheapEvidence['chainSummaries'] = {};
+  let tables: readonly string[] | null = nftTableNames(first.get('nft-tables'));
   if (transport instanceof ReplayTransport) {
-    const runs = new Map((await runProbes(transport, { params, ids: ['iptables-save', 'iptables-legacy-save', ...(tables === null ? ['nft-json'] : [])] })).map((r) => [r.id, r]));
+    // The dumps' files, not their texts: the worker reads them (a text read here would be copied to it).
+    const runs = new Map((await runProbes(transport, { params, ids: ['iptables-save', 'iptables-legacy-save', ...(tables === null ? ['nft-json'] : [])], stdoutAsPieces: ['iptables-save', 'iptables-legacy-save', 'nft-json'] })).map((r) => [r.id, r]));
     const v4 = runs.get('iptables-save');
     const legacy = runs.get('iptables-legacy-save');
-    if (ok(v4)) summaries.iptables = summarizeIptablesSave(v4.result.stdout).value;
-    if (ok(legacy)) summaries.iptablesLegacy = summarizeIptablesSave(legacy.result.stdout).value;
     const json = runs.get('nft-json');
-    if (tables === null && ok(json)) tables = nftJsonTableNames(json.result.stdout);
-    return { chainSummaries: summaries, nftTableNames: tables };
+    const input = (r: ProbeRun): SummaryInput => (r.result.stdoutPath !== undefined ? { file: r.result.stdoutPath } : { text: r.result.stdout });
+    const scans = summarizeOffThread([...(ok(v4) ? [input(v4)] : []), ...(ok(legacy) ? [input(legacy)] : [])], offThread, tables === null && ok(json) ? input(json) : undefined);
+    return async () => {
+      const answer = await scans();
+      const summaries = answer.summaries;
+      if (answer.tables !== null) tables = answer.tables;
+      const found: CheapEvidence['chainSummaries'] = {};
+      let i = 0;
+      if (ok(v4)) found.iptables = summaries[i++]!;
+      if (ok(legacy)) found.iptablesLegacy = summaries[i++]!;
+      return { chainSummaries: found, nftTableNames: tables };
+    };
   }
-  const legacyBackend = /legacy/.test(first.get('iptables-version')?.result.stdout ?? '');
-  const runs = new Map((await runProbes(transport, { params, ids: ['nft-chains', 'iptables-legacy-save', ...(legacyBackend ? ['iptables-save'] : [])] })).map((r) => [r.id, r]));
-  const chains = runs.get('nft-chains');
-  const v4 = runs.get('iptables-save');
-  if (legacyBackend && ok(v4)) summaries.iptables = summarizeIptablesSave(v4.result.stdout).value;
-  else if (ok(chains)) summaries.iptables = summarizeNftChains(chains.result.stdout, 'ip').value;
-  const legacy = runs.get('iptables-legacy-save');
-  if (ok(legacy)) summaries.iptablesLegacy = summarizeIptablesSave(legacy.result.stdout).value;
-  return { chainSummaries: summaries, nftTableNames: tables };
+  return async () => {
+    const summaries: CheapEvidence['chainSummaries'] = {};
+    const legacyBackend = /legacy/.test(first.get('iptables-version')?.result.stdout ?? '');
+    const runs = new Map((await runProbes(transport, { params, ids: ['nft-chains', 'iptables-legacy-save', ...(legacyBackend ? ['iptables-save'] : [])] })).map((r) => [r.id, r]));
+    const chains = runs.get('nft-chains');
+    const v4 = runs.get('iptables-save');
+    if (legacyBackend && ok(v4)) summaries.iptables = summarizeIptablesSave(v4.result.stdout).value;
+    else if (ok(chains)) summaries.iptables = summarizeNftChains(chains.result.stdout, 'ip').value;
+    const legacy = runs.get('iptables-legacy-save');
+    if (ok(legacy)) summaries.iptablesLegacy = summarizeIptablesSave(legacy.result.stdout).value;
+    return { chainSummaries: summaries, nftTableNames: tables };
+  };
 }

@@ -27,7 +27,7 @@ import { plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
 import { isLbMapsFocus, lbMapProbes, serviceMapsRefresh, ServiceMapDigests } from './map-refresh.js';
-import { cheapEvidence } from './evidence-load.js';
+import { cheapEvidence, startCheapEvidence } from './evidence-load.js';
 import { onDemandProbeIds, PART_PROBE_IDS, withoutPartText, withoutUnwanted } from './session-probes.js';
 export { onDemandProbeIds } from './session-probes.js';
 export type { ChainFocus } from './chain-refresh.js';
@@ -159,9 +159,12 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
   const runs = [...firstRuns, ...planned.runs].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   if (options.ciliumAgent && (!wanted || partProbes().lb.some((id) => wanted.has(id)))) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
+  const cheap = options.parts !== undefined && !options.parts.includes('iptables');
+  // A replay's evidence scan starts (on a worker) before the API objects parse; a live node's evidence is read after, as before.
+  const replayEvidence = cheap && options.transport instanceof ReplayTransport ? await startCheapEvidence(options.transport, firstRuns, options.params ?? {}) : undefined;
   const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
-  if (!options.parts || options.parts.includes('iptables')) return { snapshot, runs, plan: planned.plan };
-  const evidence = await cheapEvidence(options.transport, firstRuns, options.params ?? {});
+  if (!cheap) return { snapshot, runs, plan: planned.plan };
+  const evidence = replayEvidence ? await replayEvidence() : await cheapEvidence(options.transport, firstRuns, options.params ?? {});
   const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
   return { snapshot: { ...snapshot, chainSummaries: evidence.chainSummaries, ...(nftTableNames ? { nftTableNames } : {}) }, runs, plan: planned.plan };
 }

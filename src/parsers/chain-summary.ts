@@ -179,3 +179,10 @@ export function summarizeNftChains(text: string, family: 'ip' | 'ip6'): ParseRes
   }
   return { value: { backend: 'nf_tables', chains, ipsetRules: null, ipsetSets: [] }, diagnostics: [] };
 }
+
+/** The table objects of `nft -j` text (`{"table": {"family": "ip", "name": "nat", …}}`) as `family name`. */
+export function nftJsonTableNames(text: string): string[] {
+  const out: string[] = [];
+  for (const m of text.matchAll(/\{"table":\s*\{"family":\s*"([a-z0-9]+)",\s*"name":\s*"((?:[^"\\]|\\.)*)"/g)) out.push(`${m[1]} ${m[2]}`);
+  return out;
+}
