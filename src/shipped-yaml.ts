@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { yamlLib } from './text/yaml-lib.js';
 import { packageRoot } from './paths.js';
 
 /** Filled in by the bundler (esbuild `define`): JSON of package-relative path → text and parse. */
@@ -27,5 +27,5 @@ export function readShippedYaml(file: string): unknown {
     const pre = shipped[path.relative(packageRoot(), path.resolve(file))];
     if (pre && pre.text === text) return pre.value;
   }
-  return parse(text);
+  return yamlLib().parse(text);
 }

@@ -12,7 +12,7 @@
  * ({@link rulesetReadState}), for the Rules pane, which must not parse every chain to open.
  */
 import type { Diagnostic } from './diagnostics.js';
-import type { IptablesChain, IptablesRuleset } from './iptables.js';
+import type { IptablesChain, IptablesRule, IptablesRuleset } from './iptables.js';
 
 /**
  * What a chain's rule lines say before they are parsed (iptables-save(8) rule lines,
@@ -23,10 +23,14 @@ import type { IptablesChain, IptablesRuleset } from './iptables.js';
  *   rules that is one word (a module or option name, an option value, one comment, a target
  *   name) contains it. True when one may (the lines hold it, or a backslash or a quote glued
  *   to a word, which make words that are not plain text of the line).
+ * - `ruleAt(k)` (optional): the rule at 0-based position `k` (undefined past the end), the
+ *   same object `rules[k]` will be, made by parsing the chain's lines only up to it: a walk
+ *   that stops early in a 10,000-rule chain does not parse the rest.
  */
 export interface ChainLineFacts {
   readonly ruleCount: number;
   readonly mayHold: (literal: string) => boolean;
+  readonly ruleAt?: (k: number) => IptablesRule | undefined;
 }
 
 /**
@@ -46,6 +50,15 @@ export function chainLineFacts(chain: IptablesChain): ChainLineFacts | undefined
 /** `chain.rules.length`, without building the rules of a chain not parsed yet. */
 export function chainRuleCount(chain: IptablesChain): number {
   return chainLineFacts(chain)?.ruleCount ?? chain.rules.length;
+}
+
+/**
+ * `chain.rules[k]` (0-based; undefined past the end), parsing a chain not parsed yet only up
+ * to that rule when it can ({@link ChainLineFacts} `ruleAt`): the same rule object either way.
+ */
+export function chainRuleAt(chain: IptablesChain, k: number): IptablesRule | undefined {
+  const facts = chainLineFacts(chain);
+  return facts?.ruleAt !== undefined ? facts.ruleAt(k) : chain.rules[k];
 }
 
 /**

@@ -218,6 +218,12 @@ export function parseIptablesSaveLazy(text: string, origin: string, options: Ipt
   }
 }
 
+/** How far a deferred chain's parse got (see SaveParser.parseDeferredLines): its rules so far, and how many of its located lines they came from. */
+interface DeferredProgress {
+  readonly rules: MutableRule[];
+  lines: number;
+}
+
 interface ChainBuilder {
   readonly name: string;
   builtin: boolean;
@@ -264,6 +270,9 @@ const RESET_LAST_MATCH = /^/;
  * facts from pass 1's builder, and the parse of its lines on first read. Made once per chain.
  */
 class DeferredSource implements DeferredChainSource {
+  /** The chain's first rules and lines, parsed by {@link ruleAt} before `rules` was read; `build` goes on from them. */
+  private parsed: DeferredProgress | null = null;
+
   constructor(
     private readonly parser: SaveParser,
     private readonly table: TableBuilder,
@@ -278,8 +287,17 @@ class DeferredSource implements DeferredChainSource {
     return this.chain.irregular || this.parser.linesInclude(this.chain, literal);
   }
 
+  ruleAt(k: number): IptablesRule | undefined {
+    if (!(k >= 0 && k < this.chain.runLength)) return undefined;
+    const parsed = (this.parsed ??= { rules: [], lines: 0 });
+    if (k >= parsed.rules.length) this.parser.parseDeferredLines(this.table, this.chain, parsed, k + 1);
+    return parsed.rules[k];
+  }
+
   build(): readonly IptablesRule[] {
-    return this.parser.parseDeferred(this.table, this.chain);
+    const parsed = this.parsed ?? { rules: [], lines: 0 };
+    this.parsed = null;
+    return this.parser.parseDeferred(this.table, this.chain, parsed);
   }
 }
 
@@ -333,6 +351,10 @@ class SaveParser {
   private deferring = false;
   /** The text's pieces while some chain's rules are still to be parsed (deferred mode). */
   private pieces: string[] | null = null;
+  /** {@link piecesHold}'s answers, for the pieces array and count they were given for. */
+  private readonly held = new Map<string, boolean>();
+  private heldPieces: readonly string[] | null = null;
+  private heldCount = 0;
   /** Where each located rule line lies; a chain's lines are one run of them (runStart, runLength). */
   private refs = new LineRefs();
   /** While a chain's rules are parsed late: where they go (and diagnostics are only counted). */
@@ -1056,10 +1078,16 @@ class SaveParser {
     return makeDeferredChain(c, new DeferredSource(this, t, c));
   }
 
-  /** Whether chain `c`'s located lines (and any line between them) hold `literal`: one bounded search per piece they lie in (for {@link DeferredSource}). */
+  /**
+   * Whether chain `c`'s located lines (and any line between them) hold `literal`: one bounded
+   * search per piece they lie in (for {@link DeferredSource}); false at once when no piece held
+   * holds it (asked once per literal and count of pieces: the head asks every chain of a
+   * 60,000-chain dump for words most dumps lack, e.g. `match-set`).
+   */
   linesInclude(c: ChainBuilder, literal: string): boolean {
     const refs = this.refs;
     const pieces = this.pieces!;
+    if (!this.piecesHold(pieces, literal)) return false;
     const last = c.runStart + c.runLength - 1;
     let k = c.runStart;
     while (k <= last) {
@@ -1075,16 +1103,55 @@ class SaveParser {
     return false;
   }
 
-  /** Parses chain `c`'s located lines as the one-pass parse would have, and settles their targets as finishTable does (for {@link DeferredSource}). */
-  parseDeferred(t: TableBuilder, c: ChainBuilder): readonly IptablesRule[] {
-    const sink: MutableRule[] = [];
+  /** Whether some piece of `pieces` holds `literal`, kept by literal while the pieces held stay the same. */
+  private piecesHold(pieces: readonly string[], literal: string): boolean {
+    if (this.heldPieces !== pieces || this.heldCount !== pieces.length) {
+      this.heldPieces = pieces;
+      this.heldCount = pieces.length;
+      this.held.clear();
+    }
+    let known = this.held.get(literal);
+    if (known === undefined) {
+      known = pieces.some((piece) => piece.includes(literal));
+      this.held.set(literal, known);
+    }
+    return known;
+  }
+
+  /**
+   * Parses chain `c`'s located lines as the one-pass parse would have, and settles their
+   * targets as finishTable does (for {@link DeferredSource}): the lines after those
+   * {@link parseDeferredLines} read into `parsed` already.
+   */
+  parseDeferred(t: TableBuilder, c: ChainBuilder, parsed: DeferredProgress): readonly IptablesRule[] {
+    this.parseDeferredLines(t, c, parsed, Infinity);
+    const rules = parsed.rules.slice();
+    if (--this.unparsed === 0) {
+      this.release();
+      this.settle();
+    }
+    return rules;
+  }
+
+  /**
+   * Parses chain `c`'s located lines after the `progress.lines` read already, until
+   * `progress.rules` holds `upTo` rules or the lines end, each rule settled as finishTable
+   * settles it: its index (position + 1) and its target. Parsing a chain in several calls
+   * gives the rules one call gives: a rule's parse and settlement read only pass 1's tables
+   * and the shared targets (settled once, by whichever rule meets them first); the late
+   * diagnostics are read by line (readState, or the one-pass parse's list: resolveDiagnostics).
+   */
+  parseDeferredLines(t: TableBuilder, c: ChainBuilder, progress: DeferredProgress, upTo: number): void {
     const refs = this.refs;
     const pieces = this.pieces!;
     const current = this.current;
+    const sink = progress.rules;
+    const first = sink.length;
     this.sink = sink;
     this.current = t;
     this.lastChain = null;
-    for (let k = c.runStart; k < c.runStart + c.runLength; k++) {
+    for (; progress.lines < c.runLength && sink.length < upTo; progress.lines++) {
+      const k = c.runStart + progress.lines;
       const text = pieces[refs.piece(k)]!;
       const from = refs.from(k);
       let end = text.indexOf('\n', from);
@@ -1096,9 +1163,8 @@ class SaveParser {
       this.lineTo = stop;
       this.commandLine(text.slice(from, stop), refs.line(k));
     }
-    const rules = sink.slice();
-    for (let k = 0; k < rules.length; k++) {
-      const r = rules[k]!;
+    for (let k = first; k < sink.length; k++) {
+      const r = sink[k]!;
       r.index = k + 1;
       const target = r.target;
       if (target === null) continue;
@@ -1119,11 +1185,6 @@ class SaveParser {
     this.current = current;
     this.lastChain = null;
     RESET_LAST_MATCH.test('');
-    if (--this.unparsed === 0) {
-      this.release();
-      this.settle();
-    }
-    return rules;
   }
 
   /**

@@ -21,7 +21,7 @@
  * `clusterip-none-case`). Lines are 1-based; for JSON, a field's line is found by
  * re-reading the text with the YAML parser, which accepts JSON.
  */
-import { LineCounter, parseAllDocuments, parseDocument, isNode } from 'yaml';
+import { LineCounter, parseAllDocuments, parseDocument, isNode } from '../text/yaml-lib.js';
 import type { Document } from 'yaml';
 import { diagnostic, EXCERPT_MAX } from '../model/diagnostics.js';
 import type { Diagnostic, ParseResult, Severity } from '../model/diagnostics.js';

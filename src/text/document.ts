@@ -5,7 +5,7 @@
  * reads. The fields after them are the command's own (README documents each); a field is
  * only ever added within a version, a change of meaning takes a new `apiVersion`.
  */
-import YAML from 'yaml';
+import { yamlLib } from './yaml-lib.js';
 import { toJson } from './json.js';
 
 /** The schema group and version of every document. */
@@ -35,5 +35,5 @@ export function documentOf(kind: string, body: object): Record<string, unknown> 
 export function toDocument(kind: string, body: object, format: DocumentFormat = 'json'): string {
   const json = toJson(documentOf(kind, body));
   if (format === 'json') return json;
-  return YAML.stringify(JSON.parse(json), { lineWidth: 0 });
+  return yamlLib().stringify(JSON.parse(json), { lineWidth: 0 });
 }

@@ -24,6 +24,7 @@ import { routeDecision, type NetView } from './routing.js';
 import { confirmStation, conntrackIn, natStation, runChain, type FlowRecord } from './stations.js';
 import type { PacketHeader, TraceCandidate, TraceConntrack, TraceReply, TraceResult, TraceTuple, TraceVerdict, VerdictKind } from './types.js';
 import type { IptablesRuleset } from '../model/iptables.js';
+import { chainRuleCount } from '../model/iptables-facts.js';
 import { UserError } from '../errors.js';
 import { xtablesOf } from './iptables-eval.js';
 import { stepSaid, stepSaidEn, type StepSaid } from '../text/step-said.js';
@@ -273,7 +274,7 @@ interface BackendOrder {
 const orderCache = new WeakMap<TraceInput, Map<string, readonly BackendOrder[] | null>>();
 
 function holdsRules(r: IptablesRuleset): boolean {
-  return r.tables.some((t) => t.chains.some((c) => c.rules.length > 0));
+  return r.tables.some((t) => t.chains.some((c) => chainRuleCount(c) > 0));
 }
 
 /**

@@ -24,7 +24,8 @@ import { chainEndBack, chainEndPolicy, condsThen, andThen } from './reasons.js';
 import { phrase, stepSaid, type StepSaid } from '../text/step-said.js';
 import { iptablesNftTwin, type HookedChainItem } from './hooks.js';
 import { evalIptablesMatches, NO_CONDITIONS } from './iptables-match.js';
-import { chainPrefilters, prefilterReject, type Prefilter } from './iptables-prefilter.js';
+import { prefilterAt, prefilterReject } from './iptables-prefilter.js';
+import { chainRuleAt, chainRuleCount } from '../model/iptables-facts.js';
 import type { TraceBranch, XtablesBackend } from './types.js';
 import { parseMarkMask, parseNatTarget } from './values.js';
 
@@ -34,8 +35,8 @@ interface Frame {
   readonly chain: IptablesChain;
   pos: number;
   readonly nft: NftChain | null;
-  /** The chain's rule prefilters (null when the walk runs without indexes). */
-  readonly filters: readonly (Prefilter | null)[] | null;
+  /** Whether the chain's rules are prefiltered (false when the walk runs without indexes). */
+  readonly filtered: boolean;
   /** The chain's rule texts, by position (filled as rules are met). */
   readonly texts: (string | undefined)[];
 }
@@ -45,15 +46,15 @@ const chainTexts = new WeakMap<IptablesChain, (string | undefined)[]>();
 function frameOf(ctx: WalkContext, chain: IptablesChain, nft: NftChain | null): Frame {
   let texts = chainTexts.get(chain);
   if (!texts) {
-    texts = new Array<string | undefined>(chain.rules.length);
+    texts = new Array<string | undefined>(chainRuleCount(chain));
     chainTexts.set(chain, texts);
   }
-  return { chain, pos: 0, nft, filters: ctx.indexed ? chainPrefilters(chain) : null, texts };
+  return { chain, pos: 0, nft, filtered: ctx.indexed, texts };
 }
 
 /** {@link iptablesRuleText} of the rule at `pos` of the frame's chain, kept by position. */
 function textAt(frame: Frame, pos: number): string {
-  return (frame.texts[pos] ??= iptablesRuleText(frame.chain.rules[pos]!));
+  return (frame.texts[pos] ??= iptablesRuleText(chainRuleAt(frame.chain, pos)!));
 }
 
 /** A random branch group being followed in a chain: which rule ends it, which was chosen. */
@@ -120,7 +121,7 @@ function branchGroup(ctx: WalkContext, item: IptablesItem, frame: Frame, start: 
   const members: { rule: number; p: number | null }[] = [];
   for (let j = start; j < rules.length; j++) {
     const rule = rules[j]!;
-    if (frame.filters !== null && prefilterReject(frame.filters[j]!, ctx.pkt) !== null) continue;
+    if (frame.filtered && prefilterReject(prefilterAt(frame.chain, j, rule), ctx.pkt) !== null) continue;
     const v = evalIptablesMatches(ctx, rule);
     if (v.kind === 'unsupported') break;
     if (v.kind === 'nomatch') continue;
@@ -236,7 +237,7 @@ function twinChains(table: NftTable): Map<string, NftChain> {
 }
 
 function handleOf(frame: Frame, rule: IptablesRule): number | null {
-  if (!frame.nft || frame.nft.rules.length !== frame.chain.rules.length) return null;
+  if (!frame.nft || frame.nft.rules.length !== chainRuleCount(frame.chain)) return null;
   return frame.nft.rules[rule.index - 1]?.handle ?? null;
 }
 
@@ -257,7 +258,9 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
     if (!ctx.budgetLeft()) return { kind: 'unsupported', said: stepSaid('too-many-steps') };
     const frame = stack[stack.length - 1]!;
     const chain = frame.chain;
-    if (frame.pos >= chain.rules.length) {
+    // The chain's rules read one by one: a walk that leaves a 10,000-rule chain early parses only what it read.
+    const rule = chainRuleAt(chain, frame.pos);
+    if (rule === undefined) {
       if (stack.length === 1) {
         if (base.policy === null) {
           ctx.record({ ...common, kind: 'unsupported', chain: base.name, said: stepSaid('policy-not-captured', { chain: base.name }) });
@@ -269,14 +272,13 @@ export function runIptablesChain(ctx: WalkContext, item: IptablesItem): ChainOut
       }
       stack.pop();
       const back = stack[stack.length - 1]!;
-      ctx.record({ ...common, kind: 'return', chain: chain.name, verdict: 'return', said: chainEndBack(chain.name, back.chain.name, back.pos, back.chain.rules.length) });
+      ctx.record({ ...common, kind: 'return', chain: chain.name, verdict: 'return', said: chainEndBack(chain.name, back.chain.name, back.pos, chainRuleCount(back.chain)) });
       continue;
     }
-    const rule = chain.rules[frame.pos]!;
     const ruleNo = frame.pos;
     frame.pos++;
     // Most rules of a big chain cannot match: say so cheaply, with the words a full evaluation gives.
-    const rejected = frame.filters === null ? null : prefilterReject(frame.filters[ruleNo]!, ctx.pkt);
+    const rejected = frame.filtered ? prefilterReject(prefilterAt(chain, ruleNo, rule), ctx.pkt) : null;
     if (rejected !== null) {
       ctx.recordMiss(common, chain.name, rule.index, handleOf(frame, rule), textAt(frame, ruleNo), rule.counters, rejected);
       continue;
@@ -350,7 +352,7 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
     if (t.kind === 'goto' && stack.length > 1) stack[stack.length - 1] = next;
     else {
       // goto from the built-in chain: no return point, its end falls to the policy.
-      if (t.kind === 'goto') frame.pos = frame.chain.rules.length;
+      if (t.kind === 'goto') frame.pos = chainRuleCount(frame.chain);
       stack.push(next);
     }
     return null;
@@ -365,7 +367,7 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
       return { kind: 'drop', said: rule.comment ? stepSaid('rule-drop-comment', { table: item.table, chain: rule.chain, n: rule.index, comment: rule.comment }) : stepSaid('rule-drop', { table: item.table, chain: rule.chain, n: rule.index }) };
     case 'RETURN': {
       ctx.record({ ...matched, verdict: 'return' });
-      frame.pos = frame.chain.rules.length;
+      frame.pos = chainRuleCount(frame.chain);
       return null;
     }
     case 'REJECT': {

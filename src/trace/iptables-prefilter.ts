@@ -99,6 +99,25 @@ export function chainPrefilters(chain: IptablesChain): readonly (Prefilter | nul
   return f;
 }
 
+/** Prefilters by rule position, filled as {@link prefilterAt} meets the rules (undefined: not compiled yet). */
+const chainFiltersSoFar = new WeakMap<IptablesChain, (Prefilter | null | undefined)[]>();
+
+/**
+ * The prefilter of `rule`, the rule at 0-based position `k` of `chain` (null when it has none):
+ * what {@link chainPrefilters} gives at `k`, compiled when first asked and kept by chain and
+ * position, so a walk that reads a chain's first rules compiles (and parses) only those.
+ */
+export function prefilterAt(chain: IptablesChain, k: number, rule: IptablesRule): Prefilter | null {
+  let f = chainFiltersSoFar.get(chain);
+  if (f === undefined) {
+    f = [];
+    chainFiltersSoFar.set(chain, f);
+  }
+  const known = f[k];
+  if (known !== undefined) return known;
+  return (f[k] = compile(rule));
+}
+
 // The packet's destination as numbers, remembered for the last text (it rarely changes).
 let lastDst = '';
 let lastDst4: number | null = null;

@@ -23,22 +23,26 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'nodescope-lazy-'));
 beforeAll(() => {
   if (!existsSync(bin)) throw new Error(`${bin} is missing: run \`npm run build\` (npm test does)`);
   writeFileSync(path.join(dir, 'hooks.mjs'), "import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  appendFileSync(process.env.NODESCOPE_TEST_LOADED, url + '\\n');\n  return next(url, context);\n}\n");
-  writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(path.join(dir, 'hooks.mjs')).href)});\n`);
+  // CommonJS modules (`require`, createRequire) do not pass the hook: the CommonJS cache is written at exit.
+  writeFileSync(
+    path.join(dir, 'register.mjs'),
+    `import { register, createRequire } from 'node:module';\nimport { appendFileSync } from 'node:fs';\nimport { pathToFileURL } from 'node:url';\nregister(${JSON.stringify(pathToFileURL(path.join(dir, 'hooks.mjs')).href)});\nconst cjs = createRequire(import.meta.url)('node:module')._cache;\nprocess.on('exit', () => appendFileSync(process.env.NODESCOPE_TEST_LOADED, Object.keys(cjs).map((f) => pathToFileURL(f).href + '\\n').join('')));\n`,
+  );
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let runs = 0;
-/** Runs the bin with `args`; returns its exit status, output and the files of dist/bin it loaded. */
-function runBin(...args: string[]): { status: number | null; stdout: string; stderr: string; loaded: string[] } {
+/** Runs the bin with `args`; returns its exit status, output, the files of dist/bin it loaded and every file it loaded (`all`). */
+function runBin(...args: string[]): { status: number | null; stdout: string; stderr: string; loaded: string[]; all: string[] } {
   const list = path.join(dir, `loaded-${runs++}.txt`);
   writeFileSync(list, '');
   const r = spawnSync(process.execPath, ['--import', path.join(dir, 'register.mjs'), bin, ...args], { encoding: 'utf8', input: '', env: { ...process.env, NODESCOPE_TEST_LOADED: list } });
-  const loaded = readFileSync(list, 'utf8')
+  const all = readFileSync(list, 'utf8')
     .split('\n')
     .filter((u) => u.startsWith('file:'))
-    .map((u) => fileURLToPath(u))
-    .filter((f) => f.startsWith(path.dirname(bin) + path.sep));
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr, loaded };
+    .map((u) => fileURLToPath(u));
+  const loaded = all.filter((f) => f.startsWith(path.dirname(bin) + path.sep));
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr, loaded, all };
 }
 
 /** The source files a chunk of the bundle holds, from its source map. */
@@ -76,6 +80,14 @@ describe('the bin loads only what a command uses', () => {
     // It did load the walk: the check below sees the chunks that ran.
     expect(sources).toContain('src/trace/iptables-eval.ts');
     expect(sources.filter((s) => NOT_FOR_DOCUMENTS.test(s))).toEqual([]);
+    // Nor the yaml library (src/text/yaml-lib.ts loads it on first use): neither its chunk nor node_modules/yaml.
+    expect(sources.filter((s) => s.startsWith('node_modules/yaml/'))).toEqual([]);
+    expect(r.all.map(rel).filter((s) => s.startsWith('node_modules/yaml/'))).toEqual([]);
+    // `-o yaml` loads it and prints the same document as YAML.
+    const y = runBin('trace', '--replay', fixture('lab-iptables'), '--from', '10.244.1.5', '--to', '10.96.12.34:80/tcp', '-o', 'yaml');
+    expect(y.status, y.stderr).toBe(0);
+    expect(y.stdout).toMatch(/^apiVersion: nodescope\.dev\/v1\nkind: Trace\n/);
+    expect(y.all.map(rel).some((s) => s.startsWith('node_modules/yaml/'))).toBe(true);
   }, 60_000);
 
   it('errors keep their words and exit codes', () => {

@@ -4,13 +4,15 @@
  * one-pass parse (the reference, `parseIptablesSave`) in the whole model, the diagnostics
  * (read first or last) and the JSON text, on the lab captures, the shared corpus, generated
  * captures and edited and odd texts; it leaves chains unparsed until read, and any shape
- * pass 1 does not locate is parsed in one pass.
+ * pass 1 does not locate is parsed in one pass. A chain read rule by rule (`chainRuleAt`,
+ * what the trace walk does) parses only up to the rule asked, and its rules, once all read,
+ * are those objects and equal the one-pass parse's.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
-import { chainLineFacts } from '../../src/model/iptables-facts.js';
+import { chainLineFacts, chainRuleAt, rulesetReadState } from '../../src/model/iptables-facts.js';
 import type { IptablesRuleset } from '../../src/model/iptables.js';
 import { parseIptablesSave, parseIptablesSaveLazy } from '../../src/parsers/iptables-save.js';
 import { fixtureDir } from '../helpers/fixtures.js';
@@ -54,6 +56,50 @@ function expectEqual(label: string, text: string, diagnosticsFirst: boolean, fam
     expect(unparsed(lazy.value), label).toBe(0);
   } else {
     for (const t of [...lazy.value.tables].reverse()) for (const c of [...t.chains].reverse()) void c.rules;
+  }
+  expect(lazy.value, label).toEqual(whole.value);
+  expect(json(lazy.value), label).toBe(json(whole.value));
+  expect(lazy.diagnostics, label).toEqual(whole.diagnostics);
+  expect(unparsed(lazy.value), label).toBe(0);
+}
+
+/**
+ * The lazy parse of `text` read as the trace walk reads it: every chain's first rules one by
+ * one through `chainRuleAt` (a chain of more than `upTo` rules stays unparsed), each equal to
+ * the one-pass parse's rule; then every chain whole (the rules read first are the same
+ * objects) and the whole model, JSON text and diagnostics equal to the one-pass parse's.
+ */
+function expectEqualRuleByRule(label: string, text: string, upTo: number, family: 'ipv4' | 'ipv6' = 'ipv4'): void {
+  const whole = parseIptablesSave(text, 'iptables-save', { family });
+  const lazy = parseIptablesSaveLazy(text, 'iptables-save', { family });
+  const firsts = new Map<string, unknown[]>();
+  lazy.value.tables.forEach((t, i) =>
+    t.chains.forEach((c, j) => {
+      const want = whole.value.tables[i]!.chains[j]!.rules;
+      const deferred = chainLineFacts(c) !== undefined;
+      const read: unknown[] = [];
+      for (let k = 0; k < upTo; k++) {
+        const rule = chainRuleAt(c, k);
+        expect(rule, `${label} ${t.name}/${c.name} #${k}`).toEqual(want[k]);
+        expect(chainRuleAt(c, k), `${label} ${t.name}/${c.name} #${k} again`).toBe(rule);
+        if (rule !== undefined) read.push(rule);
+      }
+      expect(chainRuleAt(c, -1), label).toBeUndefined();
+      expect(chainRuleAt(c, want.length), label).toBeUndefined();
+      // Only the rules asked for were parsed: a longer chain is still unparsed.
+      if (deferred && want.length > upTo) expect(chainLineFacts(c), `${label} ${t.name}/${c.name}`).toBeDefined();
+      firsts.set(`${t.name}/${c.name}`, read);
+    }),
+  );
+  if (rulesetReadState(lazy.value) !== undefined) {
+    const soFar = rulesetReadState(lazy.value)!.diagnosticsSoFar;
+    expect(soFar.map((d) => d.line), label).toEqual([...soFar.map((d) => d.line)].sort((a, b) => a - b));
+  }
+  for (const t of [...lazy.value.tables].reverse()) {
+    for (const c of [...t.chains].reverse()) {
+      const read = firsts.get(`${t.name}/${c.name}`)!;
+      read.forEach((r, k) => expect(c.rules[k], `${label} ${t.name}/${c.name} #${k} kept`).toBe(r));
+    }
   }
   expect(lazy.value, label).toEqual(whole.value);
   expect(json(lazy.value), label).toBe(json(whole.value));
@@ -113,5 +159,41 @@ describe('iptables-save held whole, parsed per chain on first read', () => {
     // Lazy where pass 1 locates every line; one pass (every chain built) where it does not.
     expect(unparsed(parseIptablesSaveLazy(ODD, 'x').value)).toBeGreaterThan(0);
     expect(unparsed(parseIptablesSaveLazy(texts[3]![1], 'x').value)).toBe(0);
+  });
+
+  it.each([1, 2, 5])('read rule by rule (the first %i of each chain), then whole, equals the one-pass parse', (upTo) => {
+    for (const d of all) expectEqualRuleByRule(d.label, d.text, upTo);
+    const generated = all.find((x) => x.label.startsWith('generated 80'))!.text;
+    // Rules with problems and unknown targets (late diagnostics) before, at and after the cut.
+    const faulty = ODD.replace(
+      '-A KUBE-SERVICES -d 10.96.0.1/32',
+      '-A KUBE-SERVICES -j NO-SUCH-CHAIN\n-A KUBE-SERVICES --bogus 1 -j KUBE-SVC-A\n-A KUBE-SERVICES -j NO-SUCH-CHAIN\n-A KUBE-SERVICES -d 10.96.0.1/32',
+    );
+    const texts: [string, string][] = [
+      ['odd', ODD],
+      ['faulty', faulty],
+      ['faulty CRLF + BOM', '\ufeff' + faulty.replaceAll('\n', '\r\n')],
+      ['CRLF + BOM', '\ufeff' + generated.replaceAll('--comment "', '--comment "ノ😀é ').replaceAll('\n', '\r\n')],
+      ['-I command', ODD.replace('-A KUBE-SVC-A', '-I KUBE-SVC-A')],
+      ['bad counters', ODD.replace('-A KUBE-SVC-A', '[x:1] -A KUBE-SVC-A')],
+      ['garbage', '\u0000\u0001 not iptables\n*nat\n-A\n'],
+      ['empty', ''],
+    ];
+    for (const [label, text] of texts) expectEqualRuleByRule(label, text, upTo);
+    expectEqualRuleByRule('ipv6', ODD.replace('10.96.0.1/32', 'fd00::1/128'), upTo, 'ipv6');
+  });
+
+  it('a chain read up to its first rule parses no more of it; reading it whole then parses the rest', () => {
+    const text = all.find((x) => x.label.startsWith('generated 300'))!.text;
+    const { value } = parseIptablesSaveLazy(text, 'iptables-save', { family: 'ipv4' });
+    const services = value.tables.find((t) => t.name === 'nat')!.chains.find((c) => c.name === 'KUBE-SERVICES')!;
+    const before = unparsed(value);
+    const first = chainRuleAt(services, 0)!;
+    expect(first.index).toBe(1);
+    expect(chainLineFacts(services)?.ruleCount).toBeGreaterThan(300);
+    expect(unparsed(value)).toBe(before);
+    expect(services.rules[0]).toBe(first);
+    expect(chainLineFacts(services)).toBeUndefined();
+    expect(unparsed(value)).toBe(before - 1);
   });
 });
