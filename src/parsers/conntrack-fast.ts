@@ -20,7 +20,10 @@
  * with the last canonical one, dotted quads read octet by octet, the reply's destination
  * taken from the original's source when the value is the same (no interner lookup: on a
  * table of 10^5+ addresses each lookup is a cache miss), the `mark=0 use=1` tail in one
- * compare.
+ * compare. Read `deferred` (the whole-capture parse), a canonical dotted quad's lookup is
+ * queued in the interner and made with a batch of others (`ConntrackInterner.defer`), so
+ * their cache misses overlap; ids are the same as one by one (`conntrack-fast-batch.test.ts`
+ * against `parseConntrackReference`).
  */
 import type { ConntrackEntry, ConntrackState } from '../model/conntrack.js';
 import {

@@ -39,7 +39,7 @@ export class ConntrackInterner {
   private readonly v6 = new Map<string, number>();
   // IPv4 spellings that are not canonical (an octet with a leading zero) → id.
   private readonly odd = new Map<string, number>();
-  /** Text by id. */
+  /** Text by id (complete once the queue of {@link defer}red lookups is resolved). */
   readonly texts: string[] = [];
   /** The id of the address text last returned by {@link address} or {@link ipv4}. */
   lastId = -1;
