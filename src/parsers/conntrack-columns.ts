@@ -14,10 +14,13 @@
 import type { ConntrackEntry, ConntrackFlag, ConntrackProto, ConntrackState, ConntrackTable } from '../model/conntrack.js';
 import { entryCounterTotal, registerConntrackAddressIds, registerConntrackRows, type ConntrackAddressIds, type ConntrackRows } from '../model/conntrack-ids.js';
 import { CompactConntrackEntry, compactKindFlags, compactKindMark, compactKindProto, compactKindState, compactKindTimeout, makeCompactTupleFromCounters, packedCounter } from './conntrack-compact.js';
-import { lastConntrackFastEntry, lastConntrackFastIds, lastConntrackFastLine } from './conntrack-fast.js';
+import { lastConntrackFastEntry, lastConntrackFastLine, lastConntrackFastQueuedIds } from './conntrack-fast.js';
 import type { ConntrackInterner } from './conntrack-scan.js';
 
 const FIRST_CAPACITY = 1024;
+// Queued address lookups (see `ConntrackInterner.defer`) resolved about this often: a batch
+// whose slots fit in the cache several times over.
+const RESOLVE_AT = 4096;
 
 function grown(a: Int32Array, size: number): Int32Array<ArrayBuffer> {
   const b = new Int32Array(size);
@@ -25,9 +28,15 @@ function grown(a: Int32Array, size: number): Int32Array<ArrayBuffer> {
   return b;
 }
 
-/** Fills the columns entry by entry, in table order; {@link finish} gives the rows. */
+/**
+ * Fills the columns entry by entry, in table order; {@link finish} gives the rows. The
+ * fast path's lines may come with address lookups queued in `interner` (read `deferred`):
+ * their ids are written into the columns when the queue is resolved.
+ */
 export class ConntrackColumnBuilder {
   private n = 0;
+  // Rows from here on may hold queued lookups (-2 - place) in their id columns.
+  private unresolved = 0;
   private cap = FIRST_CAPACITY;
   private line = new Int32Array(FIRST_CAPACITY);
   // ≥ 0: the kind of a column entry; < 0: -(index in `special` + 1).
@@ -41,6 +50,9 @@ export class ConntrackColumnBuilder {
   private src1 = new Int32Array(FIRST_CAPACITY);
   private dst1 = new Int32Array(FIRST_CAPACITY);
   private readonly special: ConntrackEntry[] = [];
+
+  /** `interner`: the one the fast path reads with (its queue is resolved and cleared here). */
+  constructor(private readonly interner?: ConntrackInterner) {}
 
   /** Number of entries added. */
   get length(): number {
@@ -68,17 +80,20 @@ export class ConntrackColumnBuilder {
     const c0 = counters[0];
     const c1 = counters[1];
     const i = this.slot();
-    this.setIds(i, lastConntrackFastIds());
+    this.setIds(i, lastConntrackFastQueuedIds());
     if (k < 0 || typeof c0 === 'object' || typeof c1 === 'object') {
+      // The entry resolves the line's lookups (its texts); the row's are written with the rest.
       this.kind[i] = -(this.special.push(lastConntrackFastEntry(lineNo)));
-      return;
+    } else {
+      this.line[i] = lineNo;
+      this.kind[i] = k;
+      this.ports[2 * i] = ports[0]!;
+      this.ports[2 * i + 1] = ports[1]!;
+      this.counters[2 * i] = c0 === undefined ? -1 : c0;
+      this.counters[2 * i + 1] = c1 === undefined ? -1 : c1;
     }
-    this.line[i] = lineNo;
-    this.kind[i] = k;
-    this.ports[2 * i] = ports[0]!;
-    this.ports[2 * i + 1] = ports[1]!;
-    this.counters[2 * i] = c0 === undefined ? -1 : c0;
-    this.counters[2 * i + 1] = c1 === undefined ? -1 : c1;
+    const interner = this.interner;
+    if (interner !== undefined && interner.queued >= RESOLVE_AT) this.resolveIds();
   }
 
   /** Any other entry, with its address ids (orig src, dst, reply src, dst). */
@@ -86,6 +101,24 @@ export class ConntrackColumnBuilder {
     const i = this.slot();
     this.setIds(i, ids);
     this.kind[i] = -(this.special.push(entry));
+    // Lines the fast path gave up on may have queued lookups too.
+    const interner = this.interner;
+    if (interner !== undefined && interner.queued >= RESOLVE_AT) this.resolveIds();
+  }
+
+  /** Writes the ids of the queued lookups into the rows that hold them, and clears the queue. */
+  private resolveIds(): void {
+    const interner = this.interner;
+    if (interner === undefined) return;
+    interner.resolve();
+    for (const col of [this.src0, this.dst0, this.src1, this.dst1]) {
+      for (let r = this.unresolved; r < this.n; r++) {
+        const v = col[r]!;
+        if (v <= -2) col[r] = interner.queuedId(-2 - v);
+      }
+    }
+    this.unresolved = this.n;
+    interner.clearQueue();
   }
 
   private setIds(i: number, ids: ArrayLike<number>): void {
@@ -101,6 +134,7 @@ export class ConntrackColumnBuilder {
    * 40 MB would otherwise be held twice at the end of the parse, the parse's peak), else copied.
    */
   finish(interner: ConntrackInterner): ConntrackColumnRows {
+    this.resolveIds();
     const n = this.n;
     const cut = (a: Int32Array<ArrayBuffer>, size: number): Int32Array<ArrayBuffer> => (cutsInPlace(size, a.length) ? a.subarray(0, size) : a.slice(0, size));
     const ids = internerIds(interner, cut(this.src0, n), cut(this.dst0, n), cut(this.src1, n), cut(this.dst1, n));

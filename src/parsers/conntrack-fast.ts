@@ -20,7 +20,10 @@
  * with the last canonical one, dotted quads read octet by octet, the reply's destination
  * taken from the original's source when the value is the same (no interner lookup: on a
  * table of 10^5+ addresses each lookup is a cache miss), the `mark=0 use=1` tail in one
- * compare.
+ * compare. Read `deferred` (the whole-capture parse), a canonical dotted quad's lookup is
+ * queued in the interner and made with a batch of others (`ConntrackInterner.defer`), so
+ * their cache misses overlap; ids are the same as one by one (`conntrack-fast-batch.test.ts`
+ * against `parseConntrackReference`).
  */
 import type { ConntrackEntry, ConntrackState } from '../model/conntrack.js';
 import {
@@ -228,31 +231,25 @@ class FastLine {
   }
 
   /**
-   * `key=` then an address, interned. A canonical dotted quad (the common case) is read
-   * octet by octet and looked up by value; anything else goes the general way.
+   * `key=` then an address, interned: true when it was one (its id is then the next of
+   * `ids`). A canonical dotted quad (the common case) is read octet by octet and looked
+   * up by value, its text not read back; anything else goes the general way.
    */
-  address(key: string, interner: ConntrackInterner): string | undefined {
+  address(key: string, interner: ConntrackInterner): boolean {
     const s = this.s;
     const k = this.i;
     // key is `src=` or `dst=`
-    if (s.charCodeAt(k) !== key.charCodeAt(0) || s.charCodeAt(k + 1) !== key.charCodeAt(1) || s.charCodeAt(k + 2) !== key.charCodeAt(2) || s.charCodeAt(k + 3) !== 61) return undefined;
+    if (s.charCodeAt(k) !== key.charCodeAt(0) || s.charCodeAt(k + 1) !== key.charCodeAt(1) || s.charCodeAt(k + 2) !== key.charCodeAt(2) || s.charCodeAt(k + 3) !== 61) return false;
     const from = k + 4;
     const v = this.quad(from);
     if (v < 0) return this.otherAddress(from, interner);
     const to = this.qEnd;
     // The reply's destination is nearly always the original's source: no lookup then.
-    let a: string;
-    if (v === this.hintKey) {
-      a = this.hintText;
-      this.ids[this.nIds++] = this.hintId;
-    } else {
-      a = interner.ipv4(s, from, to, v | 0, true);
-      this.ids[this.nIds++] = interner.lastId;
-    }
+    // Deferred: a queue place q as -2 - q (see `ConntrackInterner.defer`), resolved in batches.
+    this.ids[this.nIds++] = v === this.hintKey ? this.hintId : this.deferred ? -2 - interner.defer(s, from, to, v | 0) : interner.ipv4Id(s, from, to, v | 0);
     this.lastKey = v;
     this.i = to;
-    if (this.blanks() === 0) return undefined;
-    return a;
+    return this.blanks() !== 0;
   }
 
   /** End of the dotted quad `quad` last read. */
@@ -261,19 +258,23 @@ class FastLine {
   lastKey = -1;
   /** How many IPv6 addresses the line has had. */
   sixes = 0;
-  /** An IPv4 value (≥ 0) whose interned text is `hintText` (-1: none). */
+  /** An IPv4 value (≥ 0) whose interner id is `hintId` (-1: none). */
   hintKey = -1;
-  hintText = '';
   hintId = -1;
-  /** The tuples of the line (0 original, 1 reply): addresses, ports (sport << 16 | dport), counters (undefined: none). */
-  readonly tSrc: string[] = ['', ''];
-  readonly tDst: string[] = ['', ''];
+  /** The interner of the line last read (its addresses' texts by id). */
+  interner: ConntrackInterner | undefined = undefined;
+  /** Canonical IPv4 lookups queued in the interner (`ids` then holds -2 - place) rather than made one by one. */
+  deferred = false;
+  /** The tuples of the line (0 original, 1 reply): ports (sport << 16 | dport), counters (undefined: none); addresses in `ids`. */
   readonly tPorts = new Int32Array(2);
   readonly tCounters: (number | CounterPair | undefined)[] = [undefined, undefined];
   /** What the line last read gave: its kind (see packKind, -1: it needs `extras`). */
   outK = -1;
   outX: CompactExtras | undefined = undefined;
-  /** The interner's ids of the line's addresses read so far, in print order (orig src, dst, reply src, dst), and how many. */
+  /**
+   * The interner's ids of the line's addresses read so far, in print order (orig src, dst,
+   * reply src, dst), and how many; -2 - q for a lookup queued at place q (`deferred`).
+   */
   readonly ids = new Int32Array(4);
   nIds = 0;
 
@@ -314,7 +315,7 @@ class FastLine {
   }
 
   /** An address that is not a canonical dotted quad (IPv6, leading zeros…) at `from`, interned; the cursor moves past it and its blanks. */
-  private otherAddress(from: number, interner: ConntrackInterner): string | undefined {
+  private otherAddress(from: number, interner: ConntrackInterner): boolean {
     const s = this.s;
     const end = this.end;
     let i = from;
@@ -344,7 +345,7 @@ class FastLine {
     this.lastKey = -1;
     if (!isV4) this.sixes++;
     const a = isV4 ? interner.ipv4(s, from, i, (value * 256 + octet) | 0, !leadingZero) : interner.address(s, from, i);
-    if (a === undefined) return undefined;
+    if (a === undefined) return false;
     this.ids[this.nIds++] = interner.lastId;
     // Printed as the entry holds it? A canonical IPv4 spelling always is (the interner
     // keeps canonical spellings only); IPv6 is compared with its canonical text.
@@ -352,8 +353,7 @@ class FastLine {
     if (!same) this.compressed = false;
     if (isV4 ? !same : !expandedV6At(s, from, i)) this.expanded = false;
     this.i = i;
-    if (this.blanks() === 0) return undefined;
-    return a;
+    return this.blanks() !== 0;
   }
 
   /** `[WORD]` flag at the cursor → its bit (1 UNREPLIED, 2 ASSURED, 4 OFFLOAD, 8 HW_OFFLOAD), 0 when none. */
@@ -442,22 +442,17 @@ function bytesAt(s: string, i: number): boolean {
 
 /** One tuple of a port-based protocol: `src= dst= sport= dport=` and optional counters, into direction `d` of `r` (0 original, 1 reply). */
 function readTuple(r: FastLine, interner: ConntrackInterner, d: number): boolean {
-  const src = r.address('src=', interner);
-  if (src === undefined) return false;
+  if (!r.address('src=', interner)) return false;
   // Remembered for the reply's destination (see `address`); the reply's own resets nothing: the hint is set per line.
   if (r.hintKey === -2) {
     r.hintKey = r.lastKey;
-    r.hintText = src;
     r.hintId = r.ids[r.nIds - 1]!;
   }
-  const dst = r.address('dst=', interner);
-  if (dst === undefined) return false;
+  if (!r.address('dst=', interner)) return false;
   if (!port(r.s, r.i, 115 /* s */) || !r.num(6, 65535)) return false;
   const sport = r.value;
   if (!port(r.s, r.i, 100 /* d */) || !r.num(6, 65535)) return false;
   const dport = r.value;
-  r.tSrc[d] = src;
-  r.tDst[d] = dst;
   r.tPorts[d] = (sport << 16) | dport;
   const s = r.s;
   const i = r.i;
@@ -473,11 +468,24 @@ function readTuple(r: FastLine, interner: ConntrackInterner, d: number): boolean
   return true;
 }
 
-/** Direction `d` of the line last read, as a compact tuple. */
+/** Replaces the queued lookups among `r.ids` by their ids (resolving the interner's queue). */
+function resolveIds(r: FastLine): void {
+  const ids = r.ids;
+  for (let j = 0; j < r.nIds; j++) {
+    const v = ids[j]!;
+    if (v <= -2) {
+      r.interner!.resolve();
+      ids[j] = r.interner!.queuedId(-2 - v);
+    }
+  }
+}
+
+/** Direction `d` of the line last read, as a compact tuple (its ids resolved). */
 function tupleOf(r: FastLine, d: number): CompactConntrackTuple {
   const p = r.tPorts[d]!;
   const c = r.tCounters[d];
-  return makeCompactTupleFromCounters(r.tSrc[d]!, r.tDst[d]!, p >>> 16, p & 0xffff, c);
+  const texts = r.interner!.texts;
+  return makeCompactTupleFromCounters(texts[r.ids[2 * d]!]!, texts[r.ids[2 * d + 1]!]!, p >>> 16, p & 0xffff, c);
 }
 
 /**
@@ -486,6 +494,16 @@ function tupleOf(r: FastLine, d: number): CompactConntrackTuple {
  * the next call overwrites: copy the values out.
  */
 export function lastConntrackFastIds(): Int32Array {
+  resolveIds(CUR);
+  return CUR.ids;
+}
+
+/**
+ * {@link lastConntrackFastIds} as read: when the line was read `deferred`, an id may still
+ * be a queued lookup, -2 - q for place q of the interner's queue (its id is the interner's
+ * `queuedId(q)` after `resolve()`, until `clearQueue()`). A view the next read overwrites.
+ */
+export function lastConntrackFastQueuedIds(): Int32Array {
   return CUR.ids;
 }
 
@@ -496,6 +514,8 @@ export function lastConntrackFastIds(): Int32Array {
  */
 export function releaseConntrackFast(): void {
   CUR.s = '';
+  CUR.interner = undefined;
+  CUR.deferred = false;
 }
 
 /** The meta fields of the line last read by {@link readMeta} (one reused object: parsing is synchronous). */
@@ -575,6 +595,7 @@ export function parseConntrackFast(
  */
 export function lastConntrackFastEntry(lineNo: number): ConntrackEntry {
   const r = CUR;
+  resolveIds(r);
   const orig = tupleOf(r, 0);
   const reply = tupleOf(r, 1);
   if (r.outX === undefined) return new CompactConntrackEntry(lineNo, orig, reply, r.outK);
@@ -595,9 +616,12 @@ export function lastConntrackFastLine(): { readonly k: number; readonly ports: I
 /**
  * Reads `s[from, end)` like {@link parseConntrackFast} without making the entry: true
  * when the line is of the common shape (its values are then held until the next read:
- * {@link lastConntrackFastEntry}, {@link lastConntrackFastLine}). Never throws.
+ * {@link lastConntrackFastEntry}, {@link lastConntrackFastLine}). `deferred`: canonical
+ * IPv4 addresses are queued in the interner ({@link lastConntrackFastQueuedIds}; the
+ * reader then resolves and clears the queue), else looked up one by one. Same ids either
+ * way. Never throws.
  */
-export function readConntrackFast(s: string, from: number, end: number, interner: ConntrackInterner): boolean {
+export function readConntrackFast(s: string, from: number, end: number, interner: ConntrackInterner, deferred = false): boolean {
   const rawEnd = end;
   while (end > from) {
     const c = s.charCodeAt(end - 1);
@@ -606,6 +630,8 @@ export function readConntrackFast(s: string, from: number, end: number, interner
   }
   const r = CUR;
   r.s = s;
+  r.interner = interner;
+  r.deferred = deferred;
   r.end = end;
   r.i = from;
   r.canon = end === rawEnd;

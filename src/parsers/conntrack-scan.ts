@@ -10,6 +10,8 @@ import { ipv4NumberAt } from '../net/address.js';
 // The IPv4 table starts small (most captures are small) and doubles as it fills
 // (a million-flow table of a large cluster has some 300,000 distinct addresses).
 const V4_MIN_SLOTS = 1 << 12;
+// Deferred lookups (`defer`): the queue's first size; a reader resolves it about this often.
+const Q_FIRST = 4096;
 
 /** A {@link ConntrackInterner}'s lookup state as plain data (structured-clonable), see `state()`. */
 export interface ConntrackInternerState {
@@ -29,25 +31,101 @@ export interface ConntrackInternerState {
  */
 export class ConntrackInterner {
   // IPv4 by value in an open-addressing table (a Map costs a hashing builtin call per
-  // address, four per line); a slot holds id + 1 (0: empty).
-  private v4Keys = new Int32Array(V4_MIN_SLOTS);
-  private v4Ids = new Int32Array(V4_MIN_SLOTS);
+  // address, four per line); slot k is [2k] the key, [2k + 1] id + 1 (0: empty).
+  private v4Slots = new Int32Array(2 * V4_MIN_SLOTS);
   private v4Shift = 32 - Math.log2(V4_MIN_SLOTS);
   private v4Count = 0;
   // IPv6 spellings (as printed and canonical) → id of the canonical text.
   private readonly v6 = new Map<string, number>();
   // IPv4 spellings that are not canonical (an octet with a leading zero) → id.
   private readonly odd = new Map<string, number>();
-  /** Text by id. */
+  /** Text by id (complete once the queue of {@link defer}red lookups is resolved). */
   readonly texts: string[] = [];
   /** The id of the address text last returned by {@link address} or {@link ipv4}. */
   lastId = -1;
+  // Canonical IPv4 lookups queued by `defer`, numbered by `resolve` in queue order: value,
+  // span in its text, the text, and (once resolved) the id. `qDone` are resolved.
+  private qKey = new Int32Array(Q_FIRST);
+  private qFrom = new Int32Array(Q_FIRST);
+  private qTo = new Int32Array(Q_FIRST);
+  private qId = new Int32Array(Q_FIRST);
+  private qText: string[] = [];
+  private qLen = 0;
+  private qDone = 0;
+  /** What the last `resolve`'s first pass read (kept so the pass is not optimized away). */
+  private touched = 0;
+
+  /**
+   * Queues the lookup of the canonical IPv4 spelling `s[from, to)` (value `key` as int32)
+   * and returns its place in the queue: its id is {@link queuedId} after {@link resolve}.
+   * Every other method resolves the queue first, so ids are numbered exactly in call order,
+   * as {@link ipv4} would number them one by one. Why: on a table of 10^5+ addresses each
+   * lookup is a cache miss; a batch of them touched in one tight pass overlaps the misses.
+   */
+  defer(s: string, from: number, to: number, key: number): number {
+    const q = this.qLen;
+    if (q === this.qKey.length) this.growQueue();
+    this.qKey[q] = key;
+    this.qFrom[q] = from;
+    this.qTo[q] = to;
+    this.qText[q] = s;
+    this.qLen = q + 1;
+    return q;
+  }
+
+  /** How many lookups are queued (resolved or not) since the last {@link clearQueue}. */
+  get queued(): number {
+    return this.qLen;
+  }
+
+  /** Numbers every queued lookup not yet resolved, in queue order. Never throws. */
+  resolve(): void {
+    const from = this.qDone;
+    const to = this.qLen;
+    if (from === to) return;
+    this.qDone = to;
+    // First pass: only touch each lookup's first slot (independent loads, no branch), so the
+    // cache misses overlap; the lookups then find their slots in the cache.
+    const slots = this.v4Slots;
+    const shift = this.v4Shift;
+    const keys = this.qKey;
+    let acc = 0;
+    for (let q = from; q < to; q++) acc ^= slots[((Math.imul(keys[q]!, 0x9e3779b1) >>> shift) << 1) + 1]!;
+    this.touched = acc;
+    for (let q = from; q < to; q++) this.qId[q] = this.ipv4Id(this.qText[q]!, this.qFrom[q]!, this.qTo[q]!, keys[q]!);
+  }
+
+  /** The id of queued lookup `q` (its {@link defer} result); valid after {@link resolve}, until {@link clearQueue}. */
+  queuedId(q: number): number {
+    return this.qId[q]!;
+  }
+
+  /** Resolves, then forgets the queue (its places and the texts it held). */
+  clearQueue(): void {
+    this.resolve();
+    this.qLen = this.qDone = 0;
+    this.qText.length = 0;
+  }
+
+  private growQueue(): void {
+    const size = this.qKey.length * 2;
+    const grownCopy = (a: Int32Array): Int32Array<ArrayBuffer> => {
+      const b = new Int32Array(size);
+      b.set(a);
+      return b;
+    };
+    this.qKey = grownCopy(this.qKey);
+    this.qFrom = grownCopy(this.qFrom);
+    this.qTo = grownCopy(this.qTo);
+    this.qId = grownCopy(this.qId);
+  }
 
   /**
    * Canonical address text for `s[from, to)`, or `undefined` when it is not an
    * address. IPv4 is looked up by its value, so a repeated address costs no string.
    */
   address(s: string, from: number, to: number): string | undefined {
+    this.resolve();
     const n = ipv4NumberAt(s, from, to);
     if (n >= 0) return this.ipv4(s, from, to, n | 0, !leadingZeroOctet(s, from, to));
     const text = s.slice(from, to);
@@ -78,6 +156,7 @@ export class ConntrackInterner {
    * numbered by value, others by their text, so a spelling always gets back its own text.
    */
   ipv4(s: string, from: number, to: number, key: number, canonical: boolean): string {
+    this.resolve();
     if (!canonical) {
       const text = flatSlice(s, from, to);
       let id = this.odd.get(text);
@@ -88,32 +167,38 @@ export class ConntrackInterner {
       this.lastId = id;
       return this.texts[id]!;
     }
-    const keys = this.v4Keys;
-    const ids = this.v4Ids;
-    const mask = ids.length - 1;
-    let slot = Math.imul(key, 0x9e3779b1) >>> this.v4Shift;
+    return this.texts[this.ipv4Id(s, from, to, key)]!;
+  }
+
+  /**
+   * The id of the canonical IPv4 spelling `s[from, to)` (no octet with a leading zero),
+   * whose value (as int32) is `key`: {@link ipv4}'s numbering without reading the text
+   * back (the column store keeps ids only). Sets {@link lastId} too. Does not resolve the
+   * queue: call it only with nothing queued, or from {@link resolve}.
+   */
+  ipv4Id(s: string, from: number, to: number, key: number): number {
+    const slots = this.v4Slots;
+    const mask = slots.length - 2;
+    // Key and id side by side: one cache line per probe on a table of 10^5+ addresses.
+    let slot = (Math.imul(key, 0x9e3779b1) >>> this.v4Shift) << 1;
     for (;;) {
-      const hit = ids[slot]!;
+      const hit = slots[slot + 1]!;
       if (hit === 0) break;
-      if (keys[slot] === key) {
-        this.lastId = hit - 1;
-        return this.texts[hit - 1]!;
-      }
-      slot = (slot + 1) & mask;
+      if (slots[slot] === key) return (this.lastId = hit - 1);
+      slot = (slot + 2) & mask;
     }
     // A copy: a slice of 13+ characters would keep the whole capture alive.
     const text = to - from <= 15 ? flatShort(s, from, to) : flatSlice(s, from, to);
     const id = this.newId(text);
-    if (this.v4Count >= (ids.length >> 2) * 3) {
+    if (this.v4Count >= (slots.length >> 3) * 3) {
       this.grow();
       this.put(key, id);
     } else {
-      keys[slot] = key;
-      ids[slot] = id + 1;
+      slots[slot] = key;
+      slots[slot + 1] = id + 1;
     }
     this.v4Count++;
-    this.lastId = id;
-    return text;
+    return (this.lastId = id);
   }
 
   /**
@@ -121,19 +206,19 @@ export class ConntrackInterner {
    * -1 when it has not been seen.
    */
   idOf(text: string): number {
+    this.resolve();
     if (text.indexOf(':') >= 0) return this.v6.get(text) ?? this.odd.get(text) ?? -1;
     const n = ipv4NumberAt(text, 0, text.length);
     if (n < 0 || leadingZeroOctet(text, 0, text.length)) return this.odd.get(text) ?? -1;
-    const keys = this.v4Keys;
-    const ids = this.v4Ids;
-    const mask = ids.length - 1;
+    const slots = this.v4Slots;
+    const mask = slots.length - 2;
     const key = n | 0;
-    let slot = Math.imul(key, 0x9e3779b1) >>> this.v4Shift;
+    let slot = (Math.imul(key, 0x9e3779b1) >>> this.v4Shift) << 1;
     for (;;) {
-      const hit = ids[slot]!;
+      const hit = slots[slot + 1]!;
       if (hit === 0) return -1;
-      if (keys[slot] === key) return hit - 1;
-      slot = (slot + 1) & mask;
+      if (slots[slot] === key) return hit - 1;
+      slot = (slot + 2) & mask;
     }
   }
 
@@ -142,6 +227,7 @@ export class ConntrackInterner {
    * came through this interner, so that is only a guard: distinct texts keep distinct ids).
    */
   intern(text: string): number {
+    this.resolve();
     const id = this.idOf(text);
     if (id >= 0) return id;
     const k = this.newId(text);
@@ -155,6 +241,7 @@ export class ConntrackInterner {
    * IPv4, texts numbered by {@link intern}). Canonical IPv4 is every other text.
    */
   state(): ConntrackInternerState {
+    this.resolve();
     return { texts: this.texts, v6: [...this.v6], odd: [...this.odd] };
   }
 
@@ -178,7 +265,7 @@ export class ConntrackInterner {
       if (byText[id] === 1) continue;
       const text = state.texts[id]!;
       const key = ipv4NumberAt(text, 0, text.length) | 0;
-      if (out.v4Count >= (out.v4Ids.length >> 2) * 3) out.grow();
+      if (out.v4Count >= (out.v4Slots.length >> 3) * 3) out.grow();
       out.put(key, id);
       out.v4Count++;
     }
@@ -192,24 +279,23 @@ export class ConntrackInterner {
   }
 
   private grow(): void {
-    const oldKeys = this.v4Keys;
-    const oldIds = this.v4Ids;
-    const size = oldIds.length * 2;
-    this.v4Keys = new Int32Array(size);
-    this.v4Ids = new Int32Array(size);
+    const old = this.v4Slots;
+    const size = old.length; // slots: twice as many as before
+    this.v4Slots = new Int32Array(2 * size);
     this.v4Shift = 32 - Math.log2(size);
-    for (let k = 0; k < oldIds.length; k++) {
-      const id = oldIds[k]!;
-      if (id !== 0) this.put(oldKeys[k]!, id - 1);
+    for (let k = 0; k < old.length; k += 2) {
+      const id = old[k + 1]!;
+      if (id !== 0) this.put(old[k]!, id - 1);
     }
   }
 
   private put(key: number, id: number): void {
-    const mask = this.v4Ids.length - 1;
-    let slot = Math.imul(key, 0x9e3779b1) >>> this.v4Shift;
-    while (this.v4Ids[slot] !== 0) slot = (slot + 1) & mask;
-    this.v4Keys[slot] = key;
-    this.v4Ids[slot] = id + 1;
+    const slots = this.v4Slots;
+    const mask = slots.length - 2;
+    let slot = (Math.imul(key, 0x9e3779b1) >>> this.v4Shift) << 1;
+    while (slots[slot + 1] !== 0) slot = (slot + 2) & mask;
+    slots[slot] = key;
+    slots[slot + 1] = id + 1;
   }
 }
 

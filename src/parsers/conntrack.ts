@@ -107,11 +107,11 @@ function isBlank(text: string): boolean {
  * without its terminator; `finish` returns the result.
  */
 class ConntrackParseState {
-  private readonly columns = new ConntrackColumnBuilder();
+  private readonly interner = new ConntrackInterner();
+  private readonly columns = new ConntrackColumnBuilder(this.interner);
   private readonly events: ConntrackEntry[] = [];
   private readonly trailers: ConntrackTrailer[] = [];
   private readonly diagnostics: Diagnostic[] = [];
-  private readonly interner = new ConntrackInterner();
   private suppressed = 0;
   private numberedNoted = false;
   // Text before a summary that cut an entry line in two; joined with the next line.
@@ -119,10 +119,14 @@ class ConntrackParseState {
   /** Number of the last line pushed. */
   private lineNo = 0;
 
-  /** `fast`: lines of the common shape go through `parseConntrackFast` (false: the general parser only). */
+  /**
+   * `fast`: lines of the common shape go through the fast path (false: the general parser
+   * only); `deferred`: its address lookups queued and made in batches (false: one by one).
+   */
   constructor(
     private readonly origin: string,
     private readonly fast: boolean,
+    private readonly deferred = fast,
   ) {}
 
   private report(d: Diagnostic): void {
@@ -162,7 +166,7 @@ class ConntrackParseState {
   private pushFast(text: string, from: number, end: number, lineNo: number): boolean {
     if (!this.fast || this.pending !== undefined) return false;
     if (end > from && text.charCodeAt(end - 1) === 13) end--;
-    if (!readConntrackFast(text, from, end, this.interner)) return false;
+    if (!readConntrackFast(text, from, end, this.interner, this.deferred)) return false;
     this.columns.addFast(lineNo);
     return true;
   }
@@ -302,6 +306,17 @@ export function parseConntrack(text: string, origin: string): ParseResult<Conntr
  */
 export function parseConntrackGeneral(text: string, origin: string): ParseResult<ConntrackTable> {
   const state = new ConntrackParseState(origin, false);
+  state.pushText(text);
+  return state.finish();
+}
+
+/**
+ * {@link parseConntrack} with the fast path's address lookups made one by one as each line
+ * is read (the parse before they were queued and made in batches): the reference the
+ * batched lookups are tested against (`conntrack-fast-batch.test.ts`). Same result. Never throws.
+ */
+export function parseConntrackReference(text: string, origin: string): ParseResult<ConntrackTable> {
+  const state = new ConntrackParseState(origin, true, false);
   state.pushText(text);
   return state.finish();
 }
