@@ -34,10 +34,14 @@ export function apiCheckWorkerUrl(): URL | undefined {
   return candidates.find((u) => existsSync(u));
 }
 
-/** Options of {@link startApiCheck}: `worker` false: on this thread only (the reference); `script`: another worker script (tests). */
+/**
+ * Options of {@link startApiCheck}: `worker` false: on this thread only (the reference);
+ * `script`: another worker script, `startWaitMs`: another start wait (tests).
+ */
 export interface ApiCheckOptions {
   readonly worker?: boolean;
   readonly script?: URL;
+  readonly startWaitMs?: number;
 }
 
 /** A check under way; `how()` says who decided (`pending` before {@link verdict}). */
@@ -53,7 +57,7 @@ export interface ApiCheck {
  * transferred when the Buffer owns it whole, else copied): do not use it afterwards.
  */
 export function startApiCheck(bytes: Buffer, text: string, file: string, options: ApiCheckOptions = {}): ApiCheck {
-  const job = (options.worker ?? apiCheckWorkerWanted()) ? startWorker(bytes, file, options.script ?? apiCheckWorkerUrl()) : undefined;
+  const job = (options.worker ?? apiCheckWorkerWanted()) ? startWorker(bytes, file, options.script ?? apiCheckWorkerUrl(), options.startWaitMs ?? START_WAIT_MS) : undefined;
   let how: 'pending' | 'worker' | 'thread' = 'pending';
   let refused: unknown;
   return {
@@ -76,11 +80,12 @@ export function startApiCheck(bytes: Buffer, text: string, file: string, options
 }
 
 interface Job {
+  readonly startWaitMs: number;
   readonly worker: Worker;
   readonly state: Int32Array;
 }
 
-function startWorker(bytes: Buffer, file: string, script: URL | undefined): Job | undefined {
+function startWorker(bytes: Buffer, file: string, script: URL | undefined, startWaitMs: number): Job | undefined {
   if (!script || !existsSync(script)) return undefined;
   const shared = new SharedArrayBuffer(4);
   // A Buffer from readFileSync of a large file owns its ArrayBuffer: handed over without a copy.
@@ -92,7 +97,7 @@ function startWorker(bytes: Buffer, file: string, script: URL | undefined): Job 
     // Never keeps the process alive, and an error is read from the state word, not thrown.
     worker.unref();
     worker.on('error', () => {});
-    return { worker, state: new Int32Array(shared) };
+    return { worker, state: new Int32Array(shared), startWaitMs };
   } catch {
     return undefined;
   }
@@ -102,7 +107,7 @@ function startWorker(bytes: Buffer, file: string, script: URL | undefined): Job 
 function acceptedBy(job: Job): boolean {
   const { state, worker } = job;
   try {
-    Atomics.wait(state, 0, CHECK_STATE.pending, START_WAIT_MS);
+    Atomics.wait(state, 0, CHECK_STATE.pending, job.startWaitMs);
     if (Atomics.load(state, 0) === CHECK_STATE.started) Atomics.wait(state, 0, CHECK_STATE.started, ANSWER_WAIT_MS);
     return Atomics.load(state, 0) === CHECK_STATE.accepted;
   } finally {
