@@ -28,7 +28,7 @@ import { EMPTY_LIST, type NftSharer } from './nft-share.js';
 import { quoteBigCounters } from './nft-json-batches.js';
 import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
 import { JsonWalker } from './nft-json-walker.js';
-import { PackedTexts } from './packed-texts.js';
+import { PackedTexts, type PackWhere } from './packed-texts.js';
 import { counterAboveMax } from './nft-types.js';
 
 /** What {@link readNftJsonDirect} read: the ruleset, nft's metainfo, the walk's diagnostics. */
@@ -92,10 +92,17 @@ export interface LazyRead {
  * reader (not nft -j output of this shape: the one-shot parse decides). `packChars`: the kept
  * text is deflated in blocks of about that many characters as it is read past
  * (src/parsers/packed-texts.ts; a replay's pieces: the text then costs about a tenth of its
- * characters until every chain is read); Infinity keeps it as it came.
+ * characters until every chain is read); Infinity keeps it as it came. `packWhere`: where the
+ * blocks are deflated (packed-texts.ts `PackWhere`: on libuv's thread pool, beside this read, by default).
  */
-export function* readNftJsonLazy(pieces: Iterable<string>, origin: string, chunkChars: number, packChars = Infinity): Generator<void, LazyRead | undefined | 'eager'> {
-  const reader = new DirectReader(origin, chunkChars, true, packChars);
+export function* readNftJsonLazy(
+  pieces: Iterable<string>,
+  origin: string,
+  chunkChars: number,
+  packChars = Infinity,
+  packWhere: PackWhere = 'pool',
+): Generator<void, LazyRead | undefined | 'eager'> {
+  const reader = new DirectReader(origin, chunkChars, true, packChars, packWhere);
   for (const piece of pieces) {
     reader.feed(piece);
     for (let step = reader.step(false); step !== 'more'; step = reader.step(false)) {
@@ -451,8 +458,9 @@ class DirectReader {
     private readonly chunkChars: number,
     private readonly lazy = false,
     packChars = Infinity,
+    packWhere: PackWhere = 'pool',
   ) {
-    this.texts = new PackedTexts(packChars);
+    this.texts = new PackedTexts(packChars, packWhere);
     this.origin = origin;
     this.walker = new JsonWalker(origin);
     this.sharer = this.walker.builder.sharer;

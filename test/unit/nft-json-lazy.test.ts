@@ -29,6 +29,7 @@ if (!haveCorpus) console.warn(`skipping the knftables corpus in the lazy-reader 
 const LABS = ['lab-nftables', 'lab-iptables', 'lab-cilium'] as const;
 const labText = (name: string) => readFileSync(path.join(fixtureDir(name), 'probes', 'nft-json.stdout'), 'utf8');
 const noTurn = async () => {};
+const loopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function jsonOf(r: ParseResult<NftRuleset>): string {
   return JSON.stringify({ ruleset: r.value, metainfo: nftMetainfoOf(r.value), diagnostics: r.diagnostics }, (_k, v: unknown) =>
@@ -56,7 +57,8 @@ function skeleton(ruleset: NftRuleset): unknown {
 /**
  * Asserts the lazy read of `text` equals the eager one, each piece size and two read orders
  * (chains last to first, then the diagnostics; the diagnostics first), the kept text deflated
- * in the replay's blocks and in small ones (every piece packed), and the live load's whole
+ * in the replay's blocks and in small ones (every piece packed; on the thread pool, with and
+ * without turns of the event loop, and on the thread), and the live load's whole
  * text read chunked; returns how many
  * chains the lazy read left unbuilt at first.
  */
@@ -64,14 +66,17 @@ async function expectLazyEqual(text: string, name: string, pieceSizes: readonly 
   let deferred = 0;
   for (const size of pieceSizes) {
     const eager = await parseNftJsonPieces(piecesOf(text, size), name, 1000, noTurn);
-    for (const [order, packChars] of [
-      ['chains first', undefined],
-      ['diagnostics first', undefined],
-      ['chains first', 100],
-      ['diagnostics first', 4096],
+    for (const [order, packChars, where, turn] of [
+      ['chains first', undefined, 'pool', noTurn],
+      ['diagnostics first', undefined, 'pool', noTurn],
+      ['chains first', 100, 'pool', noTurn],
+      ['diagnostics first', 4096, 'pool', noTurn],
+      // Turns of the event loop: blocks come back from the thread pool during the read.
+      ['chains first', 100, 'pool', loopTurn],
+      ['diagnostics first', 100, 'thread', noTurn],
     ] as const) {
-      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, noTurn, packChars);
-      const label = `${name}, pieces of ${size}, ${order}, kept text deflated in blocks of ${packChars ?? 'the default'} characters`;
+      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, turn, packChars, where);
+      const label = `${name}, pieces of ${size}, ${order}, kept text deflated in blocks of ${packChars ?? 'the default'} characters (${where}${turn === loopTurn ? ', turns' : ''})`;
       deferred = Math.max(deferred, expectPairEqual(lazy, eager, label, order));
     }
   }
