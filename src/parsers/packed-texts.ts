@@ -24,6 +24,12 @@ export const MAX_PENDING_BLOCKS = 8;
 /** Deflate level: the fastest (a reader waits on it; the text repeats itself so much that level 1 already packs it tenfold). */
 const LEVEL = 1;
 
+/**
+ * Output bytes per call back from the thread pool: above a block's deflated size (a 1 MiB
+ * block deflates to about 90 KB), so each block comes back in one call, not in zlib's 16 KiB pieces.
+ */
+const POOL_CHUNK_BYTES = 1 << 18;
+
 const WIDE = /[^\x00-\xff]/;
 
 /** One block: its deflated bytes (or, while its deflate runs, its text), their encoding, where each text starts and ends in the block's characters. */
@@ -136,7 +142,7 @@ export class PackedTexts {
       this.pending++;
       this.packedOnPool++;
       const generation = this.generation;
-      deflateRaw(raw, { level: LEVEL }, (error, bytes) => {
+      deflateRaw(raw, { level: LEVEL, chunkSize: POOL_CHUNK_BYTES }, (error, bytes) => {
         if (generation !== this.generation) return;
         // On an error the block stays as text: nothing is lost, it only costs its characters.
         if (error === null) {
