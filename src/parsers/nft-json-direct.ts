@@ -532,7 +532,7 @@ class DirectReader {
   /**
    * Appends the next piece to the text not yet read. The text read on must be one flat string
    * (a concatenation, or a piece grown by `+=`, would leave every look-up going through a cons
-   * string), but a copy of the whole piece costs as much as a quarter of the lazy pass: when
+   * string), but a copy of every piece costs a copy of the whole text: when
    * the last piece left an item unread, only that rest and this piece's head up to the first
    * place nft's printer starts a rule or chain item ({@link itemStartIn}) are joined and read
    * first; the piece itself is read from there on ({@link nextText}).
