@@ -35,8 +35,8 @@ const WIDE = /[^\x00-\xff]/;
 /** One block: its deflated bytes (or, while its deflate runs, its text), their encoding, where each text starts and ends in the block's characters. */
 interface Block {
   bytes: Buffer | undefined;
-  /** The block's characters until `bytes` came back from the thread pool (then let go). */
-  text: string | undefined;
+  /** The block's texts until `bytes` came back from the thread pool (then let go). */
+  texts: readonly string[] | undefined;
   readonly wide: boolean;
   /** `ends[k]`: the end of the block's k-th text (its start is `ends[k - 1]`, or 0). */
   readonly ends: readonly number[];
@@ -100,22 +100,19 @@ export class PackedTexts {
     const s = this.slot[k]!;
     if (b < 0) return this.open[s]!;
     const block = this.blocks[b]!;
-    let whole = block.text;
-    if (whole === undefined) {
-      if (this.decodedBlock !== b) {
-        const bytes = inflateRawSync(block.bytes!);
-        this.decoded = bytes.toString(block.wide ? 'utf16le' : 'latin1');
-        this.decodedBlock = b;
-      }
-      whole = this.decoded;
+    if (block.texts !== undefined) return block.texts[s]!;
+    if (this.decodedBlock !== b) {
+      const bytes = inflateRawSync(block.bytes!);
+      this.decoded = bytes.toString(block.wide ? 'utf16le' : 'latin1');
+      this.decodedBlock = b;
     }
-    return whole.slice(s === 0 ? 0 : block.ends[s - 1]!, block.ends[s]!);
+    return this.decoded.slice(s === 0 ? 0 : block.ends[s - 1]!, block.ends[s]!);
   }
 
   /** Blocks still held as text: their deflate on the thread pool has not come back (what a test counts). */
   get textBlocks(): number {
     let n = 0;
-    for (const b of this.blocks) if (b.text !== undefined) n++;
+    for (const b of this.blocks) if (b.texts !== undefined) n++;
     return n;
   }
 
@@ -129,15 +126,18 @@ export class PackedTexts {
   private pack(): void {
     const open = this.open;
     if (open.length === 0) return;
-    const joined = open.join('');
-    const wide = WIDE.test(joined);
+    // The texts written one after another into one buffer: no joined copy of them as a string.
+    const wide = open.some((t) => WIDE.test(t));
     const ends: number[] = [];
     let end = 0;
     for (const t of open) ends.push((end += t.length));
     const index = this.blocks.length;
-    const raw = Buffer.from(joined, wide ? 'utf16le' : 'latin1');
+    const encoding = wide ? 'utf16le' : 'latin1';
+    const raw = Buffer.allocUnsafe(wide ? end * 2 : end);
+    let at = 0;
+    for (const t of open) at += raw.write(t, at, encoding);
     if (this.where === 'pool' && this.pending < MAX_PENDING_BLOCKS) {
-      const block: Block = { bytes: undefined, text: joined, wide, ends };
+      const block: Block = { bytes: undefined, texts: open, wide, ends };
       this.blocks.push(block);
       this.pending++;
       this.packedOnPool++;
@@ -147,17 +147,17 @@ export class PackedTexts {
         // On an error the block stays as text: nothing is lost, it only costs its characters.
         if (error === null) {
           block.bytes = bytes;
-          block.text = undefined;
+          block.texts = undefined;
         }
         this.pending--;
         if (this.pending === 0) for (const w of this.waiters.splice(0)) w();
       });
     } else {
-      this.blocks.push({ bytes: deflateRawSync(raw, { level: LEVEL }), text: undefined, wide, ends });
+      this.blocks.push({ bytes: deflateRawSync(raw, { level: LEVEL }), texts: undefined, wide, ends });
       this.packedOnThread++;
     }
     for (let k = this.blockOf.length - open.length; k < this.blockOf.length; k++) this.blockOf[k] = index;
-    this.packedChars += joined.length;
+    this.packedChars += end;
     this.open = [];
     this.openChars = 0;
   }
