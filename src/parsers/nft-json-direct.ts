@@ -28,7 +28,7 @@ import { EMPTY_LIST, type NftSharer } from './nft-share.js';
 import { quoteBigCounters } from './nft-json-batches.js';
 import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
 import { JsonWalker } from './nft-json-walker.js';
-import { PackedTexts } from './packed-texts.js';
+import { PackedTexts, type PackWhere } from './packed-texts.js';
 import { counterAboveMax } from './nft-types.js';
 
 /** What {@link readNftJsonDirect} read: the ruleset, nft's metainfo, the walk's diagnostics. */
@@ -92,10 +92,17 @@ export interface LazyRead {
  * reader (not nft -j output of this shape: the one-shot parse decides). `packChars`: the kept
  * text is deflated in blocks of about that many characters as it is read past
  * (src/parsers/packed-texts.ts; a replay's pieces: the text then costs about a tenth of its
- * characters until every chain is read); Infinity keeps it as it came.
+ * characters until every chain is read); Infinity keeps it as it came. `packWhere`: where the
+ * blocks are deflated (packed-texts.ts `PackWhere`: on libuv's thread pool, beside this read, by default).
  */
-export function* readNftJsonLazy(pieces: Iterable<string>, origin: string, chunkChars: number, packChars = Infinity): Generator<void, LazyRead | undefined | 'eager'> {
-  const reader = new DirectReader(origin, chunkChars, true, packChars);
+export function* readNftJsonLazy(
+  pieces: Iterable<string>,
+  origin: string,
+  chunkChars: number,
+  packChars = Infinity,
+  packWhere: PackWhere = 'pool',
+): Generator<void, LazyRead | undefined | 'eager'> {
+  const reader = new DirectReader(origin, chunkChars, true, packChars, packWhere);
   for (const piece of pieces) {
     reader.feed(piece);
     for (let step = reader.step(false); step !== 'more'; step = reader.step(false)) {
@@ -118,7 +125,35 @@ type Phase = 'open' | 'item' | 'next' | 'close' | 'end';
 
 /** How nft's printer starts a rule and a chain (up to the family's opening quote). */
 const RULE_HEAD = '{"rule": {"family": "';
+/** Where nft's printer ends one item and starts the next. */
+const ITEM_START = '}, {"';
 const CHAIN_HEAD = '{"chain": {"family": "';
+
+/**
+ * Where `piece` first seems to start a rule or chain item (nft's printer: `}, ` then the
+ * item's head; the `}, {"` between statements of one rule is not one), at its `}`; -1 when
+ * neither is found. Only where a reader joins text: a place that is not an item's start costs
+ * a second join, never a different read (see `DirectReader.nextText`).
+ */
+function itemStartIn(piece: string): number {
+  const rule = piece.indexOf(NEXT_RULE);
+  return rule >= 0 ? rule : piece.indexOf(NEXT_CHAIN);
+}
+const NEXT_RULE = `}, ${RULE_HEAD}`;
+const NEXT_CHAIN = `}, ${CHAIN_HEAD}`;
+
+let joinedCharCount = 0;
+
+/** `a` then `b` as one flat string (a join copies into a sequential string), counted by {@link joinedChars}. */
+function joined(a: string, b: string): string {
+  joinedCharCount += a.length + b.length;
+  return [a, b].join('');
+}
+
+/** Characters the readers of this module copied to join pieces so far (what a test counts). */
+export function joinedChars(): number {
+  return joinedCharCount;
+}
 
 /** Slots of the word cache (a power of two, less one). */
 const WORD_SLOTS_MASK = 4095;
@@ -403,6 +438,9 @@ class DirectReader {
   /** Unread text: the rest of the earlier pieces and the current one. */
   private t = '';
   private i = 0;
+  /** The piece to read after `t` when `t` is a joined head of it ({@link feed}), and the characters of the earlier rest at `t`'s start. */
+  private nextPiece: string | undefined;
+  private headRest = 0;
   /** Characters of the text before `t`. */
   private before = 0;
   private turnedAt = 0;
@@ -451,8 +489,9 @@ class DirectReader {
     private readonly chunkChars: number,
     private readonly lazy = false,
     packChars = Infinity,
+    packWhere: PackWhere = 'pool',
   ) {
-    this.texts = new PackedTexts(packChars);
+    this.texts = new PackedTexts(packChars, packWhere);
     this.origin = origin;
     this.walker = new JsonWalker(origin);
     this.sharer = this.walker.builder.sharer;
@@ -490,13 +529,26 @@ class DirectReader {
     return value;
   }
 
-  /** Appends the next piece to the text not yet read. */
+  /**
+   * Appends the next piece to the text not yet read. The text read on must be one flat string
+   * (a concatenation, or a piece grown by `+=`, would leave every look-up going through a cons
+   * string), but a copy of every piece costs a copy of the whole text: when
+   * the last piece left an item unread, only that rest and this piece's head up to the first
+   * place nft's printer starts a rule or chain item ({@link itemStartIn}) are joined and read
+   * first; the piece itself is read from there on ({@link nextText}).
+   */
   feed(piece: string): void {
     this.before += this.i;
-    // One flat string (a join copies into a sequential string): a concatenation, or a
-    // reader's piece grown by `+=`, would leave every look-up going through a cons string.
-    this.t = [this.i < this.t.length ? this.t.slice(this.i) : '', piece].join('');
+    const rest = this.i < this.t.length ? this.t.slice(this.i) : '';
     this.i = 0;
+    const start = rest === '' ? -1 : itemStartIn(piece);
+    if (rest === '') this.t = piece;
+    else if (start < 0) this.t = joined(rest, piece);
+    else {
+      this.t = joined(rest, piece.slice(0, start + ITEM_START.length));
+      this.nextPiece = piece;
+      this.headRest = rest.length;
+    }
     if (this.lazy && !this.abandoned) {
       if (this.spaceTail && NOT_JSON_SPACE.test(piece)) this.abandoned = true;
       const odd = LAZY_UNSAFE.exec(piece);
@@ -506,6 +558,30 @@ class DirectReader {
       }
       this.texts.push(this.t);
     }
+  }
+
+  /**
+   * When {@link feed} left a piece to read after the joined head `t` (the last piece's rest,
+   * `headRest` characters, then the piece's first characters): reads on in the piece itself at
+   * the same place (a place inside the rest: the rest and the whole piece joined, as before),
+   * and says true; false when there is none.
+   */
+  private nextText(): boolean {
+    const piece = this.nextPiece;
+    if (piece === undefined) return false;
+    this.nextPiece = undefined;
+    const i = this.i;
+    if (i >= this.headRest) {
+      this.before += this.headRest;
+      this.t = piece;
+      this.i = i - this.headRest;
+    } else {
+      this.before += i;
+      this.t = joined(this.t.slice(i, this.headRest), piece);
+      this.i = 0;
+    }
+    if (this.lazy && !this.abandoned) this.texts.push(this.t);
+    return true;
   }
 
   /** The finished ruleset, metainfo and diagnostics (after {@link step} said `end`). */
@@ -521,26 +597,27 @@ class DirectReader {
   step(final: boolean): Step {
     if (this.abandoned) return 'bad';
     const t = this.t;
-    const limit = final ? t.length : t.lastIndexOf('}, {"');
+    const limit = final ? t.length : t.lastIndexOf(ITEM_START);
     let i = this.i;
     for (;;) {
       while (i < t.length && isSpace(t.charCodeAt(i))) i++;
       this.i = i;
-      if (i >= t.length) return final && this.phase !== 'end' ? 'bad' : final ? 'end' : 'more';
+      // Wherever the text read so far ends, the piece after a joined head is read on first.
+      if (i >= t.length) return this.nextText() ? this.step(final) : final && this.phase !== 'end' ? 'bad' : final ? 'end' : 'more';
       const c = t.charCodeAt(i);
       switch (this.phase) {
         case 'open': {
           const open = OPENER.exec(t);
-          if (open === null) return !final && t.length < 4096 ? 'more' : 'bad';
+          if (open === null) return this.nextText() ? this.step(final) : !final && t.length < 4096 ? 'more' : 'bad';
           i = open[0].length;
           this.phase = 'item';
           continue;
         }
         case 'item': {
-          if (!final && i > limit) return 'more';
+          if (!final && i > limit) return this.nextText() ? this.step(final) : 'more';
           const end = this.item(i);
           if (end === -2 || this.abandoned) return 'bad';
-          if (end < 0) return final ? 'bad' : 'more';
+          if (end < 0) return this.nextText() ? this.step(final) : final ? 'bad' : 'more';
           this.index++;
           this.i = i = end;
           this.phase = 'next';

@@ -16,7 +16,7 @@ import { nftJsonBatches, quoteBigCounters } from './nft-json-batches.js';
 import { lineColumn, scanJson } from './nft-json-syntax.js';
 import { JsonWalker } from './nft-json-walker.js';
 import { readNftJsonDirect, readNftJsonDirectSync, readNftJsonLazy } from './nft-json-direct.js';
-import { PACK_BLOCK_CHARS } from './packed-texts.js';
+import { PACK_BLOCK_CHARS, type PackWhere } from './packed-texts.js';
 
 import type { NftMetainfo } from '../model/nftables.js';
 export type { NftMetainfo };
@@ -124,7 +124,8 @@ export async function parseNftJsonPieces(pieces: () => Iterable<string>, origin:
  * Rules pane reads src/model/nft-facts.ts `nftReadState` instead). Text of a shape pass 1
  * does not keep apart is read by {@link parseNftJsonPieces}. The text is kept deflated in
  * blocks of about `packChars` characters (src/parsers/packed-texts.ts) until every chain is
- * read. Never rejects on bad input.
+ * read, deflated where `packWhere` says (by default on libuv's thread pool, beside this read:
+ * a block is kept as text until its deflate comes back at a turn). Never rejects on bad input.
  */
 export async function parseNftJsonLazyPieces(
   pieces: () => Iterable<string>,
@@ -132,8 +133,9 @@ export async function parseNftJsonLazyPieces(
   chunkChars: number,
   turn: () => Promise<void>,
   packChars = PACK_BLOCK_CHARS,
+  packWhere: PackWhere = 'pool',
 ): Promise<ParseResult<NftRuleset>> {
-  const read = readNftJsonLazy(pieces(), origin, chunkChars, packChars);
+  const read = readNftJsonLazy(pieces(), origin, chunkChars, packChars, packWhere);
   for (;;) {
     const next = read.next();
     if (!next.done) {

@@ -16,10 +16,11 @@ import type { ParseResult } from '../../src/model/diagnostics.js';
 import { nftReadState } from '../../src/model/nft-facts.js';
 import type { NftRuleset } from '../../src/model/nftables.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
+import { joinedChars } from '../../src/parsers/nft-json-direct.js';
 import { nftMetainfoOf, parseNftJsonChunked, parseNftJsonLazyChunked, parseNftJsonLazyPieces, parseNftJsonPieces } from '../../src/parsers/nft-json.js';
 import { showRules } from '../../src/report/rules.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
-import { CHAIN, doc, editedDocuments, META, RULE, SADDR, TABLE } from '../helpers/nft-json-edits.js';
+import { CHAIN, doc, editedDocuments, JUMP, META, RULE, SADDR, TABLE } from '../helpers/nft-json-edits.js';
 
 const repoRoot = path.resolve(import.meta.dirname, '../..');
 const corpusFile = path.resolve(repoRoot, '../shared/corpus/nft/knftables-nft-json-list-outputs.txt');
@@ -29,6 +30,7 @@ if (!haveCorpus) console.warn(`skipping the knftables corpus in the lazy-reader 
 const LABS = ['lab-nftables', 'lab-iptables', 'lab-cilium'] as const;
 const labText = (name: string) => readFileSync(path.join(fixtureDir(name), 'probes', 'nft-json.stdout'), 'utf8');
 const noTurn = async () => {};
+const loopTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 function jsonOf(r: ParseResult<NftRuleset>): string {
   return JSON.stringify({ ruleset: r.value, metainfo: nftMetainfoOf(r.value), diagnostics: r.diagnostics }, (_k, v: unknown) =>
@@ -56,7 +58,8 @@ function skeleton(ruleset: NftRuleset): unknown {
 /**
  * Asserts the lazy read of `text` equals the eager one, each piece size and two read orders
  * (chains last to first, then the diagnostics; the diagnostics first), the kept text deflated
- * in the replay's blocks and in small ones (every piece packed), and the live load's whole
+ * in the replay's blocks and in small ones (every piece packed; on the thread pool, with and
+ * without turns of the event loop, and on the thread), and the live load's whole
  * text read chunked; returns how many
  * chains the lazy read left unbuilt at first.
  */
@@ -64,14 +67,17 @@ async function expectLazyEqual(text: string, name: string, pieceSizes: readonly 
   let deferred = 0;
   for (const size of pieceSizes) {
     const eager = await parseNftJsonPieces(piecesOf(text, size), name, 1000, noTurn);
-    for (const [order, packChars] of [
-      ['chains first', undefined],
-      ['diagnostics first', undefined],
-      ['chains first', 100],
-      ['diagnostics first', 4096],
+    for (const [order, packChars, where, turn] of [
+      ['chains first', undefined, 'pool', noTurn],
+      ['diagnostics first', undefined, 'pool', noTurn],
+      ['chains first', 100, 'pool', noTurn],
+      ['diagnostics first', 4096, 'pool', noTurn],
+      // Turns of the event loop: blocks come back from the thread pool during the read.
+      ['chains first', 100, 'pool', loopTurn],
+      ['diagnostics first', 100, 'thread', noTurn],
     ] as const) {
-      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, noTurn, packChars);
-      const label = `${name}, pieces of ${size}, ${order}, kept text deflated in blocks of ${packChars ?? 'the default'} characters`;
+      const lazy = await parseNftJsonLazyPieces(piecesOf(text, size), name, 1000, turn, packChars, where);
+      const label = `${name}, pieces of ${size}, ${order}, kept text deflated in blocks of ${packChars ?? 'the default'} characters (${where}${turn === loopTurn ? ', turns' : ''})`;
       deferred = Math.max(deferred, expectPairEqual(lazy, eager, label, order));
     }
   }
@@ -184,6 +190,42 @@ describe('lazy nft -j read on edited, cut and broken documents equals the eager 
         expect(jsonOf(lazy), `${bad} in pieces of ${size}`).toBe(jsonOf(eager));
       }
     }
+  });
+
+  it('pieces joined only up to the next rule: every cut of a text whose items hold rule-like text reads as one piece does', async () => {
+    // The unknown item holds `}, {"rule": {"family": "`: a cut before it makes the reader join
+    // the rest and the next piece's head up to there, which does not end the cut item (the
+    // second join); a cut in the rules after it, the head join alone.
+    const inner = `{"x-item": [{"a": 1}, ${RULE('c', SADDR)}]}`;
+    const text = doc(META, TABLE, CHAIN('c'), CHAIN('d'), RULE('c', SADDR), inner, RULE('c', JUMP), RULE('d', SADDR), RULE('d', JUMP));
+    const one = await parseNftJsonPieces(() => [text], 'one piece', 1000, noTurn);
+    const oneLazy = await parseNftJsonLazyPieces(() => [text], 'one piece', 1000, noTurn);
+    expect(jsonOf(oneLazy)).toBe(jsonOf(one));
+    let headOnly = 0;
+    let whole = 0;
+    for (let at = text.indexOf(inner) - 40; at < text.length; at++) {
+      const pieces = () => [text.slice(0, at), text.slice(at)];
+      const eager = await parseNftJsonPieces(pieces, 'one piece', 1000, noTurn);
+      const before = joinedChars();
+      const lazy = await parseNftJsonLazyPieces(pieces, 'one piece', 1000, noTurn, 100);
+      const copied = joinedChars() - before;
+      if (copied > 0 && copied < text.length - at) headOnly++;
+      if (copied >= text.length - at) whole++;
+      expect(jsonOf(eager), `cut at ${at}`).toBe(jsonOf(one));
+      expect(jsonOf(lazy), `cut at ${at}`).toBe(jsonOf(one));
+    }
+    expect(headOnly).toBeGreaterThan(50);
+    expect(whole).toBeGreaterThan(10);
+  });
+
+  it('a big text in big pieces: only a few characters are copied to join them', async () => {
+    const world = generateWorld({ services: 300, endpoints: 3, seed: 'joins', modes: ['nftables'], conntrack: 10 });
+    const text = modeOutputs(world, 'nftables').get('nft-json')!;
+    const before = joinedChars();
+    const lazy = await parseNftJsonLazyPieces(piecesOf(text, 1 << 14), 'joins', 1 << 20, noTurn);
+    // Whole pieces are joined only where no rule or chain starts in them (the sets' elements).
+    expect(joinedChars() - before).toBeLessThan(text.length / 5);
+    expect(jsonOf(lazy)).toBe(jsonOf(await parseNftJsonPieces(() => [text], 'joins', 1 << 20, noTurn)));
   });
 
   it('a late read that meets a diagnostic: the so-far list grows, and the complete list is the eager one in item order', async () => {

@@ -4,7 +4,7 @@
  * text and of many, read in any order — and only full blocks are deflated.
  */
 import { describe, expect, it } from 'vitest';
-import { PACK_BLOCK_CHARS, PackedTexts } from '../../src/parsers/packed-texts.js';
+import { MAX_PENDING_BLOCKS, PACK_BLOCK_CHARS, PackedTexts } from '../../src/parsers/packed-texts.js';
 
 const SAMPLES = [
   '{"rule": {"family": "ip", "table": "kube-proxy", "chain": "service-X", "handle": 7, "expr": []}}',
@@ -41,5 +41,53 @@ describe('PackedTexts', () => {
     packed.push('tail');
     expect(packed.packedChars).toBe(PACK_BLOCK_CHARS + 1);
     expect(packed.at(2)).toBe('tail');
+  });
+});
+
+describe('PackedTexts deflated on the thread pool', () => {
+  const texts = Array.from({ length: 200 }, (_, i) => `${SAMPLES[i % SAMPLES.length]!}#${i}`);
+
+  it.each(['pool', 'thread'] as const)('deflated %s: every text back exactly before and after the deflates come back', async (where) => {
+    const packed = new PackedTexts(500, where);
+    for (const t of texts) packed.push(t);
+    // Before any turn of the event loop: blocks still held as text are read as text.
+    for (let k = texts.length - 1; k >= 0; k--) expect(packed.at(k)).toBe(texts[k]);
+    await packed.settled();
+    expect(packed.textBlocks).toBe(0);
+    for (let k = 0; k < texts.length; k++) expect(packed.at(k)).toBe(texts[k]);
+    if (where === 'pool') expect(packed.packedOnPool).toBeGreaterThan(0);
+    else expect(packed.packedOnPool).toBe(0);
+    expect(packed.packedOnPool + packed.packedOnThread).toBeGreaterThan(10);
+  });
+
+  it('without a turn of the event loop, at most MAX_PENDING_BLOCKS blocks are held as text: the rest are deflated on the thread', async () => {
+    const packed = new PackedTexts(500, 'pool');
+    for (const t of texts) packed.push(t);
+    expect(packed.packedOnPool).toBe(MAX_PENDING_BLOCKS);
+    expect(packed.packedOnThread).toBeGreaterThan(0);
+    expect(packed.textBlocks).toBe(MAX_PENDING_BLOCKS);
+    await packed.settled();
+    expect(packed.textBlocks).toBe(0);
+    // Turns between pushes: the deflates come back and the pool takes the next blocks.
+    const turned = new PackedTexts(500, 'pool');
+    for (const t of texts) {
+      turned.push(t);
+      await turned.settled();
+    }
+    expect(turned.packedOnThread).toBe(0);
+    for (let k = 0; k < texts.length; k++) expect(turned.at(k)).toBe(texts[k]);
+  });
+
+  it('clear while deflates run: the late deflates are dropped, new texts read exactly', async () => {
+    const packed = new PackedTexts(500, 'pool');
+    for (const t of texts.slice(0, 40)) packed.push(t);
+    packed.clear();
+    await packed.settled();
+    expect(packed.length).toBe(0);
+    for (const t of texts) packed.push(t);
+    await packed.settled();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let k = 0; k < texts.length; k++) expect(packed.at(k)).toBe(texts[k]);
+    expect(packed.textBlocks).toBe(0);
   });
 });
