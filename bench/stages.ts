@@ -74,6 +74,7 @@ async function measureMode(dir: string, mode: string): Promise<ModeReport> {
   let [lastT, lastC] = [t0, c0];
   const mark = (stage: string): void => {
     const [t, c] = [performance.now(), cpuMsNow()];
+    if (process.env.NODESCOPE_GC_LOG === '1') process.stderr.write(`stage-end at ${t.toFixed(0)} ms: ${stage}\n`);
     const mem = process.memoryUsage();
     stages.push({ stage, ms: t - lastT, cpuMs: c - lastC, heapMb: mem.heapUsed / MB, rssMb: mem.rss / MB });
     [lastT, lastC] = [t, c];

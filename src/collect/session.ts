@@ -5,7 +5,7 @@
  * (a failed load is a state the panes show, not a crash — after k9s).
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
-import { collectGarbage } from './memory.js';
+import { collectGarbageBetweenParts } from './memory.js';
 import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, partProbes, piecedProbes, summarize, type SnapshotInput } from './build-snapshot.js';
 import { iptablesRates } from '../analysis/rates.js';
 import type { RuleRates } from '../analysis/rules-view.js';
@@ -322,7 +322,7 @@ export class Session implements SessionLike {
         onProgress: (s) => {
           this.set({ snapshot: s });
           // The stage's texts and parse garbage are unreachable now: free them before the next stage allocates.
-          collectGarbage();
+          collectGarbageBetweenParts();
         },
         onPartParsed: (part, ms) => this.partParsed(part, ms, fetched),
         fetchRuns: async (ids) => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { collectGarbage, collectGarbageIfGrown, HEAP_FLOOR_BYTES, heapHasGrown, MIN_GROWTH_BYTES } from '../../src/collect/memory.js';
+import { collectGarbage, collectGarbageBetweenParts, collectGarbageIfGrown, HEAP_FLOOR_BYTES, heapHasGrown, MIN_GROWTH_BYTES, PART_HEAP_FLOOR_BYTES } from '../../src/collect/memory.js';
 
 /** Unreachable arrays in V8's large-object space: only a full GC frees them. */
 function garbage(mb: number): void {
@@ -54,5 +54,29 @@ describe('collectGarbageIfGrown', () => {
     garbage(MIN_GROWTH_BYTES / MB + 192);
     collectGarbageIfGrown(floor);
     expect(process.memoryUsage().heapUsed - base).toBeLessThan(16 * 1024 * 1024);
+  });
+});
+
+describe('collectGarbageBetweenParts', () => {
+  const MB = 1024 * 1024;
+  it('collects a heap over 256 MiB that grew since the last forced GC, and not one that did not', () => {
+    expect(PART_HEAP_FLOOR_BYTES).toBe(256 * MB);
+    expect(heapHasGrown(336 * MB, 0, MIN_GROWTH_BYTES, PART_HEAP_FLOOR_BYTES)).toBe(true); // first part: nothing forced yet
+    expect(heapHasGrown(276 * MB, 264 * MB, MIN_GROWTH_BYTES, PART_HEAP_FLOOR_BYTES)).toBe(false); // +12 MB since the last
+    expect(heapHasGrown(250 * MB, 0, MIN_GROWTH_BYTES, PART_HEAP_FLOOR_BYTES)).toBe(false); // under the floor
+  });
+
+  it('runs no second full GC when the heap has not grown since the first', () => {
+    collectGarbage(0);
+    const base = process.memoryUsage().heapUsed;
+    const keep: number[][] = [];
+    // Kept (not garbage): over the 256 MiB floor only when the test heap is small; then grown.
+    for (let i = 0; i < (PART_HEAP_FLOOR_BYTES + 64 * MB - base) / (8 * MB); i++) keep.push(new Array<number>(1_000_000).fill(i + 0.5));
+    collectGarbageBetweenParts(); // grown from the last forced GC's live size by more than 128 MiB: collects
+    const live = process.memoryUsage().heapUsed;
+    garbage(32); // +32 MB of garbage: not worth a full mark of what is kept
+    collectGarbageBetweenParts();
+    expect(process.memoryUsage().heapUsed - live).toBeGreaterThan(24 * MB);
+    expect(keep.length).toBeGreaterThan(0);
   });
 });
