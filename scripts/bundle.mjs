@@ -12,7 +12,6 @@
  *   dist/bin/parse-worker.js       the conntrack parse worker (src/collect/worker-parse.ts)
  *   dist/bin/exec-worker.js        the heavy dumps' reader (src/sources/exec-off-thread.ts)
  *   dist/bin/summary-worker.js     the cheap evidence's iptables-save scan (src/collect/summary-off-thread.ts)
- *   dist/bin/api-check-worker.js   the `--api-file` check beside the probes (src/sources/api-check.ts)
  *   *.js.map                       source maps (src/stack-trace.ts maps stack traces
  *                                  through them when one is printed)
  *
@@ -78,7 +77,7 @@ const yogaWithoutFetch = {
 
 const result = await build({
   absWorkingDir: root,
-  entryPoints: { nodescope: 'src/main.ts', 'parse-worker': 'src/collect/parse-worker.ts', 'trace-api-worker': 'src/cli/trace-api-worker.ts', 'exec-worker': 'src/sources/exec-worker.ts', 'summary-worker': 'src/collect/summary-worker.ts', 'api-check-worker': 'src/sources/api-check-worker.ts' },
+  entryPoints: { nodescope: 'src/main.ts', 'parse-worker': 'src/collect/parse-worker.ts', 'trace-api-worker': 'src/cli/trace-api-worker.ts', 'exec-worker': 'src/sources/exec-worker.ts', 'summary-worker': 'src/collect/summary-worker.ts' },
   outdir,
   chunkNames: 'chunks/[name]-[hash]',
   bundle: true,

@@ -49,30 +49,14 @@ function requireTerminal(): void {
   }
 }
 
-/**
- * The TUI's session over the opened source (the source's API text is then the session's alone
- * to drop), and `checked`: the `--api-file` verdict of a local source, checked on a worker
- * meanwhile (src/sources/open.ts `apiCheckLater`) — it closes the source and throws the
- * check's `UserError` for a refused file; await it before the screen opens.
- */
-async function openSession(opts: GlobalOptions): Promise<{ session: Session; checked: () => Promise<void> }> {
-  const [{ askedProbes, clusterDomainFor, params, sessionSource }, { closeSource, openSource }, { Session }] = await Promise.all([import('./cli/load.js'), import('./sources/open.js'), import('./collect/session.js')]);
+/** The TUI's session over the opened source (the source's API text is then the session's alone to drop). */
+async function openSession(opts: GlobalOptions): Promise<Session> {
+  const [{ askedProbes, clusterDomainFor, params, sessionSource }, { openSource }, { Session }] = await Promise.all([import('./cli/load.js'), import('./sources/open.js'), import('./collect/session.js')]);
   const probes = askedProbes(opts);
-  const source = await openSource(opts, { apiCheckLater: true });
-  const checked = async () => {
-    try {
-      source.apiChecked?.();
-    } catch (e) {
-      await closeSource(source);
-      throw e;
-    }
-  };
-  // A --cluster-domain that is not a domain name is refused before the screen opens (after a refused --api-file, as before).
-  if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport).catch(async (e: unknown) => {
-    await checked();
-    throw e;
-  });
-  return { session: new Session({ ...sessionSource(source, opts), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) }), checked };
+  const source = await openSource(opts);
+  // A --cluster-domain that is not a domain name is refused before the screen opens.
+  if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
+  return new Session({ ...sessionSource(source, opts), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
 }
 
 /**
@@ -141,10 +125,8 @@ async function runTui(opts: GlobalOptions & TuiTraceOptions): Promise<void> {
   if (opts.fleet) return runFleetTui(opts.fleet, opts.lang);
   const startTrace = tuiStartTrace(opts);
   requireTerminal();
-  const { session, checked } = await openSession(opts);
+  const session = await openSession(opts);
   const { render, createElement, App } = await loadUi();
-  // The --api-file check ran beside the UI modules' load.
-  await checked();
   const leaveScreen = alternateScreen();
   const app = render(createElement(App, { session, lang: detectLang(opts.lang), ...(startTrace ? { startTrace } : {}) }), { exitOnCtrlC: false });
   // On any exit (q, a signal, a closed terminal, an error) the screen is given back first,

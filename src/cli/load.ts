@@ -8,7 +8,7 @@ import { checkAskedProbes } from '../collect/planned-runs.js';
 import { loadSnapshot } from '../collect/session.js';
 import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
 import type { Transport } from '../sources/transport.js';
-import { closeSource, openSource, type OpenedSource, type OpenHooks } from '../sources/open.js';
+import { openSource, type OpenedSource, type OpenHooks } from '../sources/open.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { apiNamespace, type GlobalOptions } from './options.js';
 
@@ -65,16 +65,6 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
   };
 }
 
-/** Takes `source`'s `--api-file` verdict ({@link OpenedSource.apiChecked}): a refused file closes the source and throws. */
-async function refuseUnchecked(source: OpenedSource): Promise<void> {
-  try {
-    source.apiChecked?.();
-  } catch (e) {
-    await closeSource(source);
-    throw e;
-  }
-}
-
 /**
  * One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says
  * (the caller narrows its output); `reader`: the source as read instead of as opened (a
@@ -86,17 +76,8 @@ async function refuseUnchecked(source: OpenedSource): Promise<void> {
 export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource, lazyRules = false, hooks?: OpenHooks) {
   const probes = askedProbes(opts);
   // allApi: a live cluster lists every namespace too (`-n` then only places a --node pod).
-  // A live local load starts its probes while `--api-file` is checked; the verdict is taken
-  // before anything is returned (a refused file: the same error, after the probes ran).
-  const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts, { ...hooks, apiCheckLater: true });
+  const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts, hooks);
   const read = reader ? reader(source) : source;
-  let loaded: Awaited<ReturnType<typeof loadSnapshot>>;
-  try {
-    loaded = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}), ...(lazyRules ? { lazyRules } : {}) });
-  } catch (e) {
-    await refuseUnchecked(source);
-    throw e;
-  }
-  await refuseUnchecked(source);
-  return { source, snapshot: loaded.snapshot };
+  const { snapshot } = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}), ...(lazyRules ? { lazyRules } : {}) });
+  return { source, snapshot };
 }

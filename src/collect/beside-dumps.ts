@@ -13,8 +13,7 @@ import type { ProbeRun, RunProbesOptions } from '../sources/probe-runner.js';
 import type { Transport } from '../sources/transport.js';
 import { decodeLbMapRun, earlyApi, isLbMapRun, type EarlyParses } from './early-parse.js';
 import { runPlanned } from './planned-runs.js';
-import { plannedIds, type ProbePlan } from './probe-plan.js';
-import { catalog } from '../sources/catalog.js';
+import type { ProbePlan } from './probe-plan.js';
 
 /** The API objects' text and origin to parse beside the dumps (what the build would parse), if any. */
 export interface BesideApi {
@@ -68,22 +67,16 @@ export class LbDecodesBeside {
  */
 export async function runPlannedBeside(transport: Transport, plan: ProbePlan, ids: readonly string[], options: Omit<RunProbesOptions, 'ids'>, api: BesideApi): Promise<{ runs: ProbeRun[]; plan: ProbePlan; early: EarlyParses }> {
   const decodes = new LbDecodesBeside(false);
-  let go: () => void = () => {};
-  const gate = new Promise<void>((resolve) => (go = resolve));
-  // A transport that queues the dumps runs them all without this thread: the parse waits only
-  // until every probe of the stage has started (the light ones are started from this thread).
-  const queues = transport.queuesRuns === true;
-  const stage = new Set(plannedIds(plan, ids));
-  let left = catalog().probes.filter((p) => stage.has(p.id)).length;
+  let mainDump: () => void = () => {};
+  const mainStarted = new Promise<void>((resolve) => (mainDump = resolve));
   const onStart = (spec: ProbeSpec) => {
-    left--;
-    if (queues ? left <= 0 : spec.heavy && spec.part !== 'iptablesLegacy') go();
+    if (spec.heavy && spec.part !== 'iptablesLegacy') mainDump();
   };
   const running = runPlanned(transport, plan, ids, { ...options, heavyOffThread: true, onRun: decodes.onRun, onStart });
-  // The parse holds the event loop. Without a queue the runner starts each dump from it: so it
-  // waits for the first of the mode's own dumps (the legacy tables, a leftover check, are small
-  // on a node of any mode), started just before this resumes; with none, after the dumps.
-  await Promise.race([gate, running]);
+  // The parse holds the event loop, and the runner starts each dump from it: so it waits for
+  // the first of the mode's own dumps (the legacy tables, a leftover check, are small on a node
+  // of any mode), started just before this resumes; with none, it runs after the dumps.
+  await Promise.race([mainStarted, running]);
   const parsed = api.text !== undefined ? earlyApi(api.text, api.origin) : undefined;
   decodes.flush();
   const planned = await running;

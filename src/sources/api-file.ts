@@ -12,21 +12,60 @@
  * {@link ApiFileFeed.error} and {@link ApiFileFeed.problem}; listeners hear of it
  * (`'error'`), and of the file holding objects again, so the header can say so.
  */
-import { readFileSync, statSync, type BigIntStats } from 'node:fs';
+import { statSync, type BigIntStats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import { isAscii } from 'node:buffer';
 import { said, UserError } from '../errors.js';
+import { formatDiagnostic } from '../model/diagnostics.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
-import { checkApiFileText, oneItem } from './api-file-check.js';
-export { checkApiFileText } from './api-file-check.js';
-import { textOfBytes } from './read-text.js';
-import { startApiCheck, type ApiCheck, type ApiCheckOptions } from './api-check.js';
+import { fieldText, scanJsonList } from '../parsers/json-list.js';
+import { readTextFile } from './read-text.js';
 import type { ApiFeed, ApiProblem, ApiProblemKind } from './cluster-api.js';
+import type { ApiObjects } from '../model/k8s.js';
 import { clockTime } from '../text/clock.js';
 import { DEFAULT_INTERVAL_MS } from './refresh-interval.js';
 
 /** What to tell a user whose `--api-file` holds nothing usable. */
 export const API_FILE_HINT = 'write it with `kubectl get services,endpointslices,pods,nodes -A -o json > FILE`';
+
+/**
+ * Refuses an `--api-file` that yields nothing: empty, or no object parsed while the
+ * parser reported errors or warnings (JSON/YAML that does not parse, or valid JSON of
+ * another shape). A file with some objects keeps working, its diagnostics shown as
+ * usual; an empty `List` (a cluster with nothing in it) is accepted.
+ * Throws `UserError` naming the file with the parser's first diagnostic (line, text).
+ */
+export function checkApiFileText(text: string, file: string): void {
+  if (!/\S/.test(text)) throw new UserError(said('err.apiFileEmpty', { file }), said('ue.apiFile.hint'));
+  const one = oneItem(text, file, () => true);
+  if (one && objectCount(one) > 0) return;
+  const { value, diagnostics } = parseK8sObjects(text, file);
+  const objects = objectCount(value);
+  const problems = diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
+  if (objects > 0 || problems.length === 0) return;
+  const more = problems.length > 1 ? said('ue.apiFile.more', { n: problems.length - 1 }) : '';
+  throw new UserError(said('ue.apiFile.noObjects', { file, problem: formatDiagnostic(problems[0]!), more }), said('ue.apiFile.hint'));
+}
+
+/**
+ * The objects of one item of the JSON List `text` (src/parsers/json-list.ts), parsed alone in
+ * the same List: the first item whose kind `wanted` accepts. The whole text yields these
+ * objects too (each item of a List is converted on its own, and a List deletes nothing), so a
+ * check that asks only whether there is such an object need not convert the others. Null when
+ * there is no such item, or the text is not such a List (the caller parses it whole).
+ */
+function oneItem(text: string, file: string, wanted: (kind: string) => boolean): ApiObjects | null {
+  const list = scanJsonList(text, [['kind']]);
+  const item = list?.items.find((i) => {
+    const kind = fieldText(text, i, 0);
+    return kind !== undefined && kind.startsWith('"') && wanted(JSON.parse(kind) as string);
+  });
+  if (!list || !item) return null;
+  return parseK8sObjects(`${text.slice(0, list.open + 1)}${text.slice(item.start, item.end)}${text.slice(list.close)}`, file).value;
+}
+
+/** How many objects `value` holds. */
+const objectCount = (v: ApiObjects) => v.services.length + v.endpointSlices.length + v.pods.length + v.nodes.length + v.others.length;
 
 /**
  * Why a version of a followed `--api-file` (read after the first) is not taken, or null when
@@ -51,15 +90,9 @@ export function refusedVersion(text: string, file: string): { kind: ApiProblemKi
   return { kind: 'no-objects', what: others === 0 ? 'no API objects in it (an empty list)' : `no Service and no Node in it (${others} other objects)` };
 }
 
-/**
- * Options of {@link ApiFileFeed}. `intervalMs`: how often the file's stat is compared (default
- * {@link DEFAULT_INTERVAL_MS}). `checkLater`: {@link checkApiFileText} runs beside what follows
- * (src/sources/api-check.ts; its options, or true) and {@link ApiFileFeed.checked} gives its
- * verdict — the caller must take it before it uses the objects; default: checked at open.
- */
+/** Options of {@link ApiFileFeed}. `intervalMs`: how often the file's stat is compared (default {@link DEFAULT_INTERVAL_MS}). */
 export interface ApiFileFeedOptions {
   readonly intervalMs?: number;
-  readonly checkLater?: boolean | ApiCheckOptions;
 }
 
 /** What identifies one version of the file without reading it: inode, size, mtime (ns). */
@@ -85,7 +118,6 @@ export class ApiFileFeed implements ApiFeed {
     text: string,
     stamp: string,
     private readonly intervalMs: number,
-    private readonly laterCheck?: ApiCheck,
   ) {
     this.origin = file;
     this.current = text;
@@ -95,35 +127,21 @@ export class ApiFileFeed implements ApiFeed {
 
   /**
    * Reads `file` once (synchronously, as the source opens). Throws `UserError` when it does
-   * not exist, cannot be read, or (unless `checkLater`: then {@link checked}) holds no API
-   * objects ({@link checkApiFileText}).
+   * not exist, cannot be read, or holds no API objects ({@link checkApiFileText}).
    */
   static open(file: string, options: ApiFileFeedOptions = {}): ApiFileFeed {
     let text: string;
     let st: BigIntStats;
-    let bytes: Buffer;
     try {
       st = statSync(file, { bigint: true });
-      bytes = readFileSync(file);
-      text = textOfBytes(bytes);
+      text = readTextFile(file);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new UserError(said('err.apiFileMissing', { file }));
       throw new UserError(said('ue.apiFile.cannotRead', { file, detail: (e as Error).message }), said('ue.apiFile.hint'));
     }
-    const intervalMs = Math.max(10, options.intervalMs ?? DEFAULT_INTERVAL_MS);
-    if (options.checkLater) return new ApiFileFeed(file, text, stampOf(st), intervalMs, startApiCheck(bytes, text, file, options.checkLater === true ? {} : options.checkLater));
     checkApiFileText(text, file);
-    return new ApiFileFeed(file, text, stampOf(st), intervalMs);
-  }
-
-  /**
-   * The verdict of the check at open when it was left for later (`checkLater`): returns when
-   * the first text holds API objects, throws the `UserError` {@link open} would have thrown;
-   * nothing to do when checked at open. The same answer each call.
-   */
-  checked(): void {
-    this.laterCheck?.verdict();
+    return new ApiFileFeed(file, text, stampOf(st), Math.max(10, options.intervalMs ?? DEFAULT_INTERVAL_MS));
   }
 
   /** The objects of the last version of the file that held any. */

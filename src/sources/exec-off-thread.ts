@@ -15,7 +15,7 @@ import { childCpuCountedElsewhere } from './child-cpu.js';
 import type { ExecResult } from './transport.js';
 
 /** A message to the exec worker: run an argv (`aborted`: its signal already fired), or abort one running. */
-export type ExecRequest = { readonly type: 'run'; readonly id: number; readonly argv: readonly string[]; readonly timeoutMs: number; readonly aborted: boolean; readonly queued?: boolean } | { readonly type: 'abort'; readonly id: number };
+export type ExecRequest = { readonly type: 'run'; readonly id: number; readonly argv: readonly string[]; readonly timeoutMs: number; readonly aborted: boolean } | { readonly type: 'abort'; readonly id: number };
 
 /** A message from the exec worker: a child spawned, a run's result with its stdout bytes (transferred), or a throw. */
 export type ExecReply =
@@ -97,36 +97,10 @@ export function offThreadChildren(): number {
  * aborts as runProcess's does. Never throws. `script`: the worker's script (tests).
  */
 export function runProcessOffThread(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal, script?: URL): Promise<ExecResult> {
-  return offThread(argv, timeoutMs, now, signal, script, false);
-}
-
-/** The in-thread chain of queued runs (no worker, or one that died before their turn). */
-let inThreadQueue: Promise<unknown> = Promise.resolve();
-
-/** `runProcess` after every queued in-thread run before it has ended. */
-function inThreadQueued(argv: readonly string[], timeoutMs: number, now: () => number, signal: AbortSignal | undefined): Promise<ExecResult> {
-  const run = inThreadQueue.then(() => runProcess(argv, timeoutMs, now, signal));
-  inThreadQueue = run;
-  return run;
-}
-
-/**
- * {@link runProcessOffThread} for a queued run (`ExecOptions.queued`): the worker runs the
- * queued argvs one at a time in call order, each spawned the moment the one before it ended,
- * without this thread's event loop; `startedAt` and `durationMs` are the worker's, of the run
- * itself (not of its wait in the queue). No worker: the same order on this thread (each
- * `runProcess` after the one before it ended), as do the runs of a worker that died before
- * their turn. Never throws.
- */
-export function runProcessQueued(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal, script?: URL): Promise<ExecResult> {
-  return offThread(argv, timeoutMs, now, signal, script, true);
-}
-
-function offThread(argv: readonly string[], timeoutMs: number, now: () => number, signal: AbortSignal | undefined, script: URL | undefined, queued: boolean): Promise<ExecResult> {
   const state = execWorker(script);
   if (!state) {
     offThreadCounts.inThread++;
-    return queued ? inThreadQueued(argv, timeoutMs, now, signal) : runProcess(argv, timeoutMs, now, signal);
+    return runProcess(argv, timeoutMs, now, signal);
   }
   const started = now();
   const id = ++nextId;
@@ -147,19 +121,18 @@ function offThread(argv: readonly string[], timeoutMs: number, now: () => number
           // The child's CPU time was counted on the worker: not again on this thread's next reap.
           if (reply.result.cpuMs !== undefined) childCpuCountedElsewhere(reply.result.cpuMs);
           offThreadCounts.worker++;
-          const clock = queued ? {} : { startedAt: new Date(started).toISOString(), durationMs: now() - started };
-          settle({ ...reply.result, argv: [...argv], stdout: Buffer.from(reply.stdout).toString('utf8'), ...clock });
+          settle({ ...reply.result, argv: [...argv], stdout: Buffer.from(reply.stdout).toString('utf8'), startedAt: new Date(started).toISOString(), durationMs: now() - started });
         }
       },
       lost: (error) => {
         offThreadCounts.inThread++;
-        settle(pending.spawned ? failed(argv, started, now, error) : queued ? inThreadQueued(argv, timeoutMs, now, signal) : runProcess(argv, timeoutMs, now, signal));
+        settle(pending.spawned ? failed(argv, started, now, error) : runProcess(argv, timeoutMs, now, signal));
       },
     };
     state.pending.set(id, pending);
     state.worker.ref();
     signal?.addEventListener('abort', onAbort, { once: true });
-    state.worker.postMessage({ type: 'run', id, argv: [...argv], timeoutMs, aborted: signal?.aborted === true, ...(queued ? { queued } : {}) } satisfies ExecRequest);
+    state.worker.postMessage({ type: 'run', id, argv: [...argv], timeoutMs, aborted: signal?.aborted === true } satisfies ExecRequest);
   });
 }
 

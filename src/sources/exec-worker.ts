@@ -4,9 +4,7 @@
  * {@link runProcessRaw} as the main thread, on this thread's own event loop, so a child's
  * pipes are drained while the main thread is busy parsing. Replies with the result and the
  * stdout bytes' ArrayBuffer, transferred (no copy). Each child's pid is kept in the shared
- * slots while it runs (the main thread kills those groups when it exits). Runs sent `queued`
- * run one at a time in the order sent, each spawned as soon as the one before it ended
- * (the main thread need not turn its event loop between them). See exec-off-thread.ts.
+ * slots while it runs (the main thread kills those groups when it exits). See exec-off-thread.ts.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { runProcessRaw } from './child-process.js';
@@ -33,7 +31,10 @@ function ownBuffer(bytes: Buffer): ArrayBuffer {
   return copy.buffer;
 }
 
-async function run(request: Extract<ExecRequest, { type: 'run' }>, controller: AbortController): Promise<void> {
+async function run(request: Extract<ExecRequest, { type: 'run' }>): Promise<void> {
+  const controller = new AbortController();
+  aborts.set(request.id, controller);
+  if (request.aborted) controller.abort();
   try {
     const { stdoutBytes, ...result } = await runProcessRaw(request.argv, request.timeoutMs, Date.now, controller.signal, {
       spawned: (pid) => {
@@ -51,18 +52,7 @@ async function run(request: Extract<ExecRequest, { type: 'run' }>, controller: A
   }
 }
 
-/** The queued runs' chain: each starts when the one before it has ended (ExecOptions.queued). */
-let queue: Promise<void> = Promise.resolve();
-
 port?.on('message', (request: ExecRequest) => {
-  if (request.type === 'abort') {
-    aborts.get(request.id)?.abort();
-    return;
-  }
-  // Made now, so that a queued run aborted before its turn ends as soon as its turn comes.
-  const controller = new AbortController();
-  aborts.set(request.id, controller);
-  if (request.aborted) controller.abort();
-  if (request.queued) queue = queue.then(() => run(request, controller));
-  else void run(request, controller);
+  if (request.type === 'abort') aborts.get(request.id)?.abort();
+  else void run(request);
 });

@@ -68,12 +68,6 @@ export interface OpenedSource {
   readonly api?: ApiFeed;
   /** Runs the `where: cilium-agent` probes, when the node has a Cilium agent pod (or the bundle recorded them). */
   readonly ciliumAgent?: Transport;
-  /**
-   * The `--api-file` check's verdict when it was left for later ({@link OpenHooks.apiCheckLater}):
-   * throws the `UserError` the check at open throws for a file without API objects. Call it
-   * before the objects are used or shown.
-   */
-  readonly apiChecked?: () => void;
 }
 
 /** Hooks of {@link openSource}: where progress and warnings go (default: stderr). */
@@ -85,13 +79,6 @@ export interface OpenHooks {
    * a worker: src/cli/trace-api.ts). Not called for `--api-file` or a bundle without one.
    */
   readonly replayApi?: (file: string, origin: string) => ApiFeed;
-  /**
-   * For a local or `--netns` source: `--api-file`'s check (`checkApiFileText`) runs on a worker
-   * thread while the probes start (src/sources/api-check.ts), and the caller takes its verdict
-   * with {@link OpenedSource.apiChecked}. Other sources check at open, before anything opens
-   * (a `--node` debug pod, an SSH session).
-   */
-  readonly apiCheckLater?: boolean;
 }
 
 export { namespaceOf } from './namespace-of.js';
@@ -152,24 +139,15 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
   ].filter((x): x is string => x !== null);
   if (chosen.length > 1) throw new UserError(said('err.oneSource', { sources: chosen.slice(1).reduce<string | Said>((a, b) => said('ue.and', { a, b }), chosen[0]!) }), said('err.oneSource.hint'));
   // --api-file: read now (a bad file is refused before anything opens), followed when it changes.
-  const later = hooks.apiCheckLater === true && (options.local === true || options.netns !== undefined);
-  const fileFeed = options.apiFile ? ApiFileFeed.open(options.apiFile, { intervalMs: options.interval !== undefined ? options.interval * 1000 : DEFAULT_INTERVAL_MS, ...(later ? { checkLater: true } : {}) }) : undefined;
+  const fileFeed = options.apiFile ? ApiFileFeed.open(options.apiFile, { intervalMs: options.interval !== undefined ? options.interval * 1000 : DEFAULT_INTERVAL_MS }) : undefined;
   let apiText = fileFeed?.text();
   let apiOrigin = fileFeed?.origin;
   const withFile = (s: OpenedSource): OpenedSource => (fileFeed && !s.api ? { ...s, api: fileFeed } : s);
   if (options.local || options.netns) {
     // The name is checked against the wrapper's pattern (constructor) before it becomes a path.
     const transport = new LocalTransport({ ...(options.netns ? { netns: options.netns } : {}) });
-    if (options.netns) {
-      // A refused --api-file is said first, as when it was checked before this.
-      try {
-        assertNetnsExists(options.netns);
-      } catch (e) {
-        fileFeed?.checked();
-        throw e;
-      }
-    }
-    return withFile({ transport, live: true, apiText, apiOrigin, ...(later && fileFeed ? { apiChecked: () => fileFeed.checked() } : {}) });
+    if (options.netns) assertNetnsExists(options.netns);
+    return withFile({ transport, live: true, apiText, apiOrigin });
   }
   if (options.node) return withFile(await openNode(options, options.node, apiText, apiOrigin, progress));
   if (options.ssh) return withFile(await openSshSource(options, options.ssh, apiText, apiOrigin, progress));

@@ -47,8 +47,6 @@ export interface RunProbeOptions {
   readonly stdin?: readonly string[];
   /** Pipes read on a thread of their own where the transport can (`ExecOptions.readOffThread`). */
   readonly readOffThread?: boolean;
-  /** Run after the queued runs before it (`ExecOptions.queued`; only for a transport that `queuesRuns`). */
-  readonly queued?: boolean;
 }
 
 /**
@@ -75,7 +73,7 @@ export async function runProbe(
   let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
     if (options.signal?.aborted) break;
-    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(stdin !== undefined ? { stdin } : {}), ...(options.readOffThread ? { readOffThread: true } : {}), ...(options.queued ? { queued: true } : {}) };
+    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(stdin !== undefined ? { stdin } : {}), ...(options.readOffThread ? { readOffThread: true } : {}) };
     const result = options.stdoutAsPieces && readsInPieces(transport) ? await transport.execInPieces(argv, execOptions) : await transport.exec(argv, execOptions);
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status === 'failed' && spec.alternativesOnFailure) {
@@ -126,28 +124,23 @@ export interface RunProbesOptions {
  * Runs the selected probes (default: every probe for `where`, default `node`, except
  * the on-demand ones), returning one {@link ProbeRun} per probe in catalog order.
  * The `heavy` ones (whole rulesets, flow tables, LB maps) run one after the other, never
- * two at once (a node's CPU and memory: `nft -j list ruleset` of 230,000 rules is seconds of
- * a core and a gigabyte) — with `heavyOffThread` on a transport that `queuesRuns`, the
- * transport keeps them in line, so each starts the moment the one before ends even while
- * this thread is busy; the light ones run beside them, `concurrency` at a time.
+ * two at once (a node's CPU and memory: `nft -j list ruleset` of 230,000 rules is seconds of a
+ * core and a gigabyte); the light ones run beside them, `concurrency` at a time.
  */
 export async function runProbes(transport: Transport, options: RunProbesOptions = {}): Promise<ProbeRun[]> {
   const cat = options.catalog ?? catalog();
   const where = options.where ?? 'node';
   const specs = cat.probes.filter((p) => (options.ids ? options.ids.includes(p.id) : p.where === where && !p.onDemand));
   const runs: ProbeRun[] = new Array(specs.length);
-  const heavy = specs.flatMap((s, i) => (s.heavy ? [i] : []));
-  const light = specs.flatMap((s, i) => (s.heavy ? [] : [i]));
-  // The transport runs the heavy dumps one after the other itself, each the moment the one
-  // before ends (the caller's thread may be busy parsing): asked for all at once, in order.
-  const queued = options.heavyOffThread === true && transport.queuesRuns === true && heavy.every((i) => !specs[i]!.stdinLine && !options.stdoutAsPieces?.includes(specs[i]!.id));
   const one = async (i: number) => {
     const spec = specs[i]!;
     options.onStart?.(spec);
-    const run = await runProbe(transport, spec, options.params, cat, { ...(options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {}), ...(options.heavyOffThread && spec.heavy ? { readOffThread: true } : {}), ...(queued && spec.heavy ? { queued: true } : {}) });
+    const run = await runProbe(transport, spec, options.params, cat, { ...(options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {}), ...(options.heavyOffThread && spec.heavy ? { readOffThread: true } : {}) });
     options.onRun?.(run);
     return run;
   };
+  const heavy = specs.flatMap((s, i) => (s.heavy ? [i] : []));
+  const light = specs.flatMap((s, i) => (s.heavy ? [] : [i]));
   let next = 0;
   const lightWorker = async () => {
     while (next < light.length) {
@@ -156,8 +149,7 @@ export async function runProbes(transport: Transport, options: RunProbesOptions 
     }
   };
   const heavyWorker = async () => {
-    if (queued) await Promise.all(heavy.map(async (i) => (runs[i] = await one(i))));
-    else for (const i of heavy) runs[i] = await one(i);
+    for (const i of heavy) runs[i] = await one(i);
   };
   const width = Math.max(1, (options.concurrency ?? 4) - (heavy.length ? 1 : 0));
   await Promise.all([heavyWorker(), ...Array.from({ length: Math.min(width, light.length) }, lightWorker)]);

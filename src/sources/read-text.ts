@@ -10,10 +10,6 @@ import { readFileSync } from 'node:fs';
 
 /** The text of `file` (see the module comment). Throws the file system's error. */
 export function readTextFile(file: string): string {
-  return textOfBytes(readFileSync(file));
-}
-
-/** The text of a file's `bytes` as {@link readTextFile} decodes them (see the module comment). */
-export function textOfBytes(bytes: Buffer): string {
+  const bytes = readFileSync(file);
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }

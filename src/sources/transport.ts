@@ -60,13 +60,6 @@ export interface ExecOptions {
    * is written to disk. The result is the same; others ignore it.
    */
   readonly readOffThread?: boolean;
-  /**
-   * Only for a transport with `queuesRuns`: run this command after every command given
-   * `queued` before it has ended, one at a time, in call order — started the moment the one
-   * before it ends, whatever the caller's thread is doing. The caller may then ask for several
-   * at once (the heavy dumps: src/sources/probe-runner.ts). The result is the same.
-   */
-  readonly queued?: boolean;
 }
 
 /**
@@ -83,8 +76,6 @@ export interface Transport {
   readonly label: string;
   /** The transport writes `ExecOptions.stdin` to the command (local, netns, SSH); absent: it cannot (kubectl-debug's v4 exec protocol has no end of stdin, replays). */
   readonly feedsStdin?: boolean;
-  /** True when `exec` honours {@link ExecOptions.queued} (local and netns: src/sources/exec-off-thread.ts). */
-  readonly queuesRuns?: boolean;
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult>;
   close(): Promise<void>;
 }

@@ -24,12 +24,11 @@ const temp = mkdtempSync(path.join(tmpdir(), 'nodescope-beside-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
 
 /** A replay seen as a live node (not a ReplayTransport: the live load's path), `hold` delaying some probes. */
-function asLive(dir: string, hold?: (argv: readonly string[]) => Promise<void> | undefined, log?: string[], queuesRuns = false): Transport {
+function asLive(dir: string, hold?: (argv: readonly string[]) => Promise<void> | undefined, log?: string[]): Transport {
   const replay = new ReplayTransport(dir);
   return {
     kind: 'local',
     label: 'as-live',
-    ...(queuesRuns ? { queuesRuns } : {}),
     async exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
       log?.push(`start ${argv.join(' ')}`);
       await hold?.(argv);
@@ -111,39 +110,6 @@ describe('parses beside the dumps', () => {
     expect(planned.early.api?.result.value.services.length).toBeGreaterThan(0);
   });
 
-  it('with a transport that queues the dumps, asks for every dump before the API parse (no dump waits for it)', async () => {
-    const dir = fixtureDir('lab-cilium');
-    const apiText = readFileSync(path.join(dir, 'api.json'), 'utf8');
-    const log: string[] = [];
-    let parsed: () => void = () => {};
-    const apiRead = new Promise<void>((resolve) => (parsed = resolve));
-    const heavy = (argv: readonly string[]) => ['iptables-legacy-save', 'bpftool -j map dump'].some((p) => argv.join(' ').startsWith(p));
-    // Every heavy dump is held until the API text was taken: a runner that awaited each dump
-    // before asking for the next (the dumps waiting for the parse) would never ask for the second.
-    const transport = asLive(dir, (argv) => (heavy(argv) ? apiRead : undefined), log, true);
-    const first = await runProbes(transport, { ids: firstStageIds() });
-    const api = {
-      get text() {
-        log.push('api parse');
-        parsed();
-        return apiText;
-      },
-      origin: 'api.json',
-    };
-    const planned = await runPlannedBeside(transport, planOf(transport, first), partStageIds(), {}, api);
-    const parseAt = log.indexOf('api parse');
-    const starts = log.flatMap((l, i) => (l.startsWith('start') ? [[l, i] as const] : []));
-    const heavyStarts = starts.filter(([l]) => heavy(l.slice(6).split(' ')));
-    expect(heavyStarts.length).toBeGreaterThanOrEqual(5);
-    // Every probe of the stage (heavy or light) was asked for before the parse took the loop.
-    const stageStart = starts.findIndex(([l]) => l.includes('iptables-legacy-save'));
-    expect(starts.slice(stageStart).every(([, i]) => i < parseAt)).toBe(true);
-    expect(planned.early.api?.result.value.services.length).toBeGreaterThan(0);
-    // The same runs as the runner's one-by-one order.
-    const plain = await runPlannedBeside(asLive(dir), planOf(transport, first), partStageIds(), {}, { text: apiText, origin: 'api.json' });
-    expect(planned.runs.map((r) => [r.id, r.status, r.result.stdout])).toEqual(plain.runs.map((r) => [r.id, r.status, r.result.stdout]));
-  });
-
   it('takes an early parse only for the input it is the parse of', () => {
     const api = earlyApi('{"kind":"List","items":[]}', 'a.json');
     expect(earlyApiOf({ api }, '{"kind":"List","items":[]}', 'a.json')).toBe(api.result);
@@ -194,39 +160,5 @@ describe('runProbes heavyOffThread', () => {
     const runs: ProbeRun[] = await runProbes(transport, { ids: ['uname', 'bpf-lb4-services'], heavyOffThread: true, params: { bpfRoot: '/sys/fs/bpf/tc/globals' } });
     expect(runs.map((r) => r.id)).toEqual(expect.arrayContaining(['uname', 'bpf-lb4-services']));
     expect(Object.fromEntries(seen)).toEqual({ uname: false, bpftool: true });
-  });
-});
-
-describe('runProbes with a transport that queues runs', () => {
-  it('asks for every heavy dump at once, queued, and the light probes as before', async () => {
-    const seen: { argv0: string; queued: boolean }[] = [];
-    let asked = 0;
-    let all: () => void = () => {};
-    const allAsked = new Promise<void>((resolve) => (all = resolve));
-    const ids = ['uname', 'bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb6-services'];
-    const transport: Transport = {
-      kind: 'local',
-      label: 'spy',
-      queuesRuns: true,
-      exec: async (argv, options) => {
-        seen.push({ argv0: argv[0]!, queued: options.queued === true });
-        // A heavy dump ends only once all three were asked for: one at a time would never end.
-        if (options.readOffThread && ++asked === 3) all();
-        if (options.readOffThread) await allAsked;
-        return { argv, stdout: '', stderr: '', exitCode: 0, startedAt: '', durationMs: 0 };
-      },
-      close: async () => {},
-    };
-    const runs = await runProbes(transport, { ids, heavyOffThread: true, params: { bpfRoot: '/sys/fs/bpf/tc/globals' } });
-    expect(runs.map((r) => r.id).sort()).toEqual([...ids].sort());
-    expect(seen.filter((s) => s.argv0 === 'bpftool').map((s) => s.queued)).toEqual([true, true, true]);
-    expect(seen.filter((s) => s.argv0 !== 'bpftool').every((s) => !s.queued)).toBe(true);
-    // Without heavyOffThread, or on a transport that does not queue: nothing is queued.
-    seen.length = 0;
-    asked = -100;
-    await runProbes({ ...transport, exec: async (argv, options) => (seen.push({ argv0: argv[0]!, queued: options.queued === true }), { argv, stdout: '', stderr: '', exitCode: 0, startedAt: '', durationMs: 0 }) }, { ids, params: { bpfRoot: '/x' } });
-    await runProbes({ ...transport, queuesRuns: false, exec: async (argv, options) => (seen.push({ argv0: argv[0]!, queued: options.queued === true }), { argv, stdout: '', stderr: '', exitCode: 0, startedAt: '', durationMs: 0 }) }, { ids, heavyOffThread: true, params: { bpfRoot: '/x' } });
-    expect(seen.length).toBe(8);
-    expect(seen.some((s) => s.queued)).toBe(false);
   });
 });

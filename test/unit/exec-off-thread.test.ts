@@ -6,12 +6,9 @@
  * while this thread is in a synchronous loop (the in-thread reader would hold it until the loop
  * ends). The worker's script is tsc's output (dist/src/sources/exec-worker.js): run `npx tsc` first.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import { afterAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runProcess } from '../../src/sources/child-process.js';
-import { execWorkerUrl, offThreadChildren, offThreadCounts, runProcessOffThread, runProcessQueued } from '../../src/sources/exec-off-thread.js';
+import { execWorkerUrl, offThreadChildren, offThreadCounts, runProcessOffThread } from '../../src/sources/exec-off-thread.js';
 import { LocalTransport } from '../../src/sources/local.js';
 import type { ExecResult } from '../../src/sources/transport.js';
 
@@ -113,58 +110,5 @@ describe('runProcessOffThread', () => {
     expect(r.stdout.slice(64 << 16)).toMatch(/^end \d+$/);
     const childEnd = Number(r.stdout.slice((64 << 16) + 4));
     expect(childEnd).toBeLessThanOrEqual(loopEnd);
-  });
-});
-
-const temp = mkdtempSync(path.join(tmpdir(), 'nodescope-queued-'));
-afterAll(() => rmSync(temp, { recursive: true, force: true }));
-
-/** A child printing its clock at start and at its end (ms), `waitMs` apart; the last writes `marker` at its end. */
-const clocked = (waitMs: number, marker?: string) => [process.execPath, '-e', `const t = Date.now(); setTimeout(() => { ${marker ? `require('fs').writeFileSync(${JSON.stringify(marker)}, '');` : ''} console.log(t + ' ' + Date.now()); }, ${waitMs});`];
-const clocks = (r: ExecResult) => r.stdout.trim().split(' ').map(Number) as [number, number];
-
-describe('runProcessQueued', () => {
-  it('runs queued commands one at a time in call order, each started by the worker while this thread is busy', async () => {
-    const marker = path.join(temp, 'third-ended');
-    const before = offThreadCounts.worker;
-    const running = [runProcessQueued(clocked(150), 60000), runProcessQueued(clocked(150), 60000), runProcessQueued(clocked(150, marker), 60000)];
-    // Synchronous: this thread's event loop does not turn until the third ended (or a bound far beyond it).
-    const bound = Date.now() + 45_000;
-    while (!existsSync(marker) && Date.now() < bound);
-    const loopEnd = Date.now();
-    const [a, b, c] = (await Promise.all(running)).map(clocks);
-    expect(a![1]).toBeLessThanOrEqual(b![0]);
-    expect(b![1]).toBeLessThanOrEqual(c![0]);
-    // All three ran while this thread never turned its loop: the worker started each.
-    expect(c![1]).toBeLessThanOrEqual(loopEnd);
-    expect(offThreadCounts.worker - before).toBe(3);
-    // The worker's clock of the run itself, not of its wait in the queue.
-    const third = await runProcessQueued(['sh', '-c', 'exit 4'], 5000);
-    expect(third.exitCode).toBe(4);
-  });
-
-  it('gives what runProcess gives, and aborts a queued command before its turn', async () => {
-    const argv = [process.execPath, '-e', printer];
-    expect(same(await runProcessQueued(argv, 60000))).toEqual(same(await runProcess(argv, 60000)));
-    const first = runProcessQueued(clocked(300), 60000);
-    const controller = new AbortController();
-    const second = runProcessQueued(['sleep', '30'], 60000, Date.now, controller.signal);
-    controller.abort();
-    expect(clocks(await first)).toHaveLength(2);
-    // Ended as runProcess ends a command whose signal fired before it started (not after its 30 s).
-    const ended = await second;
-    const reference = await runProcess(['sleep', '30'], 60000, Date.now, AbortSignal.abort());
-    expect([ended.exitCode, ended.timedOut, ended.missing]).toEqual([reference.exitCode, reference.timedOut, reference.missing]);
-    expect(ended.exitCode).not.toBe(0);
-  });
-
-  it('keeps the order on this thread when there is no worker', async () => {
-    vi.resetModules();
-    const { runProcessQueued: fresh, offThreadCounts: counts } = await import('../../src/sources/exec-off-thread.js');
-    const none = new URL('file:///nonexistent/exec-worker.js');
-    const [a, b, c] = (await Promise.all([fresh(clocked(100), 60000, Date.now, undefined, none), fresh(clocked(100), 60000, Date.now, undefined, none), fresh(clocked(100), 60000, Date.now, undefined, none)])).map(clocks);
-    expect(a![1]).toBeLessThanOrEqual(b![0]);
-    expect(b![1]).toBeLessThanOrEqual(c![0]);
-    expect(counts).toEqual({ worker: 0, inThread: 3 });
   });
 });
