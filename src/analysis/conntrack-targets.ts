@@ -10,7 +10,7 @@ import { canonicalIp } from '../model/conntrack.js';
 import type { ApiObjects, EndpointPort, EndpointSlice, Protocol } from '../model/k8s.js';
 import { formatServiceRef } from '../model/service-ref.js';
 import type { ServiceEndpoint, ServiceFrontends, ServiceNodePort, ServiceVip } from './conntrack-nat.js';
-import { byText, portName } from './service-row.js';
+import { portName, servicesInRowOrder, slicesByService } from './service-row.js';
 
 /**
  * True for an address written the one way the view's sort key and the classifier's
@@ -51,14 +51,8 @@ export function isPlainAddress(text: string): boolean {
  * Never throws.
  */
 export function classificationTargets(objects: ApiObjects): ServiceFrontends[] | undefined {
-  const slicesOf = new Map<string, EndpointSlice[]>();
-  for (const s of objects.endpointSlices) {
-    const k = `${s.meta.namespace}/${s.serviceName ?? ''}`;
-    const list = slicesOf.get(k);
-    if (list) list.push(s);
-    else slicesOf.set(k, [s]);
-  }
-  const services = [...objects.services].sort((a, b) => byText(a.meta.namespace, b.meta.namespace) || byText(a.meta.name, b.meta.name));
+  const slicesOf = slicesByService(objects.endpointSlices);
+  const services = servicesInRowOrder(objects.services);
   const out: ServiceFrontends[] = [];
   for (const svc of services) {
     const svcPorts = svc.ports;

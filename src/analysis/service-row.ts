@@ -39,6 +39,26 @@ export function byText(a: string, b: string): number {
 }
 
 /**
+ * EndpointSlices grouped by the Service they belong to, keyed `namespace/serviceName` (label
+ * `kubernetes.io/service-name`; `namespace/` for a slice without it), each list in input order.
+ */
+export function slicesByService(slices: readonly EndpointSlice[]): Map<string, EndpointSlice[]> {
+  const out = new Map<string, EndpointSlice[]>();
+  for (const s of slices) {
+    const k = `${s.meta.namespace}/${s.serviceName ?? ''}`;
+    const list = out.get(k);
+    if (list) list.push(s);
+    else out.set(k, [s]);
+  }
+  return out;
+}
+
+/** A copy of `services` in the Services view's row order: namespace, then name ({@link byText}; ties keep input order). */
+export function servicesInRowOrder(services: readonly Service[]): Service[] {
+  return [...services].sort((a, b) => byText(a.meta.namespace, b.meta.namespace) || byText(a.meta.name, b.meta.name));
+}
+
+/**
  * A sort key that orders addresses numerically: IPv4 first (octets zero-padded), then
  * IPv6 (fully expanded), then anything else (FQDN endpoints) as text.
  */

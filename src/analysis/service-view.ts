@@ -33,6 +33,8 @@ import {
   podOf,
   portName,
   selectorOf,
+  servicesInRowOrder,
+  slicesByService,
   sortedAddresses,
   type RowContext,
 } from './service-row.js';
@@ -114,17 +116,9 @@ function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): S
     }
   }
   const nodes = new Map(objects.nodes.map((n) => [n.meta.name, n]));
-  const slicesOf = new Map<string, EndpointSlice[]>();
-  for (const s of objects.endpointSlices) {
-    const k = `${s.meta.namespace}/${s.serviceName ?? ''}`;
-    const list = slicesOf.get(k);
-    if (list) list.push(s);
-    else slicesOf.set(k, [s]);
-  }
+  const slicesOf = slicesByService(objects.endpointSlices);
   const podsKnown = objects.pods.length > 0;
-  const services = [...objects.services].sort(
-    (a, b) => byText(a.meta.namespace, b.meta.namespace) || byText(a.meta.name, b.meta.name),
-  );
+  const services = servicesInRowOrder(objects.services);
   const context: RowContext = { nodes, viewed: options.nodeName };
   // Rows keep references and the endpoint order only; their fields are derived when read.
   const rows = services.map((svc): ServiceRow => {
