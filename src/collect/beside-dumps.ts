@@ -72,6 +72,8 @@ export async function runPlannedBeside(transport: Transport, plan: ProbePlan, id
   const onStart = (spec: ProbeSpec) => {
     if (spec.heavy && spec.part !== 'iptablesLegacy') mainDump();
   };
+  // The heavy dumps' reader starts while the light probes run, not at the first dump.
+  transport.prepareOffThread?.();
   const running = runPlanned(transport, plan, ids, { ...options, heavyOffThread: true, onRun: decodes.onRun, onStart });
   // The parse holds the event loop, and the runner starts each dump from it: so it waits for
   // the first of the mode's own dumps (the legacy tables, a leftover check, are small on a node

@@ -12,14 +12,14 @@
  * {@link ApiFileFeed.error} and {@link ApiFileFeed.problem}; listeners hear of it
  * (`'error'`), and of the file holding objects again, so the header can say so.
  */
-import { statSync, type BigIntStats } from 'node:fs';
+import { readFileSync, statSync, type BigIntStats } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { isAscii } from 'node:buffer';
 import { said, UserError } from '../errors.js';
 import { formatDiagnostic } from '../model/diagnostics.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { fieldText, scanJsonList } from '../parsers/json-list.js';
-import { readTextFile } from './read-text.js';
+import { firstKindItem } from '../parsers/json-list-first.js';
+import { textOfBytes } from './read-text.js';
 import type { ApiFeed, ApiProblem, ApiProblemKind } from './cluster-api.js';
 import type { ApiObjects } from '../model/k8s.js';
 import { clockTime } from '../text/clock.js';
@@ -34,8 +34,25 @@ export const API_FILE_HINT = 'write it with `kubectl get services,endpointslices
  * another shape). A file with some objects keeps working, its diagnostics shown as
  * usual; an empty `List` (a cluster with nothing in it) is accepted.
  * Throws `UserError` naming the file with the parser's first diagnostic (line, text).
+ *
+ * `bytes`, when given, are the file's bytes that `text` was decoded from (as
+ * {@link textOfBytes} decodes them): the List's shape and its first item are then found by
+ * one pass over the bytes ({@link firstKindItem}) and that item parsed alone; whatever that
+ * pass does not decide (and every refusal) goes to {@link checkApiFileTextViaScan}, the same
+ * verdict, message and hint.
  */
-export function checkApiFileText(text: string, file: string): void {
+export function checkApiFileText(text: string, file: string, bytes?: Uint8Array): void {
+  const first = bytes ? firstKindItem(bytes) : null;
+  // Non-null only after a pass over every byte found them all ASCII: offsets are the text's.
+  if (first && objectCount(parseK8sObjects(oneItemText(text, first.open, first.close, first), file).value) > 0) return;
+  checkApiFileTextViaScan(text, file);
+}
+
+/**
+ * {@link checkApiFileText} by the List's scan (src/parsers/json-list.ts), else the whole
+ * text's parse: the reference the byte pass is tested against, and its fallback.
+ */
+export function checkApiFileTextViaScan(text: string, file: string): void {
   if (!/\S/.test(text)) throw new UserError(said('err.apiFileEmpty', { file }), said('ue.apiFile.hint'));
   const one = oneItem(text, file, () => true);
   if (one && objectCount(one) > 0) return;
@@ -46,6 +63,10 @@ export function checkApiFileText(text: string, file: string): void {
   const more = problems.length > 1 ? said('ue.apiFile.more', { n: problems.length - 1 }) : '';
   throw new UserError(said('ue.apiFile.noObjects', { file, problem: formatDiagnostic(problems[0]!), more }), said('ue.apiFile.hint'));
 }
+
+/** The List `text` with only the item `[item.start, item.end)` in its items array (`open`/`close`: the array's brackets). */
+const oneItemText = (text: string, open: number, close: number, item: { start: number; end: number }) =>
+  `${text.slice(0, open + 1)}${text.slice(item.start, item.end)}${text.slice(close)}`;
 
 /**
  * The objects of one item of the JSON List `text` (src/parsers/json-list.ts), parsed alone in
@@ -61,7 +82,7 @@ function oneItem(text: string, file: string, wanted: (kind: string) => boolean):
     return kind !== undefined && kind.startsWith('"') && wanted(JSON.parse(kind) as string);
   });
   if (!list || !item) return null;
-  return parseK8sObjects(`${text.slice(0, list.open + 1)}${text.slice(item.start, item.end)}${text.slice(list.close)}`, file).value;
+  return parseK8sObjects(oneItemText(text, list.open, list.close, item), file).value;
 }
 
 /** How many objects `value` holds. */
@@ -72,11 +93,11 @@ const objectCount = (v: ApiObjects) => v.services.length + v.endpointSlices.leng
  * it is: what {@link checkApiFileText} refuses, and also a version that parses but names no
  * Service and no Node (an empty List, `{"items":[]}`): a file being rewritten, not a
  * cluster — every cluster has Nodes and the `kubernetes` Service. `what` is the reason
- * without the file name. Never throws.
+ * without the file name; `bytes` as for {@link checkApiFileText}. Never throws.
  */
-export function refusedVersion(text: string, file: string): { kind: ApiProblemKind; what: string } | null {
+export function refusedVersion(text: string, file: string, bytes?: Uint8Array): { kind: ApiProblemKind; what: string } | null {
   try {
-    checkApiFileText(text, file);
+    checkApiFileText(text, file, bytes);
   } catch (e) {
     const prefix = `--api-file ${file}: `;
     const what = e instanceof UserError && e.message.startsWith(prefix) ? e.message.slice(prefix.length) : (e as Error).message;
@@ -130,17 +151,18 @@ export class ApiFileFeed implements ApiFeed {
    * not exist, cannot be read, or holds no API objects ({@link checkApiFileText}).
    */
   static open(file: string, options: ApiFileFeedOptions = {}): ApiFileFeed {
-    let text: string;
+    let bytes: Buffer;
     let st: BigIntStats;
     try {
       st = statSync(file, { bigint: true });
-      text = readTextFile(file);
+      bytes = readFileSync(file);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') throw new UserError(said('err.apiFileMissing', { file }));
       throw new UserError(said('ue.apiFile.cannotRead', { file, detail: (e as Error).message }), said('ue.apiFile.hint'));
     }
-    checkApiFileText(text, file);
+    const text = textOfBytes(bytes);
+    checkApiFileText(text, file, bytes);
     return new ApiFileFeed(file, text, stampOf(st), Math.max(10, options.intervalMs ?? DEFAULT_INTERVAL_MS));
   }
 
@@ -183,20 +205,20 @@ export class ApiFileFeed implements ApiFeed {
     if (this.closed) return false;
     const before = this.lastProblem?.detail ?? null;
     let text: string;
+    let bytes: Buffer;
     try {
       const st = await stat(this.file, { bigint: true });
       const stamp = stampOf(st);
       if (stamp === this.stamp) return false;
-      const bytes = await readFile(this.file);
-      // As readTextFile decodes: the same text, cheaper for ASCII.
-      text = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8');
+      bytes = await readFile(this.file);
+      text = textOfBytes(bytes);
       this.stamp = stamp;
     } catch (e) {
       const gone = (e as NodeJS.ErrnoException).code === 'ENOENT';
       this.refuse(gone ? 'gone' : 'unreadable', (e as Error).message, before);
       return false;
     }
-    const refused = refusedVersion(text, this.file);
+    const refused = refusedVersion(text, this.file, bytes);
     if (refused) {
       this.refuse(refused.kind, refused.what, before);
       return false;

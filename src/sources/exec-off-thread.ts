@@ -82,6 +82,21 @@ function execWorker(script: URL | undefined = execWorkerUrl()): ExecWorker | nul
   return (current = state);
 }
 
+/**
+ * Starts the exec worker now, unless it was started or cannot start (then the runs go on this
+ * thread as {@link runProcessOffThread} says): a live load calls it as its light probes begin, so
+ * the worker's start overlaps them instead of delaying the first heavy dump. The idle worker is
+ * unref'd: it keeps no process alive. Never throws.
+ */
+export function startExecWorker(): void {
+  execWorker();
+}
+
+/** Whether the exec worker was started (and has not died): tests read it. */
+export function execWorkerStarted(): boolean {
+  return current !== undefined && current !== null;
+}
+
 /** How many of the worker's children are running now (0 when there is no worker): read without the event loop. */
 export function offThreadChildren(): number {
   if (!current) return 0;

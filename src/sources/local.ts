@@ -7,7 +7,7 @@ import path from 'node:path';
 import { said, UserError } from '../errors.js';
 import { wrapperArgv } from './catalog.js';
 import { runProcess } from './child-process.js';
-import { runProcessOffThread } from './exec-off-thread.js';
+import { runProcessOffThread, startExecWorker } from './exec-off-thread.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
 
 // The in-thread runner lives in child-process.ts (the exec worker imports it without the catalog).
@@ -58,6 +58,11 @@ export class LocalTransport implements Transport {
     const full = [...this.prefix, ...argv];
     // Stdin is fed on this thread (a small lookup list); the big dumps' pipes may be read off it.
     return options.readOffThread && options.stdin === undefined ? runProcessOffThread(full, options.timeoutMs, this.now, options.signal) : runProcess(full, options.timeoutMs, this.now, options.signal, options.stdin);
+  }
+
+  /** Starts the exec worker (see {@link Transport.prepareOffThread}). */
+  prepareOffThread(): void {
+    startExecWorker();
   }
 
   async close(): Promise<void> {}

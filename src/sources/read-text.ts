@@ -10,6 +10,10 @@ import { readFileSync } from 'node:fs';
 
 /** The text of `file` (see the module comment). Throws the file system's error. */
 export function readTextFile(file: string): string {
-  const bytes = readFileSync(file);
+  return textOfBytes(readFileSync(file));
+}
+
+/** The text of a file's `bytes`, decoded as {@link readTextFile} decodes them. */
+export function textOfBytes(bytes: Buffer): string {
   return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
 }

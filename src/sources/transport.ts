@@ -77,5 +77,11 @@ export interface Transport {
   /** The transport writes `ExecOptions.stdin` to the command (local, netns, SSH); absent: it cannot (kubectl-debug's v4 exec protocol has no end of stdin, replays). */
   readonly feedsStdin?: boolean;
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult>;
+  /**
+   * Starts now what the runs with `ExecOptions.readOffThread` will use (the local transports'
+   * exec worker, src/sources/exec-off-thread.ts), so that its start is not on the first heavy
+   * dump's path; absent or a no-op for a transport without one. Never throws.
+   */
+  prepareOffThread?(): void;
   close(): Promise<void>;
 }

@@ -110,6 +110,18 @@ describe('parses beside the dumps', () => {
     expect(planned.early.api?.result.value.services.length).toBeGreaterThan(0);
   });
 
+  it('starts the transport’s off-thread reader before any planned probe runs', async () => {
+    const dir = fixtureDir('lab-cilium');
+    const log: string[] = [];
+    const transport = { ...asLive(dir, undefined, log), prepareOffThread: () => log.push('prepare') };
+    const first = await runProbes(transport, { ids: firstStageIds() });
+    log.length = 0;
+    await runPlannedBeside(transport, planOf(transport, first), partStageIds(), {}, { text: readFileSync(path.join(dir, 'api.json'), 'utf8'), origin: 'api.json' });
+    expect(log[0]).toBe('prepare');
+    expect(log.filter((l) => l === 'prepare')).toHaveLength(1);
+    expect(log.some((l) => l.startsWith('start bpftool -j map'))).toBe(true);
+  });
+
   it('takes an early parse only for the input it is the parse of', () => {
     const api = earlyApi('{"kind":"List","items":[]}', 'a.json');
     expect(earlyApiOf({ api }, '{"kind":"List","items":[]}', 'a.json')).toBe(api.result);

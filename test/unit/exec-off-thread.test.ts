@@ -85,6 +85,20 @@ describe('runProcessOffThread', () => {
     expect(counts).toEqual({ worker: 0, inThread: 1 });
   });
 
+  it('starts the worker ahead of the first run when asked (LocalTransport.prepareOffThread), then runs on it', async () => {
+    vi.resetModules();
+    const fresh = await import('../../src/sources/exec-off-thread.js');
+    const { LocalTransport: FreshLocal } = await import('../../src/sources/local.js');
+    expect(fresh.execWorkerStarted()).toBe(false);
+    const transport = new FreshLocal();
+    transport.prepareOffThread();
+    expect(fresh.execWorkerStarted()).toBe(true);
+    transport.prepareOffThread();
+    const r = await transport.exec(['sh', '-c', 'echo warm'], { timeoutMs: 5000, readOffThread: true });
+    expect(r.stdout).toBe('warm\n');
+    expect(fresh.offThreadCounts).toEqual({ worker: 1, inThread: 0 });
+  });
+
   it('drains a child printing far more than a pipe holds while this thread is busy', async () => {
     // 4 MB, 64 pipes' worth, then the child's clock once the kernel took all of it (the write's
     // callback; Node's stdout on a socket queues in the child's memory until then): that time is
