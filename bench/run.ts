@@ -206,7 +206,7 @@ async function wholeLoadRows(o: Options, roots: ReadonlyMap<string, string>): Pr
   rows.push(
     `Whole load of each mode's bundle of the ${largest.name} capture (\`--replay DIR/MODE\`, conntrack pane open, until the header names the mode and the pane counts its entries), then \`q\`:`,
     '',
-    '| mode | size | start → loaded ms | CPU at the loaded frame ms (main thread) | peak RSS MB |',
+    '| mode | size | start → loaded frame written ms (seen on screen) | CPU at the loaded frame ms (main thread) | peak RSS MB |',
     '|---|---|--:|--:|--:|',
   );
   for (const mode of ['iptables', 'nftables', 'cilium'] as const) {
@@ -227,7 +227,8 @@ async function wholeLoadRows(o: Options, roots: ReadonlyMap<string, string>): Pr
     const cpu = loads.map((r) => r.loadedCpuMs).filter((x): x is number => x !== null);
     const main = loads.map((r) => r.loadedMainCpuMs).filter((x): x is number => x !== null);
     const cpuCell = cpu.length ? `${ms(median(cpu))}${main.length ? ` (${ms(median(main))})` : ''}` : '–';
-    rows.push(`| ${mode} | ${largest.name} | ${loads.length ? ms(median(loads.map((r) => r.loadedMs))) : why(error)} | ${cpuCell} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
+    const loadCell = loads.length ? `${ms(median(loads.map((r) => r.loadedMs)))} (${ms(median(loads.map((r) => r.seenMs)))})` : why(error);
+    rows.push(`| ${mode} | ${largest.name} | ${loadCell} | ${cpuCell} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
   }
   return rows;
 }
