@@ -1,6 +1,6 @@
 /**
  * `npm run bench [-- --sizes small,large,huge --runs 5 --sections parse,app,engine,modules,big-nodes
- * --timeout 180 --cli dist/bin/nodescope.js --node-env production --write bench/RESULTS.md]`: generates captures of each size (cached in a
+ * --timeout 180 --cli dist/bin/nodescope.js --node-env production --write bench/RESULTS.md]` (`--load-poll-ms 2`: the whole-load rows poll tmux as before session 15): generates captures of each size (cached in a
  * temporary directory), measures nodescope on them and prints markdown tables (medians of
  * `--runs` runs; every parse in a fresh process, its peak RSS its own):
  *
@@ -28,7 +28,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { packageRoot } from '../src/paths.js';
 import { USER_HZ, waitedChildrenTicks } from '../src/sources/child-cpu.js';
-import { measureApp, measureAppLoad, type AppLoadRun, type AppRun } from './lib/app.js';
+import { LOAD_POLL_MS, measureApp, measureAppLoad, type AppLoadRun, type AppRun } from './lib/app.js';
 import { ensureBundles, SIZES, type BenchSize } from './lib/bundles.js';
 import { loadAverage, machineLine } from './lib/machine.js';
 import { failed, measureInChild, median, type Measurement, type MeasureFailure } from './lib/measure.js';
@@ -54,10 +54,12 @@ interface Options {
   readonly nodeEnv: string | null;
   /** `--fleet-nodes`: nodes of the generated fleet (default 500). */
   readonly fleetNodes: number;
+  /** `--load-poll-ms`: how often the whole-load rows read tmux's screen (default lib/app.ts `LOAD_POLL_MS`; 2 was the poll before session 15). */
+  readonly loadPollMs: number;
 }
 
 function usage(message: string): never {
-  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/bin/nodescope.js] [--node-env production] [--fleet-nodes N] [--write FILE]\n`);
+  process.stderr.write(`bench: ${message}\nusage: npm run bench -- [--sizes small,large,huge] [--runs N] [--sections ${SECTIONS.join(',')}] [--timeout SECONDS] [--seed S] [--cache DIR] [--cli dist/bin/nodescope.js] [--node-env production] [--fleet-nodes N] [--load-poll-ms MS] [--write FILE]\n`);
   process.exit(1);
 }
 
@@ -65,7 +67,7 @@ function options(): Options {
   let v: Record<string, string | undefined>;
   try {
     v = parseArgs({
-      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' }, cli: { type: 'string' }, 'node-env': { type: 'string' }, 'fleet-nodes': { type: 'string' } },
+      options: { sizes: { type: 'string' }, runs: { type: 'string' }, sections: { type: 'string' }, timeout: { type: 'string' }, seed: { type: 'string' }, write: { type: 'string' }, cache: { type: 'string' }, cli: { type: 'string' }, 'node-env': { type: 'string' }, 'fleet-nodes': { type: 'string' }, 'load-poll-ms': { type: 'string' } },
     }).values as Record<string, string | undefined>;
   } catch (e) {
     usage((e as Error).message);
@@ -81,7 +83,9 @@ function options(): Options {
   if (nodeEnv !== null && !/^[a-z]+$/.test(nodeEnv)) usage('--node-env takes a word such as production');
   const fleetNodes = Number(v['fleet-nodes'] ?? '500');
   if (!Number.isInteger(fleetNodes) || fleetNodes < 3) usage('--fleet-nodes must be a whole number ≥ 3');
-  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache, cli, nodeEnv, fleetNodes };
+  const loadPollMs = Number(v['load-poll-ms'] ?? LOAD_POLL_MS);
+  if (!Number.isInteger(loadPollMs) || loadPollMs < 1) usage('--load-poll-ms must be a whole number of ms ≥ 1');
+  return { sizes, runs, sections, timeoutMs: timeout * 1000, seed: v.seed ?? 'bench', write: v.write ?? null, cache: v.cache, cli, nodeEnv, fleetNodes, loadPollMs };
 }
 
 /** The executable users run: package.json's `bin.nodescope`, absolute. */
@@ -206,7 +210,7 @@ async function wholeLoadRows(o: Options, roots: ReadonlyMap<string, string>): Pr
   rows.push(
     `Whole load of each mode's bundle of the ${largest.name} capture (\`--replay DIR/MODE\`, conntrack pane open, until the header names the mode and the pane counts its entries), then \`q\`:`,
     '',
-    '| mode | size | start → loaded ms | CPU at the loaded frame ms (main thread) | peak RSS MB |',
+    '| mode | size | start → loaded frame written ms (seen on screen) | CPU at the loaded frame ms (main thread) | peak RSS MB |',
     '|---|---|--:|--:|--:|',
   );
   for (const mode of ['iptables', 'nftables', 'cilium'] as const) {
@@ -215,7 +219,7 @@ async function wholeLoadRows(o: Options, roots: ReadonlyMap<string, string>): Pr
     for (let i = 0; i < o.runs; i++) {
       log(`app load ${mode} ${largest.name} run ${i + 1}`);
       try {
-        loads.push(await measureAppLoad(o.cli, path.join(roots.get(largest.name)!, mode), 'gen-node-0', o.timeoutMs, mode === 'cilium' ? /frontends/ : null, o.nodeEnv));
+        loads.push(await measureAppLoad(o.cli, path.join(roots.get(largest.name)!, mode), 'gen-node-0', o.timeoutMs, mode === 'cilium' ? /frontends/ : null, o.nodeEnv, o.loadPollMs));
       } catch (e) {
         error = (e as Error).message.split('\n')[0] ?? 'failed';
         break;
@@ -227,7 +231,8 @@ async function wholeLoadRows(o: Options, roots: ReadonlyMap<string, string>): Pr
     const cpu = loads.map((r) => r.loadedCpuMs).filter((x): x is number => x !== null);
     const main = loads.map((r) => r.loadedMainCpuMs).filter((x): x is number => x !== null);
     const cpuCell = cpu.length ? `${ms(median(cpu))}${main.length ? ` (${ms(median(main))})` : ''}` : '–';
-    rows.push(`| ${mode} | ${largest.name} | ${loads.length ? ms(median(loads.map((r) => r.loadedMs))) : why(error)} | ${cpuCell} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
+    const loadCell = loads.length ? `${ms(median(loads.map((r) => r.loadedMs)))} (${ms(median(loads.map((r) => r.seenMs)))})` : why(error);
+    rows.push(`| ${mode} | ${largest.name} | ${loadCell} | ${cpuCell} | ${rss.length ? mb(Math.max(...rss)) : '–'} |`);
   }
   return rows;
 }

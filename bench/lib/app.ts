@@ -10,6 +10,9 @@
  * CPU time it had used when it first wrote the header and the data to its terminal (wall
  * times on a shared machine move with the load; CPU time much less), and its
  * `process.resourceUsage().maxRSS`; it writes them as JSON when the process exits (after `q`).
+ * A whole load's time ({@link measureAppLoad}) is when the app wrote its loaded frame, by the
+ * preload's clock: the screen is polled slowly meanwhile, so the poller does not take a core
+ * from the app it measures.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -40,6 +43,8 @@ interface HookReport {
   readonly dataCpuMs?: number;
   readonly loadedCpuMs?: number;
   readonly loadedMainCpuMs?: number;
+  /** When the loaded frame was written, ms since the epoch (`performance.timeOrigin + performance.now()`, the clock the bench starts tmux by). */
+  readonly loadedAtMs?: number;
   readonly maxRssKb?: number;
 }
 
@@ -54,7 +59,7 @@ process.stdout.write = function (chunk, ...rest) {
   const s = typeof chunk === 'string' ? chunk : String(chunk);
   if (out.firstCpuMs === undefined && s.includes('nodescope')) out.firstCpuMs = cpu();
   if (out.dataCpuMs === undefined && s.includes(node) && s.includes(service)) out.dataCpuMs = cpu();
-  if (out.loadedCpuMs === undefined && loaded && loaded.test(s)) { out.loadedCpuMs = cpu(); out.loadedMainCpuMs = mainCpu(); }
+  if (out.loadedCpuMs === undefined && loaded && loaded.test(s)) { out.loadedAtMs = performance.timeOrigin + performance.now(); out.loadedCpuMs = cpu(); out.loadedMainCpuMs = mainCpu(); }
   return write.call(this, chunk, ...rest);
 };
 process.on('exit', () => {
@@ -152,8 +157,14 @@ export async function measureApp(cli: string, bundleDir: string, node: string, k
 
 /** One run of the app until a bundle is wholly loaded. Time in ms, RSS in MB (null: not reported). */
 export interface AppLoadRun {
-  /** Process start → the rules' mode in the header and the conntrack pane's entries on screen. */
+  /**
+   * Process start (tmux started) → the app wrote the loaded frame: the rules' mode in the header
+   * and the conntrack pane's entries (the preload's clock); the screen's time when the preload
+   * did not report it.
+   */
   readonly loadedMs: number;
+  /** Process start → the loaded frame seen on tmux's screen, polled every {@link LOAD_POLL_MS} ms (late by up to one poll). */
+  readonly seenMs: number;
   readonly rssMb: number | null;
   /** CPU ms (all threads) and the main thread's, when the app wrote the loaded frame; null when not seen. */
   readonly loadedCpuMs: number | null;
@@ -161,25 +172,48 @@ export interface AppLoadRun {
 }
 
 /**
+ * How often {@link measureAppLoad} reads tmux's screen while the app loads. The load's time comes
+ * from the app's own write (the preload), so the screen is only polled to know when to go on: at
+ * tmux.ts's 2 ms the polls (a tmux client each, and the server's capture) kept about one of a
+ * 2-core machine's cores busy for the whole load, beside the app and its GC threads.
+ */
+export const LOAD_POLL_MS = 100;
+
+/**
  * Starts the real binary on `bundleDir` (any mode: iptables, nftables, cilium), opens the
  * conntrack pane and waits until the header names the mode (rules parsed, no longer
  * `reading rules`) and the pane counts its entries (the conntrack table parsed), then
- * quits: the peak RSS of a whole load. `also`, when given, must match the screen too (the
- * Cilium mode line counts the LB map frontends once those maps are parsed). Throws when
- * that takes over `timeoutMs`; always ends the tmux session.
+ * quits: the time and peak RSS of a whole load. `also`, when given, must match the screen too (the
+ * Cilium mode line counts the LB map frontends once those maps are parsed). `pollMs`: how often
+ * the screen is read meanwhile. Throws when that takes over `timeoutMs`; always ends the tmux session.
  */
-export async function measureAppLoad(cli: string, bundleDir: string, node: string, timeoutMs: number, also: RegExp | null = null, nodeEnv: string | null = null): Promise<AppLoadRun> {
+export async function measureAppLoad(
+  cli: string,
+  bundleDir: string,
+  node: string,
+  timeoutMs: number,
+  also: RegExp | null = null,
+  nodeEnv: string | null = null,
+  pollMs = LOAD_POLL_MS,
+): Promise<AppLoadRun> {
   // The loaded frame as the app writes it (a whole frame per write): the mode read, the entries counted.
   const started = startApp('load', cli, bundleDir, node, nodeEnv, new RegExp(`^(?!.*reading rules)(?=.*mode: )(?=.* entries · )${also ? `(?=.*${also.source})` : ''}`));
   const { app } = started;
   try {
-    await app.waitFor((s) => s.includes('nodescope │'), timeoutMs);
+    await app.waitFor((s) => s.includes('nodescope │'), timeoutMs, app.startedAt, pollMs);
     app.keys('4');
-    const loaded = await app.waitFor((s) => /^mode: (?!… \(reading rules\))/m.test(s) && / entries · /.test(s) && (also === null || also.test(s)), timeoutMs);
+    const loaded = await app.waitFor((s) => /^mode: (?!… \(reading rules\))/m.test(s) && / entries · /.test(s) && (also === null || also.test(s)), timeoutMs, app.startedAt, pollMs);
     // A last stage may still be settling: give it a moment before reading the peak.
     await sleep(1000);
     const report = await started.quit();
-    return { loadedMs: loaded.ms, rssMb: rssMbOf(report), loadedCpuMs: report.loadedCpuMs ?? null, loadedMainCpuMs: report.loadedMainCpuMs ?? null };
+    const written = report.loadedAtMs !== undefined ? report.loadedAtMs - (performance.timeOrigin + app.startedAt) : null;
+    return {
+      loadedMs: written ?? loaded.ms,
+      seenMs: loaded.ms,
+      rssMb: rssMbOf(report),
+      loadedCpuMs: report.loadedCpuMs ?? null,
+      loadedMainCpuMs: report.loadedMainCpuMs ?? null,
+    };
   } finally {
     started.end();
   }

@@ -40,15 +40,18 @@ export class TmuxProgram {
   }
 
   /**
-   * Polls until `test(screen)` holds; returns the time it was first seen (ms since
-   * `since`, default the program's start) and the screen. Throws after `timeoutMs`.
+   * Polls until `test(screen)` holds, every `everyMs` ms; returns the time it was first seen
+   * (ms since `since`, default the program's start) and the screen. Throws after `timeoutMs`.
+   * Each poll is a tmux client process (~3–8 ms of CPU with the tmux server's share): at the
+   * default 2 ms, a long wait keeps about one core busy, which a 2-core machine takes from
+   * the program measured — long waits whose time is measured otherwise poll less often.
    */
-  async waitFor(test: (screen: string) => boolean, timeoutMs: number, since = this.startedAt): Promise<{ ms: number; screen: string }> {
+  async waitFor(test: (screen: string) => boolean, timeoutMs: number, since = this.startedAt, everyMs = 2): Promise<{ ms: number; screen: string }> {
     const deadline = performance.now() + timeoutMs;
     while (performance.now() < deadline) {
       const s = this.screen();
       if (test(s)) return { ms: performance.now() - since, screen: s };
-      await sleep(2);
+      await sleep(everyMs);
     }
     throw new Error(`${this.name}: screen never matched within ${timeoutMs} ms:\n${this.screen()}`);
   }
