@@ -397,8 +397,29 @@ export interface ConntrackBytesOptions {
   readonly onFinish?: (counts: { readonly lines: number; readonly columnAllocations: number }) => void;
 }
 
-// Room reserved over the estimate from the first chunk's line length (lines vary a little in length).
+// Room reserved over the estimate from the first lines' length (lines vary a little in length).
 const RESERVE_SLACK = 1.08;
+// The first lines measured: about this many bytes of them.
+const SAMPLE_BYTES = 64 * 1024;
+
+/**
+ * Reserves the columns for a capture of `totalBytes` at the mean length of the lines that
+ * start `chunk` (up to {@link SAMPLE_BYTES}); false when they are too few to tell (under 16
+ * lines: a small capture, or long lines — then the columns grow as they fill).
+ */
+function reserveFor(state: ConntrackParseState, chunk: Uint8Array, totalBytes: number): boolean {
+  const limit = Math.min(chunk.length, SAMPLE_BYTES);
+  let lines = 0;
+  let last = -1;
+  for (let i = chunk.indexOf(10); i >= 0 && i < limit; i = chunk.indexOf(10, i + 1)) {
+    lines++;
+    last = i;
+  }
+  if (lines < 16) return false;
+  // Never more rows than the bytes could hold (the shortest line read is far longer than 8 bytes).
+  state.reserve(Math.min((totalBytes * lines * RESERVE_SLACK) / (last + 1) + 64, totalBytes / 8));
+  return true;
+}
 
 /**
  * {@link parseConntrackStream} over the capture's bytes: each item is a line-aligned chunk
@@ -416,15 +437,10 @@ export async function parseConntrackBytes(
 ): Promise<ParseResult<ConntrackTable>> {
   const state = new ConntrackParseState(origin, true);
   let sized = options.totalBytes === undefined;
-  let seen = 0;
   for await (const chunk of chunks) {
+    // Sized before the first chunk is read, from the line length of its first lines.
+    if (!sized) sized = reserveFor(state, chunk, options.totalBytes!);
     state.pushBytes(chunk);
-    seen += chunk.length;
-    if (!sized && state.lines >= 64) {
-      sized = true;
-      const perLine = seen / state.lines;
-      state.reserve(Math.min((options.totalBytes! / perLine) * RESERVE_SLACK + 64, options.totalBytes! / 8));
-    }
   }
   options.onFinish?.({ lines: state.lines, columnAllocations: state.columnAllocations });
   return state.finish();
