@@ -18,7 +18,9 @@
  * consumes lines or line-aligned chunks from a stream. Both read lines of the common
  * shape in place (`conntrack-fast.ts`, compact entries that keep no part of the text),
  * falling back to the line parser for any other; {@link parseConntrackGeneral} is the
- * line parser alone (the fast path's reference).
+ * line parser alone (the fast path's reference). {@link parseConntrackBytes} reads a file's
+ * bytes in place (`conntrack-bytes.ts`, a subset of the fast path), lines of any other shape
+ * decoded and read as by the stream parser: same result, no string of the whole capture.
  */
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type {
