@@ -24,7 +24,10 @@ import { lastConntrackFastLine, lastConntrackFastQueuedIds, readConntrackFast } 
 import { parseConntrackBytes, parseConntrackGeneral, parseConntrackReference, parseConntrackStream, type ConntrackBytesOptions } from '../../src/parsers/conntrack.js';
 import { ConntrackInterner } from '../../src/parsers/conntrack-scan.js';
 import { readFileLineChunks, readFilePieces } from '../../src/sources/bundle.js';
-import { snapshotOfDir } from '../helpers/fixtures.js';
+import { loadSnapshot, Session } from '../../src/collect/session.js';
+import { ReplayTransport } from '../../src/sources/replay.js';
+import { FlowFilteredReplay } from '../../src/sources/replay-flows.js';
+import { fixtureDir, snapshotOfDir } from '../helpers/fixtures.js';
 import { conntrackCorpusDir, ctLine } from './conntrack-builders.js';
 
 const dirs: string[] = [];
@@ -302,5 +305,40 @@ describe('conntrack parse on bytes', () => {
     expect([...got.serviceOf]).toEqual([...want.serviceOf]);
     expect([...got.codeOf]).toEqual([...want.codeOf]);
     expect([...got.serviceOf].some((s) => s >= 0)).toBe(true);
+  });
+
+  it('is what a session over a replay reads: the file as bytes, its pieces never, the one-shot snapshot', async () => {
+    const replay = new ReplayTransport(fixtureDir('lab-iptables'));
+    const piecesRead: string[] = [];
+    const transport = {
+      kind: replay.kind,
+      label: replay.label,
+      exec: (argv: readonly string[], o: Parameters<ReplayTransport['exec']>[1]) => replay.exec(argv, o),
+      execInPieces: async (argv: readonly string[], o: Parameters<ReplayTransport['exec']>[1]) => {
+        const r = await replay.execInPieces(argv, o);
+        const pieces = r.stdoutPieces;
+        if (!pieces) return r;
+        return { ...r, stdoutPieces: () => (piecesRead.push(argv.join(' ')), pieces()) };
+      },
+      close: async () => {},
+    };
+    const options = { transport, live: false, apiText: replay.apiText()! };
+    const { snapshot: once } = await loadSnapshot(options);
+    const session = new Session(options);
+    await session.start();
+    expect(piecesRead).not.toContain('conntrack -L -o extended');
+    expect(piecesRead.length).toBeGreaterThan(0);
+    expect(session.getState().snapshot).toEqual(once);
+    expect(session.getState().snapshot?.conntrack?.value?.entries.length).toBeGreaterThan(0);
+    await session.stop();
+  });
+
+  it('is not given the file of a flow-filtered replay (its pieces hold only the flows kept)', async () => {
+    const dir = fixtureDir('lab-iptables');
+    const plain = await new ReplayTransport(dir).execInPieces(['conntrack', '-L', '-o', 'extended'], { timeoutMs: 1000 });
+    expect(plain.stdoutPath).toBeDefined();
+    const filtered = await new FlowFilteredReplay(new ReplayTransport(dir).bundle, '10.244.1.5').execInPieces(['conntrack', '-L', '-o', 'extended'], { timeoutMs: 1000 });
+    expect(filtered.stdoutPieces).toBeDefined();
+    expect(filtered.stdoutPath).toBeUndefined();
   });
 });
