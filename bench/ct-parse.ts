@@ -3,18 +3,24 @@
  * over `chunksOfPieces(readFilePieces(file))`, src/collect/parts.ts and build-snapshot.ts),
  * beside its floors in the same process, alternated: the file read, the read + decode
  * (`readFilePieces` alone), `split('\n')` of each piece, and one `indexOf(' ')` walk over
- * every piece. Prints one JSON line per round and the medians: process CPU ms (user + sys)
- * per step, the entries, and a hash of the row columns (to compare two builds' answers).
+ * every piece; and the byte parse (`parseConntrackBytes` over `readFileLineChunks`, as the
+ * replay load reads it now) beside its floor, the file's line-aligned byte chunks with one
+ * `indexOf(10)` walk. Prints one JSON line per round and the medians: process CPU ms (user +
+ * sys) per step, the entries, and a hash of the row columns of each parse (to compare the
+ * two parses and two builds' answers).
  *
- * Usage: `node --expose-gc dist/bench/ct-parse.js FILE [--runs N] [--only parse]`
+ * Usage: `node --expose-gc dist/bench/ct-parse.js FILE [--runs N] [--only parse|bytes]`
  * (FILE e.g. `/tmp/bn2-bench/huge-…/iptables/probes/conntrack.stdout`).
  */
 import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { chunksOfPieces } from '../src/collect/chunks.js';
 import { conntrackRows } from '../src/model/conntrack-ids.js';
+import * as conntrack from '../src/parsers/conntrack.js';
 import { parseConntrackStream } from '../src/parsers/conntrack.js';
+import * as bundle from '../src/sources/bundle.js';
 import { readFilePieces } from '../src/sources/bundle.js';
+import { statSync } from 'node:fs';
 
 const cpuMs = (): number => {
   const c = process.cpuUsage();
@@ -85,22 +91,47 @@ async function main(): Promise<void> {
         return n;
       });
     }
-    let table: Awaited<ReturnType<typeof parseConntrackStream>> | undefined;
-    row.parse = await step(async () => {
-      table = await parseConntrackStream(chunksOfPieces(readFilePieces(file), 512 * 1024), 'conntrack');
-    });
-    const rows = conntrackRows(table!.value)!;
-    entries = rows.length;
-    const h = createHash('sha256');
-    for (let i = 0; i < rows.length; i++) {
-      const e = `${rows.ids.origSrc[i]} ${rows.ids.origDst[i]} ${rows.ids.replySrc[i]} ${rows.ids.replyDst[i]} ${rows.origSport(i)} ${rows.origDport(i)} ${rows.replySport(i)} ${rows.replyDport(i)} ${rows.state(i)} ${rows.timeout(i)} ${rows.flags(i).join()} ${rows.mark(i)} ${rows.counterTotal(i, 'packets')} ${rows.counterTotal(i, 'bytes')}\n`;
-      h.update(e);
+    const hashes: string[] = [];
+    const parsers: [string, () => Promise<Awaited<ReturnType<typeof parseConntrackStream>>>][] = [];
+    if (only === undefined || only === 'parse') parsers.push(['parse', () => parseConntrackStream(chunksOfPieces(readFilePieces(file), 512 * 1024), 'conntrack')]);
+    // Absent in a build before the byte parse (the bench is also run on main's build).
+    const bytes = (conntrack as { parseConntrackBytes?: (c: Iterable<Uint8Array>, o: string, x: { totalBytes: number }) => ReturnType<typeof parseConntrackStream> }).parseConntrackBytes;
+    const chunks = (bundle as { readFileLineChunks?: (f: string) => Iterable<Uint8Array> }).readFileLineChunks;
+    if (bytes && chunks && (only === undefined || only === 'bytes')) {
+      if (only === undefined) {
+        row.lines = await step(() => {
+          let n = 0;
+          for (const c of chunks(file)) {
+            let i = c.indexOf(10);
+            while (i >= 0) {
+              n++;
+              i = c.indexOf(10, i + 1);
+            }
+          }
+          return n;
+        });
+      }
+      parsers.push(['bytes', () => bytes(chunks(file), 'conntrack', { totalBytes: statSync(file).size })]);
     }
-    h.update(rows.ids.addresses.join(','));
-    hash = h.digest('hex').slice(0, 16);
-    table = undefined;
+    for (const [name, parse] of parsers) {
+      let table: Awaited<ReturnType<typeof parseConntrackStream>> | undefined;
+      row[name] = await step(async () => {
+        table = await parse();
+      });
+      const rows = conntrackRows(table!.value)!;
+      entries = rows.length;
+      const h = createHash('sha256');
+      for (let i = 0; i < rows.length; i++) {
+        const e = `${rows.ids.origSrc[i]} ${rows.ids.origDst[i]} ${rows.ids.replySrc[i]} ${rows.ids.replyDst[i]} ${rows.origSport(i)} ${rows.origDport(i)} ${rows.replySport(i)} ${rows.replyDport(i)} ${rows.state(i)} ${rows.timeout(i)} ${rows.flags(i).join()} ${rows.mark(i)} ${rows.counterTotal(i, 'packets')} ${rows.counterTotal(i, 'bytes')}\n`;
+        h.update(e);
+      }
+      h.update(rows.ids.addresses.join(','));
+      hashes.push(`${name}:${h.digest('hex').slice(0, 16)}`);
+      table = undefined;
+    }
+    hash = hashes.join(' ');
     for (const [k, v] of Object.entries(row)) note(k, v);
-    console.log(JSON.stringify({ round: r, ...row }));
+    console.log(JSON.stringify({ round: r, ...row, hash }));
   }
   const med: Record<string, number> = {};
   for (const [k, v] of Object.entries(all)) med[k] = median(v);

@@ -534,11 +534,11 @@ async function jobPart(job: ConntrackJob, entry: ParserEntry, chunkChars: number
   return { value: result.value, diagnostics: result.diagnostics, probe: summarize(job.run), error: null };
 }
 
-/** One run by its parser entry: from pieces when both can, else chunked, else whole (pieces joined). */
+/** One run by its parser entry: from its file's bytes or its pieces when both can (a replay: never whole), else chunked, else whole (pieces joined). */
 async function parseRunChunked(run: ProbeRun, entry: ParserEntry, cache: ParseCache | undefined, chunkChars: number): Promise<Parsed<unknown>> {
-  const pieces = run.result.stdoutPieces;
-  const { pieces: fromPieces, chunked } = entry;
-  // Read from disk piece by piece (a replay asked for it): the whole text is never held.
+  const { stdoutPieces: pieces, stdoutPath: file } = run.result;
+  const { pieces: fromPieces, chunked, file: fromFile } = entry;
+  if (pieces && fromFile && file) return parsePieces(run, (origin) => fromFile(file, origin, turn));
   if (pieces && fromPieces) return parsePieces(run, (origin) => fromPieces(pieces, origin, chunkChars, turn, (p) => chunksOfPieces(p, chunkChars)));
   if (chunked) return (await parseRunAsync(run, cache, (text, origin) => chunked(text, origin, chunkChars, turn, (t) => chunksOf(t, chunkChars))))!;
   return parseRunCached(wholeRun(run), entry.parse, cache)!;

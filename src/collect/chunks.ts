@@ -39,3 +39,13 @@ export async function* chunksOfPieces(pieces: Iterable<string>, size: number): A
   }
   if (carry !== '') yield carry;
 }
+
+/** The items of `items` (e.g. a file's byte chunks), a turn of the event loop before each but the first. */
+export async function* withTurns<T>(items: Iterable<T>, between: () => Promise<void> = turn): AsyncGenerator<T> {
+  let first = true;
+  for (const item of items) {
+    if (!first) await between();
+    first = false;
+    yield item;
+  }
+}

@@ -10,14 +10,17 @@ import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
 import { parseCiliumCt } from '../parsers/cilium-ct.js';
 import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
 import { parseCiliumStatus } from '../parsers/cilium-status.js';
-import { parseConntrack, parseConntrackStream } from '../parsers/conntrack.js';
+import { statSync } from 'node:fs';
+import { parseConntrack, parseConntrackBytes, parseConntrackStream } from '../parsers/conntrack.js';
 import { parseIptablesSave, parseIptablesSaveChunked, parseIptablesSaveLazy, parseIptablesSaveLazyPieces } from '../parsers/iptables-save.js';
 import { parseIpsetList } from '../parsers/ipset.js';
 import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseNftJson, parseNftJsonLazy, parseNftJsonLazyChunked, parseNftJsonLazyPieces } from '../parsers/nft-json.js';
 import { parseNftText } from '../parsers/nft-text.js';
 import { parseXtRecent } from '../parsers/xt-recent.js';
+import { readFileLineChunks } from '../sources/bundle.js';
 import { catalog } from '../sources/catalog.js';
+import { withTurns } from './chunks.js';
 
 /** Gives the event loop a turn between pieces of work (keys and frames run meanwhile). */
 export type Turn = () => Promise<void>;
@@ -34,6 +37,11 @@ export interface ParserEntry {
    */
   readonly pieces?: (pieces: () => Iterable<string>, origin: string, chunkChars: number, turn: Turn, chunks: (pieces: Iterable<string>) => AsyncIterable<string>) => Promise<ParseResult<unknown>>;
   readonly joinedPieces?: boolean;
+  /**
+   * The same result read from the stdout's file (`stdoutPath`, a replay: the file the pieces
+   * are read from) as bytes, a turn between chunks: preferred to `pieces` when there is a file.
+   */
+  readonly file?: (path: string, origin: string, turn: Turn) => Promise<ParseResult<unknown>>;
   /**
    * The same result with parts of it parsed on first read (values equal once read; reading
    * `diagnostics` may parse the rest): what a one-shot reader of a few chains asks for
@@ -73,6 +81,8 @@ export const PARSERS: Readonly<Record<string, ParserEntry>> = {
     parse: parseConntrack,
     chunked: (t, o, _size, _turn, chunks) => parseConntrackStream(chunks(t), o),
     pieces: (p, o, _size, _turn, chunks) => parseConntrackStream(chunks(p()), o),
+    // The capture's bytes read in place (no 220 MB of strings), the columns sized from the file once.
+    file: (path, o, turn) => parseConntrackBytes(withTurns(readFileLineChunks(path), turn), o, { totalBytes: statSync(path).size }),
   },
   ipvsadm: { parse: parseIpvsadm },
   ipset: { parse: parseIpsetList },

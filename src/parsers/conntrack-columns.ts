@@ -14,6 +14,7 @@
 import type { ConntrackEntry, ConntrackFlag, ConntrackProto, ConntrackState, ConntrackTable } from '../model/conntrack.js';
 import { entryCounterTotal, registerConntrackAddressIds, registerConntrackRows, type ConntrackAddressIds, type ConntrackRows } from '../model/conntrack-ids.js';
 import { CompactConntrackEntry, compactKindFlags, compactKindMark, compactKindProto, compactKindState, compactKindTimeout, makeCompactTupleFromCounters, packedCounter } from './conntrack-compact.js';
+import { CONNTRACK_BYTES_ROW } from './conntrack-bytes.js';
 import { lastConntrackFastEntry, lastConntrackFastLine, lastConntrackFastQueuedIds } from './conntrack-fast.js';
 import type { ConntrackInterner } from './conntrack-scan.js';
 
@@ -60,18 +61,56 @@ export class ConntrackColumnBuilder {
   }
 
   private slot(): number {
-    if (this.n === this.cap) {
-      this.cap *= 2;
-      this.line = grown(this.line, this.cap);
-      this.kind = grown(this.kind, this.cap);
-      this.ports = grown(this.ports, 2 * this.cap);
-      this.counters = grown(this.counters, 2 * this.cap);
-      this.src0 = grown(this.src0, this.cap);
-      this.dst0 = grown(this.dst0, this.cap);
-      this.src1 = grown(this.src1, this.cap);
-      this.dst1 = grown(this.dst1, this.cap);
-    }
+    if (this.n === this.cap) this.resize(this.cap * 2);
     return this.n++;
+  }
+
+  /**
+   * Room for `capacity` entries in all, allocated now: a table whose size is known (a file's
+   * bytes over its lines' length) is then filled without the columns growing — each growth
+   * is a new set of typed arrays (external memory, which drives V8's mark-compacts) and a copy.
+   * No effect when there is room already. Past the capacity the columns grow as before.
+   */
+  reserve(capacity: number): void {
+    if (capacity > this.cap) this.resize(Math.ceil(capacity));
+  }
+
+  /** How many times the columns were allocated anew (grown or reserved): a count of work for tests. */
+  get allocations(): number {
+    return this.resizes;
+  }
+
+  private resizes = 0;
+
+  private resize(cap: number): void {
+    this.resizes++;
+    this.cap = cap;
+    this.line = grown(this.line, cap);
+    this.kind = grown(this.kind, cap);
+    this.ports = grown(this.ports, 2 * cap);
+    this.counters = grown(this.counters, 2 * cap);
+    this.src0 = grown(this.src0, cap);
+    this.dst0 = grown(this.dst0, cap);
+    this.src1 = grown(this.src1, cap);
+    this.dst1 = grown(this.dst1, cap);
+  }
+
+  /** The row `readConntrackBytes` last accepted (`CONNTRACK_BYTES_ROW`), as line `lineNo`; its queued lookups resolved with the next batch. */
+  addBytesRow(lineNo: number): void {
+    const r = CONNTRACK_BYTES_ROW;
+    const i = this.slot();
+    this.line[i] = lineNo;
+    this.kind[i] = r[0]!;
+    this.ports[2 * i] = r[1]!;
+    this.ports[2 * i + 1] = r[2]!;
+    this.counters[2 * i] = r[3]!;
+    this.counters[2 * i + 1] = r[4]!;
+    this.src0[i] = r[5]!;
+    this.dst0[i] = r[6]!;
+    this.src1[i] = r[7]!;
+    this.dst1[i] = r[8]!;
+    const interner = this.interner;
+    if (interner !== undefined && interner.queued >= RESOLVE_AT) this.resolveIds();
   }
 
   /** The entry the fast path last read (`readConntrackFast` returned true), as line `lineNo`. */
@@ -106,8 +145,11 @@ export class ConntrackColumnBuilder {
     if (interner !== undefined && interner.queued >= RESOLVE_AT) this.resolveIds();
   }
 
-  /** Writes the ids of the queued lookups into the rows that hold them, and clears the queue. */
-  private resolveIds(): void {
+  /**
+   * Writes the ids of the queued lookups into the rows that hold them, and clears the queue
+   * (and so lets go of the texts or bytes the lookups were read from).
+   */
+  resolveIds(): void {
     const interner = this.interner;
     if (interner === undefined) return;
     interner.resolve();

@@ -49,7 +49,7 @@ export class ConntrackInterner {
   private qFrom = new Int32Array(Q_FIRST);
   private qTo = new Int32Array(Q_FIRST);
   private qId = new Int32Array(Q_FIRST);
-  private qText: string[] = [];
+  private qText: (string | Uint8Array)[] = [];
   private qLen = 0;
   private qDone = 0;
   /** What the last `resolve`'s first pass read (kept so the pass is not optimized away). */
@@ -61,8 +61,9 @@ export class ConntrackInterner {
    * Every other method resolves the queue first, so ids are numbered exactly in call order,
    * as {@link ipv4} would number them one by one. Why: on a table of 10^5+ addresses each
    * lookup is a cache miss; a batch of them touched in one tight pass overlaps the misses.
+   * `s` may be the line's bytes (latin1: `conntrack-bytes.ts`), held until {@link clearQueue}.
    */
-  defer(s: string, from: number, to: number, key: number): number {
+  defer(s: string | Uint8Array, from: number, to: number, key: number): number {
     const q = this.qLen;
     if (q === this.qKey.length) this.growQueue();
     this.qKey[q] = key;
@@ -174,9 +175,9 @@ export class ConntrackInterner {
    * The id of the canonical IPv4 spelling `s[from, to)` (no octet with a leading zero),
    * whose value (as int32) is `key`: {@link ipv4}'s numbering without reading the text
    * back (the column store keeps ids only). Sets {@link lastId} too. Does not resolve the
-   * queue: call it only with nothing queued, or from {@link resolve}.
+   * queue: call it only with nothing queued, or from {@link resolve}. `s` may be bytes (ASCII).
    */
-  ipv4Id(s: string, from: number, to: number, key: number): number {
+  ipv4Id(s: string | Uint8Array, from: number, to: number, key: number): number {
     const slots = this.v4Slots;
     const mask = slots.length - 2;
     // Key and id side by side: one cache line per probe on a table of 10^5+ addresses.
@@ -188,7 +189,7 @@ export class ConntrackInterner {
       slot = (slot + 2) & mask;
     }
     // A copy: a slice of 13+ characters would keep the whole capture alive.
-    const text = to - from <= 15 ? flatShort(s, from, to) : flatSlice(s, from, to);
+    const text = typeof s !== 'string' ? bytesText(s, from, to) : to - from <= 15 ? flatShort(s, from, to) : flatSlice(s, from, to);
     const id = this.newId(text);
     if (this.v4Count >= (slots.length >> 3) * 3) {
       this.grow();
@@ -323,6 +324,22 @@ function flatShort(s: string, from: number, to: number): string {
   if (n === 13) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12));
   if (n === 14) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12), c(13));
   return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12), c(13), c(14));
+}
+
+/** The latin1 text of `b[from, to)` (a dotted quad: at most 15 bytes), as one flat string. */
+function bytesText(b: Uint8Array, from: number, to: number): string {
+  const n = to - from;
+  const c = (k: number) => b[from + k]!;
+  if (n === 7) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6));
+  if (n === 8) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7));
+  if (n === 9) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8));
+  if (n === 10) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9));
+  if (n === 11) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10));
+  if (n === 12) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11));
+  if (n === 13) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12));
+  if (n === 14) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12), c(13));
+  if (n === 15) return String.fromCharCode(c(0), c(1), c(2), c(3), c(4), c(5), c(6), c(7), c(8), c(9), c(10), c(11), c(12), c(13), c(14));
+  return String.fromCharCode(...b.subarray(from, to));
 }
 
 /** The bigint of a counter `n` (0 ≤ n ≤ 2^53): one shared bigint each below 65536. */

@@ -18,7 +18,9 @@
  * consumes lines or line-aligned chunks from a stream. Both read lines of the common
  * shape in place (`conntrack-fast.ts`, compact entries that keep no part of the text),
  * falling back to the line parser for any other; {@link parseConntrackGeneral} is the
- * line parser alone (the fast path's reference).
+ * line parser alone (the fast path's reference). {@link parseConntrackBytes} reads a file's
+ * bytes in place (`conntrack-bytes.ts`, a subset of the fast path), lines of any other shape
+ * decoded and read as by the stream parser: same result, no string of the whole capture.
  */
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type {
@@ -28,6 +30,7 @@ import type {
   ConntrackTrailerAction,
   ConntrackTrailerUnit,
 } from '../model/conntrack.js';
+import { readConntrackBytes } from './conntrack-bytes.js';
 import { readConntrackFast, releaseConntrackFast } from './conntrack-fast.js';
 import { ConntrackColumnBuilder, columnTable } from './conntrack-columns.js';
 import { ConntrackInterner, entryStart, looksLikeEntry, parseConntrackLine } from './conntrack-line.js';
@@ -151,6 +154,48 @@ class ConntrackParseState {
       if (!this.pushFast(text, pos, nl, lineNo)) this.push(text.slice(pos, nl), lineNo);
       pos = nl + 1;
     }
+  }
+
+  /**
+   * Every line of `b` (latin1 bytes of the capture; split at `\n`, a final `\n` ends the last
+   * line), numbered on. Lines of the common shape are read from the bytes
+   * (`readConntrackBytes`); any other is decoded as UTF-8 (as `readFilePieces` decodes the
+   * file) and goes the string way, as {@link pushLine}. Holds nothing of `b` after it returns.
+   */
+  pushBytes(b: Uint8Array): void {
+    const n = b.length;
+    let pos = 0;
+    let asBuffer: Buffer | undefined;
+    while (pos < n) {
+      let nl = b.indexOf(10, pos);
+      if (nl < 0) nl = n;
+      const lineNo = ++this.lineNo;
+      const end = nl > pos && b[nl - 1] === 13 ? nl - 1 : nl;
+      if (this.fast && this.pending === undefined && readConntrackBytes(b, pos, end, this.interner)) this.columns.addBytesRow(lineNo);
+      else {
+        asBuffer ??= Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+        const line = asBuffer.toString('utf8', pos, nl);
+        if (!this.pushFast(line, 0, line.length, lineNo)) this.push(line, lineNo);
+      }
+      pos = nl + 1;
+    }
+    // The queued lookups may point into `b`, which the caller may reuse.
+    this.columns.resolveIds();
+  }
+
+  /** Room for `entries` rows in the columns (see `ConntrackColumnBuilder.reserve`). */
+  reserve(entries: number): void {
+    this.columns.reserve(entries);
+  }
+
+  /** Lines pushed so far. */
+  get lines(): number {
+    return this.lineNo;
+  }
+
+  /** How many times the columns were allocated (see `ConntrackColumnBuilder.allocations`). */
+  get columnAllocations(): number {
+    return this.columns.allocations;
   }
 
   /** One line (no `\n` in it), numbered after the lines pushed before. */
@@ -339,5 +384,66 @@ export async function parseConntrackStream(
     if (item.indexOf('\n') < 0) state.pushLine(item);
     else state.pushText(item);
   }
+  return state.finish();
+}
+
+/** Options of {@link parseConntrackBytes}. */
+export interface ConntrackBytesOptions {
+  /**
+   * The capture's size in bytes when known (a file's): the columns are then allocated once,
+   * after the first chunk, for the lines that many bytes hold at that chunk's line length
+   * (a little over), instead of growing by doubling.
+   */
+  readonly totalBytes?: number;
+  /** Called once with the parse state's counters when the parse ends (tests count work with it). */
+  readonly onFinish?: (counts: { readonly lines: number; readonly columnAllocations: number }) => void;
+}
+
+// Room reserved over the estimate from the first lines' length (lines vary a little in length).
+const RESERVE_SLACK = 1.08;
+// The first lines measured: about this many bytes of them.
+const SAMPLE_BYTES = 64 * 1024;
+
+/**
+ * Reserves the columns for a capture of `totalBytes` at the mean length of the lines that
+ * start `chunk` (up to {@link SAMPLE_BYTES}); false when they are too few to tell (under 16
+ * lines: a small capture, or long lines — then the columns grow as they fill).
+ */
+function reserveFor(state: ConntrackParseState, chunk: Uint8Array, totalBytes: number): boolean {
+  const limit = Math.min(chunk.length, SAMPLE_BYTES);
+  let lines = 0;
+  let last = -1;
+  for (let i = chunk.indexOf(10); i >= 0 && i < limit; i = chunk.indexOf(10, i + 1)) {
+    lines++;
+    last = i;
+  }
+  if (lines < 16) return false;
+  // Never more rows than the bytes could hold (the shortest line read is far longer than 8 bytes).
+  state.reserve(Math.min((totalBytes * lines * RESERVE_SLACK) / (last + 1) + 64, totalBytes / 8));
+  return true;
+}
+
+/**
+ * {@link parseConntrackStream} over the capture's bytes: each item is a line-aligned chunk
+ * of the file's bytes (the last may lack its `\n`; a line never spans two items), read in
+ * place — no string is made of the lines of the common shape, the others are decoded as
+ * UTF-8 and parsed as before. The items may be views of one reused buffer: nothing of an
+ * item is held once the next is asked for. The result equals {@link parseConntrackStream}
+ * on the decoded text and {@link parseConntrackReference} (`conntrack-bytes.test.ts`).
+ * Rejects only when the iterable itself throws (an I/O error).
+ */
+export async function parseConntrackBytes(
+  chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  origin: string,
+  options: ConntrackBytesOptions = {},
+): Promise<ParseResult<ConntrackTable>> {
+  const state = new ConntrackParseState(origin, true);
+  let sized = options.totalBytes === undefined;
+  for await (const chunk of chunks) {
+    // Sized before the first chunk is read, from the line length of its first lines.
+    if (!sized) sized = reserveFor(state, chunk, options.totalBytes!);
+    state.pushBytes(chunk);
+  }
+  options.onFinish?.({ lines: state.lines, columnAllocations: state.columnAllocations });
   return state.finish();
 }

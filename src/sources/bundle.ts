@@ -283,6 +283,46 @@ export function* readBundleFilePieces(
 }
 
 /**
+ * The bytes of `file` in line-aligned chunks of about `chunkBytes` (each ends with `\n` but
+ * the last, which holds what follows the last `\n`; a line longer than the buffer grows it),
+ * read into one buffer that is reused: each chunk is a view that is valid only until the next
+ * is asked for. For a parser that reads bytes in place (the conntrack table: a 220 MB capture
+ * is never decoded into strings). Yields nothing for an empty file. Throws the file system's
+ * error when it cannot be read.
+ */
+export function* readFileLineChunks(file: string, chunkBytes = 512 * 1024): Generator<Uint8Array> {
+  const fd = openSync(file, 'r');
+  try {
+    let buffer = new Uint8Array(chunkBytes);
+    // The unfinished last line stays at the buffer's start (`held`), read on after.
+    let held = 0;
+    for (;;) {
+      if (held === buffer.length) {
+        const bigger = new Uint8Array(buffer.length * 2);
+        bigger.set(buffer);
+        buffer = bigger;
+      }
+      const n = readSync(fd, buffer, held, buffer.length - held, null);
+      const end = held + n;
+      if (n === 0) {
+        if (end > 0) yield buffer.subarray(0, end);
+        return;
+      }
+      const cut = buffer.lastIndexOf(10, end - 1) + 1;
+      if (cut === 0) {
+        held = end;
+        continue;
+      }
+      yield buffer.subarray(0, cut);
+      buffer.copyWithin(0, cut, end);
+      held = end - cut;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
  * {@link readBundleFilePieces} of a file by its path (a parse worker reads a bundle file
  * the main thread named). Throws the file system's error when it cannot be read.
  */

@@ -94,7 +94,9 @@ export class FlowFilteredReplay extends ReplayTransport {
   private filtered(argv: readonly string[], r: PiecedExecResult): PiecedExecResult {
     if (probeForArgv(argv)?.id !== 'conntrack') return r;
     const pieces = r.stdoutPieces;
-    if (pieces) return { ...r, stdoutPieces: () => flowPiecesWith(pieces(), this.address) };
+    // Without `stdoutPath`: a reader of that file would see every flow, not the ones kept.
+    const { stdoutPath: _path, ...rest } = r;
+    if (pieces) return { ...rest, stdoutPieces: () => flowPiecesWith(pieces(), this.address) };
     return { ...r, stdout: flowLinesWith(r.stdout, this.address) };
   }
 
