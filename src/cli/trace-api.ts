@@ -46,9 +46,13 @@ export interface TraceApiOptions {
   readonly startWaitMs?: number;
 }
 
-/** An {@link ApiFeed} of one narrowed text; `how()` says who made it (`pending` before `text()`). */
+/**
+ * An {@link ApiFeed} of one narrowed text; `how()` says who made it (`pending` before `text()`);
+ * `early`: the worker is the one {@link startTraceApiEarly} started.
+ */
 export interface TraceApiFeed extends ApiFeed {
   how(): 'pending' | 'worker' | 'thread';
+  readonly early: boolean;
 }
 
 /**
@@ -74,6 +78,7 @@ export function startTraceApi(file: string, origin: string, q: FrontendQuery, op
       return text;
     },
     how: () => how,
+    early: adopted !== undefined,
     subscribe: () => () => {},
     close: async () => {
       if (job) await job.worker.terminate();
