@@ -92,7 +92,7 @@ const stringWidthOnFirstCall = {
       const firstBody = lines.findIndex((l) => !l.startsWith('import ') && l.trim() !== '');
       const body = lines.slice(firstBody).join('\n');
       // Only the shape this was written for: imports, then a body whose one export is the default function.
-      const shapeKnown = firstBody > 0 && body.split('export ').length === 2 && body.includes(STRING_WIDTH_EXPORT) && !/\bawait\b/.test(body);
+      const shapeKnown = firstBody > 0 && body.split('export ').length === 2 && body.includes(STRING_WIDTH_EXPORT) && !/\b(?:await|arguments)\b/.test(body);
       if (!shapeKnown) return { contents: text, loader: 'js', warnings: [{ text: 'string-width changed shape: string-width-on-first-call left it as it is' }] };
       const wrapped = [
         ...lines.slice(0, firstBody),
@@ -101,8 +101,9 @@ const stringWidthOnFirstCall = {
         body.replace(STRING_WIDTH_EXPORT, 'function stringWidth('),
         'return stringWidth;',
         '}',
-        'export default function stringWidth(...args) {',
-        '  return (stringWidthOnFirstCall ??= stringWidthModule())(...args);',
+        // Both copies take (text, options = {}) and never read `arguments`: undefined passes as omitted.
+        'export default function stringWidth(text, options) {',
+        '  return (stringWidthOnFirstCall ??= stringWidthModule())(text, options);',
         '}',
       ];
       return { contents: wrapped.join('\n'), loader: 'js' };

@@ -115,7 +115,7 @@ describe('before and after the code-unit table', () => {
   it('a fresh module (first texts by the classes) and a warmed one (the table) escape every code unit as the classes do', async () => {
     vi.resetModules();
     const fresh = await import('../../src/text/terminal-safe.js');
-    // The first 64 texts of a fresh module that are not plain ASCII run without the table; then it is built.
+    // The first 64 short texts of a fresh module run without the table; then it is built.
     const first = [...UNITS.slice(0, 0x20), ...UNITS.slice(0x7f, 0x90), '\u202e', '\u200b', '\ufeff', '\u2028', '\ud800', '\u00ad', '\u3164', 'a\u{e0041}b', '😀', '→'];
     for (const s of first) {
       expect(fresh.terminalSafe(s)).toBe(s.replace(LINE_ALL, escapeCodePoint));
