@@ -75,6 +75,42 @@ const yogaWithoutFetch = {
   },
 };
 
+/**
+ * string-width builds an `Intl.Segmenter` and Unicode-property regular expressions (one of them
+ * `\p{RGI_Emoji}` in `v` mode) when its module is evaluated: a cost every command that
+ * imports src/text/cells.ts paid at start-up, though most never measure a non-ASCII text
+ * (cells.ts answers printable ASCII itself). The module's body is wrapped into a function run
+ * on the first call: the same code and state, made on first use instead of at import.
+ */
+const STRING_WIDTH_EXPORT = 'export default function stringWidth(';
+const stringWidthOnFirstCall = {
+  name: 'string-width-on-first-call',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]string-width[\\/]index\.js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      const lines = text.split('\n');
+      const firstBody = lines.findIndex((l) => !l.startsWith('import ') && l.trim() !== '');
+      const body = lines.slice(firstBody).join('\n');
+      // Only the shape this was written for: imports, then a body whose one export is the default function.
+      const shapeKnown = firstBody > 0 && body.split('export ').length === 2 && body.includes(STRING_WIDTH_EXPORT) && !/\b(?:await|arguments)\b/.test(body);
+      if (!shapeKnown) return { contents: text, loader: 'js', warnings: [{ text: 'string-width changed shape: string-width-on-first-call left it as it is' }] };
+      const wrapped = [
+        ...lines.slice(0, firstBody),
+        'let stringWidthOnFirstCall;',
+        'function stringWidthModule() {',
+        body.replace(STRING_WIDTH_EXPORT, 'function stringWidth('),
+        'return stringWidth;',
+        '}',
+        // Both copies take (text, options = {}) and never read `arguments`: undefined passes as omitted.
+        'export default function stringWidth(text, options) {',
+        '  return (stringWidthOnFirstCall ??= stringWidthModule())(text, options);',
+        '}',
+      ];
+      return { contents: wrapped.join('\n'), loader: 'js' };
+    });
+  },
+};
+
 const result = await build({
   absWorkingDir: root,
   entryPoints: { nodescope: 'src/main.ts', 'parse-worker': 'src/collect/parse-worker.ts', 'trace-api-worker': 'src/cli/trace-api-worker.ts', 'exec-worker': 'src/sources/exec-worker.ts', 'summary-worker': 'src/collect/summary-worker.ts' },
@@ -94,7 +130,7 @@ const result = await build({
   external: EXTERNAL,
   // React's production build, chosen at build time (main.ts does the same at run time for dist/src).
   define: { 'process.env.NODE_ENV': '"production"', __NODESCOPE_SHIPPED_YAML__: JSON.stringify(JSON.stringify(shippedYaml())) },
-  plugins: [yogaWithoutFetch],
+  plugins: [yogaWithoutFetch, stringWidthOnFirstCall],
   metafile: true,
   write: false,
   logLevel: 'warning',

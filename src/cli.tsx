@@ -314,9 +314,11 @@ type TraceOptions = GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; t
 /** `nodescope trace`: one packet's walk over the source (src/cli/trace-load.ts reads what it needs); with `--allow-trace`, also the kernel's. */
 async function runTrace(opts: TraceOptions): Promise<void> {
   if (opts.allowTrace && opts.replay) throw new UserError(said('err.allowTraceReplay'), said('err.allowTraceReplay.hint'));
+  // A replay's API worker starts as soon as its small module is in, while the rest loads.
+  const early = import('./cli/trace-early.js').then(({ startTraceApiForReplay }) => startTraceApiForReplay(opts));
   // The live trace's code loads only for --allow-trace; the seconds are checked either way.
   const [{ traceSeconds }, { loadForTrace }, { runTraceCommand }, { writeDocument }, { closeSource }] = await Promise.all([
-    import('./collect/live-trace.js'), import('./cli/trace-load.js'), import('./report/trace.js'), import('./cli/load.js'), import('./sources/open.js'),
+    import('./collect/live-trace.js'), import('./cli/trace-load.js'), import('./report/trace.js'), import('./cli/load.js'), import('./sources/open.js'), early,
   ]);
   const seconds = traceSeconds(opts.traceSeconds);
   const { source, snapshot, args } = await loadForTrace(opts, (snap): TraceCommandArgs => ({

@@ -46,9 +46,13 @@ export interface TraceApiOptions {
   readonly startWaitMs?: number;
 }
 
-/** An {@link ApiFeed} of one narrowed text; `how()` says who made it (`pending` before `text()`). */
+/**
+ * An {@link ApiFeed} of one narrowed text; `how()` says who made it (`pending` before `text()`);
+ * `early`: the worker is the one {@link startTraceApiEarly} started.
+ */
 export interface TraceApiFeed extends ApiFeed {
   how(): 'pending' | 'worker' | 'thread';
+  readonly early: boolean;
 }
 
 /**
@@ -57,7 +61,9 @@ export interface TraceApiFeed extends ApiFeed {
  * narrowed text and throws what `readTextFile` throws for an unreadable file.
  */
 export function startTraceApi(file: string, origin: string, q: FrontendQuery, options: TraceApiOptions = {}): TraceApiFeed {
-  const job = (options.worker ?? traceApiWorkerWanted()) ? startWorker(file, q, options.script ?? traceApiWorkerUrl(), options.startWaitMs ?? START_WAIT_MS) : undefined;
+  const wanted = options.worker ?? traceApiWorkerWanted();
+  const adopted = takeEarly(wanted && options.script === undefined && options.startWaitMs === undefined ? { file, q } : undefined);
+  const job = wanted ? (adopted ?? startWorker(file, q, options.script ?? traceApiWorkerUrl(), options.startWaitMs ?? START_WAIT_MS)) : undefined;
   let text: string | undefined;
   let how: 'pending' | 'worker' | 'thread' = 'pending';
   return {
@@ -72,11 +78,45 @@ export function startTraceApi(file: string, origin: string, q: FrontendQuery, op
       return text;
     },
     how: () => how,
+    early: adopted !== undefined,
     subscribe: () => () => {},
     close: async () => {
       if (job) await job.worker.terminate();
     },
   };
+}
+
+/**
+ * A worker started by {@link startTraceApiEarly} before the command's modules loaded, for
+ * `file` and `q`: {@link startTraceApi} adopts it when asked for the same file and destination
+ * (the same job, so the same answer) and ends it otherwise.
+ */
+let early: { readonly file: string; readonly q: FrontendQuery; readonly job: Job } | undefined;
+
+/**
+ * Starts the narrowing of `file` (absolute, as src/sources/bundle.ts `bundleFilePath` gives it)
+ * for a walk to `q` on a worker now, for a later {@link startTraceApi} of the same file and
+ * destination to adopt (the worker's read then overlaps the loading of the command's modules).
+ * Does nothing when the environment does not want the worker; a worker nobody adopts never keeps
+ * the process alive. Returns whether a worker started.
+ */
+export function startTraceApiEarly(file: string, q: FrontendQuery): boolean {
+  takeEarly(undefined);
+  if (!traceApiWorkerWanted()) return false;
+  const job = startWorker(file, q, traceApiWorkerUrl(), START_WAIT_MS);
+  if (job) early = { file, q, job };
+  return job !== undefined;
+}
+
+/** The early job when it was started for `wanted`'s file and destination; any other early job is ended. */
+function takeEarly(wanted: { readonly file: string; readonly q: FrontendQuery } | undefined): Job | undefined {
+  const e = early;
+  early = undefined;
+  if (!e) return undefined;
+  if (wanted && e.file === wanted.file && e.q.address === wanted.q.address && e.q.port === wanted.q.port) return e.job;
+  e.job.port.close();
+  void e.job.worker.terminate();
+  return undefined;
 }
 
 interface Job {

@@ -11,38 +11,17 @@
  * reads what it always read.
  */
 import type { NodeSnapshot } from '../model/snapshot.js';
-import { apiTextFor, type FrontendQuery } from '../sources/api-select.js';
-import { FlowFilteredReplay, isPlainIpv4 } from '../sources/replay-flows.js';
+import { apiTextFor } from '../sources/api-select.js';
+import { FlowFilteredReplay } from '../sources/replay-flows.js';
 import { closeSource, type OpenedSource } from '../sources/open.js';
 import type { TraceCommandArgs } from '../trace/choose-engine.js';
 import { loadOnce } from './load.js';
 import { startTraceApi, type TraceApiOptions } from './trace-api.js';
+import { traceQuery } from './trace-query.js';
 import type { GlobalOptions } from './options.js';
 import { ReplayTransport } from '../sources/replay.js';
 
-/** The address of a `--to` text (`IP:PORT/PROTO`, `IP/icmp`) when it is a dotted-quad IPv4 address, else null. */
-export function plainIpv4Destination(to: string | undefined): string | null {
-  if (to === undefined) return null;
-  const text = to.trim();
-  const slash = text.lastIndexOf('/');
-  const host = slash >= 0 ? text.slice(0, slash) : text;
-  const colon = host.indexOf(':');
-  if (colon >= 0 && host.indexOf(':', colon + 1) >= 0) return null;
-  const ip = colon >= 0 ? host.slice(0, colon) : host;
-  return isPlainIpv4(ip) ? ip : null;
-}
-
-/** The port of a `--to` text (`IP:PORT/PROTO`), null when it has none (`IP/icmp`). */
-function destinationPort(to: string): number | null {
-  const m = /:([0-9]{1,5})(?:\/|$)/.exec(to.trim());
-  return m ? Number(m[1]) : null;
-}
-
-/** The destination {@link traceRead} narrows the API objects to; null when it reads the source as opened. */
-function traceQuery(to: string | undefined, allowTrace: boolean): FrontendQuery | null {
-  const address = allowTrace ? null : plainIpv4Destination(to);
-  return address === null ? null : { address, port: destinationPort(to!) };
-}
+export { plainIpv4Destination } from './trace-query.js';
 
 /**
  * How `trace` reads its source for `--to` (see the module comment): the source with its

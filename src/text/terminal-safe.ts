@@ -69,9 +69,25 @@ const NOT_PLAIN: Readonly<Record<number, RegExp>> = {
   [JSON_TEXT]: /[^\x00-\x7e]/,
 };
 const LONG_TEXT = 4096;
+// Before the table exists, the classes themselves answer (without `g`: no lastIndex): building
+// the table runs them over 65,536 code units, more than a command that writes one document
+// (`trace -o json`, an error) ever scans. The first short texts past a few build it (the TUI's
+// and the tables' millions of cells then take the table, as before).
+const EXACT: Readonly<Record<number, RegExp>> = {
+  [LINE]: new RegExp(UNSAFE_LINE_ALL.source, 'u'),
+  [DOCUMENT]: new RegExp(UNSAFE_DOCUMENT_ALL.source, 'u'),
+  [JSON_TEXT]: new RegExp(JSON_UNSAFE_ALL.source, 'u'),
+};
+const TEXTS_BEFORE_TABLE = 64;
+let textsWithoutTable = 0;
 
-/** Whether any code unit of `text` has `flag` (a surrogate always has: the caller's regex decides). */
+/**
+ * Whether `text` may need an escape for `flag`: true when the class matches it; with the table,
+ * true also for any surrogate (the caller's regular expression decides; either way a text the
+ * class does not match comes back unchanged).
+ */
 function mayNeedEscape(text: string, flag: number): boolean {
+  if (unsafeUnits === null && (text.length >= LONG_TEXT || ++textsWithoutTable <= TEXTS_BEFORE_TABLE)) return NOT_PLAIN[flag]!.test(text) && EXACT[flag]!.test(text);
   if (text.length >= LONG_TEXT && !NOT_PLAIN[flag]!.test(text)) return false;
   const table = (unsafeUnits ??= unitTable());
   for (let i = 0; i < text.length; i++) if ((table[text.charCodeAt(i)]! & flag) !== 0) return true;

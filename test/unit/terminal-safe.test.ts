@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { escapeCodePoint, jsonTerminalSafe, terminalSafe } from '../../src/text/terminal-safe.js';
 
 // Every character a terminal may act on or not draw: no byte of it may survive the helper.
@@ -101,5 +101,37 @@ describe('terminalSafe on long texts', () => {
     expect(terminalSafe(`${pad}\n\t`)).toBe(`${pad}\\n\\t`);
     const doc = `${pad}\n\t${pad}\n`;
     expect(terminalSafe(doc, 'document')).toBe(doc);
+  });
+});
+
+describe('before and after the code-unit table', () => {
+  // The module answers from its classes until the table is built: a fresh copy of it (no
+  // table yet) and one whose table is built must give the replace-everything answer alike.
+  const UNITS = Array.from({ length: 0x10000 }, (_, u) => String.fromCharCode(u));
+  const TEXTS = [...UNITS, 'a\u{e0041}b', '😀 wide', 'x\ud800', `${'k'.repeat(5000)}\u202e`, `${'k'.repeat(5000)}→`, `${'k'.repeat(5000)}😀`, '→ · … —', ''];
+  const LINE_ALL = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
+  const DOCUMENT_ALL = /[\0-\x08\x0b-\x1f\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Default_Ignorable_Code_Point}]/gu;
+
+  it('a fresh module (first texts by the classes) and a warmed one (the table) escape every code unit as the classes do', async () => {
+    vi.resetModules();
+    const fresh = await import('../../src/text/terminal-safe.js');
+    // The first 64 short texts of a fresh module run without the table; then it is built.
+    const first = [...UNITS.slice(0, 0x20), ...UNITS.slice(0x7f, 0x90), '\u202e', '\u200b', '\ufeff', '\u2028', '\ud800', '\u00ad', '\u3164', 'a\u{e0041}b', '😀', '→'];
+    for (const s of first) {
+      expect(fresh.terminalSafe(s)).toBe(s.replace(LINE_ALL, escapeCodePoint));
+    }
+    for (const s of TEXTS) {
+      expect(fresh.terminalSafe(s)).toBe(s.replace(LINE_ALL, escapeCodePoint));
+      expect(fresh.terminalSafe(s, 'document')).toBe(s.replace(DOCUMENT_ALL, escapeCodePoint));
+      expect(JSON.parse(fresh.jsonTerminalSafe(JSON.stringify(s)))).toBe(s);
+    }
+    vi.resetModules();
+    const fresh2 = await import('../../src/text/terminal-safe.js');
+    // Long texts never build the table: every one of these is answered by the classes.
+    for (const s of TEXTS.slice(0x10000)) {
+      const long = `${'p'.repeat(4096)}${s}`;
+      expect(fresh2.terminalSafe(long)).toBe(long.replace(LINE_ALL, escapeCodePoint));
+      expect(fresh2.jsonTerminalSafe(JSON.stringify(long))).toBe(jsonTerminalSafe(JSON.stringify(long)));
+    }
   });
 });
