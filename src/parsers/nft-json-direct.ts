@@ -319,8 +319,8 @@ function isDigit(c: number): boolean {
  * the same order as the chain read eagerly, so spread, JSON and deep equality see no difference.
  */
 function lazyChain(chain: NftChain, get: (this: NftChain) => readonly NftRule[]): NftChain {
-  const keys = Object.keys(chain);
-  const regular = keys.length === 2 || (keys.length === 3 && keys[1] === 'handle');
+  // nft-builder's finishChain: a chain without comment or base is `{name, [handle], rules}`.
+  const regular = chain.comment === undefined && chain.base === undefined;
   const out: { readonly name: string; readonly handle?: number } = regular ? (chain.handle === undefined ? { name: chain.name } : { name: chain.name, handle: chain.handle }) : { ...chain };
   Object.defineProperty(out, 'rules', { get, enumerable: true, configurable: true });
   return out as unknown as NftChain;
@@ -482,6 +482,8 @@ class DirectReader {
   private runBuilt: Uint8Array = new Uint8Array(0);
   private unread = 0;
   private lazyChains: NftChain[] = [];
+  /** Lazy: the run of each chain whose rules are not built yet. */
+  private runOfChain = new Map<NftChain, number>();
   /** Lazy: the walk of the items read after pass 1 (its builder holds only the tables and chains being read). */
   private lateWalker: JsonWalker | undefined;
   /** Lazy pass: the chains of the table of the last rule, in listed order, and where its rules are in it. */
@@ -746,12 +748,22 @@ class DirectReader {
     const t = this.t;
     const table = this.listedTable(t, i + RULE_HEAD.length - 1);
     if (table === undefined) return -1;
-    const family = table.family;
-    const builder = this.walker.builder;
-    let p = stringAt(t, litAt(t, strTo + 1, ', "chain": '));
+    let p = litAt(t, strTo + 1, ', "chain": ');
     if (p < 0) return -1;
-    const chain = this.locatedChain(t, family, table);
-    if (chain === undefined) return -1;
+    // The last rule's chain, compared in place with its closing quote: its name was read from
+    // the text as a string without escapes (every place that sets lastChain does so), so the
+    // text there is that string.
+    const last = this.lastChain;
+    let chain: ChainDraft | undefined;
+    if (last !== undefined && this.lastChainTable === table && t.startsWith(last.name, p + 1) && t.charCodeAt(p + 1 + last.name.length) === 0x22) {
+      chain = last;
+      p += last.name.length + 2;
+    } else {
+      p = stringAt(t, p);
+      if (p < 0) return -1;
+      chain = this.locatedChain(t, table.family, table);
+      if (chain === undefined) return -1;
+    }
     p = intAt(t, litAt(t, p, ', "handle": '));
     if (p >= 0 && t.startsWith(', "comment": ', p)) p = stringAt(t, p + 13);
     p = litAt(t, p, ', "expr": ');
@@ -842,6 +854,7 @@ class DirectReader {
       if (--this.unread === 0) {
         this.texts.clear();
         this.t = '';
+        this.runOfChain.clear();
       }
     }
     Object.defineProperty(chain, 'rules', { value: rules, writable: true, enumerable: true, configurable: true });
@@ -858,7 +871,9 @@ class DirectReader {
   lazyResult(): LazyRead {
     const w = this.walker;
     const runOf = this.runOf;
-    const runOfChain = new WeakMap<NftChain, number>();
+    // A Map, not a WeakMap (ephemerons cost the GC a pass over every entry, a quarter million
+    // on a big node): it is let go with the chains' last read (readRun) or with the reader.
+    const runOfChain = (this.runOfChain = new Map<NftChain, number>());
     const reader = this;
     const get = function (this: NftChain): readonly NftRule[] {
       return reader.readRun(this, runOfChain.get(this) ?? -1);
@@ -888,7 +903,10 @@ class DirectReader {
     this.firstDiagnostics = first;
     this.walker = new JsonWalker(this.origin);
     this.sharer = this.walker.builder.sharer;
-    if (this.unread === 0) this.texts.clear();
+    if (this.unread === 0) {
+      this.texts.clear();
+      runOfChain.clear();
+    }
     Object.defineProperty(ruleset, NFT_READ_STATE, { value: () => this.readState() });
     return {
       ruleset,
