@@ -482,8 +482,6 @@ class DirectReader {
   private runBuilt: Uint8Array = new Uint8Array(0);
   private unread = 0;
   private lazyChains: NftChain[] = [];
-  /** Lazy: the run of each chain whose rules are not built yet. */
-  private runOfChain = new Map<NftChain, number>();
   /** Lazy: the walk of the items read after pass 1 (its builder holds only the tables and chains being read). */
   private lateWalker: JsonWalker | undefined;
   /** Lazy pass: the chains of the table of the last rule, in listed order, and where its rules are in it. */
@@ -720,6 +718,7 @@ class DirectReader {
   /** Forgets the table {@link listedTable} compares in place (the walk is about to read an item). */
   private forgetHead(): void {
     this.headTable = undefined;
+    this.headBuilder = undefined;
   }
 
   /** A regular chain of a listed table (`{"chain": {"family", "table", "name", "handle"}}`): its end, or -1. */
@@ -854,7 +853,6 @@ class DirectReader {
       if (--this.unread === 0) {
         this.texts.clear();
         this.t = '';
-        this.runOfChain.clear();
       }
     }
     Object.defineProperty(chain, 'rules', { value: rules, writable: true, enumerable: true, configurable: true });
@@ -871,9 +869,7 @@ class DirectReader {
   lazyResult(): LazyRead {
     const w = this.walker;
     const runOf = this.runOf;
-    // A Map, not a WeakMap (ephemerons cost the GC a pass over every entry, a quarter million
-    // on a big node): it is let go with the chains' last read (readRun) or with the reader.
-    const runOfChain = (this.runOfChain = new Map<NftChain, number>());
+    const runOfChain = new WeakMap<NftChain, number>();
     const reader = this;
     const get = function (this: NftChain): readonly NftRule[] {
       return reader.readRun(this, runOfChain.get(this) ?? -1);
@@ -898,15 +894,14 @@ class DirectReader {
     this.orderTable = undefined;
     this.lastChain = undefined;
     this.lastChainTable = undefined;
+    this.headTable = undefined;
+    this.headBuilder = undefined;
     this.values.fill(undefined);
     const first = w.diagnostics;
     this.firstDiagnostics = first;
     this.walker = new JsonWalker(this.origin);
     this.sharer = this.walker.builder.sharer;
-    if (this.unread === 0) {
-      this.texts.clear();
-      runOfChain.clear();
-    }
+    if (this.unread === 0) this.texts.clear();
     Object.defineProperty(ruleset, NFT_READ_STATE, { value: () => this.readState() });
     return {
       ruleset,
