@@ -23,7 +23,8 @@ import type { Diagnostic } from '../model/diagnostics.js';
 import type { NftChain, NftElement, NftExpr, NftFamily, NftMatchOp, NftMetainfo, NftRule, NftRuleset, NftStatement, NftValueExpr, NftVerdictKind } from '../model/nftables.js';
 import type { RulesetReadState } from '../model/iptables-facts.js';
 import { NFT_READ_STATE } from '../model/nft-facts.js';
-import type { ChainDraft, TableDraft } from './nft-builder.js';
+import type { ChainDraft, RulesetBuilder, TableDraft } from './nft-builder.js';
+import { flatSlice } from '../flat-string.js';
 import { EMPTY_LIST, type NftSharer } from './nft-share.js';
 import { quoteBigCounters } from './nft-json-batches.js';
 import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
@@ -86,7 +87,7 @@ export interface LazyRead {
  * {@link readNftJsonDirect} that only locates each rule (its chain, its span in the text,
  * the item's JSON checked by a syntax scan) and builds a chain's rules when its `rules` is
  * first read: the text is kept until every chain is read. Returns `'eager'` when the text
- * holds a shape this pass does not keep apart (a backslash or control character, a rule item
+ * holds a shape this pass does not keep apart (an escape in a rule's strings, a rule item
  * not in nft's printed key order, a rule of a chain not listed, `add`/`insert`/`flush`/…
  * commands): the caller then reads it with {@link readNftJsonDirect}; `undefined` as that
  * reader (not nft -j output of this shape: the one-shot parse decides). `packChars`: the kept
@@ -158,12 +159,6 @@ export function joinedChars(): number {
 /** Slots of the word cache (a power of two, less one). */
 const WORD_SLOTS_MASK = 4095;
 
-/**
- * A character the lazy pass does not read past: an escape or a control character (its
- * strings are then not `"` to `"`); nft prints neither outside comments it was given.
- */
-const LAZY_UNSAFE = /[\\\x00-\x1f]/;
-const NOT_JSON_SPACE = /[^ \t\n\r]/;
 
 /** Item kinds the tree walk reads that add rules or change chains: the lazy pass leaves such a text to the eager reader. */
 const LAZY_STOP: ReadonlySet<string | undefined> = new Set(['rule', 'add', 'create', 'insert', 'delete', 'destroy', 'flush', 'replace', 'list', 'reset', 'rename']);
@@ -182,8 +177,8 @@ const AFTER = 5;
 
 /**
  * The end of the JSON value at `p` (RFC 8259 syntax, checked whole: what `JSON.parse` would
- * accept), for text without escapes or control characters (the lazy pass checks each piece
- * for them): -1 when the text ends inside it, is not JSON there, or nests deeper than
+ * accept) whose strings hold no escape or control character: -1 when the text ends inside
+ * it, is not JSON there, holds such a string ({@link plainStringEnd}), or nests deeper than
  * {@link MAX_SCAN_DEPTH} (the caller then hands the item to the path that says why).
  */
 function jsonEnd(t: string, p: number): number {
@@ -213,9 +208,8 @@ function jsonEnd(t: string, p: number): number {
           break;
         }
         if (c === 0x22) {
-          const e = t.indexOf('"', q + 1);
-          if (e < 0) return -1;
-          q = e + 1;
+          q = plainStringEnd(t, q);
+          if (q < 0) return -1;
         } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
           q = numberEnd(t, q);
           if (q < 0) return -1;
@@ -228,9 +222,8 @@ function jsonEnd(t: string, p: number): number {
       case KEY:
       case KEY_OR_CLOSE:
         if (c === 0x22) {
-          const e = t.indexOf('"', q + 1);
-          if (e < 0) return -1;
-          q = e + 1;
+          q = plainStringEnd(t, q);
+          if (q < 0) return -1;
           state = COLON;
           continue;
         }
@@ -266,6 +259,23 @@ function jsonEnd(t: string, p: number): number {
       state = AFTER;
     }
   }
+}
+
+/**
+ * The end (after the closing quote) of the string whose opening quote is at `p`, for a string
+ * without escapes or control characters (nft prints neither outside comments it was given):
+ * -1 at a backslash, a control character or the end of the text (the item then goes to the
+ * path that reads escapes, or says why the text is not JSON). A loop, not `indexOf`: nft's
+ * strings are a few characters long, and every character is checked on the way.
+ */
+function plainStringEnd(t: string, p: number): number {
+  const n = t.length;
+  for (let q = p + 1; q < n; q++) {
+    const c = t.charCodeAt(q);
+    if (c === 0x22) return q + 1;
+    if (c === 0x5c || c < 0x20) return -1;
+  }
+  return -1;
 }
 
 /** The end of the JSON number at `p` (`-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`), -1 when it is not one or the text ends in it. */
@@ -309,8 +319,8 @@ function isDigit(c: number): boolean {
  * the same order as the chain read eagerly, so spread, JSON and deep equality see no difference.
  */
 function lazyChain(chain: NftChain, get: (this: NftChain) => readonly NftRule[]): NftChain {
-  const keys = Object.keys(chain);
-  const regular = keys.length === 2 || (keys.length === 3 && keys[1] === 'handle');
+  // nft-builder's finishChain: a chain without comment or base is `{name, [handle], rules}`.
+  const regular = chain.comment === undefined && chain.base === undefined;
   const out: { readonly name: string; readonly handle?: number } = regular ? (chain.handle === undefined ? { name: chain.name } : { name: chain.name, handle: chain.handle }) : { ...chain };
   Object.defineProperty(out, 'rules', { get, enumerable: true, configurable: true });
   return out as unknown as NftChain;
@@ -454,8 +464,6 @@ class DirectReader {
   private readonly stmts: NftStatement[] = [];
   /** Lazy pass: set when the text holds a shape it does not keep apart (the eager reader then reads it). */
   abandoned = false;
-  /** Lazy pass: only JSON spaces may follow (a piece ended in them). */
-  private spaceTail = false;
   /**
    * Lazy pass: every text fed (rules are read from them later); per located rule its text,
    * start and item index (`spanText`, `spanStart`, `spanItem`, `spanCount` used); per run of
@@ -483,6 +491,10 @@ class DirectReader {
   private cursor = -1;
   private firstDiagnostics: readonly Diagnostic[] = [];
   private lastReadState: RulesetReadState | undefined;
+  /** {@link listedTable}: the text from the family's quote to the table name's closing quote last found, its table and builder. */
+  private headText = '';
+  private headTable: TableDraft | undefined;
+  private headBuilder: RulesetBuilder | undefined;
 
   constructor(
     origin: string,
@@ -549,15 +561,7 @@ class DirectReader {
       this.nextPiece = piece;
       this.headRest = rest.length;
     }
-    if (this.lazy && !this.abandoned) {
-      if (this.spaceTail && NOT_JSON_SPACE.test(piece)) this.abandoned = true;
-      const odd = LAZY_UNSAFE.exec(piece);
-      if (odd !== null) {
-        if (NOT_JSON_SPACE.test(piece.slice(odd.index))) this.abandoned = true;
-        else this.spaceTail = true;
-      }
-      this.texts.push(this.t);
-    }
+    if (this.lazy && !this.abandoned) this.texts.push(this.t);
   }
 
   /**
@@ -671,6 +675,7 @@ class DirectReader {
       this.abandoned = true;
       return -2;
     }
+    this.forgetHead();
     this.walker.itemAt(item, this.index);
     return end;
   }
@@ -684,10 +689,36 @@ class DirectReader {
     return family;
   }
 
-  /** `{"family": "F", "table": "T", ` from `p`: the listed table it names (its name in strFrom/strTo), or undefined. */
+  /**
+   * `{"family": "F", "table": "T", ` from `p`: the listed table it names (its name in
+   * strFrom/strTo), or undefined. nft prints a table's chains, then its rules, one after
+   * another: the text from the family's quote to the table name's closing quote is compared
+   * in place with the last one found (its own flat copy; a table found by the builder now is
+   * the same draft until the walk reads an item, which may delete or add tables: see
+   * {@link forgetHead}).
+   */
   private listedTable(t: string, p: number): TableDraft | undefined {
+    const head = this.headText;
+    if (this.headTable !== undefined && this.headBuilder === this.walker.builder && t.startsWith(head, p)) {
+      strTo = p + head.length - 1;
+      strFrom = strTo - this.headTable.name.length;
+      return this.headTable;
+    }
     const family = this.familyAndTable(t, p);
-    return family === undefined ? undefined : this.walker.builder.findTable(family, this.word(strFrom, strTo));
+    if (family === undefined) return undefined;
+    const table = this.walker.builder.findTable(family, this.word(strFrom, strTo));
+    if (table !== undefined) {
+      this.headText = flatSlice(t, p, strTo + 1);
+      this.headTable = table;
+      this.headBuilder = this.walker.builder;
+    }
+    return table;
+  }
+
+  /** Forgets the table {@link listedTable} compares in place (the walk is about to read an item). */
+  private forgetHead(): void {
+    this.headTable = undefined;
+    this.headBuilder = undefined;
   }
 
   /** A regular chain of a listed table (`{"chain": {"family", "table", "name", "handle"}}`): its end, or -1. */
@@ -716,12 +747,22 @@ class DirectReader {
     const t = this.t;
     const table = this.listedTable(t, i + RULE_HEAD.length - 1);
     if (table === undefined) return -1;
-    const family = table.family;
-    const builder = this.walker.builder;
-    let p = stringAt(t, litAt(t, strTo + 1, ', "chain": '));
+    let p = litAt(t, strTo + 1, ', "chain": ');
     if (p < 0) return -1;
-    const chain = this.locatedChain(t, family, table);
-    if (chain === undefined) return -1;
+    // The last rule's chain, compared in place with its closing quote: its name was read from
+    // the text as a string without escapes (every place that sets lastChain does so), so the
+    // text there is that string.
+    const last = this.lastChain;
+    let chain: ChainDraft | undefined;
+    if (last !== undefined && this.lastChainTable === table && t.startsWith(last.name, p + 1) && t.charCodeAt(p + 1 + last.name.length) === 0x22) {
+      chain = last;
+      p += last.name.length + 2;
+    } else {
+      p = stringAt(t, p);
+      if (p < 0) return -1;
+      chain = this.locatedChain(t, table.family, table);
+      if (chain === undefined) return -1;
+    }
     p = intAt(t, litAt(t, p, ', "handle": '));
     if (p >= 0 && t.startsWith(', "comment": ', p)) p = stringAt(t, p + 13);
     p = litAt(t, p, ', "expr": ');
@@ -803,6 +844,7 @@ class DirectReader {
         const start = this.spanStart[k]!;
         if (this.rule(start) >= 0) continue;
         // Checked JSON, so the parse does not throw; the walk says what the fast path does not read.
+        this.forgetHead();
         walker.itemAt(JSON.parse(quoteBigCounters(t.slice(start, valueEnd(t, start)))), this.spanItem[k]!);
       }
       rules = draft.rules.slice();
@@ -852,6 +894,8 @@ class DirectReader {
     this.orderTable = undefined;
     this.lastChain = undefined;
     this.lastChainTable = undefined;
+    this.headTable = undefined;
+    this.headBuilder = undefined;
     this.values.fill(undefined);
     const first = w.diagnostics;
     this.firstDiagnostics = first;
