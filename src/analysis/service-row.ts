@@ -159,22 +159,62 @@ const recent = new Map<CompactServiceRow, readonly EndpointRow[]>();
 const RECENT_MAX = 64;
 
 /**
- * A {@link ServiceRow} that derives its fields from the objects it references.
- * `slices` are the Service's EndpointSlices sorted by name (one slice held bare);
- * `addressList` the endpoint addresses in row order (see {@link sortedAddresses});
- * `endpointPods` the Pod of each endpoint (natural order), undefined when none is known;
- * `selected` the Pods the selector matches, by name (null: no selector or no Pods known).
+ * A row's references besides its Service. `slices` are the Service's EndpointSlices sorted
+ * by name (one slice held bare); `addressList` the endpoint addresses in row order (see
+ * {@link sortedAddresses}); `endpointPods` the Pod of each endpoint (natural order),
+ * undefined when none is known; `selected` the Pods the selector matches, by name (null: no
+ * selector or no Pods known).
+ */
+export interface RowParts {
+  readonly slices: EndpointSlice | readonly EndpointSlice[];
+  readonly order: EndpointOrder;
+  readonly addressList: readonly string[];
+  readonly endpointPods: readonly (Pod | undefined)[] | undefined;
+  readonly selected: readonly Pod[] | null;
+}
+
+/**
+ * Derives the {@link RowParts} of one Service of a view (src/analysis/service-view.ts): one
+ * per view, shared by its rows, so a row not read yet holds no parts of its own.
+ */
+export interface RowPartsMaker {
+  partsOf(service: Service): RowParts;
+}
+
+function isMaker(m: RowParts | RowPartsMaker): m is RowPartsMaker {
+  return typeof (m as Partial<RowPartsMaker>).partsOf === 'function';
+}
+
+/**
+ * A {@link ServiceRow} that derives its fields from the objects it references: its Service
+ * and its {@link RowParts}, given or made by the view's {@link RowPartsMaker} when first read.
  */
 export class CompactServiceRow implements ServiceRow {
+  /** The row's parts, or the view's maker until first read. */
+  private made: RowParts | RowPartsMaker;
+
   constructor(
     readonly service: Service,
-    private readonly sliceRefs: EndpointSlice | readonly EndpointSlice[],
-    private readonly order: EndpointOrder,
-    private readonly addressList: readonly string[],
-    private readonly endpointPods: readonly (Pod | undefined)[] | undefined,
-    private readonly selected: readonly Pod[] | null,
+    parts: RowParts | RowPartsMaker,
     private readonly context: RowContext,
-  ) {}
+  ) {
+    this.made = parts;
+  }
+
+  /** The parts, derived on first read (a frame reads ~40 rows of 25,000). */
+  private get parts(): RowParts {
+    const m = this.made;
+    if (!isMaker(m)) return m;
+    const parts = m.partsOf(this.service);
+    this.made = parts;
+    return parts;
+  }
+
+  private get sliceRefs(): EndpointSlice | readonly EndpointSlice[] { return this.parts.slices; }
+  private get order(): EndpointOrder { return this.parts.order; }
+  private get addressList(): readonly string[] { return this.parts.addressList; }
+  private get endpointPods(): readonly (Pod | undefined)[] | undefined { return this.parts.endpointPods; }
+  private get selected(): readonly Pod[] | null { return this.parts.selected; }
 
   get namespace(): string { return this.service.meta.namespace; }
   get name(): string { return this.service.meta.name; }

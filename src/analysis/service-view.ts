@@ -20,6 +20,7 @@ import type {
   EndpointPort,
   EndpointSlice,
   Pod,
+  Service,
   Protocol,
 } from '../model/k8s.js';
 import { isReady } from '../model/k8s.js';
@@ -27,6 +28,8 @@ import {
   addressSortKey,
   byText,
   CompactServiceRow,
+  type RowParts,
+  type RowPartsMaker,
   rowSource,
   endpointOrder,
   naturalAddresses,
@@ -102,46 +105,98 @@ const viewCache = new WeakMap<ApiObjects, Map<string | undefined, ServiceView>>(
 /** Shared by every row without slices or selected Pods. */
 const NONE: readonly never[] = [];
 
-function computeServiceView(objects: ApiObjects, options: ServiceViewOptions): ServiceView {
-  const pods = new Map(objects.pods.map((p) => [`${p.meta.namespace}/${p.meta.name}`, p]));
-  // Pods by namespace and label (`ns`, `key=value`), in input order: a selector is matched
-  // only against the Pods of its namespace that carry its first label.
-  const podsByLabel = new Map<string, Pod[]>();
-  for (const p of objects.pods) {
-    for (const [k, v] of Object.entries(p.meta.labels)) {
-      const key = labelKey(p.meta.namespace, k, v);
-      const list = podsByLabel.get(key);
-      if (list) list.push(p);
-      else podsByLabel.set(key, [p]);
-    }
+/**
+ * The per-Service parts of one view's rows ({@link RowParts}), made when a row is first read.
+ * The Pod lookups are built on the first part that needs them and dropped, with the slice
+ * grouping, once every row has its parts.
+ */
+class ViewRowParts implements RowPartsMaker {
+  private slicesOf: Map<string, EndpointSlice[]> | null;
+  private pods: { readonly byName: ReadonlyMap<string, Pod>; readonly byLabel: ReadonlyMap<string, readonly Pod[]> } | null = null;
+  private left: number;
+
+  constructor(private readonly objects: ApiObjects, rows: number) {
+    this.slicesOf = slicesByService(objects.endpointSlices);
+    this.left = rows;
   }
-  const nodes = new Map(objects.nodes.map((n) => [n.meta.name, n]));
-  const slicesOf = slicesByService(objects.endpointSlices);
-  const podsKnown = objects.pods.length > 0;
-  const services = servicesInRowOrder(objects.services);
-  const context: RowContext = { nodes, viewed: options.nodeName };
-  // Rows keep references and the endpoint order only; their fields are derived when read.
-  const rows = services.map((svc): ServiceRow => {
-    const found = slicesOf.get(formatServiceRef(svc.meta));
+
+  partsOf(svc: Service): RowParts {
+    const podsKnown = this.objects.pods.length > 0;
+    const found = this.slicesOf?.get(formatServiceRef(svc.meta));
     const slices: readonly EndpointSlice[] = found ? found.sort((a, b) => byText(a.meta.name, b.meta.name)) : NONE;
     const natural = naturalAddresses(slices);
     const order = endpointOrder(natural);
+    const pods = podsKnown ? (this.pods ??= podLookups(this.objects.pods)) : null;
     let endpointPods: (Pod | undefined)[] | undefined;
-    if (podsKnown) {
-      const list = slices.flatMap((s) => s.endpoints.map((e) => podOf(e.targetRef, s.meta.namespace, pods)));
+    if (pods) {
+      const list = slices.flatMap((s) => s.endpoints.map((e) => podOf(e.targetRef, s.meta.namespace, pods.byName)));
       if (list.some((p) => p !== undefined)) endpointPods = list;
     }
     const selector = selectorOf(svc);
-    const matched = selector && podsKnown ? candidates(podsByLabel, svc.meta.namespace, selector).filter((p) => matches(selector, p.meta.labels)) : null;
+    const matched = selector && pods ? candidates(pods.byLabel, svc.meta.namespace, selector).filter((p) => matches(selector, p.meta.labels)) : null;
     const selected = matched && (matched.length === 0 ? NONE : matched.sort((a, b) => byText(a.meta.name, b.meta.name)));
-    return new CompactServiceRow(svc, slices.length === 1 ? slices[0]! : slices, order, sortedAddresses(natural, order), endpointPods, selected, context);
-  });
-  const known = new Set(services.map((s) => formatServiceRef(s.meta)));
-  const orphanSlices = objects.endpointSlices
-    .filter((s) => s.serviceName === undefined || !known.has(`${s.meta.namespace}/${s.serviceName}`))
-    .map((s) => ({ namespace: s.meta.namespace, name: s.meta.name, serviceName: s.serviceName }))
-    .sort((a, b) => byText(a.namespace, b.namespace) || byText(a.name, b.name));
-  return { nodeName: options.nodeName, podsKnown, rows, orphanSlices };
+    if (--this.left === 0) {
+      this.slicesOf = null;
+      this.pods = null;
+    }
+    return { slices: slices.length === 1 ? slices[0]! : slices, order, addressList: sortedAddresses(natural, order), endpointPods, selected };
+  }
+}
+
+/** The Pods by `namespace/name`, and by namespace and label (`ns`, `key=value`) in input order. */
+function podLookups(list: readonly Pod[]): { byName: Map<string, Pod>; byLabel: Map<string, Pod[]> } {
+  const byName = new Map(list.map((p) => [`${p.meta.namespace}/${p.meta.name}`, p]));
+  // A selector is matched only against the Pods of its namespace that carry its first label.
+  const byLabel = new Map<string, Pod[]>();
+  for (const p of list) {
+    for (const [k, v] of Object.entries(p.meta.labels)) {
+      const key = labelKey(p.meta.namespace, k, v);
+      const found = byLabel.get(key);
+      if (found) found.push(p);
+      else byLabel.set(key, [p]);
+    }
+  }
+  return { byName, byLabel };
+}
+
+/**
+ * The view with each row's parts made when the row is first read and `orphanSlices` when
+ * first read: a frame of the Services pane reads ~40 rows of 25,000. Equal to
+ * {@link computeServiceViewWhole} (test/unit/service-view-lazy.test.ts).
+ */
+function computeServiceView(objects: ApiObjects, options: ServiceViewOptions, whole = false): ServiceView {
+  const podsKnown = objects.pods.length > 0;
+  const services = servicesInRowOrder(objects.services);
+  const context: RowContext = { nodes: new Map(objects.nodes.map((n) => [n.meta.name, n])), viewed: options.nodeName };
+  const maker = new ViewRowParts(objects, services.length);
+  // Rows keep references and the endpoint order only; their fields are derived when read.
+  const rows = services.map((svc): ServiceRow => new CompactServiceRow(svc, whole ? maker.partsOf(svc) : maker, context));
+  const orphans = () => {
+    const known = new Set(services.map((s) => formatServiceRef(s.meta)));
+    return objects.endpointSlices
+      .filter((s) => s.serviceName === undefined || !known.has(`${s.meta.namespace}/${s.serviceName}`))
+      .map((s) => ({ namespace: s.meta.namespace, name: s.meta.name, serviceName: s.serviceName }))
+      .sort((a, b) => byText(a.namespace, b.namespace) || byText(a.name, b.name));
+  };
+  if (whole) return { nodeName: options.nodeName, podsKnown, rows, orphanSlices: orphans() };
+  let orphanSlices: ServiceView['orphanSlices'] | undefined;
+  return {
+    nodeName: options.nodeName,
+    podsKnown,
+    rows,
+    get orphanSlices() {
+      return (orphanSlices ??= orphans());
+    },
+  };
+}
+
+/**
+ * The view with every row's parts and the orphan slices made at once (the way every view was
+ * built before the parts were made on first read): the reference the tests compare
+ * {@link buildServiceView} with. Not cached.
+ */
+export function computeServiceViewWhole(objects: ApiObjects, options: ServiceViewOptions = {}): ServiceView {
+  return computeServiceView(objects, options, true);
 }
 
 // ---- facts ----------------------------------------------------------------------------------
