@@ -22,11 +22,15 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class TmuxProgram {
   private constructor(readonly name: string, readonly startedAt: number) {}
 
-  /** Starts `command` (a shell command line) in a `cols`×`rows` terminal; throws when tmux refuses. */
+  /**
+   * Starts `command` (a shell command line) in a `cols`×`rows` terminal; throws when tmux refuses.
+   * `CI=false`: a tmux server started under CI passes `CI` on, and Ink then draws only the last
+   * frame (is-in-ci) — the screen would stay blank until the program exits.
+   */
   static start(name: string, command: string, cols = 120, rows = 40): TmuxProgram {
     tmux('kill-session', '-t', name);
     const startedAt = performance.now();
-    const r = tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), command);
+    const r = tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), `env CI=false ${command}`);
     if (r.status !== 0) throw new Error(`tmux new-session failed: ${r.stderr}`);
     return new TmuxProgram(name, startedAt);
   }
