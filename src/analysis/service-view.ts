@@ -162,7 +162,7 @@ function podLookups(list: readonly Pod[]): { byName: Map<string, Pod>; byLabel: 
 /**
  * The view with each row's parts made when the row is first read and `orphanSlices` when
  * first read: a frame of the Services pane reads ~40 rows of 25,000. Equal to
- * {@link computeServiceViewWhole} (test/unit/service-view-lazy.test.ts).
+ * {@link computeServiceViewWhole} (test/ui/services-first-frame.test.tsx).
  */
 function computeServiceView(objects: ApiObjects, options: ServiceViewOptions, whole = false): ServiceView {
   const podsKnown = objects.pods.length > 0;
