@@ -29,8 +29,16 @@ export class TmuxProgram {
    */
   static start(name: string, command: string, cols = 120, rows = 40): TmuxProgram {
     tmux('kill-session', '-t', name);
-    const startedAt = performance.now();
-    const r = tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), `env CI=false ${command}`);
+    let startedAt = performance.now();
+    let r = tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), `env CI=false ${command}`);
+    // A new client can reach a server that is exiting because its last session was just
+    // killed ("server exited unexpectedly"): that race is tmux's, so try again.
+    for (let retry = 0; r.status !== 0 && retry < 5; retry++) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+      tmux('kill-session', '-t', name);
+      startedAt = performance.now();
+      r = tmux('new-session', '-d', '-s', name, '-x', String(cols), '-y', String(rows), `env CI=false ${command}`);
+    }
     if (r.status !== 0) throw new Error(`tmux new-session failed: ${r.stderr}`);
     return new TmuxProgram(name, startedAt);
   }

@@ -38,7 +38,16 @@ export class TmuxSession {
    * reads CI and CI_* variables), and a tmux server started by the test inherits them.
    */
   start(command: string, width: number, height: number): number | null {
-    return this.tmux('new-session', '-d', '-s', this.name, '-x', String(width), '-y', String(height), `env CI=false ${command}`).status;
+    let r = this.tmux('new-session', '-d', '-s', this.name, '-x', String(width), '-y', String(height), `env CI=false ${command}`);
+    // A new client can reach a server that is exiting because the previous test killed its
+    // last session ("server exited unexpectedly"): that race is tmux's, so try again.
+    for (let retry = 0; r.status !== 0 && retry < 5; retry++) {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+      this.kill();
+      r = this.tmux('new-session', '-d', '-s', this.name, '-x', String(width), '-y', String(height), `env CI=false ${command}`);
+    }
+    if (r.status !== 0) console.error(`tmux new-session ${this.name} failed (${r.status}): ${r.stderr}`);
+    return r.status;
   }
 
   /** The screen as text. */
