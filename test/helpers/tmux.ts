@@ -2,7 +2,7 @@
  * Driving the real binary in a real terminal (tmux) for end-to-end tests: start it in
  * a detached session of a given size, type keys like a user, and wait for the screen.
  */
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../../src/paths.js';
@@ -22,6 +22,24 @@ export function tmuxAvailable(what: string): boolean {
   return ok;
 }
 
+/**
+ * `tmux [tmuxArgs] new-session -d -s name -x width -y height command`, tried again (up to 5
+ * times, 200 ms apart) when it fails: a new client can reach a server that is exiting because
+ * the last session was just killed ("server exited unexpectedly", about 1 start in 300 here).
+ * Returns the last try's result; a failure's stderr is printed.
+ */
+export function newTmuxSession(name: string, width: number, height: number, command: string, tmuxArgs: readonly string[] = []): SpawnSyncReturns<string> {
+  const run = () => spawnSync('tmux', [...tmuxArgs, 'new-session', '-d', '-s', name, '-x', String(width), '-y', String(height), command], { encoding: 'utf8' });
+  let r = run();
+  for (let retry = 0; r.status !== 0 && retry < 5; retry++) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    spawnSync('tmux', [...tmuxArgs, 'kill-session', '-t', name]);
+    r = run();
+  }
+  if (r.status !== 0) console.error(`tmux new-session ${name} failed (${r.status}): ${r.stderr}`);
+  return r;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One tmux session running one command. */
@@ -38,16 +56,7 @@ export class TmuxSession {
    * reads CI and CI_* variables), and a tmux server started by the test inherits them.
    */
   start(command: string, width: number, height: number): number | null {
-    let r = this.tmux('new-session', '-d', '-s', this.name, '-x', String(width), '-y', String(height), `env CI=false ${command}`);
-    // A new client can reach a server that is exiting because the previous test killed its
-    // last session ("server exited unexpectedly"): that race is tmux's, so try again.
-    for (let retry = 0; r.status !== 0 && retry < 5; retry++) {
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
-      this.kill();
-      r = this.tmux('new-session', '-d', '-s', this.name, '-x', String(width), '-y', String(height), `env CI=false ${command}`);
-    }
-    if (r.status !== 0) console.error(`tmux new-session ${this.name} failed (${r.status}): ${r.stderr}`);
-    return r.status;
+    return newTmuxSession(this.name, width, height, `env CI=false ${command}`).status;
   }
 
   /** The screen as text. */

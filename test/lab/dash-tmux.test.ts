@@ -18,6 +18,7 @@ import { dashSample, DashHistory, HISTORY_POINTS, type DashSample } from '../../
 import { packageRoot } from '../../src/paths.js';
 import { labAvailable } from '../helpers/lab.js';
 import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
+import { newTmuxSession } from '../helpers/tmux.js';
 import { labDown, labUp, sendHttp } from './lab.js';
 
 const binary = path.join(packageRoot(), 'dist', 'bin', 'nodescope.js');
@@ -38,7 +39,7 @@ function tmuxAvailable(): boolean {
 function startDash(name: string, args: string, after = ''): () => string {
   const session = `${name}-${process.pid}`;
   sessions.push(session);
-  const started = tmux('new-session', '-d', '-s', session, '-x', '120', '-y', '36', `LANG=C.UTF-8 node ${binary} dash ${args} --lang en${after}`);
+  const started = newTmuxSession(session, 120, 36, `LANG=C.UTF-8 node ${binary} dash ${args} --lang en${after}`);
   expect(started.status).toBe(0);
   return () => tmux('capture-pane', '-p', '-t', session).stdout;
 }
