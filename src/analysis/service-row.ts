@@ -112,7 +112,7 @@ export function endpointOrder(addresses: readonly string[]): EndpointOrder {
   const values: number[] = [];
   let sorted = true;
   for (let i = 0; i < n; i++) {
-    const v = ipv4Number(addresses[i]!);
+    const v = dottedQuadValue(addresses[i]!);
     if (v < 0) return endpointOrderByKeys(addresses);
     if (i > 0 && values[i - 1]! > v) sorted = false;
     values.push(v);
@@ -149,7 +149,7 @@ function packOrder(idx: number[]): EndpointOrder {
  * one number in base 1000, so numbers order as those keys do (each part is zero-padded to
  * three digits there); -1 for any other text.
  */
-function ipv4Number(address: string): number {
+function dottedQuadValue(address: string): number {
   let value = 0;
   let start = 0;
   for (let part = 0; part < 4; part++) {
