@@ -101,21 +101,73 @@ export function naturalAddresses(slices: readonly EndpointSlice[]): string[] {
 
 /**
  * The {@link EndpointOrder} of `addresses` (natural order): by {@link addressSortKey}, ties
- * in natural order — which is slice-name order, since the slices are sorted by name.
+ * in natural order — which is slice-name order, since the slices are sorted by name. A list of
+ * dotted quads only is ordered by their numbers (the same order, without a key text per
+ * address); any other list by the keys ({@link endpointOrderByKeys}, its reference in
+ * test/unit/endpoint-order.test.ts).
  */
 export function endpointOrder(addresses: readonly string[]): EndpointOrder {
+  const n = addresses.length;
+  if (n < 2) return undefined;
+  const values: number[] = [];
+  let sorted = true;
+  for (let i = 0; i < n; i++) {
+    const v = dottedQuadValue(addresses[i]!);
+    if (v < 0) return endpointOrderByKeys(addresses);
+    if (i > 0 && values[i - 1]! > v) sorted = false;
+    values.push(v);
+  }
+  if (sorted) return undefined;
+  return packOrder(Array.from({ length: n }, (_, i) => i).sort((a, b) => values[a]! - values[b]! || a - b));
+}
+
+/**
+ * {@link endpointOrder} by the {@link addressSortKey} texts, for any list (IPv6, FQDN, odd
+ * texts): the way every order was made before dotted quads were ordered by number.
+ */
+export function endpointOrderByKeys(addresses: readonly string[]): EndpointOrder {
   const n = addresses.length;
   if (n < 2) return undefined;
   const keys = addresses.map(addressSortKey);
   let sorted = true;
   for (let i = 1; i < n && sorted; i++) sorted = keys[i - 1]! <= keys[i]!;
   if (sorted) return undefined;
-  const idx = Array.from({ length: n }, (_, i) => i).sort((a, b) => byText(keys[a]!, keys[b]!) || a - b);
-  if (n > 0xffff) return idx;
+  return packOrder(Array.from({ length: n }, (_, i) => i).sort((a, b) => byText(keys[a]!, keys[b]!) || a - b));
+}
+
+/** Sorted positions as an {@link EndpointOrder}: one char code each, or the numbers past 65,535. */
+function packOrder(idx: number[]): EndpointOrder {
+  if (idx.length > 0xffff) return idx;
   let out = '';
   // In chunks: fromCharCode's arguments go on the stack.
-  for (let i = 0; i < n; i += 4096) out += String.fromCharCode(...idx.slice(i, i + 4096));
+  for (let i = 0; i < idx.length; i += 4096) out += String.fromCharCode(...idx.slice(i, i + 4096));
   return out;
+}
+
+/**
+ * The four parts of a dotted quad of 1–3 digit parts (what {@link ipv4Key} accepts) read as
+ * one number in base 1000, so numbers order as those keys do (each part is zero-padded to
+ * three digits there); -1 for any other text.
+ */
+function dottedQuadValue(address: string): number {
+  let value = 0;
+  let start = 0;
+  for (let part = 0; part < 4; part++) {
+    let end = start;
+    let n = 0;
+    while (end < address.length && end - start < 4) {
+      const c = address.charCodeAt(end);
+      if (c < 48 || c > 57) break;
+      n = n * 10 + (c - 48);
+      end++;
+    }
+    const len = end - start;
+    if (len < 1 || len > 3) return -1;
+    if (part < 3 ? address.charCodeAt(end) !== 46 : end !== address.length) return -1;
+    value = value * 1000 + n;
+    start = end + 1;
+  }
+  return value;
 }
 
 /**

@@ -30,8 +30,24 @@ import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
 
 function trafficJson(tr: TrafficExpectation | null) {
   if (tr === null) return null;
-  const ep = (e: TrafficExpectation['endpoints'][number]) => ({ endpoint: e.hostPort, nodeName: e.nodeName ?? null, reasons: e.reasons.map((r) => r.text) });
-  return { policy: tr.policy, verdict: tr.verdict, endpoints: tr.endpoints.map(ep), excluded: tr.excluded.map(ep), reasons: tr.reasons.map((r) => r.text) };
+  return { policy: tr.policy, verdict: tr.verdict, endpoints: tr.endpoints.map(endpointUseJson), excluded: tr.excluded.map(endpointUseJson), reasons: tr.reasons.map((r) => r.text) };
+}
+
+/**
+ * The texts of the last reason list seen, by identity: the lists of the common reasons are
+ * shared by every endpoint that has them (src/analysis/node-expectation.ts `USED`), so the
+ * endpoints of a traffic mostly share one array of texts (JSON prints a shared array as often
+ * as it is referenced).
+ */
+let lastReasons: readonly Reason[] | undefined;
+let lastReasonTexts: readonly string[] = [];
+
+function endpointUseJson(e: TrafficExpectation['endpoints'][number]) {
+  if (e.reasons !== lastReasons) {
+    lastReasons = e.reasons;
+    lastReasonTexts = e.reasons.map((r) => r.text);
+  }
+  return { endpoint: e.hostPort, nodeName: e.nodeName ?? null, reasons: lastReasonTexts };
 }
 
 function expectationJson(e: ServiceExpectation) {
@@ -98,6 +114,8 @@ function endpointCount(lang: Lang, n: number): string {
 }
 
 function serviceJson(r: ServiceRow, e: ServiceExpectation) {
+  let portsOf: ServiceRow['endpoints'][number]['ports'] | undefined;
+  let portsJson: { name: string; protocol: string; port: number | null }[] = [];
   return {
     namespace: r.namespace,
     name: r.name,
@@ -105,16 +123,23 @@ function serviceJson(r: ServiceRow, e: ServiceExpectation) {
     clusterIPs: r.headless ? ['None'] : r.clusterIPs,
     externalName: r.externalName ?? null,
     ports: r.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port, targetPort: p.targetPort, nodePort: p.nodePort ?? null, endpointPorts: p.endpointPorts })),
-    endpoints: r.endpoints.map((e) => ({
-      address: e.address,
-      ports: e.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port })),
-      ready: e.ready,
-      serving: e.serving,
-      terminating: e.terminating,
-      nodeName: e.nodeName ?? null,
-      zone: e.zone ?? null,
-      onNode: e.onNode,
-    })),
+    endpoints: r.endpoints.map((e) => {
+      // A slice's endpoints share its port list (src/analysis/service-row.ts): its JSON objects are made once.
+      if (e.ports !== portsOf) {
+        portsOf = e.ports;
+        portsJson = e.ports.map((p) => ({ name: p.name, protocol: p.protocol, port: p.port }));
+      }
+      return {
+        address: e.address,
+        ports: portsJson,
+        ready: e.ready,
+        serving: e.serving,
+        terminating: e.terminating,
+        nodeName: e.nodeName ?? null,
+        zone: e.zone ?? null,
+        onNode: e.onNode,
+      };
+    }),
     expectation: expectationJson(e),
   };
 }

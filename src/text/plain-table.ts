@@ -17,6 +17,15 @@ export function plainTable(head: readonly string[], rows: readonly (readonly Pla
     return s === '' ? '<none>' : s;
   };
   const lines = [head.map((h) => terminalSafe(h)), ...rows.map((r) => head.map((_, i) => text(r[i])))];
-  const widths = head.map((_, i) => Math.max(...lines.map((l) => cellWidth(l[i]!))));
-  return lines.map((l) => l.map((c, i) => (i === l.length - 1 ? c : c + ' '.repeat(widths[i]! - cellWidth(c) + 3))).join('').trimEnd() + '\n').join('');
+  // Each cell measured once (a column's width and the cell's padding read the same width).
+  const cells = lines.map((l) => l.map(cellWidth));
+  const widths = head.map(() => 0);
+  for (const l of cells) for (let i = 0; i < l.length; i++) if (l[i]! > widths[i]!) widths[i] = l[i]!;
+  return lines.map((l, r) => l.map((c, i) => (i === l.length - 1 ? c : c + pad(widths[i]! - cells[r]![i]! + 3))).join('').trimEnd() + '\n').join('');
+}
+
+/** `n` spaces; the few widths a table pads with are made once each. */
+const pads: string[] = [];
+function pad(n: number): string {
+  return (pads[n] ??= ' '.repeat(n));
 }

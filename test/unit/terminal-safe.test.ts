@@ -91,6 +91,31 @@ describe('jsonTerminalSafe', () => {
   });
 });
 
+describe('jsonTerminalSafe on long texts (the byte-length check)', () => {
+  // What it must do: replace every character of this class, and return the text itself when none.
+  const JSON_ALL = /[\x7f-\x9f\p{Cf}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu;
+  const json = (u: string) => `{"a": "${'j'.repeat(5000)}${u}"}`;
+  // `\uHHHH` per UTF-16 code unit (a pair above the BMP as two).
+  const esc = (ch: string) => Array.from({ length: ch.length }, (_, i) => `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`).join('');
+
+  it('escapes every code unit as the class does past 4,096 characters, and keeps every other text as is', () => {
+    let same = 0;
+    for (let unit = 0; unit < 0x10000; unit++) {
+      // JSON.stringify escapes C0 controls and lone surrogates itself: the text holds a raw one of neither.
+      if (unit < 0x20 || (unit >= 0xd800 && unit <= 0xdfff)) continue;
+      const text = json(String.fromCharCode(unit));
+      const out = jsonTerminalSafe(text);
+      expect(out, `U+${unit.toString(16)}`).toBe(text.replace(JSON_ALL, esc));
+      if (out === text) same++;
+    }
+    // Printable ASCII, most of the BMP: unchanged.
+    expect(same).toBeGreaterThan(60_000);
+    for (const text of [json('😀'), json('\u{e0041}'), json('ノード\x7f'), `${json('')}\x7f`]) {
+      expect(jsonTerminalSafe(text)).toBe(text.replace(JSON_ALL, esc));
+    }
+  });
+});
+
 describe('terminalSafe on long texts', () => {
   it('escapes what each mode escapes past the first few thousand characters, and keeps plain text as is', () => {
     const pad = 'y'.repeat(10_000);
