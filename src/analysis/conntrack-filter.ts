@@ -7,7 +7,7 @@
 import { conntrackNatView } from './conntrack-nat.js';
 import { CODE_NO_SERVICE, CODE_OK } from './conntrack-classify.js';
 import type { ConntrackIndex } from './conntrack-index.js';
-import { sortedOrder, type ConntrackSort } from './conntrack-sort.js';
+import { conntrackSortKeys, sortedOrder, type ConntrackSort } from './conntrack-sort.js';
 import { isPlainFilter, rowMatcher } from '../text/row-filter.js';
 
 const STATE_LOWER = new Map<string, string>();
@@ -138,6 +138,37 @@ function keep(order: Uint32Array, test: (i: number) => boolean): Uint32Array {
 }
 
 /**
+ * The entries of Service `s` (index into `index.services`; none when negative) in `sort`
+ * order: equal to {@link scopedOrderViaWhole} (the whole table's order, then kept), without
+ * ordering the whole table — the pane opens scoped to one Service, and a million entries'
+ * order is made only when the pane is unscoped. The Service's entries are found in entry order
+ * and stably sorted by the whole table's keys ({@link conntrackSortKeys}); by the `service`
+ * column every key of one Service is the same, so entry order is already the order.
+ */
+export function scopedOrder(index: ConntrackIndex, s: number, sort: ConntrackSort): Uint32Array {
+  // The whole order already made (a sort seen unscoped): keep from it, as before.
+  const whole = index.sortCache.get(`${sort.column}:${sort.descending ? 'desc' : 'asc'}`);
+  if (whole) return keep(whole, (i) => s >= 0 && index.serviceOf[i] === s);
+  const serviceOf = index.serviceOf;
+  let n = 0;
+  if (s >= 0) for (let i = 0; i < serviceOf.length; i++) if (serviceOf[i] === s) n++;
+  const own = new Uint32Array(n);
+  if (n > 0) for (let i = 0, k = 0; i < serviceOf.length; i++) if (serviceOf[i] === s) own[k++] = i;
+  if (sort.column === 'service' || n < 2) return own;
+  // A Service holding much of the table: the whole order by counting is cheaper than a comparator sort.
+  if (n > serviceOf.length / 8) return scopedOrderViaWhole(index, s, sort);
+  const { keys } = conntrackSortKeys(index, sort.column);
+  const sign = sort.descending ? -1 : 1;
+  // Ties by entry index, as the whole order's (ascending or descending key).
+  return Uint32Array.from([...own].sort((a, b) => sign * (keys[a]! - keys[b]!) || a - b));
+}
+
+/** {@link scopedOrder} as it was made before: the whole table in `sort` order, then Service `s`'s entries kept (the tests' reference). */
+export function scopedOrderViaWhole(index: ConntrackIndex, s: number, sort: ConntrackSort): Uint32Array {
+  return keep(sortedOrder(index, sort), (i) => s >= 0 && index.serviceOf[i] === s);
+}
+
+/**
  * Entry indices for `query`, in its sort order: the selected Service's entries (those
  * whose destination is one of its VIPs or a NodePort on a node address) when
  * `query.service` is set (none when no Service has that name), then those matching the
@@ -145,13 +176,15 @@ function keep(order: Uint32Array, test: (i: number) => boolean): Uint32Array {
  * previous result instead of scanning the whole table.
  */
 export function conntrackOrder(index: ConntrackIndex, query: ConntrackQuery): Uint32Array {
-  let order = sortedOrder(index, query.sort);
+  let order: Uint32Array;
   if (query.service !== null) {
     const s = index.services.findIndex((x) => x.label === query.service);
     const scopeKey = `${query.sort.column}:${query.sort.descending}:${query.service}`;
     const cached = index.filterCache.get(`scope ${scopeKey}`);
-    order = cached?.order ?? keep(order, (i) => s >= 0 && index.serviceOf[i] === s);
+    order = cached?.order ?? scopedOrder(index, s, query.sort);
     if (!cached) index.filterCache.set(`scope ${scopeKey}`, { filter: '', order });
+  } else {
+    order = sortedOrder(index, query.sort);
   }
   if (query.filter.trim() !== '' && !isPlainFilter(query.filter.trim())) {
     // A regex or `!` filter (src/text/row-filter.ts) tests each entry's whole search text.
