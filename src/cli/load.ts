@@ -5,7 +5,7 @@
 import { said, UserError } from '../errors.js';
 import type { SnapshotPart } from '../model/snapshot.js';
 import { checkAskedProbes } from '../collect/planned-runs.js';
-import { loadSnapshot } from '../collect/session.js';
+import { loadSnapshot } from '../collect/load-snapshot.js';
 import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
 import type { Transport } from '../sources/transport.js';
 import { openSource, type OpenedSource, type OpenHooks } from '../sources/open.js';

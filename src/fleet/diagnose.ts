@@ -13,7 +13,7 @@ import path from 'node:path';
 import { ciliumFreshness, kubeProxyFreshness, type ProxyFreshness } from '../analysis/proxy-freshness.js';
 import { parseCiliumAgentFacts } from '../parsers/cilium-controllers.js';
 import { parseCiliumStateDbTables } from '../parsers/cilium-statedb.js';
-import { loadSnapshot } from '../collect/session.js';
+import { loadSnapshot } from '../collect/load-snapshot.js';
 import type { ApiObjects } from '../model/k8s.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { parsePrometheusText } from '../parsers/prometheus-text.js';
