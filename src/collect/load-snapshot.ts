@@ -7,6 +7,7 @@
  * imported only by the reads that use them.
  */
 import { buildSnapshot, partProbes, type SnapshotInput } from './build-snapshot.js';
+import { isParsedRun, loadParsers } from './parts.js';
 import type { NodeSnapshot, SnapshotPart, SnapshotSource } from '../model/snapshot.js';
 import { catalog } from '../sources/catalog.js';
 import type { ApiFeed } from '../sources/cluster-api.js';
@@ -70,7 +71,7 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   // A replay's evidence scan starts (on a worker) before the API objects parse; a live node's evidence is read after, as before.
   const evidenceLoad = cheap ? await import('./evidence-load.js') : undefined;
   const replayEvidence = evidenceLoad && options.transport instanceof ReplayTransport ? await evidenceLoad.startCheapEvidence(options.transport, firstRuns, options.params ?? {}) : undefined;
-  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
+  const snapshot = await buildSnapshotLoading(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
   if (!evidenceLoad) return { snapshot, runs, plan: planned.plan };
   const evidence = replayEvidence ? await replayEvidence() : await evidenceLoad.cheapEvidence(options.transport, firstRuns, options.params ?? {});
   const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
@@ -101,4 +102,10 @@ export function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extr
     capturedAt: first ?? new Date((options.now ?? Date.now)()).toISOString(),
     ...extra,
   };
+}
+
+/** build-snapshot.ts `buildSnapshot` once the parsers of `input.runs` are loaded (each parser's code is imported on first need: parts.ts). */
+export async function buildSnapshotLoading(input: SnapshotInput): Promise<NodeSnapshot> {
+  await loadParsers(input.runs.filter(isParsedRun).map((r) => r.id));
+  return buildSnapshot(input);
 }
