@@ -6,7 +6,7 @@ export default defineConfig({
   test: {
     env: { TZ: 'UTC', LANG: 'C.UTF-8', FORCE_COLOR: '0' },
     // Compact model objects compare by their plain form (src/model/plain.ts).
-    setupFiles: ['test/helpers/plain-equality.ts'],
+    setupFiles: ['test/helpers/plain-equality.ts', 'test/helpers/parsers-loaded.ts'],
     projects: [
       {
         extends: true,

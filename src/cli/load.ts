@@ -5,8 +5,8 @@
 import { said, UserError } from '../errors.js';
 import type { SnapshotPart } from '../model/snapshot.js';
 import { checkAskedProbes } from '../collect/planned-runs.js';
-import { loadSnapshot } from '../collect/session.js';
-import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
+import { loadSnapshot } from '../collect/load-snapshot.js';
+import type { ClusterDomain } from '../dns/cluster-domain.js';
 import type { Transport } from '../sources/transport.js';
 import { openSource, type OpenedSource, type OpenHooks } from '../sources/open.js';
 import { terminalSafe } from '../text/terminal-safe.js';
@@ -40,6 +40,8 @@ export function askedProbes(opts: GlobalOptions): string[] {
 
 /** The cluster domain for DNS: `--cluster-domain` (a bad one is a UserError), else what the source shows, else the default. */
 export async function clusterDomainFor(opts: GlobalOptions, transport: Transport): Promise<ClusterDomain> {
+  // The DNS code (resolv.conf, the DNS wire format) loads only for the commands that ask.
+  const { readClusterDomain } = await import('../dns/cluster-domain.js');
   try {
     return await readClusterDomain({ ...(opts.clusterDomain !== undefined ? { flag: opts.clusterDomain } : {}), transport });
   } catch (e) {

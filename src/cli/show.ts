@@ -5,16 +5,8 @@
  * src/text/document.ts), `name` (services, rules, lb: one `kind/name` per line).
  */
 import { said, UserError } from '../errors.js';
-import { showCompare } from '../report/compare.js';
-import { showConntrack } from '../report/conntrack.js';
-import { showDns } from '../report/dns.js';
-import { showLb } from '../report/lb.js';
-import { showRules } from '../report/rules.js';
-import { showServicesPieces } from '../report/services.js';
 import { probe } from '../sources/catalog.js';
 import { closeSource } from '../sources/open.js';
-import { dnsTransportFor } from '../dns/open.js';
-import { resolveServiceDns } from '../dns/resolve.js';
 import { formatServiceRef } from '../model/service-ref.js';
 import type { OutputFormat } from '../text/document.js';
 import { clusterDomainFor, loadOnce, partsFor, writeDocument } from './load.js';
@@ -23,6 +15,20 @@ import { detectLang, tf } from '../text/i18n.js';
 import { SHOW_WHATS } from './show-names.js';
 
 export { SHOW_FORMATS, SHOW_WHATS } from './show-names.js';
+
+/**
+ * The code each `show WHAT` prints with, imported when that WHAT runs (a command loads one
+ * report, not six: src/cli.tsx's rule for commands, here for documents) and started before
+ * the source is read, so it loads beside the read. The cases below import the same modules.
+ */
+const REPORT_CODE: Readonly<Record<string, () => Promise<unknown>>> = {
+  services: () => import('../report/services.js'),
+  rules: () => import('../report/rules.js'),
+  lb: () => import('../report/lb.js'),
+  compare: () => import('../report/compare.js'),
+  conntrack: () => import('../report/conntrack.js'),
+  dns: () => Promise.all([import('../report/dns.js'), import('../dns/open.js'), import('../dns/resolve.js')]),
+};
 
 /** `-o name` prints names for these. */
 const NAMED = new Set(['services', 'rules', 'lb']);
@@ -56,25 +62,27 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
   const events = opts.events === true && !opts.replay;
   const lang = detectLang(opts.lang);
   if (events) process.stderr.write(`${tf(lang, 'cli.ct.readingEvents', { seconds: Math.round(probe('conntrack-events').timeoutMs / 1000) })}\n`);
+  // Loaded beside the read; awaited by the case that uses it (never rejects: the modules are ours).
+  void REPORT_CODE[what]?.();
   const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what));
   // `show services -o json` comes in pieces, written one after another (never joined).
   let out: string | readonly string[];
   try {
     switch (what) {
       case 'services':
-        out = showServicesPieces(snapshot, format, opts.service, lang);
+        out = (await import('../report/services.js')).showServicesPieces(snapshot, format, opts.service, lang);
         break;
       case 'rules':
-        out = showRules(snapshot, format, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) }, lang);
+        out = (await import('../report/rules.js')).showRules(snapshot, format, { ...(opts.chain ? { chain: opts.chain } : {}), ...(opts.table ? { table: opts.table } : {}), ...(opts.service ? { service: opts.service } : {}) }, lang);
         break;
       case 'lb':
-        out = showLb(snapshot, format, lang);
+        out = (await import('../report/lb.js')).showLb(snapshot, format, lang);
         break;
       case 'compare':
-        out = showCompare(snapshot, format, opts.service, lang);
+        out = (await import('../report/compare.js')).showCompare(snapshot, format, opts.service, lang);
         break;
       case 'conntrack':
-        out = showConntrack(snapshot, format, { ...(opts.service ? { service: opts.service } : {}) }, lang);
+        out = (await import('../report/conntrack.js')).showConntrack(snapshot, format, { ...(opts.service ? { service: opts.service } : {}) }, lang);
         break;
       case 'dns': {
         if (!opts.service) {
@@ -83,6 +91,7 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
           throw new UserError(said('err.dnsService'), names.length ? said('ue.show.dnsEg', { some, more: names.length > 5 ? said('ue.show.dnsMore', { n: names.length }) : '' }) : said('ue.listServices'));
         }
         if (!snapshot.api?.value) throw new UserError(said('err.needsApi'), said('err.passApiFile'));
+        const [{ showDns }, { dnsTransportFor }, { resolveServiceDns }] = await Promise.all([import('../report/dns.js'), import('../dns/open.js'), import('../dns/resolve.js')]);
         const dns = dnsTransportFor(source.transport);
         try {
           const domain = await clusterDomainFor(opts, source.transport);

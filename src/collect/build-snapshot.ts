@@ -19,12 +19,9 @@ import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { chunksOf, chunksOfPieces, turn } from './chunks.js';
 import { conntrackJobResult, startConntrackJob, startsAfterRules, type ConntrackJob, type WorkerOptions } from './worker-parse.js';
 import { parseConntrack } from '../parsers/conntrack.js';
-import { parseCiliumBpfLbList } from '../parsers/cilium-bpf-lb-list.js';
-import { parseCiliumServiceList } from '../parsers/cilium-service-list.js';
 import { compareMapsWithListings, mergeCiliumListings } from '../analysis/cilium-listings.js';
-import { parseIpvsadm } from '../parsers/ipvsadm.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
-import { LB_MAPS_PARSER, parserOf, partProbes, piecedProbes, type ParserEntry } from './parts.js';
+import { hasParser, isParsedRun, LB_MAPS_PARSER, loadParsers, parserOf, parseWith, parsesInChunks, partProbes, piecedProbes, type ParserEntry } from './parts.js';
 import { catalog } from '../sources/catalog.js';
 import { nftTableNames, type SkippedProbe } from './probe-plan.js';
 import type { NftRuleset } from '../model/nftables.js';
@@ -137,7 +134,7 @@ export function parseRunCached<T>(run: ProbeRun | undefined, parse: (text: strin
   if (!run) return null;
   const probe = summarize(run);
   const error = run.status === 'ok' ? null : failureReason(run);
-  if (run.status !== 'ok' && run.result.stdout.trim() === '') return { value: null, diagnostics: [], probe, error };
+  if (!isParsedRun(run)) return { value: null, diagnostics: [], probe, error };
   const result = cache ? cache.parse(run.id, run.result.stdout, () => parse(run.result.stdout, run.id)) : parse(run.result.stdout, run.id);
   return parsedOf(result, probe, error);
 }
@@ -300,8 +297,9 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
   for (const id of partProbes()[part]) {
     // An on-demand probe of a part (conntrack -E) adds to it; it never stands in for the part's own probe.
     if (onDemandProbe(id)) continue;
-    const entry = parserOf(id);
-    const parsed = entry ? parseRunCached(byId.get(id), (ctx.lazyRules ? entry.lazy : undefined) ?? entry.parse, cache) : null;
+    const run = byId.get(id);
+    // The entry is looked up only when the run is parsed (a probe the node did not answer needs no parser code).
+    const parsed = hasParser(id) ? parseRunCached(run, (text, origin) => ((ctx.lazyRules ? parserOf(id)!.lazy : undefined) ?? parserOf(id)!.parse)(text, origin), cache) : null;
     if (parsed) chosen = parsed;
     if (parsed?.value && !parsed.error) break;
   }
@@ -319,8 +317,9 @@ function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartField
  */
 function withKubeProxy6(chosen: Parsed<NftRuleset> | null, byId: ReadonlyMap<string, ProbeRun>, cache: ParseCache | undefined): Parsed<NftRuleset> | null {
   const six = byId.get('nft-json-kube-proxy6');
+  if (chosen?.probe?.id !== 'nft-json-kube-proxy' || !chosen.value || !six || six.status !== 'ok') return chosen;
   const entry = parserOf('nft-json-kube-proxy6');
-  if (chosen?.probe?.id !== 'nft-json-kube-proxy' || !chosen.value || !six || !entry || six.status !== 'ok') return chosen;
+  if (!entry) return chosen;
   const parsed = parseRunCached(six, entry.parse, cache) as Parsed<NftRuleset> | null;
   if (!parsed?.value) return chosen;
   return { ...chosen, value: { tables: [...chosen.value.tables, ...parsed.value.tables] }, diagnostics: [...chosen.diagnostics, ...parsed.diagnostics] };
@@ -328,7 +327,7 @@ function withKubeProxy6(chosen: Parsed<NftRuleset> | null, byId: ReadonlyMap<str
 
 // The counters listing (-Ln --stats) is the part; the plain -Ln one adds schedulers and weights when both were read.
 function ipvsPart(ipvs: Parsed<IpvsListing> | null, byId: ReadonlyMap<string, ProbeRun>, cache: SnapshotInput['cache']): Partial<PartFields> {
-  const ipvsList = ipvs?.probe?.id === 'ipvsadm-stats' && ipvs.value ? parseRunCached(byId.get('ipvsadm'), parseIpvsadm, cache) : null;
+  const ipvsList = ipvs?.probe?.id === 'ipvsadm-stats' && ipvs.value ? (parseRunCached(byId.get('ipvsadm'), parseWith('ipvsadm'), cache) as Parsed<IpvsListing> | null) : null;
   return { ipvs, ...(ipvsList?.value ? { ipvsList } : {}) };
 }
 
@@ -355,7 +354,7 @@ function ciliumCtPart(ciliumCt: Parsed<CiliumCtTable> | null, done: Partial<Part
   return ciliumCt?.value ? { ...ciliumCt, value: joinCiliumBackends(ciliumCt.value, done.lb?.value ?? null) } : ciliumCt;
 }
 
-/** Builds the whole snapshot at once (`show`, `capture`). Never throws on bad probe output: that becomes diagnostics. */
+/** Builds the whole snapshot at once (`show`, `capture`). Never throws on bad probe output: that becomes diagnostics. Its runs' parsers must be loaded (load-snapshot.ts `buildSnapshotLoading`). */
 export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
   // With `apiTextLater` the parts (pure, never reading the API objects) go first: the text is asked for when needed.
   const first = input.apiText === undefined && input.apiTextLater ? undefined : buildFirstSnapshot(input);
@@ -430,6 +429,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
       if (!pending.includes(part)) continue;
       const reused = ctx.reuse?.parts.has(part) ?? false;
       if (!reused) await turn();
+      if (!reused) await loadParsers(partProbes()[part].filter((id) => byId.has(id)));
       const started = performance.now();
       const fields = (reused ? null : await chunkedPart(part, ctx, options.chunkChars ?? 512 * 1024)) ?? parsePart(part, ctx, done);
       if (!reused) options.onPartParsed?.(part, performance.now() - started);
@@ -509,12 +509,12 @@ async function parsePieces<T>(run: ProbeRun, parse: (origin: string) => Promise<
  */
 async function chunkedPart(part: SnapshotPart, ctx: PartContext, chunkChars: number): Promise<Partial<PartFields> | null> {
   const ids = part === 'lb' || part === 'ciliumConntrack' ? [] : partProbes()[part];
-  if (!ids.some((id) => parserOf(id)?.chunked || parserOf(id)?.pieces)) return null;
+  if (!ids.some(parsesInChunks)) return null;
   let chosen: Parsed<unknown> | null = null;
   for (const id of ids) {
     if (onDemandProbe(id)) continue;
     const run = ctx.byId.get(id);
-    const entry = parserOf(id);
+    const entry = run ? parserOf(id) : undefined;
     if (!run || !entry) continue;
     chosen = ctx.job?.run === run ? await jobPart(ctx.job, entry, chunkChars) : await parseRunChunked(run, entry, ctx.cache, chunkChars);
     if (chosen.value && !chosen.error) break;
@@ -562,8 +562,8 @@ function wholeRun(run: ProbeRun | undefined): ProbeRun | undefined {
  */
 function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache, early?: EarlyParses): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
   const mapProbes = partProbes().lb.filter((id) => catalog().probes.find((p) => p.id === id)?.parser === LB_MAPS_PARSER);
-  const lbListRun = parseRunCached(byId.get('cilium-bpf-lb-list'), parseCiliumBpfLbList, cache);
-  const serviceListRun = parseRunCached(byId.get('cilium-service-list'), parseCiliumServiceList, cache);
+  const lbListRun = parseRunCached(byId.get('cilium-bpf-lb-list'), parseWith('cilium-bpf-lb-list'), cache) as Parsed<LbTable> | null;
+  const serviceListRun = parseRunCached(byId.get('cilium-service-list'), parseWith('cilium-service-list'), cache) as Parsed<LbTable> | null;
   const listings = mergeCiliumListings(lbListRun?.value ?? null, serviceListRun?.value ?? null, { lbList: 'cilium-bpf-lb-list', serviceList: 'cilium-service-list' });
   const read = mapProbes.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {

@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { buildSnapshot } from './build-snapshot.js';
+import { buildSnapshotLoading } from './load-snapshot.js';
 import { packageVersion } from '../paths.js';
 import { writeBundle, type BundleManifest } from '../sources/bundle.js';
 import { closeSource, type OpenedSource } from '../sources/open.js';
@@ -183,7 +183,7 @@ export async function captureBundle(source: OpenedSource, dir: string, options: 
   if (dns.skipped === null) say(`DNS answers recorded in ${seconds(now() - dnsStart)}`);
   else if (dns.skipped !== 'disabled') say(`DNS answers not recorded: ${dns.skipped}`);
   await closeSource(source);
-  const snapshot = buildSnapshot({ ...(options.node !== undefined ? { node: options.node } : {}), runs, skipped: plan.skipped, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
+  const snapshot = await buildSnapshotLoading({ ...(options.node !== undefined ? { node: options.node } : {}), runs, skipped: plan.skipped, source: { kind: source.transport.kind, label: source.transport.label, live: source.live }, capturedAt, ...(apiText !== undefined ? { apiText } : {}) });
   return writeBundle(dir, {
     capturedAt,
     nodescopeVersion: packageVersion(),

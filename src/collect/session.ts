@@ -6,10 +6,12 @@
  * The UI subscribes to it; `show`/`capture` call {@link loadSnapshot} once.
  */
 import { collectGarbageBetweenParts } from './memory.js';
-import { buildFirstSnapshot, buildSnapshot, completeSnapshot, ParseCache, partProbes, piecedProbes, summarize, type SnapshotInput } from './build-snapshot.js';
+import { inputOf, type SessionOptions } from './load-snapshot.js';
+export { loadSnapshot, type SessionOptions } from './load-snapshot.js';
+import { buildFirstSnapshot, completeSnapshot, ParseCache, partProbes, piecedProbes, summarize, type SnapshotInput } from './build-snapshot.js';
 import { iptablesRates } from '../analysis/rates.js';
 import type { RuleRates } from '../analysis/rules-view.js';
-import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
+import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import type { DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
 import { digSearch, sourceResolvChoice } from '../dns/dig-search.js';
 import { dnsTransportFor } from '../dns/open.js';
@@ -20,19 +22,16 @@ import { catalog } from '../sources/catalog.js';
 import type { ApiFeed, ApiProblem } from '../sources/cluster-api.js';
 export type { ApiProblem } from '../sources/cluster-api.js'; // documented there: a refused `--api-file` version
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
-import { firstStageIds, partStageIds, planOf, runPlanned } from './planned-runs.js';
-import { LbDecodesBeside, runPlannedBeside, type BesideApi } from './beside-dumps.js';
-import type { EarlyParses } from './early-parse.js';
+import { firstStageIds, planOf, runPlanned } from './planned-runs.js';
+import { LbDecodesBeside } from './beside-dumps.js';
 import { plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
 import { isLbMapsFocus, lbMapProbes, serviceMapsRefresh, ServiceMapDigests } from './map-refresh.js';
-import { cheapEvidence, startCheapEvidence } from './evidence-load.js';
 import { onDemandProbeIds, PART_PROBE_IDS, withoutPartText, withoutUnwanted } from './session-probes.js';
 export { onDemandProbeIds } from './session-probes.js';
 export type { ChainFocus } from './chain-refresh.js';
 import { ReplayTransport } from '../sources/replay.js';
-import type { Transport } from '../sources/transport.js';
 import { DEFAULT_INTERVAL_MS } from '../sources/refresh-interval.js';
 import { FULL_READ_EVERY, nextRefreshDelayMs, refreshNodeCpuMs, slowPartDelayMs } from './refresh-cost.js';
 
@@ -110,89 +109,7 @@ export interface SessionLike {
   resolveName?(name: string): void;
 }
 
-/** Options of {@link Session}. `intervalMs`: live counter refresh period (default {@link DEFAULT_INTERVAL_MS}). */
-export interface SessionOptions {
-  readonly transport: Transport;
-  readonly apiText?: string;
-  readonly apiOrigin?: string;
-  /** `-n NAMESPACE`: keep only this namespace's API objects (and the cluster-scoped ones), whatever the source. */
-  readonly apiNamespace?: string;
-  readonly live: boolean;
-  readonly intervalMs?: number;
-  readonly params?: Readonly<Record<string, string | undefined>>;
-  readonly now?: () => number;
-  /** Live API objects (cluster list/watch): used instead of `apiText`; a watch update rebuilds the snapshot. */
-  readonly api?: ApiFeed;
-  /** Runs the `where: cilium-agent` probes (exec into the Cilium agent pod), when the source found one. */
-  readonly ciliumAgent?: Transport;
-  /**
-   * On-demand probes (commands/probes.yaml `onDemand`) to read with the others, e.g.
-   * `conntrack-events` for `show conntrack --events` (bounded by the probe's timeout).
-   * A replay also reads the on-demand part probes its bundle holds.
-   */
-  readonly onDemand?: readonly string[];
-  /** `--cluster-domain` for the DNS pane's questions; default: what the node shows (readClusterDomain). */
-  readonly clusterDomain?: string;
-  /** `--probe`: heavy probes to read even when the probe plan (src/collect/probe-plan.ts) would skip them. */
-  readonly probes?: readonly string[];
-  /** A full read at least every this many refreshes while a chain is open (default {@link FULL_READ_EVERY}). */
-  readonly fullReadEvery?: number;
-}
-
 const EMPTY_RATES: RuleRates = new Map();
-
-/**
- * Runs the node's probes once by the probe plan (the light ones, then the heavy dumps the
- * node's mode needs: src/collect/planned-runs.ts) and builds a snapshot; `runs` in catalog
- * order, `plan` says what was skipped; `lazyRules`: see `SnapshotInput.lazyRules`. Throws
- * only if the transport itself breaks.
- */
-export async function loadSnapshot(options: SessionOptions & { readonly parts?: readonly SnapshotPart[]; readonly lazyRules?: boolean }): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[]; plan: ProbePlan }> {
-  const params = options.params ? { params: options.params } : {};
-  const firstRuns = await runProbes(options.transport, { ...params, ids: firstStageIds() });
-  // `parts`: only these parts' probes are read (`show services`: none; the mode from cheap evidence).
-  const wanted = options.parts ? new Set(options.parts.flatMap((part) => partProbes()[part])) : null;
-  const ids = [...partStageIds(), ...onDemandProbeIds(options)].filter((id) => !wanted || wanted.has(id));
-  const plan = planOf(options.transport, firstRuns, options.probes);
-  // A live load parses while the dumps run (beside-dumps.ts); a replay reads its files as before.
-  const planned: Awaited<ReturnType<typeof runPlanned>> & { early?: EarlyParses } = options.transport instanceof ReplayTransport ? await runPlanned(options.transport, plan, ids, params) : await runPlannedBeside(options.transport, plan, ids, params, apiOf(options));
-  const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
-  const runs = [...firstRuns, ...planned.runs].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-  if (options.ciliumAgent && (!wanted || partProbes().lb.some((id) => wanted.has(id)))) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
-  const cheap = options.parts !== undefined && !options.parts.includes('iptables');
-  // A replay's evidence scan starts (on a worker) before the API objects parse; a live node's evidence is read after, as before.
-  const replayEvidence = cheap && options.transport instanceof ReplayTransport ? await startCheapEvidence(options.transport, firstRuns, options.params ?? {}) : undefined;
-  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
-  if (!cheap) return { snapshot, runs, plan: planned.plan };
-  const evidence = replayEvidence ? await replayEvidence() : await cheapEvidence(options.transport, firstRuns, options.params ?? {});
-  const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
-  return { snapshot: { ...snapshot, chainSummaries: evidence.chainSummaries, ...(nftTableNames ? { nftTableNames } : {}) }, runs, plan: planned.plan };
-}
-
-/** The API objects' text and origin the snapshot build reads (the feed's current text, else `apiText`). */
-function apiOf(options: SessionOptions): BesideApi {
-  return options.api ? { text: options.api.text(), origin: options.api.origin } : { text: options.apiText, origin: options.apiOrigin ?? 'api.json' };
-}
-
-function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped' | 'lazyRules' | 'early'> = {}): SnapshotInput {
-  // A probe a replay's bundle does not hold carries the manifest's time, not a run's: left out,
-  // so a load that asks for it (one-shot) and one that does not (staged) agree.
-  const first = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0];
-  const feed = options.api;
-  const apiText = feed ? (feed.textWaits ? undefined : feed.text()) : options.apiText;
-  const apiOrigin = feed ? feed.origin : options.apiOrigin;
-  return {
-    runs,
-    ...(apiText !== undefined ? { apiText } : feed?.textWaits ? { apiTextLater: () => feed.text() } : {}),
-    ...(apiOrigin ? { apiOrigin } : {}),
-    ...(options.apiNamespace !== undefined ? { apiNamespace: options.apiNamespace } : {}),
-    // The node the capture opened: what a replay's endpoints are on the node or not against.
-    ...(options.transport instanceof ReplayTransport ? { recordedNode: options.transport.bundle.manifest.node, ...(options.transport.bundle.manifest.note ? { note: options.transport.bundle.manifest.note } : {}) } : {}),
-    source: { kind: options.transport.kind, label: options.transport.label, live: options.live } satisfies SnapshotSource,
-    capturedAt: first ?? new Date((options.now ?? Date.now)()).toISOString(),
-    ...extra,
-  };
-}
 
 
 export { FULL_READ_EVERY, MAX_SLOW_PART_DELAY_MS, slowPartDelayMs } from './refresh-cost.js';

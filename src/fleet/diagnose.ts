@@ -13,7 +13,7 @@ import path from 'node:path';
 import { ciliumFreshness, kubeProxyFreshness, type ProxyFreshness } from '../analysis/proxy-freshness.js';
 import { parseCiliumAgentFacts } from '../parsers/cilium-controllers.js';
 import { parseCiliumStateDbTables } from '../parsers/cilium-statedb.js';
-import { loadSnapshot } from '../collect/session.js';
+import { loadSnapshot } from '../collect/load-snapshot.js';
 import type { ApiObjects } from '../model/k8s.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import { parsePrometheusText } from '../parsers/prometheus-text.js';
@@ -24,7 +24,8 @@ import { VERDICTS } from '../analysis/diagnose/index.js';
 import { diagnoseNode, worse, type DiagnoseNode, type Finding, type NodeDiagnosis, type NodeRules, type Verdict } from './node-diagnosis.js';
 import { nodeFactsOf, rulesKey, type DigestMemo } from './node-key.js';
 import { counterFreeLine } from './rules-digest.js';
-import { buildSnapshot, partProbes } from '../collect/build-snapshot.js';
+import { partProbes } from '../collect/build-snapshot.js';
+import { buildSnapshotLoading } from '../collect/load-snapshot.js';
 import { firstStageIds, partStageIds, planOf, runPlanned } from '../collect/planned-runs.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { runProbes } from '../sources/probe-runner.js';
@@ -188,7 +189,7 @@ async function lightSnapshot(transport: ReplayTransport): Promise<NodeSnapshot> 
   const planned = await runPlanned(transport, planOf(transport, first), conntrack);
   const runs = [...first, ...planned.runs];
   const capturedAt = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0] ?? transport.bundle.manifest.capturedAt;
-  return buildSnapshot({ runs, recordedNode: transport.bundle.manifest.node, source: { kind: transport.kind, label: transport.label, live: false }, capturedAt, skipped: planned.plan.skipped });
+  return buildSnapshotLoading({ runs, recordedNode: transport.bundle.manifest.node, source: { kind: transport.kind, label: transport.label, live: false }, capturedAt, skipped: planned.plan.skipped });
 }
 
 /** Rules diagnoses by {@link rulesKey}, the most recently used last; a few at most (memory). */

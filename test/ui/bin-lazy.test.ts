@@ -8,7 +8,7 @@
  * per chunk). The answers and exit codes are those of the whole program.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -88,6 +88,42 @@ describe('the bin loads only what a command uses', () => {
     expect(y.status, y.stderr).toBe(0);
     expect(y.stdout).toMatch(/^apiVersion: nodescope\.dev\/v1\nkind: Trace\n/);
     expect(y.all.map(rel).some((s) => s.startsWith('node_modules/yaml/'))).toBe(true);
+  }, 60_000);
+
+  /** Code only other modes' captures, the TUI's session or the DNS commands use. */
+  const NOT_FOR_IPTABLES = /^(src\/parsers\/(nft-json|nft-text|cilium-status|cilium-bpf-lb-list|cilium-service-list|ipvsadm)\.ts$|src\/collect\/session\.ts$|src\/dns\/|node_modules\/dns-packet\/)/;
+
+  /** lab-iptables without its nft probes (that lab node also answered `nft -j`): a node with iptables alone. */
+  function iptablesOnly(): string {
+    const copy = path.join(dir, 'iptables-only');
+    if (existsSync(copy)) return copy;
+    cpSync(fixture('lab-iptables'), copy, { recursive: true });
+    const manifestFile = path.join(copy, 'manifest.json');
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as { probes: { id: string }[] };
+    manifest.probes = manifest.probes.filter((p) => !p.id.startsWith('nft-'));
+    writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
+    return copy;
+  }
+
+  it('trace and show services on an iptables capture: its parsers only (not nft, Cilium, IPVS), no session, no DNS code', () => {
+    const bundle = iptablesOnly();
+    const trace = runBin('trace', '--replay', bundle, '--from', '10.244.1.5', '--to', '10.96.12.34:80/tcp', '-o', 'json');
+    expect(trace.status, trace.stderr).toBe(0);
+    expect(JSON.parse(trace.stdout)).toMatchObject({ kind: 'Trace', mode: 'iptables' });
+    const traced = trace.loaded.flatMap((f) => (f === bin ? [] : sourcesOf(f))).map(rel);
+    expect(traced).toContain('src/parsers/iptables-save.ts');
+    expect(traced.filter((s) => NOT_FOR_IPTABLES.test(s) || NOT_FOR_DOCUMENTS.test(s))).toEqual([]);
+    // The same command on the whole lab capture (its nft probes answered) loads the nft parser: the lazy table loads what a capture needs.
+    const withNft = runBin('trace', '--replay', fixture('lab-iptables'), '--from', '10.244.1.5', '--to', '10.96.12.34:80/tcp', '-o', 'json');
+    expect(withNft.status, withNft.stderr).toBe(0);
+    expect(withNft.loaded.flatMap((f) => (f === bin ? [] : sourcesOf(f))).map(rel)).toContain('src/parsers/nft-json.ts');
+    // show services reads no ruleset: no rules parser, and of the reports only its own.
+    const services = runBin('show', 'services', '--replay', bundle, '-o', 'json');
+    expect(services.status, services.stderr).toBe(0);
+    expect(JSON.parse(services.stdout)).toMatchObject({ kind: 'ServiceList' });
+    const shown = services.loaded.flatMap((f) => (f === bin ? [] : sourcesOf(f))).map(rel);
+    expect(shown).toContain('src/report/services.ts');
+    expect(shown.filter((s) => NOT_FOR_IPTABLES.test(s) || NOT_FOR_DOCUMENTS.test(s) || /^src\/parsers\/iptables-save\.ts$|^src\/report\/(rules|lb|compare|conntrack|dns)\.ts$/.test(s))).toEqual([]);
   }, 60_000);
 
   it('errors keep their words and exit codes', () => {
