@@ -925,7 +925,8 @@ class DirectReader {
    * listed twice in a table (kept chains are not merged by name: the eager reader does it).
    */
   lazyResult(): LazyRead | 'eager' {
-    if (this.keptName.length > 0 && this.chainListedTwice()) {
+    const keptRuns = this.keptRunsByName();
+    if (keptRuns === undefined) {
       this.texts.clear();
       return 'eager';
     }
@@ -952,24 +953,34 @@ class DirectReader {
         // The kept chains in their listed places among the drafts' chains; the chains read
         // later listed in the same order (`readAll`).
         const kept = this.keptOf.get(table) ?? EMPTY_KEPT;
-        const out: NftChain[] = kept.length === 0 ? drafts : [];
+        const out: NftChain[] = [];
+        // A kept chain's run is found by its name (unique in its table): one getter per table.
+        const runs = keptRuns.get(table);
+        const getKept = function (this: NftChain): readonly NftRule[] {
+          return reader.readRun(this, runs?.get(this.name) ?? -1);
+        };
         let j = 0;
+        const draftsTo = (at: number) => {
+          for (; j < at; j++) {
+            const c = drafts[j]!;
+            out.push(c);
+            if (runOfChain.has(c)) lazyChains.push(c);
+          }
+        };
         for (const k of kept) {
-          for (const at = this.keptAt[k]!; j < at; j++) out.push(drafts[j]!);
-          const run = this.keptRun[k]!;
+          draftsTo(this.keptAt[k]!);
           const name = this.keptName[k]!;
           const handle = this.keptHandle[k]!;
-          if (run < 0) out.push({ name, handle, rules: [] });
+          if (this.keptRun[k]! < 0) out.push({ name, handle, rules: [] });
           else {
             this.unread++;
-            const lazy = { name, handle };
-            Object.defineProperty(lazy, 'rules', { get, enumerable: true, configurable: true });
-            runOfChain.set(lazy as unknown as NftChain, run);
-            out.push(lazy as unknown as NftChain);
+            const lazy = { name, handle } as unknown as NftChain;
+            Object.defineProperty(lazy, 'rules', { get: getKept, enumerable: true, configurable: true });
+            out.push(lazy);
+            lazyChains.push(lazy);
           }
         }
-        for (; j < drafts.length && out !== drafts; j++) out.push(drafts[j]!);
-        for (const c of out) if (runOfChain.has(c)) lazyChains.push(c);
+        draftsTo(drafts.length);
         return out;
       },
     );
@@ -1013,17 +1024,23 @@ class DirectReader {
     };
   }
 
-  /** A chain name kept twice in one table, or kept and also a draft's (lazy pass, before {@link lazyResult}). */
-  private chainListedTwice(): boolean {
+  /**
+   * Per table the runs of its kept chains by name (-1: a chain without rules), or undefined
+   * when a name is kept twice in one table, or kept and also a draft's (lazy pass, before
+   * {@link lazyResult}).
+   */
+  private keptRunsByName(): Map<TableDraft, Map<string, number>> | undefined {
+    const out = new Map<TableDraft, Map<string, number>>();
     for (const [table, kept] of this.keptOf) {
-      const names = new Set<string>(table.chains.keys());
+      const runs = new Map<string, number>();
       for (const k of kept) {
         const name = this.keptName[k]!;
-        if (names.has(name)) return true;
-        names.add(name);
+        const size = runs.size;
+        if (runs.set(name, this.keptRun[k]!).size === size || table.chains.has(name)) return undefined;
       }
+      out.set(table, runs);
     }
-    return false;
+    return out;
   }
 
   /** What the Rules pane shows before every chain is read (src/model/nft-facts.ts). */
