@@ -501,6 +501,11 @@ class DirectReader {
   private keptOf = new Map<TableDraft, number[]>();
   private keptListTable: TableDraft | undefined;
   private keptList: number[] = [];
+  /** Per table its kept chains by name (the run of a chain read later is found by its name, unique in its table); the last table's. */
+  private keptNamed = new Map<TableDraft, Map<string, number>>();
+  private keptNames = new Map<string, number>();
+  /** A chain name kept twice in one table (the eager reader then reads the text: it merges such chains). */
+  private keptTwice = false;
   /** Lazy pass: the last located rule's chain (a draft or a kept index), its name and table. */
   private locRef: ChainDraft | number = -1;
   private locName: string | undefined;
@@ -755,7 +760,8 @@ class DirectReader {
     p = litAt(t, intAt(t, litAt(t, p, ', "handle": ')), '}}');
     if (p < 0) return -1;
     const builder = this.walker.builder;
-    if (this.lazy) this.keepChain(table, this.sharer.name(t.slice(nameFrom, nameTo)), intValue);
+    // Its own flat copy, not the sharer's: a kept chain's name is looked up in its table's names only.
+    if (this.lazy) this.keepChain(table, flatSlice(t, nameFrom, nameTo), intValue);
     else builder.chain(builder.table(family, table.name), t.slice(nameFrom, nameTo)).handle = intValue;
     return p;
   }
@@ -776,8 +782,13 @@ class DirectReader {
       let list = this.keptOf.get(table);
       if (list === undefined) this.keptOf.set(table, (list = []));
       this.keptList = list;
+      let names = this.keptNamed.get(table);
+      if (names === undefined) this.keptNamed.set(table, (names = new Map()));
+      this.keptNames = names;
     }
     this.keptList.push(k);
+    const size = this.keptNames.size;
+    if (this.keptNames.set(name, k).size === size) this.keptTwice = true;
     if (this.orderTable === table) this.orderAt = undefined;
   }
 
@@ -925,8 +936,7 @@ class DirectReader {
    * listed twice in a table (kept chains are not merged by name: the eager reader does it).
    */
   lazyResult(): LazyRead | 'eager' {
-    const keptRuns = this.keptRunsByName();
-    if (keptRuns === undefined) {
+    if (this.keptTwice || this.draftNameKept()) {
       this.texts.clear();
       return 'eager';
     }
@@ -938,6 +948,8 @@ class DirectReader {
       return reader.readRun(this, runOfChain.get(this) ?? -1);
     };
     const lazyChains = this.lazyChains;
+    const keptNamed = this.keptNamed;
+    const keptRun = this.keptRun;
     const lazyOf = (chain: NftChain, run: number): NftChain => {
       this.unread++;
       const lazy = lazyChain(chain, get);
@@ -955,9 +967,10 @@ class DirectReader {
         const kept = this.keptOf.get(table) ?? EMPTY_KEPT;
         const out: NftChain[] = [];
         // A kept chain's run is found by its name (unique in its table): one getter per table.
-        const runs = keptRuns.get(table);
+        const named = keptNamed.get(table);
         const getKept = function (this: NftChain): readonly NftRule[] {
-          return reader.readRun(this, runs?.get(this.name) ?? -1);
+          const k = named?.get(this.name);
+          return reader.readRun(this, k === undefined ? -1 : keptRun[k]!);
         };
         let j = 0;
         const draftsTo = (at: number) => {
@@ -995,6 +1008,8 @@ class DirectReader {
     this.keptOf = new Map();
     this.keptListTable = undefined;
     this.keptList = [];
+    this.keptNamed = new Map();
+    this.keptNames = new Map();
     this.locName = undefined;
     this.locTable = undefined;
     this.locRef = -1;
@@ -1024,23 +1039,10 @@ class DirectReader {
     };
   }
 
-  /**
-   * Per table the runs of its kept chains by name (-1: a chain without rules), or undefined
-   * when a name is kept twice in one table, or kept and also a draft's (lazy pass, before
-   * {@link lazyResult}).
-   */
-  private keptRunsByName(): Map<TableDraft, Map<string, number>> | undefined {
-    const out = new Map<TableDraft, Map<string, number>>();
-    for (const [table, kept] of this.keptOf) {
-      const runs = new Map<string, number>();
-      for (const k of kept) {
-        const name = this.keptName[k]!;
-        const size = runs.size;
-        if (runs.set(name, this.keptRun[k]!).size === size || table.chains.has(name)) return undefined;
-      }
-      out.set(table, runs);
-    }
-    return out;
+  /** A draft's chain name also kept in its table (lazy pass, before {@link lazyResult}). */
+  private draftNameKept(): boolean {
+    for (const [table, names] of this.keptNamed) for (const name of table.chains.keys()) if (names.has(name)) return true;
+    return false;
   }
 
   /** What the Rules pane shows before every chain is read (src/model/nft-facts.ts). */
