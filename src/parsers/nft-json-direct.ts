@@ -88,8 +88,8 @@ export interface LazyRead {
  * the item's JSON checked by a syntax scan) and builds a chain's rules when its `rules` is
  * first read: the text is kept until every chain is read. Returns `'eager'` when the text
  * holds a shape this pass does not keep apart (an escape in a rule's strings, a rule item
- * not in nft's printed key order, a rule of a chain not listed, `add`/`insert`/`flush`/…
- * commands): the caller then reads it with {@link readNftJsonDirect}; `undefined` as that
+ * not in nft's printed key order, a rule of a chain not listed, a chain name listed twice in
+ * a table, `add`/`insert`/`flush`/… commands): the caller then reads it with {@link readNftJsonDirect}; `undefined` as that
  * reader (not nft -j output of this shape: the one-shot parse decides). `packChars`: the kept
  * text is deflated in blocks of about that many characters as it is read past
  * (src/parsers/packed-texts.ts; a replay's pieces: the text then costs about a tenth of its
@@ -469,8 +469,8 @@ class DirectReader {
   /**
    * Lazy pass: every text fed (rules are read from them later); per located rule its text,
    * start and item index (`spanText`, `spanStart`, `spanItem`, `spanCount` used); per run of
-   * one chain's rules (nft prints a table's rules chain by chain) its first span, the chain's
-   * draft in pass 1, then its family and table.
+   * one chain's rules (nft prints a table's rules chain by chain) its first span, the chain
+   * in pass 1 (`runChain`: a draft or a kept chain's index), then its family and table.
    */
   private texts: PackedTexts;
   private spanText: Int32Array = new Int32Array(1024);
