@@ -167,25 +167,34 @@ export class RulesetBuilder {
    * arrays are exact-size copies, strings flat copies, set elements shared (nft-share.ts).
    * `onChain` is called with each chain's draft and the chain made of it, and gives the
    * chain to keep (a reader that builds some chains' rules later, nft-json-direct.ts, puts
-   * a chain whose `rules` it builds on first read in its place).
+   * a chain whose `rules` it builds on first read in its place). `chainsOf`, when given, is
+   * called with each table's draft and its chains (made of its drafts, in order) and gives
+   * the table's chains (a reader that keeps some chains outside the builder puts them in their
+   * places).
    */
-  finish(onChain?: (draft: ChainDraft, chain: NftChain) => NftChain): NftRuleset {
+  finish(onChain?: (draft: ChainDraft, chain: NftChain) => NftChain, chainsOf?: (table: TableDraft, chains: NftChain[]) => NftChain[]): NftRuleset {
     const sharer = this.sharer;
-    return { tables: [...this.tables.values()].map((t) => finishTable(t, sharer, onChain)) };
+    return { tables: [...this.tables.values()].map((t) => finishTable(t, sharer, onChain, chainsOf)) };
   }
 }
 
 // Strings of the text parser are views into the input: every kept one is copied flat.
 const flatList = (xs: readonly string[]): string[] => xs.map(flatCopy);
 
-function finishTable(t: TableDraft, sharer: NftSharer, onChain: ((draft: ChainDraft, chain: NftChain) => NftChain) | undefined): NftTable {
+function finishTable(
+  t: TableDraft,
+  sharer: NftSharer,
+  onChain: ((draft: ChainDraft, chain: NftChain) => NftChain) | undefined,
+  chainsOf: ((table: TableDraft, chains: NftChain[]) => NftChain[]) | undefined,
+): NftTable {
+  const chains = [...t.chains.values()].map(onChain === undefined ? finishChain : (c) => onChain(c, finishChain(c)));
   return {
     family: t.family,
     name: flatCopy(t.name),
     ...(t.handle !== undefined && { handle: t.handle }),
     ...(t.comment !== undefined && { comment: flatCopy(t.comment) }),
     ...(t.flags !== undefined && { flags: flatList(t.flags) }),
-    chains: [...t.chains.values()].map(onChain === undefined ? finishChain : (c) => onChain(c, finishChain(c))),
+    chains: chainsOf === undefined ? chains : chainsOf(t, chains),
     sets: [...t.sets.values()].map((s) => finishSet(s, sharer)),
     counters: [...t.counters.values()].map((c) => ({
       ...c,

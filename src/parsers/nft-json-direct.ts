@@ -88,8 +88,8 @@ export interface LazyRead {
  * the item's JSON checked by a syntax scan) and builds a chain's rules when its `rules` is
  * first read: the text is kept until every chain is read. Returns `'eager'` when the text
  * holds a shape this pass does not keep apart (an escape in a rule's strings, a rule item
- * not in nft's printed key order, a rule of a chain not listed, `add`/`insert`/`flush`/…
- * commands): the caller then reads it with {@link readNftJsonDirect}; `undefined` as that
+ * not in nft's printed key order, a rule of a chain not listed, a chain name listed twice in
+ * a table, `add`/`insert`/`flush`/… commands): the caller then reads it with {@link readNftJsonDirect}; `undefined` as that
  * reader (not nft -j output of this shape: the one-shot parse decides). `packChars`: the kept
  * text is deflated in blocks of about that many characters as it is read past
  * (src/parsers/packed-texts.ts; a replay's pieces: the text then costs about a tenth of its
@@ -302,6 +302,8 @@ function numberEnd(t: string, p: number): number {
   return q >= t.length ? -1 : q;
 }
 
+const EMPTY_KEPT: readonly number[] = [];
+
 /** `a` in an array twice as long. */
 function grown(a: Int32Array): Int32Array {
   const out = new Int32Array(a.length * 2);
@@ -467,8 +469,8 @@ class DirectReader {
   /**
    * Lazy pass: every text fed (rules are read from them later); per located rule its text,
    * start and item index (`spanText`, `spanStart`, `spanItem`, `spanCount` used); per run of
-   * one chain's rules (nft prints a table's rules chain by chain) its first span, the chain's
-   * draft in pass 1, then its family and table.
+   * one chain's rules (nft prints a table's rules chain by chain) its first span, the chain
+   * in pass 1 (`runChain`: a draft or a kept chain's index), then its family and table.
    */
   private texts: PackedTexts;
   private spanText: Int32Array = new Int32Array(1024);
@@ -476,7 +478,8 @@ class DirectReader {
   private spanItem: Int32Array = new Int32Array(1024);
   private spanCount = 0;
   private runFirst: number[] = [];
-  private runDraft: ChainDraft[] = [];
+  /** Per run the chain its rules belong to: a draft of the builder's, or a kept chain's index (`keptName`). */
+  private runChain: (ChainDraft | number)[] = [];
   private runOf = new Map<ChainDraft, number>();
   private runTable: { readonly family: NftFamily; readonly name: string }[] = [];
   private runBuilt: Uint8Array = new Uint8Array(0);
@@ -484,10 +487,33 @@ class DirectReader {
   private lazyChains: NftChain[] = [];
   /** Lazy: the walk of the items read after pass 1 (its builder holds only the tables and chains being read). */
   private lateWalker: JsonWalker | undefined;
-  /** Lazy pass: the chains of the table of the last rule, in listed order, and where its rules are in it. */
+  /**
+   * Lazy pass: the regular chains of listed tables (`{"chain": {"family", "table", "name",
+   * "handle"}}`, most of a big node's chains) are kept as entries, not builder drafts: name,
+   * handle, how many of the table's drafts came before it (`keptAt`: where it goes among
+   * them), the run of its rules (-1: none). {@link lazyResult} makes their `NftChain`s.
+   */
+  private keptName: string[] = [];
+  private keptHandle: number[] = [];
+  private keptAt: number[] = [];
+  private keptRun: number[] = [];
+  /** Per table its kept chains' indexes, in listed order; the last table's list. */
+  private keptOf = new Map<TableDraft, number[]>();
+  private keptListTable: TableDraft | undefined;
+  private keptList: number[] = [];
+  /** Per table its kept chains by name (the run of a chain read later is found by its name, unique in its table); the last table's. */
+  private keptNamed = new Map<TableDraft, Map<string, number>>();
+  private keptNames = new Map<string, number>();
+  /** A chain name kept twice in one table (the eager reader then reads the text: it merges such chains). */
+  private keptTwice = false;
+  /** Lazy pass: the last located rule's chain (a draft or a kept index), its name and table. */
+  private locRef: ChainDraft | number = -1;
+  private locName: string | undefined;
+  private locTable: TableDraft | undefined;
+  /** Lazy pass: the kept chains of the table of the last rule, in listed order, where its rules are in it, and by name (made on a miss). */
   private orderTable: TableDraft | undefined;
-  private order: ChainDraft[] = [];
-  private orderAt: Map<ChainDraft, number> | undefined;
+  private order: number[] = [];
+  private orderAt: Map<string, number> | undefined;
   private cursor = -1;
   private firstDiagnostics: readonly Diagnostic[] = [];
   private lastReadState: RulesetReadState | undefined;
@@ -734,8 +760,36 @@ class DirectReader {
     p = litAt(t, intAt(t, litAt(t, p, ', "handle": ')), '}}');
     if (p < 0) return -1;
     const builder = this.walker.builder;
-    builder.chain(builder.table(family, table.name), t.slice(nameFrom, nameTo)).handle = intValue;
+    // Its own flat copy, not the sharer's: a kept chain's name is looked up in its table's names only.
+    if (this.lazy) this.keepChain(table, flatSlice(t, nameFrom, nameTo), intValue);
+    else builder.chain(builder.table(family, table.name), t.slice(nameFrom, nameTo)).handle = intValue;
     return p;
+  }
+
+  /**
+   * Lazy pass: keeps a regular chain of `table` as an entry (see `keptName`): no draft, no
+   * look-up by name. A name kept twice, or also a draft's, is found at {@link lazyResult}
+   * (the eager reader then reads the text: it merges such chains).
+   */
+  private keepChain(table: TableDraft, name: string, handle: number): void {
+    const k = this.keptName.length;
+    this.keptName.push(name);
+    this.keptHandle.push(handle);
+    this.keptAt.push(table.chains.size);
+    this.keptRun.push(-1);
+    if (this.keptListTable !== table) {
+      this.keptListTable = table;
+      let list = this.keptOf.get(table);
+      if (list === undefined) this.keptOf.set(table, (list = []));
+      this.keptList = list;
+      let names = this.keptNamed.get(table);
+      if (names === undefined) this.keptNamed.set(table, (names = new Map()));
+      this.keptNames = names;
+    }
+    this.keptList.push(k);
+    const size = this.keptNames.size;
+    if (this.keptNames.set(name, k).size === size) this.keptTwice = true;
+    if (this.orderTable === table) this.orderAt = undefined;
   }
 
   /**
@@ -750,18 +804,18 @@ class DirectReader {
     let p = litAt(t, strTo + 1, ', "chain": ');
     if (p < 0) return -1;
     // The last rule's chain, compared in place with its closing quote: its name was read from
-    // the text as a string without escapes (every place that sets lastChain does so), so the
+    // the text as a string without escapes (every place that sets locName does so), so the
     // text there is that string.
-    const last = this.lastChain;
-    let chain: ChainDraft | undefined;
-    if (last !== undefined && this.lastChainTable === table && t.startsWith(last.name, p + 1) && t.charCodeAt(p + 1 + last.name.length) === 0x22) {
-      chain = last;
-      p += last.name.length + 2;
+    const last = this.locName;
+    let chain: ChainDraft | number;
+    if (last !== undefined && this.locTable === table && t.startsWith(last, p + 1) && t.charCodeAt(p + 1 + last.length) === 0x22) {
+      chain = this.locRef;
+      p += last.length + 2;
     } else {
       p = stringAt(t, p);
       if (p < 0) return -1;
-      chain = this.locatedChain(t, table.family, table);
-      if (chain === undefined) return -1;
+      if (!this.locatedChain(t, table.family, table)) return -1;
+      chain = this.locRef;
     }
     p = intAt(t, litAt(t, p, ', "handle": '));
     if (p >= 0 && t.startsWith(', "comment": ', p)) p = stringAt(t, p + 13);
@@ -769,14 +823,15 @@ class DirectReader {
     if (p < 0 || t.charCodeAt(p) !== 0x5b) return -1;
     p = litAt(t, jsonEnd(t, p), '}}');
     if (p < 0) return -1;
-    const runs = this.runDraft;
+    const runs = this.runChain;
     if (runs[runs.length - 1] !== chain) {
       // A chain's rules after another chain's: not nft's order (the eager reader reads it).
-      if (this.runOf.has(chain)) {
+      if (typeof chain === 'number' ? this.keptRun[chain]! >= 0 : this.runOf.has(chain)) {
         this.abandoned = true;
         return -1;
       }
-      this.runOf.set(chain, runs.length);
+      if (typeof chain === 'number') this.keptRun[chain] = runs.length;
+      else this.runOf.set(chain, runs.length);
       runs.push(chain);
       this.runFirst.push(this.spanCount);
       this.runTable.push(table);
@@ -794,31 +849,42 @@ class DirectReader {
   }
 
   /**
-   * The listed chain named `t[strFrom, strTo)` in `table`, or undefined: nft prints a
-   * table's rules chain by chain in the order it listed the chains, so the chain of the
-   * last rule, then the one listed after it, are compared in place before a look-up by name.
+   * Finds the listed chain named `t[strFrom, strTo)` in `table` (a kept chain or a draft) into
+   * `locRef`/`locName`/`locTable`: false when there is none. nft prints a table's rules chain
+   * by chain in the order it listed the chains, so the kept chain listed after the last one
+   * found is compared in place before a look-up by name.
    */
-  private locatedChain(t: string, family: NftFamily, table: TableDraft): ChainDraft | undefined {
+  private locatedChain(t: string, family: NftFamily, table: TableDraft): boolean {
     const len = strTo - strFrom;
-    const last = this.lastChain;
-    if (last !== undefined && this.lastChainTable === table && last.name.length === len && t.startsWith(last.name, strFrom)) return last;
+    const last = this.locName;
+    if (last !== undefined && this.locTable === table && last.length === len && t.startsWith(last, strFrom)) return true;
     if (this.orderTable !== table) {
       this.orderTable = table;
-      this.order = [...table.chains.values()];
+      this.order = this.keptOf.get(table) ?? [];
       this.orderAt = undefined;
       this.cursor = -1;
     }
-    let chain: ChainDraft | undefined = this.order[this.cursor + 1];
-    if (chain !== undefined && chain.name.length === len && t.startsWith(chain.name, strFrom)) this.cursor++;
-    else {
-      chain = this.walker.builder.knownChain(this.walker.builder.table(family, table.name), t.slice(strFrom, strTo));
-      if (chain === undefined) return undefined;
-      this.orderAt ??= new Map(this.order.map((c, k) => [c, k]));
-      this.cursor = this.orderAt.get(chain) ?? -2;
+    const next = this.order[this.cursor + 1];
+    if (next !== undefined && this.keptName[next]!.length === len && t.startsWith(this.keptName[next]!, strFrom)) {
+      this.cursor++;
+      return this.located(next, this.keptName[next]!, table);
     }
-    this.lastChain = chain;
-    this.lastChainTable = table;
-    return chain;
+    const name = t.slice(strFrom, strTo);
+    const draft = this.walker.builder.knownChain(this.walker.builder.table(family, table.name), name);
+    if (draft !== undefined) return this.located(draft, draft.name, table);
+    this.orderAt ??= new Map(this.order.map((k, j) => [this.keptName[k]!, j]));
+    const at = this.orderAt.get(name);
+    if (at === undefined) return false;
+    this.cursor = at;
+    return this.located(this.order[at]!, this.keptName[this.order[at]!]!, table);
+  }
+
+  /** Sets the located chain (`locRef`, `locName`, `locTable`); true. */
+  private located(ref: ChainDraft | number, name: string, table: TableDraft): boolean {
+    this.locRef = ref;
+    this.locName = name;
+    this.locTable = table;
+    return true;
   }
 
   /**
@@ -865,8 +931,15 @@ class DirectReader {
     this.lazyChains = [];
   }
 
-  /** The lazy pass' result (after {@link step} said `end`). */
-  lazyResult(): LazyRead {
+  /**
+   * The lazy pass' result (after {@link step} said `end`); `'eager'` when a chain name is
+   * listed twice in a table (kept chains are not merged by name: the eager reader does it).
+   */
+  lazyResult(): LazyRead | 'eager' {
+    if (this.keptTwice || this.draftNameKept()) {
+      this.texts.clear();
+      return 'eager';
+    }
     const w = this.walker;
     const runOf = this.runOf;
     const runOfChain = new WeakMap<NftChain, number>();
@@ -874,19 +947,72 @@ class DirectReader {
     const get = function (this: NftChain): readonly NftRule[] {
       return reader.readRun(this, runOfChain.get(this) ?? -1);
     };
-    const ruleset = w.builder.finish((draft, chain) => {
-      const run = runOf.get(draft);
-      if (run === undefined) return chain;
+    const lazyChains = this.lazyChains;
+    const keptNamed = this.keptNamed;
+    const keptRun = this.keptRun;
+    const lazyOf = (chain: NftChain, run: number): NftChain => {
       this.unread++;
       const lazy = lazyChain(chain, get);
       runOfChain.set(lazy, run);
-      this.lazyChains.push(lazy);
       return lazy;
-    });
-    // Pass 1's builder, sharer and drafts are let go: a late read has its own.
-    this.runBuilt = new Uint8Array(this.runDraft.length);
-    this.runDraft = [];
+    };
+    const ruleset = w.builder.finish(
+      (draft, chain) => {
+        const run = runOf.get(draft);
+        return run === undefined ? chain : lazyOf(chain, run);
+      },
+      (table, drafts) => {
+        // The kept chains in their listed places among the drafts' chains; the chains read
+        // later listed in the same order (`readAll`).
+        const kept = this.keptOf.get(table) ?? EMPTY_KEPT;
+        const out: NftChain[] = [];
+        // A kept chain's run is found by its name (unique in its table): one getter per table.
+        const named = keptNamed.get(table);
+        const getKept = function (this: NftChain): readonly NftRule[] {
+          const k = named?.get(this.name);
+          return reader.readRun(this, k === undefined ? -1 : keptRun[k]!);
+        };
+        let j = 0;
+        const draftsTo = (at: number) => {
+          for (; j < at; j++) {
+            const c = drafts[j]!;
+            out.push(c);
+            if (runOfChain.has(c)) lazyChains.push(c);
+          }
+        };
+        for (const k of kept) {
+          draftsTo(this.keptAt[k]!);
+          const name = this.keptName[k]!;
+          const handle = this.keptHandle[k]!;
+          if (this.keptRun[k]! < 0) out.push({ name, handle, rules: [] });
+          else {
+            this.unread++;
+            const lazy = { name, handle } as unknown as NftChain;
+            Object.defineProperty(lazy, 'rules', { get: getKept, enumerable: true, configurable: true });
+            out.push(lazy);
+            lazyChains.push(lazy);
+          }
+        }
+        draftsTo(drafts.length);
+        return out;
+      },
+    );
+    // Pass 1's builder, sharer, drafts and kept chains are let go: a late read has its own.
+    this.runBuilt = new Uint8Array(this.runChain.length);
+    this.runChain = [];
     this.runOf = new Map();
+    this.keptName = [];
+    this.keptHandle = [];
+    this.keptAt = [];
+    this.keptRun = [];
+    this.keptOf = new Map();
+    this.keptListTable = undefined;
+    this.keptList = [];
+    this.keptNamed = new Map();
+    this.keptNames = new Map();
+    this.locName = undefined;
+    this.locTable = undefined;
+    this.locRef = -1;
     const tables = new Map<object, { readonly family: NftFamily; readonly name: string }>();
     this.runTable = this.runTable.map((t) => tables.get(t) ?? (tables.set(t, { family: t.family, name: t.name }), tables.get(t)!));
     this.order = [];
@@ -911,6 +1037,12 @@ class DirectReader {
         return (this.lateWalker?.diagnostics.length ?? 0) > 0 ? whole() : first;
       },
     };
+  }
+
+  /** A draft's chain name also kept in its table (lazy pass, before {@link lazyResult}). */
+  private draftNameKept(): boolean {
+    for (const [table, names] of this.keptNamed) for (const name of table.chains.keys()) if (names.has(name)) return true;
+    return false;
   }
 
   /** What the Rules pane shows before every chain is read (src/model/nft-facts.ts). */

@@ -291,3 +291,38 @@ describe('lazy nft -j read of odd texts equals the eager read (session 15: pass 
     expect(await expectLazyEqual(text, `generated ${services}`, [97, 1 << 14])).toBeGreaterThan(services);
   }, 120_000);
 });
+
+describe('lazy nft -j read with regular chains kept as entries (session 16: their chains made at the end of pass 1) equals the eager read', () => {
+  const BASE = (name: string, hook = 'input') => CHAIN(name, `, "type": "filter", "hook": "${hook}", "prio": 0, "policy": "accept"`);
+  const handled = (name: string, handle: number) => CHAIN(name).replace('"handle": 2', `"handle": ${handle}`);
+  const SET = '{"set": {"family": "ip", "name": "s", "table": "t", "type": "ipv4_addr", "handle": 7, "elem": ["10.0.0.1"]}}';
+  const ip6 = (item: string) => item.replace('"family": "ip"', '"family": "ip6"');
+  const texts: Readonly<Record<string, string>> = {
+    'base chains listed between regular chains': doc(META, TABLE, CHAIN('a'), BASE('in'), CHAIN('b'), CHAIN('c'), BASE('out', 'output'), CHAIN('d'), RULE('a', JUMP), RULE('in', JUMP), RULE('b', SADDR), RULE('out', JUMP), RULE('d', JUMP)),
+    'a regular chain listed twice': doc(META, TABLE, handled('a', 2), CHAIN('b'), handled('a', 5), RULE('a', JUMP), RULE('b', SADDR)),
+    'a regular chain listed again as a base chain': doc(META, TABLE, CHAIN('a'), BASE('a'), RULE('a', JUMP)),
+    'a base chain listed again as a regular chain': doc(META, TABLE, BASE('a'), CHAIN('a'), CHAIN('b'), RULE('a', JUMP), RULE('b', JUMP)),
+    'rules in another order than their chains': doc(META, TABLE, CHAIN('a'), CHAIN('b'), CHAIN('c'), CHAIN('d'), RULE('c', JUMP), RULE('a', SADDR), RULE('d', JUMP), RULE('b', JUMP)),
+    'chains listed after rules': doc(META, TABLE, CHAIN('a'), RULE('a', JUMP), CHAIN('b'), RULE('b', SADDR), CHAIN('c')),
+    'chains without rules among chains with rules': doc(META, TABLE, CHAIN('a'), CHAIN('b'), CHAIN('c'), RULE('b', JUMP)),
+    'two tables, a set between their chains, rules of one chain name in both': doc(META, TABLE, ip6(TABLE), CHAIN('a'), CHAIN('b'), SET, ip6(CHAIN('a')), ip6(BASE('in')), ip6(CHAIN('c')), RULE('a', JUMP), RULE('b', JUMP), ip6(RULE('a', JUMP)), ip6(RULE('c', JUMP)), ip6(RULE('in', JUMP))),
+    'a chain of a table not listed': doc(META, TABLE, CHAIN('a'), CHAIN('a').replace('"table": "t"', '"table": "u"'), RULE('a', JUMP)),
+    'a rule of a chain not listed': doc(META, TABLE, CHAIN('a'), RULE('a', JUMP), RULE('z', JUMP)),
+    'a table listed again after its chains': doc(META, TABLE, CHAIN('a'), TABLE.replace('"handle": 1', '"handle": 4'), CHAIN('b'), RULE('a', JUMP), RULE('b', JUMP)),
+  };
+  for (const [name, text] of Object.entries(texts)) {
+    it(name, async () => {
+      await expectLazyEqual(text, name, [1, 5, 4096]);
+    });
+  }
+
+  it('which stay lazy: a chain name listed twice in a table sends the text to the eager reader; one name in two tables does not', async () => {
+    const lazyCount = async (text: string) => unbuilt((await parseNftJsonLazyPieces(() => [text], 'shape', 1000, noTurn)).value);
+    expect(await lazyCount(texts['base chains listed between regular chains']!)).toBe(5);
+    expect(await lazyCount(texts['a regular chain listed twice']!)).toBe(0);
+    expect(await lazyCount(texts['a regular chain listed again as a base chain']!)).toBe(0);
+    expect(await lazyCount(texts['a base chain listed again as a regular chain']!)).toBe(0);
+    expect(await lazyCount(texts['rules in another order than their chains']!)).toBe(4);
+    expect(await lazyCount(texts['two tables, a set between their chains, rules of one chain name in both']!)).toBe(5);
+  });
+});
