@@ -162,7 +162,7 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   const cheap = options.parts !== undefined && !options.parts.includes('iptables');
   // A replay's evidence scan starts (on a worker) before the API objects parse; a live node's evidence is read after, as before.
   const replayEvidence = cheap && options.transport instanceof ReplayTransport ? await startCheapEvidence(options.transport, firstRuns, options.params ?? {}) : undefined;
-  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
+  const snapshot = buildSnapshot(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(options.parts ? { lazyLb: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
   if (!cheap) return { snapshot, runs, plan: planned.plan };
   const evidence = replayEvidence ? await replayEvidence() : await cheapEvidence(options.transport, firstRuns, options.params ?? {});
   const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
@@ -174,7 +174,7 @@ function apiOf(options: SessionOptions): BesideApi {
   return options.api ? { text: options.api.text(), origin: options.api.origin } : { text: options.apiText, origin: options.apiOrigin ?? 'api.json' };
 }
 
-function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped' | 'lazyRules' | 'early'> = {}): SnapshotInput {
+function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped' | 'lazyRules' | 'lazyLb' | 'early'> = {}): SnapshotInput {
   // A probe a replay's bundle does not hold carries the manifest's time, not a run's: left out,
   // so a load that asks for it (one-shot) and one that does not (staged) agree.
   const first = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0];
