@@ -110,7 +110,7 @@ describe('countLbServices equals the joined table’s counts and diagnostics', (
   });
 
   it('on one family only, no maps and empty maps', () => {
-    expectEqualToJoin([map(MADE.filter((e) => !e.ip.includes(':')))], 'v4');
+    expectEqualToJoin([map(MADE.filter((e) => !('ip' in e && e.ip.includes(':'))))], 'v4');
     expectEqualToJoin([map(MADE.filter((e) => 'ip' in e && e.ip.includes(':')))], 'v6');
     expectEqualToJoin([], 'none');
     expectEqualToJoin([map([]), map([])], 'empty');
