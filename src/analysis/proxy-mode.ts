@@ -6,7 +6,8 @@
 import { CILIUM_LB_MAPS, type LbTable } from '../model/cilium.js';
 import type { IptablesRuleset } from '../model/iptables.js';
 import { chainMayHold, chainRuleCount } from '../model/iptables-facts.js';
-import type { NodeSnapshot } from '../model/snapshot.js';
+import type { NodeSnapshot, Parsed } from '../model/snapshot.js';
+import { lbCountOf, type LbServicesCount } from '../parsers/bpftool-lb-count.js';
 import type { ChainSummary } from '../model/chain-summary.js';
 
 /** The detected mode. `iptables-mixed`: KUBE- chains in both iptables backends. */
@@ -252,17 +253,30 @@ export function ciliumServicesCount(lb: LbTable): CiliumServicesCount {
 
 function countCiliumServices(lb: LbTable): CiliumServicesCount {
   const families = new Set(lb.services.map((svc) => (svc.frontend.ip.includes(':') ? 6 : 4)));
-  const maps = [...(families.has(4) ? [CILIUM_LB_MAPS.services4] : []), ...(families.has(6) ? [CILIUM_LB_MAPS.services6] : [])];
-  return { maps, frontends: lb.services.length, backendSlots: lb.services.reduce((n, svc) => n + svc.slots.length, 0) };
+  return servicesCountOf({ frontends: lb.services.length, backendSlots: lb.services.reduce((n, svc) => n + svc.slots.length, 0), ipv4: families.has(4), ipv6: families.has(6) });
+}
+
+/** The same counts from the decoded maps' {@link LbServicesCount} (src/parsers/bpftool-lb-count.ts), equal to the table's. */
+export function servicesCountOf(count: LbServicesCount): CiliumServicesCount {
+  const maps = [...(count.ipv4 ? [CILIUM_LB_MAPS.services4] : []), ...(count.ipv6 ? [CILIUM_LB_MAPS.services6] : [])];
+  return { maps, frontends: count.frontends, backendSlots: count.backendSlots };
+}
+
+/** The services count of a snapshot's LB part: the counts it was built with (no join), else its table's; null when none. */
+function lbServicesCount(part: Parsed<LbTable> | null | undefined): CiliumServicesCount | null {
+  if (!part) return null;
+  const counted = lbCountOf(part);
+  if (counted !== undefined) return servicesCountOf(counted);
+  return part.value ? ciliumServicesCount(part.value) : null;
 }
 
 /** The hints a snapshot itself carries: its nftables tables and interface names. */
 export function snapshotHints(snapshot: NodeSnapshot): ModeHints {
   const nft = snapshot.nft?.value;
   const addrs = snapshot.addrs?.value;
-  const lb = snapshot.lb?.value;
+  const lb = lbServicesCount(snapshot.lb);
   return {
-    ...(lb ? { ciliumServices: ciliumServicesCount(lb) } : {}),
+    ...(lb ? { ciliumServices: lb } : {}),
     // The tables the `nft-tables` probe named (cheap, always read live) when no ruleset was dumped.
     ...(nft ? { nftTables: nft.tables.map((t) => `${t.family} ${t.name}`) } : snapshot.nftTableNames ? { nftTables: snapshot.nftTableNames } : {}),
     ...(addrs ? { interfaces: addrs.map((i) => i.ifname) } : {}),

@@ -14,6 +14,7 @@ import type { ApiObjects } from '../model/k8s.js';
 import type { LbTable } from '../model/cilium.js';
 import { joinDecodedLbMaps } from '../parsers/bpftool-lb-decode.js';
 import { decodeLbMapRun, earlyApiOf, lbMapDumpOf, type EarlyParses } from './early-parse.js';
+import { lazyLbPart } from './lb-lazy.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { chunksOf, chunksOfPieces, turn } from './chunks.js';
@@ -56,10 +57,10 @@ export interface SnapshotInput {
   readonly skipped?: readonly SkippedProbe[];
   /** {@link buildSnapshot}: rulesets parsed lazily where parts.ts has `lazy` (a reader of a few chains: `trace`); values as the whole parse's. */
   readonly lazyRules?: boolean;
+  /** {@link buildSnapshot}: the LB maps' table joined on first read, its counts and diagnostics at once (src/collect/lb-lazy.ts). */ readonly lazyLb?: boolean;
   /** Parses made while the dumps ran (src/collect/early-parse.ts), taken for the very inputs they are of. */
   readonly early?: EarlyParses;
 }
-
 // The probes read in pieces and of each part: from the catalog on first use (parts.ts).
 export { partProbes, piecedProbes };
 
@@ -203,8 +204,8 @@ interface PartContext {
   readonly reuse: SnapshotInput['reuse'];
   /** The conntrack table's parse on a worker thread, when one was started (src/collect/worker-parse.ts). */
   readonly job?: ConntrackJob;
-  /** {@link SnapshotInput.lazyRules}. */
-  readonly lazyRules?: boolean;
+  /** {@link SnapshotInput.lazyRules}, {@link SnapshotInput.lazyLb}. */
+  readonly lazyRules?: boolean; readonly lazyLb?: boolean;
   readonly early?: EarlyParses;
 }
 
@@ -292,7 +293,7 @@ export function buildFirstSnapshot(input: SnapshotInput): NodeSnapshot {
 function parsePart(part: SnapshotPart, ctx: PartContext, done: Partial<PartFields>): Partial<PartFields> {
   const { byId, cache, reuse } = ctx;
   if (reuse?.parts.has(part)) return reusedPart(part, reuse.snapshot);
-  if (part === 'lb') return lbPart(byId, cache, ctx.early);
+  if (part === 'lb') return lbPart(byId, cache, ctx.early, ctx.lazyLb);
   let chosen: Parsed<unknown> | null = null;
   for (const id of partProbes()[part]) {
     // An on-demand probe of a part (conntrack -E) adds to it; it never stands in for the part's own probe.
@@ -358,7 +359,7 @@ function ciliumCtPart(ciliumCt: Parsed<CiliumCtTable> | null, done: Partial<Part
 export function buildSnapshot(input: SnapshotInput): NodeSnapshot {
   // With `apiTextLater` the parts (pure, never reading the API objects) go first: the text is asked for when needed.
   const first = input.apiText === undefined && input.apiTextLater ? undefined : buildFirstSnapshot(input);
-  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse, lazyRules: input.lazyRules === true, early: input.early };
+  const ctx: PartContext = { byId: new Map(input.runs.map((r) => [r.id, r])), cache: input.cache, reuse: input.reuse, lazyRules: input.lazyRules === true, lazyLb: input.lazyLb === true, early: input.early };
   let done: Partial<PartFields> = {};
   for (const part of SNAPSHOT_PARTS) done = { ...done, ...parsePart(part, ctx, done) };
   return assemble(first ?? buildFirstSnapshot(input), done, []);
@@ -560,7 +561,7 @@ function wholeRun(run: ProbeRun | undefined): ProbeRun | undefined {
  * alone when only one answered. When both the maps and a listing are there, they are compared
  * and any difference is a warning and an `LbDisagreement` naming both.
  */
-function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache, early?: EarlyParses): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
+function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache, early?: EarlyParses, lazy = false): { lb: Parsed<LbTable> | null; lbMapsRead: string[] } {
   const mapProbes = partProbes().lb.filter((id) => catalog().probes.find((p) => p.id === id)?.parser === LB_MAPS_PARSER);
   const lbListRun = parseRunCached(byId.get('cilium-bpf-lb-list'), parseWith('cilium-bpf-lb-list'), cache) as Parsed<LbTable> | null;
   const serviceListRun = parseRunCached(byId.get('cilium-service-list'), parseWith('cilium-service-list'), cache) as Parsed<LbTable> | null;
@@ -568,9 +569,11 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache, early?:
   const read = mapProbes.map((id) => byId.get(id)).filter((r): r is ProbeRun => r !== undefined && r.status === 'ok');
   if (read.length > 0) {
     // A replay's map dumps come in pieces (src/collect/parts.ts piecedProbes): decoded as read, never held whole.
-    const dumps = read.map(lbMapDumpOf);
-    const decoded = joinDecodedLbMaps(read.map((r) => early?.lbMaps?.get(r) ?? decodeLbMapRun(r)));
+    const lbMapsRead = read.map((r) => lbMapDumpOf(r).name.split('/').pop()!);
+    const results = read.map((r) => early?.lbMaps?.get(r) ?? decodeLbMapRun(r));
     const services = read.find((r) => r.id.endsWith('-services')) ?? read[0]!;
+    if (lazy && !listings.table) return { lb: lazyLbPart(results, summarize(services)), lbMapsRead };
+    const decoded = joinDecodedLbMaps(results);
     let table = decoded.value.table;
     const diagnostics = [...decoded.diagnostics];
     if (listings.table) {
@@ -578,10 +581,7 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache, early?:
       if (cmp.disagreements.length) table = { ...table, disagreements: cmp.disagreements };
       diagnostics.push(...cmp.diagnostics);
     }
-    return {
-      lb: { value: table, diagnostics, probe: summarize(services), error: null },
-      lbMapsRead: dumps.map((d) => d.name.split('/').pop()!),
-    };
+    return { lb: { value: table, diagnostics, probe: summarize(services), error: null }, lbMapsRead };
   }
   const main = lbListRun?.value ? lbListRun : serviceListRun?.value ? serviceListRun : (lbListRun ?? serviceListRun);
   if (!main) return { lb: null, lbMapsRead: [] };

@@ -71,7 +71,7 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   // A replay's evidence scan starts (on a worker) before the API objects parse; a live node's evidence is read after, as before.
   const evidenceLoad = cheap ? await import('./evidence-load.js') : undefined;
   const replayEvidence = evidenceLoad && options.transport instanceof ReplayTransport ? await evidenceLoad.startCheapEvidence(options.transport, firstRuns, options.params ?? {}) : undefined;
-  const snapshot = await buildSnapshotLoading(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
+  const snapshot = await buildSnapshotLoading(inputOf(options, runs, { skipped: planned.plan.skipped, ...(options.lazyRules ? { lazyRules: true } : {}), ...(options.parts ? { lazyLb: true } : {}), ...(planned.early ? { early: planned.early } : {}) }));
   if (!evidenceLoad) return { snapshot, runs, plan: planned.plan };
   const evidence = replayEvidence ? await replayEvidence() : await evidenceLoad.cheapEvidence(options.transport, firstRuns, options.params ?? {});
   const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
@@ -84,7 +84,7 @@ function apiOf(options: SessionOptions): BesideApi {
 }
 
 /** The snapshot build's input from the session's options and `runs` (`extra`: a refresh's cache/reuse, the probe plan's skips, lazy rules, early parses). */
-export function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped' | 'lazyRules' | 'early'> = {}): SnapshotInput {
+export function inputOf(options: SessionOptions, runs: readonly ProbeRun[], extra: Pick<SnapshotInput, 'cache' | 'reuse' | 'skipped' | 'lazyRules' | 'lazyLb' | 'early'> = {}): SnapshotInput {
   // A probe a replay's bundle does not hold carries the manifest's time, not a run's: left out,
   // so a load that asks for it (one-shot) and one that does not (staged) agree.
   const first = runs.filter((r) => !r.result.notCaptured).map((r) => r.result.startedAt).sort()[0];
