@@ -12,7 +12,7 @@ import { formatFrontend, protocolFromNumber } from '../model/cilium.js';
 import type { LbTable } from '../model/cilium.js';
 import type { Parsed } from '../model/snapshot.js';
 import type { ServiceEntry } from './bpftool-lb-layouts.js';
-import type { DecodedLbMap } from './bpftool-lb-decode.js';
+import { frontendGroups, type DecodedLbMap } from './bpftool-lb-decode.js';
 
 /**
  * The counts {@link assembleLbTable}'s table gives: `frontends` its services (one per frontend
@@ -42,31 +42,15 @@ export function countLbServices(maps: readonly DecodedLbMap[], origin = 'bpf-map
       if (protocolFromNumber(e.proto) === null) diags.push(diagnostic('warning', origin, 0, `backend ${e.id}`, 'unknown-protocol', `backend ${e.id} has IP protocol ${e.proto}, which Cilium does not name`));
     }
   }
-  // The join's groups (see assembleLbTable): by address, then family, port, protocol and scope packed into one number.
-  const groups: ServiceEntry[][] = [];
-  const byIp = new Map<string, Map<number, ServiceEntry[]>>();
+  // The join's own groups, so the counts cannot drift from its table.
+  const groups = frontendGroups(maps);
   let backendSlots = 0;
   let ipv4 = false;
   let ipv6 = false;
-  for (const m of maps) {
-    for (const e of m.entries) {
-      if (e.kind !== 'services') continue;
-      if (e.slot !== 0) backendSlots++;
-      let atIp = byIp.get(e.ip);
-      if (atIp === undefined) {
-        byIp.set(e.ip, (atIp = new Map()));
-        if (e.ip.includes(':')) ipv6 = true;
-        else ipv4 = true;
-      }
-      const id = ((e.family * 65536 + e.port) * 256 + e.proto) * 256 + e.scope;
-      const group = atIp.get(id);
-      if (group) group.push(e);
-      else {
-        const fresh = [e];
-        atIp.set(id, fresh);
-        groups.push(fresh);
-      }
-    }
+  for (const entries of groups) {
+    for (const e of entries) if (e.slot !== 0) backendSlots++;
+    if (entries[0]!.ip.includes(':')) ipv6 = true;
+    else ipv4 = true;
   }
   for (const entries of groups) groupDiagnostics(entries, backendIds, diags, origin);
   return { value: { frontends: groups.length, backendSlots, ipv4, ipv6 }, diagnostics: diags };

@@ -219,20 +219,11 @@ function backendOf(e: BackendEntry, diags: Diagnostic[], origin: string): LbBack
 }
 
 /**
- * Joins decoded maps into the table `cilium-dbg bpf lb list` shows: one {@link LbService} per
- * (frontend, scope) with slot 0's id/flags/count/qcount/algorithm, slots resolved to backends
- * by ID (IPv4 and IPv6 share one ID space). A slot whose backend is missing keeps its ID with
- * `backend: null`; a frontend without slot 0 gets `type: null` and a warning. Maglev,
- * affinity and source-range entries are not part of the table (see `DecodedLbMap.entries`).
- * Services are in frontend order (address bytes, then `compareFrontends`), ties in the order
- * their first entry was read; backends by ID; rev-NATs by ID.
+ * The services entries of `maps` grouped by frontend — one group per (family, address, port,
+ * protocol, scope) — groups in the order their first entry was read, entries in read order.
+ * Shared by {@link assembleLbTable} and the counting reader (bpftool-lb-count.ts), which must agree.
  */
-export function assembleLbTable(maps: readonly DecodedLbMap[], origin = 'bpf-maps'): ParseResult<LbTable> {
-  const diags: Diagnostic[] = [];
-  const backends = new BackendsById();
-  for (const m of maps) for (const e of m.entries) if (e.kind === 'backends') backends.set(e.id, backendOf(e, diags, origin));
-  const revNats: LbRevNat[] = [];
-  for (const m of maps) for (const e of m.entries) if (e.kind === 'revnat') revNats.push({ id: e.id, ip: e.ip, port: e.port });
+export function frontendGroups(maps: readonly DecodedLbMap[]): (ServiceEntry & { hex: string })[][] {
   // Entries of one (family, address, port, protocol, scope), groups in the order first read: by
   // address, then the numbers packed into one key (family, port, protocol and scope are at most 6, 65535, 255, 255).
   const groups: (ServiceEntry & { hex: string })[][] = [];
@@ -252,6 +243,25 @@ export function assembleLbTable(maps: readonly DecodedLbMap[], origin = 'bpf-map
       }
     }
   }
+  return groups;
+}
+
+/**
+ * Joins decoded maps into the table `cilium-dbg bpf lb list` shows: one {@link LbService} per
+ * (frontend, scope) with slot 0's id/flags/count/qcount/algorithm, slots resolved to backends
+ * by ID (IPv4 and IPv6 share one ID space). A slot whose backend is missing keeps its ID with
+ * `backend: null`; a frontend without slot 0 gets `type: null` and a warning. Maglev,
+ * affinity and source-range entries are not part of the table (see `DecodedLbMap.entries`).
+ * Services are in frontend order (address bytes, then `compareFrontends`), ties in the order
+ * their first entry was read; backends by ID; rev-NATs by ID.
+ */
+export function assembleLbTable(maps: readonly DecodedLbMap[], origin = 'bpf-maps'): ParseResult<LbTable> {
+  const diags: Diagnostic[] = [];
+  const backends = new BackendsById();
+  for (const m of maps) for (const e of m.entries) if (e.kind === 'backends') backends.set(e.id, backendOf(e, diags, origin));
+  const revNats: LbRevNat[] = [];
+  for (const m of maps) for (const e of m.entries) if (e.kind === 'revnat') revNats.push({ id: e.id, ip: e.ip, port: e.port });
+  const groups = frontendGroups(maps);
   // Each service with its address's bytes, read once (compareFrontends reads both addresses per comparison).
   const bytes = new Map<string, readonly number[]>();
   const keyed: { svc: LbService; ip: readonly number[] }[] = [];

@@ -12,22 +12,11 @@ import { describe, expect, it } from 'vitest';
 import { generateWorld, modeOutputs } from '../../bench/gen/capture.js';
 import { assembleLbTable, parseCiliumLbMapDumpWhole, type DecodedLbMap, type HexEntry } from '../../src/parsers/bpftool-lb-decode.js';
 import { fixtureDir } from '../helpers/fixtures.js';
+import { shuffled } from '../helpers/shuffle.js';
 import { assembleLbTableReference } from '../helpers/lb-assemble-reference.js';
 
 function mapsOf(dumps: readonly { name: string; text: string }[]): DecodedLbMap[] {
   return dumps.map((d) => parseCiliumLbMapDumpWhole(d.text, d.name, d.name).value);
-}
-
-/** A seeded shuffle (the same order on every run). */
-function shuffled<T>(xs: readonly T[], seed: number): T[] {
-  const out = [...xs];
-  let s = seed;
-  for (let i = out.length - 1; i > 0; i--) {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    const j = s % (i + 1);
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }
 
 /** The pinned names of the generated dumps' maps (the catalog's probes: current layouts). */

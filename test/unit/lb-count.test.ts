@@ -22,6 +22,7 @@ import { assembleLbTable, joinDecodedLbMaps, parseCiliumLbMapDumpWhole, type Dec
 import { showRules } from '../../src/report/rules.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { fixtureDir } from '../helpers/fixtures.js';
+import { shuffled } from '../helpers/shuffle.js';
 
 const temp = mkdtempSync(path.join(tmpdir(), 'nodescope-lb-count-'));
 afterAll(() => rmSync(temp, { recursive: true, force: true }));
@@ -35,17 +36,6 @@ function resultsOf(dumps: readonly { name: string; text: string }[]): ParseResul
 function labDumps(lab: string): { name: string; text: string }[] {
   const manifest = JSON.parse(readFileSync(path.join(fixtureDir(lab), 'manifest.json'), 'utf8')) as { probes: { id: string; executedArgv: string[]; stdoutFile: string; status: string }[] };
   return manifest.probes.filter((p) => p.id.startsWith('bpf-lb') && p.status === 'ok').map((p) => ({ name: p.executedArgv[p.executedArgv.length - 1]!, text: readFileSync(path.join(fixtureDir(lab), p.stdoutFile), 'utf8') }));
-}
-
-function shuffled<T>(xs: readonly T[], seed: number): T[] {
-  const out = [...xs];
-  let s = seed;
-  for (let i = out.length - 1; i > 0; i--) {
-    s = (s * 1103515245 + 12345) % 2147483648;
-    const j = s % (i + 1);
-    [out[i], out[j]] = [out[j]!, out[i]!];
-  }
-  return out;
 }
 
 /** The count equals the joined table's, and the diagnostics the join's (the reference: the table path). */
