@@ -30,6 +30,7 @@ import { quoteBigCounters } from './nft-json-batches.js';
 import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
 import { JsonWalker } from './nft-json-walker.js';
 import { jsonValueEnd } from './nft-json-scan.js';
+import { KeptNames } from './kept-names.js';
 import { PackedTexts, type PackWhere } from './packed-texts.js';
 import { counterAboveMax } from './nft-types.js';
 
@@ -359,11 +360,14 @@ class DirectReader {
   private keptOf = new Map<TableDraft, number[]>();
   private keptListTable: TableDraft | undefined;
   private keptList: number[] = [];
-  /** Per table its kept chains by name (the run of a chain read later is found by its name, unique in its table); the last table's. */
-  private keptNamed = new Map<TableDraft, Map<string, number>>();
-  private keptNames = new Map<string, number>();
-  /** A chain name kept twice in one table (the eager reader then reads the text: it merges such chains). */
-  private keptTwice = false;
+  /**
+   * The kept chains by table and name (kept-names.ts: the run of a chain read later is found
+   * by its name, unique in its table; a name kept twice in one table sends the text to the
+   * eager reader, which merges such chains); per table with kept chains its number there, and the last table's.
+   */
+  private keptNames = new KeptNames();
+  private keptTableNo = new Map<TableDraft, number>();
+  private keptListNo = -1;
   /** Lazy pass: the last located rule's chain (a draft or a kept index), its name and table. */
   private locRef: ChainDraft | number = -1;
   private locName: string | undefined;
@@ -640,13 +644,12 @@ class DirectReader {
       let list = this.keptOf.get(table);
       if (list === undefined) this.keptOf.set(table, (list = []));
       this.keptList = list;
-      let names = this.keptNamed.get(table);
-      if (names === undefined) this.keptNamed.set(table, (names = new Map()));
-      this.keptNames = names;
+      let no = this.keptTableNo.get(table);
+      if (no === undefined) this.keptTableNo.set(table, (no = this.keptTableNo.size));
+      this.keptListNo = no;
     }
     this.keptList.push(k);
-    const size = this.keptNames.size;
-    if (this.keptNames.set(name, k).size === size) this.keptTwice = true;
+    this.keptNames.add(this.keptListNo, name);
     if (this.orderTable === table) this.orderAt = undefined;
   }
 
@@ -794,7 +797,7 @@ class DirectReader {
    * listed twice in a table (kept chains are not merged by name: the eager reader does it).
    */
   lazyResult(): LazyRead | 'eager' {
-    if (this.keptTwice || this.draftNameKept()) {
+    if (this.keptNames.seal() || this.draftNameKept()) {
       this.texts.clear();
       return 'eager';
     }
@@ -806,7 +809,8 @@ class DirectReader {
       return reader.readRun(this, runOfChain.get(this) ?? -1);
     };
     const lazyChains = this.lazyChains;
-    const keptNamed = this.keptNamed;
+    const keptNames = this.keptNames;
+    const keptTableNo = this.keptTableNo;
     const keptRun = this.keptRun;
     const lazyOf = (chain: NftChain, run: number): NftChain => {
       this.unread++;
@@ -825,10 +829,10 @@ class DirectReader {
         const kept = this.keptOf.get(table) ?? EMPTY_KEPT;
         const out: NftChain[] = [];
         // A kept chain's run is found by its name (unique in its table): one getter per table.
-        const named = keptNamed.get(table);
+        const no = keptTableNo.get(table);
         const getKept = function (this: NftChain): readonly NftRule[] {
-          const k = named?.get(this.name);
-          return reader.readRun(this, k === undefined ? -1 : keptRun[k]!);
+          const k = no === undefined ? -1 : keptNames.find(no, this.name);
+          return reader.readRun(this, k < 0 ? -1 : keptRun[k]!);
         };
         let j = 0;
         const draftsTo = (at: number) => {
@@ -866,8 +870,9 @@ class DirectReader {
     this.keptOf = new Map();
     this.keptListTable = undefined;
     this.keptList = [];
-    this.keptNamed = new Map();
-    this.keptNames = new Map();
+    this.keptNames = new KeptNames();
+    this.keptTableNo = new Map();
+    this.keptListNo = -1;
     this.locName = undefined;
     this.locTable = undefined;
     this.locRef = -1;
@@ -897,9 +902,9 @@ class DirectReader {
     };
   }
 
-  /** A draft's chain name also kept in its table (lazy pass, before {@link lazyResult}). */
+  /** A draft's chain name also kept in its table (lazy pass, in {@link lazyResult} once the kept names are sealed). */
   private draftNameKept(): boolean {
-    for (const [table, names] of this.keptNamed) for (const name of table.chains.keys()) if (names.has(name)) return true;
+    for (const [table, no] of this.keptTableNo) for (const name of table.chains.keys()) if (this.keptNames.find(no, name) >= 0) return true;
     return false;
   }
 
