@@ -834,6 +834,8 @@ class DirectReader {
           const k = no === undefined ? -1 : keptNames.find(no, this.name);
           return reader.readRun(this, k < 0 ? -1 : keptRun[k]!);
         };
+        // One descriptor for the table's kept chains (not one object per chain).
+        const keptRules: PropertyDescriptor = { get: getKept, enumerable: true, configurable: true };
         let j = 0;
         const draftsTo = (at: number) => {
           for (; j < at; j++) {
@@ -850,7 +852,7 @@ class DirectReader {
           else {
             this.unread++;
             const lazy = { name, handle } as unknown as NftChain;
-            Object.defineProperty(lazy, 'rules', { get: getKept, enumerable: true, configurable: true });
+            Object.defineProperty(lazy, 'rules', keptRules);
             out.push(lazy);
             lazyChains.push(lazy);
           }
