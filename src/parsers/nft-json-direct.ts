@@ -29,6 +29,8 @@ import { EMPTY_LIST, type NftSharer } from './nft-share.js';
 import { quoteBigCounters } from './nft-json-batches.js';
 import { singleKey, statementOf, unknownsMadeCount } from './nft-json-expr.js';
 import { JsonWalker } from './nft-json-walker.js';
+import { jsonValueEnd } from './nft-json-scan.js';
+import { KeptNames } from './kept-names.js';
 import { PackedTexts, type PackWhere } from './packed-texts.js';
 import { counterAboveMax } from './nft-types.js';
 
@@ -163,145 +165,6 @@ const WORD_SLOTS_MASK = 4095;
 /** Item kinds the tree walk reads that add rules or change chains: the lazy pass leaves such a text to the eager reader. */
 const LAZY_STOP: ReadonlySet<string | undefined> = new Set(['rule', 'add', 'create', 'insert', 'delete', 'destroy', 'flush', 'replace', 'list', 'reset', 'rename']);
 
-/** Containers deeper than this end the lazy pass' syntax scan (the item goes to the tree walk). */
-const MAX_SCAN_DEPTH = 512;
-const scanStack = new Uint8Array(MAX_SCAN_DEPTH);
-
-/** States of {@link jsonEnd}. */
-const VALUE = 0;
-const VALUE_OR_CLOSE = 1;
-const KEY = 2;
-const KEY_OR_CLOSE = 3;
-const COLON = 4;
-const AFTER = 5;
-
-/**
- * The end of the JSON value at `p` (RFC 8259 syntax, checked whole: what `JSON.parse` would
- * accept) whose strings hold no escape or control character: -1 when the text ends inside
- * it, is not JSON there, holds such a string ({@link plainStringEnd}), or nests deeper than
- * {@link MAX_SCAN_DEPTH} (the caller then hands the item to the path that says why).
- */
-function jsonEnd(t: string, p: number): number {
-  let depth = 0;
-  let state = VALUE;
-  let q = p;
-  const n = t.length;
-  for (;;) {
-    let c = t.charCodeAt(q);
-    while (c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09) c = t.charCodeAt(++q);
-    if (q >= n) return -1;
-    let value = false;
-    switch (state) {
-      case VALUE:
-      case VALUE_OR_CLOSE:
-        if (c === 0x7b || c === 0x5b) {
-          if (depth >= MAX_SCAN_DEPTH) return -1;
-          scanStack[depth++] = c;
-          state = c === 0x7b ? KEY_OR_CLOSE : VALUE_OR_CLOSE;
-          q++;
-          continue;
-        }
-        if (c === 0x5d && state === VALUE_OR_CLOSE) {
-          depth--;
-          q++;
-          value = true;
-          break;
-        }
-        if (c === 0x22) {
-          q = plainStringEnd(t, q);
-          if (q < 0) return -1;
-        } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-          q = numberEnd(t, q);
-          if (q < 0) return -1;
-        } else if (t.startsWith('true', q)) q += 4;
-        else if (t.startsWith('false', q)) q += 5;
-        else if (t.startsWith('null', q)) q += 4;
-        else return -1;
-        value = true;
-        break;
-      case KEY:
-      case KEY_OR_CLOSE:
-        if (c === 0x22) {
-          q = plainStringEnd(t, q);
-          if (q < 0) return -1;
-          state = COLON;
-          continue;
-        }
-        if (c === 0x7d && state === KEY_OR_CLOSE) {
-          depth--;
-          q++;
-          value = true;
-          break;
-        }
-        return -1;
-      case COLON:
-        if (c !== 0x3a) return -1;
-        q++;
-        state = VALUE;
-        continue;
-      default:
-        // AFTER a value inside a container.
-        if (c === 0x2c) {
-          state = scanStack[depth - 1] === 0x7b ? KEY : VALUE;
-          q++;
-          continue;
-        }
-        if ((c === 0x7d || c === 0x5d) && scanStack[depth - 1] === (c === 0x7d ? 0x7b : 0x5b)) {
-          depth--;
-          q++;
-          value = true;
-          break;
-        }
-        return -1;
-    }
-    if (value) {
-      if (depth === 0) return q;
-      state = AFTER;
-    }
-  }
-}
-
-/**
- * The end (after the closing quote) of the string whose opening quote is at `p`, for a string
- * without escapes or control characters (nft prints neither outside comments it was given):
- * -1 at a backslash, a control character or the end of the text (the item then goes to the
- * path that reads escapes, or says why the text is not JSON). A loop, not `indexOf`: nft's
- * strings are a few characters long, and every character is checked on the way.
- */
-function plainStringEnd(t: string, p: number): number {
-  const n = t.length;
-  for (let q = p + 1; q < n; q++) {
-    const c = t.charCodeAt(q);
-    if (c === 0x22) return q + 1;
-    if (c === 0x5c || c < 0x20) return -1;
-  }
-  return -1;
-}
-
-/** The end of the JSON number at `p` (`-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?`), -1 when it is not one or the text ends in it. */
-function numberEnd(t: string, p: number): number {
-  let q = p;
-  if (t.charCodeAt(q) === 0x2d) q++;
-  const first = q;
-  while (isDigit(t.charCodeAt(q))) q++;
-  if (q === first || (q - first > 1 && t.charCodeAt(first) === 0x30)) return -1;
-  if (t.charCodeAt(q) === 0x2e) {
-    const f = ++q;
-    while (isDigit(t.charCodeAt(q))) q++;
-    if (q === f) return -1;
-  }
-  const e = t.charCodeAt(q);
-  if (e === 0x65 || e === 0x45) {
-    q++;
-    const s = t.charCodeAt(q);
-    if (s === 0x2b || s === 0x2d) q++;
-    const f = q;
-    while (isDigit(t.charCodeAt(q))) q++;
-    if (q === f) return -1;
-  }
-  return q >= t.length ? -1 : q;
-}
-
 const EMPTY_KEPT: readonly number[] = [];
 
 /** `a` in an array twice as long. */
@@ -309,10 +172,6 @@ function grown(a: Int32Array): Int32Array {
   const out = new Int32Array(a.length * 2);
   out.set(a);
   return out;
-}
-
-function isDigit(c: number): boolean {
-  return c >= 0x30 && c <= 0x39;
 }
 
 /**
@@ -501,11 +360,14 @@ class DirectReader {
   private keptOf = new Map<TableDraft, number[]>();
   private keptListTable: TableDraft | undefined;
   private keptList: number[] = [];
-  /** Per table its kept chains by name (the run of a chain read later is found by its name, unique in its table); the last table's. */
-  private keptNamed = new Map<TableDraft, Map<string, number>>();
-  private keptNames = new Map<string, number>();
-  /** A chain name kept twice in one table (the eager reader then reads the text: it merges such chains). */
-  private keptTwice = false;
+  /**
+   * The kept chains by table and name (kept-names.ts: the run of a chain read later is found
+   * by its name, unique in its table; a name kept twice in one table sends the text to the
+   * eager reader, which merges such chains); per table with kept chains its number there, and the last table's.
+   */
+  private keptNames = new KeptNames();
+  private keptTableNo = new Map<TableDraft, number>();
+  private keptListNo = -1;
   /** Lazy pass: the last located rule's chain (a draft or a kept index), its name and table. */
   private locRef: ChainDraft | number = -1;
   private locName: string | undefined;
@@ -782,13 +644,12 @@ class DirectReader {
       let list = this.keptOf.get(table);
       if (list === undefined) this.keptOf.set(table, (list = []));
       this.keptList = list;
-      let names = this.keptNamed.get(table);
-      if (names === undefined) this.keptNamed.set(table, (names = new Map()));
-      this.keptNames = names;
+      let no = this.keptTableNo.get(table);
+      if (no === undefined) this.keptTableNo.set(table, (no = this.keptTableNo.size));
+      this.keptListNo = no;
     }
     this.keptList.push(k);
-    const size = this.keptNames.size;
-    if (this.keptNames.set(name, k).size === size) this.keptTwice = true;
+    this.keptNames.add(this.keptListNo, name);
     if (this.orderTable === table) this.orderAt = undefined;
   }
 
@@ -821,7 +682,7 @@ class DirectReader {
     if (p >= 0 && t.startsWith(', "comment": ', p)) p = stringAt(t, p + 13);
     p = litAt(t, p, ', "expr": ');
     if (p < 0 || t.charCodeAt(p) !== 0x5b) return -1;
-    p = litAt(t, jsonEnd(t, p), '}}');
+    p = litAt(t, jsonValueEnd(t, p), '}}');
     if (p < 0) return -1;
     const runs = this.runChain;
     if (runs[runs.length - 1] !== chain) {
@@ -936,7 +797,7 @@ class DirectReader {
    * listed twice in a table (kept chains are not merged by name: the eager reader does it).
    */
   lazyResult(): LazyRead | 'eager' {
-    if (this.keptTwice || this.draftNameKept()) {
+    if (this.keptNames.seal() || this.draftNameKept()) {
       this.texts.clear();
       return 'eager';
     }
@@ -948,7 +809,8 @@ class DirectReader {
       return reader.readRun(this, runOfChain.get(this) ?? -1);
     };
     const lazyChains = this.lazyChains;
-    const keptNamed = this.keptNamed;
+    const keptNames = this.keptNames;
+    const keptTableNo = this.keptTableNo;
     const keptRun = this.keptRun;
     const lazyOf = (chain: NftChain, run: number): NftChain => {
       this.unread++;
@@ -967,11 +829,13 @@ class DirectReader {
         const kept = this.keptOf.get(table) ?? EMPTY_KEPT;
         const out: NftChain[] = [];
         // A kept chain's run is found by its name (unique in its table): one getter per table.
-        const named = keptNamed.get(table);
+        const no = keptTableNo.get(table);
         const getKept = function (this: NftChain): readonly NftRule[] {
-          const k = named?.get(this.name);
-          return reader.readRun(this, k === undefined ? -1 : keptRun[k]!);
+          const k = no === undefined ? -1 : keptNames.find(no, this.name);
+          return reader.readRun(this, k < 0 ? -1 : keptRun[k]!);
         };
+        // One descriptor for the table's kept chains (not one object per chain).
+        const keptRules: PropertyDescriptor = { get: getKept, enumerable: true, configurable: true };
         let j = 0;
         const draftsTo = (at: number) => {
           for (; j < at; j++) {
@@ -988,7 +852,7 @@ class DirectReader {
           else {
             this.unread++;
             const lazy = { name, handle } as unknown as NftChain;
-            Object.defineProperty(lazy, 'rules', { get: getKept, enumerable: true, configurable: true });
+            Object.defineProperty(lazy, 'rules', keptRules);
             out.push(lazy);
             lazyChains.push(lazy);
           }
@@ -1008,8 +872,9 @@ class DirectReader {
     this.keptOf = new Map();
     this.keptListTable = undefined;
     this.keptList = [];
-    this.keptNamed = new Map();
-    this.keptNames = new Map();
+    this.keptNames = new KeptNames();
+    this.keptTableNo = new Map();
+    this.keptListNo = -1;
     this.locName = undefined;
     this.locTable = undefined;
     this.locRef = -1;
@@ -1039,9 +904,9 @@ class DirectReader {
     };
   }
 
-  /** A draft's chain name also kept in its table (lazy pass, before {@link lazyResult}). */
+  /** A draft's chain name also kept in its table (lazy pass, in {@link lazyResult} once the kept names are sealed). */
   private draftNameKept(): boolean {
-    for (const [table, names] of this.keptNamed) for (const name of table.chains.keys()) if (names.has(name)) return true;
+    for (const [table, no] of this.keptTableNo) for (const name of table.chains.keys()) if (this.keptNames.find(no, name) >= 0) return true;
     return false;
   }
 
