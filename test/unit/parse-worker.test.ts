@@ -5,7 +5,7 @@
  * the worker; a worker that fails leaves the parse to the main thread with a warning.
  * The worker runs tsc's output (dist/src/collect/parse-worker.js): build first.
  */
-import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -21,6 +21,9 @@ import { parseConntrack } from '../../src/parsers/conntrack.js';
 import { decodeConntrack, encodeConntrack } from '../../src/parsers/conntrack-transfer.js';
 import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
+import { generateWorld, writeModeBundle, type GenMode } from '../../bench/gen/capture.js';
+import { parseConntrackReference } from '../../src/parsers/conntrack.js';
+import { plainConntrackEntry } from '../../src/model/conntrack.js';
 import { copyFixture } from '../helpers/fixtures.js';
 
 /** Lines of other shapes than the lab's: big counters, a kept text, IPv6, ICMP (general parser), mark/use in extras, an event. */
@@ -36,7 +39,11 @@ const VARIED = [
 
 /** A copy of fixture `name` whose conntrack capture has {@link VARIED} appended; its staged-load input read in pieces, as a replay session reads it. */
 async function variedInput(name: string): Promise<SnapshotInput> {
-  const dir = copyFixture(name);
+  return variedInputOf(copyFixture(name), name);
+}
+
+/** The bundle in `dir` with {@link VARIED} appended to its conntrack capture; its staged-load input read in pieces. */
+async function variedInputOf(dir: string, name: string): Promise<SnapshotInput> {
   appendFileSync(path.join(dir, 'probes', 'conntrack.stdout'), `${VARIED.join('\n')}\n`);
   const transport = new ReplayTransport(dir);
   const runs = await runProbes(transport, { stdoutAsPieces: piecedProbes() });
@@ -93,6 +100,35 @@ describe('conntrack table on a parse worker', () => {
     expect(primed.services).toEqual(fresh.services);
     expect([...primed.serviceOf].some((s) => s >= 0)).toBe(true);
   });
+
+  it.each(['iptables', 'nftables', 'cilium'] as const)(
+    'generated %s capture (bench/gen, 6,000 flows and odd lines): the worker\'s byte parse equals the in-process parse, the string reference and its classification',
+    { timeout: 120_000 },
+    async (mode: GenMode) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), `nodescope-worker-gen-${mode}-`));
+      writeModeBundle(generateWorld({ services: 200, endpoints: 3, seed: `worker-${mode}`, modes: [mode], conntrack: 6000 }), mode, dir);
+      const input = await variedInputOf(dir, mode);
+      const inProcess = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: false } });
+      const viaWorker = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: true, minBytes: 0 } });
+      expect(viaWorker.conntrack?.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
+      expect(viaWorker.conntrack!.value!.entries).not.toBe(inProcess.conntrack!.value!.entries);
+      expect(plainCt(viaWorker)).toEqual(plainCt(inProcess));
+      // The old string parse of the same file, every entry and diagnostic (the reference of the byte reader).
+      const reference = parseConntrackReference(readFileSync(path.join(dir, 'probes', 'conntrack.stdout'), 'utf8'), 'conntrack');
+      expect(conntrackEntryCount(viaWorker.conntrack!.value!)).toBe(6000 + 5);
+      expect(viaWorker.conntrack!.value!.entries.map(plainConntrackEntry)).toEqual(reference.value.entries.map(plainConntrackEntry));
+      expect(viaWorker.conntrack!.value!.events?.map(toPlain)).toEqual(reference.value.events?.map(toPlain));
+      expect(viaWorker.conntrack!.diagnostics).toEqual(reference.diagnostics);
+      // The worker's classification (primed) equals one made on the main thread from the entries.
+      const targets = conntrackTargets(viaWorker);
+      const fresh = buildConntrackIndex(inProcess.conntrack!.value!.entries, targets.services, targets.nodeAddresses);
+      const primed = conntrackIndex(viaWorker);
+      expect([...primed.serviceOf]).toEqual([...fresh.serviceOf]);
+      expect([...primed.codeOf]).toEqual([...fresh.codeOf]);
+      expect(primed.staleCount).toBe(fresh.staleCount);
+      expect([...primed.serviceOf].filter((x) => x >= 0).length).toBeGreaterThan(1000);
+    },
+  );
 
   it.each([
     ['lab-nftables', 1000, true],
