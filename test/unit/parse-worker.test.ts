@@ -42,9 +42,9 @@ async function variedInput(name: string): Promise<SnapshotInput> {
   return variedInputOf(copyFixture(name), name);
 }
 
-/** The bundle in `dir` with {@link VARIED} appended to its conntrack capture; its staged-load input read in pieces. */
-async function variedInputOf(dir: string, name: string): Promise<SnapshotInput> {
-  appendFileSync(path.join(dir, 'probes', 'conntrack.stdout'), `${VARIED.join('\n')}\n`);
+/** The bundle in `dir` with {@link VARIED} (and `more` lines) appended to its conntrack capture; its staged-load input read in pieces. */
+async function variedInputOf(dir: string, name: string, more: readonly string[] = []): Promise<SnapshotInput> {
+  appendFileSync(path.join(dir, 'probes', 'conntrack.stdout'), `${[...VARIED, ...more].join('\n')}\n`);
   const transport = new ReplayTransport(dir);
   const runs = await runProbes(transport, { stdoutAsPieces: piecedProbes() });
   const apiText = transport.apiText();
@@ -129,7 +129,8 @@ describe('conntrack table on a parse worker', () => {
     async (mode: GenMode) => {
       const dir = mkdtempSync(path.join(os.tmpdir(), `nodescope-worker-gen-${mode}-`));
       writeModeBundle(generateWorld({ services: 200, endpoints: 3, seed: `worker-${mode}`, modes: [mode], conntrack: 6000 }), mode, dir);
-      const input = await variedInputOf(dir, mode);
+      // Two lines no parser takes: diagnostics (line number, text, origin) to compare too.
+      const input = await variedInputOf(dir, mode, ['tcp 6 not a conntrack line', 'ipv4     2 tcp      6 431999 ESTABLISHED src=10.244.0.9']);
       const inProcess = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: false } });
       const viaWorker = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: true, minBytes: 0 } });
       expect(viaWorker.conntrack?.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
@@ -141,6 +142,7 @@ describe('conntrack table on a parse worker', () => {
       expect(viaWorker.conntrack!.value!.entries.map(plainConntrackEntry)).toEqual(reference.value.entries.map(plainConntrackEntry));
       expect(viaWorker.conntrack!.value!.events?.map(toPlain)).toEqual(reference.value.events?.map(toPlain));
       expect(viaWorker.conntrack!.diagnostics).toEqual(reference.diagnostics);
+      expect(reference.diagnostics.length).toBeGreaterThan(0);
       // The worker's classification (primed) equals one made on the main thread from the entries.
       const targets = conntrackTargets(viaWorker);
       const fresh = buildConntrackIndex(inProcess.conntrack!.value!.entries, targets.services, targets.nodeAddresses);
