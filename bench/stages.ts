@@ -8,8 +8,9 @@
  * run's peak RSS (`resourceUsage().maxRSS`) at the end. Each mode runs in a fresh process.
  *
  * Usage: `node dist/bench/stages.js DIR [--modes iptables,nftables,cilium] [--runs N] [--workers 1,0]`
- * where DIR holds one bundle per mode (a bench capture: /tmp/bn2-bench/huge-…). Set
- * `NODESCOPE_PARSE_WORKERS=1` in the environment to measure with the parse worker, or pass
+ * where DIR holds one bundle per mode (a bench capture: /tmp/bn2-bench/huge-…). The parse
+ * worker is used as the app uses it (beside a long nft -j rules stage); set
+ * `NODESCOPE_PARSE_WORKERS=1` (or `=0`) in the environment to force it on (off), or pass
  * `--workers 1,0` to run each mode with each setting, alternated (medians at the end).
  * Total CPU is also given for the main thread alone (Linux /proc), beside the process'.
  * Prints a Markdown table per mode on stdout; progress on stderr.

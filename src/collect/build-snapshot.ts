@@ -16,7 +16,7 @@ import { lazyLbPart } from './lb-lazy.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { chunksOf, chunksOfPieces, turn } from './chunks.js';
-import { conntrackJobResult, startConntrackJob, startsAfterRules, type ConntrackJob, type WorkerOptions } from './worker-parse.js';
+import { conntrackJobResult, startConntrackJob, startsBesideRules, type ConntrackJob, type WorkerOptions } from './worker-parse.js';
 import { parseConntrack } from '../parsers/conntrack.js';
 import { compareMapsWithListings, mergeCiliumListings } from '../analysis/cilium-listings.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
@@ -306,7 +306,7 @@ export interface CompleteOptions {
   /**
    * Parse a big conntrack table read from a file (a replay) on a worker thread, started
    * before the first stage so it runs beside the rules' parse (src/collect/worker-parse.ts).
-   * Default: `{}` without `input.cache` (enabled as `parseWorkersWanted` says), else none.
+   * Default: `{}` without `input.cache` (as `startsBesideRules` says), else none.
    */
   readonly workers?: WorkerOptions;
 }
@@ -326,7 +326,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
   const withProbes = () => ({ ...first, probes: inCatalogOrder([...summaries.values()]) });
   let done: Partial<PartFields> = {};
   let pending = [...(first.pending ?? SNAPSHOT_PARTS)];
-  // Without a parse cache (a replay: live texts are fingerprinted whole), by default as parseWorkersWanted says; started in the loop (startsAfterRules).
+  // Without a parse cache (a replay: live texts are fingerprinted whole); started before the first stage, beside the rules' parse, or not at all (startsBesideRules).
   const workers = options.workers ?? (input.cache ? undefined : {});
   for (const [i, stage] of STAGES.entries()) {
     const todo = stage.filter((part) => pending.includes(part) && !ctx.reuse?.parts.has(part));
@@ -338,7 +338,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
         summaries.set(r.id, summarize(r));
       }
     }
-    if (workers && !ctx.job && pending.includes('conntrack') && !ctx.reuse?.parts.has('conntrack') && (i > 0 || !startsAfterRules(byId.get('nft-json'), workers.minBytes))) {
+    if (workers && i === 0 && pending.includes('conntrack') && !ctx.reuse?.parts.has('conntrack') && startsBesideRules(workers, byId.get('nft-json'))) {
       if (options.fetchRuns && !byId.has('conntrack')) for (const r of await options.fetchRuns(['conntrack'])) (byId.set(r.id, r), summaries.set(r.id, summarize(r)));
       const job = startConntrackJob(byId.get('conntrack'), first, workers);
       if (job) ctx = { ...ctx, job };

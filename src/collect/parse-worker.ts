@@ -1,25 +1,27 @@
 /**
  * The parse worker (a `worker_threads` entry: dist/bin/parse-worker.js in the bundle):
- * reads one conntrack capture file in pieces, parses it with the same parser as the main
- * thread, classifies the entries against the Services it was given (the conntrack pane's
+ * reads one conntrack capture file as line-aligned byte chunks and parses it with the same
+ * byte reader as the main thread (`parseConntrackBytes`, src/parsers/conntrack.ts), classifies the entries against the Services it was given (the conntrack pane's
  * columns, src/analysis/conntrack-classify.ts, read on the rows in place), and posts the
  * parser's column table back as it is (`encodeConntrackColumns`; a table of another kind
  * through the entry codec, `encodeConntrack`, src/parsers/conntrack-transfer.ts) with the
  * classification's typed arrays, all transferred. Posts `{ ok: false, error }` instead of throwing. See worker-parse.ts.
  */
+import { statSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { classifyConntrackRows } from '../analysis/conntrack-classify.js';
 import { conntrackRows } from '../model/conntrack-ids.js';
-import { parseConntrackStream } from '../parsers/conntrack.js';
+import { parseConntrackBytes } from '../parsers/conntrack.js';
 import { encodeConntrack, encodeConntrackColumns } from '../parsers/conntrack-transfer.js';
 import type { ConntrackTable } from '../model/conntrack.js';
 import type { ParseResult } from '../model/diagnostics.js';
-import { readFilePieces } from '../sources/bundle.js';
+import { readFileLineChunks } from '../sources/bundle.js';
 import { collectGarbageIfGrown } from './memory.js';
-import { linesOfPieces, type ConntrackJobInput, type ConntrackJobReply, type ConntrackJobTable } from './worker-protocol.js';
+import { type ConntrackJobInput, type ConntrackJobReply, type ConntrackJobTable } from './worker-protocol.js';
 
 async function run(input: ConntrackJobInput): Promise<{ reply: ConntrackJobReply; transfer: ArrayBuffer[] }> {
-  const result = await parseConntrackStream(collectingBetween(linesOfPieces(readFilePieces(input.file))), input.origin);
+  // The main thread's byte reader (src/parsers/conntrack-bytes.ts): no 220 MB of strings, the columns sized from the file once.
+  const result = await parseConntrackBytes(collectingBetween(readFileLineChunks(input.file)), input.origin, { totalBytes: statSync(input.file).size });
   // Classified on the rows in place: no object per entry in this thread either.
   const columns = input.targets ? classifyConntrackRows(conntrackRows(result.value), input.targets.services, input.targets.nodeAddresses) : undefined;
   const { table, transfer } = encoded(result);
@@ -36,7 +38,7 @@ function encoded(result: ParseResult<ConntrackTable>): { table: ConntrackJobTabl
 }
 
 /** The items of `pieces`, with a full GC before each when the parse has grown this thread's heap (as the main thread does between chunks). */
-function* collectingBetween(pieces: Iterable<string>): Generator<string> {
+function* collectingBetween<T>(pieces: Iterable<T>): Generator<T> {
   for (const piece of pieces) {
     collectGarbageIfGrown();
     yield piece;

@@ -33,20 +33,26 @@ export const WORKER_MIN_BYTES = 16 * 1024 * 1024;
 export const WORKER_LIMITS: ResourceLimits = { maxYoungGenerationSizeMb: 2 };
 
 /**
- * Whether a replay parses its big conntrack table on a worker: only when the environment
- * says `NODESCOPE_PARSE_WORKERS=1`. Off by default: the table arrives as columns (no
- * object per entry, no re-classification) and the main thread's CPU halves, but the
- * worker's parse (its own heap, its own malloc arena, the text's pieces) runs beside the
- * main thread's rules or LB maps: on a quiet 2-core machine the app's huge loads were slower
- * with it and their peak came within ~50 MB of the 800 MB budget (NOTES.md, issue 23,
- * sessions 11–13).
+ * When a replay's big conntrack table is parsed on a worker (`NODESCOPE_PARSE_WORKERS`):
+ * `on` (`=1`: always, started before the rules' stage), `off` (`=0`: never), else
+ * `beside-long-rules` — only when the rules' stage is a long nft -j parse the worker can run
+ * beside ({@link startsBesideRules}). The worker takes the parse and the pane's classification
+ * off the main thread but costs the process more CPU, and its table's columns meet the main
+ * thread's peak of the stage it runs beside: beside a short rules stage (iptables) it has
+ * little to hide behind, and beside the Cilium LB maps' decode the huge replay's peak came
+ * near the 800 MB budget (NOTES.md, issue 23, session 17).
  */
-export function parseWorkersWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return env.NODESCOPE_PARSE_WORKERS === '1';
+export type WorkerPolicy = 'on' | 'off' | 'beside-long-rules';
+
+/** The {@link WorkerPolicy} the environment asks for: `NODESCOPE_PARSE_WORKERS=1` on, `=0` off, anything else `beside-long-rules`. */
+export function parseWorkerPolicy(env: NodeJS.ProcessEnv = process.env): WorkerPolicy {
+  const v = env.NODESCOPE_PARSE_WORKERS;
+  return v === '1' ? 'on' : v === '0' ? 'off' : 'beside-long-rules';
 }
 
 /**
- * How a staged load uses the worker: `enabled` (default {@link parseWorkersWanted}),
+ * How a staged load uses the worker: `enabled` (true: always, false: never; default as
+ * {@link parseWorkerPolicy} says),
  * `minBytes` (default {@link WORKER_MIN_BYTES}), `script` (default {@link parseWorkerUrl}; tests give another).
  */
 export interface WorkerOptions {
@@ -78,7 +84,7 @@ export function parseWorkerUrl(): URL | undefined {
  */
 export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot, options: WorkerOptions = {}): ConntrackJob | undefined {
   const file = run?.status === 'ok' ? run.result.stdoutPath : undefined;
-  if (!(options.enabled ?? parseWorkersWanted())) return undefined;
+  if (options.enabled === false) return undefined;
   const script = options.script ?? parseWorkerUrl();
   if (!run || file === undefined || !script || !existsSync(file) || statSync(file).size < (options.minBytes ?? WORKER_MIN_BYTES)) return undefined;
   const targets = conntrackTargets(first);
@@ -106,14 +112,18 @@ export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot
 }
 
 /**
- * True when `nftRun` (the `nft-json` probe's run) printed at least `minBytes` (default
- * {@link WORKER_MIN_BYTES}): the staged load then starts the conntrack worker after the rules'
- * stage, not before it — the nft -j parse is the main thread's memory peak, and the worker's
- * own (~180 MB on a million flows) on top of it passes the huge replays' 800 MB budget.
- * Sized by its file (a replay) or its text; false for a failed or absent run. Never throws.
+ * Whether a staged load starts the conntrack worker before its first stage, beside the rules'
+ * parse (it is never started later: after the rules the main thread has nothing to do but
+ * wait for it). `options.enabled` true: yes; false: no; unset: as {@link parseWorkerPolicy}
+ * says of `env` — for `beside-long-rules`, when `nftRun` (the `nft-json` probe's run) printed
+ * at least `options.minBytes` (default {@link WORKER_MIN_BYTES}), sized by its file (a replay)
+ * or its text; false for a failed or absent run. Never throws.
  */
-export function startsAfterRules(nftRun: ProbeRun | undefined, minBytes = WORKER_MIN_BYTES): boolean {
+export function startsBesideRules(options: WorkerOptions, nftRun: ProbeRun | undefined, env: NodeJS.ProcessEnv = process.env): boolean {
+  const policy = options.enabled === undefined ? parseWorkerPolicy(env) : options.enabled ? 'on' : 'off';
+  if (policy !== 'beside-long-rules') return policy === 'on';
   if (nftRun?.status !== 'ok') return false;
+  const minBytes = options.minBytes ?? WORKER_MIN_BYTES;
   const file = nftRun.result.stdoutPath;
   try {
     if (file !== undefined) return statSync(file).size >= minBytes;

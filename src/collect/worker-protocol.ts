@@ -1,7 +1,5 @@
 /**
- * What the main thread and the parse worker (parse-worker.ts) send each other, and the
- * piece splitting both sides share (so a worker parse reads the same lines as one in
- * the main thread).
+ * What the main thread and the parse worker (parse-worker.ts) send each other.
  */
 import type { ConntrackClassificationColumns } from '../analysis/conntrack-classify.js';
 import type { ConntrackTargets } from '../analysis/conntrack-index.js';
@@ -23,18 +21,3 @@ export type ConntrackJobTable =
 export type ConntrackJobReply =
   | { readonly ok: true; readonly table: ConntrackJobTable; readonly columns?: ConntrackClassificationColumns }
   | { readonly ok: false; readonly error: string };
-
-/**
- * The pieces of one text as line-aligned items (a line cut between two pieces, as a line
- * of 1 MiB or more is by `readFilePieces`, is joined first); the last item may lack its `\\n`.
- */
-export function* linesOfPieces(pieces: Iterable<string>): Generator<string> {
-  let carry = '';
-  for (const piece of pieces) {
-    const text = carry + piece;
-    const cut = text.lastIndexOf('\n') + 1;
-    carry = text.slice(cut);
-    if (cut > 0) yield cut === text.length ? text : text.slice(0, cut);
-  }
-  if (carry !== '') yield carry;
-}

@@ -5,13 +5,13 @@
  * the worker; a worker that fails leaves the parse to the main thread with a warning.
  * The worker runs tsc's output (dist/src/collect/parse-worker.js): build first.
  */
-import { appendFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { buildFirstSnapshot, completeSnapshot, piecedProbes, type SnapshotInput } from '../../src/collect/build-snapshot.js';
-import { parseWorkerUrl, parseWorkersWanted, startsAfterRules } from '../../src/collect/worker-parse.js';
+import { parseWorkerPolicy, parseWorkerUrl, startsBesideRules } from '../../src/collect/worker-parse.js';
 import { firstStageIds } from '../../src/collect/planned-runs.js';
 import { conntrackEntryCount } from '../../src/model/conntrack-ids.js';
 import { buildConntrackIndex, conntrackIndex, conntrackTargets } from '../../src/analysis/conntrack-index.js';
@@ -21,6 +21,9 @@ import { parseConntrack } from '../../src/parsers/conntrack.js';
 import { decodeConntrack, encodeConntrack } from '../../src/parsers/conntrack-transfer.js';
 import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
+import { generateWorld, writeModeBundle, type GenMode } from '../../bench/gen/capture.js';
+import { parseConntrackReference } from '../../src/parsers/conntrack.js';
+import { plainConntrackEntry } from '../../src/model/conntrack.js';
 import { copyFixture } from '../helpers/fixtures.js';
 
 /** Lines of other shapes than the lab's: big counters, a kept text, IPv6, ICMP (general parser), mark/use in extras, an event. */
@@ -36,8 +39,12 @@ const VARIED = [
 
 /** A copy of fixture `name` whose conntrack capture has {@link VARIED} appended; its staged-load input read in pieces, as a replay session reads it. */
 async function variedInput(name: string): Promise<SnapshotInput> {
-  const dir = copyFixture(name);
-  appendFileSync(path.join(dir, 'probes', 'conntrack.stdout'), `${VARIED.join('\n')}\n`);
+  return variedInputOf(copyFixture(name), name);
+}
+
+/** The bundle in `dir` with {@link VARIED} (and `more` lines) appended to its conntrack capture; its staged-load input read in pieces. */
+async function variedInputOf(dir: string, name: string, more: readonly string[] = []): Promise<SnapshotInput> {
+  appendFileSync(path.join(dir, 'probes', 'conntrack.stdout'), `${[...VARIED, ...more].join('\n')}\n`);
   const transport = new ReplayTransport(dir);
   const runs = await runProbes(transport, { stdoutAsPieces: piecedProbes() });
   const apiText = transport.apiText();
@@ -52,10 +59,32 @@ function plainCt(s: NodeSnapshot): unknown {
 }
 
 describe('conntrack table on a parse worker', () => {
-  it('finds the worker script (tsc output) and is off unless NODESCOPE_PARSE_WORKERS=1', () => {
+  it('finds the worker script (tsc output); NODESCOPE_PARSE_WORKERS=1 is on, =0 off, else beside a long nft -j rules stage', () => {
     expect(parseWorkerUrl()?.pathname).toMatch(/parse-worker\.js$/);
-    expect(parseWorkersWanted({})).toBe(false);
-    expect(parseWorkersWanted({ NODESCOPE_PARSE_WORKERS: '1' })).toBe(true);
+    expect(parseWorkerPolicy({})).toBe('beside-long-rules');
+    expect(parseWorkerPolicy({ NODESCOPE_PARSE_WORKERS: '1' })).toBe('on');
+    expect(parseWorkerPolicy({ NODESCOPE_PARSE_WORKERS: '0' })).toBe('off');
+    expect(parseWorkerPolicy({ NODESCOPE_PARSE_WORKERS: 'yes' })).toBe('beside-long-rules');
+  });
+
+  it('startsBesideRules: by default only for an ok nft-json run of at least minBytes (by its file or its text); enabled or the environment decide otherwise', async () => {
+    const transport = new ReplayTransport(copyFixture('lab-nftables'));
+    const [run] = await runProbes(transport, { ids: ['nft-json'], stdoutAsPieces: piecedProbes() });
+    expect(run!.status).toBe('ok');
+    expect(run!.result.stdoutPath).toBeDefined();
+    expect([startsBesideRules({ minBytes: 1000 }, run, {}), startsBesideRules({ minBytes: 1_000_000 }, run, {}), startsBesideRules({}, run, {})]).toEqual([true, false, false]);
+    const [plain] = await runProbes(new ReplayTransport(copyFixture('lab-nftables')), { ids: ['nft-json'] });
+    expect(plain!.result.stdoutPath).toBeUndefined();
+    expect([startsBesideRules({ minBytes: 1000 }, plain, {}), startsBesideRules({ minBytes: 1_000_000 }, plain, {})]).toEqual([true, false]);
+    // No nft -j text (an iptables node), or a failed one: not by default.
+    expect(startsBesideRules({ minBytes: 0 }, undefined, {})).toBe(false);
+    expect(startsBesideRules({ minBytes: 0 }, { ...plain!, status: 'failed' } as ProbeRun, {})).toBe(false);
+    // enabled, then the environment, override the size.
+    expect(startsBesideRules({ enabled: true }, undefined, {})).toBe(true);
+    expect(startsBesideRules({ enabled: false, minBytes: 0 }, plain, {})).toBe(false);
+    expect(startsBesideRules({}, undefined, { NODESCOPE_PARSE_WORKERS: '1' })).toBe(true);
+    expect(startsBesideRules({ minBytes: 0 }, plain, { NODESCOPE_PARSE_WORKERS: '0' })).toBe(false);
+    expect(startsBesideRules({ enabled: true }, undefined, { NODESCOPE_PARSE_WORKERS: '0' })).toBe(true);
   });
 
   it('columns codec: encoded, cloned as postMessage does, decoded: the same table field for field', () => {
@@ -94,11 +123,44 @@ describe('conntrack table on a parse worker', () => {
     expect([...primed.serviceOf].some((s) => s >= 0)).toBe(true);
   });
 
+  it.each(['iptables', 'nftables', 'cilium'] as const)(
+    'generated %s capture (bench/gen, 6,000 flows and odd lines): the worker\'s byte parse equals the in-process parse, the string reference and its classification',
+    { timeout: 120_000 },
+    async (mode: GenMode) => {
+      const dir = mkdtempSync(path.join(os.tmpdir(), `nodescope-worker-gen-${mode}-`));
+      writeModeBundle(generateWorld({ services: 200, endpoints: 3, seed: `worker-${mode}`, modes: [mode], conntrack: 6000 }), mode, dir);
+      // Two lines no parser takes: diagnostics (line number, text, origin) to compare too.
+      const input = await variedInputOf(dir, mode, ['tcp 6 not a conntrack line', 'ipv4     2 tcp      6 431999 ESTABLISHED src=10.244.0.9']);
+      const inProcess = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: false } });
+      const viaWorker = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: true, minBytes: 0 } });
+      expect(viaWorker.conntrack?.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
+      expect(viaWorker.conntrack!.value!.entries).not.toBe(inProcess.conntrack!.value!.entries);
+      expect(plainCt(viaWorker)).toEqual(plainCt(inProcess));
+      // The old string parse of the same file, every entry and diagnostic (the reference of the byte reader).
+      const reference = parseConntrackReference(readFileSync(path.join(dir, 'probes', 'conntrack.stdout'), 'utf8'), 'conntrack');
+      expect(conntrackEntryCount(viaWorker.conntrack!.value!)).toBe(6000 + 5);
+      expect(viaWorker.conntrack!.value!.entries.map(plainConntrackEntry)).toEqual(reference.value.entries.map(plainConntrackEntry));
+      expect(viaWorker.conntrack!.value!.events?.map(toPlain)).toEqual(reference.value.events?.map(toPlain));
+      expect(viaWorker.conntrack!.diagnostics).toEqual(reference.diagnostics);
+      expect(reference.diagnostics.length).toBeGreaterThan(0);
+      // The worker's classification (primed) equals one made on the main thread from the entries.
+      const targets = conntrackTargets(viaWorker);
+      const fresh = buildConntrackIndex(inProcess.conntrack!.value!.entries, targets.services, targets.nodeAddresses);
+      const primed = conntrackIndex(viaWorker);
+      expect([...primed.serviceOf]).toEqual([...fresh.serviceOf]);
+      expect([...primed.codeOf]).toEqual([...fresh.codeOf]);
+      expect(primed.staleCount).toBe(fresh.staleCount);
+      expect([...primed.serviceOf].filter((x) => x >= 0).length).toBeGreaterThan(1000);
+    },
+  );
+
   it.each([
-    ['lab-nftables', 1000, true],
-    ['lab-nftables', 1_000_000, false],
-    ['lab-iptables', 1_000_000, false],
-  ] as const)('%s, worker from %i bytes: it starts after the rules when the nft -j text is that big, else before them (%s)', async (name, minBytes, after) => {
+    ['lab-nftables', true, 1000, true],
+    ['lab-iptables', true, 0, true],
+    ['lab-cilium', true, 0, true],
+    ['lab-nftables', undefined, 1000, true],
+    ['lab-nftables', undefined, 1_000_000, false],
+  ] as const)('%s, enabled %s, from %i bytes: the worker starts before the rules\' stage (%s), else the flows are parsed on the main thread; read once', async (name, enabled, minBytes, worker) => {
     const transport = new ReplayTransport(copyFixture(name));
     const runs = await runProbes(transport, { ids: firstStageIds(), stdoutAsPieces: piecedProbes() });
     const apiText = transport.apiText();
@@ -109,23 +171,34 @@ describe('conntrack table on a parse worker', () => {
     // Whether the worker's run was read when the rules' stage was published (its parse done).
     let readBeforeRulesParsed: boolean | undefined;
     const onProgress = () => (readBeforeRulesParsed ??= asked.includes('conntrack'));
-    const done = await completeSnapshot(input, buildFirstSnapshot(input), { fetchRuns, onProgress, workers: { enabled: true, minBytes } });
+    // A worker script that always fails: a worker that started leaves its warning (and the main thread's parse).
+    const broken = path.join(mkdtempSync(path.join(os.tmpdir(), 'nodescope-worker-')), 'broken-worker.mjs');
+    writeFileSync(broken, "throw new Error('worker broke on purpose');\n");
+    const workers = { ...(enabled === undefined ? {} : { enabled }), minBytes };
+    const done = await completeSnapshot(input, buildFirstSnapshot(input), { fetchRuns, onProgress, workers });
     expect(asked.filter((id) => id === 'conntrack')).toEqual(['conntrack']);
-    expect(asked.indexOf('conntrack')).toBeGreaterThan(asked.indexOf('nft-json'));
-    expect(readBeforeRulesParsed).toBe(!after);
+    expect(readBeforeRulesParsed).toBe(worker);
     expect(done.conntrack!.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
     expect(conntrackEntryCount(done.conntrack!.value!)).toBeGreaterThan(0);
+    const probed = await completeSnapshot(input, buildFirstSnapshot(input), { fetchRuns, workers: { ...workers, script: pathToFileURL(broken) } });
+    expect(probed.conntrack!.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(worker);
+    expect(probed.conntrack!.value!.entries.map(toPlain)).toEqual(done.conntrack!.value!.entries.map(toPlain));
   });
 
-  it('startsAfterRules: an ok nft-json run of at least minBytes, by its file or its text; never a failed or absent run', async () => {
-    const transport = new ReplayTransport(copyFixture('lab-nftables'));
-    const [run] = await runProbes(transport, { ids: ['nft-json'], stdoutAsPieces: piecedProbes() });
-    expect(run!.status).toBe('ok');
-    expect([startsAfterRules(run, 1000), startsAfterRules(run, 1_000_000), startsAfterRules(run)]).toEqual([true, false, false]);
-    const [plain] = await runProbes(new ReplayTransport(copyFixture('lab-nftables')), { ids: ['nft-json'] });
-    expect([startsAfterRules(plain, 1000), startsAfterRules(plain, 1_000_000)]).toEqual([true, false]);
-    expect(startsAfterRules(undefined)).toBe(false);
-    expect(startsAfterRules({ ...plain!, status: 'failed' } as ProbeRun, 0)).toBe(false);
+  it('workers off (enabled: false, or a table below minBytes): no worker starts, the main thread\'s parse equals the worker\'s', async () => {
+    const input = await variedInput('lab-nftables');
+    // A worker script that always fails: a worker that started would leave its warning.
+    const broken = path.join(mkdtempSync(path.join(os.tmpdir(), 'nodescope-worker-')), 'broken-worker.mjs');
+    writeFileSync(broken, "throw new Error('worker broke on purpose');\n");
+    const script = pathToFileURL(broken);
+    const off = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: false, minBytes: 0, script } });
+    const small = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: true, minBytes: 1 << 30, script } });
+    const failed = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: true, minBytes: 0, script } });
+    const on = await completeSnapshot(input, buildFirstSnapshot(input), { workers: { enabled: true, minBytes: 0 } });
+    expect(failed.conntrack!.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(true);
+    for (const s of [off, small, on]) expect(s.conntrack!.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
+    expect(plainCt(off)).toEqual(plainCt(on));
+    expect(plainCt(small)).toEqual(plainCt(on));
   });
 
   it('a worker that fails leaves the parse to the main thread, with a parse-worker-failed warning', async () => {
