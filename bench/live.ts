@@ -63,14 +63,18 @@ function measure(label: string, argv: readonly string[]): { ms: number; cpuMs: n
   return { ms: median(got.map((g) => g.ms)), cpuMs: median(got.map((g) => g.cpuMs)), note: '' };
 }
 
-/** Start → first frame showing Services, → frame naming the mode (rules read), in tmux. */
-async function firstFrames(ns: string, api: string, mode: string, extra: readonly string[], program = cli): Promise<{ services: number; moded: number }> {
+/**
+ * Start → first frame showing Services, → frame naming the mode (the early `cilium?` from the
+ * pinned maps counts), → frame with the mode's full evidence (`mode: X — …`: the dumps parsed), in tmux.
+ */
+async function firstFrames(ns: string, api: string, mode: string, extra: readonly string[], program = cli): Promise<{ services: number; moded: number; evidence: number }> {
   const app = TmuxProgram.start(`nodescope-live-bench-${process.pid}`, `${process.execPath} ${program} --netns ${ns} --api-file ${api} --lang en ${extra.join(' ')}`, 120, 40);
   try {
     const services = await app.waitFor((s) => s.includes('kube-dns'), 300_000);
     const moded = await app.waitFor((s) => new RegExp(`mode: ${mode}\\b`).test(s), 300_000);
+    const evidence = await app.waitFor((s) => s.includes(`mode: ${mode} — `), 300_000);
     app.keys('q');
-    return { services: services.ms, moded: moded.ms };
+    return { services: services.ms, moded: moded.ms, evidence: evidence.ms };
   } finally {
     app.kill();
   }
@@ -96,9 +100,10 @@ async function beforeAfter(mode: string, ns: string, api: string, extra: readonl
     for (const [which, c] of i % 2 ? [...clis].reverse() : clis) {
       const r = timed([process.execPath, c, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api, ...extra]);
       add(`rules ${which}`, r.ok ? r.ms : Number.NaN, r.ok ? r.cpuMs : Number.NaN);
-      const f = await firstFrames(ns, api, mode, extra, c).catch(() => ({ services: Number.NaN, moded: Number.NaN }));
+      const f = await firstFrames(ns, api, mode, extra, c).catch(() => ({ services: Number.NaN, moded: Number.NaN, evidence: Number.NaN }));
       add(`services ${which}`, f.services, Number.NaN);
       add(`moded ${which}`, f.moded, Number.NaN);
+      add(`evidence ${which}`, f.evidence, Number.NaN);
     }
   }
   const med = (key: string, f: 'ms' | 'cpuMs') => median(got[key]![f]);
@@ -108,7 +113,7 @@ async function beforeAfter(mode: string, ns: string, api: string, extra: readonl
   const row = (what: string, key: string) => `| ${mode} | ${what} | ${ms(med(key, 'ms'))} | ${ms(med(key, 'cpuMs'))} | ${ratio(med(key, 'ms'), base)} | CPU ${ratio(med(key, 'cpuMs'), baseCpu)} |`;
   return [
     `| ${mode} | ${label} | ${ms(base)} | ${ms(baseCpu)} | 1.00× | |`,
-    ...(['after', 'before'] as const).flatMap((w) => [row(`\`show rules -o json\` (${w})`, `rules ${w}`), row(`TUI start → Services frame (${w})`, `services ${w}`), row(`TUI start → frame naming the mode (${w})`, `moded ${w}`)]),
+    ...(['after', 'before'] as const).flatMap((w) => [row(`\`show rules -o json\` (${w})`, `rules ${w}`), row(`TUI start → Services frame (${w})`, `services ${w}`), row(`TUI start → frame naming the mode (${w})`, `moded ${w}`), row(`TUI start → frame with the mode's evidence (${w})`, `evidence ${w}`)]),
   ];
 }
 
@@ -282,9 +287,9 @@ async function main(): Promise<void> {
       const rules = measure(`${mode} show rules`, [process.execPath, cli, 'show', 'rules', '-o', 'json', '--netns', ns, '--api-file', api, ...extra]);
       const services = measure(`${mode} show services`, [process.execPath, cli, 'show', 'services', '-o', 'json', '--netns', ns, '--api-file', api, ...extra]);
       log(`${mode} first frames`);
-      const frames = values['no-frames'] ? { services: Number.NaN, moded: Number.NaN } : await firstFrames(ns, api, mode, extra).catch((e: Error) => {
+      const frames = values['no-frames'] ? { services: Number.NaN, moded: Number.NaN, evidence: Number.NaN } : await firstFrames(ns, api, mode, extra).catch((e: Error) => {
         log(`${mode} first frames failed: ${e.message}`);
-        return { services: Number.NaN, moded: Number.NaN };
+        return { services: Number.NaN, moded: Number.NaN, evidence: Number.NaN };
       });
       const ratio = (x: number) => (Number.isNaN(x) || !(base.ms > 0) ? '–' : `${(x / base.ms).toFixed(2)}×`);
       rows.push(
@@ -294,6 +299,7 @@ async function main(): Promise<void> {
         `| ${mode} | \`show services -o json\` | ${ms(services.ms)} | ${ms(services.cpuMs)} | ${ratio(services.ms)} | ${services.note} |`,
         `| ${mode} | TUI start → Services frame (tmux) | ${ms(frames.services)} | | ${ratio(frames.services)} | |`,
         `| ${mode} | TUI start → frame naming the mode (rules read) | ${ms(frames.moded)} | | ${ratio(frames.moded)} | |`,
+        `| ${mode} | TUI start → frame with the mode's evidence (dumps parsed) | ${ms(frames.evidence)} | | ${ratio(frames.evidence)} | |`,
         ...(await refreshRows()),
       );
       log(`rows so far:\n${rows.join('\n')}`);

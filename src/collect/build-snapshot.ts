@@ -321,7 +321,7 @@ export interface CompleteOptions {
 export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot, options: CompleteOptions = {}): Promise<NodeSnapshot> {
   const byId = new Map(input.runs.map((r) => [r.id, r]));
   const summaries = new Map(input.runs.map((r) => [r.id, summarize(r)]));
-  let ctx: PartContext = { byId, cache: input.cache, reuse: input.reuse, early: input.early };
+  let ctx: PartContext = { byId, cache: input.cache, reuse: input.reuse, lazyLb: input.lazyLb === true, early: input.early };
   // The first stage may have been built from fewer runs (the session reads the parts' probes after it).
   const withProbes = () => ({ ...first, probes: inCatalogOrder([...summaries.values()]) });
   let done: Partial<PartFields> = {};

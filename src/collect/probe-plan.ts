@@ -60,6 +60,20 @@ function interfaceNames(run: ProbeRun | undefined): string[] | null {
   }
 }
 
+/**
+ * The Cilium LB maps (`cilium_lb…`) named by a `bpf-pinned` run (`ls` of Cilium's tc globals
+ * directory, one name a line), in its order; null when the listing was not read (no run, the
+ * directory absent or not listable, the run failed, timed out or was not captured). An empty
+ * list: read, and no Cilium LB map pinned.
+ */
+export function pinnedCiliumLbMaps(run: ProbeRun | undefined): string[] | null {
+  if (!run || run.status !== 'ok' || run.result.missing || run.result.notCaptured) return null;
+  return run.result.stdout
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((n) => n.startsWith('cilium_lb'));
+}
+
 const NFT_WHOLE = ['nft-json', 'nft-text'];
 const CILIUM_MAPS = ['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb4-reverse-nat', 'bpf-lb6-services', 'bpf-lb6-backends', 'bpf-lb6-reverse-nat'];
 

@@ -24,7 +24,7 @@ export type { ApiProblem } from '../sources/cluster-api.js'; // documented there
 import { runProbes, type ProbeRun } from '../sources/probe-runner.js';
 import { firstStageIds, planOf, runPlanned } from './planned-runs.js';
 import { LbDecodesBeside } from './beside-dumps.js';
-import { plannedIds, type ProbePlan } from './probe-plan.js';
+import { pinnedCiliumLbMaps, plannedIds, type ProbePlan } from './probe-plan.js';
 import { rulesetCheckFingerprint, type ChainFocus } from './chain-refresh.js';
 import { CHECK_PROBES, focusedRefresh } from './focused-refresh.js';
 import { isLbMapsFocus, lbMapProbes, serviceMapsRefresh, ServiceMapDigests } from './map-refresh.js';
@@ -66,6 +66,12 @@ export interface SessionState {
   readonly node?: string | null;
   /** A replay's capture time (manifest.json `capturedAt`, ISO-8601 UTC) before the first snapshot; else null. */
   readonly capturedAt?: string | null;
+  /**
+   * The Cilium LB maps the light probes found pinned (src/collect/probe-plan.ts
+   * `pinnedCiliumLbMaps`), set with the first snapshot: the header may name the mode from them
+   * before the maps are dumped (src/analysis/early-mode.ts). Null or absent: not read.
+   */
+  readonly pinnedLbMaps?: readonly string[] | null;
   /**
    * Why the API objects shown are not the source's latest: an `--api-file` version without
    * objects (the last good ones stay), a failing cluster watch ({@link ApiFeed.error}); null when they are.
@@ -231,11 +237,13 @@ export class Session implements SessionLike {
       const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.extra()));
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
       if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
-      this.set({ snapshot: first, loading: false, error: null, dataAt: this.now(), fullReadAt: this.now() });
+      const pinnedLbMaps = pinnedCiliumLbMaps(firstRuns.find((r) => r.id === 'bpf-pinned'));
+      this.set({ snapshot: first, loading: false, error: null, dataAt: this.now(), fullReadAt: this.now(), pinnedLbMaps });
       const fetched: ProbeRun[] = [];
       // Each LB map dump decoded while the next one runs (beside-dumps.ts); the build takes them.
       const decodes = this.options.live ? new LbDecodesBeside() : null;
-      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, { ...this.extra(), ...(decodes ? { early: { lbMaps: decodes.lbMaps } } : {}) }), first, {
+      // The LB table is joined when a view first reads it (the LB pane, a step walk), not for the header's counts.
+      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, { ...this.extra(), lazyLb: true, ...(decodes ? { early: { lbMaps: decodes.lbMaps } } : {}) }), first, {
         onProgress: (s) => {
           this.set({ snapshot: s });
           // The stage's texts and parse garbage are unreachable now: free them before the next stage allocates.

@@ -201,7 +201,7 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
         live={live}
         sourceLabel={snapshot?.meta.source.label ?? ''}
         capturedAt={snapshot?.meta.capturedAt ?? state.capturedAt ?? null}
-        mode={mode ? modeLabelIn(lang, mode) : (state.error && !snapshot ? '—' : t(lang, 'header.modeReading'))}
+        mode={mode ? modeLabelIn(lang, mode) : views.earlyMode ? tf(lang, 'header.modeEarly', { mode: views.earlyMode.mode }) : state.error && !snapshot ? '—' : t(lang, 'header.modeReading')}
         evidence={mode ? (room: number) => modeEvidenceFit(lang, mode.facts, room) : ''}
         notes={snapshot ? headerNotes(snapshot, lang) : []}
         skipped={snapshot?.skipped?.filter((s) => !s.silent).map((s) => s.id) ?? []}

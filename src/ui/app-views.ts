@@ -8,6 +8,7 @@ import { conntrackView, type ConntrackView } from '../analysis/conntrack-view.js
 import { createModeComparer, type ModeComparer } from '../analysis/compare-modes-lazy.js';
 import { buildLbView, type LbView } from '../analysis/lb-view.js';
 import { detectProxyMode, type ProxyModeResult } from '../analysis/proxy-mode.js';
+import { earlyProxyMode, type EarlyMode } from '../analysis/early-mode.js';
 import { UserError } from '../errors.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import { traceFromSnapshot } from '../trace/choose-engine.js';
@@ -35,6 +36,8 @@ export interface AppViews {
   readonly compareServices: readonly string[] | null;
   readonly step: StepPaneData;
   readonly mode: ProxyModeResult | null;
+  /** The mode named from the light probes while the LB maps are read (src/analysis/early-mode.ts); null once {@link mode} is known or when they cannot decide. */
+  readonly earlyMode: EarlyMode | null;
   /** The Service Conntrack, DNS and Modes show: pinned, else under the Services cursor. */
   readonly shown: ShownService | null;
   /** The node's diagnosis (src/ui/diagnosis-view.ts), null until made. */
@@ -97,6 +100,7 @@ export function createAppViews(): AppViewsOf {
   const compare = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !snapshot.pending?.length ? createModeComparer(snapshot) : null));
   const compareServices = memoLast((comparer: ModeComparer | null, filter: string): readonly string[] | null => (comparer ? applyFilter(comparer.services, filter, (s) => s) : null));
   const mode = memoLast((snapshot: NodeSnapshot | null) => (snapshot && !MODE_PARTS.some((p) => isPending(snapshot, p)) ? detectProxyMode(snapshot) : null));
+  const earlyMode = memoLast((snapshot: NodeSnapshot | null, pinned: readonly string[] | null | undefined) => earlyProxyMode(snapshot, pinned));
   const step = memoLast((snapshot: NodeSnapshot | null, ui: UiState['step'], lang: Lang): StepPaneData => {
     if (!snapshot || !ui) return { kind: 'none' };
     if (STEP_PARTS.some((p) => isPending(snapshot, p))) return { kind: 'loading', text: t(lang, 'status.loading') };
@@ -130,6 +134,7 @@ export function createAppViews(): AppViewsOf {
       compareServices: pane === 'compare' ? compareServices(compare(snapshot), filter) : null,
       step: pane === 'step' ? step(snapshot, ui.step, lang) : { kind: 'none' },
       mode: mode(snapshot),
+      earlyMode: mode(snapshot) ? null : earlyMode(snapshot, state.pinnedLbMaps),
       shown: current,
       diagnosis,
       findings: ui.findings && ui.selectedService ? (diagnosis?.byService.get(ui.selectedService) ?? null) : null,

@@ -51,6 +51,7 @@ export const coreEn = {
   'header.stale': 'stale since {age}: {reason}',
   'header.refreshing': 'refreshing…',
   'header.modeReading': '… (reading rules)',
+  'header.modeEarly': '{mode}? (LB maps pinned; reading them…)',
   'header.skipped': 'skipped: {ids} (? why)',
   'header.fullRead': 'rules read whole {time}',
   'header.stretched': 'refresh every {every} s (a read costs the node {cpu} s CPU)',

@@ -51,6 +51,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'header.stale': '{age}前から古いデータ: {reason}',
   'header.refreshing': '更新中…',
   'header.modeReading': '…（ルールを読み込み中）',
+  'header.modeEarly': '{mode}?（LB マップがピン留め済み・読み込み中…）',
   'header.skipped': '省略: {ids}（理由は ?）',
   'header.fullRead': 'ルール全体の読み込み {time}',
   'header.stretched': '更新は {every} 秒ごと（1 回の読み込みでノードの CPU {cpu} 秒）',
