@@ -157,6 +157,13 @@ function joined(a: string, b: string): string {
   return [a, b].join('');
 }
 
+let setItemCount = 0;
+
+/** Set and map items whose elements the readers of this module read themselves so far (what a test counts). */
+export function setItemsRead(): number {
+  return setItemCount;
+}
+
 /** Characters the readers of this module copied to join pieces so far (what a test counts). */
 export function joinedChars(): number {
   return joinedCharCount;
@@ -602,11 +609,12 @@ class DirectReader {
           const key = exprOut;
           q = litAt(t, this.expr(t, litAt(t, q, ', ')), ']');
           if (q < 0) return -1;
-          elements.push(sharer.pair(key, exprOut));
+          // A concatenation with values is never shared (`NftSharer.expr`): nor is its pair.
+          elements.push(Object.isFrozen(key) ? sharer.pair(key, exprOut) : Object.freeze({ key, value: exprOut }));
         } else {
           q = this.expr(t, q);
           if (q < 0) return -1;
-          elements.push(sharer.pair(exprOut, undefined));
+          elements.push(Object.isFrozen(exprOut) ? sharer.pair(exprOut, undefined) : Object.freeze({ key: exprOut }));
         }
         if (t.charCodeAt(q) === 0x5d) break;
         q = litAt(t, q, ', ');
@@ -631,6 +639,7 @@ class DirectReader {
     const set = family === undefined ? undefined : w.builder.findTable(family, body['table'])?.sets.get(body['name']);
     if (set === undefined) return -2;
     for (const e of elements) set.elements.push(e);
+    setItemCount++;
     return end;
   }
 
@@ -1246,6 +1255,9 @@ class DirectReader {
     // A set literal is a fresh object of shared elements (as the sharer copies one); a
     // concatenation is the sharer's.
     if (kind === 'set') exprOut = { kind, elements: items.length === 0 ? EMPTY_LIST : (items.slice() as NftElement[]) };
+    // A concatenation with a value is a fresh object of shared items (`NftSharer.expr` copies
+    // it: the copy of shared items is the same items), else the sharer's.
+    else if (items.some((x) => (x as NftExpr).kind === 'value')) exprOut = { kind, items: items.slice() as NftExpr[] };
     else exprOut = sharer.expr({ kind, items: items as NftExpr[] });
     return q;
   }
