@@ -227,8 +227,7 @@ function finishSet(s: SetDraft, sharer: NftSharer): NftSet {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(s)) {
     if (v === undefined) continue;
-    // Frozen elements are the sharer's already (nft-json-direct.ts reads kube-proxy's maps so).
-    if (k === 'elements') out[k] = s.elements.map((e) => (Object.isFrozen(e) ? e : sharer.element(e)));
+    if (k === 'elements') out[k] = s.elements.map((e) => sharer.element(e));
     else if (typeof v === 'string') out[k] = flatCopy(v);
     else if (k === 'keyTypes' || k === 'flags') out[k] = flatList(v as string[]);
     else out[k] = v;

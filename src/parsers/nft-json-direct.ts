@@ -131,10 +131,6 @@ const RULE_HEAD = '{"rule": {"family": "';
 /** Where nft's printer ends one item and starts the next. */
 const ITEM_START = '}, {"';
 const CHAIN_HEAD = '{"chain": {"family": "';
-/** How nft's printer starts a set and a map item, and the key of their elements. */
-const SET_HEAD = '{"set": {"family": "';
-const MAP_HEAD = '{"map": {"family": "';
-const ELEM_KEY = ', "elem": [';
 
 /**
  * Where `piece` first seems to start a rule or chain item (nft's printer: `}, ` then the
@@ -155,13 +151,6 @@ let joinedCharCount = 0;
 function joined(a: string, b: string): string {
   joinedCharCount += a.length + b.length;
   return [a, b].join('');
-}
-
-let setItemCount = 0;
-
-/** Set and map items whose elements the readers of this module read themselves so far (what a test counts). */
-export function setItemsRead(): number {
-  return setItemCount;
 }
 
 /** Characters the readers of this module copied to join pieces so far (what a test counts). */
@@ -559,10 +548,6 @@ class DirectReader {
     }
     const end = valueEnd(t, i);
     if (end < 0) return -1;
-    if (this.index > 0 && (t.startsWith(SET_HEAD, i) || t.startsWith(MAP_HEAD, i))) {
-      const read = this.setItem(t, i, end);
-      if (read !== -1) return read;
-    }
     let item: unknown;
     try {
       item = JSON.parse(quoteBigCounters(t.slice(i, end)));
@@ -580,66 +565,6 @@ class DirectReader {
     }
     this.forgetHead();
     this.walker.itemAt(item, this.index);
-    return end;
-  }
-
-  /**
-   * A set or map item `t[i, end)` whose `"elem"` list comes last and holds only elements this
-   * reader reads itself (values, or `[KEY, VALUE]` pairs of a map; no `{"elem": …}` wrapper):
-   * the item without its elements goes to the tree walk, the elements are read here as the
-   * sharer's pairs (what `NftSharer.element` makes of the tree walk's elements, so the
-   * builder's `finish` does not share them again). `end` when read; -1 for any other shape
-   * (the caller reads the whole item as before); -2 when the tree walk said anything of
-   * the item (the one-shot parse then reads the text: its diagnostics quote the whole item).
-   */
-  private setItem(t: string, i: number, end: number): number {
-    const at = t.indexOf(ELEM_KEY, i);
-    // The list must end the item: `]}}` (nft's printer puts `elem` last).
-    if (at < 0 || at > end || t.charCodeAt(end - 3) !== 0x5d || t.charCodeAt(end - 2) !== 0x7d || t.charCodeAt(end - 1) !== 0x7d) return -1;
-    const isMap = t.charCodeAt(i + 2) === 0x6d;
-    const elements: NftElement[] = [];
-    const sharer = this.sharer;
-    let q = at + ELEM_KEY.length;
-    if (t.charCodeAt(q) !== 0x5d) {
-      for (;;) {
-        if ((t.charCodeAt(q) === 0x5b) !== isMap) return -1;
-        if (isMap) {
-          q = this.expr(t, q + 1);
-          if (q < 0) return -1;
-          const key = exprOut;
-          q = litAt(t, this.expr(t, litAt(t, q, ', ')), ']');
-          if (q < 0) return -1;
-          // A concatenation with values is never shared (`NftSharer.expr`): nor is its pair.
-          elements.push(Object.isFrozen(key) ? sharer.pair(key, exprOut) : Object.freeze({ key, value: exprOut }));
-        } else {
-          q = this.expr(t, q);
-          if (q < 0) return -1;
-          elements.push(Object.isFrozen(exprOut) ? sharer.pair(exprOut, undefined) : Object.freeze({ key: exprOut }));
-        }
-        if (t.charCodeAt(q) === 0x5d) break;
-        q = litAt(t, q, ', ');
-        if (q < 0) return -1;
-      }
-    }
-    if (q !== end - 3) return -1;
-    let head: unknown;
-    try {
-      head = JSON.parse(quoteBigCounters(`${t.slice(i, at)}}}`));
-    } catch {
-      return -1;
-    }
-    const body = (head as Record<string, unknown>)[isMap ? 'map' : 'set'] as Record<string, unknown> | undefined;
-    if (body === undefined || typeof body['family'] !== 'string' || typeof body['table'] !== 'string' || typeof body['name'] !== 'string') return -1;
-    const w = this.walker;
-    const said = w.diagnostics.length;
-    this.forgetHead();
-    w.itemAt(head, this.index);
-    if (w.diagnostics.length !== said) return -2;
-    const family = FAMILIES.get(body['family']);
-    const set = family === undefined ? undefined : w.builder.findTable(family, body['table'])?.sets.get(body['name']);
-    if (set === undefined) return -2;
-    for (const e of elements) set.elements.push(e);
-    setItemCount++;
     return end;
   }
 
@@ -1255,9 +1180,6 @@ class DirectReader {
     // A set literal is a fresh object of shared elements (as the sharer copies one); a
     // concatenation is the sharer's.
     if (kind === 'set') exprOut = { kind, elements: items.length === 0 ? EMPTY_LIST : (items.slice() as NftElement[]) };
-    // A concatenation with a value is a fresh object of shared items (`NftSharer.expr` copies
-    // it: the copy of shared items is the same items), else the sharer's.
-    else if (items.some((x) => (x as NftExpr).kind === 'value')) exprOut = { kind, items: items.slice() as NftExpr[] };
     else exprOut = sharer.expr({ kind, items: items as NftExpr[] });
     return q;
   }
