@@ -53,7 +53,8 @@ function requireTerminal(): void {
 async function openSession(opts: GlobalOptions): Promise<Session> {
   const [{ askedProbes, clusterDomainFor, params, sessionSource }, { openSource }, { Session }] = await Promise.all([import('./cli/load.js'), import('./sources/open.js'), import('./collect/session.js')]);
   const probes = askedProbes(opts);
-  const source = await openSource(opts);
+  // The first snapshot parses the --api-file's objects anyway: the check reuses that parse.
+  const source = await openSource(opts, { parseApiFileAtOpen: true });
   // A --cluster-domain that is not a domain name is refused before the screen opens.
   if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
   return new Session({ ...sessionSource(source, opts), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });

@@ -234,7 +234,7 @@ export class Session implements SessionLike {
       this.plan = planOf(this.options.transport, firstRuns, this.options.probes);
       // The cheap check's baseline, read before the dumps: a change after it shows at the next check.
       if (this.options.live) this.fingerprint = rulesetCheckFingerprint(CHECK_PROBES.map((id) => firstRuns.find((r) => r.id === id)));
-      const first = buildFirstSnapshot(inputOf(this.options, firstRuns, this.extra()));
+      const first = buildFirstSnapshot(inputOf(this.options, firstRuns, { ...this.extra(), ...this.openApiParse() }));
       // Fixed API objects are parsed once (refreshes reuse them): their text (160 MB at 25,000 Services) can go.
       if (!this.options.api && this.options.apiText !== undefined) this.options = (({ apiText: _, ...rest }) => rest)(this.options);
       const pinnedLbMaps = pinnedCiliumLbMaps(firstRuns.find((r) => r.id === 'bpf-pinned'));
@@ -298,7 +298,18 @@ export class Session implements SessionLike {
     return runs;
   }
 
-  /** The parse cache and the plan's skipped probes, as every snapshot of this session is built with. */
+  /**
+   * The API parse the feed made when it opened (`--api-file` for the TUI), as the first build's
+   * early parse; also remembered by the parse cache, as the build's own parse would have been.
+   */
+  private openApiParse(): Pick<SnapshotInput, 'early'> {
+    const api = this.options.api?.takeOpenParse?.();
+    if (!api) return {};
+    this.cache?.store(`api:${api.origin}`, api.text, api.result);
+    return { early: { api } };
+  }
+
+    /** The parse cache and the plan's skipped probes, as every snapshot of this session is built with. */
   private extra(): Pick<SnapshotInput, 'cache' | 'skipped'> {
     return { ...(this.cache ? { cache: this.cache } : {}), skipped: this.plan.skipped };
   }

@@ -22,6 +22,7 @@ import { firstKindItem } from '../parsers/json-list-first.js';
 import { textOfBytes } from './read-text.js';
 import type { ApiFeed, ApiProblem, ApiProblemKind } from './cluster-api.js';
 import type { ApiObjects } from '../model/k8s.js';
+import type { ParseResult } from '../model/diagnostics.js';
 import { clockTime } from '../text/clock.js';
 import { DEFAULT_INTERVAL_MS } from './refresh-interval.js';
 
@@ -60,6 +61,23 @@ export function checkApiFileTextViaScan(text: string, file: string): void {
   const objects = objectCount(value);
   const problems = diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
   if (objects > 0 || problems.length === 0) return;
+  const more = problems.length > 1 ? said('ue.apiFile.more', { n: problems.length - 1 }) : '';
+  throw new UserError(said('ue.apiFile.noObjects', { file, problem: formatDiagnostic(problems[0]!), more }), said('ue.apiFile.hint'));
+}
+
+/**
+ * {@link checkApiFileTextViaScan}'s verdict from the whole text's parse, returning that parse
+ * (`parseK8sObjects(text, file)`): for a caller that parses the whole text anyway (the TUI's
+ * first snapshot), so the check costs no pass of its own. The same verdict, message and hint:
+ * the scan's one-item shortcut accepts only when that item yields objects, which the whole
+ * text then yields too (each item of a List is converted on its own); every other case of the
+ * scan is this rule on the same parse.
+ */
+export function checkApiFileTextWhole(text: string, file: string): ParseResult<ApiObjects> {
+  if (!/\S/.test(text)) throw new UserError(said('err.apiFileEmpty', { file }), said('ue.apiFile.hint'));
+  const result = parseK8sObjects(text, file);
+  const problems = result.diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
+  if (objectCount(result.value) > 0 || problems.length === 0) return result;
   const more = problems.length > 1 ? said('ue.apiFile.more', { n: problems.length - 1 }) : '';
   throw new UserError(said('ue.apiFile.noObjects', { file, problem: formatDiagnostic(problems[0]!), more }), said('ue.apiFile.hint'));
 }
@@ -114,11 +132,33 @@ export function refusedVersion(text: string, file: string, bytes?: Uint8Array): 
 /** Options of {@link ApiFileFeed}. `intervalMs`: how often the file's stat is compared (default {@link DEFAULT_INTERVAL_MS}). */
 export interface ApiFileFeedOptions {
   readonly intervalMs?: number;
+  /**
+   * Check the file by its whole parse ({@link checkApiFileTextWhole}) and keep that parse for
+   * {@link ApiFileFeed.takeOpenParse}: for a caller whose first snapshot parses the text anyway.
+   */
+  readonly parseAtOpen?: boolean;
 }
 
 /** What identifies one version of the file without reading it: inode, size, mtime (ns). */
 function stampOf(st: BigIntStats): string {
   return `${st.ino}:${st.size}:${st.mtimeNs}`;
+}
+
+/** `file`'s stat and bytes, read as {@link ApiFileFeed.open} reads them; throws its `UserError`s. */
+function readOpened(file: string): { st: BigIntStats; bytes: Buffer } {
+  try {
+    return { st: statSync(file, { bigint: true }), bytes: readFileSync(file) };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') throw new UserError(said('err.apiFileMissing', { file }));
+    throw new UserError(said('ue.apiFile.cannotRead', { file, detail: (e as Error).message }), said('ue.apiFile.hint'));
+  }
+}
+
+/** {@link readOpened} with the bytes decoded ({@link textOfBytes}) and not kept. */
+function readOpenedText(file: string): { st: BigIntStats; text: string } {
+  const { st, bytes } = readOpened(file);
+  return { st, text: textOfBytes(bytes) };
 }
 
 /** The API objects of a file, re-read when it changes. Create with {@link ApiFileFeed.open}. */
@@ -133,6 +173,8 @@ export class ApiFileFeed implements ApiFeed {
   /** When {@link current} was read (ms since epoch). */
   private readAt: number;
   private closed = false;
+  /** The parse made by {@link ApiFileFeed.open} with `parseAtOpen`, until taken. */
+  private openParse: ParseResult<ApiObjects> | undefined;
 
   private constructor(
     private readonly file: string,
@@ -148,22 +190,33 @@ export class ApiFileFeed implements ApiFeed {
 
   /**
    * Reads `file` once (synchronously, as the source opens). Throws `UserError` when it does
-   * not exist, cannot be read, or holds no API objects ({@link checkApiFileText}).
+   * not exist, cannot be read, or holds no API objects ({@link checkApiFileText}; with
+   * `parseAtOpen`, {@link checkApiFileTextWhole}: the same verdict and message).
    */
   static open(file: string, options: ApiFileFeedOptions = {}): ApiFileFeed {
-    let bytes: Buffer;
-    let st: BigIntStats;
-    try {
-      st = statSync(file, { bigint: true });
-      bytes = readFileSync(file);
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') throw new UserError(said('err.apiFileMissing', { file }));
-      throw new UserError(said('ue.apiFile.cannotRead', { file, detail: (e as Error).message }), said('ue.apiFile.hint'));
+    const intervalMs = Math.max(10, options.intervalMs ?? DEFAULT_INTERVAL_MS);
+    if (!options.parseAtOpen) {
+      const { st, bytes } = readOpened(file);
+      const text = textOfBytes(bytes);
+      checkApiFileText(text, file, bytes);
+      return new ApiFileFeed(file, text, stampOf(st), intervalMs);
     }
-    const text = textOfBytes(bytes);
-    checkApiFileText(text, file, bytes);
-    return new ApiFileFeed(file, text, stampOf(st), Math.max(10, options.intervalMs ?? DEFAULT_INTERVAL_MS));
+    // The bytes are let go before the parse (46 MB at 10,000 Services: external memory the parse's GCs would count).
+    const { st, text } = readOpenedText(file);
+    const feed = new ApiFileFeed(file, text, stampOf(st), intervalMs);
+    feed.openParse = checkApiFileTextWhole(text, file);
+    return feed;
+  }
+
+  /**
+   * The parse of {@link text} made when the file was opened with `parseAtOpen`
+   * (`parseK8sObjects(text, origin)`), with its input; given once (the caller keeps it), and
+   * only while the text is still the one opened. Undefined otherwise.
+   */
+  takeOpenParse(): { readonly text: string; readonly origin: string; readonly result: ParseResult<ApiObjects> } | undefined {
+    const result = this.openParse;
+    this.openParse = undefined;
+    return result ? { text: this.current, origin: this.origin, result } : undefined;
   }
 
   /** The objects of the last version of the file that held any. */
@@ -229,6 +282,7 @@ export class ApiFileFeed implements ApiFeed {
       return false;
     }
     this.current = text;
+    this.openParse = undefined;
     this.readAt = Date.now();
     this.tell();
     return true;

@@ -14,7 +14,8 @@
  */
 import { Watch } from '@kubernetes/client-node';
 import { collectionPath, explainK8sError, K8sStatusError, k8sRequest, type KubeContext } from './k8s-client.js';
-import { UNREAD_KINDS_KEY } from '../model/k8s.js';
+import { UNREAD_KINDS_KEY, type ApiObjects } from '../model/k8s.js';
+import type { ParseResult } from '../model/diagnostics.js';
 
 type Json = Record<string, unknown>;
 
@@ -55,6 +56,12 @@ export interface ApiFeed {
   subscribe(listener: (change?: 'error') => void): () => void;
   /** Why the objects are not the source's latest (a failing watch, a refused file version); null when they are. */
   error?(): string | null;
+  /**
+   * A parse of {@link ApiFeed.text} already made (`parseK8sObjects(text, origin)`), with its
+   * input, given once: the first snapshot takes it instead of parsing again (`--api-file`
+   * opened for the TUI: src/sources/api-file.ts). Undefined when there is none.
+   */
+  takeOpenParse?(): { readonly text: string; readonly origin: string; readonly result: ParseResult<ApiObjects> } | undefined;
   /** The same as {@link ApiFeed.error}, as the header's short line needs it; null when there is none. */
   problem?(): ApiProblem | null;
   close(): Promise<void>;

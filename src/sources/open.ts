@@ -79,6 +79,11 @@ export interface OpenHooks {
    * a worker: src/cli/trace-api.ts). Not called for `--api-file` or a bundle without one.
    */
   readonly replayApi?: (file: string, origin: string) => ApiFeed;
+  /**
+   * `--api-file` checked by its whole parse, kept for the first snapshot (`ApiFileFeedOptions.parseAtOpen`):
+   * for the TUI, whose first snapshot parses the objects anyway; one-shot commands parse them elsewhere.
+   */
+  readonly parseApiFileAtOpen?: boolean;
 }
 
 export { namespaceOf } from './namespace-of.js';
@@ -139,7 +144,7 @@ export async function openSource(options: SourceOptions, hooks: OpenHooks = {}):
   ].filter((x): x is string => x !== null);
   if (chosen.length > 1) throw new UserError(said('err.oneSource', { sources: chosen.slice(1).reduce<string | Said>((a, b) => said('ue.and', { a, b }), chosen[0]!) }), said('err.oneSource.hint'));
   // --api-file: read now (a bad file is refused before anything opens), followed when it changes.
-  const fileFeed = options.apiFile ? ApiFileFeed.open(options.apiFile, { intervalMs: options.interval !== undefined ? options.interval * 1000 : DEFAULT_INTERVAL_MS }) : undefined;
+  const fileFeed = options.apiFile ? ApiFileFeed.open(options.apiFile, { intervalMs: options.interval !== undefined ? options.interval * 1000 : DEFAULT_INTERVAL_MS, ...(hooks.parseApiFileAtOpen ? { parseAtOpen: true } : {}) }) : undefined;
   let apiText = fileFeed?.text();
   let apiOrigin = fileFeed?.origin;
   const withFile = (s: OpenedSource): OpenedSource => (fileFeed && !s.api ? { ...s, api: fileFeed } : s);

@@ -253,3 +253,76 @@ describe('the --api-file checks read one item of a List (issue 23 item 3)', () =
     expect(said(text)).toEqual(byWholeParse(text));
   });
 });
+
+describe('--api-file opened for the TUI: checked by the whole parse, which the first snapshot takes (issue 23, live Cilium)', () => {
+  /** What opening `file` said: the feed, or the error's message and hint. */
+  const opened = (file: string, parseAtOpen: boolean): unknown => {
+    try {
+      ApiFileFeed.open(file, parseAtOpen ? { parseAtOpen } : {});
+      return 'opened';
+    } catch (e) {
+      return { message: (e as Error).message, hint: (e as { hint?: unknown }).hint };
+    }
+  };
+
+  it('refuses the same files with the same messages and hints as the byte check', () => {
+    const files = [
+      '',
+      '  \n',
+      '{"items":[{"kind":"Service"',
+      'kind: 7\n',
+      '{"a":1}',
+      '[1,2]',
+      '{"kind":"List","items":[]}',
+      listWithWebAs('web'),
+      readFileSync(path.join(fixtureDir('lab-cilium'), 'api.json'), 'utf8'),
+    ].map(fileWith);
+    files.push(path.join(dir, 'no-such-file.json'), dir);
+    const said = files.map((f) => opened(f, true));
+    expect(said).toEqual(files.map((f) => opened(f, false)));
+    expect(said.map((s) => s === 'opened')).toEqual([false, false, false, true, false, false, true, true, true, false, false]);
+  });
+
+  it('hands its parse once, equal to the parse of its text; none without parseAtOpen or after a change', async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const feed = ApiFileFeed.open(file, { parseAtOpen: true, intervalMs: 10 });
+    const taken = feed.takeOpenParse();
+    expect(taken?.text).toBe(feed.text());
+    expect(taken?.origin).toBe(file);
+    expect(taken?.result).toEqual(parseK8sObjects(feed.text(), file));
+    expect(feed.takeOpenParse()).toBeUndefined();
+    expect(ApiFileFeed.open(file).takeOpenParse()).toBeUndefined();
+    const again = ApiFileFeed.open(file, { parseAtOpen: true, intervalMs: 10 });
+    writeFileSync(file, listWithWebAs('web-next'));
+    expect(await again.check()).toBe(true);
+    expect(again.takeOpenParse()).toBeUndefined();
+    await feed.close();
+    await again.close();
+  });
+
+  it("a Session's first snapshot takes the open parse instead of parsing again, and the same objects result", async () => {
+    const file = fileWith(listWithWebAs('web'));
+    const names = async (parseApiFileAtOpen: boolean, mark: boolean) => {
+      const source = await openSource({ replay: fixtureDir('lab-iptables'), apiFile: file, interval: 60 }, { progress: () => {}, parseApiFileAtOpen });
+      const api = source.api!;
+      // A marked parse (one Service renamed) shows whether the build used the handed parse or its own.
+      const take = api.takeOpenParse?.bind(api);
+      const marked = take && mark ? { ...api, text: () => api.text(), origin: api.origin, subscribe: api.subscribe.bind(api), close: api.close.bind(api), takeOpenParse: () => {
+        const got = take();
+        return got && { ...got, result: { ...got.result, value: { ...got.result.value, services: got.result.value.services.map((s) => (s.meta.name === 'web' ? { ...s, meta: { ...s.meta, name: 'from-open' } } : s)) } } };
+      } } : api;
+      const session = new Session({ transport: source.transport, live: source.live, api: marked });
+      await session.start();
+      const got = session.getState().snapshot?.api?.value?.services.map((s) => s.meta.name) ?? [];
+      const value = session.getState().snapshot?.api;
+      await session.stop();
+      await closeSource(source);
+      return { got, value };
+    };
+    const old = await names(false, false);
+    const plain = await names(true, false);
+    expect(plain.value).toEqual(old.value);
+    expect((await names(true, true)).got).toContain('from-open');
+    expect((await names(false, true)).got).not.toContain('from-open');
+  });
+});

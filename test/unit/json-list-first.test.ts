@@ -5,7 +5,8 @@
  * as the reference): whenever the byte pass answers, it answers what the scan does; it answers
  * on the labs' and generated Lists; and the check says the same — accepted, or the very
  * message and hint — on the labs, generated Lists, the corpus, odd texts and thousands of
- * edited ones (issue 23, live Cilium: the check before the first probe).
+ * edited ones (issue 23, live Cilium: the check before the first probe). The TUI's check by the
+ * whole parse (`checkApiFileTextWhole`) is held to the same verdicts and returns that parse.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,7 +14,8 @@ import { describe, expect, it } from 'vitest';
 import { generateWorld } from '../../bench/gen/capture.js';
 import { fieldText, scanJsonList } from '../../src/parsers/json-list.js';
 import { firstKindItem, MAX_DEPTH } from '../../src/parsers/json-list-first.js';
-import { checkApiFileText, checkApiFileTextViaScan } from '../../src/sources/api-file.js';
+import { checkApiFileText, checkApiFileTextViaScan, checkApiFileTextWhole } from '../../src/sources/api-file.js';
+import { parseK8sObjects } from '../../src/parsers/k8s-objects.js';
 import { UserError } from '../../src/errors.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 import { corpusDir } from './cilium-builders.js';
@@ -42,10 +44,22 @@ function verdict(check: () => void): unknown {
   }
 }
 
-/** The check with the file's bytes says what the scan's check says. */
+/**
+ * The check with the file's bytes, and the check by the whole parse (the TUI's), say what the
+ * scan's check says; the whole parse's check returns `parseK8sObjects`'s answer when it accepts.
+ */
 function sameVerdict(text: string): void {
   const bytes = Buffer.from(text, 'utf8');
-  expect(verdict(() => checkApiFileText(text, 'f.json', bytes)), text.slice(0, 300)).toEqual(verdict(() => checkApiFileTextViaScan(text, 'f.json')));
+  const reference = verdict(() => checkApiFileTextViaScan(text, 'f.json'));
+  expect(verdict(() => checkApiFileText(text, 'f.json', bytes)), text.slice(0, 300)).toEqual(reference);
+  let whole: unknown;
+  expect(
+    verdict(() => {
+      whole = checkApiFileTextWhole(text, 'f.json');
+    }),
+    text.slice(0, 300),
+  ).toEqual(reference);
+  if (reference === 'accepted') expect(whole).toEqual(parseK8sObjects(text, 'f.json'));
 }
 
 const labs = ['lab-iptables', 'lab-nftables', 'lab-cilium'].map((l) => [l, readFileSync(path.join(fixtureDir(l), 'api.json'), 'utf8')] as const);
@@ -171,7 +185,7 @@ describe('firstKindItem', () => {
   });
 });
 
-describe('checkApiFileText with the bytes: the same verdict, message and hint as by the scan', () => {
+describe('checkApiFileText with the bytes, and by the whole parse: the same verdict, message and hint as by the scan', () => {
   it.each([...labs, ...generated])('%s', (_name, text) => {
     sameVerdict(text);
     expect(verdict(() => checkApiFileText(text, 'f.json', Buffer.from(text, 'utf8')))).toBe('accepted');
