@@ -309,7 +309,7 @@ export class Session implements SessionLike {
     return { early: { api } };
   }
 
-    /** The parse cache and the plan's skipped probes, as every snapshot of this session is built with. */
+  /** The parse cache and the plan's skipped probes, as every snapshot of this session is built with. */
   private extra(): Pick<SnapshotInput, 'cache' | 'skipped'> {
     return { ...(this.cache ? { cache: this.cache } : {}), skipped: this.plan.skipped };
   }
