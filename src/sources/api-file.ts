@@ -54,15 +54,10 @@ export function checkApiFileText(text: string, file: string, bytes?: Uint8Array)
  * text's parse: the reference the byte pass is tested against, and its fallback.
  */
 export function checkApiFileTextViaScan(text: string, file: string): void {
-  if (!/\S/.test(text)) throw new UserError(said('err.apiFileEmpty', { file }), said('ue.apiFile.hint'));
+  refuseBlank(text, file);
   const one = oneItem(text, file, () => true);
   if (one && objectCount(one) > 0) return;
-  const { value, diagnostics } = parseK8sObjects(text, file);
-  const objects = objectCount(value);
-  const problems = diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
-  if (objects > 0 || problems.length === 0) return;
-  const more = problems.length > 1 ? said('ue.apiFile.more', { n: problems.length - 1 }) : '';
-  throw new UserError(said('ue.apiFile.noObjects', { file, problem: formatDiagnostic(problems[0]!), more }), said('ue.apiFile.hint'));
+  refuseWithoutObjects(parseK8sObjects(text, file), file);
 }
 
 /**
@@ -74,10 +69,21 @@ export function checkApiFileTextViaScan(text: string, file: string): void {
  * scan is this rule on the same parse.
  */
 export function checkApiFileTextWhole(text: string, file: string): ParseResult<ApiObjects> {
-  if (!/\S/.test(text)) throw new UserError(said('err.apiFileEmpty', { file }), said('ue.apiFile.hint'));
+  refuseBlank(text, file);
   const result = parseK8sObjects(text, file);
+  refuseWithoutObjects(result, file);
+  return result;
+}
+
+/** Throws the `UserError` for an `--api-file` with nothing but white space. */
+function refuseBlank(text: string, file: string): void {
+  if (!/\S/.test(text)) throw new UserError(said('err.apiFileEmpty', { file }), said('ue.apiFile.hint'));
+}
+
+/** Throws the `UserError` for a whole parse that found no object but an error or warning (the first named, the rest counted). */
+function refuseWithoutObjects(result: ParseResult<ApiObjects>, file: string): void {
   const problems = result.diagnostics.filter((d) => d.severity === 'error' || d.severity === 'warning');
-  if (objectCount(result.value) > 0 || problems.length === 0) return result;
+  if (objectCount(result.value) > 0 || problems.length === 0) return;
   const more = problems.length > 1 ? said('ue.apiFile.more', { n: problems.length - 1 }) : '';
   throw new UserError(said('ue.apiFile.noObjects', { file, problem: formatDiagnostic(problems[0]!), more }), said('ue.apiFile.hint'));
 }
