@@ -46,11 +46,10 @@ export function lazyLbPart(results: readonly ParseResult<DecodedLbMap>[], probe:
 /**
  * The LB part of the LB map `runs` (in the part's order) counted from their tallies
  * (`tallyOf`, src/parsers/bpftool-lb-tally.ts) without decoding them: the counts
- * `countLbTallies`' (equal to {@link countLbServices}' of the decodes), no diagnostics (the
- * decodes and the count would give none: that is when the tallies answer), `value` the table
- * decoded from the runs and joined on first read ({@link lazyLbPart}'s `value`), so the runs'
- * texts must outlive the part. Null when a tally or the count is null: take
- * {@link lazyLbPart} of the decodes instead.
+ * `countLbTallies`' and its diagnostics (equal to {@link countLbServices}' of the decodes; the
+ * decodes give none when every tally answers), `value` the table decoded from the runs and
+ * joined on first read ({@link lazyLbPart}'s `value`), so the runs' texts must outlive the
+ * part. Null when a tally is null: take {@link lazyLbPart} of the decodes instead.
  */
 export function tallyLbPart(runs: readonly ProbeRun[], tallyOf: (run: ProbeRun) => LbMapTally | null, probe: ProbeSummary): Parsed<LbTable> | null {
   const tallies: LbMapTally[] = [];
@@ -59,8 +58,7 @@ export function tallyLbPart(runs: readonly ProbeRun[], tallyOf: (run: ProbeRun) 
     if (tally === null) return null;
     tallies.push(tally);
   }
-  const count = countLbTallies(tallies);
-  if (count === null) return null;
+  const counted = countLbTallies(tallies);
   let held: readonly ProbeRun[] | null = runs;
   let table: LbTable | null = null;
   const part: Parsed<LbTable> = {
@@ -72,9 +70,9 @@ export function tallyLbPart(runs: readonly ProbeRun[], tallyOf: (run: ProbeRun) 
       }
       return table!;
     },
-    diagnostics: [],
+    diagnostics: counted.diagnostics,
     probe,
     error: null,
   };
-  return withLbCount(part, count);
+  return withLbCount(part, counted.value);
 }

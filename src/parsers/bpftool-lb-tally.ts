@@ -2,24 +2,27 @@
  * The LB table's counts straight from the Cilium LB map dumps' scan, without decoding the
  * entries (no `HexEntry`, no address strings, no `hex` text per entry): what `show rules`
  * prints of the maps (the mode's evidence: frontends and backend slots) on a node whose maps
- * hold ~10^5 entries. {@link tallyLbMapDump} reads one dump, {@link countLbTallies} counts
- * the table the dumps make; both answer only for the usual case and null for anything else,
- * and the caller then decodes (src/parsers/bpftool-lb-decode.ts) and counts
- * (src/parsers/bpftool-lb-count.ts `countLbServices`) as before — the reference these are
- * tested against (test/unit/lb-tally.test.ts).
+ * hold ~10^5 entries. {@link tallyLbMapDump} reads one dump — the usual case only, null for
+ * anything else, and the caller then decodes (src/parsers/bpftool-lb-decode.ts) and counts
+ * (src/parsers/bpftool-lb-count.ts `countLbServices`) as before — and {@link countLbTallies}
+ * counts the table the dumps make with exactly that count's diagnostics: the reference these
+ * are tested against (test/unit/lb-tally.test.ts).
  *
  * The usual case: every dump in bpftool's compact `-j` shape (bpftool-compact-scan.ts), every
  * entry of a services, backends or reverse-NAT map of a size its layout names (Cilium's
  * `lb{4,6}_key`/`lb{4,6}_service`, `lb{4,6}_backend`, `lb{4,6}_reverse_nat`, bpf/lib/common.h;
- * the fields read at the offsets bpftool-lb-layouts.ts decodes), and a table that warns of
- * nothing: so the decodes' and the count's diagnostics are both empty.
+ * the fields read at the offsets bpftool-lb-layouts.ts decodes): so the decodes give no
+ * diagnostic, and the count's are the only ones.
  */
-import { protocolFromNumber } from '../model/cilium.js';
+import type { Diagnostic, ParseResult } from '../model/diagnostics.js';
+import { diagnostic } from '../model/diagnostics.js';
+import { formatFrontend, protocolFromNumber } from '../model/cilium.js';
 import { scanCompactDump } from './bpftool-compact-scan.js';
 import type { LbServicesCount } from './bpftool-lb-count.js';
 import type { LbMapDumpText } from './bpftool-lb-decode.js';
 import { identifyLbMap } from './bpftool-lb-decode.js';
 import type { LbMapLayout } from './bpftool-lb-layouts.js';
+import { formatIPv6 } from './cilium-addr.js';
 
 /**
  * What one dump adds to the count. `services`: per entry read, in read order, its frontend
@@ -88,23 +91,28 @@ export function tallyLbMapDump(dump: LbMapDumpText): LbMapTally | null {
 }
 
 /**
- * The counts of the table the tallied dumps make, in the dumps' order — `countLbServices` of
- * their decodes — when that table warns of nothing; null when it would warn (a backend or
- * frontend protocol Cilium does not name, a scope above 1, a frontend without slot 0, a slot
- * whose backend is not in any backends map): the caller then counts the decodes. Never throws.
+ * The counts of the table the tallied dumps make, in the dumps' order, and exactly its
+ * diagnostics in its order — `countLbServices` of their decodes, `origin` as there: unknown
+ * backend protocols, then per frontend in the order first read its unknown protocol, unknown
+ * scope, missing slot 0 and missing backends by slot. Never throws.
  */
-export function countLbTallies(tallies: readonly LbMapTally[]): LbServicesCount | null {
+export function countLbTallies(tallies: readonly LbMapTally[], origin = 'bpf-maps'): ParseResult<LbServicesCount> {
+  const diags: Diagnostic[] = [];
   const backendIds = new Set<number>();
   for (const t of tallies) {
     for (let i = 0; i < t.backendIds.length; i++) {
-      if (protocolFromNumber(t.backendProtos[i]!) === null) return null;
-      backendIds.add(t.backendIds[i]!);
+      const id = t.backendIds[i]!;
+      const proto = t.backendProtos[i]!;
+      if (protocolFromNumber(proto) === null) diags.push(diagnostic('warning', origin, 0, `backend ${id}`, 'unknown-protocol', `backend ${id} has IP protocol ${proto}, which Cilium does not name`));
+      backendIds.add(id);
     }
   }
   // Frontends in the order first read, as bpftool-lb-decode.ts `frontendGroups` groups them: one per family, address and the packed numbers.
   const byIpv4 = new Map<number, Map<number, number>>();
   const byIpv6 = new Map<string, Map<number, number>>();
-  const hasSlot0: boolean[] = [];
+  const groups: { readonly address: number | string; readonly frontend: number; slot0: boolean }[] = [];
+  // A frontend's slots whose backend is in no backends map, in read order (few: only where the table warns).
+  const missing = new Map<number, { slot: number; union: number }[]>();
   let backendSlots = 0;
   let ipv4 = false;
   let ipv6 = false;
@@ -114,30 +122,51 @@ export function countLbTallies(tallies: readonly LbMapTally[]): LbServicesCount 
     const v4 = t.family === 4;
     for (let i = 0; i < s.slot.length; i++) {
       const frontend = s.frontend[i]!;
-      let atIp: Map<number, number> | undefined;
-      if (v4) {
-        atIp = byIpv4.get(s.ipv4[i]!);
-        if (atIp === undefined) byIpv4.set(s.ipv4[i]!, (atIp = new Map()));
-      } else {
-        atIp = byIpv6.get(s.ipv6[i]!);
-        if (atIp === undefined) byIpv6.set(s.ipv6[i]!, (atIp = new Map()));
+      const address = v4 ? s.ipv4[i]! : s.ipv6[i]!;
+      let atIp: Map<number, number> | undefined = v4 ? byIpv4.get(address as number) : byIpv6.get(address as string);
+      if (atIp === undefined) {
+        atIp = new Map();
+        if (v4) byIpv4.set(address as number, atIp);
+        else byIpv6.set(address as string, atIp);
       }
       let group = atIp.get(frontend);
       if (group === undefined) {
-        // A new frontend: its protocol and scope are what the table would warn of.
-        if (protocolFromNumber((frontend >> 8) & 255) === null || (frontend & 255) > 1) return null;
-        atIp.set(frontend, (group = hasSlot0.length));
-        hasSlot0.push(false);
+        atIp.set(frontend, (group = groups.length));
+        groups.push({ address, frontend, slot0: false });
         if (v4) ipv4 = true;
         else ipv6 = true;
       }
-      if (s.slot[i] === 0) hasSlot0[group] = true;
+      const slot = s.slot[i]!;
+      if (slot === 0) groups[group]!.slot0 = true;
       else {
-        if (!backendIds.has(s.union[i]!)) return null;
         backendSlots++;
+        const union = s.union[i]!;
+        if (!backendIds.has(union)) {
+          const list = missing.get(group);
+          if (list) list.push({ slot, union });
+          else missing.set(group, [{ slot, union }]);
+        }
       }
     }
   }
-  if (hasSlot0.includes(false)) return null;
-  return { frontends: hasSlot0.length, backendSlots, ipv4, ipv6 };
+  for (let g = 0; g < groups.length; g++) groupDiagnostics(groups[g]!, missing.get(g), diags, origin);
+  return { value: { frontends: groups.length, backendSlots, ipv4, ipv6 }, diagnostics: diags };
+}
+
+/** The warnings bpftool-lb-count.ts `groupDiagnostics` gives for one frontend, in its order, from the tallied numbers. */
+function groupDiagnostics(group: { readonly address: number | string; readonly frontend: number; readonly slot0: boolean }, missing: { slot: number; union: number }[] | undefined, diags: Diagnostic[], origin: string): void {
+  const proto = Math.floor(group.frontend / 256) % 256;
+  const scope = group.frontend % 256;
+  const protocol = protocolFromNumber(proto);
+  if (protocol !== null && scope <= 1 && group.slot0 && missing === undefined) return;
+  const a = group.address;
+  // The address as the decode writes it (bpftool-lb-layouts.ts `ip`).
+  const ip = typeof a === 'number' ? `${a >>> 24}.${(a >>> 16) & 255}.${(a >>> 8) & 255}.${a & 255}` : formatIPv6(Array.from(a, (c) => c.charCodeAt(0)));
+  const at = formatFrontend({ ip, port: Math.floor(group.frontend / 65536), protocol, scope: scope === 1 ? 'internal' : 'external' });
+  if (protocol === null) diags.push(diagnostic('warning', origin, 0, at, 'unknown-protocol', `frontend protocol number ${proto} is not one Cilium names`));
+  if (scope > 1) diags.push(diagnostic('warning', origin, 0, at, 'unknown-scope', `lookup scope ${scope} is neither external (0) nor internal (1)`));
+  if (!group.slot0) diags.push(diagnostic('warning', origin, 0, at, 'missing-frontend-slot', `no slot 0 entry for ${at}`));
+  if (missing === undefined) return;
+  // The join warns in slot order (a stable sort).
+  for (const e of missing.sort((x, y) => x.slot - y.slot)) diags.push(diagnostic('warning', origin, 0, `${at} slot ${e.slot}`, 'missing-backend', `backend ${e.union} not found`));
 }
