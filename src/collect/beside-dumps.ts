@@ -8,10 +8,11 @@
  */
 import type { ParseResult } from '../model/diagnostics.js';
 import type { DecodedLbMap } from '../parsers/bpftool-lb-decode.js';
+import type { LbMapTally } from '../parsers/bpftool-lb-tally.js';
 import type { ProbeSpec } from '../sources/catalog.js';
 import type { ProbeRun, RunProbesOptions } from '../sources/probe-runner.js';
 import type { Transport } from '../sources/transport.js';
-import { decodeLbMapRun, earlyApi, isLbMapRun, type EarlyParses } from './early-parse.js';
+import { decodeLbMapRun, earlyApi, isLbMapRun, tallyLbMapRun, type EarlyParses } from './early-parse.js';
 import { runPlanned } from './planned-runs.js';
 import type { ProbePlan } from './probe-plan.js';
 
@@ -26,17 +27,25 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * Decodes each Cilium LB map run ({@link decodeLbMapRun}) one turn of the event loop after it
  * ended — the runner starts the next dump first — into {@link lbMaps}, for the snapshot build
  * ({@link EarlyParses.lbMaps}). Pass {@link onRun} as `RunProbesOptions.onRun`. Held (runs wait)
- * until {@link release} when made with `free` false; {@link flush} decodes those still waiting
- * at once (call it when the runs are back, before the build parses them).
+ * until {@link flush} when made with `free` false; {@link flush} decodes those still waiting
+ * at once (call it when the runs are back, before the build parses them). With `countOnly`
+ * (a reader of the LB table's counts alone, whose runs outlive the build: `show rules`), each
+ * run is tallied instead ({@link lbTallies}: bpftool-lb-tally.ts) and decoded only when its
+ * tally is null.
  */
 export class LbDecodesBeside {
   /** Weak: a run let go (its text dropped once parsed) takes its decode with it. */
   readonly lbMaps = new WeakMap<ProbeRun, ParseResult<DecodedLbMap>>();
+  /** With `countOnly`: each run's tally (null: not the usual case; the run is then decoded into {@link lbMaps}). */
+  readonly lbTallies = new WeakMap<ProbeRun, LbMapTally | null>();
   /** How many runs were decoded here (not by the build). */
   decoded = 0;
   private readonly waiting: ProbeRun[] = [];
 
-  constructor(private free = true) {}
+  constructor(
+    private free = true,
+    private readonly countOnly = false,
+  ) {}
 
   /** Takes a run as it ends: an LB map dump that ended ok is decoded on the next turn (when free). */
   readonly onRun = (run: ProbeRun): void => {
@@ -54,6 +63,9 @@ export class LbDecodesBeside {
   private drain(): void {
     while (this.free && this.waiting.length > 0) {
       const run = this.waiting.shift()!;
+      const tally = this.countOnly ? tallyLbMapRun(run) : null;
+      if (this.countOnly) this.lbTallies.set(run, tally);
+      if (tally !== null) continue;
       this.lbMaps.set(run, decodeLbMapRun(run));
       this.decoded++;
     }
@@ -63,10 +75,12 @@ export class LbDecodesBeside {
 /**
  * {@link runPlanned} with the API parse and the LB map decodes beside the dumps (see the
  * module's comment). Returns what `runPlanned` returns and the early parses. The runs are the
- * same as `runPlanned`'s; throws only when it does (a transport failure).
+ * same as `runPlanned`'s; throws only when it does (a transport failure). `countOnly`: the LB
+ * dumps tallied, not decoded ({@link LbDecodesBeside}), and the tallies handed over
+ * (`EarlyParses.lbTallies`): only for a load whose runs outlive the snapshot.
  */
-export async function runPlannedBeside(transport: Transport, plan: ProbePlan, ids: readonly string[], options: Omit<RunProbesOptions, 'ids'>, api: BesideApi): Promise<{ runs: ProbeRun[]; plan: ProbePlan; early: EarlyParses }> {
-  const decodes = new LbDecodesBeside(false);
+export async function runPlannedBeside(transport: Transport, plan: ProbePlan, ids: readonly string[], options: Omit<RunProbesOptions, 'ids'>, api: BesideApi, countOnly = false): Promise<{ runs: ProbeRun[]; plan: ProbePlan; early: EarlyParses }> {
+  const decodes = new LbDecodesBeside(false, countOnly);
   let mainDump: () => void = () => {};
   const mainStarted = new Promise<void>((resolve) => (mainDump = resolve));
   const onStart = (spec: ProbeSpec) => {
@@ -83,5 +97,5 @@ export async function runPlannedBeside(transport: Transport, plan: ProbePlan, id
   decodes.flush();
   const planned = await running;
   decodes.flush();
-  return { ...planned, early: { ...(parsed ? { api: parsed } : {}), lbMaps: decodes.lbMaps } };
+  return { ...planned, early: { ...(parsed ? { api: parsed } : {}), lbMaps: decodes.lbMaps, ...(countOnly ? { lbTallies: decodes.lbTallies } : {}) } };
 }

@@ -11,8 +11,8 @@ import { localAddresses, type Route } from '../model/iproute.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { LbTable } from '../model/cilium.js';
 import { joinDecodedLbMaps } from '../parsers/bpftool-lb-decode.js';
-import { decodeLbMapRun, earlyApiOf, lbMapDumpOf, type EarlyParses } from './early-parse.js';
-import { lazyLbPart } from './lb-lazy.js';
+import { decodeLbMapRun, earlyApiOf, lbMapDumpOf, tallyLbMapRun, type EarlyParses } from './early-parse.js';
+import { lazyLbPart, tallyLbPart } from './lb-lazy.js';
 import { joinCiliumBackends, type CiliumCtTable } from '../parsers/cilium-ct.js';
 import { parseIpAddrJson, parseIpRouteJson } from '../parsers/ip-json.js';
 import { chunksOf, chunksOfPieces, turn } from './chunks.js';
@@ -487,8 +487,11 @@ function lbPart(byId: ReadonlyMap<string, ProbeRun>, cache?: ParseCache, early?:
   if (read.length > 0) {
     // A replay's map dumps come in pieces (src/collect/parts.ts piecedProbes): decoded as read, never held whole.
     const lbMapsRead = read.map((r) => lbMapDumpOf(r).name.split('/').pop()!);
-    const results = read.map((r) => early?.lbMaps?.get(r) ?? decodeLbMapRun(r));
     const services = read.find((r) => r.id.endsWith('-services')) ?? read[0]!;
+    const tallies = lazy && !listings.table ? early?.lbTallies : undefined;
+    const counted = tallies ? tallyLbPart(read, (r) => (tallies.get(r) === undefined ? tallyLbMapRun(r) : tallies.get(r)!), summarize(services)) : null;
+    if (counted) return { lb: counted, lbMapsRead };
+    const results = read.map((r) => early?.lbMaps?.get(r) ?? decodeLbMapRun(r));
     if (lazy && !listings.table) return { lb: lazyLbPart(results, summarize(services)), lbMapsRead };
     const decoded = joinDecodedLbMaps(results);
     let table = decoded.value.table;

@@ -8,6 +8,7 @@
 import type { ParseResult } from '../model/diagnostics.js';
 import type { ApiObjects } from '../model/k8s.js';
 import { decodeCiliumLbMapDump, type DecodedLbMap, type LbMapDumpText } from '../parsers/bpftool-lb-decode.js';
+import { tallyLbMapDump, type LbMapTally } from '../parsers/bpftool-lb-tally.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
 import { catalog } from '../sources/catalog.js';
@@ -17,6 +18,13 @@ import { LB_MAPS_PARSER } from './parts.js';
 export interface EarlyParses {
   readonly api?: { readonly text: string; readonly origin: string; readonly result: ParseResult<ApiObjects> };
   readonly lbMaps?: { get(run: ProbeRun): ParseResult<DecodedLbMap> | undefined };
+  /**
+   * Each LB map run's tally ({@link tallyLbMapRun}; null: not the usual case, undefined: not
+   * made yet). Given only by a load whose runs outlive the snapshot (a one-shot load): the LB
+   * part may then be counted from the tallies and decoded from the runs on first read
+   * (src/collect/lb-lazy.ts `tallyLbPart`).
+   */
+  readonly lbTallies?: { get(run: ProbeRun): LbMapTally | null | undefined };
 }
 
 /** The API objects of `text` as the snapshot build parses them (`parseK8sObjects(text, origin)`), kept with their input. */
@@ -38,6 +46,11 @@ export function isLbMapRun(run: ProbeRun): boolean {
 /** One LB map run as the dump the LB part decodes: the pin (argv's last word), stdout or its pieces, the probe id as origin. */
 export function lbMapDumpOf(run: ProbeRun): LbMapDumpText {
   return { name: run.argv[run.argv.length - 1]!, text: run.result.stdout, origin: run.id, ...(run.result.stdoutPieces ? { pieces: run.result.stdoutPieces } : {}) };
+}
+
+/** Tallies one LB map run ({@link lbMapDumpOf}) for the LB table's counts (bpftool-lb-tally.ts `tallyLbMapDump`; null: decode it). */
+export function tallyLbMapRun(run: ProbeRun): LbMapTally | null {
+  return tallyLbMapDump(lbMapDumpOf(run));
 }
 
 /** Decodes one LB map run ({@link lbMapDumpOf}) as the LB part does (`decodeCiliumLbMapDump`, default options). */

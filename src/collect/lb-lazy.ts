@@ -10,6 +10,9 @@ import type { LbTable } from '../model/cilium.js';
 import type { Parsed, ProbeSummary } from '../model/snapshot.js';
 import { joinDecodedLbMaps, type DecodedLbMap } from '../parsers/bpftool-lb-decode.js';
 import { countLbServices, withLbCount } from '../parsers/bpftool-lb-count.js';
+import { countLbTallies, type LbMapTally } from '../parsers/bpftool-lb-tally.js';
+import type { ProbeRun } from '../sources/probe-runner.js';
+import { decodeLbMapRun } from './early-parse.js';
 
 /** How many lazily built LB parts made their join (first reads of `value`): for tests, which count work. */
 export const lazyLbJoins = { count: 0 };
@@ -34,6 +37,40 @@ export function lazyLbPart(results: readonly ParseResult<DecodedLbMap>[], probe:
       return table!;
     },
     diagnostics: [...results.flatMap((r) => r.diagnostics), ...counted.diagnostics],
+    probe,
+    error: null,
+  };
+  return withLbCount(part, counted.value);
+}
+
+/**
+ * The LB part of the LB map `runs` (in the part's order) counted from their tallies
+ * (`tallyOf`, src/parsers/bpftool-lb-tally.ts) without decoding them: the counts
+ * `countLbTallies`' and its diagnostics (equal to {@link countLbServices}' of the decodes; the
+ * decodes give none when every tally answers), `value` the table decoded from the runs and
+ * joined on first read ({@link lazyLbPart}'s `value`), so the runs' texts must outlive the
+ * part. Null when a tally is null: take {@link lazyLbPart} of the decodes instead.
+ */
+export function tallyLbPart(runs: readonly ProbeRun[], tallyOf: (run: ProbeRun) => LbMapTally | null, probe: ProbeSummary): Parsed<LbTable> | null {
+  const tallies: LbMapTally[] = [];
+  for (const run of runs) {
+    const tally = tallyOf(run);
+    if (tally === null) return null;
+    tallies.push(tally);
+  }
+  const counted = countLbTallies(tallies);
+  let held: readonly ProbeRun[] | null = runs;
+  let table: LbTable | null = null;
+  const part: Parsed<LbTable> = {
+    get value(): LbTable {
+      if (held !== null) {
+        table = joinDecodedLbMaps(held.map(decodeLbMapRun)).value.table;
+        held = null;
+        lazyLbJoins.count++;
+      }
+      return table!;
+    },
+    diagnostics: counted.diagnostics,
     probe,
     error: null,
   };

@@ -63,7 +63,8 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   const ids = [...partStageIds(), ...onDemandProbeIds(options)].filter((id) => !wanted || wanted.has(id));
   const plan = planOf(options.transport, firstRuns, options.probes);
   // A live load parses while the dumps run (beside-dumps.ts); a replay reads its files as before.
-  const planned: Awaited<ReturnType<typeof runPlanned>> & { early?: EarlyParses } = options.transport instanceof ReplayTransport ? await runPlanned(options.transport, plan, ids, params) : await (await import('./beside-dumps.js')).runPlannedBeside(options.transport, plan, ids, params, apiOf(options));
+  // `parts` (a reader of the LB table's counts alone, `show rules`): the LB dumps are tallied, not decoded, and the runs outlive the snapshot (the table is decoded from them on first read).
+  const planned: Awaited<ReturnType<typeof runPlanned>> & { early?: EarlyParses } = options.transport instanceof ReplayTransport ? { ...(await runPlanned(options.transport, plan, ids, params)), ...(options.parts ? { early: { lbTallies: new WeakMap() } } : {}) } : await (await import('./beside-dumps.js')).runPlannedBeside(options.transport, plan, ids, params, apiOf(options), options.parts !== undefined);
   const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
   const runs = [...firstRuns, ...planned.runs].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   if (options.ciliumAgent && (!wanted || partProbes().lb.some((id) => wanted.has(id)))) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));

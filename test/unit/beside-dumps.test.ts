@@ -13,6 +13,9 @@ import { generateWorld, writeModeBundle } from '../../bench/gen/capture.js';
 import { buildSnapshot, type SnapshotInput } from '../../src/collect/build-snapshot.js';
 import { LbDecodesBeside, runPlannedBeside } from '../../src/collect/beside-dumps.js';
 import { earlyApi, earlyApiOf, isLbMapRun } from '../../src/collect/early-parse.js';
+import { lazyLbJoins } from '../../src/collect/lb-lazy.js';
+import { lbCountOf } from '../../src/parsers/bpftool-lb-count.js';
+import { showRules } from '../../src/report/rules.js';
 import { firstStageIds, partStageIds, planOf } from '../../src/collect/planned-runs.js';
 import { loadSnapshot } from '../../src/collect/session.js';
 import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
@@ -154,6 +157,46 @@ describe('parses beside the dumps', () => {
     await new Promise((resolve) => setImmediate(resolve));
     expect(free.decoded).toBe(1);
     expect(free.lbMaps.get(services)).toEqual(held.lbMaps.get(services));
+  });
+});
+
+describe('the LB dumps tallied beside the dumps (countOnly: show rules)', () => {
+  for (const { label, dir } of captures()) {
+    it(`tallies each LB map run, decodes none, and the build prints what the eager build prints: ${label}`, async () => {
+      const transport = asLive(dir);
+      const apiText = readFileSync(path.join(dir, 'api.json'), 'utf8');
+      const first = await runProbes(transport, { ids: firstStageIds() });
+      const planned = await runPlannedBeside(transport, planOf(transport, first), partStageIds(), {}, { text: apiText, origin: 'api.json' }, true);
+      const maps = planned.runs.filter(isLbMapRun);
+      for (const run of maps) expect(planned.early.lbTallies?.get(run), run.id).not.toBeNull();
+      for (const run of maps) expect(planned.early.lbTallies?.get(run), run.id).toBeDefined();
+      for (const run of maps) expect(planned.early.lbMaps?.get(run), run.id).toBeUndefined();
+      const input: SnapshotInput = { runs: [...first, ...planned.runs], apiText, apiOrigin: 'api.json', source: { kind: 'local', label: 'as-live', live: true }, capturedAt: '2026-12-06T00:00:00.000Z' };
+      const before = lazyLbJoins.count;
+      const counted = buildSnapshot({ ...input, lazyLb: true, early: planned.early });
+      const eager = buildSnapshot(input);
+      const outputs = (snapshot: typeof eager) => ['json', 'text', 'yaml'].map((f) => showRules(snapshot, f as 'json'));
+      expect(outputs(counted)).toEqual(outputs(eager));
+      expect(lazyLbJoins.count).toBe(before);
+      if (maps.length > 0) expect(lbCountOf(counted.lb!)).toBeDefined();
+      expect(counted.lb?.diagnostics ?? null).toEqual(eager.lb?.diagnostics ?? null);
+      expect(counted.lb?.value ?? null).toEqual(eager.lb?.value ?? null);
+    });
+  }
+
+  it('decodes a run whose tally is null (not the usual shape), beside the dumps as before', async () => {
+    const runs = await runProbes(asLive(fixtureDir('lab-cilium')), { ids: ['bpf-lb4-services', 'bpf-lb4-backends'] });
+    const [services, backends] = runs;
+    const pretty = { ...services!, result: { ...services!.result, stdout: JSON.stringify(JSON.parse(services!.result.stdout), null, 2) } };
+    const decodes = new LbDecodesBeside(false, true);
+    decodes.onRun(pretty);
+    decodes.onRun(backends!);
+    decodes.flush();
+    expect(decodes.lbTallies.get(pretty)).toBeNull();
+    expect(decodes.lbMaps.get(pretty)).toBeDefined();
+    expect(decodes.lbTallies.get(backends!)).not.toBeNull();
+    expect(decodes.lbMaps.get(backends!)).toBeUndefined();
+    expect(decodes.decoded).toBe(1);
   });
 });
 
