@@ -49,8 +49,8 @@ const isV6 = (ip: string): boolean => ip.includes(':') && parseIp(ip)?.family ==
 const OCTET = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const DOTTED_QUAD = new RegExp(`^${OCTET}(?:\\.${OCTET}){3}$`);
 
-/** A ClusterIP in dotted-quad form: read once per Service on every keypress of the Modes pane, where parseIp showed. */
-const isV4ClusterIP = (ip: string): boolean => DOTTED_QUAD.test(ip);
+/** A ClusterIP in dotted-quad form (four 0–255 parts, no leading zero): read once per Service on every keypress of the Modes pane, where parseIp showed. */
+export const isV4ClusterIP = (ip: string): boolean => DOTTED_QUAD.test(ip);
 
 function v4ToInt(ip: string): number {
   return ip.split('.').reduce((acc, p) => acc * 256 + Number(p), 0);

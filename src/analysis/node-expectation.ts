@@ -31,6 +31,7 @@ import {
 } from './kubeproxy-serviceports.js';
 import type { KubeProxyInput, ProxyFamily, ScenarioService } from './lab-scenario-types.js';
 import { buildServiceView } from './service-view.js';
+import { rowServicePorts } from './row-service-ports.js';
 import type { ServiceRow } from './service-types.js';
 
 /**
@@ -220,10 +221,40 @@ export function expectServiceRow(objects: ApiObjects, node: NodeIdentity, row: S
  */
 export function serviceRowExpecter(objects: ApiObjects, node: NodeIdentity): (row: ServiceRow) => ServiceExpectation {
   const zone = nodeZone(objects, node);
-  return (row) => expectRow(row, node.name, zone);
+  return (row) => expectRow(row, node.name, zone, true);
 }
 
-function expectRow(row: ServiceRow, nodeName: string, zone: string): ServiceExpectation {
+/**
+ * {@link serviceRowExpecter} that always takes the generators' way (`scenarioService` then
+ * `serviceToPorts`): the reference the tests hold the straight reading of the row equal to.
+ */
+export function serviceRowExpecterViaScenario(objects: ApiObjects, node: NodeIdentity): (row: ServiceRow) => ServiceExpectation {
+  const zone = nodeZone(objects, node);
+  return (row) => expectRow(row, node.name, zone, false);
+}
+
+/** How many rows {@link serviceRowExpecter} read straight (`straight`) and the generators' way (`scenario`): the tests' count. */
+export const expectRowWork = { straight: 0, scenario: 0 };
+
+/**
+ * The ports' expectations of a row kube-proxy programs: read straight from the row
+ * (src/analysis/row-service-ports.ts) when `straight` and the row is of its shape, else per
+ * family through the generators' input.
+ */
+function rowPorts(row: ServiceRow, nodeName: string, zone: string, straight: boolean): PortExpectation[] {
+  const fast = straight ? rowServicePorts(row, nodeName, zone) : null;
+  if (fast !== null) {
+    expectRowWork.straight++;
+    return fast.map((svc) => portExpectation(svc, categorizeEndpoints(svc)));
+  }
+  expectRowWork.scenario++;
+  return FAMILIES.flatMap((family) => {
+    const scenario = scenarioService(row, [], family);
+    return scenario === null ? [] : expectPorts(scenario, { nodeName, nodeZone: zone, family, nodeIPs: [], services: [] });
+  });
+}
+
+function expectRow(row: ServiceRow, nodeName: string, zone: string, straight = false): ServiceExpectation {
   const svc = row.service;
   const common = {
     namespace: row.namespace, name: row.name, type: row.type, distribution: row.trafficDistribution,
@@ -232,10 +263,7 @@ function expectRow(row: ServiceRow, nodeName: string, zone: string): ServiceExpe
   } as const;
   const skipped = skipReason(svc);
   if (skipped) return { ...common, skipped, ports: [] };
-  const ports = FAMILIES.flatMap((family) => {
-    const scenario = scenarioService(row, [], family);
-    return scenario === null ? [] : expectPorts(scenario, { nodeName, nodeZone: zone, family, nodeIPs: [], services: [] });
-  });
+  const ports = rowPorts(row, nodeName, zone, straight);
   if (ports.length === 0) return { ...common, skipped: reason('no-cluster-ip', {}, 'no ClusterIP: nothing programmed'), ports };
   return { ...common, skipped: undefined, ports };
 }
