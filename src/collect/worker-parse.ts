@@ -121,8 +121,8 @@ export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot
  * returns their Services' names in order (the pane's index, made when the worker answers): the
  * targets as columns (typed arrays, transferred; src/analysis/conntrack-index.ts
  * `conntrackTargetColumns`), or as objects when the columns do not hold their shape. Making the
- * objects and a structured clone of them cost the main thread, before the rules' stage, about
- * twice what the columns cost.
+ * objects and a structured clone of them cost the main thread, before the rules' stage, more
+ * than the columns, and the clone's objects lived on both threads (the load's peak).
  */
 function postTargets(worker: Worker, first: NodeSnapshot): readonly ServiceRef[] {
   const columns = conntrackTargetColumns(first);
