@@ -122,7 +122,7 @@ export function classifyConntrackColumns(
 /** {@link classifyConntrackColumns} of a table's rows read in place (src/model/conntrack-ids.ts): no object per entry. Never throws. */
 export function classifyConntrackRows(
   rows: ConntrackRows,
-  services: readonly ServiceFrontends[],
+  services: readonly Pick<ServiceFrontends, 'vips' | 'nodePorts' | 'endpoints'>[],
   nodeAddresses: readonly string[],
 ): ConntrackClassificationColumns {
   const ids = rows.ids;

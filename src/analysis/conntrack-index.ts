@@ -6,14 +6,15 @@
  * `dataplaneTargets` of src/analysis/service-view.ts), the node addresses from `ip -j addr`.
  */
 import { buildServiceView, dataplaneTargets } from './service-view.js';
-import { classificationTargets } from './conntrack-targets.js';
+import { classificationTargets, readClassificationTargets } from './conntrack-targets.js';
+import { encodeConntrackTargets, TargetColumnsWriter, type EncodedTargetsMessage } from './conntrack-targets-codec.js';
 import type { ServiceFrontends } from './conntrack-nat.js';
 import { classifyConntrackRows, type ConntrackClassificationColumns } from './conntrack-classify.js';
 import type { ConntrackEntry, ConntrackTable } from '../model/conntrack.js';
 import { conntrackEntryCount, conntrackRows, entryRows, type ConntrackRows } from '../model/conntrack-ids.js';
 import { localAddresses } from '../model/iproute.js';
 import type { NodeSnapshot, Parsed } from '../model/snapshot.js';
-import { formatServiceRef } from '../model/service-ref.js';
+import { formatServiceRef, type ServiceRef } from '../model/service-ref.js';
 
 /** A Service as the pane names it: `label` is `namespace/name`. */
 export interface ConntrackServiceRef {
@@ -66,7 +67,7 @@ export function buildConntrackTableIndex(
 function indexOf(
   rows: ConntrackRows,
   entries: () => readonly ConntrackEntry[],
-  services: readonly ServiceFrontends[],
+  services: readonly ServiceRef[],
   servicesKnown: boolean,
   columns: ConntrackClassificationColumns,
 ): ConntrackIndex {
@@ -148,20 +149,40 @@ function nodeAddressesOf(snapshot: Pick<NodeSnapshot, 'addrs'>): string[] {
 }
 
 /**
- * Remembers `columns` — `classifyConntrackRows` of `table`'s rows against `targets`, computed
- * elsewhere (a parse worker) — as the index of every snapshot with this table and the
- * API objects, node and addresses of `snapshot` (the ones `targets` came from), so
- * {@link conntrackIndex} does not classify them again on the render path.
+ * The {@link ConntrackTargets} of `snapshot` as {@link conntrackTargets} makes them, encoded for
+ * the parse worker (src/analysis/conntrack-targets-codec.ts), with the Services' names in the
+ * same order (`services`, for {@link primeConntrackIndex}): read straight from the API objects
+ * into the columns, or — when an address is not plain — the view's targets encoded. Undefined
+ * when the targets hold an item the columns cannot (then send {@link conntrackTargets}' objects).
+ */
+export function conntrackTargetColumns(snapshot: Pick<NodeSnapshot, 'api' | 'addrs' | 'meta'>): { readonly message: EncodedTargetsMessage; readonly services: readonly ServiceRef[] } | undefined {
+  const api = snapshot.api?.value ?? null;
+  const w = new TargetColumnsWriter();
+  if (api === null || readClassificationTargets(api, w)) {
+    for (const a of nodeAddressesOf(snapshot)) if (!w.node(a)) return undefined;
+    return { message: w.finish(), services: w.names };
+  }
+  const targets = conntrackTargetsViaView(snapshot);
+  const message = encodeConntrackTargets(targets);
+  return message && { message, services: targets.services };
+}
+
+/**
+ * Remembers `columns` — `classifyConntrackRows` of `table`'s rows against targets whose Services
+ * are `services` (their names, in order), computed elsewhere (a parse worker) — as the index of
+ * every snapshot with this table and the API objects, node and addresses of `snapshot` (the
+ * ones the targets came from), so {@link conntrackIndex} does not classify them again on the
+ * render path.
  */
 export function primeConntrackIndex(
   snapshot: Pick<NodeSnapshot, 'api' | 'addrs' | 'meta'>,
   table: ConntrackTable,
-  targets: ConntrackTargets,
+  services: readonly ServiceRef[],
   columns: ConntrackClassificationColumns,
 ): void {
   const api = snapshot.api?.value ?? null;
   const rows = conntrackRows(table);
-  const index = indexOf(rows, () => table.entries, targets.services, api !== null, columns);
+  const index = indexOf(rows, () => table.entries, services, api !== null, columns);
   indexCache.set(rows, { api, node: snapshot.meta.node, addrs: snapshot.addrs?.value ?? null, index });
 }
 

@@ -9,7 +9,7 @@
 import { canonicalIp } from '../model/conntrack.js';
 import type { ApiObjects, EndpointPort, EndpointSlice, Protocol } from '../model/k8s.js';
 import { formatServiceRef } from '../model/service-ref.js';
-import type { ServiceEndpoint, ServiceFrontends, ServiceNodePort, ServiceVip } from './conntrack-nat.js';
+import type { ServiceEndpoint, ServiceFrontends, ServiceNodePort, ServiceProtocol, ServiceVip } from './conntrack-nat.js';
 import { portName, servicesInRowOrder, slicesByService } from './service-row.js';
 
 /**
@@ -51,39 +51,78 @@ export function isPlainAddress(text: string): boolean {
  * Never throws.
  */
 export function classificationTargets(objects: ApiObjects): ServiceFrontends[] | undefined {
+  const out: { namespace: string; name: string; vips: ServiceVip[]; nodePorts: ServiceNodePort[]; endpoints: ServiceEndpoint[] }[] = [];
+  let open = out[0]!;
+  const sink: TargetSink = {
+    service(namespace, name) {
+      out.push((open = { namespace, name, vips: [], nodePorts: [], endpoints: [] }));
+      return true;
+    },
+    vip(ip, port, protocol) {
+      open.vips.push({ ip, port, protocol });
+      return true;
+    },
+    nodePort(port, protocol) {
+      open.nodePorts.push({ port, protocol });
+      return true;
+    },
+    endpoint(ip, port, protocol) {
+      open.endpoints.push({ ip, port, protocol });
+      return true;
+    },
+  };
+  return readClassificationTargets(objects, sink) ? out : undefined;
+}
+
+/**
+ * Where {@link readClassificationTargets} writes: `service` opens the next Service, then its
+ * `vip`s, `nodePort`s and `endpoint`s in that order. A method that returns false stops the
+ * reading (src/analysis/conntrack-targets-codec.ts `TargetColumnsWriter`: an item its columns
+ * do not hold).
+ */
+export interface TargetSink {
+  service(namespace: string, name: string): boolean;
+  vip(ip: string, port: number, protocol: ServiceProtocol): boolean;
+  nodePort(port: number, protocol: ServiceProtocol): boolean;
+  endpoint(ip: string, port: number, protocol: ServiceProtocol): boolean;
+}
+
+/**
+ * Reads {@link classificationTargets}' Services and items from `objects`, in its order, into
+ * `sink` (the objects, or columns for the parse worker). False when an address is not plain
+ * (classificationTargets' undefined) or the sink refused an item; what was written is then of
+ * no use. Never throws.
+ */
+export function readClassificationTargets(objects: ApiObjects, sink: TargetSink): boolean {
   const slicesOf = slicesByService(objects.endpointSlices);
   const services = servicesInRowOrder(objects.services);
-  const out: ServiceFrontends[] = [];
   for (const svc of services) {
     const svcPorts = svc.ports;
-    const vips: ServiceVip[] = [];
+    if (!sink.service(svc.meta.namespace, svc.meta.name)) return false;
     if (svc.type !== 'ExternalName' && !svc.headless) {
       const addVips = (ip: string): boolean => {
         if (!isPlainAddress(ip)) return false;
-        for (const p of svcPorts) vips.push({ ip, port: p.port, protocol: p.protocol });
+        for (const p of svcPorts) if (!sink.vip(ip, p.port, p.protocol)) return false;
         return true;
       };
-      for (const ip of svc.clusterIPs) if (!addVips(ip)) return undefined;
-      for (const ip of svc.externalIPs) if (!addVips(ip)) return undefined;
-      for (const ingress of svc.loadBalancerIngress) if (ingress.ip !== undefined && !addVips(ingress.ip)) return undefined;
+      for (const ip of svc.clusterIPs) if (!addVips(ip)) return false;
+      for (const ip of svc.externalIPs) if (!addVips(ip)) return false;
+      for (const ingress of svc.loadBalancerIngress) if (ingress.ip !== undefined && !addVips(ingress.ip)) return false;
     }
-    const nodePorts: ServiceNodePort[] = [];
-    if (svc.type !== 'ExternalName') for (const p of svcPorts) if (p.nodePort !== undefined) nodePorts.push({ port: p.nodePort, protocol: p.protocol });
-    const endpoints: ServiceEndpoint[] = [];
+    if (svc.type !== 'ExternalName') for (const p of svcPorts) if (p.nodePort !== undefined && !sink.nodePort(p.nodePort, p.protocol)) return false;
     for (const slice of slicesOf.get(formatServiceRef(svc.meta)) ?? []) {
       if (slice.addressType === 'FQDN') continue;
       const ports = servingPorts(slice.ports, svcPorts);
       if (ports.length === 0) continue;
       for (const e of slice.endpoints) {
         for (const address of e.addresses) {
-          if (!isPlainAddress(address)) return undefined;
-          for (const p of ports) endpoints.push({ ip: address, port: p.port!, protocol: p.protocol });
+          if (!isPlainAddress(address)) return false;
+          for (const p of ports) if (!sink.endpoint(address, p.port!, p.protocol)) return false;
         }
       }
     }
-    out.push({ namespace: svc.meta.namespace, name: svc.meta.name, vips, nodePorts, endpoints });
   }
-  return out;
+  return true;
 }
 
 /** The slice ports with a number that serve a Service port (same name, absent = `""`, and protocol). */

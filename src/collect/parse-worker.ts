@@ -8,8 +8,9 @@
  * classification's typed arrays, all transferred. Posts `{ ok: false, error }` instead of throwing. See worker-parse.ts.
  */
 import { statSync } from 'node:fs';
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, workerData, type MessagePort } from 'node:worker_threads';
 import { classifyConntrackRows } from '../analysis/conntrack-classify.js';
+import { decodeConntrackTargets, type ClassifierTargets } from '../analysis/conntrack-targets-codec.js';
 import { conntrackRows } from '../model/conntrack-ids.js';
 import { parseConntrackBytes } from '../parsers/conntrack.js';
 import { encodeConntrack, encodeConntrackColumns } from '../parsers/conntrack-transfer.js';
@@ -17,16 +18,30 @@ import type { ConntrackTable } from '../model/conntrack.js';
 import type { ParseResult } from '../model/diagnostics.js';
 import { readFileLineChunks } from '../sources/bundle.js';
 import { collectGarbageIfGrown } from './memory.js';
-import { type ConntrackJobInput, type ConntrackJobReply, type ConntrackJobTable } from './worker-protocol.js';
+import { type ConntrackJobInput, type ConntrackJobReply, type ConntrackJobTable, type ConntrackTargetsMessage } from './worker-protocol.js';
 
-async function run(input: ConntrackJobInput): Promise<{ reply: ConntrackJobReply; transfer: ArrayBuffer[] }> {
+async function run(input: ConntrackJobInput, port: MessagePort): Promise<{ reply: ConntrackJobReply; transfer: ArrayBuffer[] }> {
+  // Listened for before the parse: the message may come while it runs (it is read after).
+  const later = input.targetsLater ? targetsMessage(port) : undefined;
   // The main thread's byte reader (src/parsers/conntrack-bytes.ts): no 220 MB of strings, the columns sized from the file once.
   const result = await parseConntrackBytes(collectingBetween(readFileLineChunks(input.file)), input.origin, { totalBytes: statSync(input.file).size });
+  const targets = later ? await later : input.targets;
+  if (targets === null) throw new Error('the classification targets could not be decoded');
   // Classified on the rows in place: no object per entry in this thread either.
-  const columns = input.targets ? classifyConntrackRows(conntrackRows(result.value), input.targets.services, input.targets.nodeAddresses) : undefined;
+  const columns = targets ? classifyConntrackRows(conntrackRows(result.value), targets.services, targets.nodeAddresses) : undefined;
   const { table, transfer } = encoded(result);
   if (columns) transfer.push(columns.serviceOf.buffer as ArrayBuffer, columns.codeOf.buffer as ArrayBuffer);
   return { reply: { ok: true, table, ...(columns ? { columns } : {}) }, transfer };
+}
+
+/** The targets of the main thread's one {@link ConntrackTargetsMessage}: undefined for none, null when they cannot be decoded. */
+function targetsMessage(port: MessagePort): Promise<ClassifierTargets | undefined | null> {
+  return new Promise((resolve) => {
+    port.once('message', (m: ConntrackTargetsMessage) => {
+      if (m.format === 'none') return resolve(undefined);
+      resolve((m.format === 'objects' ? m.targets : decodeConntrackTargets(m.encoded)) ?? null);
+    });
+  });
 }
 
 /** The table as sent: the parser's columns as held, else (a table of another kind) through the entry codec. */
@@ -47,7 +62,7 @@ function* collectingBetween<T>(pieces: Iterable<T>): Generator<T> {
 
 const port = parentPort;
 if (port) {
-  run(workerData as ConntrackJobInput).then(
+  run(workerData as ConntrackJobInput, port).then(
     ({ reply, transfer }) => port.postMessage(reply, transfer),
     (e: unknown) => port.postMessage({ ok: false, error: (e as Error)?.message ?? String(e) } satisfies ConntrackJobReply),
   );

@@ -11,13 +11,14 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { Worker, type ResourceLimits } from 'node:worker_threads';
-import { conntrackTargets, primeConntrackIndex, type ConntrackTargets } from '../analysis/conntrack-index.js';
+import { conntrackTargetColumns, conntrackTargets, primeConntrackIndex } from '../analysis/conntrack-index.js';
+import type { ServiceRef } from '../model/service-ref.js';
 import { diagnostic, type ParseResult } from '../model/diagnostics.js';
 import type { ConntrackTable } from '../model/conntrack.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
 import { decodeConntrack, decodeConntrackColumns } from '../parsers/conntrack-transfer.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
-import type { ConntrackJobInput, ConntrackJobReply } from './worker-protocol.js';
+import type { ConntrackJobInput, ConntrackJobReply, ConntrackTargetsMessage } from './worker-protocol.js';
 
 /** Bytes of conntrack text from which a worker parses it: 16 MiB (~75,000 flows). */
 export const WORKER_MIN_BYTES = 16 * 1024 * 1024;
@@ -87,28 +88,52 @@ export function startConntrackJob(run: ProbeRun | undefined, first: NodeSnapshot
   if (options.enabled === false) return undefined;
   const script = options.script ?? parseWorkerUrl();
   if (!run || file === undefined || !script || !existsSync(file) || statSync(file).size < (options.minBytes ?? WORKER_MIN_BYTES)) return undefined;
-  const targets = conntrackTargets(first);
-  const input: ConntrackJobInput = { file, origin: run.id, targets };
+  // The parse starts before the targets are made; they follow in one message (see below).
+  const input: ConntrackJobInput = { file, origin: run.id, targetsLater: true };
+  let services: readonly ServiceRef[] = [];
   const outcome = new Promise<{ parsed: ParseResult<ConntrackTable> } | { error: string }>((resolve) => {
-    let worker: Worker;
+    let started: Worker | undefined;
     try {
-      worker = new Worker(script, { workerData: input, resourceLimits: WORKER_LIMITS });
+      started = new Worker(script, { workerData: input, resourceLimits: WORKER_LIMITS });
+      services = postTargets(started, first);
     } catch (e) {
+      void started?.terminate();
       resolve({ error: (e as Error).message });
       return;
     }
+    const worker = started;
     worker.once('message', (reply: ConntrackJobReply) => {
       void worker.terminate();
       if (!reply.ok) return resolve({ error: reply.error });
       const parsed = reply.table.format === 'columns' ? decodeConntrackColumns(reply.table.encoded) : decodeConntrack(reply.table.encoded);
       if (!parsed) return resolve({ error: 'more conntrack kinds than the kind table holds' });
-      if (reply.columns) primeConntrackIndex(first, parsed.value, targets, reply.columns);
+      if (reply.columns) primeConntrackIndex(first, parsed.value, services, reply.columns);
       resolve({ parsed });
     });
     worker.once('error', (e) => resolve({ error: e.message }));
     worker.once('exit', (code) => resolve({ error: `exited with code ${code} before it answered` }));
   });
   return { run, outcome };
+}
+
+/**
+ * Sends the classification targets of `first` to a worker started with `targetsLater`, and
+ * returns their Services' names in order (the pane's index, made when the worker answers): the
+ * targets as columns (typed arrays, transferred; src/analysis/conntrack-index.ts
+ * `conntrackTargetColumns`), or as objects when the columns do not hold their shape. Making the
+ * objects and a structured clone of them cost the main thread, before the rules' stage, more
+ * than the columns, and the clone's objects lived on both threads (the load's peak).
+ */
+function postTargets(worker: Worker, first: NodeSnapshot): readonly ServiceRef[] {
+  const columns = conntrackTargetColumns(first);
+  if (columns) {
+    const { encoded, transfer } = columns.message;
+    worker.postMessage({ format: 'encoded', encoded } satisfies ConntrackTargetsMessage, transfer);
+    return columns.services;
+  }
+  const targets = conntrackTargets(first);
+  worker.postMessage({ format: 'objects', targets } satisfies ConntrackTargetsMessage);
+  return targets.services;
 }
 
 /**

@@ -13,11 +13,17 @@ const V4_MIN_SLOTS = 1 << 12;
 // Deferred lookups (`defer`): the queue's first size; a reader resolves it about this often.
 const Q_FIRST = 4096;
 
-/** A {@link ConntrackInterner}'s lookup state as plain data (structured-clonable), see `state()`. */
+/**
+ * A {@link ConntrackInterner}'s lookup state as plain data (structured-clonable), see `state()`.
+ * `v4`, when present, is a copy of its canonical IPv4 table (open addressing, slot k: [2k] the
+ * address as int32, [2k + 1] id + 1, 0 empty; `count` filled slots): `restore` adopts it instead
+ * of hashing every IPv4 text again.
+ */
 export interface ConntrackInternerState {
   readonly texts: readonly string[];
   readonly v6: readonly (readonly [string, number])[];
   readonly odd: readonly (readonly [string, number])[];
+  readonly v4?: { readonly slots: Int32Array<ArrayBuffer>; readonly count: number };
 }
 
 /**
@@ -243,14 +249,24 @@ export class ConntrackInterner {
    */
   state(): ConntrackInternerState {
     this.resolve();
-    return { texts: this.texts, v6: [...this.v6], odd: [...this.odd] };
+    return { texts: this.texts, v6: [...this.v6], odd: [...this.odd], v4: { slots: this.v4Slots.slice(), count: this.v4Count } };
   }
 
   /**
    * An interner that answers {@link idOf} exactly as the one whose {@link state} this is
-   * (same ids, same texts); it may go on numbering new addresses. Never throws.
+   * (same ids, same texts); it may go on numbering new addresses. The state's IPv4 table is
+   * adopted (not copied: the state must not be used again) when its shape is one this class
+   * makes (a power-of-two slot count, at least the first size, a count that fits); otherwise,
+   * or without one, the table is made again from the texts. Never throws.
    */
   static restore(state: ConntrackInternerState): ConntrackInterner {
+    const adopted = ConntrackInterner.adoptV4(state);
+    if (adopted) return adopted;
+    return ConntrackInterner.restoreByTexts(state);
+  }
+
+  /** {@link restore} with the IPv4 table made again from the texts (the state's `v4` not read): the reference of the adopted table. */
+  static restoreByTexts(state: ConntrackInternerState): ConntrackInterner {
     const out = new ConntrackInterner();
     for (const text of state.texts) out.texts.push(text);
     const byText = new Uint8Array(state.texts.length);
@@ -270,6 +286,23 @@ export class ConntrackInterner {
       out.put(key, id);
       out.v4Count++;
     }
+    return out;
+  }
+
+  private static adoptV4(state: ConntrackInternerState): ConntrackInterner | undefined {
+    const v4 = state.v4;
+    if (v4 === undefined) return undefined;
+    const slotCount = v4.slots.length >> 1;
+    // At most the fill at which `grow` doubles the table (so a free slot always ends a probe), and no more than the texts.
+    const fits = v4.count >= 0 && v4.count <= state.texts.length && v4.count <= ((2 * slotCount) >> 3) * 3;
+    if (!(v4.slots instanceof Int32Array) || slotCount < V4_MIN_SLOTS || (slotCount & (slotCount - 1)) !== 0 || v4.slots.length !== 2 * slotCount || !fits) return undefined;
+    const out = new ConntrackInterner();
+    for (const text of state.texts) out.texts.push(text);
+    for (const [text, id] of state.v6) out.v6.set(text, id);
+    for (const [text, id] of state.odd) out.odd.set(text, id);
+    out.v4Slots = v4.slots;
+    out.v4Shift = 32 - Math.log2(slotCount);
+    out.v4Count = v4.count;
     return out;
   }
 

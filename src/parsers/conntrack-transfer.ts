@@ -266,13 +266,16 @@ export function encodeConntrackColumns(result: ParseResult<ConntrackTable>): { r
   const sentEvents = events === undefined ? undefined : encodeSpecials(events);
   if (specials === undefined || (events !== undefined && sentEvents === undefined)) return undefined;
   const { origSrc, origDst, replySrc, replyDst } = ids;
+  const state = interner.state();
   const encoded: EncodedConntrackColumns = {
     length, line, kind, ports, counters, origSrc, origDst, replySrc, replyDst,
-    interner: interner.state(), headers, special: specials, events: sentEvents, rest, diagnostics: result.diagnostics,
+    interner: state, headers, special: specials, events: sentEvents, rest, diagnostics: result.diagnostics,
   };
   const buffers = [line, kind, ports, counters, origSrc, origDst, replySrc, replyDst].map((a) => a.buffer as ArrayBuffer);
   // A buffer shared by two columns (a view of one another) would be transferred twice.
   if (new Set(buffers).size !== buffers.length) return undefined;
+  // The interner's IPv4 table is a copy of its own (state()): sent as it is.
+  if (state.v4) buffers.push(state.v4.slots.buffer as ArrayBuffer);
   return { encoded, transfer: buffers };
 }
 

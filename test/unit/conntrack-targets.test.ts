@@ -14,8 +14,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { generateWorld, writeModeBundle, type GenMode } from '../../bench/gen/capture.js';
-import { buildConntrackTableIndex, conntrackIndex, conntrackSource, conntrackTargets, conntrackTargetsViaView, type ConntrackIndex } from '../../src/analysis/conntrack-index.js';
+import { buildConntrackTableIndex, conntrackIndex, conntrackSource, conntrackTargetColumns, conntrackTargets, conntrackTargetsViaView, type ConntrackIndex, type ConntrackTargets } from '../../src/analysis/conntrack-index.js';
 import { classificationTargets, isPlainAddress } from '../../src/analysis/conntrack-targets.js';
+import { decodeConntrackTargets, encodeConntrackTargets, type EncodedConntrackTargets } from '../../src/analysis/conntrack-targets-codec.js';
+import { classifyConntrackRows } from '../../src/analysis/conntrack-classify.js';
+import { conntrackRows } from '../../src/model/conntrack-ids.js';
 import { CONNTRACK_SORT_COLUMNS, DEFAULT_CONNTRACK_SORT, sortedOrder } from '../../src/analysis/conntrack-sort.js';
 import { conntrackOrder } from '../../src/analysis/conntrack-filter.js';
 import type { ServiceFrontends } from '../../src/analysis/conntrack-nat.js';
@@ -47,6 +50,7 @@ function expectSameIndex(snapshot: NodeSnapshot): ConntrackIndex {
   expect(asSets(now.services)).toEqual(asSets(before.services));
   const index = conntrackIndex(snapshot);
   const reference = buildConntrackTableIndex(table!, before.services, before.nodeAddresses, snapshot.api?.value != null);
+  expectSameColumns(snapshot, now, reference);
   expect(index.rows.length).toBeGreaterThan(0);
   expect(index.services).toEqual(reference.services);
   expect(index.servicesKnown).toBe(reference.servicesKnown);
@@ -67,6 +71,101 @@ function expectSameIndex(snapshot: NodeSnapshot): ConntrackIndex {
   }
   return index;
 }
+
+/** What the classifier reads of targets: each Service's items as `{ ip, port, protocol }` / `{ port, protocol }` (a view endpoint's `ready` left out). */
+function items(targets: Pick<ConntrackTargets, 'services'>) {
+  const item = ({ ip, port, protocol }: { readonly ip?: string; readonly port: number; readonly protocol: string }) => (ip === undefined ? { port, protocol } : { ip, port, protocol });
+  return targets.services.map((s) => ({ vips: s.vips.map(item), nodePorts: s.nodePorts.map(item), endpoints: s.endpoints.map(item) }));
+}
+
+/** A clone of `encoded` as a message to a worker makes it (its buffers transferred). */
+function sent(message: { readonly encoded: EncodedConntrackTargets; readonly transfer: ArrayBuffer[] }): EncodedConntrackTargets {
+  return structuredClone(message.encoded, { transfer: message.transfer });
+}
+
+/**
+ * The targets as columns for the parse worker (`conntrackTargetColumns`), sent and decoded: the
+ * same items in the same order as {@link conntrackTargets}' objects, the same node addresses,
+ * the Services' names in order; classified, the same columns as the pane's reference index.
+ */
+function expectSameColumns(snapshot: NodeSnapshot, objects: ConntrackTargets, reference: ConntrackIndex): void {
+  const columns = conntrackTargetColumns(snapshot);
+  expect(columns).toBeDefined();
+  expect(columns!.services.map((s) => `${s.namespace}/${s.name}`)).toEqual(objects.services.map((s) => `${s.namespace}/${s.name}`));
+  const decoded = decodeConntrackTargets(sent(columns!.message));
+  expect(decoded).toBeDefined();
+  expect(decoded!.services).toEqual(items(objects));
+  expect(decoded!.nodeAddresses).toEqual(objects.nodeAddresses);
+  const classified = classifyConntrackRows(conntrackRows(conntrackSource(snapshot).part!.value!), decoded!.services, decoded!.nodeAddresses);
+  expect([...classified.serviceOf]).toEqual([...reference.serviceOf]);
+  expect([...classified.codeOf]).toEqual([...reference.codeOf]);
+  expect(classified.staleCount).toBe(reference.staleCount);
+}
+
+describe('conntrack targets as columns for the parse worker', () => {
+  const svc = (name: string, vips: ServiceFrontends['vips'], nodePorts: ServiceFrontends['nodePorts'], endpoints: ServiceFrontends['endpoints']): ServiceFrontends => ({ namespace: 'ns', name, vips, nodePorts, endpoints });
+  const odd: ConntrackTargets = {
+    services: [
+      svc('empty', [], [], []),
+      svc('a', [{ ip: '10.96.0.1', port: 80, protocol: 'TCP' }, { ip: '10.96.0.1', port: 443, protocol: 'TCP' }, { ip: 'fd00::1', port: 53, protocol: 'UDP' }], [{ port: 30080, protocol: 'TCP' }], [{ ip: '10.244.0.5', port: 8080, protocol: 'TCP' }]),
+      svc('odd', [{ ip: 'é\ud800x', port: 0, protocol: 'SCTP' }, { ip: '', port: -0, protocol: 'ICMP' as never }], [{ port: 1e10, protocol: 'UDP' }, { port: Number.NaN, protocol: 'TCP' }], [{ ip: 'x'.repeat(10_000), port: 65535, protocol: 'TCP' }, { ip: '10.244.0.5', port: 8080, protocol: 'TCP' }, { ip: '10.244.0.6', port: 8080, protocol: 'TCP' }, { ip: '10.244.0.5', port: 8080, protocol: 'TCP' }]),
+      svc('b', [{ ip: '10.96.0.1', port: 80, protocol: 'TCP' }], [], []),
+    ],
+    nodeAddresses: ['192.168.0.10', 'fd00::10', '\udc00'],
+  };
+
+  it('encode then decode gives every item back exactly: names left out, any text (non-ASCII, a lone surrogate, 10,000 characters, empty), any number, any protocol', () => {
+    const message = encodeConntrackTargets(odd)!;
+    expect(message).toBeDefined();
+    const back = decodeConntrackTargets(sent(message))!;
+    expect(back.services).toEqual(items(odd));
+    expect(Object.is(back.services[2]!.vips[1]!.port, -0)).toBe(true);
+    expect(back.nodeAddresses).toEqual(odd.nodeAddresses);
+    expect(decodeConntrackTargets(encodeConntrackTargets({ services: [], nodeAddresses: [] })!.encoded)).toEqual({ services: [], nodeAddresses: [] });
+  });
+
+  it('encode refuses what the columns do not hold (the sender then sends the objects): a port not a number, an address not a string, a 256th protocol', () => {
+    const bad = (s: ServiceFrontends): ConntrackTargets => ({ services: [odd.services[1]!, s], nodeAddresses: [] });
+    expect(encodeConntrackTargets(bad(svc('p', [{ ip: '10.0.0.1', port: '80' as never, protocol: 'TCP' }], [], [])))).toBeUndefined();
+    expect(encodeConntrackTargets(bad(svc('n', [], [{ port: undefined as never, protocol: 'TCP' }], [])))).toBeUndefined();
+    expect(encodeConntrackTargets(bad(svc('i', [], [], [{ ip: 167772161 as never, port: 80, protocol: 'TCP' }])))).toBeUndefined();
+    expect(encodeConntrackTargets(bad(svc('q', [], [], [{ ip: '10.0.0.1', port: 80, protocol: null as never }])))).toBeUndefined();
+    expect(encodeConntrackTargets({ services: [], nodeAddresses: [7 as never] })).toBeUndefined();
+    const protocols = (n: number) => svc('many', [], Array.from({ length: n }, (_, i) => ({ port: i, protocol: `P${i}` as never })), []);
+    expect(decodeConntrackTargets(encodeConntrackTargets({ services: [protocols(255)], nodeAddresses: [] })!.encoded)!.services).toEqual(items({ services: [protocols(255)] }));
+    expect(encodeConntrackTargets({ services: [protocols(256)], nodeAddresses: [] })).toBeUndefined();
+  });
+
+  it('decode refuses an encoding that does not add up', () => {
+    const good = encodeConntrackTargets(odd)!.encoded;
+    const edit = (change: Partial<EncodedConntrackTargets>) => decodeConntrackTargets({ ...good, ...change });
+    expect(edit({})).toBeDefined();
+    const counts = good.counts.slice();
+    counts[3 * 3 + 2] = 5;
+    expect(edit({ counts })).toBeUndefined();
+    expect(edit({ counts: good.counts.slice(0, 4) })).toBeUndefined();
+    expect(edit({ counts: good.counts.slice(0, 9) })).toBeUndefined();
+    const ipOf = good.ipOf.slice();
+    ipOf[0] = good.textEnds.length;
+    expect(edit({ ipOf })).toBeUndefined();
+    const protocols = good.protocols.slice();
+    protocols[0] = good.protocolNames.length;
+    expect(edit({ protocols })).toBeUndefined();
+    expect(edit({ chars: good.chars.slice(0, 5) })).toBeUndefined();
+    expect(edit({ nodeAddressCount: good.textEnds.length + 1 })).toBeUndefined();
+    expect(edit({ ports: good.ports.slice(1) })).toBeUndefined();
+  });
+
+  it('conntrackTargetColumns is undefined for API objects whose ports the columns do not hold (the worker then gets the objects)', async () => {
+    const snapshot = await snapshotOf('lab-nftables');
+    const api = snapshot.api!.value!;
+    const services = api.services.map((s, i) => (i === 0 ? { ...s, ports: s.ports.map((p) => ({ ...p, port: String(p.port) as never })) } : s));
+    const edited = { ...snapshot, api: { ...snapshot.api!, value: { ...api, services } } };
+    expect(conntrackTargetColumns(edited)).toBeUndefined();
+    expect(conntrackTargetColumns(snapshot)).toBeDefined();
+    expect(conntrackTargetColumns({ ...snapshot, api: null })!.services).toEqual([]);
+  });
+});
 
 describe('conntrack targets read straight from the API objects', () => {
   it.each(['lab-iptables', 'lab-nftables', 'lab-cilium'])('give the index of the Services view on the lab capture %s', async (name) => {

@@ -14,7 +14,7 @@ import { buildFirstSnapshot, completeSnapshot, piecedProbes, type SnapshotInput 
 import { parseWorkerPolicy, parseWorkerUrl, startsBesideRules } from '../../src/collect/worker-parse.js';
 import { firstStageIds } from '../../src/collect/planned-runs.js';
 import { conntrackEntryCount } from '../../src/model/conntrack-ids.js';
-import { buildConntrackIndex, conntrackIndex, conntrackTargets } from '../../src/analysis/conntrack-index.js';
+import { buildConntrackIndex, conntrackIndex, conntrackTargetColumns, conntrackTargets } from '../../src/analysis/conntrack-index.js';
 import { toPlain } from '../../src/model/plain.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { parseConntrack } from '../../src/parsers/conntrack.js';
@@ -199,6 +199,24 @@ describe('conntrack table on a parse worker', () => {
     for (const s of [off, small, on]) expect(s.conntrack!.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
     expect(plainCt(off)).toEqual(plainCt(on));
     expect(plainCt(small)).toEqual(plainCt(on));
+  });
+
+  it('targets the columns do not hold (a port as text) reach the worker as objects: its classification still equals the main thread\'s', async () => {
+    const input = await variedInput('lab-nftables');
+    const first = buildFirstSnapshot(input);
+    const api = first.api!.value!;
+    const services = api.services.map((s) => ({ ...s, ports: s.ports.map((p) => ({ ...p, port: String(p.port) as never })) }));
+    const edited: NodeSnapshot = { ...first, api: { ...first.api!, value: { ...api, services } } };
+    expect(conntrackTargetColumns(edited)).toBeUndefined();
+    const viaWorker = await completeSnapshot(input, edited, { workers: { enabled: true, minBytes: 0 } });
+    expect(viaWorker.conntrack?.diagnostics.some((d) => d.code === 'parse-worker-failed')).toBe(false);
+    const targets = conntrackTargets(viaWorker);
+    const fresh = buildConntrackIndex(viaWorker.conntrack!.value!.entries, targets.services, targets.nodeAddresses);
+    const primed = conntrackIndex(viaWorker);
+    expect([...primed.serviceOf]).toEqual([...fresh.serviceOf]);
+    expect([...primed.codeOf]).toEqual([...fresh.codeOf]);
+    expect(primed.services).toEqual(fresh.services);
+    expect([...primed.serviceOf].some((x) => x >= 0)).toBe(true);
   });
 
   it('a worker that fails leaves the parse to the main thread, with a parse-worker-failed warning', async () => {
