@@ -72,14 +72,15 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
  * (the caller narrows its output); `reader`: the source as read instead of as opened (a
  * replay that reads less, src/cli/trace-load.ts); `lazyRules`: iptables and nft -j chains
  * parsed on first read (a reader of a few chains: src/collect/build-snapshot.ts `lazyRules`);
- * `hooks`: {@link openSource}'s (a replay's api.json handed to `trace`'s worker).
+ * `hooks`: {@link openSource}'s (a replay's api.json handed to `trace`'s worker); `apiFor: 'rules'`:
+ * only what `show rules` reads of the API objects is parsed (src/parsers/k8s-rules-api.ts).
  * Returns the source opened.
  */
-export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource, lazyRules = false, hooks?: OpenHooks) {
+export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource, lazyRules = false, hooks?: OpenHooks, apiFor?: 'rules') {
   const probes = askedProbes(opts);
   // allApi: a live cluster lists every namespace too (`-n` then only places a --node pod).
   const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts, hooks);
   const read = reader ? reader(source) : source;
-  const { snapshot } = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}), ...(lazyRules ? { lazyRules } : {}) });
+  const { snapshot } = await loadSnapshot({ ...sessionSource(read, allApi ? { ...opts, allNamespaces: true } : opts), params: params(opts), onDemand, probes, ...(parts ? { parts } : {}), ...(lazyRules ? { lazyRules } : {}), ...(apiFor ? { apiFor } : {}) });
   return { source, snapshot };
 }

@@ -77,9 +77,10 @@ export class LbDecodesBeside {
  * module's comment). Returns what `runPlanned` returns and the early parses. The runs are the
  * same as `runPlanned`'s; throws only when it does (a transport failure). `countOnly`: the LB
  * dumps tallied, not decoded ({@link LbDecodesBeside}), and the tallies handed over
- * (`EarlyParses.lbTallies`): only for a load whose runs outlive the snapshot.
+ * (`EarlyParses.lbTallies`): only for a load whose runs outlive the snapshot. `rulesOnly`: only
+ * what `show rules` reads of the API objects is parsed (early-parse.ts `earlyApi`).
  */
-export async function runPlannedBeside(transport: Transport, plan: ProbePlan, ids: readonly string[], options: Omit<RunProbesOptions, 'ids'>, api: BesideApi, countOnly = false): Promise<{ runs: ProbeRun[]; plan: ProbePlan; early: EarlyParses }> {
+export async function runPlannedBeside(transport: Transport, plan: ProbePlan, ids: readonly string[], options: Omit<RunProbesOptions, 'ids'>, api: BesideApi, countOnly = false, rulesOnly = false): Promise<{ runs: ProbeRun[]; plan: ProbePlan; early: EarlyParses }> {
   const decodes = new LbDecodesBeside(false, countOnly);
   let mainDump: () => void = () => {};
   const mainStarted = new Promise<void>((resolve) => (mainDump = resolve));
@@ -93,7 +94,7 @@ export async function runPlannedBeside(transport: Transport, plan: ProbePlan, id
   // the first of the mode's own dumps (the legacy tables, a leftover check, are small on a node
   // of any mode), started just before this resumes; with none, it runs after the dumps.
   await Promise.race([mainStarted, running]);
-  const parsed = api.text !== undefined ? earlyApi(api.text, api.origin) : undefined;
+  const parsed = api.text !== undefined ? earlyApi(api.text, api.origin, rulesOnly) : undefined;
   decodes.flush();
   const planned = await running;
   decodes.flush();

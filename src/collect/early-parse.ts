@@ -10,6 +10,7 @@ import type { ApiObjects } from '../model/k8s.js';
 import { decodeCiliumLbMapDump, type DecodedLbMap, type LbMapDumpText } from '../parsers/bpftool-lb-decode.js';
 import { tallyLbMapDump, type LbMapTally } from '../parsers/bpftool-lb-tally.js';
 import { parseK8sObjects } from '../parsers/k8s-objects.js';
+import { parseRulesApi } from '../parsers/k8s-rules-api.js';
 import type { ProbeRun } from '../sources/probe-runner.js';
 import { catalog } from '../sources/catalog.js';
 import { LB_MAPS_PARSER } from './parts.js';
@@ -27,9 +28,13 @@ export interface EarlyParses {
   readonly lbTallies?: { get(run: ProbeRun): LbMapTally | null | undefined };
 }
 
-/** The API objects of `text` as the snapshot build parses them (`parseK8sObjects(text, origin)`), kept with their input. */
-export function earlyApi(text: string, origin: string): NonNullable<EarlyParses['api']> {
-  return { text, origin, result: parseK8sObjects(text, origin) };
+/**
+ * The API objects of `text` as the snapshot build parses them (`parseK8sObjects(text, origin)`),
+ * kept with their input; with `rulesOnly` (a load for `show rules` alone, nothing else reads
+ * its snapshot), only what `show rules` reads of them (k8s-rules-api.ts `parseRulesApi`).
+ */
+export function earlyApi(text: string, origin: string, rulesOnly = false): NonNullable<EarlyParses['api']> {
+  return { text, origin, result: rulesOnly ? parseRulesApi(text, origin) : parseK8sObjects(text, origin) };
 }
 
 /** The API parse of `early` when it is the parse of `text` from `origin`; else undefined (parse it). */

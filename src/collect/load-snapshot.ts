@@ -55,7 +55,7 @@ export interface SessionOptions {
  * order, `plan` says what was skipped; `lazyRules`: see `SnapshotInput.lazyRules`. Throws
  * only if the transport itself breaks.
  */
-export async function loadSnapshot(options: SessionOptions & { readonly parts?: readonly SnapshotPart[]; readonly lazyRules?: boolean }): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[]; plan: ProbePlan }> {
+export async function loadSnapshot(options: SessionOptions & { readonly parts?: readonly SnapshotPart[]; readonly lazyRules?: boolean; readonly apiFor?: 'rules' }): Promise<{ snapshot: NodeSnapshot; runs: ProbeRun[]; plan: ProbePlan }> {
   const params = options.params ? { params: options.params } : {};
   const firstRuns = await runProbes(options.transport, { ...params, ids: firstStageIds() });
   // `parts`: only these parts' probes are read (`show services`: none; the mode from cheap evidence).
@@ -64,7 +64,9 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   const plan = planOf(options.transport, firstRuns, options.probes);
   // A live load parses while the dumps run (beside-dumps.ts); a replay reads its files as before.
   // `parts` (a reader of the LB table's counts alone, `show rules`): the LB dumps are tallied, not decoded, and the runs outlive the snapshot (the table is decoded from them on first read).
-  const planned: Awaited<ReturnType<typeof runPlanned>> & { early?: EarlyParses } = options.transport instanceof ReplayTransport ? { ...(await runPlanned(options.transport, plan, ids, params)), ...(options.parts ? { early: { lbTallies: new WeakMap() } } : {}) } : await (await import('./beside-dumps.js')).runPlannedBeside(options.transport, plan, ids, params, apiOf(options), options.parts !== undefined);
+  // `apiFor: 'rules'` (`show rules`, nothing else reads the snapshot): only what it reads of the API objects is parsed (early-parse.ts `earlyApi`).
+  const rulesOnly = options.apiFor === 'rules';
+  const planned: Awaited<ReturnType<typeof runPlanned>> & { early?: EarlyParses } = options.transport instanceof ReplayTransport ? { ...(await runPlanned(options.transport, plan, ids, params)), ...(await replayEarly(options, rulesOnly)) } : await (await import('./beside-dumps.js')).runPlannedBeside(options.transport, plan, ids, params, apiOf(options), options.parts !== undefined, rulesOnly);
   const order = new Map(catalog().probes.map((p, i) => [p.id, i]));
   const runs = [...firstRuns, ...planned.runs].sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
   if (options.ciliumAgent && (!wanted || partProbes().lb.some((id) => wanted.has(id)))) runs.push(...(await runProbes(options.ciliumAgent, { ...params, where: 'cilium-agent' })));
@@ -77,6 +79,13 @@ export async function loadSnapshot(options: SessionOptions & { readonly parts?: 
   const evidence = replayEvidence ? await replayEvidence() : await evidenceLoad.cheapEvidence(options.transport, firstRuns, options.params ?? {});
   const nftTableNames = snapshot.nftTableNames ?? evidence.nftTableNames ?? undefined;
   return { snapshot: { ...snapshot, chainSummaries: evidence.chainSummaries, ...(nftTableNames ? { nftTableNames } : {}) }, runs, plan: planned.plan };
+}
+
+/** A replay's early parses: the LB tallies' map when `parts` is given, `show rules`' API objects (`rulesOnly`, from `apiText`). */
+async function replayEarly(options: SessionOptions & { readonly parts?: readonly SnapshotPart[] }, rulesOnly: boolean): Promise<{ early?: EarlyParses }> {
+  const api = rulesOnly && !options.api && options.apiText !== undefined ? (await import('./early-parse.js')).earlyApi(options.apiText, options.apiOrigin ?? 'api.json', true) : undefined;
+  if (!options.parts && !api) return {};
+  return { early: { ...(options.parts ? { lbTallies: new WeakMap() } : {}), ...(api ? { api } : {}) } };
 }
 
 /** The API objects' text and origin the snapshot build reads (the feed's current text, else `apiText`). */
