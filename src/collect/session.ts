@@ -121,6 +121,16 @@ const EMPTY_RATES: RuleRates = new Map();
 export { FULL_READ_EVERY, MAX_SLOW_PART_DELAY_MS, slowPartDelayMs } from './refresh-cost.js';
 
 /**
+ * How a live session's load reads the Cilium LB map dumps: `tally` (the default) counts each
+ * from the compact scan (src/parsers/bpftool-lb-tally.ts) and decodes and joins the table when
+ * a view first reads it (src/collect/lb-lazy.ts `tallyLbPart`); `decode` decodes each dump
+ * beside the next one (the path before the tallies, kept as the tests' reference).
+ */
+export interface SessionLbLoad {
+  readonly lbDumpsAtLoad?: 'tally' | 'decode';
+}
+
+/**
  * A live or replayed session over one transport.
  *
  * Staged load: {@link start} shows a first snapshot with the node's identity and the API
@@ -189,7 +199,7 @@ export class Session implements SessionLike {
     }, delayMs);
   }
 
-  constructor(private options: SessionOptions) {
+  constructor(private options: SessionOptions & SessionLbLoad) {
     this.now = options.now ?? Date.now;
     this.cache = options.live ? new ParseCache() : undefined;
     // A replay's manifest names the node and the capture time: no need to wait for the first snapshot to say them.
@@ -240,10 +250,14 @@ export class Session implements SessionLike {
       const pinnedLbMaps = pinnedCiliumLbMaps(firstRuns.find((r) => r.id === 'bpf-pinned'));
       this.set({ snapshot: first, loading: false, error: null, dataAt: this.now(), fullReadAt: this.now(), pinnedLbMaps });
       const fetched: ProbeRun[] = [];
-      // Each LB map dump decoded while the next one runs (beside-dumps.ts); the build takes them.
-      const decodes = this.options.live ? new LbDecodesBeside() : null;
-      // The LB table is joined when a view first reads it (the LB pane, a step walk), not for the header's counts.
-      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, { ...this.extra(), lazyLb: true, ...(decodes ? { early: { lbMaps: decodes.lbMaps } } : {}) }), first, {
+      // Each LB map dump tallied while the next one runs (beside-dumps.ts; decoded only when the tally
+      // refuses it), the build counts the table from the tallies and decodes and joins it when a view
+      // first reads it (the LB pane, a step walk, the diagnosis), not for the header's counts. With
+      // cilium-agent's listings the table is compared at once: decoded beside as before.
+      const tallied = !this.options.ciliumAgent && this.options.lbDumpsAtLoad !== 'decode';
+      const decodes = this.options.live ? new LbDecodesBeside(true, tallied) : null;
+      const early = decodes ? { early: { lbMaps: decodes.lbMaps, ...(tallied ? { lbTallies: decodes.lbTallies } : {}) } } : {};
+      const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, { ...this.extra(), lazyLb: true, ...early }), first, {
         onProgress: (s) => {
           this.set({ snapshot: s });
           // The stage's texts and parse garbage are unreachable now: free them before the next stage allocates.
