@@ -5,8 +5,7 @@
  * old "reading rules" whenever the cheap probes cannot decide. And the session's load leaves
  * the LB table's join to the first view that reads it (the LB pane), with the same frames.
  */
-import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { act } from 'react';
@@ -29,6 +28,7 @@ import { t, tf, type Lang } from '../../src/text/i18n.js';
 import { App } from '../../src/ui/App.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderApp } from '../helpers/render.js';
+import { withPinnedListing } from '../helpers/pinned-listing.js';
 
 const PINNED = ['cilium_ct4_global', 'cilium_lb4_backends_v3', 'cilium_lb4_reverse_nat', 'cilium_lb4_services_v2', 'cilium_lb6_backends_v3', 'cilium_lb6_reverse_nat', 'cilium_lb6_services_v2', 'cilium_policy_00123'];
 const LB_MAPS = PINNED.filter((n) => n.startsWith('cilium_lb'));
@@ -136,35 +136,18 @@ describe('a staged session on a Cilium capture with its pinned listing', () => {
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-  /** A copy of bundle `from` with a `bpf-pinned` run added (the fixture and the generator predate the probe). */
-  function withPinnedListing(from: string): string {
-    const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-early-mode-'));
-    dirs.push(dir);
-    cpSync(from, dir, { recursive: true });
-    const stdout = `${PINNED.join('\n')}\n`;
-    writeFileSync(path.join(dir, 'probes', 'bpf-pinned.stdout'), stdout);
-    writeFileSync(path.join(dir, 'probes', 'bpf-pinned.stderr'), '');
-    const manifestFile = path.join(dir, 'manifest.json');
-    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
-    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
-    const like = manifest.probes.find((p: { id: string }) => p.id === 'uname');
-    manifest.probes.push({ ...like, id: 'bpf-pinned', argv: ['ls', '/sys/fs/bpf/tc/globals'], executedArgv: ['ls', '/sys/fs/bpf/tc/globals'], stdoutFile: 'probes/bpf-pinned.stdout', stderrFile: 'probes/bpf-pinned.stderr', sha256: { stdout: sha(stdout), stderr: sha('') } });
-    writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
-    return dir;
-  }
-
   /** A generated Cilium capture past the eager diagnosis' size (src/ui/diagnosis-view.ts `EAGER_SERVICES`), so no view reads the LB table at load. */
   function generatedCilium(): string {
     const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-early-gen-'));
     dirs.push(dir);
     const world = generateWorld({ services: EAGER_SERVICES + 100, endpoints: 2, seed: 'early-mode', modes: ['cilium'], conntrack: 10 });
     writeModeBundle(world, 'cilium', dir);
-    return withPinnedListing(dir);
+    return withPinnedListing(dir, PINNED, dirs);
   }
 
   // `big`: past the eager diagnosis' size, and without rules dumps.
   const SOURCES = [
-    ['lab-cilium', () => withPinnedListing(fixtureDir('lab-cilium')), false],
+    ['lab-cilium', () => withPinnedListing(fixtureDir('lab-cilium'), PINNED, dirs), false],
     ['a generated capture', generatedCilium, true],
   ] as const;
 

@@ -7,8 +7,7 @@
  * `lazyLbPart`) for the frames and the header, and the eager
  * build (`buildSnapshot`) for the LB part's diagnostics, counts and table.
  */
-import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { act } from 'react';
@@ -26,6 +25,7 @@ import { EAGER_SERVICES } from '../../src/ui/diagnosis-view.js';
 import { App } from '../../src/ui/App.js';
 import { fixtureDir } from '../helpers/fixtures.js';
 import { renderApp } from '../helpers/render.js';
+import { withPinnedListing } from '../helpers/pinned-listing.js';
 
 // Every LB map decode, wherever it is made (beside the dumps, in the build, on first read), counted.
 const decodes = vi.hoisted(() => ({ count: 0 }));
@@ -41,28 +41,11 @@ describe('the TUI live load on a Cilium capture: the LB table counted from the t
   const dirs: string[] = [];
   afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
-  /** A copy of bundle `from` with a `bpf-pinned` run added (the fixture and the generator predate the probe). */
-  function withPinnedListing(from: string): string {
-    const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-lb-tally-'));
-    dirs.push(dir);
-    cpSync(from, dir, { recursive: true });
-    const stdout = `${PINNED.join('\n')}\n`;
-    writeFileSync(path.join(dir, 'probes', 'bpf-pinned.stdout'), stdout);
-    writeFileSync(path.join(dir, 'probes', 'bpf-pinned.stderr'), '');
-    const manifestFile = path.join(dir, 'manifest.json');
-    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
-    const sha = (text: string) => createHash('sha256').update(text).digest('hex');
-    const like = manifest.probes.find((p: { id: string }) => p.id === 'uname');
-    manifest.probes.push({ ...like, id: 'bpf-pinned', argv: ['ls', '/sys/fs/bpf/tc/globals'], executedArgv: ['ls', '/sys/fs/bpf/tc/globals'], stdoutFile: 'probes/bpf-pinned.stdout', stderrFile: 'probes/bpf-pinned.stderr', sha256: { stdout: sha(stdout), stderr: sha('') } });
-    writeFileSync(manifestFile, JSON.stringify(manifest, null, 2));
-    return dir;
-  }
-
   function generated(services: number, seed: string): string {
     const dir = mkdtempSync(path.join(tmpdir(), 'nodescope-lb-tally-gen-'));
     dirs.push(dir);
     writeModeBundle(generateWorld({ services, endpoints: 2, seed, modes: ['cilium'], conntrack: 10 }), 'cilium', dir);
-    return withPinnedListing(dir);
+    return withPinnedListing(dir, PINNED, dirs);
   }
 
   /** The capture as a live node: a local transport answering from it (a live session, its parse cache, the dumps tallied beside). */
@@ -73,7 +56,7 @@ describe('the TUI live load on a Cilium capture: the LB table counted from the t
 
   // `big`: past the eager diagnosis' size (src/ui/diagnosis-view.ts), so no view reads the table at load.
   const SOURCES = [
-    ['lab-cilium', () => withPinnedListing(fixtureDir('lab-cilium')), false],
+    ['lab-cilium', () => withPinnedListing(fixtureDir('lab-cilium'), PINNED, dirs), false],
     ['a generated capture of 150 Services', () => generated(150, 'lb-tally-150'), false],
     ['a generated capture past the eager diagnosis', () => generated(EAGER_SERVICES + 100, 'lb-tally-big'), true],
   ] as const;

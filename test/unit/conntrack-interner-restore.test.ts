@@ -8,18 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ConntrackInterner, type ConntrackInternerState } from '../../src/parsers/conntrack-scan.js';
-
-/** A seeded generator (mulberry32): the same addresses on every run. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../helpers/seeded.js';
 
 function ipv4(next: () => number): string {
   return [0, 1, 2, 3].map(() => Math.floor(next() * 256)).join('.');
@@ -27,7 +16,7 @@ function ipv4(next: () => number): string {
 
 /** Address texts of every kind the interner keeps: canonical IPv4 (`n` of them), IPv6 in two spellings, leading-zero IPv4. */
 function addresses(n: number, seed: number): string[] {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const out: string[] = [];
   for (let i = 0; i < n; i++) out.push(ipv4(next));
   for (let i = 0; i < 50; i++) out.push(`fd00::${(i + seed).toString(16)}`, `fd00:0000:0000:0000:0000:0000:0000:${(i + seed).toString(16).padStart(4, '0')}`);

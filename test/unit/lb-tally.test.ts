@@ -17,6 +17,7 @@ import { joinDecodedLbMaps, parseCiliumLbMapDump, parseCiliumLbMapDumpPieces, ty
 import { countLbTallies, tallyLbMapDump } from '../../src/parsers/bpftool-lb-tally.js';
 import type { ProbeRun } from '../../src/sources/probe-runner.js';
 import { fixtureDir } from '../helpers/fixtures.js';
+import { seededRandom } from '../helpers/seeded.js';
 
 const GEN_NAMES: Readonly<Record<string, string>> = { 'bpf-lb4-services': 'cilium_lb4_services_v2', 'bpf-lb4-backends': 'cilium_lb4_backends_v3', 'bpf-lb4-reverse-nat': 'cilium_lb4_reverse_nat', 'bpf-lb6-services': 'cilium_lb6_services_v2', 'bpf-lb6-backends': 'cilium_lb6_backends_v3', 'bpf-lb6-reverse-nat': 'cilium_lb6_reverse_nat' };
 
@@ -61,17 +62,6 @@ function generatedDumps(services: number, seed: string): Dump[] {
 const hexes = (b: readonly number[]) => b.map((x) => `"0x${x.toString(16).padStart(2, '0')}"`).join(',');
 const dumpText = (entries: readonly { key: number[]; value: number[] }[]) => `[${entries.map((e) => `{"key":[${hexes(e.key)}],"value":[${hexes(e.value)}]}`).join(',')}]\n`;
 
-/** A small seeded generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const le16 = (n: number) => [n & 255, (n >> 8) & 255];
 const le32 = (n: number) => [n & 255, (n >>> 8) & 255, (n >>> 16) & 255, (n >>> 24) & 255];
 const be16 = (n: number) => [(n >> 8) & 255, n & 255];
@@ -84,7 +74,7 @@ const be16 = (n: number) => [(n >> 8) & 255, n & 255];
  */
 type Defect = 'no-slot0' | 'missing-backend' | 'proto' | 'scope' | 'backend-proto';
 function madeDumps(seed: number, clean: boolean, era: 'current' | 'packed' | 'v1' | 'v2', defect?: Defect): Dump[] {
-  const r = random(seed);
+  const r = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const protos = clean ? [6, 17, 132] : [6, 17, 132, 250, 0];
   const scopes = clean ? [0, 1] : [0, 1, 2];

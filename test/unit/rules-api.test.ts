@@ -26,6 +26,7 @@ import { parseRulesApi, readRulesApi, rulesApiReads, rulesApiWhole } from '../..
 import { showRules, type ShowRulesOptions } from '../../src/report/rules.js';
 import { ReplayTransport } from '../../src/sources/replay.js';
 import { fixtureDir, tempDirs } from '../helpers/fixtures.js';
+import { seededRandom } from '../helpers/seeded.js';
 
 const tmpDir = tempDirs('rules-api');
 const RULES_PARTS = ['iptables', 'ip6tables', 'iptablesLegacy', 'nft', 'ipset', 'xtRecent', 'lb', 'ipvs'] as const;
@@ -176,17 +177,6 @@ describe('show rules from the narrow read prints what the whole parse prints', (
   }
 });
 
-/** A seeded generator (mulberry32): the same mutations on every run. */
-function seeded(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const ODD_VALUES: JsonValue[] = [null, '', 'None', 'none', 'ClientIP', 'IPv6', 'TCP', 'tcp', 'x', 'fd00::1', '10.0.0.1', 0, 80, 1.5, -1, true, false, [], ['a'], [1], [{}], [{ name: 'z' }], {}, { a: 'b' }, { a: 1 }];
 
 /** Every path to a value inside `v` (objects and lists), the root excluded. */
@@ -245,7 +235,7 @@ describe('the check-only tests say clean only when the straight converter reads 
   });
 
   it('seeded mutations of every field: clean implies read straight and no finding', () => {
-    const random = seeded(23);
+    const random = seededRandom(23);
     const tally = { clean: 0, not: 0, narrow: 0 };
     const pick = <T>(a: readonly T[]): T => a[Math.floor(random() * a.length)]!;
     const ofKind = all.filter((o) => o['kind'] === 'Service' || o['kind'] === 'EndpointSlice');
