@@ -3,6 +3,7 @@
  * probe's parser (named in `commands/probes.yaml`) and keeps diagnostics and
  * failures beside the values. Pure apart from the parsers it calls.
  */
+import { statSync } from 'node:fs';
 import { diagnostic, type Diagnostic, type ParseResult } from '../model/diagnostics.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type Parsed, type ProbeSummary, type SnapshotPart, type SnapshotSource } from '../model/snapshot.js';
 import type { ConntrackTable } from '../model/conntrack.js';
@@ -309,6 +310,40 @@ export interface CompleteOptions {
    * Default: `{}` without `input.cache` (as `startsBesideRules` says), else none.
    */
   readonly workers?: WorkerOptions;
+  /**
+   * Called just before this thread parses a part whose probes printed at least
+   * `bigPartBytes` (the conntrack run a worker parses not counted): the session's full GC,
+   * so the garbage of the parts before is freed before a big parse allocates, and not before
+   * a frame that has no big parse after it (a huge nftables replay's loaded frame waited for a
+   * full mark after the rules' stage that lowered no peak: the worker had parsed the flows).
+   */
+  readonly beforeBigPart?: (part: SnapshotPart) => void;
+  /** Bytes of probe output from which a part is big for {@link beforeBigPart}: default {@link BIG_PART_BYTES}. */
+  readonly bigPartBytes?: number;
+}
+
+/** Bytes of probe output from which {@link CompleteOptions.beforeBigPart} is called: 16 MiB. */
+export const BIG_PART_BYTES = 16 * 1024 * 1024;
+
+/** Bytes a run printed: its stdout file's size (a replay; 0 when it cannot be read), else its text's length. */
+function printedBytes(run: ProbeRun): number {
+  const file = run.result.stdoutPath;
+  if (file === undefined) return run.result.stdout.length;
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/** Bytes the probes of `part` printed that this thread parses (the worker job's run excluded). */
+function bytesParsedHere(part: SnapshotPart, ctx: PartContext): number {
+  let bytes = 0;
+  for (const id of partProbes()[part]) {
+    const run = ctx.byId.get(id);
+    if (run && run !== ctx.job?.run) bytes += printedBytes(run);
+  }
+  return bytes;
 }
 
 /**
@@ -348,6 +383,7 @@ export async function completeSnapshot(input: SnapshotInput, first: NodeSnapshot
       const reused = ctx.reuse?.parts.has(part) ?? false;
       if (!reused) await turn();
       if (!reused) await loadParsers(partProbes()[part].filter((id) => byId.has(id)));
+      if (!reused && options.beforeBigPart && bytesParsedHere(part, ctx) >= (options.bigPartBytes ?? BIG_PART_BYTES)) options.beforeBigPart(part);
       const started = performance.now();
       const fields = (reused ? null : await chunkedPart(part, ctx, options.chunkChars ?? 512 * 1024)) ?? parsePart(part, ctx, done);
       if (!reused) options.onPartParsed?.(part, performance.now() - started);

@@ -79,7 +79,8 @@ export function collectGarbageIfGrown(floorBytes = HEAP_FLOOR_BYTES): void {
 export const PART_HEAP_FLOOR_BYTES = 256 * 1024 * 1024;
 
 /**
- * The full GC between the staged load's parts: when the heap is over {@link PART_HEAP_FLOOR_BYTES}
+ * The full GC between the staged load's parts (src/collect/session.ts: just before a big part is
+ * parsed on the main thread, `completeSnapshot`'s `beforeBigPart`): when the heap is over {@link PART_HEAP_FLOOR_BYTES}
  * and has grown since the last forced full GC (see {@link heapHasGrown}). A part that added
  * little (the maps, a small table) leaves nothing worth a full mark of the kept model: a huge
  * nftables load ran two such GCs that freed under 1 MB each. Never throws.

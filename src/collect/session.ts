@@ -258,11 +258,9 @@ export class Session implements SessionLike {
       const decodes = this.options.live ? new LbDecodesBeside(true, tallied) : null;
       const early = decodes ? { early: { lbMaps: decodes.lbMaps, ...(tallied ? { lbTallies: decodes.lbTallies } : {}) } } : {};
       const snapshot = await completeSnapshot(inputOf(this.options, firstRuns, { ...this.extra(), lazyLb: true, ...early }), first, {
-        onProgress: (s) => {
-          this.set({ snapshot: s });
-          // The stage's texts and parse garbage are unreachable now: free them before the next stage allocates.
-          collectGarbageBetweenParts();
-        },
+        onProgress: (s) => this.set({ snapshot: s }),
+        // The parts parsed before are garbage or kept: free the garbage before a big parse allocates.
+        beforeBigPart: collectGarbageBetweenParts,
         onPartParsed: (part, ms) => this.partParsed(part, ms, fetched),
         fetchRuns: async (ids) => {
           const got = await this.runPartProbes(ids, decodes?.onRun);
