@@ -29,8 +29,8 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * ({@link EarlyParses.lbMaps}). Pass {@link onRun} as `RunProbesOptions.onRun`. Held (runs wait)
  * until {@link flush} when made with `free` false; {@link flush} decodes those still waiting
  * at once (call it when the runs are back, before the build parses them). With `countOnly`
- * (a reader of the LB table's counts alone, whose runs outlive the build: `show rules`), each
- * run is tallied instead ({@link lbTallies}: bpftool-lb-tally.ts) and decoded only when its
+ * (a reader of the LB table's counts alone, whose runs outlive the build: `show rules`, the
+ * TUI's live load), each run is tallied instead ({@link lbTallies}: bpftool-lb-tally.ts) and decoded only when its
  * tally is null.
  */
 export class LbDecodesBeside {
