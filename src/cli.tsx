@@ -183,7 +183,7 @@ async function runDiagnose(opts: GlobalOptions & { output: DocumentOutput; servi
     const [{ clusterDomainFor, loadOnce, writeDocument }, { closeSource }, { showDiagnose }, { dnsLayerOfSource }, { diagnoseExitStatus }] = await Promise.all([
       import('./cli/load.js'), import('./sources/open.js'), import('./report/diagnose.js'), import('./dns/diagnose-dns.js'), import('./analysis/diagnose/index.js'),
     ]);
-    const { source, snapshot } = await loadOnce(opts, [], undefined, true);
+    const { source, snapshot } = await loadOnce(opts, { allApi: true });
     const namespace = apiNamespace(opts).apiNamespace;
     let result: ReturnType<typeof showDiagnose>;
     try {

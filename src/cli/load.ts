@@ -67,16 +67,27 @@ export function sessionSource(source: OpenedSource, opts: GlobalOptions) {
   };
 }
 
-/**
- * One snapshot of the source; `allApi`: keep every namespace's API objects whatever `-n` says
- * (the caller narrows its output); `reader`: the source as read instead of as opened (a
- * replay that reads less, src/cli/trace-load.ts); `lazyRules`: iptables and nft -j chains
- * parsed on first read (a reader of a few chains: src/collect/build-snapshot.ts `lazyRules`);
- * `hooks`: {@link openSource}'s (a replay's api.json handed to `trace`'s worker); `apiFor: 'rules'`:
- * only what `show rules` reads of the API objects is parsed (src/parsers/k8s-rules-api.ts).
- * Returns the source opened.
- */
-export async function loadOnce(opts: GlobalOptions, onDemand: readonly string[] = [], parts?: readonly SnapshotPart[], allApi = false, reader?: (source: OpenedSource) => OpenedSource, lazyRules = false, hooks?: OpenHooks, apiFor?: 'rules') {
+/** What {@link loadOnce} reads and how; every field optional (the whole snapshot of the source as opened). */
+export interface LoadOnceOptions {
+  /** On-demand probes to run too (`conntrack-events`). */
+  readonly onDemand?: readonly string[];
+  /** Only these parts' probes are read (`loadSnapshot`'s `parts`). */
+  readonly parts?: readonly SnapshotPart[];
+  /** Keep every namespace's API objects whatever `-n` says (the caller narrows its output). */
+  readonly allApi?: boolean;
+  /** The source as read instead of as opened (a replay that reads less, src/cli/trace-load.ts). */
+  readonly reader?: (source: OpenedSource) => OpenedSource;
+  /** iptables and nft -j chains parsed on first read (a reader of a few chains: src/collect/build-snapshot.ts `lazyRules`). */
+  readonly lazyRules?: boolean;
+  /** {@link openSource}'s hooks (a replay's api.json handed to `trace`'s worker). */
+  readonly hooks?: OpenHooks;
+  /** `'rules'`: only what `show rules` reads of the API objects is parsed (src/parsers/k8s-rules-api.ts). */
+  readonly apiFor?: 'rules';
+}
+
+/** One snapshot of the source, read as `load` says ({@link LoadOnceOptions}). Returns the source opened and the snapshot. */
+export async function loadOnce(opts: GlobalOptions, load: LoadOnceOptions = {}) {
+  const { onDemand = [], parts, allApi = false, reader, lazyRules = false, hooks, apiFor } = load;
   const probes = askedProbes(opts);
   // allApi: a live cluster lists every namespace too (`-n` then only places a --node pod).
   const source = await openSource(allApi ? { ...opts, apiAllNamespaces: true } : opts, hooks);

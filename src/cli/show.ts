@@ -64,7 +64,7 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
   if (events) process.stderr.write(`${tf(lang, 'cli.ct.readingEvents', { seconds: Math.round(probe('conntrack-events').timeoutMs / 1000) })}\n`);
   // Loaded beside the read; awaited by the case that uses it (never rejects: the modules are ours).
   void REPORT_CODE[what]?.();
-  const { source, snapshot } = await loadOnce(opts, events ? ['conntrack-events'] : [], partsFor(what), false, undefined, false, undefined, what === 'rules' ? 'rules' : undefined);
+  const { source, snapshot } = await loadOnce(opts, { onDemand: events ? ['conntrack-events'] : [], parts: partsFor(what), ...(what === 'rules' ? { apiFor: 'rules' as const } : {}) });
   // `show services -o json` comes in pieces, written one after another (never joined).
   let out: string | readonly string[];
   try {

@@ -48,7 +48,7 @@ export function traceRead(to: string | undefined, allowTrace: boolean): ((source
 export async function loadForTrace(opts: GlobalOptions & { to?: string; allowTrace?: boolean }, argsOf: (snapshot: NodeSnapshot) => TraceCommandArgs, api: TraceApiOptions = {}) {
   const q = traceQuery(opts.to, opts.allowTrace === true);
   const hooks = q === null ? undefined : { replayApi: (file: string, origin: string) => startTraceApi(file, origin, q, api) };
-  const loaded = await loadOnce(opts, [], undefined, false, traceRead(opts.to, opts.allowTrace === true), true, hooks);
+  const loaded = await loadOnce(opts, { reader: traceRead(opts.to, opts.allowTrace === true), lazyRules: true, hooks });
   try {
     return { ...loaded, args: argsOf(loaded.snapshot) };
   } catch (e) {
