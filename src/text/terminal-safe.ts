@@ -160,16 +160,24 @@ export interface WritableText {
 }
 
 /**
+ * DECTCEM "show cursor" (ECMA-48 private mode 25): what Ink's restore-cursor writes to stderr,
+ * alone, as the process exits, to give the shell its cursor back.
+ */
+export const SHOW_CURSOR = '\u001B[?25h';
+
+/**
  * Makes every string later written to `stream` terminal-safe in `document` mode (newlines and
  * tabs kept), whoever writes it: for a stream that carries only nodescope's own messages
  * (stderr: errors quoting node text, progress, cleanup reports), never for one a renderer draws
  * on with its own escape sequences (the TUI's stdout). Byte chunks pass unchanged (nodescope
- * writes strings). Returns the function that restores the stream's own `write`.
+ * writes strings), and so does a write of exactly {@link SHOW_CURSOR} (restore-cursor's, at
+ * exit; escaped it would print `\x1b[?25h` on the shell's line; every message of ours has words
+ * around any node text). Returns the function that restores the stream's own `write`.
  */
 export function guardTerminalStream(stream: WritableText): () => void {
   const own = stream.write;
   const write = function (this: WritableText, chunk: string | Uint8Array, ...rest: never[]): boolean {
-    return own.call(this, typeof chunk === 'string' ? terminalSafe(chunk, 'document') : chunk, ...rest);
+    return own.call(this, typeof chunk === 'string' && chunk !== SHOW_CURSOR ? terminalSafe(chunk, 'document') : chunk, ...rest);
   };
   stream.write = write;
   return () => {

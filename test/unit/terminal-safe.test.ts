@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { escapeCodePoint, jsonTerminalSafe, terminalSafe } from '../../src/text/terminal-safe.js';
+import { escapeCodePoint, guardTerminalStream, jsonTerminalSafe, SHOW_CURSOR, terminalSafe } from '../../src/text/terminal-safe.js';
 
 // Every character a terminal may act on or not draw: no byte of it may survive the helper.
 const DANGEROUS = /[\0-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufe00-\ufe0f\u3164\u{e0000}-\u{e0fff}]/u;
@@ -158,5 +158,35 @@ describe('before and after the code-unit table', () => {
       expect(fresh2.terminalSafe(long)).toBe(long.replace(LINE_ALL, escapeCodePoint));
       expect(fresh2.jsonTerminalSafe(JSON.stringify(long))).toBe(jsonTerminalSafe(JSON.stringify(long)));
     }
+  });
+});
+
+describe('guardTerminalStream', () => {
+  /** A stream that records what reaches it. */
+  function recorder() {
+    const got: (string | Uint8Array)[] = [];
+    const stream = { write: (chunk: string | Uint8Array) => (got.push(chunk), true) };
+    return { got, stream };
+  }
+
+  it('escapes what a terminal acts on in every string, keeps newlines and tabs, and restores the stream', () => {
+    const { got, stream } = recorder();
+    const own = stream.write;
+    const restore = guardTerminalStream(stream);
+    stream.write('nodescope: chain \u001b]0;pwned\u0007x\tready\n');
+    stream.write(`${SHOW_CURSOR}\n`);
+    stream.write(`x${SHOW_CURSOR}`);
+    restore();
+    expect(stream.write).toBe(own);
+    expect(got).toEqual(['nodescope: chain \\x1b]0;pwned\\x07x\tready\n', '\\x1b[?25h\n', 'x\\x1b[?25h']);
+  });
+
+  it("lets restore-cursor's exact show-cursor write through (the shell gets its cursor back, no \\x1b text on its line)", () => {
+    const { got, stream } = recorder();
+    guardTerminalStream(stream);
+    stream.write(SHOW_CURSOR);
+    const bytes = new Uint8Array([0x1b, 0x5b]);
+    stream.write(bytes);
+    expect(got).toEqual(['\u001B[?25h', bytes]);
   });
 });
