@@ -12,14 +12,11 @@
  */
 import { isIP } from 'node:net';
 import type { JsonObject, JsonValue } from '../model/k8s.js';
+import { isJsonObject } from './k8s-convert.js';
 import { ADDRESS_TYPES, AFFINITIES, IP_FAMILIES, IP_FAMILY_POLICIES, PROTOCOLS, SERVICE_TYPES, TRAFFIC_POLICIES } from './k8s-values.js';
 
-function isObject(v: JsonValue | undefined): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 const absent = (v: JsonValue | undefined): v is undefined | null => v === undefined || v === null;
-const optObj = (v: JsonValue | undefined): boolean => absent(v) || isObject(v);
+const optObj = (v: JsonValue | undefined): boolean => absent(v) || isJsonObject(v);
 const optArr = (v: JsonValue | undefined): boolean => absent(v) || Array.isArray(v);
 const optStr = (v: JsonValue | undefined): boolean => absent(v) || typeof v === 'string';
 const optInt = (v: JsonValue | undefined): boolean => absent(v) || (typeof v === 'number' && Number.isInteger(v));
@@ -37,7 +34,7 @@ function optStrList(v: JsonValue | undefined): boolean {
 /** An optional map of strings (`null` included). */
 function optStrMap(v: JsonValue | undefined): boolean {
   if (absent(v)) return true;
-  if (!isObject(v)) return false;
+  if (!isJsonObject(v)) return false;
   for (const k in v) if (typeof v[k] !== 'string') return false;
   return true;
 }
@@ -46,7 +43,7 @@ function optStrMap(v: JsonValue | undefined): boolean {
 function everyObject(a: readonly JsonValue[], each: (o: JsonObject) => boolean): boolean {
   for (let i = 0; i < a.length; i++) {
     const v = a[i];
-    if (!isObject(v) || !each(v)) return false;
+    if (!isJsonObject(v) || !each(v)) return false;
   }
   return true;
 }
@@ -60,7 +57,7 @@ function optObjects(v: JsonValue | undefined, each: (o: JsonObject) => boolean):
 function metaClean(o: JsonObject): boolean {
   const m = o['metadata'];
   if (absent(m)) return true;
-  if (!isObject(m)) return false;
+  if (!isJsonObject(m)) return false;
   return optStr(m['namespace']) && optStr(m['name']) && optStr(m['uid']) && optStr(m['resourceVersion']) && optStr(m['creationTimestamp']) && optStr(m['deletionTimestamp']) && optStrMap(m['labels']) && optStrMap(m['annotations']);
 }
 
@@ -90,18 +87,18 @@ export function serviceClean(o: JsonObject): boolean {
   const specV = o['spec'];
   const statusV = o['status'];
   if (!optObj(specV) || !optObj(statusV)) return false;
-  const spec: JsonObject = isObject(specV) ? specV : {};
-  const status: JsonObject = isObject(statusV) ? statusV : {};
+  const spec: JsonObject = isJsonObject(specV) ? specV : {};
+  const status: JsonObject = isJsonObject(statusV) ? statusV : {};
   if (!optStr(spec['clusterIP']) || !optStrList(spec['clusterIPs']) || !headlessClean(spec)) return false;
   if (!optObjects(spec['ports'], servicePortClean)) return false;
   const affinity = spec['sessionAffinityConfig'];
   if (!optObj(affinity)) return false;
-  if (isObject(affinity)) {
+  if (isJsonObject(affinity)) {
     const clientIP = affinity['clientIP'];
-    if (!optObj(clientIP) || (isObject(clientIP) && !optInt(clientIP['timeoutSeconds']))) return false;
+    if (!optObj(clientIP) || (isJsonObject(clientIP) && !optInt(clientIP['timeoutSeconds']))) return false;
   }
   const lb = status['loadBalancer'];
-  if (!optObj(lb) || (isObject(lb) && !optObjects(lb['ingress'], ingressClean))) return false;
+  if (!optObj(lb) || (isJsonObject(lb) && !optObjects(lb['ingress'], ingressClean))) return false;
   const families = spec['ipFamilies'];
   if (!optStrList(families)) return false;
   if (Array.isArray(families)) for (const f of families) if (!(IP_FAMILIES as readonly JsonValue[]).includes(f)) return false;
@@ -133,13 +130,13 @@ function endpointClean(e: JsonObject, fqdn: boolean, family: number): boolean {
   if (!fqdn && Array.isArray(addresses)) for (const a of addresses) if (isIP(a as string) !== family) return false;
   const cond = e['conditions'];
   if (!optObj(cond)) return false;
-  if (isObject(cond) && !(optTri(cond['ready']) && optTri(cond['serving']) && optTri(cond['terminating']))) return false;
+  if (isJsonObject(cond) && !(optTri(cond['ready']) && optTri(cond['serving']) && optTri(cond['terminating']))) return false;
   const hints = e['hints'];
   if (!optObj(hints)) return false;
-  if (isObject(hints) && !(optObjects(hints['forZones'], namedClean) && optObjects(hints['forNodes'], namedClean))) return false;
+  if (isJsonObject(hints) && !(optObjects(hints['forZones'], namedClean) && optObjects(hints['forNodes'], namedClean))) return false;
   const ref = e['targetRef'];
   if (!optObj(ref)) return false;
-  if (isObject(ref) && !(optStr(ref['kind']) && optStr(ref['namespace']) && optStr(ref['name']) && optStr(ref['uid']))) return false;
+  if (isJsonObject(ref) && !(optStr(ref['kind']) && optStr(ref['namespace']) && optStr(ref['name']) && optStr(ref['uid']))) return false;
   return optStr(e['hostname']) && optStr(e['nodeName']) && optStr(e['zone']);
 }
 
