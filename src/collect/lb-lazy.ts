@@ -25,22 +25,30 @@ export const lazyLbJoins = { count: 0 };
  */
 export function lazyLbPart(results: readonly ParseResult<DecodedLbMap>[], probe: ProbeSummary): Parsed<LbTable> {
   const counted = countLbServices(results.map((r) => r.value));
-  let decodes: readonly ParseResult<DecodedLbMap>[] | null = results;
+  return lazyPart(() => joinDecodedLbMaps(results).value.table, [...results.flatMap((r) => r.diagnostics), ...counted.diagnostics], probe, counted.value);
+}
+
+/**
+ * An LB part whose `value` is `join()` made on first read and kept (`join` and what it holds let
+ * go then: {@link lazyLbJoins} counts it), the counts remembered for the part ({@link withLbCount}).
+ */
+function lazyPart(join: () => LbTable, diagnostics: Parsed<LbTable>['diagnostics'], probe: ProbeSummary, counts: Parameters<typeof withLbCount>[1]): Parsed<LbTable> {
+  let pending: (() => LbTable) | null = join;
   let table: LbTable | null = null;
   const part: Parsed<LbTable> = {
     get value(): LbTable {
-      if (decodes !== null) {
-        table = joinDecodedLbMaps(decodes).value.table;
-        decodes = null;
+      if (pending !== null) {
+        table = pending();
+        pending = null;
         lazyLbJoins.count++;
       }
       return table!;
     },
-    diagnostics: [...results.flatMap((r) => r.diagnostics), ...counted.diagnostics],
+    diagnostics,
     probe,
     error: null,
   };
-  return withLbCount(part, counted.value);
+  return withLbCount(part, counts);
 }
 
 /**
@@ -59,20 +67,5 @@ export function tallyLbPart(runs: readonly ProbeRun[], tallyOf: (run: ProbeRun) 
     tallies.push(tally);
   }
   const counted = countLbTallies(tallies);
-  let held: readonly ProbeRun[] | null = runs;
-  let table: LbTable | null = null;
-  const part: Parsed<LbTable> = {
-    get value(): LbTable {
-      if (held !== null) {
-        table = joinDecodedLbMaps(held.map(decodeLbMapRun)).value.table;
-        held = null;
-        lazyLbJoins.count++;
-      }
-      return table!;
-    },
-    diagnostics: counted.diagnostics,
-    probe,
-    error: null,
-  };
-  return withLbCount(part, counted.value);
+  return lazyPart(() => joinDecodedLbMaps(runs.map(decodeLbMapRun)).value.table, counted.diagnostics, probe, counted.value);
 }
