@@ -323,21 +323,6 @@ function sliceOrGiveUp(o: JsonObject, ctx: FastContext): EndpointSlice {
 }
 
 /**
- * An endpoint's `hints` and `targetRef` as {@link endpointSliceFast} reads them from the
- * endpoint object `e` (only those two keys are read), or `undefined` where it would give up.
- * For a reader that builds the rest of the endpoint itself (src/parsers/k8s-services-bytes.ts).
- */
-export function endpointHintsAndRef(e: JsonObject): Pick<Endpoint, 'hintsForZones' | 'hintsForNodes' | 'targetRef'> | undefined {
-  try {
-    const hints = obj(e['hints']);
-    return { hintsForZones: hintNames(hints, 'forZones'), hintsForNodes: hintNames(hints, 'forNodes'), targetRef: targetRef(e) };
-  } catch (err) {
-    if (err === GIVE_UP) return undefined;
-    throw err;
-  }
-}
-
-/**
  * core/v1 Service → {@link Service}, equal to `toService(o, ctx)`, or `undefined` when the
  * object holds anything `toService` would report or reshape (then call it). Shares values
  * through `ctx.share` as `toService` does; reports nothing.
