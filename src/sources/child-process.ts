@@ -70,12 +70,14 @@ export function runProcessRaw(argv: readonly string[], timeoutMs: number, now: (
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      // The child's own time: joining megabytes of output after it is not the probe's.
+      const durationMs = now() - started;
       resolve({
         argv: [...argv],
         stdoutBytes: Buffer.concat(out),
         stderr: Buffer.concat(err).toString('utf8') + extraErr,
         startedAt,
-        durationMs: now() - started,
+        durationMs,
         ...(cpuMs !== undefined ? { cpuMs } : {}),
         ...r,
       });
