@@ -158,7 +158,7 @@ export async function runProbes(transport: Transport, options: RunProbesOptions 
     }
   };
   // Queued: the transport keeps them one at a time (a probe read in pieces or fed stdin is not queued: it waits its turn here).
-  const queueable = (i: number) => queues && !options.stdoutAsPieces?.includes(specs[i]!.id) && !specs[i]!.stdinLine;
+  const queueable = (i: number) => queues && !(options.stdoutAsPieces?.includes(specs[i]!.id) && readsInPieces(transport)) && !specs[i]!.stdinLine;
   const heavyWorker = async () => {
     if (heavy.every(queueable)) {
       await Promise.all(heavy.map(async (i) => (runs[i] = await one(i))));

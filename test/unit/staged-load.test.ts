@@ -278,3 +278,48 @@ describe('session', () => {
     await session.stop();
   });
 });
+
+describe('the live load’s heavy dumps queued on the transport (src/collect/session.ts runPartProbes)', () => {
+  /** lab-cilium as a live node; `queues`: the transport honours `ExecOptions.queued` (one queued run at a time, in call order) as the exec worker does. */
+  function cilium(queues: boolean) {
+    const replay = new ReplayTransport(fixtureDir('lab-cilium'));
+    const asked: string[] = [];
+    let queueEnd: Promise<unknown> = Promise.resolve();
+    const transport: Transport = {
+      kind: 'local',
+      label: 'live-cilium',
+      ...(queues ? { queuesOffThread: true } : {}),
+      exec: (argv, o) => {
+        asked.push(`${argv.join(' ')}${o.readOffThread ? ' [off]' : ''}${o.queued ? ' [queued]' : ''}`);
+        if (!o.queued) return replay.exec(argv, o);
+        const r = queueEnd.then(() => replay.exec(argv, o));
+        queueEnd = r.catch(() => {});
+        return r;
+      },
+      close: async () => {},
+    };
+    return { transport, apiText: replay.apiText()!, asked };
+  }
+
+  it('asks a live node’s heavy dumps off the main thread, queued, and builds the snapshot the old path builds', async () => {
+    const loadWith = async (queues: boolean) => {
+      const src = cilium(queues);
+      const session = new Session({ transport: src.transport, apiText: src.apiText, live: true, intervalMs: 3_600_000 });
+      await session.start();
+      const snapshot = session.getState().snapshot!;
+      await session.stop();
+      return { snapshot, asked: src.asked };
+    };
+    const queued = await loadWith(true);
+    const reference = await loadWith(false);
+    // The heavy LB dumps (the reverse-NAT maps are light probes, read on this thread as before).
+    const lbDumps = queued.asked.filter((a) => a.startsWith('bpftool -j map dump') && /_(services|backends)_v\d/.test(a));
+    expect(lbDumps.length).toBe(4);
+    expect(lbDumps.filter((a) => !a.endsWith(' [off] [queued]'))).toEqual([]);
+    expect(reference.asked.some((a) => a.endsWith('[queued]'))).toBe(false);
+    const strip = ({ meta: { capturedAt: _c, ...meta }, probes: _p, ...rest }: NodeSnapshot) => ({ ...rest, meta });
+    expect(strip(queued.snapshot)).toEqual(strip(reference.snapshot));
+    expect(queued.snapshot.lb?.value?.services.length).toBeGreaterThan(0);
+    expect(queued.snapshot.probes?.map((p) => [p.id, p.status])).toEqual(reference.snapshot.probes?.map((p) => [p.id, p.status]));
+  });
+});
