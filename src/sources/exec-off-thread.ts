@@ -4,7 +4,7 @@
  * until the reader's event loop turns — so the child is spawned and its pipes drained by a
  * worker thread (exec-worker.ts, one for the process, started on first use, unref'd while
  * idle) with the same {@link runProcessRaw}; its stdout bytes come back transferred and are
- * decoded here as {@link runProcess} decodes them. Nothing is written to disk. When no worker
+ * decoded here to the text {@link runProcess} gives (ASCII bytes as Latin-1: read-text.ts). Nothing is written to disk. When no worker
  * can start (no script beside the build, `Worker` refused) the child runs on this thread as
  * before; a worker that dies before a child was spawned hands its requests back to this thread.
  * Queued runs ({@link runQueuedOffThread}: the heavy dumps, all asked at once) run one at a
@@ -16,6 +16,7 @@ import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { killGroup, runProcess, type RawExecResult } from './child-process.js';
 import { childCpuCountedElsewhere } from './child-cpu.js';
+import { textOfBytes } from './read-text.js';
 import type { ExecResult } from './transport.js';
 
 /**
@@ -174,7 +175,7 @@ function runOnWorker(argv: readonly string[], timeoutMs: number, now: () => numb
           if (reply.result.cpuMs !== undefined) childCpuCountedElsewhere(reply.result.cpuMs);
           offThreadCounts.worker++;
           const times = queued ? { startedAt: reply.result.startedAt, durationMs: reply.result.durationMs } : { startedAt: new Date(started).toISOString(), durationMs: now() - started };
-          settle({ ...reply.result, argv: [...argv], stdout: Buffer.from(reply.stdout).toString('utf8'), ...times });
+          settle({ ...reply.result, argv: [...argv], stdout: textOfBytes(Buffer.from(reply.stdout)), ...times });
         }
       },
       lost: (error) => {
