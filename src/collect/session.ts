@@ -240,8 +240,6 @@ export class Session implements SessionLike {
       // The probes of the first snapshot first; the parts' probes (the big outputs: a replay
       // reads 300 MB of rules and flows from disk) after its frame, stage by stage.
       const params = this.options.params ? { params: this.options.params } : {};
-      // A live node's dumps are read off this thread (runPartProbes): its reader starts beside the light probes.
-      if (this.options.live) this.options.transport.prepareOffThread?.();
       const firstRuns = await runProbes(this.options.transport, { ...params, ids: firstStageIds() });
       this.plan = planOf(this.options.transport, firstRuns, this.options.probes);
       // The cheap check's baseline, read before the dumps: a change after it shows at the next check.
@@ -304,9 +302,7 @@ export class Session implements SessionLike {
     const pieces = this.cache ? {} : { stdoutAsPieces: piecedProbes() };
     let runs: ProbeRun[] = [];
     if (node.length) {
-      // A live node's heavy dumps are queued on the transport's reader (exec-off-thread.ts): the next starts as the previous ends, not when a frame's render or a tally lets this thread turn.
-      const offThread = this.options.live ? { heavyOffThread: true } : {};
-      const planned = await runPlanned(this.options.transport, this.plan, node, { ...params, ...pieces, ...offThread, ...(onRun ? { onRun } : {}) });
+      const planned = await runPlanned(this.options.transport, this.plan, node, { ...params, ...pieces, ...(onRun ? { onRun } : {}) });
       runs = planned.runs;
       this.plan = planned.plan;
     }

@@ -70,14 +70,12 @@ export function runProcessRaw(argv: readonly string[], timeoutMs: number, now: (
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      // The child's own time: joining megabytes of output after it (or a queued next child's spawn) is not the probe's.
-      const durationMs = (endedAt ?? now()) - started;
       resolve({
         argv: [...argv],
         stdoutBytes: Buffer.concat(out),
         stderr: Buffer.concat(err).toString('utf8') + extraErr,
         startedAt,
-        durationMs,
+        durationMs: now() - started,
         ...(cpuMs !== undefined ? { cpuMs } : {}),
         ...r,
       });
@@ -85,8 +83,6 @@ export function runProcessRaw(argv: readonly string[], timeoutMs: number, now: (
     // No measured child running: the next reap's CPU time is the next probe's alone.
     if (liveGroups.size === 0) resetChildCpuCount();
     let cpuMs: number | undefined;
-    /** When the child was seen gone (its `close`, or a failed spawn), before anything runs after it. */
-    let endedAt: number | undefined;
     const child = spawn(cmd ?? '', args, { stdio: [stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], env: { ...process.env, LC_ALL: 'C' }, detached: true });
     // A command that exits before reading it all closes the pipe (EPIPE): its exit says why.
     if (stdin !== undefined) child.stdin?.on('error', () => {}).end(stdin);
@@ -122,12 +118,10 @@ export function runProcessRaw(argv: readonly string[], timeoutMs: number, now: (
     child.stdout?.on('data', (d: Buffer) => out.push(d));
     child.stderr?.on('data', (d: Buffer) => err.push(d));
     child.on('error', (e: NodeJS.ErrnoException) => {
-      endedAt ??= now();
       release();
       finish({ exitCode: null, ...(e.code === 'ENOENT' ? { missing: true } : {}) }, `${cmd}: ${e.message}\n`);
     });
     child.on('close', (code) => {
-      endedAt ??= now();
       release();
       if (timedOut) finish({ exitCode: null, timedOut: true }, `killed after ${timeoutMs} ms\n`);
       // `ip netns exec` reports a missing binary as exit 255 with "No such file";

@@ -4,26 +4,18 @@
  * until the reader's event loop turns — so the child is spawned and its pipes drained by a
  * worker thread (exec-worker.ts, one for the process, started on first use, unref'd while
  * idle) with the same {@link runProcessRaw}; its stdout bytes come back transferred and are
- * decoded here to the text {@link runProcess} gives (ASCII bytes as Latin-1: read-text.ts). Nothing is written to disk. When no worker
+ * decoded here as {@link runProcess} decodes them. Nothing is written to disk. When no worker
  * can start (no script beside the build, `Worker` refused) the child runs on this thread as
  * before; a worker that dies before a child was spawned hands its requests back to this thread.
- * Queued runs ({@link runQueuedOffThread}: the heavy dumps, all asked at once) run one at a
- * time in the order asked, each spawned by the worker as the previous one ends, so the next
- * dump never waits for this thread's event loop; on this thread (no worker, or a dead one)
- * they keep that order, one at a time.
  */
 import { existsSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { killGroup, runProcess, type RawExecResult } from './child-process.js';
 import { childCpuCountedElsewhere } from './child-cpu.js';
-import { textOfBytes } from './read-text.js';
 import type { ExecResult } from './transport.js';
 
-/**
- * A message to the exec worker: run an argv (`aborted`: its signal already fired; `queued`: after
- * every queued run asked before it has ended, see {@link runQueuedOffThread}), or abort one.
- */
-export type ExecRequest = { readonly type: 'run'; readonly id: number; readonly argv: readonly string[]; readonly timeoutMs: number; readonly aborted: boolean; readonly queued: boolean } | { readonly type: 'abort'; readonly id: number };
+/** A message to the exec worker: run an argv (`aborted`: its signal already fired), or abort one running. */
+export type ExecRequest = { readonly type: 'run'; readonly id: number; readonly argv: readonly string[]; readonly timeoutMs: number; readonly aborted: boolean } | { readonly type: 'abort'; readonly id: number };
 
 /** A message from the exec worker: a child spawned, a run's result with its stdout bytes (transferred), or a throw. */
 export type ExecReply =
@@ -49,8 +41,6 @@ interface ExecWorker {
 const SLOTS = 64;
 let current: ExecWorker | null | undefined;
 let nextId = 0;
-/** The end of the queued runs that run on this thread (no worker, or handed back by a dead one): the next waits for it. */
-let inThreadQueue: Promise<unknown> = Promise.resolve();
 /** How many runs went through the worker and how many ran on this thread instead (tests read it). */
 export const offThreadCounts = { worker: 0, inThread: 0 };
 
@@ -122,38 +112,10 @@ export function offThreadChildren(): number {
  * aborts as runProcess's does. Never throws. `script`: the worker's script (tests).
  */
 export function runProcessOffThread(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal, script?: URL): Promise<ExecResult> {
-  return runOnWorker(argv, timeoutMs, now, signal, script, false);
-}
-
-/**
- * {@link runProcessOffThread} for a queue of heavy dumps asked all at once: the worker runs the
- * queued argvs one at a time, in the order of the calls, spawning each as the one before it
- * ends (no round trip through this thread, whose event loop may be held by a parse); on this
- * thread (no worker, or one that died before spawning them) they run in the same order, one at
- * a time. The same {@link ExecResult} as {@link runProcess}, but `startedAt` and `durationMs`
- * are the worker's clock (`Date.now`) from the child's spawn to its end — the run's own, not its
- * wait in the queue; on this thread they are `now`'s, from the run's start. The timeout counts
- * from the spawn. `signal` aborts the run, queued or running (a queued run aborted before its
- * turn is spawned and ended at once, as {@link runProcess} does with an aborted signal).
- * Never throws. `script`: the worker's script (tests).
- */
-export function runQueuedOffThread(argv: readonly string[], timeoutMs: number, now: () => number = Date.now, signal?: AbortSignal, script?: URL): Promise<ExecResult> {
-  return runOnWorker(argv, timeoutMs, now, signal, script, true);
-}
-
-/** A queued run on this thread: after every queued run on this thread asked before it. */
-function inThreadQueued(argv: readonly string[], timeoutMs: number, now: () => number, signal: AbortSignal | undefined): Promise<ExecResult> {
-  const run = inThreadQueue.then(() => runProcess(argv, timeoutMs, now, signal));
-  inThreadQueue = run;
-  return run;
-}
-
-function runOnWorker(argv: readonly string[], timeoutMs: number, now: () => number, signal: AbortSignal | undefined, script: URL | undefined, queued: boolean): Promise<ExecResult> {
-  const inThread = () => (queued ? inThreadQueued(argv, timeoutMs, now, signal) : runProcess(argv, timeoutMs, now, signal));
   const state = execWorker(script);
   if (!state) {
     offThreadCounts.inThread++;
-    return inThread();
+    return runProcess(argv, timeoutMs, now, signal);
   }
   const started = now();
   const id = ++nextId;
@@ -174,19 +136,18 @@ function runOnWorker(argv: readonly string[], timeoutMs: number, now: () => numb
           // The child's CPU time was counted on the worker: not again on this thread's next reap.
           if (reply.result.cpuMs !== undefined) childCpuCountedElsewhere(reply.result.cpuMs);
           offThreadCounts.worker++;
-          const times = queued ? { startedAt: reply.result.startedAt, durationMs: reply.result.durationMs } : { startedAt: new Date(started).toISOString(), durationMs: now() - started };
-          settle({ ...reply.result, argv: [...argv], stdout: textOfBytes(Buffer.from(reply.stdout)), ...times });
+          settle({ ...reply.result, argv: [...argv], stdout: Buffer.from(reply.stdout).toString('utf8'), startedAt: new Date(started).toISOString(), durationMs: now() - started });
         }
       },
       lost: (error) => {
         offThreadCounts.inThread++;
-        settle(pending.spawned ? failed(argv, started, now, error) : inThread());
+        settle(pending.spawned ? failed(argv, started, now, error) : runProcess(argv, timeoutMs, now, signal));
       },
     };
     state.pending.set(id, pending);
     state.worker.ref();
     signal?.addEventListener('abort', onAbort, { once: true });
-    state.worker.postMessage({ type: 'run', id, argv: [...argv], timeoutMs, aborted: signal?.aborted === true, queued } satisfies ExecRequest);
+    state.worker.postMessage({ type: 'run', id, argv: [...argv], timeoutMs, aborted: signal?.aborted === true } satisfies ExecRequest);
   });
 }
 

@@ -4,9 +4,7 @@
  * {@link runProcessRaw} as the main thread, on this thread's own event loop, so a child's
  * pipes are drained while the main thread is busy parsing. Replies with the result and the
  * stdout bytes' ArrayBuffer, transferred (no copy). Each child's pid is kept in the shared
- * slots while it runs (the main thread kills those groups when it exits). Queued runs
- * (`queued`) run one at a time in the order they came, each spawned here as the one before it
- * ends. See exec-off-thread.ts.
+ * slots while it runs (the main thread kills those groups when it exits). See exec-off-thread.ts.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { runProcessRaw } from './child-process.js';
@@ -15,10 +13,6 @@ import type { ExecRequest, ExecReply } from './exec-off-thread.js';
 const port = parentPort;
 const slots = new Int32Array((workerData as { slots: SharedArrayBuffer }).slots);
 const aborts = new Map<number, AbortController>();
-/** Queued runs waiting for their turn (started in order, each as the one before's child is gone). */
-const queue: (() => void)[] = [];
-/** A queued run's child is running (or starting). */
-let queueBusy = false;
 
 /** Puts `pid` in the first free slot (none free: not kept, the worker's own exit hook still kills it). */
 function keep(pid: number): void {
@@ -37,30 +31,17 @@ function ownBuffer(bytes: Buffer): ArrayBuffer {
   return copy.buffer;
 }
 
-/** The run's abort handle, made when it is asked (a queued run can be aborted while it waits). */
-function abortable(request: Extract<ExecRequest, { type: 'run' }>): AbortController {
+async function run(request: Extract<ExecRequest, { type: 'run' }>): Promise<void> {
   const controller = new AbortController();
   aborts.set(request.id, controller);
   if (request.aborted) controller.abort();
-  return controller;
-}
-
-/**
- * Runs one request and replies. `childGone` is called once the child is gone (its pipes closed,
- * or it never started), at once in the child's `close` — before its output is joined and sent,
- * which for a dump of megabytes takes a while: the queue's next child is spawned then.
- */
-async function run(request: Extract<ExecRequest, { type: 'run' }>, controller: AbortController, childGone: () => void = () => {}): Promise<void> {
   try {
     const { stdoutBytes, ...result } = await runProcessRaw(request.argv, request.timeoutMs, Date.now, controller.signal, {
       spawned: (pid) => {
         keep(pid);
         port?.postMessage({ type: 'spawned', id: request.id } satisfies ExecReply);
       },
-      gone: (pid) => {
-        drop(pid);
-        childGone();
-      },
+      gone: drop,
     });
     const stdout = ownBuffer(stdoutBytes);
     port?.postMessage({ type: 'done', id: request.id, result, stdout } satisfies ExecReply, [stdout]);
@@ -68,33 +49,10 @@ async function run(request: Extract<ExecRequest, { type: 'run' }>, controller: A
     port?.postMessage({ type: 'failed', id: request.id, error: (e as Error)?.message ?? String(e) } satisfies ExecReply);
   } finally {
     aborts.delete(request.id);
-    childGone();
   }
 }
 
 port?.on('message', (request: ExecRequest) => {
   if (request.type === 'abort') aborts.get(request.id)?.abort();
-  else if (!request.queued) void run(request, abortable(request));
-  else {
-    const controller = abortable(request);
-    let gone = false;
-    const start = () =>
-      void run(request, controller, () => {
-        if (gone) return;
-        gone = true;
-        nextQueued();
-      });
-    if (queueBusy) queue.push(start);
-    else {
-      queueBusy = true;
-      start();
-    }
-  }
+  else void run(request);
 });
-
-/** Starts the next queued run, if any (called synchronously as the one before's child is gone). */
-function nextQueued(): void {
-  const start = queue.shift();
-  if (start) start();
-  else queueBusy = false;
-}

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { said, UserError } from '../errors.js';
 import { wrapperArgv } from './catalog.js';
 import { runProcess } from './child-process.js';
-import { runProcessOffThread, runQueuedOffThread, startExecWorker } from './exec-off-thread.js';
+import { runProcessOffThread, startExecWorker } from './exec-off-thread.js';
 import type { ExecOptions, ExecResult, Transport } from './transport.js';
 
 // The in-thread runner lives in child-process.ts (the exec worker imports it without the catalog).
@@ -44,7 +44,6 @@ export class LocalTransport implements Transport {
   readonly kind;
   readonly label: string;
   readonly feedsStdin = true;
-  readonly queuesOffThread = true;
   private readonly prefix: readonly string[];
   private readonly now: () => number;
 
@@ -58,8 +57,7 @@ export class LocalTransport implements Transport {
   exec(argv: readonly string[], options: ExecOptions): Promise<ExecResult> {
     const full = [...this.prefix, ...argv];
     // Stdin is fed on this thread (a small lookup list); the big dumps' pipes may be read off it.
-    if (!options.readOffThread || options.stdin !== undefined) return runProcess(full, options.timeoutMs, this.now, options.signal, options.stdin);
-    return options.queued ? runQueuedOffThread(full, options.timeoutMs, this.now, options.signal) : runProcessOffThread(full, options.timeoutMs, this.now, options.signal);
+    return options.readOffThread && options.stdin === undefined ? runProcessOffThread(full, options.timeoutMs, this.now, options.signal) : runProcess(full, options.timeoutMs, this.now, options.signal, options.stdin);
   }
 
   /** Starts the exec worker (see {@link Transport.prepareOffThread}). */

@@ -47,8 +47,6 @@ export interface RunProbeOptions {
   readonly stdin?: readonly string[];
   /** Pipes read on a thread of their own where the transport can (`ExecOptions.readOffThread`). */
   readonly readOffThread?: boolean;
-  /** With `readOffThread`: run after the queued runs asked before it, one at a time (`ExecOptions.queued`; only a transport with `queuesOffThread`). */
-  readonly queued?: boolean;
 }
 
 /**
@@ -75,7 +73,7 @@ export async function runProbe(
   let firstFailure: ProbeRun | undefined;
   for (const argv of candidates) {
     if (options.signal?.aborted) break;
-    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(stdin !== undefined ? { stdin } : {}), ...(options.readOffThread ? { readOffThread: true } : {}), ...(options.readOffThread && options.queued ? { queued: true } : {}) };
+    const execOptions = { timeoutMs: options.timeoutMs ?? spec.timeoutMs, ...(options.signal ? { signal: options.signal } : {}), ...(stdin !== undefined ? { stdin } : {}), ...(options.readOffThread ? { readOffThread: true } : {}) };
     const result = options.stdoutAsPieces && readsInPieces(transport) ? await transport.execInPieces(argv, execOptions) : await transport.exec(argv, execOptions);
     last = { id: spec.id, argv, status: statusOf(result), result };
     if (last.status === 'failed' && spec.alternativesOnFailure) {
@@ -127,24 +125,17 @@ export interface RunProbesOptions {
  * the on-demand ones), returning one {@link ProbeRun} per probe in catalog order.
  * The `heavy` ones (whole rulesets, flow tables, LB maps) run one after the other, never
  * two at once (a node's CPU and memory: `nft -j list ruleset` of 230,000 rules is seconds of a
- * core and a gigabyte); the light ones run beside them, `concurrency` at a time. With
- * `heavyOffThread` on a transport that queues (`Transport.queuesOffThread`), the heavy probes
- * are all asked at once and the transport runs them one at a time in catalog order
- * (`ExecOptions.queued`: the next dump starts as the previous ends, not when this thread next
- * turns); a probe's alternative, asked once its first argv failed, runs after those asked
- * before it. `onStart` is then called for each heavy probe as it is queued.
+ * core and a gigabyte); the light ones run beside them, `concurrency` at a time.
  */
 export async function runProbes(transport: Transport, options: RunProbesOptions = {}): Promise<ProbeRun[]> {
   const cat = options.catalog ?? catalog();
   const where = options.where ?? 'node';
   const specs = cat.probes.filter((p) => (options.ids ? options.ids.includes(p.id) : p.where === where && !p.onDemand));
   const runs: ProbeRun[] = new Array(specs.length);
-  const queues = options.heavyOffThread === true && transport.queuesOffThread === true;
   const one = async (i: number) => {
     const spec = specs[i]!;
     options.onStart?.(spec);
-    const offThread = options.heavyOffThread && spec.heavy;
-    const run = await runProbe(transport, spec, options.params, cat, { ...(options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {}), ...(offThread ? { readOffThread: true } : {}), ...(offThread && queues ? { queued: true } : {}) });
+    const run = await runProbe(transport, spec, options.params, cat, { ...(options.stdoutAsPieces?.includes(spec.id) ? { stdoutAsPieces: true } : {}), ...(options.heavyOffThread && spec.heavy ? { readOffThread: true } : {}) });
     options.onRun?.(run);
     return run;
   };
@@ -157,13 +148,7 @@ export async function runProbes(transport: Transport, options: RunProbesOptions 
       runs[i] = await one(i);
     }
   };
-  // Queued: the transport keeps them one at a time (a probe read in pieces or fed stdin is not queued: it waits its turn here).
-  const queueable = (i: number) => queues && !(options.stdoutAsPieces?.includes(specs[i]!.id) && readsInPieces(transport)) && !specs[i]!.stdinLine;
   const heavyWorker = async () => {
-    if (heavy.every(queueable)) {
-      await Promise.all(heavy.map(async (i) => (runs[i] = await one(i))));
-      return;
-    }
     for (const i of heavy) runs[i] = await one(i);
   };
   const width = Math.max(1, (options.concurrency ?? 4) - (heavy.length ? 1 : 0));

@@ -60,15 +60,6 @@ export interface ExecOptions {
    * is written to disk. The result is the same; others ignore it.
    */
   readonly readOffThread?: boolean;
-  /**
-   * With `readOffThread`, on a transport with {@link Transport.queuesOffThread}: the caller
-   * starts all its heavy commands at once and the transport runs them one at a time, in the
-   * order `exec` was called, each started as the one before it ends — without waiting for the
-   * caller's thread (src/sources/exec-off-thread.ts `runQueuedOffThread`). The result is the
-   * same; its `startedAt` and `durationMs` are the command's own, not its wait in the queue.
-   * Never given to a transport without `queuesOffThread`, nor with `stdin`.
-   */
-  readonly queued?: boolean;
 }
 
 /**
@@ -92,7 +83,5 @@ export interface Transport {
    * dump's path; absent or a no-op for a transport without one. Never throws.
    */
   prepareOffThread?(): void;
-  /** `ExecOptions.queued` is honoured: queued commands run one at a time, in call order (local, netns). */
-  readonly queuesOffThread?: boolean;
   close(): Promise<void>;
 }

@@ -3,10 +3,8 @@
  * a node: the real probe runner through `LocalTransport({netns})`, bpftool dumping the maps
  * the lab pinned, the snapshot built from what the probes printed. Every frontend → backend
  * pair must be the one the lab wrote, every frontend must find its Service in the API
- * objects, and mode detection must say Cilium with 0 KUBE- chains. The live load's way — the
- * heavy dumps queued on the exec worker (`heavyOffThread`, src/sources/exec-off-thread.ts) —
- * gives the same runs, in the same order, as the in-thread reads (the reference), one dump at a
- * time. `labDown` must remove the maps, the bpffs and the namespaces.
+ * objects, and mode detection must say Cilium with 0 KUBE- chains. `labDown` must remove
+ * the maps, the bpffs and the namespaces.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,10 +14,8 @@ import { countChains, detectProxyMode } from '../../src/analysis/proxy-mode.js';
 import { formatFrontend, type LbTable } from '../../src/model/cilium.js';
 import { joinHostPort } from '../../src/net/address.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
-import { catalog } from '../../src/sources/catalog.js';
 import { LocalTransport } from '../../src/sources/local.js';
-import { offThreadCounts } from '../../src/sources/exec-off-thread.js';
-import { runProbes, type ProbeRun } from '../../src/sources/probe-runner.js';
+import { runProbes } from '../../src/sources/probe-runner.js';
 import { labAvailable } from '../helpers/lab.js';
 import { bpffsMounted } from './cilium-maps.js';
 import { labBpffs } from './cilium-mode.js';
@@ -40,13 +36,12 @@ describe.skipIf(!available)('Cilium mode of the node lab, captured through the n
   let lab: LabHandle;
   let snapshot: NodeSnapshot;
   let wrote: LbTable;
-  let runs: ProbeRun[];
 
   beforeAll(async () => {
     lab = await labUp('cilium', { prefix: PREFIX });
     wrote = labCiliumTable(ciliumServicesOf(lab.scenario), lab.scenario.nodeIPs);
     const transport = new LocalTransport({ netns: lab.names.node });
-    runs = await runProbes(transport, { params: { bpfRoot: lab.bpfRoot ?? undefined } });
+    const runs = await runProbes(transport, { params: { bpfRoot: lab.bpfRoot ?? undefined } });
     snapshot = buildSnapshot({
       runs,
       apiText: readFileSync(lab.apiObjectsPath, 'utf8'),
@@ -97,24 +92,6 @@ describe.skipIf(!available)('Cilium mode of the node lab, captured through the n
     }
     expect(view.frontends.flatMap((f) => f.backends).filter((b) => b.state === 'terminating').map((b) => b.nodeName)).toEqual(['lab-node2', 'lab-node2', 'lab-node2']);
   });
-
-  it('the heavy dumps queued on the exec worker give the in-thread runs, in order, one dump at a time', async () => {
-    const transport = new LocalTransport({ netns: lab.names.node });
-    const before = offThreadCounts.worker;
-    const queued = await runProbes(transport, { params: { bpfRoot: lab.bpfRoot ?? undefined }, heavyOffThread: true });
-    const heavy = new Set(catalog().probes.filter((p) => p.heavy).map((p) => p.id));
-    const heavyRuns = queued.filter((r) => heavy.has(r.id));
-    expect(offThreadCounts.worker - before).toBe(heavyRuns.length);
-    expect(heavyRuns.map((r) => r.id)).toEqual(expect.arrayContaining(['bpf-lb4-services', 'bpf-lb4-backends', 'bpf-lb6-services', 'bpf-lb6-backends']));
-    // Same probes, argv and status; the LB maps' dumps byte for byte (not written between the
-    // reads; the rulesets' dumps carry counters and a clock, so those are compared by status).
-    const shape = (r: ProbeRun) => ({ id: r.id, argv: r.argv, status: r.status });
-    expect(queued.map(shape)).toEqual(runs.map(shape));
-    for (const r of heavyRuns.filter((x) => x.id.startsWith('bpf-lb'))) expect(r.result.stdout, r.id).toBe(runs.find((x) => x.id === r.id)?.result.stdout);
-    // One at a time, in catalog order: each began after the one before it ended.
-    const spans = heavyRuns.map((r) => ({ id: r.id, from: Date.parse(r.result.startedAt), to: Date.parse(r.result.startedAt) + r.result.durationMs }));
-    for (let i = 1; i < spans.length; i++) expect(spans[i]!.from, spans[i]!.id).toBeGreaterThanOrEqual(spans[i - 1]!.to - 1);
-  }, 120_000);
 
   it('down removes the maps, the bpffs, the rules and every namespace, the added api pod included', async () => {
     const pin = `${lab.bpfRoot}/cilium_lb4_services_v2`;
