@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import { kubernetesDefaultResolvConf } from '../analysis/dns-search.js';
 import { parseResolvConf } from '../parsers/resolv-conf.js';
-import { said, UserError } from '../errors.js';
+import { said, UsageError, UserError } from '../errors.js';
 import type { DnsSearchRun, ResolvOrigin } from '../model/dns.js';
 import type { ApiObjects } from '../model/k8s.js';
 import type { ResolvConf } from '../model/resolv.js';
@@ -30,10 +30,10 @@ export function digWords(words: readonly string[]): { name: string; search: bool
   for (const w of words) {
     if (w === '+search') search = true;
     else if (w === '+nosearch') search = false;
-    else if (w.startsWith('+')) throw new UserError(said('ue.dig.option', { word: w }), said('ue.dig.optionHint'));
+    else if (w.startsWith('+')) throw new UsageError(said('ue.dig.option', { word: w }), said('ue.dig.optionHint'));
     else names.push(w);
   }
-  if (names.length !== 1) throw new UserError(names.length === 0 ? said('ue.dig.needsName') : said('ue.dig.oneName', { n: names.length, names: names.join(' ') }), said('ue.dig.eg'));
+  if (names.length !== 1) throw new UsageError(names.length === 0 ? said('ue.dig.needsName') : said('ue.dig.oneName', { n: names.length, names: names.join(' ') }), said('ue.dig.eg'));
   return { name: names[0]!, search };
 }
 

@@ -9,6 +9,7 @@
 
 export const en = {
   'err.try': 'try: {hint}',
+  'err.usage': "See '{command} --help' for usage.",
   'err.internal': 'internal error (please report): {detail}',
   // commander (commander 14, lib/command.js): the `error: …` lines it prints before exiting.
   'err.cmd.unknownOption': "error: unknown option '{option}'",
@@ -77,6 +78,7 @@ export const en = {
 
 export const ja: Record<keyof typeof en, string> = {
   'err.try': '対処: {hint}',
+  'err.usage': '使い方は {command} --help を参照してください。',
   'err.internal': '内部エラー（報告してください）: {detail}',
   'err.cmd.unknownOption': 'エラー: 不明なオプション {option}',
   'err.cmd.unknownCommand': 'エラー: 不明なコマンド {command}',
