@@ -209,15 +209,17 @@ function addDigCommand(program: Command): void {
     .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
-    .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
+    .option('--resolv-conf <file>', "--search: this resolv.conf (default: a ClusterFirst Pod's in -n's namespace, else default, as kubelet writes it)")
+    .option('--node-resolv-conf', "--search: the node's own resolv.conf (what a hostNetwork Pod with dnsPolicy Default has)")
     .addOption(outputOption('dig', DOCUMENT_OUTPUTS, t('en', 'err.why.dig')))
-    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string }) => {
-      const [{ dig, digExitCode, digOutput }, { digSearch, digWords, readResolvConfFile }, { digSearchJson, digSearchText }, { readNodeResolvConf }, { dnsTransportFor }, { clusterDomainFor, writeDocument }, { closeSource, openSource }, { apiInNamespace }] = await Promise.all([
-        import('./dns/dig.js'), import('./dns/dig-search.js'), import('./report/dig-search.js'), import('./dns/resolve.js'), import('./dns/open.js'), import('./cli/load.js'), import('./sources/open.js'), import('./model/api-namespace.js'),
+    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string; nodeResolvConf?: boolean }) => {
+      const [{ dig, digExitCode, digOutput }, { digSearch, digWords, nodeResolvConf, readResolvConfFile }, { digSearchJson, digSearchText }, { dnsTransportFor }, { clusterDomainFor, writeDocument }, { closeSource, openSource }, { apiInNamespace }] = await Promise.all([
+        import('./dns/dig.js'), import('./dns/dig-search.js'), import('./report/dig-search.js'), import('./dns/open.js'), import('./cli/load.js'), import('./sources/open.js'), import('./model/api-namespace.js'),
       ]);
       const { name, search: plus } = digWords(words);
       const search = plus ?? opts.search === true;
-      if (opts.resolvConf && !search) throw new UsageError(said('err.resolvConf'), said('err.resolvConf.hint'));
+      if ((opts.resolvConf || opts.nodeResolvConf) && !search) throw new UsageError(said('err.resolvConf', { flag: opts.resolvConf ? '--resolv-conf' : '--node-resolv-conf' }), said('err.resolvConf.hint'));
+      if (opts.resolvConf && opts.nodeResolvConf) throw new UsageError(said('err.resolvConfBoth'));
       // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
       const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
       const source = await openSource(opts);
@@ -228,9 +230,11 @@ function addDigCommand(program: Command): void {
       try {
         const domain = await clusterDomainFor(opts, source.transport);
         if (search) {
-          const captured = given ? null : await readNodeResolvConf(source.transport);
-          const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
-          const run = await digSearch({ name, dns, resolv, api, clusterDomain: domain.name, ...(opts.server ? { server: opts.server } : {}) });
+          const nodeResolv = given ? null : await nodeResolvConf(source.transport);
+          if (opts.nodeResolvConf && !nodeResolv) throw new UserError(said('err.noNodeResolvConf'), said('err.noNodeResolvConf.hint'));
+          const resolv = given ?? (opts.nodeResolvConf && nodeResolv ? { conf: nodeResolv, origin: 'node' as const } : null);
+          const pod = { namespace: ns ?? 'default', namespaceGiven: ns !== undefined, clusterDomain: domain, nodeResolv };
+          const run = await digSearch({ name, dns, resolv, pod, api, ...(opts.server ? { server: opts.server } : {}) });
           writeDocument(opts.output === 'text' ? digSearchText(run, dns.note ?? null, detectLang(opts.lang)) : digSearchJson(run, dns.note ?? null, opts.output), opts.output);
           // Like dig(1): 9 when no server ever replied.
           process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;

@@ -186,7 +186,7 @@ describe('the binary: --lang and -o for trace, diagnose, dig', () => {
       out[what] = r.stdout;
     }
     expect(out['dnsKubeDns']).toMatch(/^問い合わせ\s+種類\s+応答\s+回答\s+ミリ秒\s+照合$/m);
-    expect(out['dnsKubeDns']).toMatch(/^検索 "kube-dns"、Kubernetes 既定の resolv\.conf を使用/m);
+    expect(out['dnsKubeDns']).toMatch(/^検索 "kube-dns"、ClusterFirst の Pod の resolv\.conf を使用/m);
     expect(out['digPod']).toMatch(/^検索 "web"、Pod の resolv\.conf を使用/m);
     expect(out['digPod']).toMatch(/ {2}← 応答$/m);
     expect(out['digNode']).toMatch(/^ {2}応答なし（not-captured）/m);
