@@ -57,7 +57,7 @@ describe("as a Pod resolves it: kubelet's ClusterFirst resolv.conf from what the
   });
 
   it('podResolvChoice: the kube-dns ClusterIP as name server, what each part came from; --server wins; no kube-dns is refused', async () => {
-    const api = (await snapshotOf('lab-iptables')).api!.value;
+    const api = (await snapshotOf('lab-iptables')).api!.value!;
     const parts = { namespace: 'shop', namespaceGiven: true, clusterDomain: domain('cluster.local'), nodeResolv: null };
     const pod = podResolvChoice(parts, api);
     expect(pod.origin).toBe('kubernetes-default');
