@@ -7,6 +7,11 @@
 import type { PodResolvView } from '../model/dns.js';
 import { t, tf, type Lang } from '../text/i18n.js';
 
+/** Why a search asked as a Pod ran with the node's resolv.conf: two lines in `lang`. */
+export function podViewMissingLines(lang: Lang): string[] {
+  return [t(lang, 'dns.pod.noServer'), `  ${t(lang, 'dns.pod.noServerHow')}`];
+}
+
 /**
  * `as a ClusterFirst Pod in namespace default (assumed: -n sets it):`, then indented by two
  * spaces the cluster domain with its source, the name server `server` and whose ClusterIP it

@@ -114,8 +114,9 @@ export function podResolvChoice(parts: PodResolvParts, api: ApiObjects | null, s
 
 /**
  * Runs the search expansion of `name` and returns the run (with `podView` for a Pod's
- * resolv.conf). Throws `UserError` for an invalid name, or when a Pod's resolv.conf is asked
- * for and neither `--server` nor the API names a server, and `BugError` when neither
+ * resolv.conf; when neither `--server` nor the API names a Pod's name server, the node's
+ * resolv.conf with `podViewMissing`). Throws `UserError` for an invalid name, or when a Pod's
+ * server is unknown and the node's resolv.conf was not read, and `BugError` when neither
  * `resolv` nor `pod` is given.
  */
 export async function digSearch(o: DigSearchOptions): Promise<DnsSearchRun> {
@@ -124,7 +125,15 @@ export async function digSearch(o: DigSearchOptions): Promise<DnsSearchRun> {
     return runSearch(o.dns, o.resolv.conf, o.name, { resolvOrigin: o.resolv.origin, ...(o.server !== undefined ? { server: o.server } : {}), ...(o.port !== undefined ? { port: o.port } : {}), ...query });
   }
   if (!o.pod) throw new BugError('digSearch: neither a resolv.conf nor the parts of a Pod\'s');
-  const pod = podResolvChoice(o.pod, o.api ?? null, o.server, o.port);
+  let pod: ReturnType<typeof podResolvChoice>;
+  try {
+    pod = podResolvChoice(o.pod, o.api ?? null, o.server, o.port);
+  } catch (e) {
+    // No name server for a Pod (no kube-dns Service): the node's own view, said to be that, rather than nothing.
+    if (!(e instanceof UserError) || !o.pod.nodeResolv) throw e;
+    const run = await runSearch(o.dns, o.pod.nodeResolv, o.name, { resolvOrigin: 'node', ...query });
+    return { ...run, podViewMissing: 'nameserver' };
+  }
   const run = await runSearch(o.dns, pod.conf, o.name, { resolvOrigin: pod.origin, server: pod.server.address, port: pod.server.port, ...query });
   return { ...run, podView: pod.view };
 }

@@ -212,7 +212,7 @@ export interface DnsSearchStepRun {
  * dot) or null; `queries` the number of questions sent; `elapsedMs` the sum of the steps;
  * `wastedQueries` the questions before the answering step (the price of `ndots`);
  * `stopReason` as `dnsSearchPlan` gives it; `incomplete` when a replay lacked an exchange;
- * `podView` what a Pod's resolv.conf was built from.
+ * `podView` what a Pod's resolv.conf was built from; `podViewMissing` why the node's was used instead.
  */
 export interface DnsSearchRun {
   readonly name: string;
@@ -230,6 +230,8 @@ export interface DnsSearchRun {
   readonly incomplete: boolean;
   /** For a `kubernetes-default` resolv.conf: what it was built from. */
   readonly podView?: PodResolvView;
+  /** A Pod's view was asked for but its name server is unknown (no kube-dns Service, no `--server`): the node's resolv.conf was used. */
+  readonly podViewMissing?: 'nameserver';
 }
 
 /**

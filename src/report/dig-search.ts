@@ -5,7 +5,7 @@
 import type { DnsRecord, DnsSearchRun } from '../model/dns.js';
 import { toDocument } from '../text/document.js';
 import { searchLines } from './dns.js';
-import { podViewLines } from '../analysis/dns-pod-view.js';
+import { podViewLines, podViewMissingLines } from '../analysis/dns-pod-view.js';
 import { tf, type Lang } from '../text/i18n.js';
 import { whyText } from '../text/why.js';
 
@@ -16,6 +16,7 @@ export function digSearchText(run: DnsSearchRun, note: string | null, lang: Lang
   const lines = searchLines(run, lang);
   const out: string[] = [`; <<>> nodescope dig +search <<>> ${run.name}`, lines[0]!];
   if (run.podView) out.push(...podViewLines(run.podView, run.nameserver, lang).map((l) => `  ${l}`));
+  if (run.podViewMissing) out.push(...podViewMissingLines(lang).map((l) => `  ${l}`));
   run.steps.forEach((st, i) => {
     out.push(lines[i + 1]!);
     for (const e of st.exchanges) for (const r of e.answers) out.push(`        ${recordText(r)}`);
@@ -37,7 +38,7 @@ export function digSearchText(run: DnsSearchRun, note: string | null, lang: Lang
  */
 export function digSearchJson(run: DnsSearchRun, note: string | null, format: 'json' | 'yaml' = 'json'): string {
   return toDocument('DigSearch', {
-    name: run.name, resolvOrigin: run.resolvOrigin, podView: run.podView ?? null, ndots: run.ndots, searchList: run.searchList, nameserver: run.nameserver,
+    name: run.name, resolvOrigin: run.resolvOrigin, podView: run.podView ?? null, podViewMissing: run.podViewMissing ?? null, ndots: run.ndots, searchList: run.searchList, nameserver: run.nameserver,
     answeredBy: run.answeredBy, stopReason: run.stopReason, queries: run.queries, incomplete: run.incomplete,
     steps: run.steps.map((st) => ({
       qname: st.qname, origin: st.origin, outcome: st.outcome,

@@ -3,7 +3,7 @@
  * search list and ndots:5, the kube-dns ClusterIP), it finds the Service on every shipped
  * capture; what the capture does not show is named; the node's own view stays one flag away.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -29,6 +29,14 @@ describe('dig +search as a Pod resolves it', () => {
     expect(doc.podView).toEqual({ namespace: 'kube-system', namespaceGiven: true, clusterDomain: 'cluster.local', clusterDomainSource: 'flag', nameserverService: 'kube-system/kube-dns', nodeSearch: [] });
     expect(doc.searchList).toEqual(['kube-system.svc.cluster.local', 'svc.cluster.local', 'cluster.local']);
     expect(doc.answeredBy).toBe('kube-dns.kube-system.svc.cluster.local.');
+  }, 30_000);
+
+  it("without a kube-dns Service a Pod's name server is unknown: said so, and the node's resolv.conf asked instead", async () => {
+    const api = path.join(home, 'no-kube-dns.json');
+    writeFileSync(api, '{"apiVersion":"v1","kind":"List","items":[]}');
+    const r = await runBinary(['dig', '+search', 'web', '--replay', fixtureDir('lab-iptables'), '--api-file', api], home);
+    expect(r.stdout).toContain("search \"web\" with the node's resolv.conf (ndots:1; search -; nameserver 10.255.255.53):\n  not as a Pod: its name server (kube-dns's ClusterIP) is unknown\n    no kube-dns Service in the API objects (--server, --api-file): the node's resolv.conf instead\n");
+    expect(r.code).toBe(9);
   }, 30_000);
 
   it("--node-resolv-conf keeps the node's own view (ndots:1, the node's upstream server), which the capture cannot answer", async () => {

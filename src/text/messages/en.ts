@@ -243,6 +243,8 @@ export const coreEn = {
   'dns.namePrompt': 'name to resolve: ',
   'dns.nameTitle': '{name} · as a pod resolves it (dig +search)',
   'dns.pod.head': 'as a ClusterFirst Pod in namespace {ns}:',
+  'dns.pod.noServer': "not as a Pod: its name server (kube-dns's ClusterIP) is unknown",
+  'dns.pod.noServerHow': "no kube-dns Service in the API objects (--server, --api-file): the node's resolv.conf instead",
   'dns.pod.domain': 'cluster domain {domain}',
   'dns.pod.server': 'name server {server}',
   'dns.pod.nodeSearch': "node's search domains: {node}",

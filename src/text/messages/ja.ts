@@ -240,6 +240,8 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'dns.namePrompt': '解決する名前: ',
   'dns.nameTitle': '{name} · Pod のリゾルバと同じ解決（dig +search）',
   'dns.pod.head': '名前空間 {ns} の ClusterFirst の Pod として:',
+  'dns.pod.noServer': 'Pod としてではありません: Pod のネームサーバ（kube-dns の ClusterIP）が不明です',
+  'dns.pod.noServerHow': 'API オブジェクトに kube-dns Service がありません（--server、--api-file）: 代わりにノードの resolv.conf を使用',
   'dns.pod.domain': 'クラスタドメイン {domain}',
   'dns.pod.server': 'ネームサーバ {server}',
   'dns.pod.nodeSearch': 'ノードの検索ドメイン: {node}',

@@ -12,7 +12,7 @@
  */
 import { Box } from 'ink';
 import { answersAge, answersAgeText } from '../../analysis/dns-age.js';
-import { podViewLines } from '../../analysis/dns-pod-view.js';
+import { podViewLines, podViewMissingLines } from '../../analysis/dns-pod-view.js';
 import { rowMatcher } from '../../text/row-filter.js';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
@@ -273,7 +273,8 @@ export function DnsPane({ data, pinned = false, width, height, focused, cursor, 
       const head: Line = { text: tf(lang, 'dns.nameTitle', { name: terminalSafe(data.name.name) }), bold: true, color: 'accent' };
       const run = data.name.run;
       // What the Pod's resolv.conf was built from, each part the source did not show said so.
-      const view: Line[] = run?.podView ? podViewLines(run.podView, run.nameserver, lang).map((text) => ({ text, color: 'muted' })) : [];
+      const built = run?.podView ? podViewLines(run.podView, run.nameserver, lang) : run?.podViewMissing ? podViewMissingLines(lang) : [];
+      const view: Line[] = built.map((text) => ({ text, color: 'muted' }));
       return (
         <Box flexDirection="column">
           <Lines lines={[head, ...view, ...nameLines(lang, data.name)].slice(0, height)} width={width} />
