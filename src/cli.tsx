@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 /**
  * nodescope's command line: argument parsing (commander), choosing the source,
- * and rendering the app or a `show` document. Exit codes: 0 ok, 1 the user can fix
- * it (UserError), 2 anything else (a bug or a broken transport), 9 `dig` got no reply (as dig(1)).
+ * and rendering the app or a `show` document. Exit codes (README "Exit status"): 0 ok;
+ * 2 a usage error (commander's parse errors, a UsageError) in every command, and any error in
+ * the commands whose 1 is a finding ({@link FINDING_EXIT_COMMANDS}); elsewhere 1 the user can
+ * fix it (UserError, ParseError), 2 anything else (a bug or a broken transport); 9 `dig` got no
+ * reply (as dig(1)).
  */
-import { Command, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { addSourceOptions, apiNamespace, ipAddress, kubeconfigOption, langOption, outputOption, podDeadline, positiveInteger, positiveSeconds, type GlobalOptions } from './cli/options.js';
 import { exitAfterCleanup, installExitHandlers, onCleanup } from './cleanup.js';
-import { BugError, ParseError, said, TransportError, UserError } from './errors.js';
+import { BugError, ParseError, said, TransportError, UsageError, UserError } from './errors.js';
 import { defaultCaptureDir, packageVersion } from './paths.js';
 import type { TraceCommandArgs } from './trace/choose-engine.js';
 import { DNS_QUESTION_TYPES } from './model/dns.js';
@@ -150,8 +153,11 @@ async function listTours(): Promise<void> {
 }
 
 async function runTour(name: string, lang: string | undefined): Promise<void> {
+  const [{ render, createElement, App }, { loadTour, tourNames }, { tourSessions }] = await Promise.all([loadUi(), import('./tour/load.js'), import('./tour/sessions.js')]);
+  // A name that is no tour is a usage error, said before the terminal is asked for.
+  const names = tourNames();
+  if (!names.includes(name)) throw new UsageError(said('ue.tour.none', { name: JSON.stringify(name) }), said('ue.tour.oneOf', { list: names.join(', ') }));
   requireTerminal();
-  const [{ render, createElement, App }, { loadTour }, { tourSessions }] = await Promise.all([loadUi(), import('./tour/load.js'), import('./tour/sessions.js')]);
   const tour = loadTour(name);
   const sessions = tourSessions(tour);
   const leaveScreen = alternateScreen();
@@ -176,30 +182,25 @@ async function runDashCommand(opts: GlobalOptions & { service: string }): Promis
 /**
  * `nodescope diagnose`: one verdict per Service (issue 17). Exit status as diff(1): 0 every
  * Service ok, 1 some degraded or broken, 2 could not run or could not decide (the error is
- * printed as for any command; a UserError is 2 here, not 1, so 1 always means "found").
+ * printed as for any command; any error is 2 here, see {@link FINDING_EXIT_COMMANDS}).
  */
 async function runDiagnose(opts: GlobalOptions & { output: DocumentOutput; service?: string; from?: string }): Promise<void> {
+  const [{ clusterDomainFor, loadOnce, writeDocument }, { closeSource }, { showDiagnose }, { dnsLayerOfSource }, { diagnoseExitStatus }] = await Promise.all([
+    import('./cli/load.js'), import('./sources/open.js'), import('./report/diagnose.js'), import('./dns/diagnose-dns.js'), import('./analysis/diagnose/index.js'),
+  ]);
+  const { source, snapshot } = await loadOnce(opts, { allApi: true });
+  const namespace = apiNamespace(opts).apiNamespace;
+  let result: ReturnType<typeof showDiagnose>;
   try {
-    const [{ clusterDomainFor, loadOnce, writeDocument }, { closeSource }, { showDiagnose }, { dnsLayerOfSource }, { diagnoseExitStatus }] = await Promise.all([
-      import('./cli/load.js'), import('./sources/open.js'), import('./report/diagnose.js'), import('./dns/diagnose-dns.js'), import('./analysis/diagnose/index.js'),
-    ]);
-    const { source, snapshot } = await loadOnce(opts, { allApi: true });
-    const namespace = apiNamespace(opts).apiNamespace;
-    let result: ReturnType<typeof showDiagnose>;
-    try {
-      const api = snapshot.api?.value;
-      const dns = api ? await dnsLayerOfSource(source.transport, api, async () => (await clusterDomainFor(opts, source.transport)).name) : undefined;
-      const more = { ...(opts.from !== undefined ? { from: opts.from } : {}), ...(dns ? { dns } : {}), lang: detectLang(opts.lang) };
-      result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(namespace !== undefined ? { namespace } : {}), ...more });
-    } finally {
-      await closeSource(source);
-    }
-    writeDocument(result.out, opts.output);
-    process.exitCode = diagnoseExitStatus(result.diagnosis);
-  } catch (e) {
-    report(e);
-    process.exitCode = 2;
+    const api = snapshot.api?.value;
+    const dns = api ? await dnsLayerOfSource(source.transport, api, async () => (await clusterDomainFor(opts, source.transport)).name) : undefined;
+    const more = { ...(opts.from !== undefined ? { from: opts.from } : {}), ...(dns ? { dns } : {}), lang: detectLang(opts.lang) };
+    result = showDiagnose(snapshot, opts.output, { ...(opts.service !== undefined ? { service: opts.service } : {}), ...(namespace !== undefined ? { namespace } : {}), ...more });
+  } finally {
+    await closeSource(source);
   }
+  writeDocument(result.out, opts.output);
+  process.exitCode = diagnoseExitStatus(result.diagnosis);
 }
 
 /** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
@@ -208,15 +209,17 @@ function addDigCommand(program: Command): void {
     .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
-    .option('--resolv-conf <file>', '--search: this resolv.conf (default: the captured one, else the Kubernetes default of namespace default)')
+    .option('--resolv-conf <file>', "--search: this resolv.conf (default: a ClusterFirst Pod's in -n's namespace, else default, as kubelet writes it)")
+    .option('--node-resolv-conf', "--search: the node's own resolv.conf (what a hostNetwork Pod with dnsPolicy Default has)")
     .addOption(outputOption('dig', DOCUMENT_OUTPUTS, t('en', 'err.why.dig')))
-    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string }) => {
-      const [{ dig, digExitCode, digOutput }, { digSearch, digWords, readResolvConfFile }, { digSearchJson, digSearchText }, { readNodeResolvConf }, { dnsTransportFor }, { clusterDomainFor, writeDocument }, { closeSource, openSource }, { apiInNamespace }] = await Promise.all([
-        import('./dns/dig.js'), import('./dns/dig-search.js'), import('./report/dig-search.js'), import('./dns/resolve.js'), import('./dns/open.js'), import('./cli/load.js'), import('./sources/open.js'), import('./model/api-namespace.js'),
+    .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string; nodeResolvConf?: boolean }) => {
+      const [{ dig, digExitCode, digOutput }, { digSearch, digWords, nodeResolvConf, readResolvConfFile }, { digSearchJson, digSearchText }, { dnsTransportFor }, { clusterDomainFor, writeDocument }, { closeSource, openSource }, { apiInNamespace }] = await Promise.all([
+        import('./dns/dig.js'), import('./dns/dig-search.js'), import('./report/dig-search.js'), import('./dns/open.js'), import('./cli/load.js'), import('./sources/open.js'), import('./model/api-namespace.js'),
       ]);
       const { name, search: plus } = digWords(words);
       const search = plus ?? opts.search === true;
-      if (opts.resolvConf && !search) throw new UserError(said('err.resolvConf'), said('err.resolvConf.hint'));
+      if ((opts.resolvConf || opts.nodeResolvConf) && !search) throw new UsageError(said('err.resolvConf', { flag: opts.resolvConf ? '--resolv-conf' : '--node-resolv-conf' }), said('err.resolvConf.hint'));
+      if (opts.resolvConf && opts.nodeResolvConf) throw new UsageError(said('err.resolvConfBoth'));
       // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
       const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
       const source = await openSource(opts);
@@ -227,9 +230,11 @@ function addDigCommand(program: Command): void {
       try {
         const domain = await clusterDomainFor(opts, source.transport);
         if (search) {
-          const captured = given ? null : await readNodeResolvConf(source.transport);
-          const resolv = given ?? (captured ? { conf: captured.conf, origin: 'node' as const } : null);
-          const run = await digSearch({ name, dns, resolv, api, clusterDomain: domain.name, ...(opts.server ? { server: opts.server } : {}) });
+          const nodeResolv = given ? null : await nodeResolvConf(source.transport);
+          if (opts.nodeResolvConf && !nodeResolv) throw new UserError(said('err.noNodeResolvConf'), said('err.noNodeResolvConf.hint'));
+          const resolv = given ?? (opts.nodeResolvConf && nodeResolv ? { conf: nodeResolv, origin: 'node' as const } : null);
+          const pod = { namespace: ns ?? 'default', namespaceGiven: ns !== undefined, clusterDomain: domain, nodeResolv };
+          const run = await digSearch({ name, dns, resolv, pod, api, ...(opts.server ? { server: opts.server } : {}) });
           writeDocument(opts.output === 'text' ? digSearchText(run, dns.note ?? null, detectLang(opts.lang)) : digSearchJson(run, dns.note ?? null, opts.output), opts.output);
           // Like dig(1): 9 when no server ever replied.
           process.exitCode = run.steps.length > 0 && run.steps.every((st) => st.exchanges.every((e) => digExitCode(e) === 9)) ? 9 : 0;
@@ -274,7 +279,7 @@ function addFleetCommands(program: Command): void {
         process.exitCode = report.fleetExitCode(result);
       };
       if (dir !== undefined) {
-        if (live.asksLiveFleet(opts)) throw new UserError(said('ue.fleet.dirAndLive'), said('ue.fleet.dirAndLiveHint'));
+        if (live.asksLiveFleet(opts)) throw new UsageError(said('ue.fleet.dirAndLive'), said('ue.fleet.dirAndLiveHint'));
         return diagnose(dir);
       }
       await live.withLiveFleet(opts, (m) => void process.stderr.write(`nodescope: ${m}\n`), diagnose);
@@ -302,8 +307,8 @@ function addLiveFleetOptions(command: Command): Command {
 
 /** `trace`'s `--to`/`--to-service` and `--from` as addresses: names resolved through the source's API objects (src/cli/trace-names.ts). */
 function traceAddresses(opts: GlobalOptions & { to?: string; toService?: string; from?: string }, api: ApiObjects | null): { to: string; from?: string } {
-  if (opts.to !== undefined && opts.toService !== undefined) throw new UserError(said('err.bothTo'));
-  if (opts.to === undefined && opts.toService === undefined) throw new UserError(said('err.noDestination'), said('err.noDestination.hint', { to: '10.96.12.34:80/tcp', service: 'default/web:80' }));
+  if (opts.to !== undefined && opts.toService !== undefined) throw new UsageError(said('err.bothTo'));
+  if (opts.to === undefined && opts.toService === undefined) throw new UsageError(said('err.noDestination'), said('err.noDestination.hint', { to: '10.96.12.34:80/tcp', service: 'default/web:80' }));
   const to = opts.to ?? serviceDestination(api, opts.toService!);
   if (opts.from === undefined) return { to };
   return { to, from: isAddressArg(opts.from) ? opts.from : podAddress(api, opts.from, apiNamespace(opts).apiNamespace) };
@@ -314,7 +319,7 @@ type TraceOptions = GlobalOptions & TraceCommandArgs & { allowTrace?: boolean; t
 
 /** `nodescope trace`: one packet's walk over the source (src/cli/trace-load.ts reads what it needs); with `--allow-trace`, also the kernel's. */
 async function runTrace(opts: TraceOptions): Promise<void> {
-  if (opts.allowTrace && opts.replay) throw new UserError(said('err.allowTraceReplay'), said('err.allowTraceReplay.hint'));
+  if (opts.allowTrace && opts.replay) throw new UsageError(said('err.allowTraceReplay'), said('err.allowTraceReplay.hint'));
   // A replay's API worker starts as soon as its small module is in, while the rest loads.
   const early = import('./cli/trace-early.js').then(({ startTraceApiForReplay }) => startTraceApiForReplay(opts));
   // The live trace's code loads only for --allow-trace; the seconds are checked either way.
@@ -355,7 +360,7 @@ function addCompletionCommand(program: Command): void {
     .argument('<shell>', 'bash, zsh or fish')
     .description('print a shell completion script for nodescope (subcommands, flags, their choices)')
     .action(async (shell: string) => {
-      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) throw new UserError(said('err.noShell', { shell }), said('err.oneOf', { list: COMPLETION_SHELLS.join(', ') }));
+      if (!(COMPLETION_SHELLS as readonly string[]).includes(shell)) throw new UsageError(said('err.noShell', { shell }), said('err.oneOf', { list: COMPLETION_SHELLS.join(', ') }));
       const { tourNames } = await import('./tour/load.js');
       process.stdout.write(completionScript(program, shell as CompletionShell, { show: SHOW_WHATS.map(([n]) => n), tour: tourNames(), completion: COMPLETION_SHELLS, help: program.commands.map((c) => c.name()) }));
     });
@@ -365,11 +370,39 @@ function addCompletionCommand(program: Command): void {
 const DOCUMENT_OUTPUTS = ['text', 'json', 'yaml'] as const;
 type DocumentOutput = (typeof DOCUMENT_OUTPUTS)[number];
 
-/** Commander's parse errors of `cmd` and every command under it in `lang` (src/cli/error-lang.ts). */
-function translateErrors(cmd: Command, lang: Lang): void {
-  cmd.configureOutput({ outputError: (text, write) => write(commanderErrorText(text, lang)) });
-  for (const sub of cmd.commands) translateErrors(sub, lang);
+/** `nodescope fleet capture` for a command (the words a user types before `--help`). */
+function commandPath(cmd: Command): string {
+  const words: string[] = [];
+  for (let c: Command | null = cmd; c; c = c.parent) words.unshift(c.name());
+  return words.join(' ');
 }
+
+/** The line after a usage error: where the command's usage is (kubectl's "See '… --help' for usage."). */
+function usageLine(cmd: Command, lang: Lang): string {
+  return tf(lang, 'err.usage', { command: commandPath(cmd) });
+}
+
+/**
+ * Commander's parse errors of `cmd` and every command under it: in `lang`
+ * (src/cli/error-lang.ts), followed by the usage line, and thrown (a CommanderError) instead
+ * of exiting 1 there, so that {@link report} gives them the usage exit 2.
+ */
+function configureErrors(cmd: Command, lang: Lang): void {
+  cmd.configureOutput({ outputError: (text, write) => write(commanderErrorText(text, lang)) });
+  cmd.showHelpAfterError(usageLine(cmd, lang));
+  cmd.exitOverride();
+  for (const sub of cmd.commands) configureErrors(sub, lang);
+}
+
+/**
+ * The commands whose exit 1 means "found something" (diagnose: a Service degraded or broken;
+ * fleet diagnose: the same on some node; fleet capture: some node failed): any error there
+ * exits 2, so that 1 keeps that one meaning.
+ */
+const FINDING_EXIT_COMMANDS: ReadonlySet<string> = new Set(['nodescope diagnose', 'nodescope fleet diagnose', 'nodescope fleet capture']);
+
+/** The command whose action runs (set before it starts): the usage line and the exit code of its errors. */
+let running: Command | null = null;
 
 /** Builds the command tree (exported for tests of argument handling). */
 export function buildProgram(): Command {
@@ -381,7 +414,12 @@ export function buildProgram(): Command {
     .option('--selector <labels>', '--fleet without DIR: only the nodes with these labels')
     .enablePositionalOptions()
     .helpCommand('help [command]', 'help for a command: what it does, its flags, examples')
-    .action(async (opts: GlobalOptions & TuiTraceOptions) => runTui(opts));
+    // A word that is no command reaches the TUI's action, which names it (not "too many arguments").
+    .allowExcessArguments()
+    .action(async (opts: GlobalOptions & TuiTraceOptions) => {
+      if (program.args.length > 0) unknownCommand(program);
+      return runTui(opts);
+    });
 
   addSourceOptions(program.command('show').argument('[what]', 'services | rules | lb | conntrack | dns | compare (none: list them)').description('print what a pane shows, for scripts'))
     .addOption(new Option('-o, --output <format>', 'output format: text (plain columns), wide, json, yaml, name').choices(SHOW_FORMATS).default('text'))
@@ -451,10 +489,11 @@ export function buildProgram(): Command {
   addSourceOptions(program.command('replay').argument('<dir>', 'capture bundle').description('open the TUI on a capture bundle'))
     .action(async (dir: string, opts: GlobalOptions) => runTui({ ...opts, replay: dir }));
   addExamples(program);
-  translateErrors(program, errorLang(process.argv));
+  configureErrors(program, errorLang(process.argv));
   // Source options given before the subcommand (`nodescope --replay DIR show rules`) hold for it
   // too; the subcommand's own flags win.
   program.hook('preAction', (root, action) => {
+    running = action;
     if (action === root) return;
     for (const [key, value] of Object.entries(root.opts())) {
       const mine = action.getOptionValueSource(key);
@@ -465,18 +504,37 @@ export function buildProgram(): Command {
 }
 
 /**
+ * Commander's "unknown command 'X'" (with its "Did you mean" from the command names) for the
+ * first operand of `program`. `unknownCommand` is commander 14's own (lib/command.js), not in
+ * its typings; should it go, the same message is made here without the suggestion.
+ */
+function unknownCommand(program: Command): never {
+  const own = (program as unknown as { unknownCommand?: () => never }).unknownCommand;
+  if (typeof own === 'function') own.call(program);
+  return program.error(`error: unknown command '${program.args[0]}'`, { code: 'commander.unknownCommand' });
+}
+
+/**
  * Prints an error as `nodescope: …` (with `  try: …` for a hint) in the language the TUI would
- * use (src/cli/error-lang.ts); returns the exit status: 1 the user can fix it, 2 anything else.
+ * use (src/cli/error-lang.ts); returns the exit status: 2 for a usage error (commander's, which
+ * it printed already, or a UsageError, followed by the usage line), and for any error of a
+ * command in {@link FINDING_EXIT_COMMANDS}; else 1 the user can fix it, 2 anything else.
  */
 function report(e: unknown): number {
+  if (e instanceof CommanderError) return e.exitCode === 0 ? 0 : 2;
   const lang = errorLang(process.argv);
+  const finding = running !== null && FINDING_EXIT_COMMANDS.has(commandPath(running));
   if (e instanceof UserError) {
     process.stderr.write(`nodescope: ${e.text(lang)}\n${e.hint ? `  ${tf(lang, 'err.try', { hint: terminalSafe(e.text(lang, 'hint')) })}\n` : ''}`);
-    return 1;
+    if (e instanceof UsageError) {
+      if (running) process.stderr.write(`${usageLine(running, lang)}\n`);
+      return 2;
+    }
+    return finding ? 2 : 1;
   }
   if (e instanceof ParseError) {
     process.stderr.write(`nodescope: ${e.origin}:${e.line}: ${e.message}\n${e.excerpt ? `  ${terminalSafe(e.excerpt)}\n` : ''}`);
-    return 1;
+    return finding ? 2 : 1;
   }
   if (e instanceof TransportError) {
     process.stderr.write(`nodescope: ${e.node}: ${e.argv.join(' ')}: ${e.message}\n${e.stderrTail}\n`);

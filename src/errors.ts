@@ -7,6 +7,7 @@
  *   returns diagnostics instead; this is for whole-document failures such as JSON
  *   that does not parse).
  * - {@link UserError}: the user can act on it; carries what to try next.
+ * - {@link UsageError}: a UserError in the command line's form (exit 2, as a parse error).
  * - {@link BugError}: nodescope itself is wrong; should be reported.
  */
 import { tf, type Lang, type MessageKey } from './text/i18n.js';
@@ -87,6 +88,13 @@ export class UserError extends Error {
     return saidIn(this.said, lang);
   }
 }
+
+/**
+ * The command line itself is wrong: a word nodescope does not know, a flag missing, or two
+ * flags that exclude each other. Exits 2 like commander's own parse errors (the usage exit
+ * of getopt-style tools), with the command's `--help` named after the hint (src/cli.tsx).
+ */
+export class UsageError extends UserError {}
 
 /** An internal invariant broke: a defect in nodescope. */
 export class BugError extends Error {

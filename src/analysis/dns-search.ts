@@ -263,10 +263,30 @@ export function dnsSearchPlan(conf: ResolvConf, name: string, opts: DnsSearchOpt
 /** kubeadm's default kube-dns ClusterIP (the 10th address of the default 10.96.0.0/12 Service CIDR). */
 export const KUBEADM_DEFAULT_DNS_IP = '10.96.0.10';
 
+/** kubelet's limits on a Pod's search list (k8s.io/apis validation `MaxDNSSearchPaths`, `MaxDNSSearchListChars`). */
+export const KUBELET_MAX_SEARCH_DOMAINS = 32;
+export const KUBELET_MAX_SEARCH_CHARS = 2048;
+
+/**
+ * The search list kubelet writes for a ClusterFirst Pod in `namespace`
+ * (pkg/kubelet/network/dns/dns.go `generateSearchesForDNSClusterFirst`): `<ns>.svc.<domain>
+ * svc.<domain> <domain>`, then the node's own search domains (from kubelet's --resolv-conf),
+ * a domain listed twice kept once (`omitDuplicates`), then cut to kubelet's limits as
+ * `formDNSSearchFitsLimits` cuts it: the first 32 domains, those over 253 characters
+ * dropped, then the last ones dropped until the list joined by spaces is at most 2048 characters.
+ */
+export function clusterFirstSearch(namespace: string, clusterDomain: string, hostSearch: readonly string[] = []): string[] {
+  const all = [`${namespace}.svc.${clusterDomain}`, `svc.${clusterDomain}`, clusterDomain, ...hostSearch];
+  // A domain over 253 characters is dropped after the count cut (glibc 2.28 aborts on one).
+  const list = all.filter((d, i) => all.indexOf(d) === i).slice(0, KUBELET_MAX_SEARCH_DOMAINS).filter((d) => d.length <= MAX_NAME);
+  while (list.length > 0 && list.join(' ').length > KUBELET_MAX_SEARCH_CHARS) list.pop();
+  return list;
+}
+
 /**
  * The resolv.conf the kubelet gives a pod with `dnsPolicy: ClusterFirst`
- * (pkg/kubelet/network/dns/dns.go: search `<ns>.svc.<domain> svc.<domain> <domain>`
- * followed by the node's own search domains, the cluster DNS servers, `options ndots:5`),
+ * (pkg/kubelet/network/dns/dns.go: the search list of {@link clusterFirstSearch}, the
+ * cluster DNS servers, `options ndots:5` — the node's own options are not carried over),
  * in the line order containerd writes it (search, nameserver, options). `nameserver`
  * defaults to {@link KUBEADM_DEFAULT_DNS_IP}; `hostSearch` are the node's search
  * domains kubelet appends (e.g. `localdomain`, a cloud's internal domain).
@@ -279,7 +299,7 @@ export function kubernetesDefaultResolvConf(
 ): ResolvConf {
   const servers = typeof nameserver === 'string' ? [nameserver] : nameserver;
   const lines: ResolvLine[] = [
-    { kind: 'search', line: 1, domains: [`${namespace}.svc.${clusterDomain}`, `svc.${clusterDomain}`, clusterDomain, ...hostSearch] },
+    { kind: 'search', line: 1, domains: clusterFirstSearch(namespace, clusterDomain, hostSearch) },
     ...servers.map((address, i): ResolvLine => ({ kind: 'nameserver', line: i + 2, address, ignored: [] })),
     { kind: 'options', line: servers.length + 2, tokens: ['ndots:5'] },
   ];

@@ -55,7 +55,7 @@ export function expectationForDestination(objects: ApiObjects, node: NodeIdentit
 export function expectationNotes(d: DestinationExpectation, reached: string | null): string[] {
   const name = `${d.service.namespace}/${d.service.name}`;
   const e = d.expected;
-  const list = e.endpoints.map((x) => `${x.hostPort} (${x.reasons.map((r) => r.text).join(', ')})`).join(', ');
+  const list = e.endpoints.map((x) => `${x.hostPort} ${x.reasons.map((r) => r.text).join(', ')}`).join(', ');
   const verdict = e.verdict === 'endpoints' ? `→ ${list}` : e.verdict.toUpperCase();
   const why = e.reasons.length ? ` — ${e.reasons.map((r) => r.text).join('; ')}` : '';
   const notes = [`the API expects ${d.traffic} traffic to ${name} (${d.port.family} ${d.port.port}/${d.port.protocol}, ${e.policy} policy) on this node: ${verdict}${why}`];

@@ -176,7 +176,7 @@ const FIXED = {
   notReadyNotServing: fixed('not-ready', 'not ready and not serving'),
   notReady: fixed('not-ready', 'not ready'),
   terminatingUnused: fixed('terminating-unused', 'terminating: ready endpoints exist'),
-  noEndpoints: fixed('no-endpoints', 'no endpoints: REJECT'),
+  noEndpoints: fixed('no-endpoints', 'no endpoints'),
   shortCircuit: fixed('short-circuit', 'traffic from pods and from this node goes to cluster endpoints'),
 } as const;
 

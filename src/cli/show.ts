@@ -4,7 +4,7 @@
  * others print their text), `json`/`yaml` (a document with `apiVersion` and `kind`, see
  * src/text/document.ts), `name` (services, rules, lb: one `kind/name` per line).
  */
-import { said, UserError } from '../errors.js';
+import { said, UsageError, UserError } from '../errors.js';
 import { probe } from '../sources/catalog.js';
 import { closeSource } from '../sources/open.js';
 import { formatServiceRef } from '../model/service-ref.js';
@@ -53,11 +53,11 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
     process.stdout.write(showChoicesText());
     return;
   }
-  if (!SHOW_WHATS.some(([n]) => n === what)) throw new UserError(said('err.nothingToShow', { what }), said('ue.data', { text: SHOW_WHATS.map(([n]) => n).join(', ') }));
-  if (opts.output === 'name' && !NAMED.has(what)) throw new UserError(said('err.nameFor', { named: [...NAMED].join(', '), what }), said('ue.show.oText', { what }));
+  if (!SHOW_WHATS.some(([n]) => n === what)) throw new UsageError(said('err.nothingToShow', { what }), said('ue.data', { text: SHOW_WHATS.map(([n]) => n).join(', ') }));
+  if (opts.output === 'name' && !NAMED.has(what)) throw new UsageError(said('err.nameFor', { named: [...NAMED].join(', '), what }), said('ue.show.oText', { what }));
   // wide adds columns to services; the other texts already print every field.
   const format: OutputFormat = opts.output === 'wide' && what !== 'services' ? 'text' : opts.output;
-  if (opts.events && what !== 'conntrack') throw new UserError(said('err.eventsFor', { what }), said('ue.show.events'));
+  if (opts.events && what !== 'conntrack') throw new UsageError(said('err.eventsFor', { what }), said('ue.show.events'));
   // conntrack -E never ends by itself: the probe's declared timeout ends it (said on stderr, as trace does).
   const events = opts.events === true && !opts.replay;
   const lang = detectLang(opts.lang);
@@ -88,7 +88,7 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
         if (!opts.service) {
           const names = (snapshot.api?.value?.services ?? []).map((svc) => formatServiceRef(svc.meta));
           const some = names.slice(0, 5).join(', ');
-          throw new UserError(said('err.dnsService'), names.length ? said('ue.show.dnsEg', { some, more: names.length > 5 ? said('ue.show.dnsMore', { n: names.length }) : '' }) : said('ue.listServices'));
+          throw new UsageError(said('err.dnsService'), names.length ? said('ue.show.dnsEg', { some, more: names.length > 5 ? said('ue.show.dnsMore', { n: names.length }) : '' }) : said('ue.listServices'));
         }
         if (!snapshot.api?.value) throw new UserError(said('err.needsApi'), said('err.passApiFile'));
         const [{ showDns }, { dnsTransportFor }, { resolveServiceDns }] = await Promise.all([import('../report/dns.js'), import('../dns/open.js'), import('../dns/resolve.js')]);
@@ -103,7 +103,7 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
         break;
       }
       default:
-        throw new UserError(said('err.nothingToShow', { what }), said('ue.data', { text: 'services, rules, lb, conntrack, dns, compare' }));
+        throw new UsageError(said('err.nothingToShow', { what }), said('ue.data', { text: 'services, rules, lb, conntrack, dns, compare' }));
     }
   } finally {
     await closeSource(source);

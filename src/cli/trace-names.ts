@@ -5,7 +5,7 @@
  * one thing, is a UserError naming the candidates, never a guess.
  */
 import { isIP } from 'node:net';
-import { said, UserError } from '../errors.js';
+import { said, UsageError, UserError } from '../errors.js';
 import type { ApiObjects } from '../model/k8s.js';
 
 /** True when `from` is an address (`IP`, `IP:PORT`, `[IPv6]:PORT`), not a Pod name. */
@@ -34,7 +34,7 @@ export function podAddress(api: ApiObjects | null, from: string, namespace: stri
 /** `--to-service NS/NAME[:PORT]` (PORT a number or a port name; optional when the Service has one port) → `clusterIP:port/proto`. */
 export function serviceDestination(api: ApiObjects | null, ref: string): string {
   const m = /^([^/]+)\/([^:]+)(?::(.+))?$/.exec(ref);
-  if (!m) throw new UserError(said('ue.toService.form', { ref }), said('ue.toService.example'));
+  if (!m) throw new UsageError(said('ue.toService.form', { ref }), said('ue.toService.example'));
   const [, ns, name, port] = m as unknown as [string, string, string, string | undefined];
   if (!api) throw new UserError(said('ue.toService.needsApi', { ref }), said('ue.toService.needsApiHint'));
   const svc = api.services.find((s) => s.meta.namespace === ns && s.meta.name === name);

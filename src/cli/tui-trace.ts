@@ -6,7 +6,7 @@
  * that line, in the TUI, where it can be corrected. Only what needs no snapshot is refused here.
  */
 import { Option, type Command } from 'commander';
-import { said, UserError } from '../errors.js';
+import { said, UsageError } from '../errors.js';
 import type { StartTrace } from '../analysis/trace-choice.js';
 
 /** The trace options the TUI takes, as commander gives them. */
@@ -19,18 +19,18 @@ export interface TuiTraceOptions {
 }
 
 /**
- * The packet to open on, or undefined when no trace option is given. Throws a UserError for
+ * The packet to open on, or undefined when no trace option is given. Throws a UsageError for
  * both `--to` and `--to-service`, a destination without a source (other than `--entry host`,
  * where the node sends), or a source or `--entry`/`--flags` without a destination.
  */
 export function tuiStartTrace(opts: TuiTraceOptions): StartTrace | undefined {
   const { from, to, toService, entry, flags } = opts;
   if (from === undefined && to === undefined && toService === undefined && entry === undefined && flags === undefined) return undefined;
-  if (to !== undefined && toService !== undefined) throw new UserError(said('err.bothTo'));
+  if (to !== undefined && toService !== undefined) throw new UsageError(said('err.bothTo'));
   const target = to ?? toService;
-  if (target === undefined) throw new UserError(said('err.tuiNoDestination'), said('err.noDestination.hint', { to: '10.96.12.34:80/tcp', service: 'default/web:80' }));
+  if (target === undefined) throw new UsageError(said('err.tuiNoDestination'), said('err.noDestination.hint', { to: '10.96.12.34:80/tcp', service: 'default/web:80' }));
   const source = from ?? (entry === 'host' ? 'node' : undefined);
-  if (source === undefined) throw new UserError(said('err.tuiNoSource'), said('err.tuiNoSource.hint', { from: 'web-5d9c7', service: 'default/web:80' }));
+  if (source === undefined) throw new UsageError(said('err.tuiNoSource'), said('err.tuiNoSource.hint', { from: 'web-5d9c7', service: 'default/web:80' }));
   // A Pod IP given with a port (`10.244.0.9:43210`) is an address word of the `:trace` grammar as it is.
   const words = ['from', source, 'to', target, ...(entry && !(entry === 'host' && source === 'node') ? [entry] : [])];
   // SYN and ACK are the grammar's `first` and `established`; other flags go to the walk as given.

@@ -13,7 +13,7 @@ import { iptablesRates } from '../analysis/rates.js';
 import type { RuleRates } from '../analysis/rules-view.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import type { DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
-import { digSearch, sourceResolvChoice } from '../dns/dig-search.js';
+import { digSearch, nodeResolvConf } from '../dns/dig-search.js';
 import { dnsTransportFor } from '../dns/open.js';
 import { resolveServiceDns } from '../dns/resolve.js';
 import { readClusterDomain, type ClusterDomain } from '../dns/cluster-domain.js';
@@ -501,9 +501,9 @@ export class Session implements SessionLike {
   }
 
   /**
-   * Resolves `name` as `dig +search NAME` does (src/dns/dig-search.ts): the source's
-   * resolv.conf (else the Kubernetes default in the cluster domain), each question sent
-   * through the source's DNS path in the resolver's order. A newer name wins.
+   * Resolves `name` as `dig +search NAME` does (src/dns/dig-search.ts): as a ClusterFirst Pod
+   * of the session's namespace (else `default`) does, each question sent through the source's
+   * DNS path in the resolver's order. A newer name wins.
    */
   resolveName(name: string): void {
     if (this.state.dnsName?.name === name && (this.state.dnsName.loading || this.state.dnsName.run)) return;
@@ -516,8 +516,9 @@ export class Session implements SessionLike {
     const transport = this.options.transport;
     this.clusterDomain
       .then(async (domain) => {
-        const resolv = await sourceResolvChoice(transport);
-        return { domain, run: await digSearch({ name, dns, resolv, api, clusterDomain: domain.name, query: { timeoutMs: 2000, tries: 1 } }) };
+        const ns = this.options.apiNamespace;
+        const pod = { namespace: ns ?? 'default', namespaceGiven: ns !== undefined, clusterDomain: domain, nodeResolv: await nodeResolvConf(transport) };
+        return { domain, run: await digSearch({ name, dns, resolv: null, pod, api, query: { timeoutMs: 2000, tries: 1 } }) };
       })
       .then(({ domain, run }) => {
         if (this.state.dnsName?.name === name) this.set({ dnsName: { name, run, loading: false, error: null, domain } });

@@ -170,8 +170,27 @@ export interface DnsCheck {
   readonly verdict: DnsCheckVerdict;
 }
 
-/** Where the resolv.conf of a search expansion came from. */
+/** Where the resolv.conf of a search expansion came from (`kubernetes-default`: built as kubelet builds a ClusterFirst Pod's, see {@link PodResolvView}). */
 export type ResolvOrigin = 'node' | 'pod' | 'kubernetes-default';
+
+/**
+ * What a `kubernetes-default` resolv.conf was built from (kubelet's ClusterFirst rules,
+ * pkg/kubelet/network/dns/dns.go), each part with whether the source showed it:
+ * - `namespace`: the Pod's namespace (`-n`); `namespaceGiven` false when `default` was taken;
+ * - `clusterDomain` and its `clusterDomainSource` (`default`: the source does not show it);
+ * - `nameserverService`: the Service whose ClusterIP is the name server (`kube-system/kube-dns`),
+ *   null when `--server` gave it;
+ * - `nodeSearch`: the node's own search domains kubelet appends, null when the node's
+ *   resolv.conf could not be read (then the list holds only the cluster's three).
+ */
+export interface PodResolvView {
+  readonly namespace: string;
+  readonly namespaceGiven: boolean;
+  readonly clusterDomain: string;
+  readonly clusterDomainSource: 'flag' | 'kubelet-config' | 'resolv-conf' | 'corefile' | 'default';
+  readonly nameserverService: string | null;
+  readonly nodeSearch: readonly string[] | null;
+}
 
 /**
  * One step of a search expansion with the real replies: the candidate name, its
@@ -192,7 +211,8 @@ export interface DnsSearchStepRun {
  * real: `steps` up to the one that answered; `answeredBy` the answering name (with final
  * dot) or null; `queries` the number of questions sent; `elapsedMs` the sum of the steps;
  * `wastedQueries` the questions before the answering step (the price of `ndots`);
- * `stopReason` as `dnsSearchPlan` gives it; `incomplete` when a replay lacked an exchange.
+ * `stopReason` as `dnsSearchPlan` gives it; `incomplete` when a replay lacked an exchange;
+ * `podView` what a Pod's resolv.conf was built from; `podViewMissing` why the node's was used instead.
  */
 export interface DnsSearchRun {
   readonly name: string;
@@ -208,6 +228,10 @@ export interface DnsSearchRun {
   readonly wastedQueries: number;
   readonly elapsedMs: number;
   readonly incomplete: boolean;
+  /** For a `kubernetes-default` resolv.conf: what it was built from. */
+  readonly podView?: PodResolvView;
+  /** A Pod's view was asked for but its name server is unknown (no kube-dns Service, no `--server`): the node's resolv.conf was used. */
+  readonly podViewMissing?: 'nameserver';
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { DnsRecord, DnsSearchRun } from '../model/dns.js';
 import { toDocument } from '../text/document.js';
 import { searchLines } from './dns.js';
+import { podViewLines, podViewMissingLines } from '../analysis/dns-pod-view.js';
 import { tf, type Lang } from '../text/i18n.js';
 import { whyText } from '../text/why.js';
 
@@ -14,6 +15,8 @@ const recordText = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.t
 export function digSearchText(run: DnsSearchRun, note: string | null, lang: Lang = 'en'): string {
   const lines = searchLines(run, lang);
   const out: string[] = [`; <<>> nodescope dig +search <<>> ${run.name}`, lines[0]!];
+  if (run.podView) out.push(...podViewLines(run.podView, run.nameserver, lang).map((l) => `  ${l}`));
+  if (run.podViewMissing) out.push(...podViewMissingLines(lang).map((l) => `  ${l}`));
   run.steps.forEach((st, i) => {
     out.push(lines[i + 1]!);
     for (const e of st.exchanges) for (const r of e.answers) out.push(`        ${recordText(r)}`);
@@ -27,10 +30,15 @@ export function digSearchText(run: DnsSearchRun, note: string | null, lang: Lang
   return `${out.join('\n')}\n`;
 }
 
-/** The run as JSON (or the same document as YAML): `{name, resolvOrigin, ndots, searchList, nameserver, answeredBy, stopReason, queries, steps: [{qname, origin, outcome, queries: [{qtype, outcome, rcode, answers}]}], note}`. */
+/**
+ * The run as JSON (or the same document as YAML): `{name, resolvOrigin, podView, ndots, searchList, nameserver,
+ * answeredBy, stopReason, queries, steps: [{qname, origin, outcome, queries: [{qtype, outcome, rcode, answers}]}], note}`;
+ * `podView` (null unless resolvOrigin is `kubernetes-default`): `{namespace, namespaceGiven, clusterDomain,
+ * clusterDomainSource, nameserverService, nodeSearch}` (`nodeSearch` null: the node's resolv.conf was not read).
+ */
 export function digSearchJson(run: DnsSearchRun, note: string | null, format: 'json' | 'yaml' = 'json'): string {
   return toDocument('DigSearch', {
-    name: run.name, resolvOrigin: run.resolvOrigin, ndots: run.ndots, searchList: run.searchList, nameserver: run.nameserver,
+    name: run.name, resolvOrigin: run.resolvOrigin, podView: run.podView ?? null, podViewMissing: run.podViewMissing ?? null, ndots: run.ndots, searchList: run.searchList, nameserver: run.nameserver,
     answeredBy: run.answeredBy, stopReason: run.stopReason, queries: run.queries, incomplete: run.incomplete,
     steps: run.steps.map((st) => ({
       qname: st.qname, origin: st.origin, outcome: st.outcome,

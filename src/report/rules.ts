@@ -82,8 +82,10 @@ export function showRules(snapshot: NodeSnapshot, format: OutputFormat, options:
   }));
   const nft = snapshot.nft?.value ? nftJson(snapshot.nft.value, iptablesNftTables(snapshot), options, names) : null;
   if (names && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
-    const lb = snapshot.lb?.value ? said('ue.rules.ebpf') : '';
-    throw new UserError(said('ue.rules.noneNames', { service: options.service ?? '', lb }), said('ue.rules.checkName'));
+    // On an eBPF node no Service has a kube-proxy rule, whatever its name: point at the LB maps.
+    // (show rules reads only ClientIP Services of the API, src/parsers/k8s-rules-api.ts: the name is not checked here.)
+    if (snapshot.lb?.value) throw new UserError(said('ue.rules.ebpfService', { service: options.service ?? '' }), said('ue.rules.seeLb', { service: options.service ?? '' }));
+    throw new UserError(said('ue.rules.noneNames', { service: options.service ?? '' }), said('ue.rules.checkName'));
   }
   if (options.chain && rulesets.every((r) => r.tables.length === 0) && !nft?.tables.length) {
     throw new UserError(said('ue.rules.noChain', { chain: options.chain, table: options.table ? said('ue.rules.inTable', { table: options.table }) : '' }), said('ue.rules.listChains'));

@@ -34,7 +34,7 @@ function verdictWord(lang: Lang, kind: string): string {
 /** {@link stepLine} in `lang`: a kernel station's kind (`routing`, `final`) in the Step pane's words, the reason translated. */
 function stepLineIn(lang: Lang, s: TraceStep): string {
   const place = s.table !== null && s.chain !== null ? stepPlace(s) : `${stepHook(s)} ${t(lang, `step.kind.${s.kind}`)}`.trim();
-  const verdict = s.verdict && s.kind !== 'final' ? ` ${s.verdict}` : '';
+  const verdict = s.verdict && s.kind !== 'final' ? ` ${whyText(lang, s.verdict)}` : '';
   return `${place} ${stepMark(s)}${verdict}: ${saidText(lang, s.said, s.reason)}`;
 }
 

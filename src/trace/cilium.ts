@@ -95,6 +95,9 @@ export function attachWords(chain: string): string {
   return chain.replace(/^cgroup\//, '').split(' ')[0]!;
 }
 
+/** The verdict of a map lookup that found no entry (the Step pane and `trace` print it beside ✗). */
+export const NO_ENTRY = 'no entry';
+
 type StepInit = Partial<Omit<TraceStep, 'index' | 'header' | 'kind' | 'reason' | 'said'>> & { kind: StepKind; said: StepSaid };
 
 /** The walk's mutable state: the header as it is now, the steps and the notes. */
@@ -170,7 +173,8 @@ function serviceLookupSteps(w: CiliumWalk, input: CiliumTraceInput, place: LbPla
         ? stepSaid('svc-lookup-hit-fe', { what, key, value: serviceValueText(hit), frontend: formatFrontend(hit.frontend) })
         : stepSaid('svc-lookup-hit', { what, key, value: serviceValueText(hit) })
       : stepSaid('svc-lookup-miss', { what, key });
-    w.record({ kind: 'map-lookup', table: place.prog, chain: maps.services, ruleText: entry ?? (keyHex ? `key ${keyHex} (no entry)` : null), matched: hit !== null, verdict: hit ? `service ${hit.id ?? '?'}` : null, said });
+    // A miss says so beside its ✗, as a hit names its service.
+    w.record({ kind: 'map-lookup', table: place.prog, chain: maps.services, ruleText: entry ?? (keyHex ? `key ${keyHex} (no entry)` : null), matched: hit !== null, verdict: hit ? `service ${hit.id ?? '?'}` : NO_ENTRY, said });
   }
   if (look.anyProto) w.note(`the frontend was found under protocol 0 (ANY): the map was written without L4 protocol differentiation`);
   return look;
@@ -310,9 +314,11 @@ function revNatStep(w: CiliumWalk, input: CiliumTraceInput, svc: LbService, sock
     kind: 'map-lookup',
     table: socket ? 'bpf_sock' : 'bpf_lxc',
     chain: maps.revNat,
+    // With socket LB the reply's source is answered at recvmsg() (cil_sock4_recvmsg), not in the tc program the walk left.
+    ...(socket ? { attach: `recvmsg${w.h.family === 'ipv4' ? '4' : '6'}` } : {}),
     ruleText: r ? revNatEntryHex(r) : null,
     matched: r !== null,
-    verdict: r ? joinHostPort(r.ip, r.port) : null,
+    verdict: r ? joinHostPort(r.ip, r.port) : NO_ENTRY,
     said: r ? stepSaid('rev-nat-entry', { id: r.id, ip: r.ip, port: r.port, use }) : stepSaid('rev-nat-missing', { id: svc.id }),
   });
 }
@@ -370,7 +376,7 @@ export function walkCilium(input: CiliumTraceInput, spec: PacketSpec, options: C
   const w = new CiliumWalk(entryHeader);
   const sock = socketLbSetting(input.status);
   const fam = spec.family === 'ipv4' ? '4' : '6';
-  w.note('no KUBE- chains: kube-proxy replacement rewrites Service addresses in eBPF, so nft/iptables show no Service rules; the LB maps below are the rewrite table');
+  w.note('no KUBE- chains: kube-proxy replacement rewrites Service addresses in eBPF, so nft/iptables show no Service rules; the LB map steps above are the rewrite table (`nodescope show lb` lists the maps)');
   if (!sock.read) w.note('socket LB settings assumed, not read (no cilium-dbg status in this source): enabled with socketLB.hostNamespaceOnly=false, Cilium\'s default with kube-proxy replacement');
   w.note('Cilium\'s own conntrack (cilium_ct4_global) is not read: the packet is taken as the first of a new flow');
 

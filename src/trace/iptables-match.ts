@@ -29,10 +29,14 @@ const neg = (n: boolean) => (n ? '! ' : '');
 /** The reason of a rule with nothing to check (a bare `-j`, or only a random draw). */
 export const NO_CONDITIONS = 'no conditions: every packet matches';
 
+/**
+ * A `!` match: the packet's fact as it is, then that the rule negates it and whether the
+ * negation holds — "✗ saddr 10.244.0.9 is in 10.244.0.0/16" alone reads as a contradiction,
+ * and "✓ ! (mark 0x0 & 0x4000 ≠ 0x4000)" as a double negative.
+ */
 function negate(c: Cond, negated: boolean): Cond {
   if ('unsupported' in c || !negated) return c;
-  // Say so, as iptables writes it: "✗ saddr 10.244.0.9 is in 10.244.0.0/16" alone reads as a contradiction.
-  return { ok: !c.ok, text: `! (${c.text})` };
+  return { ok: !c.ok, text: `${c.text} (negated match !: ${c.ok ? 'fails' : 'holds'})` };
 }
 
 function addrCond(opt: string, what: 'saddr' | 'daddr', value: string, a: IptablesNegatable): Cond {

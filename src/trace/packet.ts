@@ -13,7 +13,7 @@
  * Inference without `--entry`: a local source address → host; a source routed to a pod
  * interface → pod; anything else → external.
  */
-import { said, UserError } from '../errors.js';
+import { said, UsageError, UserError } from '../errors.js';
 import { parseIp, routeLookup, type InterfaceRole, type Route } from '../model/iproute.js';
 import { isOwnAddress, selectSourceAddress, type NetView } from './routing.js';
 import type { AddressFamily } from '../net/address.js';
@@ -124,6 +124,9 @@ function checkIp(ip: string, what: string): PacketFamily {
   return v.family === 'inet' ? 'ipv4' : 'ipv6';
 }
 
+/** `NAMESPACE/NAME[:PORT]` (DNS-label words): what `--to-service` takes. */
+const SERVICE_REF_LIKE = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?(:[a-z0-9-]+)?$/i;
+
 /**
  * Validates the packet words and returns the packet. Throws {@link UserError} naming the
  * word to fix: an address that is not one, a port out of 1–65535, a missing port for
@@ -132,32 +135,34 @@ function checkIp(ip: string, what: string): PacketFamily {
  */
 export function parsePacketArgs(args: TracePacketArgs): PacketSpec {
   const to = args.to.trim();
-  if (to === '') throw new UserError(said('ue.to.empty'), said('ue.to.emptyHint'));
+  if (to === '') throw new UsageError(said('ue.to.empty'), said('ue.to.emptyHint'));
   const slash = to.lastIndexOf('/');
   const protoText = slash >= 0 ? to.slice(slash + 1).toLowerCase() : 'tcp';
   const dstText = slash >= 0 ? to.slice(0, slash) : to;
   if (!PROTOCOLS.has(protoText)) {
-    throw new UserError(said('ue.to.protocol', { proto: JSON.stringify(protoText) }), said('ue.to.protocolHint'));
+    // `--to default/web:80` is a Service written where an address goes, not a protocol "web:80".
+    if (SERVICE_REF_LIKE.test(to)) throw new UsageError(said('ue.to.service', { to }), said('ue.to.serviceHint', { to }));
+    throw new UsageError(said('ue.to.protocol', { proto: JSON.stringify(protoText) }), said('ue.to.protocolHint'));
   }
   const dstParts = splitHostPort(dstText, '--to');
   const family = checkIp(dstParts.ip, '--to');
   let proto = protoText as TraceProtocol;
   if (proto === 'icmp' && family === 'ipv6') proto = 'icmpv6';
-  if (proto === 'icmpv6' && family === 'ipv4') throw new UserError(said('ue.to.icmpv6'), said('ue.to.icmpv6Hint'));
+  if (proto === 'icmpv6' && family === 'ipv4') throw new UsageError(said('ue.to.icmpv6'), said('ue.to.icmpv6Hint'));
   const icmp = proto === 'icmp' || proto === 'icmpv6';
   let dport: number | null = null;
   if (icmp) {
-    if (dstParts.port !== null) throw new UserError(said('ue.to.noPorts', { proto }), said('ue.to.noPortsHint', { ip: dstParts.ip, proto }));
+    if (dstParts.port !== null) throw new UsageError(said('ue.to.noPorts', { proto }), said('ue.to.noPortsHint', { ip: dstParts.ip, proto }));
   } else {
     if (dstParts.port === null || dstParts.port === '') {
-      throw new UserError(said('ue.to.needsPort', { proto }), said('ue.to.needsPortHint', { ip: family === 'ipv6' ? `[${dstParts.ip}]` : dstParts.ip, proto }));
+      throw new UsageError(said('ue.to.needsPort', { proto }), said('ue.to.needsPortHint', { ip: family === 'ipv6' ? `[${dstParts.ip}]` : dstParts.ip, proto }));
     }
     dport = parsePort(dstParts.port, '--to');
   }
 
   let entry: TraceEntry | 'auto' = 'auto';
   if (args.entry !== undefined) {
-    if (!ENTRIES.has(args.entry)) throw new UserError(said('ue.entry.unknown', { entry: JSON.stringify(args.entry) }), said('ue.entry.hint'));
+    if (!ENTRIES.has(args.entry)) throw new UsageError(said('ue.entry.unknown', { entry: JSON.stringify(args.entry) }), said('ue.entry.hint'));
     entry = args.entry as TraceEntry;
   }
 
@@ -166,14 +171,14 @@ export function parsePacketArgs(args: TracePacketArgs): PacketSpec {
   if (args.from !== undefined && args.from.trim() !== '') {
     const srcParts = splitHostPort(args.from.trim(), '--from');
     const srcFamily = checkIp(srcParts.ip, '--from');
-    if (srcFamily !== family) throw new UserError(said('ue.families', { from: srcParts.ip, to: dstParts.ip }), said('ue.families.hint'));
+    if (srcFamily !== family) throw new UsageError(said('ue.families', { from: srcParts.ip, to: dstParts.ip }), said('ue.families.hint'));
     src = srcParts.ip;
     if (srcParts.port !== null) {
-      if (icmp) throw new UserError(said('ue.from.noPorts', { proto }), said('ue.from.noPortsHint', { ip: srcParts.ip }));
+      if (icmp) throw new UsageError(said('ue.from.noPorts', { proto }), said('ue.from.noPortsHint', { ip: srcParts.ip }));
       sport = parsePort(srcParts.port, '--from');
     }
   } else if (entry !== 'host') {
-    throw new UserError(said('ue.from.missing'), said('ue.from.missingHintHost'));
+    throw new UsageError(said('ue.from.missing'), said('ue.from.missingHintHost'));
   }
 
   let tcpFlags: TcpFlag[] = [];
@@ -181,19 +186,19 @@ export function parsePacketArgs(args: TracePacketArgs): PacketSpec {
     tcpFlags = ['syn'];
     if (args.flags !== undefined) {
       const words = args.flags.toLowerCase().split(',').map((w) => w.trim()).filter((w) => w !== '');
-      for (const w of words) if (!Object.hasOwn(TCP_FLAG_BITS, w)) throw new UserError(said('ue.flags.unknown', { flag: JSON.stringify(w) }), said('ue.flags.use', { list: Object.keys(TCP_FLAG_BITS).join(', ') }));
-      if (words.length === 0) throw new UserError(said('ue.flags.empty'), said('ue.flags.emptyHint'));
+      for (const w of words) if (!Object.hasOwn(TCP_FLAG_BITS, w)) throw new UsageError(said('ue.flags.unknown', { flag: JSON.stringify(w) }), said('ue.flags.use', { list: Object.keys(TCP_FLAG_BITS).join(', ') }));
+      if (words.length === 0) throw new UsageError(said('ue.flags.empty'), said('ue.flags.emptyHint'));
       tcpFlags = [...new Set(words as TcpFlag[])].sort((a, b) => TCP_FLAG_BITS[a] - TCP_FLAG_BITS[b]);
     }
   } else if (args.flags !== undefined) {
-    throw new UserError(said('ue.flags.notTcp', { proto }), said('ue.flags.drop'));
+    throw new UsageError(said('ue.flags.notTcp', { proto }), said('ue.flags.drop'));
   }
 
   let mark = 0;
   if (args.mark !== undefined) {
     const m = args.mark.trim();
     if (!/^(0x[0-9a-f]{1,8}|[0-9]{1,10})$/i.test(m) || Number(m) > 0xffffffff) {
-      throw new UserError(said('ue.mark', { mark: JSON.stringify(args.mark) }), said('ue.mark.hint'));
+      throw new UsageError(said('ue.mark', { mark: JSON.stringify(args.mark) }), said('ue.mark.hint'));
     }
     mark = Number(m);
   }
@@ -202,7 +207,7 @@ export function parsePacketArgs(args: TracePacketArgs): PacketSpec {
   if (icmp) {
     icmpType = ICMP_ECHO_REQUEST[family];
     if (args.icmpType !== undefined) {
-      if (!/^[0-9]{1,3}$/.test(args.icmpType) || Number(args.icmpType) > 255) throw new UserError(said('ue.icmpType', { type: JSON.stringify(args.icmpType) }), said('ue.icmpType.hint'));
+      if (!/^[0-9]{1,3}$/.test(args.icmpType) || Number(args.icmpType) > 255) throw new UsageError(said('ue.icmpType', { type: JSON.stringify(args.icmpType) }), said('ue.icmpType.hint'));
       icmpType = Number(args.icmpType);
     }
   }
@@ -280,7 +285,7 @@ export function resolveEntry(spec: PacketSpec, net: NetView): EntryResolution {
       reason: `the node sends the packet; source ${chosen} ${r?.route.prefsrc ? `is the route's preferred source (src ${chosen})` : `is the first global address of ${r?.route.dev ?? 'the node'}`}`,
     };
   }
-  if (src === null) throw new UserError(said('ue.from.missing'), said('ue.from.missingHint'));
+  if (src === null) throw new UsageError(said('ue.from.missing'), said('ue.from.missingHint'));
   const back = routeLookup(net.routes, src);
   const dev = back?.route.dev ?? null;
   const podLike = back !== null && back.route.type !== 'local' && routeLooksLikePod(net, back.route);

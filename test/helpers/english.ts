@@ -35,6 +35,7 @@ export const PROPER_TERMS: ReadonlySet<string> = new Set(
     'kube-proxy', 'kubernetes', 'kubectl', 'pod', 'pods', 'service', 'node', 'endpoint', 'endpoints',
     'ready', 'serving', 'terminating', 'iTP', 'eTP', 'kube-dns', 'kube-system', 'default', 'coredns',
     'cluster', 'local', 'external', 'host', 'none', 'nodescope', 'trace', 'show', 'capture', 'tour', 'dig', 'diagnose',
+    'kubelet', 'corefile',
     // Cilium names and struct fields
     'cilium', 'cilium-dbg', 'cilium-agent', 'bpf', 'ebpf', 'xdp', 'tc', 'lxc', 'socket', 'lb', 'kpr',
     'address', 'port', 'proto', 'scope', 'ext', 'int', 'count', 'qcount', 'algorithm', 'undef', 'maglev', 'active',

@@ -128,10 +128,10 @@ describe('the bin loads only what a command uses', () => {
 
   it('errors keep their words and exit codes', () => {
     const none = runBin('trace', '--replay', fixture('lab-iptables'));
-    expect(none.status).toBe(1);
-    expect(none.stderr).toBe('nodescope: trace needs a destination\n  try: --to 10.96.12.34:80/tcp, or --to-service default/web:80\n');
+    expect(none.status).toBe(2);
+    expect(none.stderr).toBe("nodescope: trace needs a destination\n  try: --to 10.96.12.34:80/tcp, or --to-service default/web:80\nSee 'nodescope trace --help' for usage.\n");
     const unknown = runBin('trace', '--bogus');
-    expect(unknown.status).toBe(1);
+    expect(unknown.status).toBe(2);
     expect(unknown.stderr).toMatch(/^error: unknown option '--bogus'/);
   }, 60_000);
 });

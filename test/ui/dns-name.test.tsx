@@ -7,7 +7,7 @@
 import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { staticSession, type SessionDnsName, type SessionLike, type SessionState } from '../../src/collect/session.js';
-import type { DnsSearchStepRun } from '../../src/model/dns.js';
+import type { DnsSearchStepRun, PodResolvView } from '../../src/model/dns.js';
 import type { Lang } from '../../src/text/i18n.js';
 import { App } from '../../src/ui/App.js';
 import { helpRows } from '../../src/ui/key-bindings.js';
@@ -20,6 +20,9 @@ const step = (qname: string, exchanges: DnsSearchStepRun['exchanges'], outcome: 
   qname, origin: 'search', exchanges, outcome, elapsedMs: Math.max(...exchanges.map((e) => e.latencyMs)),
 });
 
+/** What the Pod's resolv.conf of {@link answered} was built from: namespace assumed, the node's search list unread. */
+const podView: PodResolvView = { namespace: 'default', namespaceGiven: false, clusterDomain: 'cluster.local', clusterDomainSource: 'kubelet-config', nameserverService: 'kube-system/kube-dns', nodeSearch: null };
+
 /** `kube-dns.kube-system` from namespace default: the first search domain misses, the second answers. */
 function answered(): DnsNameData {
   const miss = 'kube-dns.kube-system.default.svc.cluster.local';
@@ -27,7 +30,7 @@ function answered(): DnsNameData {
   const run = makeSearch('kube-dns.kube-system', [
     step(`${miss}.`, [makeNxdomain(miss), makeNxdomain(miss, { qtype: 'AAAA' })], 'nxdomain'),
     step(`${hit}.`, [makeExchange({ qname: hit, answers: [makeRecord('A', '10.96.0.10', hit)] }), makeExchange({ qname: hit, qtype: 'AAAA', outcome: 'nodata', answers: [] })], 'answer'),
-  ]);
+  ], { podView });
   return { name: 'kube-dns.kube-system', run, error: null, zone: 'cluster.local' };
 }
 
@@ -41,8 +44,9 @@ describe.each(FRAME_WIDTHS)('the DNS pane resolving a typed name at %i columns',
     const r = pane(answered(), width);
     const frame = r.frame();
     expect(frame).toContain('kube-dns.kube-system · as a pod resolves it (dig +search)');
-    expect(frame).toContain('default resolv.conf of namespace default in cluster domain cluster.local');
-    expect(frame).toContain('search "kube-dns.kube-system" (Kubernetes default resolv.conf, ndots:5, @10.96.');
+    // What the Pod's resolv.conf was built from, the parts the source did not show said so.
+    expect(frame).toContain("as a ClusterFirst Pod in namespace default (assumed: -n sets it):\n  cluster domain cluster.local (from kubelet's config)\n  name server 10.96.0.10, kube-system/kube-dns's ClusterIP\n  node's search domains: unknown: the node's resolv.conf was not read\n");
+    expect(frame).toContain('search "kube-dns.kube-system" (ClusterFirst resolv.conf, ndots:5, @10.96.');
     expect(frame).toMatch(/1 kube-dns\.kube-system\.default\.svc\.cluster\.local\s+A NXDOMAIN\s+AAAA NXDOMAIN/);
     expect(frame).toMatch(/2 kube-dns\.kube-system\.svc\.cluster\.local\s+A NOERROR\s+AAAA NOERROR/);
     expect(frame).toContain('answered by kube-dns.kube-system.svc.cluster.local: 4 queries');
@@ -57,6 +61,7 @@ describe.each(FRAME_WIDTHS)('the DNS pane resolving a typed name at %i columns',
     const r = pane(answered(), width, 'ja');
     const frame = r.frame();
     expect(frame).toContain('kube-dns.kube-system · Pod のリゾルバと同じ解決（dig +search）');
+    expect(frame).toContain('名前空間 default（仮定: -n で指定できます） の ClusterFirst の Pod として:\n  クラスタドメイン cluster.local（kubelet の設定 から）\n  ネームサーバ 10.96.0.10（kube-system/kube-dns の ClusterIP）\n  ノードの検索ドメイン: 不明: ノードの resolv.conf を読めませんでした\n');
     expect(frame).toContain('"kube-dns.kube-system" の検索');
     expect(frame).toContain('  A 10.96.0.10');
     r.unmount();

@@ -61,7 +61,7 @@ describe.each(FRAME_WIDTHS)('DnsPane at %i columns', (width) => {
     expect(frame).toMatch(/_http\._tcp\.web\.default\.svc\s+SRV\s+timeout\s+— \(10\.96\.0\.10:53\)\s+3001\s+no reply/);
     expect(frame).toMatch(/SERVFAIL\s+\(no data\)\s+2\.5\s+MISMATCH/);
     expect(frame).toContain('mismatch: expected A 10.96.12.34 · got A 10.96.99.99');
-    expect(frame).toContain('search "web.default" (Kubernetes default resolv.conf, ndots:5, @10.96.0.10)');
+    expect(frame).toContain('search "web.default" (ClusterFirst resolv.conf, ndots:5, @10.96.0.10)');
     expect(frame).toMatch(/1 web\.default\.default\.svc\s+A NXDOMAIN\s+AAAA NXDOMAIN/);
     expect(frame).toMatch(/2 web\.default\.svc {9}\s+A NOERROR\s+AAAA NOERROR/);
     expect(frame).toContain('ndots:5 cost: 2 of 4 queries went out before the answer');

@@ -7,7 +7,7 @@ import { snapshotOf } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, renderApp } from '../helpers/render.js';
 
 describe.each(FRAME_WIDTHS)('Step pane with the API expectation at %i columns', (width) => {
-  it.each([['en', 'API says', 'the API expects cluster traffic to default/empty', /REJECT — no endpoints: REJECT/], ['ja', 'API上', 'API によれば、このノードで default/empty 宛ての cluster 通信', /REJECT。 ?エンドポイントなし: REJECT/]] as const)('%s: a REJECTed Service', async (lang, label, text, verdict) => {
+  it.each([['en', 'API says', 'the API expects cluster traffic to default/empty', /REJECT — no endpoints$/m], ['ja', 'API上', 'API によれば、このノードで default/empty 宛ての cluster 通信', /REJECT。 ?エンドポイントなし$/m]] as const)('%s: a REJECTed Service', async (lang, label, text, verdict) => {
     const r = await renderApp(<App session={staticSession(await snapshotOf('lab-iptables'))} lang={lang} width={width} height={40} />, width, 40);
     // default/empty is the first Service: t walks a packet to it; n steps to the final step.
     await r.press('t');

@@ -42,13 +42,13 @@ describe('errorLang and errorText', () => {
 
 describe('the binary under --lang ja / LANG=ja_JP.UTF-8', () => {
   it.each([
-    ['commander: an unknown option', [JA, '--bogus'], 1, /^エラー: 不明なオプション --bogus$/m, typed('bogus')],
-    ['commander: a missing argument', [JA, 'completion'], 1, /^エラー: 必須の引数 shell がありません$/m, typed('shell')],
-    ['commander: a bad --interval', [JA, 'show', 'services', '--interval', '-1', '--replay', replay], 1, /^エラー: オプション --interval <seconds> の値 -1 は使えません。正の秒数を指定してください$/m, typed('seconds')],
-    ['the -o refusal', [JA, 'trace', '-o', 'name', '--replay', replay], 1, /trace が出力できるのは text, json, yaml で、name はありません: /, typed('format', 'name', 'text')],
-    ['a UserError with its hint', [JA, 'show', 'foo', '--replay', replay], 1, /^nodescope: "foo" という表示対象はありません\n {2}対処: services, rules, lb, conntrack, dns, compare$/m, typed('foo', 'rules', 'compare')],
+    ['commander: an unknown option', [JA, '--bogus'], 2, /^エラー: 不明なオプション --bogus$/m, typed('bogus')],
+    ['commander: a missing argument', [JA, 'completion'], 2, /^エラー: 必須の引数 shell がありません$/m, typed('shell', 'completion')],
+    ['commander: a bad --interval', [JA, 'show', 'services', '--interval', '-1', '--replay', replay], 2, /^エラー: オプション --interval <seconds> の値 -1 は使えません。正の秒数を指定してください$/m, typed('seconds')],
+    ['the -o refusal', [JA, 'trace', '-o', 'name', '--replay', replay], 2, /trace が出力できるのは text, json, yaml で、name はありません: /, typed('format', 'name', 'text')],
+    ['a usage error with its hint', [JA, 'show', 'foo', '--replay', replay], 2, /^nodescope: "foo" という表示対象はありません\n {2}対処: services, rules, lb, conntrack, dns, compare$/m, typed('foo', 'rules', 'compare')],
     ['a missing --replay folder', [JA, 'show', 'services', '--replay', '/nonexistent-bundle'], 1, /^nodescope: \/nonexistent-bundle は存在しません\n {2}対処: キャプチャバンドルのディレクトリ/m, typed()],
-    ['trace without a destination', [{}, 'trace', '--replay', replay, '--lang', 'ja'], 1, /^nodescope: trace には宛先が必要です\n {2}対処: --to 10\.96\.12\.34:80\/tcp か --to-service default\/web:80$/m, typed()],
+    ['trace without a destination', [{}, 'trace', '--replay', replay, '--lang', 'ja'], 2, /^nodescope: trace には宛先が必要です\n {2}対処: --to 10\.96\.12\.34:80\/tcp か --to-service default\/web:80$/m, typed()],
   ] as const)('%s', (_what, [env, ...args], status, expected, data) => {
     const r = run(env, ...args);
     expect(r.status).toBe(status);
@@ -58,8 +58,8 @@ describe('the binary under --lang ja / LANG=ja_JP.UTF-8', () => {
 
   it('--lang en wins over LANG=ja_JP.UTF-8; the English messages are unchanged', () => {
     const r = run(JA, 'show', 'foo', '--replay', replay, '--lang', 'en');
-    expect(r.status).toBe(1);
-    expect(r.stderr).toBe('nodescope: nothing to show called "foo"\n  try: services, rules, lb, conntrack, dns, compare\n');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toBe('nodescope: nothing to show called "foo"\n  try: services, rules, lb, conntrack, dns, compare\nSee \'nodescope show --help\' for usage.\n');
     const c = run({}, 'trace', '-o', 'wide', '--replay', replay);
     expect(c.stderr).toContain("error: option '-o, --output <format>' argument 'wide' is invalid. trace prints text, json, yaml, not wide: a walk has no wider columns and no object names");
   });

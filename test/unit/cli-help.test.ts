@@ -58,7 +58,7 @@ describe('nodescope completion', () => {
     expect(fish).toMatch(/complete -c nodescope -n '__fish_seen_subcommand_from help' -a '[^']*\btrace\b/);
     expect(zsh).toMatch(/" help"\) words='[^']*\bdiagnose\b/);
     const bad = run('completion', 'tcsh');
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('one of bash, zsh, fish');
   });
 });

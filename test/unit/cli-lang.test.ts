@@ -78,7 +78,7 @@ describe('--lang ja: the text of show services, trace and diagnose has no Englis
   it('--lang en prints the kubectl headers and the English labels as before', async () => {
     const snap = await snapshotOf('lab-iptables');
     expect(showServices(snap, 'text')).toMatch(/^NAMESPACE\s+NAME\s+TYPE\s+CLUSTER-IP\s+PORT\(S\)\s+ENDPOINTS$/m);
-    expect(showServices(snap, 'text')).toContain('\nwhat kube-proxy on lab-node should do:\n');
+    expect(showServices(snap, 'text')).toContain("\nwhat lab-node's Service dataplane should do, from the API (kube-proxy's rules or Cilium's LB maps):\n");
     const trace = runTraceCommand(snap, { from: '10.244.0.9', to: '10.96.12.34:80/tcp' }, 'en');
     expect(trace).toMatch(/^node lab-node \(.*\) · replay .* · captured /);
     expect(trace).toMatch(/^packet tcp 10\.244\.0\.9:43210 → 10\.96\.12\.34:80/m);
@@ -186,7 +186,7 @@ describe('the binary: --lang and -o for trace, diagnose, dig', () => {
       out[what] = r.stdout;
     }
     expect(out['dnsKubeDns']).toMatch(/^問い合わせ\s+種類\s+応答\s+回答\s+ミリ秒\s+照合$/m);
-    expect(out['dnsKubeDns']).toMatch(/^検索 "kube-dns"、Kubernetes 既定の resolv\.conf を使用/m);
+    expect(out['dnsKubeDns']).toMatch(/^検索 "kube-dns"、ClusterFirst の Pod の resolv\.conf を使用/m);
     expect(out['digPod']).toMatch(/^検索 "web"、Pod の resolv\.conf を使用/m);
     expect(out['digPod']).toMatch(/ {2}← 応答$/m);
     expect(out['digNode']).toMatch(/^ {2}応答なし（not-captured）/m);

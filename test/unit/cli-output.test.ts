@@ -67,7 +67,7 @@ describe('the binary\'s -o formats', () => {
     const rules = run('show', 'rules', '-o', 'name', '--replay', fixture('lab-iptables')).stdout;
     expect(rules).toMatch(/^chain\/iptables\/nat\/KUBE-SERVICES$/m);
     const ct = run('show', 'conntrack', '-o', 'name', ...replay);
-    expect(ct.status).toBe(1);
+    expect(ct.status).toBe(2);
     expect(ct.stderr).toContain('-o name is for show services, rules, lb');
   }, 180_000);
 
@@ -76,7 +76,7 @@ describe('the binary\'s -o formats', () => {
     expect(r.status).toBe(0);
     for (const what of ['services', 'rules', 'lb', 'conntrack', 'dns', 'compare']) expect(r.stdout).toMatch(new RegExp(`^ {2}${what} +\\S`, 'm'));
     const bad = run('show', 'pods');
-    expect(bad.status).toBe(1);
+    expect(bad.status).toBe(2);
     expect(bad.stderr).toContain('try: services, rules, lb, conntrack, dns, compare');
   });
 });

@@ -43,7 +43,7 @@ describe('trace names', () => {
     expect(byName.status, byName.stderr).toBe(0);
     expect(byName.stdout).toBe(byIp.stdout);
     const none = run('trace', '--from', 'client', '--replay', fixture('lab-iptables'));
-    expect(none.status).toBe(1);
+    expect(none.status).toBe(2);
     expect(none.stderr).toContain('trace needs a destination');
   }, 60_000);
 });

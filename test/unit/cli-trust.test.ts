@@ -73,9 +73,9 @@ describe('show services --service', () => {
 });
 
 describe('show dns without --service', () => {
-  it('exits 1 and names Services the capture holds', () => {
+  it('exits 2 (a usage error) and names Services the capture holds', () => {
     const r = run('show', 'dns', '--replay', fixture('lab-iptables'));
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/show dns needs --service NS\/NAME/);
     expect(r.stderr).toMatch(/try: e\.g\. .*default\/web/);

@@ -41,7 +41,7 @@ describe('nodescope command line', () => {
     expect(help).toContain('--from <ip[:port]|pod> source: IP[:PORT], or a Pod as NAME or NAMESPACE/NAME');
     expect(help).toContain('required, except with --entry host: then the node uses its own address');
     const missing = run('trace', '--to', '10.96.12.34:80/tcp', '--replay', fixture('lab-iptables'));
-    expect(missing.status).toBe(1);
+    expect(missing.status).toBe(2);
     expect(missing.stderr).toContain('--from is missing');
     const host = run('trace', '--entry', 'host', '--to', '10.96.12.34:80/tcp', '--replay', fixture('lab-iptables'));
     expect(host.status, host.stderr).toBe(0);
@@ -61,7 +61,7 @@ describe('nodescope command line', () => {
       ['--dns-server', ['capture', '-o', '/nonexistent-out', '--replay', fixture('lab-iptables'), '--dns-server', 'notanip']],
     ] as const) {
       const r = run(...args);
-      expect(r.status, args.join(' ')).toBe(1);
+      expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr).toContain(`option '${flag} <ip>' argument 'notanip' is invalid. not an IP address: expected an IPv4 or IPv6 address`);
       expect(r.stderr.replace(`'${flag} <ip>'`, '')).not.toMatch(/--(dns-)?server/);
     }
@@ -85,7 +85,7 @@ describe('nodescope command line', () => {
       ['tour', 'where-rewritten', '--lang', 'xx'],
     ]) {
       const r = run(...args);
-      expect(r.status, args.join(' ')).toBe(1);
+      expect(r.status, args.join(' ')).toBe(2);
       expect(r.stderr).toMatch(/option '--(interval <seconds>|lang <lang>)' argument '(abc|0|fr|xx)' is invalid\. (must be a positive number of seconds|Allowed choices are en, ja\.)/);
     }
     const ok = run('--interval', '0.5', '--lang', 'ja', 'show', 'services', '--replay', fixture('lab-iptables'), '-o', 'json');
@@ -102,7 +102,7 @@ describe('nodescope command line', () => {
 
   it('says "try:" once in a hint', () => {
     const r = run('show', 'bogus', '--replay', fixture('lab-iptables'));
-    expect(r.status).toBe(1);
+    expect(r.status).toBe(2);
     expect(r.stderr).toContain('try: services, rules');
     expect(r.stderr).not.toContain('try: try:');
   });

@@ -71,7 +71,7 @@ describe('show dns', () => {
     expect(text).toMatch(/^stale\.default\.svc +A +NOERROR +10\.96\.50\.99/m);
     expect(text).toMatch(new RegExp(`TIMEOUT from 127\\.0\\.0\\.1:${server.port} after \\d+(\\.\\d)? ms \\(2 tries\\)`));
     expect(text).toContain('  mismatch   expected A 10.96.50.5  got A 10.96.50.99');
-    expect(text).toContain(`search "stale" with the Kubernetes default resolv.conf (ndots:5; search default.svc.cluster.local svc.cluster.local cluster.local; nameserver 127.0.0.1):`);
+    expect(text).toContain(`search "stale" with a ClusterFirst Pod's resolv.conf (ndots:5; search default.svc.cluster.local svc.cluster.local cluster.local; nameserver 127.0.0.1):`);
     expect(text).toMatch(/answered by stale\.default\.svc\.cluster\.local\. after 2 queries in [\d.]+ ms; 0 queries before it \(ndots:5\)/);
     expect(text).toContain('note: TTLs are not compared');
   });

@@ -9,6 +9,7 @@
 
 export const en = {
   'err.try': 'try: {hint}',
+  'err.usage': "See '{command} --help' for usage.",
   'err.internal': 'internal error (please report): {detail}',
   // commander (commander 14, lib/command.js): the `error: …` lines it prints before exiting.
   'err.cmd.unknownOption': "error: unknown option '{option}'",
@@ -61,8 +62,11 @@ export const en = {
   'err.noShell': 'no completion for shell "{shell}"',
   'err.oneOf': 'one of {list}',
   'err.eg': 'e.g. {list}',
-  'err.resolvConf': '--resolv-conf applies to a search',
+  'err.resolvConf': '{flag} applies to a search',
   'err.resolvConf.hint': 'add --search (or +search)',
+  'err.resolvConfBoth': 'give --resolv-conf or --node-resolv-conf, not both',
+  'err.noNodeResolvConf': "--node-resolv-conf: the source holds no node resolv.conf",
+  'err.noNodeResolvConf.hint': "search as a Pod does (without --node-resolv-conf), or give the file with --resolv-conf",
   'err.noService': 'no Service {service} in {where}',
   'err.notNsName': '{text} is not NAMESPACE/NAME',
   'err.apiFileMissing': '--api-file {file}: no such file',
@@ -77,6 +81,7 @@ export const en = {
 
 export const ja: Record<keyof typeof en, string> = {
   'err.try': '対処: {hint}',
+  'err.usage': '使い方は {command} --help を参照してください。',
   'err.internal': '内部エラー（報告してください）: {detail}',
   'err.cmd.unknownOption': 'エラー: 不明なオプション {option}',
   'err.cmd.unknownCommand': 'エラー: 不明なコマンド {command}',
@@ -126,8 +131,11 @@ export const ja: Record<keyof typeof en, string> = {
   'err.noShell': 'シェル "{shell}" の補完はありません',
   'err.oneOf': '次のどれか: {list}',
   'err.eg': '例: {list}',
-  'err.resolvConf': '--resolv-conf は検索（search）のときだけ使えます',
+  'err.resolvConf': '{flag} は検索（search）のときだけ使えます',
   'err.resolvConf.hint': '--search（または +search）を付けてください',
+  'err.resolvConfBoth': '--resolv-conf と --node-resolv-conf はどちらか一方だけ指定してください',
+  'err.noNodeResolvConf': '--node-resolv-conf: このソースにはノードの resolv.conf がありません',
+  'err.noNodeResolvConf.hint': '--node-resolv-conf なしで Pod と同じ検索をするか、--resolv-conf でファイルを指定してください',
   'err.noService': '{where} に Service {service} はありません',
   'err.notNsName': '{text} は NAMESPACE/NAME の形ではありません',
   'err.apiFileMissing': '--api-file {file}: ファイルがありません',

@@ -12,6 +12,7 @@
  */
 import { Box } from 'ink';
 import { answersAge, answersAgeText } from '../../analysis/dns-age.js';
+import { podViewLines, podViewMissingLines } from '../../analysis/dns-pod-view.js';
 import { rowMatcher } from '../../text/row-filter.js';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
@@ -270,10 +271,13 @@ export function DnsPane({ data, pinned = false, width, height, focused, cursor, 
       return message(tf(lang, 'dns.failed', { service: shownServiceLabel(lang, { service: data.service, pinned }), reason: data.reason }), width, 'error');
     case 'name': {
       const head: Line = { text: tf(lang, 'dns.nameTitle', { name: terminalSafe(data.name.name) }), bold: true, color: 'accent' };
-      const zone: Line[] = data.name.zone !== null && data.name.run?.resolvOrigin === 'kubernetes-default' ? [{ text: tf(lang, 'dns.nameZone', { zone: data.name.zone }), color: 'muted' }] : [];
+      const run = data.name.run;
+      // What the Pod's resolv.conf was built from, each part the source did not show said so.
+      const built = run?.podView ? podViewLines(run.podView, run.nameserver, lang) : run?.podViewMissing ? podViewMissingLines(lang) : [];
+      const view: Line[] = built.map((text) => ({ text, color: 'muted' }));
       return (
         <Box flexDirection="column">
-          <Lines lines={[head, ...zone, ...nameLines(lang, data.name)].slice(0, height)} width={width} />
+          <Lines lines={[head, ...view, ...nameLines(lang, data.name)].slice(0, height)} width={width} />
         </Box>
       );
     }

@@ -85,7 +85,7 @@ function rowColor(s: TraceStep): ColorToken | undefined {
 
 /** One step's row; numbered from 1, as `nodescope trace` prints it, the footer (`step n of total`) and the branch lines count. */
 function stepRow(s: TraceStep, whereWidth: number, lang: Lang): TableRow {
-  const cells = [String(stepNumber(s)), stepHook(s), where(s, whereWidth, lang), stepMark(s), s.kind === 'final' ? '' : (s.verdict ?? '')];
+  const cells = [String(stepNumber(s)), stepHook(s), where(s, whereWidth, lang), stepMark(s), s.kind === 'final' ? '' : whyText(lang, s.verdict ?? '')];
   const color = rowColor(s);
   return { key: String(s.index), cells, ...(color ? { color } : {}), ...(s.matched === false ? { dim: true } : {}) };
 }
