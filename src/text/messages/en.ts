@@ -147,6 +147,7 @@ export const coreEn = {
   'help.note': 'capture note: {note}',
   'help.title': 'Keys',
   'help.close': 'press ? or Esc to close',
+  'help.scroll': 'lines {from}–{to} of {total} · {keys} scroll · ? or Esc closes',
   'help.probes': 'Probes (wall / node CPU ms)',
   'help.skipped': 'skipped: {reason}',
   'key.panes': 'switch pane',

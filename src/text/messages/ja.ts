@@ -145,6 +145,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'help.note': 'キャプチャの注記: {note}',
   'help.title': 'キー操作',
   'help.close': '? か Esc で閉じる',
+  'help.scroll': '{from}–{to}/{total} 行 · {keys} でスクロール · ? か Esc で閉じる',
   'help.probes': 'プローブ（経過 / ノード CPU ms）',
   'help.skipped': '読まず: {reason}',
   'key.panes': 'ペイン切り替え',
