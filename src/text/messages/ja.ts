@@ -81,7 +81,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'col.endpoints': 'エンドポイント',
   'col.address': 'アドレス',
   'col.port': 'ポート',
-  'col.conditions': '状態',
+  'col.conditions': 'EP状態',
   'col.nodeName': 'ノード',
   'col.zone': 'ゾーン',
   'col.num': '#',
