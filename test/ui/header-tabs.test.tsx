@@ -50,3 +50,9 @@ describe('the pane tabs on a narrow terminal', () => {
     expect(at40.filter((l) => /^ \d $/.test(l))).toHaveLength(7);
   });
 });
+
+describe('the pane titles', () => {
+  it('are `pane.<id>` for every pane (the Rules pane names where Esc goes by it: src/ui/views.ts)', () => {
+    for (const p of PANE_REGISTRY) expect(p.title).toBe(`pane.${p.id}`);
+  });
+});
