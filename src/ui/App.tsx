@@ -49,9 +49,11 @@ export interface AppProps {
   readonly startTrace?: StartTrace;
 }
 
-/** The footer's key hint for the shown pane (the DNS pane names its `n`, which a tour takes for its next step). */
+/** The footer's key hint for the shown pane (the DNS pane names its `n`, which a tour takes for its next step; the Services list its `d` and `t`). */
 function footerHint(ui: UiState, lang: Lang, touring: boolean): string | undefined {
   if (ui.pane === 'dns' && !touring) return t(lang, ui.dnsName === null ? 'footer.hintDns' : 'footer.hintDnsName');
+  // The Services list names its own keys: `d` (the findings) and `t` (the step walk).
+  if (ui.pane === 'services' && !ui.findings && !ui.help) return t(lang, 'footer.hintServices');
   return paneEntry(ui.pane).follows && ui.pane !== 'services' ? t(lang, 'footer.hintShown') : undefined;
 }
 

@@ -185,6 +185,7 @@ export const coreEn = {
   'key.stepMove': 'step mode: next / previous step',
   'key.branch': 'step mode: follow the next random branch',
   'footer.hint': '?:help  /:filter  Enter:open  Esc:back  q:quit',
+  'footer.hintServices': '?:help  /:filter  Enter:open  d:diagnose  t:step  Esc:back  q:quit',
   'footer.hintShown': '?:help  1:choose Service  Space:pin/unpin  /:filter  Esc:back  q:quit',
   'key.pin': 'pin / unpin the Service of Conntrack, DNS, Modes',
   'shown.pinned': '{service} (pinned)',

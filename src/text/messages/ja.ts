@@ -183,6 +183,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'key.stepMove': 'ステップ実行: 次 / 前のステップ',
   'key.branch': 'ステップ実行: 次のランダム分岐をたどる',
   'footer.hint': '?:ヘルプ  /:絞り込み  Enter:開く  Esc:戻る  q:終了',
+  'footer.hintServices': '?:ヘルプ  /:絞り込み  Enter:開く  d:診断  t:ステップ  Esc:戻る  q:終了',
   'footer.hintShown': '?:ヘルプ  1:サービスを選ぶ  Space:固定/解除  /:絞り込み  Esc:戻る  q:終了',
   'key.pin': '追跡・DNS・モード比較のサービスを固定 / 解除',
   'shown.pinned': '{service}（固定）',
