@@ -66,8 +66,13 @@ export function paneTabs(current: PaneId, width: number, lang: Lang): { id: Pane
     });
   const fits = (tabs: { label: string }[]) => cellWidth(tabs.map((tab) => tab.label).join('')) <= width;
   for (const tabs of [titled(false), titled(true)]) if (fits(tabs)) return tabs;
-  // `…` and one character at least: a cut below 2 cells names nothing.
-  const widest = Math.max(...PANE_REGISTRY.map((p) => cellWidth(t(lang, (p as PaneEntry).short ?? p.title))));
+  // Down to 3 cells (a wide character and `…`): a shorter cut names nothing.
+  const widest = Math.max(
+    ...PANE_REGISTRY.map((p) => {
+      const entry: PaneEntry = p;
+      return cellWidth(t(lang, entry.short ?? entry.title));
+    }),
+  );
   for (let cut = widest - 1; cut >= 3; cut--) {
     const tabs = titled(true, cut);
     if (fits(tabs)) return tabs;
