@@ -8,14 +8,14 @@ import React, { useCallback, useEffect, useRef, useState, useSyncExternalStore }
 import { apiUnreadNote } from '../analysis/api-notes.js';
 import { iptablesDumpNotes } from '../analysis/iptables-faults.js';
 import type { NodeSnapshot } from '../model/snapshot.js';
-import type { SessionLike } from '../collect/session.js';
+import type { SessionLike, SessionState } from '../collect/session.js';
 import { LB_MAPS_FOCUS } from '../collect/map-refresh.js';
 import { createAppViews, type AppViewsOf } from './app-views.js';
 import { handleKey } from './app-keys.js';
 import { commandOf } from './key-bindings.js';
 import { Footer } from './components/Footer.js';
 import { Header } from './components/Header.js';
-import { Help, helpProbeRows } from './components/Help.js';
+import { Help, helpLayout, helpProbeRows, type HelpContent } from './components/Help.js';
 import { TourBar, tourBarLines, useTour, useTourSteps, type TourRun } from './components/TourBar.js';
 import { t, tf, type Lang } from '../text/i18n.js';
 import { modeEvidenceFit, modeLabelIn } from '../analysis/mode-evidence.js';
@@ -49,9 +49,11 @@ export interface AppProps {
   readonly startTrace?: StartTrace;
 }
 
-/** The footer's key hint for the shown pane (the DNS pane names its `n`, which a tour takes for its next step). */
+/** The footer's key hint for the shown pane (the DNS pane names its `n`, which a tour takes for its next step; the Services list its `d` and `t`). */
 function footerHint(ui: UiState, lang: Lang, touring: boolean): string | undefined {
   if (ui.pane === 'dns' && !touring) return t(lang, ui.dnsName === null ? 'footer.hintDns' : 'footer.hintDnsName');
+  // The Services list names its own keys: `d` (the findings) and `t` (the step walk).
+  if (ui.pane === 'services' && !ui.findings && !ui.help) return t(lang, 'footer.hintServices');
   return paneEntry(ui.pane).follows && ui.pane !== 'services' ? t(lang, 'footer.hintShown') : undefined;
 }
 
@@ -77,6 +79,17 @@ function footerPrompt(ui: UiState, lang: Lang): string | null {
   const line = ui.commandLine;
   if (line) return `:${line.text}▏${line.error ? `   ${line.error}` : line.choices.length > 1 ? `   ${line.choices.join(' ')}` : ''}`;
   return ui.sortPicking ? `${t(lang, 'sort.prompt')} ${sortPrompt(sortChoices(ui.pane, currentRules(ui).kind === 'chains', lang))}` : null;
+}
+
+/** What the `?` box shows: the API objects' problem, the replay's note and the probes of the snapshot. */
+function helpContent(state: SessionState, lang: Lang): HelpContent {
+  const snapshot = state.snapshot;
+  return {
+    lang,
+    apiError: state.apiError ?? null,
+    probes: snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : [],
+    ...(snapshot?.meta.note ? { note: snapshot.meta.note } : {}),
+  };
 }
 
 /** Opens the startup packet once (`--from …`): its Pod and Service names need the first snapshot's API objects. */
@@ -179,17 +192,19 @@ export function App({ session: ownSession, lang, now = Date.now, width: forcedWi
     const current = session.getState();
     const v = viewsOf.current!(current.snapshot, current, u, lang);
     const rows = (ui: UiState, views: typeof v) => (current.snapshot ? paneEntry(ui.pane).rowCount({ ...paneContext, ui, views, snapshot: current.snapshot, session: current, cursor: cursorOf(ui), filter: filterOf(ui) }) : 0);
-    const count = u.find !== null ? findHits(current.snapshot, u.find, u.conntrackSort).hits.length : rows(u, v);
+    // The help box scrolls by its own lines: its first lines possible, a page of what it shows.
+    const help = u.help ? helpLayout(helpContent(current, lang), width, bodyHeight) : null;
+    const count = help ? help.maxTop + 1 : u.find !== null ? findHits(current.snapshot, u.find, u.conntrackSort).hits.length : rows(u, v);
     const after = () => {
       const ui = uiRef.current;
       const views = viewsOf.current!(current.snapshot, current, ui, lang);
       return { ui, views, count: rows(ui, views) };
     };
-    handleKey(input, key, { ui: u, views: v, snapshot: current.snapshot, count, page: Math.max(1, bodyHeight - 4), session, dispatch, quit: () => (onQuit?.(), exit()), lang, after });
+    handleKey(input, key, { ui: u, views: v, snapshot: current.snapshot, count, page: help ? help.rows : Math.max(1, bodyHeight - 4), session, dispatch, quit: () => (onQuit?.(), exit()), lang, after });
   });
 
   let body: React.JSX.Element;
-  if (ui.help) body = <Help lang={lang} apiError={state.apiError ?? null} height={bodyHeight} probes={snapshot ? helpProbeRows(snapshot.probes, snapshot.skipped?.filter((s) => !s.silent)) : []} {...(snapshot?.meta.note ? { note: snapshot.meta.note } : {})} />;
+  if (ui.help) body = <Help {...helpContent(state, lang)} width={width} height={bodyHeight} top={ui.helpTop} />;
   else if (snapshot && ui.find !== null) body = <FindView result={findHits(snapshot, ui.find, ui.conntrackSort)} cursor={cursorOf(ui)} width={width} height={bodyHeight} lang={lang} />;
   else if (!snapshot) body = <Text color={state.error ? theme.error : theme.muted}>{state.error ? tf(lang, 'status.failed', { reason: state.error }) : t(lang, 'status.loading')}</Text>;
   else body = paneEntry(ui.pane).render({ ...paneContext, snapshot }) ?? <Text color={theme.muted}>{t(lang, 'status.empty')}</Text>;

@@ -26,9 +26,9 @@ export interface KeyContext {
   readonly ui: UiState;
   readonly views: AppViews;
   readonly snapshot: NodeSnapshot | null;
-  /** Rows of the shown pane's list (its registry `rowCount`). */
+  /** Rows of the shown pane's list (its registry `rowCount`); with the help open, its first lines possible (`maxTop + 1`). */
   readonly count: number;
-  /** Rows a page key moves. */
+  /** Rows a page key moves (with the help open, the lines it shows). */
   readonly page: number;
   readonly session: SessionLike;
   readonly dispatch: (action: UiAction) => void;
@@ -219,9 +219,15 @@ const COMMANDS: Readonly<Record<Exclude<Command, 'switchPane'>, (ctx: KeyContext
 };
 
 /**
+ * What works while the help box is open (as in k9s' help): the move keys scroll it, and the
+ * keys that close it or leave it; the rest would act on the pane it covers, unseen.
+ */
+const HELP_COMMANDS: ReadonlySet<Command> = new Set<Command>(['up', 'down', 'pageUp', 'pageDown', 'top', 'bottom', 'help', 'back', 'quit', 'switchPane', 'nextPane', 'prevPane']);
+
+/**
  * Acts on one key (after the tour bar had its turn): edits a filter being typed; on the
  * Modes pane a move key moves to (and pins) another Service; a chunk of j/k moves by all
- * of it; else the key's bound command, if any.
+ * of it (with the help open: scrolls it); else the key's bound command, if any.
  */
 export function handleKey(input: string, key: InkKey, ctx: KeyContext): void {
   const { ui, views, dispatch } = ctx;
@@ -230,7 +236,7 @@ export function handleKey(input: string, key: InkKey, ctx: KeyContext): void {
   if (ui.commandLine) return commandKey(input, key, ui.commandLine, ctx);
   if (ui.dnsPrompt !== null) return nameKey(input, key, ctx);
   // The Modes pane's cursor is the Service it shows: moving it there pins the row's Service.
-  if (ui.pane === 'compare' && ui.find === null && views.compareServices && !key.return) {
+  if (ui.pane === 'compare' && !ui.help && ui.find === null && views.compareServices && !key.return) {
     const rows = views.compareServices;
     const at = views.shown ? rows.indexOf(views.shown.service) : -1;
     const to = moveTarget(input, key, at, rows.length, ctx.page);
@@ -242,7 +248,7 @@ export function handleKey(input: string, key: InkKey, ctx: KeyContext): void {
   }
   if (input.length > 1 && /^[jk]+$/.test(input)) return dispatch({ type: 'move', delta: jkDelta(input), count: ctx.count });
   const bound = commandOf(input, key, ui.pane);
-  if (!bound) return;
+  if (!bound || (ui.help && !HELP_COMMANDS.has(bound.command))) return;
   if (bound.command === 'switchPane') {
     if (bound.pane) dispatch({ type: 'switchPane', pane: bound.pane });
     return;

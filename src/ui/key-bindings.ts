@@ -139,3 +139,9 @@ export function helpRows(): readonly (readonly [string, MessageKey])[] {
   }
   return rows;
 }
+
+/** The labels of the move keys (`↑↓  j k`, `PgUp PgDn`, `g  G`): what scrolls a list, and the help box's scroll hint. */
+export function scrollKeyLabels(): readonly string[] {
+  const scroll: readonly Command[] = ['up', 'pageUp', 'top'];
+  return KEY_BINDINGS.filter((b) => scroll.includes(b.command) && b.label).map((b) => b.label!);
+}

@@ -52,6 +52,8 @@ export interface PaneEntry<Id extends string = string> {
   readonly key: string;
   /** Its tab title. */
   readonly title: MessageKey;
+  /** A shorter tab title for a narrow terminal (or a Japanese one), when the title is long. */
+  readonly short?: MessageKey;
   /** It shows the pinned or highlighted Service (src/ui/shown-service.ts): Space pins there. */
   readonly follows: boolean;
   /** A tour step may name it (`pane:` in tours/*.yaml). */
@@ -117,6 +119,7 @@ export const PANE_REGISTRY = [
     id: 'lb',
     key: '3',
     title: 'pane.lb',
+    short: 'pane.lb.short',
     follows: false,
     tour: true,
     rowCount: ({ views }) => views.lb?.frontends.length ?? 0,
@@ -126,6 +129,7 @@ export const PANE_REGISTRY = [
     id: 'conntrack',
     key: '4',
     title: 'pane.conntrack',
+    short: 'pane.conntrack.short',
     follows: true,
     tour: true,
     rowCount: ({ views }) => views.conntrack?.order.length ?? 0,
@@ -158,6 +162,7 @@ export const PANE_REGISTRY = [
     id: 'compare',
     key: '7',
     title: 'pane.compare',
+    short: 'pane.compare.short',
     follows: true,
     tour: true,
     rowCount: ({ views }) => views.compareServices?.length ?? 0,

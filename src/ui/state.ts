@@ -61,6 +61,8 @@ export interface UiState {
   readonly filters: Readonly<Record<string, string>>;
   readonly typingFilter: boolean;
   readonly help: boolean;
+  /** The first line the help box shows (its scroll): 0 each time it opens. */
+  readonly helpTop: number;
   /** The Service last opened with Enter or `t` (`ns/name`): Esc from the LB and Step panes returns to Services. */
   readonly selectedService: string | null;
   /**
@@ -156,6 +158,7 @@ export const initialUiState: UiState = {
   filters: {},
   typingFilter: false,
   help: false,
+  helpTop: 0,
   selectedService: null,
   pinnedService: null,
   conntrackSort: DEFAULT_CONNTRACK_SORT,
@@ -249,15 +252,18 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
       return { ...state, pane: action.pane, help: false, typingFilter: false, returnTo: null, find: null };
     case 'nextPane': {
       const i = PANE_IDS.indexOf(state.pane);
-      return { ...state, pane: PANE_IDS[(i + action.delta + PANE_IDS.length) % PANE_IDS.length]!, typingFilter: false, returnTo: null, find: null };
+      return { ...state, pane: PANE_IDS[(i + action.delta + PANE_IDS.length) % PANE_IDS.length]!, help: false, typingFilter: false, returnTo: null, find: null };
     }
     case 'openTarget':
       return openTarget(state, action.target);
     case 'find':
       return { ...state, find: action.text, typingFilter: false, help: false, cursors: { ...state.cursors, find: action.text === null ? (state.cursors['find'] ?? 0) : 0 } };
+    // While the help is open the move keys scroll it (`count`: its first lines possible).
     case 'move':
+      if (state.help) return { ...state, helpTop: clamp(state.helpTop + action.delta, action.count) };
       return setCursor(state, clamp(cursorOf(state) + action.delta, action.count));
     case 'jumpTo':
+      if (state.help) return { ...state, helpTop: clamp(action.index, action.count) };
       return setCursor(state, clamp(action.index, action.count));
     case 'openRules': {
       const next: UiState = { ...state, pane: 'rules', rulesStack: [...state.rulesStack, action.location], typingFilter: false };
@@ -343,7 +349,7 @@ function reduce(state: UiState, action: Exclude<UiAction, { type: 'notice' }>): 
       return action.keep && typed !== '' ? { ...state, dnsPrompt: null, dnsName: typed } : { ...state, dnsPrompt: null };
     }
     case 'toggleHelp':
-      return { ...state, help: !state.help };
+      return { ...state, help: !state.help, helpTop: 0 };
     case 'quit':
       return { ...state, quit: true };
   }

@@ -13,7 +13,7 @@ import type { ConntrackEntry } from '../model/conntrack.js';
 import { isPending, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
 import type { SessionState } from '../collect/session.js';
 import type { RulesListRow, RulesPaneData } from './panes/RulesPane.js';
-import { t, tf, type Lang } from '../text/i18n.js';
+import { t, tf, type Lang, type MessageKey } from '../text/i18n.js';
 import { currentRules, type UiState } from './state.js';
 import { isPlainFilter, rowMatcher } from '../text/row-filter.js';
 import { heldRows } from '../analysis/chain-search.js';
@@ -124,7 +124,22 @@ export function rulesView(snapshot: NodeSnapshot | null, session: SessionState, 
   const loc = currentRules(ui);
   const prev = ui.rulesStack[ui.rulesStack.length - 2];
   const from = loc.kind === 'chain' ? loc.from : undefined;
-  const backTo = from ? t(lang, 'pane.services') : prev ? (prev.kind === 'chain' ? prev.chain : prev.kind === 'set' ? `@${prev.set}` : t(lang, 'rules.tables')) : null;
+  // Where Esc goes (src/ui/state.ts `back`): a chain or set opened from a step or a find hit goes back there first.
+  const opened = ui.returnTo && ui.rulesStack.length <= ui.returnTo.depth ? ui.returnTo : null;
+  const backTo = opened
+    ? opened.find !== null
+      ? `:find ${opened.find}`
+      : // Each pane's tab title is `pane.<id>` (src/ui/pane-registry.tsx; the registry imports these views).
+        t(lang, `pane.${opened.pane}` as MessageKey)
+    : from
+      ? t(lang, 'pane.services')
+      : prev
+        ? prev.kind === 'chain'
+          ? prev.chain
+          : prev.kind === 'set'
+            ? `@${prev.set}`
+            : t(lang, 'rules.tables')
+        : null;
   if (loc.kind === 'chains') {
     const list = rulesList(snapshot);
     if (list.length === 0) {

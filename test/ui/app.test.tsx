@@ -67,7 +67,7 @@ describe('App key handling', () => {
     expect(r.frame()).toContain('Keys');
     expect(r.frame()).toContain('follow jump');
     await r.press('?');
-    expect(r.frame()).not.toContain('press ? or Esc to close');
+    expect(r.frame()).not.toContain('follow jump');
     r.unmount();
   });
 

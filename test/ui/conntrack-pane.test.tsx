@@ -63,8 +63,8 @@ describe.each(FRAME_WIDTHS)('Conntrack pane at %i columns', (width) => {
     const entries = snapshot.conntrack!.value!.entries;
     expect(frame.split('\n')[0]).toContain(`${entries.length}/${entries.length} entries · sort service↑ · nf_conntrack ${snapshot.conntrackCount}/${snapshot.conntrackMax} (<0.1%) · 0 stale`);
     const first = conntrackRow(data.index, data.order[0]!);
-    // Every table line shows its entry's VIP and endpoint whole, and the whole NAT view unless an
-    // SNAT note makes it too long (outside client → NodePort).
+    // Every table line shows its entry's VIP and endpoint whole, its Service (the sorted column),
+    // and the whole NAT view unless an SNAT note makes it too long (outside client → NodePort).
     const lines = frame.split('\n');
     const table = lines.slice(2, lines.findIndex((l, k) => k >= 2 && !l.includes('⇒')));
     expect(table.length).toBeGreaterThan(Math.min(entries.length, 8));
@@ -72,6 +72,7 @@ describe.each(FRAME_WIDTHS)('Conntrack pane at %i columns', (width) => {
       const r = conntrackRow(data.index, data.order[k]!);
       expect(line).toContain(`${r.nat.destination.ip}:${r.nat.destination.port} ⇒ ${r.nat.answeredBy.ip}:${r.nat.answeredBy.port}`);
       if (!r.nat.snat) expect(line).toContain(r.nat.text);
+      expect(line).toContain(r.service!.length <= 11 ? r.service! : r.service!.slice(-6));
       expect(line).toContain(` ${r.entry.timeout} `);
     });
     expect(frame).toContain(first.nat.snat && width < 100 ? `SNAT as ${first.nat.clientAsSeen.ip}:${first.nat.clientAsSeen.port} · tcp` : first.nat.text);
@@ -192,4 +193,30 @@ describe('Conntrack pane behaviour', () => {
     expect(rowReads).toBeLessThan(1000);
     expect(entriesRead).toBe(false);
   }, 60_000);
+});
+
+describe.each(FRAME_WIDTHS)('Conntrack pane keeps the column it is sorted by at %i columns', (width) => {
+  const header = (frame: string) => frame.split('\n')[1]!;
+
+  it.each(['en', 'ja'] as const)('shows the Service column under the default `sort service↑`, and the packets under a packet sort (%s)', async (lang) => {
+    const snapshot = await snapshotOf('lab-cilium');
+    const service = lang === 'en' ? 'SERVICE' : 'サービス';
+    const byService = frameOf(conntrackView(snapshot, query()), width, { lang });
+    expect(byService.split('\n')[0]).toContain(lang === 'en' ? 'sort service↑' : '並び順 service↑');
+    expect(header(byService)).toContain(service);
+    // The client, VIP and endpoint stay whole beside it; at 80 columns the state gives up its
+    // column (the selected entry's line below says it).
+    expect(byService).toMatch(/ 114 default\/web +10\.244\.0\.9(:\d+)? → 10\.244\.0\.23:8080 ⇒ 10\.244\.0\.23:8080/);
+    expect(byService).toContain('tcp TIME_WAIT · ');
+    expect(header(byService).includes(lang === 'en' ? 'STATE' : '状態')).toBe(width >= 100);
+    expectWithin(byService, width);
+    expect(byService).toMatchSnapshot();
+    const byPackets = frameOf(conntrackView(snapshot, query({ sort: { column: 'packets', descending: true } })), width, { lang });
+    expect(header(byPackets)).toContain(lang === 'en' ? 'PKTS' : 'パケット');
+    expect(byPackets).toMatch(/10\.244\.0\.23:8080 +10$/m);
+    expectWithin(byPackets, width);
+    // Sorted by a column the narrow layout has anyway, it adds neither.
+    const byState = header(frameOf(conntrackView(snapshot, query({ sort: { column: 'state', descending: false } })), width, { lang }));
+    if (width < 100) expect(byState).not.toContain(service);
+  });
 });

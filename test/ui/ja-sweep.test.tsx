@@ -88,6 +88,8 @@ describe.each(CAPTURES)('the %s capture in Japanese', (capture) => {
     };
     for (const pane of PANE_REGISTRY) check(pane.id, await settled(r, pane.key));
     check('help', await settled(r, '?'));
+    // The help scrolls: its end (the capture note, the probes) too.
+    check('help end', await settled(r, 'G'));
     await r.press(KEYS.escape);
     const services = snapshot.api?.value?.services.length ?? 0;
     for (let row = 0; row < services; row++) {

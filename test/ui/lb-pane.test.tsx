@@ -11,6 +11,7 @@ import { buildLbView, lbFrontendIndexForService } from '../../src/analysis/lb-vi
 import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
 import { LbPane } from '../../src/ui/panes/LbPane.js';
+import { cellWidth } from '../../src/text/cells.js';
 import { copyFixture, snapshotOf, snapshotOfDir } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, KEYS, renderApp, renderAt } from '../helpers/render.js';
 
@@ -39,6 +40,17 @@ describe.each(FRAME_WIDTHS)('LB pane on the Cilium lab capture at %i columns', a
     expect(frame.split('\n').every((l) => l.length <= width)).toBe(true);
     expect(frame).toMatchSnapshot();
     r.unmount();
+  });
+
+  it('in Japanese keeps the yes/no of new connections whole and tells the two state columns apart', () => {
+    const frame = renderAt(<LbPane data={view} width={width} height={24} focused cursor={web} lang="ja" />, width).frame();
+    expect(frame).toMatch(/10\.244\.1\.15:8080 +terminating +いいえ +lab-node2/);
+    expect(frame).not.toContain('い…');
+    const header = frame.split('\n').find((l) => l.includes('バックエンド'))!;
+    expect(header.match(/状態/g)).toHaveLength(2);
+    expect(header).toMatch(/ 状態 .* EP状態/);
+    expect(frame.split('\n').every((l) => cellWidth(l) <= width)).toBe(true);
+    expect(frame).toMatchSnapshot();
   });
 
   it('says a frontend has no backend slots', () => {

@@ -37,7 +37,7 @@ describe.each(FRAME_WIDTHS)('probe plan in the frames at %i columns', (width) =>
   it.each(['en', 'ja'] as const)('lists wall and node CPU per probe under ?, unknown CPU as ?, and why a dump was skipped (%s)', (lang) => {
     const rows = helpProbeRows(probes, skipped);
     expect(rows.map((r) => r.id)).toEqual(['iptables-save', 'ip-addr', 'nft-json']);
-    const frame = renderAt(<Help lang={lang} height={40} probes={rows} />, width).frame();
+    const frame = renderAt(<Help lang={lang} width={width} height={40} probes={rows} />, width).frame();
     const ok = lang === 'en' ? 'ok' : '成功';
     expect(frame).toMatch(new RegExp(`iptables-save\\s+3210 / 2980\\s+${ok}`));
     expect(frame).toMatch(new RegExp(`ip-addr\\s+4 / \\?\\s+${ok}`));

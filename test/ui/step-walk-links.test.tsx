@@ -10,7 +10,7 @@ import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { staticSession } from '../../src/collect/session.js';
 import { chooseTracePacket, traceWordChoices } from '../../src/analysis/trace-choice.js';
-import type { Lang } from '../../src/text/i18n.js';
+import { t, tf, type Lang } from '../../src/text/i18n.js';
 import { App } from '../../src/ui/App.js';
 import { completeCommand } from '../../src/ui/command-line.js';
 import { snapshotOf } from '../helpers/fixtures.js';
@@ -66,6 +66,25 @@ describe.each(FRAME_WIDTHS)('Enter on a step at %i columns', (width) => {
     expect(ruleDetail(rules)).toMatch(/-A KUBE-SVC-\S+ .*10\.244\.0\.23:8080/);
     await r.press(KEYS.escape);
     expect(stepAt(r.frame())).toBe(at);
+    expect(r.frame()).toContain('tcp 10.244.0.9:43210 → 10.96.12.34:80');
+    r.unmount();
+  });
+
+  it.each(['en', 'ja'] as const)('titles the chain opened from a step with where Esc goes: the step, then deeper chains back to their chain (%s)', async (lang) => {
+    const r = await app(width, 'lab-iptables', lang);
+    await r.press(':', ...'trace from client to web:80', KEYS.enter);
+    await stepTo(r, /nat\/KUBE-SVC-\S+ #\d+\s+✓ jump KUBE-SEP/);
+    await r.press(KEYS.enter);
+    const title = (frame: string) => frame.split('\n').find((l) => /KUBE-SVC-|KUBE-SEP-/.test(l) && /Esc/.test(l)) ?? '';
+    const svc = title(r.frame());
+    expect(svc).toContain(tf(lang, 'rules.back', { chain: t(lang, 'pane.step') }));
+    expect(svc).not.toContain(t(lang, 'rules.tables'));
+    // Enter on the jump opens KUBE-SEP: its Esc goes back to the KUBE-SVC chain, whose Esc then goes to the step.
+    await r.press(KEYS.enter);
+    expect(title(r.frame())).toMatch(new RegExp(tf(lang, 'rules.back', { chain: 'KUBE-SVC-[A-Z2-7]{16}' })));
+    await r.press(KEYS.escape);
+    expect(title(r.frame())).toContain(tf(lang, 'rules.back', { chain: t(lang, 'pane.step') }));
+    await r.press(KEYS.escape);
     expect(r.frame()).toContain('tcp 10.244.0.9:43210 → 10.96.12.34:80');
     r.unmount();
   });

@@ -5,7 +5,7 @@ import React, { useEffect, useRef, useState } from 'react';
 import { clockTime } from '../../text/clock.js';
 import type { ApiProblem } from '../../collect/session.js';
 import { t, tf, type Lang } from '../../text/i18n.js';
-import { PANE_REGISTRY, type PaneId } from '../pane-registry.js';
+import { PANE_REGISTRY, type PaneEntry, type PaneId } from '../pane-registry.js';
 import { cellWidth, fitCell, humanAge } from '../../text/cells.js';
 import { theme } from '../theme.js';
 
@@ -51,13 +51,34 @@ export interface HeaderProps {
 }
 
 /**
- * The pane tabs as they fit in `width` cells: every label when they fit, else the
- * numbers with only the current pane named (Japanese labels are twice as wide).
+ * The pane tabs as they fit in `width` cells, every pane named as k9s names them all: the
+ * titles when they fit, else the short titles (`追跡` for `コネクション追跡`; Japanese
+ * titles are twice as wide), else the other panes' short titles cut to the widest that fits
+ * (the current one whole), and only on a very narrow terminal the other panes' numbers alone.
  */
 export function paneTabs(current: PaneId, width: number, lang: Lang): { id: PaneId; label: string }[] {
-  const full = PANE_REGISTRY.map((p) => ({ id: p.id as PaneId, label: ` ${p.key} ${t(lang, p.title)} ` }));
-  if (cellWidth(full.map((f) => f.label).join('')) <= width) return full;
-  return PANE_REGISTRY.map((p, i) => ({ id: p.id as PaneId, label: p.id === current ? full[i]!.label : ` ${p.key} ` }));
+  const titled = (short: boolean, cut = Infinity) =>
+    PANE_REGISTRY.map((p) => {
+      const entry: PaneEntry = p;
+      const title = t(lang, short && entry.short ? entry.short : entry.title);
+      const shown = p.id === current || cellWidth(title) <= cut ? title : fitCell(title, cut).trimEnd();
+      return { id: p.id as PaneId, label: ` ${p.key} ${shown} ` };
+    });
+  const fits = (tabs: { label: string }[]) => cellWidth(tabs.map((tab) => tab.label).join('')) <= width;
+  for (const tabs of [titled(false), titled(true)]) if (fits(tabs)) return tabs;
+  // Down to 3 cells (a wide character and `…`): a shorter cut names nothing.
+  const widest = Math.max(
+    ...PANE_REGISTRY.map((p) => {
+      const entry: PaneEntry = p;
+      return cellWidth(t(lang, entry.short ?? entry.title));
+    }),
+  );
+  for (let cut = widest - 1; cut >= 3; cut--) {
+    const tabs = titled(true, cut);
+    if (fits(tabs)) return tabs;
+  }
+  const named = titled(true);
+  return named.map((tab) => (tab.id === current ? tab : { id: tab.id, label: ` ${PANE_REGISTRY.find((p) => p.id === tab.id)!.key} ` }));
 }
 
 /**

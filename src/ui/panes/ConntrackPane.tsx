@@ -13,7 +13,7 @@ import { Box } from 'ink';
 import { Text } from '../components/SafeText.js';
 import React from 'react';
 import { formatEndpoint } from '../../analysis/conntrack-nat.js';
-import { conntrackRow, type ConntrackRowView, type ConntrackView } from '../../analysis/conntrack-view.js';
+import { conntrackRow, type ConntrackRowView, type ConntrackSortColumn, type ConntrackView } from '../../analysis/conntrack-view.js';
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang } from '../../text/i18n.js';
@@ -43,24 +43,39 @@ export interface ConntrackPaneProps {
 /** Wide layouts (≥ 100 columns) add the status, Service and packet columns. */
 const WIDE = 100;
 
-function columns(lang: Lang, width: number): ColumnSpec[] {
+/**
+ * The columns at `width`. The narrow layout keeps the column the rows are sorted by, as k9s
+ * keeps the sorted column, so the summary's `sort service↑` points at a column on screen:
+ * sorted by Service (the default) it shows the Service in place of the state (the selected
+ * entry's lines below still say it), so the NAT view keeps its client; sorted by packets or
+ * bytes it adds the packets. A view `scoped` to one Service (`a`) names it in the summary:
+ * every row's is that one, and the state keeps its column.
+ */
+function columns(lang: Lang, width: number, sort: ConntrackSortColumn, scoped: boolean): ColumnSpec[] {
+  const service: ColumnSpec = { key: 'service', title: t(lang, 'col.service'), flex: 1, minWidth: 20, elide: 'middle' };
+  const state: ColumnSpec = { key: 'state', title: t(lang, 'col.state'), width: 11 };
+  const pkts: ColumnSpec = { key: 'pkts', title: t(lang, 'col.pkts'), width: 8, align: 'right' };
   if (width < WIDE) {
+    const byService = sort === 'service' && !scoped;
     return [
       { key: 'mark', title: ' ', width: 1 },
       { key: 'proto', title: t(lang, 'col.proto'), width: 6 },
-      { key: 'state', title: t(lang, 'col.state'), width: 11 },
+      ...(byService ? [] : [state]),
       { key: 'ttl', title: t(lang, 'col.ttl'), width: 6, align: 'right' },
-      { key: 'nat', title: t(lang, 'col.nat'), flex: 1 },
+      // At 80 columns: `default/web` whole, and `client:port → VIP:port ⇒ endpoint:port` (52 cells).
+      ...(byService ? [{ ...service, minWidth: 11 }] : []),
+      { key: 'nat', title: t(lang, 'col.nat'), flex: 6 },
+      ...(sort === 'packets' || sort === 'bytes' ? [pkts] : []),
     ];
   }
   return [
     { key: 'status', title: t(lang, 'col.status'), width: 6 },
     { key: 'proto', title: t(lang, 'col.proto'), width: 6 },
-    { key: 'state', title: t(lang, 'col.state'), width: 11 },
+    state,
     { key: 'ttl', title: t(lang, 'col.ttl'), width: 6, align: 'right' },
-    { key: 'service', title: t(lang, 'col.service'), flex: 1, minWidth: 20, elide: 'middle' },
+    service,
     { key: 'nat', title: t(lang, 'col.nat'), flex: 3, minWidth: 52 },
-    { key: 'pkts', title: t(lang, 'col.pkts'), width: 8, align: 'right' },
+    pkts,
   ];
 }
 
@@ -88,11 +103,21 @@ export function natCell(r: ConntrackRowView, width: number): string {
   return candidates.find((c) => cellWidth(c) <= width) ?? tail;
 }
 
-function cells(r: ConntrackRowView, natWidth: number, wide: boolean, lang: Lang): string[] {
+/** The row's cells for `cols` (by column key). */
+function cells(r: ConntrackRowView, natWidth: number, cols: readonly ColumnSpec[], lang: Lang): string[] {
   const proto = r.entry.proto === 'unknown' ? String(r.entry.protoNum) : r.entry.proto;
-  if (!wide) return [r.status === 'stale' ? '!' : '', proto, r.entry.state ?? '', ttl(r), natCell(r, natWidth)];
   const pkts = r.packets ? String(r.packets.orig + r.packets.reply) : '';
-  return [statusWord(r, lang), proto, r.entry.state ?? '', ttl(r), r.service ?? '', natCell(r, natWidth), pkts];
+  const cell: Readonly<Record<string, () => string>> = {
+    mark: () => (r.status === 'stale' ? '!' : ''),
+    status: () => statusWord(r, lang),
+    proto: () => proto,
+    state: () => r.entry.state ?? '',
+    ttl: () => ttl(r),
+    service: () => r.service ?? '',
+    nat: () => natCell(r, natWidth),
+    pkts: () => pkts,
+  };
+  return cols.map((c) => cell[c.key]?.() ?? '');
 }
 
 function rowColor(r: ConntrackRowView): ColorToken | undefined {
@@ -143,7 +168,7 @@ export function conntrackSummaryLine(data: ConntrackView, lang: Lang, shown: Sho
   // Cilium's CT map has no reply tuple: say where the rows come from when it is that table.
   if (data.source === 'cilium') parts.push(t(lang, 'conntrack.fromCilium'));
   parts.push(s.tableRead === false ? t(lang, 'conntrack.tableNotRead') : tf(lang, 'conntrack.entries', { shown: s.shown, total: s.total }));
-  // The order early: at 80 columns the end of the line is cut, and the table has no PKTS column to carry the arrow.
+  // The order early: at 80 columns the end of the line is cut (the narrow table keeps the sorted column).
   parts.push(tf(lang, 'conntrack.sort', { column: data.query.sort.column, dir: data.query.sort.descending ? '↓' : '↑' }));
   if (s.events) parts.push(tf(lang, 'conntrack.events', { events: s.events, flows: s.eventFlows ?? 0 }));
   if (s.count !== null && s.max !== null && s.percent !== null) parts.push(tf(lang, 'conntrack.usage', { count: s.count, max: s.max, pct: percentText(s.percent) }));
@@ -178,11 +203,11 @@ export function ConntrackPane({ data, elapsedSeconds, cursor, width, height, foc
   const at = Math.max(0, Math.min(cursor, count - 1));
   const start = windowStart(count, at, bodyHeight);
   const visible = [...data.order.subarray(start, start + bodyHeight)].map((i) => conntrackRow(data.index, i, elapsedSeconds));
-  const cols = columns(lang, width);
+  const cols = columns(lang, width, data.query.sort.column, data.scope !== null);
   const natWidth = layoutColumns(cols, width)[cols.findIndex((c) => c.key === 'nat')] ?? width;
   const rows: TableRow[] = visible.map((r) => {
     const color = rowColor(r);
-    return { key: String(r.index), cells: cells(r, natWidth, width >= WIDE, lang), ...(color ? { color } : {}), ...(r.status === 'no-service' ? { dim: true } : {}) };
+    return { key: String(r.index), cells: cells(r, natWidth, cols, lang), ...(color ? { color } : {}), ...(r.status === 'no-service' ? { dim: true } : {}) };
   });
   const selected = visible[at - start];
   const empty = data.scope ? tf(lang, 'conntrack.noneFor', { service: data.scope.service }) : data.query.filter ? t(lang, 'conntrack.noneMatch') : t(lang, 'conntrack.none');

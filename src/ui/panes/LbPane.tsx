@@ -12,7 +12,7 @@ import { foldMapNames, lbConditionsText, type LbBackendRow, type LbFrontendRow, 
 import { Diagnostics, diagnosticsHeight } from '../components/Diagnostics.js';
 import { Table, windowStart, type TableRow } from '../components/Table.js';
 import { t, tf, type Lang } from '../../text/i18n.js';
-import { fitCell, type ColumnSpec } from '../../text/cells.js';
+import { cellWidth, fitCell, type ColumnSpec } from '../../text/cells.js';
 import { theme } from '../theme.js';
 import { formatServiceRef } from '../../model/service-ref.js';
 
@@ -79,13 +79,16 @@ function frontendColumns(lang: Lang, wide: boolean, frontendCols = 22): ColumnSp
 }
 
 function backendColumns(lang: Lang, wide: boolean): ColumnSpec[] {
+  // As wide as its words (`いいえ` is 6 cells): a yes/no cut to `い…` says neither. The node
+  // column gives up what it takes on a narrow terminal, so the conditions stay whole.
+  const fresh = Math.max(4, ...[t(lang, 'col.new'), t(lang, 'lb.yes'), t(lang, 'lb.no')].map(cellWidth));
   return [
     { key: 'slot', title: t(lang, 'col.slot'), width: 4, align: 'right' },
     ...(wide ? [{ key: 'id', title: t(lang, 'col.backendId'), width: 5, align: 'right' } satisfies ColumnSpec] : []),
     { key: 'backend', title: t(lang, 'col.backend'), flex: 2, minWidth: 16 },
     { key: 'state', title: t(lang, 'col.state'), width: 11 },
-    { key: 'new', title: t(lang, 'col.new'), width: 4 },
-    wide ? { key: 'node', title: t(lang, 'col.nodeName'), flex: 2 } : { key: 'node', title: t(lang, 'col.nodeName'), width: 13 },
+    { key: 'new', title: t(lang, 'col.new'), width: fresh },
+    wide ? { key: 'node', title: t(lang, 'col.nodeName'), flex: 2 } : { key: 'node', title: t(lang, 'col.nodeName'), width: 13 - (fresh - 4) },
     { key: 'cond', title: t(lang, 'col.conditions'), width: 26 },
   ];
 }

@@ -163,21 +163,30 @@ function keysLine(lang: Lang, n: number, total: number, width: number): string {
   return cellWidth(long) <= width ? long : `${n}/${total}  ${keys}`;
 }
 
+/** Lines of text wrapped to the pane's width (a message is read whole, not cut at the edge), the first in `first`'s colour. */
+function Message({ lines, width, color, first = color }: { readonly lines: readonly string[]; readonly width: number; readonly color: string; readonly first?: string }): React.JSX.Element {
+  return (
+    <Box flexDirection="column">
+      {lines.flatMap((l, i) =>
+        wrapCells(l, width).map((w, j) => (
+          <Text key={`${i}.${j}`} color={i === 0 ? first : color}>
+            {w}
+          </Text>
+        )),
+      )}
+    </Box>
+  );
+}
+
 /** Renders the pane. */
 export function StepPane({ data, width, height, focused, cursor, lang }: StepPaneProps): React.JSX.Element {
-  if (data.kind === 'none') return <Text color={theme.muted}>{fitCell(t(lang, 'step.none'), width)}</Text>;
+  if (data.kind === 'none') return <Message lines={[t(lang, 'step.none')]} width={width} color={theme.muted} />;
   if (data.kind === 'loading') return <Text color={theme.muted}>{fitCell(data.text, width)}</Text>;
   if (data.kind === 'noPacket') {
     const lines = [tf(lang, 'step.noPacket', { service: data.service }), t(lang, `step.noPacket.${data.reason}`), t(lang, 'step.noPacket.hint')];
-    return (
-      <Box flexDirection="column">
-        {lines.map((l, i) => (
-          <Text key={i} color={i === 0 ? theme.warn : theme.muted}>{fitCell(l, width)}</Text>
-        ))}
-      </Box>
-    );
+    return <Message lines={lines} width={width} color={theme.muted} first={theme.warn} />;
   }
-  if (data.kind === 'failed') return <Text color={theme.error}>{fitCell(tf(lang, 'step.failed', { reason: data.reason }), width)}</Text>;
+  if (data.kind === 'failed') return <Message lines={[tf(lang, 'step.failed', { reason: data.reason })]} width={width} color={theme.error} />;
   const r = data.result;
   const steps = r.steps;
   const at = Math.min(Math.max(0, cursor), steps.length - 1);
