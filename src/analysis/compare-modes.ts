@@ -7,7 +7,8 @@
  * counted — next to what the node actually has, counted the same way from the snapshot.
  *
  * Units, the same for prediction and node:
- * - iptables: `chains` = KUBE-* chains of the filter and nat tables, `rules` = their rules
+ * - iptables: `chains` = KUBE-* chains of the filter and nat tables but the canaries (the header's
+ *   count too: src/analysis/proxy-mode.ts `isCountedKubeChain`), `rules` = their rules
  *   (the jumps kube-proxy adds to built-in chains are not counted), `elements` 0;
  * - nftables: chains, rules and set/map `elements` of kube-proxy's `ip`/`ip6 kube-proxy` tables;
  * - Cilium: `elements` = LB map entries (services: one master entry per frontend plus one
@@ -29,7 +30,7 @@ import { ciliumTableOf, kubeProxyInputOf, type CompareNote } from './compare-mod
 import { generateIptablesRestore } from './kubeproxy-iptables.js';
 import { generateNftablesRules } from './kubeproxy-nftables.js';
 import type { KubeProxyInput } from './lab-scenario-types.js';
-import { detectProxyMode, type ProxyMode } from './proxy-mode.js';
+import { detectProxyMode, isCountedKubeChain, type ProxyMode } from './proxy-mode.js';
 import { formatServiceRef } from '../model/service-ref.js';
 
 /** The three dataplanes compared. */
@@ -96,10 +97,6 @@ export interface ModeComparison {
 
 const NO_MAPS: Readonly<Record<string, number>> = {};
 
-function isKubeChain(name: string): boolean {
-  return name.startsWith('KUBE-');
-}
-
 /**
  * A mode's count with the names of its chains (or frontends) and, for iptables and nftables,
  * `sizes`: rules per chain (`nat/KUBE-SERVICES`, nft `services`) and distinct elements per
@@ -107,15 +104,14 @@ function isKubeChain(name: string): boolean {
  */
 export type NamedCount = ModeCount & { names: string[]; sizes?: ReadonlyMap<string, number> };
 
-/** KUBE-* chains and their rules in the filter and nat tables. */
+/** KUBE-* chains ({@link isCountedKubeChain}: nat and filter, canaries left out) and their rules. */
 export function countIptables(ruleset: IptablesRuleset | null | undefined): NamedCount {
   const names: string[] = [];
   const sizes = new Map<string, number>();
   let rules = 0;
   for (const table of ruleset?.tables ?? []) {
-    if (table.name !== 'filter' && table.name !== 'nat') continue;
     for (const chain of table.chains) {
-      if (!isKubeChain(chain.name)) continue;
+      if (!isCountedKubeChain(table.name, chain.name)) continue;
       names.push(chain.name);
       sizes.set(`${table.name}/${chain.name}`, chain.rules.length);
       rules += chain.rules.length;

@@ -28,7 +28,8 @@ export interface CiliumServicesCount {
  * One fact behind the detected mode, as data, so each reader words it: {@link modeFactText}
  * in English (reports, `evidence`), src/text/i18n.ts `mode.fact.*` per UI language.
  * - `kubeProxyTable`: nftables table `kube-proxy` exists, in `family` (`ip`, `ip6`, `inet`);
- * - `kubeChains`: KUBE- chains (not kubelet's own) in one iptables backend; `leftovers`: how
+ * - `kubeChains`: KUBE- chains in one iptables backend, counted by {@link isCountedKubeChain}
+ *   (the fact holds only when some are kube-proxy's own, not {@link NON_PROXY_KUBE_CHAINS}); `leftovers`: how
  *   many of them are per-Service chains (KUBE-SVC-, KUBE-SEP-, KUBE-SVL-, KUBE-EXT-, KUBE-FW-)
  *   declared with no rule — kube-proxy's iptables mode never leaves one empty, so they are what
  *   an earlier mode left (e.g. after a switch to IPVS);
@@ -143,6 +144,32 @@ export function countChains(ruleset: IptablesRuleset | null | undefined, prefix:
   return n;
 }
 
+/** The tables whose KUBE- chains {@link isCountedKubeChain} counts: where kube-proxy's iptables mode writes its chains. */
+const KUBE_CHAIN_TABLES: ReadonlySet<string> = new Set(['filter', 'nat']);
+
+/**
+ * Empty chains kubelet and kube-proxy create in every mode to notice that a table was flushed
+ * (kubelet's kubelet_network_linux.go, kube-proxy's proxier.go): not part of any Service path.
+ */
+const CANARY_CHAINS: ReadonlySet<string> = new Set(['KUBE-KUBELET-CANARY', 'KUBE-PROXY-CANARY']);
+
+/**
+ * The one rule for "N KUBE- chains" (the header's mode fact, the Modes pane and `show compare`):
+ * every `KUBE-` chain of the nat and filter tables except the canaries ({@link CANARY_CHAINS}).
+ * kubelet's KUBE-FIREWALL is counted: kube-proxy's iptables mode writes it too
+ * (`iptablesKubeletJumpChains` in kube-proxy's proxier.go), so it is part of what that mode programs.
+ */
+export function isCountedKubeChain(table: string, chain: string): boolean {
+  return chain.startsWith('KUBE-') && KUBE_CHAIN_TABLES.has(table) && !CANARY_CHAINS.has(chain);
+}
+
+/** How many chains of `ruleset` {@link isCountedKubeChain} counts; 0 without a ruleset. */
+export function countKubeChains(ruleset: IptablesRuleset | null | undefined): number {
+  let n = 0;
+  for (const t of ruleset?.tables ?? []) for (const c of t.chains) if (isCountedKubeChain(t.name, c.name)) n++;
+  return n;
+}
+
 /** Chain-name prefixes kube-proxy's iptables mode writes one per Service or endpoint, never empty. */
 export const PER_SERVICE_CHAIN_PREFIXES: readonly string[] = ['KUBE-SVC-', 'KUBE-SEP-', 'KUBE-SVL-', 'KUBE-EXT-', 'KUBE-FW-'];
 
@@ -189,7 +216,10 @@ export function ipsetMatchesIn(ruleset: IptablesRuleset | null | undefined): { r
 
 /** What {@link rulesetEvidence} counts in one ruleset. */
 interface RulesetEvidence {
+  /** KUBE- chains as shown ({@link countKubeChains}). */
   readonly kube: number;
+  /** KUBE- chains that say kube-proxy wrote them (not {@link NON_PROXY_KUBE_CHAINS}): what detection reads. */
+  readonly proxy: number;
   readonly cilium: number;
   readonly left: number | null;
   readonly backend: string | null;
@@ -199,7 +229,7 @@ interface RulesetEvidence {
 const evidenceMemo = new WeakMap<IptablesRuleset, RulesetEvidence>();
 
 function parsedEvidence(ruleset: IptablesRuleset | null | undefined): RulesetEvidence {
-  return { kube: countChains(ruleset, 'KUBE-'), cilium: countChains(ruleset, 'CILIUM_'), left: countLeftoverChains(ruleset), backend: ruleset?.generator?.backend ?? null, sets: ipsetMatchesIn(ruleset) };
+  return { kube: countKubeChains(ruleset), proxy: countChains(ruleset, 'KUBE-'), cilium: countChains(ruleset, 'CILIUM_'), left: countLeftoverChains(ruleset), backend: ruleset?.generator?.backend ?? null, sets: ipsetMatchesIn(ruleset) };
 }
 
 /**
@@ -219,7 +249,7 @@ function rulesetEvidence(ruleset: IptablesRuleset | null | undefined, summary: C
   const named = (prefix: string) => summary.chains.filter((c) => c.name.startsWith(prefix) && !NON_PROXY_KUBE_CHAINS.has(c.name));
   const rulesKnown = summary.chains.every((c) => c.rules !== null);
   const left = rulesKnown ? summary.chains.filter((c) => c.rules === 0 && PER_SERVICE_CHAIN_PREFIXES.some((p) => c.name.startsWith(p))).length : null;
-  return { kube: named('KUBE-').length, cilium: named('CILIUM_').length, left, backend: summary.backend, sets: { rules: summary.ipsetRules ?? 0, sets: [...summary.ipsetSets] } };
+  return { kube: summary.chains.filter((c) => isCountedKubeChain(c.table, c.name)).length, proxy: named('KUBE-').length, cilium: named('CILIUM_').length, left, backend: summary.backend, sets: { rules: summary.ipsetRules ?? 0, sets: [...summary.ipsetSets] } };
 }
 
 /**
@@ -291,8 +321,8 @@ export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): 
   const hints: ModeHints = { ...snapshotHints(snapshot), ...extra };
   const nftEv = rulesetEvidence(snapshot.iptables?.value, snapshot.chainSummaries?.iptables);
   const legacyEv = rulesetEvidence(snapshot.iptablesLegacy?.value, snapshot.chainSummaries?.iptablesLegacy);
-  const nftKube = nftEv.kube;
-  const legacyKube = legacyEv.kube;
+  const nftKube = nftEv.proxy;
+  const legacyKube = legacyEv.proxy;
   const ciliumChains = nftEv.cilium;
   const backend = nftEv.backend;
   const kubeProxyFamilies = (hints.nftTables ?? []).flatMap((t) => /^(ip|ip6|inet) kube-proxy$/.exec(t)?.[1] ?? []);
@@ -309,8 +339,9 @@ export function detectProxyMode(snapshot: NodeSnapshot, extra: ModeHints = {}): 
   const facts: ModeFact[] = [];
 
   for (const family of kubeProxyFamilies) facts.push({ kind: 'kubeProxyTable', family });
-  if (nftKube > 0) facts.push({ kind: 'kubeChains', ruleset: 'iptables', backend, chains: nftKube, leftovers: nftLeft });
-  if (legacyKube > 0) facts.push({ kind: 'kubeChains', ruleset: 'iptables-legacy', backend: null, chains: legacyKube, leftovers: legacyLeft });
+  // Shown only when kube-proxy's own chains are there; the number is the one count (kubelet's KUBE-FIREWALL included).
+  if (nftKube > 0) facts.push({ kind: 'kubeChains', ruleset: 'iptables', backend, chains: nftEv.kube, leftovers: nftLeft });
+  if (legacyKube > 0) facts.push({ kind: 'kubeChains', ruleset: 'iptables-legacy', backend: null, chains: legacyEv.kube, leftovers: legacyLeft });
   if (ipsetRules > 0) facts.push({ kind: 'ipsetMatches', rules: ipsetRules, sets: [...new Set([...nftSets.sets, ...legacySets.sets])].sort() });
   const ipvsHinted = hasIpvsIface || ipsetRules > 0;
   if (ipvsHinted || ipvsServers > 0)

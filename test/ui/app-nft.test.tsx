@@ -4,13 +4,31 @@ import React from 'react';
 import { describe, expect, it } from 'vitest';
 import { staticSession } from '../../src/collect/session.js';
 import { App } from '../../src/ui/App.js';
-import { copyFixture, snapshotOf, snapshotOfDir } from '../helpers/fixtures.js';
+import { copyFixture, fixtureDir, snapshotOf, snapshotOfDir } from '../helpers/fixtures.js';
 import { FRAME_WIDTHS, KEYS, renderApp } from '../helpers/render.js';
 
 async function app(width: number, dir?: string) {
   const snapshot = dir ? await snapshotOfDir(dir) : await snapshotOf('lab-nftables');
   return renderApp(<App session={staticSession(snapshot)} lang="en" width={width} height={30} />, width, 30);
 }
+
+describe('the nftables Rules pane\'s hook cell', () => {
+  it('shows each base chain\'s type, hook and priority as nft list prints them, the priority never cut (120 columns)', async () => {
+    const r = await app(120);
+    await r.press('2');
+    const frame = r.frame();
+    // The reference: `chain NAME {` and its `type T hook H priority P;` line in the capture's `nft list ruleset`.
+    const text = readFileSync(path.join(fixtureDir('lab-nftables'), 'probes', 'nft-text.stdout'), 'utf8');
+    const hooks = [...text.matchAll(/chain (\S+) \{\n\s*type (\S+) hook (\S+) priority ([^;]+);/g)];
+    expect(hooks.map((m) => m[4])).toEqual(expect.arrayContaining(['dstnat - 10', '-110', 'filter']));
+    for (const [, chain, type, hook, priority] of hooks) {
+      const row = frame.split('\n').find((l) => l.includes(` ${chain!} `));
+      expect(row, chain).toMatch(new RegExp(` ${type!} ${hook!} ${priority!.replace(/[-+]/g, '\\$&')} +accept `));
+    }
+    expect(frame).not.toContain('- …');
+    r.unmount();
+  });
+});
 
 describe.each(FRAME_WIDTHS)('App on the nftables lab capture at %i columns', (width) => {
   it('lists kube-proxy chains in hook order and the service-ips map', async () => {

@@ -1,11 +1,14 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildSnapshot } from '../../src/collect/build-snapshot.js';
-import { compareModes, modeTotal } from '../../src/analysis/compare-modes.js';
-import { ciliumServicesCount, detectProxyMode, modeLabel } from '../../src/analysis/proxy-mode.js';
+import { compareModes, countIptables, modeTotal } from '../../src/analysis/compare-modes.js';
+import { ciliumServicesCount, countKubeChains, detectProxyMode, modeLabel, type ModeFact } from '../../src/analysis/proxy-mode.js';
+import { summarizeIptablesSave } from '../../src/parsers/chain-summary.js';
 import { CILIUM_LB_MAPS, type LbTable } from '../../src/model/cilium.js';
 import { headText, showHead } from '../../src/report/header.js';
 import type { ProbeRun } from '../../src/sources/probe-runner.js';
-import { snapshotOf } from '../helpers/fixtures.js';
+import { fixtureDir, snapshotOf } from '../helpers/fixtures.js';
 
 function run(id: string, stdout: string): ProbeRun {
   return { id, argv: [id], status: 'ok', result: { argv: [id], stdout, stderr: '', exitCode: 0, startedAt: '2026-01-01T00:00:00.000Z', durationMs: 1 } };
@@ -26,6 +29,31 @@ describe('proxy mode detection', () => {
   it("does not take kubelet's own KUBE- chains for kube-proxy", () => {
     const kubeletOnly = `*filter\n:INPUT ACCEPT [0:0]\n:KUBE-FIREWALL - [0:0]\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n*mangle\n:KUBE-IPTABLES-HINT - [0:0]\n:KUBE-KUBELET-CANARY - [0:0]\nCOMMIT\n`;
     expect(detectProxyMode(snapshotWith([run('iptables-save', kubeletOnly)])).mode).toBe('none');
+  });
+
+  it('counts KUBE- chains one way in the header, the Modes pane and show compare (kubelet\'s KUBE-FIREWALL in, the canaries out)', async () => {
+    const snapshot = await snapshotOf('lab-iptables');
+    // The reference: the chains iptables-save declares in nat and filter, from the capture's text.
+    const text = readFileSync(join(fixtureDir('lab-iptables'), 'probes', 'iptables-save.stdout'), 'utf8');
+    const declared = text.split('\n').filter((l) => l.startsWith(':KUBE-'));
+    expect(declared).toContain(':KUBE-FIREWALL - [0:0]');
+    const fact = detectProxyMode(snapshot).facts.find((f) => f.kind === 'kubeChains') as Extract<ModeFact, { kind: 'kubeChains' }>;
+    expect(fact.chains).toBe(declared.length);
+    expect(compareModes(snapshot)!.actual.find((a) => a.mode === 'iptables')!.count.chains).toBe(declared.length);
+    expect(headText(showHead(snapshot))).toContain(`${declared.length} KUBE- chains`);
+
+    const withCanaries = [
+      '*mangle', ':KUBE-IPTABLES-HINT - [0:0]', ':KUBE-KUBELET-CANARY - [0:0]', ':KUBE-PROXY-CANARY - [0:0]', 'COMMIT',
+      '*filter', ':KUBE-FIREWALL - [0:0]', ':KUBE-KUBELET-CANARY - [0:0]', ':KUBE-PROXY-CANARY - [0:0]', ':KUBE-SERVICES - [0:0]', '-A KUBE-FIREWALL -j DROP', 'COMMIT',
+      '*nat', ':KUBE-KUBELET-CANARY - [0:0]', ':KUBE-PROXY-CANARY - [0:0]', ':KUBE-SERVICES - [0:0]', ':KUBE-SVC-AAAAAAAAAAAAAAAA - [0:0]', '-A KUBE-SVC-AAAAAAAAAAAAAAAA -j ACCEPT', 'COMMIT', '',
+    ].join('\n');
+    const parsed = snapshotWith([run('iptables-save', withCanaries)]);
+    expect(countKubeChains(parsed.iptables!.value)).toBe(4);
+    expect(detectProxyMode(parsed).facts).toContainEqual(expect.objectContaining({ kind: 'kubeChains', chains: 4 }));
+    expect(countIptables(parsed.iptables!.value).chains).toBe(4);
+    // The chain names alone (a large node's summary instead of the parsed rules): the same count.
+    const summarized = { ...snapshotWith([]), chainSummaries: { iptables: summarizeIptablesSave(withCanaries).value } };
+    expect(detectProxyMode(summarized).facts).toContainEqual(expect.objectContaining({ kind: 'kubeChains', chains: 4 }));
   });
 
   it('tells both iptables backends holding KUBE- chains apart', () => {

@@ -58,11 +58,18 @@ export interface RulesPaneProps {
   readonly lang: Lang;
 }
 
-function chainColumns(lang: Lang, width: number): ColumnSpec[] {
+/** The widest a base chain's hook cell may ask for: `filter postrouting srcnat - 10`. */
+const HOOK_CELL_MAX = 30;
+
+/**
+ * `hookWidth`: the longest base chain's `type hook priority` in view (at most {@link HOOK_CELL_MAX}),
+ * so nft's priority (`dstnat - 10`, `-110`) is never cut into `dstnat - …`.
+ */
+function chainColumns(lang: Lang, width: number, hookWidth: number): ColumnSpec[] {
   return [
     { key: 'table', title: t(lang, 'col.table'), width: 14 },
     { key: 'chain', title: t(lang, 'col.chain'), flex: 3, elide: 'middle' },
-    ...(width >= 100 ? [{ key: 'detail', title: t(lang, 'col.hookType'), flex: 2 } satisfies ColumnSpec] : []),
+    ...(width >= 100 ? [{ key: 'detail', title: t(lang, 'col.hookType'), flex: 2, ...(hookWidth > 0 ? { minWidth: Math.min(HOOK_CELL_MAX, hookWidth) } : {}) } satisfies ColumnSpec] : []),
     { key: 'policy', title: t(lang, 'col.policy'), width: 7 },
     { key: 'rules', title: t(lang, 'col.rules'), width: 6, align: 'right' },
     { key: 'pkts', title: t(lang, 'col.pkts'), width: 8, align: 'right' },
@@ -121,7 +128,9 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
     // Only the rows in view are formatted (60,000 chains on a large node).
     const listHeight = Math.max(1, height - 2 - diagLines);
     const listStart = windowStart(data.rows.length, cursor, listHeight);
-    const rows: TableRow[] = data.rows.slice(listStart, listStart + listHeight).map((r) => {
+    const inView = data.rows.slice(listStart, listStart + listHeight);
+    const hookWidth = inView.reduce((w, r) => (r.kind === 'chain' ? Math.max(w, r.detail.length) : w), 0);
+    const rows: TableRow[] = inView.map((r) => {
       const name = `${r.kind === 'chain' ? '' : '@'}${r.name}${r.ruleset === 'iptables' || r.ruleset === 'nft' ? '' : ` (${r.ruleset})`}`;
       const cells = [r.table, name, ...(width >= 100 ? [r.detail] : []), r.policy ?? '-', String(r.count), r.packets === null ? '-' : humanCount(r.packets), r.bytes === null ? '-' : humanBytes(r.bytes)];
       return { key: `${r.ruleset}/${r.table}/${r.kind}/${r.name}`, cells, ...(r.name.startsWith('KUBE-') || r.kind !== 'chain' ? { color: 'jump' as const } : {}) };
@@ -129,7 +138,7 @@ export function RulesPane({ data, cursor, width, height, focused, lang }: RulesP
     return (
       <Box flexDirection="column">
         <Text bold>{fitCell(t(lang, 'rules.tables'), width)}</Text>
-        <Table columns={chainColumns(lang, width)} rows={rows} cursor={cursor - listStart} width={width} height={listHeight} focused={focused} />
+        <Table columns={chainColumns(lang, width, hookWidth)} rows={rows} cursor={cursor - listStart} width={width} height={listHeight} focused={focused} />
         <Diagnostics diagnostics={data.diagnostics} width={width} lang={lang} unreadChains={data.unreadChains} />
       </Box>
     );
