@@ -31,6 +31,19 @@ describe('dig +search as a Pod resolves it', () => {
     expect(doc.answeredBy).toBe('kube-dns.kube-system.svc.cluster.local.');
   }, 30_000);
 
+  it('-n default still finds kube-system/kube-dns and compares a kube-system answer with the API (-n is the Pod\'s namespace, not a narrowing)', async () => {
+    const r = await runBinary(['dig', '+search', 'web', '-n', 'default', '--replay', fixtureDir('lab-iptables')], home);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('  as a ClusterFirst Pod in namespace default:\n');
+    expect(r.stdout).toContain("    name server 10.96.0.10, kube-system/kube-dns's ClusterIP\n");
+    expect(r.stdout).toMatch(/^ {8}web\.default\.svc\.cluster\.local\.\t\d+\tIN\tA\t10\.96\.12\.34$/m);
+    expect(r.stdout).not.toContain('not as a Pod');
+    // Another namespace's Service by FQDN, from a Pod of `default`: answered and judged against the API.
+    const fqdn = await runBinary(['dig', 'kube-dns.kube-system.svc.cluster.local', '-n', 'default', '--replay', fixtureDir('lab-iptables')], home);
+    expect(fqdn.code, fqdn.stderr).toBe(0);
+    expect(fqdn.stdout).toContain(';; EXPECTED from the API: NOERROR (Service kube-system/kube-dns): ok\n');
+  }, 30_000);
+
   it("without a kube-dns Service a Pod's name server is unknown: said so, and the node's resolv.conf asked instead", async () => {
     const api = path.join(home, 'no-kube-dns.json');
     writeFileSync(api, '{"apiVersion":"v1","kind":"List","items":[]}');
