@@ -44,6 +44,25 @@ describe('dig +search as a Pod resolves it', () => {
     expect(fqdn.stdout).toContain(';; EXPECTED from the API: NOERROR (Service kube-system/kube-dns): ok\n');
   }, 30_000);
 
+  it.each(['en', 'ja'] as const)('the replay NOTE only under a recorded answer; a question not captured has no time (%s)', async (lang) => {
+    const note = lang === 'en' ? ';; NOTE: recorded answer replayed' : ';; 注:';
+    const one = await runBinary(['dig', 'nope.default.svc.cluster.local', '--replay', fixtureDir('lab-iptables'), '--lang', lang], home);
+    expect(one.code).toBe(9);
+    expect(one.stdout).toContain('NOT-CAPTURED from 10.96.0.10:53: ');
+    expect(one.stdout).not.toContain('0.0 ms');
+    expect(one.stdout).not.toContain(note);
+    const search = await runBinary(['dig', '+search', 'web', '--node-resolv-conf', '--replay', fixtureDir('lab-iptables'), '--lang', lang], home);
+    expect(search.code).toBe(9);
+    expect(search.stdout).toMatch(/^ {3}1 {2}web\. {2}A NOT-CAPTURED +AAAA NOT-CAPTURED$/m);
+    expect(search.stdout).not.toContain(' ms');
+    expect(search.stdout).not.toContain(note);
+    const json = JSON.parse((await runBinary(['dig', '+search', 'web', '--node-resolv-conf', '--replay', fixtureDir('lab-iptables'), '-o', 'json'], home)).stdout);
+    expect(json.note).toBeNull();
+    // A recorded answer keeps its NOTE.
+    const answered = await runBinary(['dig', '+search', 'web', '--replay', fixtureDir('lab-iptables'), '--lang', lang], home);
+    expect(answered.stdout).toContain(note);
+  }, 30_000);
+
   it("without a kube-dns Service a Pod's name server is unknown: said so, and the node's resolv.conf asked instead", async () => {
     const api = path.join(home, 'no-kube-dns.json');
     writeFileSync(api, '{"apiVersion":"v1","kind":"List","items":[]}');
