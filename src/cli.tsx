@@ -207,7 +207,7 @@ async function runDiagnose(opts: GlobalOptions & { output: DocumentOutput; servi
 
 /** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
 function addDigCommand(program: Command): void {
-  addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
+  addSourceOptions(program.command('dig').argument('<NAME...>', 'DNS name to resolve; +search (dig(1) style) before it expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
     .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
