@@ -11,7 +11,7 @@ import { whyText } from '../text/why.js';
 
 const recordText = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' || r.type === 'SRV' ? `${r.data}.` : r.data}`;
 
-/** The transport's note when the run shows a reply (a replay's note speaks of recorded answers: none, none to speak of). */
+/** The transport's note when the run shows a reply, else null (a replay's note is about recorded answers: with none shown it would mislead). */
 function shownNote(run: DnsSearchRun, note: string | null): string | null {
   return run.steps.some((st) => st.exchanges.some((e) => e.outcome !== 'not-captured')) ? note : null;
 }
