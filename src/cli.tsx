@@ -57,7 +57,9 @@ async function openSession(opts: GlobalOptions): Promise<Session> {
   const [{ askedProbes, clusterDomainFor, params, sessionSource }, { openSource }, { Session }] = await Promise.all([import('./cli/load.js'), import('./sources/open.js'), import('./collect/session.js')]);
   const probes = askedProbes(opts);
   // The first snapshot parses the --api-file's objects anyway: the check reuses that parse.
-  const source = await openSource(opts, { parseApiFileAtOpen: true });
+  // A live cluster lists every namespace: the snapshot narrows to `-n`, and the DNS pane still
+  // finds kube-system/kube-dns behind that view (src/model/api-namespace.ts `apiOfCluster`).
+  const source = await openSource({ ...opts, apiAllNamespaces: true }, { parseApiFileAtOpen: true });
   // A --cluster-domain that is not a domain name is refused before the screen opens.
   if (opts.clusterDomain !== undefined) await clusterDomainFor(opts, source.transport);
   return new Session({ ...sessionSource(source, opts), intervalMs: opts.interval * 1000, params: params(opts), probes, ...(opts.clusterDomain !== undefined ? { clusterDomain: opts.clusterDomain } : {}) });
@@ -205,7 +207,7 @@ async function runDiagnose(opts: GlobalOptions & { output: DocumentOutput; servi
 
 /** `nodescope dig NAME` (and `dig +search NAME`): one question, or a resolver's search, through the source's DNS path. */
 function addDigCommand(program: Command): void {
-  addSourceOptions(program.command('dig').argument('<words...>', 'DNS name to resolve; +search (dig(1) style) expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
+  addSourceOptions(program.command('dig').argument('<NAME...>', 'DNS name to resolve; +search (dig(1) style) before it expands it with the search list').description('ask the cluster DNS (kube-dns ClusterIP) one question, as a pod would'))
     .addOption(new Option('--type <type>', 'record type').choices([...DNS_QUESTION_TYPES]).default('A'))
     .addOption(new Option('--server <ip>', 'DNS server (default: the kube-dns ClusterIP from the API objects)').argParser(ipAddress))
     .option('--search', "expand the name with a resolv.conf's search list and ndots as the pod's resolver does (same as +search)")
@@ -213,8 +215,8 @@ function addDigCommand(program: Command): void {
     .option('--node-resolv-conf', "--search: the node's own resolv.conf (what a hostNetwork Pod with dnsPolicy Default has)")
     .addOption(outputOption('dig', DOCUMENT_OUTPUTS, t('en', 'err.why.dig')))
     .action(async (words: string[], opts: GlobalOptions & { type: string; server?: string; output: DocumentOutput; search?: boolean; resolvConf?: string; nodeResolvConf?: boolean }) => {
-      const [{ dig, digExitCode, digOutput }, { digSearch, digWords, nodeResolvConf, readResolvConfFile }, { digSearchJson, digSearchText }, { dnsTransportFor }, { clusterDomainFor, writeDocument }, { closeSource, openSource }, { apiInNamespace }] = await Promise.all([
-        import('./dns/dig.js'), import('./dns/dig-search.js'), import('./report/dig-search.js'), import('./dns/open.js'), import('./cli/load.js'), import('./sources/open.js'), import('./model/api-namespace.js'),
+      const [{ dig, digExitCode, digOutput }, { digSearch, digWords, nodeResolvConf, readResolvConfFile }, { digSearchJson, digSearchText }, { dnsTransportFor }, { clusterDomainFor, writeDocument }, { closeSource, openSource }] = await Promise.all([
+        import('./dns/dig.js'), import('./dns/dig-search.js'), import('./report/dig-search.js'), import('./dns/open.js'), import('./cli/load.js'), import('./sources/open.js'),
       ]);
       const { name, search: plus } = digWords(words);
       const search = plus ?? opts.search === true;
@@ -222,10 +224,11 @@ function addDigCommand(program: Command): void {
       if (opts.resolvConf && opts.nodeResolvConf) throw new UsageError(said('err.resolvConfBoth'));
       // Read before anything opens: a bad path is the user's to fix, not a source to clean up.
       const given = opts.resolvConf ? readResolvConfFile(opts.resolvConf) : null;
-      const source = await openSource(opts);
-      const parsed = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
+      // Every namespace's objects whatever `-n` says: kube-dns lives in kube-system, and a Pod's
+      // search reaches any namespace's Services by FQDN; `-n` is only the Pod's namespace here.
+      const source = await openSource({ ...opts, apiAllNamespaces: true });
+      const api = source.apiText !== undefined ? (await import('./parsers/k8s-objects.js')).parseK8sObjects(source.apiText, source.apiOrigin ?? 'api').value : null;
       const ns = apiNamespace(opts).apiNamespace;
-      const api = parsed && ns !== undefined ? apiInNamespace(parsed, ns) : parsed;
       const dns = dnsTransportFor(source.transport);
       try {
         const domain = await clusterDomainFor(opts, source.transport);

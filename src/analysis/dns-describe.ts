@@ -48,6 +48,8 @@ export function comparedCell(text: string | null, zone: string): string {
 
 /** The "no reply" sentence of an exchange: `TIMEOUT from 10.96.0.10:53 after 3001 ms (2 tries)`. */
 export function noReplyText(e: DnsExchange): string {
+  // A question the capture never asked has no time and no tries to report.
+  if (e.outcome === 'not-captured') return `${statusWord(e)} from ${e.server}:${e.port}${e.error ? `: ${e.error}` : ''}`;
   return `${statusWord(e)} from ${e.server}:${e.port} after ${msText(e.latencyMs)} ms (${e.tries} ${e.tries === 1 ? 'try' : 'tries'})${e.error && e.error !== 'timeout' ? `: ${e.error}` : ''}`;
 }
 

@@ -8,6 +8,7 @@ import { said, UsageError, UserError } from '../errors.js';
 import { probe } from '../sources/catalog.js';
 import { closeSource } from '../sources/open.js';
 import { formatServiceRef } from '../model/service-ref.js';
+import { apiOfCluster } from '../model/api-namespace.js';
 import type { OutputFormat } from '../text/document.js';
 import { clusterDomainFor, loadOnce, partsFor, writeDocument } from './load.js';
 import type { GlobalOptions } from './options.js';
@@ -95,7 +96,7 @@ export async function runShow(what: string | undefined, opts: ShowOptions): Prom
         const dns = dnsTransportFor(source.transport);
         try {
           const domain = await clusterDomainFor(opts, source.transport);
-          const result = await resolveServiceDns({ api: snapshot.api.value, service: opts.service, dns, expect: { zone: domain.name }, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
+          const result = await resolveServiceDns({ api: apiOfCluster(snapshot.api.value), service: opts.service, dns, expect: { zone: domain.name }, ...(opts.dnsServer ? { server: opts.dnsServer } : {}) });
           out = showDns(snapshot, [result], format, domain, lang);
         } finally {
           await dns.close();

@@ -12,6 +12,7 @@ import { buildFirstSnapshot, completeSnapshot, ParseCache, partProbes, piecedPro
 import { iptablesRates } from '../analysis/rates.js';
 import type { RuleRates } from '../analysis/rules-view.js';
 import { SNAPSHOT_PARTS, type NodeSnapshot, type SnapshotPart } from '../model/snapshot.js';
+import { apiOfCluster } from '../model/api-namespace.js';
 import type { DnsSearchRun, ServiceDnsResult } from '../model/dns.js';
 import { digSearch, nodeResolvConf } from '../dns/dig-search.js';
 import { dnsTransportFor } from '../dns/open.js';
@@ -483,8 +484,10 @@ export class Session implements SessionLike {
    * (replay: the recorded answers). One at a time: a newer request wins.
    */
   resolveDns(service: string): void {
-    const api = this.state.snapshot?.api?.value;
-    if (!api || this.state.dns?.service === service) return;
+    const shown = this.state.snapshot?.api?.value;
+    if (!shown || this.state.dns?.service === service) return;
+    // kube-dns lives in kube-system whatever `-n` shows.
+    const api = apiOfCluster(shown);
     this.set({ dns: { service, result: null, loading: true, error: null } });
     this.dnsTransport ??= dnsTransportFor(this.options.transport);
     const dns = this.dnsTransport;
@@ -510,7 +513,9 @@ export class Session implements SessionLike {
     this.set({ dnsName: { name, run: null, loading: true, error: null } });
     this.dnsTransport ??= dnsTransportFor(this.options.transport);
     const dns = this.dnsTransport;
-    const api = this.state.snapshot?.api?.value ?? null;
+    const shown = this.state.snapshot?.api?.value;
+    // kube-dns, and a Service a Pod reaches by FQDN, may be in any namespace whatever `-n` shows.
+    const api = shown ? apiOfCluster(shown) : null;
     const flag = this.options.clusterDomain;
     this.clusterDomain ??= readClusterDomain({ ...(flag !== undefined ? { flag } : {}), transport: this.options.transport });
     const transport = this.options.transport;

@@ -62,7 +62,7 @@ export async function dig(options: DigCommandOptions): Promise<DigResult> {
   const exchange = await options.dns.query(q, options.query);
   const expected = options.api ? expectedAnswer(options.api, options.name, type, options.expect) : null;
   return {
-    exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null, note: options.dns.note ?? null,
+    exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null, note: exchange.outcome === 'not-captured' ? null : (options.dns.note ?? null),
     asked: { address: server.address, port: server.port },
   };
 }

@@ -11,8 +11,14 @@ import { whyText } from '../text/why.js';
 
 const recordText = (r: DnsRecord) => `${r.name}.\t${r.ttl}\tIN\t${r.type}\t${r.type === 'CNAME' || r.type === 'NS' || r.type === 'PTR' || r.type === 'SRV' ? `${r.data}.` : r.data}`;
 
-/** The run as text: each question in order with its reply and answer records, then the count (in `lang`, default `en`). */
-export function digSearchText(run: DnsSearchRun, note: string | null, lang: Lang = 'en'): string {
+/** The transport's note when the run shows a reply, else null (a replay's note is about recorded answers: with none shown it would mislead). */
+function shownNote(run: DnsSearchRun, note: string | null): string | null {
+  return run.steps.some((st) => st.exchanges.some((e) => e.outcome !== 'not-captured')) ? note : null;
+}
+
+/** The run as text: each question in order with its reply and answer records, then the count (in `lang`, default `en`); `note` only when a reply is shown. */
+export function digSearchText(run: DnsSearchRun, transportNote: string | null, lang: Lang = 'en'): string {
+  const note = shownNote(run, transportNote);
   const lines = searchLines(run, lang);
   const out: string[] = [`; <<>> nodescope dig +search <<>> ${run.name}`, lines[0]!];
   if (run.podView) out.push(...podViewLines(run.podView, run.nameserver, lang).map((l) => `  ${l}`));
@@ -34,7 +40,8 @@ export function digSearchText(run: DnsSearchRun, note: string | null, lang: Lang
  * The run as JSON (or the same document as YAML): `{name, resolvOrigin, podView, ndots, searchList, nameserver,
  * answeredBy, stopReason, queries, steps: [{qname, origin, outcome, queries: [{qtype, outcome, rcode, answers}]}], note}`;
  * `podView` (null unless resolvOrigin is `kubernetes-default`): `{namespace, namespaceGiven, clusterDomain,
- * clusterDomainSource, nameserverService, nodeSearch}` (`nodeSearch` null: the node's resolv.conf was not read).
+ * clusterDomainSource, nameserverService, nodeSearch}` (`nodeSearch` null: the node's resolv.conf was not read);
+ * `note` null unless a reply is shown.
  */
 export function digSearchJson(run: DnsSearchRun, note: string | null, format: 'json' | 'yaml' = 'json'): string {
   return toDocument('DigSearch', {
@@ -44,6 +51,6 @@ export function digSearchJson(run: DnsSearchRun, note: string | null, format: 'j
       qname: st.qname, origin: st.origin, outcome: st.outcome,
       queries: st.exchanges.map((e) => ({ qtype: e.qtype, outcome: e.outcome, rcode: e.rcode, answers: e.answers.map(recordText) })),
     })),
-    note,
+    note: shownNote(run, note),
   }, format);
 }

@@ -117,13 +117,16 @@ export function searchLines(s: DnsSearchRun, lang: Lang = 'en'): string[] {
   const head = tf(lang, 'cli.search.head', { name: s.name, resolv: t(lang, `cli.search.resolv.${s.resolvOrigin}` as const), ndots: s.ndots, list: s.searchList.join(' ') || '-', nameserver: s.nameserver });
   const width = Math.max(0, ...s.steps.map((st) => st.qname.length));
   const steps = s.steps.map((st, i) => {
-    const qs = st.exchanges.map((e) => `${e.qtype} ${statusWord(e).padEnd(8)} ${msText(e.latencyMs).padStart(5)} ms`).join('  ');
-    return `  ${String(i + 1).padStart(2)}  ${st.qname.padEnd(width)}  ${qs}${st.outcome === 'answer' ? t(lang, 'cli.search.answer') : ''}`;
+    // A question the capture never asked has no time: its cell says so alone, as wide as a timed one.
+    const qs = st.exchanges.map((e) => `${e.qtype} ${e.outcome === 'not-captured' ? statusWord(e).padEnd(17) : `${statusWord(e).padEnd(8)} ${msText(e.latencyMs).padStart(5)} ms`}`).join('  ');
+    return `  ${String(i + 1).padStart(2)}  ${st.qname.padEnd(width)}  ${qs}${st.outcome === 'answer' ? t(lang, 'cli.search.answer') : ''}`.trimEnd();
   });
   const totals = { queries: s.queries, ms: msText(s.elapsedMs), ndots: s.ndots };
+  // No question in the capture: no time to total.
+  const timed = s.steps.some((st) => st.exchanges.some((e) => e.outcome !== 'not-captured'));
   const end = s.answeredBy
     ? tf(lang, 'cli.search.answered', { ...totals, by: s.answeredBy, wasted: s.wastedQueries })
-    : tf(lang, 'cli.search.notAnswered', { ...totals, reason: s.stopReason, incomplete: s.incomplete ? t(lang, 'cli.search.incomplete') : '' });
+    : tf(lang, timed ? 'cli.search.notAnswered' : 'cli.search.notAnsweredUntimed', { ...totals, reason: s.stopReason, incomplete: s.incomplete ? t(lang, 'cli.search.incomplete') : '' });
   return [head, ...steps, end];
 }
 

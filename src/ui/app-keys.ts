@@ -105,14 +105,26 @@ function sortKeyPress(input: string, ctx: KeyContext): void {
   ctx.dispatch(column ? { type: 'sortBy', column: column.key } : { type: 'sortPick', on: false });
 }
 
-/** Keys while a name is typed in the DNS pane's prompt: they edit it; Enter asks it, Esc closes the prompt. */
+/**
+ * Keys while a name is typed in the DNS pane's prompt: they edit it; Enter asks it, Esc closes
+ * the prompt. Ink hands a chunk of input as one string (a paste, fast typing over a slow link):
+ * a line break in it — CR, or LF (Ctrl-J, some terminals' Enter) — is Enter, after the text before it.
+ */
 function nameKey(input: string, key: InkKey, ctx: KeyContext): void {
   const typed = ctx.ui.dnsPrompt ?? '';
+  const lineBreak = key.ctrl || key.meta ? -1 : input.search(/[\r\n]/);
   if (key.escape) ctx.dispatch({ type: 'dnsNameEnd', keep: false });
   else if (key.return) ctx.dispatch({ type: 'dnsNameEnd', keep: true });
   else if (key.backspace || key.delete) ctx.dispatch({ type: 'dnsNameInput', text: typed.slice(0, -1) });
-  // A DNS name has no blanks or control characters: drop them (a paste may carry a newline).
-  else if (input && !key.ctrl && !key.meta) ctx.dispatch({ type: 'dnsNameInput', text: typed + input.replace(/[\s\p{Cc}]/gu, '') });
+  else if (lineBreak >= 0) {
+    ctx.dispatch({ type: 'dnsNameInput', text: typed + nameText(input.slice(0, lineBreak)) });
+    ctx.dispatch({ type: 'dnsNameEnd', keep: true });
+  } else if (input && !key.ctrl && !key.meta) ctx.dispatch({ type: 'dnsNameInput', text: typed + nameText(input) });
+}
+
+/** A DNS name has no blanks or control characters: typed or pasted ones are dropped. */
+function nameText(input: string): string {
+  return input.replace(/[\s\p{Cc}]/gu, '');
 }
 
 /** Step mode from the Service under the cursor: a pod on this node to its ClusterIP. */

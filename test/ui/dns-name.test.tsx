@@ -138,6 +138,22 @@ describe.each(FRAME_WIDTHS)('the DNS pane keys in the App at %i columns', (width
     r.unmount();
   });
 
+  it.each(['en', 'ja'] as const)('Enter in the same chunk as the name (a paste, fast typing), or as LF, still asks it and closes the prompt; the failed Service check does not hold it (%s)', async (lang) => {
+    const snapshot = await snapshotOf('lab-iptables');
+    const failed = { service: 'default/empty', result: null, loading: false, error: 'no kube-dns Service (kube-system/kube-dns) in the API objects to ask' };
+    const session = answeringSession(staticSession(snapshot, { dns: failed }).getState());
+    const r = await renderApp(<App session={session} lang={lang} width={width} height={30} now={() => 0} />, width, 30);
+    await r.press('5', 'n', 'kube-dns.kube-system\r');
+    expect(session.asked).toEqual(['kube-dns.kube-system']);
+    // The prompt is closed: the next keys are commands again, not letters of the name.
+    expect(r.frame()).not.toContain(lang === 'en' ? 'name to resolve:' : '解決する名前:');
+    expect(r.frame()).toContain('  A 10.96.0.10');
+    await r.press('n', 'web', '\n');
+    expect(session.asked).toEqual(['kube-dns.kube-system', 'web']);
+    expect(r.frame()).not.toContain(lang === 'en' ? 'name to resolve:' : '解決する名前:');
+    r.unmount();
+  });
+
   it('Esc in the prompt closes it without asking', async () => {
     const snapshot = await snapshotOf('lab-iptables');
     const session = answeringSession(staticSession(snapshot).getState());

@@ -27,7 +27,7 @@ describe('a usage error exits 2 with its message and the usage line, in every co
     ['nodescope trace', ['trace', '--replay', replay], 'nodescope: trace needs a destination'],
     ['nodescope trace', ['trace', '--to', '10.96.12.34:80/tcp', '--replay', replay], 'nodescope: --from is missing'],
     ['nodescope trace', ['trace', '--from', '10.244.0.9', '--to', 'default/web:80', '--replay', replay], 'nodescope: --to takes an address (IP:PORT/PROTO); default/web:80 names a Service\n  try: --to-service default/web:80'],
-    ['nodescope dig', ['dig'], "error: missing required argument 'words'"],
+    ['nodescope dig', ['dig'], "error: missing required argument 'NAME'"],
     ['nodescope dig', ['dig', '+short', 'web', '--replay', replay], 'nodescope: +short: not a dig option nodescope knows'],
     ['nodescope dig', ['dig', 'web', '--resolv-conf', '/etc/resolv.conf', '--replay', replay], 'nodescope: --resolv-conf applies to a search'],
     ['nodescope capture', ['capture', '--replay', replay], "error: required option '-o, --output <dir>' not specified"],
@@ -56,6 +56,13 @@ describe('a usage error exits 2 with its message and the usage line, in every co
     const r = await runBinary(['diagnose', '--bogus', '--lang', 'ja'], home);
     expect(r.code).toBe(2);
     expect(r.stderr).toBe('エラー: 不明なオプション --bogus\n使い方は nodescope diagnose --help を参照してください。\n');
+  });
+
+  it('names dig\'s missing argument NAME, as its usage line does, in Japanese too', async () => {
+    const r = await runBinary(['dig', '--lang', 'ja'], home);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe('エラー: 必須の引数 NAME がありません\n使い方は nodescope dig --help を参照してください。\n');
+    expect((await runBinary(['dig', '--help'], home)).stdout).toContain('Usage: nodescope dig [options] <NAME...>\n');
   });
 });
 

@@ -31,6 +31,38 @@ describe('dig +search as a Pod resolves it', () => {
     expect(doc.answeredBy).toBe('kube-dns.kube-system.svc.cluster.local.');
   }, 30_000);
 
+  it('-n default still finds kube-system/kube-dns and compares a kube-system answer with the API (-n is the Pod\'s namespace, not a narrowing)', async () => {
+    const r = await runBinary(['dig', '+search', 'web', '-n', 'default', '--replay', fixtureDir('lab-iptables')], home);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain('  as a ClusterFirst Pod in namespace default:\n');
+    expect(r.stdout).toContain("    name server 10.96.0.10, kube-system/kube-dns's ClusterIP\n");
+    expect(r.stdout).toMatch(/^ {8}web\.default\.svc\.cluster\.local\.\t\d+\tIN\tA\t10\.96\.12\.34$/m);
+    expect(r.stdout).not.toContain('not as a Pod');
+    // Another namespace's Service by FQDN, from a Pod of `default`: answered and judged against the API.
+    const fqdn = await runBinary(['dig', 'kube-dns.kube-system.svc.cluster.local', '-n', 'default', '--replay', fixtureDir('lab-iptables')], home);
+    expect(fqdn.code, fqdn.stderr).toBe(0);
+    expect(fqdn.stdout).toContain(';; EXPECTED from the API: NOERROR (Service kube-system/kube-dns): ok\n');
+  }, 30_000);
+
+  it.each(['en', 'ja'] as const)('the replay NOTE only under a recorded answer; a question not captured has no time (%s)', async (lang) => {
+    const note = lang === 'en' ? ';; NOTE: recorded answer replayed' : ';; 注:';
+    const one = await runBinary(['dig', 'nope.default.svc.cluster.local', '--replay', fixtureDir('lab-iptables'), '--lang', lang], home);
+    expect(one.code).toBe(9);
+    expect(one.stdout).toContain('NOT-CAPTURED from 10.96.0.10:53: ');
+    expect(one.stdout).not.toContain('0.0 ms');
+    expect(one.stdout).not.toContain(note);
+    const search = await runBinary(['dig', '+search', 'web', '--node-resolv-conf', '--replay', fixtureDir('lab-iptables'), '--lang', lang], home);
+    expect(search.code).toBe(9);
+    expect(search.stdout).toMatch(/^ {3}1 {2}web\. {2}A NOT-CAPTURED +AAAA NOT-CAPTURED$/m);
+    expect(search.stdout).not.toContain(' ms');
+    expect(search.stdout).not.toContain(note);
+    const json = JSON.parse((await runBinary(['dig', '+search', 'web', '--node-resolv-conf', '--replay', fixtureDir('lab-iptables'), '-o', 'json'], home)).stdout);
+    expect(json.note).toBeNull();
+    // A recorded answer keeps its NOTE.
+    const answered = await runBinary(['dig', '+search', 'web', '--replay', fixtureDir('lab-iptables'), '--lang', lang], home);
+    expect(answered.stdout).toContain(note);
+  }, 30_000);
+
   it("without a kube-dns Service a Pod's name server is unknown: said so, and the node's resolv.conf asked instead", async () => {
     const api = path.join(home, 'no-kube-dns.json');
     writeFileSync(api, '{"apiVersion":"v1","kind":"List","items":[]}');
