@@ -114,9 +114,6 @@ export const WHY_PHRASES: readonly (readonly [en: string, ja: string])[] = [
   ['service lookup (lb4_lookup_service): $k → $*v', 'サービス検索（lb4_lookup_service）: $k → $v'],
   ['per-packet service lookup: $k → $*v', 'パケットごとのサービス検索: $k → $v'],
   ['no entry', 'エントリなし'],
-  // socket LB's verdicts: connect()/sendmsg() go to the backend, no packet is DNATed (src/trace/cilium.ts rewrite)
-  ['connect to $to', '$to に接続'],
-  ['send to $to', '$to へ送信'],
   ['slot $s → backend $b $e $st (after count $c, in qcount: kept for existing connections only)', 'スロット $s → バックエンド $b $e $st（count $c の後、qcount 内: 既存の接続だけに使われる）'],
   ['random selection (lb4_select_backend_id_random): slot = 1 + random % count $c → slot $s, each of the $n active slots with probability 1/$m: $k → backend_id $b; skipped: $*skipped', '乱数による選択（lb4_select_backend_id_random）: slot = 1 + random % count $c → スロット $s（有効な $n スロットそれぞれ確率 1/$m）: $k → backend_id $b。飛ばしたもの: $skipped'],
   ['random selection (lb4_select_backend_id_random): slot = 1 + random % count $c → slot $s, each of the $n active slots with probability 1/$m: $k → backend_id $b', '乱数による選択（lb4_select_backend_id_random）: slot = 1 + random % count $c → スロット $s（有効な $n スロットそれぞれ確率 1/$m）: $k → backend_id $b'],
