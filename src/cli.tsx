@@ -310,7 +310,7 @@ function addLiveFleetOptions(command: Command): Command {
 
 /** `trace`'s `--to`/`--to-service` and `--from` as addresses: names resolved through the source's API objects (src/cli/trace-names.ts). */
 function traceAddresses(opts: GlobalOptions & { to?: string; toService?: string; from?: string }, api: ApiObjects | null): { to: string; from?: string } {
-  if (opts.to !== undefined && opts.toService !== undefined) throw new UsageError(said('err.bothTo'));
+  if (opts.to !== undefined && opts.toService !== undefined) throw new UsageError(said('err.bothTo'), said('err.bothToHint'));
   if (opts.to === undefined && opts.toService === undefined) throw new UsageError(said('err.noDestination'), said('err.noDestination.hint', { to: '10.96.12.34:80/tcp', service: 'default/web:80' }));
   const to = opts.to ?? serviceDestination(api, opts.toService!);
   if (opts.from === undefined) return { to };

@@ -33,6 +33,7 @@ import type { ConntrackEntry } from '../model/conntrack.js';
 import { conntrackEntryCount } from '../model/conntrack-ids.js';
 import type { Diagnostic } from '../model/diagnostics.js';
 import { isPending, type NodeSnapshot } from '../model/snapshot.js';
+import { detectProxyMode } from './proxy-mode.js';
 
 export * from './conntrack-classify.js';
 export * from './conntrack-index.js';
@@ -58,6 +59,11 @@ export interface ConntrackSummary {
   readonly percent: number | null;
   readonly stale: number;
   readonly staleShown: number;
+  /**
+   * False on a Cilium node: stale flows are judged against kube-proxy's translation, and
+   * Cilium's own conntrack is not compared yet (as `diagnose` says), so `stale` is unknown, not 0.
+   */
+  readonly staleChecked: boolean;
 }
 
 /**
@@ -95,6 +101,14 @@ export interface ConntrackView {
 }
 
 const EMPTY_INDEX = buildConntrackIndex([], [], [], false);
+
+const staleCheckedOf = new WeakMap<NodeSnapshot, boolean>();
+/** {@link ConntrackSummary.staleChecked} for `snapshot`: not on a node whose Service dataplane is Cilium (detectProxyMode, as diagnose reads it). Once per snapshot. */
+function staleChecked(snapshot: NodeSnapshot): boolean {
+  let v = staleCheckedOf.get(snapshot);
+  if (v === undefined) staleCheckedOf.set(snapshot, (v = detectProxyMode(snapshot).mode !== 'cilium'));
+  return v;
+}
 
 function countStale(index: ConntrackIndex, order: Uint32Array): number {
   if (order.length === index.rows.length) return index.staleCount;
@@ -134,7 +148,7 @@ export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQue
   const percent = count !== null && max !== null && max > 0 ? (count / max) * 100 : null;
   if (!snapshot || !ct?.value || conntrackPending(snapshot)) {
     const availability: ConntrackAvailability = snapshot && !conntrackPending(snapshot) ? { kind: 'none', reason: ct?.error ?? null } : { kind: 'loading' };
-    const summary = { shown: 0, total: 0, count, max, percent, stale: 0, staleShown: 0 };
+    const summary = { shown: 0, total: 0, count, max, percent, stale: 0, staleShown: 0, staleChecked: snapshot ? staleChecked(snapshot) : true };
     return { ...base, availability, index: EMPTY_INDEX, order: new Uint32Array(0), scope: null, summary };
   }
   const index = conntrackIndex(snapshot);
@@ -150,6 +164,7 @@ export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQue
     percent,
     stale: index.staleCount,
     staleShown: countStale(index, order),
+    staleChecked: staleChecked(snapshot),
   };
   return { ...base, availability: { kind: 'table' }, index, order, scope, summary };
 }

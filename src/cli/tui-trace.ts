@@ -26,7 +26,7 @@ export interface TuiTraceOptions {
 export function tuiStartTrace(opts: TuiTraceOptions): StartTrace | undefined {
   const { from, to, toService, entry, flags } = opts;
   if (from === undefined && to === undefined && toService === undefined && entry === undefined && flags === undefined) return undefined;
-  if (to !== undefined && toService !== undefined) throw new UsageError(said('err.bothTo'));
+  if (to !== undefined && toService !== undefined) throw new UsageError(said('err.bothTo'), said('err.bothToHint'));
   const target = to ?? toService;
   if (target === undefined) throw new UsageError(said('err.tuiNoDestination'), said('err.noDestination.hint', { to: '10.96.12.34:80/tcp', service: 'default/web:80' }));
   const source = from ?? (entry === 'host' ? 'node' : undefined);

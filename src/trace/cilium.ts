@@ -299,27 +299,54 @@ function rewrite(w: CiliumWalk, place: LbPlace, svc: LbService, b: LbBackend): v
   const from = endpointText(w.h.dst, w.h.dport);
   w.h = { ...w.h, dst: b.ip, dport: w.h.dport === null ? null : b.port };
   const to = endpointText(b.ip, b.port);
+  const udp = w.h.proto === 'udp';
   const said = place.socket
-    ? stepSaid('socket-lb-connect', { to, from, map: `cilium_lb${w.h.family === 'ipv4' ? '4' : '6'}_reverse_sk`, id: svc.id ?? '?' })
+    ? stepSaid(udp ? 'socket-lb-sendmsg' : 'socket-lb-connect', { to, from, map: `cilium_lb${w.h.family === 'ipv4' ? '4' : '6'}_reverse_sk`, id: svc.id ?? '?' })
     : stepSaid('dnat-to-endpoint', { from, to, id: svc.id ?? '?' });
-  w.record({ kind: 'nat', table: place.prog, chain: place.attach, verdict: `dnat to ${to}`, said });
+  // Socket LB rewrites the address the application gave connect()/sendmsg(): no packet is DNATed.
+  const verdict = place.socket ? `${udp ? 'send' : 'connect'} to ${to}` : `dnat to ${to}`;
+  w.record({ kind: 'nat', table: place.prog, chain: place.attach, verdict, said });
 }
 
-function revNatStep(w: CiliumWalk, input: CiliumTraceInput, svc: LbService, socket: boolean): void {
+/**
+ * The reply's reverse translation, recorded after the forward walk (it happens on the reply).
+ * Socket LB (`bpf/bpf_sock.c` `__sock4_xlate_rev`, run by `cil_sock4_getpeername` and
+ * `cil_sock4_recvmsg`): the application reads the peer — TCP through getpeername(), UDP through
+ * recvmsg() — and the program answers the frontend from `cilium_lb4_reverse_sk`, keyed by the
+ * socket's cookie and the backend, written at connect()/sendmsg(); it keeps the answer only while
+ * the frontend still has that rev_nat_index. That map is not read (its key holds the cookie), so
+ * the step shows the entry the walk's own connect step writes. Per packet: `lb4_rev_nat` rewrites
+ * the reply's source from `cilium_lb4_reverse_nat` (key rev_nat_index).
+ */
+function revNatStep(w: CiliumWalk, input: CiliumTraceInput, svc: LbService, socket: boolean, frontend: { ip: string; port: number | null }): void {
   const maps = lbMapNames(w.h.family);
   if (svc.id === null) return;
+  const fam = w.h.family === 'ipv4' ? '4' : '6';
+  if (socket) {
+    const tcp = w.h.proto === 'tcp';
+    const hook = `${tcp ? 'getpeername' : 'recvmsg'}${fam}`;
+    const front = endpointText(frontend.ip, frontend.port);
+    w.record({
+      kind: 'map-lookup',
+      table: 'bpf_sock',
+      chain: `cilium_lb${fam}_reverse_sk`,
+      attach: hook,
+      ruleText: null,
+      matched: true,
+      verdict: front,
+      said: stepSaid('rev-sk-reply', { call: tcp ? 'getpeername()' : 'recvmsg()', wrote: tcp ? 'connect()' : 'sendmsg()', prog: `cil_sock${fam}_${tcp ? 'getpeername' : 'recvmsg'}`, map: `cilium_lb${fam}_reverse_sk`, backend: endpointText(w.h.dst, w.h.dport), frontend: front, id: svc.id }),
+    });
+    return;
+  }
   const r = lookupRevNat(input.lb, svc.id);
-  const use = stepSaid(socket ? 'rev-nat-use-socket' : 'rev-nat-use-packet');
   w.record({
     kind: 'map-lookup',
-    table: socket ? 'bpf_sock' : 'bpf_lxc',
+    table: 'bpf_lxc',
     chain: maps.revNat,
-    // With socket LB the reply's source is answered at recvmsg() (cil_sock4_recvmsg), not in the tc program the walk left.
-    ...(socket ? { attach: `recvmsg${w.h.family === 'ipv4' ? '4' : '6'}` } : {}),
     ruleText: r ? revNatEntryHex(r) : null,
     matched: r !== null,
     verdict: r ? joinHostPort(r.ip, r.port) : NO_ENTRY,
-    said: r ? stepSaid('rev-nat-entry', { id: r.id, ip: r.ip, port: r.port, use }) : stepSaid('rev-nat-missing', { id: svc.id }),
+    said: r ? stepSaid('rev-nat-entry', { id: r.id, ip: r.ip, port: r.port, use: stepSaid('rev-nat-use-packet') }) : stepSaid('rev-nat-missing', { id: svc.id }),
   });
 }
 
@@ -423,7 +450,6 @@ export function walkCilium(input: CiliumTraceInput, spec: PacketSpec, options: C
   } else {
     const svcIp = input.lb.services.some((s) => s.frontend.ip === spec.dst);
     if (outcome.kind === 'miss' && svcIp) w.note(`${spec.dst} is a Service frontend, but no entry has protocol ${spec.proto.toUpperCase()}${spec.dport !== null ? ` and port ${spec.dport}` : ''}: Cilium does not translate it${spec.proto.startsWith('icmp') ? ' — a ClusterIP does not answer ping' : ''}`);
-    if (outcome.kind === 'translated') revNatStep(w, input, outcome.svc, socket);
     ending = route(w, input, entry.entry, outcome.kind === 'translated' || !svcIp);
     if (outcome.kind === 'translated' && entry.entry === 'external' && ending.kind === 'forwarded' && ending.nexthop !== w.h.dst) {
       w.note('a NodePort backend on another node is reached with SNAT to the node address by bpf_host (nodeport_nat_fwd) unless DSR is on; not modelled');
@@ -431,6 +457,8 @@ export function walkCilium(input: CiliumTraceInput, spec: PacketSpec, options: C
     w.record({ kind: 'final', backend: 'kernel', verdict: ending.kind, said: ending.said });
   }
   const last = w.steps[w.steps.length - 1]!;
+  // The reverse translation happens on the reply: after the forward walk's final step.
+  if (outcome.kind === 'translated' && (ending.kind === 'local' || ending.kind === 'forwarded' || ending.kind === 'sent')) revNatStep(w, input, outcome.svc, socket, { ip: spec.dst, port: spec.dport });
   const delivered = ending.kind === 'local' || ending.kind === 'forwarded' || ending.kind === 'sent';
   const verdict: TraceVerdict = { kind: ending.kind, reason: stepSaidEn(ending.said), said: ending.said, step: last.index, oif: delivered ? w.h.oif : null, nexthop: ending.nexthop, endpoint: delivered ? endpointText(w.h.dst, w.h.dport) : null };
   const translated = outcome.kind === 'translated' ? outcome.svc : null;

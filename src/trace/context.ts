@@ -100,6 +100,22 @@ export interface NatBinding {
   readonly text: string;
 }
 
+/**
+ * A NAT rule's verdict as the step engine shows it: what the rule binds — `DNAT 10.244.0.23:8080`,
+ * `SNAT 192.168.49.2`, `MASQUERADE`, `REDIRECT :8080` (iptables-extensions target names, for the
+ * nft statements too). The kernel's own verdict for such a rule is NF_ACCEPT (`nft monitor trace`
+ * prints `verdict accept`); {@link isNatVerdict} lets the kernel-trace check map it back.
+ */
+export function natVerdict(b: NatBinding): string {
+  const to = b.addr !== null ? endpointText(b.addr, b.port) : b.port !== null ? `:${b.port}` : '';
+  return `${b.type.toUpperCase()}${to ? ` ${to}` : ''}`;
+}
+
+/** True for a verdict {@link natVerdict} wrote. */
+export function isNatVerdict(verdict: string): boolean {
+  return /^(?:DNAT|SNAT|MASQUERADE|REDIRECT)(?: |$)/.test(verdict);
+}
+
 /** Conntrack facts of the packet's flow that rules can test (`ct status`, `--ctstate DNAT`). */
 export interface FlowFacts {
   /** Set by the conntrack station; `untracked` after NOTRACK / `notrack`. */

@@ -18,7 +18,7 @@ import type { IptablesChain, IptablesRule, IptablesRuleset, IptablesTableName } 
 import { findChain, findTargetOption } from '../model/iptables.js';
 import type { NftChain, NftTable } from '../model/nftables.js';
 import { formatRule } from '../parsers/iptables-format.js';
-import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
+import { chooseBranch, endpointText, natVerdict, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import { percent, rejectMeaning } from './describe.js';
 import { chainEndBack, chainEndPolicy, condsThen, andThen } from './reasons.js';
 import { phrase, stepSaid, type StepSaid } from '../text/step-said.js';
@@ -387,7 +387,7 @@ function applyTarget(ctx: WalkContext, item: IptablesItem, rule: IptablesRule, s
       }
       if (b.type === 'dnat' || b.type === 'redirect') ctx.flow.dstBinding = b;
       else ctx.flow.srcBinding = b;
-      ctx.record({ ...matched, verdict: 'accept', said: andThen(step.said, stepSaid('nat-binding', { binding: b.text })) });
+      ctx.record({ ...matched, verdict: natVerdict(b), said: andThen(step.said, stepSaid('nat-binding', { binding: b.text })) });
       return { kind: 'accept' };
     }
     case 'MARK': {

@@ -12,6 +12,7 @@
  */
 import type { NftTraceEvent } from '../parsers/nft-trace.js';
 import type { PacketHeader, TraceResult } from './types.js';
+import { isNatVerdict } from './context.js';
 
 /**
  * One event the kernel reports: where (`family table chain`), which rule (`handle`, or
@@ -44,8 +45,9 @@ export function kernelEventsOfWalk(result: TraceResult): KernelEvent[] {
   for (const s of result.steps) {
     if (s.table === null || s.chain === null || s.family === null || s.verdict === null) continue;
     if (s.kind === 'rule' && s.matched === true) {
-      // REJECT / nft reject send their error and return NF_DROP: the kernel's trace says `drop`.
-      const verdict = s.verdict === 'reject' ? 'drop' : s.verdict;
+      // REJECT / nft reject send their error and return NF_DROP: the kernel's trace says `drop`;
+      // a NAT rule (`DNAT 10.244.0.23:8080`) sets up its binding and returns NF_ACCEPT: `accept`.
+      const verdict = s.verdict === 'reject' ? 'drop' : isNatVerdict(s.verdict) ? 'accept' : s.verdict;
       out.push({ kind: 'rule', family: s.family, table: s.table, chain: s.chain, handle: s.handle, ruleText: s.ruleText, verdict });
     } else if (s.kind === 'policy') {
       out.push({ kind: 'policy', family: s.family, table: s.table, chain: s.chain, handle: null, ruleText: null, verdict: s.verdict.toLowerCase() });

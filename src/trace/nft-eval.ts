@@ -17,7 +17,7 @@ import type { NftChain, NftElement, NftExpr, NftMatchStmt, NftNatStmt, NftRule, 
 import { findChain, findSet } from '../model/nftables.js';
 import { formatExpr } from '../parsers/nft-format-expr.js';
 import { exprType } from '../parsers/nft-types.js';
-import { chooseBranch, endpointText, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
+import { chooseBranch, endpointText, natVerdict, type ChainOutcome, type NatBinding, type WalkContext } from './context.js';
 import { nftRejectWith, rejectMeaning } from './describe.js';
 import { NO_CONDITIONS } from './iptables-match.js';
 import { chainEndBack, chainEndPolicy, condsThen } from './reasons.js';
@@ -401,7 +401,7 @@ function runRule(ctx: WalkContext, item: NftItem, stack: Frame[], frame: Frame, 
       case 'nat': {
         if (r.binding.type === 'dnat' || r.binding.type === 'redirect') ctx.flow.dstBinding = r.binding;
         else ctx.flow.srcBinding = r.binding;
-        ctx.record({ ...step, kind: 'rule', matched: true, verdict: 'accept', branches: r.branches ?? null, said: held.some((t) => t !== '') ? condsThen(held.filter((t) => t !== '').join('; '), stepSaid('nat-binding', { binding: r.text })) : stepSaid('nat-binding', { binding: r.text }) });
+        ctx.record({ ...step, kind: 'rule', matched: true, verdict: natVerdict(r.binding), branches: r.branches ?? null, said: held.some((t) => t !== '') ? condsThen(held.filter((t) => t !== '').join('; '), stepSaid('nat-binding', { binding: r.text })) : stepSaid('nat-binding', { binding: r.text }) });
         return { kind: 'accept' };
       }
       case 'verdict':

@@ -96,7 +96,7 @@ const ENTRIES: ReadonlySet<string> = new Set(['pod', 'host', 'external']);
 
 function parsePort(text: string, what: string): number {
   if (!/^[0-9]{1,5}$/.test(text) || Number(text) < 1 || Number(text) > 65535) {
-    throw new UserError(said('ue.port.notNumber', { what, port: JSON.stringify(text) }), said('ue.port.hint'));
+    throw new UsageError(said('ue.port.notNumber', { what, port: JSON.stringify(text) }), said('ue.port.hint'));
   }
   return Number(text);
 }
@@ -105,9 +105,9 @@ function parsePort(text: string, what: string): number {
 function splitHostPort(text: string, what: string): { ip: string; port: string | null } {
   if (text.startsWith('[')) {
     const close = text.indexOf(']');
-    if (close < 0) throw new UserError(said('ue.ipv6.missingBracket', { what, text: JSON.stringify(text) }), said('ue.ipv6.hint'));
+    if (close < 0) throw new UsageError(said('ue.ipv6.missingBracket', { what, text: JSON.stringify(text) }), said('ue.ipv6.hint'));
     const rest = text.slice(close + 1);
-    if (rest !== '' && !rest.startsWith(':')) throw new UserError(said('ue.ipv6.afterBracket', { what, rest: JSON.stringify(rest) }), said('ue.ipv6.hint'));
+    if (rest !== '' && !rest.startsWith(':')) throw new UsageError(said('ue.ipv6.afterBracket', { what, rest: JSON.stringify(rest) }), said('ue.ipv6.hint'));
     return { ip: text.slice(1, close), port: rest === '' ? null : rest.slice(1) };
   }
   const colons = text.split(':').length - 1;
@@ -120,7 +120,7 @@ function splitHostPort(text: string, what: string): { ip: string; port: string |
 
 function checkIp(ip: string, what: string): PacketFamily {
   const v = parseIp(ip);
-  if (!v) throw new UserError(said('ue.ip.notAddress', { what, ip: JSON.stringify(ip) }), said('ue.ip.hint'));
+  if (!v) throw new UsageError(said('ue.ip.notAddress', { what, ip: JSON.stringify(ip) }), said('ue.ip.hint'));
   return v.family === 'inet' ? 'ipv4' : 'ipv6';
 }
 

@@ -181,7 +181,7 @@ describe('Conntrack pane behaviour', () => {
     const all = new Uint32Array(n).map((_, i) => i);
     const data: ConntrackView = {
       availability: { kind: 'table' }, source: 'netfilter', index, order: all, query: query(), scope: null,
-      summary: { shown: n, total: n, count: n, max: 1_048_576, percent: (n / 1_048_576) * 100, stale: 0, staleShown: 0 },
+      summary: { shown: n, total: n, count: n, max: 1_048_576, percent: (n / 1_048_576) * 100, stale: 0, staleShown: 0, staleChecked: true },
       readAt: null, live: false, error: null, diagnostics: [],
     };
     const frame = frameOf(data, 120, { cursor: n - 1 });

@@ -2,7 +2,8 @@
  * Frames of the Step pane at 80 and 120 columns for a walk on the Cilium lab capture: a
  * ClusterIP packet from a pod, translated by socket LB; the cursor on the service lookup
  * (the map entry's bytes), on the backend choice (active slots and probabilities), and
- * on the final step (conntrack holds the backend address). Japanese labels once.
+ * on the final step (conntrack holds the backend address), and on the reply's reverse
+ * translation after it (getpeername4, cilium_lb4_reverse_sk). Japanese labels once.
  */
 import React from 'react';
 import { describe, expect, it } from 'vitest';
@@ -25,7 +26,8 @@ describe.each(FRAME_WIDTHS)('Cilium Step pane at %i columns', async (width) => {
   const data: StepPaneData = { kind: 'result', result };
   const lookup = result.steps.findIndex((s) => s.kind === 'map-lookup' && s.matched === true);
   const choice = result.steps.findIndex((s) => s.branches !== null);
-  const last = result.steps.length - 1;
+  // The forward walk's final step (the reply's reverse translation comes after it).
+  const last = result.verdict.step;
 
   it('shows the service lookup with the map entry bytes', () => {
     const f = frame(data, width, lookup);
@@ -53,6 +55,18 @@ describe.each(FRAME_WIDTHS)('Cilium Step pane at %i columns', async (width) => {
     // `step N of M`, or `N/M` where the keys would not fit beside the long form (80 columns).
     expect(f).toMatch(new RegExp(`step ${last + 1} of ${result.steps.length}|^${last + 1}/${result.steps.length} `, 'm'));
     expect(f).toMatchSnapshot();
+  });
+
+  it('the reply step after the final one: getpeername4 whole in HOOK, cilium_lb4_reverse_sk, "on the reply" (en and ja)', () => {
+    const reply = result.steps.length - 1;
+    expect(reply).toBeGreaterThan(last);
+    const en = frame(data, width, reply);
+    expect(en).toMatch(/^ +11 getpeername4 +bpf_sock\/cilium_lb4_reverse_sk +✓ 10\.96\.12\.34:80$/m);
+    expect(en).toMatch(/^ +5 connect4 +bpf_sock\/cgroup\/connect4 +· connect to 10\.244\.0\.23:/m);
+    expect(en).toMatch(/why +on the reply: the application reads the peer with getpeername\(\);/);
+    const ja = frame(data, width, reply, 'ja');
+    expect(ja).toMatch(/11 getpeername4 +bpf_sock\/cilium_lb4_reverse_sk/);
+    expect(ja).toContain('応答で: アプリケーションは getpeername() で');
   });
 
   it('labels the map entry in Japanese', () => {

@@ -185,7 +185,7 @@ describe('the walk keys', () => {
     await r.press(':', ...'trace 10.244.0.9 10.96.12.34:80/tcp', KEYS.enter);
     const rows = r.frame().split('\n').filter((l) => /^\s*\d+ /.test(l) && l.includes('bpf_'));
     expect(rows.length).toBeGreaterThan(0);
-    for (const row of rows) expect(row).toMatch(/^\s*\d+ (connect4|tc ingress|tc egress|sendmsg4|recvmsg4)\s/);
+    for (const row of rows) expect(row).toMatch(/^\s*\d+ (connect4|tc ingress|tc egress|sendmsg4|recvmsg4|getpeername4)\s/);
     r.unmount();
   });
 });

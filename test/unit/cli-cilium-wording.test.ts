@@ -18,12 +18,19 @@ const walk = ['trace', '--from', 'default/client', '--to-service', 'default/web:
 const step = (text: string, n: number) => text.split('\n').find((l) => l.startsWith(`${String(n).padStart(3)} `)) ?? '';
 
 describe('Cilium trace wording (lab-cilium, default/client → default/web:80)', () => {
-  it('en: a miss says "no entry" beside ✗, the socket-LB reverse NAT is at recvmsg4, the maps are the steps above, endpoints unnested', async () => {
+  it('en: a miss says "no entry", socket LB connects (no DNAT), the reverse translation is getpeername4 on cilium_lb4_reverse_sk after the walk, the maps are the steps above, endpoints unnested', async () => {
     const r = await runBinary([...walk, ...cilium], home);
     expect(r.code, r.stderr).toBe(0);
     expect(step(r.stdout, 7)).toMatch(/^ {2}7 tc ingress bpf_lxc\/cilium_lb4_services_v2 ✗ no entry: per-packet service lookup: /);
     expect(step(r.stdout, 8)).toMatch(/^ {2}8 tc ingress bpf_lxc\/cilium_lb4_services_v2 ✗ no entry: per-packet service lookup: /);
-    expect(step(r.stdout, 9)).toMatch(/^ {2}9 recvmsg4 bpf_sock\/cilium_lb4_reverse_nat ✓ 10\.96\.12\.34:80: reverse NAT: /);
+    // Socket LB rewrites connect()'s address: the verdict says so, not "dnat".
+    expect(step(r.stdout, 5)).toMatch(/^ {2}5 connect4 bpf_sock\/cgroup\/connect4 · connect to 10\.244\.0\.23:8080: socket LB: .*getpeername\(\) shows 10\.96\.12\.34:80 to the application \(cilium_lb4_reverse_sk, rev_nat_index 1\)$/);
+    expect(r.stdout).not.toContain('dnat to');
+    // TCP reads the peer with getpeername(): cil_sock4_getpeername, cilium_lb4_reverse_sk, after the final step.
+    expect(step(r.stdout, 10)).toMatch(/^ 10 tc ingress final ·: forwarded out /);
+    expect(step(r.stdout, 11)).toMatch(/^ 11 getpeername4 bpf_sock\/cilium_lb4_reverse_sk ✓ 10\.96\.12\.34:80: on the reply: the application reads the peer with getpeername\(\); cil_sock4_getpeername looks up cilium_lb4_reverse_sk \{socket cookie, 10\.244\.0\.23:8080\} → \{10\.96\.12\.34:80, rev_nat_index 1\}/);
+    expect(r.stdout).not.toContain('recvmsg4');
+    expect(r.stdout).not.toContain('cilium_lb4_reverse_nat');
     expect(r.stdout).toContain('the LB map steps above are the rewrite table (`nodescope show lb` lists the maps)');
     expect(r.stdout).not.toContain('below');
     expect(r.stdout).toContain('on this node: → 10.244.0.23:8080 ready (on this node), 10.244.0.31:8080 ready (on this node)\n');
@@ -34,7 +41,8 @@ describe('Cilium trace wording (lab-cilium, default/client → default/web:80)',
     const r = await runBinary([...walk, ...cilium, '--lang', 'ja'], home);
     expect(r.code, r.stderr).toBe(0);
     expect(step(r.stdout, 7)).toContain('✗ エントリなし: パケットごとのサービス検索');
-    expect(step(r.stdout, 9)).toMatch(/^ {2}9 recvmsg4 bpf_sock\/cilium_lb4_reverse_nat ✓ /);
+    expect(step(r.stdout, 5)).toMatch(/^ {2}5 connect4 bpf_sock\/cgroup\/connect4 · 10\.244\.0\.23:8080 に接続: socket LB: /);
+    expect(step(r.stdout, 11)).toMatch(/^ 11 getpeername4 bpf_sock\/cilium_lb4_reverse_sk ✓ 10\.96\.12\.34:80: 応答で: アプリケーションは getpeername\(\) で相手のアドレスを読みます。cil_sock4_getpeername が cilium_lb4_reverse_sk /);
     expect(r.stdout).toContain('上の LB マップの手順が書き換え表です（マップの一覧は "nodescope show lb"）');
     expect(r.stdout).toContain('10.244.0.23:8080 ready（このノード上）, 10.244.0.31:8080 ready（このノード上）');
   }, 30_000);

@@ -27,6 +27,12 @@ describe('a usage error exits 2 with its message and the usage line, in every co
     ['nodescope trace', ['trace', '--replay', replay], 'nodescope: trace needs a destination'],
     ['nodescope trace', ['trace', '--to', '10.96.12.34:80/tcp', '--replay', replay], 'nodescope: --from is missing'],
     ['nodescope trace', ['trace', '--from', '10.244.0.9', '--to', 'default/web:80', '--replay', replay], 'nodescope: --to takes an address (IP:PORT/PROTO); default/web:80 names a Service\n  try: --to-service default/web:80'],
+    // Every malformed --to/--from word (session 19: a bad port exited 1 without the usage line).
+    ['nodescope trace', ['trace', '--from', '10.244.0.9', '--to', '10.96.12.34:99999/tcp', '--replay', replay], 'nodescope: --to: port "99999" is not a number from 1 to 65535\n  try: write it like 10.96.0.10:53'],
+    ['nodescope trace', ['trace', '--from', '10.244.0.9:abc', '--to', '10.96.12.34:80/tcp', '--replay', replay], 'nodescope: --from: port "abc" is not a number from 1 to 65535'],
+    ['nodescope trace', ['trace', '--from', '10.244.0.9', '--to', '10.96.12.x:80/tcp', '--replay', replay], 'nodescope: --to: "10.96.12.x" is not an IPv4 or IPv6 address'],
+    ['nodescope trace', ['trace', '--from', '10.244.0.9', '--to', '[fd00::1:80/tcp', '--replay', replay], 'nodescope: --to: missing "]" in "[fd00::1:80"'],
+    ['nodescope trace', ['trace', '--from', '10.244.0.9', '--to', '10.96.12.34:80/tcp', '--to-service', 'default/web:80', '--replay', replay], 'nodescope: give --to or --to-service, not both\n  try: drop one: --to IP:PORT/PROTO for an address, --to-service NAMESPACE/NAME[:PORT] for a Service'],
     ['nodescope dig', ['dig'], "error: missing required argument 'NAME'"],
     ['nodescope dig', ['dig', '+short', 'web', '--replay', replay], 'nodescope: +short: not a dig option nodescope knows'],
     ['nodescope dig', ['dig', 'web', '--resolv-conf', '/etc/resolv.conf', '--replay', replay], 'nodescope: --resolv-conf applies to a search'],

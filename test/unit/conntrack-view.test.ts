@@ -23,6 +23,7 @@ import {
 import { addressSortKey } from '../../src/analysis/service-view.js';
 import { UserError } from '../../src/errors.js';
 import { showConntrack } from '../../src/report/conntrack.js';
+import { conntrackSummaryLine } from '../../src/ui/panes/ConntrackPane.js';
 import type { ConntrackEntry } from '../../src/model/conntrack.js';
 import type { NodeSnapshot } from '../../src/model/snapshot.js';
 import { MOVED_DNS_ENDPOINT, snapshotWithMovedDnsEndpoint } from '../helpers/conntrack-fixtures.js';
@@ -112,6 +113,18 @@ describe('classifyConntrackColumns', () => {
 });
 
 describe('conntrackView on the lab captures', () => {
+  it('lab-cilium: stale flows are not checked (Cilium\'s own conntrack is not compared, as diagnose says): the summary says so, not "0 stale" (en, ja)', async () => {
+    const cilium = conntrackView(await snapshotOf('lab-cilium'), query());
+    expect(cilium.summary.staleChecked).toBe(false);
+    const en = conntrackSummaryLine(cilium, 'en');
+    expect(en).toMatch(/ · stale not checked$/);
+    expect(en).not.toMatch(/\d+ stale/);
+    expect(conntrackSummaryLine(cilium, 'ja')).toMatch(/ · 古いエントリは未確認$/);
+    const iptables = conntrackView(await snapshotOf('lab-iptables'), query());
+    expect(iptables.summary.staleChecked).toBe(true);
+    expect(conntrackSummaryLine(iptables, 'en')).toMatch(/ · 0 stale$/);
+  });
+
   it.each(['lab-iptables', 'lab-nftables'])('%s: every entry belongs to web or kube-dns and is answered by a current endpoint', async (name) => {
     const snapshot = await snapshotOf(name);
     const view = conntrackView(snapshot, query());
@@ -125,6 +138,7 @@ describe('conntrackView on the lab captures', () => {
       percent: (snapshot.conntrackCount! / snapshot.conntrackMax!) * 100,
       stale: 0,
       staleShown: 0,
+      staleChecked: true,
     });
     const rows = rowsOf(view.index, view.order);
     expect(new Set(rows.map((r) => r.status))).toEqual(new Set(['ok']));

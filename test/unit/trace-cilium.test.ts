@@ -54,7 +54,10 @@ interface Case {
   /** Service map keys looked up, in order, and whether each found an entry. */
   readonly serviceKeys: readonly [string, boolean][];
   readonly backendId: number | null;
+  /** The per-packet reverse NAT entry (cilium_lb4_reverse_nat) shown on the reply, by rev_nat_index. */
   readonly revNat: number | null;
+  /** Socket LB's reverse translation on the reply: the hook (TCP getpeername, UDP recvmsg) and the frontend it answers. */
+  readonly reverseSk?: { readonly hook: string; readonly frontend: string };
   readonly verdict: TraceResult['verdict']['kind'];
   readonly endpoint: string | null;
 }
@@ -65,7 +68,14 @@ const CASES: readonly Case[] = [
     args: { from: '10.244.0.9', to: '10.96.12.34:80/tcp' },
     progs: ['bpf_sock', 'bpf_lxc'],
     serviceKeys: [[svcKey('10.96.12.34', 80, 0), true], [svcKey('10.96.12.34', 80, 1), true], [svcKey('10.244.0.23', 8080, 0), false], [svcKey('10.244.0.23', 8080, 0, 0), false]],
-    backendId: 1, revNat: 1, verdict: 'forwarded', endpoint: '10.244.0.23:8080',
+    backendId: 1, revNat: null, reverseSk: { hook: 'getpeername4', frontend: '10.96.12.34:80' }, verdict: 'forwarded', endpoint: '10.244.0.23:8080',
+  },
+  {
+    name: 'UDP ClusterIP from a pod, socket LB: sendmsg4 on the way out, recvmsg4 on the reply',
+    args: { from: '10.244.0.9', to: '10.96.0.10:53/udp' },
+    progs: ['bpf_sock', 'bpf_lxc'],
+    serviceKeys: [[svcKey('10.96.0.10', 53, 0, 17), true], [svcKey('10.96.0.10', 53, 1, 17), true], [svcKey('10.244.0.2', 53, 0, 17), false], [svcKey('10.244.0.2', 53, 0, 0), false]],
+    backendId: 5, revNat: null, reverseSk: { hook: 'recvmsg4', frontend: '10.96.0.10:53' }, verdict: 'forwarded', endpoint: '10.244.0.2:53',
   },
   {
     name: 'ClusterIP from a pod, socket LB host-namespace only: bpf_lxc DNATs per packet',
@@ -80,7 +90,7 @@ const CASES: readonly Case[] = [
     args: { to: '10.96.40.7:443/tcp', entry: 'host' },
     progs: ['bpf_sock'],
     serviceKeys: [[svcKey('10.96.40.7', 443, 0), true], [svcKey('10.96.40.7', 443, 1), true]],
-    backendId: 4, revNat: 4, verdict: 'sent', endpoint: '10.244.0.52:8443',
+    backendId: 4, revNat: null, reverseSk: { hook: 'getpeername4', frontend: '10.96.40.7:443' }, verdict: 'sent', endpoint: '10.244.0.52:8443',
   },
   {
     name: 'NodePort from outside on the node address frontend (bpf_host)',
@@ -94,7 +104,7 @@ const CASES: readonly Case[] = [
     args: { from: '10.244.0.1', to: '10.244.0.1:30080/tcp', entry: 'host' },
     progs: ['bpf_sock'],
     serviceKeys: [[svcKey('10.244.0.1', 30080, 0), false], [svcKey('10.244.0.1', 30080, 0, 0), false], [svcKey('0.0.0.0', 30080, 0), true], [svcKey('0.0.0.0', 30080, 1), true]],
-    backendId: 1, revNat: 2, verdict: 'sent', endpoint: '10.244.0.23:8080',
+    backendId: 1, revNat: null, reverseSk: { hook: 'getpeername4', frontend: '10.244.0.1:30080' }, verdict: 'sent', endpoint: '10.244.0.23:8080',
   },
   {
     name: 'service without backends, per packet: DROP_NO_SERVICE',
@@ -140,6 +150,14 @@ describe('Cilium step mode on the lab capture', async () => {
     expect(be.map((s) => s.ruleText)).toEqual(c.backendId === null ? [] : [dumpEntry('bpf-lb4-backends', beKey(c.backendId))]);
     const rn = onMap(r, 'cilium_lb4_reverse_nat');
     expect(rn.map((s) => s.ruleText)).toEqual(c.revNat === null ? [] : [dumpEntry('bpf-lb4-reverse-nat', rnKey(c.revNat))]);
+    // The reverse translation is reply-side: it comes after the forward walk's final step, which the verdict names.
+    const sk = onMap(r, 'cilium_lb4_reverse_sk');
+    expect(sk.map((s) => [s.attach, s.verdict])).toEqual(c.reverseSk ? [[c.reverseSk.hook, c.reverseSk.frontend]] : []);
+    for (const s of [...rn, ...sk]) {
+      expect(s.index).toBeGreaterThan(r.verdict.step);
+      expect(s.reason).toMatch(/^on the reply: /);
+    }
+    if (c.verdict !== 'dropped' && c.verdict !== 'rejected') expect(r.steps[r.verdict.step]!.kind).toBe('final');
     expect(r.verdict.kind).toBe(c.verdict);
     expect(r.verdict.endpoint).toBe(c.endpoint);
   });

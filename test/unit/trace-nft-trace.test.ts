@@ -5,7 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { formatNftTraceEvent, parseNftTrace, splitTracePasses } from '../../src/parsers/nft-trace.js';
-import { diffKernelEvents, kernelEventsOfTrace, packetsOfTrace } from '../../src/trace/kernel-trace.js';
+import { diffKernelEvents, kernelEventsOfTrace, kernelEventsOfWalk, packetsOfTrace } from '../../src/trace/kernel-trace.js';
+import { traceFromSnapshot } from '../../src/trace/choose-engine.js';
+import { snapshotOf } from '../helpers/fixtures.js';
 
 /** Lines as the lab's kernel printed them (one packet of `curl` to a ClusterIP, iptables mode, nft -a). */
 const LAB_LINES = [
@@ -103,5 +105,20 @@ describe('splitTracePasses and the kernel view', () => {
     expect(packetsOfTrace(value, ['ip nodescope_trace']).map((p) => `${p.chain} ${p.dst}:${p.dport}`)).toEqual(['PREROUTING 10.96.12.34:80', 'FORWARD 10.244.0.31:8080']);
     expect(diffKernelEvents(events, events)).toEqual([]);
     expect(diffKernelEvents(events.slice(0, 2), events)).toHaveLength(1);
+  });
+});
+
+describe('a NAT rule: the step says what it binds, the kernel says accept', () => {
+  it.each(['lab-iptables', 'lab-nftables'] as const)('%s: KUBE-SEP DNAT step reads "DNAT 10.244.0.31:8080"; projected onto kernel events it is the lab trace\'s "accept"', async (fixture) => {
+    const snapshot = await snapshotOf(fixture);
+    const r = traceFromSnapshot(snapshot, { from: '10.244.0.9', to: '10.96.12.34:80/tcp', endpoint: '10.244.0.31:8080' });
+    const dnat = r.steps.filter((s) => s.kind === 'rule' && s.matched === true && s.verdict?.startsWith('DNAT'));
+    expect(dnat.map((s) => s.verdict)).toEqual(['DNAT 10.244.0.31:8080']);
+    expect(r.steps.some((s) => s.kind === 'rule' && s.matched === true && s.verdict === 'accept' && s.table === dnat[0]!.table && s.chain === dnat[0]!.chain)).toBe(false);
+    // The kernel's line for that rule (LAB_LINES, captured with nft monitor trace): `dnat to 10.244.0.31:8080 … (verdict accept)`.
+    const kernel = kernelEventsOfTrace(parseNftTrace(LAB_LINES.join('\n'), 'trace').value, ['ip nodescope_trace']).find((e) => e.ruleText?.includes('dnat to 10.244.0.31:8080') || e.handle === 37);
+    const walked = kernelEventsOfWalk(r).find((e) => e.chain === dnat[0]!.chain && e.kind === 'rule');
+    expect(kernel?.verdict).toBe('accept');
+    expect(walked?.verdict).toBe(kernel?.verdict);
   });
 });

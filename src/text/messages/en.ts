@@ -118,6 +118,7 @@ export const coreEn = {
   'conntrack.events': '{events} events of {flows} flows (conntrack -E; show conntrack lists them)',
   'conntrack.usage': 'nf_conntrack {count}/{max} ({pct})',
   'conntrack.stale': '{count} stale',
+  'conntrack.staleNotChecked': 'stale not checked',
   'conntrack.staleShown': '{count} stale ({shown} shown)',
   'sort.prompt': 'sort by:',
   'conntrack.sort': 'sort {column}{dir}',

@@ -116,6 +116,7 @@ export const coreJa: Record<keyof typeof coreEn, string> = {
   'conntrack.events': 'イベント {events} 件・フロー {flows} 個（conntrack -E。show conntrack で一覧）',
   'conntrack.usage': 'nf_conntrack {count}/{max} ({pct})',
   'conntrack.stale': '古いエントリ {count}',
+  'conntrack.staleNotChecked': '古いエントリは未確認',
   'conntrack.staleShown': '古いエントリ {count}（表示中 {shown}）',
   'sort.prompt': '並べ替え:',
   'conntrack.sort': '並び順 {column}{dir}',

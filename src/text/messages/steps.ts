@@ -166,11 +166,14 @@ export const en = {
   'lb-backend-missing-verdict': '{drop}: backend {id} not found',
   'lb-backend-lookup': 'backend lookup (lb4_lookup_backend): key {backend_id {id}} → {value}',
   'socket-lb-connect':
-    'socket LB: the socket is connected to {to} instead of {from} at connect(); every packet is sent to the backend from the start (no per-packet DNAT, conntrack shows {to}); recvmsg()/getpeername() show {from} to the application ({map}, rev_nat_index {id})',
+    'socket LB: the socket is connected to {to} instead of {from} at connect(); every packet is sent to the backend from the start (no per-packet DNAT, conntrack shows {to}); getpeername() shows {from} to the application ({map}, rev_nat_index {id})',
+  'socket-lb-sendmsg':
+    'socket LB: sendmsg() addresses the datagram to {to} instead of {from}; every datagram is sent to the backend from the start (no per-packet DNAT, conntrack shows {to}); recvmsg() shows {from} to the application ({map}, rev_nat_index {id})',
   'dnat-to-endpoint': "DNAT {from} → {to} (lb4_local → lb4_xlate); Cilium's conntrack (cilium_ct4_global) records rev_nat_index {id} for the reply",
-  'rev-nat-entry': 'reverse NAT: key {rev_nat_index {id}} → {address {ip}, port {port}}: {use}',
-  'rev-nat-use-socket': "on the way back the socket layer answers the frontend; the per-packet path (lb4_rev_nat) would rewrite the reply's source with this entry",
-  'rev-nat-use-packet': "on the way back lb4_rev_nat rewrites the reply's source with this entry",
+  'rev-nat-entry': 'on the reply: reverse NAT: key {rev_nat_index {id}} → {address {ip}, port {port}}: {use}',
+  'rev-nat-use-packet': "lb4_rev_nat rewrites the reply's source with this entry",
+  'rev-sk-reply':
+    "on the reply: the application reads the peer with {call}; {prog} looks up {map} {socket cookie, {backend}} → {{frontend}, rev_nat_index {id}}, the entry {wrote} wrote (keyed by the socket's cookie: not read from the node), and answers {frontend} while the frontend still has rev_nat_index {id}; the packets keep {backend} on the wire",
   'rev-nat-missing': 'reverse NAT: no entry for rev_nat_index {id}: the reply would not be rewritten',
 } as const;
 
@@ -329,10 +332,13 @@ export const ja: Record<keyof typeof en, string> = {
   'lb-backend-missing-verdict': '{drop}: バックエンド {id} が見つかりません',
   'lb-backend-lookup': 'バックエンド検索（lb4_lookup_backend）: キー {backend_id {id}} → {value}',
   'socket-lb-connect':
-    'socket LB: connect() の時点でソケットは {from} ではなく {to} に接続されます。最初からすべてのパケットがバックエンドに送られます（パケットごとの DNAT なし、conntrack には {to}）。アプリケーションには recvmsg()/getpeername() が {from} を見せます（{map}、rev_nat_index {id}）',
+    'socket LB: connect() の時点でソケットは {from} ではなく {to} に接続されます。最初からすべてのパケットがバックエンドに送られます（パケットごとの DNAT なし、conntrack には {to}）。アプリケーションには getpeername() が {from} を見せます（{map}、rev_nat_index {id}）',
+  'socket-lb-sendmsg':
+    'socket LB: sendmsg() はデータグラムの宛先を {from} ではなく {to} にします。最初からすべてのデータグラムがバックエンドに送られます（パケットごとの DNAT なし、conntrack には {to}）。アプリケーションには recvmsg() が {from} を見せます（{map}、rev_nat_index {id}）',
   'dnat-to-endpoint': 'DNAT {from} → {to}（lb4_local → lb4_xlate）。Cilium の conntrack（cilium_ct4_global）が応答のために rev_nat_index {id} を記録',
-  'rev-nat-entry': '逆 NAT: キー {rev_nat_index {id}} → {address {ip}, port {port}}: {use}',
-  'rev-nat-use-socket': '戻りではソケット層がフロントエンドとして答えます。パケットごとの経路（lb4_rev_nat）ならこのエントリで応答の送信元を書き換えます',
-  'rev-nat-use-packet': '戻りでは lb4_rev_nat がこのエントリで応答の送信元を書き換えます',
+  'rev-nat-entry': '応答で: 逆 NAT: キー {rev_nat_index {id}} → {address {ip}, port {port}}: {use}',
+  'rev-nat-use-packet': 'lb4_rev_nat がこのエントリで応答の送信元を書き換えます',
+  'rev-sk-reply':
+    '応答で: アプリケーションは {call} で相手のアドレスを読みます。{prog} が {map} {socket cookie, {backend}} → {{frontend}, rev_nat_index {id}} を検索し（{wrote} が書いたエントリ。ソケットの cookie がキーなのでノードからは読んでいません）、フロントエンドがまだ rev_nat_index {id} を持つ間は {frontend} を答えます。回線上のパケットは {backend} のままです',
   'rev-nat-missing': '逆 NAT: rev_nat_index {id} のエントリなし: 応答は書き換えられません',
 };

@@ -18,6 +18,9 @@ export const WHY_PHRASES: readonly (readonly [en: string, ja: string])[] = [
   ['original', '元の'],
   // a Cilium map lookup's verdict when the map has no entry (src/trace/cilium.ts NO_ENTRY)
   ['no entry', 'エントリなし'],
+  // socket LB's verdicts: connect()/sendmsg() go to the backend, no packet is DNATed (src/trace/cilium.ts rewrite)
+  ['connect to $to', '$to に接続'],
+  ['send to $to', '$to へ送信'],
   ['reply', '応答'],
   ['DNAT and SNAT', 'DNAT と SNAT'],
   ['the conntrack table was not captured: the packet is taken as the first of a new flow', 'conntrack テーブルは取得されていません: パケットは新しいフローの最初のものとして扱います'],

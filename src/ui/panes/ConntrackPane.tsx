@@ -156,7 +156,8 @@ function facts(r: ConntrackRowView, lang: Lang, withSnat: boolean): string {
 
 /**
  * The summary line: scope first (the Service shown, pinned or under the Services cursor,
- * or all Services), entries shown / total, sort order, table usage, stale count.
+ * or all Services), entries shown / total, sort order, table usage, stale count (or that
+ * stale flows are not checked: a Cilium node).
  */
 export function conntrackSummaryLine(data: ConntrackView, lang: Lang, shown: ShownService | null = null): string {
   const s = data.summary;
@@ -172,7 +173,8 @@ export function conntrackSummaryLine(data: ConntrackView, lang: Lang, shown: Sho
   parts.push(tf(lang, 'conntrack.sort', { column: data.query.sort.column, dir: data.query.sort.descending ? '↓' : '↑' }));
   if (s.events) parts.push(tf(lang, 'conntrack.events', { events: s.events, flows: s.eventFlows ?? 0 }));
   if (s.count !== null && s.max !== null && s.percent !== null) parts.push(tf(lang, 'conntrack.usage', { count: s.count, max: s.max, pct: percentText(s.percent) }));
-  parts.push(s.shown === s.total ? tf(lang, 'conntrack.stale', { count: s.stale }) : tf(lang, 'conntrack.staleShown', { count: s.stale, shown: s.staleShown }));
+  if (!s.staleChecked) parts.push(t(lang, 'conntrack.staleNotChecked'));
+  else parts.push(s.shown === s.total ? tf(lang, 'conntrack.stale', { count: s.stale }) : tf(lang, 'conntrack.staleShown', { count: s.stale, shown: s.staleShown }));
   return parts.join(' · ');
 }
 

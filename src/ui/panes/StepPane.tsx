@@ -51,14 +51,18 @@ const VERDICT_COLOR: Readonly<Record<VerdictKind, ColorToken>> = {
   ambiguous: 'warn',
 };
 
+/** Cells of the HOOK column: `prerouting`, `tc ingress`; wider only for a walk with a longer hook (`getpeername4`). */
+const HOOK_WIDTH = 11;
+
 /**
  * The step table's columns. No WHY column: a reason cut to a column's width misleads; the
  * current step's why is below the table, whole (wrapped), with its whole rule text.
+ * `hookWidth`: the HOOK column's cells, so every hook of the walk shows whole.
  */
-function columns(lang: Lang): ColumnSpec[] {
+function columns(lang: Lang, hookWidth: number = HOOK_WIDTH): ColumnSpec[] {
   return [
     { key: 'num', title: t(lang, 'col.num'), width: 3, align: 'right' },
-    { key: 'hook', title: t(lang, 'col.hook'), width: 11 },
+    { key: 'hook', title: t(lang, 'col.hook'), width: hookWidth },
     { key: 'where', title: t(lang, 'col.where'), flex: 3, minWidth: 12, elide: 'middle' },
     { key: 'mark', title: '', width: 1 },
     { key: 'verdict', title: t(lang, 'col.verdict'), flex: 2, minWidth: 8 },
@@ -201,7 +205,7 @@ export function StepPane({ data, width, height, focused, cursor, lang }: StepPan
   const spare = height - headLines - 1 - base.length - footer - Math.min(steps.length, MIN_TABLE_ROWS);
   const details = layoutDetails(base, width, spare);
   const tableHeight = Math.max(1, height - headLines - 1 - details.length - footer);
-  const cols = columns(lang);
+  const cols = columns(lang, Math.max(HOOK_WIDTH, ...steps.map((s) => cellWidth(stepHook(s)))));
   const whereWidth = layoutColumns(cols, width)[cols.findIndex((c) => c.key === 'where')]!;
   const rows = steps.map((s) => stepRow(s, whereWidth, lang));
   return (
