@@ -103,8 +103,11 @@ export interface ConntrackView {
 const EMPTY_INDEX = buildConntrackIndex([], [], [], false);
 
 const staleCheckedOf = new WeakMap<NodeSnapshot, boolean>();
-/** {@link ConntrackSummary.staleChecked} for `snapshot`: not on a node whose Service dataplane is Cilium (detectProxyMode, as diagnose reads it). Once per snapshot. */
-function staleChecked(snapshot: NodeSnapshot): boolean {
+/**
+ * {@link ConntrackSummary.staleChecked} for `snapshot`: false on a node whose Service dataplane is
+ * Cilium (detectProxyMode, as diagnose reads it), where the stale count is unknown, not 0. Once per snapshot.
+ */
+export function conntrackStaleChecked(snapshot: NodeSnapshot): boolean {
   let v = staleCheckedOf.get(snapshot);
   if (v === undefined) staleCheckedOf.set(snapshot, (v = detectProxyMode(snapshot).mode !== 'cilium'));
   return v;
@@ -148,7 +151,7 @@ export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQue
   const percent = count !== null && max !== null && max > 0 ? (count / max) * 100 : null;
   if (!snapshot || !ct?.value || conntrackPending(snapshot)) {
     const availability: ConntrackAvailability = snapshot && !conntrackPending(snapshot) ? { kind: 'none', reason: ct?.error ?? null } : { kind: 'loading' };
-    const summary = { shown: 0, total: 0, count, max, percent, stale: 0, staleShown: 0, staleChecked: snapshot ? staleChecked(snapshot) : true };
+    const summary = { shown: 0, total: 0, count, max, percent, stale: 0, staleShown: 0, staleChecked: snapshot ? conntrackStaleChecked(snapshot) : true };
     return { ...base, availability, index: EMPTY_INDEX, order: new Uint32Array(0), scope: null, summary };
   }
   const index = conntrackIndex(snapshot);
@@ -164,7 +167,7 @@ export function conntrackView(snapshot: NodeSnapshot | null, query: ConntrackQue
     percent,
     stale: index.staleCount,
     staleShown: countStale(index, order),
-    staleChecked: staleChecked(snapshot),
+    staleChecked: conntrackStaleChecked(snapshot),
   };
   return { ...base, availability: { kind: 'table' }, index, order, scope, summary };
 }

@@ -6,9 +6,10 @@
  * JSON document (stable; README documents it): the head fields (`node, kernel, source,
  * live, capturedAt, mode, evidence`), then
  * - `service`: the `--service` asked for, or null;
- * - `summary: {shown, total, nfConntrackCount, nfConntrackMax, percent, stale, staleShown}` —
+ * - `summary: {shown, total, nfConntrackCount, nfConntrackMax, percent, stale, staleShown, staleChecked}` —
  *   entries listed / in the table (`total` null when only events were captured: the table's
- *   size is unknown), the kernel's counters (null when not read), count/max × 100;
+ *   size is unknown), the kernel's counters (null when not read), count/max × 100; `stale` and
+ *   `staleShown` null and `staleChecked` false on a Cilium node (its own conntrack is not compared yet);
  * - `entries: [{line, family, proto, protoNum, state, timeout, flags, mark, zone, use, id,
  *   orig: {src, dst, sport, dport, icmpType, icmpCode, icmpId, zone, packets, bytes}, reply: {…},
  *   nat: {text, client: {ip, port}, destination, answeredBy, clientAsSeen, dnat, snat},
@@ -33,7 +34,7 @@
  */
 import { percentText } from '../text/percent.js';
 import { formatEndpoint, type ConntrackEndpoint } from '../analysis/conntrack-nat.js';
-import { conntrackIndex, conntrackRow, type ConntrackRowView } from '../analysis/conntrack-view.js';
+import { conntrackIndex, conntrackRow, conntrackStaleChecked, type ConntrackRowView } from '../analysis/conntrack-view.js';
 import { said, UserError } from '../errors.js';
 import { conntrackEventFlows, type ConntrackEventFlow } from '../analysis/conntrack-events.js';
 import type { ConntrackEntry, ConntrackTuple } from '../model/conntrack.js';
@@ -176,14 +177,17 @@ export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, opti
   const max = snapshot.conntrackMax;
   // A capture of events only (`conntrack -E`) did not read the table: its size is unknown, not 0.
   const tableRead = index.rows.length > 0 || !(ct.value.events?.length ?? 0);
+  const staleChecked = conntrackStaleChecked(snapshot);
   const summary = {
     shown: rows.length,
     total: tableRead ? index.rows.length : null,
     nfConntrackCount: count,
     nfConntrackMax: max,
     percent: count !== null && max !== null && max > 0 ? (count / max) * 100 : null,
-    stale: index.staleCount,
-    staleShown: rows.filter((r) => r.status === 'stale').length,
+    // Unknown, not 0, where stale flows are not checked (a Cilium node), as the pane and diagnose say.
+    stale: staleChecked ? index.staleCount : null,
+    staleShown: staleChecked ? rows.filter((r) => r.status === 'stale').length : null,
+    staleChecked,
   };
   const flows = conntrackEventFlows(ct.value.events ?? []);
   if (isDocumentFormat(format)) {
@@ -196,7 +200,7 @@ export function showConntrack(snapshot: NodeSnapshot, format: OutputFormat, opti
   const usage = count !== null && max !== null ? tf(lang, 'cli.ct.usage', { count, max, percent: summary.percent !== null ? tf(lang, 'cli.ct.percent', { percent: percentText(summary.percent) }) : '' }) : '';
   let out = headText(showHead(snapshot), lang);
   out += tableRead
-    ? `${tf(lang, 'cli.ct.summary', { scope: service ? tf(lang, 'cli.ct.scope', { service }) : '', shown: summary.shown, total: summary.total ?? 0, usage, stale: summary.stale })}\n`
+    ? `${tf(lang, 'cli.ct.summary', { scope: service ? tf(lang, 'cli.ct.scope', { service }) : '', shown: summary.shown, total: summary.total ?? 0, usage, stale: summary.stale === null ? t(lang, 'cli.ct.staleNotChecked') : tf(lang, 'cli.ct.staleCount', { stale: summary.stale }) })}\n`
     : `${tf(lang, 'cli.ct.tableNotRead', { usage })}\n`;
   if (ct.error) out += `${terminalSafe(tf(lang, 'cli.ct.incomplete', { error: whyText(lang, ct.error) }))}\n`;
   if (!index.servicesKnown) out += `${t(lang, 'cli.ct.noApi')}\n`;

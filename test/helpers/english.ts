@@ -40,7 +40,7 @@ export const PROPER_TERMS: ReadonlySet<string> = new Set(
     'cilium', 'cilium-dbg', 'cilium-agent', 'bpf', 'ebpf', 'xdp', 'tc', 'lxc', 'socket', 'lb', 'kpr',
     'address', 'port', 'proto', 'scope', 'ext', 'int', 'count', 'qcount', 'algorithm', 'undef', 'maglev', 'active',
     'non-routable', 'key', 'backend', 'backends', 'services', 'frontend', 'slot', 'connect', 'sendmsg', 'recvmsg',
-    'getpeername', 'envoy', 'dsr', 'socketLB', 'hostNamespaceOnly', 'loadBalancer', 'acceleration',
+    'getpeername', 'cookie', 'envoy', 'dsr', 'socketLB', 'hostNamespaceOnly', 'loadBalancer', 'acceleration',
     // DNS words
     'dev', 'via', 'net', 'netfilter', 'dash', 'list', 'global', 'Proxy', 'ipMode', 'true', 'false', 'status', 'replacement', 'proxy-replacement',
     'dns', 'cname', 'srv', 'nxdomain', 'noerror', 'servfail', 'nodata', 'svc', 'ndots', 'search', 'nameserver', 'options',

@@ -125,6 +125,21 @@ describe('conntrackView on the lab captures', () => {
     expect(conntrackSummaryLine(iptables, 'en')).toMatch(/ · 0 stale$/);
   });
 
+  it('show conntrack says the same as the pane: on lab-cilium the stale count is unknown (text en/ja: "stale not checked"; JSON: stale null, staleChecked false), on lab-iptables a count', async () => {
+    const cilium = await snapshotOf('lab-cilium');
+    const summaryLine = (text: string) => text.split('\n').find((l) => l.includes('nf_conntrack'))!;
+    expect(summaryLine(showConntrack(cilium, 'text'))).toMatch(/ · stale not checked$/);
+    expect(showConntrack(cilium, 'text')).not.toMatch(/\d+ stale/);
+    expect(summaryLine(showConntrack(cilium, 'text', {}, 'ja'))).toMatch(/ · 古いエントリは未確認$/);
+    const json = JSON.parse(showConntrack(cilium, 'json')) as { summary: Record<string, unknown> };
+    expect([json.summary.stale, json.summary.staleShown, json.summary.staleChecked]).toEqual([null, null, false]);
+    const iptables = await snapshotOf('lab-iptables');
+    expect(summaryLine(showConntrack(iptables, 'text'))).toMatch(/ · 0 stale$/);
+    expect(summaryLine(showConntrack(iptables, 'text', {}, 'ja'))).toMatch(/ · 古いエントリ 0 件$/);
+    const ipJson = JSON.parse(showConntrack(iptables, 'json')) as { summary: Record<string, unknown> };
+    expect([ipJson.summary.stale, ipJson.summary.staleShown, ipJson.summary.staleChecked]).toEqual([0, 0, true]);
+  });
+
   it.each(['lab-iptables', 'lab-nftables'])('%s: every entry belongs to web or kube-dns and is answered by a current endpoint', async (name) => {
     const snapshot = await snapshotOf(name);
     const view = conntrackView(snapshot, query());
@@ -396,7 +411,7 @@ describe('show conntrack', () => {
     expect(doc.service).toBe('kube-system/kube-dns');
     expect(doc.summary).toEqual({
       shown: dns.length, total: entries.length, nfConntrackCount: snapshot.conntrackCount, nfConntrackMax: snapshot.conntrackMax,
-      percent: (snapshot.conntrackCount! / snapshot.conntrackMax!) * 100, stale: moved.length, staleShown: moved.length,
+      percent: (snapshot.conntrackCount! / snapshot.conntrackMax!) * 100, stale: moved.length, staleShown: moved.length, staleChecked: true,
     });
     expect(doc.entries.map((e) => e.line)).toEqual(dns.map((e) => e.line));
     expect(doc.entries.every((e) => e.proto === 'udp' && typeof e.orig.packets === 'string')).toBe(true);
