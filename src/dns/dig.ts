@@ -16,6 +16,7 @@ import { answeringServers, comparedCell, msText, noReplyText, STAND_IN_REASON, t
 import { chooseServer } from './resolve.js';
 import { checkQuery, type DnsQueryOptions, type DnsTransport } from './transport.js';
 import { isQuestionType } from './wire.js';
+import { REPLAY_NOTE } from './replay.js';
 import { terminalSafe } from '../text/terminal-safe.js';
 import { tf, type Lang } from '../text/i18n.js';
 import { whyText } from '../text/why.js';
@@ -61,8 +62,10 @@ export async function dig(options: DigCommandOptions): Promise<DigResult> {
   checkQuery(q, options.query);
   const exchange = await options.dns.query(q, options.query);
   const expected = options.api ? expectedAnswer(options.api, options.name, type, options.expect) : null;
+  // Beside a question the capture does not hold, the plain replay note is not said; a damaged
+  // capture file still is (the question may be in its unreadable part).
   return {
-    exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null, note: exchange.outcome === 'not-captured' ? null : (options.dns.note ?? null),
+    exchange, check: options.api ? compareExchange(expected, exchange, options.expect?.zone) : null, note: exchange.outcome === 'not-captured' && options.dns.note === REPLAY_NOTE ? null : (options.dns.note ?? null),
     asked: { address: server.address, port: server.port },
   };
 }
